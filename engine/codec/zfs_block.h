@@ -1,0 +1,28 @@
+// engine/codec/zfs_block.h
+//
+// One logical block through ZFS's write path for one compression setting: hole test, budget,
+// compressor (with zstd early abort where the profile has it), acceptance, rounding, embedding.
+// This is the function the pipeline calls per (unique block, compression).
+//
+// Thread safety: as Compressor (one thread at a time per Compressor).
+
+#ifndef ZSIM_ENGINE_CODEC_ZFS_BLOCK_H_
+#define ZSIM_ENGINE_CODEC_ZFS_BLOCK_H_
+
+#include "engine/base/byte_view.h"
+#include "engine/codec/codec.h"
+#include "engine/zfs/write_rules.h"
+
+namespace zsim::codec {
+
+// Returns what ZFS stores for `block` (lsize = block.size()) written with `c` under `policy`.
+// `is_all_zero` is the caller's IsAllZero(block) (computed once per block, not per setting).
+// `scratch` must hold at least block.size() bytes; its contents are clobbered.
+// A compressor failure counts as "did not fit" (ZFS does the same).
+zfs::BlockWrite CompressZfsBlock(const zfs::WritePolicy& policy, Compression c, ByteView block,
+                                 bool is_all_zero, Compressor& compressor,
+                                 MutableByteView scratch);
+
+}  // namespace zsim::codec
+
+#endif  // ZSIM_ENGINE_CODEC_ZFS_BLOCK_H_

@@ -1,0 +1,71 @@
+// engine/zfs/write_rules.h
+//
+// What ZFS does between a logical block and the psize it stores (ZFS_MODEL.md §2.2): the budget
+// handed to the compressor, the acceptance rule, psize rounding, embedded block pointers and
+// all-zero blocks. Pure functions; the compressors themselves live in engine/codec, and
+// codec/zfs_block.h joins the two.
+//
+// Thread safety: pure functions.
+
+#ifndef ZSIM_ENGINE_ZFS_WRITE_RULES_H_
+#define ZSIM_ENGINE_ZFS_WRITE_RULES_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "engine/zfs/profile.h"
+
+namespace zsim::zfs {
+
+// Allocation granularity that compression rounding follows (module/zfs/vdev.c:
+// vdev_spa_set_alloc): min_alloc = smallest allocation of any normal-class top-level vdev
+// (1 << ashift; dRAID: data disks << ashift); gcd_alloc = their GCD (2.2+).
+struct PoolGeometry {
+  uint64_t min_alloc = 4096;
+  uint64_t gcd_alloc = 4096;
+  int ashift = 12;
+};
+PoolGeometry GeometryFor(const VdevLayout& vdev, int ashift);
+
+// The pool/dataset facts the write path depends on.
+struct WritePolicy {
+  Profile profile = Profile::kZfs24;
+  PoolGeometry geometry;
+  bool dedup = true;  // dataset has dedup=on (embedding before 2.3.3, zero blocks with off)
+};
+
+// Values appear in --json output (block counts): append only, never rename.
+enum class BlockKind : uint8_t {
+  kHole,          // nothing allocated, no DDT entry
+  kEmbedded,      // data inside the block pointer: no allocation, no DDT entry
+  kCompressed,    // allocated, psize < lsize
+  kUncompressed,  // allocated, psize == lsize
+};
+
+struct BlockWrite {
+  BlockKind kind = BlockKind::kHole;
+  // 0 for a hole; the payload bytes c for an embedded block (ZFS accounts 0 for it, see
+  // ZFS_MODEL.md §2.2 "Accounting of embedded blocks"); the rounded compressed size; or lsize.
+  uint64_t psize = 0;
+};
+
+// True if an all-zero logical block becomes a hole under `c` (ZFS_MODEL.md §1 "Holes"):
+// compression != off, or (dedup=on and the profile has the 2.4/2.3.3 "empty" rule).
+bool ZeroBlockIsHole(const WritePolicy& policy, Compression c);
+
+// The d_len ZFS hands to the compressor for a block of `lsize` (§2.2 table, per profile).
+// 0 means the compressor is not called at all (v23: 512-byte blocks).
+uint64_t CompressionBudget(const WritePolicy& policy, Compression c, uint64_t lsize);
+
+// Turns the compressor's answer into what ZFS stores. `compressed_bytes` is the compressor's
+// output length (including ZFS's lz4/zstd header) or nullopt if it failed or did not fit the
+// budget. REQUIRES: c is not off; the block is not all zero (see ZeroBlockIsHole).
+BlockWrite AcceptCompressed(const WritePolicy& policy, uint64_t lsize,
+                            std::optional<uint64_t> compressed_bytes);
+
+// zstd early abort applies (2.2+, zstd level >= 3, lsize >= 128K): see codec/zfs_block.h.
+bool ZstdEarlyAbortApplies(const WritePolicy& policy, Compression c, uint64_t lsize);
+
+}  // namespace zsim::zfs
+
+#endif  // ZSIM_ENGINE_ZFS_WRITE_RULES_H_

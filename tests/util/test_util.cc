@@ -1,0 +1,83 @@
+#include "tests/util/test_util.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <random>
+
+namespace zsim::testing {
+
+std::vector<uint8_t> Xorshift64Bytes(uint64_t seed, size_t n) {
+  std::vector<uint8_t> out(n);
+  uint64_t x = seed;
+  for (size_t i = 0; i < n; i += 8) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    for (size_t b = 0; b < 8 && i + b < n; ++b) out[i + b] = static_cast<uint8_t>(x >> (8 * b));
+  }
+  return out;
+}
+
+std::vector<uint8_t> GenerateBlock(size_t n, double match_fraction, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> coin(0.0, 1.0);
+  std::vector<uint8_t> out;
+  out.reserve(n);
+  while (out.size() < n) {
+    if (out.size() >= 64 && coin(rng) < match_fraction) {
+      const size_t len = 4 + rng() % 60;
+      const size_t dist = 1 + rng() % std::min<size_t>(out.size(), 4096);
+      for (size_t i = 0; i < len && out.size() < n; ++i) out.push_back(out[out.size() - dist]);
+    } else {
+      out.push_back(static_cast<uint8_t>(rng()));
+    }
+  }
+  return out;
+}
+
+TempDir::TempDir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "zsim-test-XXXXXX").string();
+  char* made = mkdtemp(tmpl.data());
+  if (made == nullptr) {
+    ADD_FAILURE() << "mkdtemp failed";
+    std::abort();
+  }
+  path_ = made;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  // Restore permissions a test may have removed, so removal cannot fail half way.
+  for (auto it = std::filesystem::recursive_directory_iterator(
+           path_, std::filesystem::directory_options::skip_permission_denied, ec);
+       it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_directory(ec) && !it->is_symlink(ec)) {
+      std::filesystem::permissions(it->path(), std::filesystem::perms::owner_all,
+                                   std::filesystem::perm_options::add, ec);
+    }
+  }
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::filesystem::path TempDir::WriteFile(const std::string& relative,
+                                         const std::vector<uint8_t>& bytes) {
+  const std::filesystem::path full = path_ / relative;
+  std::filesystem::create_directories(full.parent_path());
+  std::ofstream out(full, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  EXPECT_TRUE(out.good()) << "cannot write " << full;
+  return full;
+}
+
+std::vector<uint8_t> ReadFileBytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << "cannot read " << path;
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::filesystem::path GoldenDir() { return ZSIM_GOLDEN_DIR; }
+
+}  // namespace zsim::testing

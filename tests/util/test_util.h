@@ -1,0 +1,53 @@
+// tests/util/test_util.h
+//
+// Helpers shared by every test binary (STYLE.md §6): status assertions, data generators, temp
+// trees, and where the golden data and the built binary are.
+
+#ifndef ZSIM_TESTS_UTIL_TEST_UTIL_H_
+#define ZSIM_TESTS_UTIL_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "zsim/status.h"
+
+#define EXPECT_OK(expr) EXPECT_TRUE((expr).ok()) << (expr).ToString()
+#define ASSERT_OK(expr) ASSERT_TRUE((expr).ok()) << (expr).ToString()
+
+namespace zsim::testing {
+
+// The xorshift64 stream of shared/golden/README.md (Marsaglia 13/7/17, words little-endian).
+std::vector<uint8_t> Xorshift64Bytes(uint64_t seed, size_t n);
+
+// Bytes with a compressibility dial: runs copied from earlier output with probability
+// `match_fraction`, random bytes otherwise. Deterministic for a seed.
+std::vector<uint8_t> GenerateBlock(size_t n, double match_fraction, uint64_t seed);
+
+// A fresh empty directory under the system temp dir, removed (recursively) on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  // Writes `bytes` to path()/relative (parents created) and returns the full path.
+  std::filesystem::path WriteFile(const std::string& relative, const std::vector<uint8_t>& bytes);
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Reads a whole file; fails the current test if it cannot.
+std::vector<uint8_t> ReadFileBytes(const std::filesystem::path& path);
+
+// tests/golden (data copied from shared/golden, see tests/golden/README.md).
+std::filesystem::path GoldenDir();
+
+}  // namespace zsim::testing
+
+#endif  // ZSIM_TESTS_UTIL_TEST_UTIL_H_
