@@ -1,0 +1,122 @@
+// include/zsim/scan_result.h
+//
+// What a scan found: what was read (and what could not be), and one SettingResult per
+// (recordsize, compression) evaluated, each with the figures ZFS itself would print for the data
+// written with those settings. Produced by the engine, printed by engine/report.
+//
+// Field names mirror the JSON contract of DESIGN.md; sizes are bytes.
+// Thread safety: a plain value.
+
+#ifndef ZSIM_INCLUDE_ZSIM_SCAN_RESULT_H_
+#define ZSIM_INCLUDE_ZSIM_SCAN_RESULT_H_
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "zsim/scan_options.h"
+
+namespace zsim {
+
+// One side (allocated or referenced) of a DDT histogram row, as zdb prints it
+// (ZFS_MODEL.md §5.4, ddt_stat_t).
+struct DdtStat {
+  uint64_t blocks = 0;
+  uint64_t lsize = 0;
+  uint64_t psize = 0;
+  uint64_t dsize = 0;
+  DdtStat& operator+=(const DdtStat& o) {
+    blocks += o.blocks;
+    lsize += o.lsize;
+    psize += o.psize;
+    dsize += o.dsize;
+    return *this;
+  }
+  friend bool operator==(const DdtStat&, const DdtStat&) = default;
+};
+
+// Bucket b holds entries whose refcount r has floor(log2(r)) == b; zdb labels it 2^b.
+struct DdtHistogramRow {
+  uint64_t refcnt = 1;  // the label: 1 << bucket
+  DdtStat allocated;
+  DdtStat referenced;
+  friend bool operator==(const DdtHistogramRow&, const DdtHistogramRow&) = default;
+};
+
+// DDT size for one table format (ZFS_MODEL.md §6).
+struct DdtFootprint {
+  DdtFormat format = DdtFormat::kLegacy;
+  uint64_t leaf_bytes = 0;        // ZAP leaf block size
+  uint64_t in_core_bytes = 0;     // zdb "in core" total (mspace): cached ZAP leaf bytes
+  uint64_t on_disk_bytes = 0;     // zdb "on disk" total (dspace): all copies, indirects
+  uint64_t in_core_per_entry = 0; // as zdb <= 2.2 prints per object: totals / entries
+  uint64_t on_disk_per_entry = 0;
+  uint64_t log_bytes = 0;         // fast dedup: the in-memory DDT log bound (0 for legacy)
+  uint64_t l2arc_header_bytes = 0;  // RAM for L2ARC headers if the whole DDT lives in L2ARC
+  uint64_t rule_of_thumb_320 = 0;   // 320 B x entries (Oracle rule of thumb), for comparison
+};
+
+struct DedupResult {
+  double ratio = 1.0;          // zpool list DEDUP: floor(ref_dsize * 100 / dsize) / 100
+  uint64_t unique_entries = 0;     // DDT entries with refcount 1
+  uint64_t duplicate_entries = 0;  // DDT entries with refcount > 1
+  std::vector<DdtHistogramRow> histogram;  // ascending refcnt, empty buckets omitted
+  DdtHistogramRow total;                   // the "Total" row (refcnt 0)
+  // The zdb ratio line: dedup = ref_dsize / dsize, compress = ref_lsize / ref_psize,
+  // copies = ref_dsize / ref_psize, total = dedup * compress / copies.
+  double zdb_dedup = 1.0, zdb_compress = 1.0, zdb_copies = 1.0, zdb_total = 1.0;
+  std::vector<DdtFootprint> footprints;  // one per DDT format the profile supports
+};
+
+struct BlockCounts {
+  uint64_t data = 0;      // allocated blocks (each reference counted)
+  uint64_t holes = 0;     // never written, or all-zero turned into holes
+  uint64_t embedded = 0;  // data inside the block pointer
+};
+
+struct SettingResult {
+  uint64_t recordsize = 0;  // or volblocksize for zvols
+  Compression compression;
+  BlockCounts blocks;
+  uint64_t lsize = 0;  // every reference counted, as the dataset accounts it
+  uint64_t psize = 0;  // embedded blocks count 0
+  uint64_t asize = 0;  // dsize summed per reference
+  uint64_t embedded_bytes = 0;
+  double compressratio = 1.0;  // zfs get compressratio: lsize / psize, 2 decimals (floored)
+  bool exact = true;
+  std::optional<std::array<double, 2>> ci95;  // when sampled
+  DedupResult dedup;
+  uint64_t used = 0;        // zfs get used: data + metadata, every reference charged
+  uint64_t pool_alloc = 0;  // zpool list ALLOC: deduplicated, with metadata and the DDT
+  uint64_t metadata_bytes = 0;  // the metadata part of `used` (dnodes, indirects, ZAPs)
+};
+
+struct PathError {
+  std::string path;
+  std::string error;
+};
+
+struct InputSummary {
+  std::vector<std::string> paths;
+  uint64_t files = 0;          // regular files (and zvol inputs) modelled
+  uint64_t directories = 0;
+  uint64_t bytes_logical = 0;  // sum of file sizes
+  uint64_t bytes_read = 0;     // bytes actually read (holes are not read)
+  std::map<std::string, uint64_t> skipped;  // reason -> count
+  std::vector<PathError> errors;
+};
+
+struct ScanResult {
+  bool partial = false;
+  InputSummary input;
+  ScanOptions options;  // as resolved (defaults filled in)
+  std::vector<SettingResult> results;
+  double seconds = 0;  // wall time of the scan
+};
+
+}  // namespace zsim
+
+#endif  // ZSIM_INCLUDE_ZSIM_SCAN_RESULT_H_
