@@ -7,16 +7,26 @@ namespace zsim {
 
 std::string_view StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kInvalidArgument: return "invalid_argument";
-    case StatusCode::kNotFound: return "not_found";
-    case StatusCode::kPermissionDenied: return "permission_denied";
-    case StatusCode::kIoError: return "io_error";
-    case StatusCode::kCorruption: return "corruption";
-    case StatusCode::kChanged: return "changed_while_read";
-    case StatusCode::kOutOfMemory: return "out_of_memory";
-    case StatusCode::kCancelled: return "cancelled";
-    case StatusCode::kInternal: return "internal";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidArgument:
+      return "invalid_argument";
+    case StatusCode::kNotFound:
+      return "not_found";
+    case StatusCode::kPermissionDenied:
+      return "permission_denied";
+    case StatusCode::kIoError:
+      return "io_error";
+    case StatusCode::kCorruption:
+      return "corruption";
+    case StatusCode::kChanged:
+      return "changed_while_read";
+    case StatusCode::kOutOfMemory:
+      return "out_of_memory";
+    case StatusCode::kCancelled:
+      return "cancelled";
+    case StatusCode::kInternal:
+      return "internal";
   }
   return "unknown";
 }

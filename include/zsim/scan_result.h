@@ -49,20 +49,20 @@ struct DdtHistogramRow {
 // DDT size for one table format (ZFS_MODEL.md §6).
 struct DdtFootprint {
   DdtFormat format = DdtFormat::kLegacy;
-  uint64_t leaf_bytes = 0;        // ZAP leaf block size
-  uint64_t in_core_bytes = 0;     // zdb "in core" total (mspace): cached ZAP leaf bytes
-  uint64_t on_disk_bytes = 0;     // zdb "on disk" total (dspace): all copies, indirects
-  uint64_t in_core_per_entry = 0; // as zdb <= 2.2 prints per object: totals / entries
+  uint64_t leaf_bytes = 0;         // ZAP leaf block size
+  uint64_t in_core_bytes = 0;      // zdb "in core" total (mspace): cached ZAP leaf bytes
+  uint64_t on_disk_bytes = 0;      // zdb "on disk" total (dspace): all copies, indirects
+  uint64_t in_core_per_entry = 0;  // as zdb <= 2.2 prints per object: totals / entries
   uint64_t on_disk_per_entry = 0;
-  uint64_t log_bytes = 0;         // fast dedup: the in-memory DDT log bound (0 for legacy)
+  uint64_t log_bytes = 0;           // fast dedup: the in-memory DDT log bound (0 for legacy)
   uint64_t l2arc_header_bytes = 0;  // RAM for L2ARC headers if the whole DDT lives in L2ARC
   uint64_t rule_of_thumb_320 = 0;   // 320 B x entries (Oracle rule of thumb), for comparison
 };
 
 struct DedupResult {
-  double ratio = 1.0;          // zpool list DEDUP: floor(ref_dsize * 100 / dsize) / 100
-  uint64_t unique_entries = 0;     // DDT entries with refcount 1
-  uint64_t duplicate_entries = 0;  // DDT entries with refcount > 1
+  double ratio = 1.0;                      // zpool list DEDUP: floor(ref_dsize * 100 / dsize) / 100
+  uint64_t unique_entries = 0;             // DDT entries with refcount 1
+  uint64_t duplicate_entries = 0;          // DDT entries with refcount > 1
   std::vector<DdtHistogramRow> histogram;  // ascending refcnt, empty buckets omitted
   DdtHistogramRow total;                   // the "Total" row (refcnt 0)
   // The zdb ratio line: dedup = ref_dsize / dsize, compress = ref_lsize / ref_psize,
@@ -89,8 +89,8 @@ struct SettingResult {
   bool exact = true;
   std::optional<std::array<double, 2>> ci95;  // when sampled
   DedupResult dedup;
-  uint64_t used = 0;        // zfs get used: data + metadata, every reference charged
-  uint64_t pool_alloc = 0;  // zpool list ALLOC: deduplicated, with metadata and the DDT
+  uint64_t used = 0;            // zfs get used: data + metadata, every reference charged
+  uint64_t pool_alloc = 0;      // zpool list ALLOC: deduplicated, with metadata and the DDT
   uint64_t metadata_bytes = 0;  // the metadata part of `used` (dnodes, indirects, ZAPs)
 };
 
@@ -101,10 +101,10 @@ struct PathError {
 
 struct InputSummary {
   std::vector<std::string> paths;
-  uint64_t files = 0;          // regular files (and zvol inputs) modelled
+  uint64_t files = 0;  // regular files (and zvol inputs) modelled
   uint64_t directories = 0;
-  uint64_t bytes_logical = 0;  // sum of file sizes
-  uint64_t bytes_read = 0;     // bytes actually read (holes are not read)
+  uint64_t bytes_logical = 0;               // sum of file sizes
+  uint64_t bytes_read = 0;                  // bytes actually read (holes are not read)
   std::map<std::string, uint64_t> skipped;  // reason -> count
   std::vector<PathError> errors;
 };

@@ -89,7 +89,7 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {  // NOLINT
     assert(!std::get<Status>(v_).ok() && "Result from an OK Status has no value");
   }
@@ -111,9 +111,9 @@ class Result {
   std::variant<T, Status> v_;
 };
 
-#define ZSIM_RETURN_IF_ERROR(expr)         \
-  do {                                     \
-    ::zsim::Status zsim_status_ = (expr);  \
+#define ZSIM_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::zsim::Status zsim_status_ = (expr);        \
     if (!zsim_status_.ok()) return zsim_status_; \
   } while (0)
 

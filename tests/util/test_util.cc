@@ -67,7 +67,8 @@ std::filesystem::path TempDir::WriteFile(const std::string& relative,
   const std::filesystem::path full = path_ / relative;
   std::filesystem::create_directories(full.parent_path());
   std::ofstream out(full, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
   EXPECT_TRUE(out.good()) << "cannot write " << full;
   return full;
 }

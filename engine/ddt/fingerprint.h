@@ -1,0 +1,36 @@
+// engine/ddt/fingerprint.h
+//
+// The dedup module, overview. Fingerprint() gives each logical block a 128-bit key; DedupTable
+// (dedup_table.h) counts references per key and keeps, per unique block, what every evaluated
+// compression setting made of it. Identical logical blocks compress identically, so the key of
+// the logical block groups exactly the blocks ZFS would deduplicate (ZFS_MODEL.md §5.1: ZFS keys
+// on the physical block plus lsize/psize/compression, which the logical bytes determine for one
+// setting).
+//
+// Thread safety: Fingerprint is a pure function.
+// Stability: a fingerprint of given bytes never changes between zsim versions.
+
+#ifndef ZSIM_ENGINE_DDT_FINGERPRINT_H_
+#define ZSIM_ENGINE_DDT_FINGERPRINT_H_
+
+#include <cstdint>
+#include <functional>
+
+#include "engine/base/byte_view.h"
+#include "zsim/scan_options.h"
+
+namespace zsim::ddt {
+
+struct Fingerprint {
+  uint64_t lo = 0;
+  uint64_t hi = 0;
+  friend bool operator==(const Fingerprint&, const Fingerprint&) = default;
+};
+
+// XXH3-128 (default) or the first 128 bits of SHA-256 (--checksum sha256, ZFS's dedup checksum)
+// of the bytes.
+Fingerprint ComputeFingerprint(ChecksumKind kind, ByteView bytes);
+
+}  // namespace zsim::ddt
+
+#endif  // ZSIM_ENGINE_DDT_FINGERPRINT_H_

@@ -1,0 +1,191 @@
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "engine/io/file_system.h"
+
+namespace zsim::io {
+namespace {
+
+FileType TypeFromMode(mode_t mode) {
+  if (S_ISREG(mode)) return FileType::kRegular;
+  if (S_ISDIR(mode)) return FileType::kDirectory;
+  if (S_ISLNK(mode)) return FileType::kSymlink;
+  if (S_ISBLK(mode)) return FileType::kBlockDevice;
+  if (S_ISCHR(mode)) return FileType::kCharDevice;
+  if (S_ISFIFO(mode)) return FileType::kFifo;
+  if (S_ISSOCK(mode)) return FileType::kSocket;
+  return FileType::kUnknown;
+}
+
+FileType TypeFromDirent(unsigned char d_type) {
+  switch (d_type) {
+    case DT_REG:
+      return FileType::kRegular;
+    case DT_DIR:
+      return FileType::kDirectory;
+    case DT_LNK:
+      return FileType::kSymlink;
+    case DT_BLK:
+      return FileType::kBlockDevice;
+    case DT_CHR:
+      return FileType::kCharDevice;
+    case DT_FIFO:
+      return FileType::kFifo;
+    case DT_SOCK:
+      return FileType::kSocket;
+    default:
+      return FileType::kUnknown;
+  }
+}
+
+class PosixFile final : public File {
+ public:
+  PosixFile(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  ~PosixFile() override { ::close(fd_); }  // read-only: close cannot lose data
+
+  uint64_t size() const override { return size_; }
+
+  Result<size_t> ReadAt(uint64_t offset, MutableByteView dst) override {
+    for (;;) {
+      const ssize_t n = ::pread(fd_, dst.data(), dst.size(), static_cast<off_t>(offset));
+      if (n >= 0) return static_cast<size_t>(n);
+      if (errno == EINTR) continue;
+      return Status::FromErrno("read at offset " + std::to_string(offset), errno);
+    }
+  }
+
+  Result<std::optional<uint64_t>> NextData(uint64_t offset) override {
+    if (!seek_holes_) return std::optional<uint64_t>(offset);
+    const off_t r = ::lseek(fd_, static_cast<off_t>(offset), SEEK_DATA);
+    if (r >= 0) return std::optional<uint64_t>(static_cast<uint64_t>(r));
+    if (errno == ENXIO) return std::optional<uint64_t>();  // only a hole (or EOF) follows
+    if (errno == EINVAL || errno == EOPNOTSUPP) {
+      seek_holes_ = false;  // no hole support here: treat everything as data
+      return std::optional<uint64_t>(offset);
+    }
+    return Status::FromErrno("lseek(SEEK_DATA)", errno);
+  }
+
+  Result<uint64_t> NextHole(uint64_t offset) override {
+    if (!seek_holes_) return size_;
+    const off_t r = ::lseek(fd_, static_cast<off_t>(offset), SEEK_HOLE);
+    if (r >= 0) return static_cast<uint64_t>(r);
+    if (errno == ENXIO) return size_;
+    if (errno == EINVAL || errno == EOPNOTSUPP) {
+      seek_holes_ = false;
+      return size_;
+    }
+    return Status::FromErrno("lseek(SEEK_HOLE)", errno);
+  }
+
+ private:
+  int fd_;
+  uint64_t size_;
+  bool seek_holes_ = true;
+};
+
+class PosixFileSystemImpl final : public FileSystem {
+ public:
+  Result<FileInfo> Stat(const std::string& path, bool follow) override {
+    struct stat st;
+    const int r = follow ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st);
+    if (r != 0) return Status::FromErrno(follow ? "stat" : "lstat", errno);
+    FileInfo info;
+    info.type = TypeFromMode(st.st_mode);
+    info.dev = static_cast<uint64_t>(st.st_dev);
+    info.ino = static_cast<uint64_t>(st.st_ino);
+    info.size = static_cast<uint64_t>(st.st_size);
+    info.nlink = static_cast<uint64_t>(st.st_nlink);
+    return info;
+  }
+
+  Result<std::vector<DirEntry>> ListDirectory(const std::string& path) override {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return Status::FromErrno("open directory", errno);
+    DIR* dir = ::fdopendir(fd);
+    if (dir == nullptr) {
+      const int err = errno;
+      ::close(fd);
+      return Status::FromErrno("fdopendir", err);
+    }
+    std::vector<DirEntry> entries;
+    for (;;) {
+      errno = 0;
+      const struct dirent* d = ::readdir(dir);
+      if (d == nullptr) {
+        if (errno != 0) {
+          const int err = errno;
+          ::closedir(dir);
+          return Status::FromErrno("readdir", err);
+        }
+        break;
+      }
+      if (std::strcmp(d->d_name, ".") == 0 || std::strcmp(d->d_name, "..") == 0) continue;
+      entries.push_back(DirEntry{d->d_name, TypeFromDirent(d->d_type)});
+    }
+    ::closedir(dir);
+    return entries;
+  }
+
+  Result<std::unique_ptr<File>> Open(const std::string& path, bool follow) override {
+    int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+    if (!follow) flags |= O_NOFOLLOW;
+    // O_NOATIME keeps atimes untouched; only the owner or root may use it (EPERM otherwise).
+    int fd = ::open(path.c_str(), flags | O_NOATIME);
+    if (fd < 0 && errno == EPERM) fd = ::open(path.c_str(), flags);
+    if (fd < 0) return Status::FromErrno("open", errno);
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      const int err = errno;
+      ::close(fd);
+      return Status::FromErrno("fstat", err);
+    }
+    uint64_t size = static_cast<uint64_t>(st.st_size);
+    if (S_ISBLK(st.st_mode)) {
+      uint64_t dev_bytes = 0;
+      if (::ioctl(fd, BLKGETSIZE64, &dev_bytes) != 0) {
+        const int err = errno;
+        ::close(fd);
+        return Status::FromErrno("ioctl(BLKGETSIZE64)", err);
+      }
+      size = dev_bytes;
+    } else if (!S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return Status(StatusCode::kInvalidArgument, "not a regular file or block device");
+    }
+    // Reads are positional (pread): the O_NONBLOCK that guards against opening a fifo that raced
+    // in place of a file has no effect on regular files.
+    return std::unique_ptr<File>(new PosixFile(fd, size));
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<FileSystem> PosixFileSystem() {
+  static const std::shared_ptr<FileSystem> kFs = std::make_shared<PosixFileSystemImpl>();
+  return kFs;
+}
+
+Status ReadFully(File& file, uint64_t offset, MutableByteView dst) {
+  size_t done = 0;
+  while (done < dst.size()) {
+    Result<size_t> n = file.ReadAt(offset + done, dst.subspan(done));
+    if (!n.ok()) return n.status();
+    if (*n == 0) {
+      return Status::Changed("file shrank while read: end of file at offset " +
+                             std::to_string(offset + done) + ", expected " +
+                             std::to_string(offset + dst.size()));
+    }
+    done += *n;
+  }
+  return Status::Ok();
+}
+
+}  // namespace zsim::io

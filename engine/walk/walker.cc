@@ -1,0 +1,175 @@
+#include "engine/walk/walker.h"
+
+#include <fnmatch.h>
+
+namespace zsim::walk {
+
+std::string_view SkipReasonName(SkipReason reason) {
+  switch (reason) {
+    case SkipReason::kHardLink:
+      return "hard_link";
+    case SkipReason::kSymlink:
+      return "symlink";
+    case SkipReason::kFifo:
+      return "fifo";
+    case SkipReason::kSocket:
+      return "socket";
+    case SkipReason::kCharDevice:
+      return "char_device";
+    case SkipReason::kBlockDevice:
+      return "block_device";
+    case SkipReason::kExcluded:
+      return "excluded";
+    case SkipReason::kOtherFileSystem:
+      return "other_file_system";
+    case SkipReason::kUnknownType:
+      return "unknown_type";
+  }
+  return "unknown";
+}
+
+namespace {
+
+WalkItem Skipped(std::string path, SkipReason reason) {
+  WalkItem item;
+  item.kind = WalkItem::Kind::kSkipped;
+  item.path = std::move(path);
+  item.skip_reason = reason;
+  return item;
+}
+
+WalkItem Failed(std::string path, Status status) {
+  WalkItem item;
+  item.kind = WalkItem::Kind::kError;
+  item.path = std::move(path);
+  item.error = std::move(status);
+  return item;
+}
+
+std::string JoinPath(const std::string& dir, const std::string& name) {
+  if (!dir.empty() && dir.back() == '/') return dir + name;
+  return dir + "/" + name;
+}
+
+}  // namespace
+
+Walker::Walker(io::FileSystem* fs, std::vector<std::string> roots, WalkOptions options)
+    : fs_(fs), roots_(std::move(roots)), options_(std::move(options)) {}
+
+bool Walker::Excluded(std::string_view path) const {
+  if (options_.excludes.empty()) return false;
+  const std::string full(path);
+  const size_t slash = full.find_last_of('/');
+  const std::string base = slash == std::string::npos ? full : full.substr(slash + 1);
+  for (const std::string& glob : options_.excludes) {
+    if (fnmatch(glob.c_str(), base.c_str(), 0) == 0) return true;
+    if (fnmatch(glob.c_str(), full.c_str(), 0) == 0) return true;
+  }
+  return false;
+}
+
+WalkItem Walker::Classify(std::string path, const io::FileInfo& info, bool is_root,
+                          uint64_t root_dev) {
+  using io::FileType;
+  if (!is_root && options_.one_file_system && info.dev != root_dev &&
+      info.type == FileType::kDirectory) {
+    return Skipped(std::move(path), SkipReason::kOtherFileSystem);
+  }
+  switch (info.type) {
+    case FileType::kRegular: {
+      // Hard links, and with --follow-symlinks any file (a symlink is a second route to it).
+      const bool may_repeat = info.nlink > 1 || options_.follow_symlinks;
+      if (may_repeat && !seen_files_.insert({info.dev, info.ino}).second) {
+        return Skipped(std::move(path), SkipReason::kHardLink);
+      }
+      WalkItem item;
+      item.kind = WalkItem::Kind::kFile;
+      item.path = std::move(path);
+      item.info = info;
+      return item;
+    }
+    case FileType::kBlockDevice: {
+      if (!is_root) return Skipped(std::move(path), SkipReason::kBlockDevice);
+      WalkItem item;
+      item.kind = WalkItem::Kind::kZvol;
+      item.path = std::move(path);
+      item.info = info;
+      return item;
+    }
+    case FileType::kDirectory: {
+      if (options_.follow_symlinks) {
+        // A directory met twice while following symlinks is a loop or a second route: once only.
+        for (const Frame& f : stack_) {
+          if (f.dev == info.dev && f.ino == info.ino) {
+            return Failed(std::move(path), Status(StatusCode::kIoError,
+                                                  "symlink loop: directory already on the path"));
+          }
+        }
+        if (!seen_dirs_.insert({info.dev, info.ino}).second) {
+          return Skipped(std::move(path), SkipReason::kHardLink);
+        }
+      }
+      Result<std::vector<io::DirEntry>> entries = fs_->ListDirectory(path);
+      if (!entries.ok()) return Failed(std::move(path), entries.status());
+      WalkItem item;
+      item.kind = WalkItem::Kind::kDirectory;
+      item.path = path;
+      item.info = info;
+      item.dir_entries = entries->size();
+      for (const io::DirEntry& e : *entries) item.dir_name_bytes += e.name.size();
+      stack_.push_back(Frame{std::move(path), info.dev, info.ino, std::move(*entries), 0});
+      return item;
+    }
+    case FileType::kSymlink:
+      return Skipped(std::move(path), SkipReason::kSymlink);
+    case FileType::kFifo:
+      return Skipped(std::move(path), SkipReason::kFifo);
+    case FileType::kSocket:
+      return Skipped(std::move(path), SkipReason::kSocket);
+    case FileType::kCharDevice:
+      return Skipped(std::move(path), SkipReason::kCharDevice);
+    case FileType::kUnknown:
+      break;
+  }
+  return Skipped(std::move(path), SkipReason::kUnknownType);
+}
+
+std::optional<WalkItem> Walker::VisitRoot(const std::string& path) {
+  // Roots are followed (as find -H does): naming a symlink to an image scans the image.
+  Result<io::FileInfo> info = fs_->Stat(path, /*follow=*/true);
+  if (!info.ok()) return Failed(path, info.status());
+  root_dev_ = info->dev;
+  return Classify(path, *info, /*is_root=*/true, root_dev_);
+}
+
+std::optional<WalkItem> Walker::VisitEntry(const std::string& parent_path,
+                                           const io::DirEntry& entry) {
+  // parent_path lives in stack_, which Classify may grow: it is used only before that.
+  std::string path = JoinPath(parent_path, entry.name);
+  if (Excluded(path)) return Skipped(std::move(path), SkipReason::kExcluded);
+  // d_type spares an lstat for the common cases that need no stat at all.
+  if (entry.type == io::FileType::kSymlink && !options_.follow_symlinks) {
+    return Skipped(std::move(path), SkipReason::kSymlink);
+  }
+  Result<io::FileInfo> info = fs_->Stat(path, options_.follow_symlinks);
+  if (!info.ok()) return Failed(std::move(path), info.status());
+  return Classify(std::move(path), *info, /*is_root=*/false, root_dev_);
+}
+
+std::optional<WalkItem> Walker::Next() {
+  for (;;) {
+    if (stack_.empty()) {
+      if (next_root_ >= roots_.size()) return std::nullopt;
+      return VisitRoot(roots_[next_root_++]);
+    }
+    Frame& top = stack_.back();
+    if (top.next >= top.entries.size()) {
+      stack_.pop_back();
+      continue;
+    }
+    const io::DirEntry entry = std::move(top.entries[top.next++]);
+    return VisitEntry(top.path, entry);
+  }
+}
+
+}  // namespace zsim::walk

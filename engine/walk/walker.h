@@ -1,0 +1,97 @@
+// engine/walk/walker.h
+//
+// The walk module, overview. Walker turns the paths given on the command line into the stream of
+// things to model: regular files (each (dev, ino) once, so hard links count once), block devices
+// named as inputs (scanned as zvols), and, for everything else, a skip reason or an error. It
+// also reports each directory's entry count and name bytes for the metadata model.
+// Depth-first with an explicit stack, so memory grows with depth x width of the current path only.
+// Symlinks are not followed inside trees unless asked (roots given on the command line are).
+//
+// Thread safety: one thread at a time (the pipeline's serial input stage pulls from it).
+
+#ifndef ZSIM_ENGINE_WALK_WALKER_H_
+#define ZSIM_ENGINE_WALK_WALKER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "engine/io/file_system.h"
+#include "zsim/status.h"
+
+namespace zsim::walk {
+
+// Why a path was not modelled. Values appear in --json output (SkipReasonName):
+// append only, never rename.
+enum class SkipReason : uint8_t {
+  kHardLink,  // another name of a file already counted
+  kSymlink,   // not followed (--follow-symlinks not given)
+  kFifo,
+  kSocket,
+  kCharDevice,
+  kBlockDevice,      // inside a tree; name it on the command line to scan it as a zvol
+  kExcluded,         // matched --exclude
+  kOtherFileSystem,  // --one-file-system
+  kUnknownType,
+};
+std::string_view SkipReasonName(SkipReason reason);
+
+struct WalkOptions {
+  bool follow_symlinks = false;
+  bool one_file_system = false;
+  std::vector<std::string> excludes;  // fnmatch globs, tried on the base name and the full path
+};
+
+struct WalkItem {
+  enum class Kind : uint8_t { kFile, kZvol, kDirectory, kSkipped, kError };
+  Kind kind = Kind::kFile;
+  std::string path;
+  io::FileInfo info;            // kFile, kZvol, kDirectory
+  SkipReason skip_reason{};     // kSkipped
+  Status error;                 // kError
+  uint64_t dir_entries = 0;     // kDirectory: entries listed
+  uint64_t dir_name_bytes = 0;  // kDirectory: sum of entry name lengths
+};
+
+class Walker {
+ public:
+  // `fs` must outlive the Walker.
+  Walker(io::FileSystem* fs, std::vector<std::string> roots, WalkOptions options);
+
+  // The next item, or nullopt when the walk is done. Every path the walk meets yields exactly one
+  // item (files once per (dev, ino); later names as kSkipped/kHardLink).
+  std::optional<WalkItem> Next();
+
+ private:
+  struct Frame {
+    std::string path;
+    uint64_t dev = 0;
+    uint64_t ino = 0;
+    std::vector<io::DirEntry> entries;
+    size_t next = 0;
+  };
+
+  std::optional<WalkItem> VisitRoot(const std::string& path);
+  std::optional<WalkItem> VisitEntry(const std::string& parent_path, const io::DirEntry& entry);
+  // Classifies a stat'ed path; pushes a frame for a directory.
+  WalkItem Classify(std::string path, const io::FileInfo& info, bool is_root, uint64_t root_dev);
+  bool Excluded(std::string_view path) const;
+
+  io::FileSystem* fs_;
+  std::vector<std::string> roots_;
+  size_t next_root_ = 0;
+  WalkOptions options_;
+  std::vector<Frame> stack_;
+  uint64_t root_dev_ = 0;
+  std::set<std::pair<uint64_t, uint64_t>> seen_files_;  // (dev, ino) of multi-link files
+  std::set<std::pair<uint64_t, uint64_t>> seen_dirs_;   // only when following symlinks
+};
+
+}  // namespace zsim::walk
+
+#endif  // ZSIM_ENGINE_WALK_WALKER_H_

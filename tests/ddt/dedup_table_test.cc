@@ -1,0 +1,111 @@
+#include "engine/ddt/dedup_table.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <thread>
+
+#include "engine/ddt/fingerprint.h"
+#include "tests/util/test_util.h"
+
+namespace zsim::ddt {
+namespace {
+
+Fingerprint Key(uint64_t i) {
+  const std::vector<uint8_t> bytes = testing::Xorshift64Bytes(i + 1, 64);
+  return ComputeFingerprint(ChecksumKind::kXxh128, bytes);
+}
+
+TEST(FingerprintTest, SameBytesSameKeyDifferentBytesDifferentKey) {
+  std::vector<uint8_t> a(4096, 7), b(4096, 7);
+  EXPECT_EQ(ComputeFingerprint(ChecksumKind::kXxh128, a),
+            ComputeFingerprint(ChecksumKind::kXxh128, b));
+  b[4095] = 8;
+  EXPECT_FALSE(ComputeFingerprint(ChecksumKind::kXxh128, a) ==
+               ComputeFingerprint(ChecksumKind::kXxh128, b));
+  EXPECT_FALSE(ComputeFingerprint(ChecksumKind::kSha256, a) ==
+               ComputeFingerprint(ChecksumKind::kSha256, b));
+}
+
+TEST(FingerprintTest, KnownValuesNeverChange) {
+  // Stability promise of fingerprint.h: these values are part of zsim's behaviour.
+  const std::vector<uint8_t> empty;
+  const Fingerprint sha = ComputeFingerprint(ChecksumKind::kSha256, empty);
+  // SHA-256("") = e3b0c442 98fc1c14 9afbf4c8 996fb924 ...; first 8 bytes little-endian.
+  EXPECT_EQ(sha.lo, 0x141cfc9842c4b0e3ull);
+  EXPECT_EQ(sha.hi, 0x24b96f99c8f4fb9aull);
+  const Fingerprint xxh = ComputeFingerprint(ChecksumKind::kXxh128, empty);
+  // XXH3_128bits("") from the xxHash reference: 99aa06d3014798d86001c324468d497f.
+  EXPECT_EQ(xxh.hi, 0x99aa06d3014798d8ull);
+  EXPECT_EQ(xxh.lo, 0x6001c324468d497full);
+}
+
+TEST(DedupTableTest, CountsReferencesAndKeepsCodes) {
+  DedupTable table(2);
+  std::map<uint64_t, uint32_t> expected;
+  for (uint64_t i = 0; i < 5000; ++i) {
+    const uint64_t k = i % 1700;  // keys 0..1699, some seen 3 times, some twice
+    const bool first = table.Insert(Key(k), 4096);
+    EXPECT_EQ(first, expected.count(k) == 0);
+    if (first) {
+      const PsizeCode codes[2] = {EncodeAllocated(4096),
+                                  EncodeEmbedded(static_cast<uint64_t>(k % 112) + 1)};
+      table.SetCodes(Key(k), codes);
+    }
+    ++expected[k];
+  }
+  EXPECT_EQ(table.entries(), 1700u);
+  uint64_t refs = 0, seen = 0;
+  table.ForEach([&](const EntryView& e) {
+    ++seen;
+    refs += e.refcount;
+    EXPECT_EQ(e.lsize, 4096u);
+    ASSERT_EQ(e.codes.size(), 2u);
+    EXPECT_EQ(AllocatedPsize(e.codes[0]), 4096u);
+    EXPECT_TRUE(IsEmbeddedCode(e.codes[1]));
+  });
+  EXPECT_EQ(seen, 1700u);
+  EXPECT_EQ(refs, 5000u);
+  EXPECT_GT(table.memory_bytes(), 1700u * 24);
+}
+
+TEST(DedupTableTest, ConcurrentInsertsGiveTheSameCounts) {
+  for (int threads : {1, 2, 4, 3}) {
+    SCOPED_TRACE(threads);
+    DedupTable table(1);
+    std::atomic<uint64_t> firsts{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        for (uint64_t i = static_cast<uint64_t>(t); i < 20000;
+             i += static_cast<uint64_t>(threads)) {
+          if (table.Insert(Key(i % 7000), 512)) {
+            ++firsts;
+            const PsizeCode c[1] = {EncodeAllocated(512)};
+            table.SetCodes(Key(i % 7000), c);
+          }
+        }
+      });
+    }
+    for (auto& th : pool) th.join();
+    EXPECT_EQ(firsts.load(), 7000u);
+    uint64_t refs = 0;
+    table.ForEach([&](const EntryView& e) {
+      refs += e.refcount;
+      EXPECT_EQ(e.codes[0], EncodeAllocated(512));
+    });
+    EXPECT_EQ(refs, 20000u);
+  }
+}
+
+TEST(DedupTableTest, CodesRoundTrip) {
+  EXPECT_EQ(AllocatedPsize(EncodeAllocated(512)), 512u);
+  EXPECT_EQ(AllocatedPsize(EncodeAllocated(16u << 20)), 16u << 20);
+  EXPECT_EQ(EmbeddedPayload(EncodeEmbedded(1)), 1u);
+  EXPECT_EQ(EmbeddedPayload(EncodeEmbedded(112)), 112u);
+  EXPECT_FALSE(IsEmbeddedCode(EncodeAllocated(16u << 20)));
+  EXPECT_TRUE(IsHoleCode(kHoleCode));
+}
+
+}  // namespace
+}  // namespace zsim::ddt

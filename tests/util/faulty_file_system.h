@@ -1,0 +1,54 @@
+// tests/util/faulty_file_system.h
+//
+// FaultyFileSystem: the real file system with faults injected per path (STYLE.md §6.4): a path
+// whose stat, listing or open fails with an errno, a file whose reads fail with an errno at byte
+// N, a file that returns short reads, or that reports another size when opened.
+//
+// Thread safety: configure before use; then safe from any thread.
+
+#ifndef ZSIM_TESTS_UTIL_FAULTY_FILE_SYSTEM_H_
+#define ZSIM_TESTS_UTIL_FAULTY_FILE_SYSTEM_H_
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "engine/io/file_system.h"
+
+namespace zsim::testing {
+
+class FaultyFileSystem : public io::FileSystem {
+ public:
+  FaultyFileSystem() : real_(io::PosixFileSystem()) {}
+
+  void FailStat(const std::string& path, int err) { stat_errors_[path] = err; }
+  void FailList(const std::string& path, int err) { list_errors_[path] = err; }
+  void FailOpen(const std::string& path, int err) { open_errors_[path] = err; }
+  // Reads covering byte `offset` of `path` fail with `err`.
+  void FailReadAt(const std::string& path, uint64_t offset, int err) {
+    read_errors_[path] = {offset, err};
+  }
+  // Every read of `path` returns at most `max_bytes` bytes.
+  void ShortReads(const std::string& path, size_t max_bytes) { short_reads_[path] = max_bytes; }
+  // Open reports `size` instead of the real size (the file "changed" after the walk).
+  void ReportSize(const std::string& path, uint64_t size) { sizes_[path] = size; }
+
+  uint64_t opens() const { return opens_.load(); }
+
+  Result<io::FileInfo> Stat(const std::string& path, bool follow) override;
+  Result<std::vector<io::DirEntry>> ListDirectory(const std::string& path) override;
+  Result<std::unique_ptr<io::File>> Open(const std::string& path, bool follow) override;
+
+ private:
+  std::shared_ptr<io::FileSystem> real_;
+  std::map<std::string, int> stat_errors_, list_errors_, open_errors_;
+  std::map<std::string, std::pair<uint64_t, int>> read_errors_;
+  std::map<std::string, size_t> short_reads_;
+  std::map<std::string, uint64_t> sizes_;
+  std::atomic<uint64_t> opens_{0};
+};
+
+}  // namespace zsim::testing
+
+#endif  // ZSIM_TESTS_UTIL_FAULTY_FILE_SYSTEM_H_
