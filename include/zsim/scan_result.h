@@ -83,7 +83,7 @@ struct SettingResult {
   BlockCounts blocks;
   uint64_t lsize = 0;  // every reference counted, as the dataset accounts it
   uint64_t psize = 0;  // embedded blocks count 0
-  uint64_t asize = 0;  // dsize summed per reference
+  uint64_t asize = 0;  // allocated bytes (all DVAs, raw) summed per reference
   uint64_t embedded_bytes = 0;
   double compressratio = 1.0;  // zfs get compressratio: lsize / psize, 2 decimals (floored)
   bool exact = true;

@@ -1,0 +1,181 @@
+#include "engine/cli/flags.h"
+
+#include <CLI/CLI.hpp>
+#include <sstream>
+
+#include "engine/base/size_suffix.h"
+
+namespace zsim::cli {
+namespace {
+
+constexpr const char* kExamples = R"(
+Examples:
+  zsim scan /vmstore --volblocksize 16k            VM images as zvols: dedup and compression
+  zsim scan /srv/share --recordsize 128k,1M         a file server at two recordsizes
+  zsim scan /var/lib/postgresql --recordsize 8k,16k --compression lz4,zstd
+  zsim scan /backup --compression all --vdev raidz2:6 --ashift 12 --json
+  zsim scan /data --profile v23 --compression lzjb,gzip-9   as an old (pool v23) ZFS would
+
+Sizes take ZFS suffixes: 512, 4k, 128K, 1M. Exit codes: 0 done, 1 done but some paths could not
+be read, 2 bad usage, 130 interrupted (the partial report was printed).
+)";
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+Status ParseSizeList(const std::string& flag, const std::string& text, std::vector<uint64_t>* out) {
+  out->clear();
+  for (const std::string& item : SplitList(text)) {
+    Result<uint64_t> v = ParseSize(item);
+    if (!v.ok()) return Status::InvalidArgument(flag + ": " + v.status().message());
+    out->push_back(*v);
+  }
+  if (out->empty()) return Status::InvalidArgument(flag + " needs at least one size, e.g. 128k");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Command> ParseCommandLine(int argc, const char* const* argv) {
+  Command cmd;
+  CLI::App app{"zsim: what ZFS would do with your data, before you put it on a pool", "zsim"};
+  app.set_version_flag("--version", std::string("zsim ") + ZSIM_VERSION_STRING);
+  app.require_subcommand(0, 1);
+  app.footer(kExamples);
+
+  CLI::App* scan = app.add_subcommand("scan", "scan files, trees, images or block devices");
+  std::vector<std::string> paths;
+  std::string recordsize = "128k", volblocksize, compression, profile = "2.4", vdev = "disk";
+  std::string checksum = "xxh128", ddt_format, ram;
+  int ashift = 12, copies = 1, threads = 0;
+  bool exact = false, one_fs = false, follow = false, no_progress = false, progress = false;
+  std::vector<std::string> excludes;
+  scan->add_option("PATH", paths, "files, directories, disk images or block devices")->required();
+  scan->add_option("--recordsize", recordsize,
+                   "recordsize(s) to evaluate, comma separated (default 128k)");
+  scan->add_option("--volblocksize", volblocksize,
+                   "cut every input as a zvol with this volblocksize (images, devices)");
+  scan->add_option("--compression", compression,
+                   "compressions to evaluate, comma separated, or 'all' (default: off, lz4, "
+                   "zstd, gzip-6, lzjb, zle)");
+  scan->add_option("--profile", profile, "ZFS version whose rules apply: v23, 2.1, 2.2, 2.3, 2.4");
+  scan->add_option("--ashift", ashift, "log2 of the sector size (default 12)");
+  scan->add_option("--vdev", vdev, "vdev layout: disk, mirror:N, raidzP:C, draidP:D:C");
+  scan->add_option("--copies", copies, "copies property (1..3)");
+  scan->add_option("--checksum", checksum, "block fingerprint: xxh128 (fast) or sha256 (ZFS's)");
+  scan->add_option("--ddt-format", ddt_format, "DDT format: legacy or fast (2.3+)");
+  scan->add_option("--ram", ram, "RAM of the target machine for DDT advice (default: this one)");
+  scan->add_flag("--exact", exact,
+                 "run every codec on every unique block (today every scan is exact; sampling "
+                 "of costly codecs is planned)");
+  scan->add_option("--threads", threads, "worker threads (default: every core)");
+  scan->add_flag("--json", cmd.json, "print the JSON report on stdout");
+  scan->add_flag("--one-file-system", one_fs, "do not cross file system boundaries");
+  scan->add_option("--exclude", excludes, "skip paths matching this glob (repeatable)");
+  scan->add_flag("--follow-symlinks", follow, "follow symbolic links inside trees");
+  scan->add_flag("--quiet,-q", cmd.quiet, "no progress, no warnings on stderr");
+  scan->add_flag("--progress", progress, "show progress even when stderr is not a terminal");
+  scan->add_flag("--no-progress", no_progress, "never show progress");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    cmd.kind = Command::Kind::kHelp;
+    cmd.help_text = (scan->parsed() ? scan->help() : app.help());
+    return cmd;
+  } catch (const CLI::CallForVersion&) {
+    cmd.kind = Command::Kind::kVersion;
+    cmd.help_text = std::string("zsim ") + ZSIM_VERSION_STRING + "\n";
+    return cmd;
+  } catch (const CLI::ParseError& e) {
+    std::string msg = e.what();
+    msg += "\nRun 'zsim scan --help' for the options.";
+    return Status::InvalidArgument(std::move(msg));
+  }
+  if (!scan->parsed()) {
+    cmd.kind = Command::Kind::kHelp;
+    cmd.help_text = app.help();
+    return cmd;
+  }
+
+  ScanOptions& o = cmd.options;
+  o.paths = paths;
+  std::optional<Profile> p = ParseProfile(profile);
+  if (!p) {
+    return Status::InvalidArgument("--profile " + profile +
+                                   " is unknown: use v23, 2.1, 2.2, 2.3 or 2.4");
+  }
+  o.profile = *p;
+  ZSIM_RETURN_IF_ERROR(ParseSizeList("--recordsize", recordsize, &o.recordsizes));
+  if (!volblocksize.empty()) {
+    Result<uint64_t> v = ParseSize(volblocksize);
+    if (!v.ok()) return Status::InvalidArgument("--volblocksize: " + v.status().message());
+    o.volblocksize = *v;
+  }
+  if (!compression.empty()) {
+    if (compression == "all") {
+      o.compressions = AllCompressions(o.profile);
+    } else {
+      for (const std::string& name : SplitList(compression)) {
+        Result<Compression> c = ParseCompression(name, o.profile);
+        if (!c.ok()) return Status::InvalidArgument("--compression: " + c.status().message());
+        if (std::find(o.compressions.begin(), o.compressions.end(), *c) == o.compressions.end()) {
+          o.compressions.push_back(*c);
+        }
+      }
+      if (o.compressions.empty()) {
+        return Status::InvalidArgument("--compression needs at least one name, e.g. lz4");
+      }
+    }
+  }
+  o.ashift = ashift;
+  Result<VdevLayout> v = ParseVdev(vdev);
+  if (!v.ok()) return Status::InvalidArgument("--vdev: " + v.status().message());
+  o.vdev = *v;
+  o.copies = copies;
+  if (checksum == "xxh128") {
+    o.checksum = ChecksumKind::kXxh128;
+  } else if (checksum == "sha256") {
+    o.checksum = ChecksumKind::kSha256;
+  } else {
+    return Status::InvalidArgument("--checksum " + checksum + " is unknown: use xxh128 or sha256");
+  }
+  if (!ddt_format.empty()) {
+    if (ddt_format == "legacy") {
+      o.ddt_format = DdtFormat::kLegacy;
+    } else if (ddt_format == "fast") {
+      o.ddt_format = DdtFormat::kFast;
+    } else {
+      return Status::InvalidArgument("--ddt-format " + ddt_format +
+                                     " is unknown: use legacy or fast");
+    }
+  }
+  if (!ram.empty()) {
+    Result<uint64_t> r = ParseSize(ram);
+    if (!r.ok() || *r == 0) {
+      return Status::InvalidArgument("--ram: give the target machine's memory, e.g. 64G");
+    }
+    o.ram_bytes = *r;
+  }
+  o.exact = exact;
+  o.threads = threads;
+  o.one_file_system = one_fs;
+  o.follow_symlinks = follow;
+  o.excludes = excludes;
+  if (progress && no_progress) {
+    return Status::InvalidArgument("--progress and --no-progress contradict each other: pick one");
+  }
+  if (progress) cmd.progress = true;
+  if (no_progress || cmd.quiet) cmd.progress = false;
+  ZSIM_RETURN_IF_ERROR(ValidateScanOptions(o));
+  return cmd;
+}
+
+}  // namespace zsim::cli

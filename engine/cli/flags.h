@@ -1,0 +1,35 @@
+// engine/cli/flags.h
+//
+// The cli module, overview. The zsim command: flags.h turns argv into ScanOptions (refusing bad
+// arguments before any I/O, with a message that says what would be right), main.cc runs the scan
+// and prints the report, messages.h owns everything written to stderr and the exit code.
+// The only code in zsim that prints or exits.
+
+#ifndef ZSIM_ENGINE_CLI_FLAGS_H_
+#define ZSIM_ENGINE_CLI_FLAGS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "zsim/scan_options.h"
+
+namespace zsim::cli {
+
+struct Command {
+  enum class Kind { kScan, kHelp, kVersion };
+  Kind kind = Kind::kScan;
+  std::string help_text;  // kHelp: what to print on stdout
+  ScanOptions options;
+  bool json = false;
+  bool quiet = false;
+  std::optional<bool> progress;  // unset: when stderr is a terminal
+};
+
+// Parses the command line. On bad usage returns kInvalidArgument whose message is the whole text
+// to show the user (what was wrong and what would be right). Touches no file.
+Result<Command> ParseCommandLine(int argc, const char* const* argv);
+
+}  // namespace zsim::cli
+
+#endif  // ZSIM_ENGINE_CLI_FLAGS_H_

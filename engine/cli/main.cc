@@ -1,0 +1,79 @@
+// The zsim command. Parses arguments, runs the scan, prints the report on stdout and messages on
+// stderr, and exits with the documented code.
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <string>
+
+#include "engine/cli/flags.h"
+#include "engine/cli/messages.h"
+#include "engine/io/file_system.h"
+#include "engine/pipeline/scan.h"
+#include "engine/report/json_report.h"
+#include "engine/report/text_report.h"
+
+namespace {
+
+std::atomic<bool> g_cancel{false};
+std::atomic<int> g_signals{0};  // lock-free on Linux: safe in a signal handler
+
+void OnSignal(int) {
+  // First Ctrl-C: stop feeding, drain, print what was scanned. Second: leave at once.
+  if (g_signals++ > 0) _exit(zsim::cli::kExitInterrupted);
+  g_cancel.store(true);
+}
+
+// Writes the whole report; false if stdout is closed (EPIPE), which ends the program quietly.
+bool WriteStdout(const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(STDOUT_FILENO, text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace zsim;
+  ::signal(SIGPIPE, SIG_IGN);
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+
+  Result<cli::Command> cmd = cli::ParseCommandLine(argc, argv);
+  if (!cmd.ok()) {
+    cli::PrintError(cmd.status().message());
+    return cli::kExitUsage;
+  }
+  if (cmd->kind != cli::Command::Kind::kScan) {
+    WriteStdout(cmd->help_text);
+    return cli::kExitOk;
+  }
+
+  const bool progress = cmd->progress.value_or(::isatty(STDERR_FILENO) == 1);
+  pipeline::ScanControl control;
+  control.cancel = &g_cancel;
+  if (progress) control.progress = [](const pipeline::Progress& p) { cli::DrawProgress(p); };
+
+  Result<ScanResult> result = pipeline::RunScan(cmd->options, io::PosixFileSystem().get(), control);
+  if (progress) cli::ClearProgress();
+  if (!result.ok()) {
+    cli::PrintError(result.status().message());
+    return cli::kExitUsage;
+  }
+  const std::string report = cmd->json ? report::ToJson(*result) : report::ToText(*result);
+  if (!WriteStdout(report)) return cli::FinishMessages(*result, /*quiet=*/true);
+  return cli::FinishMessages(*result, cmd->quiet);
+}

@@ -1,0 +1,36 @@
+// engine/cli/messages.h
+//
+// Everything zsim writes to stderr, and the exit code. Progress is one line redrawn in place
+// when stderr is a terminal.
+
+#ifndef ZSIM_ENGINE_CLI_MESSAGES_H_
+#define ZSIM_ENGINE_CLI_MESSAGES_H_
+
+#include <string>
+
+#include "engine/pipeline/scan.h"
+#include "zsim/scan_result.h"
+
+namespace zsim::cli {
+
+// Exit codes (DESIGN.md): values are part of the command's contract.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitUnreadable = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitInterrupted = 130;
+
+// "zsim: <message>" on stderr.
+void PrintError(const std::string& message);
+
+// The progress line: "scanned 12.3 GiB of 40.1 GiB, 5123 files, 812 MiB/s, ETA 35 s".
+std::string FormatProgress(const pipeline::Progress& p);
+void DrawProgress(const pipeline::Progress& p);
+void ClearProgress();
+
+// After the report: warnings about unreadable paths / partial results (unless quiet), and the
+// exit code the run ends with.
+int FinishMessages(const ScanResult& result, bool quiet);
+
+}  // namespace zsim::cli
+
+#endif  // ZSIM_ENGINE_CLI_MESSAGES_H_

@@ -1,0 +1,434 @@
+#include "engine/pipeline/scan.h"
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/global_control.h>
+#include <tbb/parallel_pipeline.h>
+#include <tbb/task_arena.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "engine/codec/zfs_block.h"
+#include "engine/ddt/dedup_table.h"
+#include "engine/pipeline/tally.h"
+#include "engine/walk/walker.h"
+#include "engine/zfs/record_layout.h"
+
+namespace zsim::pipeline {
+namespace {
+
+// Chunk of a file handed to one worker. 8 MiB: large enough that a read is one big request and
+// per-chunk costs (open, fstat, SEEK_DATA) vanish, small enough that threads x chunk stays modest.
+constexpr uint64_t kChunkBytes = 8ull << 20;
+
+using Clock = std::chrono::steady_clock;
+
+// One input file (or zvol) shared by its chunks.
+struct FileJob {
+  std::string path;
+  bool is_zvol = false;
+  uint64_t size = 0;                       // as the walk saw it: the layout follows it
+  std::vector<zfs::RecordLayout> layouts;  // per row
+  std::atomic<uint64_t> chunks_left{0};
+  std::mutex mu;
+  Status status;  // Guarded by mu. First failure of any chunk.
+  // Per (row, setting): L0 blocks that are not holes (data or embedded). Metadata model input.
+  std::vector<std::atomic<uint64_t>> non_hole;
+  std::atomic<uint64_t> bytes_read{0};
+
+  void Fail(Status s) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (status.ok()) status = std::move(s);
+  }
+};
+
+struct Chunk {
+  std::shared_ptr<FileJob> file;
+  uint64_t offset = 0;
+  uint64_t length = 0;  // bytes of the file in this chunk (the last may be short)
+};
+
+// Everything a worker thread owns (STYLE.md §5: built once, nothing allocated per block).
+struct Worker {
+  explicit Worker(size_t buffer_bytes, size_t max_block, size_t rows, size_t settings)
+      : buffer(buffer_bytes), scratch(max_block), codes(settings), sparse_holes(rows, 0) {}
+  codec::Compressor compressor;
+  std::vector<uint8_t> buffer;
+  std::vector<uint8_t> scratch;
+  std::vector<ddt::PsizeCode> codes;
+  std::vector<uint64_t> sparse_holes;  // per row: records entirely inside a file's holes
+  std::vector<std::pair<uint64_t, uint64_t>> extents;  // data ranges of the current chunk
+};
+
+struct Row {
+  uint64_t block_bytes;  // recordsize or volblocksize
+  std::unique_ptr<ddt::DedupTable> table;
+};
+
+class Scan {
+ public:
+  Scan(const ScanOptions& options, io::FileSystem* fs, const ScanControl& control)
+      : options_(options), fs_(fs), control_(control) {
+    policy_.profile = options_.profile;
+    policy_.geometry = zfs::GeometryFor(options_.vdev, options_.ashift);
+    policy_.dedup = true;
+    if (options_.volblocksize) {
+      rows_.push_back(Row{*options_.volblocksize, nullptr});
+    } else {
+      for (uint64_t rs : options_.recordsizes) rows_.push_back(Row{rs, nullptr});
+    }
+    for (Row& r : rows_) {
+      r.table = std::make_unique<ddt::DedupTable>(options_.compressions.size());
+      max_block_ = std::max(max_block_, r.block_bytes);
+    }
+    chunk_bytes_ = std::max<uint64_t>(kChunkBytes, max_block_);
+  }
+
+  ScanResult Run();
+
+ private:
+  bool NextChunk(Chunk* out);
+  void Process(Chunk& chunk, Worker& w);
+  Status ReadChunk(Chunk& chunk, Worker& w, io::File& file, uint64_t fill_end);
+  void ProcessRows(Chunk& chunk, Worker& w);
+  void FinishFile(FileJob& job);
+  void MaybeReportProgress(bool force);
+
+  const ScanOptions& options_;
+  io::FileSystem* fs_;
+  const ScanControl& control_;
+  zfs::WritePolicy policy_;
+  std::vector<Row> rows_;
+  uint64_t max_block_ = 0;
+  uint64_t chunk_bytes_ = 0;
+
+  // Serial input stage state.
+  std::unique_ptr<walk::Walker> walker_;
+  std::shared_ptr<FileJob> current_;
+  uint64_t current_offset_ = 0;
+  InputSummary input_;
+  std::vector<DirectoryShape> directories_;  // walk order; folded into the metadata model
+
+  // Serial output stage state.
+  std::vector<PathError> file_errors_;
+  uint64_t files_done_ = 0;
+  uint64_t bytes_done_ = 0;
+  uint64_t bytes_read_ = 0;
+  std::unique_ptr<Tally> tally_;
+  Clock::time_point start_;
+  Clock::time_point last_progress_;
+  std::atomic<bool> cancelled_{false};
+  bool walk_finished_ = false;
+};
+
+bool Scan::NextChunk(Chunk* out) {
+  for (;;) {
+    if (current_ && current_offset_ < current_->size) {
+      out->file = current_;
+      out->offset = current_offset_;
+      out->length = std::min(chunk_bytes_, current_->size - current_offset_);
+      current_offset_ += out->length;
+      return true;
+    }
+    current_.reset();
+    if (control_.cancel && control_.cancel->load(std::memory_order_relaxed)) {
+      cancelled_ = true;
+      return false;
+    }
+    std::optional<walk::WalkItem> item = walker_->Next();
+    if (!item) {
+      walk_finished_ = true;
+      return false;
+    }
+    switch (item->kind) {
+      case walk::WalkItem::Kind::kDirectory:
+        ++input_.directories;
+        directories_.push_back(DirectoryShape{item->dir_entries, item->dir_name_bytes});
+        continue;
+      case walk::WalkItem::Kind::kSkipped:
+        ++input_.skipped[std::string(walk::SkipReasonName(item->skip_reason))];
+        continue;
+      case walk::WalkItem::Kind::kError:
+        input_.errors.push_back(PathError{item->path, item->error.ToString()});
+        continue;
+      case walk::WalkItem::Kind::kFile:
+      case walk::WalkItem::Kind::kZvol:
+        break;
+    }
+    auto job = std::make_shared<FileJob>();
+    job->path = std::move(item->path);
+    job->is_zvol = item->kind == walk::WalkItem::Kind::kZvol || options_.volblocksize.has_value();
+    job->size = item->info.size;
+    if (item->kind == walk::WalkItem::Kind::kZvol && !item->info.size) {
+      // lstat of a block device says 0: the size comes from the device itself.
+      Result<std::unique_ptr<io::File>> f = fs_->Open(job->path, /*follow=*/true);
+      if (!f.ok()) {
+        input_.errors.push_back(PathError{job->path, f.status().ToString()});
+        continue;
+      }
+      job->size = (*f)->size();
+    }
+    for (const Row& r : rows_) {
+      job->layouts.push_back(job->is_zvol ? zfs::ZvolLayout(job->size, r.block_bytes)
+                                          : zfs::FileLayout(job->size, r.block_bytes));
+    }
+    job->non_hole = std::vector<std::atomic<uint64_t>>(rows_.size() * options_.compressions.size());
+    input_.bytes_logical += job->size;
+    ++input_.files;
+    const uint64_t chunks = (job->size + chunk_bytes_ - 1) / chunk_bytes_;
+    if (chunks == 0) {
+      // An empty file: no block, but a dnode. Hand it on as a zero-length chunk.
+      job->chunks_left = 1;
+      out->file = std::move(job);
+      out->offset = 0;
+      out->length = 0;
+      return true;
+    }
+    job->chunks_left = chunks;
+    current_ = std::move(job);
+    current_offset_ = 0;
+  }
+}
+
+// Reads the data of [chunk.offset, chunk.offset + chunk.length) into w.buffer, holes as zeros and
+// never read, and zeroes the buffer up to fill_end (the end of the chunk's last record).
+Status Scan::ReadChunk(Chunk& chunk, Worker& w, io::File& file, uint64_t fill_end) {
+  w.extents.clear();
+  const uint64_t begin = chunk.offset;
+  const uint64_t end = chunk.offset + chunk.length;
+  uint64_t pos = begin;
+  while (pos < end) {
+    Result<std::optional<uint64_t>> data = file.NextData(pos);
+    if (!data.ok()) return data.status();
+    if (!data->has_value() || **data >= end) break;
+    const uint64_t data_begin = **data;
+    Result<uint64_t> hole = file.NextHole(data_begin);
+    if (!hole.ok()) return hole.status();
+    const uint64_t data_end = std::min(*hole, end);
+    if (data_end <= data_begin) break;
+    w.extents.emplace_back(data_begin, data_end);
+    pos = data_end;
+  }
+  uint8_t* base = w.buffer.data();
+  uint64_t cursor = begin;
+  for (const auto& [b, e] : w.extents) {
+    if (b > cursor) std::fill(base + (cursor - begin), base + (b - begin), uint8_t{0});
+    ZSIM_RETURN_IF_ERROR(io::ReadFully(file, b, MutableByteView(base + (b - begin), e - b)));
+    chunk.file->bytes_read.fetch_add(e - b, std::memory_order_relaxed);
+    cursor = e;
+  }
+  if (fill_end > cursor) std::fill(base + (cursor - begin), base + (fill_end - begin), uint8_t{0});
+  return Status::Ok();
+}
+
+void Scan::ProcessRows(Chunk& chunk, Worker& w) {
+  const size_t settings = options_.compressions.size();
+  const FileJob& job = *chunk.file;
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    const zfs::RecordLayout& layout = job.layouts[r];
+    const uint64_t bs = layout.block_bytes;
+    const uint64_t first = chunk.offset / bs;
+    const uint64_t last = std::min(layout.blocks, (chunk.offset + chunk.length + bs - 1) / bs);
+    size_t ext = 0;
+    for (uint64_t b = first; b < last; ++b) {
+      const uint64_t rec_begin = b * bs;
+      const uint64_t rec_data_end = std::min(rec_begin + bs, job.size);
+      while (ext < w.extents.size() && w.extents[ext].second <= rec_begin) ++ext;
+      const bool has_data = ext < w.extents.size() && w.extents[ext].first < rec_data_end;
+      if (!has_data) {
+        ++w.sparse_holes[r];  // never written: no block pointer, in every setting
+        continue;
+      }
+      const ByteView block(w.buffer.data() + (rec_begin - chunk.offset), bs);
+      const bool is_zero = IsAllZero(block);
+      const ddt::Fingerprint fp = ddt::ComputeFingerprint(options_.checksum, block);
+      if (rows_[r].table->Insert(fp, bs)) {
+        for (size_t c = 0; c < settings; ++c) {
+          const zfs::BlockWrite bw =
+              codec::CompressZfsBlock(policy_, options_.compressions[c], block, is_zero,
+                                      w.compressor, MutableByteView(w.scratch.data(), bs));
+          switch (bw.kind) {
+            case zfs::BlockKind::kHole:
+              w.codes[c] = ddt::kHoleCode;
+              break;
+            case zfs::BlockKind::kEmbedded:
+              w.codes[c] = ddt::EncodeEmbedded(bw.psize);
+              break;
+            case zfs::BlockKind::kCompressed:
+            case zfs::BlockKind::kUncompressed:
+              w.codes[c] = ddt::EncodeAllocated(bw.psize);
+              break;
+          }
+        }
+        rows_[r].table->SetCodes(fp, w.codes);
+      }
+      // Non-hole blocks per setting, for the metadata model: a zero block is a hole exactly
+      // where the write rules say so, whatever else the block's codes say.
+      for (size_t c = 0; c < settings; ++c) {
+        if (!(is_zero && zfs::ZeroBlockIsHole(policy_, options_.compressions[c]))) {
+          chunk.file->non_hole[r * settings + c].fetch_add(1, std::memory_order_relaxed);
+        }
+      }
+    }
+  }
+}
+
+void Scan::Process(Chunk& chunk, Worker& w) {
+  FileJob& job = *chunk.file;
+  if (chunk.length == 0) return;
+  {
+    std::lock_guard<std::mutex> lock(job.mu);
+    if (!job.status.ok()) return;  // an earlier chunk failed: the file is counted as failed
+  }
+  try {
+    Result<std::unique_ptr<io::File>> file = fs_->Open(job.path, /*follow=*/true);
+    if (!file.ok()) return job.Fail(file.status());
+    if ((*file)->size() != job.size) {
+      return job.Fail(Status::Changed("size changed during the scan: " + std::to_string(job.size) +
+                                      " bytes when listed, " + std::to_string((*file)->size()) +
+                                      " when read"));
+    }
+    // The chunk's records end at most at the next multiple of the largest block size.
+    uint64_t fill_end = chunk.offset + chunk.length;
+    for (const zfs::RecordLayout& l : job.layouts) {
+      const uint64_t end = std::min(chunk.offset + chunk_bytes_,
+                                    (fill_end + l.block_bytes - 1) / l.block_bytes * l.block_bytes);
+      fill_end = std::max(fill_end, end);
+    }
+    Status s = ReadChunk(chunk, w, **file, fill_end);
+    if (!s.ok()) return job.Fail(std::move(s));
+    ProcessRows(chunk, w);
+  } catch (const std::bad_alloc&) {
+    job.Fail(Status::OutOfMemory("out of memory while processing this file"));
+  } catch (const std::exception& e) {
+    job.Fail(Status::Internal(e.what()));
+  }
+}
+
+void Scan::FinishFile(FileJob& job) {
+  ++files_done_;
+  bytes_read_ += job.bytes_read.load();
+  if (!job.status.ok()) {
+    file_errors_.push_back(PathError{job.path, job.status.ToString()});
+  }
+  // Even a failed file exists on the pool (its dnode at least): the blocks read before the
+  // failure are in the tables, so its shape is counted as far as it was read.
+  tally_->AddFile(job.layouts, job.non_hole);
+}
+
+void Scan::MaybeReportProgress(bool force) {
+  if (!control_.progress) return;
+  const Clock::time_point now = Clock::now();
+  if (!force && std::chrono::duration<double>(now - last_progress_).count() <
+                    control_.progress_interval_seconds) {
+    return;
+  }
+  last_progress_ = now;
+  Progress p;
+  p.files_done = files_done_;
+  p.bytes_done = bytes_done_;
+  p.bytes_discovered = input_.bytes_logical;
+  p.walk_finished = walk_finished_;
+  p.seconds = std::chrono::duration<double>(now - start_).count();
+  control_.progress(p);
+}
+
+ScanResult Scan::Run() {
+  start_ = last_progress_ = Clock::now();
+  walk::WalkOptions wo;
+  wo.follow_symlinks = options_.follow_symlinks;
+  wo.one_file_system = options_.one_file_system;
+  wo.excludes = options_.excludes;
+  walker_ = std::make_unique<walk::Walker>(fs_, options_.paths, wo);
+  tally_ = std::make_unique<Tally>(options_, policy_, rows_.size());
+
+  const int threads = options_.threads;
+  const size_t settings = options_.compressions.size();
+  tbb::task_arena arena(threads);
+  tbb::enumerable_thread_specific<Worker> workers(
+      [&] { return Worker(chunk_bytes_, max_block_, rows_.size(), settings); });
+  const size_t tokens = static_cast<size_t>(threads) * 2;
+
+  arena.execute([&] {
+    tbb::parallel_pipeline(
+        tokens,
+        tbb::make_filter<void, Chunk*>(tbb::filter_mode::serial_in_order,
+                                       [&](tbb::flow_control& fc) -> Chunk* {
+                                         auto chunk = std::make_unique<Chunk>();
+                                         if (!NextChunk(chunk.get())) {
+                                           fc.stop();
+                                           return nullptr;
+                                         }
+                                         return chunk.release();
+                                       }) &
+            tbb::make_filter<Chunk*, Chunk*>(tbb::filter_mode::parallel,
+                                             [&](Chunk* chunk) {
+                                               Process(*chunk, workers.local());
+                                               return chunk;
+                                             }) &
+            tbb::make_filter<Chunk*, void>(tbb::filter_mode::serial_out_of_order, [&](Chunk* raw) {
+              std::unique_ptr<Chunk> chunk(raw);
+              bytes_done_ += chunk->length;
+              if (chunk->file->chunks_left.fetch_sub(1) == 1) {
+                FinishFile(*chunk->file);
+              }
+              MaybeReportProgress(false);
+            }));
+  });
+  MaybeReportProgress(true);
+
+  ScanResult result;
+  result.partial = cancelled_;
+  result.options = options_;
+  result.input = std::move(input_);
+  result.input.paths = options_.paths;
+  result.input.bytes_read = bytes_read_;
+  for (PathError& e : file_errors_) result.input.errors.push_back(std::move(e));
+  std::sort(result.input.errors.begin(), result.input.errors.end(),
+            [](const PathError& a, const PathError& b) { return a.path < b.path; });
+
+  std::vector<uint64_t> sparse(rows_.size(), 0);
+  for (const Worker& w : workers) {
+    for (size_t r = 0; r < rows_.size(); ++r) sparse[r] += w.sparse_holes[r];
+  }
+  for (const DirectoryShape& d : directories_) tally_->AddDirectory(d);
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    std::vector<SettingResult> row =
+        tally_->Finish(r, rows_[r].block_bytes, *rows_[r].table, sparse[r], result.input);
+    for (SettingResult& s : row) result.results.push_back(std::move(s));
+  }
+  result.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+  return result;
+}
+
+}  // namespace
+
+ScanOptions ResolveOptions(const ScanOptions& in) {
+  ScanOptions o = in;
+  if (o.compressions.empty()) o.compressions = DefaultCompressions(o.profile);
+  if (!o.ddt_format) {
+    o.ddt_format = zfs::RulesFor(o.profile).has_fast_dedup ? DdtFormat::kFast : DdtFormat::kLegacy;
+  }
+  if (o.threads == 0) {
+    o.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
+  if (o.ram_bytes == 0) {
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long page_bytes = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page_bytes > 0) o.ram_bytes = uint64_t(pages) * uint64_t(page_bytes);
+  }
+  return o;
+}
+
+Result<ScanResult> RunScan(const ScanOptions& options, io::FileSystem* fs,
+                           const ScanControl& control) {
+  ZSIM_RETURN_IF_ERROR(ValidateScanOptions(options));
+  const ScanOptions resolved = ResolveOptions(options);
+  Scan scan(resolved, fs, control);
+  return scan.Run();
+}
+
+}  // namespace zsim::pipeline

@@ -1,0 +1,56 @@
+// engine/pipeline/scan.h
+//
+// The pipeline module, overview. RunScan reads every input once and models it for every
+// (recordsize, compression) setting at once:
+//
+//   walk (serial) -> chunk of a file (serial) -> read + records + fingerprint + DDT insert +
+//   compress first sightings (parallel) -> file done (serial) ... -> tally from the tables
+//
+// One TBB parallel_pipeline; tokens in flight = 2 x threads, each worker owning one chunk buffer
+// of kChunkBytes (or the largest recordsize if larger), a Compressor and scratch, so memory in
+// flight is about threads x (chunk + 2 x max recordsize) plus the dedup tables. Results never
+// depend on thread count or scheduling: every figure is a sum over the tables.
+//
+// Thread safety: RunScan may be called from any thread; it uses its own task arena.
+
+#ifndef ZSIM_ENGINE_PIPELINE_SCAN_H_
+#define ZSIM_ENGINE_PIPELINE_SCAN_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+
+#include "engine/io/file_system.h"
+#include "zsim/scan_options.h"
+#include "zsim/scan_result.h"
+
+namespace zsim::pipeline {
+
+struct Progress {
+  uint64_t files_done = 0;
+  uint64_t bytes_done = 0;        // logical bytes of the files/chunks finished
+  uint64_t bytes_discovered = 0;  // logical bytes of the files the walk has found so far
+  bool walk_finished = false;
+  double seconds = 0;
+};
+
+struct ScanControl {
+  // When set to true the scan stops feeding the pipeline, drains, and returns a partial result.
+  const std::atomic<bool>* cancel = nullptr;
+  // Called from the pipeline's serial stage at most every `progress_interval_seconds`.
+  std::function<void(const Progress&)> progress;
+  double progress_interval_seconds = 0.2;
+};
+
+// Runs the scan. Fails (kInvalidArgument) only for options ValidateScanOptions refuses; every
+// problem with an input path is recorded in the result (input.errors, input.skipped), never a
+// failure of the scan.
+Result<ScanResult> RunScan(const ScanOptions& options, io::FileSystem* fs,
+                           const ScanControl& control = {});
+
+// Options with every default filled in (compressions, ddt format, threads, RAM).
+ScanOptions ResolveOptions(const ScanOptions& options);
+
+}  // namespace zsim::pipeline
+
+#endif  // ZSIM_ENGINE_PIPELINE_SCAN_H_

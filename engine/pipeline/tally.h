@@ -1,0 +1,55 @@
+// engine/pipeline/tally.h
+//
+// Tally: from the dedup tables and the shapes of files and directories to the SettingResult of
+// every (recordsize, compression): block counts, lsize/psize/asize per reference, the DDT
+// histogram, zdb's ratio line, DDT footprint, metadata, `used` and `pool_alloc`.
+//
+// Thread safety: AddFile/AddDirectory from one thread at a time (the pipeline's serial stage);
+// Finish after the pipeline has drained.
+
+#ifndef ZSIM_ENGINE_PIPELINE_TALLY_H_
+#define ZSIM_ENGINE_PIPELINE_TALLY_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/ddt/dedup_table.h"
+#include "engine/zfs/record_layout.h"
+#include "engine/zfs/write_rules.h"
+#include "zsim/scan_result.h"
+
+namespace zsim::pipeline {
+
+struct DirectoryShape {
+  uint64_t entries = 0;
+  uint64_t name_bytes = 0;
+};
+
+class Tally {
+ public:
+  Tally(const ScanOptions& options, const zfs::WritePolicy& policy, size_t rows);
+  ~Tally();
+
+  // One finished file: its layout per row and, per (row, setting) (row-major), how many of its
+  // L0 blocks are not holes.
+  void AddFile(const std::vector<zfs::RecordLayout>& layouts,
+               const std::vector<std::atomic<uint64_t>>& non_hole);
+  void AddDirectory(const DirectoryShape& dir);
+
+  // The results of row `row` (one per setting, in the options' order). `sparse_holes` counts the
+  // row's records that lie entirely in holes of the files.
+  std::vector<SettingResult> Finish(size_t row, uint64_t block_bytes, const ddt::DedupTable& table,
+                                    uint64_t sparse_holes, const InputSummary& input) const;
+
+ private:
+  const ScanOptions& options_;
+  zfs::WritePolicy policy_;
+  size_t rows_;
+  size_t settings_;
+};
+
+}  // namespace zsim::pipeline
+
+#endif  // ZSIM_ENGINE_PIPELINE_TALLY_H_
