@@ -15,13 +15,18 @@
 
 namespace zsim::codec {
 
+// What ZFS's compress function returns for `block` with budget dst.size(): Compressor::Compress,
+// preceded by the zstd early-abort pre-pass where ZstdEarlyAbortApplies (ZFS's lz4, then
+// zstd-1: if neither fits, nullopt without trying the real level). dst receives the output.
+std::optional<size_t> ZfsCompress(const zfs::WritePolicy& policy, Compression c, ByteView block,
+                                  Compressor& compressor, MutableByteView dst);
+
 // Returns what ZFS stores for `block` (lsize = block.size()) written with `c` under `policy`.
 // `is_all_zero` is the caller's IsAllZero(block) (computed once per block, not per setting).
 // `scratch` must hold at least block.size() bytes; its contents are clobbered.
 // A compressor failure counts as "did not fit" (ZFS does the same).
 zfs::BlockWrite CompressZfsBlock(const zfs::WritePolicy& policy, Compression c, ByteView block,
-                                 bool is_all_zero, Compressor& compressor,
-                                 MutableByteView scratch);
+                                 bool is_all_zero, Compressor& compressor, MutableByteView scratch);
 
 }  // namespace zsim::codec
 

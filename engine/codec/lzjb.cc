@@ -1,0 +1,93 @@
+#include "engine/codec/lzjb.h"
+
+#include <cstring>
+
+namespace zsim::codec {
+namespace {
+
+// ZFS_MODEL.md §3.1: 6-bit length (3..66), 10-bit offset (1..1023).
+constexpr size_t kMatchMin = 3;
+constexpr size_t kMatchMax = 66;
+constexpr size_t kOffsetMask = 1023;
+// Give up when the output reaches d_len - 1 - 2 * 8 at a group start (lzjb.c).
+constexpr int64_t kGroupReserve = 17;
+
+}  // namespace
+
+std::optional<size_t> LzjbCompress(ByteView src, MutableByteView dst, LzjbTable& table) {
+  table.fill(0);
+  const uint8_t* const in = src.data();
+  uint8_t* const out = dst.data();
+  const size_t s_len = src.size();
+  const int64_t give_up_at = static_cast<int64_t>(dst.size()) - kGroupReserve;
+  // Positions past this one are always literals (ZFS: src > s_start + s_len - MATCH_MAX).
+  const int64_t last_match_pos = static_cast<int64_t>(s_len) - static_cast<int64_t>(kMatchMax);
+  size_t sp = 0;
+  size_t dp = 0;
+  while (sp < s_len) {
+    // One copy-map byte, then up to 8 items; the budget test happens only here.
+    if (static_cast<int64_t>(dp) >= give_up_at) return std::nullopt;
+    const size_t copymap = dp;
+    out[dp++] = 0;
+    for (unsigned bit = 0; bit < 8 && sp < s_len; ++bit) {
+      if (static_cast<int64_t>(sp) > last_match_pos) {
+        out[dp++] = in[sp++];
+        continue;
+      }
+      uint32_t h = (static_cast<uint32_t>(in[sp]) << 16) +
+                   (static_cast<uint32_t>(in[sp + 1]) << 8) + in[sp + 2];
+      h += h >> 9;
+      h += h >> 5;
+      uint16_t& slot = table[h & 1023];
+      // ZFS keeps the low 16 bits of the source address; with a 1024-aligned buffer that is the
+      // position, and a fresh slot (0) means "position 0" (ZFS_MODEL.md §3.1).
+      const size_t offset = (sp - slot) & kOffsetMask;
+      slot = static_cast<uint16_t>(sp);
+      const uint8_t* const cur = in + sp;
+      const uint8_t* const cpy = cur - offset;
+      if (offset != 0 && offset <= sp && cur[0] == cpy[0] && cur[1] == cpy[1] && cur[2] == cpy[2]) {
+        out[copymap] |= static_cast<uint8_t>(1u << bit);
+        size_t mlen = kMatchMin;
+        while (mlen < kMatchMax && cur[mlen] == cpy[mlen]) ++mlen;
+        out[dp++] = static_cast<uint8_t>(((mlen - kMatchMin) << 2) | (offset >> 8));
+        out[dp++] = static_cast<uint8_t>(offset);
+        sp += mlen;
+      } else {
+        out[dp++] = in[sp++];
+      }
+    }
+  }
+  return dp;
+}
+
+Status LzjbDecompress(ByteView src, MutableByteView dst) {
+  const size_t s_len = src.size();
+  const size_t d_len = dst.size();
+  size_t sp = 0;
+  size_t dp = 0;
+  unsigned copymap = 0;
+  unsigned copymask = 128;
+  while (dp < d_len) {
+    copymask <<= 1;
+    if (copymask == 256) {
+      if (sp >= s_len) return Status::Corruption("lzjb: input ends before the block is full");
+      copymask = 1;
+      copymap = src[sp++];
+    }
+    if (copymap & copymask) {
+      if (sp + 2 > s_len) return Status::Corruption("lzjb: input ends inside a match");
+      size_t mlen = (src[sp] >> 2) + kMatchMin;
+      const size_t offset = ((static_cast<size_t>(src[sp]) << 8) | src[sp + 1]) & kOffsetMask;
+      sp += 2;
+      if (offset == 0 || offset > dp) return Status::Corruption("lzjb: match before block start");
+      // Overlapping copies are allowed: byte by byte, as ZFS does.
+      for (; mlen > 0 && dp < d_len; --mlen, ++dp) dst[dp] = dst[dp - offset];
+    } else {
+      if (sp >= s_len) return Status::Corruption("lzjb: input ends before the block is full");
+      dst[dp++] = src[sp++];
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace zsim::codec

@@ -1,0 +1,39 @@
+#include "engine/codec/zfs_block.h"
+
+#include <cassert>
+
+namespace zsim::codec {
+
+std::optional<size_t> ZfsCompress(const zfs::WritePolicy& policy, Compression c, ByteView block,
+                                  Compressor& compressor, MutableByteView dst) {
+  // zstd early abort (2.2+, zfs_zstd_compress_buf): ZFS's lz4 first; if its output is not
+  // strictly below the budget, zstd-1; if that fails too, give up without the real level.
+  if (zfs::ZstdEarlyAbortApplies(policy, c, block.size())) {
+    const std::optional<size_t> lz4 =
+        compressor.Compress({CompressionAlgorithm::kLz4, 0}, block, dst);
+    if (!lz4 || *lz4 >= dst.size()) {
+      if (!compressor.Compress({CompressionAlgorithm::kZstd, 1}, block, dst)) return std::nullopt;
+    }
+  }
+  return compressor.Compress(c, block, dst);
+}
+
+zfs::BlockWrite CompressZfsBlock(const zfs::WritePolicy& policy, Compression c, ByteView block,
+                                 bool is_all_zero, Compressor& compressor,
+                                 MutableByteView scratch) {
+  const uint64_t lsize = block.size();
+  // Holes first: ZFS tests for zeros before compressing (ZFS_MODEL.md §1 "Holes").
+  if (is_all_zero && zfs::ZeroBlockIsHole(policy, c)) return {zfs::BlockKind::kHole, 0};
+  if (c.algorithm == CompressionAlgorithm::kOff) return {zfs::BlockKind::kUncompressed, lsize};
+
+  const uint64_t budget = zfs::CompressionBudget(policy, c, lsize);
+  if (budget == 0) return {zfs::BlockKind::kUncompressed, lsize};  // v23: not even tried
+  assert(scratch.size() >= budget);
+  const MutableByteView dst = scratch.first(static_cast<size_t>(budget));
+
+  const std::optional<size_t> c_len = ZfsCompress(policy, c, block, compressor, dst);
+  return zfs::AcceptCompressed(policy, lsize,
+                               c_len ? std::optional<uint64_t>(*c_len) : std::nullopt);
+}
+
+}  // namespace zsim::codec

@@ -1,0 +1,101 @@
+#include "engine/zfs/write_rules.h"
+
+#include <cassert>
+
+namespace zsim::zfs {
+namespace {
+
+uint64_t RoundUp(uint64_t x, uint64_t align) { return (x + align - 1) / align * align; }
+
+// How each release turns (lsize, c) into d_len and psize: ZFS_MODEL.md §2.2, one row per
+// Profile. The sources are module/zfs/zio.c (zio_write_compress, zio_compress_data before 2.3,
+// zio_get_compression_max_size and zio_roundup_alloc_size after) as named per field.
+struct CompressionRule {
+  // v23 (zio_compress_data): d_len = P2ALIGN(lsize - lsize/8, 512), 0 -> not compressed.
+  bool budget_aligned_to_512;
+  // 2.3+ (zio_get_compression_max_size, commit 522f2629c8): d_len -= d_len % gcd_alloc, except
+  // for zle; if then below min_alloc, d_len = BPE_PAYLOAD_SIZE (112).
+  bool budget_aligned_to_gcd;
+  // v23: psize = P2ROUNDUP(c, SPA_MINBLOCKSIZE) and never >= lsize (d_len < lsize).
+  // 2.1: psize = P2ROUNDUP(c, spa_min_alloc), rejected if >= lsize.
+  // 2.2+: zio_roundup_alloc_size: min_alloc if c <= min_alloc, else roundup(c, gcd_alloc),
+  // rejected if >= lsize (GCD from commit d9bb583c25).
+  enum class Rounding : uint8_t { kSector512, kMinAlloc, kMinAllocThenGcd } rounding;
+};
+
+constexpr CompressionRule kRules[] = {
+    /* v23 */ {true, false, CompressionRule::Rounding::kSector512},
+    /* 2.1 */ {false, false, CompressionRule::Rounding::kMinAlloc},
+    /* 2.2 */ {false, false, CompressionRule::Rounding::kMinAllocThenGcd},
+    /* 2.3 */ {false, true, CompressionRule::Rounding::kMinAllocThenGcd},
+    /* 2.4 */ {false, true, CompressionRule::Rounding::kMinAllocThenGcd},
+};
+static_assert(sizeof(kRules) / sizeof(kRules[0]) == 5, "one row per Profile");
+
+const CompressionRule& RuleFor(Profile profile) { return kRules[static_cast<size_t>(profile)]; }
+
+// Embedded block pointers (feature embedded_data, 0.6.4+; zio_write_compress): not in v23, and
+// with dedup=on only from 2.3.3 / 2.4.0 (commit 09f4dd06c3). Level-0 plain file data assumed.
+bool EmbeddingAllowed(const WritePolicy& policy) {
+  const ProfileRules& rules = RulesFor(policy.profile);
+  return rules.has_embedded && (!policy.dedup || rules.embedded_with_dedup);
+}
+
+}  // namespace
+
+bool ZeroBlockIsHole(const WritePolicy& policy, Compression c) {
+  // zio_write_compress / zio_compress_data: an all-zero block with compression on is a hole.
+  if (c.algorithm != CompressionAlgorithm::kOff) return true;
+  // 2.4.0 / 2.3.3: dmu_write_policy switches dedup + compression=off to "empty" (holes too).
+  return policy.dedup && RulesFor(policy.profile).zero_hole_with_dedup_off;
+}
+
+uint64_t CompressionBudget(const WritePolicy& policy, Compression c, uint64_t lsize) {
+  if (c.algorithm == CompressionAlgorithm::kOff) return 0;
+  const CompressionRule& rule = RuleFor(policy.profile);
+  // The 12.5 % rule of every release: output must fit lsize - lsize/8.
+  uint64_t d_len = lsize - lsize / 8;
+  if (rule.budget_aligned_to_512) {
+    return d_len / kMinBlockBytes * kMinBlockBytes;  // 512-byte blocks: 0, never compressed
+  }
+  if (rule.budget_aligned_to_gcd && c.algorithm != CompressionAlgorithm::kZle) {
+    const uint64_t gcd = policy.geometry.gcd_alloc;
+    d_len -= d_len % gcd;
+    if (d_len < policy.geometry.min_alloc) d_len = kEmbeddedPayloadBytes;
+  }
+  return d_len;
+}
+
+BlockWrite AcceptCompressed(const WritePolicy& policy, uint64_t lsize,
+                            std::optional<uint64_t> compressed_bytes) {
+  // Compressor failure or overflow: stored uncompressed (compress=off in the BP, psize = lsize).
+  if (!compressed_bytes || *compressed_bytes >= lsize) return {BlockKind::kUncompressed, lsize};
+  const uint64_t c = *compressed_bytes;
+  assert(c > 0);
+  // Embedded: 0 < c <= BPE_PAYLOAD_SIZE, tested before any rounding (zio_write_compress).
+  if (c <= kEmbeddedPayloadBytes && EmbeddingAllowed(policy)) return {BlockKind::kEmbedded, c};
+  const PoolGeometry& g = policy.geometry;
+  uint64_t rounded = 0;
+  switch (RuleFor(policy.profile).rounding) {
+    case CompressionRule::Rounding::kSector512:
+      rounded = RoundUp(c, kMinBlockBytes);
+      break;
+    case CompressionRule::Rounding::kMinAlloc:
+      rounded = RoundUp(c, g.min_alloc);
+      break;
+    case CompressionRule::Rounding::kMinAllocThenGcd:
+      rounded = c <= g.min_alloc ? g.min_alloc : RoundUp(c, g.gcd_alloc);
+      break;
+  }
+  if (rounded >= lsize) return {BlockKind::kUncompressed, lsize};
+  return {BlockKind::kCompressed, rounded};
+}
+
+bool ZstdEarlyAbortApplies(const WritePolicy& policy, Compression c, uint64_t lsize) {
+  // zfs_zstd_compress_buf (2.2.0+): zstd_earlyabort_pass = 1, zstd_cutoff_level = 3 (the test
+  // is level >= 3, so never zstd-1/2 or zstd-fast), zstd_abort_size = 128K.
+  return RulesFor(policy.profile).zstd_early_abort && c.algorithm == CompressionAlgorithm::kZstd &&
+         c.level >= 3 && lsize >= (128u << 10);
+}
+
+}  // namespace zsim::zfs
