@@ -1,0 +1,278 @@
+// CLI tests: the built zsim binary on temp trees with known content (STYLE.md §6.6).
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/util/run_command.h"
+#include "tests/util/test_util.h"
+
+namespace zsim {
+namespace {
+
+using nlohmann::json;
+using testing::RunZsim;
+
+constexpr uint64_t K = 1024;
+
+// "f<i>" (built without operator+ on a short literal: GCC 12's -Wrestrict misfires on that).
+std::string FileName(int i) {
+  std::string name = "f";
+  name += std::to_string(i);
+  return name;
+}
+
+json ParseJson(const testing::CommandResult& r) {
+  EXPECT_FALSE(r.out.empty()) << r.err;
+  try {
+    return json::parse(r.out);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not JSON: " << e.what() << "\n" << r.out.substr(0, 500);
+    return json::object();
+  }
+}
+
+const json& ResultFor(const json& report, uint64_t recordsize, const std::string& compression) {
+  for (const json& r : report["results"]) {
+    if (r["recordsize"] == recordsize && r["compression"] == compression) return r;
+  }
+  static const json kNone = json::object();
+  ADD_FAILURE() << "no result for " << recordsize << " " << compression;
+  return kNone;
+}
+
+// A tree whose ZFS figures are known by hand (recordsize 128K, ashift 12, profile 2.4):
+//   a     256K random         -> 2 records of 128K
+//   b     copy of a           -> the same 2 records again (refcount 2 each)
+//   c     100K random         -> 1 block of 102400 (a file below recordsize: its size, 512-rounded)
+//   e     1 byte              -> 1 block of 512
+//   empty 0 bytes             -> no block
+class KnownTree : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::vector<uint8_t> a = testing::Xorshift64Bytes(1, 256 * K);
+    tmp_.WriteFile("a", a);
+    tmp_.WriteFile("dir/b", a);
+    tmp_.WriteFile("dir/c", testing::Xorshift64Bytes(2, 100 * K));
+    tmp_.WriteFile("e", {'x'});
+    tmp_.WriteFile("empty", {});
+  }
+  testing::TempDir tmp_;
+};
+
+TEST_F(KnownTree, CompressionOffGivesExactBlocksEntriesAndDedupRatio) {
+  const auto r = RunZsim({"scan", tmp_.path().string(), "--compression", "off,lz4", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = ParseJson(r);
+  EXPECT_EQ(j["input"]["files"], 5);
+  EXPECT_EQ(j["input"]["bytes_logical"], 2 * 256 * K + 100 * K + 1);
+  const json& off = ResultFor(j, 128 * K, "off");
+  EXPECT_EQ(off["blocks"]["data"], 6);  // 2 + 2 + 1 + 1
+  EXPECT_EQ(off["lsize"], 4 * 128 * K + 102400 + 512);
+  EXPECT_EQ(off["psize"], off["lsize"]);
+  EXPECT_EQ(off["dedup"]["entries"]["unique"], 2);     // c, e
+  EXPECT_EQ(off["dedup"]["entries"]["duplicate"], 2);  // a's two records
+  // dsize: 128K records as is; 102400 is 25 sectors of 4K; 512 takes one 4K sector.
+  const uint64_t allocated = 2 * 128 * K + 102400 + 4096;
+  const uint64_t referenced = 4 * 128 * K + 102400 + 4096;
+  EXPECT_EQ(off["dedup"]["histogram"].size(), 2u);
+  EXPECT_EQ(off["dedup"]["histogram"][0]["refcnt"], 1);
+  EXPECT_EQ(off["dedup"]["histogram"][0]["allocated"]["blocks"], 2);
+  EXPECT_EQ(off["dedup"]["histogram"][1]["refcnt"], 2);
+  EXPECT_EQ(off["dedup"]["histogram"][1]["allocated"]["blocks"], 2);
+  EXPECT_EQ(off["dedup"]["histogram"][1]["referenced"]["blocks"], 4);
+  EXPECT_EQ(off["dedup"]["total"]["allocated"]["dsize"], allocated);
+  EXPECT_EQ(off["dedup"]["total"]["referenced"]["dsize"], referenced);
+  EXPECT_DOUBLE_EQ(off["dedup"]["ratio"].get<double>(), (referenced * 100 / allocated) / 100.0);
+  EXPECT_EQ(off["asize"], referenced);
+}
+
+TEST_F(KnownTree, Lz4EmbedsTheOneByteFileAndLeavesItOutOfTheDdt) {
+  const auto r = RunZsim({"scan", tmp_.path().string(), "--compression", "lz4", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = ParseJson(r);
+  const json& lz4 = ResultFor(j, 128 * K, "lz4");
+  EXPECT_EQ(lz4["blocks"]["embedded"], 1);
+  EXPECT_EQ(lz4["blocks"]["data"], 5);  // random data does not compress: stored as is
+  EXPECT_EQ(lz4["dedup"]["entries"]["unique"], 1);
+  EXPECT_EQ(lz4["dedup"]["entries"]["duplicate"], 2);
+  EXPECT_EQ(lz4["psize"], 4 * 128 * K + 102400);  // an embedded block accounts 0 psize
+  EXPECT_GT(lz4["embedded_bytes"].get<uint64_t>(), 0u);
+  EXPECT_LE(lz4["embedded_bytes"].get<uint64_t>(), 112u);
+}
+
+TEST_F(KnownTree, JsonCarriesEveryFieldOfTheContract) {
+  const auto r = RunZsim({"scan", tmp_.path().string(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = ParseJson(r);
+  for (const char* f : {"zsim_version", "partial", "input", "settings", "results"}) {
+    EXPECT_TRUE(j.contains(f)) << f;
+  }
+  for (const char* f : {"paths", "files", "bytes_logical", "bytes_read", "skipped", "errors"}) {
+    EXPECT_TRUE(j["input"].contains(f)) << f;
+  }
+  for (const char* f :
+       {"recordsize", "ashift", "vdev", "copies", "checksum", "ddt_format", "profile"}) {
+    EXPECT_TRUE(j["settings"].contains(f)) << f;
+  }
+  // Default compressions: off, lz4, zstd, gzip-6, lzjb, zle.
+  ASSERT_EQ(j["results"].size(), 6u);
+  for (const json& res : j["results"]) {
+    for (const char* f :
+         {"recordsize", "compression", "blocks", "lsize", "psize", "asize", "embedded_bytes",
+          "compressratio", "exact", "dedup", "used", "pool_alloc"}) {
+      EXPECT_TRUE(res.contains(f)) << f;
+    }
+    for (const char* f : {"ratio", "entries", "histogram", "zdb", "ddt_bytes"}) {
+      EXPECT_TRUE(res["dedup"].contains(f)) << f;
+    }
+    for (const char* f : {"dedup", "compress", "copies", "total"}) {
+      EXPECT_TRUE(res["dedup"]["zdb"].contains(f)) << f;
+    }
+  }
+  EXPECT_EQ(j["partial"], false);
+  EXPECT_EQ(j["settings"]["profile"], "2.4");
+}
+
+TEST(ScanCliTest, HardLinkFifoAndUnreadableFileAreCountedAndTheScanGoesOn) {
+  testing::TempDir tmp;
+  tmp.WriteFile("data", testing::Xorshift64Bytes(3, 64 * K));
+  tmp.WriteFile("secret", testing::Xorshift64Bytes(4, 8 * K));
+  ASSERT_EQ(::link((tmp.path() / "data").c_str(), (tmp.path() / "data-link").c_str()), 0);
+  ASSERT_EQ(::mkfifo((tmp.path() / "pipe").c_str(), 0644), 0);
+  ASSERT_EQ(::chmod((tmp.path() / "secret").c_str(), 0), 0);
+  ASSERT_EQ(::chmod(tmp.path().c_str(), 0755), 0);
+  std::vector<std::string> argv = {"scan", tmp.path().string(), "--compression", "off", "--json"};
+  testing::CommandResult r;
+  if (::geteuid() == 0) {
+    // root reads anything: run as nobody so that mode 000 really means unreadable.
+    std::vector<std::string> as_nobody = {"setpriv", "--reuid=65534", "--regid=65534",
+                                          "--clear-groups", ZSIM_BINARY};
+    as_nobody.insert(as_nobody.end(), argv.begin(), argv.end());
+    r = testing::RunCommand(as_nobody);
+  } else {
+    r = RunZsim(argv);
+  }
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const json j = ParseJson(r);
+  EXPECT_EQ(j["input"]["files"], 2);  // data and secret (listed, then unreadable)
+  EXPECT_EQ(j["input"]["skipped"]["hard_link"], 1);
+  EXPECT_EQ(j["input"]["skipped"]["fifo"], 1);
+  ASSERT_EQ(j["input"]["errors"].size(), 1u);
+  EXPECT_EQ(j["input"]["errors"][0]["path"], (tmp.path() / "secret").string());
+  EXPECT_NE(j["input"]["errors"][0]["error"].get<std::string>().find("permission_denied"),
+            std::string::npos);
+  // The readable file is modelled in full: 64K below recordsize -> one 64K block.
+  EXPECT_EQ(ResultFor(j, 128 * K, "off")["lsize"], 64 * K);
+  EXPECT_NE(r.err.find("secret"), std::string::npos);  // and the user is told on stderr
+}
+
+TEST(ScanCliTest, SparseFileHolesAreNeitherReadNorAllocated) {
+  testing::TempDir tmp;
+  const auto path = tmp.path() / "sparse.img";
+  {
+    std::ofstream f(path, std::ios::binary);
+    const std::vector<uint8_t> data = testing::Xorshift64Bytes(5, 1024 * K);
+    f.seekp(4 * 1024 * K);
+    f.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+  }
+  ASSERT_EQ(::truncate(path.c_str(), 16 * 1024 * K), 0);
+  const auto r = RunZsim({"scan", path.string(), "--compression", "off", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = ParseJson(r);
+  EXPECT_EQ(j["input"]["bytes_logical"], 16 * 1024 * K);
+  EXPECT_LE(j["input"]["bytes_read"].get<uint64_t>(), 1024 * K + 64 * K);  // data only (+fs slack)
+  const json& off = ResultFor(j, 128 * K, "off");
+  EXPECT_EQ(off["blocks"]["data"], 8);     // 1M of data = 8 records
+  EXPECT_EQ(off["blocks"]["holes"], 120);  // the other 15M
+  EXPECT_EQ(off["lsize"], 1024 * K);
+}
+
+TEST(ScanCliTest, BadArgumentsAreRefusedWithWhatWouldBeRight) {
+  testing::TempDir tmp;
+  const std::string p = tmp.path().string();
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  } cases[] = {
+      {{"scan", p, "--recordsize", "3k"}, "power of two"},
+      {{"scan", p, "--recordsize", "256k", "--profile", "v23"}, "128 KiB"},
+      {{"scan", p, "--recordsize", "12q"}, "suffix"},
+      {{"scan", p, "--compression", "lz5"}, "lz4"},
+      {{"scan", p, "--compression", "lz4", "--profile", "v23"}, "v23"},
+      {{"scan", p, "--profile", "3.0"}, "v23, 2.1, 2.2, 2.3 or 2.4"},
+      {{"scan", p, "--ashift", "20"}, "9 to 16"},
+      {{"scan", p, "--copies", "4"}, "1, 2 or 3"},
+      {{"scan", p, "--vdev", "raidz9:3"}, "raidz"},
+      {{"scan", p, "--checksum", "md5"}, "xxh128 or sha256"},
+      {{"scan"}, "PATH"},
+      {{"scan", p, "--no-such-option"}, "--no-such-option"},
+  };
+  for (const Case& c : cases) {
+    const auto r = RunZsim(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args.back();
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args.back() << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
+TEST(ScanCliTest, SameJsonWhateverTheThreadCount) {
+  testing::TempDir tmp;
+  for (int i = 0; i < 12; ++i) {
+    tmp.WriteFile(FileName(i),
+                  testing::GenerateBlock(50 * K * static_cast<size_t>(i + 1), 0.6, i % 4));
+  }
+  std::string first;
+  for (const char* threads : {"1", "2", "4", "3"}) {
+    const auto r = RunZsim(
+        {"scan", tmp.path().string(), "--json", "--threads", threads, "--recordsize", "16k,128k"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json j = ParseJson(r);
+    j.erase("seconds");
+    j["settings"].erase("threads");
+    if (first.empty()) {
+      first = j.dump();
+    } else {
+      EXPECT_EQ(j.dump(), first) << "threads " << threads;
+    }
+  }
+}
+
+TEST(ScanCliTest, SeveralRecordsizesInOnePassEqualSeparatePasses) {
+  testing::TempDir tmp;
+  for (int i = 0; i < 6; ++i) {
+    tmp.WriteFile(FileName(i), testing::GenerateBlock(300 * K + 77 * i, 0.5, i % 3));
+  }
+  const auto both = RunZsim({"scan", tmp.path().string(), "--json", "--recordsize", "16k,128k",
+                             "--compression", "lz4,gzip-6"});
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  const json jb = ParseJson(both);
+  for (uint64_t rs : {16 * K, 128 * K}) {
+    const auto one = RunZsim({"scan", tmp.path().string(), "--json", "--recordsize",
+                              std::to_string(rs), "--compression", "lz4,gzip-6"});
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    const json jo = ParseJson(one);
+    for (const char* c : {"lz4", "gzip-6"}) {
+      EXPECT_EQ(ResultFor(jb, rs, c).dump(), ResultFor(jo, rs, c).dump()) << rs << " " << c;
+    }
+  }
+}
+
+TEST(ScanCliTest, HelpAndVersion) {
+  const auto help = RunZsim({"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("scan"), std::string::npos);
+  const auto scan_help = RunZsim({"scan", "--help"});
+  EXPECT_EQ(scan_help.exit_code, 0);
+  EXPECT_NE(scan_help.out.find("--recordsize"), std::string::npos);
+  EXPECT_NE(scan_help.out.find("Examples"), std::string::npos);
+  const auto version = RunZsim({"--version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_NE(version.out.find("zsim "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace zsim
