@@ -1,0 +1,85 @@
+#include "engine/zfs/ddt_stats.h"
+
+#include <bit>
+#include <cassert>
+
+namespace zsim::zfs {
+
+int DdtBucket(uint64_t refcount) {
+  assert(refcount >= 1);
+  return std::bit_width(refcount) - 1;
+}
+
+double RatioPercentFloor(uint64_t a, uint64_t b) {
+  if (b == 0) return 1.0;
+  // a * 100 in 128 bits: ref_dsize of a large pool times 100 can pass 2^64.
+  const unsigned __int128 percent = static_cast<unsigned __int128>(a) * 100 / b;
+  return static_cast<double>(static_cast<uint64_t>(percent)) / 100.0;
+}
+
+void DdtStatsBuilder::AddEntry(uint64_t refcount, uint64_t lsize, uint64_t psize, uint64_t dsize) {
+  AddEntries(1, refcount, lsize, psize, dsize);
+}
+
+void DdtStatsBuilder::AddEntries(uint64_t count, uint64_t refcount, uint64_t lsize, uint64_t psize,
+                                 uint64_t dsize) {
+  if (count == 0) return;
+  const int b = DdtBucket(refcount);
+  DdtStat& a = allocated_[b];
+  a.blocks += count;
+  a.lsize += count * lsize;
+  a.psize += count * psize;
+  a.dsize += count * dsize;
+  DdtStat& r = referenced_[b];
+  r.blocks += count * refcount;
+  r.lsize += count * refcount * lsize;
+  r.psize += count * refcount * psize;
+  r.dsize += count * refcount * dsize;
+  (refcount == 1 ? unique_entries_ : duplicate_entries_) += count;
+}
+
+void DdtStatsBuilder::Merge(const DdtStatsBuilder& other) {
+  for (int b = 0; b < kBuckets; ++b) {
+    allocated_[b] += other.allocated_[b];
+    referenced_[b] += other.referenced_[b];
+  }
+  unique_entries_ += other.unique_entries_;
+  duplicate_entries_ += other.duplicate_entries_;
+}
+
+DdtHistogramRow DdtStatsBuilder::Total() const {
+  DdtHistogramRow total;
+  total.refcnt = 0;
+  for (int b = 0; b < kBuckets; ++b) {
+    total.allocated += allocated_[b];
+    total.referenced += referenced_[b];
+  }
+  return total;
+}
+
+DedupResult DdtStatsBuilder::Result() const {
+  DedupResult r;
+  for (int b = 0; b < kBuckets; ++b) {
+    if (allocated_[b].blocks == 0) continue;  // zdb skips empty buckets
+    DdtHistogramRow row;
+    row.refcnt = uint64_t{1} << b;
+    row.allocated = allocated_[b];
+    row.referenced = referenced_[b];
+    r.histogram.push_back(row);
+  }
+  r.total = Total();
+  r.unique_entries = unique_entries_;
+  r.duplicate_entries = duplicate_entries_;
+  const DdtStat& a = r.total.allocated;
+  const DdtStat& ref = r.total.referenced;
+  r.ratio = RatioPercentFloor(ref.dsize, a.dsize);
+  if (a.blocks != 0 && a.dsize != 0 && ref.psize != 0) {
+    r.zdb_dedup = static_cast<double>(ref.dsize) / static_cast<double>(a.dsize);
+    r.zdb_compress = static_cast<double>(ref.lsize) / static_cast<double>(ref.psize);
+    r.zdb_copies = static_cast<double>(ref.dsize) / static_cast<double>(ref.psize);
+    r.zdb_total = r.zdb_dedup * r.zdb_compress / r.zdb_copies;
+  }
+  return r;
+}
+
+}  // namespace zsim::zfs
