@@ -146,7 +146,8 @@ bool Scan::NextChunk(Chunk* out) {
     switch (item->kind) {
       case walk::WalkItem::Kind::kDirectory:
         ++input_.directories;
-        directories_.push_back(DirectoryShape{item->dir_entries, item->dir_name_bytes});
+        directories_.push_back(
+            DirectoryShape{item->dir_entries, item->dir_name_bytes, item->dir_longest_name});
         continue;
       case walk::WalkItem::Kind::kSkipped:
         ++input_.skipped[std::string(walk::SkipReasonName(item->skip_reason))];

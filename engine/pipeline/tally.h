@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "engine/ddt/dedup_table.h"
+#include "engine/zfs/metadata.h"
 #include "engine/zfs/record_layout.h"
 #include "engine/zfs/write_rules.h"
 #include "zsim/scan_result.h"
@@ -25,6 +26,7 @@ namespace zsim::pipeline {
 struct DirectoryShape {
   uint64_t entries = 0;
   uint64_t name_bytes = 0;
+  uint64_t longest_name = 0;
 };
 
 class Tally {
@@ -48,6 +50,8 @@ class Tally {
   zfs::WritePolicy policy_;
   size_t rows_;
   size_t settings_;
+  // One metadata model per (row, setting), row-major.
+  std::vector<zfs::MetadataTally> metadata_;
 };
 
 }  // namespace zsim::pipeline

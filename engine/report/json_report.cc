@@ -13,6 +13,14 @@ json Stat(const DdtStat& s) {
 
 const char* FormatName(DdtFormat f) { return f == DdtFormat::kFast ? "fast" : "legacy"; }
 
+json ClassFootprint(const DdtClassFootprint& c) {
+  return json{{"entries", c.entries},
+              {"in_core", c.in_core_bytes},
+              {"on_disk", c.on_disk_bytes},
+              {"in_core_per_entry", c.in_core_per_entry},
+              {"on_disk_per_entry", c.on_disk_per_entry}};
+}
+
 json Footprint(const DdtFootprint& f) {
   return json{{"format", FormatName(f.format)},
               {"leaf_bytes", f.leaf_bytes},
@@ -22,7 +30,10 @@ json Footprint(const DdtFootprint& f) {
               {"on_disk_per_entry", f.on_disk_per_entry},
               {"log_bytes", f.log_bytes},
               {"l2arc_header_bytes", f.l2arc_header_bytes},
-              {"rule_of_thumb_320", f.rule_of_thumb_320}};
+              {"rule_of_thumb_320", f.rule_of_thumb_320},
+              {"asize", f.asize_bytes},
+              {"unique", ClassFootprint(f.unique)},
+              {"duplicate", ClassFootprint(f.duplicate)}};
 }
 
 json Setting(const SettingResult& s, DdtFormat chosen) {
@@ -39,6 +50,13 @@ json Setting(const SettingResult& s, DdtFormat chosen) {
     footprints.push_back(Footprint(f));
     if (f.format == chosen) {
       ddt_bytes = {{"in_core", f.in_core_bytes}, {"on_disk", f.on_disk_bytes}};
+      // zdb's per-object lines (v23 .. 2.2 print per-entry averages per class).
+      per_entry = {
+          {"unique",
+           {{"in_core", f.unique.in_core_per_entry}, {"on_disk", f.unique.on_disk_per_entry}}},
+          {"duplicate",
+           {{"in_core", f.duplicate.in_core_per_entry},
+            {"on_disk", f.duplicate.on_disk_per_entry}}}};
     }
   }
   json out = {
@@ -65,6 +83,7 @@ json Setting(const SettingResult& s, DdtFormat chosen) {
           {"copies", s.dedup.zdb_copies},
           {"total", s.dedup.zdb_total}}},
         {"ddt_bytes", ddt_bytes},
+        {"ddt_per_entry", per_entry},
         {"ddt_formats", footprints}}},
       {"used", s.used},
       {"pool_alloc", s.pool_alloc},

@@ -62,10 +62,21 @@ std::string ToText(const ScanResult& r) {
   if (f != nullptr) {
     out += fmt::format("\nDDT with recordsize {}, compression {} (as zdb -DD prints it):\n",
                        zfs::NiceBytes(f->recordsize), CompressionName(f->compression));
-    out += fmt::format("DDT entries: {} unique, {} duplicate\n", f->dedup.unique_entries,
+    out += fmt::format("DDT entries: {} unique, {} duplicate\n\n", f->dedup.unique_entries,
                        f->dedup.duplicate_entries);
-    out += zfs::ZdbHistogramTable(f->dedup.histogram, f->dedup.total, o.profile);
-    out += fmt::format("\n{}\n", zfs::ZdbRatioLine(f->dedup.total));
+    // The DDT objects zdb would list, sized with the table format in force.
+    std::vector<zfs::ZdbDdtObject> objects;
+    const DdtFormat chosen = o.ddt_format.value_or(DdtFormat::kLegacy);
+    for (const DdtFootprint& fp : f->dedup.footprints) {
+      if (fp.format != chosen) continue;
+      for (const bool dup : {true, false}) {
+        const DdtClassFootprint& c = dup ? fp.duplicate : fp.unique;
+        if (c.entries == 0) continue;
+        objects.push_back(zfs::ZdbDdtObject{zfs::DdtObjectName("sha256", dup), c.entries,
+                                            c.on_disk_bytes, c.in_core_bytes});
+      }
+    }
+    out += zfs::ZdbDedupText(f->dedup, objects, o.profile);
     for (const DdtFootprint& fp : f->dedup.footprints) {
       out += fmt::format("DDT size ({} format): {} in core, {} on disk\n",
                          fp.format == DdtFormat::kFast ? "fast" : "legacy",

@@ -2,6 +2,8 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
+
 namespace zsim::walk {
 
 std::string_view SkipReasonName(SkipReason reason) {
@@ -116,7 +118,10 @@ WalkItem Walker::Classify(std::string path, const io::FileInfo& info, bool is_ro
       item.path = path;
       item.info = info;
       item.dir_entries = entries->size();
-      for (const io::DirEntry& e : *entries) item.dir_name_bytes += e.name.size();
+      for (const io::DirEntry& e : *entries) {
+        item.dir_name_bytes += e.name.size();
+        item.dir_longest_name = std::max<uint64_t>(item.dir_longest_name, e.name.size());
+      }
       stack_.push_back(Frame{std::move(path), info.dev, info.ino, std::move(*entries), 0});
       return item;
     }

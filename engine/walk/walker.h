@@ -51,11 +51,12 @@ struct WalkItem {
   enum class Kind : uint8_t { kFile, kZvol, kDirectory, kSkipped, kError };
   Kind kind = Kind::kFile;
   std::string path;
-  io::FileInfo info;            // kFile, kZvol, kDirectory
-  SkipReason skip_reason{};     // kSkipped
-  Status error;                 // kError
-  uint64_t dir_entries = 0;     // kDirectory: entries listed
-  uint64_t dir_name_bytes = 0;  // kDirectory: sum of entry name lengths
+  io::FileInfo info;              // kFile, kZvol, kDirectory
+  SkipReason skip_reason{};       // kSkipped
+  Status error;                   // kError
+  uint64_t dir_entries = 0;       // kDirectory: entries listed
+  uint64_t dir_name_bytes = 0;    // kDirectory: sum of entry name lengths
+  uint64_t dir_longest_name = 0;  // kDirectory: longest entry name
 };
 
 class Walker {

@@ -46,6 +46,15 @@ struct DdtHistogramRow {
   friend bool operator==(const DdtHistogramRow&, const DdtHistogramRow&) = default;
 };
 
+// One DDT class object (DDT-<checksum>-zap-unique / -duplicate) as zdb describes it.
+struct DdtClassFootprint {
+  uint64_t entries = 0;
+  uint64_t in_core_bytes = 0;      // mspace
+  uint64_t on_disk_bytes = 0;      // dspace
+  uint64_t in_core_per_entry = 0;  // what zdb <= 2.2 prints: "size X on disk, Y in core"
+  uint64_t on_disk_per_entry = 0;
+};
+
 // DDT size for one table format (ZFS_MODEL.md §6).
 struct DdtFootprint {
   DdtFormat format = DdtFormat::kLegacy;
@@ -57,6 +66,9 @@ struct DdtFootprint {
   uint64_t log_bytes = 0;           // fast dedup: the in-memory DDT log bound (0 for legacy)
   uint64_t l2arc_header_bytes = 0;  // RAM for L2ARC headers if the whole DDT lives in L2ARC
   uint64_t rule_of_thumb_320 = 0;   // 320 B x entries (Oracle rule of thumb), for comparison
+  uint64_t asize_bytes = 0;         // what the DDT adds to `zpool list` ALLOC
+  DdtClassFootprint unique;
+  DdtClassFootprint duplicate;
 };
 
 struct DedupResult {
