@@ -126,9 +126,12 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       if (f.format == chosen) ddt_asize = f.asize_bytes;
     }
     s.metadata_bytes = meta.DatasetMetadataDsize();
-    // compressratio counts every block the dataset references, metadata included.
+    // compressratio = ds_uncompressed_bytes / ds_compressed_bytes over every block born in the
+    // dataset; a metadata block (indirect, dnode, ZAP) adds BP_GET_UCSIZE = its psize to both
+    // sides (include/sys/spa.h BP_GET_UCSIZE; dsl_dataset_block_born), so it dilutes the ratio
+    // but never inflates it.
     s.compressratio =
-        zfs::RatioPercentFloor(s.lsize + meta.MetadataLsize(), s.psize + meta.MetadataPsize());
+        zfs::RatioPercentFloor(s.lsize + meta.MetadataPsize(), s.psize + meta.MetadataPsize());
     s.used = ref_dsize[c] + s.metadata_bytes;
     s.pool_alloc = zfs::PoolAllocated(ctx, dedup_asize[c], meta.DatasetMetadataAsize(), ddt_asize);
   }
