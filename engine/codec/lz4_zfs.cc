@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace zsim::codec {
 namespace {
@@ -18,7 +19,7 @@ constexpr size_t kMaxDistance = 65535;         // (1 << MAXD_LOG) - 1, large var
 constexpr size_t k64kLimit = (1u << 16) + 11;  // LZ4_64KLIMIT: below it, the 64K variant
 constexpr uint32_t kSkipStrength = 6;          // NOTCOMPRESSIBLE_CONFIRMATION
 constexpr uint32_t kFirstAttempt = (1u << kSkipStrength) + 3;  // 67 (liblz4 1.9 starts at 64)
-constexpr size_t kTableEntries = 8192;                         // 16 KiB of table in ZFS either way
+constexpr size_t kTableBytes = 16384;                          // struct refTables, both variants
 constexpr uint32_t kRunMask = 15;
 constexpr uint32_t kMlMask = 15;
 
@@ -76,7 +77,11 @@ inline uint8_t* WriteLength(uint8_t* op, size_t len) {
 // 0 when an output check fails (ZFS's failure value).
 template <bool kSmall>
 size_t CompressR85(const uint8_t* const in, const size_t isize, uint8_t* const dst,
-                   const size_t osize, uint32_t* const table, const uint32_t tbase) {
+                   const size_t osize, void* const table_memory) {
+  // ZFS's table: 16 KiB, zeroed per call, 8192 16-bit positions or 4096 32-bit ones.
+  using Entry = std::conditional_t<kSmall, uint16_t, uint32_t>;
+  Entry* const table = static_cast<Entry*>(table_memory);
+  std::memset(table, 0, kTableBytes);
   const uint8_t* ip = in;
   const uint8_t* anchor = in;
   const uint8_t* const iend = in + isize;
@@ -85,13 +90,8 @@ size_t CompressR85(const uint8_t* const in, const size_t isize, uint8_t* const d
 
   // Room checks are written as ZFS's pointer tests, in sizes to stay defined near the ends.
   auto room = [&](const uint8_t* o) { return static_cast<size_t>(oend - o); };
-  auto lookup = [&](uint32_t h) -> const uint8_t* {
-    const uint32_t v = table[h];
-    return in + (v >= tbase ? v - tbase : 0);  // stale entry = zeroed slot = position 0
-  };
-  auto store = [&](uint32_t h, const uint8_t* p) {
-    table[h] = tbase + static_cast<uint32_t>(p - in);
-  };
+  auto lookup = [&](uint32_t h) -> const uint8_t* { return in + table[h]; };
+  auto store = [&](uint32_t h, const uint8_t* p) { table[h] = static_cast<Entry>(p - in); };
 
   if (isize >= kMinLength) {
     const uint8_t* const mflimit = iend - kMfLimit;
@@ -114,8 +114,8 @@ size_t CompressR85(const uint8_t* const in, const size_t isize, uint8_t* const d
         forward_h = Hash<kSmall>(forward_ip);
         ref = lookup(h);
         store(h, ip);
-      } while ((!kSmall && static_cast<size_t>(ip - ref) > kMaxDistance) ||
-               Read32(ref) != Read32(ip));
+      } while (__builtin_expect(Read32(ref) != Read32(ip), 1) ||
+               (!kSmall && static_cast<size_t>(ip - ref) > kMaxDistance));
 
       // Catch up backwards over equal bytes.
       while (ip > anchor && ref > in && ip[-1] == ref[-1]) {
@@ -196,21 +196,16 @@ last_literals:
 
 }  // namespace
 
-Lz4ZfsCompressor::Lz4ZfsCompressor() : table_(new uint32_t[kTableEntries]()) {}
+Lz4ZfsCompressor::Lz4ZfsCompressor() : table_(new uint32_t[kTableBytes / sizeof(uint32_t)]()) {}
 
 std::optional<size_t> Lz4ZfsCompressor::Compress(ByteView src, MutableByteView dst) {
   if (dst.size() < kLz4HeaderBytes) return std::nullopt;  // ZFS asserts d_len >= 4
   const size_t isize = src.size();
   const size_t osize = dst.size() - kLz4HeaderBytes;
-  if (static_cast<uint64_t>(base_) + isize + 1 > std::numeric_limits<uint32_t>::max()) {
-    std::memset(table_.get(), 0, kTableEntries * sizeof(uint32_t));
-    base_ = 0;
-  }
   uint8_t* const block = dst.data() + kLz4HeaderBytes;
   const size_t n = isize < k64kLimit
-                       ? CompressR85<true>(src.data(), isize, block, osize, table_.get(), base_)
-                       : CompressR85<false>(src.data(), isize, block, osize, table_.get(), base_);
-  base_ += static_cast<uint32_t>(isize + 1);
+                       ? CompressR85<true>(src.data(), isize, block, osize, table_.get())
+                       : CompressR85<false>(src.data(), isize, block, osize, table_.get());
   if (n == 0) return std::nullopt;
   dst[0] = static_cast<uint8_t>(n >> 24);
   dst[1] = static_cast<uint8_t>(n >> 16);

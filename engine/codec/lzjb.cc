@@ -14,6 +14,58 @@ constexpr int64_t kGroupReserve = 17;
 
 }  // namespace
 
+namespace {
+
+inline uint32_t Load32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+inline uint64_t Load64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+// One item at position sp, which has at least kMatchMax bytes after it: a match (2 output
+// bytes, bit set in the copy map) or a literal. Returns the new position.
+inline size_t EncodeItem(const uint8_t* in, size_t sp, uint8_t* out, size_t& dp, uint8_t& map_byte,
+                         unsigned bit, LzjbTable& table) {
+  const uint8_t* const cur = in + sp;
+  const uint32_t word = Load32(cur);  // little-endian host: byte 0 in the low bits
+  uint32_t h = ((word & 0xFF) << 16) | (word & 0xFF00) | ((word >> 16) & 0xFF);
+  h += h >> 9;
+  h += h >> 5;
+  uint16_t& slot = table[h & 1023];
+  // ZFS keeps the low 16 bits of the source address; with a 1024-aligned buffer that is the
+  // position, and a fresh slot (0) means "position 0" (ZFS_MODEL.md §3.1).
+  const size_t offset = (sp - slot) & kOffsetMask;
+  slot = static_cast<uint16_t>(sp);
+  const uint8_t* const cpy = cur - offset;
+  if (offset == 0 || offset > sp || ((Load32(cpy) ^ word) & 0xFFFFFF) != 0) {
+    out[dp++] = *cur;
+    return sp + 1;
+  }
+  map_byte |= static_cast<uint8_t>(1u << bit);
+  // Extend 8 bytes at a time from byte 2 (known equal): reads stay below cur + kMatchMax.
+  size_t mlen = 2;
+  while (mlen + 8 <= kMatchMax) {
+    const uint64_t diff = Load64(cur + mlen) ^ Load64(cpy + mlen);
+    if (diff != 0) {
+      mlen += static_cast<size_t>(__builtin_ctzll(diff)) >> 3;
+      goto done;
+    }
+    mlen += 8;
+  }
+  while (mlen < kMatchMax && cur[mlen] == cpy[mlen]) ++mlen;
+done:
+  out[dp++] = static_cast<uint8_t>(((mlen - kMatchMin) << 2) | (offset >> 8));
+  out[dp++] = static_cast<uint8_t>(offset);
+  return sp + mlen;
+}
+
+}  // namespace
+
 std::optional<size_t> LzjbCompress(ByteView src, MutableByteView dst, LzjbTable& table) {
   table.fill(0);
   const uint8_t* const in = src.data();
@@ -29,33 +81,20 @@ std::optional<size_t> LzjbCompress(ByteView src, MutableByteView dst, LzjbTable&
     if (static_cast<int64_t>(dp) >= give_up_at) return std::nullopt;
     const size_t copymap = dp;
     out[dp++] = 0;
-    for (unsigned bit = 0; bit < 8 && sp < s_len; ++bit) {
-      if (static_cast<int64_t>(sp) > last_match_pos) {
-        out[dp++] = in[sp++];
-        continue;
-      }
-      uint32_t h = (static_cast<uint32_t>(in[sp]) << 16) +
-                   (static_cast<uint32_t>(in[sp + 1]) << 8) + in[sp + 2];
-      h += h >> 9;
-      h += h >> 5;
-      uint16_t& slot = table[h & 1023];
-      // ZFS keeps the low 16 bits of the source address; with a 1024-aligned buffer that is the
-      // position, and a fresh slot (0) means "position 0" (ZFS_MODEL.md §3.1).
-      const size_t offset = (sp - slot) & kOffsetMask;
-      slot = static_cast<uint16_t>(sp);
-      const uint8_t* const cur = in + sp;
-      const uint8_t* const cpy = cur - offset;
-      if (offset != 0 && offset <= sp && cur[0] == cpy[0] && cur[1] == cpy[1] && cur[2] == cpy[2]) {
-        out[copymap] |= static_cast<uint8_t>(1u << bit);
-        size_t mlen = kMatchMin;
-        while (mlen < kMatchMax && cur[mlen] == cpy[mlen]) ++mlen;
-        out[dp++] = static_cast<uint8_t>(((mlen - kMatchMin) << 2) | (offset >> 8));
-        out[dp++] = static_cast<uint8_t>(offset);
-        sp += mlen;
-      } else {
-        out[dp++] = in[sp++];
+    uint8_t map_byte = 0;
+    if (static_cast<int64_t>(sp + 7 * kMatchMax) <= last_match_pos) {
+      // All 8 items start in the match region (each advances at most kMatchMax).
+      for (unsigned bit = 0; bit < 8; ++bit) sp = EncodeItem(in, sp, out, dp, map_byte, bit, table);
+    } else {
+      for (unsigned bit = 0; bit < 8 && sp < s_len; ++bit) {
+        if (static_cast<int64_t>(sp) > last_match_pos) {
+          out[dp++] = in[sp++];
+        } else {
+          sp = EncodeItem(in, sp, out, dp, map_byte, bit, table);
+        }
       }
     }
+    out[copymap] = map_byte;
   }
   return dp;
 }
