@@ -121,11 +121,44 @@ struct InputSummary {
   std::vector<PathError> errors;
 };
 
+// Where the space goes, by top-level directory and by file type, for the featured setting (the
+// first compressing setting of the first recordsize).
+struct BreakdownRow {
+  std::string name;  // directory path as given + up to 2 levels below, or ".ext" / "(none)"
+  uint64_t files = 0;
+  uint64_t bytes = 0;            // logical bytes of the files (st_size)
+  uint64_t lsize = 0;            // as the featured setting lays them out
+  uint64_t psize = 0;            // after compression
+  uint64_t duplicate_bytes = 0;  // lsize of references dedup would remove (estimated, see below)
+};
+
+struct Breakdowns {
+  uint64_t recordsize = 0;
+  Compression compression;
+  // Sorted by duplicate_bytes, then lsize, descending; at most 50 rows each.
+  std::vector<BreakdownRow> directories;
+  std::vector<BreakdownRow> extensions;
+  // duplicate_bytes is estimated from the fingerprints whose hash falls in 1/sample_modulus of
+  // the key space: a block with refcount r lends (r - 1) / r of its lsize to each referencing row.
+  uint64_t sample_modulus = 1;
+};
+
+// Dedup that needs no DDT: whole-file duplicates (block cloning / hard links would get them) and
+// all-zero blocks (holes with compression on).
+struct DedupSources {
+  uint64_t duplicate_files = 0;       // files whose whole content another file also has
+  uint64_t duplicate_file_bytes = 0;  // their lsize beyond the first copy
+  uint64_t zero_blocks = 0;           // all-zero data blocks (featured recordsize)
+  uint64_t zero_block_bytes = 0;
+};
+
 struct ScanResult {
   bool partial = false;
   InputSummary input;
   ScanOptions options;  // as resolved (defaults filled in)
   std::vector<SettingResult> results;
+  Breakdowns breakdown;
+  DedupSources dedup_sources;
   double seconds = 0;  // wall time of the scan
 };
 
