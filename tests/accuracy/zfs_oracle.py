@@ -1,0 +1,632 @@
+#!/usr/bin/env python3
+"""Real ZFS (Debian's zfs-fuse, pool version 23) as the oracle of zsim's `--profile v23`.
+
+Library of the accuracy suite (tests/accuracy/run_accuracy.py), standard library only:
+  Daemon        finds a running zfs-fuse daemon or starts one (and later stops only that one)
+  copy_tree     copies a tree the way the suite models it: holes kept, data written byte for byte,
+                hard links kept (see COPY_MODEL below)
+  measure       one pool per setting: create on a file, dataset with the properties under test,
+                copy, settle, read `zfs get`, `zpool list`, export, read `zdb -DD`, `zdb -DDDDD`
+                (exact histogram) and `zdb -b` (exact allocated bytes), destroy, always
+  parse_*       the parsers of those outputs (pure functions of text, unit-tested by
+                test_zfs_oracle.py)
+
+Command line (used by ctest's fixtures, see CMakeLists.txt):
+  zfs_oracle.py daemon-start STATEFILE   ensure a daemon runs; record in STATEFILE whether we started it
+  zfs_oracle.py daemon-stop STATEFILE    stop the daemon only if STATEFILE says we started it
+  zfs_oracle.py measure SRC --recordsize 128k --compression lzjb --ashift 12 [--workdir DIR]
+                                         one measurement, printed as JSON (for debugging)
+Exit code 77 means "skipped": /dev/fuse is absent, so zfs-fuse cannot run here.
+"""
+import argparse
+import errno
+import json
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+ZFS_FUSE = "/sbin/zfs-fuse"
+POOL_PREFIX = "zacc"
+
+# How the suite writes a tree into ZFS, and therefore what zsim must model. Every data extent of
+# the source (SEEK_DATA/SEEK_HOLE) is written with its exact bytes, zeros included; every hole of
+# the source stays a hole. So a record that holds any source data is written (with compression=off
+# an all-zero record is then stored and deduplicated, with compression on it becomes a hole), a
+# record lying entirely in source holes is never written. This is zsim's read model exactly, and
+# unlike `cp --sparse=auto` (which, on a source it finds sparse, also drops zero runs inside data)
+# or `cp --sparse=always` (which drops zero runs in chunks of the destination's st_blksize, aligned
+# to the source's extents, not to records), it depends only on the source's extents and bytes.
+COPY_MODEL = "extents"
+
+
+class OracleError(Exception):
+    """A step against real ZFS failed (command, parse or settle)."""
+
+
+def log(msg):
+    sys.stderr.write("zfs_oracle: %s\n" % msg)
+    sys.stderr.flush()
+
+
+def run(cmd, check=True, timeout=600):
+    """Runs cmd (a list), returns its stdout; raises OracleError with stderr when check fails."""
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       errors="replace", timeout=timeout)
+    if check and p.returncode != 0:
+        raise OracleError("%s: exit %d: %s" % (" ".join(cmd), p.returncode,
+                                               (p.stderr or p.stdout).strip()[-2000:]))
+    return p.stdout if check else p
+
+
+# ----------------------------------------------------------------------------------------------
+# The daemon
+
+def fuse_available():
+    return os.path.exists("/dev/fuse")
+
+
+def running_daemons():
+    """Pids of processes whose command name is zfs-fuse."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/comm" % d) as f:
+                if f.read().strip() == "zfs-fuse":
+                    pids.append(int(d))
+        except OSError:
+            pass
+    return pids
+
+
+def zpool_answers():
+    try:
+        return run(["zpool", "list", "-H"], check=False, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+class Daemon:
+    """Uses the zfs-fuse daemon that runs, or starts one; stop() ends only the one it started."""
+
+    def __init__(self):
+        self.pid = None  # set only when we started it
+
+    def ensure(self):
+        if not fuse_available():
+            raise SkipTest("/dev/fuse is absent: zfs-fuse cannot run on this machine")
+        if os.geteuid() != 0:
+            raise OracleError("zfs-fuse needs root (pools on files, FUSE mounts)")
+        if not os.path.exists(ZFS_FUSE) or shutil.which("zpool") is None:
+            install_zfs_fuse()
+        if running_daemons():
+            if not wait_for(zpool_answers, 60):
+                raise OracleError("a zfs-fuse daemon runs but `zpool list` does not answer")
+            return
+        log("no zfs-fuse daemon runs: starting %s --no-daemon" % ZFS_FUSE)
+        logf = open(os.path.join(tempfile.gettempdir(), "zacc-zfs-fuse.log"), "ab")
+        p = subprocess.Popen([ZFS_FUSE, "--no-daemon"], stdin=subprocess.DEVNULL, stdout=logf,
+                             stderr=logf, start_new_session=True)
+        logf.close()
+        self.pid = p.pid
+        if not wait_for(lambda: p.poll() is None and zpool_answers(), 60):
+            code = p.poll()
+            self.stop()
+            raise OracleError("zfs-fuse did not start (exit %s); see %s" %
+                              (code, os.path.join(tempfile.gettempdir(), "zacc-zfs-fuse.log")))
+
+    def stop(self):
+        if self.pid is None:
+            return
+        stop_pid(self.pid)
+        self.pid = None
+
+
+def stop_pid(pid):
+    """SIGTERM to pid (a zfs-fuse we started), then SIGKILL after 30 s."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done == pid:
+                return
+        except ChildProcessError:
+            if not os.path.exists("/proc/%d" % pid):
+                return
+        time.sleep(0.2)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def install_zfs_fuse():
+    log("zfs-fuse is missing: apt-get install -y zfs-fuse")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    p = subprocess.run(["apt-get", "install", "-y", "zfs-fuse"], env=env, capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        subprocess.run(["apt-get", "update"], env=env, capture_output=True)
+        p = subprocess.run(["apt-get", "install", "-y", "zfs-fuse"], env=env, capture_output=True,
+                           text=True)
+    if p.returncode != 0 or not os.path.exists(ZFS_FUSE):
+        raise OracleError("could not install zfs-fuse: %s" % p.stderr.strip()[-1000:])
+
+
+def wait_for(pred, seconds):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if pred():
+            return True
+        time.sleep(0.5)
+    return False
+
+
+class SkipTest(Exception):
+    """The suite cannot run here (no /dev/fuse): skipped, not failed."""
+
+
+# ----------------------------------------------------------------------------------------------
+# Copying a tree
+
+def copy_tree(src, dst, exclude=(".zsim-sample", ".zsim-sample.partial")):
+    """Copies src into the existing directory dst: directories, regular files (data extents written
+    byte for byte, holes kept, size set), symlinks, hard links (by (dev, ino)), modes and mtimes.
+    Special files are skipped (zsim skips them too). Returns the number of bytes written."""
+    seen = {}
+    written = 0
+    dirs = []
+    for dirpath, dirnames, filenames in os.walk(src):
+        dirnames.sort()
+        rel = os.path.relpath(dirpath, src)
+        out_dir = dst if rel == "." else os.path.join(dst, rel)
+        for name in sorted(dirnames):
+            full = os.path.join(dirpath, name)
+            st = os.lstat(full)
+            target = os.path.join(out_dir, name)
+            if stat.S_ISLNK(st.st_mode):  # os.walk lists symlinks to directories as dirs
+                os.symlink(os.readlink(full), target)
+                continue
+            os.mkdir(target)
+            dirs.append((target, st))
+        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+        for name in sorted(filenames):
+            if rel == "." and name in exclude:
+                continue
+            full = os.path.join(dirpath, name)
+            target = os.path.join(out_dir, name)
+            st = os.lstat(full)
+            if stat.S_ISLNK(st.st_mode):
+                os.symlink(os.readlink(full), target)
+            elif stat.S_ISREG(st.st_mode):
+                key = (st.st_dev, st.st_ino)
+                if key in seen:
+                    os.link(seen[key], target)
+                    continue
+                seen[key] = target
+                written += copy_file(full, target, st.st_size)
+                os.chmod(target, stat.S_IMODE(st.st_mode))
+                os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    for target, st in reversed(dirs):
+        os.chmod(target, stat.S_IMODE(st.st_mode))
+        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    return written
+
+
+def data_extents(fd, size):
+    """(offset, length) of every data extent of fd, from SEEK_DATA/SEEK_HOLE."""
+    out = []
+    pos = 0
+    while pos < size:
+        try:
+            start = os.lseek(fd, pos, os.SEEK_DATA)
+        except OSError as e:
+            if e.errno == errno.ENXIO:
+                break
+            raise
+        end = os.lseek(fd, start, os.SEEK_HOLE)
+        end = min(end, size)
+        if end > start:
+            out.append((start, end - start))
+        pos = end
+    return out
+
+
+def copy_file(src, dst, size):
+    chunk = 1 << 20
+    written = 0
+    fin = os.open(src, os.O_RDONLY)
+    try:
+        fout = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            for off, length in data_extents(fin, size):
+                end = off + length
+                while off < end:
+                    buf = os.pread(fin, min(chunk, end - off), off)
+                    if not buf:
+                        break
+                    view = memoryview(buf)
+                    while view:
+                        n = os.pwrite(fout, view, off)
+                        view = view[n:]
+                        off += n
+                        written += n
+            os.ftruncate(fout, size)
+        finally:
+            os.close(fout)
+    finally:
+        os.close(fin)
+    return written
+
+
+# ----------------------------------------------------------------------------------------------
+# Parsers (pure)
+
+SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
+
+
+def parse_nicenum(text):
+    """'1.43M' -> 1499463 (approximate: zdb's and zpool's rounded numbers), '512' -> 512."""
+    m = re.fullmatch(r"([0-9.]+)([KMGTP]?)", text.strip())
+    if not m:
+        raise OracleError("not a number: %r" % text)
+    return int(round(float(m.group(1)) * SUFFIX[m.group(2)]))
+
+
+def parse_zfs_get(text):
+    """`zfs get -Hp used,referenced,compressratio DS` -> {'used': int, 'referenced': int,
+    'compressratio': '1.81'} (the ratio as printed, without the x)."""
+    out = {}
+    for line in text.splitlines():
+        f = line.split("\t")
+        if len(f) < 3:
+            continue
+        prop, value = f[1], f[2]
+        if prop == "compressratio":
+            out[prop] = value.rstrip("x")
+        else:
+            out[prop] = int(value)
+    for need in ("used", "referenced", "compressratio"):
+        if need not in out:
+            raise OracleError("zfs get: no %s in %r" % (need, text))
+    return out
+
+
+def parse_zpool_list(text):
+    """`zpool list -H -o name,size,allocated,free,dedupratio POOL` -> dict of printed strings and
+    approximate byte counts."""
+    f = text.strip().split("\t")
+    if len(f) < 5:
+        raise OracleError("zpool list: unexpected %r" % text)
+    return {"size": f[1], "alloc": f[2], "alloc_bytes": parse_nicenum(f[2]), "free": f[3],
+            "dedup": f[4].rstrip("x")}
+
+
+OBJ_RE = re.compile(r"^DDT-(\w+)-(\w+)-(\w+): (\d+) entries, size (\d+) on disk, (\d+) in core")
+RATIO_RE = re.compile(r"^dedup = ([0-9.]+), compress = ([0-9.]+), copies = ([0-9.]+), "
+                      r"dedup \* compress / copies = ([0-9.]+)")
+HIST_ROW_RE = re.compile(r"^\s*(\d+[KMGTP]?|Total)\s+" + r"\s+".join([r"([0-9.]+[KMGTP]?)"] * 8) +
+                         r"\s*$")
+
+
+def parse_zdb_dd(text):
+    """`zdb -DD` -> {'objects': {class: {'entries', 'on_disk', 'in_core'}}, 'histogram': [rows with
+    rounded numbers], 'ratio': {dedup, compress, copies, total} as printed strings}.
+    A pool without dedup'd blocks prints no objects and 'All DDTs are empty'."""
+    objects = {}
+    hist = []
+    ratio = None
+    in_hist = False
+    for line in text.splitlines():
+        m = OBJ_RE.match(line)
+        if m:
+            objects[m.group(3)] = {"checksum": m.group(1), "entries": int(m.group(4)),
+                                   "on_disk": int(m.group(5)), "in_core": int(m.group(6))}
+            continue
+        if line.startswith("DDT histogram"):
+            in_hist = True
+            continue
+        m = RATIO_RE.match(line)
+        if m:
+            ratio = {"dedup": m.group(1), "compress": m.group(2), "copies": m.group(3),
+                     "total": m.group(4)}
+            in_hist = False
+            continue
+        if in_hist:
+            m = HIST_ROW_RE.match(line)
+            if m:
+                v = [parse_nicenum(x) for x in m.groups()[1:]]
+                hist.append({"refcnt": m.group(1),
+                             "allocated": dict(zip(("blocks", "lsize", "psize", "dsize"), v[:4])),
+                             "referenced": dict(zip(("blocks", "lsize", "psize", "dsize"), v[4:]))})
+    if ratio is None and "All DDTs are empty" not in text:
+        raise OracleError("zdb -DD: no ratio line in %r" % text[-2000:])
+    return {"objects": objects, "histogram": hist, "ratio": ratio}
+
+
+ENTRY_RE = re.compile(r"^index ([0-9a-f]+) refcnt (\d+) (\w+) (.*)$")
+DVA_RE = re.compile(r"DVA\[\d+\]=<(\d+):([0-9a-f]+):([0-9a-f]+)>")
+SIZE_RE = re.compile(r"size=([0-9a-f]+)L/([0-9a-f]+)P")
+
+
+def bucket_of(refcnt):
+    """zdb's histogram bucket: floor(log2(refcnt))."""
+    return refcnt.bit_length() - 1
+
+
+def histogram_from_entries(lines):
+    """Exact histogram from the entry lines of `zdb -DDDDD` (an iterable of lines). One line is one
+    phys slot of an entry (v23: 'index I refcnt R single DVA[0]=<vdev:offset:asize> ...
+    size=LSIZEL/PSIZEP ...'); the slots of one entry are consecutive lines with the same index.
+    As ddt_stat_generate: allocated counts each slot, referenced multiplies by its refcnt, dsize is
+    the sum of the DVAs' asize (single-disk vdevs: deflate ratio 1), the bucket is that of the
+    entry's total refcount. Returns ({bucket: row}, {class: entries})."""
+    buckets = {}
+    classes = {}
+    entry = None
+    current_class = None
+
+    def flush(e):
+        if e is None:
+            return
+        b = bucket_of(e["ref"])
+        row = buckets.setdefault(b, {"allocated": dict.fromkeys(("blocks", "lsize", "psize",
+                                                                 "dsize"), 0),
+                                     "referenced": dict.fromkeys(("blocks", "lsize", "psize",
+                                                                  "dsize"), 0)})
+        for slot in e["slots"]:
+            ref, lsize, psize, dsize = slot
+            a, r = row["allocated"], row["referenced"]
+            a["blocks"] += 1
+            a["lsize"] += lsize
+            a["psize"] += psize
+            a["dsize"] += dsize
+            r["blocks"] += ref
+            r["lsize"] += ref * lsize
+            r["psize"] += ref * psize
+            r["dsize"] += ref * dsize
+
+    for line in lines:
+        if line.startswith("DDT-"):
+            m = re.match(r"^DDT-\w+-\w+-(\w+)", line)
+            if m:
+                current_class = m.group(1)
+            continue
+        m = ENTRY_RE.match(line)
+        if not m:
+            continue
+        index, ref, rest = m.group(1), int(m.group(2)), m.group(4)
+        s = SIZE_RE.search(rest)
+        if not s:
+            raise OracleError("zdb entry without size: %r" % line)
+        lsize, psize = int(s.group(1), 16), int(s.group(2), 16)
+        dsize = sum(int(d.group(3), 16) for d in DVA_RE.finditer(rest))
+        if entry is not None and entry["index"] == index and entry["class"] == current_class:
+            entry["slots"].append((ref, lsize, psize, dsize))
+            entry["ref"] += ref
+            continue
+        flush(entry)
+        classes[current_class] = classes.get(current_class, 0) + 1
+        entry = {"index": index, "class": current_class, "ref": ref,
+                 "slots": [(ref, lsize, psize, dsize)]}
+    flush(entry)
+    return buckets, classes
+
+
+def parse_zdb_b(text):
+    """`zdb -b` -> {'spa_allocated': bytes, 'bp_count', 'bp_logical', 'bp_physical',
+    'bp_allocated', 'bp_deduped'}."""
+    out = {}
+    for key, pat in (("bp_count", r"bp count:\s+(\d+)"), ("bp_logical", r"bp logical:\s+(\d+)"),
+                     ("bp_physical", r"bp physical:\s+(\d+)"),
+                     ("bp_allocated", r"bp allocated:\s+(\d+)"),
+                     ("bp_deduped", r"bp deduped:\s+(\d+)"),
+                     ("spa_allocated", r"SPA allocated:\s+(\d+)")):
+        m = re.search(pat, text)
+        if m:
+            out[key] = int(m.group(1))
+    if "spa_allocated" not in out:
+        raise OracleError("zdb -b: no 'SPA allocated' in %r" % text[-2000:])
+    if "No leaks" not in text:
+        out["leaks"] = True
+    return out
+
+
+def parse_ashift(text):
+    m = re.search(r"\bashift: (\d+)", text)
+    return int(m.group(1)) if m else None
+
+
+# ----------------------------------------------------------------------------------------------
+# A measurement: one pool, one dataset, one setting
+
+class Pool:
+    """A file-backed pool in its own temporary directory; destroy() removes everything, and is
+    safe to call at any point (and twice)."""
+
+    seq = 0
+
+    def __init__(self, workdir, ashift, image_size):
+        Pool.seq += 1
+        self.name = "%s%d_%d" % (POOL_PREFIX, os.getpid(), Pool.seq)
+        self.dir = tempfile.mkdtemp(prefix=self.name + "-", dir=workdir)
+        self.image = os.path.join(self.dir, "vdev.img")
+        self.mnt = os.path.join(self.dir, "mnt")
+        self.ashift = ashift
+        self.image_size = image_size
+        self.imported = False
+
+    def create(self):
+        with open(self.image, "wb") as f:
+            f.truncate(self.image_size)
+        run(["zpool", "create", "-f", "-o", "ashift=%d" % self.ashift, "-m", self.mnt, self.name,
+             self.image])
+        self.imported = True
+
+    def export(self):
+        run(["zpool", "export", self.name])
+        self.imported = False
+
+    def zdb(self, *args, timeout=900):
+        return run(["zdb", "-e", "-p", self.dir] + list(args) + [self.name], timeout=timeout)
+
+    def destroy(self):
+        if self.imported:
+            p = run(["zpool", "destroy", "-f", self.name], check=False)
+            if p.returncode != 0:
+                log("zpool destroy %s failed: %s" % (self.name, p.stderr.strip()))
+            self.imported = False
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def settle(pool, dataset, tries=20):
+    """Forces transaction groups out (zfs-fuse's `sync` does not) until two successive reads of
+    the dataset and pool figures agree. Returns (zfs get text, zpool list text)."""
+    prev = None
+    for i in range(tries):
+        run(["zfs", "set", "user:settle=%d" % i, pool])
+        cur = (run(["zfs", "get", "-Hp", "used,referenced,compressratio", dataset]),
+               run(["zpool", "list", "-H", "-o", "name,size,allocated,free,dedupratio", pool]))
+        if cur == prev:
+            return cur
+        prev = cur
+        time.sleep(0.5 if i < 4 else 2)
+    raise OracleError("figures of %s did not settle after %d forced txgs" % (pool, tries))
+
+
+def measure(src, recordsize, compression, ashift, workdir, image_size=8 << 30, keep_dump=None):
+    """Writes the tree src into a fresh pool with dataset properties recordsize, compression,
+    dedup=on, atime=off on a file vdev with ashift, and returns every figure read from ZFS:
+    {'zfs': {used, referenced, compressratio}, 'zpool': {alloc, dedup, ...}, 'zdb': {objects,
+    ratio, histogram_rounded}, 'histogram': {bucket: exact row}, 'entries': {class: n},
+    'zdb_b': {...}, 'ashift': as zdb -C shows, 'seconds': {...}}. The pool is destroyed
+    whatever happens."""
+    pool = Pool(workdir, ashift, image_size)
+    t = {}
+    try:
+        t0 = time.time()
+        pool.create()
+        ds = pool.name + "/data"
+        run(["zfs", "create", "-o", "recordsize=%s" % recordsize, "-o",
+             "compression=%s" % compression, "-o", "dedup=on", "-o", "atime=off", ds])
+        t["create"] = time.time() - t0
+        t0 = time.time()
+        written = copy_tree(src, os.path.join(pool.mnt, "data"))
+        t["copy"] = time.time() - t0
+        t0 = time.time()
+        zget, zlist = settle(pool.name, ds)
+        t["settle"] = time.time() - t0
+        t0 = time.time()
+        pool.export()
+        # One zdb run on the exported pool: -C (ashift), -DDDDD (per-object lines, every entry,
+        # aggregated histogram, ratio line), -b (exact allocated bytes). Streamed to a file: with
+        # -DDDDD it holds a line per DDT entry.
+        dump_path = os.path.join(pool.dir, "zdb.txt")
+        with open(dump_path, "w") as f:
+            p = subprocess.run(["zdb", "-e", "-p", pool.dir, "-C", "-DDDDD", "-b", pool.name],
+                               stdout=f, stderr=subprocess.PIPE, text=True, timeout=1800)
+        if p.returncode != 0:
+            raise OracleError("zdb -C -DDDDD -b: exit %d: %s" % (p.returncode,
+                                                                p.stderr.strip()[-1000:]))
+        with open(dump_path) as f:
+            hist, classes = histogram_from_entries(f)
+        with open(dump_path) as f:
+            text = f.read()
+        dd = parse_zdb_dd(text)
+        zb = parse_zdb_b(text)
+        ashift_zdb = parse_ashift(text)
+        del text
+        if keep_dump:
+            shutil.copyfile(dump_path, keep_dump)
+        t["zdb"] = time.time() - t0
+        return {"recordsize": recordsize, "compression": compression, "ashift": ashift,
+                "ashift_zdb": ashift_zdb, "copy_model": COPY_MODEL,
+                "bytes_written": written, "zfs": parse_zfs_get(zget),
+                "zpool": parse_zpool_list(zlist),
+                "zdb": {"objects": dd["objects"], "ratio": dd["ratio"],
+                        "histogram_rounded": dd["histogram"]},
+                "histogram": {str(b): row for b, row in sorted(hist.items())},
+                "entries": classes, "zdb_b": zb, "seconds": t}
+    finally:
+        pool.destroy()
+
+
+# ----------------------------------------------------------------------------------------------
+# Command line
+
+def state_start(state):
+    d = Daemon()
+    d.ensure()
+    with open(state, "w") as f:
+        json.dump({"started_pid": d.pid}, f)
+    if d.pid:
+        log("started zfs-fuse pid %d (stopped by daemon-stop)" % d.pid)
+    else:
+        log("using the zfs-fuse daemon already running (pid %s)" % running_daemons())
+
+
+def state_stop(state):
+    try:
+        with open(state) as f:
+            pid = json.load(f).get("started_pid")
+    except (OSError, ValueError):
+        return
+    if pid:
+        # Our own pools are gone by now; anything named zacc<pid>_ of a dead run is ours too.
+        log("stopping the zfs-fuse daemon we started (pid %d)" % pid)
+        stop_pid(pid)
+    os.unlink(state)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("daemon-start")
+    s.add_argument("state")
+    s = sub.add_parser("daemon-stop")
+    s.add_argument("state")
+    s = sub.add_parser("measure")
+    s.add_argument("src")
+    s.add_argument("--recordsize", default="128k")
+    s.add_argument("--compression", default="off")
+    s.add_argument("--ashift", type=int, default=12)
+    s.add_argument("--workdir", default=tempfile.gettempdir())
+    s.add_argument("--keep-dump")
+    a = ap.parse_args(argv)
+    try:
+        if a.cmd == "daemon-start":
+            state_start(a.state)
+        elif a.cmd == "daemon-stop":
+            state_stop(a.state)
+        else:
+            d = Daemon()
+            d.ensure()
+            try:
+                print(json.dumps(measure(a.src, a.recordsize, a.compression, a.ashift, a.workdir,
+                                         keep_dump=a.keep_dump), indent=1, sort_keys=True))
+            finally:
+                d.stop()
+    except SkipTest as e:
+        print("SKIPPED: %s" % e)
+        return SKIP
+    except OracleError as e:
+        log("error: %s" % e)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    sys.exit(main(sys.argv[1:]))
