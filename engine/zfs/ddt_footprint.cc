@@ -1,0 +1,267 @@
+#include "engine/zfs/ddt_footprint.h"
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <cstring>
+#include <vector>
+
+#include "engine/zfs/profile.h"
+
+namespace zsim::zfs {
+namespace {
+
+constexpr uint64_t kChunkBytes = 24;       // ZAP_LEAF_CHUNKSIZE
+constexpr uint64_t kArrayChunkBytes = 21;  // ZAP_LEAF_ARRAY_BYTES
+constexpr uint64_t kBlkptrBytes = 128;
+// Fitted on zfs-fuse 0.7.0 (v23, lzjb, 4K leaves and indirects, docs/space_model.md):
+constexpr double kLeafHeaderBytesPer4K = 640;  // compressed leaf size with no entries, per 4K
+constexpr double kLeafBytesPerEntry = 53;      // compressed bytes one entry adds to a leaf
+constexpr double kIndirectBytesPerBp = 62;     // compressed bytes per MOS block pointer
+// Simulate until about this many leaves, then scale by powers of two.
+constexpr uint64_t kSimulatedLeaves = 512;
+
+uint64_t DivRoundUp(uint64_t n, uint64_t d) { return (n + d - 1) / d; }
+
+uint64_t SplitMix64(uint64_t* state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+struct SimResult {
+  uint64_t leaves = 1;
+  int table_shift = 0;
+};
+
+// Extendible hashing exactly as the fat ZAP does it: a pointer table indexed by the top
+// `shift` hash bits; a full leaf whose prefix is as long as the table doubles the table first,
+// then splits on its next prefix bit (zap.c: zap_expand_leaf, zap_leaf_split).
+SimResult SimulateZap(uint64_t entries, uint64_t capacity) {
+  struct Leaf {
+    int prefix_len = 0;
+    std::vector<uint64_t> hashes;
+  };
+  std::vector<Leaf> leaves(1);
+  std::vector<uint32_t> table(1, 0);
+  int shift = 0;
+  uint64_t seed = 0x5A17ED;  // fixed: the model is deterministic
+  for (uint64_t i = 0; i < entries; ++i) {
+    const uint64_t h = SplitMix64(&seed);
+    while (true) {
+      const uint64_t idx = shift == 0 ? 0 : h >> (64 - shift);
+      const uint32_t li = table[idx];
+      if (leaves[li].hashes.size() < capacity) {
+        leaves[li].hashes.push_back(h);
+        break;
+      }
+      if (leaves[li].prefix_len == shift) {
+        std::vector<uint32_t> doubled(table.size() * 2);
+        for (size_t j = 0; j < table.size(); ++j) doubled[2 * j] = doubled[2 * j + 1] = table[j];
+        table.swap(doubled);
+        ++shift;
+        continue;
+      }
+      const int plen = leaves[li].prefix_len + 1;
+      const int bit = 64 - plen;
+      Leaf fresh;
+      fresh.prefix_len = plen;
+      std::vector<uint64_t> keep;
+      for (uint64_t x : leaves[li].hashes) ((x >> bit) & 1 ? fresh.hashes : keep).push_back(x);
+      leaves[li].hashes.swap(keep);
+      leaves[li].prefix_len = plen;
+      const uint32_t ni = static_cast<uint32_t>(leaves.size());
+      leaves.push_back(std::move(fresh));
+      const uint64_t span = uint64_t{1} << (shift - plen + 1);
+      const uint64_t first = (idx / span) * span;
+      for (uint64_t j = first + span / 2; j < first + span; ++j) table[j] = ni;
+    }
+  }
+  return SimResult{leaves.size(), shift};
+}
+
+SimResult SimulateScaled(uint64_t entries, uint64_t capacity) {
+  const uint64_t limit = kSimulatedLeaves * capacity * 7 / 10;
+  int k = 0;
+  uint64_t n = entries;
+  while (n > limit) {
+    n = (n + 1) / 2;
+    ++k;
+  }
+  SimResult r = SimulateZap(n, capacity);
+  r.leaves <<= k;
+  r.table_shift += k;
+  return r;
+}
+
+// Mean of roundup(raw + d, sector) for d spread over +-256 bytes: leaves differ in fill (a few
+// entries either way), so their rounding to 512 spreads rather than all hitting one side.
+double ExpectedRounded(double raw, uint64_t sector) {
+  constexpr int kSteps = 16;
+  constexpr double kSpread = 512;
+  double sum = 0;
+  for (int i = 0; i < kSteps; ++i) {
+    const double x = std::max(1.0, raw + (i + 0.5) / kSteps * kSpread - kSpread / 2.0);
+    sum += static_cast<double>(DivRoundUp(static_cast<uint64_t>(x), sector) * sector);
+  }
+  return sum / kSteps;
+}
+
+void PutLe(uint8_t* p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+}  // namespace
+
+size_t ZleLength(const uint8_t* src, size_t n) {
+  constexpr size_t kN = 64;
+  size_t out = 0;
+  size_t i = 0;
+  while (i < n) {
+    const size_t first = i;
+    ++out;  // the length byte
+    if (src[i] == 0) {
+      const size_t last = std::min(n, first + (256 - kN));
+      while (i < last && src[i] == 0) ++i;
+    } else {
+      const size_t last = std::min(n, first + kN);
+      while (i + 1 < last && (src[i] | src[i + 1])) ++i, ++out;
+      if (i < n && src[i] != 0 && i < last) ++i, ++out;
+    }
+    if (out >= n) return n + 1;
+  }
+  return out;
+}
+
+int ZapLeafChunks(int leaf_shift) {
+  const uint64_t bytes = uint64_t{1} << leaf_shift;
+  return static_cast<int>((bytes - 2 * (bytes / 32)) / kChunkBytes - 2);
+}
+
+int DdtEntryChunks(DdtFormat format, int copies, uint64_t asize, uint64_t refcount) {
+  // A representative phys: DVAs on vdev 0 at an offset ~14 GB into the vdev, a birth txg of
+  // ~128K, a class start time of late 2023. Its ZLE size is what decides the value chunks.
+  std::array<uint8_t, 256> phys{};
+  uint8_t* slot = phys.data();
+  size_t bytes = 72;
+  if (format == DdtFormat::kLegacy) {
+    slot = phys.data() + 64 * std::clamp(copies, 1, 3);  // DDT_PHYS_SINGLE/DOUBLE/TRIPLE
+    bytes = 256;
+  }
+  for (int d = 0; d < std::clamp(copies, 1, 3); ++d) {
+    PutLe(slot + 16 * d, (asize >> 9) & 0xFFFFFF);
+    PutLe(slot + 16 * d + 8, 0x1A2B3C4ull + 0x10000ull * d);
+  }
+  PutLe(slot + 48, refcount);
+  PutLe(slot + 56, 0x1F2A3);
+  if (format == DdtFormat::kFast) PutLe(slot + 64, 0x6553F100);
+  const size_t value = 1 + std::min(ZleLength(phys.data(), bytes), bytes);
+  return static_cast<int>(1 + DivRoundUp(40, kArrayChunkBytes) +
+                          DivRoundUp(value, kArrayChunkBytes));
+}
+
+uint64_t ExpectedZapLeaves(uint64_t entries, int chunks_per_entry, int leaf_chunks) {
+  const uint64_t capacity = static_cast<uint64_t>(leaf_chunks / chunks_per_entry);
+  return SimulateScaled(entries, capacity).leaves;
+}
+
+DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunks_per_entry,
+                              int leaf_shift, bool lz4_metadata, const AllocationModel& alloc) {
+  (void)lz4_metadata;  // same fitted sizes for lzjb and lz4 (lz4 not measured)
+  DdtObjectModel m;
+  m.entries = entries;
+  if (entries == 0) return m;
+  peak_entries = std::max(peak_entries, entries);
+  const uint64_t leaf_bytes = uint64_t{1} << leaf_shift;
+  const uint64_t capacity = static_cast<uint64_t>(ZapLeafChunks(leaf_shift) / chunks_per_entry);
+  const SimResult sim = SimulateScaled(peak_entries, capacity);
+  m.leaves = sim.leaves;
+  // The pointer table lives in the header block up to 2^(leaf_shift - 4) entries, then in
+  // blocks of its own; each earlier table is freed (a hole) when the table doubles.
+  const int embedded_shift = leaf_shift - 4;
+  uint64_t table_blocks = 0, old_table_holes = 0;
+  if (sim.table_shift > embedded_shift) {
+    table_blocks = (uint64_t{8} << sim.table_shift) / leaf_bytes;
+    for (int s = embedded_shift + 1; s < sim.table_shift; ++s) {
+      old_table_holes += (uint64_t{8} << s) / leaf_bytes;
+    }
+  }
+  m.l0_blocks = 1 + m.leaves + table_blocks;
+  m.mspace_bytes = m.l0_blocks * leaf_bytes;
+
+  const uint64_t sector = alloc.sector_bytes();
+  const double entries_per_leaf = static_cast<double>(entries) / static_cast<double>(m.leaves);
+  const double leaf_raw = kLeafHeaderBytesPer4K * static_cast<double>(leaf_bytes) / 4096.0 +
+                          kLeafBytesPerEntry * entries_per_leaf;
+  auto asize_of = [&](double raw) {
+    const double psize = std::min(ExpectedRounded(raw, kMinBlockBytes), double(leaf_bytes));
+    return sector <= kMinBlockBytes ? psize : ExpectedRounded(psize, sector);
+  };
+  double asize = static_cast<double>(m.leaves) * asize_of(leaf_raw);
+  asize += asize_of(std::max<double>(512, leaf_bytes / 32.0));              // header
+  asize += static_cast<double>(table_blocks) * asize_of(leaf_bytes / 4.0);  // ptrtbl
+  // Indirect blocks (indirect block size = leaf size for DDT ZAPs).
+  const uint64_t per_indirect = leaf_bytes / kBlkptrBytes;
+  uint64_t below = 1 + m.leaves + table_blocks + old_table_holes;  // block ids, holes included
+  uint64_t filled_below = m.l0_blocks;
+  while (below > 1) {
+    const uint64_t n = DivRoundUp(below, per_indirect);
+    const double bps = static_cast<double>(filled_below) / static_cast<double>(n);
+    asize += static_cast<double>(n) * asize_of(kIndirectBytesPerBp * bps);
+    m.indirect_blocks += n;
+    filled_below = n;
+    below = n;
+  }
+  // Every MOS block has kMosCopies DVAs; raidz deflation applies per DVA.
+  m.asize_bytes = static_cast<uint64_t>(asize) * kMosCopies;
+  m.dspace_bytes = static_cast<uint64_t>(asize / 512.0 * alloc.deflate_ratio()) * kMosCopies;
+  m.in_core_per_entry = m.mspace_bytes / entries;
+  m.on_disk_per_entry = m.dspace_bytes / entries;
+  return m;
+}
+
+uint64_t L2arcHeaderBytes(Profile profile) { return profile == Profile::kV23 ? 180 : 96; }
+
+uint64_t ManPageDedupRam(uint64_t data_bytes) {
+  return static_cast<uint64_t>(static_cast<double>(data_bytes) * 1.25 / 1024.0);
+}
+
+DdtFootprintModel ModelDdtFootprint(const DdtFootprintInput& in) {
+  const ProfileRules& rules = RulesFor(in.profile);
+  const AllocationModel alloc = AllocationModel::For(in.vdev, in.ashift);
+  const int leaf_shift = rules.ddt_leaf_shift;
+  const bool lz4 = in.profile != Profile::kV23;
+  DdtFootprintModel out;
+  const uint64_t asize = alloc.Asize(in.typical_block_asize);
+  const uint64_t peak = in.unique_peak_entries != 0 ? in.unique_peak_entries
+                                                    : in.unique_entries + in.duplicate_entries;
+  out.unique =
+      ModelDdtObject(in.unique_entries, peak, DdtEntryChunks(in.format, in.copies, asize, 1),
+                     leaf_shift, lz4, alloc);
+  out.duplicate =
+      ModelDdtObject(in.duplicate_entries, in.duplicate_entries,
+                     DdtEntryChunks(in.format, in.copies, asize, 2), leaf_shift, lz4, alloc);
+  DdtFootprint& t = out.totals;
+  t.format = in.format;
+  t.leaf_bytes = uint64_t{1} << leaf_shift;
+  t.in_core_bytes = out.unique.mspace_bytes + out.duplicate.mspace_bytes;
+  t.on_disk_bytes = out.unique.dspace_bytes + out.duplicate.dspace_bytes;
+  const uint64_t entries = in.unique_entries + in.duplicate_entries;
+  if (entries != 0) {
+    t.in_core_per_entry = t.in_core_bytes / entries;
+    t.on_disk_per_entry = t.on_disk_bytes / entries;
+  }
+  if (in.format == DdtFormat::kFast) {
+    // zfs_dedup_log_mem_max: 1 % of RAM, at least 1 MiB; a log entry is ddt_log_entry_t (72 B)
+    // plus a flat phys copy (144 B) (ZFS_MODEL.md §6.1). The log never holds more than the table.
+    const uint64_t bound = std::max<uint64_t>(in.ram_bytes / 100, 1 << 20);
+    t.log_bytes = std::min<uint64_t>(bound, entries * 216);
+  }
+  t.l2arc_header_bytes =
+      (out.unique.l0_blocks + out.duplicate.l0_blocks) * L2arcHeaderBytes(in.profile);
+  t.rule_of_thumb_320 = 320 * entries;
+  return out;
+}
+
+}  // namespace zsim::zfs

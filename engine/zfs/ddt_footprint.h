@@ -1,0 +1,100 @@
+// engine/zfs/ddt_footprint.h
+//
+// What the dedup table itself costs, in RAM and on disk, as ZFS would build it (ZFS_MODEL.md §6):
+// each DDT class (unique, duplicate) is a fat ZAP in the MOS with uint64 keys. Modelled here:
+//   - chunks per entry: 1 entry chunk + 2 key chunks (40-byte key) + ceil(value / 21) where the
+//     value is the ZLE-compressed phys (256-byte trad phys legacy, 72-byte flat phys fast dedup)
+//     plus a 1-byte header (ddt_zap.c: ddt_zap_compress);
+//   - leaves: 24-byte chunks, 158 per 4K leaf (v23..2.1), 1278 per 32K leaf (2.2+); the ZAP
+//     splits a full leaf by the next hash bit (extendible hashing). The leaf count is simulated
+//     with that rule on uniform hashes (the DDT's hash is the checksum's first word); above a
+//     few hundred leaves the result is scaled by powers of two, which keeps the fill
+//     oscillation ZFS shows between about 53 % and 75 %;
+//   - in core (zdb mspace) = non-hole L0 blocks (header, leaves, pointer-table blocks) x leaf
+//     size; on disk (zdb dspace) = every block (L0 and indirects) x 3 MOS copies, each block
+//     compressed (lzjb in v23, lz4 later) and rounded to the vdev's allocation size.
+// The compressed leaf size was fitted on zfs-fuse 0.7.0 (pool v23, lzjb, 4K leaves):
+// 640 + 53 bytes per entry (docs/space_model.md); 32K leaves and lz4 use the same per-entry
+// cost, scaled header (not measured).
+//
+// Thread safety: pure functions.
+
+#ifndef ZSIM_ENGINE_ZFS_DDT_FOOTPRINT_H_
+#define ZSIM_ENGINE_ZFS_DDT_FOOTPRINT_H_
+
+#include <cstdint>
+
+#include "engine/zfs/allocation.h"
+#include "zsim/scan_options.h"
+#include "zsim/scan_result.h"
+
+namespace zsim::zfs {
+
+// Geometry of one modelled DDT ZAP object.
+struct DdtObjectModel {
+  uint64_t entries = 0;
+  uint64_t leaves = 0;     // leaf blocks
+  uint64_t l0_blocks = 0;  // non-hole L0: header + leaves + pointer-table blocks
+  uint64_t indirect_blocks = 0;
+  uint64_t mspace_bytes = 0;       // in core (zdb): l0_blocks x block size
+  uint64_t dspace_bytes = 0;       // on disk (zdb): dsize of all blocks, all copies
+  uint64_t asize_bytes = 0;        // the same in raw asize (what `zpool list` ALLOC counts)
+  uint64_t in_core_per_entry = 0;  // as zdb <= 2.2 prints: mspace / entries
+  uint64_t on_disk_per_entry = 0;  // dspace / entries
+};
+
+struct DdtFootprintInput {
+  uint64_t unique_entries = 0;
+  uint64_t duplicate_entries = 0;
+  // Entries the unique ZAP held at its largest. A ZAP never shrinks, and a duplicate entry
+  // usually lived in the unique class until its second copy was written in a later txg, so the
+  // default (0) means unique + duplicate. Pass unique_entries when duplicates were written in
+  // the same txg as their first copy.
+  uint64_t unique_peak_entries = 0;
+  Profile profile = Profile::kZfs24;
+  DdtFormat format = DdtFormat::kLegacy;
+  VdevLayout vdev;
+  int ashift = 12;
+  int copies = 1;                            // data copies: DVAs per DDT entry
+  uint64_t typical_block_asize = 128 << 10;  // for the ZLE size of the phys value
+  uint64_t ram_bytes = 0;  // for the fast-dedup log bound (1 % of RAM, at least 1 MiB)
+};
+
+// One ZAP object of `entries` entries (`peak_entries` >= entries sized its leaves) with
+// `chunks_per_entry` chunks each, leaves of 1 << leaf_shift bytes.
+// REQUIRES: 3 <= chunks_per_entry; leaf_shift 12..17; the model's vdev/ashift valid.
+DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunks_per_entry,
+                              int leaf_shift, bool lz4_metadata, const AllocationModel& alloc);
+
+// Expected number of leaves of a fat ZAP after `entries` inserts of `chunks_per_entry` chunks
+// into leaves of `leaf_chunks` chunks (the simulation described above). Deterministic.
+uint64_t ExpectedZapLeaves(uint64_t entries, int chunks_per_entry, int leaf_chunks);
+
+// Chunks per leaf: (leaf_bytes - 2 * leaf_bytes / 32) / 24 - 2 (zap_leaf.h).
+int ZapLeafChunks(int leaf_shift);
+
+// Chunks one DDT entry takes for `format` with `copies` DVAs of `asize` and `refcount`.
+int DdtEntryChunks(DdtFormat format, int copies, uint64_t asize, uint64_t refcount);
+
+// Length of ZLE (n = 64) output for `src`, or src.size() + 1 if ZLE would not save space (ZFS
+// then stores the value uncompressed) (ZFS_MODEL.md §3.2).
+size_t ZleLength(const uint8_t* src, size_t n);
+
+// Both classes and the totals as scan_result.h reports them.
+struct DdtFootprintModel {
+  DdtObjectModel unique;
+  DdtObjectModel duplicate;
+  DdtFootprint totals;
+};
+// REQUIRES: ValidateVdev/ValidateAshift/ValidateCopies OK.
+DdtFootprintModel ModelDdtFootprint(const DdtFootprintInput& in);
+
+// Bytes of RAM for L2ARC headers per cached buffer: 96 (0.7+), about 180 before 0.6.5 (v23).
+uint64_t L2arcHeaderBytes(Profile profile);
+
+// The man page's "1.25 GiB of RAM per 1 TiB of data" (zfsconcepts.7), for comparison.
+uint64_t ManPageDedupRam(uint64_t data_bytes);
+
+}  // namespace zsim::zfs
+
+#endif  // ZSIM_ENGINE_ZFS_DDT_FOOTPRINT_H_

@@ -1,0 +1,180 @@
+#include "engine/zfs/metadata.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/zfs/ddt_footprint.h"
+#include "engine/zfs/profile.h"
+
+namespace zsim::zfs {
+namespace {
+
+// Fitted on zfs-fuse 0.7.0 (pool v23, lzjb metadata); see docs/space_model.md.
+constexpr double kDnodeBlockHeaderBytes = 64;
+// 94 B per dnode on a tree of equal-sized files written in order (m2), 119 B on a tree with
+// varied sizes and parents (r9); real trees are the second kind.
+constexpr double kCompressedBytesPerDnode = 112;
+// A block pointer compresses to its random parts: the 32-byte checksum and the DVAs' offsets.
+// Fitted: 46 B with one DVA (data, d9_10k), 62 B with three (MOS, DDT ZAP indirects).
+constexpr double kCompressedBpBaseBytes = 38;
+constexpr double kCompressedBpBytesPerDva = 8;
+constexpr double kMicrozapHeaderBytes = 64;
+// A micro-ZAP entry compresses to its name and value bytes when names are varied (r9: 64 + 8 per
+// entry + 1.0 per name byte fits within 3 %); sequential names compress to ~6 B (m1, m2).
+constexpr double kMicrozapBytesPerEntry = 8;
+constexpr double kMicrozapBytesPerNameByte = 0.9;
+constexpr uint64_t kDnodesPerBlock = 32;  // 512-byte dnodes in 16K blocks
+constexpr uint64_t kDnodeBlockBytes = 16 << 10;
+constexpr uint64_t kExtraObjects = 4;  // slot 0, master node, delete queue, shares dir
+constexpr int kFixedSmallBlocks = 6;   // objset, master node, delete queue, 2 user/group, shares
+constexpr uint64_t kMicrozapMaxBytes = 128 << 10;
+constexpr uint64_t kMicrozapNameMax = 50;  // MZAP_NAME_LEN
+
+uint64_t DivRoundUp(uint64_t n, uint64_t d) { return (n + d - 1) / d; }
+
+uint64_t RoundUp(uint64_t n, uint64_t d) { return DivRoundUp(n, d) * d; }
+
+}  // namespace
+
+MetadataTally::MetadataTally(const MetadataContext& context)
+    : context_(context), alloc_(AllocationModel::For(context.vdev, context.ashift)) {}
+
+void MetadataTally::AddBlock(double lsize, double raw_psize, int copies, Space* into) const {
+  const uint64_t psize = std::min<uint64_t>(
+      RoundUp(static_cast<uint64_t>(std::ceil(raw_psize)), 512), static_cast<uint64_t>(lsize));
+  const BlockSpace s = alloc_.Block(psize, copies);
+  into->lsize += lsize;
+  into->psize += static_cast<double>(psize) * copies;
+  into->asize += static_cast<double>(s.asize);
+  into->dsize += static_cast<double>(s.dsize);
+}
+
+void MetadataTally::AddFile(uint64_t block_slots, uint64_t data_blocks) {
+  ++files_;
+  if (block_slots <= 1 || data_blocks == 0) return;  // the blkptr lives in the dnode
+  const int shift = RulesFor(context_.profile).indirect_block_shift;
+  const uint64_t ind_bytes = uint64_t{1} << shift;
+  const uint64_t per_indirect = ind_bytes / 128;
+  const int mcopies = MetadataCopies(context_.copies);
+  uint64_t slots = block_slots;
+  uint64_t filled = data_blocks;
+  int child_dvas = context_.copies;  // L1s point at data blocks, higher levels at indirects
+  while (slots > 1) {
+    // Indirects covering only holes are not written; assume the data is contiguous: full
+    // indirects first, the remainder in the last one.
+    const uint64_t n = std::min(DivRoundUp(slots, per_indirect), filled);
+    const double bp_bytes = kCompressedBpBaseBytes + kCompressedBpBytesPerDva * child_dvas;
+    const uint64_t full = filled / per_indirect < n ? filled / per_indirect : n;
+    for (uint64_t i = 0; i < full; ++i) {
+      AddBlock(static_cast<double>(ind_bytes), bp_bytes * static_cast<double>(per_indirect),
+               mcopies, &variable_);
+    }
+    if (n > full) {
+      const double rest = static_cast<double>(filled - full * per_indirect) / (n - full);
+      for (uint64_t i = full; i < n; ++i) {
+        AddBlock(static_cast<double>(ind_bytes), bp_bytes * rest, mcopies, &variable_);
+      }
+    }
+    slots = DivRoundUp(slots, per_indirect);
+    filled = n;
+    child_dvas = mcopies;
+  }
+}
+
+void MetadataTally::AddDirectory(uint64_t entries, uint64_t name_bytes, uint64_t longest_name) {
+  ++directories_;
+  const int mcopies = MetadataCopies(context_.copies);
+  const uint64_t mzap_bytes = RoundUp((entries + 1) * 64, 512);
+  if (mzap_bytes <= kMicrozapMaxBytes && longest_name < kMicrozapNameMax) {
+    AddBlock(static_cast<double>(mzap_bytes),
+             kMicrozapHeaderBytes + kMicrozapBytesPerEntry * static_cast<double>(entries) +
+                 kMicrozapBytesPerNameByte * static_cast<double>(name_bytes),
+             mcopies, &variable_);
+    return;
+  }
+  // Fat ZAP: 16K header + leaves; an entry = 1 + ceil((name + 1) / 21) + 1 chunks.
+  const uint64_t avg_name = entries ? name_bytes / entries : 0;
+  const int chunks = static_cast<int>(2 + DivRoundUp(avg_name + 1, 21));
+  const uint64_t leaves = ExpectedZapLeaves(entries, chunks, ZapLeafChunks(14));
+  AddBlock(16384, 1024, mcopies, &variable_);
+  for (uint64_t i = 0; i < leaves; ++i) {
+    // Not measured: half the leaf's used bytes, names assumed half compressible.
+    const double used = static_cast<double>(entries) / static_cast<double>(leaves) * chunks * 24;
+    AddBlock(16384, 512 + used * 0.5, mcopies, &variable_);
+  }
+  (void)name_bytes;
+}
+
+void MetadataTally::Merge(const MetadataTally& other) {
+  files_ += other.files_;
+  directories_ += other.directories_;
+  variable_.lsize += other.variable_.lsize;
+  variable_.psize += other.variable_.psize;
+  variable_.asize += other.variable_.asize;
+  variable_.dsize += other.variable_.dsize;
+}
+
+MetadataTally::Space MetadataTally::Fixed() const {
+  Space s;
+  const int mcopies = MetadataCopies(context_.copies);
+  const uint64_t objects = files_ + directories_ + kExtraObjects;
+  const uint64_t blocks = DivRoundUp(objects, kDnodesPerBlock);
+  for (uint64_t b = 0; b < blocks; ++b) {
+    const uint64_t used = std::min(kDnodesPerBlock, objects - b * kDnodesPerBlock);
+    AddBlock(kDnodeBlockBytes, kDnodeBlockHeaderBytes + kCompressedBytesPerDnode * used, mcopies,
+             &s);
+  }
+  // Meta-dnode indirects: 16K in v23 (7 levels), 128K later (assumed 6 levels; not measured).
+  const bool v23 = context_.profile == Profile::kV23;
+  const uint64_t per_indirect = (v23 ? 16384 : 131072) / 128;
+  const int levels = v23 ? 6 : 5;
+  const double bp_bytes = kCompressedBpBaseBytes + kCompressedBpBytesPerDva * mcopies;
+  uint64_t below = blocks;
+  for (int level = 0; level < levels; ++level) {
+    const uint64_t n = DivRoundUp(below, per_indirect);
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint64_t bps = std::min(per_indirect, below - i * per_indirect);
+      AddBlock(v23 ? 16384 : 131072, bp_bytes * static_cast<double>(bps), mcopies, &s);
+    }
+    below = n;
+  }
+  for (int i = 0; i < kFixedSmallBlocks; ++i) AddBlock(512, 512, mcopies, &s);
+  return s;
+}
+
+uint64_t MetadataTally::DatasetMetadataDsize() const {
+  return static_cast<uint64_t>(Fixed().dsize + variable_.dsize);
+}
+uint64_t MetadataTally::DatasetMetadataAsize() const {
+  return static_cast<uint64_t>(Fixed().asize + variable_.asize);
+}
+uint64_t MetadataTally::MetadataLsize() const {
+  return static_cast<uint64_t>(Fixed().lsize + variable_.lsize);
+}
+uint64_t MetadataTally::MetadataPsize() const {
+  return static_cast<uint64_t>(Fixed().psize + variable_.psize);
+}
+
+uint64_t PoolOverheadAsize(const MetadataContext& context, uint64_t allocated_bytes) {
+  const AllocationModel alloc = AllocationModel::For(context.vdev, context.ashift);
+  const double mos_block = static_cast<double>(alloc.Asize(512)) * kMosCopies;
+  // Space maps grow with the metaslabs touched; on the 6 GiB calibration pools that showed as
+  // a term proportional to the allocated space, capped here because a metaslab's space map
+  // stays small however much of it is allocated (not measured on large pools).
+  const double per_byte = context.ashift >= 12 ? 0.00086 : 0.0003;
+  const double grown = static_cast<double>(std::min<uint64_t>(allocated_bytes, 256ull << 20));
+  return static_cast<uint64_t>(38.5 * mos_block + 49000 + per_byte * grown);
+}
+
+uint64_t PoolAllocated(const MetadataContext& context, uint64_t data_asize_deduplicated,
+                       uint64_t metadata_asize, uint64_t ddt_asize) {
+  uint64_t inner = data_asize_deduplicated + metadata_asize + ddt_asize;
+  if (ddt_asize != 0) {
+    // The DDT statistics object: 2 blocks of about 1.75K compressed, 3 copies (measured).
+    const AllocationModel alloc = AllocationModel::For(context.vdev, context.ashift);
+    inner += 2 * kMosCopies * alloc.Asize(1792);
+  }
+  return inner + PoolOverheadAsize(context, inner);
+}
+
+}  // namespace zsim::zfs

@@ -1,0 +1,93 @@
+// engine/zfs/metadata.h
+//
+// The metadata ZFS writes for a tree of files, so that `used` (zfs get used: data dsize of every
+// reference + the dataset's metadata) and `pool_alloc` (zpool list ALLOC: deduplicated data
+// asize + metadata + DDT + MOS and space maps) can be predicted (ZFS_MODEL.md §1, §4).
+// Modelled per dataset (metadata copies = copies + 1, at most 3; every block compressed,
+// lzjb in v23, lz4 later, and rounded to the vdev's allocation):
+//   - dnode blocks: 512-byte dnodes, 32 per 16K block; objects = files + directories + 4;
+//     fitted: a block compresses to 64 + 90 bytes per used dnode;
+//   - the meta-dnode's indirect blocks (7 levels in v23);
+//   - per file with more than one block: indirect blocks of 1 << indirect_block_shift bytes
+//     (128 block pointers in v23, 1024 later), fitted at 62 compressed bytes per block pointer;
+//   - directories: a micro-ZAP (64-byte entries, block grows 512 B at a time, fitted at
+//     64 + 6 bytes per entry compressed) while entries <= 2047 and names < 50 bytes, else a fat
+//     ZAP of 16K leaves (not measured);
+//   - fixed objects: objset, master node, delete queue, user/group used, shares directory.
+// Pool overhead (MOS, space maps, the pool's root dataset) is a fitted constant per sector size
+// plus a term proportional to allocated space. Calibration points: docs/space_model.md.
+//
+// Thread safety: MetadataTally is a value, one thread at a time; merge per-thread tallies.
+
+#ifndef ZSIM_ENGINE_ZFS_METADATA_H_
+#define ZSIM_ENGINE_ZFS_METADATA_H_
+
+#include <cstdint>
+
+#include "engine/zfs/allocation.h"
+#include "zsim/scan_options.h"
+
+namespace zsim::zfs {
+
+// What the tally needs to know of the dataset.
+struct MetadataContext {
+  Profile profile = Profile::kZfs24;
+  VdevLayout vdev;
+  int ashift = 12;
+  int copies = 1;  // the dataset's copies property
+};
+
+// Space of the dataset's metadata, accumulated file by file and directory by directory for one
+// (recordsize, compression) row. Each Add* models that object's metadata blocks immediately.
+class MetadataTally {
+ public:
+  // REQUIRES: context's vdev, ashift, copies valid.
+  explicit MetadataTally(const MetadataContext& context);
+
+  // A regular file: `block_slots` = maxblkid + 1 (the file's block count, holes included; 0
+  // for an empty file), `data_blocks` = non-hole L0 blocks (embedded ones count as non-hole).
+  void AddFile(uint64_t block_slots, uint64_t data_blocks);
+
+  // A directory with `entries` names (excluding . and ..), `name_bytes` their total length and
+  // `longest_name` the longest (>= 50 bytes forces a fat ZAP).
+  void AddDirectory(uint64_t entries, uint64_t name_bytes, uint64_t longest_name);
+
+  void Merge(const MetadataTally& other);
+
+  uint64_t files() const { return files_; }
+  uint64_t directories() const { return directories_; }
+
+  // Metadata dsize charged to the dataset (`used` = data dsize of every reference + this).
+  uint64_t DatasetMetadataDsize() const;
+  // The same in asize.
+  uint64_t DatasetMetadataAsize() const;
+  // Logical and physical size of the metadata (for compressratio, which counts every block).
+  uint64_t MetadataLsize() const;
+  uint64_t MetadataPsize() const;
+
+ private:
+  struct Space {
+    double lsize = 0, psize = 0, asize = 0, dsize = 0;
+  };
+  void AddBlock(double lsize, double raw_psize, int copies, Space* into) const;
+  Space Fixed() const;  // dnode blocks, meta-dnode indirects, fixed objects
+
+  MetadataContext context_;
+  AllocationModel alloc_;
+  uint64_t files_ = 0;
+  uint64_t directories_ = 0;
+  Space variable_;  // file indirects, directories
+};
+
+// Pool-wide space outside datasets: MOS, space maps, the pool's root dataset (fitted on v23:
+// 115.5 MOS-style blocks of 3 sectors + 49 KB + 0.086 % of allocated for ashift 12 samples).
+// `allocated_bytes` = everything else the pool allocates (asize).
+uint64_t PoolOverheadAsize(const MetadataContext& context, uint64_t allocated_bytes);
+
+// `zpool list` ALLOC: deduplicated data asize + dataset metadata asize + DDT asize + overhead.
+uint64_t PoolAllocated(const MetadataContext& context, uint64_t data_asize_deduplicated,
+                       uint64_t metadata_asize, uint64_t ddt_asize);
+
+}  // namespace zsim::zfs
+
+#endif  // ZSIM_ENGINE_ZFS_METADATA_H_

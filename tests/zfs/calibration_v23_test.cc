@@ -1,0 +1,251 @@
+// The space model against measurements on real ZFS: zfs-fuse 0.7.0 (Debian), pool version 23,
+// file-backed pools, data written with cp and synced (docs/space_model.md has the procedure).
+// Each test states the error the model reaches on these points.
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "engine/zfs/allocation.h"
+#include "engine/zfs/ddt_footprint.h"
+#include "engine/zfs/metadata.h"
+
+namespace zsim::zfs {
+namespace {
+
+double RelErr(double model, double real) { return std::fabs(model - real) / real; }
+
+// DDT ZAP objects measured with zdb -dddd (leaf blocks) and zdb -DD (per-entry figures).
+struct DdtPoint {
+  const char* run;
+  int ashift;
+  uint64_t entries;
+  uint64_t peak_entries;  // entries the ZAP held at its largest
+  uint64_t real_leaves;   // zdb -dddd "Leaf blocks"
+  uint64_t real_on_disk;  // zdb -DD "size X on disk" (per entry)
+  uint64_t real_in_core;  // zdb -DD "Y in core" (per entry)
+  bool fill_count_fresh;  // zdb's %full equals the non-hole L0 share (see docs)
+};
+constexpr DdtPoint kDdtPoints[] = {
+    {"d12_1k unique", 12, 1001, 1001, 33, 441, 130, false},
+    {"d12_1k duplicate", 12, 300, 300, 11, 532, 163, true},
+    {"d12_10k unique", 12, 10001, 13001, 504, 643, 207, true},
+    {"d12_10k duplicate", 12, 3000, 3000, 122, 524, 167, true},
+    {"d12_50k unique", 12, 50001, 70001, 2426, 618, 83, false},
+    {"d12_50k duplicate", 12, 20000, 20000, 752, 480, 155, true},
+    {"d9_1k unique", 9, 1001, 1001, 33, 256, 130, false},
+    {"d9_1k duplicate", 9, 300, 300, 11, 276, 163, true},
+    {"d9_10k unique", 9, 10001, 13001, 504, 305, 207, true},
+    {"d9_10k duplicate", 9, 3000, 3000, 122, 272, 167, true},
+    {"d9_50k unique", 9, 50001, 70001, 2426, 304, 83, false},
+    {"d9_50k duplicate", 9, 20000, 20000, 752, 271, 155, true},
+    {"d12_100k_dup unique", 12, 20001, 100001, 3873, 2457, 793, true},
+    {"d12_100k_dup duplicate", 12, 80000, 80000, 3006, 478, 52, false},
+    // Seeds 777/778: part of the duplicates reached the unique ZAP before moving (1401 leaves,
+    // between 1060 for none and 1507 for all); the default peak (all) is used.
+    {"d12s_30k unique", 12, 30001, 40001, 1401, 596, 138, false},
+    {"d12s_30k duplicate", 12, 10000, 10000, 372, 476, 153, true},
+    {"d9s_30k unique", 9, 30001, 40001, 1401, 296, 138, false},
+    {"d9s_30k duplicate", 9, 10000, 10000, 372, 267, 153, true},
+};
+
+TEST(CalibrationV23Test, DdtEntriesTakeFourChunks) {
+  // zdb -dddd: "Entries with n chunks: 3" (key + value chunks) for every entry measured.
+  EXPECT_EQ(DdtEntryChunks(DdtFormat::kLegacy, 1, 4096, 1), 4);
+  EXPECT_EQ(DdtEntryChunks(DdtFormat::kLegacy, 1, 8192, 2), 4);
+  EXPECT_EQ(ZapLeafChunks(12), 158);
+  EXPECT_EQ(ZapLeafChunks(15), 1278);
+}
+
+TEST(CalibrationV23Test, DdtLeafCountWithin5Percent) {
+  for (const DdtPoint& p : kDdtPoints) {
+    SCOPED_TRACE(p.run);
+    const double leaves = static_cast<double>(ExpectedZapLeaves(p.peak_entries, 4, 158));
+    // The d*s_30k unique tables had a smaller, unknown peak: +7.6 % there, <= 2.5 % elsewhere.
+    EXPECT_LT(RelErr(leaves, static_cast<double>(p.real_leaves)), 0.08) << leaves;
+  }
+}
+
+TEST(CalibrationV23Test, DdtPerEntryFiguresWithin10Percent) {
+  for (const DdtPoint& p : kDdtPoints) {
+    SCOPED_TRACE(p.run);
+    const AllocationModel alloc = AllocationModel::For(VdevLayout{}, p.ashift);
+    const DdtObjectModel m = ModelDdtObject(p.entries, p.peak_entries, 4, 12, false, alloc);
+    EXPECT_LT(RelErr(double(m.on_disk_per_entry), double(p.real_on_disk)), 0.10)
+        << m.on_disk_per_entry;
+    // In v23, zdb's "in core" comes from the fill counts of the object's block pointers, which
+    // lag behind for some unique tables (zdb's own %full shows it); there the model gives the
+    // true size of the leaves and is only checked to be above zdb's figure.
+    if (p.fill_count_fresh) {
+      EXPECT_LT(RelErr(double(m.in_core_per_entry), double(p.real_in_core)), 0.10)
+          << m.in_core_per_entry;
+    } else {
+      EXPECT_GE(m.in_core_per_entry, p.real_in_core);
+    }
+  }
+}
+
+TEST(CalibrationV23Test, FootprintTotalsAddBothClasses) {
+  DdtFootprintInput in;
+  in.unique_entries = 10001;
+  in.duplicate_entries = 3000;
+  in.profile = Profile::kV23;
+  in.typical_block_asize = 4096;
+  const DdtFootprintModel m = ModelDdtFootprint(in);
+  EXPECT_EQ(m.totals.in_core_bytes, m.unique.mspace_bytes + m.duplicate.mspace_bytes);
+  EXPECT_EQ(m.totals.leaf_bytes, 4096u);
+  EXPECT_EQ(m.totals.rule_of_thumb_320, 320u * 13001);
+  EXPECT_EQ(m.totals.l2arc_header_bytes, (m.unique.l0_blocks + m.duplicate.l0_blocks) * 180);
+  EXPECT_EQ(m.totals.log_bytes, 0u);
+  in.profile = Profile::kZfs24;
+  in.format = DdtFormat::kFast;
+  in.ram_bytes = uint64_t{16} << 30;
+  const DdtFootprintModel f = ModelDdtFootprint(in);
+  EXPECT_EQ(f.totals.leaf_bytes, 32768u);
+  EXPECT_EQ(f.totals.log_bytes, 13001u * 216);  // below 1 % of 16 GiB
+  // 32K leaves hold about 8x the entries of 4K ones: 150-210 B per entry in core (§6.1).
+  EXPECT_GT(f.totals.in_core_per_entry, 140u);
+  EXPECT_LT(f.totals.in_core_per_entry, 230u);
+}
+
+// Datasets measured with zfs get -Hp used and zdb -b ("SPA allocated" = zpool ALLOC).
+struct TreePoint {
+  const char* run;
+  int ashift;
+  uint64_t data_dsize;  // data blocks, known from the generator
+  uint64_t real_used;
+  uint64_t real_pool_alloc;
+};
+
+TEST(CalibrationV23Test, TinyFilesUsedAndPoolAlloc) {
+  // m1: 5000 files of 1500 bytes (1536-byte blocks), 20 directories of 250, compression off.
+  MetadataContext ctx{Profile::kV23, VdevLayout{}, 12, 1};
+  MetadataTally t(ctx);
+  for (int i = 0; i < 5000; ++i) t.AddFile(1, 1);
+  for (int d = 0; d < 20; ++d) t.AddDirectory(250, 250 * 16, 16);
+  t.AddDirectory(20, 20 * 6, 6);
+  const uint64_t data = 5000 * 4096;
+  const double used = static_cast<double>(data + t.DatasetMetadataDsize());
+  EXPECT_LT(RelErr(used, 22061056), 0.01) << used;
+  const double alloc = static_cast<double>(PoolAllocated(ctx, data, t.DatasetMetadataAsize(), 0));
+  EXPECT_LT(RelErr(alloc, 22601728), 0.02) << alloc;
+}
+
+TEST(CalibrationV23Test, LargeFilesUsedAndPoolAlloc) {
+  // m3: 4 files of 48 MiB at recordsize 128K, compression off, ashift 12.
+  MetadataContext ctx{Profile::kV23, VdevLayout{}, 12, 1};
+  MetadataTally t(ctx);
+  for (int i = 0; i < 4; ++i) t.AddFile(384, 384);
+  t.AddDirectory(4, 24, 6);
+  const uint64_t data = 1536ull * 131072;
+  EXPECT_EQ(t.DatasetMetadataDsize(), 344064u);  // measured: used - data = 344064 exactly
+  const double alloc = static_cast<double>(PoolAllocated(ctx, data, t.DatasetMetadataAsize(), 0));
+  EXPECT_LT(RelErr(alloc, 202358784), 0.02) << alloc;
+}
+
+TEST(CalibrationV23Test, TinyCompressedFilesAshift9) {
+  // m2: as m1 with lzjb and half-random files: each 1536-byte block stored in 1024 bytes.
+  MetadataContext ctx{Profile::kV23, VdevLayout{}, 9, 1};
+  MetadataTally t(ctx);
+  for (int i = 0; i < 5000; ++i) t.AddFile(1, 1);
+  for (int d = 0; d < 20; ++d) t.AddDirectory(250, 250 * 16, 16);
+  t.AddDirectory(20, 20 * 6, 6);
+  const uint64_t data = 5000 * 1024;
+  const double used = static_cast<double>(data + t.DatasetMetadataDsize());
+  // The worst point: 5000 equal-sized files with sequential names compress their dnodes and
+  // directories better than the varied trees the constants are fitted on (r9_128k_off), and at
+  // ashift 9 every saved 512 bytes shows. Measured error of the model: +8.1 %.
+  EXPECT_LT(RelErr(used, 6182912), 0.09) << used;
+}
+
+TEST(CalibrationV23Test, DedupedFilesUsedAndPoolAlloc) {
+  // d12_10k: file a = 13000 4K blocks, file b = 3000 of them again, zz_settle one 4K block.
+  MetadataContext ctx{Profile::kV23, VdevLayout{}, 12, 1};
+  MetadataTally t(ctx);
+  t.AddFile(13000, 13000);
+  t.AddFile(3000, 3000);
+  t.AddFile(1, 1);
+  t.AddDirectory(3, 10, 8);
+  const uint64_t referenced = 16001ull * 4096, unique = 13001ull * 4096;
+  const double used = static_cast<double>(referenced + t.DatasetMetadataDsize());
+  EXPECT_LT(RelErr(used, 67727360), 0.01) << used;
+  DdtFootprintInput in;
+  in.unique_entries = 10001;
+  in.duplicate_entries = 3000;
+  in.profile = Profile::kV23;
+  in.typical_block_asize = 4096;
+  const DdtFootprintModel ddt = ModelDdtFootprint(in);
+  const uint64_t ddt_asize = ddt.unique.asize_bytes + ddt.duplicate.asize_bytes;
+  const double alloc =
+      static_cast<double>(PoolAllocated(ctx, unique, t.DatasetMetadataAsize(), ddt_asize));
+  EXPECT_LT(RelErr(alloc, 64139264), 0.02) << alloc;
+}
+
+TEST(CalibrationV23Test, CopiesTwoEntriesTakeFiveChunks) {
+  // d12c2_10k (copies=2): zdb -dddd counted 9844 entries of 4+1 chunks and 157 of 3+1.
+  EXPECT_EQ(DdtEntryChunks(DdtFormat::kLegacy, 2, 4096, 1), 5);
+  const AllocationModel alloc = AllocationModel::For(VdevLayout{}, 12);
+  const DdtObjectModel dup = ModelDdtObject(3000, 3000, 5, 12, false, alloc);
+  EXPECT_LT(RelErr(double(dup.on_disk_per_entry), 577), 0.05) << dup.on_disk_per_entry;
+  EXPECT_LT(RelErr(double(dup.in_core_per_entry), 184), 0.05) << dup.in_core_per_entry;
+}
+
+// Trees shaped like real data (random names of 5..36 bytes, 300 directories, log-normal file
+// sizes), compression off so the data's size is exact; metadata is compressed as always.
+struct TreeShapePoint {
+  const char* run;
+  int ashift;
+  int copies;
+  int tree_copies;  // r12_dd: the tree written twice with dedup=on
+  uint64_t data_asize;
+  uint64_t real_used;
+  uint64_t real_pool_alloc;
+  std::vector<std::pair<uint64_t, uint64_t>> slots;  // block slots -> number of files
+  std::vector<std::array<uint64_t, 3>> dirs;         // entries, name bytes, longest name
+};
+const std::vector<TreeShapePoint>& TreePoints() {
+  static const auto* points = new std::vector<TreeShapePoint>{
+#include "tests/zfs/calibration_v23_trees.inc"
+  };
+  return *points;
+}
+
+TEST(CalibrationV23Test, RealisticTreesUsedWithin1PercentAllocWithin2Percent) {
+  for (const TreeShapePoint& p : TreePoints()) {
+    SCOPED_TRACE(p.run);
+    MetadataContext ctx{Profile::kV23, VdevLayout{}, p.ashift, p.copies};
+    MetadataTally t(ctx);
+    uint64_t blocks = 0;
+    for (int c = 0; c < p.tree_copies; ++c) {
+      for (const auto& [slots, files] : p.slots) {
+        for (uint64_t i = 0; i < files; ++i) t.AddFile(slots, slots);
+        if (c == 0) blocks += slots * files;
+      }
+      for (const auto& d : p.dirs) t.AddDirectory(d[0], d[1], d[2]);
+    }
+    uint64_t used = p.data_asize * p.copies * p.tree_copies;
+    uint64_t ddt_asize = 0;
+    if (p.tree_copies == 2) {  // r12_dd: zz_settle, one more 4K file, and its DDT entry
+      t.AddFile(1, 1);
+      used += 4096;
+      DdtFootprintInput in;
+      in.unique_entries = 1;
+      in.duplicate_entries = blocks;
+      in.unique_peak_entries = 1;  // the unique ZAP emptied (destroyed), then held zz_settle
+      in.profile = Profile::kV23;
+      const DdtFootprintModel f = ModelDdtFootprint(in);
+      ddt_asize = f.unique.asize_bytes + f.duplicate.asize_bytes;
+    }
+    used += t.DatasetMetadataDsize();
+    EXPECT_LT(RelErr(double(used), double(p.real_used)), 0.01) << used;
+    const uint64_t unique_data = p.data_asize * p.copies + (p.tree_copies == 2 ? 4096 : 0);
+    const uint64_t alloc = PoolAllocated(ctx, unique_data, t.DatasetMetadataAsize(), ddt_asize);
+    EXPECT_LT(RelErr(double(alloc), double(p.real_pool_alloc)), 0.02) << alloc;
+  }
+}
+
+}  // namespace
+}  // namespace zsim::zfs
