@@ -13,6 +13,7 @@
 
 #include "engine/codec/zfs_block.h"
 #include "engine/ddt/dedup_table.h"
+#include "engine/pipeline/breakdown.h"
 #include "engine/pipeline/tally.h"
 #include "engine/walk/walker.h"
 #include "engine/zfs/record_layout.h"
@@ -26,6 +27,15 @@ constexpr uint64_t kChunkBytes = 8ull << 20;
 
 using Clock = std::chrono::steady_clock;
 
+// splitmix64's finaliser: spreads a 64-bit value over all bits.
+uint64_t Mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
 // One input file (or zvol) shared by its chunks.
 struct FileJob {
   std::string path;
@@ -38,6 +48,10 @@ struct FileJob {
   // Per (row, setting): L0 blocks that are not holes (data or embedded). Metadata model input.
   std::vector<std::atomic<uint64_t>> non_hole;
   std::atomic<uint64_t> bytes_read{0};
+  FileGroups groups;  // breakdown rows
+  // Order-independent hash of (record index, fingerprint) over the featured row's records:
+  // equal for files with equal content, whatever order their chunks were processed in.
+  std::atomic<uint64_t> content_lo{0}, content_hi{0};
 
   void Fail(Status s) {
     std::lock_guard<std::mutex> lock(mu);
@@ -54,13 +68,21 @@ struct Chunk {
 // Everything a worker thread owns (STYLE.md §5: built once, nothing allocated per block).
 struct Worker {
   explicit Worker(size_t buffer_bytes, size_t max_block, size_t rows, size_t settings)
-      : buffer(buffer_bytes), scratch(max_block), codes(settings), sparse_holes(rows, 0) {}
+      : buffer(buffer_bytes),
+        scratch(max_block),
+        codes(settings),
+        sparse_holes(rows, 0),
+        codec_ns(rows * settings, 0),
+        codec_bytes(rows * settings, 0) {}
   codec::Compressor compressor;
   std::vector<uint8_t> buffer;
   std::vector<uint8_t> scratch;
   std::vector<ddt::PsizeCode> codes;
   std::vector<uint64_t> sparse_holes;  // per row: records entirely inside a file's holes
   std::vector<std::pair<uint64_t, uint64_t>> extents;  // data ranges of the current chunk
+  std::vector<uint64_t> codec_ns, codec_bytes;         // per (row, setting)
+  std::vector<BreakdownCollector::Sampled> sampled;    // featured row's sampled references
+  uint64_t zero_blocks = 0;                            // featured row's all-zero records
 };
 
 struct Row {
@@ -72,6 +94,13 @@ class Scan {
  public:
   Scan(const ScanOptions& options, io::FileSystem* fs, const ScanControl& control)
       : options_(options), fs_(fs), control_(control) {
+    // The featured setting (breakdowns, the report's DDT): the first that compresses.
+    for (size_t c = 0; c < options_.compressions.size(); ++c) {
+      if (options_.compressions[c].algorithm != CompressionAlgorithm::kOff) {
+        featured_ = c;
+        break;
+      }
+    }
     policy_.profile = options_.profile;
     policy_.geometry = zfs::GeometryFor(options_.vdev, options_.ashift);
     policy_.dedup = true;
@@ -104,6 +133,8 @@ class Scan {
   std::vector<Row> rows_;
   uint64_t max_block_ = 0;
   uint64_t chunk_bytes_ = 0;
+  size_t featured_ = 0;
+  BreakdownCollector breakdown_;
 
   // Serial input stage state.
   std::unique_ptr<walk::Walker> walker_;
@@ -177,6 +208,7 @@ bool Scan::NextChunk(Chunk* out) {
                                           : zfs::FileLayout(job->size, r.block_bytes));
     }
     job->non_hole = std::vector<std::atomic<uint64_t>>(rows_.size() * options_.compressions.size());
+    job->groups = breakdown_.Groups(options_.paths[item->root], job->path);
     input_.bytes_logical += job->size;
     ++input_.files;
     const uint64_t chunks = (job->size + chunk_bytes_ - 1) / chunk_bytes_;
@@ -246,11 +278,22 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       const ByteView block(w.buffer.data() + (rec_begin - chunk.offset), bs);
       const bool is_zero = IsAllZero(block);
       const ddt::Fingerprint fp = ddt::ComputeFingerprint(options_.checksum, block);
+      if (r == 0) {
+        breakdown_.Sample(fp, job.groups, &w.sampled);
+        chunk.file->content_lo.fetch_add(Mix(fp.lo ^ (b * 0x9E3779B97F4A7C15ull)),
+                                         std::memory_order_relaxed);
+        chunk.file->content_hi.fetch_add(Mix(fp.hi + b), std::memory_order_relaxed);
+        if (is_zero) ++w.zero_blocks;
+      }
       if (rows_[r].table->Insert(fp, bs)) {
         for (size_t c = 0; c < settings; ++c) {
+          const Clock::time_point t0 = Clock::now();
           const zfs::BlockWrite bw =
               codec::CompressZfsBlock(policy_, options_.compressions[c], block, is_zero,
                                       w.compressor, MutableByteView(w.scratch.data(), bs));
+          w.codec_ns[r * settings + c] += static_cast<uint64_t>(
+              std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+          w.codec_bytes[r * settings + c] += bs;
           switch (bw.kind) {
             case zfs::BlockKind::kHole:
               w.codes[c] = ddt::kHoleCode;
@@ -318,6 +361,10 @@ void Scan::FinishFile(FileJob& job) {
   // Even a failed file exists on the pool (its dnode at least): the blocks read before the
   // failure are in the tables, so its shape is counted as far as it was read.
   tally_->AddFile(job.layouts, job.non_hole);
+  const uint64_t featured_lsize =
+      job.non_hole[featured_].load() * (job.layouts.empty() ? 0 : job.layouts[0].block_bytes);
+  breakdown_.AddFile(job.groups, job.size, featured_lsize,
+                     ddt::Fingerprint{job.content_lo.load(), job.content_hi.load()});
 }
 
 void Scan::MaybeReportProgress(bool force) {
@@ -399,8 +446,22 @@ ScanResult Scan::Run() {
   for (size_t r = 0; r < rows_.size(); ++r) {
     std::vector<SettingResult> row =
         tally_->Finish(r, rows_[r].block_bytes, *rows_[r].table, sparse[r], result.input);
+    for (size_t c = 0; c < row.size(); ++c) {
+      for (const Worker& w : workers) {
+        row[c].codec_seconds += static_cast<double>(w.codec_ns[r * settings + c]) * 1e-9;
+        row[c].codec_bytes += w.codec_bytes[r * settings + c];
+      }
+    }
     for (SettingResult& s : row) result.results.push_back(std::move(s));
   }
+  std::vector<const std::vector<BreakdownCollector::Sampled>*> sampled;
+  for (const Worker& w : workers) {
+    sampled.push_back(&w.sampled);
+    breakdown_.AddZeroBlocks(w.zero_blocks, w.zero_blocks * rows_[0].block_bytes);
+  }
+  result.breakdown.recordsize = rows_[0].block_bytes;
+  result.breakdown.compression = options_.compressions[featured_];
+  breakdown_.Finish(*rows_[0].table, featured_, sampled, &result);
   result.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
   return result;
 }

@@ -165,7 +165,9 @@ std::optional<WalkItem> Walker::Next() {
   for (;;) {
     if (stack_.empty()) {
       if (next_root_ >= roots_.size()) return std::nullopt;
-      return VisitRoot(roots_[next_root_++]);
+      std::optional<WalkItem> item = VisitRoot(roots_[next_root_++]);
+      if (item) item->root = next_root_ - 1;
+      return item;
     }
     Frame& top = stack_.back();
     if (top.next >= top.entries.size()) {
@@ -173,7 +175,9 @@ std::optional<WalkItem> Walker::Next() {
       continue;
     }
     const io::DirEntry entry = std::move(top.entries[top.next++]);
-    return VisitEntry(top.path, entry);
+    std::optional<WalkItem> item = VisitEntry(top.path, entry);
+    if (item) item->root = next_root_ - 1;
+    return item;
   }
 }
 

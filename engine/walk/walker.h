@@ -51,6 +51,7 @@ struct WalkItem {
   enum class Kind : uint8_t { kFile, kZvol, kDirectory, kSkipped, kError };
   Kind kind = Kind::kFile;
   std::string path;
+  size_t root = 0;                // index of the input path this item was found under
   io::FileInfo info;              // kFile, kZvol, kDirectory
   SkipReason skip_reason{};       // kSkipped
   Status error;                   // kError

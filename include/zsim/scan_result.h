@@ -104,6 +104,10 @@ struct SettingResult {
   uint64_t used = 0;            // zfs get used: data + metadata, every reference charged
   uint64_t pool_alloc = 0;      // zpool list ALLOC: deduplicated, with metadata and the DDT
   uint64_t metadata_bytes = 0;  // the metadata part of `used` (dnodes, indirects, ZAPs)
+  // Time spent in this setting's codec over every thread, and the bytes it compressed (unique
+  // blocks only): codec_bytes / codec_seconds is the codec's speed on this data, per core.
+  double codec_seconds = 0;
+  uint64_t codec_bytes = 0;
 };
 
 struct PathError {

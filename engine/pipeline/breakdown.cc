@@ -1,0 +1,177 @@
+#include "engine/pipeline/breakdown.h"
+
+#include <algorithm>
+#include <cctype>
+#include <tuple>
+
+namespace zsim::pipeline {
+namespace {
+
+constexpr size_t kMaxRows = 50;
+constexpr int kDirectoryDepth = 2;  // levels below the input path that name a row
+
+std::string DirectoryKey(const std::string& root, const std::string& path) {
+  // The file's directory, cut to kDirectoryDepth levels below the input path.
+  std::string base = root == "/" ? std::string() : root;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  if (path.size() <= base.size() + 1 || path.compare(0, base.size(), base) != 0 ||
+      path[base.size()] != '/') {
+    return root;  // the input itself is a file: its row is the input path
+  }
+  const size_t last_slash = path.find_last_of('/');
+  size_t pos = base.size();
+  for (int level = 0; level < kDirectoryDepth; ++level) {
+    const size_t next = path.find('/', pos + 1);
+    if (next == std::string::npos || next > last_slash) break;
+    pos = next;
+  }
+  return pos == 0 ? std::string("/") : path.substr(0, pos);
+}
+
+std::string ExtensionKey(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  const size_t dot = name.find_last_of('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == name.size() || name.size() - dot > 11) {
+    return "(none)";
+  }
+  std::string ext = name.substr(dot);
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
+}
+
+uint32_t Intern(const std::string& key, std::unordered_map<std::string, uint32_t>* ids,
+                std::vector<std::string>* names) {
+  auto [it, inserted] = ids->emplace(key, static_cast<uint32_t>(names->size()));
+  if (inserted) names->push_back(key);
+  return it->second;
+}
+
+}  // namespace
+
+BreakdownCollector::BreakdownCollector(size_t max_sampled_refs)
+    : max_sampled_refs_(max_sampled_refs) {}
+
+FileGroups BreakdownCollector::Groups(const std::string& root, const std::string& path) {
+  FileGroups g;
+  g.directory = Intern(DirectoryKey(root, path), &directory_ids_, &directory_names_);
+  g.extension = Intern(ExtensionKey(path), &extension_ids_, &extension_names_);
+  if (directories_.size() < directory_names_.size()) directories_.resize(directory_names_.size());
+  if (extensions_.size() < extension_names_.size()) extensions_.resize(extension_names_.size());
+  return g;
+}
+
+void BreakdownCollector::Sample(const ddt::Fingerprint& key, FileGroups groups,
+                                std::vector<Sampled>* local) {
+  const uint32_t shift = shift_.load(std::memory_order_relaxed);
+  if (!Kept(key, shift)) return;
+  // Drop what a raised M no longer keeps before adding (the list stays within its space).
+  if (!local->empty() && !Kept(local->back().key, shift)) {
+    const size_t before = local->size();
+    std::erase_if(*local, [&](const Sampled& s) { return !Kept(s.key, shift); });
+    kept_.fetch_sub(before - local->size(), std::memory_order_relaxed);
+  }
+  local->push_back(Sampled{key, groups});
+  if (kept_.fetch_add(1, std::memory_order_relaxed) + 1 > max_sampled_refs_) {
+    uint32_t expected = shift;
+    if (shift_.compare_exchange_strong(expected, shift + 1)) {
+      // About half the kept references leave the space; each list drops them when next used.
+      kept_.store(kept_.load() / 2, std::memory_order_relaxed);
+    }
+  }
+}
+
+void BreakdownCollector::AddFile(FileGroups groups, uint64_t bytes, uint64_t lsize,
+                                 ddt::Fingerprint content) {
+  for (Row* row : {&directories_[groups.directory], &extensions_[groups.extension]}) {
+    ++row->files;
+    row->bytes += bytes;
+    row->lsize += lsize;
+  }
+  if (lsize > 0) ++contents_[ContentKey{content.lo, content.hi, lsize}];
+}
+
+void BreakdownCollector::AddZeroBlocks(uint64_t blocks, uint64_t bytes) {
+  zero_blocks_ += blocks;
+  zero_bytes_ += bytes;
+}
+
+void BreakdownCollector::Finish(const ddt::DedupTable& table, size_t setting,
+                                const std::vector<const std::vector<Sampled>*>& locals,
+                                ScanResult* result) const {
+  const uint32_t shift = shift_.load();
+  const uint64_t m = uint64_t{1} << shift;
+  // Refcount, lsize and featured code of every sampled key.
+  struct Info {
+    uint32_t refcount;
+    uint64_t lsize;
+    ddt::PsizeCode code;
+  };
+  std::unordered_map<uint64_t, Info> info;  // by key.lo (the sampled keys are few)
+  std::unordered_map<uint64_t, bool> wanted;
+  for (const auto* list : locals) {
+    for (const Sampled& s : *list) {
+      if (Kept(s.key, shift)) wanted.emplace(s.key.lo, true);
+    }
+  }
+  if (!wanted.empty()) {
+    table.ForEach([&](const ddt::EntryView& e) {
+      if (!Kept(e.key, shift) || !wanted.count(e.key.lo)) return;
+      info.emplace(e.key.lo, Info{e.refcount, e.lsize, e.codes[setting]});
+    });
+  }
+  std::vector<BreakdownRow> dirs(directory_names_.size()), exts(extension_names_.size());
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    dirs[i].name = directory_names_[i];
+    dirs[i].files = directories_[i].files;
+    dirs[i].bytes = directories_[i].bytes;
+    dirs[i].lsize = directories_[i].lsize;
+  }
+  for (size_t i = 0; i < exts.size(); ++i) {
+    exts[i].name = extension_names_[i];
+    exts[i].files = extensions_[i].files;
+    exts[i].bytes = extensions_[i].bytes;
+    exts[i].lsize = extensions_[i].lsize;
+  }
+  for (const auto* list : locals) {
+    for (const Sampled& s : *list) {
+      if (!Kept(s.key, shift)) continue;
+      const auto it = info.find(s.key.lo);
+      if (it == info.end()) continue;
+      const Info& in = it->second;
+      // Holes and embedded blocks never enter the DDT: no psize, nothing for dedup to remove.
+      uint64_t psize = 0, dup = 0;
+      if (!ddt::IsHoleCode(in.code) && !ddt::IsEmbeddedCode(in.code)) {
+        psize = ddt::AllocatedPsize(in.code);
+        dup = in.lsize * (in.refcount - 1) / in.refcount;
+      }
+      for (BreakdownRow* row : {&dirs[s.groups.directory], &exts[s.groups.extension]}) {
+        row->psize += psize * m;
+        row->duplicate_bytes += dup * m;
+      }
+    }
+  }
+  auto finish = [](std::vector<BreakdownRow>* rows) {
+    std::sort(rows->begin(), rows->end(), [](const BreakdownRow& a, const BreakdownRow& b) {
+      return std::tie(b.duplicate_bytes, b.lsize, a.name) <
+             std::tie(a.duplicate_bytes, a.lsize, b.name);
+    });
+    if (rows->size() > kMaxRows) rows->resize(kMaxRows);
+  };
+  finish(&dirs);
+  finish(&exts);
+  result->breakdown.directories = std::move(dirs);
+  result->breakdown.extensions = std::move(exts);
+  result->breakdown.sample_modulus = m;
+
+  DedupSources& src = result->dedup_sources;
+  for (const auto& [content, copies] : contents_) {
+    if (copies < 2) continue;
+    src.duplicate_files += copies - 1;
+    src.duplicate_file_bytes += (copies - 1) * content.lsize;
+  }
+  src.zero_blocks = zero_blocks_;
+  src.zero_block_bytes = zero_bytes_;
+}
+
+}  // namespace zsim::pipeline

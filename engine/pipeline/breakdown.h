@@ -1,0 +1,91 @@
+// engine/pipeline/breakdown.h
+//
+// BreakdownCollector: where the space goes by directory and by file type, for the featured
+// setting, and the dedup that needs no DDT (whole-file duplicates, all-zero blocks).
+//
+// lsize and file counts per row are exact. psize and duplicate bytes per row come from sampled
+// references: a reference is kept when its fingerprint falls in 1/M of the key space (bits of
+// the key, so the choice is the same whatever the thread count); M starts at 1 and doubles
+// whenever more than `max_sampled_refs` references are kept, dropping the half a doubled M
+// would not keep. At the end each kept reference is looked up in the dedup table and lends
+// M x psize, and M x lsize x (refcount - 1) / refcount as duplicate bytes, to its rows.
+// Below the cap (about a million references: 128 GiB at 128K records) every figure is exact
+// and independent of scheduling; above it, M depends on when the cap was crossed.
+//
+// Thread safety: Group/AddFile from the serial stages; Sample from any thread through a
+// per-thread Sampler; Finish after the pipeline has drained.
+
+#ifndef ZSIM_ENGINE_PIPELINE_BREAKDOWN_H_
+#define ZSIM_ENGINE_PIPELINE_BREAKDOWN_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/ddt/dedup_table.h"
+#include "zsim/scan_result.h"
+
+namespace zsim::pipeline {
+
+struct FileGroups {
+  uint32_t directory = 0;
+  uint32_t extension = 0;
+};
+
+class BreakdownCollector {
+ public:
+  explicit BreakdownCollector(size_t max_sampled_refs = size_t{1} << 20);
+
+  // Group ids of a file (path under `root`, the input path it was found under).
+  FileGroups Groups(const std::string& root, const std::string& path);
+
+  // One reference to a block of the featured row. Any thread; `local` is the caller's own list.
+  struct Sampled {
+    ddt::Fingerprint key;
+    FileGroups groups;
+  };
+  void Sample(const ddt::Fingerprint& key, FileGroups groups, std::vector<Sampled>* local);
+
+  // A finished file: its st_size, featured-row lsize (non-hole blocks x block size) and whole
+  // content hash (for whole-file duplicates; 0,0 for an empty file).
+  void AddFile(FileGroups groups, uint64_t bytes, uint64_t lsize, ddt::Fingerprint content);
+  // All-zero data blocks of the featured row.
+  void AddZeroBlocks(uint64_t blocks, uint64_t bytes);
+
+  // Fills the breakdown and dedup sources. `setting` is the featured setting's index in the
+  // table's codes. REQUIRES: no Sample is running; `locals` holds every thread's list.
+  void Finish(const ddt::DedupTable& table, size_t setting,
+              const std::vector<const std::vector<Sampled>*>& locals, ScanResult* result) const;
+
+ private:
+  bool Kept(const ddt::Fingerprint& key, uint32_t shift) const {
+    return (key.hi & ((uint64_t{1} << shift) - 1)) == 0;
+  }
+
+  size_t max_sampled_refs_;
+  std::atomic<uint32_t> shift_{0};  // M = 1 << shift
+  std::atomic<uint64_t> kept_{0};   // references kept under the current shift (approximate)
+
+  struct Row {
+    uint64_t files = 0, bytes = 0, lsize = 0;
+  };
+  std::vector<std::string> directory_names_, extension_names_;  // id -> name
+  std::unordered_map<std::string, uint32_t> directory_ids_, extension_ids_;
+  std::vector<Row> directories_, extensions_;
+  struct ContentKey {
+    uint64_t lo, hi, lsize;
+    bool operator<(const ContentKey& o) const {
+      return std::tie(lo, hi, lsize) < std::tie(o.lo, o.hi, o.lsize);
+    }
+  };
+  std::map<ContentKey, uint64_t> contents_;  // whole-file content -> copies
+  uint64_t zero_blocks_ = 0, zero_bytes_ = 0;
+};
+
+}  // namespace zsim::pipeline
+
+#endif  // ZSIM_ENGINE_PIPELINE_BREAKDOWN_H_
