@@ -1,0 +1,127 @@
+// ZFS's budget / acceptance / rounding per profile (ZFS_MODEL.md §2.2), case by case.
+
+#include "engine/zfs/write_rules.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+
+namespace zsim::zfs {
+namespace {
+
+using A = CompressionAlgorithm;
+
+WritePolicy Policy(Profile profile, uint64_t min_alloc, uint64_t gcd_alloc, bool dedup = false) {
+  WritePolicy p;
+  p.profile = profile;
+  p.geometry = {min_alloc, gcd_alloc, 12};
+  p.dedup = dedup;
+  return p;
+}
+
+constexpr Compression kLz4{A::kLz4, 0};
+constexpr Compression kZle{A::kZle, 0};
+
+TEST(WriteRulesTest, BudgetPerProfile) {
+  struct Case {
+    Profile profile;
+    uint64_t sector;
+    Compression c;
+    uint64_t lsize;
+    uint64_t budget;
+  };
+  const Case cases[] = {
+      // v23: P2ALIGN(lsize - lsize/8, 512); 512-byte blocks get 0 (never compressed).
+      {Profile::kV23, 512, kLz4, 512, 0},
+      {Profile::kV23, 512, kLz4, 1536, 1024},
+      {Profile::kV23, 512, kLz4, 36864, 32256},
+      {Profile::kV23, 4096, kLz4, 131072, 114688},
+      // 2.1 / 2.2: lsize - lsize/8, no alignment.
+      {Profile::kZfs21, 4096, kLz4, 512, 448},
+      {Profile::kZfs22, 4096, kLz4, 1536, 1344},
+      {Profile::kZfs22, 4096, kLz4, 36864, 32256},
+      // 2.3+: aligned down to gcd_alloc, below min_alloc -> 112; zle keeps lsize - lsize/8.
+      {Profile::kZfs23, 4096, kLz4, 36864, 28672},
+      {Profile::kZfs24, 4096, kLz4, 4096, 112},
+      {Profile::kZfs24, 4096, kLz4, 8192, 4096},
+      {Profile::kZfs24, 4096, kZle, 4096, 3584},
+      {Profile::kZfs24, 512, kLz4, 512, 112},
+      {Profile::kZfs24, 512, kLz4, 1536, 1024},
+      {Profile::kZfs24, 4096, kLz4, 1 << 20, 917504},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(std::string(ProfileName(k.profile)) + " lsize " + std::to_string(k.lsize));
+    EXPECT_EQ(CompressionBudget(Policy(k.profile, k.sector, k.sector), k.c, k.lsize), k.budget);
+  }
+  EXPECT_EQ(CompressionBudget(Policy(Profile::kZfs24, 4096, 4096), {A::kOff, 0}, 4096), 0u);
+}
+
+TEST(WriteRulesTest, AcceptanceAndRoundingPerProfile) {
+  struct Case {
+    Profile profile;
+    uint64_t min_alloc, gcd_alloc, lsize;
+    std::optional<uint64_t> c;
+    BlockKind kind;
+    uint64_t psize;
+  };
+  const Case cases[] = {
+      {Profile::kV23, 4096, 4096, 131072, 5000, BlockKind::kCompressed, 5120},  // 512 always
+      {Profile::kV23, 4096, 4096, 4096, 100, BlockKind::kCompressed, 512},      // no embedding
+      {Profile::kZfs21, 4096, 4096, 131072, 5000, BlockKind::kCompressed, 8192},
+      {Profile::kZfs21, 4096, 4096, 8192, 4097, BlockKind::kUncompressed, 8192},  // rounds to 8K
+      // 2.2+: min_alloc when c <= min_alloc, else roundup to the GCD (mixed ashift 9 + 12).
+      {Profile::kZfs22, 4096, 512, 131072, 5000, BlockKind::kCompressed, 5120},
+      {Profile::kZfs22, 4096, 512, 131072, 3000, BlockKind::kCompressed, 4096},
+      {Profile::kZfs21, 512, 512, 131072, 5000, BlockKind::kCompressed, 5120},
+      // The 36K example of ZFS_MODEL.md §2.2: 2.2 accepts 32256 (stored as 32K).
+      {Profile::kZfs22, 4096, 4096, 36864, 32256, BlockKind::kCompressed, 32768},
+      // Embedded: c <= 112, before rounding.
+      {Profile::kZfs24, 4096, 4096, 4096, 112, BlockKind::kEmbedded, 112},
+      {Profile::kZfs24, 4096, 4096, 4096, 113, BlockKind::kUncompressed, 4096},
+      {Profile::kZfs24, 4096, 4096, 8192, 113, BlockKind::kCompressed, 4096},
+      // Failure or no gain.
+      {Profile::kZfs24, 4096, 4096, 8192, std::nullopt, BlockKind::kUncompressed, 8192},
+      {Profile::kZfs24, 4096, 4096, 4096, 4096, BlockKind::kUncompressed, 4096},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(std::string(ProfileName(k.profile)) + " lsize " + std::to_string(k.lsize) + " c " +
+                 (k.c ? std::to_string(*k.c) : "fail"));
+    const BlockWrite w =
+        AcceptCompressed(Policy(k.profile, k.min_alloc, k.gcd_alloc), k.lsize, k.c);
+    EXPECT_EQ(w.kind, k.kind);
+    EXPECT_EQ(w.psize, k.psize);
+  }
+}
+
+TEST(WriteRulesTest, EmbeddingWithDedupOnlyFrom24) {
+  for (Profile p : {Profile::kZfs21, Profile::kZfs22, Profile::kZfs23, Profile::kZfs24}) {
+    const BlockWrite off = AcceptCompressed(Policy(p, 4096, 4096, false), 8192, 50);
+    const BlockWrite on = AcceptCompressed(Policy(p, 4096, 4096, true), 8192, 50);
+    EXPECT_EQ(off.kind, BlockKind::kEmbedded) << ProfileName(p);
+    EXPECT_EQ(on.kind, p == Profile::kZfs24 ? BlockKind::kEmbedded : BlockKind::kCompressed)
+        << ProfileName(p);
+    if (on.kind == BlockKind::kCompressed) {
+      EXPECT_EQ(on.psize, 4096u);
+    }
+  }
+}
+
+TEST(WriteRulesTest, ZeroBlocksAndEarlyAbort) {
+  const WritePolicy v24 = Policy(Profile::kZfs24, 4096, 4096, true);
+  const WritePolicy v23dedup = Policy(Profile::kZfs23, 4096, 4096, true);
+  EXPECT_TRUE(ZeroBlockIsHole(Policy(Profile::kV23, 512, 512), kLz4));
+  EXPECT_FALSE(ZeroBlockIsHole(Policy(Profile::kZfs24, 4096, 4096, false), {A::kOff, 0}));
+  EXPECT_TRUE(ZeroBlockIsHole(v24, {A::kOff, 0}));
+  EXPECT_FALSE(ZeroBlockIsHole(v23dedup, {A::kOff, 0}));
+
+  EXPECT_TRUE(ZstdEarlyAbortApplies(v24, {A::kZstd, 3}, 131072));
+  EXPECT_TRUE(ZstdEarlyAbortApplies(Policy(Profile::kZfs22, 4096, 4096), {A::kZstd, 19}, 1 << 20));
+  EXPECT_FALSE(ZstdEarlyAbortApplies(v24, {A::kZstd, 2}, 131072));
+  EXPECT_FALSE(ZstdEarlyAbortApplies(v24, {A::kZstd, -10}, 131072));
+  EXPECT_FALSE(ZstdEarlyAbortApplies(v24, {A::kZstd, 3}, 65536));
+  EXPECT_FALSE(ZstdEarlyAbortApplies(v24, {A::kGzip, 9}, 131072));
+  EXPECT_FALSE(ZstdEarlyAbortApplies(Policy(Profile::kZfs21, 4096, 4096), {A::kZstd, 3}, 131072));
+}
+
+}  // namespace
+}  // namespace zsim::zfs
