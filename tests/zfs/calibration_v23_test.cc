@@ -42,14 +42,16 @@ constexpr DdtPoint kDdtPoints[] = {
     {"d9_10k duplicate", 9, 3000, 3000, 122, 272, 167, true},
     {"d9_50k unique", 9, 50001, 70001, 2426, 304, 83, false},
     {"d9_50k duplicate", 9, 20000, 20000, 752, 271, 155, true},
-    {"d12_100k_dup unique", 12, 20001, 100001, 3873, 2457, 793, true},
-    {"d12_100k_dup duplicate", 12, 80000, 80000, 3006, 478, 52, false},
+    {"d12_100k_dup unique", 12, 20001, 100001, 3856, 2457, 793, true},
+    {"d12_100k_dup duplicate", 12, 80000, 80000, 2998, 478, 52, false},
     // Seeds 777/778: part of the duplicates reached the unique ZAP before moving (1401 leaves,
     // between 1060 for none and 1507 for all); the default peak (all) is used.
     {"d12s_30k unique", 12, 30001, 40001, 1401, 596, 138, false},
     {"d12s_30k duplicate", 12, 10000, 10000, 372, 476, 153, true},
-    {"d9s_30k unique", 9, 30001, 40001, 1401, 296, 138, false},
-    {"d9s_30k duplicate", 9, 10000, 10000, 372, 267, 153, true},
+    {"d9s_30k unique", 9, 30001, 40001, 1402, 296, 138, false},
+    {"d9s_30k duplicate", 9, 10000, 10000, 373, 267, 153, true},
+    {"d12_200k unique", 12, 150001, 200001, 7840, 665, 214, true},
+    {"d12_200k duplicate", 12, 50000, 50000, 1962, 500, 83, false},
 };
 
 TEST(CalibrationV23Test, DdtEntriesTakeFourChunks) {
