@@ -569,6 +569,7 @@ def measure(src, recordsize, compression, ashift, workdir, image_size=8 << 30, k
 def state_start(state):
     d = Daemon()
     d.ensure()
+    os.makedirs(os.path.dirname(os.path.abspath(state)), exist_ok=True)
     with open(state, "w") as f:
         json.dump({"started_pid": d.pid}, f)
     if d.pid:
