@@ -95,15 +95,17 @@ SimResult SimulateScaled(uint64_t entries, uint64_t capacity) {
   return r;
 }
 
-// Mean of roundup(raw + d, sector) for d spread over +-256 bytes: leaves differ in fill (a few
-// entries either way), so their rounding to 512 spreads rather than all hitting one side.
-double ExpectedRounded(double raw, uint64_t sector) {
+// Mean asize of a block whose compressed size is `raw` give or take 256 bytes: leaves differ
+// in fill (a few entries either way), so their rounding to 512 (and to the allocation size)
+// spreads rather than all hitting one side. psize is capped at the block's logical size.
+double ExpectedAsize(double raw, uint64_t lsize, const AllocationModel& alloc) {
   constexpr int kSteps = 16;
   constexpr double kSpread = 512;
   double sum = 0;
   for (int i = 0; i < kSteps; ++i) {
     const double x = std::max(1.0, raw + (i + 0.5) / kSteps * kSpread - kSpread / 2.0);
-    sum += static_cast<double>(DivRoundUp(static_cast<uint64_t>(x), sector) * sector);
+    const uint64_t psize = std::min(DivRoundUp(static_cast<uint64_t>(x), 512) * 512, lsize);
+    sum += static_cast<double>(alloc.Asize(psize));
   }
   return sum / kSteps;
 }
@@ -190,14 +192,10 @@ DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunk
   m.l0_blocks = 1 + m.leaves + table_blocks;
   m.mspace_bytes = m.l0_blocks * leaf_bytes;
 
-  const uint64_t sector = alloc.sector_bytes();
   const double entries_per_leaf = static_cast<double>(entries) / static_cast<double>(m.leaves);
   const double leaf_raw = kLeafHeaderBytesPer4K * static_cast<double>(leaf_bytes) / 4096.0 +
                           kLeafBytesPerEntry * entries_per_leaf;
-  auto asize_of = [&](double raw) {
-    const double psize = std::min(ExpectedRounded(raw, kMinBlockBytes), double(leaf_bytes));
-    return sector <= kMinBlockBytes ? psize : ExpectedRounded(psize, sector);
-  };
+  auto asize_of = [&](double raw) { return ExpectedAsize(raw, leaf_bytes, alloc); };
   double asize = static_cast<double>(m.leaves) * asize_of(leaf_raw);
   asize += asize_of(std::max<double>(512, leaf_bytes / 32.0));              // header
   asize += static_cast<double>(table_blocks) * asize_of(leaf_bytes / 4.0);  // ptrtbl

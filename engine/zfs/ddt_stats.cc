@@ -7,14 +7,14 @@ namespace zsim::zfs {
 
 int DdtBucket(uint64_t refcount) {
   assert(refcount >= 1);
-  return std::bit_width(refcount) - 1;
+  return static_cast<int>(std::bit_width(refcount)) - 1;
 }
 
 double RatioPercentFloor(uint64_t a, uint64_t b) {
   if (b == 0) return 1.0;
-  // a * 100 in 128 bits: ref_dsize of a large pool times 100 can pass 2^64.
-  const unsigned __int128 percent = static_cast<unsigned __int128>(a) * 100 / b;
-  return static_cast<double>(static_cast<uint64_t>(percent)) / 100.0;
+  // floor(a * 100 / b) without forming a * 100, which passes 2^64 for pools above 160 PiB.
+  const uint64_t percent = a / b * 100 + a % b * 100 / b;
+  return static_cast<double>(percent) / 100.0;
 }
 
 void DdtStatsBuilder::AddEntry(uint64_t refcount, uint64_t lsize, uint64_t psize, uint64_t dsize) {
@@ -55,6 +55,27 @@ DdtHistogramRow DdtStatsBuilder::Total() const {
     total.referenced += referenced_[b];
   }
   return total;
+}
+
+void DdtStatsBuilder::AddBucket(int bucket, uint64_t entries, const DdtStat& allocated,
+                                const DdtStat& referenced) {
+  if (entries == 0) return;
+  allocated_[bucket] += allocated;
+  referenced_[bucket] += referenced;
+  (bucket == 0 ? unique_entries_ : duplicate_entries_) += entries;
+}
+
+void DdtStatsBuilder::Scale(uint64_t factor) {
+  auto scale = [factor](DdtStat& s) {
+    s.blocks *= factor;
+    s.lsize *= factor;
+    s.psize *= factor;
+    s.dsize *= factor;
+  };
+  for (DdtStat& s : allocated_) scale(s);
+  for (DdtStat& s : referenced_) scale(s);
+  unique_entries_ *= factor;
+  duplicate_entries_ *= factor;
 }
 
 DedupResult DdtStatsBuilder::Result() const {

@@ -6,13 +6,14 @@
 // Modelled per dataset (metadata copies = copies + 1, at most 3; every block compressed,
 // lzjb in v23, lz4 later, and rounded to the vdev's allocation):
 //   - dnode blocks: 512-byte dnodes, 32 per 16K block; objects = files + directories + 4;
-//     fitted: a block compresses to 64 + 90 bytes per used dnode;
+//     fitted: a block compresses to 64 + 112 bytes per used dnode;
 //   - the meta-dnode's indirect blocks (7 levels in v23);
 //   - per file with more than one block: indirect blocks of 1 << indirect_block_shift bytes
-//     (128 block pointers in v23, 1024 later), fitted at 62 compressed bytes per block pointer;
+//     (128 block pointers in v23, 1024 later), fitted at 38 + 8 compressed bytes per block
+//     pointer per DVA it holds (46 B for copies=1 data);
 //   - directories: a micro-ZAP (64-byte entries, block grows 512 B at a time, fitted at
-//     64 + 6 bytes per entry compressed) while entries <= 2047 and names < 50 bytes, else a fat
-//     ZAP of 16K leaves (not measured);
+//     64 + 8 bytes per entry + 0.9 per name byte compressed) while entries <= 2047 and names < 50
+//     bytes, else a fat ZAP of 16K leaves (not measured);
 //   - fixed objects: objset, master node, delete queue, user/group used, shares directory.
 // Pool overhead (MOS, space maps, the pool's root dataset) is a fitted constant per sector size
 // plus a term proportional to allocated space. Calibration points: docs/space_model.md.
@@ -80,7 +81,8 @@ class MetadataTally {
 };
 
 // Pool-wide space outside datasets: MOS, space maps, the pool's root dataset (fitted on v23:
-// 115.5 MOS-style blocks of 3 sectors + 49 KB + 0.086 % of allocated for ashift 12 samples).
+// 38.5 MOS blocks of 3 copies + 49 KB + 0.086 % (ashift >= 12) or 0.03 % of allocated, that
+// term capped at 256 MiB allocated).
 // `allocated_bytes` = everything else the pool allocates (asize).
 uint64_t PoolOverheadAsize(const MetadataContext& context, uint64_t allocated_bytes);
 

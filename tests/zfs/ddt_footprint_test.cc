@@ -1,0 +1,68 @@
+#include "engine/zfs/ddt_footprint.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <vector>
+
+namespace zsim::zfs {
+namespace {
+
+TEST(ZleLengthTest, FollowsTheRecordRules) {
+  std::array<uint8_t, 256> zeros{};
+  EXPECT_EQ(ZleLength(zeros.data(), 256), 2u);  // runs of 192 and 64 zero bytes
+  std::vector<uint8_t> v = {0, 0, 0, 7, 0, 0, 9, 9};
+  EXPECT_EQ(ZleLength(v.data(), v.size()), 1u + 2u + 1u + 3u);
+  std::vector<uint8_t> single_zero_kept = {5, 0, 6, 0, 0, 0, 0, 0};
+  EXPECT_EQ(ZleLength(single_zero_kept.data(), single_zero_kept.size()), 1u + 3u + 1u);
+  std::vector<uint8_t> dense(64, 0xAB);
+  EXPECT_EQ(ZleLength(dense.data(), dense.size()), 65u);  // no saving: reported as size + 1
+}
+
+TEST(DdtFootprintTest, MoreEntriesNeverShrinkTheTable) {
+  const AllocationModel alloc = AllocationModel::For(VdevLayout{}, 12);
+  uint64_t last_leaves = 0;
+  for (uint64_t n = 3000; n <= 3000000; n *= 3) {
+    const DdtObjectModel m = ModelDdtObject(n, n, 4, 12, false, alloc);
+    EXPECT_GE(m.leaves, last_leaves);
+    EXPECT_GT(m.dspace_bytes, m.mspace_bytes);  // 3 copies of every block
+    // Leaf fill between 50 % and 80 % of 39 entries per 4K leaf.
+    const double per_leaf = double(n) / double(m.leaves);
+    EXPECT_GT(per_leaf, 0.5 * 39) << n;
+    EXPECT_LT(per_leaf, 0.8 * 39) << n;
+    last_leaves = m.leaves;
+  }
+}
+
+TEST(DdtFootprintTest, RaidzDeflatesTheOnDiskFigure) {
+  const DdtObjectModel disk =
+      ModelDdtObject(50000, 50000, 4, 12, false, AllocationModel::For(VdevLayout{}, 12));
+  const DdtObjectModel raidz = ModelDdtObject(
+      50000, 50000, 4, 12, false, AllocationModel::For(VdevLayout{VdevKind::kRaidz, 1, 5, 0}, 12));
+  EXPECT_EQ(disk.mspace_bytes, raidz.mspace_bytes);
+  EXPECT_GT(raidz.asize_bytes, disk.asize_bytes);  // parity sectors
+}
+
+TEST(DdtFootprintTest, EmptyTableCostsNothing) {
+  DdtFootprintInput in;
+  const DdtFootprintModel m = ModelDdtFootprint(in);
+  EXPECT_EQ(m.totals.in_core_bytes, 0u);
+  EXPECT_EQ(m.totals.on_disk_bytes, 0u);
+  EXPECT_EQ(m.totals.in_core_per_entry, 0u);
+}
+
+TEST(DdtFootprintTest, FastDedupLogIsBoundedByOnePercentOfRam) {
+  DdtFootprintInput in;
+  in.unique_entries = 100000000;
+  in.profile = Profile::kZfs24;
+  in.format = DdtFormat::kFast;
+  in.ram_bytes = uint64_t{32} << 30;
+  EXPECT_EQ(ModelDdtFootprint(in).totals.log_bytes, (uint64_t{32} << 30) / 100);
+  in.ram_bytes = 0;  // unknown RAM: the 1 MiB floor
+  EXPECT_EQ(ModelDdtFootprint(in).totals.log_bytes, uint64_t{1} << 20);
+  EXPECT_EQ(ManPageDedupRam(uint64_t{1} << 40), uint64_t{5} << 28);  // 1.25 GiB per TiB
+  EXPECT_EQ(L2arcHeaderBytes(Profile::kZfs24), 96u);
+}
+
+}  // namespace
+}  // namespace zsim::zfs
