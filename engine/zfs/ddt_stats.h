@@ -45,6 +45,14 @@ class DdtStatsBuilder {
   void AddEntries(uint64_t count, uint64_t refcount, uint64_t lsize, uint64_t psize,
                   uint64_t dsize);
 
+  // Adds whole bucket sums at once: `entries` entries of bucket `bucket` (0 = refcount 1) whose
+  // allocated and referenced sums are given. For estimates built from a sample (the sums are
+  // scaled up), where entries one by one are not known.
+  void AddBucket(int bucket, uint64_t entries, const DdtStat& allocated, const DdtStat& referenced);
+
+  // Multiplies every count and size by `factor` (dedup sampling: 1/M of the key space kept).
+  void Scale(uint64_t factor);
+
   // Adds everything `other` holds (ddt_histogram_add).
   void Merge(const DdtStatsBuilder& other);
 

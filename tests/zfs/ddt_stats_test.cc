@@ -74,6 +74,26 @@ TEST(DdtStatsTest, MergeEqualsOneBuilderInAnyOrder) {
   EXPECT_EQ(ba.unique_entries() + ba.duplicate_entries(), 300u);
 }
 
+TEST(DdtStatsTest, AddBucketAndScaleMatchEntryByEntry) {
+  DdtStatsBuilder by_entry;
+  by_entry.AddEntries(10, 3, 4096, 2048, 4096);
+  by_entry.AddEntries(5, 1, 8192, 8192, 8192);
+  DdtStatsBuilder by_bucket;
+  by_bucket.AddBucket(1, 10, DdtStat{10, 40960, 20480, 40960}, DdtStat{30, 122880, 61440, 122880});
+  by_bucket.AddBucket(0, 5, DdtStat{5, 40960, 40960, 40960}, DdtStat{5, 40960, 40960, 40960});
+  EXPECT_EQ(by_bucket.Result().histogram, by_entry.Result().histogram);
+  EXPECT_EQ(by_bucket.unique_entries(), 5u);
+  EXPECT_EQ(by_bucket.duplicate_entries(), 10u);
+  DdtStatsBuilder scaled = by_entry;
+  scaled.Scale(4);
+  DdtStatsBuilder four;
+  four.AddEntries(40, 3, 4096, 2048, 4096);
+  four.AddEntries(20, 1, 8192, 8192, 8192);
+  EXPECT_EQ(scaled.Result().histogram, four.Result().histogram);
+  EXPECT_EQ(scaled.duplicate_entries(), 40u);
+  EXPECT_DOUBLE_EQ(scaled.Result().ratio, by_entry.Result().ratio);
+}
+
 TEST(DdtStatsTest, EmptyTableHasNeutralRatios) {
   const DedupResult r = DdtStatsBuilder().Result();
   EXPECT_TRUE(r.histogram.empty());
