@@ -189,7 +189,7 @@ last_literals:
   } else {
     *op++ = static_cast<uint8_t>(last_run << 4);
   }
-  std::memcpy(op, anchor, last_run);
+  if (last_run > 0) std::memcpy(op, anchor, last_run);  // an empty block has no source pointer
   op += last_run;
   return static_cast<size_t>(op - dst);
 }

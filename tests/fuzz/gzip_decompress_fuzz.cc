@@ -1,0 +1,11 @@
+// Fuzz target: the gzip decoder fed arbitrary bytes (see fuzz_input.h for the layout).
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tests/fuzz/fuzz_input.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  zsim::fuzz::DecodeArbitrary({zsim::CompressionAlgorithm::kGzip, 6}, data, size);
+  return 0;
+}
