@@ -1,6 +1,7 @@
 # Shared helpers of the samples/build-* scripts. Sourced, not run.
 #
-# A build script sets SAMPLE_NAME, calls sample_parse_args "$@" (which sets OUTDIR and SIZE and
+# A build script sets SAMPLE_NAME (and SAMPLE_NEEDS_ROOT, the reason, if it needs root), calls
+# sample_parse_args "$@" (which sets OUTDIR and SIZE and
 # exits early, printing the stored summary, when OUTDIR already holds a complete build of that
 # size), builds into OUTDIR, then calls sample_finish [manifest.py options...] to checksum the
 # result, write the stamp OUTDIR/.zsim-sample and print the summary line.
@@ -69,6 +70,7 @@ sample_parse_args() {
     sed -n 's/^summary=//p' "$stamp"
     exit 0
   fi
+  [[ -z ${SAMPLE_NEEDS_ROOT:-} ]] || sample_need_root "$SAMPLE_NEEDS_ROOT"
   # Only ever wipe a directory that is empty or that a previous (possibly partial) build made.
   if [[ -n $(ls -A "$OUTDIR") && ! -e $stamp && ! -e $OUTDIR/.zsim-sample.partial ]]; then
     sample_die "$OUTDIR is not empty and holds no zsim sample; refusing to overwrite it"
