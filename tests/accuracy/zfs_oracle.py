@@ -506,7 +506,21 @@ def settle(pool, dataset, tries=20):
     raise OracleError("figures of %s did not settle after %d forced txgs" % (pool, tries))
 
 
-def measure(src, recordsize, compression, ashift, workdir, image_size=8 << 30, keep_dump=None):
+def copy_with(mode, src, dst):
+    """Copies src into dst with COPY_MODEL ("extents") or, to compare, with cp: "cp-auto",
+    "cp-always", "cp-never" (`cp -a --sparse=...`). Returns the bytes copy_tree wrote (0 for cp)."""
+    if mode == "extents":
+        return copy_tree(src, dst)
+    sparse = {"cp-auto": "auto", "cp-always": "always", "cp-never": "never"}[mode]
+    names = [n for n in os.listdir(src) if n not in (".zsim-sample", ".zsim-sample.partial")]
+    if names:
+        run(["cp", "-a", "--sparse=" + sparse, "--"] + [os.path.join(src, n) for n in names] +
+            [dst + "/"], timeout=3600)
+    return 0
+
+
+def measure(src, recordsize, compression, ashift, workdir, image_size=8 << 30, keep_dump=None,
+            copy=COPY_MODEL):
     """Writes the tree src into a fresh pool with dataset properties recordsize, compression,
     dedup=on, atime=off on a file vdev with ashift, and returns every figure read from ZFS:
     {'zfs': {used, referenced, compressratio}, 'zpool': {alloc, dedup, ...}, 'zdb': {objects,
@@ -523,7 +537,7 @@ def measure(src, recordsize, compression, ashift, workdir, image_size=8 << 30, k
              "compression=%s" % compression, "-o", "dedup=on", "-o", "atime=off", ds])
         t["create"] = time.time() - t0
         t0 = time.time()
-        written = copy_tree(src, os.path.join(pool.mnt, "data"))
+        written = copy_with(copy, src, os.path.join(pool.mnt, "data"))
         t["copy"] = time.time() - t0
         t0 = time.time()
         zget, zlist = settle(pool.name, ds)
@@ -552,7 +566,7 @@ def measure(src, recordsize, compression, ashift, workdir, image_size=8 << 30, k
             shutil.copyfile(dump_path, keep_dump)
         t["zdb"] = time.time() - t0
         return {"recordsize": recordsize, "compression": compression, "ashift": ashift,
-                "ashift_zdb": ashift_zdb, "copy_model": COPY_MODEL,
+                "ashift_zdb": ashift_zdb, "copy_model": copy,
                 "bytes_written": written, "zfs": parse_zfs_get(zget),
                 "zpool": parse_zpool_list(zlist),
                 "zdb": {"objects": dd["objects"], "ratio": dd["ratio"],
@@ -605,6 +619,8 @@ def main(argv):
     s.add_argument("--ashift", type=int, default=12)
     s.add_argument("--workdir", default=tempfile.gettempdir())
     s.add_argument("--keep-dump")
+    s.add_argument("--copy", default=COPY_MODEL,
+                   choices=("extents", "cp-auto", "cp-always", "cp-never"))
     a = ap.parse_args(argv)
     try:
         if a.cmd == "daemon-start":
@@ -616,7 +632,7 @@ def main(argv):
             d.ensure()
             try:
                 print(json.dumps(measure(a.src, a.recordsize, a.compression, a.ashift, a.workdir,
-                                         keep_dump=a.keep_dump), indent=1, sort_keys=True))
+                                         keep_dump=a.keep_dump, copy=a.copy), indent=1, sort_keys=True))
             finally:
                 d.stop()
     except SkipTest as e:
