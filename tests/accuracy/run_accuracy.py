@@ -515,9 +515,18 @@ def main(argv):
         return 0
     if not a.zsim or not a.out or not (a.dataset or a.tree):
         ap.error("need --zsim, --out and --dataset NAME or --tree PATH --name NAME")
+    if a.out:
+        # Results of an earlier run of these datasets must not pass for this run's.
+        for name in a.dataset + ([a.name] if a.tree and a.name else []):
+            for ext in ("json", "md"):
+                try:
+                    os.unlink(os.path.join(a.out, "accuracy-%s.%s" % (name, ext)))
+                except OSError:
+                    pass
     if not zfs_oracle.fuse_available():
-        print("SKIPPED: /dev/fuse is absent on this machine, so zfs-fuse (the real ZFS this suite "
-              "compares zsim with) cannot run; the accuracy suite is skipped.")
+        print("SKIPPED: %s is absent on this machine, so zfs-fuse (the real ZFS this suite "
+              "compares zsim with) cannot run; the accuracy suite is skipped." %
+              zfs_oracle.fuse_device())
         return zfs_oracle.SKIP
     os.makedirs(a.out, exist_ok=True)
     a.out = os.path.abspath(a.out)
