@@ -1,5 +1,6 @@
 #include "engine/ddt/dedup_table.h"
 
+#include <algorithm>
 #include <cassert>
 #include <limits>
 
@@ -69,29 +70,69 @@ DedupTable::DedupTable(size_t settings) : settings_(settings) {
 
 DedupTable::~DedupTable() = default;
 
-bool DedupTable::Insert(const Fingerprint& key, uint64_t lsize) {
+InsertOutcome DedupTable::Insert(const Fingerprint& key, uint64_t lsize) {
   Shard& shard = *shards_[key.hi >> (64 - kShardBits)];
   std::lock_guard<std::mutex> lock(shard.mu);
+  // Read under the shard lock: a raise compacts each shard under its lock after storing the new
+  // shift, so no key outside the new space can slip in after its shard was compacted.
+  if (SampledOut(key, sample_shift_.load(std::memory_order_acquire))) {
+    return InsertOutcome::kSampledOut;
+  }
   if ((shard.used + 1) * 4 > shard.slots.size() * 3) shard.Grow(settings_);
   Slot& slot = shard.slots[shard.Find(key)];
   if (slot.refcount != 0) {
     if (slot.refcount != std::numeric_limits<uint32_t>::max()) ++slot.refcount;
-    return false;
+    return InsertOutcome::kDuplicate;
   }
   slot.lo = key.lo;
   slot.hi = key.hi;
   slot.refcount = 1;
   slot.lsize_sectors_minus_1 = static_cast<uint16_t>(lsize / 512 - 1);
   ++shard.used;
-  return true;
+  return InsertOutcome::kFirst;
+}
+
+void DedupTable::RaiseSampleShift(uint32_t shift) {
+  uint32_t current = sample_shift_.load();
+  while (shift > current && !sample_shift_.compare_exchange_weak(current, shift)) {
+  }
+  if (shift <= current) return;
+  for (auto& shard_ptr : shards_) {
+    Shard& shard = *shard_ptr;
+    std::lock_guard<std::mutex> lock(shard.mu);
+    // Rebuild in place: collect the survivors, then re-insert them into a cleared table (linear
+    // probing cannot simply blank slots).
+    std::vector<Slot> keep;
+    std::vector<PsizeCode> keep_codes;
+    for (size_t i = 0; i < shard.slots.size(); ++i) {
+      const Slot& sl = shard.slots[i];
+      if (sl.refcount == 0 || SampledOut(Fingerprint{sl.lo, sl.hi}, shift)) continue;
+      keep.push_back(sl);
+      keep_codes.insert(keep_codes.end(), shard.codes.begin() + i * settings_,
+                        shard.codes.begin() + (i + 1) * settings_);
+    }
+    // A right-sized table, so the memory given back shows (--max-memory counts capacity).
+    size_t size = 64;
+    while ((keep.size() + 1) * 4 > size * 3) size *= 2;
+    std::vector<Slot>(size, Slot{0, 0, 0, 0}).swap(shard.slots);
+    std::vector<PsizeCode>(size * settings_, kPendingCode).swap(shard.codes);
+    shard.used = keep.size();
+    for (size_t k = 0; k < keep.size(); ++k) {
+      const size_t j = shard.Find(Fingerprint{keep[k].lo, keep[k].hi});
+      shard.slots[j] = keep[k];
+      std::copy(keep_codes.begin() + k * settings_, keep_codes.begin() + (k + 1) * settings_,
+                shard.codes.begin() + j * settings_);
+    }
+  }
 }
 
 void DedupTable::SetCodes(const Fingerprint& key, std::span<const PsizeCode> codes) {
   assert(codes.size() == settings_);
   Shard& shard = *shards_[key.hi >> (64 - kShardBits)];
   std::lock_guard<std::mutex> lock(shard.mu);
+  if (shard.slots.empty()) return;
   const size_t i = shard.Find(key);
-  assert(shard.slots[i].refcount != 0);
+  if (shard.slots[i].refcount == 0) return;  // dropped by a raised sample shift
   for (size_t c = 0; c < settings_; ++c) shard.codes[i * settings_ + c] = codes[c];
 }
 

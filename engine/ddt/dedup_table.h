@@ -7,13 +7,19 @@
 // mutex, so threads rarely meet. Per unique block: 24 bytes (key 16, refcount 4, lsize 2, pad)
 // plus 2 bytes per setting, at a load factor between 3/8 and 3/4.
 //
-// Thread safety: Insert/SetCodes from any thread concurrently; ForEach requires that no Insert or
-// SetCodes is running.
+// Sampling (--sample 1/M, --max-memory): the table keeps only keys whose low `sample_shift`
+// bits of `hi` are zero (SampledOut), i.e. 1/M of the key space, M = 2^sample_shift. Raising the
+// shift drops the keys the new space excludes; a key inside it was kept since its first sighting,
+// so its refcount stays exact. The choice depends on the key only, never on arrival order.
+//
+// Thread safety: Insert/SetCodes/RaiseSampleShift from any thread concurrently; ForEach requires
+// that no Insert, SetCodes or RaiseSampleShift is running.
 
 #ifndef ZSIM_ENGINE_DDT_DEDUP_TABLE_H_
 #define ZSIM_ENGINE_DDT_DEDUP_TABLE_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -49,6 +55,17 @@ struct EntryView {
   std::span<const PsizeCode> codes;  // one per setting, in the order given to the table
 };
 
+enum class InsertOutcome : uint8_t {
+  kFirst,       // first reference: compute the codes and call SetCodes
+  kDuplicate,   // the key was there: refcount + 1
+  kSampledOut,  // outside the sampled key space: not counted
+};
+
+// True if `key` lies outside the 1/2^shift of the key space that sampling keeps.
+inline bool SampledOut(const Fingerprint& key, uint32_t shift) {
+  return shift != 0 && (key.hi & ((uint64_t{1} << shift) - 1)) != 0;
+}
+
 class DedupTable {
  public:
   explicit DedupTable(size_t settings);
@@ -56,13 +73,18 @@ class DedupTable {
   DedupTable(const DedupTable&) = delete;
   DedupTable& operator=(const DedupTable&) = delete;
 
-  // Adds one reference to `key` (a block of `lsize` bytes). Returns true if this is the first
-  // reference: the caller must then compute the block's codes and call SetCodes.
+  // Adds one reference to `key` (a block of `lsize` bytes) unless sampling excludes it.
   // Refcounts saturate at 2^32-1.
-  bool Insert(const Fingerprint& key, uint64_t lsize);
+  InsertOutcome Insert(const Fingerprint& key, uint64_t lsize);
 
-  // Records the codes of a key inserted earlier. REQUIRES: codes.size() == settings().
+  // Records the codes of a key inserted earlier (a key dropped meanwhile by a raised sample
+  // shift is ignored). REQUIRES: codes.size() == settings().
   void SetCodes(const Fingerprint& key, std::span<const PsizeCode> codes);
+
+  // Keeps from now on only 1/2^shift of the key space and drops the entries outside it.
+  // A shift not above the current one changes nothing.
+  void RaiseSampleShift(uint32_t shift);
+  uint32_t sample_shift() const { return sample_shift_.load(std::memory_order_relaxed); }
 
   // Calls fn for every entry, shard by shard (order is fixed by the keys, not by arrival).
   void ForEach(const std::function<void(const EntryView&)>& fn) const;
@@ -76,6 +98,7 @@ class DedupTable {
   struct Shard;
   static constexpr size_t kShardBits = 8;
   size_t settings_;
+  std::atomic<uint32_t> sample_shift_{0};
   std::array<std::unique_ptr<Shard>, size_t{1} << kShardBits> shards_;
 };
 

@@ -99,7 +99,8 @@ void BreakdownCollector::AddZeroBlocks(uint64_t blocks, uint64_t bytes) {
 void BreakdownCollector::Finish(const ddt::DedupTable& table, size_t setting,
                                 const std::vector<const std::vector<Sampled>*>& locals,
                                 ScanResult* result) const {
-  const uint32_t shift = shift_.load();
+  // Keys the table dropped (dedup sampling) cannot be looked up: sample at least as coarsely.
+  const uint32_t shift = std::max(shift_.load(), table.sample_shift());
   const uint64_t m = uint64_t{1} << shift;
   // Refcount, lsize and featured code of every sampled key.
   struct Info {

@@ -7,12 +7,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <mutex>
 #include <thread>
 
 #include "engine/codec/zfs_block.h"
 #include "engine/ddt/dedup_table.h"
+#include "engine/estimate/ratio_estimator.h"
+#include "engine/estimate/sample_level.h"
 #include "engine/pipeline/breakdown.h"
 #include "engine/pipeline/tally.h"
 #include "engine/walk/walker.h"
@@ -73,7 +76,9 @@ struct Worker {
         codes(settings),
         sparse_holes(rows, 0),
         codec_ns(rows * settings, 0),
-        codec_bytes(rows * settings, 0) {}
+        codec_bytes(rows * settings, 0),
+        level_stats(rows * settings * (estimate::kMaxSampleLevel + 1)),
+        unique_non_zero(rows, 0) {}
   codec::Compressor compressor;
   std::vector<uint8_t> buffer;
   std::vector<uint8_t> scratch;
@@ -83,6 +88,10 @@ struct Worker {
   std::vector<uint64_t> codec_ns, codec_bytes;         // per (row, setting)
   std::vector<BreakdownCollector::Sampled> sampled;    // featured row's sampled references
   uint64_t zero_blocks = 0;                            // featured row's all-zero records
+  // Compression sampling, flushed into the scan's totals after each chunk: per (row, setting,
+  // level) statistics of the unique blocks compressed, and per row the unique non-zero blocks.
+  std::vector<estimate::RatioEstimator> level_stats;
+  std::vector<uint64_t> unique_non_zero;
 };
 
 struct Row {
@@ -114,6 +123,18 @@ class Scan {
       max_block_ = std::max(max_block_, r.block_bytes);
     }
     chunk_bytes_ = std::max<uint64_t>(kChunkBytes, max_block_);
+    sampling_.sampled.resize(options_.compressions.size());
+    for (size_t c = 0; c < options_.compressions.size(); ++c) {
+      sampling_.sampled[c] =
+          !options_.exact && estimate::SampledByDefault(options_.compressions[c]);
+    }
+    level_totals_.resize(rows_.size() * options_.compressions.size() *
+                         (estimate::kMaxSampleLevel + 1));
+    unique_non_zero_.assign(rows_.size(), 0);
+    // --sample 1/M: keep 1/M of the key space from the start.
+    const uint32_t shift = static_cast<uint32_t>(std::countr_zero(options_.sample_modulus));
+    for (Row& r : rows_) r.table->RaiseSampleShift(shift);
+    table_budget_bytes_ = options_.max_memory_bytes;
   }
 
   ScanResult Run();
@@ -135,6 +156,21 @@ class Scan {
   uint64_t chunk_bytes_ = 0;
   size_t featured_ = 0;
   BreakdownCollector breakdown_;
+
+  // Compression sampling (estimate/sample_level.h).
+  SamplingState sampling_;
+  std::atomic<int> level_{0};  // unique blocks below this level skip the sampled codecs
+  std::mutex adapt_mu_;
+  std::vector<estimate::RatioEstimator> level_totals_;  // Guarded by adapt_mu_.
+  std::vector<uint64_t> unique_non_zero_;               // Guarded by adapt_mu_.
+  size_t LevelIndex(size_t r, size_t c, int level) const {
+    return (r * options_.compressions.size() + c) * (estimate::kMaxSampleLevel + 1) +
+           static_cast<size_t>(level);
+  }
+  void FlushSampling(Worker& w);
+  // Dedup sampling (--max-memory): the tables' memory budget, 0 for none.
+  uint64_t table_budget_bytes_ = 0;
+  void EnforceTableBudget();
 
   // Serial input stage state.
   std::unique_ptr<walk::Walker> walker_;
@@ -285,15 +321,25 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
         chunk.file->content_hi.fetch_add(Mix(fp.hi + b), std::memory_order_relaxed);
         if (is_zero) ++w.zero_blocks;
       }
-      if (rows_[r].table->Insert(fp, bs)) {
+      if (rows_[r].table->Insert(fp, bs) == ddt::InsertOutcome::kFirst) {
+        const int level = estimate::SampleLevel(fp.lo);
+        const int min_level = level_.load(std::memory_order_relaxed);
+        if (!is_zero) ++w.unique_non_zero[r];
         for (size_t c = 0; c < settings; ++c) {
+          const Compression comp = options_.compressions[c];
+          if (sampling_.sampled[c] && level < min_level) {
+            // Outside the sample: a zero block's fate is known without compressing it.
+            w.codes[c] =
+                is_zero && zfs::ZeroBlockIsHole(policy_, comp) ? ddt::kHoleCode : ddt::kPendingCode;
+            continue;
+          }
           const Clock::time_point t0 = Clock::now();
-          const zfs::BlockWrite bw =
-              codec::CompressZfsBlock(policy_, options_.compressions[c], block, is_zero,
-                                      w.compressor, MutableByteView(w.scratch.data(), bs));
+          const zfs::BlockWrite bw = codec::CompressZfsBlock(
+              policy_, comp, block, is_zero, w.compressor, MutableByteView(w.scratch.data(), bs));
           w.codec_ns[r * settings + c] += static_cast<uint64_t>(
               std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
           w.codec_bytes[r * settings + c] += bs;
+          uint64_t accounted_psize = 0;
           switch (bw.kind) {
             case zfs::BlockKind::kHole:
               w.codes[c] = ddt::kHoleCode;
@@ -304,7 +350,11 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
             case zfs::BlockKind::kCompressed:
             case zfs::BlockKind::kUncompressed:
               w.codes[c] = ddt::EncodeAllocated(bw.psize);
+              accounted_psize = bw.psize;
               break;
+          }
+          if (sampling_.sampled[c] && !is_zero) {
+            w.level_stats[LevelIndex(r, c, level)].Add(double(bs), double(accounted_psize));
           }
         }
         rows_[r].table->SetCodes(fp, w.codes);
@@ -345,10 +395,62 @@ void Scan::Process(Chunk& chunk, Worker& w) {
     Status s = ReadChunk(chunk, w, **file, fill_end);
     if (!s.ok()) return job.Fail(std::move(s));
     ProcessRows(chunk, w);
+    FlushSampling(w);
   } catch (const std::bad_alloc&) {
     job.Fail(Status::OutOfMemory("out of memory while processing this file"));
   } catch (const std::exception& e) {
     job.Fail(Status::Internal(e.what()));
+  }
+}
+
+// Adds a worker's sampling statistics to the scan's and raises the sample level when every
+// sampled (row, setting) would still meet half the target width one level up: the final choice
+// (tally.cc) then has room, and blocks above the final level were all compressed.
+void Scan::FlushSampling(Worker& w) {
+  if (std::find(sampling_.sampled.begin(), sampling_.sampled.end(), true) ==
+      sampling_.sampled.end()) {
+    return;
+  }
+  std::lock_guard<std::mutex> lock(adapt_mu_);
+  for (size_t i = 0; i < w.level_stats.size(); ++i) {
+    if (w.level_stats[i].n() == 0) continue;
+    level_totals_[i].Merge(w.level_stats[i]);
+    w.level_stats[i] = estimate::RatioEstimator();
+  }
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    unique_non_zero_[r] += w.unique_non_zero[r];
+    w.unique_non_zero[r] = 0;
+  }
+  const int next = level_.load() + 1;
+  if (next > estimate::kMaxSampleLevel) return;
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    for (size_t c = 0; c < options_.compressions.size(); ++c) {
+      if (!sampling_.sampled[c]) continue;
+      estimate::RatioEstimator above;
+      for (int lv = next; lv <= estimate::kMaxSampleLevel; ++lv) {
+        above.Merge(level_totals_[LevelIndex(r, c, lv)]);
+      }
+      if (above.n() < 2 * estimate::kMinSampledBlocks ||
+          above.RelativeHalfWidth95(double(unique_non_zero_[r])) >
+              estimate::kTargetRelativeHalfWidth / 2) {
+        return;
+      }
+    }
+  }
+  level_.store(next);
+}
+
+// --max-memory: when the tables outgrow the budget, keep half as much of the key space (every
+// row alike). Whether a given M is ever exceeded depends on the data only, so the final M does.
+void Scan::EnforceTableBudget() {
+  if (table_budget_bytes_ == 0) return;
+  for (;;) {
+    uint64_t bytes = 0;
+    for (const Row& r : rows_) bytes += r.table->memory_bytes();
+    if (bytes <= table_budget_bytes_) return;
+    const uint32_t shift = rows_[0].table->sample_shift() + 1;
+    if (shift > 40) return;  // 1/2^40 of the keys: nothing left to drop
+    for (Row& r : rows_) r.table->RaiseSampleShift(shift);
   }
 }
 
@@ -395,6 +497,9 @@ ScanResult Scan::Run() {
 
   const int threads = options_.threads;
   const size_t settings = options_.compressions.size();
+  // More threads than cores is legitimate (slow or remote storage); let TBB have them.
+  tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
+                                  static_cast<size_t>(threads));
   tbb::task_arena arena(threads);
   tbb::enumerable_thread_specific<Worker> workers(
       [&] { return Worker(chunk_bytes_, max_block_, rows_.size(), settings); });
@@ -420,6 +525,7 @@ ScanResult Scan::Run() {
             tbb::make_filter<Chunk*, void>(tbb::filter_mode::serial_out_of_order, [&](Chunk* raw) {
               std::unique_ptr<Chunk> chunk(raw);
               bytes_done_ += chunk->length;
+              EnforceTableBudget();
               if (chunk->file->chunks_left.fetch_sub(1) == 1) {
                 FinishFile(*chunk->file);
               }
@@ -438,6 +544,7 @@ ScanResult Scan::Run() {
   std::sort(result.input.errors.begin(), result.input.errors.end(),
             [](const PathError& a, const PathError& b) { return a.path < b.path; });
 
+  sampling_.end_level = level_.load();
   std::vector<uint64_t> sparse(rows_.size(), 0);
   for (const Worker& w : workers) {
     for (size_t r = 0; r < rows_.size(); ++r) sparse[r] += w.sparse_holes[r];
@@ -445,7 +552,7 @@ ScanResult Scan::Run() {
   for (const DirectoryShape& d : directories_) tally_->AddDirectory(d);
   for (size_t r = 0; r < rows_.size(); ++r) {
     std::vector<SettingResult> row =
-        tally_->Finish(r, rows_[r].block_bytes, *rows_[r].table, sparse[r], result.input);
+        tally_->Finish(r, rows_[r].block_bytes, *rows_[r].table, sparse[r], sampling_);
     for (size_t c = 0; c < row.size(); ++c) {
       for (const Worker& w : workers) {
         row[c].codec_seconds += static_cast<double>(w.codec_ns[r * settings + c]) * 1e-9;
@@ -477,11 +584,13 @@ ScanOptions ResolveOptions(const ScanOptions& in) {
   if (o.threads == 0) {
     o.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }
-  if (o.ram_bytes == 0) {
-    const long pages = sysconf(_SC_PHYS_PAGES);
-    const long page_bytes = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page_bytes > 0) o.ram_bytes = uint64_t(pages) * uint64_t(page_bytes);
-  }
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_bytes = sysconf(_SC_PAGESIZE);
+  const uint64_t this_ram =
+      pages > 0 && page_bytes > 0 ? uint64_t(pages) * uint64_t(page_bytes) : 0;
+  if (o.ram_bytes == 0) o.ram_bytes = this_ram;
+  // The dedup tables may take half of this machine's RAM unless told otherwise.
+  if (o.max_memory_bytes == 0) o.max_memory_bytes = this_ram / 2;
   return o;
 }
 

@@ -29,6 +29,12 @@ struct DirectoryShape {
   uint64_t longest_name = 0;
 };
 
+// What the scan did about compression sampling (estimate/sample_level.h).
+struct SamplingState {
+  std::vector<bool> sampled;  // per setting: a costly codec run on a sample only
+  int end_level = 0;          // the sample level in force when the scan ended
+};
+
 class Tally {
  public:
   Tally(const ScanOptions& options, const zfs::WritePolicy& policy, size_t rows);
@@ -41,9 +47,10 @@ class Tally {
   void AddDirectory(const DirectoryShape& dir);
 
   // The results of row `row` (one per setting, in the options' order). `sparse_holes` counts the
-  // row's records that lie entirely in holes of the files.
+  // row's records that lie entirely in holes of the files. Sampled settings and a sampled table
+  // give estimates (exact = false, ci95).
   std::vector<SettingResult> Finish(size_t row, uint64_t block_bytes, const ddt::DedupTable& table,
-                                    uint64_t sparse_holes, const InputSummary& input) const;
+                                    uint64_t sparse_holes, const SamplingState& sampling) const;
 
  private:
   const ScanOptions& options_;

@@ -73,6 +73,10 @@ struct DdtFootprint {
 
 struct DedupResult {
   double ratio = 1.0;                      // zpool list DEDUP: floor(ref_dsize * 100 / dsize) / 100
+  // When the table was sampled (--sample, --max-memory): 1/sample_modulus of the key space was
+  // kept, counts and sizes are scaled up by it, and ratio carries a 95% interval.
+  uint64_t sample_modulus = 1;
+  std::optional<std::array<double, 2>> ratio_ci95;
   uint64_t unique_entries = 0;             // DDT entries with refcount 1
   uint64_t duplicate_entries = 0;          // DDT entries with refcount > 1
   std::vector<DdtHistogramRow> histogram;  // ascending refcnt, empty buckets omitted

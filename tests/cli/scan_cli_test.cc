@@ -25,12 +25,17 @@ std::string FileName(int i) {
   return name;
 }
 
-// The report without wall-clock figures (scan time, codec time), which no two runs share.
+// The report without wall-clock figures (scan time, codec speeds, and the advice, whose
+// sentences quote codec speeds), which no two runs share.
 json WithoutTimings(json j) {
   j.erase("seconds");
+  j.erase("advice");
   if (j.contains("settings")) j["settings"].erase("threads");
   if (j.contains("results")) {
-    for (json& r : j["results"]) r.erase("timing");
+    for (json& r : j["results"]) {
+      r.erase("timing");
+      r.erase("compress_bytes_per_second");
+    }
   }
   return j;
 }
@@ -280,6 +285,96 @@ TEST(ScanCliTest, HelpAndVersion) {
   const auto version = RunZsim({"--version"});
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_NE(version.out.find("zsim "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace zsim
+
+namespace zsim {
+namespace {
+
+// Enough unique blocks (1K records of 24 MiB) for compression sampling to rise above level 0.
+class SampledTree : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    tmp_ = new testing::TempDir();
+    for (int i = 0; i < 3; ++i) {
+      tmp_->WriteFile(FileName(i), testing::GenerateBlock(8 << 20, 0.55, 100 + i));
+    }
+    tmp_->WriteFile("copy0", testing::GenerateBlock(8 << 20, 0.55, 100));  // dedups with f0
+  }
+  static void TearDownTestSuite() { delete tmp_; }
+  static testing::TempDir* tmp_;
+};
+testing::TempDir* SampledTree::tmp_ = nullptr;
+
+TEST_F(SampledTree, CostlyCodecsAreSampledWithAnIntervalAndCheapOnesAreExact) {
+  const std::vector<std::string> base = {
+      "scan", tmp_->path().string(), "--recordsize", "1k", "--compression", "lz4,gzip-1", "--json"};
+  const auto sampled = RunZsim(base);
+  std::vector<std::string> exact_args = base;
+  exact_args.push_back("--exact");
+  const auto exact = RunZsim(exact_args);
+  ASSERT_EQ(sampled.exit_code, 0) << sampled.err;
+  ASSERT_EQ(exact.exit_code, 0) << exact.err;
+  const json js = ParseJson(sampled), je = ParseJson(exact);
+  const json& lz4 = ResultFor(js, 1024, "lz4");
+  EXPECT_EQ(lz4["exact"], true);
+  EXPECT_EQ(lz4["psize"], ResultFor(je, 1024, "lz4")["psize"]);
+  const json& gz = ResultFor(js, 1024, "gzip-1");
+  const json& gz_exact = ResultFor(je, 1024, "gzip-1");
+  EXPECT_EQ(gz["exact"], false);
+  EXPECT_EQ(gz_exact["exact"], true);
+  ASSERT_TRUE(gz.contains("ci95"));
+  const double lo = gz["ci95"][0].get<double>(), hi = gz["ci95"][1].get<double>();
+  const double truth = gz_exact["lsize"].get<double>() / gz_exact["psize"].get<double>();
+  EXPECT_LE(lo, truth + 0.01);
+  EXPECT_GE(hi, truth - 0.01);
+  EXPECT_LT(hi - lo, 0.02 * truth);  // the target: +-0.5% of psize, so about 1% wide
+  const double est = gz["psize"].get<double>(), real = gz_exact["psize"].get<double>();
+  EXPECT_NEAR(est / real, 1.0, 0.01);
+  // The sample skipped work: less gzip time was spent on fewer bytes.
+  EXPECT_LT(gz["timing"]["codec_bytes"].get<uint64_t>(),
+            gz_exact["timing"]["codec_bytes"].get<uint64_t>());
+  // Same entries and histogram block counts: dedup does not depend on compression sampling.
+  EXPECT_EQ(gz["dedup"]["entries"], gz_exact["dedup"]["entries"]);
+}
+
+TEST_F(SampledTree, DedupSamplingScalesCountsAndStaysWithinTwoPercent) {
+  const std::vector<std::string> base = {
+      "scan", tmp_->path().string(), "--recordsize", "1k", "--compression", "lz4", "--json"};
+  const auto exact = RunZsim(base);
+  std::vector<std::string> args = base;
+  args.insert(args.end(), {"--sample", "1/16"});
+  const auto sampled = RunZsim(args);
+  ASSERT_EQ(sampled.exit_code, 0) << sampled.err;
+  const json je = ParseJson(exact);
+  const json& e = ResultFor(je, 1024, "lz4");
+  const json js = ParseJson(sampled);
+  const json& s = ResultFor(js, 1024, "lz4");
+  EXPECT_EQ(s["exact"], false);
+  EXPECT_EQ(s["dedup"]["sample_modulus"], 16);
+  const double ratio = s["dedup"]["ratio"].get<double>();
+  EXPECT_NEAR(ratio, e["dedup"]["ratio"].get<double>(), 0.02 * e["dedup"]["ratio"].get<double>());
+  EXPECT_LE(s["dedup"]["ci95"][0].get<double>(), ratio);
+  EXPECT_GE(s["dedup"]["ci95"][1].get<double>(), ratio);
+  const double entries = s["dedup"]["entries"]["unique"].get<double>() +
+                         s["dedup"]["entries"]["duplicate"].get<double>();
+  const double exact_entries = e["dedup"]["entries"]["unique"].get<double>() +
+                               e["dedup"]["entries"]["duplicate"].get<double>();
+  EXPECT_NEAR(entries / exact_entries, 1.0, 0.05);
+}
+
+TEST(ScanCliTest, SamplingArgumentsAreChecked) {
+  testing::TempDir tmp;
+  for (const char* bad : {"1/3", "1/0", "64", "1/x", "2/64"}) {
+    const auto r = RunZsim({"scan", tmp.path().string(), "--sample", bad});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("1/64"), std::string::npos) << r.err;
+  }
+  const auto r = RunZsim({"scan", tmp.path().string(), "--max-memory", "10"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--max-memory"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ TEST(DedupTableTest, CountsReferencesAndKeepsCodes) {
   std::map<uint64_t, uint32_t> expected;
   for (uint64_t i = 0; i < 5000; ++i) {
     const uint64_t k = i % 1700;  // keys 0..1699, some seen 3 times, some twice
-    const bool first = table.Insert(Key(k), 4096);
+    const bool first = table.Insert(Key(k), 4096) == InsertOutcome::kFirst;
     EXPECT_EQ(first, expected.count(k) == 0);
     if (first) {
       const PsizeCode codes[2] = {EncodeAllocated(4096),
@@ -79,7 +79,7 @@ TEST(DedupTableTest, ConcurrentInsertsGiveTheSameCounts) {
       pool.emplace_back([&, t] {
         for (uint64_t i = static_cast<uint64_t>(t); i < 20000;
              i += static_cast<uint64_t>(threads)) {
-          if (table.Insert(Key(i % 7000), 512)) {
+          if (table.Insert(Key(i % 7000), 512) == InsertOutcome::kFirst) {
             ++firsts;
             const PsizeCode c[1] = {EncodeAllocated(512)};
             table.SetCodes(Key(i % 7000), c);
@@ -96,6 +96,29 @@ TEST(DedupTableTest, ConcurrentInsertsGiveTheSameCounts) {
     });
     EXPECT_EQ(refs, 20000u);
   }
+}
+
+TEST(DedupTableTest, RaisingTheSampleShiftKeepsExactlyTheKeysOfTheSmallerSpace) {
+  DedupTable table(1);
+  const PsizeCode c[1] = {EncodeAllocated(4096)};
+  for (uint64_t i = 0; i < 4000; ++i) {
+    if (table.Insert(Key(i % 1000), 4096) == InsertOutcome::kFirst)
+      table.SetCodes(Key(i % 1000), c);
+    if (i == 1500) table.RaiseSampleShift(2);  // keep 1/4 from here on
+    if (i == 2500) table.RaiseSampleShift(1);  // lowering is ignored
+  }
+  EXPECT_EQ(table.sample_shift(), 2u);
+  uint64_t expected_entries = 0;
+  for (uint64_t k = 0; k < 1000; ++k) expected_entries += SampledOut(Key(k), 2) ? 0 : 1;
+  EXPECT_EQ(table.entries(), expected_entries);
+  EXPECT_GT(expected_entries, 150u);  // about a quarter of 1000
+  EXPECT_LT(expected_entries, 350u);
+  table.ForEach([&](const EntryView& e) {
+    EXPECT_FALSE(SampledOut(e.key, 2));
+    EXPECT_EQ(e.refcount, 4u);  // kept since their first sighting: exact refcounts
+    EXPECT_EQ(e.codes[0], c[0]);
+  });
+  EXPECT_EQ(table.Insert(Key(7), 4096) == InsertOutcome::kSampledOut, SampledOut(Key(7), 2));
 }
 
 TEST(DedupTableTest, CodesRoundTrip) {

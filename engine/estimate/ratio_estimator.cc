@@ -1,0 +1,33 @@
+#include "engine/estimate/ratio_estimator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace zsim::estimate {
+
+double RatioEstimator::StandardError(double population_units) const {
+  if (n_ < 2 || sx_ <= 0) return std::numeric_limits<double>::infinity();
+  const double n = static_cast<double>(n_);
+  if (population_units <= n) return 0.0;  // every unit was seen
+  const double r = sy_ / sx_;
+  // sum((y - r x)^2) expanded, so the estimator needs no per-unit storage.
+  const double ss = std::max(0.0, syy_ - 2 * r * sxy_ + r * r * sxx_);
+  const double x_mean = sx_ / n;
+  const double f = n / population_units;
+  return std::sqrt((1 - f) * ss / (n - 1) / n) / x_mean;
+}
+
+double RatioEstimator::RelativeHalfWidth95(double population_units) const {
+  const double r = Ratio();
+  if (r <= 0) return std::numeric_limits<double>::infinity();
+  return 1.96 * StandardError(population_units) / r;
+}
+
+std::array<double, 2> RatioEstimator::Interval95(double population_units) const {
+  const double r = Ratio();
+  const double h = 1.96 * StandardError(population_units);
+  return {std::max(0.0, r - h), r + h};
+}
+
+}  // namespace zsim::estimate

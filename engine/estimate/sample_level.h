@@ -1,0 +1,45 @@
+// engine/estimate/sample_level.h
+//
+// Compression sampling by levels. Each fingerprint has a level: the number of trailing zero bits
+// of its top 24 bits of `lo` (bits the DDT's shard and slot choice do not use, and independent of
+// the dedup sampling bits in `hi`), so a block has level >= L with probability 2^-L. A costly
+// codec runs on the unique blocks whose level is at least the current level; the level rises
+// while the 95% interval stays well inside the target. The final estimate uses the highest level
+// whose sample meets the target, over blocks that were all compressed, so it depends on the
+// data, not on when the level rose.
+//
+// Thread safety: pure functions.
+
+#ifndef ZSIM_ENGINE_ESTIMATE_SAMPLE_LEVEL_H_
+#define ZSIM_ENGINE_ESTIMATE_SAMPLE_LEVEL_H_
+
+#include <bit>
+#include <cstdint>
+
+#include "zsim/scan_options.h"
+
+namespace zsim::estimate {
+
+inline constexpr int kMaxSampleLevel = 24;
+
+// Level of a fingerprint's `lo` word: 0..kMaxSampleLevel.
+inline int SampleLevel(uint64_t key_lo) {
+  const uint64_t bits = (key_lo >> 40) | (uint64_t{1} << kMaxSampleLevel);
+  return std::countr_zero(bits);
+}
+
+// Codecs costlier than lz4 that a default (not --exact) scan samples: gzip-N and zstd above
+// level 1. lz4, lzjb, zle, zstd-1 and zstd-fast-N run on every unique block.
+inline bool SampledByDefault(Compression c) {
+  return c.algorithm == CompressionAlgorithm::kGzip ||
+         (c.algorithm == CompressionAlgorithm::kZstd && c.level >= 2);
+}
+
+// Target half width of the 95% interval of a sampled codec's psize total, relative.
+inline constexpr double kTargetRelativeHalfWidth = 0.005;
+// Fewest sampled blocks a level needs before it may be used.
+inline constexpr uint64_t kMinSampledBlocks = 400;
+
+}  // namespace zsim::estimate
+
+#endif  // ZSIM_ENGINE_ESTIMATE_SAMPLE_LEVEL_H_

@@ -1,0 +1,148 @@
+// Validation of the estimators on generated populations with known truth (issue 8): over many
+// seeds, the 95% intervals must contain the true figure at least 90% of the time.
+
+#include "engine/estimate/ratio_estimator.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "engine/estimate/sample_level.h"
+
+namespace zsim::estimate {
+namespace {
+
+// splitmix64: the "fingerprint" of unit i under a seed (sampling is by key bits, as in zsim).
+uint64_t Key(uint64_t seed, uint64_t i) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + i;
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+TEST(RatioEstimatorTest, CensusIsExactAndHasNoError) {
+  RatioEstimator e;
+  e.Add(100, 50);
+  e.Add(300, 90);
+  EXPECT_DOUBLE_EQ(e.Ratio(), 140.0 / 400.0);
+  EXPECT_EQ(e.StandardError(2), 0.0);
+  EXPECT_TRUE(std::isinf(RatioEstimator().StandardError(10)));
+  RatioEstimator a, b;
+  a.Add(1, 2);
+  b.Add(3, 4);
+  a.Merge(b);
+  EXPECT_EQ(a.n(), 2u);
+  EXPECT_DOUBLE_EQ(a.Ratio(), 6.0 / 4.0);
+}
+
+TEST(SampleLevelTest, LevelsHalveWithEachStep) {
+  std::array<uint64_t, kMaxSampleLevel + 1> at_least{};
+  constexpr uint64_t kKeys = 1 << 20;
+  for (uint64_t i = 0; i < kKeys; ++i) {
+    const int lv = SampleLevel(Key(1, i));
+    for (int l = 0; l <= lv; ++l) ++at_least[static_cast<size_t>(l)];
+  }
+  EXPECT_EQ(at_least[0], kKeys);
+  for (int l = 1; l <= 8; ++l) {
+    const double expected = double(kKeys) / double(1 << l);
+    EXPECT_NEAR(double(at_least[static_cast<size_t>(l)]), expected, 5 * std::sqrt(expected)) << l;
+  }
+  EXPECT_TRUE(SampledByDefault({CompressionAlgorithm::kGzip, 1}));
+  EXPECT_TRUE(SampledByDefault({CompressionAlgorithm::kZstd, 3}));
+  EXPECT_FALSE(SampledByDefault({CompressionAlgorithm::kZstd, 1}));
+  EXPECT_FALSE(SampledByDefault({CompressionAlgorithm::kZstd, -5}));
+  EXPECT_FALSE(SampledByDefault({CompressionAlgorithm::kLz4, 0}));
+  EXPECT_FALSE(SampledByDefault({CompressionAlgorithm::kLzjb, 0}));
+}
+
+enum class Shape { kUniform, kZipf, kMostlyUnique, kMostlyDuplicate };
+
+// A population of DDT-like entries: per entry a size x (dsize or lsize) and a value y.
+struct Population {
+  std::vector<double> x, y;
+};
+
+Population Make(Shape shape, uint64_t seed, size_t n, bool compression) {
+  std::mt19937_64 rng(seed);
+  Population p;
+  std::uniform_int_distribution<int> sectors(1, 32);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (size_t i = 0; i < n; ++i) {
+    const double x = 4096.0 * sectors(rng);
+    double y = 0;
+    if (compression) {
+      // psize / lsize: a mixture of incompressible, text-like and near-empty blocks.
+      const double pick = u(rng);
+      const double ratio = pick < 0.3 ? 1.0 : pick < 0.9 ? 0.25 + 0.5 * u(rng) : 0.05;
+      y = x * ratio;
+    } else {
+      // referenced = refcount x allocated.
+      double refs = 1;
+      switch (shape) {
+        case Shape::kUniform:
+          refs = 1 + std::floor(u(rng) * 8);
+          break;
+        case Shape::kZipf:
+          refs = std::floor(1.0 / std::pow(u(rng) + 1e-9, 0.4));
+          break;
+        case Shape::kMostlyUnique:
+          refs = u(rng) < 0.97 ? 1 : 2 + std::floor(u(rng) * 4);
+          break;
+        case Shape::kMostlyDuplicate:
+          refs = u(rng) < 0.1 ? 1 : 10 + std::floor(u(rng) * 90);
+          break;
+      }
+      y = x * std::max(1.0, refs);
+    }
+    p.x.push_back(x);
+    p.y.push_back(y);
+  }
+  return p;
+}
+
+// Fraction of seeds whose 95% interval, from the units whose key falls in 1/2^shift of the key
+// space (or at sample level >= shift), contains the true ratio.
+double Coverage(Shape shape, bool compression, uint32_t shift, int seeds) {
+  int covered = 0;
+  for (int seed = 1; seed <= seeds; ++seed) {
+    const Population p = Make(shape, static_cast<uint64_t>(seed), 20000, compression);
+    double sx = 0, sy = 0;
+    RatioEstimator e;
+    for (size_t i = 0; i < p.x.size(); ++i) {
+      sx += p.x[i];
+      sy += p.y[i];
+      const uint64_t key = Key(static_cast<uint64_t>(seed) + 1000, i);
+      const bool in = compression ? SampleLevel(key) >= static_cast<int>(shift)
+                                  : (key & ((uint64_t{1} << shift) - 1)) == 0;
+      if (in) e.Add(p.x[i], p.y[i]);
+    }
+    const std::array<double, 2> ci = e.Interval95(double(p.x.size()));
+    const double truth = sy / sx;
+    if (ci[0] <= truth && truth <= ci[1]) ++covered;
+  }
+  return double(covered) / seeds;
+}
+
+TEST(RatioEstimatorTest, CompressionIntervalsCoverTheTruth) {
+  for (uint32_t level : {2u, 4u}) {
+    SCOPED_TRACE(level);
+    EXPECT_GE(Coverage(Shape::kUniform, /*compression=*/true, level, 200), 0.90);
+  }
+}
+
+// The Zipf-like shape has refcount tail index 2.5 (P(r > t) ~ t^-2.5). With heavier tails the
+// linearised interval undercovers: measured 76% at tail index 1.43 (a few blocks referenced
+// thousands of times, missing from most samples). zsim states that limit in its report notes.
+TEST(RatioEstimatorTest, DedupIntervalsCoverTheTruthForEveryShape) {
+  for (Shape shape :
+       {Shape::kUniform, Shape::kZipf, Shape::kMostlyUnique, Shape::kMostlyDuplicate}) {
+    SCOPED_TRACE(static_cast<int>(shape));
+    EXPECT_GE(Coverage(shape, /*compression=*/false, /*shift=*/4, 1000), 0.90);
+  }
+}
+
+}  // namespace
+}  // namespace zsim::estimate
