@@ -2,6 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/report/advice.h"
+#include "engine/report/codec_speed.h"
+
 namespace zsim::report {
 namespace {
 
@@ -72,6 +75,10 @@ json Setting(const SettingResult& s, DdtFormat chosen) {
       {"exact", s.exact},
       {"dedup",
        {{"ratio", s.dedup.ratio},
+        {"sample_modulus", s.dedup.sample_modulus},
+        {"ci95", s.dedup.ratio_ci95
+                     ? json::array({(*s.dedup.ratio_ci95)[0], (*s.dedup.ratio_ci95)[1]})
+                     : json(nullptr)},
         {"entries", {{"unique", s.dedup.unique_entries}, {"duplicate", s.dedup.duplicate_entries}}},
         {"histogram", histogram},
         {"total",
@@ -88,14 +95,66 @@ json Setting(const SettingResult& s, DdtFormat chosen) {
       {"used", s.used},
       {"pool_alloc", s.pool_alloc},
       {"metadata_bytes", s.metadata_bytes},
+      {"timing", {{"codec_seconds", s.codec_seconds}, {"codec_bytes", s.codec_bytes}}},
   };
+  out["compress_bytes_per_second"] = CodecBytesPerSecond(s);  // per core; 0: not timed
   if (s.ci95) out["ci95"] = json::array({(*s.ci95)[0], (*s.ci95)[1]});
+  return out;
+}
+
+json AdviceJson(const ScanResult& r, const Advice& a) {
+  json items = json::array();
+  for (const AdviceItem& item : a.items) {
+    json figures = json::object();
+    for (const AdviceFigure& f : item.figures) figures[f.name] = f.value;
+    items.push_back(json{{"kind", AdviceKindName(item.kind)},
+                         {"verdict", VerdictName(item.verdict)},
+                         {"sentence", item.sentence},
+                         {"figures", figures}});
+  }
+  const AdviceItem* summary = a.Find(AdviceKind::kSummary);
+  json featured = nullptr;
+  if (a.featured >= 0) {
+    const SettingResult& f = r.results[size_t(a.featured)];
+    featured = {{"index", a.featured},
+                {"recordsize", f.recordsize},
+                {"compression", CompressionName(f.compression)}};
+  }
+  return json{{"verdict", summary ? VerdictName(summary->verdict) : "nothing_scanned"},
+              {"summary", summary ? summary->sentence : ""},
+              {"featured", featured},
+              {"ram_bytes", a.ram_bytes},
+              {"ddt_format", FormatName(a.ddt_format)},
+              {"thresholds",
+               {{"dedup_pays_ratio", kDedupPaysRatio},
+                {"dedup_not_worth_ratio", kDedupNotWorthRatio},
+                {"ddt_ram_fraction", kDdtRamFraction},
+                {"compression_pays_ratio", kCompressionPaysRatio},
+                {"stronger_codec_gain", kStrongerCodecGain},
+                {"codec_tie", kCodecTie},
+                {"recordsize_gain", kRecordsizeGain},
+                {"no_ddt_share", kNoDdtShare}}},
+              {"items", items}};
+}
+
+json BreakdownRows(const std::vector<BreakdownRow>& rows) {
+  json out = json::array();
+  for (const BreakdownRow& row : rows) {
+    out.push_back(json{{"name", row.name},
+                       {"files", row.files},
+                       {"bytes", row.bytes},
+                       {"lsize", row.lsize},
+                       {"psize", row.psize},
+                       {"duplicate_bytes", row.duplicate_bytes}});
+  }
   return out;
 }
 
 }  // namespace
 
-std::string ToJson(const ScanResult& r) {
+std::string ToJson(const ScanResult& r) { return ToJson(r, ComputeAdvice(r)); }
+
+std::string ToJson(const ScanResult& r, const Advice& advice) {
   const ScanOptions& o = r.options;
   json skipped = json::object();
   for (const auto& [reason, n] : r.input.skipped) skipped[reason] = n;
@@ -138,6 +197,18 @@ std::string ToJson(const ScanResult& r) {
       {"settings", settings},
       {"results", results},
       {"seconds", r.seconds},
+      {"advice", AdviceJson(r, advice)},
+      {"breakdown",
+       {{"recordsize", r.breakdown.recordsize},
+        {"compression", CompressionName(r.breakdown.compression)},
+        {"sample_modulus", r.breakdown.sample_modulus},
+        {"directories", BreakdownRows(r.breakdown.directories)},
+        {"extensions", BreakdownRows(r.breakdown.extensions)}}},
+      {"dedup_sources",
+       {{"duplicate_files", r.dedup_sources.duplicate_files},
+        {"duplicate_file_bytes", r.dedup_sources.duplicate_file_bytes},
+        {"zero_blocks", r.dedup_sources.zero_blocks},
+        {"zero_block_bytes", r.dedup_sources.zero_block_bytes}}},
   };
   // `replace` keeps invalid UTF-8 visible as U+FFFD instead of throwing mid-report.
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";

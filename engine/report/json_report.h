@@ -1,8 +1,9 @@
 // engine/report/json_report.h
 //
-// The report module, overview. Turns a ScanResult into what people and tools read: the JSON
-// object of DESIGN.md's contract (json_report.h) and the text report (text_report.h). Pure
-// formatting: no I/O, no figures computed here that the engine did not compute.
+// The report module, overview. Turns a ScanResult into what people and tools read: the advice
+// (advice.h: verdicts computed from the engine's figures with stated thresholds), the JSON
+// object of DESIGN.md's contract (json_report.h), the text report (text_report.h) and the
+// self-contained HTML page with charts (html_report.h). No I/O: callers write the strings.
 //
 // Thread safety: pure functions.
 
@@ -11,6 +12,7 @@
 
 #include <string>
 
+#include "engine/report/advice.h"
 #include "zsim/scan_result.h"
 
 namespace zsim::report {
@@ -18,7 +20,12 @@ namespace zsim::report {
 // The JSON object (DESIGN.md, "JSON contract"), pretty-printed, ending in a newline. Field names
 // are stable: new fields may be added, none renamed. Strings that are not valid UTF-8 (file
 // names) keep their valid parts; each invalid byte becomes U+FFFD, never an exception.
+// Besides the contract's fields: "advice" (verdict, summary, featured setting, thresholds, and
+// the items of advice.h with kind, verdict, sentence and figures), "breakdown" and
+// "dedup_sources" (scan_result.h; empty arrays / zeros when the scan did not collect them).
 std::string ToJson(const ScanResult& result);
+// The same with advice already computed by ComputeAdvice(result).
+std::string ToJson(const ScanResult& result, const Advice& advice);
 
 }  // namespace zsim::report
 

@@ -1,21 +1,43 @@
 // engine/report/text_report.h
 //
-// The text report printed by `zsim scan` (see json_report.h for the module overview): what was
-// scanned, one line per (recordsize, compression) setting, and for the first setting that has
-// data, the DDT histogram and ratio line exactly as `zdb -DD` prints them.
+// The text report printed by `zsim scan` (see json_report.h for the module overview). After a
+// header and the one-line verdict, its sections, in this order (each opens with "== <title> =="):
+//   1. What was scanned: files, directories, bytes, skipped paths by reason, unreadable paths.
+//   2. Settings evaluated: one row per (recordsize, compression): logical, physical, allocated,
+//      compressratio, dedup ratio, combined ratio, used without dedup, pool ALLOC with dedup,
+//      and the savings of both against the logical size; the featured setting is marked "*".
+//   3. DDT histogram of the featured setting (the one the advice recommends), exactly as
+//      `zdb -DD` prints it, with its ratio line.
+//   4. DDT size and RAM: in core and on disk per DDT format, the rules of thumb for comparison,
+//      and what that means against --ram (ARC, L2ARC with its header cost, special vdev).
+//   5. Breakdown: top directories and file types by duplicate bytes and by compression savings
+//      (omitted with a note when the scan collected none).
+//   6. Advice: every advice item's sentence (advice.h), the summary first.
+// Control characters in file names print as '?', so a name cannot forge report lines.
 //
-// Thread safety: pure function.
+// Thread safety: pure functions.
 
 #ifndef ZSIM_ENGINE_REPORT_TEXT_REPORT_H_
 #define ZSIM_ENGINE_REPORT_TEXT_REPORT_H_
 
 #include <string>
 
+#include "engine/report/advice.h"
 #include "zsim/scan_result.h"
 
 namespace zsim::report {
 
+// Section titles, in report order (tests assert the order).
+inline constexpr const char* kSectionScanned = "What was scanned";
+inline constexpr const char* kSectionSettings = "Settings evaluated (recordsize x compression)";
+inline constexpr const char* kSectionHistogram = "DDT histogram";
+inline constexpr const char* kSectionDdtSize = "DDT size and RAM";
+inline constexpr const char* kSectionBreakdown = "Breakdown";
+inline constexpr const char* kSectionAdvice = "Advice";
+
 std::string ToText(const ScanResult& result);
+// The same with advice already computed by ComputeAdvice(result).
+std::string ToText(const ScanResult& result, const Advice& advice);
 
 }  // namespace zsim::report
 

@@ -1,0 +1,313 @@
+#include "engine/report/html_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "engine/base/size_suffix.h"
+#include "engine/report/html_script.h"
+#include "engine/report/json_report.h"
+#include "engine/zfs/nicenum.h"
+#include "engine/zfs/zdb_text.h"
+
+namespace zsim::report {
+namespace {
+
+constexpr size_t kBreakdownRows = 15;
+constexpr const char* kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+std::string Ratio(double r) { return fmt::format("{:.2f}x", r); }
+
+std::string Saved(uint64_t stored, uint64_t lsize) {
+  if (lsize == 0) return "-";
+  return fmt::format("{:.0f}%", (1.0 - double(stored) / double(lsize)) * 100.0);
+}
+
+// The embedded JSON: '<', '>' and '&' as \u escapes, so "</script>" or "<!--" inside a file
+// name cannot end the data element. They only occur inside JSON strings, where \u is valid.
+std::string ScriptSafeJson(const std::string& json) {
+  std::string out;
+  out.reserve(json.size() + json.size() / 16);
+  for (char ch : json) {
+    switch (ch) {
+      case '<':
+        out += "\\u003c";
+        break;
+      case '>':
+        out += "\\u003e";
+        break;
+      case '&':
+        out += "\\u0026";
+        break;
+      default:
+        out += ch;
+    }
+  }
+  return out;
+}
+
+void Scanned(const ScanResult& r, std::string& out) {
+  out += "<h2>What was scanned</h2>\n<p>";
+  out += fmt::format("{} files in {} directories: {} logical, {} read, {:.1f} s.", r.input.files,
+                     r.input.directories, FormatBytes(r.input.bytes_logical),
+                     FormatBytes(r.input.bytes_read), r.seconds);
+  out += " Paths: ";
+  for (size_t i = 0; i < r.input.paths.size(); ++i) {
+    out += (i ? ", <code>" : "<code>") + HtmlEscape(r.input.paths[i]) + "</code>";
+  }
+  out += ".";
+  if (r.input.skipped.empty()) {
+    out += " Skipped: nothing.";
+  } else {
+    out += " Skipped:";
+    bool first = true;
+    for (const auto& [reason, n] : r.input.skipped) {
+      out += fmt::format("{} {} {}", first ? "" : ",", n, HtmlEscape(reason));
+      first = false;
+    }
+    out += ".";
+  }
+  out += "</p>\n";
+  if (!r.input.errors.empty()) {
+    out += fmt::format("<p>Could not read {} path(s):</p>\n<ul>\n", r.input.errors.size());
+    for (const PathError& e : r.input.errors) {
+      out += "<li><code>" + HtmlEscape(e.path) + "</code>: " + HtmlEscape(e.error) + "</li>\n";
+    }
+    out += "</ul>\n";
+  }
+}
+
+void Charts(std::string& out) {
+  static constexpr const char* kCaptions[] = {
+      "Compression ratio against codec speed", "Dedup ratio by recordsize",
+      "DDT histogram (allocated and referenced DSIZE per refcount bucket)",
+      "Space saved per setting"};
+  out += "<h2>Charts</h2>\n<div class=\"charts\">\n";
+  for (size_t i = 0; i < std::size(kChartIds); ++i) {
+    out += fmt::format(
+        "<figure><figcaption>{}</figcaption><div class=\"note\"></div>"
+        "<svg id=\"{}\" role=\"img\" aria-label=\"{}\" xmlns=\"http://www.w3.org/2000/svg\">"
+        "</svg></figure>\n",
+        kCaptions[i], kChartIds[i], kCaptions[i]);
+  }
+  out += "</div>\n";
+}
+
+void SettingsTable(const ScanResult& r, const Advice& a, std::string& out) {
+  out += "<h2>Settings evaluated (recordsize &times; compression)</h2>\n<table>\n";
+  out +=
+      "<tr><th>recordsize</th><th class=\"l\">compression</th><th>logical</th><th>physical</th>"
+      "<th>allocated</th><th>compressratio</th><th>dedup</th><th>combined</th>"
+      "<th>used (no dedup)</th><th>ALLOC with dedup</th><th>saved</th><th>saved with dedup</th>"
+      "</tr>\n";
+  for (size_t i = 0; i < r.results.size(); ++i) {
+    const SettingResult& s = r.results[i];
+    out += fmt::format(
+        "<tr{}><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        int(i) == a.featured ? " class=\"featured\"" : "", zfs::NiceBytes(s.recordsize),
+        CompressionName(s.compression), FormatBytes(s.lsize), FormatBytes(s.psize),
+        FormatBytes(s.asize), Ratio(s.compressratio), Ratio(s.dedup.ratio),
+        Ratio(s.dedup.zdb_total), FormatBytes(s.used), FormatBytes(s.pool_alloc),
+        Saved(s.used, s.lsize), Saved(s.pool_alloc, s.lsize));
+  }
+  out +=
+      "</table>\n<p class=\"meta\">Highlighted: the setting the advice recommends, shown in "
+      "full below.</p>\n";
+}
+
+void Ddt(const ScanResult& r, const Advice& a, std::string& out) {
+  if (a.featured < 0) return;
+  const SettingResult& f = r.results[size_t(a.featured)];
+  out +=
+      fmt::format("<h2>DDT histogram: recordsize {}, compression {} (as zdb -DD prints it)</h2>\n",
+                  zfs::NiceBytes(f.recordsize), CompressionName(f.compression));
+  std::vector<zfs::ZdbDdtObject> objects;
+  if (const DdtFootprint* fp = FootprintFor(f, a.ddt_format)) {
+    for (const bool dup : {true, false}) {
+      const DdtClassFootprint& c = dup ? fp->duplicate : fp->unique;
+      if (c.entries == 0) continue;
+      objects.push_back(zfs::ZdbDdtObject{zfs::DdtObjectName("sha256", dup), c.entries,
+                                          c.on_disk_bytes, c.in_core_bytes});
+    }
+  }
+  out += "<pre>" + HtmlEscape(zfs::ZdbDedupText(f.dedup, objects, r.options.profile)) + "</pre>\n";
+  out +=
+      "<h2>DDT size and RAM</h2>\n<table>\n<tr><th class=\"l\">format</th><th>in core</th>"
+      "<th>on disk</th><th>log</th><th>L2ARC headers</th><th>320 B/entry rule</th></tr>\n";
+  for (const DdtFootprint& fp : f.dedup.footprints) {
+    out += fmt::format(
+        "<tr><td class=\"l\">{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "</tr>\n",
+        fp.format == DdtFormat::kFast ? "fast" : "legacy",
+        fp.format == a.ddt_format ? " (in force)" : "", FormatBytes(fp.in_core_bytes),
+        FormatBytes(fp.on_disk_bytes), FormatBytes(fp.log_bytes),
+        FormatBytes(fp.l2arc_header_bytes), FormatBytes(fp.rule_of_thumb_320));
+  }
+  out += "</table>\n";
+  if (const AdviceItem* m = a.Find(AdviceKind::kDdtMemory)) {
+    out += fmt::format("<p>Against {} of RAM: {}</p>\n", FormatBytes(a.ram_bytes),
+                       HtmlEscape(m->sentence));
+  }
+}
+
+void BreakdownTable(const char* title, std::vector<BreakdownRow> rows, bool by_compression,
+                    std::string& out) {
+  if (by_compression) {
+    std::stable_sort(rows.begin(), rows.end(), [](const BreakdownRow& x, const BreakdownRow& y) {
+      return (x.lsize > x.psize ? x.lsize - x.psize : 0) >
+             (y.lsize > y.psize ? y.lsize - y.psize : 0);
+    });
+  }
+  out += fmt::format(
+      "<h3>{}</h3>\n<table>\n<tr><th class=\"l\">name</th><th>files</th>"
+      "<th>bytes</th><th>duplicate</th><th>saved by compression</th>"
+      "<th>compressratio</th></tr>\n",
+      title);
+  for (size_t i = 0; i < rows.size() && i < kBreakdownRows; ++i) {
+    const BreakdownRow& row = rows[i];
+    out += fmt::format(
+        "<tr><td class=\"l\"><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td></tr>\n",
+        HtmlEscape(row.name), row.files, FormatBytes(row.bytes), FormatBytes(row.duplicate_bytes),
+        FormatBytes(row.lsize > row.psize ? row.lsize - row.psize : 0),
+        row.psize > 0 ? Ratio(double(row.lsize) / double(row.psize)) : "-");
+  }
+  out += "</table>\n";
+}
+
+void Breakdown(const ScanResult& r, std::string& out) {
+  out += "<h2>Breakdown</h2>\n";
+  const Breakdowns& b = r.breakdown;
+  if (b.directories.empty() && b.extensions.empty()) {
+    out +=
+        "<p class=\"meta\">No breakdown by directory or file type was collected by this "
+        "scan.</p>\n";
+    return;
+  }
+  out += fmt::format("<p class=\"meta\">recordsize {}, compression {}.</p>\n",
+                     zfs::NiceBytes(b.recordsize), CompressionName(b.compression));
+  BreakdownTable("Top directories by duplicate bytes", b.directories, false, out);
+  BreakdownTable("Top file types by duplicate bytes", b.extensions, false, out);
+  BreakdownTable("Top directories by compression savings", b.directories, true, out);
+  BreakdownTable("Top file types by compression savings", b.extensions, true, out);
+}
+
+}  // namespace
+
+std::string ValidUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto b0 = static_cast<unsigned char>(s[i]);
+    if (b0 < 0x80) {
+      out += char(b0);
+      ++i;
+      continue;
+    }
+    // Sequence length and the allowed range of the second byte (RFC 3629 table).
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (b0 >= 0xC2 && b0 <= 0xDF) {
+      len = 2;
+    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+      len = 3;
+      if (b0 == 0xE0) lo = 0xA0;  // no overlong forms
+      if (b0 == 0xED) hi = 0x9F;  // no surrogates
+    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+      len = 4;
+      if (b0 == 0xF0) lo = 0x90;  // no overlong forms
+      if (b0 == 0xF4) hi = 0x8F;  // nothing above U+10FFFF
+    }
+    bool valid = len > 0 && i + len <= s.size();
+    for (size_t k = 1; valid && k < len; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      valid = k == 1 ? (b >= lo && b <= hi) : (b >= 0x80 && b <= 0xBF);
+    }
+    if (valid) {
+      out.append(s.substr(i, len));
+      i += len;
+    } else {
+      out += kReplacement;
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string HtmlEscape(std::string_view text) {
+  const std::string valid = ValidUtf8(text);
+  std::string out;
+  out.reserve(valid.size());
+  for (char ch : valid) {
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += ch;
+    }
+  }
+  return out;
+}
+
+std::string ToHtml(const ScanResult& r) { return ToHtml(r, ComputeAdvice(r)); }
+
+std::string ToHtml(const ScanResult& r, const Advice& a) {
+  const ScanOptions& o = r.options;
+  const AdviceItem* summary = a.Find(AdviceKind::kSummary);
+  std::string out;
+  out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  // No network: nothing may be fetched, whatever the page holds.
+  out +=
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+      "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n";
+  out += "<title>zsim report</title>\n<style>" + std::string(kHtmlStyle) + "</style>\n</head>\n";
+  out += "<body>\n<h1>zsim report</h1>\n";
+  out += fmt::format(
+      "<p class=\"meta\">zsim {}: what ZFS {} would store (ashift {}, vdev {}, copies {}, "
+      "checksum {}).{}</p>\n",
+      ZSIM_VERSION_STRING, ProfileName(o.profile), o.ashift, HtmlEscape(VdevName(o.vdev)), o.copies,
+      o.checksum == ChecksumKind::kSha256 ? "sha256" : "xxh128",
+      r.partial ? " <strong>PARTIAL: the scan was interrupted; figures cover what was read."
+                  "</strong>"
+                : "");
+  if (summary != nullptr) {
+    out += fmt::format("<p class=\"verdict {}\" id=\"verdict\">{}</p>\n",
+                       VerdictName(summary->verdict), HtmlEscape(summary->sentence));
+  }
+  out += "<h2>Advice</h2>\n<ul class=\"advice\">\n";
+  for (const AdviceItem& item : a.items) {
+    out += fmt::format(
+        "<li data-kind=\"{}\" data-verdict=\"{}\"><span class=\"kind\">{}</span>{}"
+        "</li>\n",
+        AdviceKindName(item.kind), VerdictName(item.verdict), AdviceKindName(item.kind),
+        HtmlEscape(item.sentence));
+  }
+  out += "</ul>\n";
+  Scanned(r, out);
+  Charts(out);
+  SettingsTable(r, a, out);
+  Ddt(r, a, out);
+  Breakdown(r, out);
+  out += "<script type=\"application/json\" id=\"zsim-data\">" + ScriptSafeJson(ToJson(r, a)) +
+         "</script>\n";
+  out += "<script>" + std::string(kHtmlScript) + "</script>\n</body>\n</html>\n";
+  return out;
+}
+
+}  // namespace zsim::report

@@ -1,0 +1,331 @@
+#include "engine/report/advice.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "engine/base/size_suffix.h"
+#include "tests/report/report_fixtures.h"
+
+namespace zsim::report {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using zsim::testing::kGiB;
+using zsim::testing::kKiB;
+using zsim::testing::kMiB;
+using zsim::testing::MakeResult;
+using zsim::testing::MakeSetting;
+using zsim::testing::SettingSpec;
+
+std::string Ratio(double r) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2fx", r);
+  return buf;
+}
+
+const AdviceItem& Item(const Advice& a, AdviceKind kind) {
+  const AdviceItem* item = a.Find(kind);
+  EXPECT_NE(item, nullptr) << AdviceKindName(kind);
+  static const AdviceItem kNone;
+  return item ? *item : kNone;
+}
+
+// (a) A VM store: ten near-identical 20 GiB images. Blocks repeat (2.5x) but no file is a whole
+// copy of another; the DDT fits easily in 64 GiB.
+ScanResult VmStore() {
+  ScanResult r = MakeResult(64 * kGiB);
+  r.results.push_back(MakeSetting({.algorithm = CompressionAlgorithm::kOff,
+                                   .lsize = 200 * kGiB,
+                                   .compressratio = 1.0,
+                                   .dedup_ratio = 2.5,
+                                   .ddt_in_core_bytes = 300 * kMiB,
+                                   .ddt_on_disk_bytes = 700 * kMiB}));
+  r.results.push_back(MakeSetting({.algorithm = CompressionAlgorithm::kLz4,
+                                   .lsize = 200 * kGiB,
+                                   .compressratio = 1.6,
+                                   .dedup_ratio = 2.5,
+                                   .ddt_in_core_bytes = 300 * kMiB,
+                                   .ddt_on_disk_bytes = 700 * kMiB}));
+  return r;
+}
+
+TEST(AdviceTest, VmStoreOfNearIdenticalImagesGetsDedupPays) {
+  const ScanResult r = VmStore();
+  const Advice a = ComputeAdvice(r);
+  ASSERT_EQ(a.featured, 1);  // lz4: compression is never advised off
+  const SettingResult& f = r.results[1];
+  ASSERT_DOUBLE_EQ(f.dedup.ratio, 2.5);
+
+  ASSERT_FALSE(a.items.empty());
+  EXPECT_EQ(a.items.front().kind, AdviceKind::kSummary);
+  const AdviceItem& summary = Item(a, AdviceKind::kSummary);
+  EXPECT_EQ(summary.verdict, Verdict::kDedupPays);
+  EXPECT_THAT(summary.sentence, StartsWith("Dedup pays"));
+  EXPECT_THAT(summary.sentence, HasSubstr(Ratio(f.dedup.ratio)));
+  EXPECT_THAT(summary.sentence, HasSubstr("dedup=on, compression=lz4, recordsize=128K"));
+
+  const AdviceItem& dedup = Item(a, AdviceKind::kDedup);
+  EXPECT_EQ(dedup.verdict, Verdict::kDedupPays);
+  EXPECT_DOUBLE_EQ(dedup.Figure("dedup_ratio"), f.dedup.ratio);
+  EXPECT_DOUBLE_EQ(dedup.Figure("ddt_ram_bytes"), double(300 * kMiB));
+  EXPECT_DOUBLE_EQ(dedup.Figure("ram_budget_bytes"), double(16 * kGiB));  // a quarter of 64 GiB
+  EXPECT_DOUBLE_EQ(dedup.Figure("saved_bytes"),
+                   double(f.dedup.total.referenced.dsize - f.dedup.total.allocated.dsize));
+  EXPECT_THAT(dedup.sentence, HasSubstr(FormatBytes(300 * kMiB)));
+  EXPECT_THAT(dedup.sentence, HasSubstr("60%"));  // 1 - 1/2.5
+
+  const AdviceItem& ddt = Item(a, AdviceKind::kDdtMemory);
+  EXPECT_EQ(ddt.verdict, Verdict::kDdtFitsInRam);
+  EXPECT_THAT(ddt.sentence, HasSubstr("fits in ARC with 64.0 GiB of RAM"));
+  // Near-identical images are not whole-file copies: no cloning advice.
+  EXPECT_EQ(a.Find(AdviceKind::kDedupWithoutDdt), nullptr);
+}
+
+// (b) A source tree: text compresses 3x, hardly any block repeats.
+ScanResult SourceTree() {
+  ScanResult r = MakeResult(16 * kGiB);
+  for (auto [algo, level, ratio] : {std::tuple{CompressionAlgorithm::kOff, 0, 1.0},
+                                    std::tuple{CompressionAlgorithm::kLz4, 0, 3.0},
+                                    std::tuple{CompressionAlgorithm::kZstd, 3, 3.2}}) {
+    r.results.push_back(MakeSetting({.algorithm = algo,
+                                     .level = level,
+                                     .lsize = 2 * kGiB,
+                                     .compressratio = ratio,
+                                     .dedup_ratio = 1.02,
+                                     .ddt_in_core_bytes = 9 * kMiB,
+                                     .ddt_on_disk_bytes = 20 * kMiB}));
+  }
+  return r;
+}
+
+TEST(AdviceTest, SourceTreeGetsCompressionOnly) {
+  const ScanResult r = SourceTree();
+  const Advice a = ComputeAdvice(r);
+  ASSERT_EQ(a.featured, 1);  // zstd stores only 6% less than lz4: lz4 is advised
+  const SettingResult& f = r.results[1];
+  ASSERT_DOUBLE_EQ(f.dedup.ratio, 1.02);
+
+  const AdviceItem& summary = Item(a, AdviceKind::kSummary);
+  EXPECT_EQ(summary.verdict, Verdict::kCompressionOnly);
+  EXPECT_THAT(summary.sentence, StartsWith("Compression only: lz4 saves 67% (3.00x)"));
+  EXPECT_THAT(summary.sentence, HasSubstr("dedup=off"));
+
+  const AdviceItem& dedup = Item(a, AdviceKind::kDedup);
+  EXPECT_EQ(dedup.verdict, Verdict::kDedupNotWorthIt);
+  EXPECT_EQ(dedup.sentence, "Dedup would add 2% (" + Ratio(f.dedup.ratio) + ") but needs " +
+                                FormatBytes(9 * kMiB) + " of RAM for its table: not worth it.");
+
+  const AdviceItem& comp = Item(a, AdviceKind::kCompression);
+  EXPECT_EQ(comp.verdict, Verdict::kCompress);
+  EXPECT_THAT(comp.sentence, StartsWith("lz4 alone saves 67% (3.00x) for almost no CPU"));
+  EXPECT_THAT(comp.sentence, HasSubstr("zstd-3 would save 69% (3.20x), only 6% less space"));
+  EXPECT_DOUBLE_EQ(comp.Figure("compressratio"), 3.0);
+  EXPECT_DOUBLE_EQ(comp.Figure("best_gain_percent"), 6.0);
+}
+
+TEST(AdviceTest, StrongerCodecIsAdvisedWhenItStoresTenPercentLess) {
+  ScanResult r = SourceTree();
+  r.results[2] = MakeSetting({.algorithm = CompressionAlgorithm::kZstd,
+                              .level = 3,
+                              .lsize = 2 * kGiB,
+                              .compressratio = 4.0,
+                              .dedup_ratio = 1.02,
+                              .ddt_in_core_bytes = 9 * kMiB});
+  const Advice a = ComputeAdvice(r);
+  ASSERT_EQ(a.featured, 2);
+  const AdviceItem& comp = Item(a, AdviceKind::kCompression);
+  EXPECT_EQ(comp.verdict, Verdict::kCompress);
+  EXPECT_THAT(comp.sentence,
+              StartsWith("zstd-3 saves 75% (4.00x), storing 25% less than lz4 (3.00x)"));
+}
+
+TEST(AdviceTest, OfCodecsThatStoreAlikeTheFastestIsAdvised) {
+  ScanResult r = MakeResult(16 * kGiB);
+  r.results.push_back(MakeSetting({.lsize = 2 * kGiB, .compressratio = 1.8}));
+  r.results.push_back(MakeSetting({.algorithm = CompressionAlgorithm::kGzip,
+                                   .level = 6,
+                                   .lsize = 2 * kGiB,
+                                   .compressratio = 2.12}));
+  r.results.push_back(MakeSetting({.algorithm = CompressionAlgorithm::kZstd,
+                                   .level = 3,
+                                   .lsize = 2 * kGiB,
+                                   .compressratio = 2.10}));
+  // gzip-6 stores 1% less than zstd-3, within kCodecTie: without timings zstd ranks cheaper.
+  EXPECT_EQ(ComputeAdvice(r).featured, 2);
+  // Timed: the measured speed decides, and the sentence quotes it.
+  r.results[0].codec_bytes = r.results[1].codec_bytes = r.results[2].codec_bytes = 1'000'000'000;
+  r.results[0].codec_seconds = 1.6;   // 625 MB/s
+  r.results[1].codec_seconds = 50.0;  // 20 MB/s
+  r.results[2].codec_seconds = 5.0;   // 200 MB/s
+  Advice a = ComputeAdvice(r);
+  EXPECT_EQ(a.featured, 2);
+  EXPECT_THAT(Item(a, AdviceKind::kCompression).sentence,
+              StartsWith("zstd-3 saves 52% (2.10x) at 200 MB/s per core, storing 14% less than "
+                         "lz4 (1.80x at 625 MB/s per core)"));
+  r.results[1].codec_seconds = 2.0;  // a gzip faster than zstd wins the tie
+  EXPECT_EQ(ComputeAdvice(r).featured, 1);
+}
+
+// (c) Dedup 1.3x, but the table needs 40 GiB of RAM and the machine has 16 GiB.
+TEST(AdviceTest, DedupWithTableBeyondRamNeedsL2arcOrSpecialVdev) {
+  ScanResult r = MakeResult(16 * kGiB);
+  r.results.push_back(MakeSetting({.algorithm = CompressionAlgorithm::kLz4,
+                                   .lsize = 64 * 1024 * kGiB,
+                                   .compressratio = 1.2,
+                                   .dedup_ratio = 1.3,
+                                   .ddt_in_core_bytes = 40 * kGiB,
+                                   .ddt_on_disk_bytes = 96 * kGiB}));
+  const Advice a = ComputeAdvice(r);
+  const SettingResult& f = r.results[0];
+  ASSERT_DOUBLE_EQ(f.dedup.ratio, 1.3);
+
+  const AdviceItem& summary = Item(a, AdviceKind::kSummary);
+  EXPECT_EQ(summary.verdict, Verdict::kDedupNeedsHardware);
+  EXPECT_THAT(summary.sentence, HasSubstr("does not fit in 16.0 GiB"));
+  EXPECT_THAT(summary.sentence,
+              HasSubstr("an L2ARC of 40.0 GiB or a special/dedup vdev of 96.0 GiB"));
+
+  EXPECT_EQ(Item(a, AdviceKind::kDedup).verdict, Verdict::kDedupNeedsHardware);
+  const AdviceItem& ddt = Item(a, AdviceKind::kDdtMemory);
+  EXPECT_EQ(ddt.verdict, Verdict::kDdtNeedsL2arc);
+  EXPECT_DOUBLE_EQ(ddt.Figure("ram_budget_bytes"), double(4 * kGiB));
+  EXPECT_DOUBLE_EQ(ddt.Figure("l2arc_bytes"), double(40 * kGiB));
+  EXPECT_DOUBLE_EQ(ddt.Figure("special_vdev_bytes"), double(96 * kGiB));
+  const uint64_t headers = 40 * kGiB / 4096 * 96;  // the fixture's footprint: 96 B per 4K leaf
+  EXPECT_DOUBLE_EQ(ddt.Figure("l2arc_header_bytes"), double(headers));
+  EXPECT_THAT(ddt.sentence, HasSubstr("more than a quarter of 16.0 GiB of RAM (4.00 GiB)"));
+  EXPECT_THAT(ddt.sentence, HasSubstr("an L2ARC of 40.0 GiB (whose headers cost " +
+                                      FormatBytes(headers) + " of RAM)"));
+  EXPECT_THAT(ddt.sentence, HasSubstr("special/dedup vdev of 96.0 GiB"));
+
+  // With 256 GiB of RAM the same table fits: dedup pays.
+  r.options.ram_bytes = 256 * kGiB;
+  EXPECT_EQ(Item(ComputeAdvice(r), AdviceKind::kSummary).verdict, Verdict::kDedupPays);
+}
+
+TEST(AdviceTest, FastDedupLogCountsAgainstRam) {
+  ScanResult r = MakeResult(8 * kGiB, DdtFormat::kFast);
+  SettingResult s = MakeSetting({.lsize = 100 * kGiB,
+                                 .compressratio = 1.5,
+                                 .dedup_ratio = 2.0,
+                                 .ddt_in_core_bytes = 1900 * kMiB,
+                                 .ddt_on_disk_bytes = 3 * kGiB,
+                                 .format = DdtFormat::kFast});
+  s.dedup.footprints[0].log_bytes = 200 * kMiB;  // 1.9 GiB + 0.2 GiB > 2 GiB budget
+  r.results.push_back(s);
+  const Advice a = ComputeAdvice(r);
+  EXPECT_EQ(a.ddt_format, DdtFormat::kFast);
+  EXPECT_DOUBLE_EQ(Item(a, AdviceKind::kDedup).Figure("ddt_ram_bytes"), double(2100 * kMiB));
+  EXPECT_EQ(Item(a, AdviceKind::kSummary).verdict, Verdict::kDedupNeedsHardware);
+  EXPECT_THAT(Item(a, AdviceKind::kDdtMemory).sentence, HasSubstr("(+200 MiB log)"));
+}
+
+TEST(AdviceTest, MarginalDedupIsNotAdvised) {
+  ScanResult r = MakeResult(64 * kGiB);
+  r.results.push_back(MakeSetting({.lsize = 10 * kGiB,
+                                   .compressratio = 1.5,
+                                   .dedup_ratio = 1.15,
+                                   .ddt_in_core_bytes = 50 * kMiB}));
+  const Advice a = ComputeAdvice(r);
+  EXPECT_EQ(Item(a, AdviceKind::kDedup).verdict, Verdict::kDedupMarginal);
+  EXPECT_THAT(Item(a, AdviceKind::kDedup).sentence, HasSubstr("marginal"));
+  EXPECT_EQ(Item(a, AdviceKind::kSummary).verdict, Verdict::kCompressionOnly);
+}
+
+// (d) Dedup 2x, but 90% of what it removes is whole files that exist twice.
+TEST(AdviceTest, WholeFileDuplicatesSuggestBlockCloningOrHardLinks) {
+  ScanResult r = MakeResult(32 * kGiB);
+  r.results.push_back(MakeSetting({.lsize = 40 * kGiB,
+                                   .compressratio = 1.1,
+                                   .dedup_ratio = 2.0,
+                                   .ddt_in_core_bytes = 120 * kMiB}));
+  const DdtHistogramRow& total = r.results[0].dedup.total;
+  const uint64_t removed = total.referenced.lsize - total.allocated.lsize;
+  r.dedup_sources.duplicate_files = 1200;
+  r.dedup_sources.duplicate_file_bytes = removed / 10 * 9;
+  const Advice a = ComputeAdvice(r);
+
+  const AdviceItem& clone = Item(a, AdviceKind::kDedupWithoutDdt);
+  EXPECT_EQ(clone.verdict, Verdict::kUseCloning);
+  EXPECT_DOUBLE_EQ(clone.Figure("share_percent"), 90.0);
+  EXPECT_DOUBLE_EQ(clone.Figure("dedup_removed_bytes"), double(removed));
+  EXPECT_THAT(clone.sentence, StartsWith("Whole-file duplicates (1200 files) make up 90% of what "
+                                         "dedup removes"));
+  EXPECT_THAT(clone.sentence,
+              HasSubstr("block cloning (cp --reflink, OpenZFS 2.2+) or hard links"));
+  EXPECT_THAT(clone.sentence, HasSubstr("without a DDT"));
+  // Without the whole-file copies dedup would be about 1.1x: not worth a table.
+  EXPECT_LT(clone.Figure("residual_dedup_ratio"), kDedupPaysRatio);
+  const AdviceItem& summary = Item(a, AdviceKind::kSummary);
+  EXPECT_EQ(summary.verdict, Verdict::kCloneInsteadOfDedup);
+  EXPECT_THAT(summary.sentence, HasSubstr("no dedup"));
+
+  // Pool v23 has no block cloning: hard links only.
+  r.options.profile = Profile::kV23;
+  EXPECT_THAT(Item(ComputeAdvice(r), AdviceKind::kDedupWithoutDdt).sentence,
+              HasSubstr("hard links (block cloning needs OpenZFS 2.2+)"));
+}
+
+TEST(AdviceTest, ZeroBlocksAreFreeWithCompression) {
+  ScanResult r = SourceTree();
+  r.dedup_sources.zero_blocks = 4096;
+  r.dedup_sources.zero_block_bytes = 4096 * 128 * kKiB;
+  const Advice a = ComputeAdvice(r);
+  const AdviceItem& item = Item(a, AdviceKind::kDedupWithoutDdt);
+  EXPECT_EQ(item.verdict, Verdict::kZeroBlocksAreFree);
+  EXPECT_THAT(item.sentence, StartsWith("512 MiB of all-zero blocks (4K blocks)"));
+}
+
+TEST(AdviceTest, RecordsizeThatStoresMostIsFeatured) {
+  ScanResult r = MakeResult(16 * kGiB);
+  r.results.push_back(MakeSetting({.lsize = 8 * kGiB, .compressratio = 2.0}));
+  r.results.push_back(
+      MakeSetting({.recordsize = 1024 * kKiB, .lsize = 8 * kGiB, .compressratio = 2.4}));
+  const Advice a = ComputeAdvice(r);
+  ASSERT_EQ(a.featured, 1);
+  const AdviceItem& rs = Item(a, AdviceKind::kRecordsize);
+  EXPECT_EQ(rs.verdict, Verdict::kPreferRecordsize);
+  EXPECT_DOUBLE_EQ(rs.Figure("gain_percent"), 17.0);  // 1 - 2.0 / 2.4
+  EXPECT_THAT(rs.sentence, StartsWith("recordsize 1M saves most: 8.00 GiB stored in 3.33 GiB, "
+                                      "17% less than with 128K (4.00 GiB)."));
+
+  // 1% better is not worth a change.
+  r.results[1] = MakeSetting({.recordsize = 1024 * kKiB, .lsize = 8 * kGiB, .compressratio = 2.02});
+  const Advice keep = ComputeAdvice(r);
+  EXPECT_EQ(keep.featured, 0);
+  EXPECT_EQ(Item(keep, AdviceKind::kRecordsize).verdict, Verdict::kKeepRecordsize);
+  EXPECT_THAT(Item(keep, AdviceKind::kRecordsize).sentence, StartsWith("Keep recordsize 128K"));
+}
+
+TEST(AdviceTest, IncompressibleDataKeepsLz4AndStoresAsIs) {
+  ScanResult r = MakeResult(16 * kGiB);
+  r.results.push_back(MakeSetting({.lsize = 8 * kGiB, .compressratio = 1.01}));
+  const Advice a = ComputeAdvice(r);
+  EXPECT_EQ(Item(a, AdviceKind::kCompression).verdict, Verdict::kCompressAnyway);
+  EXPECT_EQ(Item(a, AdviceKind::kSummary).verdict, Verdict::kStoreAsIs);
+  EXPECT_THAT(Item(a, AdviceKind::kSummary).sentence, HasSubstr("keep lz4 on"));
+}
+
+TEST(AdviceTest, EmptyResultsGiveNothingScanned) {
+  const Advice a = ComputeAdvice(MakeResult(16 * kGiB));
+  ASSERT_EQ(a.items.size(), 1u);
+  EXPECT_EQ(a.items[0].verdict, Verdict::kNothingScanned);
+  EXPECT_EQ(a.featured, -1);
+  // A setting with no data (an empty tree) is no better.
+  ScanResult empty = MakeResult(16 * kGiB);
+  empty.results.push_back(SettingResult{});
+  EXPECT_EQ(ComputeAdvice(empty).items[0].verdict, Verdict::kNothingScanned);
+}
+
+TEST(AdviceTest, NamesAreStable) {
+  EXPECT_EQ(AdviceKindName(AdviceKind::kDedupWithoutDdt), "dedup_without_ddt");
+  EXPECT_EQ(VerdictName(Verdict::kDedupPays), "dedup_pays");
+  EXPECT_EQ(VerdictName(Verdict::kCompressionOnly), "compression_only");
+  EXPECT_EQ(VerdictName(Verdict::kZeroBlocksAreFree), "zero_blocks_are_free");
+  EXPECT_EQ(SavedPercent(1.69), "41%");
+  EXPECT_EQ(SavedPercent(1.06), "6%");
+}
+
+}  // namespace
+}  // namespace zsim::report

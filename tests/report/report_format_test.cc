@@ -1,0 +1,216 @@
+// The three printed forms of a report: text section order and content, the JSON advice fields,
+// and HTML escaping of hostile file names.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/report/advice.h"
+#include "engine/report/html_report.h"
+#include "engine/report/json_report.h"
+#include "engine/report/text_report.h"
+#include "engine/zfs/zdb_text.h"
+#include "tests/report/report_fixtures.h"
+
+namespace zsim::report {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using zsim::testing::kGiB;
+using zsim::testing::kKiB;
+using zsim::testing::kMiB;
+using zsim::testing::MakeResult;
+using zsim::testing::MakeSetting;
+
+ScanResult VmLike() {
+  ScanResult r = MakeResult(64 * kGiB);
+  r.input.files = 10;
+  r.input.directories = 2;
+  r.input.bytes_logical = 200 * kGiB;
+  r.input.bytes_read = 150 * kGiB;
+  r.input.skipped = {{"symlink", 3}, {"special_file", 1}};
+  for (auto algo : {CompressionAlgorithm::kOff, CompressionAlgorithm::kLz4}) {
+    r.results.push_back(
+        MakeSetting({.algorithm = algo,
+                     .lsize = 200 * kGiB,
+                     .compressratio = algo == CompressionAlgorithm::kOff ? 1.0 : 1.6,
+                     .dedup_ratio = 2.5,
+                     .ddt_in_core_bytes = 300 * kMiB,
+                     .ddt_on_disk_bytes = 700 * kMiB}));
+  }
+  r.breakdown.recordsize = 128 * kKiB;
+  r.breakdown.compression = Compression{CompressionAlgorithm::kLz4, 0};
+  r.breakdown.directories = {{"/vm/images", 10, 200 * kGiB, 200 * kGiB, 125 * kGiB, 120 * kGiB},
+                             {"/vm/iso", 2, 8 * kGiB, 8 * kGiB, 8 * kGiB, 0}};
+  r.breakdown.extensions = {{".qcow2", 10, 200 * kGiB, 200 * kGiB, 125 * kGiB, 120 * kGiB}};
+  return r;
+}
+
+size_t Find(const std::string& text, const std::string& what) {
+  const size_t at = text.find(what);
+  EXPECT_NE(at, std::string::npos) << "missing: " << what;
+  return at;
+}
+
+TEST(TextReportTest, SectionsComeInTheIssueOrder) {
+  const ScanResult r = VmLike();
+  const std::string text = ToText(r);
+  const size_t verdict = Find(text, "Verdict: Dedup pays");
+  const size_t scanned = Find(text, std::string("== ") + kSectionScanned + " ==");
+  const size_t settings = Find(text, std::string("== ") + kSectionSettings + " ==");
+  const size_t histogram = Find(text, std::string("== ") + kSectionHistogram + " ==");
+  const size_t ddt = Find(text, std::string("== ") + kSectionDdtSize + " ==");
+  const size_t breakdown = Find(text, std::string("== ") + kSectionBreakdown + " ==");
+  const size_t advice = Find(text, std::string("== ") + kSectionAdvice + " ==");
+  EXPECT_LT(verdict, scanned);
+  EXPECT_LT(scanned, settings);
+  EXPECT_LT(settings, histogram);
+  EXPECT_LT(histogram, ddt);
+  EXPECT_LT(ddt, breakdown);
+  EXPECT_LT(breakdown, advice);
+}
+
+TEST(TextReportTest, ShowsScanTableHistogramSizesAndAdvice) {
+  const ScanResult r = VmLike();
+  const Advice a = ComputeAdvice(r);
+  const std::string text = ToText(r, a);
+  EXPECT_THAT(text, HasSubstr("10 files in 2 directories: 200 GiB logical, 150 GiB read"));
+  EXPECT_THAT(text, HasSubstr("Skipped: 1 special_file, 3 symlink\n"));
+  // The featured row is marked, and both rows carry compress, dedup and savings figures.
+  EXPECT_THAT(text, HasSubstr("*128K       lz4"));
+  EXPECT_THAT(text, HasSubstr(" 128K       off"));
+  EXPECT_THAT(text, HasSubstr("1.60x  2.50x"));
+  // The zdb block of the featured setting, byte for byte what zdb_text makes of it.
+  const SettingResult& f = r.results[size_t(a.featured)];
+  EXPECT_THAT(
+      text, HasSubstr(zfs::ZdbHistogramTable(f.dedup.histogram, f.dedup.total, r.options.profile)));
+  EXPECT_THAT(text, HasSubstr(zfs::ZdbRatioLine(f.dedup.total)));
+  EXPECT_THAT(text, HasSubstr("legacy format (in force): 300 MiB in core, 700 MiB on disk"));
+  EXPECT_THAT(text, HasSubstr("Against 64.0 GiB of RAM: The legacy DDT"));
+  EXPECT_THAT(text, HasSubstr("Top directories by duplicate bytes"));
+  EXPECT_THAT(text, HasSubstr("/vm/images"));
+  for (const AdviceItem& item : a.items) EXPECT_THAT(text, HasSubstr("- " + item.sentence + "\n"));
+}
+
+TEST(TextReportTest, EmptyBreakdownSaysSoAndControlCharactersCannotForgeLines) {
+  ScanResult r = VmLike();
+  r.breakdown = Breakdowns{};
+  EXPECT_THAT(ToText(r), HasSubstr("(no breakdown by directory or file type was collected"));
+  r = VmLike();
+  r.breakdown.directories[0].name = "/vm/evil\nVerdict: forged";
+  const std::string text = ToText(r);
+  EXPECT_THAT(text, HasSubstr("/vm/evil?Verdict: forged"));
+  EXPECT_THAT(text, Not(HasSubstr("\nVerdict: forged")));
+}
+
+TEST(JsonReportTest, CarriesAdviceBreakdownAndDedupSources) {
+  ScanResult r = VmLike();
+  r.dedup_sources = {3, 12 * kGiB, 77, 77 * 128 * kKiB};
+  const Advice a = ComputeAdvice(r);
+  const nlohmann::json j = nlohmann::json::parse(ToJson(r));
+  // Existing contract fields are still there.
+  for (const char* key : {"zsim_version", "partial", "input", "settings", "results"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_DOUBLE_EQ(j["results"][1]["dedup"]["ratio"].get<double>(), r.results[1].dedup.ratio);
+  EXPECT_EQ(j["results"][1]["compress_bytes_per_second"].get<double>(), 0.0);
+
+  const nlohmann::json& adv = j["advice"];
+  EXPECT_EQ(adv["verdict"], "dedup_pays");
+  EXPECT_EQ(adv["summary"], a.items[0].sentence);
+  EXPECT_EQ(adv["featured"]["index"], 1);
+  EXPECT_EQ(adv["featured"]["recordsize"], 128 * kKiB);
+  EXPECT_EQ(adv["featured"]["compression"], "lz4");
+  EXPECT_EQ(adv["ram_bytes"], 64 * kGiB);
+  EXPECT_EQ(adv["ddt_format"], "legacy");
+  EXPECT_DOUBLE_EQ(adv["thresholds"]["dedup_pays_ratio"].get<double>(), kDedupPaysRatio);
+  EXPECT_DOUBLE_EQ(adv["thresholds"]["ddt_ram_fraction"].get<double>(), kDdtRamFraction);
+  ASSERT_EQ(adv["items"].size(), a.items.size());
+  for (size_t i = 0; i < a.items.size(); ++i) {
+    const nlohmann::json& item = adv["items"][i];
+    EXPECT_EQ(item["kind"], AdviceKindName(a.items[i].kind));
+    EXPECT_EQ(item["verdict"], VerdictName(a.items[i].verdict));
+    EXPECT_EQ(item["sentence"], a.items[i].sentence);
+    for (const AdviceFigure& fig : a.items[i].figures) {
+      EXPECT_DOUBLE_EQ(item["figures"][fig.name].get<double>(), fig.value) << fig.name;
+    }
+  }
+  EXPECT_EQ(adv["items"][2]["kind"], "dedup");
+  EXPECT_EQ(adv["items"][2]["figures"]["ddt_ram_bytes"], 300 * kMiB);
+
+  EXPECT_EQ(j["breakdown"]["compression"], "lz4");
+  ASSERT_EQ(j["breakdown"]["directories"].size(), 2u);
+  EXPECT_EQ(j["breakdown"]["directories"][0]["name"], "/vm/images");
+  EXPECT_EQ(j["breakdown"]["directories"][0]["duplicate_bytes"], 120 * kGiB);
+  EXPECT_EQ(j["breakdown"]["extensions"][0]["name"], ".qcow2");
+  EXPECT_EQ(j["dedup_sources"]["duplicate_files"], 3);
+  EXPECT_EQ(j["dedup_sources"]["duplicate_file_bytes"], 12 * kGiB);
+  EXPECT_EQ(j["dedup_sources"]["zero_blocks"], 77);
+}
+
+TEST(JsonReportTest, EmptyScanStillHasAdvice) {
+  const nlohmann::json j = nlohmann::json::parse(ToJson(MakeResult(kGiB)));
+  EXPECT_EQ(j["advice"]["verdict"], "nothing_scanned");
+  EXPECT_TRUE(j["advice"]["featured"].is_null());
+  EXPECT_TRUE(j["breakdown"]["directories"].empty());
+}
+
+constexpr const char* kHostile = "<script>alert(1)</script>&\"'";
+
+TEST(HtmlReportTest, EscapesHostileAndNonUtf8FileNames) {
+  ScanResult r = VmLike();
+  const std::string bad_utf8 = "caf\xE9-\xFF\xFE.img";  // Latin-1 e-acute, then two stray bytes
+  r.input.paths = {std::string("/vm/") + kHostile};
+  r.input.errors = {{std::string("/vm/") + kHostile + bad_utf8, "Permission denied"}};
+  r.breakdown.directories[0].name = std::string("/vm/") + kHostile;
+  r.breakdown.extensions[0].name = "." + bad_utf8;
+  const std::string html = ToHtml(r);
+
+  EXPECT_THAT(html, Not(HasSubstr("<script>alert(1)")));
+  EXPECT_THAT(html, HasSubstr("/vm/&lt;script&gt;alert(1)&lt;/script&gt;&amp;&quot;&#39;"));
+  // The embedded JSON keeps the name, with < > & as \u escapes.
+  EXPECT_THAT(html, HasSubstr("\\u003cscript\\u003ealert(1)\\u003c/script\\u003e\\u0026"));
+  // Exactly the page's own two script elements.
+  size_t scripts = 0;
+  for (size_t at = html.find("<script"); at != std::string::npos;
+       at = html.find("<script", at + 1)) {
+    ++scripts;
+  }
+  EXPECT_EQ(scripts, 2u);
+  // Invalid bytes became U+FFFD: the page is valid UTF-8.
+  EXPECT_EQ(ValidUtf8(html), html);
+  EXPECT_THAT(html, HasSubstr("caf\xEF\xBF\xBD-\xEF\xBF\xBD\xEF\xBF\xBD.img"));
+  EXPECT_THAT(html, Not(HasSubstr("\xFF")));
+}
+
+TEST(HtmlReportTest, ValidUtf8KeepsValidSequencesAndReplacesEachBadByte) {
+  EXPECT_EQ(ValidUtf8("plain"), "plain");
+  EXPECT_EQ(ValidUtf8("\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80"),
+            "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80");
+  const std::string fffd = "\xEF\xBF\xBD";
+  EXPECT_EQ(ValidUtf8("\xC0\xAF"), fffd + fffd);                        // overlong '/'
+  EXPECT_EQ(ValidUtf8("\xED\xA0\x80"), fffd + fffd + fffd);             // surrogate U+D800
+  EXPECT_EQ(ValidUtf8("\xF4\x90\x80\x80"), fffd + fffd + fffd + fffd);  // above U+10FFFF
+  EXPECT_EQ(ValidUtf8("a\xE2\x82"), "a" + fffd + fffd);                 // truncated at the end
+  EXPECT_EQ(HtmlEscape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
+}
+
+TEST(HtmlReportTest, IsSelfContainedWithEveryChartAndTheAdvice) {
+  const ScanResult r = VmLike();
+  const Advice a = ComputeAdvice(r);
+  const std::string html = ToHtml(r, a);
+  for (const char* id : kChartIds) EXPECT_THAT(html, HasSubstr(std::string("id=\"") + id + "\""));
+  EXPECT_THAT(html, HasSubstr("class=\"verdict dedup_pays\""));
+  EXPECT_THAT(html, HasSubstr("id=\"zsim-data\""));
+  EXPECT_THAT(html, HasSubstr("default-src 'none'"));
+  // Nothing is fetched: no external references.
+  EXPECT_THAT(html, Not(HasSubstr("src=")));
+  EXPECT_THAT(html, Not(HasSubstr("href=")));
+  EXPECT_THAT(html, Not(HasSubstr("https://")));
+  for (const AdviceItem& item : a.items) EXPECT_THAT(html, HasSubstr(HtmlEscape(item.sentence)));
+}
+
+}  // namespace
+}  // namespace zsim::report
