@@ -77,6 +77,9 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
                  "of costly codecs is planned)");
   scan->add_option("--threads", threads, "worker threads (default: every core)");
   scan->add_flag("--json", cmd.json, "print the JSON report on stdout");
+  std::optional<std::string> html;
+  scan->add_option("--html", html,
+                   "also write a self-contained HTML report with charts to FILE (no network)");
   scan->add_flag("--one-file-system", one_fs, "do not cross file system boundaries");
   scan->add_option("--exclude", excludes, "skip paths matching this glob (repeatable)");
   scan->add_flag("--follow-symlinks", follow, "follow symbolic links inside trees");
@@ -163,6 +166,12 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
       return Status::InvalidArgument("--ram: give the target machine's memory, e.g. 64G");
     }
     o.ram_bytes = *r;
+  }
+  if (html) {
+    if (html->empty()) {
+      return Status::InvalidArgument("--html needs a file name, e.g. --html report.html");
+    }
+    cmd.html_path = *html;
   }
   o.exact = exact;
   o.threads = threads;

@@ -7,12 +7,15 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <string>
 
 #include "engine/cli/flags.h"
 #include "engine/cli/messages.h"
 #include "engine/io/file_system.h"
 #include "engine/pipeline/scan.h"
+#include "engine/report/html_report.h"
 #include "engine/report/json_report.h"
 #include "engine/report/text_report.h"
 
@@ -37,6 +40,18 @@ bool WriteStdout(const std::string& text) {
       return false;
     }
     done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Writes the HTML report to `path`; false (with errno's text in *error) when it cannot.
+bool WriteHtml(const std::string& path, const std::string& html, std::string* error) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (file) file.write(html.data(), static_cast<std::streamsize>(html.size()));
+  if (file) file.close();
+  if (!file) {
+    *error = "cannot write the HTML report to " + path + ": " + std::strerror(errno);
+    return false;
   }
   return true;
 }
@@ -73,7 +88,18 @@ int main(int argc, char** argv) {
     cli::PrintError(result.status().message());
     return cli::kExitUsage;
   }
-  const std::string report = cmd->json ? report::ToJson(*result) : report::ToText(*result);
-  if (!WriteStdout(report)) return cli::FinishMessages(*result, /*quiet=*/true);
+  const report::Advice advice = report::ComputeAdvice(*result);
+  const std::string report =
+      cmd->json ? report::ToJson(*result, advice) : report::ToText(*result, advice);
+  const bool stdout_open = WriteStdout(report);
+  if (cmd->html_path) {
+    std::string error;
+    if (!WriteHtml(*cmd->html_path, report::ToHtml(*result, advice), &error)) {
+      cli::PrintError(error);
+      cli::FinishMessages(*result, /*quiet=*/true);
+      return cli::kExitUnreadable;
+    }
+  }
+  if (!stdout_open) return cli::FinishMessages(*result, /*quiet=*/true);
   return cli::FinishMessages(*result, cmd->quiet);
 }
