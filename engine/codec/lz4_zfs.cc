@@ -88,8 +88,11 @@ size_t CompressR85(const uint8_t* const in, const size_t isize, uint8_t* const d
   uint8_t* op = dst;
   uint8_t* const oend = dst + osize;
 
-  // Room checks are written as ZFS's pointer tests, in sizes to stay defined near the ends.
-  auto room = [&](const uint8_t* o) { return static_cast<size_t>(oend - o); };
+  // ZFS's room tests (op + need > oend), signed: after the first token op is one past oend
+  // when osize is 0 (budget 4), and the test must then fail as ZFS's pointer test does.
+  auto lacks = [&](const uint8_t* o, size_t need) {
+    return oend - o < static_cast<ptrdiff_t>(need);
+  };
   auto lookup = [&](uint32_t h) -> const uint8_t* { return in + table[h]; };
   auto store = [&](uint32_t h, const uint8_t* p) { table[h] = static_cast<Entry>(p - in); };
 
@@ -126,7 +129,7 @@ size_t CompressR85(const uint8_t* const in, const size_t isize, uint8_t* const d
       // Literal run; ZFS's check: op + length + (2 + 1 + LASTLITERALS) + (length >> 8) > oend.
       const size_t length = static_cast<size_t>(ip - anchor);
       uint8_t* token = op++;
-      if (room(op) < length + 8 + (length >> 8)) return 0;
+      if (lacks(op, length + 8 + (length >> 8))) return 0;
       if (length >= kRunMask) {
         *token = static_cast<uint8_t>(kRunMask << 4);
         op = WriteLength(op, length - kRunMask);
@@ -149,7 +152,7 @@ size_t CompressR85(const uint8_t* const in, const size_t isize, uint8_t* const d
 
         // ZFS's check: op + (1 + LASTLITERALS) + (len >> 8) > oend.
         size_t len = static_cast<size_t>(ip - anchor);
-        if (room(op) < 1 + kLastLiterals + (len >> 8)) return 0;
+        if (lacks(op, 1 + kLastLiterals + (len >> 8))) return 0;
         if (len >= kMlMask) {
           *token = static_cast<uint8_t>(*token + kMlMask);
           op = WriteLength(op, len - kMlMask);
@@ -182,7 +185,7 @@ size_t CompressR85(const uint8_t* const in, const size_t isize, uint8_t* const d
 last_literals:
   // ZFS's check: op + lastRun + 1 + ((lastRun + 255 - RUN_MASK) / 255) > oend.
   const size_t last_run = static_cast<size_t>(iend - anchor);
-  if (room(op) < last_run + 1 + (last_run + 255 - kRunMask) / 255) return 0;
+  if (lacks(op, last_run + 1 + (last_run + 255 - kRunMask) / 255)) return 0;
   if (last_run >= kRunMask) {
     *op++ = static_cast<uint8_t>(kRunMask << 4);
     op = WriteLength(op, last_run - kRunMask);

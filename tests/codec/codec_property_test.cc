@@ -114,14 +114,18 @@ INSTANTIATE_TEST_SUITE_P(SeedsAndSizes, CodecPropertyTest, ::testing::ValuesIn(C
                          });
 
 TEST(CodecTest, EveryCodecRefusesATooSmallBudgetWithoutWriting) {
-  const std::vector<uint8_t> block = testing::Xorshift64Bytes(5, 4096);
   Compressor compressor;
-  for (const Compression& c : kCodecs) {
-    SCOPED_TRACE(CompressionName(c));
-    for (size_t budget : {0, 1, 3, 4, 8, 9, 17, 112}) {
-      std::vector<uint8_t> dst(budget + 16, 0x3C);
-      EXPECT_FALSE(compressor.Compress(c, block, MutableByteView(dst).first(budget)).has_value());
-      for (size_t i = budget; i < dst.size(); ++i) ASSERT_EQ(dst[i], 0x3C);
+  // Random data, and a block that compresses to a few bytes (its first sequence comes early).
+  for (const std::vector<uint8_t>& block :
+       {testing::Xorshift64Bytes(5, 4096), std::vector<uint8_t>(4096, 'z')}) {
+    for (const Compression& c : kCodecs) {
+      SCOPED_TRACE(CompressionName(c));
+      for (size_t budget : {0, 1, 3, 4, 5, 8, 9, 12}) {
+        std::vector<uint8_t> dst(budget + 64, 0x3C);
+        EXPECT_FALSE(compressor.Compress(c, block, MutableByteView(dst).first(budget)).has_value())
+            << budget;
+        for (size_t i = budget; i < dst.size(); ++i) ASSERT_EQ(dst[i], 0x3C) << budget;
+      }
     }
   }
 }
