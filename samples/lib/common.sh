@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034
 # Shared helpers of the samples/build-* scripts. Sourced, not run.
 #
 # A build script sets SAMPLE_NAME (and SAMPLE_NEEDS_ROOT, the reason, if it needs root), calls
