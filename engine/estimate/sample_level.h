@@ -37,6 +37,8 @@ inline bool SampledByDefault(Compression c) {
 
 // Target half width of the 95% interval of a sampled codec's psize total, relative.
 inline constexpr double kTargetRelativeHalfWidth = 0.005;
+// The sample level rises when the interval one level up is already this narrow.
+inline constexpr double kRaiseRelativeHalfWidth = 0.8 * kTargetRelativeHalfWidth;
 // Fewest sampled blocks a level needs before it may be used.
 inline constexpr uint64_t kMinSampledBlocks = 400;
 

@@ -128,6 +128,21 @@ class Scan {
       sampling_.sampled[c] =
           !options_.exact && estimate::SampledByDefault(options_.compressions[c]);
     }
+    // The anchor: lz4 if evaluated, else the first exact compressing setting.
+    for (size_t c = 0; c < options_.compressions.size(); ++c) {
+      const CompressionAlgorithm a = options_.compressions[c].algorithm;
+      if (sampling_.sampled[c] || a == CompressionAlgorithm::kOff) continue;
+      if (sampling_.anchor < 0 || a == CompressionAlgorithm::kLz4) {
+        sampling_.anchor = static_cast<int>(c);
+      }
+    }
+    // Exact settings first, so the anchor's psize is known when a sampled codec runs.
+    for (size_t c = 0; c < options_.compressions.size(); ++c) {
+      if (!sampling_.sampled[c]) order_.push_back(c);
+    }
+    for (size_t c = 0; c < options_.compressions.size(); ++c) {
+      if (sampling_.sampled[c]) order_.push_back(c);
+    }
     level_totals_.resize(rows_.size() * options_.compressions.size() *
                          (estimate::kMaxSampleLevel + 1));
     unique_non_zero_.assign(rows_.size(), 0);
@@ -159,6 +174,7 @@ class Scan {
 
   // Compression sampling (estimate/sample_level.h).
   SamplingState sampling_;
+  std::vector<size_t> order_;  // settings in the order blocks are compressed
   std::atomic<int> level_{0};  // unique blocks below this level skip the sampled codecs
   std::mutex adapt_mu_;
   std::vector<estimate::RatioEstimator> level_totals_;  // Guarded by adapt_mu_.
@@ -168,6 +184,13 @@ class Scan {
            static_cast<size_t>(level);
   }
   void FlushSampling(Worker& w);
+  // The auxiliary value of a block for the ratio estimates: the anchor setting's psize (0 for a
+  // hole or an embedded block), or lsize without an anchor.
+  double AnchorValue(const std::vector<ddt::PsizeCode>& codes, uint64_t lsize) const {
+    if (sampling_.anchor < 0) return double(lsize);
+    const ddt::PsizeCode a = codes[static_cast<size_t>(sampling_.anchor)];
+    return ddt::IsHoleCode(a) || ddt::IsEmbeddedCode(a) ? 0.0 : double(ddt::AllocatedPsize(a));
+  }
   // Dedup sampling (--max-memory): the tables' memory budget, 0 for none.
   uint64_t table_budget_bytes_ = 0;
   void EnforceTableBudget();
@@ -325,7 +348,7 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
         const int level = estimate::SampleLevel(fp.lo);
         const int min_level = level_.load(std::memory_order_relaxed);
         if (!is_zero) ++w.unique_non_zero[r];
-        for (size_t c = 0; c < settings; ++c) {
+        for (const size_t c : order_) {
           const Compression comp = options_.compressions[c];
           if (sampling_.sampled[c] && level < min_level) {
             // Outside the sample: a zero block's fate is known without compressing it.
@@ -354,7 +377,8 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
               break;
           }
           if (sampling_.sampled[c] && !is_zero) {
-            w.level_stats[LevelIndex(r, c, level)].Add(double(bs), double(accounted_psize));
+            w.level_stats[LevelIndex(r, c, level)].Add(AnchorValue(w.codes, bs),
+                                                       double(accounted_psize));
           }
         }
         rows_[r].table->SetCodes(fp, w.codes);
@@ -404,8 +428,9 @@ void Scan::Process(Chunk& chunk, Worker& w) {
 }
 
 // Adds a worker's sampling statistics to the scan's and raises the sample level when every
-// sampled (row, setting) would still meet half the target width one level up: the final choice
-// (tally.cc) then has room, and blocks above the final level were all compressed.
+// sampled (row, setting) already meets 80% of the target width one level up (more data only
+// narrows it): the final choice (tally.cc) then has room, and blocks above the final level were
+// all compressed.
 void Scan::FlushSampling(Worker& w) {
   if (std::find(sampling_.sampled.begin(), sampling_.sampled.end(), true) ==
       sampling_.sampled.end()) {
@@ -432,7 +457,7 @@ void Scan::FlushSampling(Worker& w) {
       }
       if (above.n() < 2 * estimate::kMinSampledBlocks ||
           above.RelativeHalfWidth95(double(unique_non_zero_[r])) >
-              estimate::kTargetRelativeHalfWidth / 2) {
+              estimate::kRaiseRelativeHalfWidth) {
         return;
       }
     }

@@ -51,10 +51,10 @@ uint64_t Round(double v) { return v <= 0 ? 0 : static_cast<uint64_t>(std::llroun
 
 // Sums over DDT entries, exact or sampled, for one histogram bucket of a sampled setting.
 struct BucketSums {
-  // Every non-hole entry (exact).
-  double entries = 0, refs = 0, lsize = 0, ref_lsize = 0;
+  // Every non-hole entry (exact); `anchor` is the auxiliary value (SamplingState::anchor).
+  double entries = 0, refs = 0, lsize = 0, ref_lsize = 0, anchor = 0, ref_anchor = 0;
   // Sampled entries only.
-  double n = 0, s_refs = 0, s_lsize = 0, s_ref_lsize = 0;
+  double n = 0, s_refs = 0, s_lsize = 0, s_ref_lsize = 0, s_anchor = 0, s_ref_anchor = 0;
   double s_psize = 0, s_dsize = 0, s_asize = 0, s_emb = 0, s_emb_lsize = 0;
   double s_ref_psize = 0, s_ref_dsize = 0, s_ref_asize = 0, s_ref_emb = 0, s_ref_emb_lsize = 0,
          s_ref_emb_bytes = 0;
@@ -63,6 +63,8 @@ struct BucketSums {
     s_refs += o.s_refs;
     s_lsize += o.s_lsize;
     s_ref_lsize += o.s_ref_lsize;
+    s_anchor += o.s_anchor;
+    s_ref_anchor += o.s_ref_anchor;
     s_psize += o.s_psize;
     s_dsize += o.s_dsize;
     s_asize += o.s_asize;
@@ -84,6 +86,13 @@ const BucketSums& RatioSource(const BucketSums& own, const BucketSums& global) {
 }
 
 double Div(double a, double b) { return b > 0 ? a / b : 0.0; }
+
+// The auxiliary value of an entry (see SamplingState::anchor).
+double Anchor(const ddt::EntryView& e, int anchor) {
+  if (anchor < 0) return double(e.lsize);
+  const ddt::PsizeCode a = e.codes[static_cast<size_t>(anchor)];
+  return ddt::IsHoleCode(a) || ddt::IsEmbeddedCode(a) ? 0.0 : double(ddt::AllocatedPsize(a));
+}
 
 }  // namespace
 
@@ -146,7 +155,8 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         if (e.codes[c] == ddt::kPendingCode || lv < sampling.end_level) continue;
         const uint64_t psize =
             ddt::IsEmbeddedCode(e.codes[c]) ? 0 : ddt::AllocatedPsize(e.codes[c]);
-        per_level[c][lv].Add(double(e.refcount) * double(e.lsize), double(e.refcount * psize));
+        per_level[c][lv].Add(double(e.refcount) * Anchor(e, sampling.anchor),
+                             double(e.refcount * psize));
       }
     });
     // The highest level whose sample alone meets the target; else the end level (most data).
@@ -169,6 +179,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   std::vector<std::array<BucketSums, 64>> buckets(settings_);
   std::vector<estimate::RatioEstimator> sampled_ratio(settings_);
   std::vector<estimate::RatioEstimator> dedup_ratio(settings_);
+  std::vector<double> anchor_totals(settings_, 0);
   table.ForEach([&](const ddt::EntryView& e) {
     const uint64_t refs = e.refcount;
     const int lv = estimate::SampleLevel(e.key.lo);
@@ -186,6 +197,9 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         b.refs += double(refs);
         b.lsize += double(e.lsize);
         b.ref_lsize += double(refs * e.lsize);
+        const double x = Anchor(e, sampling.anchor);
+        b.anchor += x;
+        b.ref_anchor += double(refs) * x;
         if (code == ddt::kPendingCode || lv < level[c]) continue;
         const bool emb = ddt::IsEmbeddedCode(code);
         const uint64_t psize = emb ? 0 : ddt::AllocatedPsize(code);
@@ -194,6 +208,8 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         b.s_refs += double(refs);
         b.s_lsize += double(e.lsize);
         b.s_ref_lsize += double(refs * e.lsize);
+        b.s_anchor += x;
+        b.s_ref_anchor += double(refs) * x;
         b.s_psize += double(psize);
         b.s_dsize += double(space.dsize);
         b.s_asize += double(space.asize);
@@ -207,7 +223,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
           b.s_ref_emb_lsize += double(refs * e.lsize);
           b.s_ref_emb_bytes += double(refs * ddt::EmbeddedPayload(code));
         }
-        sampled_ratio[c].Add(double(refs * e.lsize), double(refs * psize));
+        sampled_ratio[c].Add(double(refs) * x, double(refs * psize));
         continue;
       }
       if (ddt::IsEmbeddedCode(code)) {
@@ -235,7 +251,8 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     SettingResult& s = out[c];
     BucketSums global;
     for (const BucketSums& b : buckets[c]) global.AddSample(b);
-    double psize = 0, asize = 0, rdsize = 0, emb = 0, emb_bytes = 0, dasize = 0, refs_all = 0;
+    double psize = 0, asize = 0, rdsize = 0, emb = 0, emb_bytes = 0, dasize = 0, refs_all = 0,
+           anchor_total = 0;
     for (int bi = 0; bi < 64; ++bi) {
       const BucketSums& b = buckets[c][bi];
       if (b.entries == 0) continue;
@@ -244,17 +261,18 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       DdtStat a, r;
       a.blocks = Round(b.entries * (1 - e_frac));
       a.lsize = Round(b.lsize * (1 - Div(src.s_emb_lsize, src.s_lsize)));
-      a.psize = Round(b.lsize * Div(src.s_psize, src.s_lsize));
-      a.dsize = Round(b.lsize * Div(src.s_dsize, src.s_lsize));
+      a.psize = Round(b.anchor * Div(src.s_psize, src.s_anchor));
+      a.dsize = Round(b.anchor * Div(src.s_dsize, src.s_anchor));
       r.blocks = Round(b.refs * (1 - Div(src.s_ref_emb, src.s_refs)));
       r.lsize = Round(b.ref_lsize * (1 - Div(src.s_ref_emb_lsize, src.s_ref_lsize)));
-      r.psize = Round(b.ref_lsize * Div(src.s_ref_psize, src.s_ref_lsize));
-      r.dsize = Round(b.ref_lsize * Div(src.s_ref_dsize, src.s_ref_lsize));
+      r.psize = Round(b.ref_anchor * Div(src.s_ref_psize, src.s_ref_anchor));
+      r.dsize = Round(b.ref_anchor * Div(src.s_ref_dsize, src.s_ref_anchor));
       ddt[c].AddBucket(bi, a.blocks, a, r);
       psize += double(r.psize);
       rdsize += double(r.dsize);
-      asize += b.ref_lsize * Div(src.s_ref_asize, src.s_ref_lsize);
-      dasize += b.lsize * Div(src.s_asize, src.s_lsize);
+      asize += b.ref_anchor * Div(src.s_ref_asize, src.s_ref_anchor);
+      dasize += b.anchor * Div(src.s_asize, src.s_anchor);
+      anchor_total += b.ref_anchor;
       emb += b.refs * Div(src.s_ref_emb, src.s_refs);
       emb_bytes += b.ref_lsize * Div(src.s_ref_emb_bytes, src.s_ref_lsize);
       refs_all += b.refs;
@@ -267,6 +285,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     ref_dsize[c] = Round(rdsize);
     dedup_asize[c] = Round(dasize);
     s.exact = false;
+    anchor_totals[c] = anchor_total;
   }
 
   const zfs::MetadataContext ctx = ContextFor(options_);
@@ -310,11 +329,12 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     const uint64_t meta_psize = meta.MetadataPsize();
     s.compressratio = zfs::RatioPercentFloor(s.lsize + meta_psize, s.psize + meta_psize);
     if (level[c] >= 0) {
-      // psize ~ R x lsize: the interval of R gives the interval of compressratio.
+      // psize ~ R x anchor total: the interval of R gives the interval of compressratio.
       const std::array<double, 2> r = sampled_ratio[c].Interval95(double(population[c]));
       const double l = double(s.lsize + meta_psize);
-      const double lo = l / (r[1] * double(s.lsize) + double(meta_psize));
-      const double hi = r[0] > 0 ? l / (r[0] * double(s.lsize) + double(meta_psize)) : lo;
+      const double x = anchor_totals[c] * double(m);
+      const double lo = l / (r[1] * x + double(meta_psize));
+      const double hi = r[0] > 0 ? l / (r[0] * x + double(meta_psize)) : lo;
       s.ci95 = std::array<double, 2>{lo, hi};
     }
     s.used = ref_dsize[c] + s.metadata_bytes;
