@@ -5,7 +5,14 @@
 // writes it (4-byte big-endian length header, §3.4), gzip-N through zlib compress2 (§3.3),
 // zstd-N / zstd-fast-N through libzstd with ZFS's 8-byte header and a magicless frame (§3.5).
 // Entry points: Compressor::Compress (one block, one setting), Decompress (tests, fuzzing), and
-// codec/zfs_block.h, which applies ZFS's write rules around them.
+// codec/zfs_block.h, which applies ZFS's write rules around them (CompressZfsBlock).
+//
+// Files: lzjb.h, zle.h, lz4_zfs.h, gzip.h, zstd_zfs.h (one codec each), codec.cc (dispatch),
+// zfs_block.h (the write path). Depends on engine/base, engine/zfs (rules), and privately on
+// zlib, libzstd, liblz4 (decoding only). Exactness: tests/codec/golden_test.cc against ZFS's own
+// compressors (tests/golden/codec); speed: bench/codec_bench.cc.
+//
+// A successful output never depends on the budget: the budget only decides success, as in ZFS.
 //
 // Thread safety: a Compressor holds per-thread contexts (zstd CCtx, zlib state, lz4/lzjb hash
 // tables) and is used by one thread at a time; keep one per worker. Decompress is stateless.
