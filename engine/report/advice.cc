@@ -371,11 +371,18 @@ std::optional<AdviceItem> NoDdtItem(const Context& c, const NoDdtShare& n) {
                      {"dedup_removed_bytes", double(n.removed_lsize)},
                      {"share_percent", std::round(n.share * 100.0)},
                      {"residual_dedup_ratio", n.residual_ratio}}};
+    const std::string who = n.counts_zero_blocks
+                                ? fmt::format("Whole-file duplicates and all-zero blocks ({})",
+                                              FormatBytes(n.no_ddt_bytes))
+                                : fmt::format("Whole-file duplicates ({} files, {})",
+                                              src.duplicate_files, FormatBytes(n.no_ddt_bytes));
+    const std::string share =
+        n.no_ddt_bytes >= n.removed_lsize
+            ? fmt::format("cover all of what dedup removes ({})", FormatBytes(n.removed_lsize))
+            : fmt::format("make up {} of what dedup removes ({})", Percent(n.share),
+                          FormatBytes(n.removed_lsize));
     item.sentence = fmt::format(
-        "{} make up {} of what dedup removes ({} of {}): {} get{} without a DDT{}.",
-        n.counts_zero_blocks ? "Whole-file duplicates and all-zero blocks"
-                             : fmt::format("Whole-file duplicates ({} files)", src.duplicate_files),
-        Percent(n.share), FormatBytes(n.no_ddt_bytes), FormatBytes(n.removed_lsize), how, " them",
+        "{} {}: {} get them without a DDT{}.", who, share, how,
         n.counts_zero_blocks ? " (and any compression stores zero blocks as holes)" : "");
     return item;
   }

@@ -40,7 +40,8 @@ inline constexpr double kCompressionPaysRatio = 1.05;
 inline constexpr double kStrongerCodecGain = 0.10;
 // Codecs storing within this fraction of the smallest count as equal; the fastest of them (by
 // measured speed, else lz4 < zle < lzjb < zstd < gzip, lower level first) is the one advised.
-inline constexpr double kCodecTie = 0.02;
+// 5 %: on the kernel source sample gzip-6 stores 2.9 % less than zstd-3 at a quarter of its speed.
+inline constexpr double kCodecTie = 0.05;
 // A recordsize other than the first one evaluated is advised only when it stores at least this
 // fraction less.
 inline constexpr double kRecordsizeGain = 0.03;

@@ -250,8 +250,9 @@ TEST(AdviceTest, WholeFileDuplicatesSuggestBlockCloningOrHardLinks) {
   EXPECT_EQ(clone.verdict, Verdict::kUseCloning);
   EXPECT_DOUBLE_EQ(clone.Figure("share_percent"), 90.0);
   EXPECT_DOUBLE_EQ(clone.Figure("dedup_removed_bytes"), double(removed));
-  EXPECT_THAT(clone.sentence, StartsWith("Whole-file duplicates (1200 files) make up 90% of what "
-                                         "dedup removes"));
+  EXPECT_THAT(clone.sentence,
+              StartsWith("Whole-file duplicates (1200 files, " + FormatBytes(removed / 10 * 9) +
+                         ") make up 90% of what dedup removes (" + FormatBytes(removed) + ")"));
   EXPECT_THAT(clone.sentence,
               HasSubstr("block cloning (cp --reflink, OpenZFS 2.2+) or hard links"));
   EXPECT_THAT(clone.sentence, HasSubstr("without a DDT"));
@@ -260,6 +261,11 @@ TEST(AdviceTest, WholeFileDuplicatesSuggestBlockCloningOrHardLinks) {
   const AdviceItem& summary = Item(a, AdviceKind::kSummary);
   EXPECT_EQ(summary.verdict, Verdict::kCloneInsteadOfDedup);
   EXPECT_THAT(summary.sentence, HasSubstr("no dedup"));
+
+  // Copies larger than what dedup removes (their zero blocks are holes, not DDT entries).
+  r.dedup_sources.duplicate_file_bytes = removed * 2;
+  EXPECT_THAT(Item(ComputeAdvice(r), AdviceKind::kDedupWithoutDdt).sentence,
+              HasSubstr(") cover all of what dedup removes (" + FormatBytes(removed) + ")"));
 
   // Pool v23 has no block cloning: hard links only.
   r.options.profile = Profile::kV23;
