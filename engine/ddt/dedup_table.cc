@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstring>
 #include <limits>
+#include <numeric>
 
 namespace zsim::ddt {
 
@@ -18,78 +20,152 @@ PsizeCode EncodeEmbedded(uint64_t payload) {
 
 namespace {
 
-struct Slot {
-  uint64_t lo;
-  uint64_t hi;
-  uint32_t refcount;  // 0: empty slot
-  uint16_t lsize_sectors_minus_1;
-};
+constexpr size_t kChunkEntries = 1024;
+constexpr uint32_t kIdBits = 24;
+constexpr uint32_t kIdMask = (uint32_t{1} << kIdBits) - 1;
+constexpr uint32_t kMaxEntriesPerShard = kIdMask;  // index slots hold id + 1
+
+// Entry layout (bytes): 0 lo, 8 low 32 bits of hi, 12 refcount, 16 lsize/512 - 1 with bit 15 the
+// zero flag, 18.. inline codes. Unaligned, accessed with memcpy.
+constexpr size_t kLoOffset = 0, kHiOffset = 8, kRefOffset = 12, kLsizeOffset = 16,
+                 kCodesOffset = 18;
+constexpr uint16_t kZeroFlag = 0x8000;
+
+template <typename T>
+T Load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <typename T>
+void Store(uint8_t* p, T v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+uint32_t Tag(uint64_t lo) { return static_cast<uint32_t>(lo >> 48) & 0xFF; }
 
 }  // namespace
 
 // Invariants:
-//  1. slots.size() is a power of two (or 0), used < 3/4 of it.
-//  2. An empty slot has refcount 0; a key lives at the first free slot from its home (linear
-//     probing) and never moves except when the whole shard is rehashed under mu.
-//  3. codes[i * settings .. (i+1) * settings) belong to slots[i].
+//  1. Entries 0..count-1 live in chunks (id / kChunkEntries, id % kChunkEntries); ids never
+//     change except when RaiseSampleShift rebuilds the shard.
+//  2. index.size() is a power of two (or 0) and count < 3/4 of it; slot = (tag << 24) | (id + 1),
+//     0 empty; an entry sits at the first free slot from lo & mask (linear probing).
+//  3. side_ids[i] is the entry whose side codes are side_codes[i * side_count ..].
 struct DedupTable::Shard {
   std::mutex mu;
-  std::vector<Slot> slots;       // Guarded by mu.
-  std::vector<PsizeCode> codes;  // Guarded by mu.
-  size_t used = 0;               // Guarded by mu.
+  std::vector<std::unique_ptr<uint8_t[]>> chunks;  // Guarded by mu.
+  uint32_t count = 0;                              // Guarded by mu.
+  std::vector<uint32_t> index;                     // Guarded by mu.
+  std::vector<uint32_t> side_ids;                  // Guarded by mu.
+  std::vector<PsizeCode> side_codes;               // Guarded by mu.
 
-  // Home index from bits the shard choice did not use.
-  static size_t Home(const Fingerprint& k, size_t mask) { return (k.lo >> kShardBits) & mask; }
+  uint8_t* Entry(uint32_t id, size_t entry_bytes) const {
+    return chunks[id / kChunkEntries].get() + (id % kChunkEntries) * entry_bytes;
+  }
 
-  size_t Find(const Fingerprint& k) const {
-    const size_t mask = slots.size() - 1;
-    for (size_t i = Home(k, mask);; i = (i + 1) & mask) {
-      const Slot& s = slots[i];
-      if (s.refcount == 0 || (s.lo == k.lo && s.hi == k.hi)) return i;
+  // The index slot holding `key`, or the empty slot where it would go.
+  size_t Find(uint64_t lo, uint32_t hi32, size_t entry_bytes) const {
+    const size_t mask = index.size() - 1;
+    const uint32_t tag = Tag(lo);
+    for (size_t i = lo & mask;; i = (i + 1) & mask) {
+      const uint32_t slot = index[i];
+      if (slot == 0) return i;
+      if ((slot >> kIdBits) != tag) continue;
+      const uint8_t* e = Entry((slot & kIdMask) - 1, entry_bytes);
+      if (Load<uint64_t>(e + kLoOffset) == lo && Load<uint32_t>(e + kHiOffset) == hi32) return i;
     }
   }
 
-  void Grow(size_t settings) {
-    const size_t new_size = slots.empty() ? 64 : slots.size() * 2;
-    std::vector<Slot> old_slots(new_size, Slot{0, 0, 0, 0});
-    std::vector<PsizeCode> old_codes(new_size * settings, kPendingCode);
-    old_slots.swap(slots);
-    old_codes.swap(codes);
-    for (size_t i = 0; i < old_slots.size(); ++i) {
-      if (old_slots[i].refcount == 0) continue;
-      const size_t j = Find(Fingerprint{old_slots[i].lo, old_slots[i].hi});
-      slots[j] = old_slots[i];
-      for (size_t c = 0; c < settings; ++c) codes[j * settings + c] = old_codes[i * settings + c];
+  void RebuildIndex(size_t slots, size_t entry_bytes) {
+    std::vector<uint32_t>(slots, 0).swap(index);
+    for (uint32_t id = 0; id < count; ++id) {
+      const uint8_t* e = Entry(id, entry_bytes);
+      const uint64_t lo = Load<uint64_t>(e + kLoOffset);
+      const size_t i = Find(lo, Load<uint32_t>(e + kHiOffset), entry_bytes);
+      index[i] = (Tag(lo) << kIdBits) | (id + 1);
     }
   }
 };
 
-DedupTable::DedupTable(size_t settings) : settings_(settings) {
+DedupTable::DedupTable(size_t settings)
+    : DedupTable(std::vector<SettingStorage>(settings, SettingStorage{})) {}
+
+DedupTable::DedupTable(std::vector<SettingStorage> layout) : layout_(std::move(layout)) {
+  for (const SettingStorage& s : layout_) {
+    inline_slot_.push_back(s.kind == SettingStorage::Kind::kInline ? inline_count_++ : SIZE_MAX);
+    side_slot_.push_back(s.kind == SettingStorage::Kind::kSide ? side_count_++ : SIZE_MAX);
+  }
+  entry_bytes_ = kCodesOffset + 2 * inline_count_;
   for (auto& s : shards_) s = std::make_unique<Shard>();
 }
 
 DedupTable::~DedupTable() = default;
 
-InsertOutcome DedupTable::Insert(const Fingerprint& key, uint64_t lsize) {
+InsertOutcome DedupTable::Insert(const Fingerprint& key, uint64_t lsize, bool is_zero) {
   Shard& shard = *shards_[key.hi >> (64 - kShardBits)];
+  const uint32_t hi32 = static_cast<uint32_t>(key.hi);
   std::lock_guard<std::mutex> lock(shard.mu);
   // Read under the shard lock: a raise compacts each shard under its lock after storing the new
   // shift, so no key outside the new space can slip in after its shard was compacted.
   if (SampledOut(key, sample_shift_.load(std::memory_order_acquire))) {
     return InsertOutcome::kSampledOut;
   }
-  if ((shard.used + 1) * 4 > shard.slots.size() * 3) shard.Grow(settings_);
-  Slot& slot = shard.slots[shard.Find(key)];
-  if (slot.refcount != 0) {
-    if (slot.refcount != std::numeric_limits<uint32_t>::max()) ++slot.refcount;
+  if ((size_t{shard.count} + 1) * 4 > shard.index.size() * 3) {
+    shard.RebuildIndex(std::max<size_t>(64, shard.index.size() * 2), entry_bytes_);
+  }
+  const size_t i = shard.Find(key.lo, hi32, entry_bytes_);
+  if (shard.index[i] != 0) {
+    uint8_t* e = shard.Entry((shard.index[i] & kIdMask) - 1, entry_bytes_);
+    const uint32_t refs = Load<uint32_t>(e + kRefOffset);
+    if (refs != std::numeric_limits<uint32_t>::max()) Store<uint32_t>(e + kRefOffset, refs + 1);
     return InsertOutcome::kDuplicate;
   }
-  slot.lo = key.lo;
-  slot.hi = key.hi;
-  slot.refcount = 1;
-  slot.lsize_sectors_minus_1 = static_cast<uint16_t>(lsize / 512 - 1);
-  ++shard.used;
+  if (shard.count >= kMaxEntriesPerShard) {
+    // 16.7M entries in one shard (4.3G in the table, about 100 GiB): the caller must sample.
+    return InsertOutcome::kSampledOut;
+  }
+  const uint32_t id = shard.count++;
+  if (id / kChunkEntries >= shard.chunks.size()) {
+    shard.chunks.push_back(std::make_unique<uint8_t[]>(kChunkEntries * entry_bytes_));
+  }
+  uint8_t* e = shard.Entry(id, entry_bytes_);
+  Store<uint64_t>(e + kLoOffset, key.lo);
+  Store<uint32_t>(e + kHiOffset, hi32);
+  Store<uint32_t>(e + kRefOffset, 1);
+  Store<uint16_t>(e + kLsizeOffset,
+                  static_cast<uint16_t>((lsize / 512 - 1) | (is_zero ? kZeroFlag : 0)));
+  for (size_t c = 0; c < inline_count_; ++c)
+    Store<PsizeCode>(e + kCodesOffset + 2 * c, kPendingCode);
+  shard.index[i] = (Tag(key.lo) << kIdBits) | (id + 1);
   return InsertOutcome::kFirst;
+}
+
+void DedupTable::SetCodes(const Fingerprint& key, std::span<const PsizeCode> codes) {
+  assert(codes.size() == layout_.size());
+  Shard& shard = *shards_[key.hi >> (64 - kShardBits)];
+  std::lock_guard<std::mutex> lock(shard.mu);
+  if (shard.index.empty()) return;
+  const size_t i = shard.Find(key.lo, static_cast<uint32_t>(key.hi), entry_bytes_);
+  if (shard.index[i] == 0) return;  // dropped by a raised sample shift
+  const uint32_t id = (shard.index[i] & kIdMask) - 1;
+  uint8_t* e = shard.Entry(id, entry_bytes_);
+  bool side_needed = false;
+  for (size_t c = 0; c < layout_.size(); ++c) {
+    if (inline_slot_[c] != SIZE_MAX) {
+      Store<PsizeCode>(e + kCodesOffset + 2 * inline_slot_[c], codes[c]);
+    } else if (side_slot_[c] != SIZE_MAX && codes[c] != kPendingCode) {
+      const bool derivable = codes[c] == kHoleCode &&
+                             (Load<uint16_t>(e + kLsizeOffset) & kZeroFlag) != 0 &&
+                             layout_[c].zero_is_hole;
+      side_needed = side_needed || !derivable;
+    }
+  }
+  if (!side_needed) return;
+  shard.side_ids.push_back(id);
+  for (size_t c = 0; c < layout_.size(); ++c) {
+    if (side_slot_[c] != SIZE_MAX) shard.side_codes.push_back(codes[c]);
+  }
 }
 
 void DedupTable::RaiseSampleShift(uint32_t shift) {
@@ -100,50 +176,83 @@ void DedupTable::RaiseSampleShift(uint32_t shift) {
   for (auto& shard_ptr : shards_) {
     Shard& shard = *shard_ptr;
     std::lock_guard<std::mutex> lock(shard.mu);
-    // Rebuild in place: collect the survivors, then re-insert them into a cleared table (linear
-    // probing cannot simply blank slots).
-    std::vector<Slot> keep;
-    std::vector<PsizeCode> keep_codes;
-    for (size_t i = 0; i < shard.slots.size(); ++i) {
-      const Slot& sl = shard.slots[i];
-      if (sl.refcount == 0 || SampledOut(Fingerprint{sl.lo, sl.hi}, shift)) continue;
-      keep.push_back(sl);
-      keep_codes.insert(keep_codes.end(), shard.codes.begin() + i * settings_,
-                        shard.codes.begin() + (i + 1) * settings_);
+    // Compact the survivors in id order into fresh, right-sized chunks (the memory given back
+    // must show: --max-memory counts it), then rebuild the index and the side list.
+    std::vector<uint32_t> new_id(shard.count, UINT32_MAX);
+    std::vector<std::unique_ptr<uint8_t[]>> chunks;
+    uint32_t kept = 0;
+    for (uint32_t id = 0; id < shard.count; ++id) {
+      const uint8_t* e = shard.Entry(id, entry_bytes_);
+      const Fingerprint k{Load<uint64_t>(e + kLoOffset), Load<uint32_t>(e + kHiOffset)};
+      if (SampledOut(k, shift)) continue;
+      if (kept / kChunkEntries >= chunks.size()) {
+        chunks.push_back(std::make_unique<uint8_t[]>(kChunkEntries * entry_bytes_));
+      }
+      std::memcpy(chunks[kept / kChunkEntries].get() + (kept % kChunkEntries) * entry_bytes_, e,
+                  entry_bytes_);
+      new_id[id] = kept++;
     }
-    // A right-sized table, so the memory given back shows (--max-memory counts capacity).
-    size_t size = 64;
-    while ((keep.size() + 1) * 4 > size * 3) size *= 2;
-    std::vector<Slot>(size, Slot{0, 0, 0, 0}).swap(shard.slots);
-    std::vector<PsizeCode>(size * settings_, kPendingCode).swap(shard.codes);
-    shard.used = keep.size();
-    for (size_t k = 0; k < keep.size(); ++k) {
-      const size_t j = shard.Find(Fingerprint{keep[k].lo, keep[k].hi});
-      shard.slots[j] = keep[k];
-      std::copy(keep_codes.begin() + k * settings_, keep_codes.begin() + (k + 1) * settings_,
-                shard.codes.begin() + j * settings_);
+    shard.chunks = std::move(chunks);
+    shard.count = kept;
+    size_t slots = 64;
+    while ((size_t{kept} + 1) * 4 > slots * 3) slots *= 2;
+    shard.RebuildIndex(slots, entry_bytes_);
+    std::vector<uint32_t> ids;
+    std::vector<PsizeCode> codes;
+    for (size_t s = 0; s < shard.side_ids.size(); ++s) {
+      const uint32_t n = new_id[shard.side_ids[s]];
+      if (n == UINT32_MAX) continue;
+      ids.push_back(n);
+      codes.insert(codes.end(), shard.side_codes.begin() + s * side_count_,
+                   shard.side_codes.begin() + (s + 1) * side_count_);
     }
+    shard.side_ids = std::move(ids);
+    shard.side_codes = std::move(codes);
   }
 }
 
-void DedupTable::SetCodes(const Fingerprint& key, std::span<const PsizeCode> codes) {
-  assert(codes.size() == settings_);
-  Shard& shard = *shards_[key.hi >> (64 - kShardBits)];
-  std::lock_guard<std::mutex> lock(shard.mu);
-  if (shard.slots.empty()) return;
-  const size_t i = shard.Find(key);
-  if (shard.slots[i].refcount == 0) return;  // dropped by a raised sample shift
-  for (size_t c = 0; c < settings_; ++c) shard.codes[i * settings_ + c] = codes[c];
-}
-
 void DedupTable::ForEach(const std::function<void(const EntryView&)>& fn) const {
-  for (const auto& shard : shards_) {
-    for (size_t i = 0; i < shard->slots.size(); ++i) {
-      const Slot& s = shard->slots[i];
-      if (s.refcount == 0) continue;
-      EntryView view{Fingerprint{s.lo, s.hi}, s.refcount,
-                     (uint64_t{s.lsize_sectors_minus_1} + 1) * 512,
-                     std::span<const PsizeCode>(shard->codes.data() + i * settings_, settings_)};
+  std::vector<PsizeCode> codes(layout_.size());
+  std::vector<uint32_t> order;
+  for (const auto& shard_ptr : shards_) {
+    const Shard& shard = *shard_ptr;
+    const uint64_t shard_bits = static_cast<uint64_t>(&shard_ptr - shards_.data())
+                                << (64 - kShardBits);
+    order.resize(shard.side_ids.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(),
+              [&](uint32_t a, uint32_t b) { return shard.side_ids[a] < shard.side_ids[b]; });
+    size_t next_side = 0;
+    for (uint32_t id = 0; id < shard.count; ++id) {
+      const uint8_t* e = shard.Entry(id, entry_bytes_);
+      const uint16_t lsize_field = Load<uint16_t>(e + kLsizeOffset);
+      const bool is_zero = (lsize_field & kZeroFlag) != 0;
+      const uint64_t lsize = (uint64_t{lsize_field & 0x7FFFu} + 1) * 512;
+      const PsizeCode* side = nullptr;
+      if (next_side < order.size() && shard.side_ids[order[next_side]] == id) {
+        side = shard.side_codes.data() + size_t{order[next_side]} * side_count_;
+        ++next_side;
+      }
+      for (size_t c = 0; c < layout_.size(); ++c) {
+        switch (layout_[c].kind) {
+          case SettingStorage::Kind::kInline:
+            codes[c] = Load<PsizeCode>(e + kCodesOffset + 2 * inline_slot_[c]);
+            break;
+          case SettingStorage::Kind::kFromLsize:
+            codes[c] = is_zero && layout_[c].zero_is_hole ? kHoleCode : EncodeAllocated(lsize);
+            break;
+          case SettingStorage::Kind::kSide:
+            if (side != nullptr) {
+              codes[c] = side[side_slot_[c]];
+            } else {
+              codes[c] = is_zero && layout_[c].zero_is_hole ? kHoleCode : kPendingCode;
+            }
+            break;
+        }
+      }
+      EntryView view{
+          Fingerprint{Load<uint64_t>(e + kLoOffset), shard_bits | Load<uint32_t>(e + kHiOffset)},
+          Load<uint32_t>(e + kRefOffset), lsize, is_zero, codes};
       fn(view);
     }
   }
@@ -153,7 +262,7 @@ uint64_t DedupTable::entries() const {
   uint64_t n = 0;
   for (const auto& shard : shards_) {
     std::lock_guard<std::mutex> lock(shard->mu);
-    n += shard->used;
+    n += shard->count;
   }
   return n;
 }
@@ -162,7 +271,10 @@ uint64_t DedupTable::memory_bytes() const {
   uint64_t n = 0;
   for (const auto& shard : shards_) {
     std::lock_guard<std::mutex> lock(shard->mu);
-    n += shard->slots.capacity() * sizeof(Slot) + shard->codes.capacity() * sizeof(PsizeCode);
+    n += shard->chunks.size() * kChunkEntries * entry_bytes_ +
+         shard->index.capacity() * sizeof(uint32_t) +
+         shard->side_ids.capacity() * sizeof(uint32_t) +
+         shard->side_codes.capacity() * sizeof(PsizeCode);
   }
   return n;
 }

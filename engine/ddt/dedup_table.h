@@ -1,11 +1,20 @@
 // engine/ddt/dedup_table.h
 //
-// DedupTable: fingerprint -> reference count, plus per unique block its lsize and one 16-bit
-// outcome code per evaluated compression setting (PsizeCode). One table per recordsize.
+// DedupTable: fingerprint -> reference count, plus per unique block its lsize, whether it is all
+// zero, and one 16-bit outcome code (PsizeCode) per evaluated compression setting. One table per
+// recordsize.
 //
-// Layout: 256 shards chosen by fingerprint bits, each an open-addressing table under its own
-// mutex, so threads rarely meet. Per unique block: 24 bytes (key 16, refcount 4, lsize 2, pad)
-// plus 2 bytes per setting, at a load factor between 3/8 and 3/4.
+// Memory (issue 7's budget is 32 bytes per unique block with the default settings):
+//  - 256 shards chosen by the key's top 8 bits, each under its own mutex;
+//  - entries packed in 1024-entry chunks: 12 bytes of key (lo and the low 32 bits of hi; with
+//    the 8 shard bits that is a 104-bit key: a false match among 10^10 blocks has probability
+//    about 10^-11), refcount 4, lsize and zero flag 2, then 2 bytes per setting stored inline;
+//  - an open-addressing index of 4-byte slots (24-bit entry id + 8 tag bits) at load <= 3/4;
+//  - settings need not all be stored inline (SettingStorage): compression=off is derived from
+//    lsize and the zero flag, and a sampled codec keeps its codes in a side list for the few
+//    entries it was run on.
+// With off, lz4, lzjb, zle inline-or-derived and zstd, gzip sampled: 24 bytes per entry plus
+// 4-8 bytes of index (measured by bench/ddt_bench.cc, counter bytes_per_entry).
 //
 // Sampling (--sample 1/M, --max-memory): the table keeps only keys whose low `sample_shift`
 // bits of `hi` are zero (SampledOut), i.e. 1/M of the key space, M = 2^sample_shift. Raising the
@@ -36,7 +45,7 @@ namespace zsim::ddt {
 //   1 .. 32768              allocated, psize = code * 512 (every allocated psize is a multiple of
 //                           512 and at most 16 MiB)
 //   32769 .. 32768 + 112    embedded block pointer with (code - 32768) payload bytes
-//   0xFFFF                  not computed yet (only between Insert and SetCodes)
+//   0xFFFF                  not computed (a sampled codec skipped the block)
 using PsizeCode = uint16_t;
 inline constexpr PsizeCode kHoleCode = 0;
 inline constexpr PsizeCode kEmbeddedBase = 32768;
@@ -48,10 +57,24 @@ inline bool IsEmbeddedCode(PsizeCode c) { return c > kEmbeddedBase && c != kPend
 inline uint64_t AllocatedPsize(PsizeCode c) { return uint64_t{c} * 512; }
 inline uint64_t EmbeddedPayload(PsizeCode c) { return uint64_t{c} - kEmbeddedBase; }
 
+// How a setting's codes are kept.
+struct SettingStorage {
+  enum class Kind : uint8_t {
+    kInline,     // 2 bytes in every entry
+    kFromLsize,  // compression=off: psize = lsize, or a hole when the block is all zero and
+                 // zero_is_hole
+    kSide,       // a sampled codec: stored only for the entries it ran on; an entry without a
+                 // code reads kHoleCode when it is all zero (and zero_is_hole), else kPendingCode
+  };
+  Kind kind = Kind::kInline;
+  bool zero_is_hole = true;
+};
+
 struct EntryView {
-  Fingerprint key;
+  Fingerprint key;  // lo exact; hi keeps its top 8 and low 32 bits (the rest reads as zero)
   uint32_t refcount;
   uint64_t lsize;
+  bool is_zero;
   std::span<const PsizeCode> codes;  // one per setting, in the order given to the table
 };
 
@@ -68,17 +91,20 @@ inline bool SampledOut(const Fingerprint& key, uint32_t shift) {
 
 class DedupTable {
  public:
+  // Every setting inline.
   explicit DedupTable(size_t settings);
+  explicit DedupTable(std::vector<SettingStorage> layout);
   ~DedupTable();
   DedupTable(const DedupTable&) = delete;
   DedupTable& operator=(const DedupTable&) = delete;
 
-  // Adds one reference to `key` (a block of `lsize` bytes) unless sampling excludes it.
-  // Refcounts saturate at 2^32-1.
-  InsertOutcome Insert(const Fingerprint& key, uint64_t lsize);
+  // Adds one reference to `key` (a block of `lsize` bytes, all zero or not) unless sampling
+  // excludes it. Refcounts saturate at 2^32-1.
+  InsertOutcome Insert(const Fingerprint& key, uint64_t lsize, bool is_zero = false);
 
-  // Records the codes of a key inserted earlier (a key dropped meanwhile by a raised sample
-  // shift is ignored). REQUIRES: codes.size() == settings().
+  // Records the codes of a key inserted earlier, one per setting (values for kFromLsize settings
+  // are ignored; kPendingCode for a kSide setting stores nothing). A key dropped meanwhile by a
+  // raised sample shift is ignored.
   void SetCodes(const Fingerprint& key, std::span<const PsizeCode> codes);
 
   // Keeps from now on only 1/2^shift of the key space and drops the entries outside it.
@@ -86,18 +112,24 @@ class DedupTable {
   void RaiseSampleShift(uint32_t shift);
   uint32_t sample_shift() const { return sample_shift_.load(std::memory_order_relaxed); }
 
-  // Calls fn for every entry, shard by shard (order is fixed by the keys, not by arrival).
+  // Calls fn for every entry, shard by shard in insertion order within a shard (figures are
+  // sums, so the order never shows).
   void ForEach(const std::function<void(const EntryView&)>& fn) const;
 
-  size_t settings() const { return settings_; }
+  size_t settings() const { return layout_.size(); }
   uint64_t entries() const;
-  // Bytes held by the table's arrays (the RAM cost of the exact DDT).
+  // Bytes held by the table (entries, index, side codes): the RAM cost of the DDT.
   uint64_t memory_bytes() const;
 
  private:
   struct Shard;
   static constexpr size_t kShardBits = 8;
-  size_t settings_;
+  std::vector<SettingStorage> layout_;
+  std::vector<size_t> inline_slot_;  // per setting: its inline position, or SIZE_MAX
+  std::vector<size_t> side_slot_;    // per setting: its side position, or SIZE_MAX
+  size_t inline_count_ = 0;
+  size_t side_count_ = 0;
+  size_t entry_bytes_ = 0;
   std::atomic<uint32_t> sample_shift_{0};
   std::array<std::unique_ptr<Shard>, size_t{1} << kShardBits> shards_;
 };

@@ -118,8 +118,21 @@ class Scan {
     } else {
       for (uint64_t rs : options_.recordsizes) rows_.push_back(Row{rs, nullptr});
     }
+    // compression=off needs no stored code (psize = lsize); sampled codecs keep codes only for
+    // the blocks they ran on (dedup_table.h, memory).
+    std::vector<ddt::SettingStorage> layout;
+    for (const Compression& c : options_.compressions) {
+      ddt::SettingStorage s;
+      s.zero_is_hole = zfs::ZeroBlockIsHole(policy_, c);
+      if (c.algorithm == CompressionAlgorithm::kOff) {
+        s.kind = ddt::SettingStorage::Kind::kFromLsize;
+      } else if (!options_.exact && estimate::SampledByDefault(c)) {
+        s.kind = ddt::SettingStorage::Kind::kSide;
+      }
+      layout.push_back(s);
+    }
     for (Row& r : rows_) {
-      r.table = std::make_unique<ddt::DedupTable>(options_.compressions.size());
+      r.table = std::make_unique<ddt::DedupTable>(layout);
       max_block_ = std::max(max_block_, r.block_bytes);
     }
     chunk_bytes_ = std::max<uint64_t>(kChunkBytes, max_block_);
@@ -344,7 +357,7 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
         chunk.file->content_hi.fetch_add(Mix(fp.hi + b), std::memory_order_relaxed);
         if (is_zero) ++w.zero_blocks;
       }
-      if (rows_[r].table->Insert(fp, bs) == ddt::InsertOutcome::kFirst) {
+      if (rows_[r].table->Insert(fp, bs, is_zero) == ddt::InsertOutcome::kFirst) {
         const int level = estimate::SampleLevel(fp.lo);
         const int min_level = level_.load(std::memory_order_relaxed);
         if (!is_zero) ++w.unique_non_zero[r];

@@ -121,6 +121,60 @@ TEST(DedupTableTest, RaisingTheSampleShiftKeepsExactlyTheKeysOfTheSmallerSpace) 
   EXPECT_EQ(table.Insert(Key(7), 4096) == InsertOutcome::kSampledOut, SampledOut(Key(7), 2));
 }
 
+TEST(DedupTableTest, DerivedAndSideStoredCodesReadBackAsStored) {
+  using Kind = SettingStorage::Kind;
+  // off derived from lsize (zeros written as data, as in v23), lz4 inline, gzip on a sample.
+  DedupTable table({{Kind::kFromLsize, false}, {Kind::kInline, true}, {Kind::kSide, true}});
+  DedupTable all_inline(3);
+  const Fingerprint zero = Key(999999);
+  for (uint64_t i = 0; i < 3000; ++i) {
+    const bool first = table.Insert(Key(i), 8192) == InsertOutcome::kFirst;
+    EXPECT_EQ(first, all_inline.Insert(Key(i), 8192) == InsertOutcome::kFirst);
+    if (!first) continue;
+    // gzip ran on every tenth block only.
+    const PsizeCode c[3] = {EncodeAllocated(8192), EncodeAllocated(4096),
+                            i % 10 == 0 ? EncodeAllocated(2048) : kPendingCode};
+    table.SetCodes(Key(i), c);
+    all_inline.SetCodes(Key(i), c);
+  }
+  ASSERT_EQ(table.Insert(zero, 8192, /*is_zero=*/true), InsertOutcome::kFirst);
+  const PsizeCode zc[3] = {EncodeAllocated(8192), kHoleCode, kHoleCode};
+  table.SetCodes(zero, zc);
+  EXPECT_LT(table.memory_bytes(), all_inline.memory_bytes());
+  uint64_t sampled = 0, entries = 0;
+  table.ForEach([&](const EntryView& e) {
+    ++entries;
+    if (e.is_zero) {
+      EXPECT_EQ(e.codes[0], EncodeAllocated(8192));  // off: zeros are data here
+      EXPECT_EQ(e.codes[1], kHoleCode);
+      EXPECT_EQ(e.codes[2], kHoleCode);  // derived, nothing stored
+      return;
+    }
+    EXPECT_EQ(e.lsize, 8192u);
+    EXPECT_EQ(e.codes[0], EncodeAllocated(8192));
+    EXPECT_EQ(e.codes[1], EncodeAllocated(4096));
+    if (e.codes[2] != kPendingCode) {
+      EXPECT_EQ(e.codes[2], EncodeAllocated(2048));
+      ++sampled;
+    }
+  });
+  EXPECT_EQ(entries, 3001u);
+  EXPECT_EQ(sampled, 300u);
+  // Compaction keeps side codes with their entries.
+  table.RaiseSampleShift(1);
+  uint64_t kept = 0, kept_sampled = 0;
+  table.ForEach([&](const EntryView& e) {
+    ++kept;
+    if (e.codes[2] != kPendingCode && !e.is_zero) {
+      EXPECT_EQ(e.codes[2], EncodeAllocated(2048));
+      ++kept_sampled;
+    }
+  });
+  EXPECT_EQ(kept, table.entries());
+  EXPECT_GT(kept_sampled, 100u);
+  EXPECT_LT(kept_sampled, 200u);
+}
+
 TEST(DedupTableTest, CodesRoundTrip) {
   EXPECT_EQ(AllocatedPsize(EncodeAllocated(512)), 512u);
   EXPECT_EQ(AllocatedPsize(EncodeAllocated(16u << 20)), 16u << 20);
