@@ -53,7 +53,7 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   CLI::App* scan = app.add_subcommand("scan", "scan files, trees, images or block devices");
   std::vector<std::string> paths;
   std::string recordsize = "128k", volblocksize, compression, profile = "2.4", vdev = "disk";
-  std::string checksum = "xxh128", ddt_format, ram;
+  std::string checksum = "xxh128", ddt_format, ram, sample, max_memory;
   int ashift = 12, copies = 1, threads = 0;
   bool exact = false, one_fs = false, follow = false, no_progress = false, progress = false;
   std::vector<std::string> excludes;
@@ -73,8 +73,12 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   scan->add_option("--ddt-format", ddt_format, "DDT format: legacy or fast (2.3+)");
   scan->add_option("--ram", ram, "RAM of the target machine for DDT advice (default: this one)");
   scan->add_flag("--exact", exact,
-                 "run every codec on every unique block (today every scan is exact; sampling "
-                 "of costly codecs is planned)");
+                 "run every codec on every unique block (default: gzip and zstd above level 1 "
+                 "run on a sample, with a 95% interval)");
+  scan->add_option("--sample", sample,
+                   "dedup sampling: keep 1/M of the fingerprints and scale up, e.g. 1/64");
+  scan->add_option("--max-memory", max_memory,
+                   "memory for the dedup tables (default: half of RAM); past it, sample more");
   scan->add_option("--threads", threads, "worker threads (default: every core)");
   scan->add_flag("--json", cmd.json, "print the JSON report on stdout");
   std::optional<std::string> html;
@@ -174,6 +178,26 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     cmd.html_path = *html;
   }
   o.exact = exact;
+  if (!sample.empty()) {
+    uint64_t m = 0;
+    bool ok = sample.rfind("1/", 0) == 0 && sample.size() > 2 && sample.size() < 14;
+    for (size_t i = 2; ok && i < sample.size(); ++i) {
+      ok = std::isdigit(static_cast<unsigned char>(sample[i])) != 0;
+      m = m * 10 + static_cast<uint64_t>(sample[i] - '0');
+    }
+    if (!ok || m == 0 || (m & (m - 1)) != 0) {
+      return Status::InvalidArgument("--sample " + sample +
+                                     " is not 1/M with M a power of two, e.g. 1/64");
+    }
+    o.sample_modulus = m;
+  }
+  if (!max_memory.empty()) {
+    Result<uint64_t> r = ParseSize(max_memory);
+    if (!r.ok() || *r < (1u << 20)) {
+      return Status::InvalidArgument("--max-memory: give at least 1M, e.g. 4G");
+    }
+    o.max_memory_bytes = *r;
+  }
   o.threads = threads;
   o.one_file_system = one_fs;
   o.follow_symlinks = follow;
