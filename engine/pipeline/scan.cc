@@ -135,6 +135,11 @@ class Scan {
       r.table = std::make_unique<ddt::DedupTable>(layout);
       max_block_ = std::max(max_block_, r.block_bytes);
     }
+    // A block device named without --volblocksize is a zvol with the profile's default
+    // volblocksize (ZVOL_DEFAULT_BLOCKSIZE: 8K through 2.1, 16K from 2.2).
+    zvol_block_ =
+        options_.volblocksize.value_or(zfs::RulesFor(options_.profile).default_volblocksize);
+    max_block_ = std::max(max_block_, zvol_block_);
     chunk_bytes_ = std::max<uint64_t>(kChunkBytes, max_block_);
     sampling_.sampled.resize(options_.compressions.size());
     for (size_t c = 0; c < options_.compressions.size(); ++c) {
@@ -181,6 +186,7 @@ class Scan {
   zfs::WritePolicy policy_;
   std::vector<Row> rows_;
   uint64_t max_block_ = 0;
+  uint64_t zvol_block_ = 0;  // volblocksize of zvol inputs
   uint64_t chunk_bytes_ = 0;
   size_t featured_ = 0;
   BreakdownCollector breakdown_;
@@ -276,7 +282,7 @@ bool Scan::NextChunk(Chunk* out) {
       job->size = (*f)->size();
     }
     for (const Row& r : rows_) {
-      job->layouts.push_back(job->is_zvol ? zfs::ZvolLayout(job->size, r.block_bytes)
+      job->layouts.push_back(job->is_zvol ? zfs::ZvolLayout(job->size, zvol_block_)
                                           : zfs::FileLayout(job->size, r.block_bytes));
     }
     job->non_hole = std::vector<std::atomic<uint64_t>>(rows_.size() * options_.compressions.size());

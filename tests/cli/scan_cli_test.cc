@@ -379,3 +379,29 @@ TEST(ScanCliTest, SamplingArgumentsAreChecked) {
 
 }  // namespace
 }  // namespace zsim
+
+namespace zsim {
+namespace {
+
+TEST(ScanCliTest, VolblocksizeCutsEveryInputIntoFixedBlocks) {
+  testing::TempDir tmp;
+  const auto image = tmp.WriteFile("disk.img", testing::Xorshift64Bytes(21, 40000));
+  // As a file: one block of 40000 rounded to 512. As a zvol: ceil(40000 / 16K) = 3 blocks of 16K.
+  const auto file = RunZsim({"scan", image.string(), "--compression", "off", "--json"});
+  const auto zvol =
+      RunZsim({"scan", image.string(), "--compression", "off", "--volblocksize", "16k", "--json"});
+  ASSERT_EQ(file.exit_code, 0) << file.err;
+  ASSERT_EQ(zvol.exit_code, 0) << zvol.err;
+  const json jf = ParseJson(file), jz = ParseJson(zvol);
+  EXPECT_EQ(ResultFor(jf, 128 * K, "off")["lsize"], 40448);
+  const json& z = ResultFor(jz, 16 * K, "off");
+  EXPECT_EQ(z["blocks"]["data"], 3);
+  EXPECT_EQ(z["lsize"], 3 * 16 * K);
+  EXPECT_EQ(jz["settings"]["volblocksize"], 16 * K);
+  const auto bad = RunZsim({"scan", image.string(), "--volblocksize", "12k"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("volblocksize"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace zsim
