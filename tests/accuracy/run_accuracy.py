@@ -28,7 +28,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import zfs_oracle  # noqa: E402
 
-ORACLE_VERSION = 1  # bump when what measure() records changes, to invalidate the cache
+ORACLE_VERSION = 3  # bump when what measure() records changes, to invalidate the cache
 
 # The matrix: per dataset, the settings (recordsize, compression, ashift) measured. Every
 # compression on the small mixed dataset; a subset on the larger ones; both recordsizes (128k and a
@@ -325,12 +325,27 @@ def table_md(results, only_off=False):
     return "\n".join(lines) + "\n"
 
 
+def metadata(oracle):
+    """'indirects, dnodes, DDT, rest' ASIZE from zdb -bbb's per-type table: file indirect blocks
+    (ZFS plain file, level > 0), DMU dnode, the DDT ZAPs, every other non-file-data type."""
+    types = oracle.get("zdb_types")
+    if not types:
+        return "—"
+    totals = {r["type"]: r["asize"] for r in types if r["level"] is None}
+    ind = sum(r["asize"] for r in types if r["type"] == "ZFS plain file" and r["level"])
+    dn = totals.get("DMU dnode", 0)
+    ddt = totals.get("DDT ZAP algorithm", 0)
+    rest = totals.get("Total", 0) - totals.get("ZFS plain file", 0) - dn - ddt
+    return ", ".join(zfs_nicenum(x) for x in (ind, dn, ddt, max(rest, 0)))
+
+
 def oracle_md(results):
     """The ZFS figures alone (what zfs-fuse measured), one row per dataset x setting."""
     lines = ["| dataset | setting | used | referenced | compressratio | zpool ALLOC | "
              "SPA allocated | DEDUP | DDT unique (entries, disk/core B) | "
-             "DDT duplicate (entries, disk/core B) | copy+settle+zdb s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "DDT duplicate (entries, disk/core B) | metadata ASIZE: file indirects, dnodes, "
+             "DDT ZAPs, rest (zdb -bbb, rounded) | copy+settle+zdb s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for ds in results:
         for s in ds["settings"]:
             o = s.get("oracle")
@@ -343,10 +358,10 @@ def oracle_md(results):
                 return "0" if not x else "%d, %d/%d" % (x["entries"], x["on_disk"],
                                                          x["in_core"])
             t = o.get("seconds", {})
-            lines.append("| %s | %s | %d | %d | %s | %s | %d | %s | %s | %s | %s |" % (
+            lines.append("| %s | %s | %d | %d | %s | %s | %d | %s | %s | %s | %s | %s |" % (
                 ds["dataset"], setting_label(s), o["zfs"]["used"], o["zfs"]["referenced"],
                 o["zfs"]["compressratio"], o["zpool"]["alloc"], o["zdb_b"]["spa_allocated"],
-                o["zpool"]["dedup"], obj("unique"), obj("duplicate"),
+                o["zpool"]["dedup"], obj("unique"), obj("duplicate"), metadata(o),
                 "%.0f+%.0f+%.0f%s" % (t.get("copy", 0), t.get("settle", 0), t.get("zdb", 0),
                                       " (cached)" if s.get("cached") else "")))
     return "\n".join(lines) + "\n"

@@ -97,6 +97,20 @@ class ParseTest(unittest.TestCase):
         self.assertNotIn("leaks", zb)
         self.assertEqual(zfs_oracle.parse_ashift(fixture()), 9)
 
+    def test_zdb_types(self):
+        text = ("Blocks\tLSIZE\tPSIZE\tASIZE\t  avg\t comp\t%Total\tType\n"
+                "     -\t    -\t    -\t    -\t    -\t    -\t     -\tunallocated\n"
+                "     2\t  32K\t   2K\t  16K\t   8K\t16.00\t  0.32\t    L1 DMU dnode\n"
+                "    18\t 288K\t25.0K\t 152K\t8.44K\t11.52\t  3.05\tDMU dnode\n"
+                "   681\t5.08M\t3.22M\t3.75M\t5.64K\t 1.58\t 77.06\t    L0 ZFS plain file\n"
+                " 9.94K\t68.9M\t68.9M\t69.1M\t7.11K\t 1.00\t 95.80\tTotal\n")
+        got = zfs_oracle.parse_zdb_types(text)
+        self.assertEqual([(r["type"], r["level"], r["blocks"]) for r in got],
+                         [("DMU dnode", 1, 2), ("DMU dnode", None, 18),
+                          ("ZFS plain file", 0, 681), ("Total", None, 10179)])
+        self.assertEqual(got[1]["asize"], 152 * 1024)
+        self.assertEqual(got[2]["lsize"], int(round(5.08 * (1 << 20))))
+
     def test_bucket(self):
         self.assertEqual([zfs_oracle.bucket_of(r) for r in (1, 2, 3, 4, 7, 8, 1024)],
                          [0, 1, 1, 2, 2, 3, 10])

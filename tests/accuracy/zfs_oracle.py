@@ -450,6 +450,27 @@ def parse_zdb_b(text):
     return out
 
 
+TYPE_ROW_RE = re.compile(r"^\s*([0-9.]+[KMGTP]?)\t\s*([0-9.]+[KMGTP]?)\t\s*([0-9.]+[KMGTP]?)\t"
+                         r"\s*([0-9.]+[KMGTP]?)\t[^\t]*\t[^\t]*\t[^\t]*\t(\s*)(L\d+ )?(.+)$")
+
+
+def parse_zdb_types(text):
+    """The per-type block table of `zdb -bbb` (every number rounded by zdb, block counts too:
+    '9.94K'): [{'type', 'level' (None for the
+    type's total), 'blocks', 'lsize', 'psize', 'asize'}], types without blocks left out. Shows
+    the metadata ZFS writes: dnodes, indirect blocks (level > 0), directories, DDT ZAPs, MOS."""
+    out = []
+    for line in text.splitlines():
+        m = TYPE_ROW_RE.match(line)
+        if not m:
+            continue
+        out.append({"type": m.group(7).strip(),
+                    "level": int(m.group(6)[1:]) if m.group(6) else None,
+                    "blocks": parse_nicenum(m.group(1)), "lsize": parse_nicenum(m.group(2)),
+                    "psize": parse_nicenum(m.group(3)), "asize": parse_nicenum(m.group(4))})
+    return out
+
+
 def parse_ashift(text):
     m = re.search(r"\bashift: (\d+)", text)
     return int(m.group(1)) if m else None
@@ -551,14 +572,14 @@ def measure(src, recordsize, compression, ashift, workdir, image_size=8 << 30, k
         t0 = time.time()
         pool.export()
         # One zdb run on the exported pool: -C (ashift), -DDDDD (per-object lines, every entry,
-        # aggregated histogram, ratio line), -b (exact allocated bytes). Streamed to a file: with
-        # -DDDDD it holds a line per DDT entry.
+        # aggregated histogram, ratio line), -bbb (exact allocated bytes, blocks per type and
+        # level). Streamed to a file: with -DDDDD it holds a line per DDT entry.
         dump_path = os.path.join(pool.dir, "zdb.txt")
         with open(dump_path, "w") as f:
-            p = subprocess.run(["zdb", "-e", "-p", pool.dir, "-C", "-DDDDD", "-b", pool.name],
+            p = subprocess.run(["zdb", "-e", "-p", pool.dir, "-C", "-DDDDD", "-bbb", pool.name],
                                stdout=f, stderr=subprocess.PIPE, text=True, timeout=1800)
         if p.returncode != 0:
-            raise OracleError("zdb -C -DDDDD -b: exit %d: %s" % (p.returncode,
+            raise OracleError("zdb -C -DDDDD -bbb: exit %d: %s" % (p.returncode,
                                                                 p.stderr.strip()[-1000:]))
         with open(dump_path) as f:
             hist, classes = histogram_from_entries(f)
@@ -566,6 +587,7 @@ def measure(src, recordsize, compression, ashift, workdir, image_size=8 << 30, k
             text = f.read()
         dd = parse_zdb_dd(text)
         zb = parse_zdb_b(text)
+        types = parse_zdb_types(text)
         ashift_zdb = parse_ashift(text)
         del text
         if keep_dump:
@@ -578,7 +600,7 @@ def measure(src, recordsize, compression, ashift, workdir, image_size=8 << 30, k
                 "zdb": {"objects": dd["objects"], "ratio": dd["ratio"],
                         "histogram_rounded": dd["histogram"]},
                 "histogram": {str(b): row for b, row in sorted(hist.items())},
-                "entries": classes, "zdb_b": zb, "seconds": t}
+                "entries": classes, "zdb_b": zb, "zdb_types": types, "seconds": t}
     finally:
         pool.destroy()
 
