@@ -511,9 +511,16 @@ class Pool:
 
     def destroy(self):
         if self.imported:
-            p = run(["zpool", "destroy", "-f", self.name], check=False)
-            if p.returncode != 0:
+            # Right after an import or a copy the mount can be busy for a moment.
+            for attempt in range(20):
+                p = run(["zpool", "destroy", "-f", self.name], check=False)
+                if p.returncode == 0:
+                    break
+                time.sleep(1)
+            else:
                 log("zpool destroy %s failed: %s" % (self.name, p.stderr.strip()))
+                # Its vdev must stay: removing the file under an imported pool would wedge it.
+                return
             self.imported = False
         shutil.rmtree(self.dir, ignore_errors=True)
 
