@@ -94,7 +94,9 @@ void Charts(std::string& out) {
 }
 
 void SettingsTable(const ScanResult& r, const Advice& a, std::string& out) {
-  out += "<h2>Settings evaluated (recordsize &times; compression)</h2>\n<table>\n";
+  out +=
+      "<h2>Settings evaluated (recordsize &times; compression)</h2>\n<div "
+      "class=\"scroll\"><table>\n";
   out +=
       "<tr><th>recordsize</th><th class=\"l\">compression</th><th>logical</th><th>physical</th>"
       "<th>allocated</th><th>compressratio</th><th>dedup</th><th>combined</th>"
@@ -112,7 +114,7 @@ void SettingsTable(const ScanResult& r, const Advice& a, std::string& out) {
         Saved(s.used, s.lsize), Saved(s.pool_alloc, s.lsize));
   }
   out +=
-      "</table>\n<p class=\"meta\">Highlighted: the setting the advice recommends, shown in "
+      "</table></div>\n<p class=\"meta\">Highlighted: the setting the advice recommends, shown in "
       "full below.</p>\n";
 }
 

@@ -26,7 +26,9 @@ h2 { font-size: 17px; margin-top: 28px; border-bottom: 1px solid #d5dae3; paddin
 ul.advice li { margin: 5px 0; }
 .kind { display: inline-block; min-width: 130px; color: #5b6475; font-size: 12px; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
-th, td { padding: 3px 9px; border-bottom: 1px solid #e6e9ef; text-align: right; white-space: nowrap; }
+th, td { padding: 3px 6px; border-bottom: 1px solid #e6e9ef; text-align: right; font-size: 13px; }
+td { white-space: nowrap; }
+.scroll { overflow-x: auto; }
 th { background: #f4f6fa; }
 td.l, th.l { text-align: left; }
 tr.featured td { font-weight: 600; background: #fbfcdf; }
