@@ -1,19 +1,45 @@
 #include "tests/util/faulty_file_system.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <new>
+#include <optional>
+#include <vector>
+
 namespace zsim::testing {
 namespace {
 
+struct FileFaults {
+  std::optional<std::pair<uint64_t, int>> fail;
+  size_t max_read = 0;
+  std::optional<uint64_t> bad_alloc_at;
+};
+
+bool Covers(uint64_t offset, size_t length, uint64_t byte) {
+  return offset <= byte && byte < offset + length;
+}
+
 class FaultyFile : public io::File {
  public:
-  FaultyFile(std::unique_ptr<io::File> real, uint64_t size,
-             std::optional<std::pair<uint64_t, int>> fail, size_t max_read)
-      : real_(std::move(real)), size_(size), fail_(fail), max_read_(max_read) {}
+  FaultyFile(std::unique_ptr<io::File> real, std::string path, uint64_t size, FileFaults faults,
+             std::shared_ptr<FaultyFileSystem::Actions> actions)
+      : real_(std::move(real)),
+        path_(std::move(path)),
+        size_(size),
+        faults_(faults),
+        actions_(std::move(actions)) {}
   uint64_t size() const override { return size_; }
   Result<size_t> ReadAt(uint64_t offset, MutableByteView dst) override {
-    if (max_read_ > 0 && dst.size() > max_read_) dst = dst.first(max_read_);
-    if (fail_ && offset <= fail_->first && fail_->first < offset + dst.size()) {
-      return Status::FromErrno("read at offset " + std::to_string(offset), fail_->second);
+    if (faults_.max_read > 0 && dst.size() > faults_.max_read) dst = dst.first(faults_.max_read);
+    if (faults_.fail && Covers(offset, dst.size(), faults_.fail->first)) {
+      return Status::FromErrno("read at offset " + std::to_string(offset), faults_.fail->second);
     }
+    if (faults_.bad_alloc_at && Covers(offset, dst.size(), *faults_.bad_alloc_at)) {
+      throw std::bad_alloc();
+    }
+    ApplyOneShot(offset, dst.size());
     return real_->ReadAt(offset, dst);
   }
   Result<std::optional<uint64_t>> NextData(uint64_t offset) override {
@@ -22,13 +48,40 @@ class FaultyFile : public io::File {
   Result<uint64_t> NextHole(uint64_t offset) override { return real_->NextHole(offset); }
 
  private:
+  void ApplyOneShot(uint64_t offset, size_t length) {
+    std::lock_guard<std::mutex> lock(actions_->mu);
+    if (auto it = actions_->truncate_at_read.find(path_);
+        it != actions_->truncate_at_read.end() && Covers(offset, length, it->second.first)) {
+      if (::truncate(path_.c_str(), static_cast<off_t>(it->second.second)) != 0) std::abort();
+      actions_->truncate_at_read.erase(it);
+    }
+    if (auto it = actions_->append_at_read.find(path_);
+        it != actions_->append_at_read.end() && Covers(offset, length, it->second.first)) {
+      const int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+      if (fd < 0) std::abort();
+      const std::vector<uint8_t> extra(it->second.second, 0x5A);
+      if (::write(fd, extra.data(), extra.size()) != static_cast<ssize_t>(extra.size())) {
+        std::abort();
+      }
+      ::close(fd);
+      actions_->append_at_read.erase(it);
+    }
+  }
+
   std::unique_ptr<io::File> real_;
+  std::string path_;
   uint64_t size_;
-  std::optional<std::pair<uint64_t, int>> fail_;
-  size_t max_read_;
+  FileFaults faults_;
+  std::shared_ptr<FaultyFileSystem::Actions> actions_;
 };
 
 }  // namespace
+
+uint64_t FaultyFileSystem::opens(const std::string& path) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = opens_by_path_.find(path);
+  return it == opens_by_path_.end() ? 0 : it->second;
+}
 
 Result<io::FileInfo> FaultyFileSystem::Stat(const std::string& path, bool follow) {
   if (auto it = stat_errors_.find(path); it != stat_errors_.end()) {
@@ -46,6 +99,17 @@ Result<std::vector<io::DirEntry>> FaultyFileSystem::ListDirectory(const std::str
 
 Result<std::unique_ptr<io::File>> FaultyFileSystem::Open(const std::string& path, bool follow) {
   ++opens_;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++opens_by_path_[path];
+    if (!actions_) {
+      // Created on first use so that configuration (single-threaded) can fill the maps.
+      actions_ = std::make_shared<Actions>();
+      actions_->truncate_at_read = truncate_at_read_;
+      actions_->append_at_read = append_at_read_;
+    }
+    if (vanish_.erase(path) > 0) ::unlink(path.c_str());
+  }
   if (auto it = open_errors_.find(path); it != open_errors_.end()) {
     return Status::FromErrno("open", it->second);
   }
@@ -53,11 +117,17 @@ Result<std::unique_ptr<io::File>> FaultyFileSystem::Open(const std::string& path
   if (!real.ok()) return real.status();
   uint64_t size = (*real)->size();
   if (auto it = sizes_.find(path); it != sizes_.end()) size = it->second;
-  std::optional<std::pair<uint64_t, int>> fail;
-  if (auto it = read_errors_.find(path); it != read_errors_.end()) fail = it->second;
-  size_t max_read = 0;
-  if (auto it = short_reads_.find(path); it != short_reads_.end()) max_read = it->second;
-  return std::unique_ptr<io::File>(new FaultyFile(std::move(*real), size, fail, max_read));
+  FileFaults faults;
+  if (auto it = read_errors_.find(path); it != read_errors_.end()) faults.fail = it->second;
+  if (auto it = short_reads_.find(path); it != short_reads_.end()) faults.max_read = it->second;
+  if (auto it = bad_alloc_.find(path); it != bad_alloc_.end()) faults.bad_alloc_at = it->second;
+  std::shared_ptr<Actions> actions;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    actions = actions_;
+  }
+  return std::unique_ptr<io::File>(
+      new FaultyFile(std::move(*real), path, size, faults, std::move(actions)));
 }
 
 }  // namespace zsim::testing

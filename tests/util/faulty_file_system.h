@@ -2,7 +2,11 @@
 //
 // FaultyFileSystem: the real file system with faults injected per path (STYLE.md §6.4): a path
 // whose stat, listing or open fails with an errno, a file whose reads fail with an errno at byte
-// N, a file that returns short reads, or that reports another size when opened.
+// N, a file that returns short reads, or that reports another size when opened. Some faults act
+// on the real file at the moment zsim touches it, so the real PosixFileSystem meets the result:
+// a file removed between the walk and its first open (Vanish), a file truncated or extended
+// while it is being read (TruncateAtRead, AppendAtRead), an allocation failure thrown from a read
+// (ThrowBadAllocAt: what an out-of-memory codec or buffer looks like to the pipeline).
 //
 // Thread safety: configure before use; then safe from any thread.
 
@@ -12,6 +16,8 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "engine/io/file_system.h"
@@ -33,12 +39,32 @@ class FaultyFileSystem : public io::FileSystem {
   void ShortReads(const std::string& path, size_t max_bytes) { short_reads_[path] = max_bytes; }
   // Open reports `size` instead of the real size (the file "changed" after the walk).
   void ReportSize(const std::string& path, uint64_t size) { sizes_[path] = size; }
+  // The first Open of `path` unlinks the real file first: it vanished after the walk saw it.
+  void Vanish(const std::string& path) { vanish_.insert(path); }
+  // The first read covering byte `offset` truncates the real file to `new_size` first.
+  void TruncateAtRead(const std::string& path, uint64_t offset, uint64_t new_size) {
+    truncate_at_read_[path] = {offset, new_size};
+  }
+  // The first read covering byte `offset` appends `bytes` bytes to the real file first.
+  void AppendAtRead(const std::string& path, uint64_t offset, uint64_t bytes) {
+    append_at_read_[path] = {offset, bytes};
+  }
+  // Reads covering byte `offset` throw std::bad_alloc.
+  void ThrowBadAllocAt(const std::string& path, uint64_t offset) { bad_alloc_[path] = offset; }
 
   uint64_t opens() const { return opens_.load(); }
+  // Opens of one path (every chunk of a file opens it again).
+  uint64_t opens(const std::string& path) const;
 
   Result<io::FileInfo> Stat(const std::string& path, bool follow) override;
   Result<std::vector<io::DirEntry>> ListDirectory(const std::string& path) override;
   Result<std::unique_ptr<io::File>> Open(const std::string& path, bool follow) override;
+
+  // One-shot actions on real files, shared with the files this opens.
+  struct Actions {
+    std::mutex mu;
+    std::map<std::string, std::pair<uint64_t, uint64_t>> truncate_at_read, append_at_read;
+  };
 
  private:
   std::shared_ptr<io::FileSystem> real_;
@@ -46,6 +72,12 @@ class FaultyFileSystem : public io::FileSystem {
   std::map<std::string, std::pair<uint64_t, int>> read_errors_;
   std::map<std::string, size_t> short_reads_;
   std::map<std::string, uint64_t> sizes_;
+  std::map<std::string, uint64_t> bad_alloc_;
+  std::set<std::string> vanish_;
+  std::map<std::string, std::pair<uint64_t, uint64_t>> truncate_at_read_, append_at_read_;
+  std::shared_ptr<Actions> actions_;
+  mutable std::mutex mu_;
+  std::map<std::string, uint64_t> opens_by_path_;
   std::atomic<uint64_t> opens_{0};
 };
 

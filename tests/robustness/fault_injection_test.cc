@@ -1,0 +1,297 @@
+// Fault injection through the FileSystem seam (tests/util/faulty_file_system.h): each case puts
+// one faulty path beside the same good files and checks that the scan finishes, that the path is
+// counted once, under the right reason, in input.errors, and that the good files' figures are
+// exactly those of a scan of the good files alone. A result with errors and not partial is what
+// the command turns into exit code 1 (engine/cli/messages.cc FinishMessages; the CLI cases in
+// real_files_test.cc check the exit code itself).
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "engine/pipeline/scan.h"
+#include "tests/util/faulty_file_system.h"
+#include "tests/util/test_util.h"
+
+namespace zsim {
+namespace {
+
+constexpr uint64_t K = 1024;
+constexpr uint64_t M = 1024 * K;
+const Compression kLz4{CompressionAlgorithm::kLz4, 0};
+
+// The good files: compressible, random, a duplicate pair, an empty file.
+void WriteGoodFiles(testing::TempDir& dir) {
+  dir.WriteFile("good/text", testing::GenerateBlock(300 * K, 0.7, 1));
+  dir.WriteFile("good/random", testing::Xorshift64Bytes(2, 200 * K));
+  dir.WriteFile("good/copy1", testing::Xorshift64Bytes(3, 256 * K));
+  dir.WriteFile("good/copy2", testing::Xorshift64Bytes(3, 256 * K));
+  dir.WriteFile("good/empty", {});
+}
+
+ScanOptions Options(const std::filesystem::path& root, int threads = 2) {
+  ScanOptions o;
+  o.paths = {root.string()};
+  o.compressions = {kLz4};
+  o.threads = threads;
+  return o;
+}
+
+// The figures that come from the data read (every one is a sum over the dedup tables).
+void ExpectSameDataFigures(const ScanResult& got, const ScanResult& want) {
+  ASSERT_EQ(got.results.size(), want.results.size());
+  for (size_t i = 0; i < got.results.size(); ++i) {
+    const SettingResult& g = got.results[i];
+    const SettingResult& w = want.results[i];
+    EXPECT_EQ(g.lsize, w.lsize);
+    EXPECT_EQ(g.psize, w.psize);
+    EXPECT_EQ(g.blocks.data, w.blocks.data);
+    EXPECT_EQ(g.blocks.embedded, w.blocks.embedded);
+    EXPECT_EQ(g.dedup.unique_entries, w.dedup.unique_entries);
+    EXPECT_EQ(g.dedup.duplicate_entries, w.dedup.duplicate_entries);
+    EXPECT_EQ(g.dedup.histogram, w.dedup.histogram);
+    EXPECT_EQ(g.dedup.total, w.dedup.total);
+  }
+}
+
+class FaultTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WriteGoodFiles(good_);
+    WriteGoodFiles(tmp_);
+    Result<ScanResult> base = pipeline::RunScan(Options(good_.path()), posix_.get());
+    ASSERT_TRUE(base.ok()) << base.status().ToString();
+    baseline_ = std::move(*base);
+    ASSERT_TRUE(baseline_.input.errors.empty());
+    ASSERT_EQ(baseline_.input.files, 5u);
+  }
+
+  // Scans tmp_ through fs_; checks the one error and the unchanged figures; returns the result.
+  ScanResult ScanExpectingOneError(const std::filesystem::path& bad, const std::string& reason,
+                                   uint64_t files, int threads = 2) {
+    Result<ScanResult> r = pipeline::RunScan(Options(tmp_.path(), threads), &fs_);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok()) return {};
+    EXPECT_FALSE(r->partial);
+    EXPECT_EQ(r->input.files, files);
+    EXPECT_EQ(r->input.errors.size(), 1u);
+    if (!r->input.errors.empty()) {
+      EXPECT_EQ(r->input.errors[0].path, bad.string());
+      // The reason is the first word of the error: "<reason>: <what>: <strerror>".
+      EXPECT_EQ(r->input.errors[0].error.substr(0, reason.size() + 1), reason + ":")
+          << r->input.errors[0].error;
+    }
+    return std::move(*r);
+  }
+
+  testing::TempDir good_, tmp_;
+  std::shared_ptr<io::FileSystem> posix_ = io::PosixFileSystem();
+  testing::FaultyFileSystem fs_;
+  ScanResult baseline_;
+};
+
+TEST_F(FaultTest, OpenFailingWithEaccesIsPermissionDeniedOnceForEveryChunk) {
+  // 20 MiB: three 8 MiB chunks, each of which opens the file and fails.
+  const auto bad = tmp_.WriteFile("bad/locked", testing::Xorshift64Bytes(10, 20 * M));
+  fs_.FailOpen(bad.string(), EACCES);
+  const ScanResult r = ScanExpectingOneError(bad, "permission_denied", 6);
+  ExpectSameDataFigures(r, baseline_);
+  EXPECT_GE(fs_.opens(bad.string()), 1u);
+}
+
+TEST_F(FaultTest, OpenFailingWithEpermIsPermissionDenied) {
+  const auto bad = tmp_.WriteFile("bad/immutable", testing::Xorshift64Bytes(11, 64 * K));
+  fs_.FailOpen(bad.string(), EPERM);
+  ExpectSameDataFigures(ScanExpectingOneError(bad, "permission_denied", 6), baseline_);
+}
+
+TEST_F(FaultTest, ReadFailingWithEioAtByteNIsAnIoError) {
+  const auto bad = tmp_.WriteFile("bad/failing-disk", testing::Xorshift64Bytes(12, 1 * M));
+  fs_.FailReadAt(bad.string(), 300 * K + 17, EIO);
+  ExpectSameDataFigures(ScanExpectingOneError(bad, "io_error", 6), baseline_);
+}
+
+TEST_F(FaultTest, ReadFailingWithEnomemIsOutOfMemory) {
+  const auto bad = tmp_.WriteFile("bad/enomem", testing::Xorshift64Bytes(13, 64 * K));
+  fs_.FailReadAt(bad.string(), 0, ENOMEM);
+  ExpectSameDataFigures(ScanExpectingOneError(bad, "out_of_memory", 6), baseline_);
+}
+
+TEST_F(FaultTest, AllocationFailureWhileProcessingIsACountedErrorNotACrash) {
+  // std::bad_alloc thrown inside the parallel stage: what a buffer or codec allocation failure
+  // looks like to the pipeline.
+  const auto bad = tmp_.WriteFile("bad/bad-alloc", testing::Xorshift64Bytes(14, 512 * K));
+  fs_.ThrowBadAllocAt(bad.string(), 0);
+  ExpectSameDataFigures(ScanExpectingOneError(bad, "out_of_memory", 6), baseline_);
+}
+
+TEST_F(FaultTest, ShortReadsAreNotErrorsAndGiveTheSameFigures) {
+  const auto odd = tmp_.WriteFile("good/odd", testing::GenerateBlock(3 * M + 5, 0.5, 15));
+  good_.WriteFile("good/odd", testing::GenerateBlock(3 * M + 5, 0.5, 15));
+  Result<ScanResult> want = pipeline::RunScan(Options(good_.path()), posix_.get());
+  ASSERT_TRUE(want.ok());
+  fs_.ShortReads(odd.string(), 4093);  // never a whole record at once
+  Result<ScanResult> got = pipeline::RunScan(Options(tmp_.path()), &fs_);
+  ASSERT_TRUE(got.ok());
+  EXPECT_TRUE(got->input.errors.empty());
+  EXPECT_EQ(got->input.bytes_read, want->input.bytes_read);
+  ExpectSameDataFigures(*got, *want);
+}
+
+TEST_F(FaultTest, FileVanishingBetweenWalkAndReadIsNotFound) {
+  const auto bad = tmp_.WriteFile("bad/tmpfile", testing::Xorshift64Bytes(16, 64 * K));
+  fs_.Vanish(bad.string());
+  ExpectSameDataFigures(ScanExpectingOneError(bad, "not_found", 6), baseline_);
+  EXPECT_FALSE(std::filesystem::exists(bad));
+}
+
+TEST_F(FaultTest, FileShrinkingWhileReadIsChanged) {
+  // Opened at 1 MiB, truncated to 100K by the time the first read runs: EOF comes early.
+  const auto bad = tmp_.WriteFile("bad/shrinking", testing::Xorshift64Bytes(17, 1 * M));
+  fs_.TruncateAtRead(bad.string(), 0, 100 * K);
+  ExpectSameDataFigures(ScanExpectingOneError(bad, "changed_while_read", 6), baseline_);
+}
+
+TEST_F(FaultTest, FileWhoseSizeLiesIsChanged) {
+  // A /proc-like file: opened, it claims more bytes than a read returns.
+  const auto bad = tmp_.WriteFile("bad/liar", testing::Xorshift64Bytes(18, 4 * K));
+  fs_.ReportSize(bad.string(), 4 * K);         // the open says what the walk said...
+  fs_.TruncateAtRead(bad.string(), 0, 1 * K);  // ...the read finds 1K
+  ExpectSameDataFigures(ScanExpectingOneError(bad, "changed_while_read", 6), baseline_);
+}
+
+TEST_F(FaultTest, FileGrowingWhileReadIsChanged) {
+  // Two chunks; the file grows during the first chunk's read, so the second chunk's open sees a
+  // size that is not the walk's. One thread: the second chunk opens after the first is read.
+  const std::vector<uint8_t> data = testing::Xorshift64Bytes(19, 8 * M + 100 * K);
+  const auto bad = tmp_.WriteFile("bad/growing.log", data);
+  fs_.AppendAtRead(bad.string(), 0, 4096);
+  const ScanResult r = ScanExpectingOneError(bad, "changed_while_read", 6, /*threads=*/1);
+  // The first chunk was read before the change was seen: the figures are those of the good files
+  // plus that chunk's 64 records.
+  good_.WriteFile("bad/first-chunk",
+                  std::vector<uint8_t>(data.begin(), data.begin() + static_cast<long>(8 * M)));
+  Result<ScanResult> want = pipeline::RunScan(Options(good_.path(), 1), posix_.get());
+  ASSERT_TRUE(want.ok());
+  ExpectSameDataFigures(r, *want);
+}
+
+// A file that grows while its only (or last) chunk is read is modelled at its listed size with
+// no error: the size is checked when each chunk opens the file, never after the read.
+// Disabled: needs engine/pipeline to re-check the size (fstat) after a file's last read.
+TEST_F(FaultTest, DISABLED_FileGrowingDuringItsLastChunkIsChanged) {
+  const auto bad = tmp_.WriteFile("bad/growing-small.log", testing::Xorshift64Bytes(20, 64 * K));
+  fs_.AppendAtRead(bad.string(), 0, 4096);
+  ScanExpectingOneError(bad, "changed_while_read", 6);
+}
+
+TEST_F(FaultTest, DirectoryUnreadableMidWalkIsCountedOnceWithoutItsFiles) {
+  tmp_.WriteFile("bad/sub/a", testing::Xorshift64Bytes(21, 64 * K));
+  tmp_.WriteFile("bad/sub/b", testing::Xorshift64Bytes(22, 64 * K));
+  const auto sub = tmp_.path() / "bad" / "sub";
+  fs_.FailList(sub.string(), EACCES);
+  const ScanResult r = ScanExpectingOneError(sub, "permission_denied", 5);
+  ExpectSameDataFigures(r, baseline_);
+}
+
+TEST_F(FaultTest, DirectoryListingFailingWithEioIsAnIoError) {
+  tmp_.WriteFile("bad/sub/a", testing::Xorshift64Bytes(23, 64 * K));
+  const auto sub = tmp_.path() / "bad" / "sub";
+  fs_.FailList(sub.string(), EIO);
+  ExpectSameDataFigures(ScanExpectingOneError(sub, "io_error", 5), baseline_);
+}
+
+TEST_F(FaultTest, StatFailingWithEioIsAnIoError) {
+  const auto bad = tmp_.WriteFile("bad/unstatable", testing::Xorshift64Bytes(24, 64 * K));
+  fs_.FailStat(bad.string(), EIO);
+  ExpectSameDataFigures(ScanExpectingOneError(bad, "io_error", 5), baseline_);
+}
+
+TEST_F(FaultTest, SymlinkLoopsWithFollowSymlinksEndAndAreReportedOnce) {
+  ASSERT_EQ(::symlink(".", (tmp_.path() / "good" / "self").c_str()), 0);
+  ASSERT_EQ(::symlink("..", (tmp_.path() / "good" / "parent").c_str()), 0);
+  ScanOptions o = Options(tmp_.path());
+  o.follow_symlinks = true;
+  Result<ScanResult> r = pipeline::RunScan(o, &fs_);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->partial);
+  ASSERT_EQ(r->input.errors.size(), 2u);
+  EXPECT_EQ(r->input.errors[0].path, (tmp_.path() / "good" / "parent").string());
+  EXPECT_EQ(r->input.errors[1].path, (tmp_.path() / "good" / "self").string());
+  for (const PathError& e : r->input.errors) {
+    EXPECT_NE(e.error.find("symlink loop"), std::string::npos) << e.error;
+  }
+  EXPECT_EQ(r->input.files, 5u);
+  ExpectSameDataFigures(*r, baseline_);
+}
+
+TEST_F(FaultTest, EveryFaultAtOnceStillFinishesWithEachCountedOnce) {
+  const auto eacces = tmp_.WriteFile("bad/1-eacces", testing::Xorshift64Bytes(30, 20 * M));
+  const auto eio = tmp_.WriteFile("bad/2-eio", testing::Xorshift64Bytes(31, 1 * M));
+  const auto gone = tmp_.WriteFile("bad/3-gone", testing::Xorshift64Bytes(32, 64 * K));
+  const auto shrink = tmp_.WriteFile("bad/4-shrink", testing::Xorshift64Bytes(33, 1 * M));
+  const auto oom = tmp_.WriteFile("bad/5-oom", testing::Xorshift64Bytes(34, 64 * K));
+  tmp_.WriteFile("bad/6-dir/x", testing::Xorshift64Bytes(35, 64 * K));
+  const auto dir = tmp_.path() / "bad" / "6-dir";
+  fs_.FailOpen(eacces.string(), EACCES);
+  fs_.FailReadAt(eio.string(), 0, EIO);
+  fs_.Vanish(gone.string());
+  fs_.TruncateAtRead(shrink.string(), 0, 10);
+  fs_.ThrowBadAllocAt(oom.string(), 0);
+  fs_.FailList(dir.string(), EACCES);
+  Result<ScanResult> r = pipeline::RunScan(Options(tmp_.path(), 4), &fs_);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->partial);
+  ASSERT_EQ(r->input.errors.size(), 6u);
+  const std::vector<std::pair<std::filesystem::path, std::string>> want = {
+      {eacces, "permission_denied"},  {eio, "io_error"},      {gone, "not_found"},
+      {shrink, "changed_while_read"}, {oom, "out_of_memory"}, {dir, "permission_denied"}};
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(r->input.errors[i].path, want[i].first.string());
+    EXPECT_EQ(r->input.errors[i].error.rfind(want[i].second + ":", 0), 0u)
+        << r->input.errors[i].error;
+  }
+  EXPECT_EQ(r->input.files, 10u);
+  ExpectSameDataFigures(*r, baseline_);
+}
+
+TEST(MemoryBudgetTest, TableThatWouldOutgrowMaxMemoryIsSampledNotKilled) {
+  // 56 MiB in 512-byte records: 114688 references, 98304 distinct blocks, of which 16384 are
+  // duplicated (dup is a copy of f0). At 28 bytes an entry the whole table needs ~2.7 MiB: a
+  // 1 MiB budget must make the scan sample the key space instead of growing past it.
+  testing::TempDir tmp;
+  for (int i = 0; i < 6; ++i) {
+    std::string name = "f";
+    name += std::to_string(i);
+    tmp.WriteFile(name, testing::Xorshift64Bytes(100 + static_cast<uint64_t>(i), 8 * M));
+  }
+  tmp.WriteFile("dup", testing::Xorshift64Bytes(100, 8 * M));
+  ScanOptions o = Options(tmp.path());
+  o.recordsizes = {512};
+  o.compressions = {Compression{CompressionAlgorithm::kOff, 0}};
+  auto fs = io::PosixFileSystem();
+  Result<ScanResult> exact = pipeline::RunScan(o, fs.get());
+  ASSERT_TRUE(exact.ok());
+  const DedupResult& e = exact->results[0].dedup;
+  ASSERT_EQ(e.sample_modulus, 1u);
+  ASSERT_EQ(e.unique_entries, 81920u);
+  ASSERT_EQ(e.duplicate_entries, 16384u);
+  o.max_memory_bytes = 1 * M;
+  Result<ScanResult> bounded = pipeline::RunScan(o, fs.get());
+  ASSERT_TRUE(bounded.ok()) << bounded.status().ToString();
+  EXPECT_TRUE(bounded->input.errors.empty());
+  EXPECT_FALSE(bounded->partial);
+  const DedupResult& d = bounded->results[0].dedup;
+  EXPECT_GT(d.sample_modulus, 1u);
+  // The scaled counts estimate the true ones.
+  EXPECT_NEAR(static_cast<double>(d.unique_entries) / 81920.0, 1.0, 0.2);
+  EXPECT_NEAR(static_cast<double>(d.duplicate_entries) / 16384.0, 1.0, 0.3);
+}
+
+}  // namespace
+}  // namespace zsim
