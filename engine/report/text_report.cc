@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "engine/base/size_suffix.h"
 #include "engine/zfs/ddt_footprint.h"
@@ -21,7 +22,9 @@ std::string Section(const char* title) { return fmt::format("\n== {} ==\n", titl
 // Savings against the logical size, or "-" when there is nothing.
 std::string Saved(uint64_t stored, uint64_t lsize) {
   if (lsize == 0) return "-";
-  return fmt::format("{:.0f}%", (1.0 - double(stored) / double(lsize)) * 100.0);
+  // Rounded first, so a saving of -0.3 % prints "0%", not "-0%".
+  const double percent = std::round((1.0 - double(stored) / double(lsize)) * 100.0);
+  return fmt::format("{:.0f}%", percent == 0 ? 0.0 : percent);
 }
 
 // A file name on one line: control characters (newline, escape, ...) become '?'.

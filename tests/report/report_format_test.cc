@@ -94,6 +94,14 @@ TEST(TextReportTest, ShowsScanTableHistogramSizesAndAdvice) {
   for (const AdviceItem& item : a.items) EXPECT_THAT(text, HasSubstr("- " + item.sentence + "\n"));
 }
 
+TEST(TextReportTest, SavingsRoundToZeroWithoutSign) {
+  ScanResult r = VmLike();
+  r.results[0].used = r.results[0].lsize + r.results[0].lsize / 400;  // 0.25 % more than logical
+  const std::string text = ToText(r);
+  EXPECT_THAT(text, Not(HasSubstr("-0%")));
+  EXPECT_THAT(text, HasSubstr("     0%"));
+}
+
 TEST(TextReportTest, EmptyBreakdownSaysSoAndControlCharactersCannotForgeLines) {
   ScanResult r = VmLike();
   r.breakdown = Breakdowns{};
