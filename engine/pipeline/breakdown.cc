@@ -82,13 +82,13 @@ void BreakdownCollector::Sample(const ddt::Fingerprint& key, FileGroups groups,
 }
 
 void BreakdownCollector::AddFile(FileGroups groups, uint64_t bytes, uint64_t lsize,
-                                 ddt::Fingerprint content) {
+                                 ddt::Fingerprint content, bool has_data) {
   for (Row* row : {&directories_[groups.directory], &extensions_[groups.extension]}) {
     ++row->files;
     row->bytes += bytes;
     row->lsize += lsize;
   }
-  if (lsize > 0) ++contents_[ContentKey{content.lo, content.hi, lsize}];
+  if (lsize > 0 && has_data) ++contents_[ContentKey{content.lo, content.hi, lsize}];
 }
 
 void BreakdownCollector::AddZeroBlocks(uint64_t blocks, uint64_t bytes) {

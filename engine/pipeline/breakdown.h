@@ -50,9 +50,11 @@ class BreakdownCollector {
   };
   void Sample(const ddt::Fingerprint& key, FileGroups groups, std::vector<Sampled>* local);
 
-  // A finished file: its st_size, featured-row lsize (non-hole blocks x block size) and whole
-  // content hash (for whole-file duplicates; 0,0 for an empty file).
-  void AddFile(FileGroups groups, uint64_t bytes, uint64_t lsize, ddt::Fingerprint content);
+  // A finished file: its st_size, featured-row lsize (non-hole blocks x block size), whole
+  // content hash (for whole-file duplicates) and whether any record holds non-zero bytes (all-zero
+  // files are never counted as whole-file duplicates: compression makes them holes).
+  void AddFile(FileGroups groups, uint64_t bytes, uint64_t lsize, ddt::Fingerprint content,
+               bool has_data);
   // All-zero data blocks of the featured row.
   void AddZeroBlocks(uint64_t blocks, uint64_t bytes);
 

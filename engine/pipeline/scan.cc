@@ -55,6 +55,9 @@ struct FileJob {
   // Order-independent hash of (record index, fingerprint) over the featured row's records:
   // equal for files with equal content, whatever order their chunks were processed in.
   std::atomic<uint64_t> content_lo{0}, content_hi{0};
+  // Some featured-row record is not all zero: only such files count as whole-file duplicates
+  // (zero files cost nothing with compression on and are ZFS's holes, not block cloning's).
+  std::atomic<bool> has_data{false};
 
   void Fail(Status s) {
     std::lock_guard<std::mutex> lock(mu);
@@ -361,7 +364,11 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
         chunk.file->content_lo.fetch_add(Mix(fp.lo ^ (b * 0x9E3779B97F4A7C15ull)),
                                          std::memory_order_relaxed);
         chunk.file->content_hi.fetch_add(Mix(fp.hi + b), std::memory_order_relaxed);
-        if (is_zero) ++w.zero_blocks;
+        if (is_zero) {
+          ++w.zero_blocks;
+        } else {
+          chunk.file->has_data.store(true, std::memory_order_relaxed);
+        }
       }
       if (rows_[r].table->Insert(fp, bs, is_zero) == ddt::InsertOutcome::kFirst) {
         const int level = estimate::SampleLevel(fp.lo);
@@ -510,7 +517,8 @@ void Scan::FinishFile(FileJob& job) {
   const uint64_t featured_lsize =
       job.non_hole[featured_].load() * (job.layouts.empty() ? 0 : job.layouts[0].block_bytes);
   breakdown_.AddFile(job.groups, job.size, featured_lsize,
-                     ddt::Fingerprint{job.content_lo.load(), job.content_hi.load()});
+                     ddt::Fingerprint{job.content_lo.load(), job.content_hi.load()},
+                     job.has_data.load());
 }
 
 void Scan::MaybeReportProgress(bool force) {

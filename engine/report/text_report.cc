@@ -42,8 +42,9 @@ const char* FormatName(DdtFormat f) { return f == DdtFormat::kFast ? "fast" : "l
 void Scanned(const ScanResult& r, std::string& out) {
   out += Section(kSectionScanned);
   out += fmt::format(
-      "{} files in {} directories: {} logical, {} read (holes are not read), {:.1f} s\n",
-      r.input.files, r.input.directories, FormatBytes(r.input.bytes_logical),
+      "{} file{} in {} director{}: {} logical, {} read (holes are not read), {:.1f} s\n",
+      r.input.files, r.input.files == 1 ? "" : "s", r.input.directories,
+      r.input.directories == 1 ? "y" : "ies", FormatBytes(r.input.bytes_logical),
       FormatBytes(r.input.bytes_read), r.seconds);
   if (r.input.skipped.empty()) {
     out += "Skipped: nothing\n";
