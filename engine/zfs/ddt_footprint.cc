@@ -17,9 +17,15 @@ constexpr uint64_t kBlkptrBytes = 128;
 // Fitted on zfs-fuse 0.7.0 (v23, lzjb, 4K leaves and indirects, docs/space_model.md):
 constexpr double kLeafHeaderBytesPer4K = 640;  // compressed leaf size with no entries, per 4K
 constexpr double kLeafBytesPerEntry = 53;      // compressed bytes one entry adds to a leaf
-constexpr double kIndirectBytesPerBp = 62;     // compressed bytes per MOS block pointer
+// Below ashift 12 a DVA offset's low sector bits vary unless every block is a multiple of 4K
+// (the d9_* runs were): the suite's compressed and mixed-size data at ashift 9 measured 56-61.
+constexpr double kLeafBytesPerEntrySmallSector = 58;
+constexpr double kIndirectBytesPerBp = 62;  // compressed bytes per MOS block pointer
+constexpr double kHeaderBytesPer4K = 256;   // compressed ZAP header (fits one sector)
+constexpr uint64_t kDdtDnodeBlkptrs = 3;    // dn_nblkptr of a ZAP dnode without bonus
 // Simulate until about this many leaves, then scale by powers of two.
 constexpr uint64_t kSimulatedLeaves = 512;
+constexpr uint64_t kSimulationSeeds = 9;
 
 uint64_t DivRoundUp(uint64_t n, uint64_t d) { return (n + d - 1) / d; }
 
@@ -33,12 +39,20 @@ uint64_t SplitMix64(uint64_t* state) {
 struct SimResult {
   uint64_t leaves = 1;
   int table_shift = 0;
+  // Block ids, holes included (header, leaves, pointer tables in allocation order), and the
+  // ids of the freed ones (pointer tables outgrown by a later doubling).
+  uint64_t block_ids = 2;
+  std::vector<uint64_t> hole_ids;
 };
 
 // Extendible hashing exactly as the fat ZAP does it: a pointer table indexed by the top
 // `shift` hash bits; a full leaf whose prefix is as long as the table doubles the table first,
-// then splits on its next prefix bit (zap.c: zap_expand_leaf, zap_leaf_split).
-SimResult SimulateZap(uint64_t entries, uint64_t capacity) {
+// then splits on its next prefix bit (zap.c: zap_expand_leaf, zap_leaf_split). Block ids follow
+// zap_allocate_blocks: 0 the header, 1 the first leaf, then leaves and pointer tables in the
+// order they are needed; the table lives in the header up to `embedded_shift`, then in
+// 8 << shift bytes of blocks of `block_bytes`; a table replaced by its double is freed.
+SimResult SimulateZap(uint64_t entries, uint64_t capacity, int embedded_shift, uint64_t block_bytes,
+                      uint64_t seed_index) {
   struct Leaf {
     int prefix_len = 0;
     std::vector<uint64_t> hashes;
@@ -46,7 +60,10 @@ SimResult SimulateZap(uint64_t entries, uint64_t capacity) {
   std::vector<Leaf> leaves(1);
   std::vector<uint32_t> table(1, 0);
   int shift = 0;
-  uint64_t seed = 0x5A17ED;  // fixed: the model is deterministic
+  uint64_t next_id = 2;
+  uint64_t table_id = 0, table_blocks = 0;
+  std::vector<uint64_t> holes;
+  uint64_t seed = 0x5A17ED + 0x1000193 * seed_index;  // fixed: the model is deterministic
   for (uint64_t i = 0; i < entries; ++i) {
     const uint64_t h = SplitMix64(&seed);
     while (true) {
@@ -61,6 +78,12 @@ SimResult SimulateZap(uint64_t entries, uint64_t capacity) {
         for (size_t j = 0; j < table.size(); ++j) doubled[2 * j] = doubled[2 * j + 1] = table[j];
         table.swap(doubled);
         ++shift;
+        if (shift > embedded_shift) {
+          for (uint64_t b = 0; b < table_blocks; ++b) holes.push_back(table_id + b);
+          table_blocks = std::max<uint64_t>(1, (uint64_t{8} << shift) / block_bytes);
+          table_id = next_id;
+          next_id += table_blocks;
+        }
         continue;
       }
       const int plen = leaves[li].prefix_len + 1;
@@ -73,15 +96,19 @@ SimResult SimulateZap(uint64_t entries, uint64_t capacity) {
       leaves[li].prefix_len = plen;
       const uint32_t ni = static_cast<uint32_t>(leaves.size());
       leaves.push_back(std::move(fresh));
+      ++next_id;
       const uint64_t span = uint64_t{1} << (shift - plen + 1);
       const uint64_t first = (idx / span) * span;
       for (uint64_t j = first + span / 2; j < first + span; ++j) table[j] = ni;
     }
   }
-  return SimResult{leaves.size(), shift};
+  return SimResult{leaves.size(), shift, next_id, std::move(holes)};
 }
 
-SimResult SimulateScaled(uint64_t entries, uint64_t capacity) {
+// Above kSimulatedLeaves the table is simulated at 1/2^k of its entries and scaled: leaves,
+// block ids and hole positions times 2^k.
+SimResult SimulateScaled(uint64_t entries, uint64_t capacity, int embedded_shift,
+                         uint64_t block_bytes) {
   const uint64_t limit = kSimulatedLeaves * capacity * 7 / 10;
   int k = 0;
   uint64_t n = entries;
@@ -89,9 +116,33 @@ SimResult SimulateScaled(uint64_t entries, uint64_t capacity) {
     n = (n + 1) / 2;
     ++k;
   }
-  SimResult r = SimulateZap(n, capacity);
+  // One hash sequence is one possible table; the median leaf count of a few seeds stands for
+  // the expected one (small tables vary by a leaf or two either way).
+  std::vector<SimResult> runs;
+  for (uint64_t seed = 0; seed < kSimulationSeeds; ++seed) {
+    runs.push_back(SimulateZap(n, capacity, embedded_shift, block_bytes, seed));
+  }
+  std::sort(runs.begin(), runs.end(),
+            [](const SimResult& a, const SimResult& b) { return a.leaves < b.leaves; });
+  SimResult r = std::move(runs[kSimulationSeeds / 2]);
+  if (k == 0) return r;
   r.leaves <<= k;
   r.table_shift += k;
+  // Every table outgrown before the final one is a hole; the table for shift s was allocated
+  // when about leaves * 2^(s - final shift) leaves existed (the table doubles as leaves do).
+  r.hole_ids.clear();
+  uint64_t tables_before = 0;
+  for (int s = embedded_shift + 1; s < r.table_shift; ++s) {
+    const uint64_t blocks = std::max<uint64_t>(1, (uint64_t{8} << s) / block_bytes);
+    const uint64_t at = 1 + (r.leaves >> (r.table_shift - s)) + tables_before;
+    for (uint64_t j = 0; j < blocks; ++j) r.hole_ids.push_back(at + j);
+    tables_before += blocks;
+  }
+  const uint64_t final_blocks =
+      r.table_shift > embedded_shift
+          ? std::max<uint64_t>(1, (uint64_t{8} << r.table_shift) / block_bytes)
+          : 0;
+  r.block_ids = 1 + r.leaves + tables_before + final_blocks;
   return r;
 }
 
@@ -165,52 +216,66 @@ int DdtEntryChunks(DdtFormat format, int copies, uint64_t asize, uint64_t refcou
 
 uint64_t ExpectedZapLeaves(uint64_t entries, int chunks_per_entry, int leaf_chunks) {
   const uint64_t capacity = static_cast<uint64_t>(leaf_chunks / chunks_per_entry);
-  return SimulateScaled(entries, capacity).leaves;
+  return SimulateScaled(entries, capacity, 8, 4096).leaves;
 }
 
 DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunks_per_entry,
                               int leaf_shift, bool lz4_metadata, const AllocationModel& alloc) {
-  (void)lz4_metadata;  // same fitted sizes for lzjb and lz4 (lz4 not measured)
   DdtObjectModel m;
   m.entries = entries;
   if (entries == 0) return m;
   peak_entries = std::max(peak_entries, entries);
   const uint64_t leaf_bytes = uint64_t{1} << leaf_shift;
   const uint64_t capacity = static_cast<uint64_t>(ZapLeafChunks(leaf_shift) / chunks_per_entry);
-  const SimResult sim = SimulateScaled(peak_entries, capacity);
-  m.leaves = sim.leaves;
   // The pointer table lives in the header block up to 2^(leaf_shift - 4) entries, then in
   // blocks of its own; each earlier table is freed (a hole) when the table doubles.
   const int embedded_shift = leaf_shift - 4;
-  uint64_t table_blocks = 0, old_table_holes = 0;
-  if (sim.table_shift > embedded_shift) {
-    table_blocks = (uint64_t{8} << sim.table_shift) / leaf_bytes;
-    for (int s = embedded_shift + 1; s < sim.table_shift; ++s) {
-      old_table_holes += (uint64_t{8} << s) / leaf_bytes;
-    }
-  }
+  const SimResult sim = SimulateScaled(peak_entries, capacity, embedded_shift, leaf_bytes);
+  m.leaves = sim.leaves;
+  const uint64_t table_blocks =
+      sim.table_shift > embedded_shift ? (uint64_t{8} << sim.table_shift) / leaf_bytes : 0;
   m.l0_blocks = 1 + m.leaves + table_blocks;
-  m.mspace_bytes = m.l0_blocks * leaf_bytes;
+  const uint64_t block_ids = std::max(sim.block_ids, m.l0_blocks);
 
   const double entries_per_leaf = static_cast<double>(entries) / static_cast<double>(m.leaves);
-  const double leaf_raw = kLeafHeaderBytesPer4K * static_cast<double>(leaf_bytes) / 4096.0 +
-                          kLeafBytesPerEntry * entries_per_leaf;
+  const double leaf_raw =
+      kLeafHeaderBytesPer4K * static_cast<double>(leaf_bytes) / 4096.0 +
+      (alloc.ashift() < 12 ? kLeafBytesPerEntrySmallSector : kLeafBytesPerEntry) * entries_per_leaf;
   auto asize_of = [&](double raw) { return ExpectedAsize(raw, leaf_bytes, alloc); };
   double asize = static_cast<double>(m.leaves) * asize_of(leaf_raw);
-  asize += asize_of(std::max<double>(512, leaf_bytes / 32.0));              // header
+  // The header: the ZAP's phys header and (while it fits) the pointer table, whose entries
+  // repeat runs of the same leaf id: one 512-byte sector compressed for a few leaves.
+  asize += asize_of(kHeaderBytesPer4K * static_cast<double>(leaf_bytes) / 4096.0);
   asize += static_cast<double>(table_blocks) * asize_of(leaf_bytes / 4.0);  // ptrtbl
-  // Indirect blocks (indirect block size = leaf size for DDT ZAPs).
+  // Indirect blocks (indirect block size = leaf size for DDT ZAPs). The dnode holds
+  // kDdtDnodeBlkptrs block pointers (bonus length 0), so up to that many L0 blocks need no
+  // indirect block at all.
   const uint64_t per_indirect = leaf_bytes / kBlkptrBytes;
-  uint64_t below = 1 + m.leaves + table_blocks + old_table_holes;  // block ids, holes included
+  uint64_t below = block_ids;
   uint64_t filled_below = m.l0_blocks;
-  while (below > 1) {
+  uint64_t first_bp_span = 1;  // L0 block ids under the dnode's first block pointer
+  while (below > kDdtDnodeBlkptrs) {
     const uint64_t n = DivRoundUp(below, per_indirect);
     const double bps = static_cast<double>(filled_below) / static_cast<double>(n);
     asize += static_cast<double>(n) * asize_of(kIndirectBytesPerBp * bps);
     m.indirect_blocks += n;
     filled_below = n;
     below = n;
+    first_bp_span *= per_indirect;
   }
+  // In core as zdb prints it: fill count x block size. zdb (v23 .. 2.2) takes the fill count
+  // from dmu_object_info; on zfs-fuse 0.7.0 (v23) it measured as the fill of the dnode's FIRST
+  // block pointer only (a one-entry ZAP of header + leaf: 50 %full, 4096 in core; a 2426-leaf
+  // table at 3 levels: 1017 = the 1024 ids under the first L2 less 7 freed pointer-table
+  // blocks); later versions sum all block pointers.
+  uint64_t filled = m.l0_blocks;
+  if (!lz4_metadata) {
+    const uint64_t span = std::min(first_bp_span, block_ids);
+    uint64_t holes = 0;
+    for (uint64_t id : sim.hole_ids) holes += id < span ? 1 : 0;
+    filled = std::min(m.l0_blocks, span - std::min(span, holes));
+  }
+  m.mspace_bytes = filled * leaf_bytes;
   // Every MOS block has kMosCopies DVAs; raidz deflation applies per DVA.
   m.asize_bytes = static_cast<uint64_t>(asize) * kMosCopies;
   m.dspace_bytes = static_cast<uint64_t>(asize / 512.0 * alloc.deflate_ratio()) * kMosCopies;
@@ -232,8 +297,7 @@ DdtFootprintModel ModelDdtFootprint(const DdtFootprintInput& in) {
   const bool lz4 = in.profile != Profile::kV23;
   DdtFootprintModel out;
   const uint64_t asize = alloc.Asize(in.typical_block_asize);
-  const uint64_t peak = in.unique_peak_entries != 0 ? in.unique_peak_entries
-                                                    : in.unique_entries + in.duplicate_entries;
+  const uint64_t peak = std::max(in.unique_peak_entries, in.unique_entries);
   out.unique =
       ModelDdtObject(in.unique_entries, peak, DdtEntryChunks(in.format, in.copies, asize, 1),
                      leaf_shift, lz4, alloc);

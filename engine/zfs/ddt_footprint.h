@@ -10,12 +10,16 @@
 //     with that rule on uniform hashes (the DDT's hash is the checksum's first word); above a
 //     few hundred leaves the result is scaled by powers of two, which keeps the fill
 //     oscillation ZFS shows between about 53 % and 75 %;
-//   - in core (zdb mspace) = non-hole L0 blocks (header, leaves, pointer-table blocks) x leaf
-//     size; on disk (zdb dspace) = every block (L0 and indirects) x 3 MOS copies, each block
-//     compressed (lzjb in v23, lz4 later) and rounded to the vdev's allocation size.
+//   - in core (zdb mspace) = fill count x leaf size: v23's zdb counted the fill of the dnode's
+//     first block pointer only (measured), i.e. the header alone for a ZAP of <= 3 blocks, the
+//     first 32 (two levels) or 1024 (three) block ids less freed pointer tables; later versions
+//     count every non-hole L0 block (header, leaves, pointer-table blocks);
+//   - on disk (zdb dspace) = every block (L0 and indirects) x 3 MOS copies, each block
+//     compressed (lzjb in v23, lz4 later) and rounded to the vdev's allocation size; the
+//     dnode holds 3 block pointers, so a ZAP of <= 3 blocks has no indirect block.
 // The compressed leaf size was fitted on zfs-fuse 0.7.0 (pool v23, lzjb, 4K leaves):
-// 640 + 53 bytes per entry (docs/space_model.md); 32K leaves and lz4 use the same per-entry
-// cost, scaled header (not measured).
+// 640 + 53 bytes per entry, 58 below ashift 12 (docs/space_model.md); 32K leaves and lz4 use the
+// same per-entry cost, scaled header (not measured).
 //
 // Thread safety: pure functions.
 
@@ -36,7 +40,7 @@ struct DdtObjectModel {
   uint64_t leaves = 0;     // leaf blocks
   uint64_t l0_blocks = 0;  // non-hole L0: header + leaves + pointer-table blocks
   uint64_t indirect_blocks = 0;
-  uint64_t mspace_bytes = 0;       // in core (zdb): l0_blocks x block size
+  uint64_t mspace_bytes = 0;       // in core as zdb prints it (fill count x block size)
   uint64_t dspace_bytes = 0;       // on disk (zdb): dsize of all blocks, all copies
   uint64_t asize_bytes = 0;        // the same in raw asize (what `zpool list` ALLOC counts)
   uint64_t in_core_per_entry = 0;  // as zdb <= 2.2 prints: mspace / entries
@@ -46,10 +50,11 @@ struct DdtObjectModel {
 struct DdtFootprintInput {
   uint64_t unique_entries = 0;
   uint64_t duplicate_entries = 0;
-  // Entries the unique ZAP held at its largest. A ZAP never shrinks, and a duplicate entry
-  // usually lived in the unique class until its second copy was written in a later txg, so the
-  // default (0) means unique + duplicate. Pass unique_entries when duplicates were written in
-  // the same txg as their first copy.
+  // Entries the unique ZAP held at its largest (a ZAP never shrinks). 0 (the default) means
+  // unique_entries: in the accuracy suite's copies (one file at a time, several txgs) the unique
+  // tables measured no larger than their final entries, i.e. a duplicate's second copy was
+  // nearly always synced in the txg of its first. Pass unique + duplicate when every duplicate
+  // was written in a later txg than its first copy (measured: d12_10k .. d12_200k).
   uint64_t unique_peak_entries = 0;
   Profile profile = Profile::kZfs24;
   DdtFormat format = DdtFormat::kLegacy;
@@ -61,7 +66,8 @@ struct DdtFootprintInput {
 };
 
 // One ZAP object of `entries` entries (`peak_entries` >= entries sized its leaves) with
-// `chunks_per_entry` chunks each, leaves of 1 << leaf_shift bytes.
+// `chunks_per_entry` chunks each, leaves of 1 << leaf_shift bytes. `lz4_metadata` false means
+// the v23 pool: lzjb metadata and zdb's first-block-pointer fill count.
 // REQUIRES: 3 <= chunks_per_entry; leaf_shift 12..17; the model's vdev/ashift valid.
 DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunks_per_entry,
                               int leaf_shift, bool lz4_metadata, const AllocationModel& alloc);

@@ -192,6 +192,7 @@ TEST(CalibrationV23Test, DedupedFilesUsedAndPoolAlloc) {
   DdtFootprintInput in;
   in.unique_entries = 10001;
   in.duplicate_entries = 3000;
+  in.unique_peak_entries = 13001;  // file b was written after file a's txg had synced
   in.profile = Profile::kV23;
   in.typical_block_asize = 4096;
   const DdtFootprintModel ddt = ModelDdtFootprint(in);
