@@ -55,6 +55,15 @@ TOLERANCES = {
     "pool_alloc": 0.02,        # relative, pool allocated bytes
     "ddt_per_entry": 0.10,     # relative, zdb's per-entry in-core and on-disk DDT sizes
 }
+# Widened, because ZFS itself does not give one figure: on a DDT object of fewer than
+# SMALL_DDT_ENTRIES entries the per-entry sizes depend on how the entries were batched into txgs
+# (when ZAP leaves split). Measured: the same 260 unique entries (tiny, 8k, gzip-1, ashift 9)
+# gave 173 and 141 bytes in core, 295 and 271 on disk, in repeated runs (11 or 9 leaf blocks):
+# no single model can be within 10% of both.
+SMALL_DDT_ENTRIES = 1000
+SMALL_DDT_TOLERANCE = 0.25
+SMALL_DDT_NOTE = ("widened to 25%%: %d entries; ZFS gave 141 and 173 B in core for the same 260 "
+                  "entries in repeated runs")
 
 SIZES = {"k": 1 << 10, "m": 1 << 20}
 
@@ -105,7 +114,10 @@ def run_zsim(zsim, tree, settings, ashift):
            "--compression", ",".join(comps), "--ashift", str(ashift), "--vdev", "disk",
            "--exclude", ".zsim-sample*"]
     t0 = time.time()
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    except OSError as e:
+        raise zfs_oracle.OracleError("cannot run %s: %s" % (zsim, e))
     secs = time.time() - t0
     if p.returncode not in (0, 1):
         raise zfs_oracle.OracleError("%s: exit %d: %s" % (" ".join(cmd), p.returncode,
@@ -207,6 +219,20 @@ def compare(oracle, res):
         e = None if sv is None else rel_err(sv, zv)
         out.append(check(fig, zv, sv, e is not None and abs(e) <= tol + 1e-12,
                          "" if e is None else "%+.2f%%" % (100 * e), "%g%%" % (100 * tol)))
+    # Informational: what each side charges beyond the data blocks of the DDT histogram, i.e.
+    # the metadata (dnodes, indirect blocks, directories; for the pool also the DDT and the MOS).
+    z_ref = sum(row["referenced"]["dsize"] for row in zh.values())
+    z_all = sum(row["allocated"]["dsize"] for row in zh.values())
+    s_ref = sum(dig(row, "referenced", "dsize") or 0 for row in sh.values())
+    s_all = sum(dig(row, "allocated", "dsize") or 0 for row in sh.values())
+    for fig, zv, sv in (("dataset metadata: used - data (info)", oracle["zfs"]["used"] - z_ref,
+                         None if res.get("used") is None else res["used"] - s_ref),
+                        ("pool metadata: alloc - data (info)",
+                         oracle["zdb_b"]["spa_allocated"] - z_all,
+                         None if res.get("pool_alloc") is None else res["pool_alloc"] - s_all)):
+        out.append(check(fig, zv, sv, True,
+                         "" if sv is None or not zv else "%+.1f%%" % (100 * rel_err(sv, zv)),
+                         "info"))
     out.append(check("zpool list ALLOC (info)", oracle["zpool"]["alloc"],
                      None if res.get("pool_alloc") is None else
                      zfs_nicenum(res["pool_alloc"]), True, "", "info"))
@@ -216,16 +242,18 @@ def compare(oracle, res):
         o = objs.get(cls)
         if not o or not o["entries"]:
             continue
+        small = o["entries"] < SMALL_DDT_ENTRIES
+        tol = SMALL_DDT_TOLERANCE if small else TOLERANCES["ddt_per_entry"]
         for kind, label in (("in_core", "in core"), ("on_disk", "on disk")):
             zv = o[kind]
             sv = dig(ddt, "ddt_per_entry", cls, kind)
             e = None if sv is None else rel_err(sv, zv)
+            note = ("zsim has no dedup.ddt_per_entry.%s.%s" % (cls, kind) if sv is None else
+                    SMALL_DDT_NOTE % o["entries"] if small else "")
             out.append(check("DDT %s bytes/entry %s" % (cls, label), zv, sv,
-                             e is not None and abs(e) <= TOLERANCES["ddt_per_entry"] + 1e-12,
-                             "" if e is None else "%+.1f%%" % (100 * e),
-                             "%g%%" % (100 * TOLERANCES["ddt_per_entry"]),
-                             "zsim has no dedup.ddt_per_entry.%s.%s" % (cls, kind)
-                             if sv is None else ""))
+                             e is not None and abs(e) <= tol + 1e-12,
+                             "" if e is None else "%+.1f%%" % (100 * e), "%g%%" % (100 * tol),
+                             note))
     return out
 
 
@@ -268,8 +296,8 @@ def table_md(results, only_off=False):
     the tolerance), then every figure (only those outside their tolerance with only_off)."""
     lines = ["| dataset | setting | off | DDT entries unique, dup | histogram | DEDUP | "
              "compressratio (data only) | used | pool alloc | DDT B/entry unique disk, core | "
-             "DDT B/entry dup disk, core |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "DDT B/entry dup disk, core | metadata dataset, pool (info) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for ds in results:
         for s in ds["settings"]:
             c = {x["figure"]: x for x in s["checks"]}
@@ -304,11 +332,15 @@ def table_md(results, only_off=False):
             d = c.get("zdb data-only compress (info)")
             if d is not None:
                 cr += " (%s / %s)" % (fmt(d["zfs"]), fmt(d["zsim"]))
-            lines.append("| %s | %s | %d of %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            md = [c.get("dataset metadata: used - data (info)"),
+                  c.get("pool metadata: alloc - data (info)")]
+            meta = "—" if None in md else "%s, %s / %s, %s" % (
+                fmt(md[0]["zfs"]), fmt(md[1]["zfs"]), fmt(md[0]["zsim"]), fmt(md[1]["zsim"]))
+            lines.append("| %s | %s | %d of %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 ds["dataset"], setting_label(s), len(off),
                 len([x for x in s["checks"] if x["tol"] != "info"]), ent, hist,
                 pair("zpool DEDUP"), cr, pair("dataset used", True),
-                pair("pool ALLOC (zdb -b)", True), ddt("unique"), ddt("duplicate")))
+                pair("pool ALLOC (zdb -b)", True), ddt("unique"), ddt("duplicate"), meta))
     lines += ["", ("Figures outside their tolerance:" if only_off else
                    "Every figure (✗ = outside its tolerance):"), "",
               "| dataset | setting | figure | ZFS | zsim | error | tolerance | ok | note |",
@@ -485,7 +517,9 @@ def collect(out, docs):
     text = "\n".join(head) + "\n\n" + table_md(results) + tail
     with open(os.path.join(out, "summary.md"), "w") as f:
         f.write(text)
-    if docs:
+    if docs and not results:
+        sys.stderr.write("run_accuracy: no results in %s; %s left as it is\n" % (out, docs))
+    elif docs:
         with open(docs) as f:
             doc = f.read()
         if DOC_MARK in doc:
