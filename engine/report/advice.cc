@@ -9,6 +9,7 @@
 #include "engine/base/size_suffix.h"
 #include "engine/report/codec_speed.h"
 #include "engine/zfs/nicenum.h"
+#include "engine/zfs/zdb_text.h"
 
 namespace zsim::report {
 namespace {
@@ -502,6 +503,19 @@ const DdtFootprint* FootprintFor(const SettingResult& s, DdtFormat format) {
     if (fp.format == format) return &fp;
   }
   return nullptr;
+}
+
+std::string ZdbBlock(const SettingResult& s, DdtFormat format, Profile profile) {
+  std::vector<zfs::ZdbDdtObject> objects;
+  if (const DdtFootprint* fp = FootprintFor(s, format)) {
+    for (const bool dup : {true, false}) {
+      const DdtClassFootprint& c = dup ? fp->duplicate : fp->unique;
+      if (c.entries == 0) continue;
+      objects.push_back(zfs::ZdbDdtObject{zfs::DdtObjectName("sha256", dup), c.entries,
+                                          c.on_disk_bytes, c.in_core_bytes});
+    }
+  }
+  return zfs::ZdbDedupText(s.dedup, objects, profile);
 }
 
 uint64_t DdtRamBytes(const DdtFootprint& fp) { return fp.in_core_bytes + fp.log_bytes; }

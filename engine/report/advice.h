@@ -125,6 +125,10 @@ DdtFormat DdtFormatInForce(const ScanOptions& options);
 // The footprint of `setting` for `format`, or nullptr when the engine did not compute it.
 const DdtFootprint* FootprintFor(const SettingResult& setting, DdtFormat format);
 
+// The whole `zdb -DD` block for `setting` (object lines sized with `format`, histogram, ratio
+// line), as text and HTML both print it.
+std::string ZdbBlock(const SettingResult& setting, DdtFormat format, Profile profile);
+
 // Bytes of RAM the DDT needs held in core: in-core ZAP bytes plus the fast-dedup log.
 uint64_t DdtRamBytes(const DdtFootprint& footprint);
 

@@ -127,16 +127,7 @@ void Ddt(const ScanResult& r, const Advice& a, std::string& out) {
   out +=
       fmt::format("<h2>DDT histogram: recordsize {}, compression {} (as zdb -DD prints it)</h2>\n",
                   zfs::NiceBytes(f.recordsize), CompressionName(f.compression));
-  std::vector<zfs::ZdbDdtObject> objects;
-  if (const DdtFootprint* fp = FootprintFor(f, a.ddt_format)) {
-    for (const bool dup : {true, false}) {
-      const DdtClassFootprint& c = dup ? fp->duplicate : fp->unique;
-      if (c.entries == 0) continue;
-      objects.push_back(zfs::ZdbDdtObject{zfs::DdtObjectName("sha256", dup), c.entries,
-                                          c.on_disk_bytes, c.in_core_bytes});
-    }
-  }
-  out += "<pre>" + HtmlEscape(zfs::ZdbDedupText(f.dedup, objects, r.options.profile)) + "</pre>\n";
+  out += "<pre>" + HtmlEscape(ZdbBlock(f, a.ddt_format, r.options.profile)) + "</pre>\n";
   out +=
       "<h2>DDT size and RAM</h2>\n<table>\n<tr><th class=\"l\">format</th><th>in core</th>"
       "<th>on disk</th><th>log</th><th>L2ARC headers</th><th>320 B/entry rule</th></tr>\n";

@@ -89,16 +89,7 @@ void Histogram(const ScanResult& r, const SettingResult& f, const Advice& a, std
   out += Section(kSectionHistogram);
   out += fmt::format("recordsize {}, compression {}, as `zdb -DD` prints it:\n",
                      zfs::NiceBytes(f.recordsize), CompressionName(f.compression));
-  std::vector<zfs::ZdbDdtObject> objects;
-  if (const DdtFootprint* fp = FootprintFor(f, a.ddt_format)) {
-    for (const bool dup : {true, false}) {
-      const DdtClassFootprint& c = dup ? fp->duplicate : fp->unique;
-      if (c.entries == 0) continue;
-      objects.push_back(zfs::ZdbDdtObject{zfs::DdtObjectName("sha256", dup), c.entries,
-                                          c.on_disk_bytes, c.in_core_bytes});
-    }
-  }
-  out += zfs::ZdbDedupText(f.dedup, objects, r.options.profile);
+  out += ZdbBlock(f, a.ddt_format, r.options.profile);
 }
 
 void DdtSize(const SettingResult& f, const Advice& a, std::string& out) {
