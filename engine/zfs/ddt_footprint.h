@@ -7,7 +7,8 @@
 //     plus a 1-byte header (ddt_zap.c: ddt_zap_compress);
 //   - leaves: 24-byte chunks, 158 per 4K leaf (v23..2.1), 1278 per 32K leaf (2.2+); the ZAP
 //     splits a full leaf by the next hash bit (extendible hashing). The leaf count is simulated
-//     with that rule on uniform hashes (the DDT's hash is the checksum's first word); above a
+//     with that rule on uniform hashes (the DDT's hash is the checksum's first word), the median
+//     of 9 seeded runs, block ids (and the holes of outgrown pointer tables) tracked; above a
 //     few hundred leaves the result is scaled by powers of two, which keeps the fill
 //     oscillation ZFS shows between about 53 % and 75 %;
 //   - in core (zdb mspace) = fill count x leaf size: v23's zdb counted the fill of the dnode's

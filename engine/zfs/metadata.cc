@@ -11,18 +11,29 @@ namespace {
 
 // Fitted on zfs-fuse 0.7.0 (pool v23, lzjb metadata); see docs/space_model.md.
 constexpr double kDnodeBlockHeaderBytes = 64;
-// 94 B per dnode on a tree of equal-sized files written in order (m2), 119 B on a tree with
-// varied sizes and parents (r9); real trees are the second kind.
-constexpr double kCompressedBytesPerDnode = 112;
+// A dnode block compresses to 101.5 B per used dnode, plus 38 B for a file with an indirect
+// block (its dnode holds an L1 block pointer and a level count): fitted on the suite's source
+// tree at 128K (59 multi-block files of 4507) and 8K (1413), database at 16K within 4 %.
+constexpr double kCompressedBytesPerDnode = 101.5;
+constexpr double kCompressedBytesPerIndirectFile = 38;
 // A block pointer compresses to its random parts: the 32-byte checksum and the DVAs' offsets.
-// Fitted: 46 B with one DVA (data, d9_10k), 62 B with three (MOS, DDT ZAP indirects).
+// Fitted: 46 B with one DVA (data L1s of source 8K and database 16K within 0.4 %), 62 B with
+// three (MOS, DDT ZAP indirects).
 constexpr double kCompressedBpBaseBytes = 38;
 constexpr double kCompressedBpBytesPerDva = 8;
+// lzjb encodes a run of zeros as 2-byte matches of at most 66 bytes plus a copy-map bit each:
+// the unused part of an indirect block costs 530 B per 16K (a 16K L1 holding 2 block pointers
+// is 1K compressed: measured on all 59 L1s of source 128K).
+constexpr double kLzjbZeroRunBytesPerByte = 530.0 / 16384.0;
+// lz4 (2.x metadata) extends a match by 255 bytes per length byte (not measured).
+constexpr double kLz4ZeroRunBytesPerByte = 1.0 / 255.0;
 constexpr double kMicrozapHeaderBytes = 64;
-// A micro-ZAP entry compresses to its name and value bytes when names are varied (r9: 64 + 8 per
-// entry + 1.0 per name byte fits within 3 %); sequential names compress to ~6 B (m1, m2).
-constexpr double kMicrozapBytesPerEntry = 8;
-constexpr double kMicrozapBytesPerNameByte = 0.9;
+// A micro-ZAP entry compresses to a part of its name and value bytes: real trees' names share
+// prefixes and extensions (the suite's source and database trees, 241 directories at ashift 9:
+// 64 + 4 per entry + 0.7 per name byte gives their total exactly, 4K off in 168K per block);
+// the random names of r9 cost more (8 + 1.0), sequential ones less (~6 per entry, m1, m2).
+constexpr double kMicrozapBytesPerEntry = 4;
+constexpr double kMicrozapBytesPerNameByte = 0.7;
 constexpr uint64_t kDnodesPerBlock = 32;  // 512-byte dnodes in 16K blocks
 constexpr uint64_t kDnodeBlockBytes = 16 << 10;
 constexpr uint64_t kExtraObjects = 4;  // slot 0, master node, delete queue, shares dir
@@ -31,6 +42,17 @@ constexpr uint64_t kMicrozapMaxBytes = 128 << 10;
 constexpr uint64_t kMicrozapNameMax = 50;  // MZAP_NAME_LEN
 
 uint64_t DivRoundUp(uint64_t n, uint64_t d) { return (n + d - 1) / d; }
+
+// Compressed size of an indirect block holding `bps` block pointers of `child_dvas` DVAs each,
+// before rounding.
+double IndirectRawBytes(Profile profile, double bps, int child_dvas) {
+  const int shift = RulesFor(profile).indirect_block_shift;
+  const double bytes = static_cast<double>(uint64_t{1} << shift);
+  const double zeros = std::max(0.0, bytes - 128.0 * bps);
+  const double zero_rate =
+      profile == Profile::kV23 ? kLzjbZeroRunBytesPerByte : kLz4ZeroRunBytesPerByte;
+  return (kCompressedBpBaseBytes + kCompressedBpBytesPerDva * child_dvas) * bps + zero_rate * zeros;
+}
 
 uint64_t RoundUp(uint64_t n, uint64_t d) { return DivRoundUp(n, d) * d; }
 
@@ -44,9 +66,23 @@ void MetadataTally::AddBlock(double lsize, double raw_psize, int copies, Space* 
       RoundUp(static_cast<uint64_t>(std::ceil(raw_psize)), 512), static_cast<uint64_t>(lsize));
   const BlockSpace s = alloc_.Block(psize, copies);
   into->lsize += lsize;
-  into->psize += static_cast<double>(psize) * copies;
+  into->psize += static_cast<double>(psize);  // one copy: what ds_compressed_bytes counts
   into->asize += static_cast<double>(s.asize);
   into->dsize += static_cast<double>(s.dsize);
+}
+
+void MetadataTally::AddBlockSpread(double lsize, double raw_psize, int copies, Space* into) const {
+  constexpr int kSteps = 8;
+  constexpr double kSpread = 512;
+  Space part;
+  for (int i = 0; i < kSteps; ++i) {
+    const double raw = std::max(1.0, raw_psize + (i + 0.5) / kSteps * kSpread - kSpread / 2);
+    AddBlock(lsize, raw, copies, &part);
+  }
+  into->lsize += part.lsize / kSteps;
+  into->psize += part.psize / kSteps;
+  into->asize += part.asize / kSteps;
+  into->dsize += part.dsize / kSteps;
 }
 
 void MetadataTally::AddFile(uint64_t block_slots, uint64_t data_blocks) {
@@ -59,20 +95,24 @@ void MetadataTally::AddFile(uint64_t block_slots, uint64_t data_blocks) {
   uint64_t slots = block_slots;
   uint64_t filled = data_blocks;
   int child_dvas = context_.copies;  // L1s point at data blocks, higher levels at indirects
+  ++indirect_files_;
   while (slots > 1) {
     // Indirects covering only holes are not written; assume the data is contiguous: full
-    // indirects first, the remainder in the last one.
+    // indirects first, the remainder in the last one. An indirect block's unused block
+    // pointers are zeros, which lzjb still spends bytes on.
     const uint64_t n = std::min(DivRoundUp(slots, per_indirect), filled);
-    const double bp_bytes = kCompressedBpBaseBytes + kCompressedBpBytesPerDva * child_dvas;
+    auto indirect_raw = [&](double bps) {
+      return IndirectRawBytes(context_.profile, bps, child_dvas);
+    };
     const uint64_t full = filled / per_indirect < n ? filled / per_indirect : n;
     for (uint64_t i = 0; i < full; ++i) {
-      AddBlock(static_cast<double>(ind_bytes), bp_bytes * static_cast<double>(per_indirect),
+      AddBlock(static_cast<double>(ind_bytes), indirect_raw(static_cast<double>(per_indirect)),
                mcopies, &variable_);
     }
     if (n > full) {
       const double rest = static_cast<double>(filled - full * per_indirect) / (n - full);
       for (uint64_t i = full; i < n; ++i) {
-        AddBlock(static_cast<double>(ind_bytes), bp_bytes * rest, mcopies, &variable_);
+        AddBlock(static_cast<double>(ind_bytes), indirect_raw(rest), mcopies, &variable_);
       }
     }
     slots = DivRoundUp(slots, per_indirect);
@@ -107,6 +147,7 @@ void MetadataTally::AddDirectory(uint64_t entries, uint64_t name_bytes, uint64_t
 
 void MetadataTally::Merge(const MetadataTally& other) {
   files_ += other.files_;
+  indirect_files_ += other.indirect_files_;
   directories_ += other.directories_;
   variable_.lsize += other.variable_.lsize;
   variable_.psize += other.variable_.psize;
@@ -119,22 +160,27 @@ MetadataTally::Space MetadataTally::Fixed() const {
   const int mcopies = MetadataCopies(context_.copies);
   const uint64_t objects = files_ + directories_ + kExtraObjects;
   const uint64_t blocks = DivRoundUp(objects, kDnodesPerBlock);
+  // Files with indirects are spread evenly over the blocks; each block's compressed size varies
+  // by a few hundred bytes with its dnodes, so its rounding to 512 is averaged.
+  const double indirect_share =
+      objects ? static_cast<double>(indirect_files_) / static_cast<double>(objects) : 0.0;
+  const double per_dnode =
+      kCompressedBytesPerDnode + kCompressedBytesPerIndirectFile * indirect_share;
   for (uint64_t b = 0; b < blocks; ++b) {
     const uint64_t used = std::min(kDnodesPerBlock, objects - b * kDnodesPerBlock);
-    AddBlock(kDnodeBlockBytes, kDnodeBlockHeaderBytes + kCompressedBytesPerDnode * used, mcopies,
-             &s);
+    AddBlockSpread(kDnodeBlockBytes, kDnodeBlockHeaderBytes + per_dnode * used, mcopies, &s);
   }
   // Meta-dnode indirects: 16K in v23 (7 levels), 128K later (assumed 6 levels; not measured).
   const bool v23 = context_.profile == Profile::kV23;
   const uint64_t per_indirect = (v23 ? 16384 : 131072) / 128;
   const int levels = v23 ? 6 : 5;
-  const double bp_bytes = kCompressedBpBaseBytes + kCompressedBpBytesPerDva * mcopies;
   uint64_t below = blocks;
   for (int level = 0; level < levels; ++level) {
     const uint64_t n = DivRoundUp(below, per_indirect);
     for (uint64_t i = 0; i < n; ++i) {
       const uint64_t bps = std::min(per_indirect, below - i * per_indirect);
-      AddBlock(v23 ? 16384 : 131072, bp_bytes * static_cast<double>(bps), mcopies, &s);
+      AddBlock(v23 ? 16384 : 131072,
+               IndirectRawBytes(context_.profile, static_cast<double>(bps), mcopies), mcopies, &s);
     }
     below = n;
   }
@@ -153,6 +199,12 @@ uint64_t MetadataTally::MetadataLsize() const {
 }
 uint64_t MetadataTally::MetadataPsize() const {
   return static_cast<uint64_t>(Fixed().psize + variable_.psize);
+}
+
+uint64_t IndirectBlockPsize(Profile profile, uint64_t block_pointers, int child_dvas) {
+  const uint64_t bytes = uint64_t{1} << RulesFor(profile).indirect_block_shift;
+  const double raw = IndirectRawBytes(profile, static_cast<double>(block_pointers), child_dvas);
+  return std::min<uint64_t>(RoundUp(static_cast<uint64_t>(std::ceil(raw)), 512), bytes);
 }
 
 uint64_t PoolOverheadAsize(const MetadataContext& context, uint64_t allocated_bytes) {

@@ -6,13 +6,14 @@
 // Modelled per dataset (metadata copies = copies + 1, at most 3; every block compressed,
 // lzjb in v23, lz4 later, and rounded to the vdev's allocation):
 //   - dnode blocks: 512-byte dnodes, 32 per 16K block; objects = files + directories + 4;
-//     fitted: a block compresses to 64 + 112 bytes per used dnode;
+//     fitted: a block compresses to 64 + 101.5 bytes per used dnode + 38 per file with
+//     indirect blocks, its rounding to 512 averaged;
 //   - the meta-dnode's indirect blocks (7 levels in v23);
 //   - per file with more than one block: indirect blocks of 1 << indirect_block_shift bytes
-//     (128 block pointers in v23, 1024 later), fitted at 38 + 8 compressed bytes per block
-//     pointer per DVA it holds (46 B for copies=1 data);
+//     (128 block pointers in v23, 1024 later), each compressed to 38 + 8 bytes per DVA per
+//     block pointer plus the compressor's cost of the zero rest (IndirectBlockPsize);
 //   - directories: a micro-ZAP (64-byte entries, block grows 512 B at a time, fitted at
-//     64 + 8 bytes per entry + 0.9 per name byte compressed) while entries <= 2047 and names < 50
+//     64 + 4 bytes per entry + 0.7 per name byte compressed) while entries <= 2047 and names < 50
 //     bytes, else a fat ZAP of 16K leaves (not measured);
 //   - fixed objects: objset, master node, delete queue, user/group used, shares directory.
 // Pool overhead (MOS, space maps, the pool's root dataset) is a fitted constant per sector size
@@ -71,14 +72,24 @@ class MetadataTally {
     double lsize = 0, psize = 0, asize = 0, dsize = 0;
   };
   void AddBlock(double lsize, double raw_psize, int copies, Space* into) const;
+  // AddBlock averaged over raw_psize +- 256 (blocks of one kind whose sizes vary).
+  void AddBlockSpread(double lsize, double raw_psize, int copies, Space* into) const;
   Space Fixed() const;  // dnode blocks, meta-dnode indirects, fixed objects
 
   MetadataContext context_;
   AllocationModel alloc_;
   uint64_t files_ = 0;
   uint64_t directories_ = 0;
-  Space variable_;  // file indirects, directories
+  uint64_t indirect_files_ = 0;  // files with at least one indirect block
+  Space variable_;               // file indirects, directories
 };
+
+// psize of one file indirect block holding `block_pointers` block pointers of `child_dvas` DVAs
+// each (data copies for an L1, metadata copies above): 46 B per one-DVA pointer plus 8 per more
+// DVA, plus what the compressor spends on the zero rest of the block (lzjb: 530 B per 16K),
+// rounded up to 512 B (v23 measured: 2..6 pointers = 1024 B). REQUIRES: block_pointers <= the
+// block's capacity.
+uint64_t IndirectBlockPsize(Profile profile, uint64_t block_pointers, int child_dvas);
 
 // Pool-wide space outside datasets: MOS, space maps, the pool's root dataset (fitted on v23:
 // 38.5 MOS blocks of 3 copies + 49 KB + 0.086 % (ashift >= 12) or 0.03 % of allocated, that
