@@ -1,6 +1,7 @@
 // The zsim command. Parses arguments, runs the scan, prints the report on stdout and messages on
 // stderr, and exits with the documented code.
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -60,6 +61,14 @@ bool WriteHtml(const std::string& path, const std::string& html, std::string* er
 
 int main(int argc, char** argv) {
   using namespace zsim;
+  // Started with stdin, stdout or stderr closed (`zsim ... >&-`): hold those numbers with
+  // /dev/null, so no file opened later (a scanned file, the HTML report) takes fd 1 or 2 and
+  // receives the report or the messages.
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+      if (::open("/dev/null", O_RDWR) != fd) _exit(cli::kExitUsage);
+    }
+  }
   ::signal(SIGPIPE, SIG_IGN);
   struct sigaction sa {};
   sa.sa_handler = OnSignal;

@@ -5,8 +5,78 @@
 #include "engine/base/size_suffix.h"
 
 namespace zsim::cli {
+namespace {
 
-void PrintError(const std::string& message) { std::fprintf(stderr, "zsim: %s\n", message.c_str()); }
+// Length of the valid UTF-8 sequence at s[i] (2..4), or 0 if there is none.
+size_t Utf8Length(const std::string& s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const auto cont = [&](size_t k) { return k < s.size() && (b(k) & 0xC0) == 0x80; };
+  const unsigned char c = b(i);
+  if (c >= 0xC2 && c <= 0xDF) return cont(i + 1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (!cont(i + 1) || !cont(i + 2)) return 0;
+    if (c == 0xE0 && b(i + 1) < 0xA0) return 0;   // overlong
+    if (c == 0xED && b(i + 1) >= 0xA0) return 0;  // surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (!cont(i + 1) || !cont(i + 2) || !cont(i + 3)) return 0;
+    if (c == 0xF0 && b(i + 1) < 0x90) return 0;   // overlong
+    if (c == 0xF4 && b(i + 1) >= 0x90) return 0;  // above U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+// A path or message as it may be shown on a terminal: control characters (escape sequences,
+// carriage returns, newlines unless kept) and bytes that are not UTF-8 are written as \n, \xNN,
+// and a backslash as \\, so a file name can neither forge lines nor drive the terminal.
+std::string TerminalSafe(const std::string& text, bool keep_newlines = false) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    if (c >= 0x80) {
+      if (const size_t n = Utf8Length(text, i); n > 0) {
+        out.append(text, i, n);
+        i += n;
+        continue;
+      }
+    }
+    switch (c) {
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += keep_newlines ? "\n" : "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        out += "\\x";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+    }
+    ++i;
+  }
+  return out;
+}
+
+}  // namespace
+
+void PrintError(const std::string& message) {
+  std::fprintf(stderr, "zsim: %s\n", TerminalSafe(message, /*keep_newlines=*/true).c_str());
+}
 
 std::string FormatProgress(const pipeline::Progress& p) {
   std::string line = "scanned " + FormatBytes(p.bytes_done);
@@ -49,7 +119,8 @@ int FinishMessages(const ScanResult& result, bool quiet) {
         std::fprintf(stderr, "  ... and %zu more\n", errors - 10);
         break;
       }
-      std::fprintf(stderr, "  %s: %s\n", e.path.c_str(), e.error.c_str());
+      std::fprintf(stderr, "  %s: %s\n", TerminalSafe(e.path).c_str(),
+                   TerminalSafe(e.error).c_str());
     }
   }
   if (result.partial) {

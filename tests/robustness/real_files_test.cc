@@ -1,0 +1,591 @@
+// The built zsim on real trees that hold what a storage server holds besides plain files: fifos,
+// sockets, device nodes, /proc and /sys files whose size lies, empty files, names that are not
+// UTF-8 or hold newlines and escape sequences, a 1 TB sparse file, mount points, excluded paths;
+// that it never writes (mtimes, atimes, contents unchanged); Ctrl-C, a closed stdout, and bad
+// arguments. The tests run as root (as CI does); cases that need a capability this machine lacks
+// are skipped with the reason.
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/util/run_command.h"
+#include "tests/util/test_util.h"
+
+namespace zsim {
+namespace {
+
+using nlohmann::json;
+using testing::RunZsim;
+namespace fs = std::filesystem;
+
+constexpr uint64_t K = 1024;
+constexpr uint64_t M = 1024 * K;
+
+json ParseJson(const testing::CommandResult& r) {
+  try {
+    return json::parse(r.out);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not JSON: " << e.what() << "\n" << r.out.substr(0, 300) << "\n" << r.err;
+    return json::object();
+  }
+}
+
+const json& ResultFor(const json& report, uint64_t recordsize, const std::string& compression) {
+  for (const json& r : report["results"]) {
+    if (r["recordsize"] == recordsize && r["compression"] == compression) return r;
+  }
+  static const json kNone = json::object();
+  ADD_FAILURE() << "no result for " << recordsize << " " << compression;
+  return kNone;
+}
+
+std::string Name(const char* prefix, int i) {
+  std::string name = prefix;
+  name += std::to_string(i);
+  return name;
+}
+
+// A process started with its stdout and stderr on pipes the test reads (or closes) itself.
+struct Child {
+  pid_t pid = -1;
+  int out = -1;
+  int err = -1;
+};
+
+Child Spawn(const std::vector<std::string>& args) {
+  Child c;
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) return c;
+  c.pid = fork();
+  if (c.pid == 0) {
+    const int devnull = open("/dev/null", O_RDONLY);
+    dup2(devnull, STDIN_FILENO);
+    dup2(out[1], STDOUT_FILENO);
+    dup2(err[1], STDERR_FILENO);
+    std::vector<char*> argv = {const_cast<char*>(ZSIM_BINARY)};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(out[1]);
+  close(err[1]);
+  c.out = out[0];
+  c.err = err[0];
+  return c;
+}
+
+// Reads fd until `needle` shows up (true) or the fd closes (false). Appends what it read.
+bool ReadUntil(int fd, const std::string& needle, std::string* got) {
+  char buf[4096];
+  while (got->find(needle) == std::string::npos) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) return false;
+    got->append(buf, static_cast<size_t>(n));
+  }
+  return true;
+}
+
+void ReadAll(int fd, std::string* got) {
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) return;
+    got->append(buf, static_cast<size_t>(n));
+  }
+}
+
+// Waits for the child; a guard (not a speed assertion): a child still alive after `limit` is
+// killed and reported as a hang (-1).
+int WaitExit(pid_t pid, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    int status = 0;
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) {
+      if (WIFEXITED(status)) return WEXITSTATUS(status);
+      return 128 + WTERMSIG(status);
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// A sparse file of `size` bytes with `data` written at `offset`.
+void WriteSparse(const fs::path& path, uint64_t size, uint64_t offset,
+                 const std::vector<uint8_t>& data) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(size)), 0);
+  if (!data.empty()) {
+    ASSERT_EQ(pwrite(fd, data.data(), data.size(), static_cast<off_t>(offset)),
+              static_cast<ssize_t>(data.size()));
+  }
+  close(fd);
+}
+
+TEST(RealFilesTest, FifosSocketsAndDeviceNodesAreSkippedWithoutBlocking) {
+  testing::TempDir tmp;
+  tmp.WriteFile("data", testing::Xorshift64Bytes(1, 64 * K));
+  ASSERT_EQ(mkfifo((tmp.path() / "fifo").c_str(), 0644), 0);  // no writer: opening would block
+  const int sock = socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(sock, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::string sock_path = (tmp.path() / "sock").string();
+  ASSERT_LT(sock_path.size(), sizeof addr.sun_path);
+  std::strcpy(addr.sun_path, sock_path.c_str());
+  ASSERT_EQ(bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  bool have_nodes = mknod((tmp.path() / "zero").c_str(), S_IFCHR | 0644, makedev(1, 5)) == 0 &&
+                    mknod((tmp.path() / "loop").c_str(), S_IFBLK | 0644, makedev(7, 250)) == 0;
+  const auto r = RunZsim({"scan", tmp.path().string(), "--compression", "off", "--json"});
+  close(sock);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const json j = ParseJson(r);
+  EXPECT_EQ(j["input"]["files"], 1);
+  EXPECT_EQ(j["input"]["skipped"]["fifo"], 1);
+  EXPECT_EQ(j["input"]["skipped"]["socket"], 1);
+  if (have_nodes) {
+    EXPECT_EQ(j["input"]["skipped"]["char_device"], 1);
+    EXPECT_EQ(j["input"]["skipped"]["block_device"], 1);
+  }
+  EXPECT_TRUE(j["input"]["errors"].empty());
+  EXPECT_EQ(ResultFor(j, 128 * K, "off")["lsize"], 64 * K);
+
+  // A fifo named on the command line is skipped too, not opened.
+  const auto f = RunZsim({"scan", (tmp.path() / "fifo").string(), "--json"});
+  EXPECT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_EQ(ParseJson(f)["input"]["skipped"]["fifo"], 1);
+}
+
+TEST(RealFilesTest, ProcFilesWhoseSizeLiesNeitherHangNorCrash) {
+  // /proc files say 0 bytes and hold more: modelled as empty, never read past what stat said.
+  const auto proc = RunZsim({"scan", "/proc/self/status", "/proc/version", "--json"});
+  EXPECT_EQ(proc.exit_code, 0) << proc.err;
+  const json p = ParseJson(proc);
+  EXPECT_EQ(p["input"]["files"], 2);
+  EXPECT_EQ(p["input"]["bytes_logical"], 0);
+  // A /sys attribute says 4096 bytes and holds a few: the short file is an error, not a crash.
+  const char* kSys = "/sys/kernel/mm/ksm/run";
+  struct stat st;
+  if (stat(kSys, &st) != 0 || st.st_size != 4096) GTEST_SKIP() << kSys << " absent here";
+  const auto sys = RunZsim({"scan", kSys, "--json"});
+  EXPECT_EQ(sys.exit_code, 1) << sys.err;
+  const json s = ParseJson(sys);
+  ASSERT_EQ(s["input"]["errors"].size(), 1u);
+  EXPECT_EQ(s["input"]["errors"][0]["error"].get<std::string>().rfind("changed_while_read", 0), 0u);
+}
+
+TEST(RealFilesTest, ZeroLengthFilesCountAsFilesWithNoBlock) {
+  testing::TempDir tmp;
+  for (int i = 0; i < 300; ++i) tmp.WriteFile(Name("empty/e", i), {});
+  const auto r = RunZsim({"scan", tmp.path().string(), "--compression", "off,lz4", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const json j = ParseJson(r);
+  EXPECT_EQ(j["input"]["files"], 300);
+  EXPECT_EQ(j["input"]["bytes_logical"], 0);
+  for (const char* c : {"off", "lz4"}) {
+    EXPECT_EQ(ResultFor(j, 128 * K, c)["lsize"], 0);
+    EXPECT_EQ(ResultFor(j, 128 * K, c)["dedup"]["entries"]["unique"], 0);
+    EXPECT_EQ(ResultFor(j, 128 * K, c)["blocks"]["data"], 0);
+  }
+}
+
+// Names that are hostile to each output: not UTF-8, a newline, terminal escapes, HTML markup.
+class HostileNames : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::vector<uint8_t> data = testing::GenerateBlock(300 * K, 0.6, 3);
+    for (const std::string& dir : {kNotUtf8, kNewline, kEscape, kMarkup}) {
+      tmp_.WriteFile(dir + "/file", data);  // the same content: every row has duplicates
+    }
+    // Symlink loops named alike, so the names also show up in the error lists.
+    for (const std::string& dir : {kNotUtf8, kNewline, kEscape, kMarkup}) {
+      EXPECT_EQ(symlink(".", (tmp_.path() / dir / (dir + "-loop")).c_str()), 0);
+    }
+  }
+  testing::CommandResult Run(std::vector<std::string> extra) {
+    std::vector<std::string> args = {"scan", tmp_.path().string(), "--compression", "lz4",
+                                     "--follow-symlinks"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return RunZsim(args);
+  }
+  const std::string kNotUtf8 = "bad\xff\xfe\xc3(name";
+  const std::string kNewline = "two\nlines";
+  const std::string kEscape = "esc\x1b]0;owned\x07\x1b[31m\rred";
+  const std::string kMarkup = "<img src=x onerror=alert(1)>&amp";
+  testing::TempDir tmp_;
+};
+
+TEST_F(HostileNames, JsonStaysValidAndEscapesControlCharacters) {
+  const auto r = Run({"--json"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // the 4 loops are errors
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+  EXPECT_EQ(r.out.find('\xff'), std::string::npos);  // invalid UTF-8 never reaches the JSON
+  const json j = ParseJson(r);
+  ASSERT_EQ(j["input"]["errors"].size(), 4u);
+  std::vector<std::string> paths;
+  for (const json& e : j["input"]["errors"]) paths.push_back(e["path"].get<std::string>());
+  const std::string root = tmp_.path().string();
+  EXPECT_NE(std::find(paths.begin(), paths.end(), root + "/" + kNewline + "/" + kNewline + "-loop"),
+            paths.end());
+  EXPECT_NE(std::find(paths.begin(), paths.end(), root + "/" + kMarkup + "/" + kMarkup + "-loop"),
+            paths.end());
+  EXPECT_NE(r.out.find("two\\nlines"), std::string::npos);
+  EXPECT_NE(r.out.find("esc\\u001b]0;owned\\u0007"), std::string::npos);
+  EXPECT_EQ(j["input"]["files"], 4);
+}
+
+TEST_F(HostileNames, TextReportAndStderrShowEveryNameOnOneLineWithoutControlBytes) {
+  const auto r = Run({});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  for (const std::string* text : {&r.out, &r.err}) {
+    for (char c : *text) {
+      const auto u = static_cast<unsigned char>(c);
+      // Only newlines of the report's own layout; no escape, bell or carriage return.
+      EXPECT_TRUE(u >= 0x20 || c == '\n') << "control byte " << int(u);
+      if (u < 0x20 && c != '\n') break;
+    }
+  }
+  // No line of either output starts with the second half of a name that held a newline.
+  EXPECT_EQ(r.out.find("\nlines"), std::string::npos);
+  EXPECT_EQ(r.err.find("\nlines"), std::string::npos);
+  // stderr lists the unreadable paths escaped: \n, \xNN.
+  EXPECT_NE(r.err.find("two\\nlines"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("esc\\x1b]0;owned\\x07\\x1b[31m\\rred"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("bad\\xff\\xfe\\xc3(name"), std::string::npos) << r.err;
+}
+
+TEST_F(HostileNames, HtmlReportEscapesMarkup) {
+  testing::TempDir out;
+  const fs::path html = out.path() / "report.html";
+  const auto r = Run({"--html", html.string(), "-q"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  std::ifstream in(html, std::ios::binary);
+  const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(page.empty());
+  EXPECT_EQ(page.find("<img src=x"), std::string::npos);
+  EXPECT_NE(page.find("&lt;img src=x onerror=alert(1)&gt;&amp;amp"), std::string::npos);
+}
+
+// Disabled: engine/report/html_report.cc writes control bytes of names (ESC, BEL, CR) raw into
+// the page (in the <code> cells of the breakdown tables); they should be shown escaped (e.g.
+// as the text report's '?', or \x1b) like the text report does.
+TEST_F(HostileNames, DISABLED_HtmlReportHasNoRawControlBytes) {
+  testing::TempDir out;
+  const fs::path html = out.path() / "report.html";
+  const auto r = Run({"--html", html.string(), "-q"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  std::ifstream in(html, std::ios::binary);
+  const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(page.empty());
+  EXPECT_EQ(page.find('\x1b'), std::string::npos);
+  EXPECT_EQ(page.find('\x07'), std::string::npos);
+  EXPECT_EQ(page.find('\r'), std::string::npos);
+}
+
+TEST(RealFilesTest, TerabyteSparseFileReadsOnlyItsData) {
+  testing::TempDir tmp;
+  const fs::path path = tmp.path() / "huge.img";
+  const std::vector<uint8_t> data = testing::Xorshift64Bytes(7, 1 * M);
+  WriteSparse(path, 1ull << 40, 300ull << 30, data);  // 1 TiB, 1 MiB of data at 300 GiB
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  if (static_cast<uint64_t>(st.st_blocks) * 512 > 4 * M) GTEST_SKIP() << "no sparse files here";
+  const auto r = RunZsim({"scan", path.string(), "--compression", "off", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = ParseJson(r);
+  EXPECT_EQ(j["input"]["bytes_logical"], 1ull << 40);
+  EXPECT_EQ(j["input"]["bytes_read"], 1 * M);  // holes are never read
+  const json& off = ResultFor(j, 128 * K, "off");
+  EXPECT_EQ(off["lsize"], 1 * M);  // 8 records of data; the rest are holes
+  EXPECT_EQ(off["blocks"]["data"], 8);
+}
+
+TEST(RealFilesTest, OneFileSystemStopsAtMountPoints) {
+  testing::TempDir tmp;
+  tmp.WriteFile("here", testing::Xorshift64Bytes(8, 64 * K));
+  const fs::path mnt = tmp.path() / "mnt";
+  fs::create_directory(mnt);
+  if (mount("zsim-test", mnt.c_str(), "tmpfs", 0, "size=4m") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  }
+  {
+    std::ofstream f(mnt / "there", std::ios::binary);
+    const std::vector<uint8_t> d = testing::Xorshift64Bytes(9, 128 * K);
+    f.write(reinterpret_cast<const char*>(d.data()), static_cast<std::streamsize>(d.size()));
+  }
+  const auto one =
+      RunZsim({"scan", tmp.path().string(), "--compression", "off", "--json", "--one-file-system"});
+  const auto all = RunZsim({"scan", tmp.path().string(), "--compression", "off", "--json"});
+  umount2(mnt.c_str(), MNT_DETACH);
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  const json o = ParseJson(one);
+  EXPECT_EQ(o["input"]["files"], 1);
+  EXPECT_EQ(o["input"]["skipped"]["other_file_system"], 1);
+  EXPECT_EQ(ResultFor(o, 128 * K, "off")["lsize"], 64 * K);
+  const json a = ParseJson(all);
+  EXPECT_EQ(a["input"]["files"], 2);
+  EXPECT_EQ(ResultFor(a, 128 * K, "off")["lsize"], 192 * K);
+}
+
+TEST(RealFilesTest, ExcludedPathsAreSkippedAndLeaveTheFiguresOfTheRest) {
+  testing::TempDir tmp, kept;
+  const std::vector<uint8_t> keep = testing::Xorshift64Bytes(10, 200 * K);
+  tmp.WriteFile("keep.dat", keep);
+  kept.WriteFile("keep.dat", keep);
+  tmp.WriteFile("a.log", testing::Xorshift64Bytes(11, 64 * K));
+  tmp.WriteFile("sub/b.log", testing::Xorshift64Bytes(12, 64 * K));
+  tmp.WriteFile("cache/c.dat", testing::Xorshift64Bytes(13, 64 * K));
+  const auto r = RunZsim({"scan", tmp.path().string(), "--compression", "off", "--json",
+                          "--exclude", "*.log", "--exclude", "cache"});
+  const auto want = RunZsim({"scan", kept.path().string(), "--compression", "off", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const json j = ParseJson(r);
+  const json w = ParseJson(want);
+  EXPECT_EQ(j["input"]["files"], 1);
+  EXPECT_EQ(j["input"]["skipped"]["excluded"], 3);  // a.log, sub/b.log, cache/
+  EXPECT_EQ(ResultFor(j, 128 * K, "off")["lsize"], ResultFor(w, 128 * K, "off")["lsize"]);
+  EXPECT_EQ(ResultFor(j, 128 * K, "off")["dedup"], ResultFor(w, 128 * K, "off")["dedup"]);
+}
+
+// What a scan must leave as it found it: content, size, mtime, ctime, and the atime where
+// O_NOATIME applies (root, or the owner).
+struct Snapshot {
+  std::map<std::string, std::vector<int64_t>> times;
+  std::map<std::string, std::vector<uint8_t>> contents;
+};
+
+// The file's bytes, read with O_NOATIME so that taking the snapshot leaves the atime alone.
+std::vector<uint8_t> ReadNoAtime(const fs::path& path) {
+  std::vector<uint8_t> bytes;
+  const int fd = open(path.c_str(), O_RDONLY | O_NOATIME | O_CLOEXEC);
+  EXPECT_GE(fd, 0) << path;
+  if (fd < 0) return bytes;
+  uint8_t buf[65536];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) bytes.insert(bytes.end(), buf, buf + n);
+  close(fd);
+  return bytes;
+}
+
+// Times first (fs::recursive_directory_iterator reads the directories without O_NOATIME, so it
+// lists them once up front), contents after.
+Snapshot Take(const std::vector<fs::path>& paths) {
+  Snapshot s;
+  for (const fs::path& p : paths) {
+    struct stat st;
+    if (lstat(p.c_str(), &st) != 0) continue;
+    s.times[p.string()] = {st.st_mtim.tv_sec,
+                           st.st_mtim.tv_nsec,
+                           st.st_atim.tv_sec,
+                           st.st_atim.tv_nsec,
+                           st.st_ctim.tv_sec,
+                           st.st_ctim.tv_nsec,
+                           static_cast<int64_t>(st.st_size)};
+  }
+  for (const fs::path& p : paths) {
+    if (fs::is_regular_file(fs::symlink_status(p))) s.contents[p.string()] = ReadNoAtime(p);
+  }
+  return s;
+}
+
+TEST(RealFilesTest, ScanLeavesContentsMtimesAndAtimesUnchanged) {
+  if (geteuid() != 0) GTEST_SKIP() << "O_NOATIME on every file needs root or ownership";
+  testing::TempDir tmp;
+  tmp.WriteFile("a", testing::GenerateBlock(300 * K, 0.5, 1));
+  tmp.WriteFile("dir/b", testing::Xorshift64Bytes(2, 9 * M));
+  tmp.WriteFile("dir/deeper/c", {'x'});
+  tmp.WriteFile("dir/empty", {});
+  WriteSparse(tmp.path() / "sparse", 64 * M, 10 * M, testing::Xorshift64Bytes(3, 200 * K));
+  // atime before mtime: under relatime (and strictatime) any plain read would update it.
+  const timespec old_atime = {1000000000, 0};
+  std::vector<fs::path> paths = {tmp.path()};
+  for (const auto& e : fs::recursive_directory_iterator(tmp.path())) paths.push_back(e.path());
+  for (const fs::path& p : paths) {
+    const timespec times[2] = {old_atime, {0, UTIME_OMIT}};
+    ASSERT_EQ(utimensat(AT_FDCWD, p.c_str(), times, AT_SYMLINK_NOFOLLOW), 0);
+  }
+  const Snapshot before = Take(paths);
+  ASSERT_EQ(before.times.size(), 8u);
+  for (const auto& [path, t] : before.times) ASSERT_EQ(t[2], old_atime.tv_sec) << path;
+  const auto r = RunZsim({"scan", tmp.path().string(), "--compression", "lz4,gzip", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Snapshot after = Take(paths);
+  EXPECT_EQ(after.contents, before.contents);
+  for (const auto& [path, t] : before.times) {
+    EXPECT_EQ(after.times.at(path), t) << path << " (mtime, atime, ctime, size)";
+  }
+}
+
+TEST(RealFilesTest, FirstInterruptPrintsAPartialReportAndExits130) {
+  testing::TempDir tmp;
+  // 200 sparse files of 2 GiB: tens of thousands of chunks, long enough to be interrupted.
+  for (int i = 0; i < 200; ++i) {
+    WriteSparse(tmp.path() / Name("img", i), 2ull << 30, static_cast<uint64_t>(i) * M,
+                testing::Xorshift64Bytes(static_cast<uint64_t>(i), 64 * K));
+  }
+  for (int sig : {SIGINT, SIGTERM}) {
+    Child c = Spawn({"scan", tmp.path().string(), "--compression", "off", "--json", "--progress"});
+    ASSERT_GT(c.pid, 0);
+    std::string err;
+    ASSERT_TRUE(ReadUntil(c.err, "scanned", &err)) << err;  // the scan is under way
+    kill(c.pid, sig);
+    std::string out;
+    ReadAll(c.out, &out);
+    ReadAll(c.err, &err);
+    close(c.out);
+    close(c.err);
+    EXPECT_EQ(WaitExit(c.pid, std::chrono::seconds(120)), 130) << err;
+    const json j = json::parse(out, nullptr, /*allow_exceptions=*/false);
+    ASSERT_FALSE(j.is_discarded()) << out.substr(0, 300);
+    EXPECT_EQ(j["partial"], true);
+    EXPECT_LT(j["input"]["files"].get<int>(), 200);
+    EXPECT_NE(err.find("interrupted"), std::string::npos) << err;
+  }
+}
+
+TEST(RealFilesTest, SecondInterruptExitsAtOnceEvenWhileTheReportIsStuck) {
+  testing::TempDir tmp;
+  // 1500 symlink loops with long names (followed: each is an error listed in the JSON report,
+  // which then outgrows a pipe's 64 KiB), then sparse files to be interrupted in.
+  const std::string long_name(150, 'n');
+  fs::create_directory(tmp.path() / "loops");
+  for (int i = 0; i < 1500; ++i) {
+    ASSERT_EQ(symlink(".", (tmp.path() / "loops" / Name(long_name.c_str(), i)).c_str()), 0);
+  }
+  fs::create_directory(tmp.path() / "images");
+  for (int i = 0; i < 200; ++i) {
+    WriteSparse(tmp.path() / "images" / Name("img", i), 2ull << 30, 0, {1, 2, 3});
+  }
+  Child c = Spawn({"scan", (tmp.path() / "loops").string(), (tmp.path() / "images").string(),
+                   "--follow-symlinks", "--compression", "off", "--json", "--progress"});
+  ASSERT_GT(c.pid, 0);
+  std::string err;
+  ASSERT_TRUE(ReadUntil(c.err, "scanned", &err)) << err;
+  kill(c.pid, SIGINT);
+  // stdout is never read: the report (> 64 KiB) blocks in write(). Wait for the pipe to fill.
+  for (int i = 0; i < 500; ++i) {
+    int queued = 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    pollfd p{c.out, POLLIN, 0};
+    if (poll(&p, 1, 0) == 1 && ioctl(c.out, FIONREAD, &queued) == 0 && queued >= 65536) break;
+  }
+  kill(c.pid, SIGINT);
+  EXPECT_EQ(WaitExit(c.pid, std::chrono::seconds(60)), 130);
+  close(c.out);
+  close(c.err);
+}
+
+TEST(RealFilesTest, ClosedStdoutEndsQuietly) {
+  testing::TempDir tmp;
+  for (int i = 0; i < 20; ++i) {
+    tmp.WriteFile(Name("f", i), testing::GenerateBlock(100 * K, 0.5, static_cast<uint64_t>(i)));
+  }
+  Child c = Spawn({"scan", tmp.path().string(), "--compression", "lz4", "--no-progress"});
+  ASSERT_GT(c.pid, 0);
+  close(c.out);  // `zsim ... | head` after head has gone
+  std::string err;
+  ReadAll(c.err, &err);
+  close(c.err);
+  EXPECT_EQ(WaitExit(c.pid, std::chrono::seconds(120)), 0);  // not 141 (SIGPIPE)
+  EXPECT_EQ(err, "");
+}
+
+struct BadArgument {
+  std::vector<std::string> args;
+  std::string must_say;  // the allowed values or the conflict, as the message names them
+};
+
+TEST(BadArgumentsTest, EveryOptionIsCheckedBeforeAnyIoAndNamesTheAllowedValues) {
+  testing::TempDir tmp;
+  // A fifo as the path: if zsim touched its input before refusing, it would hang or count it.
+  const std::string fifo = (tmp.path() / "fifo").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  const std::string html = (tmp.path() / "out.html").string();
+  const std::vector<BadArgument> cases = {
+      {{"--recordsize", "3000"}, "power of two from 512"},
+      {{"--recordsize", "0"}, "power of two from 512"},
+      {{"--recordsize", "lots"}, "suffix K, M, G"},
+      {{"--recordsize", "99999999999999999999"}, "too large"},
+      {{"--recordsize", "32M"}, "16.0 MiB"},
+      {{"--volblocksize", "3k"}, "power of two"},
+      {{"--compression", "brotli"}, "accepted: off, on, lzjb"},
+      {{"--profile", "9.9"}, "v23, 2.1, 2.2, 2.3 or 2.4"},
+      {{"--ashift", "20"}, "9 to 16"},
+      {{"--vdev", "raidz9:2"}, "disk, mirror:N, raidzP:C, draidP:D:C"},
+      {{"--copies", "4"}, "1, 2 or 3"},
+      {{"--checksum", "md5"}, "xxh128 or sha256"},
+      {{"--ddt-format", "huge"}, "legacy or fast"},
+      {{"--ram", "0"}, "e.g. 64G"},
+      {{"--sample", "1/3"}, "power of two"},
+      {{"--sample", "1/99999999999"}, "power of two"},
+      {{"--max-memory", "1k"}, "at least 1M"},
+      {{"--threads", "-1"}, "0 (all cores) or more"},
+      {{"--html", ""}, "needs a file name"},
+      {{"--bogus"}, "--bogus"},
+      {{"--progress", "--no-progress"}, "contradict"},
+      {{"--exclude"}, "--exclude"},
+  };
+  for (const BadArgument& c : cases) {
+    std::vector<std::string> args = {"scan", fifo, "--html", html};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    if (c.args[0] == "--html") args.erase(args.begin() + 2, args.begin() + 4);
+    const auto r = RunZsim(args);
+    std::string what;
+    for (const std::string& a : c.args) what += a + " ";
+    EXPECT_EQ(r.exit_code, 2) << what << r.err;
+    EXPECT_EQ(r.out, "") << what;
+    EXPECT_NE(r.err.find(c.must_say), std::string::npos) << what << ": " << r.err;
+  }
+  EXPECT_FALSE(fs::exists(html));  // refused before the report was written
+}
+
+// Disabled: `--threads 100000` passes validation and crashes inside TBB (SIGSEGV in
+// task_arena terminate); engine/pipeline/options.cc must bound --threads.
+TEST(BadArgumentsTest, DISABLED_AbsurdThreadCountIsRefused) {
+  const auto r = RunZsim({"scan", "/nonexistent", "--threads", "100000"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--threads"), std::string::npos) << r.err;
+}
+
+// Disabled: CLI11's conversion errors ("Could not convert: --ashift = x") do not name the
+// allowed values; engine/cli/flags.cc should parse these as strings and say what is allowed.
+TEST(BadArgumentsTest, DISABLED_NonNumericNumbersNameTheAllowedValues) {
+  const std::vector<BadArgument> cases = {{{"--ashift", "x"}, "9 to 16"},
+                                          {{"--copies", "two"}, "1, 2 or 3"},
+                                          {{"--threads", "many"}, "0 (all cores) or more"}};
+  for (const BadArgument& c : cases) {
+    std::vector<std::string> args = {"scan", "/nonexistent"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const auto r = RunZsim(args);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find(c.must_say), std::string::npos) << c.args[0] << ": " << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace zsim
