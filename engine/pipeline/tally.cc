@@ -44,6 +44,7 @@ DdtFootprint Footprint(const ScanOptions& o, DdtFormat format, uint64_t unique, 
   fill(m.unique, &f.unique);
   fill(m.duplicate, &f.duplicate);
   f.asize_bytes = m.unique.asize_bytes + m.duplicate.asize_bytes;
+  f.cached_bytes = (m.unique.l0_blocks + m.duplicate.l0_blocks) * f.leaf_bytes;
   return f;
 }
 

@@ -518,7 +518,11 @@ std::string ZdbBlock(const SettingResult& s, DdtFormat format, Profile profile) 
   return zfs::ZdbDedupText(s.dedup, objects, profile);
 }
 
-uint64_t DdtRamBytes(const DdtFootprint& fp) { return fp.in_core_bytes + fp.log_bytes; }
+uint64_t DdtRamBytes(const DdtFootprint& fp) {
+  // The cached ZAP blocks (what zdb calls in core, except where v23's zdb undercounts), or the
+  // in-core figure for a footprint built without it.
+  return std::max(fp.cached_bytes, fp.in_core_bytes) + fp.log_bytes;
+}
 
 std::string SavedPercent(double ratio) {
   if (ratio <= 0) return "0%";

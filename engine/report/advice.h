@@ -129,7 +129,7 @@ const DdtFootprint* FootprintFor(const SettingResult& setting, DdtFormat format)
 // line), as text and HTML both print it.
 std::string ZdbBlock(const SettingResult& setting, DdtFormat format, Profile profile);
 
-// Bytes of RAM the DDT needs held in core: in-core ZAP bytes plus the fast-dedup log.
+// Bytes of RAM the DDT needs held in core: its cached ZAP blocks plus the fast-dedup log.
 uint64_t DdtRamBytes(const DdtFootprint& footprint);
 
 // "41%" style percentage of what a ratio saves: 1 - 1/ratio, rounded to whole percent.

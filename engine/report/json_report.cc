@@ -35,6 +35,7 @@ json Footprint(const DdtFootprint& f) {
               {"l2arc_header_bytes", f.l2arc_header_bytes},
               {"rule_of_thumb_320", f.rule_of_thumb_320},
               {"asize", f.asize_bytes},
+              {"cached", f.cached_bytes},
               {"unique", ClassFootprint(f.unique)},
               {"duplicate", ClassFootprint(f.duplicate)}};
 }

@@ -67,12 +67,16 @@ struct DdtFootprint {
   uint64_t l2arc_header_bytes = 0;  // RAM for L2ARC headers if the whole DDT lives in L2ARC
   uint64_t rule_of_thumb_320 = 0;   // 320 B x entries (Oracle rule of thumb), for comparison
   uint64_t asize_bytes = 0;         // what the DDT adds to `zpool list` ALLOC
+  // RAM the table takes when fully cached in ARC: every non-hole ZAP block x the block size.
+  // Usually what zdb prints as "in core"; in v23 zdb counts only the first block pointer's fill
+  // (docs/space_model.md), so there the two differ and this is the one to size RAM by.
+  uint64_t cached_bytes = 0;
   DdtClassFootprint unique;
   DdtClassFootprint duplicate;
 };
 
 struct DedupResult {
-  double ratio = 1.0;                      // zpool list DEDUP: floor(ref_dsize * 100 / dsize) / 100
+  double ratio = 1.0;  // zpool list DEDUP: floor(ref_dsize * 100 / dsize) / 100
   // When the table was sampled (--sample, --max-memory): 1/sample_modulus of the key space was
   // kept, counts and sizes are scaled up by it, and ratio carries a 95% interval.
   uint64_t sample_modulus = 1;
