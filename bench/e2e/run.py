@@ -176,7 +176,10 @@ def machine_txt(args, out):
                           " (tree has local changes)" if cmd(
                               "git -C %s status --porcelain -- engine include" %
                               sh_quote(str(REPO))) else ""),
-        "zsim: %s" % cmd("%s --version" % sh_quote(args.zsim)),
+        "zsim: %s, binary built %s (the commit line above is HEAD now, not the build's)" % (
+            cmd("%s --version" % sh_quote(args.zsim)),
+            datetime.datetime.fromtimestamp(os.path.getmtime(args.zsim),
+                                            datetime.timezone.utc).isoformat(timespec="seconds")),
         "xxhsum: %s" % cmd("xxh128sum --version 2>&1 | head -1"),
         "duperemove: %s" % cmd("dpkg-query -W duperemove"),
         "zfs-fuse: %s" % cmd("dpkg-query -W zfs-fuse"),
