@@ -102,23 +102,33 @@ void BreakdownCollector::Finish(const ddt::DedupTable& table, size_t setting,
   // Keys the table dropped (dedup sampling) cannot be looked up: sample at least as coarsely.
   const uint32_t shift = std::max(shift_.load(), table.sample_shift());
   const uint64_t m = uint64_t{1} << shift;
-  // Refcount, lsize and featured code of every sampled key.
+  // Refcount, lsize and featured code of every sampled key, in a vector sorted by key.lo (a
+  // few MB at the cap; hash maps of the same keys cost several times that).
   struct Info {
-    uint32_t refcount;
+    uint64_t lo;
     uint64_t lsize;
+    uint32_t refcount;
     ddt::PsizeCode code;
   };
-  std::unordered_map<uint64_t, Info> info;  // by key.lo (the sampled keys are few)
-  std::unordered_map<uint64_t, bool> wanted;
+  std::vector<Info> info;
   for (const auto* list : locals) {
     for (const Sampled& s : *list) {
-      if (Kept(s.key, shift)) wanted.emplace(s.key.lo, true);
+      if (Kept(s.key, shift)) info.push_back(Info{s.key.lo, 0, 0, ddt::kPendingCode});
     }
   }
-  if (!wanted.empty()) {
+  auto by_lo = [](const Info& a, const Info& b) { return a.lo < b.lo; };
+  std::sort(info.begin(), info.end(), by_lo);
+  info.erase(std::unique(info.begin(), info.end(),
+                         [](const Info& a, const Info& b) { return a.lo == b.lo; }),
+             info.end());
+  if (!info.empty()) {
     table.ForEach([&](const ddt::EntryView& e) {
-      if (!Kept(e.key, shift) || !wanted.count(e.key.lo)) return;
-      info.emplace(e.key.lo, Info{e.refcount, e.lsize, e.codes[setting]});
+      if (!Kept(e.key, shift)) return;
+      auto it = std::lower_bound(info.begin(), info.end(), Info{e.key.lo, 0, 0, 0}, by_lo);
+      if (it == info.end() || it->lo != e.key.lo) return;
+      it->lsize = e.lsize;
+      it->refcount = e.refcount;
+      it->code = e.codes[setting];
     });
   }
   std::vector<BreakdownRow> dirs(directory_names_.size()), exts(extension_names_.size());
@@ -137,9 +147,9 @@ void BreakdownCollector::Finish(const ddt::DedupTable& table, size_t setting,
   for (const auto* list : locals) {
     for (const Sampled& s : *list) {
       if (!Kept(s.key, shift)) continue;
-      const auto it = info.find(s.key.lo);
-      if (it == info.end()) continue;
-      const Info& in = it->second;
+      const auto it = std::lower_bound(info.begin(), info.end(), Info{s.key.lo, 0, 0, 0}, by_lo);
+      if (it == info.end() || it->lo != s.key.lo || it->refcount == 0) continue;
+      const Info& in = *it;
       // Holes and embedded blocks never enter the DDT: no psize, nothing for dedup to remove.
       uint64_t psize = 0, dup = 0;
       if (!ddt::IsHoleCode(in.code) && !ddt::IsEmbeddedCode(in.code)) {

@@ -9,8 +9,8 @@
 // whenever more than `max_sampled_refs` references are kept, dropping the half a doubled M
 // would not keep. At the end each kept reference is looked up in the dedup table and lends
 // M x psize, and M x lsize x (refcount - 1) / refcount as duplicate bytes, to its rows.
-// Below the cap (about a million references: 128 GiB at 128K records) every figure is exact
-// and independent of scheduling; above it, M depends on when the cap was crossed.
+// Below the cap (262144 references, 4 MiB of lists: 32 GiB at 128K records) every figure is
+// exact and independent of scheduling; above it, M depends on when the cap was crossed.
 //
 // Thread safety: Group/AddFile from the serial stages; Sample from any thread through a
 // per-thread Sampler; Finish after the pipeline has drained.
@@ -38,7 +38,7 @@ struct FileGroups {
 
 class BreakdownCollector {
  public:
-  explicit BreakdownCollector(size_t max_sampled_refs = size_t{1} << 20);
+  explicit BreakdownCollector(size_t max_sampled_refs = size_t{1} << 18);
 
   // Group ids of a file (path under `root`, the input path it was found under).
   FileGroups Groups(const std::string& root, const std::string& path);

@@ -89,16 +89,18 @@ uint64_t ThreadCpuNanos() {
 // Everything a worker thread owns (STYLE.md §5: built once, nothing allocated per block).
 struct Worker {
   explicit Worker(size_t buffer_bytes, size_t max_block, size_t rows, size_t settings)
-      : buffer(buffer_bytes),
-        scratch(max_block),
+      : buffer(new uint8_t[buffer_bytes]),
+        scratch(new uint8_t[max_block]),
         sparse_holes(rows, 0),
         codec_ns(rows * settings, 0),
         codec_bytes(rows * settings, 0),
         level_stats(rows * settings * (estimate::kMaxSampleLevel + 1)),
         unique_non_zero(rows, 0) {}
   codec::Compressor compressor;
-  std::vector<uint8_t> buffer;
-  std::vector<uint8_t> scratch;
+  // Not value-initialised: ReadChunk writes or zero-fills every byte a block reads, and zeroing
+  // 8 MiB per thread up front was a visible part of short scans.
+  std::unique_ptr<uint8_t[]> buffer;
+  std::unique_ptr<uint8_t[]> scratch;
   std::vector<uint64_t> sparse_holes;  // per row: records entirely inside a file's holes
   std::vector<std::pair<uint64_t, uint64_t>> extents;  // data ranges of the current chunk
   std::vector<uint64_t> codec_ns, codec_bytes;         // per (row, setting)
@@ -343,7 +345,7 @@ Status Scan::ReadChunk(Chunk& chunk, Worker& w, io::File& file, uint64_t fill_en
     w.extents.emplace_back(data_begin, data_end);
     pos = data_end;
   }
-  uint8_t* base = w.buffer.data();
+  uint8_t* base = w.buffer.get();
   uint64_t cursor = begin;
   for (const auto& [b, e] : w.extents) {
     if (b > cursor) std::fill(base + (cursor - begin), base + (b - begin), uint8_t{0});
@@ -374,7 +376,7 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
         ++w.sparse_holes[r];  // never written: no block pointer, in every setting
         continue;
       }
-      const ByteView block(w.buffer.data() + (rec_begin - chunk.offset), bs);
+      const ByteView block(w.buffer.get() + (rec_begin - chunk.offset), bs);
       const bool is_zero = IsAllZero(block);
       const ddt::Fingerprint fp = ddt::ComputeFingerprint(options_.checksum, block);
       if (r == 0) {
@@ -425,9 +427,9 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
             f.is_zero && zfs::ZeroBlockIsHole(policy_, comp) ? ddt::kHoleCode : ddt::kPendingCode;
         continue;
       }
-      const ByteView block(w.buffer.data() + f.offset, bs);
+      const ByteView block(w.buffer.get() + f.offset, bs);
       const zfs::BlockWrite bw = codec::CompressZfsBlock(
-          policy_, comp, block, f.is_zero, w.compressor, MutableByteView(w.scratch.data(), bs));
+          policy_, comp, block, f.is_zero, w.compressor, MutableByteView(w.scratch.get(), bs));
       bytes += bs;
       switch (bw.kind) {
         case zfs::BlockKind::kHole:
