@@ -43,6 +43,16 @@ DdtFootprint Footprint(const ScanOptions& o, DdtFormat format, uint64_t unique, 
   };
   fill(m.unique, &f.unique);
   fill(m.duplicate, &f.duplicate);
+  // The other end of the unique object's history: every duplicate passed through it.
+  zfs::DdtFootprintInput peak = in;
+  peak.unique_peak_entries = unique + duplicate;
+  const zfs::DdtFootprintModel mp = zfs::ModelDdtFootprint(peak);
+  f.unique.in_core_per_entry_max =
+      std::max(mp.unique.in_core_per_entry, f.unique.in_core_per_entry);
+  f.unique.on_disk_per_entry_max =
+      std::max(mp.unique.on_disk_per_entry, f.unique.on_disk_per_entry);
+  f.duplicate.in_core_per_entry_max = f.duplicate.in_core_per_entry;
+  f.duplicate.on_disk_per_entry_max = f.duplicate.on_disk_per_entry;
   f.asize_bytes = m.unique.asize_bytes + m.duplicate.asize_bytes;
   f.cached_bytes = (m.unique.l0_blocks + m.duplicate.l0_blocks) * f.leaf_bytes;
   return f;

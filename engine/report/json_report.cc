@@ -21,7 +21,9 @@ json ClassFootprint(const DdtClassFootprint& c) {
               {"in_core", c.in_core_bytes},
               {"on_disk", c.on_disk_bytes},
               {"in_core_per_entry", c.in_core_per_entry},
-              {"on_disk_per_entry", c.on_disk_per_entry}};
+              {"on_disk_per_entry", c.on_disk_per_entry},
+              {"in_core_per_entry_max", c.in_core_per_entry_max},
+              {"on_disk_per_entry_max", c.on_disk_per_entry_max}};
 }
 
 json Footprint(const DdtFootprint& f) {
@@ -55,12 +57,14 @@ json Setting(const SettingResult& s, DdtFormat chosen) {
     if (f.format == chosen) {
       ddt_bytes = {{"in_core", f.in_core_bytes}, {"on_disk", f.on_disk_bytes}};
       // zdb's per-object lines (v23 .. 2.2 print per-entry averages per class).
-      per_entry = {
-          {"unique",
-           {{"in_core", f.unique.in_core_per_entry}, {"on_disk", f.unique.on_disk_per_entry}}},
-          {"duplicate",
-           {{"in_core", f.duplicate.in_core_per_entry},
-            {"on_disk", f.duplicate.on_disk_per_entry}}}};
+      per_entry = {{"unique",
+                    {{"in_core", f.unique.in_core_per_entry},
+                     {"on_disk", f.unique.on_disk_per_entry},
+                     {"in_core_max", f.unique.in_core_per_entry_max},
+                     {"on_disk_max", f.unique.on_disk_per_entry_max}}},
+                   {"duplicate",
+                    {{"in_core", f.duplicate.in_core_per_entry},
+                     {"on_disk", f.duplicate.on_disk_per_entry}}}};
     }
   }
   json out = {

@@ -53,6 +53,11 @@ struct DdtClassFootprint {
   uint64_t on_disk_bytes = 0;      // dspace
   uint64_t in_core_per_entry = 0;  // what zdb <= 2.2 prints: "size X on disk, Y in core"
   uint64_t on_disk_per_entry = 0;
+  // A ZAP never shrinks, so the unique object's size depends on how many entries it once held:
+  // the figures above assume duplicates never sat in it (their copies written in the same txg);
+  // these assume every duplicate did (copies written in later txgs). Real pools fall between.
+  uint64_t in_core_per_entry_max = 0;
+  uint64_t on_disk_per_entry_max = 0;
 };
 
 // DDT size for one table format (ZFS_MODEL.md §6).
