@@ -1,6 +1,7 @@
 #include "engine/ddt/dedup_table.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cstring>
 #include <limits>
@@ -20,7 +21,24 @@ PsizeCode EncodeEmbedded(uint64_t payload) {
 
 namespace {
 
+// A shard's chunks grow 64, 128, 256, 512, then 1024 entries each: an empty table costs 400 KB
+// rather than 6 MB (small scans, --sample 1/M keeps its 1/M), and a big one wastes at most one
+// partly filled chunk (24 KB) per shard.
+constexpr size_t kGrowingChunks = 5;
+constexpr uint32_t kGrowingEntries = 64 * ((1u << kGrowingChunks) - 1);  // 1984
 constexpr size_t kChunkEntries = 1024;
+
+inline size_t ChunkOf(uint32_t id) {
+  if (id < kGrowingEntries) return static_cast<size_t>(std::bit_width((id >> 6) + 1u)) - 1;
+  return kGrowingChunks + (id - kGrowingEntries) / kChunkEntries;
+}
+inline size_t SlotOf(uint32_t id) {
+  if (id < kGrowingEntries) return id - 64 * ((size_t{1} << ChunkOf(id)) - 1);
+  return (id - kGrowingEntries) % kChunkEntries;
+}
+inline size_t ChunkEntries(size_t chunk) {
+  return chunk < kGrowingChunks ? size_t{64} << chunk : kChunkEntries;
+}
 constexpr uint32_t kIdBits = 24;
 // Index load up to 7/8: linear probing then scans ~30 slots for a new key at worst, 4 bytes each
 // with the tag sparing most entry reads, and the index averages ~5.5 bytes per entry instead of
@@ -50,7 +68,7 @@ uint32_t Tag(uint64_t lo) { return static_cast<uint32_t>(lo >> 48) & 0xFF; }
 }  // namespace
 
 // Invariants:
-//  1. Entries 0..count-1 live in chunks (id / kChunkEntries, id % kChunkEntries); ids never
+//  1. Entries 0..count-1 live in chunks (ChunkOf(id), SlotOf(id)); ids never
 //     change except when RaiseSampleShift rebuilds the shard.
 //  2. index.size() is a power of two (or 0) and count < 7/8 of it; slot = (tag << 24) | (id + 1),
 //     0 empty; an entry sits at the first free slot from lo & mask (linear probing).
@@ -64,7 +82,7 @@ struct DedupTable::Shard {
   std::vector<PsizeCode> side_codes;               // Guarded by mu.
 
   uint8_t* Entry(uint32_t id, size_t entry_bytes) const {
-    return chunks[id / kChunkEntries].get() + (id % kChunkEntries) * entry_bytes;
+    return chunks[ChunkOf(id)].get() + SlotOf(id) * entry_bytes;
   }
 
   // The index slot holding `key`, or the empty slot where it would go.
@@ -129,8 +147,9 @@ InsertOutcome DedupTable::Insert(const Fingerprint& key, uint64_t lsize, bool is
     return InsertOutcome::kSampledOut;
   }
   const uint32_t id = shard.count++;
-  if (id / kChunkEntries >= shard.chunks.size()) {
-    shard.chunks.push_back(std::make_unique<uint8_t[]>(kChunkEntries * entry_bytes_));
+  if (ChunkOf(id) >= shard.chunks.size()) {
+    shard.chunks.push_back(
+        std::make_unique<uint8_t[]>(ChunkEntries(shard.chunks.size()) * entry_bytes_));
   }
   uint8_t* e = shard.Entry(id, entry_bytes_);
   Store<uint64_t>(e + kLoOffset, key.lo);
@@ -188,11 +207,10 @@ void DedupTable::RaiseSampleShift(uint32_t shift) {
       const uint8_t* e = shard.Entry(id, entry_bytes_);
       const Fingerprint k{Load<uint64_t>(e + kLoOffset), Load<uint32_t>(e + kHiOffset)};
       if (SampledOut(k, shift)) continue;
-      if (kept / kChunkEntries >= chunks.size()) {
-        chunks.push_back(std::make_unique<uint8_t[]>(kChunkEntries * entry_bytes_));
+      if (ChunkOf(kept) >= chunks.size()) {
+        chunks.push_back(std::make_unique<uint8_t[]>(ChunkEntries(chunks.size()) * entry_bytes_));
       }
-      std::memcpy(chunks[kept / kChunkEntries].get() + (kept % kChunkEntries) * entry_bytes_, e,
-                  entry_bytes_);
+      std::memcpy(chunks[ChunkOf(kept)].get() + SlotOf(kept) * entry_bytes_, e, entry_bytes_);
       new_id[id] = kept++;
     }
     shard.chunks = std::move(chunks);
@@ -274,8 +292,8 @@ uint64_t DedupTable::memory_bytes() const {
   uint64_t n = 0;
   for (const auto& shard : shards_) {
     std::lock_guard<std::mutex> lock(shard->mu);
-    n += shard->chunks.size() * kChunkEntries * entry_bytes_ +
-         shard->index.capacity() * sizeof(uint32_t) +
+    for (size_t c = 0; c < shard->chunks.size(); ++c) n += ChunkEntries(c) * entry_bytes_;
+    n += shard->index.capacity() * sizeof(uint32_t) +
          shard->side_ids.capacity() * sizeof(uint32_t) +
          shard->side_codes.capacity() * sizeof(PsizeCode);
   }

@@ -175,6 +175,23 @@ TEST(DedupTableTest, DerivedAndSideStoredCodesReadBackAsStored) {
   EXPECT_LT(kept_sampled, 200u);
 }
 
+TEST(DedupTableTest, ASampledTableTakesAboutItsShareOfMemory) {
+  // --sample 1/64 must keep about 1/64 of the exact table, not a fixed floor per shard.
+  DedupTable exact(2), sampled(2);
+  sampled.RaiseSampleShift(6);
+  for (uint64_t i = 0; i < 400000; ++i) {
+    const Fingerprint k = Key(i);
+    exact.Insert(k, 4096);
+    sampled.Insert(k, 4096);
+  }
+  EXPECT_NEAR(double(sampled.entries()) * 64, double(exact.entries()), 0.1 * exact.entries());
+  EXPECT_LT(sampled.memory_bytes() * 20, exact.memory_bytes());
+  // Entries spanning every chunk size read back (ids across the 64/128/.../1024 boundaries).
+  uint64_t refs = 0;
+  exact.ForEach([&](const EntryView& e) { refs += e.refcount; });
+  EXPECT_EQ(refs, 400000u);
+}
+
 TEST(DedupTableTest, CodesRoundTrip) {
   EXPECT_EQ(AllocatedPsize(EncodeAllocated(512)), 512u);
   EXPECT_EQ(AllocatedPsize(EncodeAllocated(16u << 20)), 16u << 20);
