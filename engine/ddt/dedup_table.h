@@ -6,7 +6,8 @@
 //
 // Memory (issue 7's budget is 32 bytes per unique block with the default settings):
 //  - 256 shards chosen by the key's top 8 bits, each under its own mutex;
-//  - entries packed in 1024-entry chunks: 12 bytes of key (lo and the low 32 bits of hi; with
+//  - entries packed in chunks of 64, 128, then 256 entries: 12 bytes of key (lo and the low 32 bits
+//  of hi; with
 //    the 8 shard bits that is a 104-bit key: a false match among 10^10 blocks has probability
 //    about 10^-11), refcount 4, lsize and zero flag 2, then 2 bytes per setting stored inline;
 //  - an open-addressing index of 4-byte slots (24-bit entry id + 8 tag bits) at load <= 7/8;
@@ -14,7 +15,7 @@
 //    lsize and the zero flag, and a sampled codec keeps its codes in a side list for the few
 //    entries it was run on.
 // With off, lz4, lzjb, zle inline-or-derived and zstd, gzip sampled: 24 bytes per entry plus
-// 4.6-9 bytes of index (measured by bench/ddt_bench.cc, counter bytes_per_entry).
+// 4.6-6.9 bytes of index: 29-32 bytes per unique block (bench/ddt_bench.cc, bytes_per_entry).
 //
 // Sampling (--sample 1/M, --max-memory): the table keeps only keys whose low `sample_shift`
 // bits of `hi` are zero (SampledOut), i.e. 1/M of the key space, M = 2^sample_shift. Raising the
