@@ -1,6 +1,7 @@
 #include "engine/cli/flags.h"
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <sstream>
 
 #include "engine/base/size_suffix.h"
@@ -41,6 +42,19 @@ Status ParseSizeList(const std::string& flag, const std::string& text, std::vect
   return Status::Ok();
 }
 
+// A whole number for `flag`, or kInvalidArgument naming what is allowed.
+Status ParseWholeNumber(const std::string& flag, const std::string& text, const char* allowed,
+                        int* out) {
+  int value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end) {
+    return Status::InvalidArgument(flag + " " + text + " is not a whole number: use " + allowed);
+  }
+  *out = value;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<Command> ParseCommandLine(int argc, const char* const* argv) {
@@ -54,7 +68,8 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   std::vector<std::string> paths;
   std::string recordsize = "128k", volblocksize, compression, profile = "2.4", vdev = "disk";
   std::string checksum = "xxh128", ddt_format, ram, sample, max_memory;
-  int ashift = 12, copies = 1, threads = 0;
+  // Whole numbers are read as text so a bad one gets a message naming the allowed values.
+  std::string ashift_text = "12", copies_text = "1", threads_text = "0";
   bool exact = false, one_fs = false, follow = false, no_progress = false, progress = false;
   std::vector<std::string> excludes;
   scan->add_option("PATH", paths, "files, directories, disk images or block devices")->required();
@@ -66,9 +81,9 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
                    "compressions to evaluate, comma separated, or 'all' (default: off, lz4, "
                    "zstd, gzip-6, lzjb, zle)");
   scan->add_option("--profile", profile, "ZFS version whose rules apply: v23, 2.1, 2.2, 2.3, 2.4");
-  scan->add_option("--ashift", ashift, "log2 of the sector size (default 12)");
+  scan->add_option("--ashift", ashift_text, "log2 of the sector size (default 12)");
   scan->add_option("--vdev", vdev, "vdev layout: disk, mirror:N, raidzP:C, draidP:D:C");
-  scan->add_option("--copies", copies, "copies property (1..3)");
+  scan->add_option("--copies", copies_text, "copies property (1..3)");
   scan->add_option("--checksum", checksum, "block fingerprint: xxh128 (fast) or sha256 (ZFS's)");
   scan->add_option("--ddt-format", ddt_format, "DDT format: legacy or fast (2.3+)");
   scan->add_option("--ram", ram, "RAM of the target machine for DDT advice (default: this one)");
@@ -79,7 +94,7 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
                    "dedup sampling: keep 1/M of the fingerprints and scale up, e.g. 1/64");
   scan->add_option("--max-memory", max_memory,
                    "memory for the dedup tables (default: half of RAM); past it, sample more");
-  scan->add_option("--threads", threads, "worker threads (default: every core)");
+  scan->add_option("--threads", threads_text, "worker threads (default: every core)");
   scan->add_flag("--json", cmd.json, "print the JSON report on stdout");
   std::optional<std::string> html;
   scan->add_option("--html", html,
@@ -112,6 +127,12 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     return cmd;
   }
 
+  int ashift = 0, copies = 0, threads = 0;
+  ZSIM_RETURN_IF_ERROR(
+      ParseWholeNumber("--ashift", ashift_text, "9 to 16 (12 for 4K-sector disks)", &ashift));
+  ZSIM_RETURN_IF_ERROR(ParseWholeNumber("--copies", copies_text, "1, 2 or 3", &copies));
+  ZSIM_RETURN_IF_ERROR(
+      ParseWholeNumber("--threads", threads_text, "0 (all cores) or more, up to 1024", &threads));
   ScanOptions& o = cmd.options;
   o.paths = paths;
   std::optional<Profile> p = ParseProfile(profile);

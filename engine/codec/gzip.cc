@@ -4,6 +4,7 @@
 
 #include <cassert>
 #include <limits>
+#include <new>
 
 namespace zsim::codec {
 
@@ -28,9 +29,10 @@ std::optional<size_t> GzipCompressor::Compress(int level, ByteView src, MutableB
   if (!slot) {
     auto stream = std::make_unique<Stream>();
     // compress2 = deflateInit(level): windowBits 15, memLevel 8, default strategy.
-    if (deflateInit2(&stream->z, level, Z_DEFLATED, MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-      return std::nullopt;
-    }
+    const int rc = deflateInit2(&stream->z, level, Z_DEFLATED, MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+    // Out of memory is not "incompressible": let the pipeline count the file as failed.
+    if (rc == Z_MEM_ERROR) throw std::bad_alloc();
+    if (rc != Z_OK) return std::nullopt;
     stream->ready = true;
     slot = std::move(stream);
   } else if (deflateReset(&slot->z) != Z_OK) {

@@ -2,8 +2,10 @@
 
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_c_format / ZSTD_d_format (magicless frames)
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include <cassert>
+#include <new>
 
 namespace zsim::codec {
 
@@ -23,7 +25,11 @@ ZstdZfsCompressor::~ZstdZfsCompressor() { ZSTD_freeCCtx(cctx_); }
 std::optional<size_t> ZstdZfsCompressor::Compress(int level, ByteView src, MutableByteView dst) {
   const std::optional<uint8_t> level_byte = ZstdZfsLevelByte(level);
   assert(level_byte.has_value());
-  if (cctx_ == nullptr || !level_byte || dst.size() <= kZstdHeaderBytes) return std::nullopt;
+  // No context (its allocation failed) is out of memory, not "incompressible": the pipeline
+  // then counts the file as failed instead of scoring the block as stored uncompressed.
+  if (cctx_ == nullptr) cctx_ = ZSTD_createCCtx();
+  if (cctx_ == nullptr) throw std::bad_alloc();
+  if (!level_byte || dst.size() <= kZstdHeaderBytes) return std::nullopt;
   // zfs_zstd_compress_impl: level, magicless format, no checksum, no content size.
   if (ZSTD_isError(ZSTD_CCtx_reset(cctx_, ZSTD_reset_session_and_parameters)) ||
       ZSTD_isError(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level)) ||
@@ -34,7 +40,10 @@ std::optional<size_t> ZstdZfsCompressor::Compress(int level, ByteView src, Mutab
   }
   const size_t n = ZSTD_compress2(cctx_, dst.data() + kZstdHeaderBytes,
                                   dst.size() - kZstdHeaderBytes, src.data(), src.size());
-  if (ZSTD_isError(n)) return std::nullopt;
+  if (ZSTD_isError(n)) {
+    if (ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation) throw std::bad_alloc();
+    return std::nullopt;
+  }
   const unsigned version = ZSTD_versionNumber();  // of the library actually linked
   dst[0] = static_cast<uint8_t>(n >> 24);
   dst[1] = static_cast<uint8_t>(n >> 16);

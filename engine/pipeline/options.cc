@@ -10,6 +10,10 @@
 namespace zsim {
 namespace {
 
+// More worker threads than this only wastes memory (each holds an 8 MiB buffer); TBB itself
+// fails on absurd counts.
+constexpr int kMaxThreads = 1024;
+
 bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 Status CheckBlockSize(std::string_view what, uint64_t bytes, uint64_t max_bytes, Profile profile) {
@@ -80,7 +84,10 @@ Status ValidateScanOptions(const ScanOptions& o) {
   if (o.ddt_format == DdtFormat::kFast && !rules.has_fast_dedup) {
     return Status::InvalidArgument("--ddt-format fast needs profile 2.3 or later");
   }
-  if (o.threads < 0) return Status::InvalidArgument("--threads must be 0 (all cores) or more");
+  if (o.threads < 0 || o.threads > kMaxThreads) {
+    return Status::InvalidArgument("--threads must be 0 (all cores) or more, up to " +
+                                   std::to_string(kMaxThreads));
+  }
   if (o.sample_modulus == 0 || !IsPowerOfTwo(o.sample_modulus)) {
     return Status::InvalidArgument("--sample 1/M needs M to be a power of two (1/1, 1/64, ...)");
   }

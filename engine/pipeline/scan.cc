@@ -162,6 +162,7 @@ class Scan {
         options_.volblocksize.value_or(zfs::RulesFor(options_.profile).default_volblocksize);
     max_block_ = std::max(max_block_, zvol_block_);
     chunk_bytes_ = std::max<uint64_t>(kChunkBytes, max_block_);
+    skipped_holes_.assign(rows_.size(), 0);
     sampling_.sampled.resize(options_.compressions.size());
     for (size_t c = 0; c < options_.compressions.size(); ++c) {
       sampling_.sampled[c] =
@@ -239,7 +240,11 @@ class Scan {
   // Serial input stage state.
   std::unique_ptr<walk::Walker> walker_;
   std::shared_ptr<FileJob> current_;
+  std::unique_ptr<io::File> current_file_;  // open while current_ has several chunks
   uint64_t current_offset_ = 0;
+  std::vector<uint64_t> skipped_holes_;     // per row: records of chunks SkipHoleChunks passed
+  std::atomic<uint64_t> skipped_bytes_{0};  // their bytes, for progress
+  void SkipHoleChunks();
   InputSummary input_;
   std::vector<DirectoryShape> directories_;  // walk order; folded into the metadata model
 
@@ -255,9 +260,40 @@ class Scan {
   bool walk_finished_ = false;
 };
 
+// Jumps over the current file's chunks that hold no data at all (SEEK_DATA), never past its
+// last chunk (which finishes the file in the output stage): their records are holes in every
+// row, counted here without a worker opening the file for each. A 1 TiB file with 1 MiB of
+// data is then a handful of chunks, not 131072.
+void Scan::SkipHoleChunks() {
+  FileJob& job = *current_;
+  if (!current_file_ || job.size <= chunk_bytes_) return;
+  const uint64_t last_chunk = (job.size - 1) / chunk_bytes_ * chunk_bytes_;
+  if (current_offset_ >= last_chunk) return;
+  Result<std::optional<uint64_t>> data = current_file_->NextData(current_offset_);
+  if (!data.ok()) return;  // the worker reading the chunk will meet and report the error
+  const uint64_t target =
+      std::min(data->has_value() ? **data / chunk_bytes_ * chunk_bytes_ : last_chunk, last_chunk);
+  if (target <= current_offset_) return;
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    const zfs::RecordLayout& l = job.layouts[r];
+    const uint64_t first = current_offset_ / l.block_bytes;
+    const uint64_t last = std::min(l.blocks, target / l.block_bytes);
+    if (last > first) skipped_holes_[r] += last - first;
+  }
+  job.chunks_left.fetch_sub((target - current_offset_) / chunk_bytes_);
+  skipped_bytes_.fetch_add(target - current_offset_, std::memory_order_relaxed);
+  current_offset_ = target;
+}
+
 bool Scan::NextChunk(Chunk* out) {
   for (;;) {
+    // Checked before every chunk, so Ctrl-C stops a multi-terabyte image within a chunk.
+    if (control_.cancel && control_.cancel->load(std::memory_order_relaxed)) {
+      cancelled_ = true;
+      return false;
+    }
     if (current_ && current_offset_ < current_->size) {
+      SkipHoleChunks();
       out->file = current_;
       out->offset = current_offset_;
       out->length = std::min(chunk_bytes_, current_->size - current_offset_);
@@ -265,10 +301,7 @@ bool Scan::NextChunk(Chunk* out) {
       return true;
     }
     current_.reset();
-    if (control_.cancel && control_.cancel->load(std::memory_order_relaxed)) {
-      cancelled_ = true;
-      return false;
-    }
+    current_file_.reset();
     std::optional<walk::WalkItem> item = walker_->Next();
     if (!item) {
       walk_finished_ = true;
@@ -321,6 +354,12 @@ bool Scan::NextChunk(Chunk* out) {
       return true;
     }
     job->chunks_left = chunks;
+    if (chunks > 1) {
+      // Kept open by the input stage only to find holes (SkipHoleChunks); a failure here is left
+      // for the workers, which report it for the file.
+      Result<std::unique_ptr<io::File>> f = fs_->Open(job->path, /*follow=*/true);
+      if (f.ok()) current_file_ = std::move(*f);
+    }
     current_ = std::move(job);
     current_offset_ = 0;
   }
@@ -490,6 +529,15 @@ void Scan::Process(Chunk& chunk, Worker& w) {
     }
     Status s = ReadChunk(chunk, w, **file, fill_end);
     if (!s.ok()) return job.Fail(std::move(s));
+    if (chunk.offset + chunk.length == job.size) {
+      // The last chunk: a byte past the size seen by the walk means the file grew while read.
+      uint8_t probe = 0;
+      Result<size_t> more = (*file)->ReadAt(job.size, MutableByteView(&probe, 1));
+      if (more.ok() && *more > 0) {
+        return job.Fail(Status::Changed("file grew while read: more than the " +
+                                        std::to_string(job.size) + " bytes listed"));
+      }
+    }
     ProcessRows(chunk, w);
     FlushSampling(w);
   } catch (const std::bad_alloc&) {
@@ -577,7 +625,7 @@ void Scan::MaybeReportProgress(bool force) {
   last_progress_ = now;
   Progress p;
   p.files_done = files_done_;
-  p.bytes_done = bytes_done_;
+  p.bytes_done = bytes_done_ + skipped_bytes_.load(std::memory_order_relaxed);
   p.bytes_discovered = input_.bytes_logical;
   p.walk_finished = walk_finished_;
   p.seconds = std::chrono::duration<double>(now - start_).count();
@@ -643,7 +691,7 @@ ScanResult Scan::Run() {
             [](const PathError& a, const PathError& b) { return a.path < b.path; });
 
   sampling_.end_level = level_.load();
-  std::vector<uint64_t> sparse(rows_.size(), 0);
+  std::vector<uint64_t> sparse = skipped_holes_;
   for (const Worker& w : workers) {
     for (size_t r = 0; r < rows_.size(); ++r) sparse[r] += w.sparse_holes[r];
   }

@@ -196,7 +196,10 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     const int lv = estimate::SampleLevel(e.key.lo);
     for (size_t c = 0; c < settings_; ++c) {
       SettingResult& s = out[c];
-      const ddt::PsizeCode code = e.codes[c];
+      ddt::PsizeCode code = e.codes[c];
+      // An exact setting's code is missing only when the file's chunk failed after inserting
+      // its blocks (out of memory while compressing): count the block as stored uncompressed.
+      if (level[c] < 0 && code == ddt::kPendingCode) code = ddt::EncodeAllocated(e.lsize);
       if (ddt::IsHoleCode(code)) {
         s.blocks.holes += refs;
         continue;

@@ -253,8 +253,13 @@ std::string HtmlEscape(std::string_view text) {
       case '\'':
         out += "&#39;";
         break;
-      default:
+      case '\n':
+      case '\t':
         out += ch;
+        break;
+      default:
+        // Control bytes (ESC, BEL, CR ... DEL) from file names show as '?', as in the text report.
+        out += (static_cast<unsigned char>(ch) < 0x20 || ch == '\x7f') ? '?' : ch;
     }
   }
   return out;
