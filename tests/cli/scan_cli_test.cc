@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "tests/util/report_json.h"
 #include "tests/util/run_command.h"
 #include "tests/util/test_util.h"
 
@@ -40,24 +41,8 @@ json WithoutTimings(json j) {
   return j;
 }
 
-json ParseJson(const testing::CommandResult& r) {
-  EXPECT_FALSE(r.out.empty()) << r.err;
-  try {
-    return json::parse(r.out);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "not JSON: " << e.what() << "\n" << r.out.substr(0, 500);
-    return json::object();
-  }
-}
-
-const json& ResultFor(const json& report, uint64_t recordsize, const std::string& compression) {
-  for (const json& r : report["results"]) {
-    if (r["recordsize"] == recordsize && r["compression"] == compression) return r;
-  }
-  static const json kNone = json::object();
-  ADD_FAILURE() << "no result for " << recordsize << " " << compression;
-  return kNone;
-}
+json ParseJson(const testing::CommandResult& r) { return testing::ParseReportJson(r); }
+using testing::ResultFor;
 
 // A tree whose ZFS figures are known by hand (recordsize 128K, ashift 12, profile 2.4):
 //   a     256K random         -> 2 records of 128K

@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/util/report_json.h"
 #include "tests/util/run_command.h"
 #include "tests/util/test_util.h"
 
@@ -41,23 +42,8 @@ namespace fs = std::filesystem;
 constexpr uint64_t K = 1024;
 constexpr uint64_t M = 1024 * K;
 
-json ParseJson(const testing::CommandResult& r) {
-  try {
-    return json::parse(r.out);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "not JSON: " << e.what() << "\n" << r.out.substr(0, 300) << "\n" << r.err;
-    return json::object();
-  }
-}
-
-const json& ResultFor(const json& report, uint64_t recordsize, const std::string& compression) {
-  for (const json& r : report["results"]) {
-    if (r["recordsize"] == recordsize && r["compression"] == compression) return r;
-  }
-  static const json kNone = json::object();
-  ADD_FAILURE() << "no result for " << recordsize << " " << compression;
-  return kNone;
-}
+json ParseJson(const testing::CommandResult& r) { return testing::ParseReportJson(r); }
+using testing::ResultFor;
 
 std::string Name(const char* prefix, int i) {
   std::string name = prefix;
