@@ -95,7 +95,8 @@ struct Worker {
         codec_ns(rows * settings, 0),
         codec_bytes(rows * settings, 0),
         level_stats(rows * settings * (estimate::kMaxSampleLevel + 1)),
-        unique_non_zero(rows, 0) {}
+        unique_non_zero(rows, 0),
+        non_hole(rows * settings, 0) {}
   codec::Compressor compressor;
   // Not value-initialised: ReadChunk writes or zero-fills every byte a block reads, and zeroing
   // 8 MiB per thread up front was a visible part of short scans.
@@ -112,6 +113,7 @@ struct Worker {
   std::vector<uint64_t> unique_non_zero;
   // The current row's first sightings in the chunk, and their codes (block-major).
   std::vector<FirstSeen> first_seen;
+  std::vector<uint64_t> non_hole;  // per (row, setting), the current chunk's non-hole blocks
   std::vector<ddt::PsizeCode> first_codes;
 };
 
@@ -398,7 +400,12 @@ Status Scan::ReadChunk(Chunk& chunk, Worker& w, io::File& file, uint64_t fill_en
 
 void Scan::ProcessRows(Chunk& chunk, Worker& w) {
   const size_t settings = options_.compressions.size();
-  const FileJob& job = *chunk.file;
+  FileJob& job = *chunk.file;
+  // Per-file figures are summed here and added to the file's atomics once per chunk: threads
+  // working on chunks of one big file would otherwise share those cache lines per block.
+  std::fill(w.non_hole.begin(), w.non_hole.end(), 0);
+  uint64_t content_lo = 0, content_hi = 0;
+  bool chunk_has_data = false;  // a featured-row record that is not all zero
   for (size_t r = 0; r < rows_.size(); ++r) {
     w.first_seen.clear();
     const zfs::RecordLayout& layout = job.layouts[r];
@@ -420,13 +427,12 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       const ddt::Fingerprint fp = ddt::ComputeFingerprint(options_.checksum, block);
       if (r == 0) {
         breakdown_.Sample(fp, job.groups, &w.sampled);
-        chunk.file->content_lo.fetch_add(Mix(fp.lo ^ (b * 0x9E3779B97F4A7C15ull)),
-                                         std::memory_order_relaxed);
-        chunk.file->content_hi.fetch_add(Mix(fp.hi + b), std::memory_order_relaxed);
+        content_lo += Mix(fp.lo ^ (b * 0x9E3779B97F4A7C15ull));
+        content_hi += Mix(fp.hi + b);
         if (is_zero) {
           ++w.zero_blocks;
         } else {
-          chunk.file->has_data.store(true, std::memory_order_relaxed);
+          chunk_has_data = true;
         }
       }
       if (rows_[r].table->Insert(fp, bs, is_zero) == ddt::InsertOutcome::kFirst) {
@@ -436,12 +442,18 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       // where the write rules say so, whatever else the block's codes say.
       for (size_t c = 0; c < settings; ++c) {
         if (!(is_zero && zfs::ZeroBlockIsHole(policy_, options_.compressions[c]))) {
-          chunk.file->non_hole[r * settings + c].fetch_add(1, std::memory_order_relaxed);
+          ++w.non_hole[r * settings + c];
         }
       }
     }
     CompressFirstSightings(r, bs, w);
   }
+  for (size_t i = 0; i < w.non_hole.size(); ++i) {
+    if (w.non_hole[i] != 0) job.non_hole[i].fetch_add(w.non_hole[i], std::memory_order_relaxed);
+  }
+  job.content_lo.fetch_add(content_lo, std::memory_order_relaxed);
+  job.content_hi.fetch_add(content_hi, std::memory_order_relaxed);
+  if (chunk_has_data) job.has_data.store(true, std::memory_order_relaxed);
 }
 
 // Runs every setting over the chunk's first sightings of row `r`, one setting at a time: the
