@@ -8,6 +8,7 @@ namespace zsim::pipeline {
 namespace {
 
 constexpr size_t kMaxRows = 50;
+constexpr size_t kCountBatch = 64;  // see Sample
 constexpr int kDirectoryDepth = 2;  // levels below the input path that name a row
 
 std::string DirectoryKey(const std::string& root, const std::string& path) {
@@ -69,10 +70,15 @@ void BreakdownCollector::Sample(const ddt::Fingerprint& key, FileGroups groups,
   if (!local->empty() && !Kept(local->back().key, shift)) {
     const size_t before = local->size();
     std::erase_if(*local, [&](const Sampled& s) { return !Kept(s.key, shift); });
-    kept_.fetch_sub(before - local->size(), std::memory_order_relaxed);
+    // What this list had counted (whole batches) less what it still counts.
+    kept_.fetch_sub(before / kCountBatch * kCountBatch - local->size() / kCountBatch * kCountBatch,
+                    std::memory_order_relaxed);
   }
   local->push_back(Sampled{key, groups});
-  if (kept_.fetch_add(1, std::memory_order_relaxed) + 1 > max_sampled_refs_) {
+  // The shared count moves once per kCountBatch references of a list, not per block: every
+  // thread adding 1 to one cache line for every block was the hot path's only shared write.
+  if (local->size() % kCountBatch != 0) return;
+  if (kept_.fetch_add(kCountBatch, std::memory_order_relaxed) + kCountBatch > max_sampled_refs_) {
     uint32_t expected = shift;
     if (shift_.compare_exchange_strong(expected, shift + 1)) {
       // About half the kept references leave the space; each list drops them when next used.

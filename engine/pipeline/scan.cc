@@ -141,15 +141,18 @@ class Scan {
     } else {
       for (uint64_t rs : options_.recordsizes) rows_.push_back(Row{rs, nullptr});
     }
-    // compression=off needs no stored code (psize = lsize); sampled codecs keep codes only for
-    // the blocks they ran on (dedup_table.h, memory).
+    // Per setting, decided once: does an all-zero block become a hole, and does the codec run on
+    // a sample only. The dedup table's layout follows: compression=off needs no stored code
+    // (psize = lsize), sampled codecs keep codes only for the blocks they ran on.
     std::vector<ddt::SettingStorage> layout;
     for (const Compression& c : options_.compressions) {
+      zero_is_hole_.push_back(zfs::ZeroBlockIsHole(policy_, c));
+      sampling_.sampled.push_back(!options_.exact && estimate::SampledByDefault(c));
       ddt::SettingStorage s;
-      s.zero_is_hole = zfs::ZeroBlockIsHole(policy_, c);
+      s.zero_is_hole = zero_is_hole_.back();
       if (c.algorithm == CompressionAlgorithm::kOff) {
         s.kind = ddt::SettingStorage::Kind::kFromLsize;
-      } else if (!options_.exact && estimate::SampledByDefault(c)) {
+      } else if (sampling_.sampled.back()) {
         s.kind = ddt::SettingStorage::Kind::kSide;
       }
       layout.push_back(s);
@@ -165,11 +168,6 @@ class Scan {
     max_block_ = std::max(max_block_, zvol_block_);
     chunk_bytes_ = std::max<uint64_t>(kChunkBytes, max_block_);
     skipped_holes_.assign(rows_.size(), 0);
-    sampling_.sampled.resize(options_.compressions.size());
-    for (size_t c = 0; c < options_.compressions.size(); ++c) {
-      sampling_.sampled[c] =
-          !options_.exact && estimate::SampledByDefault(options_.compressions[c]);
-    }
     // The anchor: lz4 if evaluated, else the first exact compressing setting.
     for (size_t c = 0; c < options_.compressions.size(); ++c) {
       const CompressionAlgorithm a = options_.compressions[c].algorithm;
@@ -213,6 +211,7 @@ class Scan {
   uint64_t zvol_block_ = 0;  // volblocksize of zvol inputs
   uint64_t chunk_bytes_ = 0;
   size_t featured_ = 0;
+  std::vector<bool> zero_is_hole_;  // per setting: ZeroBlockIsHole, decided once
   BreakdownCollector breakdown_;
 
   // Compression sampling (estimate/sample_level.h).
@@ -440,11 +439,8 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       }
       // Non-hole blocks per setting, for the metadata model: a zero block is a hole exactly
       // where the write rules say so, whatever else the block's codes say.
-      for (size_t c = 0; c < settings; ++c) {
-        if (!(is_zero && zfs::ZeroBlockIsHole(policy_, options_.compressions[c]))) {
-          ++w.non_hole[r * settings + c];
-        }
-      }
+      uint64_t* non_hole = &w.non_hole[r * settings];
+      for (size_t c = 0; c < settings; ++c) non_hole[c] += !(is_zero && zero_is_hole_[c]);
     }
     CompressFirstSightings(r, bs, w);
   }
@@ -474,8 +470,7 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
       ddt::PsizeCode& code = w.first_codes[i * settings + c];
       if (sampling_.sampled[c] && estimate::SampleLevel(f.key.lo) < min_level) {
         // Outside the sample: a zero block's fate is known without compressing it.
-        code =
-            f.is_zero && zfs::ZeroBlockIsHole(policy_, comp) ? ddt::kHoleCode : ddt::kPendingCode;
+        code = f.is_zero && zero_is_hole_[c] ? ddt::kHoleCode : ddt::kPendingCode;
         continue;
       }
       const ByteView block(w.buffer.get() + f.offset, bs);

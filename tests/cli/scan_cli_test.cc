@@ -19,12 +19,7 @@ using testing::RunZsim;
 
 constexpr uint64_t K = 1024;
 
-// "f<i>" (built without operator+ on a short literal: GCC 12's -Wrestrict misfires on that).
-std::string FileName(int i) {
-  std::string name = "f";
-  name += std::to_string(i);
-  return name;
-}
+std::string FileName(int i) { return testing::NumberedName("f", i); }
 
 // The report without wall-clock figures (scan time, codec speeds, and the advice, whose
 // sentences quote codec speeds), which no two runs share.

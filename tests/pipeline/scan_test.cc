@@ -22,13 +22,6 @@ ScanOptions Options(const std::filesystem::path& root, std::vector<Compression> 
   return o;
 }
 
-// prefix + i (built without operator+ on a literal: GCC 12's -Wrestrict misfires on that).
-std::string Name(const char* prefix, int i) {
-  std::string name = prefix;
-  name += std::to_string(i);
-  return name;
-}
-
 const Compression kOff{CompressionAlgorithm::kOff, 0};
 const Compression kLz4{CompressionAlgorithm::kLz4, 0};
 
@@ -89,7 +82,7 @@ TEST(ScanTest, BreakdownsAttributeDuplicatesToEveryCopyAndCountWholeFileDuplicat
 TEST(ScanTest, FaultsAreCountedOnceAndLeaveOtherFilesUnchanged) {
   testing::TempDir tmp;
   for (int i = 0; i < 4; ++i) {
-    tmp.WriteFile(Name("ok", i), testing::GenerateBlock(300 * K, 0.5, i));
+    tmp.WriteFile(testing::NumberedName("ok", i), testing::GenerateBlock(300 * K, 0.5, i));
   }
   const auto eio = tmp.WriteFile("eio", testing::Xorshift64Bytes(7, 20 * 1024 * K));  // 3 chunks
   const auto eacces = tmp.WriteFile("eacces", testing::Xorshift64Bytes(8, 64 * K));
@@ -99,7 +92,7 @@ TEST(ScanTest, FaultsAreCountedOnceAndLeaveOtherFilesUnchanged) {
   // Baseline: the four good files alone.
   testing::TempDir good;
   for (int i = 0; i < 4; ++i) {
-    good.WriteFile(Name("ok", i), testing::GenerateBlock(300 * K, 0.5, i));
+    good.WriteFile(testing::NumberedName("ok", i), testing::GenerateBlock(300 * K, 0.5, i));
   }
   auto posix = io::PosixFileSystem();
   Result<ScanResult> base = RunScan(Options(good.path(), {kLz4}), posix.get());
@@ -130,7 +123,7 @@ TEST(ScanTest, FaultsAreCountedOnceAndLeaveOtherFilesUnchanged) {
 
 TEST(ScanTest, CancelledScanIsPartial) {
   testing::TempDir tmp;
-  for (int i = 0; i < 3; ++i) tmp.WriteFile(Name("f", i), {1, 2, 3});
+  for (int i = 0; i < 3; ++i) tmp.WriteFile(testing::NumberedName("f", i), {1, 2, 3});
   std::atomic<bool> cancel{true};
   ScanControl control;
   control.cancel = &cancel;

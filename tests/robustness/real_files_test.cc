@@ -45,12 +45,6 @@ constexpr uint64_t M = 1024 * K;
 json ParseJson(const testing::CommandResult& r) { return testing::ParseReportJson(r); }
 using testing::ResultFor;
 
-std::string Name(const char* prefix, int i) {
-  std::string name = prefix;
-  name += std::to_string(i);
-  return name;
-}
-
 // A process started with its stdout and stderr on pipes the test reads (or closes) itself.
 struct Child {
   pid_t pid = -1;
@@ -188,7 +182,7 @@ TEST(RealFilesTest, ProcFilesWhoseSizeLiesNeitherHangNorCrash) {
 
 TEST(RealFilesTest, ZeroLengthFilesCountAsFilesWithNoBlock) {
   testing::TempDir tmp;
-  for (int i = 0; i < 300; ++i) tmp.WriteFile(Name("empty/e", i), {});
+  for (int i = 0; i < 300; ++i) tmp.WriteFile(testing::NumberedName("empty/e", i), {});
   const auto r = RunZsim({"scan", tmp.path().string(), "--compression", "off,lz4", "--json"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   const json j = ParseJson(r);
@@ -432,7 +426,7 @@ TEST(RealFilesTest, FirstInterruptPrintsAPartialReportAndExits130) {
   // long enough to be interrupted.
   const std::vector<uint8_t> block = testing::Xorshift64Bytes(99, 4 * K);
   for (int i = 0; i < 200; ++i) {
-    const fs::path path = tmp.path() / Name("img", i);
+    const fs::path path = tmp.path() / testing::NumberedName("img", i);
     WriteSparse(path, 2ull << 30, 0, {});
     const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
     ASSERT_GE(fd, 0);
@@ -470,11 +464,13 @@ TEST(RealFilesTest, SecondInterruptExitsAtOnceEvenWhileTheReportIsStuck) {
   const std::string long_name(150, 'n');
   fs::create_directory(tmp.path() / "loops");
   for (int i = 0; i < 1500; ++i) {
-    ASSERT_EQ(symlink(".", (tmp.path() / "loops" / Name(long_name.c_str(), i)).c_str()), 0);
+    ASSERT_EQ(
+        symlink(".", (tmp.path() / "loops" / testing::NumberedName(long_name.c_str(), i)).c_str()),
+        0);
   }
   fs::create_directory(tmp.path() / "images");
   for (int i = 0; i < 200; ++i) {
-    WriteSparse(tmp.path() / "images" / Name("img", i), 2ull << 30, 0, {1, 2, 3});
+    WriteSparse(tmp.path() / "images" / testing::NumberedName("img", i), 2ull << 30, 0, {1, 2, 3});
   }
   Child c = Spawn({"scan", (tmp.path() / "loops").string(), (tmp.path() / "images").string(),
                    "--follow-symlinks", "--compression", "off", "--json", "--progress"});
@@ -499,7 +495,8 @@ TEST(RealFilesTest, SecondInterruptExitsAtOnceEvenWhileTheReportIsStuck) {
 TEST(RealFilesTest, ClosedStdoutEndsQuietly) {
   testing::TempDir tmp;
   for (int i = 0; i < 20; ++i) {
-    tmp.WriteFile(Name("f", i), testing::GenerateBlock(100 * K, 0.5, static_cast<uint64_t>(i)));
+    tmp.WriteFile(testing::NumberedName("f", i),
+                  testing::GenerateBlock(100 * K, 0.5, static_cast<uint64_t>(i)));
   }
   Child c = Spawn({"scan", tmp.path().string(), "--compression", "lz4", "--no-progress"});
   ASSERT_GT(c.pid, 0);

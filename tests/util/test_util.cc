@@ -79,6 +79,12 @@ std::vector<uint8_t> ReadFileBytes(const std::filesystem::path& path) {
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+std::string NumberedName(const char* prefix, int i) {
+  std::string name = prefix;
+  name += std::to_string(i);
+  return name;
+}
+
 std::filesystem::path GoldenDir() { return ZSIM_GOLDEN_DIR; }
 
 }  // namespace zsim::testing

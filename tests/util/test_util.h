@@ -42,6 +42,10 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// prefix followed by i ("f3"); built without operator+ on a literal, on which GCC 12's
+// -Wrestrict misfires.
+std::string NumberedName(const char* prefix, int i);
+
 // Reads a whole file; fails the current test if it cannot.
 std::vector<uint8_t> ReadFileBytes(const std::filesystem::path& path);
 
