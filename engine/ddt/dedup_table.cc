@@ -140,7 +140,7 @@ InsertOutcome DedupTable::Insert(const Fingerprint& key, uint64_t lsize, bool is
   std::lock_guard<std::mutex> lock(shard.mu);
   // Read under the shard lock: a raise compacts each shard under its lock after storing the new
   // shift, so no key outside the new space can slip in after its shard was compacted.
-  if (SampledOut(key, sample_shift_.load(std::memory_order_acquire))) {
+  if (!is_zero && SampledOut(key, sample_shift_.load(std::memory_order_acquire))) {
     return InsertOutcome::kSampledOut;
   }
   if ((size_t{shard.count} + 1) * 8 > shard.index.size() * 7) {
@@ -217,7 +217,7 @@ void DedupTable::RaiseSampleShift(uint32_t shift) {
     for (uint32_t id = 0; id < shard.count; ++id) {
       const uint8_t* e = shard.Entry(id, entry_bytes_);
       const Fingerprint k{Load<uint64_t>(e + kLoOffset), Load<uint32_t>(e + kHiOffset)};
-      if (SampledOut(k, shift)) continue;
+      if ((Load<uint16_t>(e + kLsizeOffset) & kZeroFlag) == 0 && SampledOut(k, shift)) continue;
       if (ChunkOf(kept) >= chunks.size()) {
         chunks.push_back(std::make_unique<uint8_t[]>(ChunkEntries(chunks.size()) * entry_bytes_));
       }

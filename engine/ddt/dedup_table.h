@@ -21,6 +21,8 @@
 // bits of `hi` are zero (SampledOut), i.e. 1/M of the key space, M = 2^sample_shift. Raising the
 // shift drops the keys the new space excludes; a key inside it was kept since its first sighting,
 // so its refcount stays exact. The choice depends on the key only, never on arrival order.
+// All-zero blocks are always kept: there are a few such keys (one per lsize), each often
+// referenced more than any other, so a sample that missed one would miss much of the data.
 //
 // Thread safety: Insert/SetCodes/RaiseSampleShift from any thread concurrently; ForEach requires
 // that no Insert, SetCodes or RaiseSampleShift is running.
@@ -100,7 +102,7 @@ class DedupTable {
   DedupTable& operator=(const DedupTable&) = delete;
 
   // Adds one reference to `key` (a block of `lsize` bytes, all zero or not) unless sampling
-  // excludes it. Refcounts saturate at 2^32-1.
+  // excludes it (never an all-zero block). Refcounts saturate at 2^32-1.
   InsertOutcome Insert(const Fingerprint& key, uint64_t lsize, bool is_zero = false);
 
   // Records the codes of a key inserted earlier, one per setting (values for kFromLsize settings
@@ -108,7 +110,8 @@ class DedupTable {
   // raised sample shift is ignored.
   void SetCodes(const Fingerprint& key, std::span<const PsizeCode> codes);
 
-  // Keeps from now on only 1/2^shift of the key space and drops the entries outside it.
+  // Keeps from now on only 1/2^shift of the key space (and every all-zero block) and drops the
+  // other entries.
   // A shift not above the current one changes nothing.
   void RaiseSampleShift(uint32_t shift);
   uint32_t sample_shift() const { return sample_shift_.load(std::memory_order_relaxed); }
