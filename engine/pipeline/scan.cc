@@ -15,11 +15,13 @@
 
 #include "engine/codec/zfs_block.h"
 #include "engine/ddt/dedup_table.h"
+#include "engine/estimate/distinct_blocks.h"
 #include "engine/estimate/ratio_estimator.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/pipeline/breakdown.h"
 #include "engine/pipeline/tally.h"
 #include "engine/walk/walker.h"
+#include "engine/zfs/allocation.h"
 #include "engine/zfs/record_layout.h"
 
 namespace zsim::pipeline {
@@ -120,12 +122,17 @@ struct Worker {
 struct Row {
   uint64_t block_bytes;  // recordsize or volblocksize
   std::unique_ptr<ddt::DedupTable> table;
+  // Every block's key, counted whether the table keeps it or not (a sampled table's calibration).
+  std::unique_ptr<estimate::DistinctBlocks> distinct;
 };
 
 class Scan {
  public:
   Scan(const ScanOptions& options, io::FileSystem* fs, const ScanControl& control)
-      : options_(options), fs_(fs), control_(control) {
+      : options_(options),
+        fs_(fs),
+        control_(control),
+        alloc_(zfs::AllocationModel::For(options.vdev, options.ashift)) {
     // The featured setting (breakdowns, the report's DDT): the first that compresses.
     for (size_t c = 0; c < options_.compressions.size(); ++c) {
       if (options_.compressions[c].algorithm != CompressionAlgorithm::kOff) {
@@ -137,9 +144,9 @@ class Scan {
     policy_.geometry = zfs::GeometryFor(options_.vdev, options_.ashift);
     policy_.dedup = true;
     if (options_.volblocksize) {
-      rows_.push_back(Row{*options_.volblocksize, nullptr});
+      rows_.push_back(Row{*options_.volblocksize, nullptr, nullptr});
     } else {
-      for (uint64_t rs : options_.recordsizes) rows_.push_back(Row{rs, nullptr});
+      for (uint64_t rs : options_.recordsizes) rows_.push_back(Row{rs, nullptr, nullptr});
     }
     // Per setting, decided once: does an all-zero block become a hole, and does the codec run on
     // a sample only. The dedup table's layout follows: compression=off needs no stored code
@@ -159,6 +166,7 @@ class Scan {
     }
     for (Row& r : rows_) {
       r.table = std::make_unique<ddt::DedupTable>(layout);
+      r.distinct = std::make_unique<estimate::DistinctBlocks>(r.block_bytes);
       max_block_ = std::max(max_block_, r.block_bytes);
     }
     // A block device named without --volblocksize is a zvol with the profile's default
@@ -205,6 +213,7 @@ class Scan {
   const ScanOptions& options_;
   io::FileSystem* fs_;
   const ScanControl& control_;
+  zfs::AllocationModel alloc_;  // the distinct-block sketches' auxiliary size
   zfs::WritePolicy policy_;
   std::vector<Row> rows_;
   uint64_t max_block_ = 0;
@@ -409,6 +418,7 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
     w.first_seen.clear();
     const zfs::RecordLayout& layout = job.layouts[r];
     const uint64_t bs = layout.block_bytes;
+    const uint64_t aux_units = alloc_.Block(bs, options_.copies).dsize / 512;
     const uint64_t first = chunk.offset / bs;
     const uint64_t last = std::min(layout.blocks, (chunk.offset + chunk.length + bs - 1) / bs);
     size_t ext = 0;
@@ -434,6 +444,7 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
           chunk_has_data = true;
         }
       }
+      rows_[r].distinct->Add(fp.lo, bs, aux_units, is_zero);
       if (rows_[r].table->Insert(fp, bs, is_zero) == ddt::InsertOutcome::kFirst) {
         w.first_seen.push_back(FirstSeen{rec_begin - chunk.offset, fp, is_zero});
       }
@@ -598,7 +609,7 @@ void Scan::EnforceTableBudget() {
   if (table_budget_bytes_ == 0) return;
   for (;;) {
     uint64_t bytes = 0;
-    for (const Row& r : rows_) bytes += r.table->memory_bytes();
+    for (const Row& r : rows_) bytes += r.table->memory_bytes() + r.distinct->memory_bytes();
     if (bytes <= table_budget_bytes_) return;
     const uint32_t shift = rows_[0].table->sample_shift() + 1;
     if (shift > 40) return;  // 1/2^40 of the keys: nothing left to drop
@@ -704,8 +715,8 @@ ScanResult Scan::Run() {
   }
   for (const DirectoryShape& d : directories_) tally_->AddDirectory(d);
   for (size_t r = 0; r < rows_.size(); ++r) {
-    std::vector<SettingResult> row =
-        tally_->Finish(r, rows_[r].block_bytes, *rows_[r].table, sparse[r], sampling_);
+    std::vector<SettingResult> row = tally_->Finish(r, rows_[r].block_bytes, *rows_[r].table,
+                                                    sparse[r], sampling_, *rows_[r].distinct);
     for (size_t c = 0; c < row.size(); ++c) {
       for (const Worker& w : workers) {
         row[c].codec_seconds += static_cast<double>(w.codec_ns[r * settings + c]) * 1e-9;

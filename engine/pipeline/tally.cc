@@ -108,8 +108,15 @@ double Anchor(const ddt::EntryView& e, int anchor) {
 }  // namespace
 
 Tally::Tally(const ScanOptions& options, const zfs::WritePolicy& policy, size_t rows)
-    : options_(options), policy_(policy), rows_(rows), settings_(options.compressions.size()) {
+    : options_(options),
+      policy_(policy),
+      alloc_(zfs::AllocationModel::For(options.vdev, options.ashift)),
+      rows_(rows),
+      settings_(options.compressions.size()) {
   metadata_.assign(rows_ * settings_, zfs::MetadataTally(ContextFor(options_)));
+  non_hole_blocks_.assign(rows_ * settings_, 0);
+  non_hole_lsize_.assign(rows_ * settings_, 0);
+  non_hole_aux_.assign(rows_ * settings_, 0);
 }
 
 Tally::~Tally() = default;
@@ -118,7 +125,14 @@ void Tally::AddFile(const std::vector<zfs::RecordLayout>& layouts,
                     const std::vector<std::atomic<uint64_t>>& non_hole) {
   for (size_t r = 0; r < rows_; ++r) {
     for (size_t c = 0; c < settings_; ++c) {
-      metadata_[r * settings_ + c].AddFile(layouts[r].blocks, non_hole[r * settings_ + c].load());
+      const uint64_t n = non_hole[r * settings_ + c].load();
+      metadata_[r * settings_ + c].AddFile(layouts[r].blocks, n);
+      non_hole_blocks_[r * settings_ + c] += n;
+      non_hole_lsize_[r * settings_ + c] += n * layouts[r].block_bytes;
+      if (n != 0) {
+        non_hole_aux_[r * settings_ + c] +=
+            n * alloc_.Block(layouts[r].block_bytes, options_.copies).dsize;
+      }
     }
   }
 }
@@ -131,16 +145,10 @@ void Tally::AddDirectory(const DirectoryShape& dir) {
 
 std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
                                          const ddt::DedupTable& table, uint64_t sparse_holes,
-                                         const SamplingState& sampling) const {
+                                         const SamplingState& sampling,
+                                         const estimate::DistinctBlocks& distinct) const {
   const zfs::AllocationModel alloc = zfs::AllocationModel::For(options_.vdev, options_.ashift);
   const uint64_t m = uint64_t{1} << table.sample_shift();  // dedup sampling: 1/M of the keys
-  std::vector<SettingResult> out(settings_);
-  std::vector<zfs::DdtStatsBuilder> ddt(settings_);
-  std::vector<uint64_t> dedup_asize(settings_, 0), ref_dsize(settings_, 0);
-  for (size_t c = 0; c < settings_; ++c) {
-    out[c].recordsize = block_bytes;
-    out[c].compression = options_.compressions[c];
-  }
 
   // Sampled settings: the level whose sample is used. Pass 1: ratio statistics per level over
   // the entries whose codes were computed at or above the level in force when the scan ended
@@ -185,11 +193,20 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       }
     }
   }
+  if (m > 1) {
+    return FinishSampledTable(row, block_bytes, table, sparse_holes, level, distinct);
+  }
 
   // Pass 2: every entry, every setting.
+  std::vector<SettingResult> out(settings_);
+  std::vector<zfs::DdtStatsBuilder> ddt(settings_);
+  std::vector<uint64_t> dedup_asize(settings_, 0), ref_dsize(settings_, 0);
+  for (size_t c = 0; c < settings_; ++c) {
+    out[c].recordsize = block_bytes;
+    out[c].compression = options_.compressions[c];
+  }
   std::vector<std::array<BucketSums, 64>> buckets(settings_);
   std::vector<estimate::RatioEstimator> sampled_ratio(settings_);
-  std::vector<estimate::RatioEstimator> dedup_ratio(settings_);
   std::vector<double> anchor_totals(settings_, 0);
   table.ForEach([&](const ddt::EntryView& e) {
     const uint64_t refs = e.refcount;
@@ -254,7 +271,6 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       ref_dsize[c] += space.dsize * refs;
       dedup_asize[c] += space.asize;  // once per entry: what the pool allocates with dedup
       ddt[c].AddEntry(refs, e.lsize, psize, space.dsize);
-      if (m > 1) dedup_ratio[c].Add(double(space.dsize), double(refs * space.dsize));
     }
   });
 
@@ -302,57 +318,327 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     anchor_totals[c] = anchor_total;
   }
 
-  const zfs::MetadataContext ctx = ContextFor(options_);
-  const DdtFormat chosen = options_.ddt_format.value_or(DdtFormat::kLegacy);
   for (size_t c = 0; c < settings_; ++c) {
     SettingResult& s = out[c];
-    const zfs::MetadataTally& meta = metadata_[row * settings_ + c];
-    if (m > 1) {
-      // Dedup sampling: everything the table gave stands for M times as much.
-      ddt[c].Scale(m);
-      for (uint64_t* v : {&s.blocks.data, &s.blocks.holes, &s.blocks.embedded, &s.lsize, &s.psize,
-                          &s.asize, &s.embedded_bytes, &ref_dsize[c], &dedup_asize[c]}) {
-        *v *= m;
-      }
-      s.exact = false;
-    }
     s.blocks.holes += sparse_holes;
     s.dedup = ddt[c].Result();
-    s.dedup.sample_modulus = m;
-    if (m > 1) {
-      const std::array<double, 2> ci = dedup_ratio[c].Interval95(double(dedup_ratio[c].n() * m));
-      s.dedup.ratio_ci95 = std::array<double, 2>{std::max(1.0, ci[0]), ci[1]};
-    }
-    const uint64_t entries = s.dedup.unique_entries + s.dedup.duplicate_entries;
-    const uint64_t typical_asize = entries ? dedup_asize[c] / entries : 0;
-    s.dedup.footprints.push_back(Footprint(options_, DdtFormat::kLegacy, s.dedup.unique_entries,
-                                           s.dedup.duplicate_entries, typical_asize));
-    if (zfs::RulesFor(options_.profile).has_fast_dedup) {
-      s.dedup.footprints.push_back(Footprint(options_, DdtFormat::kFast, s.dedup.unique_entries,
-                                             s.dedup.duplicate_entries, typical_asize));
-    }
-    uint64_t ddt_asize = 0;
-    for (const DdtFootprint& f : s.dedup.footprints) {
-      if (f.format == chosen) ddt_asize = f.asize_bytes;
-    }
-    s.metadata_bytes = meta.DatasetMetadataDsize();
-    // compressratio = ds_uncompressed_bytes / ds_compressed_bytes over every block born in the
-    // dataset; a metadata block (indirect, dnode, ZAP) adds BP_GET_UCSIZE = its psize to both
-    // sides (include/sys/spa.h BP_GET_UCSIZE; dsl_dataset_block_born), so it dilutes the ratio
-    // but never inflates it.
-    const uint64_t meta_psize = meta.MetadataPsize();
-    s.compressratio = zfs::RatioPercentFloor(s.lsize + meta_psize, s.psize + meta_psize);
+    Complete(row, c, ref_dsize[c], dedup_asize[c], &s);
     if (level[c] >= 0) {
       // psize ~ R x anchor total: the interval of R gives the interval of compressratio.
+      const uint64_t meta_psize = metadata_[row * settings_ + c].MetadataPsize();
       const std::array<double, 2> r = sampled_ratio[c].Interval95(double(population[c]));
       const double l = double(s.lsize + meta_psize);
-      const double x = anchor_totals[c] * double(m);
+      const double x = anchor_totals[c];
       const double lo = l / (r[1] * x + double(meta_psize));
       const double hi = r[0] > 0 ? l / (r[0] * x + double(meta_psize)) : lo;
       s.ci95 = std::array<double, 2>{lo, hi};
     }
-    s.used = ref_dsize[c] + s.metadata_bytes;
-    s.pool_alloc = zfs::PoolAllocated(ctx, dedup_asize[c], meta.DatasetMetadataAsize(), ddt_asize);
+  }
+  return out;
+}
+
+void Tally::Complete(size_t row, size_t c, uint64_t ref_dsize, uint64_t dedup_asize,
+                     SettingResult* sp) const {
+  SettingResult& s = *sp;
+  const zfs::MetadataTally& meta = metadata_[row * settings_ + c];
+  const uint64_t entries = s.dedup.unique_entries + s.dedup.duplicate_entries;
+  const uint64_t typical_asize = entries ? dedup_asize / entries : 0;
+  s.dedup.footprints.push_back(Footprint(options_, DdtFormat::kLegacy, s.dedup.unique_entries,
+                                         s.dedup.duplicate_entries, typical_asize));
+  if (zfs::RulesFor(options_.profile).has_fast_dedup) {
+    s.dedup.footprints.push_back(Footprint(options_, DdtFormat::kFast, s.dedup.unique_entries,
+                                           s.dedup.duplicate_entries, typical_asize));
+  }
+  const DdtFormat chosen = options_.ddt_format.value_or(DdtFormat::kLegacy);
+  uint64_t ddt_asize = 0;
+  for (const DdtFootprint& f : s.dedup.footprints) {
+    if (f.format == chosen) ddt_asize = f.asize_bytes;
+  }
+  s.metadata_bytes = meta.DatasetMetadataDsize();
+  // compressratio = ds_uncompressed_bytes / ds_compressed_bytes over every block born in the
+  // dataset; a metadata block (indirect, dnode, ZAP) adds BP_GET_UCSIZE = its psize to both
+  // sides (include/sys/spa.h BP_GET_UCSIZE; dsl_dataset_block_born), so it dilutes the ratio
+  // but never inflates it.
+  const uint64_t meta_psize = meta.MetadataPsize();
+  s.compressratio = zfs::RatioPercentFloor(s.lsize + meta_psize, s.psize + meta_psize);
+  s.used = ref_dsize + s.metadata_bytes;
+  s.pool_alloc =
+      zfs::PoolAllocated(ContextFor(options_), dedup_asize, meta.DatasetMetadataAsize(), ddt_asize);
+}
+
+namespace {
+
+// A sampled table's entries of one stratum (full or small blocks, distinct_blocks.h) for one
+// setting: sums over the entries whose code is known. Embedded blocks are not DDT entries
+// (`ne` sums count the others).
+struct StratumSums {
+  double n = 0, x = 0;  // entries; auxiliary total (entries for full blocks, lsize for small)
+  double ne = 0, unique_ne = 0, lsize_ne = 0, psize = 0, dsize = 0, asize = 0;
+  estimate::RatioEstimator dsize_per_x;
+};
+
+// The referenced side: refcount-weighted sums over the same entries. `u` is the auxiliary size
+// (the dsize of the block stored uncompressed).
+struct ReferencedSums {
+  double r = 0, r_ne = 0, r_lsize = 0, r_lsize_ne = 0, r_u = 0, r_psize = 0, r_dsize = 0,
+         r_asize = 0, r_emb_bytes = 0;
+  estimate::RatioEstimator dsize_per_u, psize_per_u;  // x = refs x u
+};
+
+// Histogram sums per bucket of a stratum's sampled entries (DDT entries only).
+struct BucketRows {
+  double entries = 0, lsize = 0, psize = 0, dsize = 0;
+  double refs = 0, ref_lsize = 0, ref_psize = 0, ref_dsize = 0;
+};
+
+// Exact sums over the all-zero entries (the table keeps every one).
+struct ZeroSums {
+  uint64_t holes = 0, embedded = 0, embedded_bytes = 0, non_hole_refs = 0, non_hole_lsize = 0,
+           non_hole_u = 0;
+  DdtStat allocated, referenced;  // DDT entries only
+  uint64_t entries = 0, unique = 0, asize = 0, ref_asize = 0;
+};
+
+}  // namespace
+
+// A table sampled 1/M sees only 1/M of the distinct blocks; scaling its sums by M carries the
+// sample's whole error, and a key referenced far more than the others (the sample has it or
+// not) can move the referenced side by tens of percent. So the figures are calibrated to what
+// is known for every block:
+//   - referenced side: the exact non-hole block count and lsize (counted per file) times the
+//     sample's refcount-weighted ratios (DDT share, psize, dsize, asize per lsize byte);
+//   - allocated side: per stratum, the sketch-counted distinct blocks (full: entries; small:
+//     entries and lsize) times the sample's mean per entry or per lsize byte;
+//   - all-zero blocks: exact, the table keeps them all.
+// The histogram's rows are the sample's entries, each standing for its stratum's share of the
+// distinct blocks; the Total row and everything derived from it are the calibrated totals.
+std::vector<SettingResult> Tally::FinishSampledTable(
+    size_t row, uint64_t block_bytes, const ddt::DedupTable& table, uint64_t sparse_holes,
+    const std::vector<int>& level, const estimate::DistinctBlocks& distinct) const {
+  const zfs::AllocationModel alloc = zfs::AllocationModel::For(options_.vdev, options_.ashift);
+  const uint64_t m = uint64_t{1} << table.sample_shift();
+  std::vector<std::array<StratumSums, 2>> strata(settings_);  // [0] full, [1] small
+  std::vector<ReferencedSums> refs_side(settings_);
+  std::vector<std::array<std::array<BucketRows, 64>, 2>> rows(settings_);
+  std::vector<ZeroSums> zero(settings_);
+  std::vector<zfs::DdtStatsBuilder> zero_ddt(settings_);
+  table.ForEach([&](const ddt::EntryView& e) {
+    const uint64_t refs = e.refcount;
+    const int lv = estimate::SampleLevel(e.key.lo);
+    for (size_t c = 0; c < settings_; ++c) {
+      ddt::PsizeCode code = e.codes[c];
+      if (level[c] < 0 && code == ddt::kPendingCode) code = ddt::EncodeAllocated(e.lsize);
+      if (e.is_zero) {
+        ZeroSums& z = zero[c];
+        if (ddt::IsHoleCode(code)) {
+          z.holes += refs;
+          continue;
+        }
+        if (code == ddt::kPendingCode) code = ddt::EncodeAllocated(e.lsize);
+        z.non_hole_refs += refs;
+        z.non_hole_lsize += refs * e.lsize;
+        z.non_hole_u += refs * alloc_.Block(e.lsize, options_.copies).dsize;
+        if (ddt::IsEmbeddedCode(code)) {
+          z.embedded += refs;
+          z.embedded_bytes += refs * ddt::EmbeddedPayload(code);
+          continue;
+        }
+        const uint64_t psize = ddt::AllocatedPsize(code);
+        const zfs::BlockSpace space = alloc.Block(psize, options_.copies);
+        zero_ddt[c].AddEntry(refs, e.lsize, psize, space.dsize);
+        z.allocated += DdtStat{1, e.lsize, psize, space.dsize};
+        z.referenced += DdtStat{refs, refs * e.lsize, refs * psize, refs * space.dsize};
+        z.entries += 1;
+        z.unique += refs == 1;
+        z.asize += space.asize;
+        z.ref_asize += refs * space.asize;
+        continue;
+      }
+      if (code == ddt::kPendingCode || ddt::IsHoleCode(code) || lv < level[c]) continue;
+      const bool emb = ddt::IsEmbeddedCode(code);
+      const uint64_t psize = emb ? 0 : ddt::AllocatedPsize(code);
+      const zfs::BlockSpace space = emb ? zfs::BlockSpace{} : alloc.Block(psize, options_.copies);
+      const int k = e.lsize >= block_bytes ? 0 : 1;
+      const double u = double(alloc_.Block(e.lsize, options_.copies).dsize);
+      const double x = k == 0 ? 1.0 : u;
+      StratumSums& st = strata[c][k];
+      st.n += 1;
+      st.x += x;
+      st.psize += double(psize);
+      st.dsize += double(space.dsize);
+      st.asize += double(space.asize);
+      st.dsize_per_x.Add(x, double(space.dsize));
+      ReferencedSums& rs = refs_side[c];
+      const double r = double(refs), rl = double(refs * e.lsize);
+      rs.r += r;
+      rs.r_lsize += rl;
+      rs.r_u += r * u;
+      rs.r_psize += r * double(psize);
+      rs.r_dsize += r * double(space.dsize);
+      rs.r_asize += r * double(space.asize);
+      rs.dsize_per_u.Add(r * u, r * double(space.dsize));
+      rs.psize_per_u.Add(r * u, r * double(psize));
+      if (emb) {
+        rs.r_emb_bytes += r * double(ddt::EmbeddedPayload(code));
+        continue;
+      }
+      st.ne += 1;
+      st.unique_ne += refs == 1;
+      st.lsize_ne += double(e.lsize);
+      rs.r_ne += r;
+      rs.r_lsize_ne += rl;
+      BucketRows& b = rows[c][k][zfs::DdtBucket(refs)];
+      b.entries += 1;
+      b.lsize += double(e.lsize);
+      b.psize += double(psize);
+      b.dsize += double(space.dsize);
+      b.refs += r;
+      b.ref_lsize += rl;
+      b.ref_psize += r * double(psize);
+      b.ref_dsize += r * double(space.dsize);
+    }
+  });
+
+  // Sketch-counted populations per stratum: entries, and the auxiliary total (entries, lsize).
+  const double pop_entries[2] = {distinct.full_keys(), distinct.small_keys()};
+  const double pop_x[2] = {distinct.full_keys(), distinct.small_aux()};
+  const double pop_error[2] = {distinct.full_keys_error(), distinct.small_aux_error()};
+  const double full_u = double(alloc_.Block(block_bytes, options_.copies).dsize);
+
+  std::vector<SettingResult> out(settings_);
+  for (size_t c = 0; c < settings_; ++c) {
+    SettingResult& s = out[c];
+    s.recordsize = block_bytes;
+    s.compression = options_.compressions[c];
+    s.exact = false;
+    const ZeroSums& z = zero[c];
+    const ReferencedSums& rs = refs_side[c];
+    const size_t i = row * settings_ + c;
+    // The non-zero blocks' exact referenced totals (embedded ones included).
+    const double nz_blocks =
+        double(non_hole_blocks_[i] - std::min(non_hole_blocks_[i], z.non_hole_refs));
+    const double nz_lsize =
+        double(non_hole_lsize_[i] - std::min(non_hole_lsize_[i], z.non_hole_lsize));
+    const double nz_u = double(non_hole_aux_[i] - std::min(non_hole_aux_[i], z.non_hole_u));
+    // Ratios per referenced lsize byte or auxiliary byte; with no sampled entry at all, nothing
+    // is known about compression: count the blocks as stored uncompressed in the DDT.
+    const bool known = rs.r_u > 0;
+    const double ne_share = known ? rs.r_ne / rs.r : 1.0;
+    const double lsize_ne_share = known ? rs.r_lsize_ne / rs.r_lsize : 1.0;
+    const double full_lsize_per_u = double(block_bytes) / full_u;
+    const double psize_per = known ? rs.r_psize / rs.r_u : full_lsize_per_u;
+    const double dsize_per = known ? rs.r_dsize / rs.r_u : 1.0;
+    const double asize_per = known
+                                 ? rs.r_asize / rs.r_u
+                                 : double(alloc.Block(block_bytes, options_.copies).asize) / full_u;
+    DdtStat ref;
+    ref.blocks = Round(nz_blocks * ne_share) + z.referenced.blocks;
+    ref.lsize = Round(nz_lsize * lsize_ne_share) + z.referenced.lsize;
+    ref.psize = Round(nz_u * psize_per) + z.referenced.psize;
+    ref.dsize = Round(nz_u * dsize_per) + z.referenced.dsize;
+    const uint64_t ref_asize = Round(nz_u * asize_per) + z.ref_asize;
+
+    s.lsize = non_hole_lsize_[i];
+    s.psize = ref.psize;
+    s.asize = ref_asize;
+    s.blocks.data = ref.blocks;
+    s.blocks.embedded = non_hole_blocks_[i] - std::min(non_hole_blocks_[i], ref.blocks);
+    s.embedded_bytes =
+        (known ? Round(nz_lsize * rs.r_emb_bytes / rs.r_lsize) : 0) + z.embedded_bytes;
+    s.blocks.holes = z.holes + sparse_holes;
+
+    // Allocated side, per stratum.
+    DdtStat a = z.allocated;
+    double unique = double(z.unique), entries = double(z.entries), asize = double(z.asize);
+    double a_var = 0;  // variance of the allocated dsize estimate
+    double weight_count[2] = {0, 0}, weight_size[2] = {0, 0};
+    for (int k = 0; k < 2; ++k) {
+      const StratumSums& st = strata[c][k];
+      if (pop_entries[k] <= 0) continue;
+      double stratum_dsize;
+      if (st.n > 0) {
+        weight_count[k] = pop_entries[k] / st.n;
+        weight_size[k] = pop_x[k] / st.x;
+        entries += weight_count[k] * st.ne;
+        unique += weight_count[k] * st.unique_ne;
+        a.lsize += Round(weight_size[k] * st.lsize_ne);
+        a.psize += Round(weight_size[k] * st.psize);
+        stratum_dsize = weight_size[k] * st.dsize;
+        asize += weight_size[k] * st.asize;
+        const double rel_se =
+            st.dsize > 0 ? st.dsize_per_x.StandardError(pop_entries[k]) / st.dsize_per_x.Ratio()
+                         : 0.0;
+        const double rel = std::isfinite(rel_se) ? rel_se : 1.0;
+        a_var += stratum_dsize * stratum_dsize * (rel * rel + pop_error[k] * pop_error[k]);
+      } else {
+        // Distinct blocks the sample missed entirely: the referenced side's ratios stand in.
+        const double u = k == 0 ? pop_x[k] * full_u : pop_x[k];
+        entries += pop_entries[k] * ne_share;
+        a.lsize += Round(u * full_lsize_per_u * lsize_ne_share);
+        a.psize += Round(u * psize_per);
+        stratum_dsize = u * dsize_per;
+        asize += u * asize_per;
+        a_var += stratum_dsize * stratum_dsize;  // unknown to within itself
+      }
+      a.dsize += Round(stratum_dsize);
+    }
+    a.blocks = Round(entries);
+    // A table never allocates more than is referenced: a sketch's error must not say otherwise.
+    a.blocks = std::min(a.blocks, ref.blocks);
+    a.lsize = std::min(a.lsize, ref.lsize);
+    a.psize = std::min(a.psize, ref.psize);
+    a.dsize = std::min(a.dsize, ref.dsize);
+    asize = std::min(asize, double(ref_asize));
+    const uint64_t unique_entries = std::min(a.blocks, Round(unique));
+
+    // The histogram: exact zero entries plus each stratum's sampled entries, weighted.
+    zfs::DdtStatsBuilder hist = zero_ddt[c];
+    for (int k = 0; k < 2; ++k) {
+      for (int bi = 0; bi < 64; ++bi) {
+        const BucketRows& b = rows[c][k][bi];
+        if (b.entries == 0) continue;
+        const double wc = weight_count[k], ws = weight_size[k];
+        const DdtStat ab{Round(wc * b.entries), Round(ws * b.lsize), Round(ws * b.psize),
+                         Round(ws * b.dsize)};
+        const DdtStat rb{Round(wc * b.refs), Round(ws * b.ref_lsize), Round(ws * b.ref_psize),
+                         Round(ws * b.ref_dsize)};
+        hist.AddBucket(bi, ab.blocks, ab, rb);
+      }
+    }
+    s.dedup = hist.ResultWithTotals(a, ref, unique_entries, a.blocks - unique_entries);
+    s.dedup.sample_modulus = m;
+
+    // 95% interval of the dedup ratio ref.dsize / a.dsize: relative variances add (the two
+    // sides' sampling errors are positively correlated, so this is conservative).
+    if (a.dsize > 0 && ref.dsize > 0) {
+      const double ratio = double(ref.dsize) / double(a.dsize);
+      const double nz_share = double(ref.dsize - z.referenced.dsize) / double(ref.dsize);
+      double ref_rel = 0;
+      if (known && rs.r_dsize > 0) {
+        const double se = rs.dsize_per_u.StandardError(std::max(entries, 1.0));
+        ref_rel = std::isfinite(se) ? se / rs.dsize_per_u.Ratio() : 1.0;
+      } else if (!known && nz_blocks > 0) {
+        ref_rel = 1.0;
+      }
+      const double rel = std::sqrt(ref_rel * ref_rel * nz_share * nz_share +
+                                   a_var / (double(a.dsize) * double(a.dsize)));
+      s.dedup.ratio_ci95 = std::array<double, 2>{std::max(1.0, ratio * (1 - 1.96 * rel)),
+                                                 std::max(1.0, ratio * (1 + 1.96 * rel))};
+    }
+    Complete(row, c, ref.dsize, Round(asize), &s);
+    // compressratio's interval from the psize-per-auxiliary-byte ratio's.
+    const uint64_t meta_psize = metadata_[i].MetadataPsize();
+    const double l = double(s.lsize + meta_psize);
+    const double zp = double(z.referenced.psize + meta_psize);
+    if (known) {
+      const std::array<double, 2> r = rs.psize_per_u.Interval95(std::max(entries, 1.0));
+      if (std::isfinite(r[1])) {
+        const double lo = l / (r[1] * nz_u + zp);
+        const double hi = r[0] * nz_u + zp > 0 ? l / (r[0] * nz_u + zp) : lo;
+        s.ci95 = std::array<double, 2>{lo, hi};
+      }
+    }
+    if (!s.ci95) s.ci95 = std::array<double, 2>{1.0, s.compressratio > 1 ? s.compressratio : 1.0};
   }
   return out;
 }

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "engine/ddt/dedup_table.h"
+#include "engine/estimate/distinct_blocks.h"
+#include "engine/zfs/allocation.h"
 #include "engine/zfs/metadata.h"
 #include "engine/zfs/record_layout.h"
 #include "engine/zfs/write_rules.h"
@@ -51,18 +53,36 @@ class Tally {
   void AddDirectory(const DirectoryShape& dir);
 
   // The results of row `row` (one per setting, in the options' order). `sparse_holes` counts the
-  // row's records that lie entirely in holes of the files. Sampled settings and a sampled table
-  // give estimates (exact = false, ci95).
+  // row's records that lie entirely in holes of the files; `distinct` counted every block of the
+  // row. Sampled settings and a sampled table give estimates (exact = false, ci95).
   std::vector<SettingResult> Finish(size_t row, uint64_t block_bytes, const ddt::DedupTable& table,
-                                    uint64_t sparse_holes, const SamplingState& sampling) const;
+                                    uint64_t sparse_holes, const SamplingState& sampling,
+                                    const estimate::DistinctBlocks& distinct) const;
 
  private:
+  // Finish for a table that kept 1/M of the key space (M > 1).
+  std::vector<SettingResult> FinishSampledTable(size_t row, uint64_t block_bytes,
+                                                const ddt::DedupTable& table, uint64_t sparse_holes,
+                                                const std::vector<int>& level,
+                                                const estimate::DistinctBlocks& distinct) const;
+  // What both paths share once blocks, sizes and the histogram are known: DDT footprints,
+  // metadata, compressratio, used, pool_alloc.
+  void Complete(size_t row, size_t setting, uint64_t ref_dsize, uint64_t dedup_asize,
+                SettingResult* s) const;
+
   const ScanOptions& options_;
   zfs::WritePolicy policy_;
+  zfs::AllocationModel alloc_;
   size_t rows_;
   size_t settings_;
   // One metadata model per (row, setting), row-major.
   std::vector<zfs::MetadataTally> metadata_;
+  // Per (row, setting), row-major: L0 blocks that are not holes, and their lsize. Exact whatever
+  // the table kept: the referenced side of a sampled table's figures.
+  std::vector<uint64_t> non_hole_blocks_;
+  std::vector<uint64_t> non_hole_lsize_;
+  // ... and the dsize they would take stored uncompressed (the calibration's auxiliary size).
+  std::vector<uint64_t> non_hole_aux_;
 };
 
 }  // namespace zsim::pipeline

@@ -78,6 +78,23 @@ void DdtStatsBuilder::Scale(uint64_t factor) {
   duplicate_entries_ *= factor;
 }
 
+namespace {
+
+// ratio and the zdb line from r.total.
+void SetRatios(DedupResult* r) {
+  const DdtStat& a = r->total.allocated;
+  const DdtStat& ref = r->total.referenced;
+  r->ratio = RatioPercentFloor(ref.dsize, a.dsize);
+  if (a.blocks != 0 && a.dsize != 0 && ref.psize != 0) {
+    r->zdb_dedup = static_cast<double>(ref.dsize) / static_cast<double>(a.dsize);
+    r->zdb_compress = static_cast<double>(ref.lsize) / static_cast<double>(ref.psize);
+    r->zdb_copies = static_cast<double>(ref.dsize) / static_cast<double>(ref.psize);
+    r->zdb_total = r->zdb_dedup * r->zdb_compress / r->zdb_copies;
+  }
+}
+
+}  // namespace
+
 DedupResult DdtStatsBuilder::Result() const {
   DedupResult r;
   for (int b = 0; b < kBuckets; ++b) {
@@ -91,15 +108,20 @@ DedupResult DdtStatsBuilder::Result() const {
   r.total = Total();
   r.unique_entries = unique_entries_;
   r.duplicate_entries = duplicate_entries_;
-  const DdtStat& a = r.total.allocated;
-  const DdtStat& ref = r.total.referenced;
-  r.ratio = RatioPercentFloor(ref.dsize, a.dsize);
-  if (a.blocks != 0 && a.dsize != 0 && ref.psize != 0) {
-    r.zdb_dedup = static_cast<double>(ref.dsize) / static_cast<double>(a.dsize);
-    r.zdb_compress = static_cast<double>(ref.lsize) / static_cast<double>(ref.psize);
-    r.zdb_copies = static_cast<double>(ref.dsize) / static_cast<double>(ref.psize);
-    r.zdb_total = r.zdb_dedup * r.zdb_compress / r.zdb_copies;
-  }
+  SetRatios(&r);
+  return r;
+}
+
+DedupResult DdtStatsBuilder::ResultWithTotals(const DdtStat& allocated, const DdtStat& referenced,
+                                              uint64_t unique_entries,
+                                              uint64_t duplicate_entries) const {
+  DedupResult r = Result();
+  r.total.allocated = allocated;
+  r.total.referenced = referenced;
+  r.unique_entries = unique_entries;
+  r.duplicate_entries = duplicate_entries;
+  r.zdb_dedup = r.zdb_compress = r.zdb_copies = r.zdb_total = 1.0;
+  SetRatios(&r);
   return r;
 }
 

@@ -66,6 +66,12 @@ class DdtStatsBuilder {
   // With no entries: empty histogram, zero total, every ratio 1.0.
   DedupResult Result() const;
 
+  // The same histogram with totals known better than the rows' sum (dedup sampling: the rows
+  // are the sample's shape, the totals are calibrated to exact and sketch-counted figures);
+  // ratio and the zdb line follow the given totals.
+  DedupResult ResultWithTotals(const DdtStat& allocated, const DdtStat& referenced,
+                               uint64_t unique_entries, uint64_t duplicate_entries) const;
+
  private:
   static constexpr int kBuckets = 64;
   std::array<DdtStat, kBuckets> allocated_{};

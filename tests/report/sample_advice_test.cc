@@ -11,7 +11,6 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
-#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -54,16 +53,7 @@ const json& Item(const json& report, const std::string& kind) {
   return kNone;
 }
 
-// The dataset directory from `variable`, else the one ctest's sample fixtures built under the
-// build tree (samples-data/<name>, complete when its stamp file exists), else empty (skip).
-fs::path SampleDir(const char* variable) {
-  const char* dir = std::getenv(variable);
-  if (dir != nullptr && *dir != '\0') return fs::path(dir);
-  std::string name = std::string(variable).substr(std::string("ZSIM_SAMPLE_").size());
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  const fs::path built = fs::path(ZSIM_SAMPLES_DATA_DIR) / name;
-  return fs::exists(built / ".zsim-sample") ? built : fs::path();
-}
+using testing::SampleDir;
 
 class SampleAdviceTest : public ::testing::Test {
  protected:

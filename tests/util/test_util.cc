@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -86,5 +87,14 @@ std::string NumberedName(const char* prefix, int i) {
 }
 
 std::filesystem::path GoldenDir() { return ZSIM_GOLDEN_DIR; }
+
+std::filesystem::path SampleDir(const char* variable) {
+  const char* dir = std::getenv(variable);
+  if (dir != nullptr && *dir != '\0') return std::filesystem::path(dir);
+  std::string name = std::string(variable).substr(std::string("ZSIM_SAMPLE_").size());
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::filesystem::path built = std::filesystem::path(ZSIM_SAMPLES_DATA_DIR) / name;
+  return std::filesystem::exists(built / ".zsim-sample") ? built : std::filesystem::path();
+}
 
 }  // namespace zsim::testing

@@ -46,6 +46,11 @@ class TempDir {
 // -Wrestrict misfires.
 std::string NumberedName(const char* prefix, int i);
 
+// A sample dataset's directory (samples/README.md): the one the environment variable
+// `variable` (ZSIM_SAMPLE_<NAME>) names, else the one ctest's sample fixtures built under the
+// build tree (samples-data/<name>, complete when its stamp file exists), else empty (skip).
+std::filesystem::path SampleDir(const char* variable);
+
 // Reads a whole file; fails the current test if it cannot.
 std::vector<uint8_t> ReadFileBytes(const std::filesystem::path& path);
 
