@@ -109,6 +109,16 @@ struct DedupTable::Shard {
     }
   }
 
+  // Bytes of the side lists, and of everything the shard holds (its share of memory_bytes()).
+  uint64_t SideBytes() const {
+    return side_ids.capacity() * sizeof(uint32_t) + side_codes.capacity() * sizeof(PsizeCode);
+  }
+  uint64_t Bytes(size_t entry_bytes) const {
+    uint64_t n = index.capacity() * sizeof(uint32_t) + SideBytes();
+    for (size_t c = 0; c < chunks.size(); ++c) n += ChunkEntries(c) * entry_bytes;
+    return n;
+  }
+
   void RebuildIndex(size_t slots, size_t entry_bytes) {
     std::vector<uint32_t>(slots, 0).swap(index);
     for (uint32_t id = 0; id < count; ++id) {
@@ -144,7 +154,10 @@ InsertOutcome DedupTable::Insert(const Fingerprint& key, uint64_t lsize, bool is
     return InsertOutcome::kSampledOut;
   }
   if ((size_t{shard.count} + 1) * 8 > shard.index.size() * 7) {
+    const size_t before = shard.index.capacity();
     shard.RebuildIndex(NextIndexSize(shard.index.size()), entry_bytes_);
+    bytes_.fetch_add((shard.index.capacity() - before) * sizeof(uint32_t),
+                     std::memory_order_relaxed);
   }
   const size_t i = shard.Find(key.lo, hi32, entry_bytes_);
   if (shard.index[i] != 0) {
@@ -159,8 +172,9 @@ InsertOutcome DedupTable::Insert(const Fingerprint& key, uint64_t lsize, bool is
   }
   const uint32_t id = shard.count++;
   if (ChunkOf(id) >= shard.chunks.size()) {
-    shard.chunks.push_back(
-        std::make_unique<uint8_t[]>(ChunkEntries(shard.chunks.size()) * entry_bytes_));
+    const size_t chunk_bytes = ChunkEntries(shard.chunks.size()) * entry_bytes_;
+    shard.chunks.push_back(std::make_unique<uint8_t[]>(chunk_bytes));
+    bytes_.fetch_add(chunk_bytes, std::memory_order_relaxed);
   }
   uint8_t* e = shard.Entry(id, entry_bytes_);
   Store<uint64_t>(e + kLoOffset, key.lo);
@@ -195,10 +209,12 @@ void DedupTable::SetCodes(const Fingerprint& key, std::span<const PsizeCode> cod
     }
   }
   if (!side_needed) return;
+  const uint64_t before = shard.SideBytes();
   shard.side_ids.push_back(id);
   for (size_t c = 0; c < layout_.size(); ++c) {
     if (side_slot_[c] != SIZE_MAX) shard.side_codes.push_back(codes[c]);
   }
+  bytes_.fetch_add(shard.SideBytes() - before, std::memory_order_relaxed);
 }
 
 void DedupTable::RaiseSampleShift(uint32_t shift) {
@@ -209,6 +225,7 @@ void DedupTable::RaiseSampleShift(uint32_t shift) {
   for (auto& shard_ptr : shards_) {
     Shard& shard = *shard_ptr;
     std::lock_guard<std::mutex> lock(shard.mu);
+    const uint64_t before = shard.Bytes(entry_bytes_);
     // Compact the survivors in id order into fresh, right-sized chunks (the memory given back
     // must show: --max-memory counts it), then rebuild the index and the side list.
     std::vector<uint32_t> new_id(shard.count, UINT32_MAX);
@@ -240,6 +257,7 @@ void DedupTable::RaiseSampleShift(uint32_t shift) {
     }
     shard.side_ids = std::move(ids);
     shard.side_codes = std::move(codes);
+    bytes_.fetch_sub(before - shard.Bytes(entry_bytes_), std::memory_order_relaxed);
   }
 }
 
@@ -299,16 +317,6 @@ uint64_t DedupTable::entries() const {
   return n;
 }
 
-uint64_t DedupTable::memory_bytes() const {
-  uint64_t n = 0;
-  for (const auto& shard : shards_) {
-    std::lock_guard<std::mutex> lock(shard->mu);
-    for (size_t c = 0; c < shard->chunks.size(); ++c) n += ChunkEntries(c) * entry_bytes_;
-    n += shard->index.capacity() * sizeof(uint32_t) +
-         shard->side_ids.capacity() * sizeof(uint32_t) +
-         shard->side_codes.capacity() * sizeof(PsizeCode);
-  }
-  return n;
-}
+uint64_t DedupTable::memory_bytes() const { return bytes_.load(std::memory_order_relaxed); }
 
 }  // namespace zsim::ddt

@@ -122,7 +122,8 @@ class DedupTable {
 
   size_t settings() const { return layout_.size(); }
   uint64_t entries() const;
-  // Bytes held by the table (entries, index, side codes): the RAM cost of the DDT.
+  // Bytes held by the table (entries, index, side codes): the RAM cost of the DDT. Kept up to
+  // date as the table grows, so reading it costs nothing (the scan checks it per chunk).
   uint64_t memory_bytes() const;
 
  private:
@@ -135,6 +136,7 @@ class DedupTable {
   size_t side_count_ = 0;
   size_t entry_bytes_ = 0;
   std::atomic<uint32_t> sample_shift_{0};
+  std::atomic<uint64_t> bytes_{0};  // memory_bytes(), updated by every allocation's change
   std::array<std::unique_ptr<Shard>, size_t{1} << kShardBits> shards_;
 };
 

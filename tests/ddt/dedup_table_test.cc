@@ -190,6 +190,19 @@ TEST(DedupTableTest, ASampledTableTakesAboutItsShareOfMemory) {
   uint64_t refs = 0;
   exact.ForEach([&](const EntryView& e) { refs += e.refcount; });
   EXPECT_EQ(refs, 400000u);
+  // The running count covers every entry and index slot, and gives back what a raise drops.
+  // At least 22 bytes per entry (12 key, 4 refcount, 2 lsize, 2 x 2 codes) plus 4 of index.
+  EXPECT_GE(exact.memory_bytes(), exact.entries() * (22 + 4));
+  EXPECT_LT(exact.memory_bytes(), exact.entries() * 64);
+  const uint64_t before = exact.memory_bytes();
+  exact.RaiseSampleShift(1);
+  EXPECT_LT(exact.memory_bytes(), before * 6 / 10);
+  EXPECT_GT(exact.memory_bytes(), before * 4 / 10);
+  exact.RaiseSampleShift(0);  // not a raise: nothing changes
+  EXPECT_LT(exact.memory_bytes(), before * 6 / 10);
+  exact.ForEach([&](const EntryView& e) { EXPECT_EQ(e.key.hi & 1, 0u); });
+  DedupTable empty(2);
+  EXPECT_EQ(empty.memory_bytes(), 0u);
 }
 
 TEST(DedupTableTest, CodesRoundTrip) {
