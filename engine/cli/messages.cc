@@ -85,7 +85,9 @@ std::string FormatProgress(const pipeline::Progress& p) {
   } else {
     line += " of " + FormatBytes(p.bytes_discovered) + "+ (still walking)";
   }
-  line += ", " + std::to_string(p.files_done) + " files";
+  line += ", " + std::to_string(p.files_done);
+  if (p.walk_finished) line += " of " + std::to_string(p.files_discovered);
+  line += " files";
   if (p.seconds > 0.5) {
     const double rate = static_cast<double>(p.bytes_done) / p.seconds;
     line += ", " + FormatBytes(static_cast<uint64_t>(rate)) + "/s";

@@ -20,6 +20,7 @@
 #include "engine/estimate/sample_level.h"
 #include "engine/pipeline/breakdown.h"
 #include "engine/pipeline/tally.h"
+#include "engine/walk/parallel_walker.h"
 #include "engine/walk/walker.h"
 #include "engine/zfs/allocation.h"
 #include "engine/zfs/record_layout.h"
@@ -248,7 +249,8 @@ class Scan {
   void EnforceTableBudget();
 
   // Serial input stage state.
-  std::unique_ptr<walk::Walker> walker_;
+  std::unique_ptr<walk::WalkSource> walker_;
+  std::unique_ptr<walk::WalkSizer> sizer_;  // only when progress is shown
   std::shared_ptr<FileJob> current_;
   std::unique_ptr<io::File> current_file_;  // open while current_ has several chunks
   uint64_t current_offset_ = 0;
@@ -645,7 +647,13 @@ void Scan::MaybeReportProgress(bool force) {
   p.files_done = files_done_;
   p.bytes_done = bytes_done_ + skipped_bytes_.load(std::memory_order_relaxed);
   p.bytes_discovered = input_.bytes_logical;
+  p.files_discovered = input_.files;
   p.walk_finished = walk_finished_;
+  if (sizer_ && !walk_finished_) {
+    p.walk_finished = sizer_->finished();
+    p.bytes_discovered = std::max(p.bytes_discovered, sizer_->bytes());
+    p.files_discovered = std::max(p.files_discovered, sizer_->files());
+  }
   p.seconds = std::chrono::duration<double>(now - start_).count();
   control_.progress(p);
 }
@@ -656,7 +664,20 @@ ScanResult Scan::Run() {
   wo.follow_symlinks = options_.follow_symlinks;
   wo.one_file_system = options_.one_file_system;
   wo.excludes = options_.excludes;
-  walker_ = std::make_unique<walk::Walker>(fs_, options_.paths, wo);
+  // Walking threads: listing directories and stat'ing files waits on the storage, not the CPU,
+  // so up to 16 of them overlap those waits even when fewer cores scan. Following symlinks needs
+  // each path's ancestors (loop detection): that walk is serial.
+  const int walk_threads = std::clamp(options_.threads, 1, 16);
+  if (options_.follow_symlinks) {
+    walker_ = std::make_unique<walk::Walker>(fs_, options_.paths, wo);
+  } else {
+    walker_ = std::make_unique<walk::ParallelWalker>(fs_, options_.paths, wo, walk_threads);
+    // The progress line's total and ETA: a second walk that only adds up sizes runs ahead.
+    if (control_.progress) {
+      sizer_ =
+          std::make_unique<walk::WalkSizer>(fs_, options_.paths, wo, std::min(walk_threads, 4));
+    }
+  }
   tally_ = std::make_unique<Tally>(options_, policy_, rows_.size());
 
   const int threads = options_.threads;
@@ -697,6 +718,8 @@ ScanResult Scan::Run() {
             }));
   });
   MaybeReportProgress(true);
+  sizer_.reset();  // stops the walking threads (still under way after a cancel)
+  walker_.reset();
 
   ScanResult result;
   result.partial = cancelled_;

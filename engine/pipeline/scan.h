@@ -28,9 +28,12 @@ namespace zsim::pipeline {
 
 struct Progress {
   uint64_t files_done = 0;
-  uint64_t bytes_done = 0;        // logical bytes of the files/chunks finished
-  uint64_t bytes_discovered = 0;  // logical bytes of the files the walk has found so far
-  bool walk_finished = false;
+  uint64_t bytes_done = 0;  // logical bytes of the files/chunks finished
+  // Logical bytes and files found so far: by a sizing walk running ahead of the scan when
+  // progress is asked for (walk/parallel_walker.h WalkSizer), else by the scan's own walk.
+  uint64_t bytes_discovered = 0;
+  uint64_t files_discovered = 0;
+  bool walk_finished = false;  // the figures above are the totals
   double seconds = 0;
 };
 

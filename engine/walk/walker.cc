@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "engine/walk/walk_common.h"
+
 namespace zsim::walk {
 
 std::string_view SkipReasonName(SkipReason reason) {
@@ -30,7 +32,7 @@ std::string_view SkipReasonName(SkipReason reason) {
   return "unknown";
 }
 
-namespace {
+namespace internal {
 
 WalkItem Skipped(std::string path, SkipReason reason) {
   WalkItem item;
@@ -53,22 +55,60 @@ std::string JoinPath(const std::string& dir, const std::string& name) {
   return dir + "/" + name;
 }
 
-}  // namespace
-
-Walker::Walker(io::FileSystem* fs, std::vector<std::string> roots, WalkOptions options)
-    : fs_(fs), roots_(std::move(roots)), options_(std::move(options)) {}
-
-bool Walker::Excluded(std::string_view path) const {
-  if (options_.excludes.empty()) return false;
+bool Excluded(const std::vector<std::string>& excludes, std::string_view path) {
+  if (excludes.empty()) return false;
   const std::string full(path);
   const size_t slash = full.find_last_of('/');
   const std::string base = slash == std::string::npos ? full : full.substr(slash + 1);
-  for (const std::string& glob : options_.excludes) {
+  for (const std::string& glob : excludes) {
     if (fnmatch(glob.c_str(), base.c_str(), 0) == 0) return true;
     if (fnmatch(glob.c_str(), full.c_str(), 0) == 0) return true;
   }
   return false;
 }
+
+std::optional<SkipReason> SkipReasonOfType(io::FileType type) {
+  switch (type) {
+    case io::FileType::kRegular:
+    case io::FileType::kBlockDevice:
+    case io::FileType::kDirectory:
+      return std::nullopt;
+    case io::FileType::kSymlink:
+      return SkipReason::kSymlink;
+    case io::FileType::kFifo:
+      return SkipReason::kFifo;
+    case io::FileType::kSocket:
+      return SkipReason::kSocket;
+    case io::FileType::kCharDevice:
+      return SkipReason::kCharDevice;
+    case io::FileType::kUnknown:
+      break;
+  }
+  return SkipReason::kUnknownType;
+}
+
+WalkItem DirectoryItem(std::string path, const io::FileInfo& info,
+                       const std::vector<io::DirEntry>& entries) {
+  WalkItem item;
+  item.kind = WalkItem::Kind::kDirectory;
+  item.path = std::move(path);
+  item.info = info;
+  item.dir_entries = entries.size();
+  for (const io::DirEntry& e : entries) {
+    item.dir_name_bytes += e.name.size();
+    item.dir_longest_name = std::max<uint64_t>(item.dir_longest_name, e.name.size());
+  }
+  return item;
+}
+
+}  // namespace internal
+
+using internal::Failed;
+using internal::JoinPath;
+using internal::Skipped;
+
+Walker::Walker(io::FileSystem* fs, std::vector<std::string> roots, WalkOptions options)
+    : fs_(fs), roots_(std::move(roots)), options_(std::move(options)) {}
 
 WalkItem Walker::Classify(std::string path, const io::FileInfo& info, bool is_root,
                           uint64_t root_dev) {
@@ -113,30 +153,14 @@ WalkItem Walker::Classify(std::string path, const io::FileInfo& info, bool is_ro
       }
       Result<std::vector<io::DirEntry>> entries = fs_->ListDirectory(path);
       if (!entries.ok()) return Failed(std::move(path), entries.status());
-      WalkItem item;
-      item.kind = WalkItem::Kind::kDirectory;
-      item.path = path;
-      item.info = info;
-      item.dir_entries = entries->size();
-      for (const io::DirEntry& e : *entries) {
-        item.dir_name_bytes += e.name.size();
-        item.dir_longest_name = std::max<uint64_t>(item.dir_longest_name, e.name.size());
-      }
+      WalkItem item = internal::DirectoryItem(path, info, *entries);
       stack_.push_back(Frame{std::move(path), info.dev, info.ino, std::move(*entries), 0});
       return item;
     }
-    case FileType::kSymlink:
-      return Skipped(std::move(path), SkipReason::kSymlink);
-    case FileType::kFifo:
-      return Skipped(std::move(path), SkipReason::kFifo);
-    case FileType::kSocket:
-      return Skipped(std::move(path), SkipReason::kSocket);
-    case FileType::kCharDevice:
-      return Skipped(std::move(path), SkipReason::kCharDevice);
-    case FileType::kUnknown:
+    default:
       break;
   }
-  return Skipped(std::move(path), SkipReason::kUnknownType);
+  return Skipped(std::move(path), *internal::SkipReasonOfType(info.type));
 }
 
 std::optional<WalkItem> Walker::VisitRoot(const std::string& path) {
@@ -151,7 +175,8 @@ std::optional<WalkItem> Walker::VisitEntry(const std::string& parent_path,
                                            const io::DirEntry& entry) {
   // parent_path lives in stack_, which Classify may grow: it is used only before that.
   std::string path = JoinPath(parent_path, entry.name);
-  if (Excluded(path)) return Skipped(std::move(path), SkipReason::kExcluded);
+  if (internal::Excluded(options_.excludes, path))
+    return Skipped(std::move(path), SkipReason::kExcluded);
   // d_type spares an lstat for the common cases that need no stat at all.
   if (entry.type == io::FileType::kSymlink && !options_.follow_symlinks) {
     return Skipped(std::move(path), SkipReason::kSymlink);

@@ -8,6 +8,7 @@
 // Symlinks are not followed inside trees unless asked (roots given on the command line are).
 //
 // Thread safety: one thread at a time (the pipeline's serial input stage pulls from it).
+// ParallelWalker (parallel_walker.h) yields the same items from several threads.
 
 #ifndef ZSIM_ENGINE_WALK_WALKER_H_
 #define ZSIM_ENGINE_WALK_WALKER_H_
@@ -60,14 +61,23 @@ struct WalkItem {
   uint64_t dir_longest_name = 0;  // kDirectory: longest entry name
 };
 
-class Walker {
+// A stream of walk items (Walker here, ParallelWalker in parallel_walker.h).
+class WalkSource {
+ public:
+  virtual ~WalkSource() = default;
+  // The next item, or nullopt when the walk is done. Every path the walk meets yields exactly one
+  // item (files once per (dev, ino); other names as kSkipped/kHardLink).
+  virtual std::optional<WalkItem> Next() = 0;
+};
+
+// The serial walk: depth-first in directory order; of a file's several names the first met
+// counts. The scan uses it with --follow-symlinks (ParallelWalker does not follow them).
+class Walker : public WalkSource {
  public:
   // `fs` must outlive the Walker.
   Walker(io::FileSystem* fs, std::vector<std::string> roots, WalkOptions options);
 
-  // The next item, or nullopt when the walk is done. Every path the walk meets yields exactly one
-  // item (files once per (dev, ino); later names as kSkipped/kHardLink).
-  std::optional<WalkItem> Next();
+  std::optional<WalkItem> Next() override;
 
  private:
   struct Frame {
@@ -82,7 +92,6 @@ class Walker {
   std::optional<WalkItem> VisitEntry(const std::string& parent_path, const io::DirEntry& entry);
   // Classifies a stat'ed path; pushes a frame for a directory.
   WalkItem Classify(std::string path, const io::FileInfo& info, bool is_root, uint64_t root_dev);
-  bool Excluded(std::string_view path) const;
 
   io::FileSystem* fs_;
   std::vector<std::string> roots_;

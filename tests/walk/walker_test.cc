@@ -6,9 +6,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <map>
+#include <random>
+#include <set>
+#include <thread>
 
+#include "engine/walk/parallel_walker.h"
 #include "tests/util/faulty_file_system.h"
 #include "tests/util/test_util.h"
 
@@ -22,8 +27,7 @@ struct Walked {
   std::vector<std::string> dirs;
 };
 
-Walked WalkAll(io::FileSystem* fs, const std::filesystem::path& root, WalkOptions options = {}) {
-  Walker walker(fs, {root.string()}, std::move(options));
+Walked Drain(WalkSource& walker, const std::filesystem::path& root) {
   Walked w;
   const std::string prefix = root.string();
   auto rel = [&](const std::string& p) {
@@ -49,7 +53,13 @@ Walked WalkAll(io::FileSystem* fs, const std::filesystem::path& root, WalkOption
     }
   }
   std::sort(w.files.begin(), w.files.end());
+  std::sort(w.dirs.begin(), w.dirs.end());
   return w;
+}
+
+Walked WalkAll(io::FileSystem* fs, const std::filesystem::path& root, WalkOptions options = {}) {
+  Walker walker(fs, {root.string()}, std::move(options));
+  return Drain(walker, root);
 }
 
 TEST(WalkerTest, FilesOnceHardLinksSymlinksAndSpecialFilesSkippedByReason) {
@@ -143,6 +153,133 @@ TEST(WalkerTest, RootThatIsAFileAndMissingRoot) {
   EXPECT_EQ(second->kind, WalkItem::Kind::kError);
   EXPECT_EQ(second->error.code(), StatusCode::kNotFound);
   EXPECT_FALSE(walker.Next());
+}
+
+// A tree of nested directories, files, hard links (names in different directories), symlinks,
+// a fifo, an excluded name, an unreadable directory and a file whose stat fails.
+void MakeTree(testing::TempDir& tmp, std::vector<std::string>* dirs) {
+  std::mt19937_64 rng(42);
+  dirs->push_back("");
+  for (int d = 0; d < 120; ++d) {
+    const std::string& parent = (*dirs)[rng() % dirs->size()];
+    dirs->push_back((parent.empty() ? "" : parent + "/") + testing::NumberedName("d", d));
+    std::filesystem::create_directories(tmp.path() / dirs->back());
+  }
+  std::vector<std::filesystem::path> files;
+  for (int f = 0; f < 1500; ++f) {
+    const std::string& dir = (*dirs)[rng() % dirs->size()];
+    files.push_back(tmp.WriteFile((dir.empty() ? "" : dir + "/") + testing::NumberedName("f", f),
+                                  std::vector<uint8_t>(rng() % 3000, 7)));
+  }
+  for (int l = 0; l < 40; ++l) {  // hard links: 20 files with two extra names each
+    const std::string& dir = (*dirs)[rng() % dirs->size()];
+    const std::filesystem::path name = tmp.path() / dir / testing::NumberedName("link", l);
+    ASSERT_EQ(::link(files[static_cast<size_t>(l % 20)].c_str(), name.c_str()), 0);
+  }
+  ASSERT_EQ(::symlink("d0", (tmp.path() / "sym").c_str()), 0);
+  ASSERT_EQ(::mkfifo((tmp.path() / "fifo").c_str(), 0644), 0);
+  tmp.WriteFile("skip.log", {1});
+}
+
+TEST(ParallelWalkerTest, SameItemsAsTheSerialWalkForAnyThreadCount) {
+  testing::TempDir tmp;
+  std::vector<std::string> dirs;
+  MakeTree(tmp, &dirs);
+  testing::FaultyFileSystem fs;
+  fs.FailList((tmp.path() / dirs[5]).string(), EACCES);
+  fs.FailStat((tmp.path() / "skip.log").string(), EIO);  // excluded first: never stat'ed
+  fs.FailStat((tmp.path() / "fifo").string(), EIO);
+  WalkOptions options;
+  options.excludes = {"*.log"};
+  const Walked serial = WalkAll(&fs, tmp.path(), options);
+  ASSERT_GT(serial.files.size(), 1000u);
+  // Every name of every file with several names, by inode (the smallest name first).
+  std::map<uint64_t, std::set<std::string>> linked;
+  auto add_name = [&](const std::string& rel) {
+    struct stat st;
+    ASSERT_EQ(::lstat((tmp.path() / rel).c_str(), &st), 0) << rel;
+    if (st.st_nlink > 1) linked[st.st_ino].insert(rel);
+  };
+  for (const std::string& f : serial.files) add_name(f);
+  for (const auto& [path, reason] : serial.skipped) {
+    if (reason == "hard_link") add_name(path);
+  }
+  ASSERT_FALSE(linked.empty());
+  for (int threads : {1, 2, 4, 8}) {
+    SCOPED_TRACE(threads);
+    for (size_t queue : {size_t{1}, size_t{4096}}) {
+      ParallelWalker walker(&fs, {tmp.path().string()}, options, threads, queue);
+      const Walked w = Drain(walker, tmp.path());
+      EXPECT_EQ(w.dirs, serial.dirs);
+      EXPECT_EQ(w.errors, serial.errors);
+      EXPECT_EQ(w.files.size(), serial.files.size());
+      EXPECT_EQ(w.skipped.size(), serial.skipped.size());
+      // Every name the serial walk counted or skipped as a hard link is one of the two here too,
+      // and of each linked file the smallest name is the one counted.
+      for (const auto& [path, reason] : serial.skipped) {
+        if (reason != "hard_link") {
+          EXPECT_EQ(w.skipped.count(path) ? w.skipped.at(path) : "", reason) << path;
+        }
+      }
+      for (const auto& [ino, names] : linked) {
+        EXPECT_TRUE(std::count(w.files.begin(), w.files.end(), *names.begin())) << *names.begin();
+        for (auto it = std::next(names.begin()); it != names.end(); ++it) {
+          EXPECT_EQ(w.skipped.count(*it) ? w.skipped.at(*it) : "", "hard_link") << *it;
+        }
+      }
+    }
+  }
+}
+
+TEST(ParallelWalkerTest, StoppingEarlyJoinsCleanly) {
+  testing::TempDir tmp;
+  std::vector<std::string> dirs;
+  MakeTree(tmp, &dirs);
+  auto fs = io::PosixFileSystem();
+  for (int taken : {0, 1, 50}) {
+    ParallelWalker walker(fs.get(), {tmp.path().string()}, {}, 4, /*queue_items=*/8);
+    for (int i = 0; i < taken; ++i) ASSERT_TRUE(walker.Next().has_value());
+  }  // destroyed with the walk under way: must not hang
+}
+
+TEST(ParallelWalkerTest, RootsThatAreFilesMissingOrRepeated) {
+  testing::TempDir tmp;
+  const auto f = tmp.WriteFile("single", {1, 2});
+  auto fs = io::PosixFileSystem();
+  ParallelWalker walker(fs.get(), {f.string(), (tmp.path() / "missing").string()}, {}, 2);
+  int files = 0, errors = 0;
+  while (auto item = walker.Next()) {
+    files += item->kind == WalkItem::Kind::kFile;
+    errors += item->kind == WalkItem::Kind::kError;
+    if (item->kind == WalkItem::Kind::kError) {
+      EXPECT_EQ(item->root, 1u);
+    }
+  }
+  EXPECT_EQ(files, 1);
+  EXPECT_EQ(errors, 1);
+}
+
+TEST(WalkSizerTest, CountsWhatTheWalkYields) {
+  testing::TempDir tmp;
+  std::vector<std::string> dirs;
+  MakeTree(tmp, &dirs);
+  auto fs = io::PosixFileSystem();
+  uint64_t files = 0, bytes = 0;
+  Walker serial(fs.get(), {tmp.path().string()}, {});
+  while (auto item = serial.Next()) {
+    if (item->kind == WalkItem::Kind::kFile) {
+      ++files;
+      bytes += item->info.size;
+    }
+  }
+  WalkSizer sizer(fs.get(), {tmp.path().string()}, {}, 2);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!sizer.finished() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(sizer.finished());
+  EXPECT_EQ(sizer.files(), files);
+  EXPECT_EQ(sizer.bytes(), bytes);
 }
 
 }  // namespace

@@ -1,0 +1,34 @@
+// engine/walk/walk_common.h
+//
+// Pieces the serial Walker and the ParallelWalker share: item constructors, path joining,
+// --exclude matching, and the skip reason of a file type that is never modelled.
+//
+// Thread safety: pure functions.
+
+#ifndef ZSIM_ENGINE_WALK_WALK_COMMON_H_
+#define ZSIM_ENGINE_WALK_WALK_COMMON_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/walk/walker.h"
+
+namespace zsim::walk::internal {
+
+WalkItem Skipped(std::string path, SkipReason reason);
+WalkItem Failed(std::string path, Status status);
+std::string JoinPath(const std::string& dir, const std::string& name);
+// True if a glob of `excludes` matches the path's base name or the full path (fnmatch).
+bool Excluded(const std::vector<std::string>& excludes, std::string_view path);
+// The skip reason of a type that is neither a regular file, a block device nor a directory
+// (nullopt for those three).
+std::optional<SkipReason> SkipReasonOfType(io::FileType type);
+// A directory listing as a kDirectory item (entry count, name bytes, longest name).
+WalkItem DirectoryItem(std::string path, const io::FileInfo& info,
+                       const std::vector<io::DirEntry>& entries);
+
+}  // namespace zsim::walk::internal
+
+#endif  // ZSIM_ENGINE_WALK_WALK_COMMON_H_
