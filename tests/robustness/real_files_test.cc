@@ -442,6 +442,8 @@ TEST(RealFilesTest, FirstInterruptPrintsAPartialReportAndExits130) {
     ASSERT_GT(c.pid, 0);
     std::string err;
     ASSERT_TRUE(ReadUntil(c.err, "scanned", &err)) << err;  // the scan is under way
+    // The sizing walk has the total while the scan is still on its first files.
+    ASSERT_TRUE(ReadUntil(c.err, " of 200 files", &err)) << err;
     kill(c.pid, sig);
     std::string out;
     ReadAll(c.out, &out);
