@@ -3,7 +3,7 @@
 // holds per unique block.
 //
 // Layouts: "default" is what a default scan of profile 2.4 builds (off derived from lsize; lz4,
-// lzjb, zle inline; zstd-3 and gzip-6 sampled, side codes for 1 entry in 64), "exact" what
+// zle inline; zstd-3, gzip-6 and lzjb sampled, side codes for 1 entry in 64), "exact" what
 // --exact builds (every codec inline). Counter bytes_per_entry = memory_bytes() / entries(),
 // issue 7's budget being 32 with the default settings.
 //
@@ -44,6 +44,7 @@ std::vector<SettingStorage> MakeLayout(int layout) {
   if (layout == kDefault) {
     out[2].kind = SettingStorage::Kind::kSide;
     out[3].kind = SettingStorage::Kind::kSide;
+    out[4].kind = SettingStorage::Kind::kSide;
   }
   return out;
 }

@@ -88,7 +88,8 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   scan->add_option("--ddt-format", ddt_format, "DDT format: legacy or fast (2.3+)");
   scan->add_option("--ram", ram, "RAM of the target machine for DDT advice (default: this one)");
   scan->add_flag("--exact", exact,
-                 "run every codec on every unique block (default: gzip and zstd above level 1 "
+                 "run every codec on every unique block (default: gzip, zstd above level 1 and "
+                 "lzjb (with lz4) "
                  "run on a sample, with a 95% interval)");
   scan->add_option("--sample", sample,
                    "dedup sampling: keep 1/M of the fingerprints and scale up, e.g. 1/64");

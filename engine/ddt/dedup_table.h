@@ -14,8 +14,8 @@
 //  - settings need not all be stored inline (SettingStorage): compression=off is derived from
 //    lsize and the zero flag, and a sampled codec keeps its codes in a side list for the few
 //    entries it was run on.
-// With off, lz4, lzjb, zle inline-or-derived and zstd, gzip sampled: 24 bytes per entry plus
-// 4.6-6.9 bytes of index: 29-32 bytes per unique block (bench/ddt_bench.cc, bytes_per_entry).
+// With off, lz4, zle inline-or-derived and zstd, gzip, lzjb sampled: 22 bytes per entry plus
+// 4.6-6.9 bytes of index: 27-30 bytes per unique block (bench/ddt_bench.cc, bytes_per_entry).
 //
 // Sampling (--sample 1/M, --max-memory): the table keeps only keys whose low `sample_shift`
 // bits of `hi` are zero (SampledOut), i.e. 1/M of the key space, M = 2^sample_shift. Raising the

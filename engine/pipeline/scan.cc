@@ -153,9 +153,12 @@ class Scan {
     // a sample only. The dedup table's layout follows: compression=off needs no stored code
     // (psize = lsize), sampled codecs keep codes only for the blocks they ran on.
     std::vector<ddt::SettingStorage> layout;
+    const bool lz4_evaluated =
+        std::any_of(options_.compressions.begin(), options_.compressions.end(),
+                    [](const Compression& c) { return c.algorithm == CompressionAlgorithm::kLz4; });
     for (const Compression& c : options_.compressions) {
       zero_is_hole_.push_back(zfs::ZeroBlockIsHole(policy_, c));
-      sampling_.sampled.push_back(!options_.exact && estimate::SampledByDefault(c));
+      sampling_.sampled.push_back(!options_.exact && estimate::SampledByDefault(c, lz4_evaluated));
       ddt::SettingStorage s;
       s.zero_is_hole = zero_is_hole_.back();
       if (c.algorithm == CompressionAlgorithm::kOff) {

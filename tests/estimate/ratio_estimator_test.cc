@@ -50,12 +50,15 @@ TEST(SampleLevelTest, LevelsHalveWithEachStep) {
     const double expected = double(kKeys) / double(1 << l);
     EXPECT_NEAR(double(at_least[static_cast<size_t>(l)]), expected, 5 * std::sqrt(expected)) << l;
   }
-  EXPECT_TRUE(SampledByDefault({CompressionAlgorithm::kGzip, 1}));
-  EXPECT_TRUE(SampledByDefault({CompressionAlgorithm::kZstd, 3}));
-  EXPECT_FALSE(SampledByDefault({CompressionAlgorithm::kZstd, 1}));
-  EXPECT_FALSE(SampledByDefault({CompressionAlgorithm::kZstd, -5}));
-  EXPECT_FALSE(SampledByDefault({CompressionAlgorithm::kLz4, 0}));
-  EXPECT_FALSE(SampledByDefault({CompressionAlgorithm::kLzjb, 0}));
+  for (bool lz4 : {false, true}) {
+    EXPECT_TRUE(SampledByDefault({CompressionAlgorithm::kGzip, 1}, lz4));
+    EXPECT_TRUE(SampledByDefault({CompressionAlgorithm::kZstd, 3}, lz4));
+    EXPECT_FALSE(SampledByDefault({CompressionAlgorithm::kZstd, 1}, lz4));
+    EXPECT_FALSE(SampledByDefault({CompressionAlgorithm::kZstd, -5}, lz4));
+    EXPECT_FALSE(SampledByDefault({CompressionAlgorithm::kLz4, 0}, lz4));
+    EXPECT_FALSE(SampledByDefault({CompressionAlgorithm::kZle, 0}, lz4));
+    EXPECT_EQ(SampledByDefault({CompressionAlgorithm::kLzjb, 0}, lz4), lz4);
+  }
 }
 
 enum class Shape { kUniform, kZipf, kMostlyUnique, kMostlyDuplicate };
