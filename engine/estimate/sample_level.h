@@ -15,6 +15,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <vector>
 
 #include "zsim/scan_options.h"
 
@@ -28,15 +29,24 @@ inline int SampleLevel(uint64_t key_lo) {
   return std::countr_zero(bits);
 }
 
-// Codecs costlier than lz4 that a default (not --exact) scan samples: gzip-N, zstd above level
-// 1, and lzjb when lz4 is evaluated too (lzjb runs at about 2/3 of lz4's speed, and lz4's psize
-// predicts lzjb's closely: the anchor of the ratio estimates). lz4, zle, zstd-1, zstd-fast-N,
-// and lzjb without lz4 (profile v23 has no lz4) run on every unique block.
-inline bool SampledByDefault(Compression c, bool lz4_evaluated) {
-  return c.algorithm == CompressionAlgorithm::kGzip ||
-         (c.algorithm == CompressionAlgorithm::kZstd && c.level >= 2) ||
-         (c.algorithm == CompressionAlgorithm::kLzjb && lz4_evaluated);
-}
+// Which settings a scan samples, and the auxiliary of each sampled one's ratio estimates.
+struct SamplingPlan {
+  std::vector<bool> sampled;  // per setting
+  // Per setting: for a sampled one, the exact setting whose psize is the auxiliary variable
+  // (psize_total ~ R x that setting's psize total); -1 for lsize, and for exact settings.
+  std::vector<int> anchors;
+};
+
+// A default (not --exact) scan samples the codecs costlier than lz4: gzip-N, zstd above level 1,
+// and lzjb when lz4 is evaluated too (lzjb runs at about 2/3 of lz4's speed). lz4, zle, zstd-1,
+// zstd-fast-N, and lzjb without lz4 (profile v23 has none) run on every unique block. When several
+// gzip levels are evaluated, the lowest runs on every block too: the others' psize follows it
+// block by block far more closely than any other codec's, so their samples can be many times
+// smaller (gzip-9 costs 5-25 times gzip-1).
+// The anchor of a sampled setting: an exact setting of its own family (gzip: the exact gzip;
+// zstd: the exact zstd of the highest level below its own), else lz4, else the first exact
+// compressing setting, else lsize.
+SamplingPlan PlanSampling(const std::vector<Compression>& settings, bool exact);
 
 // Target half width of the 95% interval of a sampled codec's psize total, relative.
 inline constexpr double kTargetRelativeHalfWidth = 0.005;

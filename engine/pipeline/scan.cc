@@ -153,17 +153,18 @@ class Scan {
     // a sample only. The dedup table's layout follows: compression=off needs no stored code
     // (psize = lsize), sampled codecs keep codes only for the blocks they ran on.
     std::vector<ddt::SettingStorage> layout;
-    const bool lz4_evaluated =
-        std::any_of(options_.compressions.begin(), options_.compressions.end(),
-                    [](const Compression& c) { return c.algorithm == CompressionAlgorithm::kLz4; });
-    for (const Compression& c : options_.compressions) {
+    const estimate::SamplingPlan plan =
+        estimate::PlanSampling(options_.compressions, options_.exact);
+    sampling_.sampled = plan.sampled;
+    sampling_.anchors = plan.anchors;
+    for (size_t i = 0; i < options_.compressions.size(); ++i) {
+      const Compression& c = options_.compressions[i];
       zero_is_hole_.push_back(zfs::ZeroBlockIsHole(policy_, c));
-      sampling_.sampled.push_back(!options_.exact && estimate::SampledByDefault(c, lz4_evaluated));
       ddt::SettingStorage s;
       s.zero_is_hole = zero_is_hole_.back();
       if (c.algorithm == CompressionAlgorithm::kOff) {
         s.kind = ddt::SettingStorage::Kind::kFromLsize;
-      } else if (sampling_.sampled.back()) {
+      } else if (sampling_.sampled[i]) {
         s.kind = ddt::SettingStorage::Kind::kSide;
       }
       layout.push_back(s);
@@ -180,14 +181,6 @@ class Scan {
     max_block_ = std::max(max_block_, zvol_block_);
     chunk_bytes_ = std::max<uint64_t>(kChunkBytes, max_block_);
     skipped_holes_.assign(rows_.size(), 0);
-    // The anchor: lz4 if evaluated, else the first exact compressing setting.
-    for (size_t c = 0; c < options_.compressions.size(); ++c) {
-      const CompressionAlgorithm a = options_.compressions[c].algorithm;
-      if (sampling_.sampled[c] || a == CompressionAlgorithm::kOff) continue;
-      if (sampling_.anchor < 0 || a == CompressionAlgorithm::kLz4) {
-        sampling_.anchor = static_cast<int>(c);
-      }
-    }
     // Exact settings first, so the anchor's psize is known when a sampled codec runs.
     for (size_t c = 0; c < options_.compressions.size(); ++c) {
       if (!sampling_.sampled[c]) order_.push_back(c);
@@ -242,9 +235,10 @@ class Scan {
   void CompressFirstSightings(size_t r, uint64_t bs, Worker& w);
   // The auxiliary value of a block for the ratio estimates: the anchor setting's psize (0 for a
   // hole or an embedded block), or lsize without an anchor.
-  double AnchorValue(std::span<const ddt::PsizeCode> codes, uint64_t lsize) const {
-    if (sampling_.anchor < 0) return double(lsize);
-    const ddt::PsizeCode a = codes[static_cast<size_t>(sampling_.anchor)];
+  double AnchorValue(size_t c, std::span<const ddt::PsizeCode> codes, uint64_t lsize) const {
+    const int anchor = sampling_.anchors[c];
+    if (anchor < 0) return double(lsize);
+    const ddt::PsizeCode a = codes[static_cast<size_t>(anchor)];
     return ddt::IsHoleCode(a) || ddt::IsEmbeddedCode(a) ? 0.0 : double(ddt::AllocatedPsize(a));
   }
   // Dedup sampling (--max-memory): the tables' memory budget, 0 for none.
@@ -521,7 +515,7 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
         const double psize = ddt::IsHoleCode(code) || ddt::IsEmbeddedCode(code)
                                  ? 0.0
                                  : double(ddt::AllocatedPsize(code));
-        w.level_stats[LevelIndex(r, c, level)].Add(AnchorValue(codes, bs), psize);
+        w.level_stats[LevelIndex(r, c, level)].Add(AnchorValue(c, codes, bs), psize);
       }
     }
     rows_[r].table->SetCodes(f.key, codes);

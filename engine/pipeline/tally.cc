@@ -174,7 +174,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         if (e.codes[c] == ddt::kPendingCode || lv < sampling.end_level) continue;
         const uint64_t psize =
             ddt::IsEmbeddedCode(e.codes[c]) ? 0 : ddt::AllocatedPsize(e.codes[c]);
-        per_level[c][lv].Add(double(e.refcount) * Anchor(e, sampling.anchor),
+        per_level[c][lv].Add(double(e.refcount) * Anchor(e, sampling.anchors[c]),
                              double(e.refcount * psize));
       }
     });
@@ -228,7 +228,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         b.refs += double(refs);
         b.lsize += double(e.lsize);
         b.ref_lsize += double(refs * e.lsize);
-        const double x = Anchor(e, sampling.anchor);
+        const double x = Anchor(e, sampling.anchors[c]);
         b.anchor += x;
         b.ref_anchor += double(refs) * x;
         if (code == ddt::kPendingCode || lv < level[c]) continue;

@@ -35,10 +35,11 @@ struct DirectoryShape {
 struct SamplingState {
   std::vector<bool> sampled;  // per setting: a costly codec run on a sample only
   int end_level = 0;          // the sample level in force when the scan ended
-  // The exact setting whose psize is the auxiliary variable of the ratio estimates (lz4 when
-  // evaluated): a costly codec's psize follows a cheap codec's far more closely than it follows
-  // lsize, so the same interval needs a much smaller sample. -1: lsize is the auxiliary.
-  int anchor = -1;
+  // Per setting: the exact setting whose psize is the auxiliary variable of a sampled setting's
+  // ratio estimates (estimate/sample_level.h PlanSampling): a costly codec's psize follows a
+  // cheaper codec's far more closely than it follows lsize, so the same interval needs a much
+  // smaller sample. -1: lsize is the auxiliary.
+  std::vector<int> anchors;
 };
 
 class Tally {
