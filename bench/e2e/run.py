@@ -317,7 +317,8 @@ def run_trial(args, rec, zsim, d, checks):
     files, apparent = tree_stats(d)
     settings = args.trial_settings.split(",")
     workdir = tempfile.mkdtemp(prefix="zbench-", dir=args.workdir)
-    zo.Daemon().ensure()  # uses the running daemon; starts none if one answers
+    daemon = zo.Daemon()
+    daemon.ensure()  # uses the running daemon; starts none if one answers
     zdb_entries = {}
     try:
         for i, s in enumerate(settings):
@@ -365,6 +366,7 @@ def run_trial(args, rec, zsim, d, checks):
             rec.trial_parts[s] = t
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+        daemon.stop()  # only the daemon it started, if it started one
     rec.trial_compare = (zdb_entries, zsim_entries)
     return label
 
