@@ -11,18 +11,12 @@
 #include <vector>
 
 #include "engine/estimate/distinct_blocks.h"
+#include "tests/util/test_util.h"
 
 namespace zsim::estimate {
 namespace {
 
-uint64_t Hash(uint64_t seed, uint64_t i) {  // splitmix64
-  uint64_t x = seed * 0x9E3779B97F4A7C15ull + i;
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+uint64_t Hash(uint64_t seed, uint64_t i) { return testing::SplitMix64(seed, i); }
 
 TEST(DistinctCounterTest, EmptyAndTinyCountsAreExact) {
   DistinctCounter c(16);

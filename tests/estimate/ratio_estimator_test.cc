@@ -9,19 +9,13 @@
 #include <random>
 
 #include "engine/estimate/sample_level.h"
+#include "tests/util/test_util.h"
 
 namespace zsim::estimate {
 namespace {
 
-// splitmix64: the "fingerprint" of unit i under a seed (sampling is by key bits, as in zsim).
-uint64_t Key(uint64_t seed, uint64_t i) {
-  uint64_t x = seed * 0x9E3779B97F4A7C15ull + i;
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+// The "fingerprint" of unit i under a seed (sampling is by key bits, as in zsim).
+uint64_t Key(uint64_t seed, uint64_t i) { return testing::SplitMix64(seed, i); }
 
 TEST(RatioEstimatorTest, CensusIsExactAndHasNoError) {
   RatioEstimator e;

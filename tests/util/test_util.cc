@@ -88,6 +88,15 @@ std::string NumberedName(const char* prefix, int i) {
 
 std::filesystem::path GoldenDir() { return ZSIM_GOLDEN_DIR; }
 
+uint64_t SplitMix64(uint64_t seed, uint64_t i) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + i;
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
 std::filesystem::path SampleDir(const char* variable) {
   const char* dir = std::getenv(variable);
   if (dir != nullptr && *dir != '\0') return std::filesystem::path(dir);

@@ -23,6 +23,10 @@ namespace zsim::testing {
 // The xorshift64 stream of shared/golden/README.md (Marsaglia 13/7/17, words little-endian).
 std::vector<uint8_t> Xorshift64Bytes(uint64_t seed, size_t n);
 
+// splitmix64 of (seed, i): a uniformly spread 64-bit word, the stand-in for a fingerprint word in
+// tests of what zsim samples or counts by key bits.
+uint64_t SplitMix64(uint64_t seed, uint64_t i);
+
 // Bytes with a compressibility dial: runs copied from earlier output with probability
 // `match_fraction`, random bytes otherwise. Deterministic for a seed.
 std::vector<uint8_t> GenerateBlock(size_t n, double match_fraction, uint64_t seed);
