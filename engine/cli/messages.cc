@@ -1,5 +1,6 @@
 #include "engine/cli/messages.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "engine/base/size_suffix.h"
@@ -124,6 +125,16 @@ int FinishMessages(const ScanResult& result, bool quiet) {
       std::fprintf(stderr, "  %s: %s\n", TerminalSafe(e.path).c_str(),
                    TerminalSafe(e.error).c_str());
     }
+  }
+  // --max-memory raised the dedup sampling past what --sample asked (issue 8: say so).
+  uint64_t kept = result.options.sample_modulus;
+  for (const SettingResult& s : result.results) kept = std::max(kept, s.dedup.sample_modulus);
+  if (!quiet && kept > result.options.sample_modulus) {
+    std::fprintf(stderr,
+                 "zsim: the dedup tables outgrew --max-memory %s: they kept 1/%llu of the "
+                 "fingerprints, so the dedup figures are estimates (intervals in the report)\n",
+                 FormatBytes(result.options.max_memory_bytes).c_str(),
+                 static_cast<unsigned long long>(kept));
   }
   if (result.partial) {
     if (!quiet) std::fprintf(stderr, "zsim: interrupted: the report covers what was scanned\n");

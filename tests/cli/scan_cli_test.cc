@@ -345,6 +345,27 @@ TEST_F(SampledTree, DedupSamplingScalesCountsAndStaysWithinTwoPercent) {
   EXPECT_NEAR(entries / exact_entries, 1.0, 0.05);
 }
 
+TEST_F(SampledTree, AMemoryBudgetSamplesTheTableSaysSoAndKeepsTheRatio) {
+  // 48K unique 512-byte records need about 1.5 MiB of table: past a 1 MiB budget the table
+  // must sample itself, say so on stderr, and still give the dedup ratio within 2%.
+  const std::vector<std::string> base = {
+      "scan", tmp_->path().string(), "--recordsize", "512", "--compression", "off", "--json"};
+  const auto exact = RunZsim(base);
+  std::vector<std::string> args = base;
+  args.insert(args.end(), {"--max-memory", "1M"});
+  const auto sampled = RunZsim(args);
+  ASSERT_EQ(exact.exit_code, 0) << exact.err;
+  ASSERT_EQ(sampled.exit_code, 0) << sampled.err;
+  EXPECT_EQ(exact.err.find("outgrew"), std::string::npos) << exact.err;
+  EXPECT_NE(sampled.err.find("outgrew --max-memory 1.00 MiB"), std::string::npos) << sampled.err;
+  const json je = ParseJson(exact), js = ParseJson(sampled);
+  const json& e = ResultFor(je, 512, "off")["dedup"];
+  const json& s = ResultFor(js, 512, "off")["dedup"];
+  EXPECT_EQ(e["sample_modulus"], 1);
+  EXPECT_GT(s["sample_modulus"].get<int>(), 1);
+  EXPECT_NEAR(s["zdb"]["dedup"].get<double>() / e["zdb"]["dedup"].get<double>(), 1.0, 0.02);
+}
+
 TEST(ScanCliTest, SamplingArgumentsAreChecked) {
   testing::TempDir tmp;
   for (const char* bad : {"1/3", "1/0", "64", "1/x", "2/64"}) {
