@@ -4,9 +4,10 @@
 // of its top 24 bits of `lo` (bits the DDT's shard and slot choice do not use, and independent of
 // the dedup sampling bits in `hi`), so a block has level >= L with probability 2^-L. A costly
 // codec runs on the unique blocks whose level is at least the current level; the level rises
-// while the 95% interval stays well inside the target. The final estimate uses the highest level
-// whose sample meets the target, over blocks that were all compressed, so it depends on the
-// data, not on when the level rose.
+// while the 95% interval stays well inside the target, but never above PlanLevel (below). The
+// final estimate uses the highest level at or above PlanLevel whose sample meets the target:
+// those levels' blocks were all compressed whenever the level rose, so the estimate depends on
+// the data, not on the order the threads met it.
 //
 // Thread safety: pure functions.
 
@@ -54,6 +55,20 @@ inline constexpr double kTargetRelativeHalfWidth = 0.005;
 inline constexpr double kRaiseRelativeHalfWidth = 0.8 * kTargetRelativeHalfWidth;
 // Fewest sampled blocks a level needs before it may be used.
 inline constexpr uint64_t kMinSampledBlocks = 400;
+
+// The level a scan may rise to: the highest at which a tree of `allocated_bytes` cut into blocks
+// of `block_bytes` still leaves kPlanBlocks blocks (before dedup, which only lowers the count;
+// the estimate then says so with a wider interval). It depends on the tree only, never on the
+// order in which threads meet its blocks: every unique block at this level or above goes through
+// the sampled codecs, so the estimates, which use this level or a higher one, are the same for
+// any thread count. Below it the level still rises as the samples allow (a saving only).
+inline constexpr uint64_t kPlanBlocks = 4000;
+inline int PlanLevel(uint64_t allocated_bytes, uint64_t block_bytes) {
+  const uint64_t blocks = block_bytes ? allocated_bytes / block_bytes : 0;
+  int level = 0;
+  while (level < kMaxSampleLevel && (blocks >> (level + 1)) >= kPlanBlocks) ++level;
+  return level;
+}
 
 }  // namespace zsim::estimate
 

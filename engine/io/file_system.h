@@ -40,6 +40,7 @@ struct FileInfo {
   uint64_t ino = 0;
   uint64_t size = 0;  // st_size; for block devices, the device size
   uint64_t nlink = 1;
+  uint64_t allocated = 0;  // st_blocks x 512: the bytes the file holds (holes excluded)
 };
 
 struct DirEntry {

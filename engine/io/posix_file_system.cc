@@ -103,6 +103,7 @@ class PosixFileSystemImpl final : public FileSystem {
     info.ino = static_cast<uint64_t>(st.st_ino);
     info.size = static_cast<uint64_t>(st.st_size);
     info.nlink = static_cast<uint64_t>(st.st_nlink);
+    info.allocated = static_cast<uint64_t>(st.st_blocks) * 512;
     return info;
   }
 

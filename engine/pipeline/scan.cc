@@ -157,6 +157,7 @@ class Scan {
         estimate::PlanSampling(options_.compressions, options_.exact);
     sampling_.sampled = plan.sampled;
     sampling_.anchors = plan.anchors;
+    any_sampled_ = std::find(plan.sampled.begin(), plan.sampled.end(), true) != plan.sampled.end();
     for (size_t i = 0; i < options_.compressions.size(); ++i) {
       const Compression& c = options_.compressions[i];
       zero_is_hole_.push_back(zfs::ZeroBlockIsHole(policy_, c));
@@ -173,6 +174,7 @@ class Scan {
       r.table = std::make_unique<ddt::DedupTable>(layout);
       r.distinct = std::make_unique<estimate::DistinctBlocks>(r.block_bytes);
       max_block_ = std::max(max_block_, r.block_bytes);
+      plan_block_ = std::max(plan_block_, r.block_bytes);
     }
     // A block device named without --volblocksize is a zvol with the profile's default
     // volblocksize (ZVOL_DEFAULT_BLOCKSIZE: 8K through 2.1, 16K from 2.2).
@@ -224,6 +226,12 @@ class Scan {
   SamplingState sampling_;
   std::vector<size_t> order_;  // settings in the order blocks are compressed
   std::atomic<int> level_{0};  // unique blocks below this level skip the sampled codecs
+  // The highest level_ may reach (PlanLevel of the sizing walk's total; 0 until it is known).
+  bool any_sampled_ = false;
+  int level_cap_ = 0;        // Guarded by adapt_mu_.
+  bool cap_known_ = false;   // Guarded by adapt_mu_.
+  uint64_t plan_block_ = 0;  // the largest block size of the rows (fewest blocks)
+  int PlannedLevel() const { return estimate::PlanLevel(sizer_->allocated_bytes(), plan_block_); }
   std::mutex adapt_mu_;
   std::vector<estimate::RatioEstimator> level_totals_;  // Guarded by adapt_mu_.
   std::vector<uint64_t> unique_non_zero_;               // Guarded by adapt_mu_.
@@ -569,10 +577,7 @@ void Scan::Process(Chunk& chunk, Worker& w) {
 // narrows it): the final choice (tally.cc) then has room, and blocks above the final level were
 // all compressed.
 void Scan::FlushSampling(Worker& w) {
-  if (std::find(sampling_.sampled.begin(), sampling_.sampled.end(), true) ==
-      sampling_.sampled.end()) {
-    return;
-  }
+  if (!any_sampled_) return;
   std::lock_guard<std::mutex> lock(adapt_mu_);
   for (size_t i = 0; i < w.level_stats.size(); ++i) {
     if (w.level_stats[i].n() == 0) continue;
@@ -583,8 +588,12 @@ void Scan::FlushSampling(Worker& w) {
     unique_non_zero_[r] += w.unique_non_zero[r];
     w.unique_non_zero[r] = 0;
   }
+  if (!cap_known_ && sizer_ && sizer_->finished()) {
+    level_cap_ = PlannedLevel();
+    cap_known_ = true;
+  }
   const int next = level_.load() + 1;
-  if (next > estimate::kMaxSampleLevel) return;
+  if (next > level_cap_) return;
   for (size_t r = 0; r < rows_.size(); ++r) {
     for (size_t c = 0; c < options_.compressions.size(); ++c) {
       if (!sampling_.sampled[c]) continue;
@@ -669,8 +678,9 @@ ScanResult Scan::Run() {
     walker_ = std::make_unique<walk::Walker>(fs_, options_.paths, wo);
   } else {
     walker_ = std::make_unique<walk::ParallelWalker>(fs_, options_.paths, wo, walk_threads);
-    // The progress line's total and ETA: a second walk that only adds up sizes runs ahead.
-    if (control_.progress) {
+    // The progress line's total and ETA, and the sampled codecs' plan (PlanLevel): a second
+    // walk that only adds up sizes runs ahead.
+    if (control_.progress || any_sampled_) {
       sizer_ =
           std::make_unique<walk::WalkSizer>(fs_, options_.paths, wo, std::min(walk_threads, 4));
     }
@@ -715,6 +725,14 @@ ScanResult Scan::Run() {
             }));
   });
   MaybeReportProgress(true);
+  // The sampled codecs' complete level: the plan of the whole tree, which the scan never rose
+  // above (before the plan was known it stayed at 0, where every level is complete). After an
+  // interrupt the sizing walk is not waited for.
+  int complete_level = level_.load();
+  if (sizer_ && any_sampled_) {
+    if (!cancelled_) sizer_->Wait();
+    if (sizer_->finished()) complete_level = PlannedLevel();
+  }
   sizer_.reset();  // stops the walking threads (still under way after a cancel)
   walker_.reset();
 
@@ -728,7 +746,7 @@ ScanResult Scan::Run() {
   std::sort(result.input.errors.begin(), result.input.errors.end(),
             [](const PathError& a, const PathError& b) { return a.path < b.path; });
 
-  sampling_.end_level = level_.load();
+  sampling_.complete_level = complete_level;
   std::vector<uint64_t> sparse = skipped_holes_;
   for (const Worker& w : workers) {
     for (size_t r = 0; r < rows_.size(); ++r) sparse[r] += w.sparse_holes[r];

@@ -160,8 +160,8 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   bool any_sampled = false;
   for (size_t c = 0; c < settings_; ++c) {
     // At level 0 every unique block went through every codec: the exact path applies.
-    if (sampling.sampled[c] && sampling.end_level > 0) {
-      level[c] = sampling.end_level;
+    if (sampling.sampled[c] && sampling.complete_level > 0) {
+      level[c] = sampling.complete_level;
       any_sampled = true;
     }
   }
@@ -171,7 +171,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       for (size_t c = 0; c < settings_; ++c) {
         if (level[c] < 0 || ddt::IsHoleCode(e.codes[c])) continue;
         ++population[c];
-        if (e.codes[c] == ddt::kPendingCode || lv < sampling.end_level) continue;
+        if (e.codes[c] == ddt::kPendingCode || lv < sampling.complete_level) continue;
         const uint64_t psize =
             ddt::IsEmbeddedCode(e.codes[c]) ? 0 : ddt::AllocatedPsize(e.codes[c]);
         per_level[c][lv].Add(double(e.refcount) * Anchor(e, sampling.anchors[c]),
@@ -182,7 +182,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     for (size_t c = 0; c < settings_; ++c) {
       if (level[c] < 0) continue;
       estimate::RatioEstimator above;
-      for (int lv = estimate::kMaxSampleLevel; lv >= sampling.end_level; --lv) {
+      for (int lv = estimate::kMaxSampleLevel; lv >= sampling.complete_level; --lv) {
         above.Merge(per_level[c][lv]);
         if (above.n() >= estimate::kMinSampledBlocks &&
             above.RelativeHalfWidth95(double(population[c])) <=

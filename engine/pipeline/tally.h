@@ -34,7 +34,10 @@ struct DirectoryShape {
 // What the scan did about compression sampling (estimate/sample_level.h).
 struct SamplingState {
   std::vector<bool> sampled;  // per setting: a costly codec run on a sample only
-  int end_level = 0;          // the sample level in force when the scan ended
+  // Every unique block at this level or above went through the sampled codecs (the scan never
+  // rose above it; estimate/sample_level.h PlanLevel), so the estimates use it or a higher one.
+  // 0: every unique block did (the exact path).
+  int complete_level = 0;
   // Per setting: the exact setting whose psize is the auxiliary variable of a sampled setting's
   // ratio estimates (estimate/sample_level.h PlanSampling): a costly codec's psize follows a
   // cheaper codec's far more closely than it follows lsize, so the same interval needs a much

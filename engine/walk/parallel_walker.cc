@@ -1,6 +1,7 @@
 #include "engine/walk/parallel_walker.h"
 
 #include <cassert>
+#include <chrono>
 #include <map>
 #include <thread>
 #include <utility>
@@ -315,11 +316,12 @@ WalkSizer::WalkSizer(io::FileSystem* fs, std::vector<std::string> roots, WalkOpt
   walk_ = std::make_unique<internal::ParallelWalk>(
       fs, std::move(roots), std::move(options), threads,
       [this](std::vector<WalkItem>& batch) {
-        uint64_t files = 0, bytes = 0;
+        uint64_t files = 0, bytes = 0, allocated = 0;
         for (const WalkItem& item : batch) {
           if (item.kind == WalkItem::Kind::kFile) {
             ++files;
             bytes += item.info.size;
+            allocated += item.info.allocated;
           } else if (item.kind == WalkItem::Kind::kZvol) {
             uint64_t size = item.info.size;
             if (size == 0) {  // lstat of a block device says 0: ask the device
@@ -328,15 +330,21 @@ WalkSizer::WalkSizer(io::FileSystem* fs, std::vector<std::string> roots, WalkOpt
             }
             ++files;
             bytes += size;
+            allocated += size;
           }
         }
         files_.fetch_add(files, std::memory_order_relaxed);
         bytes_.fetch_add(bytes, std::memory_order_relaxed);
+        allocated_.fetch_add(allocated, std::memory_order_relaxed);
         return true;
       },
       [this] { finished_.store(true, std::memory_order_release); });
 }
 
 WalkSizer::~WalkSizer() { walk_.reset(); }
+
+void WalkSizer::Wait() const {
+  while (!finished()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+}
 
 }  // namespace zsim::walk

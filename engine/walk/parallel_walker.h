@@ -75,11 +75,15 @@ class WalkSizer {
 
   uint64_t files() const { return files_.load(std::memory_order_relaxed); }
   uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
+  // Bytes the files hold on their file system (holes excluded; a device: its size).
+  uint64_t allocated_bytes() const { return allocated_.load(std::memory_order_relaxed); }
+  // Waits until the walk has finished.
+  void Wait() const;
   bool finished() const { return finished_.load(std::memory_order_acquire); }
 
  private:
   io::FileSystem* fs_;
-  std::atomic<uint64_t> files_{0}, bytes_{0};
+  std::atomic<uint64_t> files_{0}, bytes_{0}, allocated_{0};
   std::atomic<bool> finished_{false};
   std::unique_ptr<internal::ParallelWalk> walk_;
 };
