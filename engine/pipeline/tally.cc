@@ -207,7 +207,6 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   }
   std::vector<std::array<BucketSums, 64>> buckets(settings_);
   std::vector<estimate::RatioEstimator> sampled_ratio(settings_);
-  std::vector<double> anchor_totals(settings_, 0);
   table.ForEach([&](const ddt::EntryView& e) {
     const uint64_t refs = e.refcount;
     const int lv = estimate::SampleLevel(e.key.lo);
@@ -281,8 +280,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     SettingResult& s = out[c];
     BucketSums global;
     for (const BucketSums& b : buckets[c]) global.AddSample(b);
-    double psize = 0, asize = 0, rdsize = 0, emb = 0, emb_bytes = 0, dasize = 0, refs_all = 0,
-           anchor_total = 0;
+    double psize = 0, asize = 0, rdsize = 0, emb = 0, emb_bytes = 0, dasize = 0, refs_all = 0;
     for (int bi = 0; bi < 64; ++bi) {
       const BucketSums& b = buckets[c][bi];
       if (b.entries == 0) continue;
@@ -302,7 +300,6 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       rdsize += double(r.dsize);
       asize += b.ref_anchor * Div(src.s_ref_asize, src.s_ref_anchor);
       dasize += b.anchor * Div(src.s_asize, src.s_anchor);
-      anchor_total += b.ref_anchor;
       emb += b.refs * Div(src.s_ref_emb, src.s_refs);
       emb_bytes += b.ref_lsize * Div(src.s_ref_emb_bytes, src.s_ref_lsize);
       refs_all += b.refs;
@@ -315,7 +312,6 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     ref_dsize[c] = Round(rdsize);
     dedup_asize[c] = Round(dasize);
     s.exact = false;
-    anchor_totals[c] = anchor_total;
   }
 
   for (size_t c = 0; c < settings_; ++c) {
@@ -324,13 +320,19 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     s.dedup = ddt[c].Result();
     Complete(row, c, ref_dsize[c], dedup_asize[c], &s);
     if (level[c] >= 0) {
-      // psize ~ R x anchor total: the interval of R gives the interval of compressratio.
+      // The psize estimate imputes each histogram bucket with its own ratio where it has enough
+      // sampled entries; its relative error is that of the whole sample's ratio R = psize /
+      // anchor, so the interval is the estimate +- R's relative half width (centred on the
+      // estimate, which a whole-sample R x anchor total need not equal).
       const uint64_t meta_psize = metadata_[row * settings_ + c].MetadataPsize();
-      const std::array<double, 2> r = sampled_ratio[c].Interval95(double(population[c]));
+      const double rel = sampled_ratio[c].RelativeHalfWidth95(double(population[c]));
       const double l = double(s.lsize + meta_psize);
-      const double x = anchor_totals[c];
-      const double lo = l / (r[1] * x + double(meta_psize));
-      const double hi = r[0] > 0 ? l / (r[0] * x + double(meta_psize)) : lo;
+      const double p = double(s.psize);
+      double lo = 1.0, hi = std::max(1.0, s.compressratio);
+      if (std::isfinite(rel) && rel < 1) {
+        lo = l / (p * (1 + rel) + double(meta_psize));
+        hi = l / (p * (1 - rel) + double(meta_psize));
+      }
       s.ci95 = std::array<double, 2>{lo, hi};
     }
   }

@@ -48,10 +48,9 @@ TEST(SampleLevelTest, LevelsHalveWithEachStep) {
 
 TEST(SampleLevelTest, PlanLevelLeavesAtLeastThePlannedBlocks) {
   EXPECT_EQ(PlanLevel(0, 131072), 0);
-  EXPECT_EQ(PlanLevel(uint64_t{1} << 29, 131072), 0);  // 4096 blocks: level 1 would leave 2048
-  EXPECT_EQ(PlanLevel(uint64_t{1} << 30, 131072), 1);  // 8192 -> 4096 at level 1
-  EXPECT_EQ(PlanLevel(uint64_t{2} << 30, 131072), 2);  // 16384 -> 4096 at level 2
-  EXPECT_EQ(PlanLevel(3200616443, 131072), 2);         // database-large: 24419 blocks
+  EXPECT_EQ(PlanLevel(uint64_t{3} << 30, 131072), 0);  // 24576 blocks: level 1 would leave 12288
+  EXPECT_EQ(PlanLevel(uint64_t{4} << 30, 131072), 1);  // 32768 -> 16384 at level 1
+  EXPECT_EQ(PlanLevel(uint64_t{8} << 30, 131072), 2);  // 65536 -> 16384 at level 2
   for (uint64_t tb = 1; tb <= 1024; tb *= 4) {
     const int level = PlanLevel(tb << 40, 131072);
     const uint64_t blocks = (tb << 40) / 131072;
