@@ -64,11 +64,11 @@ std::array<PsizeCode, kSettings> CodesFor(uint64_t id, int layout) {
   std::array<PsizeCode, kSettings> c{};
   c[0] = zsim::ddt::EncodeAllocated(kRecord);
   c[1] = zsim::ddt::EncodeAllocated(512 * (1 + id % 200));
-  c[4] = zsim::ddt::EncodeAllocated(512 * (1 + id % 220));
   c[5] = zsim::ddt::EncodeAllocated(kRecord);
   const bool sampled = layout == kExact || (Mix(id) & 63) == 0;
   c[2] = sampled ? zsim::ddt::EncodeAllocated(512 * (1 + id % 150)) : zsim::ddt::kPendingCode;
   c[3] = sampled ? zsim::ddt::EncodeAllocated(512 * (1 + id % 160)) : zsim::ddt::kPendingCode;
+  c[4] = sampled ? zsim::ddt::EncodeAllocated(512 * (1 + id % 220)) : zsim::ddt::kPendingCode;
   return c;
 }
 
