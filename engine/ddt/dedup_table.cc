@@ -319,4 +319,9 @@ uint64_t DedupTable::entries() const {
 
 uint64_t DedupTable::memory_bytes() const { return bytes_.load(std::memory_order_relaxed); }
 
+uint64_t DedupTable::floor_bytes() const {
+  const uint64_t shard = ChunkEntries(0) * entry_bytes_ + NextIndexSize(0) * sizeof(uint32_t);
+  return shard * shards_.size();
+}
+
 }  // namespace zsim::ddt

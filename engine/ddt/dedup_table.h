@@ -125,6 +125,9 @@ class DedupTable {
   // Bytes held by the table (entries, index, side codes): the RAM cost of the DDT. Kept up to
   // date as the table grows, so reading it costs nothing (the scan checks it per chunk).
   uint64_t memory_bytes() const;
+  // The least memory_bytes() of a table with an entry in every shard, whatever its sample shift:
+  // a first chunk of entries and a first index per shard. A memory budget below it cannot hold.
+  uint64_t floor_bytes() const;
 
  private:
   struct Shard;

@@ -6,9 +6,9 @@
 //     one sketch counts their distinct keys;
 //   - small blocks (a single-block file, lsize < recordsize): one sketch counts their distinct
 //     keys and another their distinct 512-byte units of an auxiliary size the caller gives
-//     (zsim: the dsize the block would take stored uncompressed, so a block offers dsize / 512
-//     units named by its key): the sum over distinct small blocks is known as well as their
-//     number.
+//     (zsim: the asize the block would take stored uncompressed, a multiple of 512, so a block
+//     offers asize / 512 units named by its key): the sum over distinct small blocks is known as
+//     well as their number.
 // The dedup table's sample then only has to give each stratum's mean dsize per block (full) or
 // per auxiliary byte (small), ratios that vary little (none at all without compression),
 // instead of the count itself (tally.cc).

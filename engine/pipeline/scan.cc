@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/base/size_suffix.h"
 #include "engine/codec/zfs_block.h"
 #include "engine/ddt/dedup_table.h"
 #include "engine/estimate/distinct_blocks.h"
@@ -200,6 +201,10 @@ class Scan {
   }
 
   ScanResult Run();
+  // Refuses a --max-memory budget the tables could not stay within even by sampling: each
+  // row's distinct-block counters and its table's floor (one chunk of entries per shard) are
+  // fixed, and the budget must leave room for entries beyond them (256 KiB per row).
+  Status CheckBudget() const;
 
  private:
   bool NextChunk(Chunk* out);
@@ -425,7 +430,7 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
     w.first_seen.clear();
     const zfs::RecordLayout& layout = job.layouts[r];
     const uint64_t bs = layout.block_bytes;
-    const uint64_t aux_units = alloc_.Block(bs, options_.copies).dsize / 512;
+    const uint64_t aux_units = AuxiliarySize(alloc_, bs, options_.copies) / 512;
     const uint64_t first = chunk.offset / bs;
     const uint64_t last = std::min(layout.blocks, (chunk.offset + chunk.length + bs - 1) / bs);
     size_t ext = 0;
@@ -796,11 +801,30 @@ ScanOptions ResolveOptions(const ScanOptions& in) {
   return o;
 }
 
+Status Scan::CheckBudget() const {
+  if (table_budget_bytes_ == 0) return Status::Ok();
+  constexpr uint64_t kRoomPerRow = 256 * 1024;  // about 9,000 entries: a usable sample
+  uint64_t floor = 0;
+  for (const Row& r : rows_) floor += r.table->floor_bytes() + r.distinct->memory_bytes();
+  const uint64_t need = floor + kRoomPerRow * rows_.size();
+  if (table_budget_bytes_ >= need) return Status::Ok();
+  const uint64_t mib = uint64_t{1} << 20;
+  const uint64_t suggest = (need + mib - 1) / mib;
+  return Status::InvalidArgument(
+      "--max-memory " + FormatBytes(table_budget_bytes_) + " is too small for " +
+      std::to_string(rows_.size()) + " recordsize(s) x " +
+      std::to_string(options_.compressions.size()) +
+      " compression setting(s): the distinct-block counters and the smallest dedup tables take " +
+      FormatBytes(floor) + " however much is sampled, and entries need room beyond that; give " +
+      "at least --max-memory " + std::to_string(suggest) + "M");
+}
+
 Result<ScanResult> RunScan(const ScanOptions& options, io::FileSystem* fs,
                            const ScanControl& control) {
   ZSIM_RETURN_IF_ERROR(ValidateScanOptions(options));
   const ScanOptions resolved = ResolveOptions(options);
   Scan scan(resolved, fs, control);
+  ZSIM_RETURN_IF_ERROR(scan.CheckBudget());
   return scan.Run();
 }
 

@@ -1,5 +1,6 @@
 #include "engine/pipeline/tally.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/estimate/ratio_estimator.h"
@@ -98,6 +99,14 @@ const BucketSums& RatioSource(const BucketSums& own, const BucketSums& global) {
 
 double Div(double a, double b) { return b > 0 ? a / b : 0.0; }
 
+// The highest compressratio a setting could show when the sample says nothing about it: every
+// stored block compressed into one 512-byte sector (`meta_psize` and `fixed_psize`, the psize
+// known exactly, on top). Used as the upper end of an interval the sample cannot narrow.
+double MaxCompressRatio(double lsize_with_meta, double fixed_psize, double stored_blocks) {
+  const double floor_psize = fixed_psize + 512.0 * stored_blocks;
+  return floor_psize > 0 ? std::max(1.0, lsize_with_meta / floor_psize) : 1.0;
+}
+
 // The auxiliary value of an entry (see SamplingState::anchor).
 double Anchor(const ddt::EntryView& e, int anchor) {
   if (anchor < 0) return double(e.lsize);
@@ -106,6 +115,10 @@ double Anchor(const ddt::EntryView& e, int anchor) {
 }
 
 }  // namespace
+
+uint64_t AuxiliarySize(const zfs::AllocationModel& alloc, uint64_t lsize, int copies) {
+  return alloc.Block(lsize, copies).asize;
+}
 
 Tally::Tally(const ScanOptions& options, const zfs::WritePolicy& policy, size_t rows)
     : options_(options),
@@ -131,7 +144,7 @@ void Tally::AddFile(const std::vector<zfs::RecordLayout>& layouts,
       non_hole_lsize_[r * settings_ + c] += n * layouts[r].block_bytes;
       if (n != 0) {
         non_hole_aux_[r * settings_ + c] +=
-            n * alloc_.Block(layouts[r].block_bytes, options_.copies).dsize;
+            n * AuxiliarySize(alloc_, layouts[r].block_bytes, options_.copies);
       }
     }
   }
@@ -179,14 +192,15 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       }
     });
     // The highest level whose sample alone meets the target; else the end level (most data).
+    // A table that kept 1/M of the keys holds 1/M of the population the sample is drawn from.
     for (size_t c = 0; c < settings_; ++c) {
       if (level[c] < 0) continue;
+      const double units = double(population[c]) * double(m);
       estimate::RatioEstimator above;
       for (int lv = estimate::kMaxSampleLevel; lv >= sampling.complete_level; --lv) {
         above.Merge(per_level[c][lv]);
         if (above.n() >= estimate::kMinSampledBlocks &&
-            above.RelativeHalfWidth95(double(population[c])) <=
-                estimate::kTargetRelativeHalfWidth) {
+            above.RelativeHalfWidth95(units) <= estimate::kTargetRelativeHalfWidth) {
           level[c] = lv;
           break;
         }
@@ -328,12 +342,14 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       const double rel = sampled_ratio[c].RelativeHalfWidth95(double(population[c]));
       const double l = double(s.lsize + meta_psize);
       const double p = double(s.psize);
-      double lo = 1.0, hi = std::max(1.0, s.compressratio);
-      if (std::isfinite(rel) && rel < 1) {
-        lo = l / (p * (1 + rel) + double(meta_psize));
-        hi = l / (p * (1 - rel) + double(meta_psize));
+      const double widest = MaxCompressRatio(l, double(meta_psize), double(s.blocks.data));
+      double lo = 1.0, hi = widest;
+      if (std::isfinite(rel)) {
+        lo = std::max(1.0, l / (p * (1 + rel) + double(meta_psize)));
+        if (rel < 1) hi = std::min(widest, l / (p * (1 - rel) + double(meta_psize)));
       }
-      s.ci95 = std::array<double, 2>{lo, hi};
+      const double point = l / std::max(1.0, p + double(meta_psize));
+      s.ci95 = std::array<double, 2>{std::min(lo, point), std::max({lo, hi, point})};
     }
   }
   return out;
@@ -380,7 +396,7 @@ struct StratumSums {
 };
 
 // The referenced side: refcount-weighted sums over the same entries. `u` is the auxiliary size
-// (the dsize of the block stored uncompressed).
+// (AuxiliarySize: the asize of the block stored uncompressed).
 struct ReferencedSums {
   double r = 0, r_ne = 0, r_lsize = 0, r_lsize_ne = 0, r_u = 0, r_psize = 0, r_dsize = 0,
          r_asize = 0, r_emb_bytes = 0;
@@ -439,7 +455,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
         if (code == ddt::kPendingCode) code = ddt::EncodeAllocated(e.lsize);
         z.non_hole_refs += refs;
         z.non_hole_lsize += refs * e.lsize;
-        z.non_hole_u += refs * alloc_.Block(e.lsize, options_.copies).dsize;
+        z.non_hole_u += refs * AuxiliarySize(alloc_, e.lsize, options_.copies);
         if (ddt::IsEmbeddedCode(code)) {
           z.embedded += refs;
           z.embedded_bytes += refs * ddt::EmbeddedPayload(code);
@@ -461,7 +477,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
       const uint64_t psize = emb ? 0 : ddt::AllocatedPsize(code);
       const zfs::BlockSpace space = emb ? zfs::BlockSpace{} : alloc.Block(psize, options_.copies);
       const int k = e.lsize >= block_bytes ? 0 : 1;
-      const double u = double(alloc_.Block(e.lsize, options_.copies).dsize);
+      const double u = double(AuxiliarySize(alloc_, e.lsize, options_.copies));
       const double x = k == 0 ? 1.0 : u;
       StratumSums& st = strata[c][k];
       st.n += 1;
@@ -505,7 +521,10 @@ std::vector<SettingResult> Tally::FinishSampledTable(
   const double pop_entries[2] = {distinct.full_keys(), distinct.small_keys()};
   const double pop_x[2] = {distinct.full_keys(), distinct.small_aux()};
   const double pop_error[2] = {distinct.full_keys_error(), distinct.small_aux_error()};
-  const double full_u = double(alloc_.Block(block_bytes, options_.copies).dsize);
+  const double full_u = double(AuxiliarySize(alloc_, block_bytes, options_.copies));
+  // The population the sampled entries are drawn from: every distinct non-zero block (embedded
+  // ones included; the zero keys are kept exactly, not sampled).
+  const double pop_units = std::max(1.0, pop_entries[0] + pop_entries[1]);
 
   std::vector<SettingResult> out(settings_);
   for (size_t c = 0; c < settings_; ++c) {
@@ -617,7 +636,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
       const double nz_share = double(ref.dsize - z.referenced.dsize) / double(ref.dsize);
       double ref_rel = 0;
       if (known && rs.r_dsize > 0) {
-        const double se = rs.dsize_per_u.StandardError(std::max(entries, 1.0));
+        const double se = rs.dsize_per_u.StandardError(pop_units);
         ref_rel = std::isfinite(se) ? se / rs.dsize_per_u.Ratio() : 1.0;
       } else if (!known && nz_blocks > 0) {
         ref_rel = 1.0;
@@ -632,15 +651,20 @@ std::vector<SettingResult> Tally::FinishSampledTable(
     const uint64_t meta_psize = metadata_[i].MetadataPsize();
     const double l = double(s.lsize + meta_psize);
     const double zp = double(z.referenced.psize + meta_psize);
+    // Without a usable sample (none, or a single entry) only the bounds of the possible hold.
+    const double widest = MaxCompressRatio(l, zp, nz_blocks * ne_share);
+    double lo = 1.0, hi = widest;
     if (known) {
-      const std::array<double, 2> r = rs.psize_per_u.Interval95(std::max(entries, 1.0));
+      const std::array<double, 2> r = rs.psize_per_u.Interval95(pop_units);
       if (std::isfinite(r[1])) {
-        const double lo = l / (r[1] * nz_u + zp);
-        const double hi = r[0] * nz_u + zp > 0 ? l / (r[0] * nz_u + zp) : lo;
-        s.ci95 = std::array<double, 2>{lo, hi};
+        lo = std::max(1.0, l / (r[1] * nz_u + zp));
+        const double hi_psize = r[0] * nz_u + zp;
+        if (hi_psize > 0) hi = std::min(widest, l / hi_psize);
       }
     }
-    if (!s.ci95) s.ci95 = std::array<double, 2>{1.0, s.compressratio > 1 ? s.compressratio : 1.0};
+    // The interval holds the (unrounded) estimate itself, whatever the bounds above did.
+    const double point = l / std::max(1.0, double(s.psize + meta_psize));
+    s.ci95 = std::array<double, 2>{std::min(lo, point), std::max({lo, hi, point})};
   }
   return out;
 }

@@ -45,6 +45,13 @@ struct SamplingState {
   std::vector<int> anchors;
 };
 
+// The calibration's auxiliary size of a block of `lsize` bytes (FinishSampledTable): the asize it
+// would take stored uncompressed. A multiple of 512, so the distinct-block sketch's 512-byte units
+// add up to it exactly, and in proportion to the block's dsize (a DVA's dsize is its asize times
+// the vdev's deflate ratio), so a ratio per auxiliary byte carries over to dsize without bias. The
+// dsize itself is not a multiple of 512 on raidz and dRAID.
+uint64_t AuxiliarySize(const zfs::AllocationModel& alloc, uint64_t lsize, int copies);
+
 class Tally {
  public:
   Tally(const ScanOptions& options, const zfs::WritePolicy& policy, size_t rows);
@@ -85,7 +92,7 @@ class Tally {
   // the table kept: the referenced side of a sampled table's figures.
   std::vector<uint64_t> non_hole_blocks_;
   std::vector<uint64_t> non_hole_lsize_;
-  // ... and the dsize they would take stored uncompressed (the calibration's auxiliary size).
+  // ... and their auxiliary size (AuxiliarySize).
   std::vector<uint64_t> non_hole_aux_;
 };
 

@@ -407,6 +407,28 @@ TEST(ScanCliTest, SamplingArgumentsAreChecked) {
   EXPECT_NE(r.err.find("--max-memory"), std::string::npos) << r.err;
 }
 
+TEST(ScanCliTest, AMemoryBudgetBelowTheTablesFloorIsRefusedWithTheLeastThatWorks) {
+  // Five recordsizes: their distinct-block counters and smallest tables alone take about 3 MiB,
+  // so 1 MiB could only be kept by dropping every key. Refused before any I/O, with the least
+  // budget that works; that one is accepted.
+  testing::TempDir tmp;
+  tmp.WriteFile("a", testing::Xorshift64Bytes(3, 300 * 1024));
+  const std::vector<std::string> base = {"scan", tmp.path().string(), "--recordsize",
+                                         "4k,8k,16k,64k,128k", "--json"};
+  const auto small = RunWith(base, {"--max-memory", "1M"});
+  EXPECT_EQ(small.exit_code, 2) << small.err;
+  EXPECT_TRUE(small.out.empty());
+  EXPECT_NE(small.err.find("too small for 5 recordsize(s)"), std::string::npos) << small.err;
+  const std::string hint = "at least --max-memory ";
+  const size_t at = small.err.find(hint);
+  ASSERT_NE(at, std::string::npos) << small.err;
+  const std::string least = small.err.substr(
+      at + hint.size(), small.err.find('M', at + hint.size()) - at - hint.size() + 1);
+  const auto ok = RunWith(base, {"--max-memory", least});
+  EXPECT_EQ(ok.exit_code, 0) << least << ": " << ok.err;
+  EXPECT_EQ(ParseJson(ok)["results"].size(), 5u * 6u);
+}
+
 }  // namespace
 }  // namespace zsim
 

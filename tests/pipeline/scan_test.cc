@@ -157,6 +157,65 @@ TEST(ScanTest, SampledTableIsCalibratedAndItsIntervalsCoverTheExactRatio) {
   EXPECT_GE(covered[1], kSeeds * 9 / 10) << "lz4";
 }
 
+// Small blocks on raidz: a block's dsize there is not a multiple of 512 (raidz1:5 at ashift 12
+// deflates each 512 bytes of asize to 409), so the sketch of small blocks' auxiliary bytes must
+// count a size that is (asize), or the allocated side comes out several percent low.
+TEST(ScanTest, SampledTableOfSmallFilesOnRaidzIsNotBiased) {
+  testing::TempDir tmp;
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<size_t> size(1000, 40000);
+  for (int i = 0; i < 3000; ++i) {
+    const std::vector<uint8_t> data =
+        testing::Xorshift64Bytes(static_cast<uint64_t>(i) + 1, size(rng));
+    tmp.WriteFile(testing::NumberedName("f", i), data);
+    if (i % 4 == 0) tmp.WriteFile(testing::NumberedName("copy", i), data);
+  }
+  ScanOptions o = Options(tmp.path(), {kOff});
+  Result<VdevLayout> vdev = ParseVdev("raidz1:5");
+  ASSERT_TRUE(vdev.ok());
+  o.vdev = *vdev;
+  auto fs = io::PosixFileSystem();
+  const Result<ScanResult> exact = RunScan(o, fs.get());
+  ASSERT_TRUE(exact.ok()) << exact.status().ToString();
+  o.sample_modulus = 8;
+  const Result<ScanResult> sampled = RunScan(o, fs.get());
+  ASSERT_TRUE(sampled.ok()) << sampled.status().ToString();
+  const DedupResult& e = exact->results[0].dedup;
+  const DedupResult& s = sampled->results[0].dedup;
+  ASSERT_EQ(s.sample_modulus, 8u);
+  // Referenced side exact to within rounding; allocated side within the sketches' error.
+  EXPECT_NEAR(double(s.total.referenced.dsize) / double(e.total.referenced.dsize), 1.0, 0.001);
+  EXPECT_NEAR(double(s.total.allocated.dsize) / double(e.total.allocated.dsize), 1.0, 0.015);
+  EXPECT_NEAR(s.zdb_dedup / e.zdb_dedup, 1.0, 0.015);
+  ASSERT_TRUE(s.ratio_ci95.has_value());
+  EXPECT_LE((*s.ratio_ci95)[0], e.zdb_dedup);
+  EXPECT_GE((*s.ratio_ci95)[1], e.zdb_dedup);
+}
+
+// A sample that holds no entry at all says nothing about compression: the compressratio
+// interval must then span what is possible (it used to collapse onto the uncompressed guess).
+TEST(ScanTest, SampledTableWithoutEntriesGivesAnIntervalThatHoldsTheTruth) {
+  testing::TempDir tmp;
+  for (int i = 0; i < 4; ++i) {
+    tmp.WriteFile(testing::NumberedName("text", i),
+                  testing::GenerateBlock(300 * K, 0.8, static_cast<uint64_t>(i) + 1));
+  }
+  ScanOptions o = Options(tmp.path(), {kLz4});
+  auto fs = io::PosixFileSystem();
+  const Result<ScanResult> exact = RunScan(o, fs.get());
+  ASSERT_TRUE(exact.ok()) << exact.status().ToString();
+  ASSERT_GT(exact->results[0].compressratio, 1.5);
+  o.sample_modulus = uint64_t{1} << 30;  // 12 blocks: none kept
+  const Result<ScanResult> sampled = RunScan(o, fs.get());
+  ASSERT_TRUE(sampled.ok()) << sampled.status().ToString();
+  const SettingResult& s = sampled->results[0];
+  ASSERT_TRUE(s.ci95.has_value());
+  EXPECT_LE((*s.ci95)[0], s.compressratio);
+  EXPECT_GE((*s.ci95)[1], s.compressratio + 0.01);
+  EXPECT_LE((*s.ci95)[0], exact->results[0].compressratio);
+  EXPECT_GE((*s.ci95)[1], exact->results[0].compressratio);
+}
+
 TEST(ScanTest, FaultsAreCountedOnceAndLeaveOtherFilesUnchanged) {
   testing::TempDir tmp;
   for (int i = 0; i < 4; ++i) {
