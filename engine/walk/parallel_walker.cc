@@ -3,6 +3,7 @@
 #include <cassert>
 #include <chrono>
 #include <map>
+#include <set>
 #include <thread>
 #include <utility>
 
@@ -179,10 +180,7 @@ class ParallelWalk {
         local->push_back(Task{std::move(path), parent.root, parent.root_dev, false, info});
         return true;
       case io::FileType::kRegular: {
-        if (info.nlink > 1) {
-          Register(std::move(path), parent.root, info);
-          return true;
-        }
+        if (info.nlink > 1) return Register(std::move(path), parent.root, info);
         WalkItem item;
         item.kind = WalkItem::Kind::kFile;
         item.path = std::move(path);
@@ -196,37 +194,61 @@ class ParallelWalk {
     }
   }
 
-  void Register(std::string path, size_t root, const io::FileInfo& info) {
-    std::lock_guard<std::mutex> lock(linked_mu_);
-    auto [it, fresh] = linked_.try_emplace({info.dev, info.ino});
-    Linked& l = it->second;
-    if (fresh) {
-      l.path = std::move(path);
-      l.root = root;
-      l.info = info;
-    } else if (path < l.path) {
-      l.others.push_back(std::move(l.path));
-      l.path = std::move(path);
-      l.root = root;
-    } else {
-      l.others.push_back(std::move(path));
+  // One name of a file with several. Once all its names are seen (st_nlink of them) the
+  // smallest counts and the file is yielded at once, so a tree of hard-linked backups holds
+  // only the files whose names are still being found; a key stays behind so that a name met
+  // again (overlapping roots) is a kHardLink skip. False: stop.
+  bool Register(std::string path, size_t root, const io::FileInfo& info) {
+    const std::pair<uint64_t, uint64_t> key{info.dev, info.ino};
+    Linked done;
+    {
+      std::lock_guard<std::mutex> lock(linked_mu_);
+      if (linked_done_.contains(key)) {
+        return Emit(Skipped(std::move(path), SkipReason::kHardLink), root);
+      }
+      auto [it, fresh] = linked_.try_emplace(key);
+      Linked& l = it->second;
+      if (fresh) {
+        l.path = std::move(path);
+        l.root = root;
+        l.info = info;
+      } else if (path < l.path) {
+        l.others.push_back(std::move(l.path));
+        l.path = std::move(path);
+        l.root = root;
+      } else {
+        l.others.push_back(std::move(path));
+      }
+      if (1 + l.others.size() < info.nlink) return true;
+      done = std::move(l);
+      linked_.erase(it);
+      linked_done_.insert(key);
     }
+    return EmitLinked(std::move(done));
+  }
+
+  // A hard-linked file under its counting name, then its other names as skips. False: stop.
+  bool EmitLinked(Linked&& l) {
+    WalkItem item;
+    item.kind = WalkItem::Kind::kFile;
+    item.path = std::move(l.path);
+    item.info = l.info;
+    if (!Emit(std::move(item), l.root)) return false;
+    for (std::string& other : l.others) {
+      if (!Emit(Skipped(std::move(other), SkipReason::kHardLink), l.root)) return false;
+    }
+    return true;
   }
 
   // The last thread out: the files with several names, then the end.
+  // Those whose other names lie outside the roots.
   void Finish() {
     for (auto& [key, l] : linked_) {
-      WalkItem item;
-      item.kind = WalkItem::Kind::kFile;
-      item.path = std::move(l.path);
-      item.info = l.info;
-      if (!Emit(std::move(item), l.root)) break;
-      for (std::string& other : l.others) {
-        if (!Emit(Skipped(std::move(other), SkipReason::kHardLink), l.root)) break;
-      }
+      if (!EmitLinked(std::move(l))) break;
     }
     Flush();
     linked_.clear();
+    linked_done_.clear();
     done_();
   }
 
@@ -247,7 +269,8 @@ class ParallelWalk {
   std::atomic<int> alive_{0};
 
   std::mutex linked_mu_;
-  std::map<std::pair<uint64_t, uint64_t>, Linked> linked_;
+  std::map<std::pair<uint64_t, uint64_t>, Linked> linked_;  // names still being found
+  std::set<std::pair<uint64_t, uint64_t>> linked_done_;     // all names seen, file yielded
 
   std::vector<std::thread> threads_;  // last: started once everything above exists
 };

@@ -10,7 +10,11 @@
 //
 // It yields the same items as Walker, in another order, with one rule made independent of
 // timing: of a regular file's several names (hard links) the smallest path counts, the others
-// are kHardLink skips; those files are yielded after the rest of the tree. --follow-symlinks is
+// are kHardLink skips. Such a file is yielded once all its st_nlink names have been met, or
+// after the rest of the tree when some lie outside the roots; until then its names are held
+// (memory: the names of the hard-linked files whose other names the walk has not reached yet,
+// plus a 16-byte key per hard-linked file). A name met again after its file was yielded (a root
+// inside another root, a link made during the walk) is a kHardLink skip. --follow-symlinks is
 // not supported (loop detection needs each path's ancestors): the scan walks serially then.
 //
 // WalkSizer: the same walk keeping only the number and bytes of the files, in background threads,

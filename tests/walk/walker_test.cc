@@ -6,6 +6,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -229,6 +230,45 @@ TEST(ParallelWalkerTest, SameItemsAsTheSerialWalkForAnyThreadCount) {
       }
     }
   }
+}
+
+// A hard-linked file is yielded as soon as all its names are met (a tree of hard-linked
+// backups must not hold every name until the end), a file with a name outside the roots at the
+// end, and names met again through a repeated root are skips.
+TEST(ParallelWalkerTest, HardLinkedFilesAreYieldedOnceAllTheirNamesAreMet) {
+  testing::TempDir tmp;
+  const auto x = tmp.WriteFile("root/x", {1, 2, 3});
+  ASSERT_EQ(::link(x.c_str(), (tmp.path() / "root/y").c_str()), 0);
+  const auto outside = tmp.WriteFile("elsewhere/o", {4, 5});
+  ASSERT_EQ(::link(outside.c_str(), (tmp.path() / "root/z").c_str()), 0);
+  for (int f = 0; f < 300; ++f) tmp.WriteFile(testing::NumberedName("root/sub/f", f), {9});
+  const std::string root = (tmp.path() / "root").string();
+  auto fs = io::PosixFileSystem();
+  for (int threads : {1, 4}) {
+    SCOPED_TRACE(threads);
+    ParallelWalker walker(fs.get(), {root}, {}, threads, /*queue_items=*/4096);
+    std::vector<std::string> files;
+    std::map<std::string, std::string> skipped;
+    while (auto item = walker.Next()) {
+      const std::string rel = item->path.substr(root.size());
+      if (item->kind == WalkItem::Kind::kFile) files.push_back(rel);
+      if (item->kind == WalkItem::Kind::kSkipped) skipped[rel] = SkipReasonName(item->skip_reason);
+    }
+    ASSERT_EQ(files.size(), 302u);
+    // The root's own entries are classified before any subdirectory is listed.
+    EXPECT_LT(std::find(files.begin(), files.end(), "/x") - files.begin(), 2);
+    EXPECT_EQ(skipped["/y"], "hard_link");
+    EXPECT_EQ(files.back(), "/z");  // its other name is never met: held to the end
+  }
+  ParallelWalker twice(fs.get(), {root, root}, {}, 2, /*queue_items=*/4096);
+  int x_files = 0, x_skips = 0;
+  while (auto item = twice.Next()) {
+    const bool is_x = item->path == x.string() || item->path == root + "/y";
+    x_files += is_x && item->kind == WalkItem::Kind::kFile;
+    x_skips += is_x && item->kind == WalkItem::Kind::kSkipped;
+  }
+  EXPECT_EQ(x_files, 1);
+  EXPECT_EQ(x_skips, 3);
 }
 
 TEST(ParallelWalkerTest, StoppingEarlyJoinsCleanly) {
