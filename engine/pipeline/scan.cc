@@ -260,7 +260,7 @@ class Scan {
 
   // Serial input stage state.
   std::unique_ptr<walk::WalkSource> walker_;
-  std::unique_ptr<walk::WalkSizer> sizer_;  // only when progress is shown
+  std::unique_ptr<walk::WalkSizer> sizer_;  // when progress is shown or a codec is sampled
   std::shared_ptr<FileJob> current_;
   std::unique_ptr<io::File> current_file_;  // open while current_ has several chunks
   uint64_t current_offset_ = 0;
@@ -683,12 +683,11 @@ ScanResult Scan::Run() {
     walker_ = std::make_unique<walk::Walker>(fs_, options_.paths, wo);
   } else {
     walker_ = std::make_unique<walk::ParallelWalker>(fs_, options_.paths, wo, walk_threads);
-    // The progress line's total and ETA, and the sampled codecs' plan (PlanLevel): a second
-    // walk that only adds up sizes runs ahead.
-    if (control_.progress || any_sampled_) {
-      sizer_ =
-          std::make_unique<walk::WalkSizer>(fs_, options_.paths, wo, std::min(walk_threads, 4));
-    }
+  }
+  // The progress line's total and ETA, and the sampled codecs' plan (PlanLevel): a second walk
+  // that only adds up sizes runs ahead.
+  if (control_.progress || any_sampled_) {
+    sizer_ = std::make_unique<walk::WalkSizer>(fs_, options_.paths, wo, std::min(walk_threads, 4));
   }
   tally_ = std::make_unique<Tally>(options_, policy_, rows_.size());
 

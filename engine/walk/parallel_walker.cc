@@ -336,35 +336,57 @@ std::optional<WalkItem> ParallelWalker::Next() {
 WalkSizer::WalkSizer(io::FileSystem* fs, std::vector<std::string> roots, WalkOptions options,
                      int threads)
     : fs_(fs) {
+  auto add = [this](const std::vector<WalkItem>& batch) {
+    uint64_t files = 0, bytes = 0, allocated = 0;
+    for (const WalkItem& item : batch) {
+      if (item.kind == WalkItem::Kind::kFile) {
+        ++files;
+        bytes += item.info.size;
+        allocated += item.info.allocated;
+      } else if (item.kind == WalkItem::Kind::kZvol) {
+        uint64_t size = item.info.size;
+        if (size == 0) {  // lstat of a block device says 0: ask the device
+          Result<std::unique_ptr<io::File>> f = fs_->Open(item.path, /*follow=*/true);
+          if (f.ok()) size = (*f)->size();
+        }
+        ++files;
+        bytes += size;
+        allocated += size;
+      }
+    }
+    files_.fetch_add(files, std::memory_order_relaxed);
+    bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    allocated_.fetch_add(allocated, std::memory_order_relaxed);
+  };
+  if (options.follow_symlinks) {
+    // Loop detection needs each path's ancestors: the serial walk, in one background thread.
+    serial_ = std::thread([this, add, roots = std::move(roots), options = std::move(options)] {
+      Walker walker(fs_, roots, options);
+      std::vector<WalkItem> batch(1);
+      while (!stop_.load(std::memory_order_relaxed)) {
+        std::optional<WalkItem> item = walker.Next();
+        if (!item) break;
+        batch[0] = std::move(*item);
+        add(batch);
+      }
+      finished_.store(true, std::memory_order_release);
+    });
+    return;
+  }
   walk_ = std::make_unique<internal::ParallelWalk>(
       fs, std::move(roots), std::move(options), threads,
-      [this](std::vector<WalkItem>& batch) {
-        uint64_t files = 0, bytes = 0, allocated = 0;
-        for (const WalkItem& item : batch) {
-          if (item.kind == WalkItem::Kind::kFile) {
-            ++files;
-            bytes += item.info.size;
-            allocated += item.info.allocated;
-          } else if (item.kind == WalkItem::Kind::kZvol) {
-            uint64_t size = item.info.size;
-            if (size == 0) {  // lstat of a block device says 0: ask the device
-              Result<std::unique_ptr<io::File>> f = fs_->Open(item.path, /*follow=*/true);
-              if (f.ok()) size = (*f)->size();
-            }
-            ++files;
-            bytes += size;
-            allocated += size;
-          }
-        }
-        files_.fetch_add(files, std::memory_order_relaxed);
-        bytes_.fetch_add(bytes, std::memory_order_relaxed);
-        allocated_.fetch_add(allocated, std::memory_order_relaxed);
+      [add](std::vector<WalkItem>& batch) {
+        add(batch);
         return true;
       },
       [this] { finished_.store(true, std::memory_order_release); });
 }
 
-WalkSizer::~WalkSizer() { walk_.reset(); }
+WalkSizer::~WalkSizer() {
+  stop_.store(true, std::memory_order_relaxed);
+  if (serial_.joinable()) serial_.join();
+  walk_.reset();
+}
 
 void WalkSizer::Wait() const {
   while (!finished()) std::this_thread::sleep_for(std::chrono::milliseconds(2));

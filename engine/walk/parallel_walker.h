@@ -18,7 +18,9 @@
 // not supported (loop detection needs each path's ancestors): the scan walks serially then.
 //
 // WalkSizer: the same walk keeping only the number and bytes of the files, in background threads,
-// so the progress line has a total (and an ETA) long before the scan's own walk has finished.
+// so the progress line has a total (and an ETA) long before the scan's own walk has finished, and
+// the sampled codecs a plan (estimate/sample_level.h PlanLevel). With --follow-symlinks it runs
+// the serial walk in one thread.
 //
 // Thread safety: ParallelWalker::Next from one thread at a time; WalkSizer's getters from any
 // thread. Destruction stops the walk and joins its threads.
@@ -35,6 +37,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/walk/walker.h"
@@ -73,7 +76,8 @@ class ParallelWalker : public WalkSource {
 
 class WalkSizer {
  public:
-  // Starts walking at once. Same requirements as ParallelWalker.
+  // Starts walking at once, with `threads` threads, or with one running the serial Walker when
+  // options.follow_symlinks (which ParallelWalker does not support).
   WalkSizer(io::FileSystem* fs, std::vector<std::string> roots, WalkOptions options, int threads);
   ~WalkSizer();
 
@@ -89,6 +93,8 @@ class WalkSizer {
   io::FileSystem* fs_;
   std::atomic<uint64_t> files_{0}, bytes_{0}, allocated_{0};
   std::atomic<bool> finished_{false};
+  std::atomic<bool> stop_{false};
+  std::thread serial_;  // --follow-symlinks: the serial walk
   std::unique_ptr<internal::ParallelWalk> walk_;
 };
 

@@ -303,23 +303,39 @@ TEST(WalkSizerTest, CountsWhatTheWalkYields) {
   testing::TempDir tmp;
   std::vector<std::string> dirs;
   MakeTree(tmp, &dirs);
+  // A link to a directory outside the root: followed, its files count (serial walk in the sizer).
+  tmp.WriteFile("outside/big", std::vector<uint8_t>(5000, 1));
+  std::filesystem::create_directories(tmp.path() / "root");
+  std::filesystem::rename(tmp.path() / "d0", tmp.path() / "root/d0");
+  ASSERT_EQ(::symlink((tmp.path() / "outside").c_str(), (tmp.path() / "root/out").c_str()), 0);
   auto fs = io::PosixFileSystem();
-  uint64_t files = 0, bytes = 0;
-  Walker serial(fs.get(), {tmp.path().string()}, {});
-  while (auto item = serial.Next()) {
-    if (item->kind == WalkItem::Kind::kFile) {
-      ++files;
-      bytes += item->info.size;
+  for (bool follow : {false, true}) {
+    SCOPED_TRACE(follow);
+    WalkOptions options;
+    options.follow_symlinks = follow;
+    const std::string root = (tmp.path() / "root").string();
+    uint64_t files = 0, bytes = 0;
+    Walker serial(fs.get(), {root}, options);
+    while (auto item = serial.Next()) {
+      if (item->kind == WalkItem::Kind::kFile) {
+        ++files;
+        bytes += item->info.size;
+      }
     }
+    ASSERT_GT(files, 0u);
+    WalkSizer sizer(fs.get(), {root}, options, 2);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!sizer.finished() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_TRUE(sizer.finished());
+    EXPECT_EQ(sizer.files(), files);
+    EXPECT_EQ(sizer.bytes(), bytes);
   }
-  WalkSizer sizer(fs.get(), {tmp.path().string()}, {}, 2);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!sizer.finished() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ASSERT_TRUE(sizer.finished());
-  EXPECT_EQ(sizer.files(), files);
-  EXPECT_EQ(sizer.bytes(), bytes);
+  // Destroyed while walking: stops and joins.
+  WalkOptions follow;
+  follow.follow_symlinks = true;
+  WalkSizer early(fs.get(), {tmp.path().string()}, follow, 1);
 }
 
 }  // namespace
