@@ -47,8 +47,7 @@ DistinctCounter::DistinctCounter(int precision)
 void DistinctCounter::Merge(const DistinctCounter& other) {
   assert(other.precision_ == precision_);
   for (size_t i = 0; i < (size_t{1} << precision_); ++i) {
-    const uint8_t v = other.registers_[i].load(std::memory_order_relaxed);
-    if (v > registers_[i].load(std::memory_order_relaxed)) registers_[i].store(v);
+    RaiseTo(registers_[i], other.registers_[i].load(std::memory_order_relaxed));
   }
 }
 

@@ -43,13 +43,11 @@ class DistinctCounter {
     // Position of the first 1 bit after the index bits, 1-based; q + 1 when they are all zero.
     const uint64_t rest = (hash << precision_) | (uint64_t{1} << (precision_ - 1));
     const auto rank = static_cast<uint8_t>(std::countl_zero(rest) + 1);
-    std::atomic<uint8_t>& reg = registers_[index];
-    uint8_t old = reg.load(std::memory_order_relaxed);
-    while (rank > old && !reg.compare_exchange_weak(old, rank, std::memory_order_relaxed)) {
-    }
+    RaiseTo(registers_[index], rank);
   }
 
-  // Adds everything `other` saw (register-wise maximum). REQUIRES: same precision.
+  // Adds everything `other` saw (register-wise maximum; safe alongside Add from other threads).
+  // REQUIRES: same precision.
   void Merge(const DistinctCounter& other);
 
   // Estimated number of distinct hashes added (0 for none).
@@ -61,6 +59,13 @@ class DistinctCounter {
   int precision() const { return precision_; }
 
  private:
+  // reg = max(reg, v), atomically.
+  static void RaiseTo(std::atomic<uint8_t>& reg, uint8_t v) {
+    uint8_t old = reg.load(std::memory_order_relaxed);
+    while (v > old && !reg.compare_exchange_weak(old, v, std::memory_order_relaxed)) {
+    }
+  }
+
   int precision_;
   std::unique_ptr<std::atomic<uint8_t>[]> registers_;
 };
