@@ -821,7 +821,7 @@ Status Scan::CheckBudget() const {
   const uint64_t suggest = (need + mib - 1) / mib;
   return Status::InvalidArgument(
       "--max-memory " + FormatBytes(table_budget_bytes_) + " is too small for " +
-      std::to_string(rows_.size()) + " recordsize(s) x " +
+      std::to_string(rows_.size()) + " block size(s) x " +
       std::to_string(options_.compressions.size()) +
       " compression setting(s): the distinct-block counters and the smallest dedup tables take " +
       FormatBytes(floor) + " however much is sampled, and entries need room beyond that; give " +

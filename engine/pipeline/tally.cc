@@ -99,12 +99,11 @@ const BucketSums& RatioSource(const BucketSums& own, const BucketSums& global) {
 
 double Div(double a, double b) { return b > 0 ? a / b : 0.0; }
 
-// The highest compressratio a setting could show when the sample says nothing about it: every
-// stored block compressed into one 512-byte sector (`meta_psize` and `fixed_psize`, the psize
-// known exactly, on top). Used as the upper end of an interval the sample cannot narrow.
-double MaxCompressRatio(double lsize_with_meta, double fixed_psize, double stored_blocks) {
-  const double floor_psize = fixed_psize + 512.0 * stored_blocks;
-  return floor_psize > 0 ? std::max(1.0, lsize_with_meta / floor_psize) : 1.0;
+// The highest compressratio a compressing setting could show when the sample says nothing
+// about it: every block whose psize is not known exactly could be embedded in its block pointer
+// (psize 0), so only the psize known exactly (`fixed_psize`: metadata, zero blocks) bounds it.
+double MaxCompressRatio(double lsize_with_meta, double fixed_psize) {
+  return std::max(1.0, lsize_with_meta / std::max(1.0, fixed_psize));
 }
 
 // The auxiliary value of an entry (see SamplingState::anchor).
@@ -192,10 +191,13 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       }
     });
     // The highest level whose sample alone meets the target; else the end level (most data).
-    // A table that kept 1/M of the keys holds 1/M of the population the sample is drawn from.
     for (size_t c = 0; c < settings_; ++c) {
       if (level[c] < 0) continue;
-      const double units = double(population[c]) * double(m);
+      // A sampled table keeps 1/M of the non-zero keys (every zero key): the sketches count
+      // the population.
+      const double units =
+          m > 1 ? std::max(double(population[c]), distinct.full_keys() + distinct.small_keys())
+                : double(population[c]);
       estimate::RatioEstimator above;
       for (int lv = estimate::kMaxSampleLevel; lv >= sampling.complete_level; --lv) {
         above.Merge(per_level[c][lv]);
@@ -342,11 +344,10 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       const double rel = sampled_ratio[c].RelativeHalfWidth95(double(population[c]));
       const double l = double(s.lsize + meta_psize);
       const double p = double(s.psize);
-      const double widest = MaxCompressRatio(l, double(meta_psize), double(s.blocks.data));
-      double lo = 1.0, hi = widest;
+      double lo = 1.0, hi = MaxCompressRatio(l, double(meta_psize));
       if (std::isfinite(rel)) {
         lo = std::max(1.0, l / (p * (1 + rel) + double(meta_psize)));
-        if (rel < 1) hi = std::min(widest, l / (p * (1 - rel) + double(meta_psize)));
+        if (rel < 1) hi = l / (p * (1 - rel) + double(meta_psize));
       }
       const double point = l / std::max(1.0, p + double(meta_psize));
       s.ci95 = std::array<double, 2>{std::min(lo, point), std::max({lo, hi, point})};
@@ -390,7 +391,7 @@ namespace {
 // setting: sums over the entries whose code is known. Embedded blocks are not DDT entries
 // (`ne` sums count the others).
 struct StratumSums {
-  double n = 0, x = 0;  // entries; auxiliary total (entries for full blocks, lsize for small)
+  double n = 0, x = 0;  // entries; auxiliary total (entries for full blocks, u for small)
   double ne = 0, unique_ne = 0, lsize_ne = 0, psize = 0, dsize = 0, asize = 0;
   estimate::RatioEstimator dsize_per_x;
 };
@@ -423,10 +424,11 @@ struct ZeroSums {
 // sample's whole error, and a key referenced far more than the others (the sample has it or
 // not) can move the referenced side by tens of percent. So the figures are calibrated to what
 // is known for every block:
-//   - referenced side: the exact non-hole block count and lsize (counted per file) times the
-//     sample's refcount-weighted ratios (DDT share, psize, dsize, asize per lsize byte);
+//   - referenced side: the exact non-hole block count, lsize and auxiliary size (AuxiliarySize,
+//     counted per file) times the sample's refcount-weighted ratios (DDT share per block and
+//     per lsize byte; psize, dsize, asize per auxiliary byte);
 //   - allocated side: per stratum, the sketch-counted distinct blocks (full: entries; small:
-//     entries and lsize) times the sample's mean per entry or per lsize byte;
+//     entries and auxiliary bytes) times the sample's mean per entry or per auxiliary byte;
 //   - all-zero blocks: exact, the table keeps them all.
 // The histogram's rows are the sample's entries, each standing for its stratum's share of the
 // distinct blocks; the Total row and everything derived from it are the calibrated totals.
@@ -517,7 +519,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
     }
   });
 
-  // Sketch-counted populations per stratum: entries, and the auxiliary total (entries, lsize).
+  // Sketch-counted populations per stratum: entries, and the auxiliary total (entries, u).
   const double pop_entries[2] = {distinct.full_keys(), distinct.small_keys()};
   const double pop_x[2] = {distinct.full_keys(), distinct.small_aux()};
   const double pop_error[2] = {distinct.full_keys_error(), distinct.small_aux_error()};
@@ -542,16 +544,17 @@ std::vector<SettingResult> Tally::FinishSampledTable(
         double(non_hole_lsize_[i] - std::min(non_hole_lsize_[i], z.non_hole_lsize));
     const double nz_u = double(non_hole_aux_[i] - std::min(non_hole_aux_[i], z.non_hole_u));
     // Ratios per referenced lsize byte or auxiliary byte; with no sampled entry at all, nothing
-    // is known about compression: count the blocks as stored uncompressed in the DDT.
+    // is known about compression: count the blocks as stored uncompressed in the DDT, which
+    // the exact totals give exactly (psize = lsize; asize = u; dsize = u x the deflate ratio).
     const bool known = rs.r_u > 0;
     const double ne_share = known ? rs.r_ne / rs.r : 1.0;
     const double lsize_ne_share = known ? rs.r_lsize_ne / rs.r_lsize : 1.0;
     const double full_lsize_per_u = double(block_bytes) / full_u;
-    const double psize_per = known ? rs.r_psize / rs.r_u : full_lsize_per_u;
-    const double dsize_per = known ? rs.r_dsize / rs.r_u : 1.0;
-    const double asize_per = known
-                                 ? rs.r_asize / rs.r_u
-                                 : double(alloc.Block(block_bytes, options_.copies).asize) / full_u;
+    const double psize_per = known ? rs.r_psize / rs.r_u : nz_u > 0 ? nz_lsize / nz_u : 0.0;
+    const double dsize_per = known
+                                 ? rs.r_dsize / rs.r_u
+                                 : double(alloc.Block(block_bytes, options_.copies).dsize) / full_u;
+    const double asize_per = known ? rs.r_asize / rs.r_u : 1.0;
     DdtStat ref;
     ref.blocks = Round(nz_blocks * ne_share) + z.referenced.blocks;
     ref.lsize = Round(nz_lsize * lsize_ne_share) + z.referenced.lsize;
@@ -651,15 +654,17 @@ std::vector<SettingResult> Tally::FinishSampledTable(
     const uint64_t meta_psize = metadata_[i].MetadataPsize();
     const double l = double(s.lsize + meta_psize);
     const double zp = double(z.referenced.psize + meta_psize);
-    // Without a usable sample (none, or a single entry) only the bounds of the possible hold.
-    const double widest = MaxCompressRatio(l, zp, nz_blocks * ne_share);
-    double lo = 1.0, hi = widest;
+    // Without a usable sample (none, or a single entry) only the bounds of the possible hold:
+    // anything from stored uncompressed to every unknown block embedded. Without compression
+    // there is nothing to estimate (psize = lsize).
+    const bool compressing = options_.compressions[c].algorithm != CompressionAlgorithm::kOff;
+    double lo = 1.0, hi = compressing ? MaxCompressRatio(l, zp) : 1.0;
     if (known) {
       const std::array<double, 2> r = rs.psize_per_u.Interval95(pop_units);
       if (std::isfinite(r[1])) {
         lo = std::max(1.0, l / (r[1] * nz_u + zp));
         const double hi_psize = r[0] * nz_u + zp;
-        if (hi_psize > 0) hi = std::min(widest, l / hi_psize);
+        if (hi_psize > 0) hi = l / hi_psize;
       }
     }
     // The interval holds the (unrounded) estimate itself, whatever the bounds above did.

@@ -425,7 +425,7 @@ TEST(ScanCliTest, AMemoryBudgetBelowTheTablesFloorIsRefusedWithTheLeastThatWorks
   const auto small = RunWith(base, {"--max-memory", "1M"});
   EXPECT_EQ(small.exit_code, 2) << small.err;
   EXPECT_TRUE(small.out.empty());
-  EXPECT_NE(small.err.find("too small for 5 recordsize(s)"), std::string::npos) << small.err;
+  EXPECT_NE(small.err.find("too small for 5 block size(s)"), std::string::npos) << small.err;
   const std::string hint = "at least --max-memory ";
   const size_t at = small.err.find(hint);
   ASSERT_NE(at, std::string::npos) << small.err;
