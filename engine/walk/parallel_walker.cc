@@ -1,9 +1,9 @@
 #include "engine/walk/parallel_walker.h"
 
+#include <algorithm>
 #include <cassert>
 #include <chrono>
 #include <map>
-#include <set>
 #include <thread>
 #include <utility>
 
@@ -16,6 +16,56 @@ namespace internal {
 // with several names. Items go to `visit` in batches (a directory's items at a time, from any
 // walking thread, concurrently: one hand-over per directory, not per item); `done` is called
 // once, by the last thread to finish, after every item.
+// A file's identity.
+using FileKey = std::pair<uint64_t, uint64_t>;  // st_dev, st_ino
+
+// A set of FileKeys in one flat array (open addressing, linear probing, at most half full): 16
+// to 32 bytes per key, where a std::set node takes about 64. Inode 0 is never a file's, so
+// {any, 0} marks an empty slot.
+class FileKeySet {
+ public:
+  bool Contains(const FileKey& k) const {
+    if (slots_.empty() || k.second == 0) return false;
+    for (size_t i = Home(k);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i] == k) return true;
+      if (slots_[i].second == 0) return false;
+    }
+  }
+  // A key with inode 0 (no file system gives one) is not kept.
+  void Insert(const FileKey& k) {
+    if (k.second == 0) return;
+    if (2 * (size_ + 1) > slots_.size()) Grow();
+    for (size_t i = Home(k);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i] == k) return;
+      if (slots_[i].second == 0) {
+        slots_[i] = k;
+        ++size_;
+        return;
+      }
+    }
+  }
+
+ private:
+  size_t Home(const FileKey& k) const {
+    uint64_t h = (k.first * 0x9E3779B97F4A7C15ull) ^ k.second;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return static_cast<size_t>(h) & (slots_.size() - 1);
+  }
+  void Grow() {
+    std::vector<FileKey> old = std::move(slots_);
+    slots_.assign(old.empty() ? 64 : 2 * old.size(), FileKey{0, 0});
+    size_ = 0;
+    for (const FileKey& k : old) {
+      if (k.second != 0) Insert(k);
+    }
+  }
+
+  std::vector<FileKey> slots_;  // size: 0 or a power of two
+  size_t size_ = 0;
+};
+
 class ParallelWalk {
  public:
   using Visit = std::function<bool(std::vector<WalkItem>&)>;  // may move the items; false: stop
@@ -194,36 +244,44 @@ class ParallelWalk {
     }
   }
 
-  // One name of a file with several. Once all its names are seen (st_nlink of them) the
-  // smallest counts and the file is yielded at once, so a tree of hard-linked backups holds
-  // only the files whose names are still being found; a key stays behind so that a name met
-  // again (overlapping roots) is a kHardLink skip. False: stop.
+  // One name of a file with several. Once st_nlink distinct names are met the smallest counts
+  // and the file is yielded at once, so a tree of hard-linked backups holds only the files whose
+  // names are still being found. A name met again (nested or repeated roots), before or after
+  // that, is a kHardLink skip and does not count. False: stop.
   bool Register(std::string path, size_t root, const io::FileInfo& info) {
-    const std::pair<uint64_t, uint64_t> key{info.dev, info.ino};
+    const FileKey key{info.dev, info.ino};
     Linked done;
+    bool again = false;
     {
       std::lock_guard<std::mutex> lock(linked_mu_);
-      if (linked_done_.contains(key)) {
-        return Emit(Skipped(std::move(path), SkipReason::kHardLink), root);
+      again = linked_done_.Contains(key);
+      if (!again) {
+        auto [it, fresh] = linked_.try_emplace(key);
+        Linked& l = it->second;
+        if (fresh) {
+          l.path = std::move(path);
+          l.root = root;
+          l.info = info;
+        } else if (path == l.path ||
+                   std::find(l.others.begin(), l.others.end(), path) != l.others.end()) {
+          again = true;
+        } else if (path < l.path) {
+          l.others.push_back(std::move(l.path));
+          l.path = std::move(path);
+          l.root = root;
+        } else {
+          l.others.push_back(std::move(path));
+        }
+        if (!again) {
+          if (1 + l.others.size() < info.nlink) return true;
+          done = std::move(l);
+          linked_.erase(it);
+          linked_done_.Insert(key);
+        }
       }
-      auto [it, fresh] = linked_.try_emplace(key);
-      Linked& l = it->second;
-      if (fresh) {
-        l.path = std::move(path);
-        l.root = root;
-        l.info = info;
-      } else if (path < l.path) {
-        l.others.push_back(std::move(l.path));
-        l.path = std::move(path);
-        l.root = root;
-      } else {
-        l.others.push_back(std::move(path));
-      }
-      if (1 + l.others.size() < info.nlink) return true;
-      done = std::move(l);
-      linked_.erase(it);
-      linked_done_.insert(key);
     }
+    // Emitted outside the lock: Emit may wait on the bounded queue.
+    if (again) return Emit(Skipped(std::move(path), SkipReason::kHardLink), root);
     return EmitLinked(std::move(done));
   }
 
@@ -248,7 +306,7 @@ class ParallelWalk {
     }
     Flush();
     linked_.clear();
-    linked_done_.clear();
+    linked_done_ = FileKeySet();
     done_();
   }
 
@@ -269,8 +327,8 @@ class ParallelWalk {
   std::atomic<int> alive_{0};
 
   std::mutex linked_mu_;
-  std::map<std::pair<uint64_t, uint64_t>, Linked> linked_;  // names still being found
-  std::set<std::pair<uint64_t, uint64_t>> linked_done_;     // all names seen, file yielded
+  std::map<FileKey, Linked> linked_;  // names still being found
+  FileKeySet linked_done_;            // all names met, file yielded
 
   std::vector<std::thread> threads_;  // last: started once everything above exists
 };

@@ -10,17 +10,20 @@
 //
 // It yields the same items as Walker, in another order, with one rule made independent of
 // timing: of a regular file's several names (hard links) the smallest path counts, the others
-// are kHardLink skips. Such a file is yielded once all its st_nlink names have been met, or
+// are kHardLink skips. Such a file is yielded once st_nlink distinct names have been met, or
 // after the rest of the tree when some lie outside the roots; until then its names are held
 // (memory: the names of the hard-linked files whose other names the walk has not reached yet,
-// plus a 16-byte key per hard-linked file). A name met again after its file was yielded (a root
-// inside another root, a link made during the walk) is a kHardLink skip. --follow-symlinks is
+// plus 16-32 bytes per hard-linked file for the rest of the walk). A name met again (a root
+// inside another root) is a kHardLink skip and does not count. If a tree shows a file under
+// more distinct names than st_nlink (a bind mount inside it, a link made during the walk), the
+// first st_nlink met decide, and which those are can depend on timing. --follow-symlinks is
 // not supported (loop detection needs each path's ancestors): the scan walks serially then.
 //
 // WalkSizer: the same walk keeping only the number and bytes of the files, in background threads,
 // so the progress line has a total (and an ETA) long before the scan's own walk has finished, and
 // the sampled codecs a plan (estimate/sample_level.h PlanLevel). With --follow-symlinks it runs
-// the serial walk in one thread.
+// the serial walk in one thread, which holds its own set of the files and directories seen (as
+// the scan's serial walk does): the walk's memory doubles.
 //
 // Thread safety: ParallelWalker::Next from one thread at a time; WalkSizer's getters from any
 // thread. Destruction stops the walk and joins its threads.

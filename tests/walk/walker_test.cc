@@ -332,10 +332,76 @@ TEST(WalkSizerTest, CountsWhatTheWalkYields) {
     EXPECT_EQ(sizer.files(), files);
     EXPECT_EQ(sizer.bytes(), bytes);
   }
-  // Destroyed while walking: stops and joins.
-  WalkOptions follow;
-  follow.follow_symlinks = true;
-  WalkSizer early(fs.get(), {tmp.path().string()}, follow, 1);
+}
+
+// A file system whose directory listings take a while, and that counts them.
+class SlowListing : public io::FileSystem {
+ public:
+  Result<io::FileInfo> Stat(const std::string& path, bool follow) override {
+    return real_->Stat(path, follow);
+  }
+  Result<std::vector<io::DirEntry>> ListDirectory(const std::string& path) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ++listings;
+    return real_->ListDirectory(path);
+  }
+  Result<std::unique_ptr<io::File>> Open(const std::string& path, bool follow) override {
+    return real_->Open(path, follow);
+  }
+  std::atomic<int> listings{0};
+
+ private:
+  std::shared_ptr<io::FileSystem> real_ = io::PosixFileSystem();
+};
+
+TEST(WalkSizerTest, DestroyedMidWalkStopsAndJoins) {
+  testing::TempDir tmp;
+  std::vector<std::string> dirs;
+  MakeTree(tmp, &dirs);  // 121 directories: over a second of listings
+  for (bool follow : {false, true}) {
+    SCOPED_TRACE(follow);
+    SlowListing fs;
+    WalkOptions options;
+    options.follow_symlinks = follow;
+    {
+      WalkSizer sizer(&fs, {tmp.path().string()}, options, 2);
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+      EXPECT_FALSE(sizer.finished());
+    }
+    // Joined: no listing happens after the destructor returned, and the walk stopped early.
+    const int at_stop = fs.listings.load();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(fs.listings.load(), at_stop);
+    EXPECT_LT(at_stop, 60);
+  }
+}
+
+// Nested roots meet some names twice: a repeated name must not count as one of the file's
+// st_nlink names, or the name that counts would depend on which root got there first.
+TEST(ParallelWalkerTest, NestedRootsDoNotChangeWhichHardLinkCounts) {
+  testing::TempDir tmp;
+  const auto a = tmp.WriteFile("t/a", {1});
+  for (int f = 0; f < 50; ++f) tmp.WriteFile(testing::NumberedName("t/sub/f", f), {2});
+  ASSERT_EQ(::link(a.c_str(), (tmp.path() / "t/sub/z").c_str()), 0);
+  auto fs = io::PosixFileSystem();
+  const std::string t = (tmp.path() / "t").string(), sub = (tmp.path() / "t/sub").string();
+  for (int rep = 0; rep < 20; ++rep) {
+    // {sub, sub, t} on one thread meets z twice before a: counting meetings would yield z.
+    for (const std::vector<std::string>& roots :
+         {std::vector<std::string>{t, sub}, std::vector<std::string>{sub, t},
+          std::vector<std::string>{sub, sub, t}}) {
+      ParallelWalker walker(fs.get(), roots, {}, 1 + rep % 4, /*queue_items=*/16);
+      std::vector<std::string> counted;
+      int skips = 0;
+      while (auto item = walker.Next()) {
+        const bool linked = item->path == a.string() || item->path == sub + "/z";
+        if (linked && item->kind == WalkItem::Kind::kFile) counted.push_back(item->path);
+        skips += linked && item->kind == WalkItem::Kind::kSkipped;
+      }
+      ASSERT_EQ(counted, std::vector<std::string>{a.string()}) << rep;
+      EXPECT_EQ(skips, static_cast<int>(roots.size()));  // z from every root
+    }
+  }
 }
 
 }  // namespace
