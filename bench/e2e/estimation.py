@@ -28,6 +28,22 @@ MODES = {
 }
 
 
+def label(d):
+    """The dataset's name and size from its samples/build-* stamp (database-medium), else the
+    directory's name."""
+    try:
+        fields = {}
+        for line in (Path(d) / ".zsim-sample").read_text().split("\n"):
+            for tok in line.split():
+                if "=" in tok:
+                    k, v = tok.split("=", 1)
+                    fields.setdefault(k, v)
+        name, size = fields.get("name", Path(d).name), fields.get("size")
+        return f"{name}-{size}" if size else name
+    except OSError:
+        return Path(d).name
+
+
 def run(zsim, directory, recordsize, extra):
     """One zsim run: (wall s, peak RSS KiB, parsed JSON)."""
     with tempfile.NamedTemporaryFile("r") as timing, tempfile.NamedTemporaryFile("r") as out:
@@ -70,7 +86,8 @@ def main():
                 wall, rss, j = run(a.zsim, d, a.recordsize, extra)
                 stats.setdefault(mode, []).append((wall, rss))
                 report[mode] = j
-        lines += [f"## {d.name}", "", "| mode | median s | peak RSS MiB |", "| --- | --- | --- |"]
+        lines += [f"## {label(d)}", "", "| mode | median s | peak RSS MiB |",
+                  "| --- | --- | --- |"]
         for mode in MODES:
             walls = [w for w, _ in stats[mode]]
             rss = max(r for _, r in stats[mode])
