@@ -21,6 +21,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import sample_stamp  # noqa: E402
+
 MODES = {
     "exact": ["--exact"],
     "default": [],
@@ -31,17 +34,8 @@ MODES = {
 def label(d):
     """The dataset's name and size from its samples/build-* stamp (database-medium), else the
     directory's name."""
-    try:
-        fields = {}
-        for line in (Path(d) / ".zsim-sample").read_text().split("\n"):
-            for tok in line.split():
-                if "=" in tok:
-                    k, v = tok.split("=", 1)
-                    fields.setdefault(k, v)
-        name, size = fields.get("name", Path(d).name), fields.get("size")
-        return f"{name}-{size}" if size else name
-    except OSError:
-        return Path(d).name
+    name, size, _ = sample_stamp(d)
+    return f"{name}-{size}" if size != "?" else name
 
 
 def run(zsim, directory, recordsize, extra):

@@ -157,6 +157,21 @@ TEST(ScanTest, SampledTableIsCalibratedAndItsIntervalsCoverTheExactRatio) {
   EXPECT_GE(covered[1], kSeeds * 9 / 10) << "lz4";
 }
 
+// Compression off on raidz1:5: the exact scan of `root`, then one keeping 1/m of the keys.
+std::pair<ScanResult, ScanResult> ExactAndSampledOnRaidz(const std::filesystem::path& root,
+                                                         uint64_t m) {
+  ScanOptions o = Options(root, {kOff});
+  o.vdev = *ParseVdev("raidz1:5");
+  auto fs = io::PosixFileSystem();
+  Result<ScanResult> exact = RunScan(o, fs.get());
+  EXPECT_TRUE(exact.ok()) << exact.status().ToString();
+  o.sample_modulus = m;
+  Result<ScanResult> sampled = RunScan(o, fs.get());
+  EXPECT_TRUE(sampled.ok()) << sampled.status().ToString();
+  if (!exact.ok() || !sampled.ok()) return {};
+  return {std::move(*exact), std::move(*sampled)};
+}
+
 // Small blocks on raidz: a block's dsize there is not a multiple of 512 (raidz1:5 at ashift 12
 // deflates each 512 bytes of asize to 409), so the sketch of small blocks' auxiliary bytes must
 // count a size that is (asize); counting dsize in whole 512-byte units made the allocated side
@@ -171,18 +186,9 @@ TEST(ScanTest, SampledTableOfSmallFilesOnRaidzIsNotBiased) {
     tmp.WriteFile(testing::NumberedName("f", i), data);
     if (i % 4 == 0) tmp.WriteFile(testing::NumberedName("copy", i), data);
   }
-  ScanOptions o = Options(tmp.path(), {kOff});
-  Result<VdevLayout> vdev = ParseVdev("raidz1:5");
-  ASSERT_TRUE(vdev.ok());
-  o.vdev = *vdev;
-  auto fs = io::PosixFileSystem();
-  const Result<ScanResult> exact = RunScan(o, fs.get());
-  ASSERT_TRUE(exact.ok()) << exact.status().ToString();
-  o.sample_modulus = 8;
-  const Result<ScanResult> sampled = RunScan(o, fs.get());
-  ASSERT_TRUE(sampled.ok()) << sampled.status().ToString();
-  const DedupResult& e = exact->results[0].dedup;
-  const DedupResult& s = sampled->results[0].dedup;
+  const auto [exact, sampled] = ExactAndSampledOnRaidz(tmp.path(), 8);
+  const DedupResult& e = exact.results[0].dedup;
+  const DedupResult& s = sampled.results[0].dedup;
   ASSERT_EQ(s.sample_modulus, 8u);
   // Referenced side exact to within rounding; allocated side within the sketches' error.
   EXPECT_NEAR(double(s.total.referenced.dsize) / double(e.total.referenced.dsize), 1.0, 0.001);
@@ -201,18 +207,10 @@ TEST(ScanTest, SampledTableWithoutEntriesStillSizesUncompressedBlocksExactly) {
     tmp.WriteFile(testing::NumberedName("f", i),
                   testing::Xorshift64Bytes(static_cast<uint64_t>(i) + 1, 100 * K + 777 * i));
   }
-  ScanOptions o = Options(tmp.path(), {kOff});
-  Result<VdevLayout> vdev = ParseVdev("raidz1:5");
-  ASSERT_TRUE(vdev.ok());
-  o.vdev = *vdev;
-  auto fs = io::PosixFileSystem();
-  const Result<ScanResult> exact = RunScan(o, fs.get());
-  ASSERT_TRUE(exact.ok()) << exact.status().ToString();
-  o.sample_modulus = uint64_t{1} << 30;  // 6 blocks: none kept
-  const Result<ScanResult> sampled = RunScan(o, fs.get());
-  ASSERT_TRUE(sampled.ok()) << sampled.status().ToString();
-  const SettingResult& e = exact->results[0];
-  const SettingResult& s = sampled->results[0];
+  // 6 blocks: none kept.
+  const auto [exact, sampled] = ExactAndSampledOnRaidz(tmp.path(), uint64_t{1} << 30);
+  const SettingResult& e = exact.results[0];
+  const SettingResult& s = sampled.results[0];
   EXPECT_EQ(s.psize, e.psize);
   EXPECT_EQ(s.asize, e.asize);
   EXPECT_EQ(s.used, e.used);
