@@ -164,7 +164,7 @@ InsertOutcome DedupTable::Insert(const Fingerprint& key, uint64_t lsize, bool is
     uint8_t* e = shard.Entry((shard.index[i] & kIdMask) - 1, entry_bytes_);
     const uint32_t refs = Load<uint32_t>(e + kRefOffset);
     if (refs != std::numeric_limits<uint32_t>::max()) Store<uint32_t>(e + kRefOffset, refs + 1);
-    return InsertOutcome::kDuplicate;
+    return refs + 1 == kHeavyRefcount ? InsertOutcome::kBecameHeavy : InsertOutcome::kDuplicate;
   }
   if (shard.count >= kMaxEntriesPerShard) {
     // 16.7M entries in one shard (4.3G in the table, about 100 GiB): the caller must sample.
@@ -281,7 +281,8 @@ void DedupTable::ForEach(const std::function<void(const EntryView&)>& fn) const 
       const PsizeCode* side = nullptr;
       if (next_side < order.size() && shard.side_ids[order[next_side]] == id) {
         side = shard.side_codes.data() + size_t{order[next_side]} * side_count_;
-        ++next_side;
+        // An entry coded twice (SetCodes) has two equal records: skip the other.
+        while (next_side < order.size() && shard.side_ids[order[next_side]] == id) ++next_side;
       }
       for (size_t c = 0; c < layout_.size(); ++c) {
         switch (layout_[c].kind) {

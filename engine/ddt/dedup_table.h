@@ -82,10 +82,17 @@ struct EntryView {
 };
 
 enum class InsertOutcome : uint8_t {
-  kFirst,       // first reference: compute the codes and call SetCodes
-  kDuplicate,   // the key was there: refcount + 1
-  kSampledOut,  // outside the sampled key space: not counted
+  kFirst,        // first reference: compute the codes and call SetCodes
+  kDuplicate,    // the key was there: refcount + 1
+  kSampledOut,   // outside the sampled key space: not counted
+  kBecameHeavy,  // a duplicate whose refcount has just reached kHeavyRefcount (once per key)
 };
+
+// The refcount at which Insert says kBecameHeavy. A sampled codec's estimate takes the entries
+// this referenced from a census, not from its sample (pipeline/tally.cc): they are few, and a
+// handful of them can hold a large share of the referenced bytes. A power of two, so they are
+// exactly the DDT histogram's buckets from 3 (refcnt 8) up.
+inline constexpr uint32_t kHeavyRefcount = 8;
 
 // True if `key` lies outside the 1/2^shift of the key space that sampling keeps.
 inline bool SampledOut(const Fingerprint& key, uint32_t shift) {
@@ -107,7 +114,8 @@ class DedupTable {
 
   // Records the codes of a key inserted earlier, one per setting (values for kFromLsize settings
   // are ignored; kPendingCode for a kSide setting stores nothing). A key dropped meanwhile by a
-  // raised sample shift is ignored.
+  // raised sample shift is ignored. Calling it again for a key must give the same codes (a
+  // codec's output depends on the block only): a second side record is kept but never read.
   void SetCodes(const Fingerprint& key, std::span<const PsizeCode> codes);
 
   // Keeps from now on only 1/2^shift of the key space (and every all-zero block) and drops the

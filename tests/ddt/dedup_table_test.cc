@@ -121,6 +121,45 @@ TEST(DedupTableTest, RaisingTheSampleShiftKeepsExactlyTheKeysOfTheSmallerSpace) 
   EXPECT_EQ(table.Insert(Key(7), 4096) == InsertOutcome::kSampledOut, SampledOut(Key(7), 2));
 }
 
+// A key says kBecameHeavy once, at its kHeavyRefcount-th reference; coding it again then (the
+// scan's census of heavy entries) must not shift any other entry's side codes.
+TEST(DedupTableTest, HeavyKeysAreSignalledOnceAndCanBeCodedAgain) {
+  using Kind = SettingStorage::Kind;
+  DedupTable table({{Kind::kInline, true}, {Kind::kSide, true}});
+  std::map<uint64_t, int> heavy;
+  std::map<uint64_t, uint64_t> key_of;  // Key(k).lo -> k
+  auto side_code = [](uint64_t k) { return EncodeAllocated(512 * (1 + k % 7)); };
+  // Side codes at the first sighting for key 3 and every fifth other key, as a sampled codec
+  // gives them; the heavy keys (0..6) get theirs when they become heavy.
+  auto coded_first = [](uint64_t k) { return k == 3 || (k >= 7 && k % 5 == 0); };
+  for (uint64_t i = 0; i < 20000; ++i) {
+    const uint64_t k = i % 13 == 0 ? i % 7 : 100 + i;  // keys 0..6 referenced ~220 times each
+    key_of[Key(k).lo] = k;
+    const InsertOutcome o = table.Insert(Key(k), 4096);
+    if (o == InsertOutcome::kFirst) {
+      const PsizeCode first[2] = {EncodeAllocated(4096),
+                                  coded_first(k) ? side_code(k) : kPendingCode};
+      table.SetCodes(Key(k), first);
+    } else if (o == InsertOutcome::kBecameHeavy) {
+      ++heavy[k];
+      const PsizeCode all[2] = {EncodeAllocated(4096), side_code(k)};
+      table.SetCodes(Key(k), all);  // key 3 now has two equal side records
+    }
+  }
+  ASSERT_EQ(heavy.size(), 7u);
+  for (const auto& [k, n] : heavy) EXPECT_EQ(n, 1) << k;
+  uint64_t entries = 0;
+  table.ForEach([&](const EntryView& e) {
+    ++entries;
+    const uint64_t k = key_of.at(e.key.lo);
+    EXPECT_EQ(e.codes[0], EncodeAllocated(4096));
+    // Every entry reads its own side code (none shifted by key 3's second record).
+    EXPECT_EQ(e.codes[1], k < 7 || coded_first(k) ? side_code(k) : kPendingCode) << k;
+    EXPECT_EQ(e.refcount >= kHeavyRefcount, k < 7) << k;
+  });
+  EXPECT_EQ(entries, table.entries());
+}
+
 TEST(DedupTableTest, DerivedAndSideStoredCodesReadBackAsStored) {
   using Kind = SettingStorage::Kind;
   // off derived from lsize (zeros written as data, as in v23), lz4 inline, gzip on a sample.
