@@ -3,11 +3,12 @@
 // Compression sampling by levels. Each fingerprint has a level: the number of trailing zero bits
 // of its top 24 bits of `lo` (bits the DDT's shard and slot choice do not use, and independent of
 // the dedup sampling bits in `hi`), so a block has level >= L with probability 2^-L. A costly
-// codec runs on the unique blocks whose level is at least the current level; the level rises
-// while the 95% interval stays well inside the target, but never above PlanLevel (below). The
-// final estimate uses the highest level at or above PlanLevel whose sample meets the target:
-// those levels' blocks were all compressed whenever the level rose, so the estimate depends on
-// the data, not on the order the threads met it.
+// codec runs on the unique blocks whose level is at least the current level: 0 until the tree's
+// size is known (a sizing walk runs ahead of the scan), then PlanLevel (below) at once. The final
+// estimate uses the highest level at or above PlanLevel whose sample meets the target: every
+// block of those levels went through the codecs whenever it was met, so the estimate depends on
+// the data, not on the order the threads met it, and no block below PlanLevel is compressed
+// once the plan is known (none of them could serve the estimate).
 //
 // Thread safety: pure functions.
 
@@ -51,8 +52,6 @@ SamplingPlan PlanSampling(const std::vector<Compression>& settings, bool exact);
 
 // Target half width of the 95% interval of a sampled codec's psize total, relative.
 inline constexpr double kTargetRelativeHalfWidth = 0.005;
-// The sample level rises when the interval one level up is already this narrow.
-inline constexpr double kRaiseRelativeHalfWidth = 0.8 * kTargetRelativeHalfWidth;
 // Fewest sampled blocks a level needs before it may be used.
 inline constexpr uint64_t kMinSampledBlocks = 400;
 

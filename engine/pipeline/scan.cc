@@ -88,6 +88,9 @@ struct FirstSeen {
   uint64_t offset;  // in the worker's buffer
   ddt::Fingerprint key;
   bool is_zero;
+  // Not a first sighting: a key that has just become heavy (ddt::kHeavyRefcount) and that the
+  // sampled codecs skipped when it was first seen. They run on it now, whatever its level.
+  bool census = false;
 };
 
 // CPU time of the calling thread (not wall time: other processes and threads do not count).
@@ -105,8 +108,6 @@ struct Worker {
         sparse_holes(rows, 0),
         codec_ns(rows * settings, 0),
         codec_bytes(rows * settings, 0),
-        level_stats(rows * settings * (estimate::kMaxSampleLevel + 1)),
-        unique_non_zero(rows, 0),
         non_hole(rows * settings, 0) {}
   codec::Compressor compressor;
   // Not value-initialised: ReadChunk writes or zero-fills every byte a block reads, and zeroing
@@ -121,10 +122,6 @@ struct Worker {
   std::vector<uint64_t> codec_ns, codec_bytes;         // per (row, setting)
   std::vector<BreakdownCollector::Sampled> sampled;    // featured row's sampled references
   uint64_t zero_blocks = 0;                            // featured row's all-zero records
-  // Compression sampling, flushed into the scan's totals after each chunk: per (row, setting,
-  // level) statistics of the unique blocks compressed, and per row the unique non-zero blocks.
-  std::vector<estimate::RatioEstimator> level_stats;
-  std::vector<uint64_t> unique_non_zero;
   // The current row's first sightings in the chunk, and their codes (block-major).
   std::vector<FirstSeen> first_seen;
   std::vector<uint64_t> non_hole;  // per (row, setting), the current chunk's non-hole blocks
@@ -201,9 +198,6 @@ class Scan {
     for (size_t c = 0; c < options_.compressions.size(); ++c) {
       if (sampling_.sampled[c]) order_.push_back(c);
     }
-    level_totals_.resize(rows_.size() * options_.compressions.size() *
-                         (estimate::kMaxSampleLevel + 1));
-    unique_non_zero_.assign(rows_.size(), 0);
     // --sample 1/M: keep 1/M of the key space from the start.
     const uint32_t shift = static_cast<uint32_t>(std::countr_zero(options_.sample_modulus));
     for (Row& r : rows_) r.table->RaiseSampleShift(shift);
@@ -240,30 +234,16 @@ class Scan {
   // Compression sampling (estimate/sample_level.h).
   SamplingState sampling_;
   std::vector<size_t> order_;  // settings in the order blocks are compressed
-  std::atomic<int> level_{0};  // unique blocks below this level skip the sampled codecs
-  // The highest level_ may reach (PlanLevel of the sizing walk's total; 0 until it is known).
+  // Unique blocks below this level skip the sampled codecs: 0 (every block) until the sizing
+  // walk has finished, then its PlanLevel at once. The estimates use that level or higher ones
+  // only (tally.cc), so a block below it would be compressed for nothing.
+  std::atomic<int> level_{0};
+  std::atomic<bool> plan_applied_{false};
   bool any_sampled_ = false;
-  int level_cap_ = 0;        // Guarded by adapt_mu_.
-  bool cap_known_ = false;   // Guarded by adapt_mu_.
   uint64_t plan_block_ = 0;  // the largest block size of the rows (fewest blocks)
   int PlannedLevel() const { return estimate::PlanLevel(sizer_->allocated_bytes(), plan_block_); }
-  std::mutex adapt_mu_;
-  std::vector<estimate::RatioEstimator> level_totals_;  // Guarded by adapt_mu_.
-  std::vector<uint64_t> unique_non_zero_;               // Guarded by adapt_mu_.
-  size_t LevelIndex(size_t r, size_t c, int level) const {
-    return (r * options_.compressions.size() + c) * (estimate::kMaxSampleLevel + 1) +
-           static_cast<size_t>(level);
-  }
-  void FlushSampling(Worker& w);
+  void MaybeApplyPlan();
   void CompressFirstSightings(size_t r, uint64_t bs, Worker& w);
-  // The auxiliary value of a block for the ratio estimates: the anchor setting's psize (0 for a
-  // hole or an embedded block), or lsize without an anchor.
-  double AnchorValue(size_t c, std::span<const ddt::PsizeCode> codes, uint64_t lsize) const {
-    const int anchor = sampling_.anchors[c];
-    if (anchor < 0) return double(lsize);
-    const ddt::PsizeCode a = codes[static_cast<size_t>(anchor)];
-    return ddt::IsHoleCode(a) || ddt::IsEmbeddedCode(a) ? 0.0 : double(ddt::AllocatedPsize(a));
-  }
   // Dedup sampling (--max-memory): the tables' memory budget, 0 for none.
   uint64_t table_budget_bytes_ = 0;
   void EnforceTableBudget();
@@ -467,8 +447,14 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
         }
       }
       rows_[r].distinct->Add(fp.lo, bs, aux_units, is_zero);
-      if (rows_[r].table->Insert(fp, bs, is_zero) == ddt::InsertOutcome::kFirst) {
+      const ddt::InsertOutcome outcome = rows_[r].table->Insert(fp, bs, is_zero);
+      if (outcome == ddt::InsertOutcome::kFirst) {
         w.first_seen.push_back(FirstSeen{rec_begin - chunk.offset, fp, is_zero});
+      } else if (outcome == ddt::InsertOutcome::kBecameHeavy && any_sampled_ && !is_zero &&
+                 estimate::SampleLevel(fp.lo) < level_.load(std::memory_order_relaxed)) {
+        // Below today's level; at its first sighting the level was this or 0 (no skip then, and
+        // running again gives the same codes). Every heavy entry has its codes either way.
+        w.first_seen.push_back(FirstSeen{rec_begin - chunk.offset, fp, is_zero, true});
       }
       // Non-hole blocks per setting, for the metadata model: a zero block is a hole exactly
       // where the write rules say so, whatever else the block's codes say.
@@ -485,7 +471,8 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
   if (chunk_has_data) job.has_data.store(true, std::memory_order_relaxed);
 }
 
-// Runs every setting over the chunk's first sightings of row `r`, one setting at a time: the
+// Runs every setting over the chunk's first sightings of row `r` (and its keys that just became
+// heavy), one setting at a time: the
 // codec's state stays hot, and one pair of thread-CPU clock reads per (chunk, setting) gives its
 // speed without charging it other processes' time or the clock's own cost per block.
 void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
@@ -501,7 +488,7 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
     for (size_t i = 0; i < n; ++i) {
       const FirstSeen& f = w.first_seen[i];
       ddt::PsizeCode& code = w.first_codes[i * settings + c];
-      if (sampling_.sampled[c] && estimate::SampleLevel(f.key.lo) < min_level) {
+      if (sampling_.sampled[c] && !f.census && estimate::SampleLevel(f.key.lo) < min_level) {
         // Outside the sample: a zero block's fate is known without compressing it.
         code = f.is_zero && zero_is_hole_[c] ? ddt::kHoleCode : ddt::kPendingCode;
         continue;
@@ -527,21 +514,8 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
     w.codec_bytes[r * settings + c] += bytes;
   }
   for (size_t i = 0; i < n; ++i) {
-    const FirstSeen& f = w.first_seen[i];
     const std::span<const ddt::PsizeCode> codes(w.first_codes.data() + i * settings, settings);
-    if (!f.is_zero) {
-      ++w.unique_non_zero[r];
-      const int level = estimate::SampleLevel(f.key.lo);
-      for (size_t c = 0; c < settings; ++c) {
-        if (!sampling_.sampled[c] || codes[c] == ddt::kPendingCode) continue;
-        const ddt::PsizeCode code = codes[c];
-        const double psize = ddt::IsHoleCode(code) || ddt::IsEmbeddedCode(code)
-                                 ? 0.0
-                                 : double(ddt::AllocatedPsize(code));
-        w.level_stats[LevelIndex(r, c, level)].Add(AnchorValue(c, codes, bs), psize);
-      }
-    }
-    rows_[r].table->SetCodes(f.key, codes);
+    rows_[r].table->SetCodes(w.first_seen[i].key, codes);
   }
 }
 
@@ -578,8 +552,8 @@ void Scan::Process(Chunk& chunk, Worker& w) {
                                         std::to_string(job.size) + " bytes listed"));
       }
     }
+    MaybeApplyPlan();
     ProcessRows(chunk, w);
-    FlushSampling(w);
   } catch (const std::bad_alloc&) {
     job.Fail(Status::OutOfMemory("out of memory while processing this file"));
   } catch (const std::exception& e) {
@@ -587,43 +561,12 @@ void Scan::Process(Chunk& chunk, Worker& w) {
   }
 }
 
-// Adds a worker's sampling statistics to the scan's and raises the sample level when every
-// sampled (row, setting) already meets 80% of the target width one level up (more data only
-// narrows it): the final choice (tally.cc) then has room, and blocks above the final level were
-// all compressed.
-void Scan::FlushSampling(Worker& w) {
-  if (!any_sampled_) return;
-  std::lock_guard<std::mutex> lock(adapt_mu_);
-  for (size_t i = 0; i < w.level_stats.size(); ++i) {
-    if (w.level_stats[i].n() == 0) continue;
-    level_totals_[i].Merge(w.level_stats[i]);
-    w.level_stats[i] = estimate::RatioEstimator();
-  }
-  for (size_t r = 0; r < rows_.size(); ++r) {
-    unique_non_zero_[r] += w.unique_non_zero[r];
-    w.unique_non_zero[r] = 0;
-  }
-  if (!cap_known_ && sizer_ && sizer_->finished()) {
-    level_cap_ = PlannedLevel();
-    cap_known_ = true;
-  }
-  const int next = level_.load() + 1;
-  if (next > level_cap_) return;
-  for (size_t r = 0; r < rows_.size(); ++r) {
-    for (size_t c = 0; c < options_.compressions.size(); ++c) {
-      if (!sampling_.sampled[c]) continue;
-      estimate::RatioEstimator above;
-      for (int lv = next; lv <= estimate::kMaxSampleLevel; ++lv) {
-        above.Merge(level_totals_[LevelIndex(r, c, lv)]);
-      }
-      if (above.n() < 2 * estimate::kMinSampledBlocks ||
-          above.RelativeHalfWidth95(double(unique_non_zero_[r])) >
-              estimate::kRaiseRelativeHalfWidth) {
-        return;
-      }
-    }
-  }
-  level_.store(next);
+// Once the sizing walk has finished, the sampled codecs skip the blocks below its planned level
+// from then on (blocks met before were all compressed: level 0 is complete at every level).
+void Scan::MaybeApplyPlan() {
+  if (!any_sampled_ || !sizer_ || plan_applied_.load(std::memory_order_relaxed)) return;
+  if (!sizer_->finished() || plan_applied_.exchange(true)) return;
+  level_.store(PlannedLevel());
 }
 
 // --max-memory: when the tables outgrow the budget, keep half as much of the key space (every
@@ -739,7 +682,7 @@ ScanResult Scan::Run() {
             }));
   });
   MaybeReportProgress(true);
-  // The sampled codecs' complete level: the plan of the whole tree, which the scan never rose
+  // The sampled codecs' complete level: the plan of the whole tree, which the scan never went
   // above (before the plan was known it stayed at 0, where every level is complete). After an
   // interrupt the sizing walk is not waited for.
   int complete_level = level_.load();
@@ -785,6 +728,11 @@ ScanResult Scan::Run() {
   result.breakdown.recordsize = rows_[0].block_bytes;
   result.breakdown.compression = options_.compressions[featured_];
   breakdown_.Finish(*rows_[0].table, featured_, sampled, &result);
+  for (const Row& r : rows_) {
+    result.memory.table_bytes += r.table->memory_bytes();
+    result.memory.table_entries += r.table->entries();
+    result.memory.sketch_bytes += r.distinct->memory_bytes();
+  }
   result.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
   return result;
 }

@@ -164,11 +164,19 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
 
   // Sampled settings: the level whose sample is used. Pass 1: ratio statistics per level over
   // the entries whose codes were computed at or above the level in force when the scan ended
-  // (all of them were compressed: the level only rises).
+  // (all of them were compressed: the scan's level never exceeds it).
   std::vector<int> level(settings_, -1);  // -1: exact setting
   std::vector<uint64_t> population(settings_, 0);
   std::vector<std::array<estimate::RatioEstimator, estimate::kMaxSampleLevel + 1>> per_level(
       settings_);
+  // A sampled setting's heavy entries (ddt::kHeavyRefcount and up) all went through its codec
+  // (scan.cc): they are taken as a census, exactly, and the sample covers the rest. A few of
+  // them can hold much of the referenced bytes, and a histogram bucket of few entries would
+  // otherwise borrow the whole sample's ratio (RatioSource). Under dedup sampling the table's
+  // own calibration applies (FinishSampledTable).
+  auto census = [&](const ddt::EntryView& e, size_t c) {
+    return m == 1 && e.refcount >= ddt::kHeavyRefcount && e.codes[c] != ddt::kPendingCode;
+  };
   bool any_sampled = false;
   for (size_t c = 0; c < settings_; ++c) {
     // At level 0 every unique block went through every codec: the exact path applies.
@@ -181,7 +189,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     table.ForEach([&](const ddt::EntryView& e) {
       const int lv = estimate::SampleLevel(e.key.lo);
       for (size_t c = 0; c < settings_; ++c) {
-        if (level[c] < 0 || ddt::IsHoleCode(e.codes[c])) continue;
+        if (level[c] < 0 || ddt::IsHoleCode(e.codes[c]) || census(e, c)) continue;
         ++population[c];
         if (e.codes[c] == ddt::kPendingCode || lv < sampling.complete_level) continue;
         const uint64_t psize =
@@ -223,6 +231,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   }
   std::vector<std::array<BucketSums, 64>> buckets(settings_);
   std::vector<estimate::RatioEstimator> sampled_ratio(settings_);
+  std::vector<uint64_t> census_psize(settings_, 0);  // sampled settings: the census's exact psize
   table.ForEach([&](const ddt::EntryView& e) {
     const uint64_t refs = e.refcount;
     const int lv = estimate::SampleLevel(e.key.lo);
@@ -237,7 +246,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         continue;
       }
       s.lsize += e.lsize * refs;
-      if (level[c] >= 0) {
+      if (level[c] >= 0 && !census(e, c)) {
         BucketSums& b = buckets[c][zfs::DdtBucket(refs)];
         b.entries += 1;
         b.refs += double(refs);
@@ -280,6 +289,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       }
       const uint64_t psize = ddt::AllocatedPsize(code);
       const zfs::BlockSpace space = alloc.Block(psize, options_.copies);
+      if (level[c] >= 0) census_psize[c] += psize * refs;
       s.blocks.data += refs;
       s.psize += psize * refs;
       s.asize += space.asize * refs;
@@ -290,7 +300,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   });
 
   // Sampled settings: each bucket's exact lsize times the sample's ratios (its own when it has
-  // enough entries, the whole sample's otherwise).
+  // enough entries, the whole sample's otherwise), added to the census's exact figures.
   for (size_t c = 0; c < settings_; ++c) {
     if (level[c] < 0) continue;
     SettingResult& s = out[c];
@@ -320,13 +330,14 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       emb_bytes += b.ref_lsize * Div(src.s_ref_emb_bytes, src.s_ref_lsize);
       refs_all += b.refs;
     }
-    s.psize = Round(psize);
-    s.asize = Round(asize);
-    s.blocks.embedded = Round(emb);
-    s.blocks.data = Round(refs_all) - std::min(Round(refs_all), s.blocks.embedded);
-    s.embedded_bytes = Round(emb_bytes);
-    ref_dsize[c] = Round(rdsize);
-    dedup_asize[c] = Round(dasize);
+    const uint64_t imputed_embedded = Round(emb);
+    s.psize += Round(psize);
+    s.asize += Round(asize);
+    s.blocks.embedded += imputed_embedded;
+    s.blocks.data += Round(refs_all) - std::min(Round(refs_all), imputed_embedded);
+    s.embedded_bytes += Round(emb_bytes);
+    ref_dsize[c] += Round(rdsize);
+    dedup_asize[c] += Round(dasize);
     s.exact = false;
   }
 
@@ -339,17 +350,19 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       // The psize estimate imputes each histogram bucket with its own ratio where it has enough
       // sampled entries; its relative error is that of the whole sample's ratio R = psize /
       // anchor, so the interval is the estimate +- R's relative half width (centred on the
-      // estimate, which a whole-sample R x anchor total need not equal).
+      // estimate, which a whole-sample R x anchor total need not equal). The census part and
+      // the metadata are exact.
       const uint64_t meta_psize = metadata_[row * settings_ + c].MetadataPsize();
       const double rel = sampled_ratio[c].RelativeHalfWidth95(double(population[c]));
       const double l = double(s.lsize + meta_psize);
-      const double p = double(s.psize);
-      double lo = 1.0, hi = MaxCompressRatio(l, double(meta_psize));
+      const double fixed = double(census_psize[c] + meta_psize);
+      const double p = double(s.psize - std::min(s.psize, census_psize[c]));
+      double lo = 1.0, hi = MaxCompressRatio(l, fixed);
       if (std::isfinite(rel)) {
-        lo = std::max(1.0, l / (p * (1 + rel) + double(meta_psize)));
-        if (rel < 1) hi = l / (p * (1 - rel) + double(meta_psize));
+        lo = std::max(1.0, l / (p * (1 + rel) + fixed));
+        if (rel < 1) hi = l / (p * (1 - rel) + fixed);
       }
-      const double point = l / std::max(1.0, p + double(meta_psize));
+      const double point = l / std::max(1.0, p + fixed);
       s.ci95 = std::array<double, 2>{std::min(lo, point), std::max({lo, hi, point})};
     }
   }

@@ -35,7 +35,7 @@ struct DirectoryShape {
 struct SamplingState {
   std::vector<bool> sampled;  // per setting: a costly codec run on a sample only
   // Every unique block at this level or above went through the sampled codecs (the scan never
-  // rose above it; estimate/sample_level.h PlanLevel), so the estimates use it or a higher one.
+  // went above it; estimate/sample_level.h PlanLevel), so the estimates use it or a higher one.
   // 0: every unique block did (the exact path).
   int complete_level = 0;
   // Per setting: the exact setting whose psize is the auxiliary variable of a sampled setting's

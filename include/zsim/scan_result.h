@@ -169,6 +169,14 @@ struct DedupSources {
   uint64_t zero_block_bytes = 0;
 };
 
+// zsim's own memory for the dedup tables at the end of the scan, summed over the recordsizes:
+// what --max-memory bounds (the tables and the distinct-block sketches).
+struct ScanMemory {
+  uint64_t table_bytes = 0;    // every table's entries, index and side codes
+  uint64_t table_entries = 0;  // the entries they hold (all kept keys)
+  uint64_t sketch_bytes = 0;   // the distinct-block sketches (fixed: 208 KiB per recordsize)
+};
+
 struct ScanResult {
   bool partial = false;
   InputSummary input;
@@ -176,6 +184,7 @@ struct ScanResult {
   std::vector<SettingResult> results;
   Breakdowns breakdown;
   DedupSources dedup_sources;
+  ScanMemory memory;
   double seconds = 0;  // wall time of the scan
 };
 

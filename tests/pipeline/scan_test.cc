@@ -243,6 +243,53 @@ TEST(ScanTest, SampledTableWithoutEntriesGivesAnIntervalThatHoldsTheTruth) {
   EXPECT_GE((*s.ci95)[1], exact->results[0].compressratio);
 }
 
+// A sampled codec on data whose few heavily referenced blocks compress unlike the rest: 70,000
+// unique random 512-byte records (stored as they are by lz4 and gzip alike) and 20 records of
+// random 'a'/'b' bytes (85% 'a') referenced 1,000 times each (gzip fits them in a block
+// pointer, lz4 does not). The heavy entries are a census (ddt::kHeavyRefcount); borrowing the
+// sample's ratio for their histogram bucket instead put gzip-6's psize tens of percent high.
+TEST(ScanTest, SampledCodecTakesHeavyEntriesFromACensus) {
+  testing::TempDir tmp;
+  std::mt19937_64 rng(11);
+  std::vector<uint8_t> data;
+  std::vector<std::vector<uint8_t>> heavy(20, std::vector<uint8_t>(512));
+  for (auto& h : heavy) {
+    for (uint8_t& b : h) b = rng() % 100 < 85 ? 'a' : 'b';
+  }
+  for (int i = 0; i < 90000; ++i) {
+    if (i % 9 < 2) {
+      const auto& h = heavy[static_cast<size_t>(i) % heavy.size()];
+      data.insert(data.end(), h.begin(), h.end());
+    } else {
+      const std::vector<uint8_t> r = testing::Xorshift64Bytes(static_cast<uint64_t>(i) + 7, 512);
+      data.insert(data.end(), r.begin(), r.end());
+    }
+  }
+  tmp.WriteFile("image", data);
+  ScanOptions o = Options(tmp.path(), {kLz4, Compression{CompressionAlgorithm::kGzip, 6}});
+  o.recordsizes = {512};
+  auto fs = io::PosixFileSystem();
+  o.exact = true;
+  const Result<ScanResult> exact = RunScan(o, fs.get());
+  ASSERT_TRUE(exact.ok()) << exact.status().ToString();
+  o.exact = false;
+  const Result<ScanResult> sampled = RunScan(o, fs.get());
+  ASSERT_TRUE(sampled.ok()) << sampled.status().ToString();
+  const SettingResult& e = exact->results[1];
+  const SettingResult& s = sampled->results[1];
+  // The data does what the test needs: gzip embeds the heavy records, lz4 does not.
+  ASSERT_GT(e.blocks.embedded, 15000u);
+  ASSERT_LT(exact->results[0].blocks.embedded, 100u);
+  ASSERT_FALSE(s.exact);  // the sample engaged (90,000 blocks: planned level 2)
+  EXPECT_LT(s.codec_bytes, e.codec_bytes);
+  EXPECT_NEAR(double(s.psize) / double(e.psize), 1.0, 0.01);
+  EXPECT_NEAR(double(s.blocks.embedded) / double(e.blocks.embedded), 1.0, 0.01);
+  // The interval holds the exact ratio (floored to 2 decimals by the report, hence 0.01).
+  ASSERT_TRUE(s.ci95.has_value());
+  EXPECT_LE((*s.ci95)[0], e.compressratio + 0.01);
+  EXPECT_GE((*s.ci95)[1], e.compressratio);
+}
+
 TEST(ScanTest, FaultsAreCountedOnceAndLeaveOtherFilesUnchanged) {
   testing::TempDir tmp;
   for (int i = 0; i < 4; ++i) {
