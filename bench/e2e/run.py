@@ -387,7 +387,9 @@ def run_memory(args, rec, zsim, d):
     res = {}
     for rs in ("128k", args.memory_recordsize):
         wall, rss, js = zsim.scan([d], ["--recordsize", rs], CORES)
-        res[rs] = (rss, unique_entries(js), wall)
+        mem = js.get("memory", {})
+        res[rs] = (rss, unique_entries(js), wall, mem.get("ddt_table_bytes", 0),
+                   mem.get("ddt_table_entries", 0))
         rec.add(dataset="memory:" + Path(d).name, tool="zsim-default-" + rs, threads=CORES, rep=0,
                 seconds=wall, bytes=js["input"]["bytes_logical"], files=js["input"]["files"],
                 peak_rss_kib=rss, ddt_entries=unique_entries(js),
@@ -584,12 +586,19 @@ def summary(args, rec, labels, trial_label, checks, out):
         L.append("")
     mem = getattr(rec, "memory", None)
     if mem:
-        (r0, e0, _), (r1, e1, _) = mem["128k"], mem[args.memory_recordsize]
+        (r0, e0, _, _, _), (r1, e1, _, tb1, te1) = mem["128k"], mem[args.memory_recordsize]
         L.append("Memory scan of `%s` (default settings): at 128k %d DDT entries, peak RSS %d "
                  "KiB; at %s %d entries, peak RSS %d KiB: %.0f bytes of RSS per entry in all, "
                  "%.1f bytes per added entry ((RSS difference) / (entry difference))." % (
                      args.memory_scan, e0, r0, args.memory_recordsize, e1, r1, r1 * 1024 / e1,
                      (r1 - r0) * 1024 / max(1, e1 - e0)))
+        if te1:
+            L.append("")
+            L.append("The counter (JSON `memory`, the tables alone, what `--max-memory` bounds) "
+                     "at %s: %d bytes for %d entries, **%.1f bytes per unique block** (target: "
+                     "at most 32). The rest of the RSS per added entry is the references the "
+                     "per-directory breakdown samples (at most 2^18, a fixed cap)." % (
+                         args.memory_recordsize, tb1, te1, tb1 / te1))
         L.append("")
     exp = getattr(rec, "expected", {})
     L.append("## Checks")
