@@ -60,7 +60,7 @@ inline constexpr uint64_t kMinSampledBlocks = 400;
 // the estimate then says so with a wider interval). It depends on the tree only, never on the
 // order in which threads meet its blocks: every unique block at this level or above goes through
 // the sampled codecs, so the estimates, which use this level or a higher one, are the same for
-// any thread count. Below it the level still rises as the samples allow (a saving only).
+// any thread count.
 inline constexpr uint64_t kPlanBlocks = 16000;
 inline int PlanLevel(uint64_t allocated_bytes, uint64_t block_bytes) {
   const uint64_t blocks = block_bytes ? allocated_bytes / block_bytes : 0;

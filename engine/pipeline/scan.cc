@@ -472,9 +472,9 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
 }
 
 // Runs every setting over the chunk's first sightings of row `r` (and its keys that just became
-// heavy), one setting at a time: the
-// codec's state stays hot, and one pair of thread-CPU clock reads per (chunk, setting) gives its
-// speed without charging it other processes' time or the clock's own cost per block.
+// heavy), one setting at a time: the codec's state stays hot, and one pair of thread-CPU clock
+// reads per (chunk, setting) gives its speed without charging it other processes' time or the
+// clock's own cost per block.
 void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
   const size_t settings = options_.compressions.size();
   const size_t n = w.first_seen.size();

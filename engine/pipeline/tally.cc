@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "engine/estimate/ratio_estimator.h"
 #include "engine/estimate/sample_level.h"
@@ -99,11 +100,21 @@ const BucketSums& RatioSource(const BucketSums& own, const BucketSums& global) {
 
 double Div(double a, double b) { return b > 0 ? a / b : 0.0; }
 
-// The highest compressratio a compressing setting could show when the sample says nothing
-// about it: every block whose psize is not known exactly could be embedded in its block pointer
-// (psize 0), so only the psize known exactly (`fixed_psize`: metadata, zero blocks) bounds it.
-double MaxCompressRatio(double lsize_with_meta, double fixed_psize) {
-  return std::max(1.0, lsize_with_meta / std::max(1.0, fixed_psize));
+// compressratio's 95% interval when psize = `fixed` (known exactly: metadata, zero blocks, a
+// census) + an estimated part `estimate` whose own interval is [lo, hi] (`hi` infinite when the
+// sample says nothing). `l` is the lsize side (metadata included). Without a usable sample only
+// the bounds of the possible hold: from stored uncompressed (1) to every estimated block
+// embedded in its block pointer (psize 0), or exactly 1 without compression. The interval always
+// holds the (unrounded) estimate itself.
+std::array<double, 2> CompressRatioInterval(double l, double fixed, double estimate, double lo,
+                                            double hi, bool compressing) {
+  double r_lo = 1.0, r_hi = compressing ? std::max(1.0, l / std::max(1.0, fixed)) : 1.0;
+  if (std::isfinite(hi)) {
+    r_lo = std::max(1.0, l / (hi + fixed));
+    if (std::max(0.0, lo) + fixed > 0) r_hi = l / (std::max(0.0, lo) + fixed);
+  }
+  const double point = l / std::max(1.0, estimate + fixed);
+  return {std::min(r_lo, point), std::max({r_lo, r_hi, point})};
 }
 
 // The auxiliary value of an entry (see SamplingState::anchor).
@@ -354,16 +365,10 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       // the metadata are exact.
       const uint64_t meta_psize = metadata_[row * settings_ + c].MetadataPsize();
       const double rel = sampled_ratio[c].RelativeHalfWidth95(double(population[c]));
-      const double l = double(s.lsize + meta_psize);
-      const double fixed = double(census_psize[c] + meta_psize);
       const double p = double(s.psize - std::min(s.psize, census_psize[c]));
-      double lo = 1.0, hi = MaxCompressRatio(l, fixed);
-      if (std::isfinite(rel)) {
-        lo = std::max(1.0, l / (p * (1 + rel) + fixed));
-        if (rel < 1) hi = l / (p * (1 - rel) + fixed);
-      }
-      const double point = l / std::max(1.0, p + fixed);
-      s.ci95 = std::array<double, 2>{std::min(lo, point), std::max({lo, hi, point})};
+      s.ci95 =
+          CompressRatioInterval(double(s.lsize + meta_psize), double(census_psize[c] + meta_psize),
+                                p, p * (1 - rel), p * (1 + rel), /*compressing=*/true);
     }
   }
   return out;
@@ -664,25 +669,15 @@ std::vector<SettingResult> Tally::FinishSampledTable(
     }
     Complete(row, c, ref.dsize, Round(asize), &s);
     // compressratio's interval from the psize-per-auxiliary-byte ratio's.
+    // Without a usable sample (none, or a single entry) the interval of psize per u is infinite.
     const uint64_t meta_psize = metadata_[i].MetadataPsize();
-    const double l = double(s.lsize + meta_psize);
-    const double zp = double(z.referenced.psize + meta_psize);
-    // Without a usable sample (none, or a single entry) only the bounds of the possible hold:
-    // anything from stored uncompressed to every unknown block embedded. Without compression
-    // there is nothing to estimate (psize = lsize).
-    const bool compressing = options_.compressions[c].algorithm != CompressionAlgorithm::kOff;
-    double lo = 1.0, hi = compressing ? MaxCompressRatio(l, zp) : 1.0;
-    if (known) {
-      const std::array<double, 2> r = rs.psize_per_u.Interval95(pop_units);
-      if (std::isfinite(r[1])) {
-        lo = std::max(1.0, l / (r[1] * nz_u + zp));
-        const double hi_psize = r[0] * nz_u + zp;
-        if (hi_psize > 0) hi = l / hi_psize;
-      }
-    }
-    // The interval holds the (unrounded) estimate itself, whatever the bounds above did.
-    const double point = l / std::max(1.0, double(s.psize + meta_psize));
-    s.ci95 = std::array<double, 2>{std::min(lo, point), std::max({lo, hi, point})};
+    const std::array<double, 2> r =
+        known ? rs.psize_per_u.Interval95(pop_units)
+              : std::array<double, 2>{0.0, std::numeric_limits<double>::infinity()};
+    s.ci95 = CompressRatioInterval(
+        double(s.lsize + meta_psize), double(z.referenced.psize + meta_psize),
+        double(s.psize - std::min(s.psize, z.referenced.psize)), r[0] * nz_u, r[1] * nz_u,
+        options_.compressions[c].algorithm != CompressionAlgorithm::kOff);
   }
   return out;
 }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <chrono>
 #include <map>
 #include <thread>
 #include <utility>
@@ -12,10 +11,6 @@
 namespace zsim::walk {
 namespace internal {
 
-// The walk itself: threads, the pool of directories waiting to be listed, the registry of files
-// with several names. Items go to `visit` in batches (a directory's items at a time, from any
-// walking thread, concurrently: one hand-over per directory, not per item); `done` is called
-// once, by the last thread to finish, after every item.
 // A file's identity.
 using FileKey = std::pair<uint64_t, uint64_t>;  // st_dev, st_ino
 
@@ -66,6 +61,10 @@ class FileKeySet {
   size_t size_ = 0;
 };
 
+// The walk itself: threads, the pool of directories waiting to be listed, the registry of files
+// with several names. Items go to `visit` in batches (a directory's items at a time, from any
+// walking thread, concurrently: one hand-over per directory, not per item); `done` is called
+// once, by the last thread to finish, after every item.
 class ParallelWalk {
  public:
   using Visit = std::function<bool(std::vector<WalkItem>&)>;  // may move the items; false: stop
@@ -298,8 +297,8 @@ class ParallelWalk {
     return true;
   }
 
-  // The last thread out: the files with several names, then the end.
-  // Those whose other names lie outside the roots.
+  // The last thread out: the files with several names not yielded yet (some of their names lie
+  // outside the roots), then the end.
   void Finish() {
     for (auto& [key, l] : linked_) {
       if (!EmitLinked(std::move(l))) break;
@@ -428,6 +427,7 @@ WalkSizer::WalkSizer(io::FileSystem* fs, std::vector<std::string> roots, WalkOpt
         add(batch);
       }
       finished_.store(true, std::memory_order_release);
+      finished_.notify_all();
     });
     return;
   }
@@ -437,7 +437,10 @@ WalkSizer::WalkSizer(io::FileSystem* fs, std::vector<std::string> roots, WalkOpt
         add(batch);
         return true;
       },
-      [this] { finished_.store(true, std::memory_order_release); });
+      [this] {
+        finished_.store(true, std::memory_order_release);
+        finished_.notify_all();
+      });
 }
 
 WalkSizer::~WalkSizer() {
@@ -446,8 +449,6 @@ WalkSizer::~WalkSizer() {
   walk_.reset();
 }
 
-void WalkSizer::Wait() const {
-  while (!finished()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-}
+void WalkSizer::Wait() const { finished_.wait(false, std::memory_order_acquire); }
 
 }  // namespace zsim::walk

@@ -6,7 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <map>
+#include <mutex>
 #include <random>
 
 #include "tests/util/faulty_file_system.h"
@@ -243,6 +247,38 @@ TEST(ScanTest, SampledTableWithoutEntriesGivesAnIntervalThatHoldsTheTruth) {
   EXPECT_GE((*s.ci95)[1], exact->results[0].compressratio);
 }
 
+// The real file system, except that opening a file for reading waits until it has been stat'ed
+// twice: by the scan's walk and by its sizing walk. The sampled codecs' plan then lands while the
+// first chunks are read, not whenever the scheduler lets the sizing walk run (on a loaded machine
+// that could be after the last chunk, so that the sampled codecs ran on every block).
+class OpenAfterTheSizingWalk : public io::FileSystem {
+ public:
+  Result<io::FileInfo> Stat(const std::string& path, bool follow) override {
+    Result<io::FileInfo> r = real_->Stat(path, follow);
+    if (r.ok() && r->type == io::FileType::kRegular) {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_[path];
+      cv_.notify_all();
+    }
+    return r;
+  }
+  Result<std::vector<io::DirEntry>> ListDirectory(const std::string& path) override {
+    return real_->ListDirectory(path);
+  }
+  Result<std::unique_ptr<io::File>> Open(const std::string& path, bool follow) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(10), [&] { return stats_[path] >= 2; });
+    lock.unlock();
+    return real_->Open(path, follow);
+  }
+
+ private:
+  std::shared_ptr<io::FileSystem> real_ = io::PosixFileSystem();
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, int> stats_;
+};
+
 // A sampled codec on data whose few heavily referenced blocks compress unlike the rest: 70,000
 // unique random 512-byte records (stored as they are by lz4 and gzip alike) and 20 records of
 // random 'a'/'b' bytes (85% 'a') referenced 1,000 times each (gzip fits them in a block
@@ -273,7 +309,8 @@ TEST(ScanTest, SampledCodecTakesHeavyEntriesFromACensus) {
   const Result<ScanResult> exact = RunScan(o, fs.get());
   ASSERT_TRUE(exact.ok()) << exact.status().ToString();
   o.exact = false;
-  const Result<ScanResult> sampled = RunScan(o, fs.get());
+  OpenAfterTheSizingWalk sizing_first;
+  const Result<ScanResult> sampled = RunScan(o, &sizing_first);
   ASSERT_TRUE(sampled.ok()) << sampled.status().ToString();
   const SettingResult& e = exact->results[1];
   const SettingResult& s = sampled->results[1];
