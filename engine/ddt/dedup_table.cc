@@ -200,7 +200,8 @@ void DedupTable::SetCodes(const Fingerprint& key, std::span<const PsizeCode> cod
   bool side_needed = false;
   for (size_t c = 0; c < layout_.size(); ++c) {
     if (inline_slot_[c] != SIZE_MAX) {
-      Store<PsizeCode>(e + kCodesOffset + 2 * inline_slot_[c], codes[c]);
+      if (codes[c] != kPendingCode)
+        Store<PsizeCode>(e + kCodesOffset + 2 * inline_slot_[c], codes[c]);
     } else if (side_slot_[c] != SIZE_MAX && codes[c] != kPendingCode) {
       const bool derivable = codes[c] == kHoleCode &&
                              (Load<uint16_t>(e + kLsizeOffset) & kZeroFlag) != 0 &&

@@ -113,7 +113,7 @@ class DedupTable {
   InsertOutcome Insert(const Fingerprint& key, uint64_t lsize, bool is_zero = false);
 
   // Records the codes of a key inserted earlier, one per setting (values for kFromLsize settings
-  // are ignored; kPendingCode for a kSide setting stores nothing). A key dropped meanwhile by a
+  // are ignored; kPendingCode stores nothing and leaves a code set before). A key dropped by a
   // raised sample shift is ignored. Calling it again for a key must give the same codes (a
   // codec's output depends on the block only): a second side record is kept but never read.
   void SetCodes(const Fingerprint& key, std::span<const PsizeCode> codes);

@@ -89,7 +89,8 @@ struct FirstSeen {
   ddt::Fingerprint key;
   bool is_zero;
   // Not a first sighting: a key that has just become heavy (ddt::kHeavyRefcount) and that the
-  // sampled codecs skipped when it was first seen. They run on it now, whatever its level.
+  // sampled codecs may have skipped when it was first seen. They run on it now, whatever its
+  // level; the exact settings keep their codes.
   bool census = false;
 };
 
@@ -239,6 +240,12 @@ class Scan {
   // only (tally.cc), so a block below it would be compressed for nothing.
   std::atomic<int> level_{0};
   std::atomic<bool> plan_applied_{false};
+  // The level below which a key's first sighting may have skipped the sampled codecs: every key
+  // (kMaxSampleLevel + 1) until the plan is applied, then the plan, which level_ never exceeds.
+  // A key that becomes heavy below it goes through them again (the census): a level read at
+  // the key's first sighting and one read when it turns heavy can come from threads on either
+  // side of the plan, so neither can tell alone whether the key was skipped.
+  std::atomic<int> skip_bound_{estimate::kMaxSampleLevel + 1};
   bool any_sampled_ = false;
   uint64_t plan_block_ = 0;  // the largest block size of the rows (fewest blocks)
   int PlannedLevel() const { return estimate::PlanLevel(sizer_->allocated_bytes(), plan_block_); }
@@ -451,9 +458,9 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       if (outcome == ddt::InsertOutcome::kFirst) {
         w.first_seen.push_back(FirstSeen{rec_begin - chunk.offset, fp, is_zero});
       } else if (outcome == ddt::InsertOutcome::kBecameHeavy && any_sampled_ && !is_zero &&
-                 estimate::SampleLevel(fp.lo) < level_.load(std::memory_order_relaxed)) {
-        // Below today's level; at its first sighting the level was this or 0 (no skip then, and
-        // running again gives the same codes). Every heavy entry has its codes either way.
+                 estimate::SampleLevel(fp.lo) < skip_bound_.load(std::memory_order_acquire)) {
+        // Perhaps skipped at its first sighting: run the sampled codecs on it now (running them
+        // again gives the same codes). Every heavy entry has its codes, whatever the timing.
         w.first_seen.push_back(FirstSeen{rec_begin - chunk.offset, fp, is_zero, true});
       }
       // Non-hole blocks per setting, for the metadata model: a zero block is a hole exactly
@@ -488,9 +495,11 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
     for (size_t i = 0; i < n; ++i) {
       const FirstSeen& f = w.first_seen[i];
       ddt::PsizeCode& code = w.first_codes[i * settings + c];
-      if (sampling_.sampled[c] && !f.census && estimate::SampleLevel(f.key.lo) < min_level) {
-        // Outside the sample: a zero block's fate is known without compressing it.
-        code = f.is_zero && zero_is_hole_[c] ? ddt::kHoleCode : ddt::kPendingCode;
+      if (f.census ? !sampling_.sampled[c]
+                   : sampling_.sampled[c] && estimate::SampleLevel(f.key.lo) < min_level) {
+        // A census entry keeps the exact settings' codes of its first sighting (kPendingCode
+        // leaves them). Outside the sample: a zero block's fate is known without compressing it.
+        code = !f.census && f.is_zero && zero_is_hole_[c] ? ddt::kHoleCode : ddt::kPendingCode;
         continue;
       }
       const ByteView block(w.buffer.get() + f.offset, bs);
@@ -566,7 +575,9 @@ void Scan::Process(Chunk& chunk, Worker& w) {
 void Scan::MaybeApplyPlan() {
   if (!any_sampled_ || !sizer_ || plan_applied_.load(std::memory_order_relaxed)) return;
   if (!sizer_->finished() || plan_applied_.exchange(true)) return;
-  level_.store(PlannedLevel());
+  const int planned = PlannedLevel();
+  level_.store(planned);
+  skip_bound_.store(planned, std::memory_order_release);
 }
 
 // --max-memory: when the tables outgrow the budget, keep half as much of the key space (every

@@ -122,7 +122,8 @@ TEST(DedupTableTest, RaisingTheSampleShiftKeepsExactlyTheKeysOfTheSmallerSpace) 
 }
 
 // A key says kBecameHeavy once, at its kHeavyRefcount-th reference; coding it again then (the
-// scan's census of heavy entries) must not shift any other entry's side codes.
+// scan's census of heavy entries: the side codes only, kPendingCode for the inline ones) must
+// keep its inline codes and not shift any other entry's side codes.
 TEST(DedupTableTest, HeavyKeysAreSignalledOnceAndCanBeCodedAgain) {
   using Kind = SettingStorage::Kind;
   DedupTable table({{Kind::kInline, true}, {Kind::kSide, true}});
@@ -142,8 +143,8 @@ TEST(DedupTableTest, HeavyKeysAreSignalledOnceAndCanBeCodedAgain) {
       table.SetCodes(Key(k), first);
     } else if (o == InsertOutcome::kBecameHeavy) {
       ++heavy[k];
-      const PsizeCode all[2] = {EncodeAllocated(4096), side_code(k)};
-      table.SetCodes(Key(k), all);  // key 3 now has two equal side records
+      const PsizeCode census[2] = {kPendingCode, side_code(k)};
+      table.SetCodes(Key(k), census);  // key 3 now has two equal side records
     }
   }
   ASSERT_EQ(heavy.size(), 7u);
