@@ -18,6 +18,15 @@ double RatioEstimator::StandardError(double population_units) const {
   return std::sqrt((1 - f) * ss / (n - 1) / n) / x_mean;
 }
 
+double RatioEstimator::RelativeUnitVariance() const {
+  if (n_ < 2 || sx_ <= 0 || sy_ <= 0) return std::numeric_limits<double>::infinity();
+  const double n = static_cast<double>(n_);
+  const double r = sy_ / sx_;
+  const double ss = std::max(0.0, syy_ - 2 * r * sxy_ + r * r * sxx_);
+  const double scale = sx_ / n * r;
+  return ss / (n - 1) / (scale * scale);
+}
+
 double RatioEstimator::RelativeHalfWidth95(double population_units) const {
   const double r = Ratio();
   if (r <= 0) return std::numeric_limits<double>::infinity();

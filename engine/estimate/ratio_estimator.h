@@ -52,6 +52,11 @@ class RatioEstimator {
   double StandardError(double population_units) const;
   // Half width of the 95% interval relative to the ratio (1.96 se / R); infinity if unknown.
   double RelativeHalfWidth95(double population_units) const;
+  // The residuals' variance per unit relative to the ratio and the mean x:
+  // sum((y - R x)^2) / (n - 1) / (x_mean R)^2, so that the relative standard error of R from n
+  // units is sqrt((1 - f) v / n). Another sample of similar units may borrow it when its own
+  // is too small to show its spread. Infinity when n < 2 or R = 0.
+  double RelativeUnitVariance() const;
   // [R - 1.96 se, R + 1.96 se], clamped at 0.
   std::array<double, 2> Interval95(double population_units) const;
 

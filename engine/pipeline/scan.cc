@@ -5,6 +5,7 @@
 #include <tbb/parallel_pipeline.h>
 #include <tbb/task_arena.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <bit>
@@ -54,6 +55,7 @@ uint64_t Mix(uint64_t x) {
 // One input file (or zvol) shared by its chunks.
 struct FileJob {
   std::string path;
+  uint64_t path_hash = 0;  // of the path: chooses the occurrence sample (OccurrenceLevel)
   bool is_zvol = false;
   uint64_t size = 0;                       // as the walk saw it: the layout follows it
   std::vector<zfs::RecordLayout> layouts;  // per row
@@ -103,13 +105,15 @@ uint64_t ThreadCpuNanos() {
 
 // Everything a worker thread owns (STYLE.md §5: built once, nothing allocated per block).
 struct Worker {
-  explicit Worker(size_t buffer_bytes, size_t max_block, size_t rows, size_t settings)
+  explicit Worker(size_t buffer_bytes, size_t max_block, size_t rows, size_t settings,
+                  bool occurrence_sample)
       : buffer(new (kBufferAlignment) uint8_t[buffer_bytes]),
         scratch(new (kBufferAlignment) uint8_t[max_block]),
         sparse_holes(rows, 0),
         codec_ns(rows * settings, 0),
         codec_bytes(rows * settings, 0),
-        non_hole(rows * settings, 0) {}
+        non_hole(rows * settings, 0),
+        occurrences(occurrence_sample ? rows : 0, OccurrenceSample(settings)) {}
   codec::Compressor compressor;
   // Not value-initialised: ReadChunk writes or zero-fills every byte a block reads, and zeroing
   // 8 MiB per thread up front was a visible part of short scans. Page-aligned: the kernel's copy
@@ -127,6 +131,10 @@ struct Worker {
   std::vector<FirstSeen> first_seen;
   std::vector<uint64_t> non_hole;  // per (row, setting), the current chunk's non-hole blocks
   std::vector<ddt::PsizeCode> first_codes;
+  // --sample 1/M: per row, the sampled occurrences' sums; the current row's sampled occurrences
+  // in the chunk (offset in the buffer, level).
+  std::vector<OccurrenceSample> occurrences;
+  std::vector<std::pair<uint64_t, int>> occurrence_blocks;
 };
 
 struct Row {
@@ -167,6 +175,9 @@ class Scan {
     sampling_.sampled = plan.sampled;
     sampling_.anchors = plan.anchors;
     any_sampled_ = std::find(plan.sampled.begin(), plan.sampled.end(), true) != plan.sampled.end();
+    occurrences_ = options_.sample_modulus > 1;
+    plan_wanted_ = any_sampled_ || (occurrences_ && !options_.exact);
+    if (occurrences_) entry_level_offset_ = std::countr_zero(options_.sample_modulus);
     for (size_t i = 0; i < options_.compressions.size(); ++i) {
       const Compression& c = options_.compressions[i];
       zero_is_hole_.push_back(zfs::ZeroBlockIsHole(policy_, c));
@@ -241,16 +252,27 @@ class Scan {
   std::atomic<int> level_{0};
   std::atomic<bool> plan_applied_{false};
   // The level below which a key's first sighting may have skipped the sampled codecs: every key
-  // (kMaxSampleLevel + 1) until the plan is applied, then the plan, which level_ never exceeds.
+  // (kMaxSampleLevel + 1) until the plan is applied, then the plan's EntryLevel, which the
+  // entries' level never exceeds.
   // A key that becomes heavy below it goes through them again (the census): a level read at
   // the key's first sighting and one read when it turns heavy can come from threads on either
   // side of the plan, so neither can tell alone whether the key was skipped.
   std::atomic<int> skip_bound_{estimate::kMaxSampleLevel + 1};
   bool any_sampled_ = false;
+  // --sample 1/M: an occurrence sample (tally.h OccurrenceSample) gives the referenced side. Its
+  // level follows level_: every occurrence until the plan, then those of the plan's level and up
+  // (all of them under --exact, which has no plan).
+  bool occurrences_ = false;
+  bool plan_wanted_ = false;  // a sampled codec or the occurrence sample needs the plan
+  // --sample 1/M: log2(M). The sampled codecs run on the table's kept keys from this many levels
+  // below level_ (SamplingState::occurrence_level).
+  int entry_level_offset_ = 0;
+  int EntryLevel(int level) const { return std::max(0, level - entry_level_offset_); }
   uint64_t plan_block_ = 0;  // the largest block size of the rows (fewest blocks)
   int PlannedLevel() const { return estimate::PlanLevel(sizer_->allocated_bytes(), plan_block_); }
   void MaybeApplyPlan();
   void CompressFirstSightings(size_t r, uint64_t bs, Worker& w);
+  void CompressOccurrences(size_t r, uint64_t bs, Worker& w);
   // Dedup sampling (--max-memory): the tables' memory budget, 0 for none.
   uint64_t table_budget_bytes_ = 0;
   void EnforceTableBudget();
@@ -344,6 +366,7 @@ bool Scan::NextChunk(Chunk* out) {
     }
     auto job = std::make_shared<FileJob>();
     job->path = std::move(item->path);
+    job->path_hash = XXH3_64bits(job->path.data(), job->path.size());
     job->is_zvol = item->kind == walk::WalkItem::Kind::kZvol || options_.volblocksize.has_value();
     job->size = item->info.size;
     if (item->kind == walk::WalkItem::Kind::kZvol && !item->info.size) {
@@ -425,6 +448,8 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
   bool chunk_has_data = false;  // a featured-row record that is not all zero
   for (size_t r = 0; r < rows_.size(); ++r) {
     w.first_seen.clear();
+    w.occurrence_blocks.clear();
+    const int occurrence_min_level = level_.load(std::memory_order_relaxed);
     const zfs::RecordLayout& layout = job.layouts[r];
     const uint64_t bs = layout.block_bytes;
     const uint64_t aux_units = AuxiliarySize(alloc_, bs, options_.copies) / 512;
@@ -454,10 +479,18 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
         }
       }
       rows_[r].distinct->Add(fp.lo, bs, aux_units, is_zero);
+      if (occurrences_ && !is_zero) {
+        // Chosen by position, whatever the table keeps; every level at or above the final one
+        // is complete (the level only rises).
+        const int ol = OccurrenceLevel(job.path_hash, b, bs);
+        if (ol >= occurrence_min_level)
+          w.occurrence_blocks.emplace_back(rec_begin - chunk.offset, ol);
+      }
       const ddt::InsertOutcome outcome = rows_[r].table->Insert(fp, bs, is_zero);
       if (outcome == ddt::InsertOutcome::kFirst) {
         w.first_seen.push_back(FirstSeen{rec_begin - chunk.offset, fp, is_zero});
-      } else if (outcome == ddt::InsertOutcome::kBecameHeavy && any_sampled_ && !is_zero &&
+      } else if (outcome == ddt::InsertOutcome::kBecameHeavy && any_sampled_ && !occurrences_ &&
+                 !is_zero &&
                  estimate::SampleLevel(fp.lo) < skip_bound_.load(std::memory_order_acquire)) {
         // Perhaps skipped at its first sighting: run the sampled codecs on it now (running them
         // again gives the same codes). Every heavy entry has its codes, whatever the timing.
@@ -469,6 +502,7 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       for (size_t c = 0; c < settings; ++c) non_hole[c] += !(is_zero && zero_is_hole_[c]);
     }
     CompressFirstSightings(r, bs, w);
+    CompressOccurrences(r, bs, w);
   }
   for (size_t i = 0; i < w.non_hole.size(); ++i) {
     if (w.non_hole[i] != 0) job.non_hole[i].fetch_add(w.non_hole[i], std::memory_order_relaxed);
@@ -487,7 +521,7 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
   const size_t n = w.first_seen.size();
   if (n == 0) return;
   w.first_codes.assign(n * settings, ddt::kPendingCode);
-  const int min_level = level_.load(std::memory_order_relaxed);
+  const int min_level = EntryLevel(level_.load(std::memory_order_relaxed));
   for (const size_t c : order_) {
     const Compression comp = options_.compressions[c];
     const uint64_t t0 = ThreadCpuNanos();
@@ -525,6 +559,45 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
   for (size_t i = 0; i < n; ++i) {
     const std::span<const ddt::PsizeCode> codes(w.first_codes.data() + i * settings, settings);
     rows_[r].table->SetCodes(w.first_seen[i].key, codes);
+  }
+}
+
+// --sample 1/M: every setting over the chunk's sampled occurrences of row `r` (non-zero blocks),
+// into the worker's sums per occurrence level.
+void Scan::CompressOccurrences(size_t r, uint64_t bs, Worker& w) {
+  if (w.occurrence_blocks.empty()) return;
+  const size_t settings = options_.compressions.size();
+  const double u = double(AuxiliarySize(alloc_, bs, options_.copies));
+  OccurrenceSample& sample = w.occurrences[r];
+  const int stratum = bs >= rows_[r].block_bytes ? 0 : 1;
+  for (size_t c = 0; c < settings; ++c) {
+    const Compression comp = options_.compressions[c];
+    const uint64_t t0 = ThreadCpuNanos();
+    for (const auto& [offset, level] : w.occurrence_blocks) {
+      const ByteView block(w.buffer.get() + offset, bs);
+      const zfs::BlockWrite bw = codec::CompressZfsBlock(policy_, comp, block, false, w.compressor,
+                                                         MutableByteView(w.scratch.get(), bs));
+      OccurrenceSums& o = sample.At(c, stratum, level);
+      o.n += 1;
+      o.lsize += double(bs);
+      o.u += u;
+      if (bw.kind == zfs::BlockKind::kEmbedded) {
+        o.emb_bytes += double(bw.psize);
+        o.psize_per_u.Add(u, 0);
+        o.dsize_per_u.Add(u, 0);
+        continue;
+      }
+      const zfs::BlockSpace space = alloc_.Block(bw.psize, options_.copies);
+      o.ne += 1;
+      o.lsize_ne += double(bs);
+      o.psize += double(bw.psize);
+      o.dsize += double(space.dsize);
+      o.asize += double(space.asize);
+      o.psize_per_u.Add(u, double(bw.psize));
+      o.dsize_per_u.Add(u, double(space.dsize));
+    }
+    w.codec_ns[r * settings + c] += ThreadCpuNanos() - t0;
+    w.codec_bytes[r * settings + c] += bs * w.occurrence_blocks.size();
   }
 }
 
@@ -573,11 +646,11 @@ void Scan::Process(Chunk& chunk, Worker& w) {
 // Once the sizing walk has finished, the sampled codecs skip the blocks below its planned level
 // from then on (blocks met before were all compressed: level 0 is complete at every level).
 void Scan::MaybeApplyPlan() {
-  if (!any_sampled_ || !sizer_ || plan_applied_.load(std::memory_order_relaxed)) return;
+  if (!plan_wanted_ || !sizer_ || plan_applied_.load(std::memory_order_relaxed)) return;
   if (!sizer_->finished() || plan_applied_.exchange(true)) return;
   const int planned = PlannedLevel();
   level_.store(planned);
-  skip_bound_.store(planned, std::memory_order_release);
+  skip_bound_.store(EntryLevel(planned), std::memory_order_release);
 }
 
 // --max-memory: when the tables outgrow the budget, keep half as much of the key space (every
@@ -650,7 +723,7 @@ ScanResult Scan::Run() {
   }
   // The progress line's total and ETA, and the sampled codecs' plan (PlanLevel): a second walk
   // that only adds up sizes runs ahead.
-  if (control_.progress || any_sampled_) {
+  if (control_.progress || plan_wanted_) {
     sizer_ = std::make_unique<walk::WalkSizer>(fs_, options_.paths, wo, std::min(walk_threads, 4));
   }
   tally_ = std::make_unique<Tally>(options_, policy_, rows_.size());
@@ -662,7 +735,7 @@ ScanResult Scan::Run() {
                                   static_cast<size_t>(threads));
   tbb::task_arena arena(threads);
   tbb::enumerable_thread_specific<Worker> workers(
-      [&] { return Worker(chunk_bytes_, max_block_, rows_.size(), settings); });
+      [&] { return Worker(chunk_bytes_, max_block_, rows_.size(), settings, occurrences_); });
   const size_t tokens = static_cast<size_t>(threads) * 2;
 
   arena.execute([&] {
@@ -697,7 +770,7 @@ ScanResult Scan::Run() {
   // above (before the plan was known it stayed at 0, where every level is complete). After an
   // interrupt the sizing walk is not waited for.
   int complete_level = level_.load();
-  if (sizer_ && any_sampled_) {
+  if (sizer_ && plan_wanted_) {
     if (!cancelled_) sizer_->Wait();
     if (sizer_->finished()) complete_level = PlannedLevel();
   }
@@ -714,15 +787,21 @@ ScanResult Scan::Run() {
   std::sort(result.input.errors.begin(), result.input.errors.end(),
             [](const PathError& a, const PathError& b) { return a.path < b.path; });
 
-  sampling_.complete_level = complete_level;
+  sampling_.complete_level = EntryLevel(complete_level);
+  sampling_.occurrence_level = complete_level;
   std::vector<uint64_t> sparse = skipped_holes_;
   for (const Worker& w : workers) {
     for (size_t r = 0; r < rows_.size(); ++r) sparse[r] += w.sparse_holes[r];
   }
   for (const DirectoryShape& d : directories_) tally_->AddDirectory(d);
   for (size_t r = 0; r < rows_.size(); ++r) {
-    std::vector<SettingResult> row = tally_->Finish(r, rows_[r].block_bytes, *rows_[r].table,
-                                                    sparse[r], sampling_, *rows_[r].distinct);
+    OccurrenceSample occurrences(occurrences_ ? settings : 0);
+    for (const Worker& w : workers) {
+      if (occurrences_) occurrences.Merge(w.occurrences[r]);
+    }
+    std::vector<SettingResult> row =
+        tally_->Finish(r, rows_[r].block_bytes, *rows_[r].table, sparse[r], sampling_,
+                       *rows_[r].distinct, occurrences_ ? &occurrences : nullptr);
     for (size_t c = 0; c < row.size(); ++c) {
       for (const Worker& w : workers) {
         row[c].codec_seconds += static_cast<double>(w.codec_ns[r * settings + c]) * 1e-9;

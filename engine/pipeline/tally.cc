@@ -1,6 +1,7 @@
 #include "engine/pipeline/tally.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -130,6 +131,45 @@ uint64_t AuxiliarySize(const zfs::AllocationModel& alloc, uint64_t lsize, int co
   return alloc.Block(lsize, copies).asize;
 }
 
+void OccurrenceSums::Merge(const OccurrenceSums& o) {
+  n += o.n;
+  ne += o.ne;
+  lsize += o.lsize;
+  lsize_ne += o.lsize_ne;
+  u += o.u;
+  psize += o.psize;
+  dsize += o.dsize;
+  asize += o.asize;
+  emb_bytes += o.emb_bytes;
+  psize_per_u.Merge(o.psize_per_u);
+  dsize_per_u.Merge(o.dsize_per_u);
+}
+
+OccurrenceSample::OccurrenceSample(size_t settings)
+    : sums(settings * 2 * (estimate::kMaxSampleLevel + 1)) {}
+
+OccurrenceSums& OccurrenceSample::At(size_t setting, int stratum, int level) {
+  return sums[(setting * 2 + static_cast<size_t>(stratum)) * (estimate::kMaxSampleLevel + 1) +
+              static_cast<size_t>(level)];
+}
+const OccurrenceSums& OccurrenceSample::At(size_t setting, int stratum, int level) const {
+  return sums[(setting * 2 + static_cast<size_t>(stratum)) * (estimate::kMaxSampleLevel + 1) +
+              static_cast<size_t>(level)];
+}
+
+void OccurrenceSample::Merge(const OccurrenceSample& o) {
+  for (size_t i = 0; i < sums.size() && i < o.sums.size(); ++i) sums[i].Merge(o.sums[i]);
+}
+
+int OccurrenceLevel(uint64_t path_hash, uint64_t block_index, uint64_t block_bytes) {
+  // splitmix64's finaliser over the three: every bit of each moves about half of the result's.
+  uint64_t x = path_hash ^ (block_index * 0x9E3779B97F4A7C15ull) ^ (block_bytes << 40);
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  return std::countr_zero(x | (uint64_t{1} << estimate::kMaxSampleLevel));
+}
+
 Tally::Tally(const ScanOptions& options, const zfs::WritePolicy& policy, size_t rows)
     : options_(options),
       policy_(policy),
@@ -169,7 +209,8 @@ void Tally::AddDirectory(const DirectoryShape& dir) {
 std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
                                          const ddt::DedupTable& table, uint64_t sparse_holes,
                                          const SamplingState& sampling,
-                                         const estimate::DistinctBlocks& distinct) const {
+                                         const estimate::DistinctBlocks& distinct,
+                                         const OccurrenceSample* occurrences) const {
   const zfs::AllocationModel alloc = zfs::AllocationModel::For(options_.vdev, options_.ashift);
   const uint64_t m = uint64_t{1} << table.sample_shift();  // dedup sampling: 1/M of the keys
 
@@ -229,7 +270,8 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     }
   }
   if (m > 1) {
-    return FinishSampledTable(row, block_bytes, table, sparse_holes, level, distinct);
+    return FinishSampledTable(row, block_bytes, table, sparse_holes, level, distinct, occurrences,
+                              sampling.occurrence_level);
   }
 
   // Pass 2: every entry, every setting.
@@ -408,10 +450,75 @@ namespace {
 // A sampled table's entries of one stratum (full or small blocks, distinct_blocks.h) for one
 // setting: sums over the entries whose code is known. Embedded blocks are not DDT entries
 // (`ne` sums count the others).
+// The regression of a stratum's allocated ratio (dsize per u over its kept entries, a) on the
+// same entries' referenced ratio (refs x dsize per refs x u, rho). With an occurrence sample the
+// true referenced ratio is known far better than the kept entries' rho, and the two ratios err
+// together as far as the same entries make both: a = a - b (rho - rho_true), b the slope of
+// a's error on rho's (Cochran, "Sampling Techniques", 7.1, linearised for two ratios). A few
+// kept entries that all compress well make both low together (b near 1: the correction lifts
+// a by what rho lacks); a heavily referenced key kept or missed moves rho alone (b near 0).
+struct RegressionSums {
+  double u = 0, d = 0, ru = 0, rd = 0;
+  double dd = 0, du = 0, uu = 0;     // for a's residuals
+  double rdd = 0, rdu = 0, ruu = 0;  // cross products
+  double rrdd = 0, rrdu = 0, rruu = 0;
+  void Add(double r, double ui, double di) {
+    u += ui;
+    d += di;
+    ru += r * ui;
+    rd += r * di;
+    dd += di * di;
+    du += di * ui;
+    uu += ui * ui;
+    rdd += r * di * di;
+    rdu += r * di * ui;
+    ruu += r * ui * ui;
+    rrdd += r * r * di * di;
+    rrdu += r * r * di * ui;
+    rruu += r * r * ui * ui;
+  }
+  struct Fit {
+    double a;         // the corrected dsize per u
+    double residual;  // the share of a's variance the regression leaves (1 - corr^2)
+    double b;         // the slope: rho_true's own error passes into a times b
+  };
+  // a corrected to `rho_true`; no correction (residual 1) where the sums cannot support one.
+  //
+  // The correction holds while rho's distance from rho_true is what sampling the kept entries
+  // gives. When it is more (z > 3 standard errors, judged with the larger of the kept entries'
+  // spread and `v_occ`, the occurrences' relative unit variance), the kept sample misses what
+  // moves rho (heavily referenced keys), not what moves a: correcting a by it put a dataset's
+  // allocated side 9% high from 10,000 kept entries, so a is left alone.
+  Fit Correct(double n, double rho_true, double rho_true_var, double v_occ) const {
+    if (u <= 0 || ru <= 0 || n < 2) return {d > 0 && u > 0 ? d / u : 0.0, 1.0, 0.0};
+    const double a = d / u, rho = rd / ru;
+    const double ee_a = std::max(0.0, dd - 2 * a * du + a * a * uu);
+    const double ee_r = std::max(0.0, rrdd - 2 * rho * rrdu + rho * rho * rruu);
+    const double ee_ar = rdd - (a + rho) * rdu + a * rho * ruu;
+    const double var_rho_kept = ee_r / (ru * ru) * n / (n - 1);
+    const double var_rho_occ =
+        std::isfinite(v_occ) ? v_occ * rho_true * rho_true * rruu / (ru * ru) : 0.0;
+    const double sd = std::sqrt(std::max(var_rho_kept, var_rho_occ) + rho_true_var);
+    if (!(std::abs(rho - rho_true) <= 3 * sd)) return {a, 1.0, 0.0};
+    if (ee_a <= 0 || ee_r <= 0) {
+      // The kept entries all have one ratio (a few that compress alike): no spread to fit a
+      // slope to. Take the slope of residuals in proportion to each entry's size, which is 1
+      // when every kept entry is referenced alike and falls as some are referenced more.
+      if (rruu <= 0) return {a, 1.0, 0.0};
+      const double b = ruu * ru / (u * rruu);
+      return {std::max(0.0, a - b * (rho - rho_true)), 1.0, b};
+    }
+    const double b = ee_ar * ru / (u * ee_r);
+    const double corr2 = std::min(1.0, ee_ar * ee_ar / (ee_a * ee_r));
+    return {std::max(0.0, a - b * (rho - rho_true)), 1.0 - corr2, b};
+  }
+};
+
 struct StratumSums {
   double n = 0, x = 0;  // entries; auxiliary total (entries for full blocks, u for small)
   double ne = 0, unique_ne = 0, lsize_ne = 0, psize = 0, dsize = 0, asize = 0;
   estimate::RatioEstimator dsize_per_x;
+  RegressionSums regression;
 };
 
 // The referenced side: refcount-weighted sums over the same entries. `u` is the auxiliary size
@@ -420,6 +527,11 @@ struct ReferencedSums {
   double r = 0, r_ne = 0, r_lsize = 0, r_lsize_ne = 0, r_u = 0, r_psize = 0, r_dsize = 0,
          r_asize = 0, r_emb_bytes = 0;
   estimate::RatioEstimator dsize_per_u, psize_per_u;  // x = refs x u
+};
+
+// A sampled table's ratios per referenced block, lsize byte or auxiliary byte.
+struct SideRatios {
+  double ne_share, lsize_ne_share, psize_per, dsize_per, asize_per, emb_bytes_per_lsize;
 };
 
 // Histogram sums per bucket of a stratum's sampled entries (DDT entries only).
@@ -452,7 +564,8 @@ struct ZeroSums {
 // distinct blocks; the Total row and everything derived from it are the calibrated totals.
 std::vector<SettingResult> Tally::FinishSampledTable(
     size_t row, uint64_t block_bytes, const ddt::DedupTable& table, uint64_t sparse_holes,
-    const std::vector<int>& level, const estimate::DistinctBlocks& distinct) const {
+    const std::vector<int>& level, const estimate::DistinctBlocks& distinct,
+    const OccurrenceSample* occurrences, int occurrence_level) const {
   const zfs::AllocationModel alloc = zfs::AllocationModel::For(options_.vdev, options_.ashift);
   const uint64_t m = uint64_t{1} << table.sample_shift();
   std::vector<std::array<StratumSums, 2>> strata(settings_);  // [0] full, [1] small
@@ -508,6 +621,8 @@ std::vector<SettingResult> Tally::FinishSampledTable(
       st.dsize_per_x.Add(x, double(space.dsize));
       ReferencedSums& rs = refs_side[c];
       const double r = double(refs), rl = double(refs * e.lsize);
+      // In 512-byte units, which keeps the sums of refs^2 x size^2 small.
+      st.regression.Add(r, u / 512, double(space.dsize) / 512);
       rs.r += r;
       rs.r_lsize += rl;
       rs.r_u += r * u;
@@ -561,35 +676,60 @@ std::vector<SettingResult> Tally::FinishSampledTable(
     const double nz_lsize =
         double(non_hole_lsize_[i] - std::min(non_hole_lsize_[i], z.non_hole_lsize));
     const double nz_u = double(non_hole_aux_[i] - std::min(non_hole_aux_[i], z.non_hole_u));
-    // Ratios per referenced lsize byte or auxiliary byte; with no sampled entry at all, nothing
-    // is known about compression: count the blocks as stored uncompressed in the DDT, which
-    // the exact totals give exactly (psize = lsize; asize = u; dsize = u x the deflate ratio).
+    // Ratios per referenced lsize byte or auxiliary byte, from the kept entries weighted by
+    // their references. With no kept entry nothing is known about compression from them: count
+    // the blocks as stored uncompressed in the DDT, which the exact totals give exactly
+    // (psize = lsize; asize = u; dsize = u x the deflate ratio).
     const bool known = rs.r_u > 0;
-    const double ne_share = known ? rs.r_ne / rs.r : 1.0;
-    const double lsize_ne_share = known ? rs.r_lsize_ne / rs.r_lsize : 1.0;
-    const double full_lsize_per_u = double(block_bytes) / full_u;
-    const double psize_per = known ? rs.r_psize / rs.r_u : nz_u > 0 ? nz_lsize / nz_u : 0.0;
-    const double dsize_per = known
-                                 ? rs.r_dsize / rs.r_u
-                                 : double(alloc.Block(block_bytes, options_.copies).dsize) / full_u;
-    const double asize_per = known ? rs.r_asize / rs.r_u : 1.0;
+    const SideRatios kept =
+        known ? SideRatios{rs.r_ne / rs.r,      rs.r_lsize_ne / rs.r_lsize,
+                           rs.r_psize / rs.r_u, rs.r_dsize / rs.r_u,
+                           rs.r_asize / rs.r_u, rs.r_emb_bytes / rs.r_lsize}
+              : SideRatios{1.0,
+                           1.0,
+                           nz_u > 0 ? nz_lsize / nz_u : 0.0,
+                           double(alloc.Block(block_bytes, options_.copies).dsize) / full_u,
+                           1.0,
+                           0.0};
+    // --sample 1/M: the occurrence sample's ratios give the referenced side instead. A kept key
+    // stands for all of its references, so a few heavily referenced keys kept or missed moved
+    // the kept entries' ratios by tens of percent; an occurrence weighs one block.
+    OccurrenceSums o, o_stratum[2];
+    if (occurrences != nullptr) {
+      for (int k = 0; k < 2; ++k) {
+        for (int lv = occurrence_level; lv <= estimate::kMaxSampleLevel; ++lv) {
+          o_stratum[k].Merge(occurrences->At(c, k, lv));
+        }
+        o.Merge(o_stratum[k]);
+      }
+    }
+    const bool from_occurrences = o.n > 0 && o.u > 0 && o.lsize > 0;
+    const SideRatios occ = from_occurrences ? SideRatios{double(o.ne) / double(o.n),
+                                                         o.lsize_ne / o.lsize,
+                                                         o.psize / o.u,
+                                                         o.dsize / o.u,
+                                                         o.asize / o.u,
+                                                         o.emb_bytes / o.lsize}
+                                            : kept;
     DdtStat ref;
-    ref.blocks = Round(nz_blocks * ne_share) + z.referenced.blocks;
-    ref.lsize = Round(nz_lsize * lsize_ne_share) + z.referenced.lsize;
-    ref.psize = Round(nz_u * psize_per) + z.referenced.psize;
-    ref.dsize = Round(nz_u * dsize_per) + z.referenced.dsize;
-    const uint64_t ref_asize = Round(nz_u * asize_per) + z.ref_asize;
+    ref.blocks = Round(nz_blocks * occ.ne_share) + z.referenced.blocks;
+    ref.lsize = Round(nz_lsize * occ.lsize_ne_share) + z.referenced.lsize;
+    ref.psize = Round(nz_u * occ.psize_per) + z.referenced.psize;
+    ref.dsize = Round(nz_u * occ.dsize_per) + z.referenced.dsize;
+    const uint64_t ref_asize = Round(nz_u * occ.asize_per) + z.ref_asize;
 
     s.lsize = non_hole_lsize_[i];
     s.psize = ref.psize;
     s.asize = ref_asize;
     s.blocks.data = ref.blocks;
     s.blocks.embedded = non_hole_blocks_[i] - std::min(non_hole_blocks_[i], ref.blocks);
-    s.embedded_bytes =
-        (known ? Round(nz_lsize * rs.r_emb_bytes / rs.r_lsize) : 0) + z.embedded_bytes;
+    s.embedded_bytes = Round(nz_lsize * occ.emb_bytes_per_lsize) + z.embedded_bytes;
     s.blocks.holes = z.holes + sparse_holes;
 
-    // Allocated side, per stratum.
+    // Allocated side, per stratum, from the kept entries: a key counts once there, so no key
+    // can weigh more than one block, and the estimate improves with the number kept. With an
+    // occurrence sample the referenced side is the better one; the two are estimated apart.
+    const double full_lsize_per_u = double(block_bytes) / full_u;
     DdtStat a = z.allocated;
     double unique = double(z.unique), entries = double(z.entries), asize = double(z.asize);
     double a_var = 0;  // variance of the allocated dsize estimate
@@ -597,29 +737,70 @@ std::vector<SettingResult> Tally::FinishSampledTable(
     for (int k = 0; k < 2; ++k) {
       const StratumSums& st = strata[c][k];
       if (pop_entries[k] <= 0) continue;
+      const double u = k == 0 ? pop_x[k] * full_u : pop_x[k];  // the stratum's auxiliary total
+      const OccurrenceSums& ok = o_stratum[k];
       double stratum_dsize;
       if (st.n > 0) {
         weight_count[k] = pop_entries[k] / st.n;
         weight_size[k] = pop_x[k] / st.x;
+        // With the stratum's occurrences, the kept entries' ratio corrected by regression on
+        // their referenced ratio (RegressionSums); the sizes that follow dsize follow it.
+        RegressionSums::Fit fit{0.0, 1.0, 0.0};
+        double correction = 1.0;
+        const bool regress = ok.n >= 2 && ok.u > 0 && st.n >= 3 && st.dsize > 0;
+        double se_rho = 0;  // of the occurrences' referenced ratio
+        if (regress) {
+          se_rho = ok.dsize_per_u.StandardError(std::max(nz_blocks, double(ok.n)));
+          if (!std::isfinite(se_rho)) se_rho = 0;
+          fit = st.regression.Correct(st.n, ok.dsize / ok.u, se_rho * se_rho,
+                                      ok.dsize_per_u.RelativeUnitVariance());
+          correction = fit.a / (st.regression.d / st.regression.u);
+        }
         entries += weight_count[k] * st.ne;
         unique += weight_count[k] * st.unique_ne;
         a.lsize += Round(weight_size[k] * st.lsize_ne);
-        a.psize += Round(weight_size[k] * st.psize);
-        stratum_dsize = weight_size[k] * st.dsize;
-        asize += weight_size[k] * st.asize;
-        const double rel_se =
-            st.dsize > 0 ? st.dsize_per_x.StandardError(pop_entries[k]) / st.dsize_per_x.Ratio()
-                         : 0.0;
-        const double rel = std::isfinite(rel_se) ? rel_se : 1.0;
-        a_var += stratum_dsize * stratum_dsize * (rel * rel + pop_error[k] * pop_error[k]);
+        a.psize += Round(weight_size[k] * st.psize * correction);
+        stratum_dsize = weight_size[k] * st.dsize * correction;
+        asize += weight_size[k] * st.asize * correction;
+        double rel_se = st.dsize > 0
+                            ? st.dsize_per_x.StandardError(pop_entries[k]) / st.dsize_per_x.Ratio()
+                            : 0.0;
+        if (!std::isfinite(rel_se)) rel_se = 1.0;
+        // A few kept entries can look alike when the blocks do not: 14 of them, all compressing
+        // well, put a stratum 42% low and, judged by their own spread around their own level,
+        // said +-6%. The stratum's occurrences show the blocks' spread (taken when larger) and
+        // a level to judge it at (the larger of the two).
+        double level_dsize = stratum_dsize;
+        const double v_occ = ok.dsize_per_u.RelativeUnitVariance();
+        if (ok.n >= 2 && std::isfinite(v_occ) && st.n < pop_entries[k]) {
+          const double f = std::min(1.0, double(st.n) / pop_entries[k]);
+          rel_se = std::max(rel_se, std::sqrt((1 - f) * v_occ / double(st.n)));
+          level_dsize = std::max(level_dsize, u * ok.dsize / ok.u);
+        }
+        // What the regression leaves of a's variance, from an estimated correlation: not
+        // trusted below 1/sqrt(n) of it.
+        const double residual =
+            std::max(fit.residual * (st.n - 1) / std::max(1.0, st.n - 3), 1 / std::sqrt(st.n));
+        a_var += level_dsize * level_dsize * rel_se * rel_se * std::min(1.0, residual) +
+                 stratum_dsize * stratum_dsize * pop_error[k] * pop_error[k];
+        if (fit.b != 0) a_var += std::pow(u * fit.b * se_rho, 2);
       } else {
-        // Distinct blocks the sample missed entirely: the referenced side's ratios stand in.
-        const double u = k == 0 ? pop_x[k] * full_u : pop_x[k];
-        entries += pop_entries[k] * ne_share;
-        a.lsize += Round(u * full_lsize_per_u * lsize_ne_share);
-        a.psize += Round(u * psize_per);
-        stratum_dsize = u * dsize_per;
-        asize += u * asize_per;
+        // Distinct blocks the sample missed entirely: the referenced side's ratios stand in,
+        // those of the stratum's own occurrences when there are some (a file's single small
+        // block compresses unlike full records).
+        const SideRatios q = ok.n > 0 && ok.u > 0 && ok.lsize > 0
+                                 ? SideRatios{double(ok.ne) / double(ok.n),
+                                              ok.lsize_ne / ok.lsize,
+                                              ok.psize / ok.u,
+                                              ok.dsize / ok.u,
+                                              ok.asize / ok.u,
+                                              0.0}
+                                 : occ;
+        entries += pop_entries[k] * q.ne_share;
+        a.lsize += Round(u * full_lsize_per_u * q.lsize_ne_share);
+        a.psize += Round(u * q.psize_per);
+        stratum_dsize = u * q.dsize_per;
+        asize += u * q.asize_per;
         a_var += stratum_dsize * stratum_dsize;  // unknown to within itself
       }
       a.dsize += Round(stratum_dsize);
@@ -650,30 +831,42 @@ std::vector<SettingResult> Tally::FinishSampledTable(
     s.dedup = hist.ResultWithTotals(a, ref, unique_entries, a.blocks - unique_entries);
     s.dedup.sample_modulus = m;
 
-    // 95% interval of the dedup ratio ref.dsize / a.dsize: relative variances add (the two
-    // sides' sampling errors are positively correlated, so this is conservative).
+    // 95% interval of the dedup ratio ref.dsize / a.dsize, each side's interval taken at the
+    // end that widens it (conservative: the sides' errors are independent with an occurrence
+    // sample, positively correlated without). The allocated side's lower end is floored at what
+    // its blocks take at the least (one sector each, halved: their count is an estimate too).
     if (a.dsize > 0 && ref.dsize > 0) {
       const double ratio = double(ref.dsize) / double(a.dsize);
       const double nz_share = double(ref.dsize - z.referenced.dsize) / double(ref.dsize);
       double ref_rel = 0;
-      if (known && rs.r_dsize > 0) {
+      if (from_occurrences) {
+        // Drawn from the non-zero references: a census when every one was taken (level 0).
+        const double se = o.dsize_per_u.StandardError(nz_blocks);
+        ref_rel = o.dsize <= 0 ? 0.0 : std::isfinite(se) ? se / o.dsize_per_u.Ratio() : 1.0;
+      } else if (known && rs.r_dsize > 0) {
         const double se = rs.dsize_per_u.StandardError(pop_units);
         ref_rel = std::isfinite(se) ? se / rs.dsize_per_u.Ratio() : 1.0;
       } else if (!known && nz_blocks > 0) {
         ref_rel = 1.0;
       }
-      const double rel = std::sqrt(ref_rel * ref_rel * nz_share * nz_share +
-                                   a_var / (double(a.dsize) * double(a.dsize)));
-      s.dedup.ratio_ci95 = std::array<double, 2>{std::max(1.0, ratio * (1 - 1.96 * rel)),
-                                                 std::max(1.0, ratio * (1 + 1.96 * rel))};
+      ref_rel *= nz_share;
+      const double a_dsize = double(a.dsize), a_sd = std::sqrt(a_var);
+      const double a_least =
+          std::max(1.0, double(a.blocks) * double(alloc.Block(512, options_.copies).dsize) / 2.0);
+      const double lo =
+          ratio * std::max(0.0, 1 - 1.96 * ref_rel) * a_dsize / (a_dsize + 1.96 * a_sd);
+      const double hi =
+          ratio * (1 + 1.96 * ref_rel) * a_dsize / std::max(a_least, a_dsize - 1.96 * a_sd);
+      s.dedup.ratio_ci95 = std::array<double, 2>{std::max(1.0, lo), std::max(1.0, hi)};
     }
     Complete(row, c, ref.dsize, Round(asize), &s);
     // compressratio's interval from the psize-per-auxiliary-byte ratio's.
     // Without a usable sample (none, or a single entry) the interval of psize per u is infinite.
     const uint64_t meta_psize = metadata_[i].MetadataPsize();
     const std::array<double, 2> r =
-        known ? rs.psize_per_u.Interval95(pop_units)
-              : std::array<double, 2>{0.0, std::numeric_limits<double>::infinity()};
+        from_occurrences ? o.psize_per_u.Interval95(nz_blocks)
+        : known          ? rs.psize_per_u.Interval95(pop_units)
+                         : std::array<double, 2>{0.0, std::numeric_limits<double>::infinity()};
     s.ci95 = CompressRatioInterval(
         double(s.lsize + meta_psize), double(z.referenced.psize + meta_psize),
         double(s.psize - std::min(s.psize, z.referenced.psize)), r[0] * nz_u, r[1] * nz_u,

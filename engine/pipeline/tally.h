@@ -17,6 +17,7 @@
 
 #include "engine/ddt/dedup_table.h"
 #include "engine/estimate/distinct_blocks.h"
+#include "engine/estimate/ratio_estimator.h"
 #include "engine/zfs/allocation.h"
 #include "engine/zfs/metadata.h"
 #include "engine/zfs/record_layout.h"
@@ -38,12 +39,43 @@ struct SamplingState {
   // went above it; estimate/sample_level.h PlanLevel), so the estimates use it or a higher one.
   // 0: every unique block did (the exact path).
   int complete_level = 0;
+  // --sample 1/M: the level of the occurrence sample (tally.h OccurrenceSample) at and above
+  // which every occurrence went through every codec. The table's entries use complete_level,
+  // log2(M) lower: the table keeps 1/M of the keys, so the sampled codecs meet as many of them
+  // as they would meet keys in a full table at the planned level.
+  int occurrence_level = 0;
   // Per setting: the exact setting whose psize is the auxiliary variable of a sampled setting's
   // ratio estimates (estimate/sample_level.h PlanSampling): a costly codec's psize follows a
   // cheaper codec's far more closely than it follows lsize, so the same interval needs a much
   // smaller sample. -1: lsize is the auxiliary.
   std::vector<int> anchors;
 };
+
+// A sample of block occurrences (references, not keys) of one row, for the referenced side of a
+// table that keeps 1/M of the key space (--sample 1/M). Occurrences are chosen by a hash of the
+// file's path and the block's index (OccurrenceLevel), never by content: a key referenced a
+// million times is then met in proportion to its references and each occurrence weighs at most
+// one block, where a sample of kept keys takes or misses all of its references at once. Sums
+// per setting, per stratum (0: full blocks, 1: a file's single smaller block, as the table's
+// strata) and per occurrence level (0..estimate::kMaxSampleLevel); non-zero blocks only (the
+// table keeps every all-zero key).
+struct OccurrenceSums {
+  uint64_t n = 0, ne = 0;  // occurrences; those not embedded
+  double lsize = 0, lsize_ne = 0, u = 0, psize = 0, dsize = 0, asize = 0, emb_bytes = 0;
+  estimate::RatioEstimator psize_per_u, dsize_per_u;  // x = the block's auxiliary size
+  void Merge(const OccurrenceSums& o);
+};
+struct OccurrenceSample {
+  std::vector<OccurrenceSums> sums;  // [(setting * 2 + stratum) * (kMaxSampleLevel + 1) + level]
+  explicit OccurrenceSample(size_t settings = 0);
+  OccurrenceSums& At(size_t setting, int stratum, int level);
+  const OccurrenceSums& At(size_t setting, int stratum, int level) const;
+  void Merge(const OccurrenceSample& o);
+};
+
+// The level of an occurrence: trailing zero bits of a hash of (path, block index, block size),
+// so an occurrence has level >= L with probability 2^-L, independently of its content.
+int OccurrenceLevel(uint64_t path_hash, uint64_t block_index, uint64_t block_bytes);
 
 // The calibration's auxiliary size of a block of `lsize` bytes (FinishSampledTable): the asize it
 // would take stored uncompressed. A multiple of 512, so the distinct-block sketch's 512-byte units
@@ -65,17 +97,22 @@ class Tally {
 
   // The results of row `row` (one per setting, in the options' order). `sparse_holes` counts the
   // row's records that lie entirely in holes of the files; `distinct` counted every block of the
-  // row. Sampled settings and a sampled table give estimates (exact = false, ci95).
+  // row. Sampled settings and a sampled table give estimates (exact = false, ci95). A sampled
+  // table takes its referenced side from `occurrences` when given (every occurrence of level
+  // sampling.occurrence_level and up went through every codec), else from its kept keys.
   std::vector<SettingResult> Finish(size_t row, uint64_t block_bytes, const ddt::DedupTable& table,
                                     uint64_t sparse_holes, const SamplingState& sampling,
-                                    const estimate::DistinctBlocks& distinct) const;
+                                    const estimate::DistinctBlocks& distinct,
+                                    const OccurrenceSample* occurrences = nullptr) const;
 
  private:
   // Finish for a table that kept 1/M of the key space (M > 1).
   std::vector<SettingResult> FinishSampledTable(size_t row, uint64_t block_bytes,
                                                 const ddt::DedupTable& table, uint64_t sparse_holes,
                                                 const std::vector<int>& level,
-                                                const estimate::DistinctBlocks& distinct) const;
+                                                const estimate::DistinctBlocks& distinct,
+                                                const OccurrenceSample* occurrences,
+                                                int occurrence_level) const;
   // What both paths share once blocks, sizes and the histogram are known: DDT footprints,
   // metadata, compressratio, used, pool_alloc.
   void Complete(size_t row, size_t setting, uint64_t ref_dsize, uint64_t dedup_asize,

@@ -381,6 +381,31 @@ TEST_F(SampledTree, AMemoryBudgetSamplesTheTableSaysSoAndKeepsTheRatio) {
   EXPECT_NEAR(s["zdb"]["dedup"].get<double>() / e["zdb"]["dedup"].get<double>(), 1.0, 0.02);
 }
 
+// --sample 1/M with its occurrence sample (chosen by path and block index) and sampled codecs
+// (60K 512-byte records: plan level 1, entries at level 0): the same figures for any thread
+// count, intervals included.
+TEST(ScanCliTest, SampledTableGivesTheSameFiguresForAnyThreadCount) {
+  testing::TempDir tmp;
+  for (int i = 0; i < 30; ++i) {
+    // Every third file is a copy of another, so the table has references to count.
+    const uint64_t seed = static_cast<uint64_t>(i % 3 == 2 ? i - 1 : i);
+    tmp.WriteFile(FileName(i), testing::GenerateBlock(1000 * K, 0.03 * (i % 10) + 0.1, seed));
+  }
+  std::string first;
+  for (const char* threads : {"1", "2", "3"}) {
+    const auto r = RunZsim({"scan", tmp.path().string(), "--recordsize", "512,4k", "--compression",
+                            "lz4,gzip-6", "--sample", "1/16", "--json", "--threads", threads});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = WithoutTimings(ParseJson(r));
+    EXPECT_EQ(ResultFor(j, 512, "gzip-6")["dedup"]["sample_modulus"], 16);
+    if (first.empty()) {
+      first = j.dump();
+    } else {
+      EXPECT_EQ(j.dump(), first) << "threads " << threads;
+    }
+  }
+}
+
 TEST(ScanCliTest, SampledCodecsGiveTheSameFiguresForAnyThreadCount) {
   // 40 files whose compressibility climbs from file to file, 80K unique 512-byte records: the
   // sampled codecs go from level 0 to PlanLevel 4 when the sizing walk ends, and which files the

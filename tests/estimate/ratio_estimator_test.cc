@@ -32,6 +32,32 @@ TEST(RatioEstimatorTest, CensusIsExactAndHasNoError) {
   EXPECT_DOUBLE_EQ(a.Ratio(), 6.0 / 4.0);
 }
 
+// The relative unit variance carries a sample's spread to another sample of similar units:
+// sqrt((1 - f) v / n) must be the relative standard error the estimator itself gives.
+TEST(RatioEstimatorTest, RelativeUnitVarianceGivesTheRelativeStandardError) {
+  RatioEstimator e;
+  // Residuals y - R x with R = 0.5: +-1 around 10 per unit of x = 20.
+  e.Add(20, 11);
+  e.Add(20, 9);
+  e.Add(20, 10);
+  e.Add(20, 10);
+  EXPECT_DOUBLE_EQ(e.Ratio(), 0.5);
+  // sum of squared residuals 2, over n - 1 = 3; (x_mean R)^2 = 100.
+  EXPECT_NEAR(e.RelativeUnitVariance(), 2.0 / 3.0 / 100.0, 1e-12);
+  const double population = 1000;
+  const double f = 4 / population;
+  EXPECT_NEAR(std::sqrt((1 - f) * e.RelativeUnitVariance() / 4),
+              e.StandardError(population) / e.Ratio(), 1e-12);
+  // Units all alike, or too few: no spread, or an unknown one.
+  RatioEstimator alike;
+  alike.Add(10, 5);
+  alike.Add(10, 5);
+  EXPECT_EQ(alike.RelativeUnitVariance(), 0.0);
+  RatioEstimator one;
+  one.Add(10, 5);
+  EXPECT_TRUE(std::isinf(one.RelativeUnitVariance()));
+}
+
 TEST(SampleLevelTest, LevelsHalveWithEachStep) {
   std::array<uint64_t, kMaxSampleLevel + 1> at_least{};
   constexpr uint64_t kKeys = 1 << 20;
