@@ -255,10 +255,10 @@ TEST(ScanTest, SampledTableWithoutEntriesTakesCompressionFromItsOccurrences) {
 
 // --sample 1/M on data whose referenced bytes sit in a few keys: 40 records of random 'a'/'b'
 // bytes (85% 'a': gzip fits them in a block pointer, lz4 shrinks them to a sector) referenced
-// about 1,000 times each, among 80,000 unique random records. The table keeps 1/64 of the keys:
-// about 12 of the 40, and which ones moved the referenced side by tens of percent when it came
-// from the kept keys. The occurrence sample (chosen by position; 100,000 blocks: plan level 2,
-// a quarter of the occurrences) weighs each occurrence as one block.
+// about 1,000 times each, among 80,000 unique random records. The table keeps 1/64 of the keys,
+// so one of the 40 or none: the kept keys put gzip-6's referenced psize at 1.5x. The occurrence
+// sample (chosen by path below the scanned directory and block index, so the same on every run;
+// 120,000 blocks: plan level 2, a quarter of the occurrences) weighs each as one block.
 TEST(ScanTest, SampledTableTakesItsReferencedSideFromAnOccurrenceSample) {
   testing::TempDir tmp;
   std::mt19937_64 rng(5);

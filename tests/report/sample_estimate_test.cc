@@ -3,7 +3,7 @@
 // exact scan, at 4K and 128K records. Without compression the dedup ratio must be within 2% of
 // the exact one (the table is calibrated to exact referenced counts and sketch-counted distinct
 // blocks) and its interval narrow. With lz4 the referenced side comes from the occurrence sample
-// (here every occurrence: --exact) and the allocated side from the kept entries' compressibility:
+// and the allocated side from the kept entries' compressibility:
 // within 2% at 4K (hundreds to thousands of kept entries); at 128K, a dozen to a few dozen kept
 // entries, the interval is wide and must hold the exact ratio. The intervals' coverage rate is
 // tested over many seeds in tests/pipeline/scan_test.cc.
@@ -58,7 +58,8 @@ void CheckSample(const char* variable) {
         }
         EXPECT_LE(lo, truth);
         EXPECT_GE(hi, truth);
-        // The referenced side took every occurrence: psize is exact.
+        // The occurrence sample's level is planned on the largest recordsize (128K), where
+        // these trees hold under 32,000 blocks: it took every occurrence, so psize is exact.
         EXPECT_EQ(testing::ResultFor(sampled, rs, c)["psize"],
                   testing::ResultFor(exact, rs, c)["psize"]);
       }
