@@ -14,6 +14,7 @@
 #include <random>
 
 #include "tests/util/faulty_file_system.h"
+#include "tests/util/stat_counting_file_system.h"
 #include "tests/util/test_util.h"
 
 namespace zsim::pipeline {
@@ -116,6 +117,19 @@ void WriteDedupTree(testing::TempDir& tmp, uint64_t seed) {
   tmp.WriteFile("disk.img", image);
 }
 
+// The scan of `o` as given, then one whose table keeps 1/m of the keys; empty results (and a
+// test failure) if either fails.
+std::pair<ScanResult, ScanResult> ExactAndSampled(ScanOptions o, uint64_t m) {
+  auto fs = io::PosixFileSystem();
+  Result<ScanResult> exact = RunScan(o, fs.get());
+  EXPECT_TRUE(exact.ok()) << exact.status().ToString();
+  o.sample_modulus = m;
+  Result<ScanResult> sampled = RunScan(o, fs.get());
+  EXPECT_TRUE(sampled.ok()) << sampled.status().ToString();
+  if (!exact.ok() || !sampled.ok()) return {};
+  return {std::move(*exact), std::move(*sampled)};
+}
+
 // Issue 8: a table sampled 1/M is calibrated to exact referenced counts and sketch-counted
 // distinct blocks, so without compression the dedup ratio stays within 2% of the exact run
 // whatever the sample holds, and the 95% intervals (with or without compression) hold the exact
@@ -129,15 +143,11 @@ TEST(ScanTest, SampledTableIsCalibratedAndItsIntervalsCoverTheExactRatio) {
     ScanOptions o = Options(tmp.path(), {kOff, kLz4});
     o.recordsizes = {K};
     o.exact = true;
-    auto fs = io::PosixFileSystem();
-    const Result<ScanResult> exact = RunScan(o, fs.get());
-    ASSERT_TRUE(exact.ok()) << exact.status().ToString();
-    o.sample_modulus = 16;
-    const Result<ScanResult> sampled = RunScan(o, fs.get());
-    ASSERT_TRUE(sampled.ok()) << sampled.status().ToString();
+    const auto [exact, sampled] = ExactAndSampled(o, 16);
+    ASSERT_EQ(sampled.results.size(), 2u);
     for (size_t c = 0; c < 2; ++c) {
-      const SettingResult& e = exact->results[c];
-      const SettingResult& s = sampled->results[c];
+      const SettingResult& e = exact.results[c];
+      const SettingResult& s = sampled.results[c];
       SCOPED_TRACE(testing::NumberedName("seed", seed) + (c == 0 ? " off" : " lz4"));
       EXPECT_FALSE(s.exact);
       EXPECT_EQ(s.dedup.sample_modulus, 16u);
@@ -166,14 +176,7 @@ std::pair<ScanResult, ScanResult> ExactAndSampledOnRaidz(const std::filesystem::
                                                          uint64_t m) {
   ScanOptions o = Options(root, {kOff});
   o.vdev = *ParseVdev("raidz1:5");
-  auto fs = io::PosixFileSystem();
-  Result<ScanResult> exact = RunScan(o, fs.get());
-  EXPECT_TRUE(exact.ok()) << exact.status().ToString();
-  o.sample_modulus = m;
-  Result<ScanResult> sampled = RunScan(o, fs.get());
-  EXPECT_TRUE(sampled.ok()) << sampled.status().ToString();
-  if (!exact.ok() || !sampled.ok()) return {};
-  return {std::move(*exact), std::move(*sampled)};
+  return ExactAndSampled(o, m);
 }
 
 // Small blocks on raidz: a block's dsize there is not a multiple of 512 (raidz1:5 at ashift 12
@@ -282,15 +285,11 @@ TEST(ScanTest, SampledTableTakesItsReferencedSideFromAnOccurrenceSample) {
   }
   ScanOptions o = Options(tmp.path(), {kOff, kLz4, Compression{CompressionAlgorithm::kGzip, 6}});
   o.recordsizes = {512};
-  auto fs = io::PosixFileSystem();
-  const Result<ScanResult> exact = RunScan(o, fs.get());
-  ASSERT_TRUE(exact.ok()) << exact.status().ToString();
-  o.sample_modulus = 64;
-  const Result<ScanResult> sampled = RunScan(o, fs.get());
-  ASSERT_TRUE(sampled.ok()) << sampled.status().ToString();
+  const auto [exact, sampled] = ExactAndSampled(o, 64);
+  ASSERT_EQ(sampled.results.size(), 3u);
   for (size_t c = 0; c < 3; ++c) {
-    const SettingResult& e = exact->results[c];
-    const SettingResult& s = sampled->results[c];
+    const SettingResult& e = exact.results[c];
+    const SettingResult& s = sampled.results[c];
     SCOPED_TRACE(c);
     EXPECT_EQ(s.dedup.sample_modulus, 64u);
     // The referenced side: within 2% (the heavy records are 1/3 of the references).
@@ -313,32 +312,14 @@ TEST(ScanTest, SampledTableTakesItsReferencedSideFromAnOccurrenceSample) {
 // twice: by the scan's walk and by its sizing walk. The sampled codecs' plan then lands while the
 // first chunks are read, not whenever the scheduler lets the sizing walk run (on a loaded machine
 // that could be after the last chunk, so that the sampled codecs ran on every block).
-class OpenAfterTheSizingWalk : public io::FileSystem {
+class OpenAfterTheSizingWalk : public testing::StatCountingFileSystem {
  public:
-  Result<io::FileInfo> Stat(const std::string& path, bool follow) override {
-    Result<io::FileInfo> r = real_->Stat(path, follow);
-    if (r.ok() && r->type == io::FileType::kRegular) {
-      std::lock_guard<std::mutex> lock(mu_);
-      ++stats_[path];
-      cv_.notify_all();
-    }
-    return r;
-  }
-  Result<std::vector<io::DirEntry>> ListDirectory(const std::string& path) override {
-    return real_->ListDirectory(path);
-  }
   Result<std::unique_ptr<io::File>> Open(const std::string& path, bool follow) override {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_for(lock, std::chrono::seconds(10), [&] { return stats_[path] >= 2; });
     lock.unlock();
     return real_->Open(path, follow);
   }
-
- private:
-  std::shared_ptr<io::FileSystem> real_ = io::PosixFileSystem();
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::string, int> stats_;
 };
 
 // The plan arrives while the first chunk is being fingerprinted. The second walk to list the
@@ -346,17 +327,8 @@ class OpenAfterTheSizingWalk : public io::FileSystem {
 // first chunk has been read; the worker reading the second chunk then lets the sizing walk end
 // and applies the plan about a millisecond later: after the first chunk's heavy keys have
 // turned heavy at level 0, before their first sightings are compressed.
-class PlanDuringTheFirstChunk : public io::FileSystem {
+class PlanDuringTheFirstChunk : public testing::StatCountingFileSystem {
  public:
-  Result<io::FileInfo> Stat(const std::string& path, bool follow) override {
-    Result<io::FileInfo> r = real_->Stat(path, follow);
-    if (r.ok() && r->type == io::FileType::kRegular) {
-      std::lock_guard<std::mutex> lock(mu_);
-      ++file_stats_;
-      cv_.notify_all();
-    }
-    return r;
-  }
   Result<std::vector<io::DirEntry>> ListDirectory(const std::string& path) override {
     std::unique_lock<std::mutex> lock(mu_);
     if (++lists_ == 2) {
@@ -411,15 +383,12 @@ class PlanDuringTheFirstChunk : public io::FileSystem {
     lock.lock();
     release_sizer_ = true;
     cv_.notify_all();
-    cv_.wait_for(lock, std::chrono::seconds(5), [&] { return file_stats_ >= 2; });
+    cv_.wait_for(lock, std::chrono::seconds(5), [&] { return RegularStats() >= 2; });
     lock.unlock();
     std::this_thread::sleep_for(std::chrono::microseconds(200));  // the sizing walk ends
   }
 
-  std::shared_ptr<io::FileSystem> real_ = io::PosixFileSystem();
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int lists_ = 0, file_stats_ = 0;
+  int lists_ = 0;
   bool first_chunk_read_ = false, release_sizer_ = false, late_ = false;
 };
 
