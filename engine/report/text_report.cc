@@ -17,6 +17,13 @@ constexpr size_t kBreakdownRows = 10;
 
 std::string Ratio(double r) { return fmt::format("{:.2f}x", r); }
 
+// An estimated ratio and its 95% interval: "3.23x +-0.06 (3.17x-3.29x)". The +- is the wider
+// side (the intervals of ratios need not be symmetric).
+std::string PlusMinus(double r, const std::array<double, 2>& ci) {
+  const double half = std::max(r - ci[0], ci[1] - r);
+  return fmt::format("{:.2f}x ±{:.2f} ({:.2f}x-{:.2f}x)", r, std::max(0.0, half), ci[0], ci[1]);
+}
+
 std::string Section(const char* title) { return fmt::format("\n== {} ==\n", title); }
 
 // Savings against the logical size, or "-" when there is nothing.
@@ -71,18 +78,40 @@ void Settings(const ScanResult& r, const Advice& a, std::string& out) {
   out += fmt::format(kRow, "", r.options.volblocksize ? "volblock" : "recordsize", "compression",
                      "logical", "physical", "allocated", "compress", "dedup", "combined", "used",
                      "with dedup", "saved", "with dedup");
+  std::string estimates;  // one line per setting with a sampled figure
   for (size_t i = 0; i < r.results.size(); ++i) {
     const SettingResult& s = r.results[i];
-    out += fmt::format(kRow, int(i) == a.featured ? "*" : "", zfs::NiceBytes(s.recordsize),
-                       CompressionName(s.compression), zfs::NiceBytes(s.lsize),
-                       zfs::NiceBytes(s.psize), zfs::NiceBytes(s.asize), Ratio(s.compressratio),
-                       Ratio(s.dedup.ratio), Ratio(s.dedup.zdb_total), zfs::NiceBytes(s.used),
-                       zfs::NiceBytes(s.pool_alloc), Saved(s.used, s.lsize),
-                       Saved(s.pool_alloc, s.lsize));
+    const bool sampled_compress = s.ci95.has_value();
+    const bool sampled_dedup = s.dedup.ratio_ci95.has_value();
+    out +=
+        fmt::format(kRow, int(i) == a.featured ? "*" : "", zfs::NiceBytes(s.recordsize),
+                    CompressionName(s.compression), zfs::NiceBytes(s.lsize),
+                    zfs::NiceBytes(s.psize), zfs::NiceBytes(s.asize),
+                    fmt::format("{}{}", sampled_compress ? "~" : "", Ratio(s.compressratio)),
+                    fmt::format("{}{}", sampled_dedup ? "~" : "", Ratio(s.dedup.ratio)),
+                    Ratio(s.dedup.zdb_total), zfs::NiceBytes(s.used), zfs::NiceBytes(s.pool_alloc),
+                    Saved(s.used, s.lsize), Saved(s.pool_alloc, s.lsize));
+    if (!sampled_compress && !sampled_dedup) continue;
+    estimates +=
+        fmt::format("  {} {}:", zfs::NiceBytes(s.recordsize), CompressionName(s.compression));
+    if (sampled_compress) {
+      estimates += " compress " + PlusMinus(s.compressratio, *s.ci95);
+    }
+    if (sampled_dedup) {
+      estimates += fmt::format(
+          "{} dedup {} (the dedup table kept 1/{} of the blocks)", sampled_compress ? ";" : "",
+          PlusMinus(s.dedup.ratio, *s.dedup.ratio_ci95), s.dedup.sample_modulus);
+    }
+    estimates += "\n";
   }
   out +=
       "(used: what `zfs get used` shows, no dedup; with dedup: `zpool list` ALLOC, DDT included;"
       " saved: against the logical size; * the setting featured below)\n";
+  if (!estimates.empty()) {
+    out +=
+        "~ estimates from a sample (`--exact` computes every block), with their 95% intervals:\n" +
+        estimates;
+  }
 }
 
 void Histogram(const ScanResult& r, const SettingResult& f, const Advice& a, std::string& out) {

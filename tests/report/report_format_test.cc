@@ -94,6 +94,27 @@ TEST(TextReportTest, ShowsScanTableHistogramSizesAndAdvice) {
   for (const AdviceItem& item : a.items) EXPECT_THAT(text, HasSubstr("- " + item.sentence + "\n"));
 }
 
+// Issue 8: a sampled figure is marked in the table and given with its 95% interval (the +- is
+// the interval's wider side); exact figures carry neither.
+TEST(TextReportTest, SampledFiguresCarryTheirIntervals) {
+  ScanResult r = VmLike();
+  SettingResult& lz4 = r.results[1];
+  lz4.exact = false;
+  lz4.ci95 = std::array<double, 2>{1.55, 1.64};
+  lz4.dedup.sample_modulus = 64;
+  lz4.dedup.ratio_ci95 = std::array<double, 2>{2.3, 2.8};
+  const std::string text = ToText(r);
+  EXPECT_THAT(text, HasSubstr("~1.60x"));
+  EXPECT_THAT(text, HasSubstr("~2.50x"));
+  EXPECT_THAT(text, HasSubstr("~ estimates from a sample"));
+  EXPECT_THAT(text, HasSubstr("128K lz4: compress 1.60x ±0.05 (1.55x-1.64x); dedup 2.50x ±0.30 "
+                              "(2.30x-2.80x) (the dedup table kept 1/64 of the blocks)"));
+  // The exact setting (off) has no marker and no line.
+  EXPECT_THAT(text, Not(HasSubstr("128K off:")));
+  EXPECT_THAT(ToText(VmLike()), Not(HasSubstr("estimates from a sample")));
+  EXPECT_THAT(ToText(VmLike()), Not(HasSubstr("~")));
+}
+
 TEST(TextReportTest, SavingsRoundToZeroWithoutSign) {
   ScanResult r = VmLike();
   r.results[0].used = r.results[0].lsize + r.results[0].lsize / 400;  // 0.25 % more than logical
