@@ -18,10 +18,13 @@ constexpr size_t kBreakdownRows = 10;
 std::string Ratio(double r) { return fmt::format("{:.2f}x", r); }
 
 // An estimated ratio and its 95% interval: "3.23x +-0.06 (3.17x-3.29x)". The +- is the wider
-// side (the intervals of ratios need not be symmetric).
+// side (the intervals of ratios need not be symmetric). The ratio is floored to 2 decimals, as
+// zfs and zpool print it, and so are the bounds: the interval of the figure shown.
 std::string PlusMinus(double r, const std::array<double, 2>& ci) {
-  const double half = std::max(r - ci[0], ci[1] - r);
-  return fmt::format("{:.2f}x ±{:.2f} ({:.2f}x-{:.2f}x)", r, std::max(0.0, half), ci[0], ci[1]);
+  auto floor2 = [](double x) { return std::floor(x * 100 + 1e-9) / 100; };  // 2.3 is 229.99..
+  const double lo = floor2(ci[0]), hi = floor2(ci[1]);
+  const double half = std::max({0.0, r - lo, hi - r});
+  return fmt::format("{:.2f}x ±{:.2f} ({:.2f}x-{:.2f}x)", r, half, lo, hi);
 }
 
 std::string Section(const char* title) { return fmt::format("\n== {} ==\n", title); }

@@ -100,7 +100,7 @@ TEST(TextReportTest, SampledFiguresCarryTheirIntervals) {
   ScanResult r = VmLike();
   SettingResult& lz4 = r.results[1];
   lz4.exact = false;
-  lz4.ci95 = std::array<double, 2>{1.55, 1.64};
+  lz4.ci95 = std::array<double, 2>{1.556, 1.649};  // floored like the figure: 1.55x-1.64x
   lz4.dedup.sample_modulus = 64;
   lz4.dedup.ratio_ci95 = std::array<double, 2>{2.3, 2.8};
   const std::string text = ToText(r);
