@@ -8,6 +8,7 @@
 #include "engine/base/size_suffix.h"
 #include "engine/report/html_script.h"
 #include "engine/report/json_report.h"
+#include "engine/report/text_report.h"
 #include "engine/zfs/nicenum.h"
 #include "engine/zfs/zdb_text.h"
 
@@ -18,6 +19,11 @@ constexpr size_t kBreakdownRows = 15;
 constexpr const char* kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 
 std::string Ratio(double r) { return fmt::format("{:.2f}x", r); }
+
+// A ratio as the settings table shows it: "~" and its interval when estimated from a sample.
+std::string Estimated(double r, const std::optional<std::array<double, 2>>& ci95) {
+  return ci95 ? HtmlEscape(fmt::format("~{}", RatioWithInterval(r, *ci95))) : Ratio(r);
+}
 
 std::string Saved(uint64_t stored, uint64_t lsize) {
   if (lsize == 0) return "-";
@@ -112,13 +118,14 @@ void SettingsTable(const ScanResult& r, const Advice& a, std::string& out) {
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
         int(i) == a.featured ? " class=\"featured\"" : "", zfs::NiceBytes(s.recordsize),
         CompressionName(s.compression), FormatBytes(s.lsize), FormatBytes(s.psize),
-        FormatBytes(s.asize), Ratio(s.compressratio), Ratio(s.dedup.ratio),
-        Ratio(s.dedup.zdb_total), FormatBytes(s.used), FormatBytes(s.pool_alloc),
-        Saved(s.used, s.lsize), Saved(s.pool_alloc, s.lsize));
+        FormatBytes(s.asize), Estimated(s.compressratio, s.ci95),
+        Estimated(s.dedup.ratio, s.dedup.ratio_ci95), Ratio(s.dedup.zdb_total), FormatBytes(s.used),
+        FormatBytes(s.pool_alloc), Saved(s.used, s.lsize), Saved(s.pool_alloc, s.lsize));
   }
   out +=
       "</table></div>\n<p class=\"meta\">Highlighted: the setting the advice recommends, shown in "
-      "full below.</p>\n";
+      "full below. ~: estimated from a sample, with the 95% interval (<code>--exact</code> "
+      "computes every block).</p>\n";
 }
 
 void Ddt(const ScanResult& r, const Advice& a, std::string& out) {

@@ -17,16 +17,6 @@ constexpr size_t kBreakdownRows = 10;
 
 std::string Ratio(double r) { return fmt::format("{:.2f}x", r); }
 
-// An estimated ratio and its 95% interval: "3.23x +-0.06 (3.17x-3.29x)". The +- is the wider
-// side (the intervals of ratios need not be symmetric). The ratio is floored to 2 decimals, as
-// zfs and zpool print it, and so are the bounds: the interval of the figure shown.
-std::string PlusMinus(double r, const std::array<double, 2>& ci) {
-  auto floor2 = [](double x) { return std::floor(x * 100 + 1e-9) / 100; };  // 2.3 is 229.99..
-  const double lo = floor2(ci[0]), hi = floor2(ci[1]);
-  const double half = std::max({0.0, r - lo, hi - r});
-  return fmt::format("{:.2f}x ±{:.2f} ({:.2f}x-{:.2f}x)", r, half, lo, hi);
-}
-
 std::string Section(const char* title) { return fmt::format("\n== {} ==\n", title); }
 
 // Savings against the logical size, or "-" when there is nothing.
@@ -98,12 +88,12 @@ void Settings(const ScanResult& r, const Advice& a, std::string& out) {
     estimates +=
         fmt::format("  {} {}:", zfs::NiceBytes(s.recordsize), CompressionName(s.compression));
     if (sampled_compress) {
-      estimates += " compress " + PlusMinus(s.compressratio, *s.ci95);
+      estimates += " compress " + RatioWithInterval(s.compressratio, *s.ci95);
     }
     if (sampled_dedup) {
       estimates += fmt::format(
           "{} dedup {} (the dedup table kept 1/{} of the blocks)", sampled_compress ? ";" : "",
-          PlusMinus(s.dedup.ratio, *s.dedup.ratio_ci95), s.dedup.sample_modulus);
+          RatioWithInterval(s.dedup.ratio, *s.dedup.ratio_ci95), s.dedup.sample_modulus);
     }
     estimates += "\n";
   }
@@ -193,6 +183,13 @@ void Breakdown(const ScanResult& r, std::string& out) {
 }
 
 }  // namespace
+
+std::string RatioWithInterval(double ratio, const std::array<double, 2>& ci95) {
+  auto floor2 = [](double x) { return std::floor(x * 100 + 1e-9) / 100; };  // 2.3 is 229.99..
+  const double lo = floor2(ci95[0]), hi = floor2(ci95[1]);
+  const double half = std::max({0.0, ratio - lo, hi - ratio});
+  return fmt::format("{:.2f}x ±{:.2f} ({:.2f}x-{:.2f}x)", ratio, half, lo, hi);
+}
 
 std::string ToText(const ScanResult& r) { return ToText(r, ComputeAdvice(r)); }
 

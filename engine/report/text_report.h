@@ -20,6 +20,7 @@
 #ifndef ZSIM_ENGINE_REPORT_TEXT_REPORT_H_
 #define ZSIM_ENGINE_REPORT_TEXT_REPORT_H_
 
+#include <array>
 #include <string>
 
 #include "engine/report/advice.h"
@@ -36,6 +37,11 @@ inline constexpr const char* kSectionBreakdown = "Breakdown";
 inline constexpr const char* kSectionAdvice = "Advice";
 
 std::string ToText(const ScanResult& result);
+
+// An estimated ratio and its 95% interval, "3.23x ±0.06 (3.17x-3.29x)": the ± is the wider side
+// (a ratio's interval need not be symmetric). The ratio is floored to 2 decimals as zfs and
+// zpool print it, and so are the bounds: the interval of the figure shown.
+std::string RatioWithInterval(double ratio, const std::array<double, 2>& ci95);
 // The same with advice already computed by ComputeAdvice(result).
 std::string ToText(const ScanResult& result, const Advice& advice);
 

@@ -113,6 +113,11 @@ TEST(TextReportTest, SampledFiguresCarryTheirIntervals) {
   EXPECT_THAT(text, Not(HasSubstr("128K off:")));
   EXPECT_THAT(ToText(VmLike()), Not(HasSubstr("estimates from a sample")));
   EXPECT_THAT(ToText(VmLike()), Not(HasSubstr("~")));
+  // The HTML table's cells say the same.
+  const std::string html = ToHtml(r);
+  EXPECT_THAT(html, HasSubstr("<td>~1.60x ±0.05 (1.55x-1.64x)</td>"));
+  EXPECT_THAT(html, HasSubstr("<td>~2.50x ±0.30 (2.30x-2.80x)</td>"));
+  EXPECT_THAT(ToHtml(VmLike()), Not(HasSubstr("<td>~")));
 }
 
 TEST(TextReportTest, SavingsRoundToZeroWithoutSign) {
