@@ -15,6 +15,7 @@
 #include <new>
 #include <thread>
 
+#include "engine/base/mix.h"
 #include "engine/base/size_suffix.h"
 #include "engine/codec/zfs_block.h"
 #include "engine/ddt/dedup_table.h"
@@ -43,13 +44,12 @@ struct AlignedDelete {
 
 using Clock = std::chrono::steady_clock;
 
-// splitmix64's finaliser: spreads a 64-bit value over all bits.
-uint64_t Mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
+// The level of a block occurrence in the --sample occurrence sample (tally.h OccurrenceSums):
+// trailing zero bits of a hash of (path below its input, block index, block size), so an
+// occurrence has level >= L with probability 2^-L, whatever its content.
+int OccurrenceLevel(uint64_t path_hash, uint64_t block_index, uint64_t block_bytes) {
+  const uint64_t x = Mix64(path_hash ^ (block_index * kGoldenGamma) ^ (block_bytes << 40));
+  return std::countr_zero(x | (uint64_t{1} << estimate::kMaxSampleLevel));
 }
 
 // One input file (or zvol) shared by its chunks.
@@ -374,7 +374,7 @@ bool Scan::NextChunk(Chunk* out) {
       // The path below its input path, seeded with the input's index: the same tree gives the
       // same occurrence sample wherever it is mounted, and two inputs holding the same names
       // (two copies of one tree) are sampled apart, not block for block alike.
-      const std::string& root = options_.paths[std::min(item->root, options_.paths.size() - 1)];
+      const std::string& root = options_.paths[item->root];
       const size_t skip = job->path.compare(0, root.size(), root) == 0 ? root.size() : 0;
       job->path_hash =
           XXH3_64bits_withSeed(job->path.data() + skip, job->path.size() - skip, item->root);
@@ -482,8 +482,8 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       const ddt::Fingerprint fp = ddt::ComputeFingerprint(options_.checksum, block);
       if (r == 0) {
         breakdown_.Sample(fp, job.groups, &w.sampled);
-        content_lo += Mix(fp.lo ^ (b * 0x9E3779B97F4A7C15ull));
-        content_hi += Mix(fp.hi + b);
+        content_lo += Mix64(fp.lo ^ (b * kGoldenGamma));
+        content_hi += Mix64(fp.hi + b);
         if (is_zero) {
           ++w.zero_blocks;
         } else {
@@ -591,23 +591,12 @@ void Scan::CompressOccurrences(size_t r, uint64_t bs, Worker& w) {
       const zfs::BlockWrite bw = codec::CompressZfsBlock(policy_, comp, block, false, w.compressor,
                                                          MutableByteView(w.scratch.get(), bs));
       OccurrenceSums& o = sample.At(c, stratum, level);
-      o.n += 1;
-      o.lsize += double(bs);
-      o.u += u;
       if (bw.kind == zfs::BlockKind::kEmbedded) {
-        o.emb_bytes += double(bw.psize);
-        o.psize_per_u.Add(u, 0);
-        o.dsize_per_u.Add(u, 0);
-        continue;
+        o.AddEmbedded(double(bs), u, double(bw.psize));
+      } else {
+        const zfs::BlockSpace space = alloc_.Block(bw.psize, options_.copies);
+        o.AddStored(double(bs), u, double(bw.psize), double(space.dsize), double(space.asize));
       }
-      const zfs::BlockSpace space = alloc_.Block(bw.psize, options_.copies);
-      o.ne += 1;
-      o.lsize_ne += double(bs);
-      o.psize += double(bw.psize);
-      o.dsize += double(space.dsize);
-      o.asize += double(space.asize);
-      o.psize_per_u.Add(u, double(bw.psize));
-      o.dsize_per_u.Add(u, double(space.dsize));
     }
     w.codec_ns[r * settings + c] += ThreadCpuNanos() - t0;
     w.codec_bytes[r * settings + c] += bs * w.occurrence_blocks.size();

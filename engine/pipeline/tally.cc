@@ -1,9 +1,9 @@
 #include "engine/pipeline/tally.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "engine/estimate/ratio_estimator.h"
 #include "engine/estimate/sample_level.h"
@@ -131,14 +131,27 @@ uint64_t AuxiliarySize(const zfs::AllocationModel& alloc, uint64_t lsize, int co
   return alloc.Block(lsize, copies).asize;
 }
 
+void OccurrenceSums::AddEmbedded(double block_lsize, double u, double payload) {
+  lsize += block_lsize;
+  emb_bytes += payload;
+  psize_per_u.Add(u, 0);
+  dsize_per_u.Add(u, 0);
+}
+
+void OccurrenceSums::AddStored(double block_lsize, double u, double psize, double dsize,
+                               double block_asize) {
+  ne += 1;
+  lsize += block_lsize;
+  lsize_ne += block_lsize;
+  asize += block_asize;
+  psize_per_u.Add(u, psize);
+  dsize_per_u.Add(u, dsize);
+}
+
 void OccurrenceSums::Merge(const OccurrenceSums& o) {
-  n += o.n;
   ne += o.ne;
   lsize += o.lsize;
   lsize_ne += o.lsize_ne;
-  u += o.u;
-  psize += o.psize;
-  dsize += o.dsize;
   asize += o.asize;
   emb_bytes += o.emb_bytes;
   psize_per_u.Merge(o.psize_per_u);
@@ -159,15 +172,6 @@ const OccurrenceSums& OccurrenceSample::At(size_t setting, int stratum, int leve
 
 void OccurrenceSample::Merge(const OccurrenceSample& o) {
   for (size_t i = 0; i < sums.size() && i < o.sums.size(); ++i) sums[i].Merge(o.sums[i]);
-}
-
-int OccurrenceLevel(uint64_t path_hash, uint64_t block_index, uint64_t block_bytes) {
-  // splitmix64's finaliser over the three: every bit of each moves about half of the result's.
-  uint64_t x = path_hash ^ (block_index * 0x9E3779B97F4A7C15ull) ^ (block_bytes << 40);
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  x ^= x >> 31;
-  return std::countr_zero(x | (uint64_t{1} << estimate::kMaxSampleLevel));
 }
 
 Tally::Tally(const ScanOptions& options, const zfs::WritePolicy& policy, size_t rows)
@@ -538,6 +542,17 @@ struct SideRatios {
   double ne_share, lsize_ne_share, psize_per, dsize_per, asize_per, emb_bytes_per_lsize;
 };
 
+// An occurrence sample's ratios; none when it holds no occurrence.
+std::optional<SideRatios> OccurrenceRatios(const OccurrenceSums& o) {
+  if (o.n() == 0 || o.u() <= 0 || o.lsize <= 0) return std::nullopt;
+  return SideRatios{double(o.ne) / double(o.n()),
+                    o.lsize_ne / o.lsize,
+                    o.psize() / o.u(),
+                    o.dsize() / o.u(),
+                    o.asize / o.u(),
+                    o.emb_bytes / o.lsize};
+}
+
 // Histogram sums per bucket of a stratum's sampled entries (DDT entries only).
 struct BucketRows {
   double entries = 0, lsize = 0, psize = 0, dsize = 0;
@@ -577,6 +592,25 @@ std::vector<SettingResult> Tally::FinishSampledTable(
   std::vector<std::array<std::array<BucketRows, 64>, 2>> rows(settings_);
   std::vector<ZeroSums> zero(settings_);
   std::vector<zfs::DdtStatsBuilder> zero_ddt(settings_);
+  // A non-zero kept entry whose code under setting c is known and of a level the estimate uses
+  // (both passes below take exactly these).
+  struct KeptUnit {
+    bool embedded;
+    uint64_t psize;  // 0 when embedded
+    zfs::BlockSpace space;
+    int stratum;  // 0: full blocks, 1: a file's single smaller block
+    double u;     // AuxiliarySize
+  };
+  auto kept_unit = [&](const ddt::EntryView& e, size_t c, int lv) -> std::optional<KeptUnit> {
+    ddt::PsizeCode code = e.codes[c];
+    if (level[c] < 0 && code == ddt::kPendingCode) code = ddt::EncodeAllocated(e.lsize);
+    if (code == ddt::kPendingCode || ddt::IsHoleCode(code) || lv < level[c]) return std::nullopt;
+    const bool emb = ddt::IsEmbeddedCode(code);
+    const uint64_t psize = emb ? 0 : ddt::AllocatedPsize(code);
+    return KeptUnit{emb, psize, emb ? zfs::BlockSpace{} : alloc.Block(psize, options_.copies),
+                    e.lsize >= block_bytes ? 0 : 1,
+                    double(AuxiliarySize(alloc_, e.lsize, options_.copies))};
+  };
   table.ForEach([&](const ddt::EntryView& e) {
     const uint64_t refs = e.refcount;
     const int lv = estimate::SampleLevel(e.key.lo);
@@ -609,12 +643,13 @@ std::vector<SettingResult> Tally::FinishSampledTable(
         z.ref_asize += refs * space.asize;
         continue;
       }
-      if (code == ddt::kPendingCode || ddt::IsHoleCode(code) || lv < level[c]) continue;
-      const bool emb = ddt::IsEmbeddedCode(code);
-      const uint64_t psize = emb ? 0 : ddt::AllocatedPsize(code);
-      const zfs::BlockSpace space = emb ? zfs::BlockSpace{} : alloc.Block(psize, options_.copies);
-      const int k = e.lsize >= block_bytes ? 0 : 1;
-      const double u = double(AuxiliarySize(alloc_, e.lsize, options_.copies));
+      const std::optional<KeptUnit> unit = kept_unit(e, c, lv);
+      if (!unit) continue;
+      const bool emb = unit->embedded;
+      const uint64_t psize = unit->psize;
+      const zfs::BlockSpace space = unit->space;
+      const int k = unit->stratum;
+      const double u = unit->u;
       const double x = k == 0 ? 1.0 : u;
       StratumSums& st = strata[c][k];
       st.n += 1;
@@ -660,15 +695,10 @@ std::vector<SettingResult> Tally::FinishSampledTable(
       if (e.is_zero) return;
       const int lv = estimate::SampleLevel(e.key.lo);
       for (size_t c = 0; c < settings_; ++c) {
-        ddt::PsizeCode code = e.codes[c];
-        if (level[c] < 0 && code == ddt::kPendingCode) code = ddt::EncodeAllocated(e.lsize);
-        if (code == ddt::kPendingCode || ddt::IsHoleCode(code) || lv < level[c]) continue;
-        const bool emb = ddt::IsEmbeddedCode(code);
-        const double dsize =
-            emb ? 0.0 : double(alloc.Block(ddt::AllocatedPsize(code), options_.copies).dsize);
-        const int k = e.lsize >= block_bytes ? 0 : 1;
-        const double u = double(AuxiliarySize(alloc_, e.lsize, options_.copies));
-        strata[c][k].regression.AddResiduals(double(e.refcount), u / 512, dsize / 512);
+        const std::optional<KeptUnit> unit = kept_unit(e, c, lv);
+        if (!unit) continue;
+        strata[c][unit->stratum].regression.AddResiduals(double(e.refcount), unit->u / 512,
+                                                         double(unit->space.dsize) / 512);
       }
     });
   }
@@ -724,14 +754,8 @@ std::vector<SettingResult> Tally::FinishSampledTable(
         o.Merge(o_stratum[k]);
       }
     }
-    const bool from_occurrences = o.n > 0 && o.u > 0 && o.lsize > 0;
-    const SideRatios occ = from_occurrences ? SideRatios{double(o.ne) / double(o.n),
-                                                         o.lsize_ne / o.lsize,
-                                                         o.psize / o.u,
-                                                         o.dsize / o.u,
-                                                         o.asize / o.u,
-                                                         o.emb_bytes / o.lsize}
-                                            : kept;
+    const std::optional<SideRatios> from_occurrences = OccurrenceRatios(o);
+    const SideRatios occ = from_occurrences.value_or(kept);
     DdtStat ref;
     ref.blocks = Round(nz_blocks * occ.ne_share) + z.referenced.blocks;
     ref.lsize = Round(nz_lsize * occ.lsize_ne_share) + z.referenced.lsize;
@@ -773,14 +797,14 @@ std::vector<SettingResult> Tally::FinishSampledTable(
         // 1K, 9,549 kept entries: 2.7% off alone, 7.9% corrected, the kept entries' referenced
         // ratio being off through the few heavily referenced keys they held, within 3 standard
         // errors); with a dozen, the correction is what brings it near (42% off alone, 5%).
-        const bool regress = ok.n >= 2 && ok.u > 0 && st.n >= 3 && st.dsize > 0 &&
+        const bool regress = ok.n() >= 2 && ok.u() > 0 && st.n >= 3 && st.dsize > 0 &&
                              st.n < double(estimate::kMinSampledBlocks);
         double se_rho = 0;  // of the occurrences' referenced ratio
         if (regress) {
           // The stratum's occurrences are 2^-level of its references (all of them at level 0).
-          se_rho = ok.dsize_per_u.StandardError(std::ldexp(double(ok.n), occurrence_level));
+          se_rho = ok.dsize_per_u.StandardError(std::ldexp(double(ok.n()), occurrence_level));
           if (!std::isfinite(se_rho)) se_rho = 0;
-          fit = st.regression.Correct(ok.dsize / ok.u, se_rho * se_rho,
+          fit = st.regression.Correct(ok.dsize_per_u.Ratio(), se_rho * se_rho,
                                       ok.dsize_per_u.RelativeUnitVariance());
           correction = fit.a / (st.regression.d / st.regression.u);
         }
@@ -800,10 +824,10 @@ std::vector<SettingResult> Tally::FinishSampledTable(
         // a level to judge it at (the larger of the two).
         double level_dsize = stratum_dsize;
         const double v_occ = ok.dsize_per_u.RelativeUnitVariance();
-        if (ok.n >= 2 && std::isfinite(v_occ) && st.n < pop_entries[k]) {
+        if (ok.n() >= 2 && std::isfinite(v_occ) && st.n < pop_entries[k]) {
           const double f = std::min(1.0, double(st.n) / pop_entries[k]);
           rel_se = std::max(rel_se, std::sqrt((1 - f) * v_occ / double(st.n)));
-          level_dsize = std::max(level_dsize, u * ok.dsize / ok.u);
+          level_dsize = std::max(level_dsize, u * ok.dsize_per_u.Ratio());
         }
         // What the regression leaves of a's variance, from an estimated correlation: not
         // trusted below 1/sqrt(n) of it.
@@ -816,14 +840,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
         // Distinct blocks the sample missed entirely: the referenced side's ratios stand in,
         // those of the stratum's own occurrences when there are some (a file's single small
         // block compresses unlike full records).
-        const SideRatios q = ok.n > 0 && ok.u > 0 && ok.lsize > 0
-                                 ? SideRatios{double(ok.ne) / double(ok.n),
-                                              ok.lsize_ne / ok.lsize,
-                                              ok.psize / ok.u,
-                                              ok.dsize / ok.u,
-                                              ok.asize / ok.u,
-                                              0.0}
-                                 : occ;
+        const SideRatios q = OccurrenceRatios(ok).value_or(occ);
         entries += pop_entries[k] * q.ne_share;
         a.lsize += Round(u * full_lsize_per_u * q.lsize_ne_share);
         a.psize += Round(u * q.psize_per);
@@ -870,7 +887,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
       if (from_occurrences) {
         // Drawn from the non-zero references: a census when every one was taken (level 0).
         const double se = o.dsize_per_u.StandardError(nz_blocks);
-        ref_rel = o.dsize <= 0 ? 0.0 : std::isfinite(se) ? se / o.dsize_per_u.Ratio() : 1.0;
+        ref_rel = o.dsize() <= 0 ? 0.0 : std::isfinite(se) ? se / o.dsize_per_u.Ratio() : 1.0;
       } else if (known && rs.r_dsize > 0) {
         const double se = rs.dsize_per_u.StandardError(pop_units);
         ref_rel = std::isfinite(se) ? se / rs.dsize_per_u.Ratio() : 1.0;

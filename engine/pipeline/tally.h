@@ -53,16 +53,26 @@ struct SamplingState {
 
 // A sample of block occurrences (references, not keys) of one row, for the referenced side of a
 // table that keeps 1/M of the key space (--sample 1/M). Occurrences are chosen by a hash of the
-// file's path and the block's index (OccurrenceLevel), never by content: a key referenced a
+// file's path and the block's index (scan.cc OccurrenceLevel), never by content: a key referenced a
 // million times is then met in proportion to its references and each occurrence weighs at most
 // one block, where a sample of kept keys takes or misses all of its references at once. Sums
 // per setting, per stratum (0: full blocks, 1: a file's single smaller block, as the table's
 // strata) and per occurrence level (0..estimate::kMaxSampleLevel); non-zero blocks only (the
 // table keeps every all-zero key).
 struct OccurrenceSums {
-  uint64_t n = 0, ne = 0;  // occurrences; those not embedded
-  double lsize = 0, lsize_ne = 0, u = 0, psize = 0, dsize = 0, asize = 0, emb_bytes = 0;
-  estimate::RatioEstimator psize_per_u, dsize_per_u;  // x = the block's auxiliary size
+  uint64_t ne = 0;  // occurrences not embedded
+  double lsize = 0, lsize_ne = 0, asize = 0, emb_bytes = 0;
+  // x = the occurrence's auxiliary size u, y = its psize or dsize (0 when embedded): their
+  // counts and sums are the occurrences', so they are not kept twice.
+  estimate::RatioEstimator psize_per_u, dsize_per_u;
+  uint64_t n() const { return psize_per_u.n(); }
+  double u() const { return psize_per_u.sum_x(); }
+  double psize() const { return psize_per_u.sum_y(); }
+  double dsize() const { return dsize_per_u.sum_y(); }
+  // One occurrence of `lsize` bytes, auxiliary size `u`: embedded with `payload` bytes in its
+  // block pointer, or stored with these sizes.
+  void AddEmbedded(double lsize, double u, double payload);
+  void AddStored(double lsize, double u, double psize, double dsize, double asize);
   void Merge(const OccurrenceSums& o);
 };
 struct OccurrenceSample {
@@ -72,10 +82,6 @@ struct OccurrenceSample {
   const OccurrenceSums& At(size_t setting, int stratum, int level) const;
   void Merge(const OccurrenceSample& o);
 };
-
-// The level of an occurrence: trailing zero bits of a hash of (path, block index, block size),
-// so an occurrence has level >= L with probability 2^-L, independently of its content.
-int OccurrenceLevel(uint64_t path_hash, uint64_t block_index, uint64_t block_bytes);
 
 // The calibration's auxiliary size of a block of `lsize` bytes (FinishSampledTable): the asize it
 // would take stored uncompressed. A multiple of 512, so the distinct-block sketch's 512-byte units

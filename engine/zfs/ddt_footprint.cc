@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "engine/base/mix.h"
 #include "engine/zfs/profile.h"
 
 namespace zsim::zfs {
@@ -29,12 +30,7 @@ constexpr uint64_t kSimulationSeeds = 9;
 
 uint64_t DivRoundUp(uint64_t n, uint64_t d) { return (n + d - 1) / d; }
 
-uint64_t SplitMix64(uint64_t* state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+uint64_t SplitMix64(uint64_t* state) { return Mix64(*state += kGoldenGamma); }
 
 struct SimResult {
   uint64_t leaves = 1;
