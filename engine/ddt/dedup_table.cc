@@ -271,8 +271,10 @@ void DedupTable::ForEach(const std::function<void(const EntryView&)>& fn) const 
                                 << (64 - kShardBits);
     order.resize(shard.side_ids.size());
     std::iota(order.begin(), order.end(), 0u);
-    std::sort(order.begin(), order.end(),
-              [&](uint32_t a, uint32_t b) { return shard.side_ids[a] < shard.side_ids[b]; });
+    // By entry, then by record: an entry coded twice reads its first record, whatever the sort.
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return shard.side_ids[a] != shard.side_ids[b] ? shard.side_ids[a] < shard.side_ids[b] : a < b;
+    });
     size_t next_side = 0;
     for (uint32_t id = 0; id < shard.count; ++id) {
       const uint8_t* e = shard.Entry(id, entry_bytes_);
@@ -282,8 +284,13 @@ void DedupTable::ForEach(const std::function<void(const EntryView&)>& fn) const 
       const PsizeCode* side = nullptr;
       if (next_side < order.size() && shard.side_ids[order[next_side]] == id) {
         side = shard.side_codes.data() + size_t{order[next_side]} * side_count_;
-        // An entry coded twice (SetCodes) has two equal records: skip the other.
-        while (next_side < order.size() && shard.side_ids[order[next_side]] == id) ++next_side;
+        // An entry coded twice (SetCodes) has two records, equal (a codec's output depends on
+        // the block only): skip the other.
+        while (next_side < order.size() && shard.side_ids[order[next_side]] == id) {
+          assert(std::equal(side, side + side_count_,
+                            shard.side_codes.data() + size_t{order[next_side]} * side_count_));
+          ++next_side;
+        }
       }
       for (size_t c = 0; c < layout_.size(); ++c) {
         switch (layout_[c].kind) {

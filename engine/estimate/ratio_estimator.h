@@ -61,6 +61,8 @@ class RatioEstimator {
   std::array<double, 2> Interval95(double population_units) const;
 
  private:
+  double ResidualVariancePerX() const;
+
   uint64_t n_ = 0;
   double sx_ = 0, sy_ = 0, sxx_ = 0, syy_ = 0, sxy_ = 0;
 };

@@ -8,7 +8,9 @@
 // estimate uses the highest level at or above PlanLevel whose sample meets the target: every
 // block of those levels went through the codecs whenever it was met, so the estimate depends on
 // the data, not on the order the threads met it, and no block below PlanLevel is compressed
-// once the plan is known (none of them could serve the estimate).
+// once the plan is known (none of them could serve the estimate), but for the census: a key
+// referenced kHeavyRefcount times goes through the sampled codecs whatever its level
+// (ddt/dedup_table.h, pipeline/tally.cc).
 //
 // Thread safety: pure functions.
 
@@ -55,12 +57,12 @@ inline constexpr double kTargetRelativeHalfWidth = 0.005;
 // Fewest sampled blocks a level needs before it may be used.
 inline constexpr uint64_t kMinSampledBlocks = 400;
 
-// The level a scan may rise to: the highest at which a tree of `allocated_bytes` cut into blocks
-// of `block_bytes` still leaves kPlanBlocks blocks (before dedup, which only lowers the count;
-// the estimate then says so with a wider interval). It depends on the tree only, never on the
-// order in which threads meet its blocks: every unique block at this level or above goes through
-// the sampled codecs, so the estimates, which use this level or a higher one, are the same for
-// any thread count.
+// The level a scan goes to once the sizing walk has finished: the highest at which a tree of
+// `allocated_bytes` cut into blocks of `block_bytes` still leaves kPlanBlocks blocks (before dedup,
+// which only lowers the count; the estimate then says so with a wider interval). It depends on the
+// tree only, never on the order in which threads meet its blocks: every unique block at this level
+// or above goes through the sampled codecs, so the estimates, which use this level or a higher one,
+// are the same for any thread count.
 inline constexpr uint64_t kPlanBlocks = 16000;
 inline int PlanLevel(uint64_t allocated_bytes, uint64_t block_bytes) {
   const uint64_t blocks = block_bytes ? allocated_bytes / block_bytes : 0;

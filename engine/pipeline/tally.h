@@ -35,8 +35,8 @@ struct DirectoryShape {
 // What the scan did about compression sampling (estimate/sample_level.h).
 struct SamplingState {
   std::vector<bool> sampled;  // per setting: a costly codec run on a sample only
-  // Every unique block at this level or above went through the sampled codecs (the scan never
-  // went above it; estimate/sample_level.h PlanLevel), so the estimates use it or a higher one.
+  // Every unique block at this level or above went through the sampled codecs (the scan's level
+  // is 0 or this, estimate/sample_level.h PlanLevel), so the estimates use it or a higher one.
   // 0: every unique block did (the exact path).
   int complete_level = 0;
   // --sample 1/M: the level of the occurrence sample (tally.h OccurrenceSample) at and above

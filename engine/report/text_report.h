@@ -37,13 +37,13 @@ inline constexpr const char* kSectionBreakdown = "Breakdown";
 inline constexpr const char* kSectionAdvice = "Advice";
 
 std::string ToText(const ScanResult& result);
+// The same with advice already computed by ComputeAdvice(result).
+std::string ToText(const ScanResult& result, const Advice& advice);
 
 // An estimated ratio and its 95% interval, "3.23x ±0.06 (3.17x-3.29x)": the ± is the wider side
 // (a ratio's interval need not be symmetric). The ratio is floored to 2 decimals as zfs and
 // zpool print it, and so are the bounds: the interval of the figure shown.
 std::string RatioWithInterval(double ratio, const std::array<double, 2>& ci95);
-// The same with advice already computed by ComputeAdvice(result).
-std::string ToText(const ScanResult& result, const Advice& advice);
 
 }  // namespace zsim::report
 

@@ -6,6 +6,7 @@
 #include <thread>
 #include <utility>
 
+#include "engine/base/mix.h"
 #include "engine/walk/walk_common.h"
 
 namespace zsim::walk {
@@ -14,9 +15,9 @@ namespace internal {
 // A file's identity.
 using FileKey = std::pair<uint64_t, uint64_t>;  // st_dev, st_ino
 
-// A set of FileKeys in one flat array (open addressing, linear probing, at most half full): 16
-// to 32 bytes per key, where a std::set node takes about 64. Inode 0 is never a file's, so
-// {any, 0} marks an empty slot.
+// A set of FileKeys in one flat array (open addressing, linear probing, at most 3/4 full):
+// 16-byte slots, 21 to 43 bytes per key, where a std::set node takes about 64. Inode 0 is
+// never a file's, so {any, 0} marks an empty slot.
 class FileKeySet {
  public:
   bool Contains(const FileKey& k) const {
@@ -29,7 +30,7 @@ class FileKeySet {
   // A key with inode 0 (no file system gives one) is not kept.
   void Insert(const FileKey& k) {
     if (k.second == 0) return;
-    if (2 * (size_ + 1) > slots_.size()) Grow();
+    if (4 * (size_ + 1) > 3 * slots_.size()) Grow();
     for (size_t i = Home(k);; i = (i + 1) & (slots_.size() - 1)) {
       if (slots_[i] == k) return;
       if (slots_[i].second == 0) {
@@ -42,11 +43,7 @@ class FileKeySet {
 
  private:
   size_t Home(const FileKey& k) const {
-    uint64_t h = (k.first * 0x9E3779B97F4A7C15ull) ^ k.second;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return static_cast<size_t>(h) & (slots_.size() - 1);
+    return static_cast<size_t>(Mix64(k.first * kGoldenGamma ^ k.second)) & (slots_.size() - 1);
   }
   void Grow() {
     std::vector<FileKey> old = std::move(slots_);

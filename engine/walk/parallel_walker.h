@@ -13,7 +13,7 @@
 // are kHardLink skips. Such a file is yielded once st_nlink distinct names have been met, or
 // after the rest of the tree when some lie outside the roots; until then its names are held
 // (memory: the names of the hard-linked files whose other names the walk has not reached yet,
-// plus 16-32 bytes per hard-linked file for the rest of the walk). A name met again (a root
+// plus 21-43 bytes per hard-linked file for the rest of the walk). A name met again (a root
 // inside another root) is a kHardLink skip and does not count. If a tree shows a file under
 // more distinct names than st_nlink (a bind mount inside it, a link made during the walk), the
 // first st_nlink met decide, and which those are can depend on timing. --follow-symlinks is
