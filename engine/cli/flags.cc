@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <sstream>
+#include <string>
+#include <string_view>
 
 #include "engine/base/size_suffix.h"
 
@@ -67,7 +69,7 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   CLI::App* scan = app.add_subcommand("scan", "scan files, trees, images or block devices");
   std::vector<std::string> paths;
   std::string recordsize = "128k", volblocksize, compression, profile = "2.4", vdev = "disk";
-  std::string checksum = "xxh128", ddt_format, ram, sample, max_memory;
+  std::string checksum = "xxh128", ddt_format, ram, sample, max_memory, max_rate;
   // Whole numbers are read as text so a bad one gets a message naming the allowed values.
   std::string ashift_text = "12", copies_text = "1", threads_text = "0";
   bool exact = false, one_fs = false, follow = false, no_progress = false, progress = false;
@@ -88,13 +90,14 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   scan->add_option("--ddt-format", ddt_format, "DDT format: legacy or fast (2.3+)");
   scan->add_option("--ram", ram, "RAM of the target machine for DDT advice (default: this one)");
   scan->add_flag("--exact", exact,
-                 "run every codec on every unique block (default: gzip, zstd above level 1 and "
-                 "lzjb (with lz4) "
-                 "run on a sample, with a 95% interval)");
+                 "run every codec on every unique block (default: each codec runs on a sample "
+                 "of them, with a 95% interval)");
   scan->add_option("--sample", sample,
                    "dedup sampling: keep 1/M of the fingerprints and scale up, e.g. 1/64");
   scan->add_option("--max-memory", max_memory,
                    "memory for the dedup tables (default: half of RAM); past it, sample more");
+  scan->add_option("--max-rate", max_rate,
+                   "read at most SIZE per second, all threads together, e.g. 200M/s");
   scan->add_option("--threads", threads_text, "worker threads (default: every core)");
   scan->add_flag("--json", cmd.json, "print the JSON report on stdout");
   std::optional<std::string> html;
@@ -219,6 +222,16 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
       return Status::InvalidArgument("--max-memory: give at least 1M, e.g. 4G");
     }
     o.max_memory_bytes = *r;
+  }
+  if (!max_rate.empty()) {
+    std::string_view text = max_rate;
+    if (text.size() > 2 && text.substr(text.size() - 2) == "/s") text.remove_suffix(2);
+    Result<uint64_t> r = ParseSize(text);
+    if (!r.ok() || *r == 0) {
+      return Status::InvalidArgument("--max-rate " + max_rate +
+                                     " is not a read rate: give SIZE/s, e.g. 200M/s or 1G");
+    }
+    o.max_read_bytes_per_second = *r;
   }
   o.threads = threads;
   o.one_file_system = one_fs;

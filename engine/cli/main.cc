@@ -90,6 +90,14 @@ int main(int argc, char** argv) {
   pipeline::ScanControl control;
   control.cancel = &g_cancel;
   if (progress) control.progress = [](const pipeline::Progress& p) { cli::DrawProgress(p); };
+  if (!cmd->quiet) {
+    control.forecast = [progress](const pipeline::CostForecast& f) {
+      const std::string warning = cli::FormatCostWarning(f);
+      if (warning.empty()) return;
+      if (progress) cli::ClearProgress();
+      std::fprintf(stderr, "%s\n", warning.c_str());
+    };
+  }
 
   Result<ScanResult> result = pipeline::RunScan(cmd->options, io::PosixFileSystem().get(), control);
   if (progress) cli::ClearProgress();

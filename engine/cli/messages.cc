@@ -89,6 +89,15 @@ std::string FormatProgress(const pipeline::Progress& p) {
   line += ", " + std::to_string(p.files_done);
   if (p.walk_finished) line += " of " + std::to_string(p.files_discovered);
   line += " files";
+  if (p.walk_finished && p.bytes_discovered > 0) {
+    const double done = std::min(1.0, double(p.bytes_done) / double(p.bytes_discovered));
+    line += " (" + std::to_string(static_cast<int>(done * 100)) + "%)";
+  }
+  if (p.expected_seconds > 0) {
+    line += ", expected " + std::to_string(static_cast<uint64_t>(p.expected_seconds + 0.5)) +
+            " s at most, codecs " + std::to_string(static_cast<int>(p.codec_share * 100 + 0.5)) +
+            "%";
+  }
   if (p.seconds > 0.5) {
     const double rate = static_cast<double>(p.bytes_done) / p.seconds;
     line += ", " + FormatBytes(static_cast<uint64_t>(rate)) + "/s";
@@ -104,6 +113,17 @@ void DrawProgress(const pipeline::Progress& p) {
   // \r and erase-to-end-of-line: one line redrawn in place.
   std::fprintf(stderr, "\r%s\x1b[K", FormatProgress(p).c_str());
   std::fflush(stderr);
+}
+
+std::string FormatCostWarning(const pipeline::CostForecast& f) {
+  if (!pipeline::IsCostly(f)) return "";
+  const double wall = f.Seconds();
+  return "zsim: the codecs asked for may take up to " +
+         std::to_string(static_cast<uint64_t>(f.codec_cpu_seconds + 0.5)) + " CPU s, " +
+         std::to_string(static_cast<uint64_t>(f.codec_cpu_seconds / f.read_cpu_seconds + 0.5)) +
+         " times the reading (this scan: up to " +
+         std::to_string(static_cast<uint64_t>(wall + 0.5)) + " s on " + std::to_string(f.threads) +
+         " threads); fewer codecs or recordsizes cost less, Ctrl-C stops with what was read";
 }
 
 void ClearProgress() {

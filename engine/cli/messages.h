@@ -26,6 +26,8 @@ void PrintError(const std::string& message);
 std::string FormatProgress(const pipeline::Progress& p);
 void DrawProgress(const pipeline::Progress& p);
 void ClearProgress();
+// The forecast of a costly scan (pipeline::IsCostly) as one warning line; empty for others.
+std::string FormatCostWarning(const pipeline::CostForecast& f);
 
 // After the report: warnings about unreadable paths / partial results (unless quiet), and the
 // exit code the run ends with.

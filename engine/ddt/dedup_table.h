@@ -59,6 +59,10 @@ inline bool IsHoleCode(PsizeCode c) { return c == kHoleCode; }
 inline bool IsEmbeddedCode(PsizeCode c) { return c > kEmbeddedBase && c != kPendingCode; }
 inline uint64_t AllocatedPsize(PsizeCode c) { return uint64_t{c} * 512; }
 inline uint64_t EmbeddedPayload(PsizeCode c) { return uint64_t{c} - kEmbeddedBase; }
+// The psize a code allocates: 0 for a hole, an embedded block and a pending code.
+inline uint64_t StoredPsize(PsizeCode c) {
+  return IsHoleCode(c) || IsEmbeddedCode(c) || c == kPendingCode ? 0 : AllocatedPsize(c);
+}
 
 // How a setting's codes are kept.
 struct SettingStorage {

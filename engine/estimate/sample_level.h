@@ -2,10 +2,11 @@
 //
 // Compression sampling by levels. Each fingerprint has a level: the number of trailing zero bits
 // of its top 24 bits of `lo` (bits the DDT's shard and slot choice do not use, and independent of
-// the dedup sampling bits in `hi`), so a block has level >= L with probability 2^-L. A costly
-// codec runs on the unique blocks whose level is at least the current level: 0 until the tree's
-// size is known (a sizing walk runs ahead of the scan), then PlanLevel (below) at once. The final
-// estimate uses the highest level at or above PlanLevel whose sample meets the target: every
+// the dedup sampling bits in `hi`), so a block has level >= L with probability 2^-L. A sampled
+// codec runs on the unique blocks whose level is at least its current level, per recordsize:
+// 0 until it rises, to PlanLevel (below) once the sizing walk that runs ahead of the scan has
+// sized the tree, or sooner to the level its blocks so far show enough (adaptive_level.h). The
+// final estimate uses the highest level at or above PlanLevel whose sample meets the target: every
 // block of those levels went through the codecs whenever it was met, so the estimate depends on
 // the data, not on the order the threads met it, and no block below PlanLevel is compressed
 // once the plan is known (none of them could serve the estimate), but for the census: a key
@@ -41,15 +42,11 @@ struct SamplingPlan {
   std::vector<int> anchors;
 };
 
-// A default (not --exact) scan samples the codecs costlier than lz4: gzip-N, zstd above level 1,
-// and lzjb when lz4 is evaluated too (lzjb runs at about 2/3 of lz4's speed). lz4, zle, zstd-1,
-// zstd-fast-N, and lzjb without lz4 (profile v23 has none) run on every unique block. When several
-// gzip levels are evaluated, the lowest runs on every block too: the others' psize follows it
-// block by block far more closely than any other codec's, so their samples can be many times
-// smaller (gzip-9 costs 5-25 times gzip-1).
-// The anchor of a sampled setting: an exact setting of its own family (gzip: the exact gzip;
-// zstd: the exact zstd of the highest level below its own), else lz4, else the first exact
-// compressing setting, else lsize.
+// A default (not --exact) scan samples every codec (every setting but `off`): the cheap ones
+// (lz4, lzjb, zle) too, which on a read-limited scan cost as much as the costly ones, since they
+// would run on every unique block. Each runs at its own level, per recordsize
+// (adaptive_level.h). The auxiliary of every ratio estimate is then lsize (anchors all -1): an
+// exact codec to anchor on would cost what sampling saves. --exact samples nothing.
 SamplingPlan PlanSampling(const std::vector<Compression>& settings, bool exact);
 
 // Target half width of the 95% interval of a sampled codec's psize total, relative.

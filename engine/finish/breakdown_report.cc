@@ -57,6 +57,10 @@ void FinishBreakdown(const state::BreakdownState& bd, const ddt::DedupTable& tab
     }
     return rows;
   };
+  // The featured row's estimated psize per lsize, for the blocks its codec skipped (sampling).
+  const SettingResult& featured = result->results[setting];
+  const double pending_ratio =
+      featured.lsize > 0 ? double(featured.psize) / double(featured.lsize) : 1.0;
   std::vector<BreakdownRow> dirs = rows_of(bd.directory_names, bd.directories);
   std::vector<BreakdownRow> exts = rows_of(bd.extension_names, bd.extensions);
   for (const state::BreakdownState::Reference& s : bd.references) {
@@ -66,7 +70,10 @@ void FinishBreakdown(const state::BreakdownState& bd, const ddt::DedupTable& tab
     const Info& in = *it;
     // Holes and embedded blocks never enter the DDT: no psize, nothing for dedup to remove.
     uint64_t psize = 0, dup = 0;
-    if (!ddt::IsHoleCode(in.code) && !ddt::IsEmbeddedCode(in.code)) {
+    if (in.code == ddt::kPendingCode) {
+      psize = static_cast<uint64_t>(double(in.lsize) * pending_ratio + 0.5);
+      dup = in.lsize * (in.refcount - 1) / in.refcount;
+    } else if (!ddt::IsHoleCode(in.code) && !ddt::IsEmbeddedCode(in.code)) {
       psize = ddt::AllocatedPsize(in.code);
       dup = in.lsize * (in.refcount - 1) / in.refcount;
     }

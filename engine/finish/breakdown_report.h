@@ -20,7 +20,8 @@
 namespace zsim::finish {
 
 // Fills result->breakdown's rows and sample_modulus, and result->dedup_sources. `setting` is the
-// featured setting's index in the table's codes.
+// featured setting's index in the table's codes; a block its sampled codec skipped counts
+// result->results[setting]'s psize per lsize (the featured row's estimate).
 void FinishBreakdown(const state::BreakdownState& breakdown, const ddt::DedupTable& table,
                      size_t setting, ScanResult* result);
 

@@ -5,6 +5,7 @@
 #include <limits>
 #include <optional>
 
+#include "engine/estimate/adaptive_level.h"
 #include "engine/estimate/ratio_estimator.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/zfs/allocation.h"
@@ -122,8 +123,7 @@ std::array<double, 2> CompressRatioInterval(double l, double fixed, double estim
 // The auxiliary value of an entry (see SamplingState::anchor).
 double Anchor(const ddt::EntryView& e, int anchor) {
   if (anchor < 0) return double(e.lsize);
-  const ddt::PsizeCode a = e.codes[static_cast<size_t>(anchor)];
-  return ddt::IsHoleCode(a) || ddt::IsEmbeddedCode(a) ? 0.0 : double(ddt::AllocatedPsize(a));
+  return double(ddt::StoredPsize(e.codes[static_cast<size_t>(anchor)]));
 }
 
 }  // namespace
@@ -187,36 +187,52 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     return m == 1 && e.refcount >= ddt::kHeavyRefcount && e.codes[c] != ddt::kPendingCode;
   };
   bool any_sampled = false;
+  std::vector<int> complete(settings_, 0);
   for (size_t c = 0; c < settings_; ++c) {
-    // At level 0 every unique block went through every codec: the exact path applies.
-    if (sampling.sampled[c] && sampling.complete_level > 0) {
-      level[c] = sampling.complete_level;
+    complete[c] = sampling.LevelOf(row, c);
+    // At level 0 every unique block went through every codec: the exact path applies, unless
+    // the levels rose by counts (estimate/adaptive_level.h), where the base decides.
+    if (sampling.sampled[c] && (complete[c] > 0 || sampling.adaptive)) {
+      level[c] = complete[c];
       any_sampled = true;
     }
   }
   if (any_sampled) {
+    std::vector<estimate::LevelCounts> counts(settings_, estimate::LevelCounts{});
     table.ForEach([&](const ddt::EntryView& e) {
       const int lv = estimate::SampleLevel(e.key.lo);
       for (size_t c = 0; c < settings_; ++c) {
-        if (level[c] < 0 || ddt::IsHoleCode(e.codes[c]) || census(e, c)) continue;
+        if (level[c] < 0 || ddt::IsHoleCode(e.codes[c])) continue;
+        ++counts[c][size_t(lv)];
+        if (census(e, c)) continue;
         ++population[c];
-        if (e.codes[c] == ddt::kPendingCode || lv < sampling.complete_level) continue;
+        if (e.codes[c] == ddt::kPendingCode || lv < complete[c]) continue;
         const uint64_t psize =
             ddt::IsEmbeddedCode(e.codes[c]) ? 0 : ddt::AllocatedPsize(e.codes[c]);
         per_level[c][lv].Add(double(e.refcount) * Anchor(e, sampling.anchors[c]),
                              double(e.refcount * psize));
       }
     });
-    // The highest level whose sample alone meets the target; else the end level (most data).
+    // The highest level at or above the base whose sample alone meets the target; else the
+    // base. The base: the level the scan ended at, or with levels risen by counts the whole
+    // tree's BaseLevel, at or above any level a scan of the same data rises to (the same
+    // figures for any thread count; estimate/adaptive_level.h).
     for (size_t c = 0; c < settings_; ++c) {
       if (level[c] < 0) continue;
+      const int base =
+          sampling.adaptive ? std::max(estimate::BaseLevel(counts[c]), complete[c]) : complete[c];
+      if (base == 0) {
+        level[c] = -1;  // every unique block went through the codec
+        continue;
+      }
+      level[c] = base;
       // A sampled table keeps 1/M of the non-zero keys (every zero key): the sketches count
       // the population.
       const double units =
           m > 1 ? std::max(double(population[c]), distinct.full_keys() + distinct.small_keys())
                 : double(population[c]);
       estimate::RatioEstimator above;
-      for (int lv = estimate::kMaxSampleLevel; lv >= sampling.complete_level; --lv) {
+      for (int lv = estimate::kMaxSampleLevel; lv >= base; --lv) {
         above.Merge(per_level[c][lv]);
         if (above.n() >= estimate::kMinSampledBlocks &&
             above.RelativeHalfWidth95(units) <= estimate::kTargetRelativeHalfWidth) {

@@ -13,12 +13,14 @@
 #include <ctime>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <thread>
 
 #include "engine/base/mix.h"
 #include "engine/base/size_suffix.h"
 #include "engine/codec/zfs_block.h"
 #include "engine/ddt/dedup_table.h"
+#include "engine/estimate/adaptive_level.h"
 #include "engine/estimate/distinct_blocks.h"
 #include "engine/estimate/occurrence_sample.h"
 #include "engine/estimate/ratio_estimator.h"
@@ -26,6 +28,7 @@
 #include "engine/finish/finish.h"
 #include "engine/finish/tally.h"
 #include "engine/pipeline/breakdown.h"
+#include "engine/pipeline/read_throttle.h"
 #include "engine/state/scan_state.h"
 #include "engine/walk/parallel_walker.h"
 #include "engine/walk/walker.h"
@@ -120,6 +123,7 @@ struct Worker {
         codec_ns(rows * settings, 0),
         codec_bytes(rows * settings, 0),
         non_hole(rows * settings, 0),
+        levels(settings, 0),
         occurrences(occurrence_sample ? rows : 0, OccurrenceSample(settings)) {}
   codec::Compressor compressor;
   // Not value-initialised: ReadChunk writes or zero-fills every byte a block reads, and zeroing
@@ -138,6 +142,11 @@ struct Worker {
   std::vector<FirstSeen> first_seen;
   std::vector<uint64_t> non_hole;  // per (row, setting), the current chunk's non-hole blocks
   std::vector<ddt::PsizeCode> first_codes;
+  // Per setting, the current row's codec levels, read before the chunk's keys are inserted
+  // (Scan::ProcessRows), and the row's unique non-zero blocks first met in the chunk, by level
+  // (estimate/adaptive_level.h).
+  std::vector<int> levels;
+  estimate::LevelCounts chunk_counts{};
   // --sample 1/M: per row, the sampled occurrences' sums; the current row's sampled occurrences
   // in the chunk (offset in the buffer, level).
   std::vector<OccurrenceSample> occurrences;
@@ -173,6 +182,8 @@ class Scan {
     sampling_.anchors = plan.anchors;
     any_sampled_ = std::find(plan.sampled.begin(), plan.sampled.end(), true) != plan.sampled.end();
     occurrences_ = options_.sample_modulus > 1;
+    adaptive_ = any_sampled_ && !occurrences_;
+    sampling_.adaptive = adaptive_;
     plan_wanted_ = any_sampled_ || occurrences_;
     if (occurrences_) entry_level_offset_ = std::countr_zero(options_.sample_modulus);
     for (size_t i = 0; i < options_.compressions.size(); ++i) {
@@ -210,10 +221,23 @@ class Scan {
     for (size_t c = 0; c < options_.compressions.size(); ++c) {
       if (sampling_.sampled[c]) order_.push_back(c);
     }
+    // Codec levels: 0 (every unique block) to start with.
+    const size_t cells = rows_.size() * options_.compressions.size();
+    setting_level_ = std::make_unique<std::atomic<int>[]>(cells);
+    skip_bound_ = std::make_unique<std::atomic<int>[]>(rows_.size());
+    for (size_t i = 0; i < cells; ++i) setting_level_[i].store(0);
+    for (size_t r = 0; r < rows_.size(); ++r) {
+      skip_bound_[r].store(0);
+      row_counts_.push_back(std::make_unique<RowCounts>());
+    }
     // --sample 1/M: keep 1/M of the key space from the start.
     const uint32_t shift = static_cast<uint32_t>(std::countr_zero(options_.sample_modulus));
     for (state::RowState& r : rows_) r.table->RaiseSampleShift(shift);
     table_budget_bytes_ = options_.max_memory_bytes;
+    if (options_.max_read_bytes_per_second) {
+      // One chunk may start at once; beyond it the rate holds.
+      throttle_ = std::make_unique<ReadThrottle>(options_.max_read_bytes_per_second, chunk_bytes_);
+    }
   }
 
   // Reads every input and returns what the scan knows.
@@ -230,6 +254,8 @@ class Scan {
   void ProcessRows(Chunk& chunk, Worker& w);
   void FinishFile(FileJob& job);
   void MaybeReportProgress(bool force);
+  void MaybeForecast();
+  std::optional<CostForecast> forecast_;  // once the sizing walk has finished
 
   const ScanOptions& options_;
   io::FileSystem* fs_;
@@ -248,20 +274,35 @@ class Scan {
   // Compression sampling (estimate/sample_level.h).
   state::SamplingState& sampling_ = state_.sampling;
   std::vector<size_t> order_;  // settings in the order blocks are compressed
-  // Unique blocks below this level skip the sampled codecs: 0 (every block) until the sizing
-  // walk has finished, then its PlanLevel at once. The estimates use that level or higher ones
-  // only (tally.cc), so a block below it would be compressed for nothing.
+  // The sizing walk's plan (PlanLevel of the largest block size): 0 until it has finished. The
+  // --sample occurrence sample's level, and under --sample the sampled codecs' (EntryLevel).
   std::atomic<int> level_{0};
   std::atomic<bool> plan_applied_{false};
-  // The level below which a key's first sighting may have skipped the sampled codecs: every key
-  // (kMaxSampleLevel + 1) until the plan is applied, then the plan, which level_ never exceeds.
-  // Without --sample only: a sampled table does not use the census (tally.cc), and under
-  // --sample the entries' level is EntryLevel(level_).
-  // A key that becomes heavy below it goes through them again (the census): a level read at
-  // the key's first sighting and one read when it turns heavy can come from threads on either
-  // side of the plan, so neither can tell alone whether the key was skipped.
-  std::atomic<int> skip_bound_{estimate::kMaxSampleLevel + 1};
+  // Without --sample, each (row, setting) of a sampled codec has its own level, which only
+  // rises (estimate/adaptive_level.h): to the row's plan once the sizing walk has finished, or
+  // sooner to the level its coded blocks show enough. Written under the row's mutex only.
+  std::unique_ptr<std::atomic<int>[]> setting_level_;
+  // Per row: the highest of its settings' levels, stored before any of them rises. A key that
+  // becomes heavy (ddt::kHeavyRefcount) below it may have skipped a sampled codec at its first
+  // sighting, and goes through the sampled codecs again (the census). The first sighting's
+  // thread read its levels before inserting the key, and the heavy sighting's thread reads the
+  // bound after the shard's mutex has shown it that insert: it reads a bound at least as high.
+  std::unique_ptr<std::atomic<int>[]> skip_bound_;
+  // Per row: its unique non-zero blocks met so far, by level (merged per chunk).
+  struct RowCounts {
+    std::mutex mu;
+    estimate::LevelCounts counts{};  // Guarded by mu.
+  };
+  std::vector<std::unique_ptr<RowCounts>> row_counts_;
+  std::atomic<int>& SettingLevel(size_t r, size_t c) {
+    return setting_level_[r * options_.compressions.size() + c];
+  }
+  // Raises the level of (r, c) to `level` if higher. REQUIRES: row_counts_[r]->mu held.
+  void RaiseSettingLevel(size_t r, size_t c, int level);
+  // Merges a worker's chunk counts of row `r` and raises the row's levels to their BaseLevel.
+  void MergeChunkCounts(size_t r, Worker& w);
   bool any_sampled_ = false;
+  bool adaptive_ = false;  // codec levels rise by counts (not under --sample)
   // --sample 1/M: an occurrence sample (tally.h OccurrenceSample) gives the referenced side. Its
   // level follows level_: every occurrence until the plan, then those of the plan's level and up,
   // also under --exact: that runs every codec on every kept key, and taking every occurrence
@@ -276,6 +317,10 @@ class Scan {
   int EntryLevel(int level) const { return std::max(0, level - entry_level_offset_); }
   uint64_t plan_block_ = 0;  // the largest block size of the rows (fewest blocks)
   int PlannedLevel() const { return estimate::PlanLevel(sizer_->allocated_bytes(), plan_block_); }
+  // A row's own plan for its codecs: each recordsize samples its own blocks.
+  int RowPlannedLevel(size_t r) const {
+    return estimate::PlanLevel(sizer_->allocated_bytes(), rows_[r].block_bytes);
+  }
   void MaybeApplyPlan();
   void CompressFirstSightings(size_t r, uint64_t bs, Worker& w);
   void CompressOccurrences(size_t r, uint64_t bs, Worker& w);
@@ -302,6 +347,7 @@ class Scan {
   Clock::time_point start_;
   Clock::time_point last_progress_;
   std::atomic<bool> cancelled_{false};
+  std::unique_ptr<ReadThrottle> throttle_;  // --max-rate
   bool walk_finished_ = false;
 };
 
@@ -442,6 +488,7 @@ Status Scan::ReadChunk(Chunk& chunk, Worker& w, io::File& file, uint64_t fill_en
   uint64_t cursor = begin;
   for (const auto& [b, e] : w.extents) {
     if (b > cursor) std::fill(base + (cursor - begin), base + (b - begin), uint8_t{0});
+    if (throttle_) throttle_->Acquire(e - b, control_.cancel);
     ZSIM_RETURN_IF_ERROR(io::ReadFully(file, b, MutableByteView(base + (b - begin), e - b)));
     chunk.file->bytes_read.fetch_add(e - b, std::memory_order_relaxed);
     cursor = e;
@@ -462,6 +509,11 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
     w.first_seen.clear();
     w.occurrence_blocks.clear();
     const int occurrence_min_level = level_.load(std::memory_order_relaxed);
+    // The codec levels, read before this chunk inserts any key (skip_bound_).
+    for (size_t c = 0; c < settings; ++c) {
+      w.levels[c] = occurrences_ ? EntryLevel(occurrence_min_level)
+                                 : SettingLevel(r, c).load(std::memory_order_acquire);
+    }
     const zfs::RecordLayout& layout = job.layouts[r];
     const uint64_t bs = layout.block_bytes;
     const uint64_t aux_units = AuxiliarySize(alloc_, bs, options_.copies) / 512;
@@ -501,9 +553,10 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       const ddt::InsertOutcome outcome = rows_[r].table->Insert(fp, bs, is_zero);
       if (outcome == ddt::InsertOutcome::kFirst) {
         w.first_seen.push_back(FirstSeen{rec_begin - chunk.offset, fp, is_zero});
+        if (!is_zero) ++w.chunk_counts[size_t(estimate::SampleLevel(fp.lo))];
       } else if (outcome == ddt::InsertOutcome::kBecameHeavy && any_sampled_ && !occurrences_ &&
                  !is_zero &&
-                 estimate::SampleLevel(fp.lo) < skip_bound_.load(std::memory_order_acquire)) {
+                 estimate::SampleLevel(fp.lo) < skip_bound_[r].load(std::memory_order_acquire)) {
         // Perhaps skipped at its first sighting: run the sampled codecs on it now (running them
         // again gives the same codes). Every heavy entry has its codes, whatever the timing
         // (not under --sample, whose sampled table does not use them).
@@ -516,6 +569,7 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
     }
     CompressFirstSightings(r, bs, w);
     CompressOccurrences(r, bs, w);
+    if (adaptive_) MergeChunkCounts(r, w);
   }
   for (size_t i = 0; i < w.non_hole.size(); ++i) {
     if (w.non_hole[i] != 0) job.non_hole[i].fetch_add(w.non_hole[i], std::memory_order_relaxed);
@@ -534,7 +588,6 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
   const size_t n = w.first_seen.size();
   if (n == 0) return;
   w.first_codes.assign(n * settings, ddt::kPendingCode);
-  const int min_level = EntryLevel(level_.load(std::memory_order_relaxed));
   for (const size_t c : order_) {
     const Compression comp = options_.compressions[c];
     const uint64_t t0 = ThreadCpuNanos();
@@ -542,8 +595,8 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
     for (size_t i = 0; i < n; ++i) {
       const FirstSeen& f = w.first_seen[i];
       ddt::PsizeCode& code = w.first_codes[i * settings + c];
-      if (f.census ? !sampling_.sampled[c]
-                   : sampling_.sampled[c] && estimate::SampleLevel(f.key.lo) < min_level) {
+      const int lv = estimate::SampleLevel(f.key.lo);
+      if (f.census ? !sampling_.sampled[c] : sampling_.sampled[c] && lv < w.levels[c]) {
         // A census entry keeps the exact settings' codes of its first sighting (kPendingCode
         // leaves them). Outside the sample: a zero block's fate is known without compressing it.
         code = !f.census && f.is_zero && zero_is_hole_[c] ? ddt::kHoleCode : ddt::kPendingCode;
@@ -572,6 +625,26 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
   for (size_t i = 0; i < n; ++i) {
     const std::span<const ddt::PsizeCode> codes(w.first_codes.data() + i * settings, settings);
     rows_[r].table->SetCodes(w.first_seen[i].key, codes);
+  }
+}
+
+void Scan::RaiseSettingLevel(size_t r, size_t c, int level) {
+  std::atomic<int>& current = SettingLevel(r, c);
+  if (level <= current.load(std::memory_order_relaxed)) return;
+  if (level > skip_bound_[r].load(std::memory_order_relaxed)) {
+    skip_bound_[r].store(level, std::memory_order_release);
+  }
+  current.store(level, std::memory_order_release);
+}
+
+void Scan::MergeChunkCounts(size_t r, Worker& w) {
+  RowCounts& row = *row_counts_[r];
+  std::lock_guard<std::mutex> lock(row.mu);
+  for (size_t lv = 0; lv < row.counts.size(); ++lv) row.counts[lv] += w.chunk_counts[lv];
+  w.chunk_counts.fill(0);
+  const int base = estimate::BaseLevel(row.counts);
+  for (size_t c = 0; c < options_.compressions.size(); ++c) {
+    if (sampling_.sampled[c]) RaiseSettingLevel(r, c, base);
   }
 }
 
@@ -652,7 +725,14 @@ void Scan::MaybeApplyPlan() {
   if (!sizer_->finished() || plan_applied_.exchange(true)) return;
   const int planned = PlannedLevel();
   level_.store(planned);
-  skip_bound_.store(planned, std::memory_order_release);
+  if (occurrences_) return;  // the sampled codecs follow EntryLevel(level_)
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    const int row_plan = RowPlannedLevel(r);
+    std::lock_guard<std::mutex> lock(row_counts_[r]->mu);
+    for (size_t c = 0; c < options_.compressions.size(); ++c) {
+      if (sampling_.sampled[c]) RaiseSettingLevel(r, c, row_plan);
+    }
+  }
 }
 
 // --max-memory: when the tables outgrow the budget, keep half as much of the key space (every
@@ -713,7 +793,18 @@ void Scan::MaybeReportProgress(bool force) {
     p.files_discovered = std::max(p.files_discovered, sizer_->files());
   }
   p.seconds = std::chrono::duration<double>(now - start_).count();
+  if (forecast_) {
+    p.expected_seconds = forecast_->Seconds();
+    const double cpu = forecast_->read_cpu_seconds + forecast_->codec_cpu_seconds;
+    p.codec_share = cpu > 0 ? forecast_->codec_cpu_seconds / cpu : 0;
+  }
   control_.progress(p);
+}
+
+void Scan::MaybeForecast() {
+  if (forecast_ || !sizer_ || !sizer_->finished()) return;
+  forecast_ = ForecastCost(options_, sizer_->allocated_bytes());
+  if (control_.forecast) control_.forecast(*forecast_);
 }
 
 state::ScanState Scan::Run() {
@@ -733,7 +824,7 @@ state::ScanState Scan::Run() {
   }
   // The progress line's total and ETA, and the sampled codecs' plan (PlanLevel): a second walk
   // that only adds up sizes runs ahead.
-  if (control_.progress || plan_wanted_) {
+  if (control_.progress || control_.forecast || plan_wanted_) {
     sizer_ = std::make_unique<walk::WalkSizer>(fs_, options_.paths, wo, std::min(walk_threads, 4));
   }
 
@@ -768,6 +859,7 @@ state::ScanState Scan::Run() {
               std::unique_ptr<Chunk> chunk(raw);
               bytes_done_ += chunk->length;
               EnforceTableBudget();
+              MaybeForecast();
               if (chunk->file->chunks_left.fetch_sub(1) == 1) {
                 FinishFile(*chunk->file);
               }
@@ -779,9 +871,24 @@ state::ScanState Scan::Run() {
   // above (before the plan was known it stayed at 0, where every level is complete). After an
   // interrupt the sizing walk is not waited for.
   int complete_level = level_.load();
+  bool planned = false;
   if (sizer_ && plan_wanted_) {
     if (!cancelled_) sizer_->Wait();
-    if (sizer_->finished()) complete_level = PlannedLevel();
+    planned = sizer_->finished();
+  }
+  if (planned) complete_level = PlannedLevel();
+  // Each sampled codec's complete level: the one it ended at, or the row's plan when the scan
+  // ended before applying it (below the plan every level it met was coded too).
+  sampling_.setting_levels.assign(rows_.size() * settings, 0);
+  int lowest = -1;
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    for (size_t c = 0; c < settings; ++c) {
+      if (!sampling_.sampled[c]) continue;
+      int level = occurrences_ ? EntryLevel(complete_level) : SettingLevel(r, c).load();
+      if (planned && !occurrences_) level = std::max(level, RowPlannedLevel(r));
+      sampling_.setting_levels[r * settings + c] = level;
+      lowest = lowest < 0 ? level : std::min(lowest, level);
+    }
   }
   sizer_.reset();  // stops the walking threads (still under way after a cancel)
   walker_.reset();
@@ -793,7 +900,7 @@ state::ScanState Scan::Run() {
   std::sort(input_.errors.begin(), input_.errors.end(),
             [](const PathError& a, const PathError& b) { return a.path < b.path; });
 
-  sampling_.complete_level = EntryLevel(complete_level);
+  sampling_.complete_level = std::max(lowest, 0);
   sampling_.occurrence_level = complete_level;
   for (size_t r = 0; r < rows_.size(); ++r) {
     state::RowState& row = rows_[r];

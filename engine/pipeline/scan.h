@@ -24,6 +24,7 @@
 #include <functional>
 
 #include "engine/io/file_system.h"
+#include "engine/pipeline/cost_forecast.h"
 #include "engine/state/scan_state.h"
 #include "zsim/scan_options.h"
 #include "zsim/scan_result.h"
@@ -39,6 +40,10 @@ struct Progress {
   uint64_t files_discovered = 0;
   bool walk_finished = false;  // the figures above are the totals
   double seconds = 0;
+  // Once the sizing walk has finished: the forecast's wall seconds (cost_forecast.h, codecs at
+  // their most) and the codecs' share of it; 0 before.
+  double expected_seconds = 0;
+  double codec_share = 0;
 };
 
 struct ScanControl {
@@ -47,6 +52,8 @@ struct ScanControl {
   // Called from the pipeline's serial stage at most every `progress_interval_seconds`.
   std::function<void(const Progress&)> progress;
   double progress_interval_seconds = 0.2;
+  // Called once from the pipeline's serial stage when the sizing walk has sized the tree.
+  std::function<void(const CostForecast&)> forecast;
 };
 
 // Runs the scan and reports it: Finish(ScanToState(...), the scan's report options). Fails

@@ -18,6 +18,11 @@ inline double CodecBytesPerSecond(const SettingResult& s) {
   return s.codec_seconds > 0 ? static_cast<double>(s.codec_bytes) / s.codec_seconds : 0.0;
 }
 
+// CPU seconds per GB (10^9 bytes) of input on one core; 0 when the codec was not timed.
+inline double CodecCpuSecondsPerGb(const SettingResult& s) {
+  return s.codec_bytes > 0 ? s.codec_seconds / (static_cast<double>(s.codec_bytes) * 1e-9) : 0.0;
+}
+
 }  // namespace zsim::report
 
 #endif  // ZSIM_ENGINE_REPORT_CODEC_SPEED_H_

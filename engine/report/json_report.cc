@@ -100,7 +100,10 @@ json Setting(const SettingResult& s, DdtFormat chosen) {
       {"used", s.used},
       {"pool_alloc", s.pool_alloc},
       {"metadata_bytes", s.metadata_bytes},
-      {"timing", {{"codec_seconds", s.codec_seconds}, {"codec_bytes", s.codec_bytes}}},
+      {"timing",
+       {{"codec_seconds", s.codec_seconds},
+        {"codec_bytes", s.codec_bytes},
+        {"cpu_seconds_per_gb", CodecCpuSecondsPerGb(s)}}},
   };
   out["compress_bytes_per_second"] = CodecBytesPerSecond(s);  // per core; 0: not timed
   if (s.ci95) out["ci95"] = json::array({(*s.ci95)[0], (*s.ci95)[1]});

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "engine/base/size_suffix.h"
+#include "engine/report/codec_speed.h"
 #include "engine/zfs/ddt_footprint.h"
 #include "engine/zfs/nicenum.h"
 #include "engine/zfs/zdb_text.h"
@@ -182,6 +183,19 @@ void Breakdown(const ScanResult& r, std::string& out) {
   BreakdownTable("Top file types by compression savings", b.extensions, true, out);
 }
 
+// One line: each codec's CPU seconds per GB on this CPU (one core), at the first recordsize
+// (a sampled scan ran them on a share of the unique blocks).
+void CodecCost(const ScanResult& r, std::string& out) {
+  std::string line;
+  for (const SettingResult& s : r.results) {
+    if (s.recordsize != r.results.front().recordsize || s.codec_bytes == 0) continue;
+    line += fmt::format("{}{} {:.2f}", line.empty() ? "" : ", ", CompressionName(s.compression),
+                        CodecCpuSecondsPerGb(s));
+  }
+  if (line.empty()) return;
+  out += "Codec CPU s/GB on this CPU (one core): " + line + "\n";
+}
+
 }  // namespace
 
 std::string RatioWithInterval(double ratio, const std::array<double, 2>& ci95) {
@@ -209,6 +223,7 @@ std::string ToText(const ScanResult& r, const Advice& a) {
     DdtSize(f, a, out);
   }
   Breakdown(r, out);
+  CodecCost(r, out);
   out += Section(kSectionAdvice);
   for (const AdviceItem& item : a.items) out += "- " + item.sentence + "\n";
   return out;

@@ -45,10 +45,19 @@ namespace zsim::state {
 // What the scan did about compression sampling (estimate/sample_level.h).
 struct SamplingState {
   std::vector<bool> sampled;  // per setting: a costly codec run on a sample only
-  // Every unique block at this level or above went through the sampled codecs (the scan's level
-  // is 0 or this, estimate/sample_level.h PlanLevel), so the estimates use it or a higher one.
-  // 0: every unique block did (the exact path).
+  // Every unique block at this level or above went through the sampled codecs, so the estimates
+  // use it or a higher one. 0: every unique block did (the exact path). The lowest of
+  // `setting_levels`.
   int complete_level = 0;
+  // Per (row, setting), row-major: the level at and above which every unique block went through
+  // that setting's codec (each sampled codec rises on its own, estimate/adaptive_level.h), at or
+  // above complete_level; 0 for exact settings. Empty: complete_level for every one.
+  // Merging two states takes the larger of each pair (the lower level is incomplete in one).
+  std::vector<int> setting_levels;
+  // The levels rose by counts of unique blocks (estimate/adaptive_level.h): the estimate's base
+  // is the whole tree's BaseLevel, never below setting_levels. False under --sample 1/M, whose
+  // codecs follow the occurrence sample's plan.
+  bool adaptive = false;
   // --sample 1/M: the level of the occurrence sample (estimate/occurrence_sample.h) at and above
   // which every occurrence went through every codec. The table's entries use complete_level,
   // log2(M) lower: the table keeps 1/M of the keys, so the sampled codecs meet as many of them
@@ -59,6 +68,11 @@ struct SamplingState {
   // cheaper codec's far more closely than it follows lsize, so the same interval needs a much
   // smaller sample. -1: lsize is the auxiliary.
   std::vector<int> anchors;
+
+  // The complete level of (row, setting).
+  int LevelOf(size_t row, size_t setting) const {
+    return setting_levels.empty() ? complete_level : setting_levels[row * sampled.size() + setting];
+  }
 };
 
 // A file as one row lays it out, for the metadata model and the exact referenced totals.

@@ -84,6 +84,8 @@ struct ScanOptions {
   bool exact = false;
   uint64_t sample_modulus = 1;  // --sample 1/M
   uint64_t max_memory_bytes = 0;
+  // --max-rate: bytes read per second by all threads together; 0 for no cap.
+  uint64_t max_read_bytes_per_second = 0;
   int threads = 0;  // 0: every core
   bool one_file_system = false;
   bool follow_symlinks = false;

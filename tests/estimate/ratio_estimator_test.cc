@@ -86,33 +86,18 @@ TEST(SampleLevelTest, PlanLevelLeavesAtLeastThePlannedBlocks) {
   EXPECT_EQ(PlanLevel(uint64_t{1} << 60, 512), kMaxSampleLevel);
 }
 
-TEST(SamplingPlanTest, CostlyCodecsSampledEachAnchoredOnItsClosestExactCodec) {
+TEST(SamplingPlanTest, EveryCodecSampledByDefaultOnLsize) {
   using A = CompressionAlgorithm;
-  // The 2.4 default set: zstd-3, gzip-6 and lzjb sampled, all anchored on lz4.
+  // The 2.4 default set: every codec but off sampled, lz4, lzjb and zle too, each on lsize.
   const SamplingPlan d = PlanSampling(
       {{A::kOff, 0}, {A::kLz4, 0}, {A::kZstd, 3}, {A::kGzip, 6}, {A::kLzjb, 0}, {A::kZle, 0}},
       false);
-  EXPECT_EQ(d.sampled, (std::vector<bool>{false, false, true, true, true, false}));
-  EXPECT_EQ(d.anchors, (std::vector<int>{-1, -1, 1, 1, 1, -1}));
+  EXPECT_EQ(d.sampled, (std::vector<bool>{false, true, true, true, true, true}));
+  EXPECT_EQ(d.anchors, (std::vector<int>{-1, -1, -1, -1, -1, -1}));
   // --exact: nothing sampled.
   const SamplingPlan e = PlanSampling({{A::kLz4, 0}, {A::kGzip, 6}}, true);
   EXPECT_EQ(e.sampled, (std::vector<bool>{false, false}));
   EXPECT_EQ(e.anchors, (std::vector<int>{-1, -1}));
-  // v23 (no lz4): lzjb exact; the lowest of several gzip levels exact and the others' anchor.
-  const SamplingPlan v = PlanSampling(
-      {{A::kOff, 0}, {A::kLzjb, 0}, {A::kZle, 0}, {A::kGzip, 1}, {A::kGzip, 6}, {A::kGzip, 9}},
-      false);
-  EXPECT_EQ(v.sampled, (std::vector<bool>{false, false, false, false, true, true}));
-  EXPECT_EQ(v.anchors, (std::vector<int>{-1, -1, -1, -1, 3, 3}));
-  // zstd: the exact zstd of the highest level below; a lone gzip anchors on the first exact
-  // codec without lz4; nothing exact at all: lsize.
-  const SamplingPlan z = PlanSampling(
-      {{A::kZstd, -10}, {A::kZstd, 1}, {A::kZstd, 19}, {A::kZle, 0}, {A::kGzip, 6}}, false);
-  EXPECT_EQ(z.sampled, (std::vector<bool>{false, false, true, false, true}));
-  EXPECT_EQ(z.anchors, (std::vector<int>{-1, -1, 1, -1, 0}));
-  const SamplingPlan g = PlanSampling({{A::kGzip, 9}}, false);
-  EXPECT_EQ(g.sampled, (std::vector<bool>{true}));
-  EXPECT_EQ(g.anchors, (std::vector<int>{-1}));
 }
 
 enum class Shape { kUniform, kZipf, kMostlyUnique, kMostlyDuplicate };

@@ -1,0 +1,49 @@
+// engine/pipeline/cost_forecast.h
+//
+// What a scan will cost, before it is paid: once the sizing walk has sized the tree, the CPU
+// time of reading and fingerprinting it and the most its codecs can take (every sampled codec
+// on its plan's blocks, estimate/sample_level.h PlanLevel; every unique block under --exact).
+// Homogeneous data stops its codecs sooner (estimate/adaptive_level.h), so the codec figure is
+// a bound, and data that dedups needs less. Speeds are one core's, taken from the bench on
+// mixed data (bench/results/2026-12-01-stop14: lz4 0.65-3.5 GB/s, gzip-6 36-107 MB/s); the
+// report gives the speeds measured on this CPU (report/codec_speed.h).
+//
+// Thread safety: pure functions.
+
+#ifndef ZSIM_ENGINE_PIPELINE_COST_FORECAST_H_
+#define ZSIM_ENGINE_PIPELINE_COST_FORECAST_H_
+
+#include <cstdint>
+
+#include "zsim/scan_options.h"
+
+namespace zsim::pipeline {
+
+struct CostForecast {
+  double read_cpu_seconds = 0;   // reading, fingerprinting, the dedup table
+  double codec_cpu_seconds = 0;  // at most, over every (recordsize, codec)
+  int threads = 1;
+  // Wall seconds on `threads` cores, the disk aside.
+  double Seconds() const { return (read_cpu_seconds + codec_cpu_seconds) / threads; }
+};
+
+// One core's nominal speed of a setting's codec, bytes per second (0 for off: no codec).
+double NominalCodecBytesPerSecond(const Compression& c);
+
+// The forecast for `options` (resolved: compressions and threads set) over a tree of
+// `allocated_bytes` (the sizing walk's sum).
+CostForecast ForecastCost(const ScanOptions& options, uint64_t allocated_bytes);
+
+// The codecs cost more than this many times the reading, and more than kCostlyCodecSeconds of
+// wall time: worth a warning before going on (a small tree's codecs cost many times its
+// reading, but seconds).
+inline constexpr double kCostlyCodecFactor = 10;
+inline constexpr double kCostlyCodecSeconds = 10;
+inline bool IsCostly(const CostForecast& f) {
+  return f.codec_cpu_seconds > kCostlyCodecFactor * f.read_cpu_seconds &&
+         f.codec_cpu_seconds / f.threads > kCostlyCodecSeconds;
+}
+
+}  // namespace zsim::pipeline
+
+#endif  // ZSIM_ENGINE_PIPELINE_COST_FORECAST_H_
