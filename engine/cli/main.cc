@@ -9,11 +9,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <optional>
 #include <string>
 
 #include "engine/cli/flags.h"
 #include "engine/cli/messages.h"
+#include "engine/cli/output_file.h"
 #include "engine/io/file_system.h"
 #include "engine/pipeline/scan.h"
 #include "engine/report/html_report.h"
@@ -31,30 +32,19 @@ void OnSignal(int) {
   g_cancel.store(true);
 }
 
-// Writes the whole report; false if stdout is closed (EPIPE), which ends the program quietly.
-bool WriteStdout(const std::string& text) {
+// Writes the whole report on stdout; 0 when done, else the errno of the failed write (EPIPE: the
+// reader went away, which ends the program quietly; anything else, e.g. ENOSPC, is an error).
+int WriteStdout(const std::string& text) {
   size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::write(STDOUT_FILENO, text.data() + done, text.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return false;
+      return errno;
     }
     done += static_cast<size_t>(n);
   }
-  return true;
-}
-
-// Writes the HTML report to `path`; false (with errno's text in *error) when it cannot.
-bool WriteHtml(const std::string& path, const std::string& html, std::string* error) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (file) file.write(html.data(), static_cast<std::streamsize>(html.size()));
-  if (file) file.close();
-  if (!file) {
-    *error = "cannot write the HTML report to " + path + ": " + std::strerror(errno);
-    return false;
-  }
-  return true;
+  return 0;
 }
 
 }  // namespace
@@ -86,6 +76,19 @@ int main(int argc, char** argv) {
     return cli::kExitOk;
   }
 
+  // The HTML file is checked (and its temporary file created) before any input is read: a bad
+  // path is bad usage, found now rather than after the scan.
+  std::optional<cli::OutputFile> html;
+  if (cmd->html_path) {
+    Result<cli::OutputFile> out =
+        cli::OutputFile::Prepare("--html", *cmd->html_path, cmd->options.paths);
+    if (!out.ok()) {
+      cli::PrintError(out.status().message());
+      return cli::kExitUsage;
+    }
+    html.emplace(std::move(*out));
+  }
+
   const bool progress = cmd->progress.value_or(::isatty(STDERR_FILENO) == 1);
   pipeline::ScanControl control;
   control.cancel = &g_cancel;
@@ -100,15 +103,21 @@ int main(int argc, char** argv) {
   const report::Advice advice = report::ComputeAdvice(*result);
   const std::string report =
       cmd->json ? report::ToJson(*result, advice) : report::ToText(*result, advice);
-  const bool stdout_open = WriteStdout(report);
-  if (cmd->html_path) {
-    std::string error;
-    if (!WriteHtml(*cmd->html_path, report::ToHtml(*result, advice), &error)) {
-      cli::PrintError(error);
+  const int stdout_error = WriteStdout(report);
+  if (html) {
+    const Status s = html->Commit(report::ToHtml(*result, advice));
+    if (!s.ok()) {
+      cli::PrintError(s.message());
       cli::FinishMessages(*result, /*quiet=*/true);
-      return cli::kExitUnreadable;
+      return cli::kExitOutputFailed;
     }
   }
-  if (!stdout_open) return cli::FinishMessages(*result, /*quiet=*/true);
+  if (stdout_error != 0 && stdout_error != EPIPE) {
+    cli::PrintError(std::string("cannot write the report to standard output: ") +
+                    std::strerror(stdout_error));
+    cli::FinishMessages(*result, /*quiet=*/true);
+    return cli::kExitOutputFailed;
+  }
+  if (stdout_error == EPIPE) return cli::FinishMessages(*result, /*quiet=*/true);
   return cli::FinishMessages(*result, cmd->quiet);
 }
