@@ -23,6 +23,7 @@
 #include "engine/estimate/ratio_estimator.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/pipeline/breakdown.h"
+#include "engine/pipeline/input_file.h"
 #include "engine/pipeline/tally.h"
 #include "engine/walk/parallel_walker.h"
 #include "engine/walk/walker.h"
@@ -58,12 +59,14 @@ struct FileJob {
   uint64_t path_hash = 0;  // of the path below its input: chooses the occurrence sample
   bool is_zvol = false;
   uint64_t size = 0;                       // as the walk saw it: the layout follows it
+  std::unique_ptr<InputFile> input;        // one descriptor for every chunk, checked
   std::vector<zfs::RecordLayout> layouts;  // per row
   std::atomic<uint64_t> chunks_left{0};
   std::mutex mu;
   Status status;  // Guarded by mu. First failure of any chunk.
   // Per (row, setting): L0 blocks that are not holes (data or embedded). Metadata model input.
   std::vector<std::atomic<uint64_t>> non_hole;
+  std::vector<std::atomic<uint64_t>> zero_blocks;  // per row: L0 blocks read and all zero
   std::atomic<uint64_t> bytes_read{0};
   FileGroups groups;  // breakdown rows
   // Order-independent hash of (record index, fingerprint) over the featured row's records:
@@ -285,7 +288,7 @@ class Scan {
   std::unique_ptr<walk::WalkSource> walker_;
   std::unique_ptr<walk::WalkSizer> sizer_;  // when progress is shown or a codec is sampled
   std::shared_ptr<FileJob> current_;
-  std::unique_ptr<io::File> current_file_;  // open while current_ has several chunks
+  io::File* current_file_ = nullptr;  // current_'s open file when it has several chunks
   uint64_t current_offset_ = 0;
   std::vector<uint64_t> skipped_holes_;     // per row: records of chunks SkipHoleChunks passed
   std::atomic<uint64_t> skipped_bytes_{0};  // their bytes, for progress
@@ -295,6 +298,8 @@ class Scan {
 
   // Serial output stage state.
   std::vector<PathError> file_errors_;
+  uint64_t failed_files_ = 0;  // files listed in file_errors_, and their listed bytes
+  uint64_t failed_bytes_ = 0;
   uint64_t files_done_ = 0;
   uint64_t bytes_done_ = 0;
   uint64_t bytes_read_ = 0;
@@ -346,7 +351,7 @@ bool Scan::NextChunk(Chunk* out) {
       return true;
     }
     current_.reset();
-    current_file_.reset();
+    current_file_ = nullptr;
     std::optional<walk::WalkItem> item = walker_->Next();
     if (!item) {
       walk_finished_ = true;
@@ -381,6 +386,8 @@ bool Scan::NextChunk(Chunk* out) {
     }
     job->is_zvol = item->kind == walk::WalkItem::Kind::kZvol || options_.volblocksize.has_value();
     job->size = item->info.size;
+    // Symlinks are followed only where the walk follows them: an input path, --follow-symlinks.
+    const bool follow = options_.follow_symlinks || job->path == options_.paths[item->root];
     if (item->kind == walk::WalkItem::Kind::kZvol && !item->info.size) {
       // lstat of a block device says 0: the size comes from the device itself.
       Result<std::unique_ptr<io::File>> f = fs_->Open(job->path, /*follow=*/true);
@@ -390,11 +397,13 @@ bool Scan::NextChunk(Chunk* out) {
       }
       job->size = (*f)->size();
     }
+    job->input = std::make_unique<InputFile>(job->path, item->info, job->size, follow);
     for (const Row& r : rows_) {
       job->layouts.push_back(job->is_zvol ? zfs::ZvolLayout(job->size, zvol_block_)
                                           : zfs::FileLayout(job->size, r.block_bytes));
     }
     job->non_hole = std::vector<std::atomic<uint64_t>>(rows_.size() * options_.compressions.size());
+    job->zero_blocks = std::vector<std::atomic<uint64_t>>(rows_.size());
     job->groups = breakdown_.Groups(options_.paths[item->root], job->path);
     input_.bytes_logical += job->size;
     ++input_.files;
@@ -409,10 +418,10 @@ bool Scan::NextChunk(Chunk* out) {
     }
     job->chunks_left = chunks;
     if (chunks > 1) {
-      // Kept open by the input stage only to find holes (SkipHoleChunks); a failure here is left
-      // for the workers, which report it for the file.
-      Result<std::unique_ptr<io::File>> f = fs_->Open(job->path, /*follow=*/true);
-      if (f.ok()) current_file_ = std::move(*f);
+      // Opened here, to find holes (SkipHoleChunks); the workers read the chunks through the same
+      // descriptor. A failure here is the workers' to report for the file.
+      Result<io::File*> f = job->input->Open(fs_);
+      if (f.ok()) current_file_ = *f;
     }
     current_ = std::move(job);
     current_offset_ = 0;
@@ -468,6 +477,7 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
     const uint64_t first = chunk.offset / bs;
     const uint64_t last = std::min(layout.blocks, (chunk.offset + chunk.length + bs - 1) / bs);
     size_t ext = 0;
+    uint64_t row_zero_blocks = 0;
     for (uint64_t b = first; b < last; ++b) {
       const uint64_t rec_begin = b * bs;
       const uint64_t rec_data_end = std::min(rec_begin + bs, job.size);
@@ -479,6 +489,7 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       }
       const ByteView block(w.buffer.get() + (rec_begin - chunk.offset), bs);
       const bool is_zero = IsAllZero(block);
+      row_zero_blocks += is_zero;
       const ddt::Fingerprint fp = ddt::ComputeFingerprint(options_.checksum, block);
       if (r == 0) {
         breakdown_.Sample(fp, job.groups, &w.sampled);
@@ -516,6 +527,7 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
     }
     CompressFirstSightings(r, bs, w);
     CompressOccurrences(r, bs, w);
+    if (row_zero_blocks != 0) job.zero_blocks[r].fetch_add(row_zero_blocks);
   }
   for (size_t i = 0; i < w.non_hole.size(); ++i) {
     if (w.non_hole[i] != 0) job.non_hole[i].fetch_add(w.non_hole[i], std::memory_order_relaxed);
@@ -611,13 +623,8 @@ void Scan::Process(Chunk& chunk, Worker& w) {
     if (!job.status.ok()) return;  // an earlier chunk failed: the file is counted as failed
   }
   try {
-    Result<std::unique_ptr<io::File>> file = fs_->Open(job.path, /*follow=*/true);
+    Result<io::File*> file = job.input->Open(fs_);
     if (!file.ok()) return job.Fail(file.status());
-    if ((*file)->size() != job.size) {
-      return job.Fail(Status::Changed("size changed during the scan: " + std::to_string(job.size) +
-                                      " bytes when listed, " + std::to_string((*file)->size()) +
-                                      " when read"));
-    }
     // The chunk's records end at most at the next multiple of the largest block size.
     uint64_t fill_end = chunk.offset + chunk.length;
     for (const zfs::RecordLayout& l : job.layouts) {
@@ -635,6 +642,11 @@ void Scan::Process(Chunk& chunk, Worker& w) {
         return job.Fail(Status::Changed("file grew while read: more than the " +
                                         std::to_string(job.size) + " bytes listed"));
       }
+    }
+    if (chunk.offset == 0 && chunk.length == job.size) {
+      // The whole file in this chunk: one that changed while read never reaches the tables.
+      // (A file of several chunks is checked once all are done: FinishFile.)
+      if (Status same = job.input->CheckUnchanged(); !same.ok()) return job.Fail(std::move(same));
     }
     MaybeApplyPlan();
     ProcessRows(chunk, w);
@@ -672,12 +684,17 @@ void Scan::EnforceTableBudget() {
 void Scan::FinishFile(FileJob& job) {
   ++files_done_;
   bytes_read_ += job.bytes_read.load();
+  // Every chunk is done: a file that changed since it was opened is reported, not modelled.
+  if (job.status.ok() && job.size > chunk_bytes_) job.status = job.input->CheckUnchanged();
   if (!job.status.ok()) {
     file_errors_.push_back(PathError{job.path, job.status.ToString()});
+    // Not counted as a file, nor its bytes as logical bytes: the summary would read them as
+    // holes. (Blocks of earlier chunks read before a later one failed stay in the tables.)
+    ++failed_files_;
+    failed_bytes_ += job.size;
+    return;
   }
-  // Even a failed file exists on the pool (its dnode at least): the blocks read before the
-  // failure are in the tables, so its shape is counted as far as it was read.
-  tally_->AddFile(job.layouts, job.non_hole);
+  tally_->AddFile(job.layouts, job.non_hole, job.zero_blocks);
   const uint64_t featured_lsize =
       job.non_hole[featured_].load() * (job.layouts.empty() ? 0 : job.layouts[0].block_bytes);
   breakdown_.AddFile(job.groups, job.size, featured_lsize,
@@ -785,6 +802,8 @@ ScanResult Scan::Run() {
   result.input = std::move(input_);
   result.input.paths = options_.paths;
   result.input.bytes_read = bytes_read_;
+  result.input.files -= failed_files_;
+  result.input.bytes_logical -= failed_bytes_;
   for (PathError& e : file_errors_) result.input.errors.push_back(std::move(e));
   std::sort(result.input.errors.begin(), result.input.errors.end(),
             [](const PathError& a, const PathError& b) { return a.path < b.path; });
