@@ -96,9 +96,10 @@ class Tally {
   ~Tally();
 
   // One finished file: its layout per row and, per (row, setting) (row-major), how many of its
-  // L0 blocks are not holes.
+  // L0 blocks are not holes; per row, how many of its L0 blocks (read, not sparse) are all zero.
   void AddFile(const std::vector<zfs::RecordLayout>& layouts,
-               const std::vector<std::atomic<uint64_t>>& non_hole);
+               const std::vector<std::atomic<uint64_t>>& non_hole,
+               const std::vector<std::atomic<uint64_t>>& zero_blocks);
   void AddDirectory(const DirectoryShape& dir);
 
   // The results of row `row` (one per setting, in the options' order). `sparse_holes` counts the
@@ -137,6 +138,13 @@ class Tally {
   std::vector<uint64_t> non_hole_lsize_;
   // ... and their auxiliary size (AuxiliarySize).
   std::vector<uint64_t> non_hole_aux_;
+  // `used` is the no-dedup figure: where the dedup=on write path turns all-zero blocks into holes
+  // and the dedup=off one writes them (compression=off, 2.3.3/2.4: zfs/write_rules.h
+  // ZeroBlockIsHole), those blocks and the metadata over them are counted for it. Per setting:
+  // does that apply; per (row, setting): the zero blocks' dsize, and the metadata model with them.
+  std::vector<bool> zero_written_without_dedup_;
+  std::vector<uint64_t> zero_dsize_without_dedup_;
+  std::vector<zfs::MetadataTally> metadata_without_dedup_;
 };
 
 }  // namespace zsim::pipeline
