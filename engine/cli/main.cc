@@ -104,20 +104,25 @@ int main(int argc, char** argv) {
   const std::string report =
       cmd->json ? report::ToJson(*result, advice) : report::ToText(*result, advice);
   const int stdout_error = WriteStdout(report);
-  if (html) {
-    const Status s = html->Commit(report::ToHtml(*result, advice));
-    if (!s.ok()) {
-      cli::PrintError(s.message());
-      cli::FinishMessages(*result, /*quiet=*/true);
-      return cli::kExitOutputFailed;
-    }
-  }
-  if (stdout_error != 0 && stdout_error != EPIPE) {
+  int code = 0;
+  const Status html_written = html ? html->Commit(report::ToHtml(*result, advice)) : Status::Ok();
+  if (!html_written.ok()) {
+    cli::PrintError(html_written.message());
+    cli::FinishMessages(*result, /*quiet=*/true);
+    code = cli::kExitOutputFailed;
+  } else if (stdout_error != 0 && stdout_error != EPIPE) {
     cli::PrintError(std::string("cannot write the report to standard output: ") +
                     std::strerror(stdout_error));
     cli::FinishMessages(*result, /*quiet=*/true);
-    return cli::kExitOutputFailed;
+    code = cli::kExitOutputFailed;
+  } else {
+    code = cli::FinishMessages(*result, /*quiet=*/cmd->quiet || stdout_error == EPIPE);
   }
-  if (stdout_error == EPIPE) return cli::FinishMessages(*result, /*quiet=*/true);
-  return cli::FinishMessages(*result, cmd->quiet);
+  if (result->partial) {
+    // Interrupted: reads that did not return may still be under way on the scan's threads
+    // (pipeline/scan.h ScanControl). Everything is written; leave without running destructors.
+    std::fflush(nullptr);
+    _exit(code);
+  }
+  return code;
 }

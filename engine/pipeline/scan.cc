@@ -10,9 +10,13 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <condition_variable>
 #include <ctime>
+#include <map>
 #include <mutex>
 #include <new>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "engine/base/mix.h"
@@ -147,13 +151,22 @@ struct Row {
   std::unique_ptr<estimate::DistinctBlocks> distinct;
 };
 
-class Scan {
+// Scans alive in this process, abandoned ones included (WaitForAllScans).
+std::atomic<int> g_live_scans{0};
+
+// After a cancel, how long the pipeline may take to drain before the reads still under way are
+// abandoned (ScanControl): the partial report must come within a second whatever the disk does.
+constexpr std::chrono::milliseconds kAbandonAfter{400};
+
+// Shared by the scan and its pipeline thread, which outlives RunScan when reads are abandoned.
+class Scan : public std::enable_shared_from_this<Scan> {
  public:
   Scan(const ScanOptions& options, io::FileSystem* fs, const ScanControl& control)
       : options_(options),
         fs_(fs),
         control_(control),
         alloc_(zfs::AllocationModel::For(options.vdev, options.ashift)) {
+    g_live_scans.fetch_add(1);
     // The featured setting (breakdowns, the report's DDT): the first that compresses.
     for (size_t c = 0; c < options_.compressions.size(); ++c) {
       if (options_.compressions[c].algorithm != CompressionAlgorithm::kOff) {
@@ -219,6 +232,10 @@ class Scan {
     table_budget_bytes_ = options_.max_memory_bytes;
   }
 
+  ~Scan() {
+    if (g_live_scans.fetch_sub(1) == 1) g_live_scans.notify_all();
+  }
+
   ScanResult Run();
   // Refuses a --max-memory budget the tables could not stay within even by sampling: each
   // row's distinct-block counters and its table's floor (one chunk of entries per shard) are
@@ -227,15 +244,18 @@ class Scan {
 
  private:
   bool NextChunk(Chunk* out);
+  // A walked file as a job (layouts, breakdown groups), counted in the input summary.
+  std::shared_ptr<FileJob> MakeJob(walk::WalkItem item, uint64_t size);
   void Process(Chunk& chunk, Worker& w);
   Status ReadChunk(Chunk& chunk, Worker& w, io::File& file, uint64_t fill_end);
   void ProcessRows(Chunk& chunk, Worker& w);
   void FinishFile(FileJob& job);
   void MaybeReportProgress(bool force);
 
-  const ScanOptions& options_;
+  // Copies: an abandoned pipeline may still run after RunScan has returned.
+  const ScanOptions options_;
   io::FileSystem* fs_;
-  const ScanControl& control_;
+  const ScanControl control_;
   zfs::AllocationModel alloc_;  // the distinct-block sketches' auxiliary size
   zfs::WritePolicy policy_;
   std::vector<Row> rows_;
@@ -307,7 +327,64 @@ class Scan {
   Clock::time_point start_;
   Clock::time_point last_progress_;
   std::atomic<bool> cancelled_{false};
-  bool walk_finished_ = false;
+  std::atomic<bool> walk_finished_{false};
+
+  // Cancellation. The pipeline runs on a thread of its own while Run() watches ScanControl.cancel;
+  // once it is set, the pipeline has kAbandonAfter to drain. If a read (or a walk's stat) still
+  // has not returned by then, the scan is abandoned: no stage starts touching the shared state
+  // again (WorkScope), Run() waits for those that are, and builds the partial result from what
+  // was finished, listing the files whose reads were under way. The pipeline thread keeps the
+  // Scan alive and ends once those reads return.
+  class WorkScope {
+   public:
+    explicit WorkScope(Scan* scan) : scan_(scan) {
+      scan_->busy_.fetch_add(1);
+      if (scan_->abandoned_.load()) {
+        scan_->busy_.fetch_sub(1);
+        scan_ = nullptr;
+      }
+    }
+    ~WorkScope() {
+      if (scan_ != nullptr) scan_->busy_.fetch_sub(1);
+    }
+    WorkScope(const WorkScope&) = delete;
+    WorkScope& operator=(const WorkScope&) = delete;
+    explicit operator bool() const { return scan_ != nullptr; }
+
+   private:
+    Scan* scan_;
+  };
+  // A file whose read is under way, for the list of abandoned ones.
+  class Reading {
+   public:
+    Reading(Scan* scan, const std::string& path) : scan_(scan), path_(path) {
+      std::lock_guard<std::mutex> lock(scan_->reading_mu_);
+      ++scan_->reading_[path_];
+    }
+    ~Reading() {
+      std::lock_guard<std::mutex> lock(scan_->reading_mu_);
+      if (--scan_->reading_[path_] == 0) scan_->reading_.erase(path_);
+    }
+    Reading(const Reading&) = delete;
+    Reading& operator=(const Reading&) = delete;
+
+   private:
+    Scan* scan_;
+    const std::string& path_;
+  };
+  void RunPipeline();
+  bool WaitForPipeline();  // false: abandoned
+  void Abandon();
+  bool Cancelled();  // the cancel flag is set or the scan abandoned: feed no more
+  std::atomic<bool> abandoned_{false};
+  std::atomic<int> busy_{0};  // stages inside a WorkScope
+  std::mutex done_mu_;
+  std::condition_variable done_cv_;
+  bool pipeline_done_ = false;  // Guarded by done_mu_.
+  std::mutex reading_mu_;
+  std::map<std::string, int> reading_;        // Guarded by reading_mu_.
+  std::vector<std::string> abandoned_files_;  // reading_ when abandoned
+  std::unique_ptr<tbb::enumerable_thread_specific<Worker>> workers_;
 };
 
 // Jumps over the current file's chunks that hold no data at all (SEEK_DATA), never past its
@@ -321,6 +398,8 @@ void Scan::SkipHoleChunks() {
   if (current_offset_ >= last_chunk) return;
   Result<std::optional<uint64_t>> data = current_file_->NextData(current_offset_);
   if (!data.ok()) return;  // the worker reading the chunk will meet and report the error
+  WorkScope scope(this);
+  if (!scope) return;
   const uint64_t target =
       std::min(data->has_value() ? **data / chunk_bytes_ * chunk_bytes_ : last_chunk, last_chunk);
   if (target <= current_offset_) return;
@@ -335,10 +414,15 @@ void Scan::SkipHoleChunks() {
   current_offset_ = target;
 }
 
+bool Scan::Cancelled() {
+  WorkScope scope(this);  // after an abandon, control_.cancel may be gone with the caller
+  return !scope || (control_.cancel && control_.cancel->load(std::memory_order_relaxed));
+}
+
 bool Scan::NextChunk(Chunk* out) {
   for (;;) {
     // Checked before every chunk, so Ctrl-C stops a multi-terabyte image within a chunk.
-    if (control_.cancel && control_.cancel->load(std::memory_order_relaxed)) {
+    if (Cancelled()) {
       cancelled_ = true;
       return false;
     }
@@ -352,61 +436,54 @@ bool Scan::NextChunk(Chunk* out) {
     }
     current_.reset();
     current_file_ = nullptr;
-    std::optional<walk::WalkItem> item = walker_->Next();
+    std::optional<walk::WalkItem> item = walker_->Next();  // may wait on the storage
     if (!item) {
       walk_finished_ = true;
       return false;
     }
-    switch (item->kind) {
-      case walk::WalkItem::Kind::kDirectory:
-        ++input_.directories;
-        directories_.push_back(
-            DirectoryShape{item->dir_entries, item->dir_name_bytes, item->dir_longest_name});
-        continue;
-      case walk::WalkItem::Kind::kSkipped:
-        ++input_.skipped[std::string(walk::SkipReasonName(item->skip_reason))];
-        continue;
-      case walk::WalkItem::Kind::kError:
-        input_.errors.push_back(PathError{item->path, item->error.ToString()});
-        continue;
-      case walk::WalkItem::Kind::kFile:
-      case walk::WalkItem::Kind::kZvol:
-        break;
-    }
-    auto job = std::make_shared<FileJob>();
-    job->path = std::move(item->path);
-    {
-      // The path below its input path, seeded with the input's index: the same tree gives the
-      // same occurrence sample wherever it is mounted, and two inputs holding the same names
-      // (two copies of one tree) are sampled apart, not block for block alike.
-      const std::string& root = options_.paths[item->root];
-      const size_t skip = job->path.compare(0, root.size(), root) == 0 ? root.size() : 0;
-      job->path_hash =
-          XXH3_64bits_withSeed(job->path.data() + skip, job->path.size() - skip, item->root);
-    }
-    job->is_zvol = item->kind == walk::WalkItem::Kind::kZvol || options_.volblocksize.has_value();
-    job->size = item->info.size;
-    // Symlinks are followed only where the walk follows them: an input path, --follow-symlinks.
-    const bool follow = options_.follow_symlinks || job->path == options_.paths[item->root];
+    const bool is_file =
+        item->kind == walk::WalkItem::Kind::kFile || item->kind == walk::WalkItem::Kind::kZvol;
+    // I/O first, outside the WorkScope: a zvol's size comes from the device itself (lstat of a
+    // block device says 0).
+    uint64_t size = item->info.size;
+    Status size_error;
     if (item->kind == walk::WalkItem::Kind::kZvol && !item->info.size) {
-      // lstat of a block device says 0: the size comes from the device itself.
-      Result<std::unique_ptr<io::File>> f = fs_->Open(job->path, /*follow=*/true);
-      if (!f.ok()) {
-        input_.errors.push_back(PathError{job->path, f.status().ToString()});
+      Result<std::unique_ptr<io::File>> f = fs_->Open(item->path, /*follow=*/true);
+      if (f.ok()) {
+        size = (*f)->size();
+      } else {
+        size_error = f.status();
+      }
+    }
+    std::shared_ptr<FileJob> job;
+    {
+      WorkScope scope(this);
+      if (!scope) {
+        cancelled_ = true;
+        return false;
+      }
+      if (!is_file) {
+        switch (item->kind) {
+          case walk::WalkItem::Kind::kDirectory:
+            ++input_.directories;
+            directories_.push_back(
+                DirectoryShape{item->dir_entries, item->dir_name_bytes, item->dir_longest_name});
+            break;
+          case walk::WalkItem::Kind::kSkipped:
+            ++input_.skipped[std::string(walk::SkipReasonName(item->skip_reason))];
+            break;
+          default:
+            input_.errors.push_back(PathError{item->path, item->error.ToString()});
+            break;
+        }
         continue;
       }
-      job->size = (*f)->size();
+      if (!size_error.ok()) {
+        input_.errors.push_back(PathError{item->path, size_error.ToString()});
+        continue;
+      }
+      job = MakeJob(std::move(*item), size);
     }
-    job->input = std::make_unique<InputFile>(job->path, item->info, job->size, follow);
-    for (const Row& r : rows_) {
-      job->layouts.push_back(job->is_zvol ? zfs::ZvolLayout(job->size, zvol_block_)
-                                          : zfs::FileLayout(job->size, r.block_bytes));
-    }
-    job->non_hole = std::vector<std::atomic<uint64_t>>(rows_.size() * options_.compressions.size());
-    job->zero_blocks = std::vector<std::atomic<uint64_t>>(rows_.size());
-    job->groups = breakdown_.Groups(options_.paths[item->root], job->path);
-    input_.bytes_logical += job->size;
-    ++input_.files;
     const uint64_t chunks = (job->size + chunk_bytes_ - 1) / chunk_bytes_;
     if (chunks == 0) {
       // An empty file: no block, but a dnode. Hand it on as a zero-length chunk.
@@ -426,6 +503,35 @@ bool Scan::NextChunk(Chunk* out) {
     current_ = std::move(job);
     current_offset_ = 0;
   }
+}
+
+std::shared_ptr<FileJob> Scan::MakeJob(walk::WalkItem item, uint64_t size) {
+  auto job = std::make_shared<FileJob>();
+  job->path = std::move(item.path);
+  {
+    // The path below its input path, seeded with the input's index: the same tree gives the
+    // same occurrence sample wherever it is mounted, and two inputs holding the same names
+    // (two copies of one tree) are sampled apart, not block for block alike.
+    const std::string& root = options_.paths[item.root];
+    const size_t skip = job->path.compare(0, root.size(), root) == 0 ? root.size() : 0;
+    job->path_hash =
+        XXH3_64bits_withSeed(job->path.data() + skip, job->path.size() - skip, item.root);
+  }
+  job->is_zvol = item.kind == walk::WalkItem::Kind::kZvol || options_.volblocksize.has_value();
+  job->size = size;
+  // Symlinks are followed only where the walk follows them: an input path, --follow-symlinks.
+  const bool follow = options_.follow_symlinks || job->path == options_.paths[item.root];
+  job->input = std::make_unique<InputFile>(job->path, item.info, job->size, follow);
+  for (const Row& r : rows_) {
+    job->layouts.push_back(job->is_zvol ? zfs::ZvolLayout(job->size, zvol_block_)
+                                        : zfs::FileLayout(job->size, r.block_bytes));
+  }
+  job->non_hole = std::vector<std::atomic<uint64_t>>(rows_.size() * options_.compressions.size());
+  job->zero_blocks = std::vector<std::atomic<uint64_t>>(rows_.size());
+  job->groups = breakdown_.Groups(options_.paths[item.root], job->path);
+  input_.bytes_logical += job->size;
+  ++input_.files;
+  return job;
 }
 
 // Reads the data of [chunk.offset, chunk.offset + chunk.length) into w.buffer, holes as zeros and
@@ -622,7 +728,9 @@ void Scan::Process(Chunk& chunk, Worker& w) {
     std::lock_guard<std::mutex> lock(job.mu);
     if (!job.status.ok()) return;  // an earlier chunk failed: the file is counted as failed
   }
+  if (abandoned_.load()) return;
   try {
+    std::optional<Reading> reading(std::in_place, this, job.path);  // until the I/O is done
     Result<io::File*> file = job.input->Open(fs_);
     if (!file.ok()) return job.Fail(file.status());
     // The chunk's records end at most at the next multiple of the largest block size.
@@ -634,6 +742,7 @@ void Scan::Process(Chunk& chunk, Worker& w) {
     }
     Status s = ReadChunk(chunk, w, **file, fill_end);
     if (!s.ok()) return job.Fail(std::move(s));
+    if (abandoned_.load()) return;  // no more I/O for a result already built
     if (chunk.offset + chunk.length == job.size) {
       // The last chunk: a byte past the size seen by the walk means the file grew while read.
       uint8_t probe = 0;
@@ -648,6 +757,9 @@ void Scan::Process(Chunk& chunk, Worker& w) {
       // (A file of several chunks is checked once all are done: FinishFile.)
       if (Status same = job.input->CheckUnchanged(); !same.ok()) return job.Fail(std::move(same));
     }
+    reading.reset();
+    WorkScope scope(this);
+    if (!scope) return;  // abandoned while this chunk was read: the result is built already
     MaybeApplyPlan();
     ProcessRows(chunk, w);
   } catch (const std::bad_alloc&) {
@@ -725,6 +837,75 @@ void Scan::MaybeReportProgress(bool force) {
   control_.progress(p);
 }
 
+void Scan::RunPipeline() {
+  const int threads = options_.threads;
+  // More threads than cores is legitimate (slow or remote storage); let TBB have them.
+  tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
+                                  static_cast<size_t>(threads));
+  tbb::task_arena arena(threads);
+  const size_t tokens = static_cast<size_t>(threads) * 2;
+  arena.execute([&] {
+    tbb::parallel_pipeline(
+        tokens,
+        tbb::make_filter<void, Chunk*>(tbb::filter_mode::serial_in_order,
+                                       [&](tbb::flow_control& fc) -> Chunk* {
+                                         auto chunk = std::make_unique<Chunk>();
+                                         if (!NextChunk(chunk.get())) {
+                                           fc.stop();
+                                           return nullptr;
+                                         }
+                                         return chunk.release();
+                                       }) &
+            tbb::make_filter<Chunk*, Chunk*>(tbb::filter_mode::parallel,
+                                             [&](Chunk* chunk) {
+                                               Worker* w = nullptr;
+                                               {
+                                                 WorkScope scope(this);  // the workers' set
+                                                 if (scope) w = &workers_->local();
+                                               }
+                                               if (w != nullptr) Process(*chunk, *w);
+                                               return chunk;
+                                             }) &
+            tbb::make_filter<Chunk*, void>(tbb::filter_mode::serial_out_of_order, [&](Chunk* raw) {
+              std::unique_ptr<Chunk> chunk(raw);
+              WorkScope scope(this);
+              if (!scope) return;
+              bytes_done_ += chunk->length;
+              EnforceTableBudget();
+              if (chunk->file->chunks_left.fetch_sub(1) == 1) {
+                FinishFile(*chunk->file);
+              }
+              MaybeReportProgress(false);
+            }));
+  });
+}
+
+bool Scan::WaitForPipeline() {
+  std::unique_lock<std::mutex> lock(done_mu_);
+  std::optional<Clock::time_point> cancel_seen;
+  while (!pipeline_done_) {
+    done_cv_.wait_for(lock, std::chrono::milliseconds(20));
+    if (pipeline_done_) break;
+    const Clock::time_point now = Clock::now();
+    if (!cancel_seen && control_.cancel && control_.cancel->load()) cancel_seen = now;
+    if (cancel_seen && now - *cancel_seen >= kAbandonAfter) {
+      lock.unlock();
+      Abandon();
+      return false;
+    }
+  }
+  return true;
+}
+
+void Scan::Abandon() {
+  abandoned_.store(true);
+  cancelled_ = true;
+  // Stages inside a WorkScope do no I/O: they end promptly, and none starts after this.
+  while (busy_.load() != 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::lock_guard<std::mutex> lock(reading_mu_);
+  for (const auto& [path, n] : reading_) abandoned_files_.push_back(path);
+}
+
 ScanResult Scan::Run() {
   start_ = last_progress_ = Clock::now();
   walk::WalkOptions wo;
@@ -747,43 +928,25 @@ ScanResult Scan::Run() {
   }
   tally_ = std::make_unique<Tally>(options_, policy_, rows_.size());
 
-  const int threads = options_.threads;
   const size_t settings = options_.compressions.size();
-  // More threads than cores is legitimate (slow or remote storage); let TBB have them.
-  tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
-                                  static_cast<size_t>(threads));
-  tbb::task_arena arena(threads);
-  tbb::enumerable_thread_specific<Worker> workers(
-      [&] { return Worker(chunk_bytes_, max_block_, rows_.size(), settings, occurrences_); });
-  const size_t tokens = static_cast<size_t>(threads) * 2;
-
-  arena.execute([&] {
-    tbb::parallel_pipeline(
-        tokens,
-        tbb::make_filter<void, Chunk*>(tbb::filter_mode::serial_in_order,
-                                       [&](tbb::flow_control& fc) -> Chunk* {
-                                         auto chunk = std::make_unique<Chunk>();
-                                         if (!NextChunk(chunk.get())) {
-                                           fc.stop();
-                                           return nullptr;
-                                         }
-                                         return chunk.release();
-                                       }) &
-            tbb::make_filter<Chunk*, Chunk*>(tbb::filter_mode::parallel,
-                                             [&](Chunk* chunk) {
-                                               Process(*chunk, workers.local());
-                                               return chunk;
-                                             }) &
-            tbb::make_filter<Chunk*, void>(tbb::filter_mode::serial_out_of_order, [&](Chunk* raw) {
-              std::unique_ptr<Chunk> chunk(raw);
-              bytes_done_ += chunk->length;
-              EnforceTableBudget();
-              if (chunk->file->chunks_left.fetch_sub(1) == 1) {
-                FinishFile(*chunk->file);
-              }
-              MaybeReportProgress(false);
-            }));
+  workers_ = std::make_unique<tbb::enumerable_thread_specific<Worker>>([this, settings] {
+    return Worker(chunk_bytes_, max_block_, rows_.size(), settings, occurrences_);
   });
+  // The pipeline on a thread of its own, which holds the Scan: if its reads are abandoned it
+  // ends, and lets the Scan go, once they return.
+  std::thread pipeline([self = shared_from_this()] {
+    self->RunPipeline();
+    std::lock_guard<std::mutex> lock(self->done_mu_);
+    self->pipeline_done_ = true;
+    self->done_cv_.notify_all();
+  });
+  const bool drained = WaitForPipeline();
+  if (drained) {
+    pipeline.join();
+  } else {
+    pipeline.detach();
+  }
+  const tbb::enumerable_thread_specific<Worker>& workers = *workers_;
   MaybeReportProgress(true);
   // The sampled codecs' complete level: the plan of the whole tree, which the scan never went
   // above (before the plan was known it stayed at 0, where every level is complete). After an
@@ -793,8 +956,10 @@ ScanResult Scan::Run() {
     if (!cancelled_) sizer_->Wait();
     if (sizer_->finished()) complete_level = PlannedLevel();
   }
-  sizer_.reset();  // stops the walking threads (still under way after a cancel)
-  walker_.reset();
+  if (!abandoned_) {
+    sizer_.reset();  // stops the walking threads (still under way after a cancel)
+    walker_.reset();
+  }  // else the pipeline thread may still be inside walker_: the Scan's end stops them
 
   ScanResult result;
   result.partial = cancelled_;
@@ -805,6 +970,12 @@ ScanResult Scan::Run() {
   result.input.files -= failed_files_;
   result.input.bytes_logical -= failed_bytes_;
   for (PathError& e : file_errors_) result.input.errors.push_back(std::move(e));
+  for (const std::string& path : abandoned_files_) {
+    result.input.errors.push_back(PathError{
+        path, Status::Cancelled("abandoned: a read had not returned " +
+                                std::to_string(kAbandonAfter.count()) + " ms after the interrupt")
+                  .ToString()});
+  }
   std::sort(result.input.errors.begin(), result.input.errors.end(),
             [](const PathError& a, const PathError& b) { return a.path < b.path; });
 
@@ -850,6 +1021,10 @@ ScanResult Scan::Run() {
 
 }  // namespace
 
+void WaitForAllScans() {
+  for (int n = g_live_scans.load(); n != 0; n = g_live_scans.load()) g_live_scans.wait(n);
+}
+
 ScanOptions ResolveOptions(const ScanOptions& in) {
   ScanOptions o = in;
   if (o.compressions.empty()) o.compressions = DefaultCompressions(o.profile);
@@ -891,9 +1066,9 @@ Result<ScanResult> RunScan(const ScanOptions& options, io::FileSystem* fs,
                            const ScanControl& control) {
   ZSIM_RETURN_IF_ERROR(ValidateScanOptions(options));
   const ScanOptions resolved = ResolveOptions(options);
-  Scan scan(resolved, fs, control);
-  ZSIM_RETURN_IF_ERROR(scan.CheckBudget());
-  return scan.Run();
+  auto scan = std::make_shared<Scan>(resolved, fs, control);
+  ZSIM_RETURN_IF_ERROR(scan->CheckBudget());
+  return scan->Run();
 }
 
 }  // namespace zsim::pipeline
