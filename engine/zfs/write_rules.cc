@@ -50,6 +50,13 @@ bool ZeroBlockIsHole(const WritePolicy& policy, Compression c) {
   return policy.dedup && RulesFor(policy.profile).zero_hole_with_dedup_off;
 }
 
+bool ZeroBlockWrittenOnlyWithoutDedup(const WritePolicy& policy, Compression c) {
+  WritePolicy with = policy, without = policy;
+  with.dedup = true;
+  without.dedup = false;
+  return ZeroBlockIsHole(with, c) && !ZeroBlockIsHole(without, c);
+}
+
 uint64_t CompressionBudget(const WritePolicy& policy, Compression c, uint64_t lsize) {
   if (c.algorithm == CompressionAlgorithm::kOff) return 0;
   const CompressionRule& rule = RuleFor(policy.profile);
@@ -89,6 +96,15 @@ BlockWrite AcceptCompressed(const WritePolicy& policy, uint64_t lsize,
   }
   if (rounded >= lsize) return {BlockKind::kUncompressed, lsize};
   return {BlockKind::kCompressed, rounded};
+}
+
+bool SameBlockWrites(const WritePolicy& a, const WritePolicy& b) {
+  if (a.profile != b.profile || a.dedup != b.dedup) return false;
+  const CompressionRule& rule = RuleFor(a.profile);
+  const bool uses_geometry =
+      rule.budget_aligned_to_gcd || rule.rounding != CompressionRule::Rounding::kSector512;
+  return !uses_geometry || (a.geometry.min_alloc == b.geometry.min_alloc &&
+                            a.geometry.gcd_alloc == b.geometry.gcd_alloc);
 }
 
 bool ZstdEarlyAbortApplies(const WritePolicy& policy, Compression c, uint64_t lsize) {
