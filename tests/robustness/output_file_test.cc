@@ -2,10 +2,8 @@
 // symlink, a bad --html path refused before anything is read (exit 2), and a report that cannot
 // be written on stdout an error with a message (exit 1), except a closed pipe (quiet).
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -112,43 +110,15 @@ TEST_F(OutputFileTest, HtmlReplacesAnExistingFileWholeAndNeverWritesThroughItsIn
   EXPECT_EQ(entries, 3u);  // .keep, report.html, other-name
 }
 
-// Runs zsim with stdout on `stdout_path` (opened for writing) and stderr captured.
-testing::CommandResult RunWithStdout(const std::vector<std::string>& args,
-                                     const std::string& stdout_path) {
-  testing::CommandResult result;
-  int err[2];
-  if (pipe2(err, O_CLOEXEC) != 0) return result;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const int out = open(stdout_path.c_str(), O_WRONLY);
-    dup2(out, STDOUT_FILENO);
-    dup2(err[1], STDERR_FILENO);
-    std::vector<char*> argv = {const_cast<char*>(ZSIM_BINARY)};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  close(err[1]);
-  char buf[4096];
-  for (ssize_t n; (n = read(err[0], buf, sizeof buf)) > 0;) {
-    result.err.append(buf, static_cast<size_t>(n));
-  }
-  close(err[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return result;
-}
-
 TEST_F(OutputFileTest, StdoutWriteErrorIsAnErrorWithAMessage) {
-  const testing::CommandResult r = RunWithStdout({"scan", tree_.string(), "-q"}, "/dev/full");
+  const testing::CommandResult r =
+      testing::RunCommand({ZSIM_BINARY, "scan", tree_.string(), "-q"}, "/dev/full");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("cannot write the report to standard output: No space left on device"),
             std::string::npos)
       << r.err;
   const testing::CommandResult j =
-      RunWithStdout({"scan", tree_.string(), "-q", "--json"}, "/dev/full");
+      testing::RunCommand({ZSIM_BINARY, "scan", tree_.string(), "-q", "--json"}, "/dev/full");
   EXPECT_EQ(j.exit_code, 1);
 }
 
