@@ -130,37 +130,6 @@ void FrameReader::Raw(void* p, size_t n) {
   }
 }
 
-uint8_t FrameReader::U8() {
-  uint8_t v = 0;
-  Raw(&v, 1);
-  return v;
-}
-uint16_t FrameReader::U16() {
-  uint16_t v = 0;
-  Raw(&v, 2);
-  return v;
-}
-uint32_t FrameReader::U32() {
-  uint32_t v = 0;
-  Raw(&v, 4);
-  return v;
-}
-uint64_t FrameReader::U64() {
-  uint64_t v = 0;
-  Raw(&v, 8);
-  return v;
-}
-int32_t FrameReader::I32() {
-  int32_t v = 0;
-  Raw(&v, 4);
-  return v;
-}
-double FrameReader::F64() {
-  double v = 0;
-  Raw(&v, 8);
-  return v;
-}
-
 std::string FrameReader::Str(size_t max_bytes) {
   const uint32_t n = U32();
   if (n > max_bytes) {

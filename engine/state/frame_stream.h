@@ -63,12 +63,12 @@ class FrameReader {
   explicit FrameReader(int fd, bool verify = true) : fd_(fd), verify_(verify) {}
   FrameReader(ByteView bytes, bool verify) : mem_(bytes), verify_(verify) {}
 
-  uint8_t U8();
-  uint16_t U16();
-  uint32_t U32();
-  uint64_t U64();
-  int32_t I32();
-  double F64();
+  uint8_t U8() { return Value<uint8_t>(); }
+  uint16_t U16() { return Value<uint16_t>(); }
+  uint32_t U32() { return Value<uint32_t>(); }
+  uint64_t U64() { return Value<uint64_t>(); }
+  int32_t I32() { return Value<int32_t>(); }
+  double F64() { return Value<double>(); }
   // A string of at most `max_bytes` (longer: failure).
   std::string Str(size_t max_bytes = 1 << 16);
   // Ok after the last value when the end frame follows and nothing after it.
@@ -80,6 +80,12 @@ class FrameReader {
   void Fail(const std::string& why);
 
  private:
+  template <typename T>
+  T Value() {
+    T v{};
+    Raw(&v, sizeof v);
+    return v;
+  }
   void Raw(void* p, size_t n);
   bool NextFrame();  // false at the end frame or on failure
   bool ReadSource(void* p, size_t n);
