@@ -38,6 +38,27 @@ Status Refuse(std::string_view flag, const std::string& path, const std::string&
 
 Result<OutputFile> OutputFile::Prepare(std::string_view flag, const std::string& path,
                                        const std::vector<std::string>& inputs) {
+  ZSIM_RETURN_IF_ERROR(CheckTarget(flag, path, inputs));
+  // The temporary file beside the target: proves the directory writable before any input is read.
+  const std::string dir = DirectoryOf(path);
+  std::string temp = (dir == "/" ? "" : dir) + "/." + BaseOf(path) + ".zsim-XXXXXX";
+  const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+  if (fd < 0) {
+    return Refuse(flag, path, "cannot create a file in " + dir + ": " + std::strerror(errno));
+  }
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  if (::fchmod(fd, 0666 & ~mask) != 0) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(temp.c_str());
+    return Refuse(flag, path, std::string("cannot set its mode: ") + std::strerror(err));
+  }
+  return OutputFile(path, std::move(temp), fd);
+}
+
+Status OutputFile::CheckTarget(std::string_view flag, const std::string& path,
+                               const std::vector<std::string>& inputs) {
   struct stat st;
   bool exists = false;
   if (::lstat(path.c_str(), &st) == 0) {
@@ -88,22 +109,7 @@ Result<OutputFile> OutputFile::Prepare(std::string_view flag, const std::string&
     if (up == "/") break;
     up = DirectoryOf(up);
   }
-
-  // The temporary file beside the target: proves the directory writable before any input is read.
-  std::string temp = (dir == "/" ? "" : dir) + "/." + BaseOf(path) + ".zsim-XXXXXX";
-  const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
-  if (fd < 0) {
-    return Refuse(flag, path, "cannot create a file in " + dir + ": " + std::strerror(errno));
-  }
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  if (::fchmod(fd, 0666 & ~mask) != 0) {
-    const int err = errno;
-    ::close(fd);
-    ::unlink(temp.c_str());
-    return Refuse(flag, path, std::string("cannot set its mode: ") + std::strerror(err));
-  }
-  return OutputFile(path, std::move(temp), fd);
+  return Status::Ok();
 }
 
 OutputFile::OutputFile(OutputFile&& other) noexcept

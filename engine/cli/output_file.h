@@ -33,6 +33,10 @@ class OutputFile {
   // `flag` names the option in messages ("--html"); `inputs` are the scan's paths.
   static Result<OutputFile> Prepare(std::string_view flag, const std::string& path,
                                     const std::vector<std::string>& inputs);
+  // Prepare's checks of the path alone, creating nothing: for an output another module writes
+  // (--save: state/state_file.h writes it by temporary file and rename too).
+  static Status CheckTarget(std::string_view flag, const std::string& path,
+                            const std::vector<std::string>& inputs);
 
   OutputFile(OutputFile&& other) noexcept;
   OutputFile& operator=(OutputFile&&) = delete;

@@ -71,6 +71,18 @@ TEST_F(OutputFileTest, HtmlInsideAScannedTreeIsRefusedByAnyRoute) {
   EXPECT_FALSE(fs::exists(tree_ / "sub" / "x.html"));
 }
 
+// --save (the scan's state file) is held to the same rule.
+TEST_F(OutputFileTest, SaveOverOrInsideAScannedTreeIsRefused) {
+  for (const std::string& save : {file_.string(), tree_.string() + "/state.zsim"}) {
+    const testing::CommandResult r = RunZsim({"scan", tree_.string(), "-q", "--save", save});
+    EXPECT_EQ(r.exit_code, 2) << save << ": " << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find("--save " + save), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(testing::ReadFileBytes(file_), data_);
+  EXPECT_FALSE(fs::exists(tree_ / "state.zsim"));
+}
+
 TEST_F(OutputFileTest, HtmlAtASymlinkIsRefusedAndItsTargetUntouched) {
   const fs::path link = tmp_.path() / "out" / "report.html";
   fs::create_symlink(file_, link);
