@@ -1,7 +1,8 @@
 // engine/pipeline/breakdown.h
 //
-// BreakdownCollector: where the space goes by directory and by file type, for the featured
-// setting, and the dedup that needs no DDT (whole-file duplicates, all-zero blocks).
+// BreakdownCollector: collects, during the scan, where the space goes by directory and by file
+// type for the featured setting, and the dedup that needs no DDT (whole-file duplicates,
+// all-zero blocks), into a state::BreakdownState (finish/breakdown_report.h reports it).
 //
 // lsize and file counts per row are exact. psize and duplicate bytes per row come from sampled
 // references: a reference is kept when its fingerprint falls in 1/M of the key space (bits of
@@ -13,20 +14,20 @@
 // exact and independent of scheduling; above it, M depends on when the cap was crossed.
 //
 // Thread safety: Group/AddFile from the serial stages; Sample from any thread through a
-// per-thread Sampler; Finish after the pipeline has drained.
+// per-thread list; MoveInto after the pipeline has drained.
 
 #ifndef ZSIM_ENGINE_PIPELINE_BREAKDOWN_H_
 #define ZSIM_ENGINE_PIPELINE_BREAKDOWN_H_
 
 #include <atomic>
 #include <cstdint>
-#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "engine/ddt/dedup_table.h"
+#include "engine/state/scan_state.h"
 #include "zsim/scan_result.h"
 
 namespace zsim::pipeline {
@@ -58,10 +59,9 @@ class BreakdownCollector {
   // All-zero data blocks of the featured row.
   void AddZeroBlocks(uint64_t blocks, uint64_t bytes);
 
-  // Fills the breakdown and dedup sources. `setting` is the featured setting's index in the
-  // table's codes. REQUIRES: no Sample is running; `locals` holds every thread's list.
-  void Finish(const ddt::DedupTable& table, size_t setting,
-              const std::vector<const std::vector<Sampled>*>& locals, ScanResult* result) const;
+  // Hands what was collected to the state (rows by name, the kept references, contents).
+  // REQUIRES: no Sample is running; `locals` holds every thread's list.
+  void MoveInto(const std::vector<const std::vector<Sampled>*>& locals, state::BreakdownState* out);
 
  private:
   bool Kept(const ddt::Fingerprint& key, uint32_t shift) const {
@@ -78,13 +78,7 @@ class BreakdownCollector {
   std::vector<std::string> directory_names_, extension_names_;  // id -> name
   std::unordered_map<std::string, uint32_t> directory_ids_, extension_ids_;
   std::vector<Row> directories_, extensions_;
-  struct ContentKey {
-    uint64_t lo, hi, lsize;
-    bool operator<(const ContentKey& o) const {
-      return std::tie(lo, hi, lsize) < std::tie(o.lo, o.hi, o.lsize);
-    }
-  };
-  std::map<ContentKey, uint64_t> contents_;  // whole-file content -> copies
+  std::map<state::BreakdownState::Content, uint64_t> contents_;  // whole-file content -> copies
   uint64_t zero_blocks_ = 0, zero_bytes_ = 0;
 };
 

@@ -92,6 +92,15 @@ BlockWrite AcceptCompressed(const WritePolicy& policy, uint64_t lsize,
   return {BlockKind::kCompressed, rounded};
 }
 
+bool SameBlockWrites(const WritePolicy& a, const WritePolicy& b) {
+  if (a.profile != b.profile || a.dedup != b.dedup) return false;
+  const CompressionRule& rule = RuleFor(a.profile);
+  const bool uses_geometry =
+      rule.budget_aligned_to_gcd || rule.rounding != CompressionRule::Rounding::kSector512;
+  return !uses_geometry || (a.geometry.min_alloc == b.geometry.min_alloc &&
+                            a.geometry.gcd_alloc == b.geometry.gcd_alloc);
+}
+
 bool ZstdEarlyAbortApplies(const WritePolicy& policy, Compression c, uint64_t lsize) {
   // zfs_zstd_compress_buf (2.2.0+): zstd_earlyabort_pass = 1, zstd_cutoff_level = 3 (the test
   // is level >= 3, so never zstd-1/2 or zstd-fast), zstd_abort_size = 128K.

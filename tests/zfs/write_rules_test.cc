@@ -125,5 +125,40 @@ TEST(WriteRulesTest, ZeroBlocksAndEarlyAbort) {
   EXPECT_FALSE(ZstdEarlyAbortApplies(Policy(Profile::kZfs21, 4096, 4096), {A::kZstd, 3}, 131072));
 }
 
+// SameBlockWrites says when a scan's codes hold under another pool: it must agree with the
+// rules themselves, so it is checked against AcceptCompressed and CompressionBudget over sizes.
+TEST(WriteRulesTest, SameBlockWritesAgreesWithTheRules) {
+  auto same_everywhere = [](const WritePolicy& a, const WritePolicy& b) {
+    for (uint64_t lsize : {512u, 4096u, 16384u, 131072u}) {
+      if (CompressionBudget(a, kLz4, lsize) != CompressionBudget(b, kLz4, lsize)) return false;
+      for (uint64_t c = 1; c < lsize; c += 37) {
+        const BlockWrite x = AcceptCompressed(a, lsize, c), y = AcceptCompressed(b, lsize, c);
+        if (x.kind != y.kind || x.psize != y.psize) return false;
+      }
+    }
+    return true;
+  };
+  struct Case {
+    WritePolicy a, b;
+    bool same;
+  };
+  const Case cases[] = {
+      {Policy(Profile::kV23, 512, 512), Policy(Profile::kV23, 8192, 8192), true},
+      {Policy(Profile::kZfs21, 4096, 4096), Policy(Profile::kZfs21, 4096, 4096), true},
+      {Policy(Profile::kZfs21, 4096, 4096), Policy(Profile::kZfs21, 8192, 8192), false},
+      {Policy(Profile::kZfs24, 4096, 4096), Policy(Profile::kZfs24, 16384, 16384), false},
+  };
+  for (const Case& k : cases) {
+    EXPECT_EQ(SameBlockWrites(k.a, k.b), k.same);
+    EXPECT_EQ(same_everywhere(k.a, k.b), k.same);
+  }
+  // Another profile is never taken as the same, even where the rules happen to agree (2.3 and
+  // 2.4 without dedup): a report may only err towards refusing.
+  EXPECT_FALSE(
+      SameBlockWrites(Policy(Profile::kZfs22, 4096, 4096), Policy(Profile::kZfs21, 4096, 4096)));
+  EXPECT_FALSE(SameBlockWrites(Policy(Profile::kZfs24, 4096, 4096, true),
+                               Policy(Profile::kZfs24, 4096, 4096, false)));
+}
+
 }  // namespace
 }  // namespace zsim::zfs

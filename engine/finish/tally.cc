@@ -1,4 +1,4 @@
-#include "engine/pipeline/tally.h"
+#include "engine/finish/tally.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,8 +10,9 @@
 #include "engine/zfs/allocation.h"
 #include "engine/zfs/ddt_footprint.h"
 #include "engine/zfs/ddt_stats.h"
+#include "engine/zfs/profile.h"
 
-namespace zsim::pipeline {
+namespace zsim::finish {
 namespace {
 
 zfs::MetadataContext ContextFor(const ScanOptions& o) {
@@ -131,52 +132,8 @@ uint64_t AuxiliarySize(const zfs::AllocationModel& alloc, uint64_t lsize, int co
   return alloc.Block(lsize, copies).asize;
 }
 
-void OccurrenceSums::AddEmbedded(double block_lsize, double u, double payload) {
-  lsize += block_lsize;
-  emb_bytes += payload;
-  psize_per_u.Add(u, 0);
-  dsize_per_u.Add(u, 0);
-}
-
-void OccurrenceSums::AddStored(double block_lsize, double u, double psize, double dsize,
-                               double block_asize) {
-  ne += 1;
-  lsize += block_lsize;
-  lsize_ne += block_lsize;
-  asize += block_asize;
-  psize_per_u.Add(u, psize);
-  dsize_per_u.Add(u, dsize);
-}
-
-void OccurrenceSums::Merge(const OccurrenceSums& o) {
-  ne += o.ne;
-  lsize += o.lsize;
-  lsize_ne += o.lsize_ne;
-  asize += o.asize;
-  emb_bytes += o.emb_bytes;
-  psize_per_u.Merge(o.psize_per_u);
-  dsize_per_u.Merge(o.dsize_per_u);
-}
-
-OccurrenceSample::OccurrenceSample(size_t settings)
-    : sums(settings * 2 * (estimate::kMaxSampleLevel + 1)) {}
-
-OccurrenceSums& OccurrenceSample::At(size_t setting, int stratum, int level) {
-  return sums[(setting * 2 + static_cast<size_t>(stratum)) * (estimate::kMaxSampleLevel + 1) +
-              static_cast<size_t>(level)];
-}
-const OccurrenceSums& OccurrenceSample::At(size_t setting, int stratum, int level) const {
-  return sums[(setting * 2 + static_cast<size_t>(stratum)) * (estimate::kMaxSampleLevel + 1) +
-              static_cast<size_t>(level)];
-}
-
-void OccurrenceSample::Merge(const OccurrenceSample& o) {
-  for (size_t i = 0; i < sums.size() && i < o.sums.size(); ++i) sums[i].Merge(o.sums[i]);
-}
-
-Tally::Tally(const ScanOptions& options, const zfs::WritePolicy& policy, size_t rows)
+Tally::Tally(const ScanOptions& options, size_t rows)
     : options_(options),
-      policy_(policy),
       alloc_(zfs::AllocationModel::For(options.vdev, options.ashift)),
       rows_(rows),
       settings_(options.compressions.size()) {
@@ -188,33 +145,29 @@ Tally::Tally(const ScanOptions& options, const zfs::WritePolicy& policy, size_t 
 
 Tally::~Tally() = default;
 
-void Tally::AddFile(const std::vector<zfs::RecordLayout>& layouts,
-                    const std::vector<std::atomic<uint64_t>>& non_hole) {
-  for (size_t r = 0; r < rows_; ++r) {
-    for (size_t c = 0; c < settings_; ++c) {
-      const uint64_t n = non_hole[r * settings_ + c].load();
-      metadata_[r * settings_ + c].AddFile(layouts[r].blocks, n);
-      non_hole_blocks_[r * settings_ + c] += n;
-      non_hole_lsize_[r * settings_ + c] += n * layouts[r].block_bytes;
-      if (n != 0) {
-        non_hole_aux_[r * settings_ + c] +=
-            n * AuxiliarySize(alloc_, layouts[r].block_bytes, options_.copies);
-      }
-    }
+void Tally::AddFiles(size_t row, size_t setting, const state::FileShape& shape, uint64_t count) {
+  const size_t i = row * settings_ + setting;
+  for (uint64_t k = 0; k < count; ++k) metadata_[i].AddFile(shape.blocks, shape.non_hole);
+  non_hole_blocks_[i] += count * shape.non_hole;
+  non_hole_lsize_[i] += count * shape.non_hole * shape.block_bytes;
+  if (shape.non_hole != 0) {
+    non_hole_aux_[i] +=
+        count * shape.non_hole * AuxiliarySize(alloc_, shape.block_bytes, options_.copies);
   }
 }
 
-void Tally::AddDirectory(const DirectoryShape& dir) {
+void Tally::AddDirectories(const state::DirectoryShape& dir, uint64_t count) {
   for (zfs::MetadataTally& m : metadata_) {
-    m.AddDirectory(dir.entries, dir.name_bytes, dir.longest_name);
+    for (uint64_t k = 0; k < count; ++k)
+      m.AddDirectory(dir.entries, dir.name_bytes, dir.longest_name);
   }
 }
 
 std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
                                          const ddt::DedupTable& table, uint64_t sparse_holes,
-                                         const SamplingState& sampling,
+                                         const state::SamplingState& sampling,
                                          const estimate::DistinctBlocks& distinct,
-                                         const OccurrenceSample* occurrences) const {
+                                         const estimate::OccurrenceSample* occurrences) const {
   const zfs::AllocationModel alloc = zfs::AllocationModel::For(options_.vdev, options_.ashift);
   const uint64_t m = uint64_t{1} << table.sample_shift();  // dedup sampling: 1/M of the keys
 
@@ -543,7 +496,7 @@ struct SideRatios {
 };
 
 // An occurrence sample's ratios; none when it holds no occurrence.
-std::optional<SideRatios> OccurrenceRatios(const OccurrenceSums& o) {
+std::optional<SideRatios> OccurrenceRatios(const estimate::OccurrenceSums& o) {
   if (o.n() == 0 || o.u() <= 0 || o.lsize <= 0) return std::nullopt;
   return SideRatios{double(o.ne) / double(o.n()),
                     o.lsize_ne / o.lsize,
@@ -584,7 +537,7 @@ struct ZeroSums {
 std::vector<SettingResult> Tally::FinishSampledTable(
     size_t row, uint64_t block_bytes, const ddt::DedupTable& table, uint64_t sparse_holes,
     const std::vector<int>& level, const estimate::DistinctBlocks& distinct,
-    const OccurrenceSample* occurrences, int occurrence_level) const {
+    const estimate::OccurrenceSample* occurrences, int occurrence_level) const {
   const zfs::AllocationModel alloc = zfs::AllocationModel::For(options_.vdev, options_.ashift);
   const uint64_t m = uint64_t{1} << table.sample_shift();
   std::vector<std::array<StratumSums, 2>> strata(settings_);  // [0] full, [1] small
@@ -745,7 +698,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
     // --sample 1/M: the occurrence sample's ratios give the referenced side instead. A kept key
     // stands for all of its references, so a few heavily referenced keys kept or missed moved
     // the kept entries' ratios by tens of percent; an occurrence weighs one block.
-    OccurrenceSums o, o_stratum[2];
+    estimate::OccurrenceSums o, o_stratum[2];
     if (occurrences != nullptr) {
       for (int k = 0; k < 2; ++k) {
         for (int lv = occurrence_level; lv <= estimate::kMaxSampleLevel; ++lv) {
@@ -783,7 +736,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
       const StratumSums& st = strata[c][k];
       if (pop_entries[k] <= 0) continue;
       const double u = k == 0 ? pop_x[k] * full_u : pop_x[k];  // the stratum's auxiliary total
-      const OccurrenceSums& ok = o_stratum[k];
+      const estimate::OccurrenceSums& ok = o_stratum[k];
       double stratum_dsize;
       if (st.n > 0) {
         weight_count[k] = pop_entries[k] / st.n;
@@ -919,4 +872,4 @@ std::vector<SettingResult> Tally::FinishSampledTable(
   return out;
 }
 
-}  // namespace zsim::pipeline
+}  // namespace zsim::finish
