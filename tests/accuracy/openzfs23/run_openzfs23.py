@@ -30,6 +30,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import oracle23  # noqa: E402
+import run_accuracy  # noqa: E402  (the zfs-fuse suite: dataset building and small helpers)
+import zfs_oracle  # noqa: E402
+from run_accuracy import dig, fmt, rel_err, size_bytes  # noqa: E402
 
 ORACLE_VERSION = 2  # bump when what the harness records changes, to invalidate the cache
 SKIP = 77
@@ -99,14 +102,6 @@ WIDENED = {
     "ddt_on_disk_legacy": 0.08,  # (BOUNDARY_NOTE)
 }
 
-SIZES = {"k": 1 << 10, "m": 1 << 20}
-
-
-def size_bytes(text):
-    m = re.fullmatch(r"(\d+)([km]?)", text.lower())
-    return int(m.group(1)) * SIZES.get(m.group(2), 1)
-
-
 def log(msg):
     sys.stderr.write("run_openzfs23: %s\n" % msg)
     sys.stderr.flush()
@@ -114,21 +109,6 @@ def log(msg):
 
 # ----------------------------------------------------------------------------------------------
 # Datasets and zsim
-
-def build_sample(source_dir, name, data_dir):
-    """Runs samples/build-NAME into data_dir/NAME (idempotent); returns (path, summary line)."""
-    script = os.path.join(source_dir, "samples", "build-" + name)
-    out = os.path.join(data_dir, name)
-    p = subprocess.run([script, out, "--size", "small"], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True)
-    if p.returncode != 0:
-        raise oracle23.OracleError("%s failed (exit %d): %s" %
-                                   (script, p.returncode, p.stderr.strip()[-2000:]))
-    lines = [line for line in p.stdout.splitlines() if "checksum=" in line]
-    if not lines:
-        raise oracle23.OracleError("%s printed no summary line" % script)
-    return out, lines[-1]
-
 
 def group_key(s):
     return (s["ashift"], s["vdev"], s["ddt"])
@@ -159,14 +139,6 @@ def run_zsim(zsim, tree, settings):
     return out
 
 
-def dig(obj, *path):
-    for p in path:
-        if not isinstance(obj, dict) or p not in obj:
-            return None
-        obj = obj[p]
-    return obj
-
-
 # ----------------------------------------------------------------------------------------------
 # Comparison
 
@@ -177,13 +149,9 @@ def check(figure, zfs, zsim, strict, ok, error="", tol="", note=""):
             "note": "" if strict else note}
 
 
-def rel_err(zsim, zfs):
-    return (zsim - zfs) / zfs if zfs else (0.0 if zsim == zfs else float("inf"))
-
-
-def zsim_ddt_format(res, fmt):
+def zsim_ddt_format(res, ddt_format):
     for f in dig(res, "dedup", "ddt_formats") or []:
-        if f.get("format") == fmt:
+        if f.get("format") == ddt_format:
             return f
     return None
 
@@ -193,7 +161,7 @@ def compare(oracle, res, setting):
     if res is None:
         return [check("zsim result", "present", "missing", False, False)]
     zstd = setting["compression"].startswith("zstd")
-    fmt = setting["ddt"]
+    ddt_format = setting["ddt"]
     out = []
     if oracle["zdb_diffs"]:
         out.append(check("harness vs packaged zdb", "agree", "; ".join(oracle["zdb_diffs"]),
@@ -230,7 +198,7 @@ def compare(oracle, res, setting):
                          e is not None and abs(e) <= WIDENED[key] + 1e-12,
                          "" if e is None else "%+.2f%%" % (100 * e),
                          "%g%%" % (100 * TOLERANCES[key]), METADATA_NOTE))
-    f = zsim_ddt_format(res, fmt)
+    f = zsim_ddt_format(res, ddt_format)
     leaf = int(dig(f, "leaf_bytes") or 32768)
     for cls in ("unique", "duplicate"):
         o = objs.get(cls)
@@ -247,11 +215,11 @@ def compare(oracle, res, setting):
                 ok = sv is not None and abs(sv - zv) <= WIDENED["ddt_in_core_leaves"] * leaf
                 note = LEAF_NOTE
             else:
-                ok = e is not None and abs(e) <= WIDENED["ddt_on_disk_" + fmt]
-                note = RAW_LEAF_NOTE if fmt == "fast" else BOUNDARY_NOTE
+                ok = e is not None and abs(e) <= WIDENED["ddt_on_disk_" + ddt_format]
+                note = RAW_LEAF_NOTE if ddt_format == "fast" else BOUNDARY_NOTE
             out.append(check("DDT %s %s" % (cls, label), zv, sv, strict, ok,
                              "" if e is None else "%+.1f%%" % (100 * e), "5% or 16K", note))
-    if fmt == "fast":
+    if ddt_format == "fast":
         # The dedup log's RAM right after the write. zsim gives the log holding every entry
         # (144 B each, capped at 1 % of RAM): what it holds before any flush; OpenZFS flushes
         # some during a long write, so its figure may only be lower.
@@ -271,14 +239,6 @@ def compare(oracle, res, setting):
 def setting_label(s):
     return "%s %s a%d %s %s" % (s["recordsize"], s["compression"], s["ashift"], s["vdev"],
                                 s["ddt"])
-
-
-def fmt(v):
-    if v is None:
-        return "—"
-    if isinstance(v, float):
-        return "%.4g" % v
-    return str(v)
 
 
 def table_md(results):
@@ -403,7 +363,7 @@ def main(argv):
         if a.dataset:
             if not (a.data_dir and a.source_dir):
                 ap.error("--dataset needs --data-dir and --source-dir")
-            tree, summary = build_sample(a.source_dir, a.dataset, a.data_dir)
+            tree, summary = run_accuracy.build_sample(a.source_dir, a.dataset, a.data_dir)
             checksum = re.search(r"checksum=(\w+)", summary).group(1)
             name = a.dataset
             settings = FULL_MATRIX if a.matrix == "full" else CI_MATRIX.get(name, DEFAULT_MATRIX)
@@ -411,7 +371,7 @@ def main(argv):
             tree, checksum, name = a.tree, None, a.name or os.path.basename(a.tree)
             settings = FULL_MATRIX if a.matrix == "full" else DEFAULT_MATRIX
         result = run_dataset(a, name, tree, checksum, settings)
-    except (oracle23.OracleError, subprocess.TimeoutExpired) as e:
+    except (oracle23.OracleError, zfs_oracle.OracleError, subprocess.TimeoutExpired) as e:
         log(str(e))
         return 1
     with open(os.path.join(a.out, "openzfs23-%s.json" % name), "w") as f:
