@@ -45,6 +45,10 @@ class DistinctBlocks {
   double small_keys_error() const { return small_keys_.RelativeStandardError(); }
   double small_aux_error() const { return small_units_.RelativeStandardError(); }
 
+  // Counts what `other` counted too: the sketches of two scans merged are the sketch of one scan
+  // of both (a key met in both counts once). REQUIRES: other.full_lsize() == full_lsize().
+  void Merge(const DistinctBlocks& other);
+
   uint64_t full_lsize() const { return full_lsize_; }
   uint64_t memory_bytes() const;
 

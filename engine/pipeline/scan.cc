@@ -371,13 +371,15 @@ bool Scan::NextChunk(Chunk* out) {
     auto job = std::make_shared<FileJob>();
     job->path = std::move(item->path);
     {
-      // The path below its input path, seeded with the input's index: the same tree gives the
-      // same occurrence sample wherever it is mounted, and two inputs holding the same names
-      // (two copies of one tree) are sampled apart, not block for block alike.
+      // The path below its input path, seeded with the input path as given (not its position
+      // among the inputs): two inputs holding the same names (two copies of one tree) are
+      // sampled apart, not block for block alike, and a scan of one input samples it as a scan
+      // of several does, so the states of separate scans merge into the state of one
+      // (state/merge.h).
       const std::string& root = options_.paths[item->root];
       const size_t skip = job->path.compare(0, root.size(), root) == 0 ? root.size() : 0;
-      job->path_hash =
-          XXH3_64bits_withSeed(job->path.data() + skip, job->path.size() - skip, item->root);
+      job->path_hash = XXH3_64bits_withSeed(job->path.data() + skip, job->path.size() - skip,
+                                            XXH3_64bits(root.data(), root.size()));
     }
     job->is_zvol = item->kind == walk::WalkItem::Kind::kZvol || options_.volblocksize.has_value();
     job->size = item->info.size;
