@@ -126,6 +126,13 @@ class DedupTable {
   // REQUIRES: other.settings() == settings(), same kinds; no concurrent use of `other`.
   void Merge(const DedupTable& other);
 
+  // Adds one entry as another table's ForEach gave it (a key not yet in this table; or as Merge
+  // does for one that is). Loading a saved table goes through it.
+  void AddEntry(const EntryView& e) { MergeEntry(e, {}); }
+
+  // How each setting's codes are kept.
+  const std::vector<SettingStorage>& layout() const { return layout_; }
+
   // Keeps from now on only 1/2^shift of the key space (and every all-zero block) and drops the
   // other entries.
   // A shift not above the current one changes nothing.

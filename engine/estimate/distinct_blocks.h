@@ -49,6 +49,14 @@ class DistinctBlocks {
   // of both (a key met in both counts once). REQUIRES: other.full_lsize() == full_lsize().
   void Merge(const DistinctBlocks& other);
 
+  // The three counters (full keys, small keys, small units), to keep them in a file.
+  DistinctCounter& counter(int i) {
+    return i == 0 ? full_keys_ : i == 1 ? small_keys_ : small_units_;
+  }
+  const DistinctCounter& counter(int i) const {
+    return i == 0 ? full_keys_ : i == 1 ? small_keys_ : small_units_;
+  }
+
   uint64_t full_lsize() const { return full_lsize_; }
   uint64_t memory_bytes() const;
 
