@@ -170,7 +170,7 @@ TEST(ScanCliTest, HardLinkFifoAndUnreadableFileAreCountedAndTheScanGoesOn) {
   }
   EXPECT_EQ(r.exit_code, 1) << r.err;
   const json j = ParseJson(r);
-  EXPECT_EQ(j["input"]["files"], 2);  // data and secret (listed, then unreadable)
+  EXPECT_EQ(j["input"]["files"], 1);  // data; secret is listed as an error only (issue 18)
   EXPECT_EQ(j["input"]["skipped"]["hard_link"], 1);
   EXPECT_EQ(j["input"]["skipped"]["fifo"], 1);
   ASSERT_EQ(j["input"]["errors"].size(), 1u);
@@ -435,6 +435,25 @@ TEST(ScanCliTest, SampledCodecsGiveTheSameFiguresForAnyThreadCount) {
                           "lz4,gzip-1,zstd-3", "--json", "--follow-symlinks"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(WithoutTimings(ParseJson(r))["results"], first_results);
+}
+
+// --max-rate: a rate, refused otherwise before any I/O (exit 2); a capped scan reads as much.
+TEST(ScanCliTest, MaxRateIsCheckedAndCapsTheReading) {
+  testing::TempDir tmp;
+  tmp.WriteFile("a", testing::GenerateBlock(3 << 20, 0.5, 7));
+  for (const char* bad : {"0", "fast", "200M/h", "5X"}) {
+    const auto r = RunZsim({"scan", tmp.path().string(), "--max-rate", bad});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("--max-rate"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  // 3 MiB at 1 MiB/s with one 8 MiB chunk of burst: the whole file at once, the same figures.
+  const auto capped =
+      RunZsim({"scan", tmp.path().string(), "--json", "--exact", "--max-rate", "1M/s"});
+  const auto free = RunZsim({"scan", tmp.path().string(), "--json", "--exact"});
+  ASSERT_EQ(capped.exit_code, 0) << capped.err;
+  EXPECT_EQ(WithoutTimings(ParseJson(capped))["results"],
+            WithoutTimings(ParseJson(free))["results"]);
 }
 
 TEST(ScanCliTest, SamplingArgumentsAreChecked) {
