@@ -65,6 +65,7 @@ struct FileJob {
   uint64_t path_hash = 0;  // of the path below its input: chooses the occurrence sample
   bool is_zvol = false;
   uint64_t size = 0;                       // as the walk saw it: the layout follows it
+  uint64_t identity = 0;                   // state::FileIdentity of its device and inode
   std::vector<zfs::RecordLayout> layouts;  // per row
   std::atomic<uint64_t> chunks_left{0};
   std::mutex mu;
@@ -383,6 +384,7 @@ bool Scan::NextChunk(Chunk* out) {
     }
     job->is_zvol = item->kind == walk::WalkItem::Kind::kZvol || options_.volblocksize.has_value();
     job->size = item->info.size;
+    job->identity = state::FileIdentity(item->info.dev, item->info.ino);
     if (item->kind == walk::WalkItem::Kind::kZvol && !item->info.size) {
       // lstat of a block device says 0: the size comes from the device itself.
       Result<std::unique_ptr<io::File>> f = fs_->Open(job->path, /*follow=*/true);
@@ -680,6 +682,7 @@ void Scan::FinishFile(FileJob& job) {
   }
   // Even a failed file exists on the pool (its dnode at least): the blocks read before the
   // failure are in the tables, so its shape is counted as far as it was read.
+  state_.file_ids.push_back(job.identity);
   const size_t settings = options_.compressions.size();
   for (size_t r = 0; r < rows_.size(); ++r) {
     for (size_t c = 0; c < settings; ++c) {
@@ -789,6 +792,9 @@ state::ScanState Scan::Run() {
   walker_.reset();
 
   state_.partial = cancelled_;
+  std::sort(state_.file_ids.begin(), state_.file_ids.end());
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) state_.host = host;
   input_.paths = options_.paths;
   input_.bytes_read = bytes_read_;
   for (PathError& e : file_errors_) input_.errors.push_back(std::move(e));
