@@ -20,6 +20,7 @@ Examples:
   zsim scan /srv --save srv.zstate                  keep the scan's state to report again later
   zsim report srv.zstate --vdev raidz2:6 --copies 2 the same data on another pool, no rescan
   zsim report host1.zstate host2.zstate             one pool for both hosts: dedup across them
+  zsim diff monday.zstate friday.zstate             what changed in between
 
 Sizes take ZFS suffixes: 512, 4k, 128K, 1M. Exit codes: 0 done, 1 done but some paths could not
 be read, 2 bad usage, 130 interrupted (the partial report was printed).
@@ -137,6 +138,15 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   report->add_option("--html", r_html, "also write the HTML report to FILE");
   report->add_flag("--quiet,-q", r_quiet, "no warnings on stderr");
 
+  CLI::App* diff = app.add_subcommand(
+      "diff", "what changed between two saved scans: sizes, compression, dedup, DDT size, space");
+  std::vector<std::string> diff_paths;
+  bool d_json = false;
+  diff->add_option("OLD NEW", diff_paths, "two state files (zsim scan --save)")
+      ->required()
+      ->expected(2);
+  diff->add_flag("--json", d_json, "print the differences as JSON");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -153,6 +163,13 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     std::string msg = e.what();
     msg += "\nRun 'zsim scan --help' for the options.";
     return Status::InvalidArgument(std::move(msg));
+  }
+  if (diff->parsed()) {
+    cmd.kind = Command::Kind::kDiff;
+    cmd.json = d_json;
+    cmd.progress = false;
+    cmd.report.state_paths = diff_paths;
+    return cmd;
   }
   if (report->parsed()) {
     cmd.kind = Command::Kind::kReport;

@@ -27,7 +27,7 @@ struct ReportFlags {
 };
 
 struct Command {
-  enum class Kind { kScan, kReport, kHelp, kVersion };
+  enum class Kind { kScan, kReport, kDiff, kHelp, kVersion };
   Kind kind = Kind::kScan;
   std::string help_text;  // kHelp: what to print on stdout
   ScanOptions options;
@@ -35,7 +35,7 @@ struct Command {
   std::optional<std::string> html_path;  // --html FILE: also write the HTML report there
   bool quiet = false;
   std::optional<std::string> save_path;  // scan --save FILE: also keep the scan's state there
-  ReportFlags report;                    // kReport
+  ReportFlags report;                    // kReport; kDiff: state_paths = {old, new}
   std::optional<bool> progress;          // unset: when stderr is a terminal
 };
 

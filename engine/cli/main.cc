@@ -17,6 +17,7 @@
 #include "engine/finish/finish.h"
 #include "engine/io/file_system.h"
 #include "engine/pipeline/scan.h"
+#include "engine/report/diff_report.h"
 #include "engine/report/html_report.h"
 #include "engine/report/json_report.h"
 #include "engine/report/text_report.h"
@@ -132,6 +133,24 @@ int main(int argc, char** argv) {
       cli::PrintError(can_save.message());
       return cli::kExitUsage;
     }
+  }
+
+  if (cmd->kind == cli::Command::Kind::kDiff) {
+    // Each scan reported with its own options; the figures they share compared.
+    std::vector<ScanResult> scans;
+    for (const std::string& path : cmd->report.state_paths) {
+      Result<state::ScanState> s = state::LoadState(path);
+      if (!s.ok()) {
+        cli::PrintError(s.status().message());
+        return cli::kExitUsage;
+      }
+      scans.push_back(finish::Finish(*s, finish::ReportOptionsOf(s->options)));
+    }
+    const std::string& a = cmd->report.state_paths[0];
+    const std::string& b = cmd->report.state_paths[1];
+    WriteStdout(cmd->json ? report::DiffJson(scans[0], scans[1], a, b)
+                          : report::DiffText(scans[0], scans[1], a, b));
+    return cli::kExitOk;
   }
 
   Result<ScanResult> result = Status::Internal("no result");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -219,6 +220,24 @@ void DedupTable::StoreCodes(Shard& shard, uint32_t id, std::span<const PsizeCode
     if (side_slot_[c] != SIZE_MAX) shard.side_codes.push_back(codes[c]);
   }
   bytes_.fetch_add(shard.SideBytes() - before, std::memory_order_relaxed);
+}
+
+void DedupTable::Reserve(uint64_t entries) {
+  // Expected keys per shard plus four standard deviations (the shard bits are uniform).
+  const double mean = double(entries) / double(shards_.size());
+  const uint64_t per_shard = static_cast<uint64_t>(mean + 4 * std::sqrt(mean)) + 1;
+  if (per_shard >= kMaxEntriesPerShard) return;
+  for (auto& shard_ptr : shards_) {
+    Shard& shard = *shard_ptr;
+    std::lock_guard<std::mutex> lock(shard.mu);
+    size_t slots = std::max<size_t>(shard.index.size(), 64);
+    while ((per_shard + 1) * 8 > slots * 7) slots = NextIndexSize(slots);
+    if (slots <= shard.index.size()) continue;
+    const size_t before = shard.index.capacity();
+    shard.RebuildIndex(slots, entry_bytes_);
+    bytes_.fetch_add((shard.index.capacity() - before) * sizeof(uint32_t),
+                     std::memory_order_relaxed);
+  }
 }
 
 void DedupTable::Merge(const DedupTable& other) {

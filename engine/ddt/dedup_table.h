@@ -130,6 +130,10 @@ class DedupTable {
   // does for one that is). Loading a saved table goes through it.
   void AddEntry(const EntryView& e) { MergeEntry(e, {}); }
 
+  // Sizes every shard's index for `entries` keys spread evenly over the shards (a table about to
+  // be filled with a known number of entries: loading a saved one), so the fill rebuilds no index.
+  void Reserve(uint64_t entries);
+
   // How each setting's codes are kept.
   const std::vector<SettingStorage>& layout() const { return layout_; }
 

@@ -1,5 +1,6 @@
 #include "engine/state/frame_stream.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -56,6 +57,15 @@ Status FrameWriter::Finish() {
   Write(&zero, 4);
   Write(&sum, 8);
   return status_;
+}
+
+uint64_t FrameReader::remaining_hint() const {
+  uint64_t left = frame_.size() - pos_;
+  if (fd_ < 0) return left + (mem_.size() - mem_pos_);
+  struct stat st {};
+  const off_t at = ::lseek(fd_, 0, SEEK_CUR);
+  if (::fstat(fd_, &st) == 0 && at >= 0 && st.st_size >= at) left += uint64_t(st.st_size - at);
+  return left;
 }
 
 void FrameReader::Fail(const std::string& why) {

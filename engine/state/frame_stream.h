@@ -74,6 +74,10 @@ class FrameReader {
   // Ok after the last value when the end frame follows and nothing after it.
   Status End();
 
+  // Bytes left to read (in the current frame and the source): an upper bound of what is left of
+  // the stream, for sizing what the values announce.
+  uint64_t remaining_hint() const;
+
   bool ok() const { return error_.empty(); }
   const std::string& error() const { return error_; }
   // Marks the stream bad (a value out of range found by the parser); the first reason stays.

@@ -318,6 +318,9 @@ std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r, size_t settings,
   if (shift > 63) r.Fail("corrupt: sample shift");
   if (r.ok()) table->RaiseSampleShift(shift);
   const uint64_t n = Count(r, kMaxCount, "entry");
+  // Sized for the entries the file announces, only when it is that long: a corrupt count
+  // must not make the loader allocate what the file does not hold.
+  if (n > 0 && n <= r.remaining_hint() / 20) table->Reserve(n);
   std::vector<ddt::PsizeCode> codes(settings);
   for (uint64_t i = 0; i < n && r.ok(); ++i) {
     ddt::EntryView e{};

@@ -2,7 +2,8 @@
 // scan's own report (timings aside) for a matrix of allocation options, profiles and sampling;
 // several states are merged (scans of parts equal the scan of the whole); a state file that is
 // truncated, corrupt, foreign or of another format version is refused with exit 2 and a message,
-// and so are options the state cannot answer; --save to a bad place is refused before scanning.
+// and so are options the state cannot answer; --save to a bad place is refused before scanning;
+// zsim diff shows each scan's own figures side by side.
 
 #include <gtest/gtest.h>
 
@@ -228,6 +229,44 @@ TEST_F(StateCliTest, SaveToABadPlaceIsRefusedBeforeScanning) {
     EXPECT_TRUE(r.out.empty()) << "no report: nothing was scanned";
     EXPECT_NE(r.err.find("--save"), std::string::npos) << r.err;
   }
+}
+
+TEST_F(StateCliTest, DiffShowsWhatChangedBetweenTwoScans) {
+  const json before = ScanSaving({Part("p1")}, {}, StatePath("before"));
+  const json after = ScanSaving({Part("p1"), Part("p2")}, {}, StatePath("after"));
+  const testing::CommandResult r =
+      testing::RunZsim({"diff", StatePath("before"), StatePath("after"), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json d = testing::ParseReportJson(r);
+  EXPECT_EQ(d["input"]["files"][0], before["input"]["files"]);
+  EXPECT_EQ(d["input"]["files"][1], after["input"]["files"]);
+  ASSERT_EQ(d["results"].size(), before["results"].size());
+  for (const json& row : d["results"]) {
+    SCOPED_TRACE(row["compression"].get<std::string>());
+    const uint64_t rs = row["recordsize"];
+    const std::string c = row["compression"];
+    const json& b = testing::ResultFor(before, rs, c);
+    const json& a = testing::ResultFor(after, rs, c);
+    EXPECT_EQ(row["dedup_ratio"][0], b["dedup"]["ratio"]);
+    EXPECT_EQ(row["dedup_ratio"][1], a["dedup"]["ratio"]);
+    EXPECT_EQ(row["psize"][0], b["psize"]);
+    EXPECT_EQ(row["psize"][1], a["psize"]);
+    EXPECT_EQ(row["used"][1], a["used"]);
+    EXPECT_EQ(row["ddt_entries"][1].get<uint64_t>(),
+              a["dedup"]["entries"]["unique"].get<uint64_t>() +
+                  a["dedup"]["entries"]["duplicate"].get<uint64_t>());
+  }
+  // The second part adds a copy of a file of the first: the dedup ratio grows.
+  const json& lz4 = d["results"][1];
+  EXPECT_GT(lz4["dedup_ratio"][1].get<double>(), lz4["dedup_ratio"][0].get<double>());
+  const testing::CommandResult text =
+      testing::RunZsim({"diff", StatePath("before"), StatePath("after")});
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("dedup_ratio"), std::string::npos) << text.out;
+  const testing::CommandResult bad =
+      testing::RunZsim({"diff", StatePath("before"), Part("p1")});  // a directory, not a state
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_FALSE(bad.err.empty());
 }
 
 }  // namespace
