@@ -25,13 +25,6 @@ std::string Estimated(double r, const std::optional<std::array<double, 2>>& ci95
   return ci95 ? HtmlEscape(fmt::format("~{}", RatioWithInterval(r, *ci95))) : Ratio(r);
 }
 
-std::string Saved(uint64_t stored, uint64_t lsize) {
-  if (lsize == 0) return "-";
-  // Rounded first, so a saving of -0.3 % prints "0%", not "-0%".
-  const double percent = std::round((1.0 - double(stored) / double(lsize)) * 100.0);
-  return fmt::format("{:.0f}%", percent == 0 ? 0.0 : percent);
-}
-
 // The embedded JSON: '<', '>' and '&' as \u escapes, so "</script>" or "<!--" inside a file
 // name cannot end the data element. They only occur inside JSON strings, where \u is valid.
 std::string ScriptSafeJson(const std::string& json) {
@@ -109,22 +102,29 @@ void SettingsTable(const ScanResult& r, const Advice& a, std::string& out) {
   out +=
       "<tr><th>recordsize</th><th class=\"l\">compression</th><th>logical</th><th>physical</th>"
       "<th>allocated</th><th>compressratio</th><th>dedup</th><th>combined</th>"
-      "<th>used (no dedup)</th><th>ALLOC with dedup</th><th>saved</th><th>saved with dedup</th>"
-      "</tr>\n";
+      "<th>used (no dedup)</th><th>saved</th><th>used with dedup</th><th>saved with dedup</th>"
+      "<th>ALLOC (raw)</th></tr>\n";
   for (size_t i = 0; i < r.results.size(); ++i) {
     const SettingResult& s = r.results[i];
+    const SettingSpace space = SpaceOf(s, r.options);
     out += fmt::format(
         "<tr{}><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
         int(i) == a.featured ? " class=\"featured\"" : "", zfs::NiceBytes(s.recordsize),
         CompressionName(s.compression), FormatBytes(s.lsize), FormatBytes(s.psize),
         FormatBytes(s.asize), Estimated(s.compressratio, s.ci95),
         Estimated(s.dedup.ratio, s.dedup.ratio_ci95), Ratio(s.dedup.zdb_total), FormatBytes(s.used),
-        FormatBytes(s.pool_alloc), Saved(s.used, s.lsize), Saved(s.pool_alloc, s.lsize));
+        s.lsize > 0 ? SavedText(space.saved) : "-", FormatBytes(space.stored_dedup_bytes),
+        s.lsize > 0 ? SavedText(space.saved_dedup) : "-", FormatBytes(s.pool_alloc));
   }
   out +=
-      "</table></div>\n<p class=\"meta\">Highlighted: the setting the advice recommends, shown in "
-      "full below. ~: estimated from a sample, with the 95% interval (<code>--exact</code> "
+      "</table></div>\n<p class=\"meta\">saved: 1 &minus; stored / logical, one base for every "
+      "saved figure of this report; stored is usable space as <code>zfs get used</code> counts it "
+      "(parity and padding deflated by the vdev's ratio); with dedup: used less what dedup "
+      "removes, plus the DDT, deflated alike. ALLOC (raw): <code>zpool list</code> ALLOC with "
+      "dedup, parity and the pool's own metadata included. Highlighted: the setting the advice "
+      "recommends, shown in full below. ~: estimated from a sample, with the 95% interval "
+      "(<code>--exact</code> "
       "computes every block).</p>\n";
 }
 

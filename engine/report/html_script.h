@@ -235,14 +235,14 @@ inline constexpr const char* kHtmlScript = R"JS(
                 { yLabel: 'bytes (dsize)', tick: fmtBytes, log: true, xLabel: 'refcnt bucket' });
   }
   function drawSavings(svg) {
-    var saved = function (stored, l) { return l > 0 ? (1 - stored / l) * 100 : 0; };
-    note(svg, 'against the logical size; with dedup: zpool ALLOC, DDT included.');
+    note(svg, 'saved: 1 - stored / logical, stored as zfs used counts it (parity deflated); ' +
+         'with dedup: less what dedup removes, plus the DDT.');
     return bars(svg, results.map(function (r) { return niceSize(r.recordsize) + ' ' +
                                                        r.compression; }),
                 [{ name: 'saved without dedup', values: results.map(function (r) {
-                   return saved(r.used, r.lsize); }) },
+                   return r.saved_percent; }) },
                  { name: 'saved with dedup', values: results.map(function (r) {
-                   return saved(r.pool_alloc, r.lsize); }) }],
+                   return r.saved_with_dedup_percent; }) }],
                 { yLabel: 'space saved (%)', tick: function (v) { return v.toFixed(0) + '%'; },
                   max: 10, xLabel: 'recordsize, compression' });
   }

@@ -1,5 +1,6 @@
 #include "engine/report/json_report.h"
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "engine/report/advice.h"
@@ -42,7 +43,7 @@ json Footprint(const DdtFootprint& f) {
               {"duplicate", ClassFootprint(f.duplicate)}};
 }
 
-json Setting(const SettingResult& s, DdtFormat chosen) {
+json Setting(const SettingResult& s, const ScanOptions& o, DdtFormat chosen) {
   json histogram = json::array();
   for (const DdtHistogramRow& row : s.dedup.histogram) {
     histogram.push_back(json{{"refcnt", row.refcnt},
@@ -103,15 +104,47 @@ json Setting(const SettingResult& s, DdtFormat chosen) {
       {"timing", {{"codec_seconds", s.codec_seconds}, {"codec_bytes", s.codec_bytes}}},
   };
   out["compress_bytes_per_second"] = CodecBytesPerSecond(s);  // per core; 0: not timed
+  const SettingSpace space = SpaceOf(s, o);
+  out["used_with_dedup"] = space.stored_dedup_bytes;
+  out["saved_percent"] = SavedPercentOf(space.saved);
+  out["saved_with_dedup_percent"] = SavedPercentOf(space.saved_dedup);
   if (s.ci95) out["ci95"] = json::array({(*s.ci95)[0], (*s.ci95)[1]});
   return out;
+}
+
+// Ratios stay fractional; every other figure is a count, a size or a whole percent: an integer.
+json Figure(const AdviceFigure& f) {
+  const std::string_view n = f.name;
+  if (n.ends_with("ratio") || n.ends_with("_ratio")) return f.value;
+  return static_cast<int64_t>(std::llround(f.value));
+}
+
+json DecisionJson(const ScanResult& r, const Decision& d) {
+  if (d.featured < 0) return nullptr;
+  const SettingResult& f = r.results[size_t(d.featured)];
+  return json{{"index", d.featured},
+              {"block_size_property", BlockSizeProperty(r.options)},
+              {"recordsize", f.recordsize},
+              {"compression", CompressionName(f.compression)},
+              {"dedup", d.dedup_on ? "on" : "off"},
+              {"dedup_with_ddt_hardware", d.dedup_with_hardware},
+              {"verdict", VerdictName(d.verdict)},
+              {"dedup_verdict", VerdictName(d.dedup_verdict)},
+              {"logical_bytes", d.space.logical_bytes},
+              {"stored_bytes", d.stored_bytes},
+              {"saved_percent", SavedPercentOf(d.saved)},
+              {"saved_without_dedup_percent", SavedPercentOf(d.space.saved)},
+              {"saved_with_dedup_percent", SavedPercentOf(d.space.saved_dedup)},
+              {"ddt_ram_bytes", d.dedup.ram_need_bytes},
+              {"ddt_ram_budget_bytes", d.dedup.budget_bytes},
+              {"ddt_fits_in_ram", d.dedup.fits}};
 }
 
 json AdviceJson(const ScanResult& r, const Advice& a) {
   json items = json::array();
   for (const AdviceItem& item : a.items) {
     json figures = json::object();
-    for (const AdviceFigure& f : item.figures) figures[f.name] = f.value;
+    for (const AdviceFigure& f : item.figures) figures[f.name] = Figure(f);
     items.push_back(json{{"kind", AdviceKindName(item.kind)},
                          {"verdict", VerdictName(item.verdict)},
                          {"sentence", item.sentence},
@@ -128,6 +161,7 @@ json AdviceJson(const ScanResult& r, const Advice& a) {
   return json{{"verdict", summary ? VerdictName(summary->verdict) : "nothing_scanned"},
               {"summary", summary ? summary->sentence : ""},
               {"featured", featured},
+              {"decision", DecisionJson(r, a)},
               {"ram_bytes", a.ram_bytes},
               {"ddt_format", FormatName(a.ddt_format)},
               {"thresholds",
@@ -187,8 +221,9 @@ std::string ToJson(const ScanResult& r, const Advice& advice) {
       {"threads", o.threads},
   };
   json results = json::array();
-  for (const SettingResult& s : r.results) results.push_back(Setting(s, format));
+  for (const SettingResult& s : r.results) results.push_back(Setting(s, o, format));
   json out = {
+      {"schema_version", kJsonSchemaVersion},
       {"zsim_version", ZSIM_VERSION_STRING},
       {"partial", r.partial},
       {"input",

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "engine/base/size_suffix.h"
+#include "engine/report/text_table.h"
 #include "engine/zfs/ddt_footprint.h"
 #include "engine/zfs/nicenum.h"
 #include "engine/zfs/zdb_text.h"
@@ -18,14 +19,6 @@ constexpr size_t kBreakdownRows = 10;
 std::string Ratio(double r) { return fmt::format("{:.2f}x", r); }
 
 std::string Section(const char* title) { return fmt::format("\n== {} ==\n", title); }
-
-// Savings against the logical size, or "-" when there is nothing.
-std::string Saved(uint64_t stored, uint64_t lsize) {
-  if (lsize == 0) return "-";
-  // Rounded first, so a saving of -0.3 % prints "0%", not "-0%".
-  const double percent = std::round((1.0 - double(stored) / double(lsize)) * 100.0);
-  return fmt::format("{:.0f}%", percent == 0 ? 0.0 : percent);
-}
 
 // A file name on one line: control characters (newline, escape, ...) become '?'.
 std::string Printable(const std::string& name) {
@@ -64,26 +57,37 @@ void Scanned(const ScanResult& r, std::string& out) {
   }
 }
 
-void Settings(const ScanResult& r, const Advice& a, std::string& out) {
+void Settings(const ScanResult& r, const Advice& a, const TextOptions& t, std::string& out) {
   out += Section(kSectionSettings);
-  constexpr const char* kRow =
-      "{:<1}{:<10} {:<13} {:>8} {:>8} {:>9} {:>8} {:>6} {:>8} {:>8} {:>10} {:>6} {:>10}\n";
-  out += fmt::format(kRow, "", r.options.volblocksize ? "volblock" : "recordsize", "compression",
-                     "logical", "physical", "allocated", "compress", "dedup", "combined", "used",
-                     "with dedup", "saved", "with dedup");
+  TextTable table({{"", true, 0},
+                   {BlockSizeProperty(r.options), true, 0},
+                   {"compression", true, 0},
+                   {"logical", false, 4},
+                   {"physical", false, 5},
+                   {"allocated", false, 7},
+                   {"compress", false, 0},
+                   {"dedup", false, 0},
+                   {"combined", false, 6},
+                   {"used", false, 0},
+                   {"saved", false, 0},
+                   {"used+dedup", false, 2},
+                   {"saved+dedup", false, 0},
+                   {"ALLOC(raw)", false, 3}});
   std::string estimates;  // one line per setting with a sampled figure
   for (size_t i = 0; i < r.results.size(); ++i) {
     const SettingResult& s = r.results[i];
+    const SettingSpace space = SpaceOf(s, r.options);
     const bool sampled_compress = s.ci95.has_value();
     const bool sampled_dedup = s.dedup.ratio_ci95.has_value();
-    out +=
-        fmt::format(kRow, int(i) == a.featured ? "*" : "", zfs::NiceBytes(s.recordsize),
-                    CompressionName(s.compression), zfs::NiceBytes(s.lsize),
-                    zfs::NiceBytes(s.psize), zfs::NiceBytes(s.asize),
-                    fmt::format("{}{}", sampled_compress ? "~" : "", Ratio(s.compressratio)),
-                    fmt::format("{}{}", sampled_dedup ? "~" : "", Ratio(s.dedup.ratio)),
-                    Ratio(s.dedup.zdb_total), zfs::NiceBytes(s.used), zfs::NiceBytes(s.pool_alloc),
-                    Saved(s.used, s.lsize), Saved(s.pool_alloc, s.lsize));
+    table.AddRow({int(i) == a.featured ? "*" : "", zfs::NiceBytes(s.recordsize),
+                  CompressionName(s.compression), zfs::NiceBytes(s.lsize), zfs::NiceBytes(s.psize),
+                  zfs::NiceBytes(s.asize),
+                  fmt::format("{}{}", sampled_compress ? "~" : "", Ratio(s.compressratio)),
+                  fmt::format("{}{}", sampled_dedup ? "~" : "", Ratio(s.dedup.ratio)),
+                  Ratio(s.dedup.zdb_total), zfs::NiceBytes(s.used),
+                  s.lsize > 0 ? SavedText(space.saved) : "-",
+                  zfs::NiceBytes(space.stored_dedup_bytes),
+                  s.lsize > 0 ? SavedText(space.saved_dedup) : "-", zfs::NiceBytes(s.pool_alloc)});
     if (!sampled_compress && !sampled_dedup) continue;
     estimates +=
         fmt::format("  {} {}:", zfs::NiceBytes(s.recordsize), CompressionName(s.compression));
@@ -97,9 +101,15 @@ void Settings(const ScanResult& r, const Advice& a, std::string& out) {
     }
     estimates += "\n";
   }
-  out +=
-      "(used: what `zfs get used` shows, no dedup; with dedup: `zpool list` ALLOC, DDT included;"
-      " saved: against the logical size; * the setting featured below)\n";
+  out += table.Render(t.width, t.wide);
+  out += Wrap(
+      "saved: 1 - stored/logical, one base for every saved figure in this report. Stored is "
+      "usable space as `zfs get used` counts it (parity and padding deflated by the vdev's "
+      "ratio): used without dedup; used+dedup is used less what dedup removes plus the DDT, "
+      "deflated the same way. ALLOC(raw): `zpool list` ALLOC with dedup, parity and the pool's "
+      "own metadata included. * the recommended setting, featured below." +
+          std::string(t.wide ? "" : " --wide shows every column."),
+      t.width, "", "");
   if (!estimates.empty()) {
     out +=
         "~ estimates from a sample (`--exact` computes every block), with their 95% intervals:\n" +
@@ -193,16 +203,18 @@ std::string RatioWithInterval(double ratio, const std::array<double, 2>& ci95) {
 
 std::string ToText(const ScanResult& r) { return ToText(r, ComputeAdvice(r)); }
 
-std::string ToText(const ScanResult& r, const Advice& a) {
+std::string ToText(const ScanResult& r, const Advice& a, const TextOptions& t) {
   const ScanOptions& o = r.options;
   std::string out;
   out += fmt::format("zsim {}: what ZFS {} would store (ashift {}, vdev {}, copies {})\n",
                      ZSIM_VERSION_STRING, ProfileName(o.profile), o.ashift, VdevName(o.vdev),
                      o.copies);
   if (r.partial) out += "PARTIAL: the scan was interrupted; figures cover what was read.\n";
-  if (const AdviceItem* s = a.Find(AdviceKind::kSummary)) out += "Verdict: " + s->sentence + "\n";
+  if (const AdviceItem* s = a.Find(AdviceKind::kSummary)) {
+    out += Wrap(s->sentence, t.width, "Verdict: ", "  ");
+  }
   Scanned(r, out);
-  Settings(r, a, out);
+  Settings(r, a, t, out);
   if (a.featured >= 0) {
     const SettingResult& f = r.results[size_t(a.featured)];
     Histogram(r, f, a, out);
@@ -210,7 +222,7 @@ std::string ToText(const ScanResult& r, const Advice& a) {
   }
   Breakdown(r, out);
   out += Section(kSectionAdvice);
-  for (const AdviceItem& item : a.items) out += "- " + item.sentence + "\n";
+  for (const AdviceItem& item : a.items) out += Wrap(item.sentence, t.width, "- ", "  ");
   return out;
 }
 
