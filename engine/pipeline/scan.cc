@@ -52,6 +52,15 @@ int OccurrenceLevel(uint64_t path_hash, uint64_t block_index, uint64_t block_byt
   return std::countr_zero(x | (uint64_t{1} << estimate::kMaxSampleLevel));
 }
 
+// The first setting that compresses (0 when none does): whole-file duplicates are sized in it,
+// since its zero records are holes.
+size_t FirstCompressing(const std::vector<Compression>& compressions) {
+  for (size_t c = 0; c < compressions.size(); ++c) {
+    if (compressions[c].algorithm != CompressionAlgorithm::kOff) return c;
+  }
+  return 0;
+}
+
 // One input file (or zvol) shared by its chunks.
 struct FileJob {
   std::string path;
@@ -125,7 +134,7 @@ struct Worker {
   std::vector<uint64_t> sparse_holes;  // per row: records entirely inside a file's holes
   std::vector<std::pair<uint64_t, uint64_t>> extents;  // data ranges of the current chunk
   std::vector<uint64_t> codec_ns, codec_bytes;         // per (row, setting)
-  std::vector<BreakdownCollector::Sampled> sampled;    // featured row's sampled references
+  std::vector<BreakdownCollector::Sampled> sampled;    // every row's sampled references
   uint64_t zero_blocks = 0;                            // featured row's all-zero records
   // The current row's first sightings in the chunk, and their codes (block-major).
   std::vector<FirstSeen> first_seen;
@@ -150,14 +159,10 @@ class Scan {
       : options_(options),
         fs_(fs),
         control_(control),
-        alloc_(zfs::AllocationModel::For(options.vdev, options.ashift)) {
-    // The featured setting (breakdowns, the report's DDT): the first that compresses.
-    for (size_t c = 0; c < options_.compressions.size(); ++c) {
-      if (options_.compressions[c].algorithm != CompressionAlgorithm::kOff) {
-        featured_ = c;
-        break;
-      }
-    }
+        alloc_(zfs::AllocationModel::For(options.vdev, options.ashift)),
+        featured_(FirstCompressing(options.compressions)),
+        breakdown_(options.volblocksize ? 1 : options.recordsizes.size(),
+                   options.compressions.size(), featured_) {
     policy_.profile = options_.profile;
     policy_.geometry = zfs::GeometryFor(options_.vdev, options_.ashift);
     policy_.dedup = true;
@@ -480,8 +485,8 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       const ByteView block(w.buffer.get() + (rec_begin - chunk.offset), bs);
       const bool is_zero = IsAllZero(block);
       const ddt::Fingerprint fp = ddt::ComputeFingerprint(options_.checksum, block);
+      breakdown_.Sample(fp, job.groups, static_cast<uint32_t>(r), &w.sampled);
       if (r == 0) {
-        breakdown_.Sample(fp, job.groups, &w.sampled);
         content_lo += Mix64(fp.lo ^ (b * kGoldenGamma));
         content_hi += Mix64(fp.hi + b);
         if (is_zero) {
@@ -678,9 +683,13 @@ void Scan::FinishFile(FileJob& job) {
   // Even a failed file exists on the pool (its dnode at least): the blocks read before the
   // failure are in the tables, so its shape is counted as far as it was read.
   tally_->AddFile(job.layouts, job.non_hole);
-  const uint64_t featured_lsize =
-      job.non_hole[featured_].load() * (job.layouts.empty() ? 0 : job.layouts[0].block_bytes);
-  breakdown_.AddFile(job.groups, job.size, featured_lsize,
+  // lsize per (row, setting): its non-hole blocks x the row's block size.
+  const size_t settings = options_.compressions.size();
+  std::vector<uint64_t> lsize(job.non_hole.size(), 0);
+  for (size_t i = 0; i < lsize.size() && i / settings < job.layouts.size(); ++i) {
+    lsize[i] = job.non_hole[i].load() * job.layouts[i / settings].block_bytes;
+  }
+  breakdown_.AddFile(job.groups, job.size, lsize,
                      ddt::Fingerprint{job.content_lo.load(), job.content_hi.load()},
                      job.has_data.load());
 }
@@ -817,9 +826,13 @@ ScanResult Scan::Run() {
     sampled.push_back(&w.sampled);
     breakdown_.AddZeroBlocks(w.zero_blocks, w.zero_blocks * rows_[0].block_bytes);
   }
-  result.breakdown.recordsize = rows_[0].block_bytes;
-  result.breakdown.compression = options_.compressions[featured_];
-  breakdown_.Finish(*rows_[0].table, featured_, sampled, &result);
+  std::vector<const ddt::DedupTable*> tables;
+  std::vector<uint64_t> block_bytes;
+  for (const Row& r : rows_) {
+    tables.push_back(r.table.get());
+    block_bytes.push_back(r.block_bytes);
+  }
+  breakdown_.Finish(tables, block_bytes, options_.compressions, sampled, &result);
   for (const Row& r : rows_) {
     result.memory.table_bytes += r.table->memory_bytes();
     result.memory.table_entries += r.table->entries();

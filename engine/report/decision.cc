@@ -130,6 +130,15 @@ uint64_t DdtRamBytes(const DdtFootprint& fp) {
   return std::max(fp.cached_bytes, fp.in_core_bytes) + fp.log_bytes;
 }
 
+const Breakdowns* BreakdownFor(const ScanResult& r, int index) {
+  if (index < 0 || size_t(index) >= r.results.size()) return nullptr;
+  const SettingResult& s = r.results[size_t(index)];
+  for (const Breakdowns& b : r.breakdowns) {
+    if (b.recordsize == s.recordsize && b.compression == s.compression) return &b;
+  }
+  return nullptr;
+}
+
 const char* BlockSizeProperty(const ScanOptions& o) {
   return o.volblocksize ? "volblocksize" : "recordsize";
 }

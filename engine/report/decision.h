@@ -131,6 +131,10 @@ const DdtFootprint* FootprintFor(const SettingResult& setting, DdtFormat format)
 // Bytes of RAM the DDT needs held in core: its cached ZAP blocks plus the fast-dedup log.
 uint64_t DdtRamBytes(const DdtFootprint& footprint);
 
+// The breakdown of setting `index` of result.results (matched by block size and compression), or
+// nullptr when the scan collected none for it.
+const Breakdowns* BreakdownFor(const ScanResult& result, int index);
+
 // "recordsize" or "volblocksize": the property a block size of these options is.
 const char* BlockSizeProperty(const ScanOptions& options);
 

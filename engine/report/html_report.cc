@@ -179,17 +179,19 @@ void BreakdownTable(const char* title, std::vector<BreakdownRow> rows, bool by_c
   out += "</table>\n";
 }
 
-void Breakdown(const ScanResult& r, std::string& out) {
+void Breakdown(const ScanResult& r, const Advice& a, std::string& out) {
   out += "<h2>Breakdown</h2>\n";
-  const Breakdowns& b = r.breakdown;
+  const Breakdowns* found = BreakdownFor(r, a.featured);
+  const Breakdowns b = found ? *found : Breakdowns{};
   if (b.directories.empty() && b.extensions.empty()) {
     out +=
         "<p class=\"meta\">No breakdown by directory or file type was collected by this "
         "scan.</p>\n";
     return;
   }
-  out += fmt::format("<p class=\"meta\">recordsize {}, compression {}.</p>\n",
-                     zfs::NiceBytes(b.recordsize), CompressionName(b.compression));
+  out += fmt::format(
+      "<p class=\"meta\">For the recommended setting: recordsize {}, compression {}.</p>\n",
+      zfs::NiceBytes(b.recordsize), CompressionName(b.compression));
   BreakdownTable("Top directories by duplicate bytes", b.directories, false, out);
   BreakdownTable("Top file types by duplicate bytes", b.extensions, false, out);
   BreakdownTable("Top directories by compression savings", b.directories, true, out);
@@ -311,7 +313,7 @@ std::string ToHtml(const ScanResult& r, const Advice& a) {
   Charts(out);
   SettingsTable(r, a, out);
   Ddt(r, a, out);
-  Breakdown(r, out);
+  Breakdown(r, a, out);
   out += "<script type=\"application/json\" id=\"zsim-data\">" + ScriptSafeJson(ToJson(r, a)) +
          "</script>\n";
   out += "<script>" + std::string(kHtmlScript) + "</script>\n</body>\n</html>\n";

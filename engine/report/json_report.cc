@@ -189,6 +189,21 @@ json BreakdownRows(const std::vector<BreakdownRow>& rows) {
   return out;
 }
 
+// The breakdown of the recommended setting, saying which setting it is for.
+json BreakdownJson(const Breakdowns* b, int index) {
+  if (b == nullptr) {
+    return json{{"setting_index", nullptr},     {"recordsize", nullptr},
+                {"compression", nullptr},       {"sample_modulus", 1},
+                {"directories", json::array()}, {"extensions", json::array()}};
+  }
+  return json{{"setting_index", index},
+              {"recordsize", b->recordsize},
+              {"compression", CompressionName(b->compression)},
+              {"sample_modulus", b->sample_modulus},
+              {"directories", BreakdownRows(b->directories)},
+              {"extensions", BreakdownRows(b->extensions)}};
+}
+
 }  // namespace
 
 std::string ToJson(const ScanResult& r) { return ToJson(r, ComputeAdvice(r)); }
@@ -242,12 +257,7 @@ std::string ToJson(const ScanResult& r, const Advice& advice) {
         {"ddt_table_entries", r.memory.table_entries},
         {"distinct_sketch_bytes", r.memory.sketch_bytes}}},
       {"advice", AdviceJson(r, advice)},
-      {"breakdown",
-       {{"recordsize", r.breakdown.recordsize},
-        {"compression", CompressionName(r.breakdown.compression)},
-        {"sample_modulus", r.breakdown.sample_modulus},
-        {"directories", BreakdownRows(r.breakdown.directories)},
-        {"extensions", BreakdownRows(r.breakdown.extensions)}}},
+      {"breakdown", BreakdownJson(BreakdownFor(r, advice.featured), advice.featured)},
       {"dedup_sources",
        {{"duplicate_files", r.dedup_sources.duplicate_files},
         {"duplicate_file_bytes", r.dedup_sources.duplicate_file_bytes},

@@ -89,17 +89,17 @@ void Settings(const ScanResult& r, const Advice& a, const TextOptions& t, std::s
                   zfs::NiceBytes(space.stored_dedup_bytes),
                   s.lsize > 0 ? SavedText(space.saved_dedup) : "-", zfs::NiceBytes(s.pool_alloc)});
     if (!sampled_compress && !sampled_dedup) continue;
-    estimates +=
-        fmt::format("  {} {}:", zfs::NiceBytes(s.recordsize), CompressionName(s.compression));
+    std::string line =
+        fmt::format("{} {}:", zfs::NiceBytes(s.recordsize), CompressionName(s.compression));
     if (sampled_compress) {
-      estimates += " compress " + RatioWithInterval(s.compressratio, *s.ci95);
+      line += " compress " + RatioWithInterval(s.compressratio, *s.ci95);
     }
     if (sampled_dedup) {
-      estimates += fmt::format(
+      line += fmt::format(
           "{} dedup {} (the dedup table kept 1/{} of the blocks)", sampled_compress ? ";" : "",
           RatioWithInterval(s.dedup.ratio, *s.dedup.ratio_ci95), s.dedup.sample_modulus);
     }
-    estimates += "\n";
+    estimates += Wrap(line, t.width, "  ", "    ");
   }
   out += table.Render(t.width, t.wide);
   out += Wrap(
@@ -124,35 +124,55 @@ void Histogram(const ScanResult& r, const SettingResult& f, const Advice& a, std
   out += ZdbBlock(f, a.ddt_format, r.options.profile);
 }
 
-void DdtSize(const SettingResult& f, const Advice& a, std::string& out) {
+void DdtSize(const SettingResult& f, const Advice& a, const TextOptions& t, std::string& out) {
   out += Section(kSectionDdtSize);
   const uint64_t entries = f.dedup.unique_entries + f.dedup.duplicate_entries;
   out += fmt::format("{} entries ({} unique, {} duplicate)\n", entries, f.dedup.unique_entries,
                      f.dedup.duplicate_entries);
   for (const DdtFootprint& fp : f.dedup.footprints) {
-    out += fmt::format("{:<6} format{}: {} in core, {} on disk", FormatName(fp.format),
-                       fp.format == a.ddt_format ? " (in force)" : "",
-                       FormatBytes(fp.in_core_bytes), FormatBytes(fp.on_disk_bytes));
-    if (fp.log_bytes > 0) out += fmt::format(", log up to {}", FormatBytes(fp.log_bytes));
+    std::string line = fmt::format("{:<6} format{}: {} in core, {} on disk", FormatName(fp.format),
+                                   fp.format == a.ddt_format ? " (in force)" : "",
+                                   FormatBytes(fp.in_core_bytes), FormatBytes(fp.on_disk_bytes));
+    if (fp.log_bytes > 0) line += fmt::format(", log up to {}", FormatBytes(fp.log_bytes));
     if (entries > 0) {
-      out += fmt::format(", {} per entry in core", FormatBytes(fp.in_core_bytes / entries));
+      line += fmt::format(", {} per entry in core", FormatBytes(fp.in_core_bytes / entries));
     }
-    out += fmt::format("; L2ARC headers {}\n", FormatBytes(fp.l2arc_header_bytes));
+    line += fmt::format("; L2ARC headers {}", FormatBytes(fp.l2arc_header_bytes));
+    out += Wrap(line, t.width, "", "  ");
   }
   if (f.dedup.footprints.empty()) out += "(the engine computed no DDT size for this setting)\n";
   if (entries > 0) {
-    out += fmt::format(
-        "For comparison: 320 B per entry (rule of thumb) = {}; 1.25 GiB per TiB (zfsconcepts) "
-        "= {}\n",
-        FormatBytes(entries * 320), FormatBytes(zfs::ManPageDedupRam(f.lsize)));
+    out += Wrap(fmt::format("For comparison: 320 B per entry (rule of thumb) = {}; 1.25 GiB per "
+                            "TiB (zfsconcepts) = {}",
+                            FormatBytes(entries * 320), FormatBytes(zfs::ManPageDedupRam(f.lsize))),
+                t.width, "", "  ");
   }
   if (const AdviceItem* m = a.Find(AdviceKind::kDdtMemory)) {
-    out += fmt::format("Against {} of RAM: {}\n", FormatBytes(a.ram_bytes), m->sentence);
+    out += Wrap(fmt::format("Against {} of RAM: {}", FormatBytes(a.ram_bytes), m->sentence),
+                t.width, "", "  ");
   }
 }
 
+// A name cut to `width` columns, its middle replaced by "...": the two ends say most.
+std::string Shortened(const std::string& name, size_t width) {
+  if (DisplayWidth(name) <= width || width < 8) return name;
+  std::vector<std::string> chars;  // UTF-8 characters
+  for (size_t i = 0; i < name.size();) {
+    size_t n = 1;
+    while (i + n < name.size() && (static_cast<unsigned char>(name[i + n]) & 0xC0) == 0x80) ++n;
+    chars.push_back(name.substr(i, n));
+    i += n;
+  }
+  const size_t keep = width - 3, head = keep / 3, tail = keep - head;
+  std::string out;
+  for (size_t i = 0; i < head; ++i) out += chars[i];
+  out += "...";
+  for (size_t i = chars.size() - tail; i < chars.size(); ++i) out += chars[i];
+  return out;
+}
+
 void BreakdownTable(const char* title, std::vector<BreakdownRow> rows, bool by_compression,
-                    std::string& out) {
+                    const TextOptions& t, std::string& out) {
   if (by_compression) {
     std::stable_sort(rows.begin(), rows.end(), [](const BreakdownRow& x, const BreakdownRow& y) {
       const uint64_t sx = x.lsize > x.psize ? x.lsize - x.psize : 0;
@@ -161,35 +181,42 @@ void BreakdownTable(const char* title, std::vector<BreakdownRow> rows, bool by_c
     });
   }
   out += fmt::format("{}:\n", title);
-  out += fmt::format("  {:>8} {:>10} {:>10} {:>10} {:>8}  {}\n", "files", "bytes", "duplicate",
-                     "saved", "compress", "name");
+  // The numbers take 53 columns with the indent; the name gets the rest of the width.
+  const size_t name_width = t.wide || t.width < 53 + 20 ? size_t(4096) : t.width - 53;
+  TextTable table({{"files", false, 0},
+                   {"bytes", false, 0},
+                   {"duplicate", false, 0},
+                   {"saved", false, 0},
+                   {"compress", false, 0},
+                   {"name", true, 0}});
   for (size_t i = 0; i < rows.size() && i < kBreakdownRows; ++i) {
     const BreakdownRow& row = rows[i];
     const uint64_t saved = row.lsize > row.psize ? row.lsize - row.psize : 0;
-    out += fmt::format("  {:>8} {:>10} {:>10} {:>10} {:>8}  {}\n", row.files,
-                       FormatBytes(row.bytes), FormatBytes(row.duplicate_bytes), FormatBytes(saved),
-                       row.psize > 0 ? Ratio(double(row.lsize) / double(row.psize)) : "-",
-                       Printable(row.name));
+    table.AddRow({std::to_string(row.files), FormatBytes(row.bytes),
+                  FormatBytes(row.duplicate_bytes), FormatBytes(saved),
+                  row.psize > 0 ? Ratio(double(row.lsize) / double(row.psize)) : "-",
+                  Shortened(Printable(row.name), name_width)});
   }
+  out += table.Render(t.width, true, "  ");
 }
 
-void Breakdown(const ScanResult& r, std::string& out) {
+void Breakdown(const ScanResult& r, const Advice& a, const TextOptions& t, std::string& out) {
   out += Section(kSectionBreakdown);
-  const Breakdowns& b = r.breakdown;
-  if (b.directories.empty() && b.extensions.empty()) {
+  const Breakdowns* b = BreakdownFor(r, a.featured);
+  if (b == nullptr || (b->directories.empty() && b->extensions.empty())) {
     out += "(no breakdown by directory or file type was collected by this scan)\n";
     return;
   }
   out += fmt::format(
-      "recordsize {}, compression {}{}\n", zfs::NiceBytes(b.recordsize),
-      CompressionName(b.compression),
-      b.sample_modulus > 1
-          ? fmt::format("; duplicate bytes estimated from 1/{} of the blocks", b.sample_modulus)
+      "recordsize {}, compression {}{}\n", zfs::NiceBytes(b->recordsize),
+      CompressionName(b->compression),
+      b->sample_modulus > 1
+          ? fmt::format("; duplicate bytes estimated from 1/{} of the blocks", b->sample_modulus)
           : "");
-  BreakdownTable("Top directories by duplicate bytes", b.directories, false, out);
-  BreakdownTable("Top file types by duplicate bytes", b.extensions, false, out);
-  BreakdownTable("Top directories by compression savings", b.directories, true, out);
-  BreakdownTable("Top file types by compression savings", b.extensions, true, out);
+  BreakdownTable("Top directories by duplicate bytes", b->directories, false, t, out);
+  BreakdownTable("Top file types by duplicate bytes", b->extensions, false, t, out);
+  BreakdownTable("Top directories by compression savings", b->directories, true, t, out);
+  BreakdownTable("Top file types by compression savings", b->extensions, true, t, out);
 }
 
 }  // namespace
@@ -218,9 +245,9 @@ std::string ToText(const ScanResult& r, const Advice& a, const TextOptions& t) {
   if (a.featured >= 0) {
     const SettingResult& f = r.results[size_t(a.featured)];
     Histogram(r, f, a, out);
-    DdtSize(f, a, out);
+    DdtSize(f, a, t, out);
   }
-  Breakdown(r, out);
+  Breakdown(r, a, t, out);
   out += Section(kSectionAdvice);
   for (const AdviceItem& item : a.items) out += Wrap(item.sentence, t.width, "- ", "  ");
   return out;

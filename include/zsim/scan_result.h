@@ -138,13 +138,13 @@ struct InputSummary {
   std::vector<PathError> errors;
 };
 
-// Where the space goes, by top-level directory and by file type, for the featured setting (the
-// first compressing setting of the first recordsize).
+// Where the space goes, by top-level directory and by file type, for one setting (recordsize or
+// volblocksize, compression).
 struct BreakdownRow {
   std::string name;  // directory path as given + up to 2 levels below, or ".ext" / "(none)"
   uint64_t files = 0;
   uint64_t bytes = 0;            // logical bytes of the files (st_size)
-  uint64_t lsize = 0;            // as the featured setting lays them out
+  uint64_t lsize = 0;            // as the setting lays them out
   uint64_t psize = 0;            // after compression
   uint64_t duplicate_bytes = 0;  // lsize of references dedup would remove (estimated, see below)
 };
@@ -182,7 +182,7 @@ struct ScanResult {
   InputSummary input;
   ScanOptions options;  // as resolved (defaults filled in)
   std::vector<SettingResult> results;
-  Breakdowns breakdown;
+  std::vector<Breakdowns> breakdowns;  // one per setting, in `results` order
   DedupSources dedup_sources;
   ScanMemory memory;
   double seconds = 0;  // wall time of the scan
