@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "engine/base/size_suffix.h"
+#include "engine/cli/version.h"
 
 namespace zsim::cli {
 namespace {
@@ -60,7 +61,7 @@ Status ParseWholeNumber(const std::string& flag, const std::string& text, const 
 Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   Command cmd;
   CLI::App app{"zsim: what ZFS would do with your data, before you put it on a pool", "zsim"};
-  app.set_version_flag("--version", std::string("zsim ") + ZSIM_VERSION_STRING);
+  app.set_version_flag("--version", VersionText());
   app.require_subcommand(0, 1);
   app.footer(kExamples);
 
@@ -115,7 +116,7 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     return cmd;
   } catch (const CLI::CallForVersion&) {
     cmd.kind = Command::Kind::kVersion;
-    cmd.help_text = std::string("zsim ") + ZSIM_VERSION_STRING + "\n";
+    cmd.help_text = VersionText();
     return cmd;
   } catch (const CLI::ParseError& e) {
     std::string msg = e.what();
