@@ -22,6 +22,7 @@ struct Command {
   std::string help_text;  // kHelp: what to print on stdout
   ScanOptions options;
   bool json = false;
+  bool wide = false;  // --wide: the text report's every column, whatever the width
   std::optional<std::string> html_path;  // --html FILE: also write the HTML report there
   bool quiet = false;
   std::optional<bool> progress;  // unset: when stderr is a terminal

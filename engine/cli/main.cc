@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -98,8 +99,16 @@ int main(int argc, char** argv) {
     return cli::kExitUsage;
   }
   const report::Advice advice = report::ComputeAdvice(*result);
+  // The text fits the terminal; 100 columns when stdout is not one (a file, a pipe, a mail).
+  report::TextOptions text;
+  text.wide = cmd->wide;
+  winsize ws{};
+  if (::isatty(STDOUT_FILENO) == 1 && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 &&
+      ws.ws_col >= 40) {
+    text.width = ws.ws_col;
+  }
   const std::string report =
-      cmd->json ? report::ToJson(*result, advice) : report::ToText(*result, advice);
+      cmd->json ? report::ToJson(*result, advice) : report::ToText(*result, advice, text);
   const bool stdout_open = WriteStdout(report);
   if (cmd->html_path) {
     std::string error;

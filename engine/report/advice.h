@@ -61,6 +61,7 @@ enum class AdviceKind : uint8_t {
   kRecordsize,       // which recordsize stores least
   kDedupWithoutDdt,  // whole-file duplicates / zero blocks: cloning, hard links, holes
   kPerDirectory,     // directories that would want their own dataset settings
+  kZvolReservation,  // zvols: what a thick zvol reserves against what it stores
 };
 std::string_view AdviceKindName(AdviceKind kind);  // "summary", "compression", ...
 

@@ -56,6 +56,8 @@ enum class Verdict : uint8_t {
   kDedupCoveredByCloning,  // "dedup_covered_by_cloning": cloning gets most of it, no DDT
   // kPerDirectory
   kOwnDataset,  // "own_dataset": some directories want their own dataset settings
+  // kZvolReservation
+  kThickZvolReserves,  // "thick_zvol_reserves": refreservation beyond what is stored
 };
 std::string_view VerdictName(Verdict verdict);
 
