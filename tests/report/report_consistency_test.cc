@@ -41,27 +41,33 @@ void PrintTo(const Case& c, std::ostream* os) {
   for (const std::string& o : c.options) *os << " " << o;
 }
 
+// The option sets; the last ones (every codec of a profile: minutes on the larger samples) run
+// on the tiny sample only.
 const std::vector<std::vector<std::string>>& OptionSets() {
   static const std::vector<std::vector<std::string>> kSets = {
       {"--ram", "16G"},
       {"--ram", "16G", "--vdev", "raidz2:6"},
-      {"--ram", "64G", "--profile", "v23", "--compression", "all"},
-      {"--ram", "64M", "--vdev", "mirror:2", "--compression", "lz4,zstd,gzip-9"},
+      {"--ram", "64G", "--profile", "v23", "--compression", "off,lzjb,gzip-1,zle"},
+      {"--ram", "64M", "--vdev", "mirror:2", "--compression", "lz4,zstd,gzip-1"},
       {"--ram", "1M", "--vdev", "raidz1:5", "--ashift", "9"},
       {"--ram", "8G", "--recordsize", "16k,128k,1M", "--compression", "off,lz4,zstd"},
-      {"--ram", "32G", "--profile", "2.1", "--vdev", "draid2:4:11", "--sample", "1/8"},
+      {"--ram", "32G", "--profile", "2.1", "--vdev", "draid2:4d:11c:1s", "--sample", "1/8"},
       {"--ram", "16G", "--volblocksize", "16k", "--compression", "lz4,zstd-9", "--vdev",
        "raidz2:6"},
       {"--ram", "16G", "--compression", "off"},
-      {"--ram", "4G", "--profile", "2.2", "--compression", "lz4,gzip-1,zle", "--copies", "2"},
+      {"--ram", "4G", "--profile", "2.2", "-o", "compression=lz4,gzip-1,zle", "--copies", "2"},
+      {"--ram", "64G", "--profile", "v23", "--compression", "all"},
+      {"--ram", "2G", "--compression", "all", "--vdev", "raidz3:9", "--exact"},
   };
   return kSets;
 }
+constexpr size_t kTinyOnlySets = 2;
 
 std::vector<Case> Cases() {
   std::vector<Case> out;
   for (const char* sample : {"tiny", "vmstore", "source", "database", "fileserver"}) {
-    for (const auto& options : OptionSets()) out.push_back({sample, options});
+    const size_t sets = OptionSets().size() - (std::string(sample) == "tiny" ? 0 : kTinyOnlySets);
+    for (size_t i = 0; i < sets; ++i) out.push_back({sample, OptionSets()[i]});
   }
   return out;
 }
@@ -280,8 +286,9 @@ TEST_P(ReportConsistencyTest, EveryStatementAgrees) {
 }
 
 std::string Name(const ::testing::TestParamInfo<Case>& info) {
-  std::string name = info.param.sample + "_" + std::to_string(info.index % OptionSets().size());
-  return name;
+  size_t set = 0;
+  while (OptionSets()[set] != info.param.options) ++set;
+  return info.param.sample + "_" + std::to_string(set);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllSamples, ReportConsistencyTest, ::testing::ValuesIn(Cases()), Name);
