@@ -22,6 +22,7 @@
 #include "engine/estimate/distinct_blocks.h"
 #include "engine/estimate/ratio_estimator.h"
 #include "engine/estimate/sample_level.h"
+#include "engine/pipeline/block_sizes.h"
 #include "engine/pipeline/breakdown.h"
 #include "engine/pipeline/tally.h"
 #include "engine/walk/parallel_walker.h"
@@ -819,6 +820,7 @@ ScanResult Scan::Run() {
         row[c].codec_bytes += w.codec_bytes[r * settings + c];
       }
     }
+    FillBlockSizes(*rows_[r].table, rows_[r].block_bytes, alloc_, options_.copies, &row);
     for (SettingResult& s : row) result.results.push_back(std::move(s));
   }
   std::vector<const std::vector<BreakdownCollector::Sampled>*> sampled;

@@ -287,6 +287,61 @@ std::optional<AdviceItem> NoDdtItem(const Context& c) {
   return std::nullopt;
 }
 
+// Directories whose data would store kDirectoryGain less with another setting, in a dataset of
+// their own: from the per-setting breakdowns (psize of their blocks), largest saving first.
+std::vector<DirectoryAdvice> DirectoryAdvices(const ScanResult& r, const Decision& d) {
+  std::vector<DirectoryAdvice> out;
+  const Breakdowns* base = BreakdownFor(r, d.featured);
+  if (base == nullptr || r.input.bytes_logical == 0) return out;
+  for (const BreakdownRow& row : base->directories) {
+    if (double(row.lsize) < kDirectoryShare * double(r.input.bytes_logical) || row.psize == 0) {
+      continue;
+    }
+    DirectoryAdvice best{row.name, d.featured, row.lsize, row.psize, row.psize, 0};
+    for (size_t i = 0; i < r.results.size(); ++i) {
+      const Breakdowns* b = BreakdownFor(r, int(i));
+      if (b == nullptr || b == base) continue;
+      for (const BreakdownRow& other : b->directories) {
+        if (other.name == row.name && other.psize > 0 && other.psize < best.psize) {
+          best.setting = int(i);
+          best.psize = other.psize;
+        }
+      }
+    }
+    if (double(best.psize) > double(row.psize) * (1.0 - kDirectoryGain)) continue;
+    best.saved_bytes = row.psize - best.psize;
+    out.push_back(best);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const DirectoryAdvice& a, const DirectoryAdvice& b) {
+    return a.saved_bytes > b.saved_bytes;
+  });
+  if (out.size() > 5) out.resize(5);
+  return out;
+}
+
+std::optional<AdviceItem> DirectoryItem(const Context& c, const std::vector<DirectoryAdvice>& ds) {
+  if (ds.empty()) return std::nullopt;
+  AdviceItem item{
+      AdviceKind::kPerDirectory, Verdict::kOwnDataset, "", {{"directories", double(ds.size())}}};
+  uint64_t total = 0;
+  std::string list;
+  for (const DirectoryAdvice& d : ds) {
+    total += d.saved_bytes;
+    list +=
+        fmt::format("{}{} ({}: {} instead of {}, {} less)", list.empty() ? "" : "; ", d.name,
+                    SettingsText(c.r.options, c.r.results[size_t(d.setting)]), FormatBytes(d.psize),
+                    FormatBytes(d.recommended_psize), FormatBytes(d.saved_bytes));
+  }
+  item.figures.push_back({"saved_bytes", double(total)});
+  item.sentence = fmt::format(
+      "{} would store {} less as {} of {} own with another setting (data blocks, before "
+      "allocation): {}.",
+      ds.size() == 1 ? "One directory" : fmt::format("{} directories", ds.size()),
+      FormatBytes(total), ds.size() == 1 ? "a dataset" : "datasets",
+      ds.size() == 1 ? "its" : "their", list);
+  return item;
+}
+
 // Zvols: a thick zvol reserves its whole size (with raidz parity and padding, copies and
 // indirect blocks) whatever compression and dedup save; only a sparse one shows the savings.
 // Each input is one zvol; the volumes are taken as equal in size (the scan keeps no per-file
@@ -452,6 +507,8 @@ Advice ComputeAdvice(const ScanResult& r) {
   if (auto item = BlockSizeItem(c)) a.items.push_back(std::move(*item));
   if (auto item = NoDdtItem(c)) a.items.push_back(std::move(*item));
   if (auto item = ZvolItem(c)) a.items.push_back(std::move(*item));
+  a.directories = DirectoryAdvices(r, a);
+  if (auto item = DirectoryItem(c, a.directories)) a.items.push_back(std::move(*item));
   return a;
 }
 

@@ -81,10 +81,26 @@ struct AdviceItem {
   double Figure(std::string_view name, double fallback = 0) const;
 };
 
+// A directory that would store at least kDirectoryGain less in its own dataset with another
+// setting than with the recommended one (breakdown psize, per setting).
+inline constexpr double kDirectoryGain = 0.10;
+// ... and holds at least this share of the scan's logical bytes (smaller ones are not worth a
+// dataset of their own).
+inline constexpr double kDirectoryShare = 0.02;
+struct DirectoryAdvice {
+  std::string name;
+  int setting = -1;                // its best setting: index in ScanResult::results
+  uint64_t lsize = 0;              // under the recommended setting
+  uint64_t psize = 0;              // with its best setting
+  uint64_t recommended_psize = 0;  // with the recommended setting
+  uint64_t saved_bytes = 0;        // recommended_psize - psize
+};
+
 // The decision (decision.h: the recommended setting, dedup on or off, the saved figure), and the
 // items that say it in words. Every item is written from the decision, never judged again.
 struct Advice : Decision {
   std::vector<AdviceItem> items;                  // kSummary first; at most one item per kind
+  std::vector<DirectoryAdvice> directories;       // kPerDirectory's, most saved first (at most 5)
   const AdviceItem* Find(AdviceKind kind) const;  // nullptr when absent
 };
 

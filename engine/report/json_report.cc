@@ -5,6 +5,7 @@
 
 #include "engine/report/advice.h"
 #include "engine/report/codec_speed.h"
+#include "engine/report/sizing.h"
 
 namespace zsim::report {
 namespace {
@@ -104,6 +105,25 @@ json Setting(const SettingResult& s, const ScanOptions& o, DdtFormat chosen) {
       {"timing", {{"codec_seconds", s.codec_seconds}, {"codec_bytes", s.codec_bytes}}},
   };
   out["compress_bytes_per_second"] = CodecBytesPerSecond(s);  // per core; 0: not timed
+  json buckets = json::array();
+  for (const BlockSizeBucket& b : s.block_sizes) {
+    buckets.push_back(json{{"size", b.size},
+                           {"blocks", b.blocks},
+                           {"psize", b.psize},
+                           {"asize", b.asize},
+                           {"unique_blocks", b.unique_blocks},
+                           {"unique_asize", b.unique_asize}});
+  }
+  out["block_sizes"] = buckets;
+  json small = json::array();
+  for (const SmallBlocks& b : s.small_blocks) {
+    small.push_back(json{{"threshold", b.threshold},
+                         {"blocks", b.blocks},
+                         {"unique_blocks", b.unique_blocks},
+                         {"asize", b.asize},
+                         {"unique_asize", b.unique_asize}});
+  }
+  out["small_blocks"] = small;
   const SettingSpace space = SpaceOf(s, o);
   out["used_with_dedup"] = space.stored_dedup_bytes;
   out["saved_percent"] = SavedPercentOf(space.saved);
@@ -140,6 +160,36 @@ json DecisionJson(const ScanResult& r, const Decision& d) {
               {"ddt_fits_in_ram", d.dedup.fits}};
 }
 
+json SizingJson(const ScanResult& r, const Advice& a) {
+  const VdevSizing sizing = SizeVdevs(r, a);
+  json special = json::array();
+  for (const SpecialVdevSize& v : sizing.special) {
+    special.push_back(json{{"special_small_blocks", v.threshold},
+                           {"small_blocks", v.small_blocks},
+                           {"small_block_bytes", v.small_block_bytes},
+                           {"metadata_bytes", v.metadata_bytes},
+                           {"ddt_bytes", v.ddt_bytes},
+                           {"total_bytes", v.total_bytes}});
+  }
+  return json{{"special_vdev", special}, {"dedup_vdev_bytes", sizing.dedup_vdev_bytes}};
+}
+
+json DirectoriesJson(const ScanResult& r, const Advice& a) {
+  json out = json::array();
+  for (const DirectoryAdvice& d : a.directories) {
+    const SettingResult& s = r.results[size_t(d.setting)];
+    out.push_back(json{{"name", d.name},
+                       {"setting_index", d.setting},
+                       {"recordsize", s.recordsize},
+                       {"compression", CompressionName(s.compression)},
+                       {"lsize", d.lsize},
+                       {"psize", d.psize},
+                       {"recommended_psize", d.recommended_psize},
+                       {"saved_bytes", d.saved_bytes}});
+  }
+  return out;
+}
+
 json AdviceJson(const ScanResult& r, const Advice& a) {
   json items = json::array();
   for (const AdviceItem& item : a.items) {
@@ -162,6 +212,8 @@ json AdviceJson(const ScanResult& r, const Advice& a) {
               {"summary", summary ? summary->sentence : ""},
               {"featured", featured},
               {"decision", DecisionJson(r, a)},
+              {"per_directory", DirectoriesJson(r, a)},
+              {"vdev_sizing", SizingJson(r, a)},
               {"ram_bytes", a.ram_bytes},
               {"ddt_format", FormatName(a.ddt_format)},
               {"thresholds",
@@ -172,6 +224,8 @@ json AdviceJson(const ScanResult& r, const Advice& a) {
                 {"stronger_codec_gain", kStrongerCodecGain},
                 {"codec_tie", kCodecTie},
                 {"recordsize_gain", kRecordsizeGain},
+                {"directory_gain", kDirectoryGain},
+                {"directory_share", kDirectoryShare},
                 {"no_ddt_share", kNoDdtShare}}},
               {"items", items}};
 }

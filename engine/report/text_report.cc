@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "engine/base/size_suffix.h"
+#include "engine/report/sizing.h"
 #include "engine/report/text_table.h"
 #include "engine/zfs/ddt_footprint.h"
 #include "engine/zfs/nicenum.h"
@@ -153,6 +154,65 @@ void DdtSize(const SettingResult& f, const Advice& a, const TextOptions& t, std:
   }
 }
 
+void BlockSizes(const ScanResult& r, const SettingResult& f, const Advice& a, const TextOptions& t,
+                std::string& out) {
+  out += Section(kSectionBlockSizes);
+  if (f.block_sizes.empty()) {
+    out += "(no data blocks: nothing for a special vdev but metadata)\n";
+  } else {
+    out += fmt::format("{} {}, compression {}: data blocks by psize, as `zdb -bb` groups them\n",
+                       BlockSizeProperty(r.options), zfs::NiceBytes(f.recordsize),
+                       CompressionName(f.compression));
+    uint64_t total = 0;
+    for (const BlockSizeBucket& b : f.block_sizes) total += b.asize;
+    TextTable table({{"block size", false, 0},
+                     {"count", false, 0},
+                     {"psize", false, 0},
+                     {"asize", false, 0},
+                     {"cum asize", false, 0},
+                     {"unique", false, 1},
+                     {"unique asize", false, 1}});
+    uint64_t cum = 0;
+    for (const BlockSizeBucket& b : f.block_sizes) {
+      cum += b.asize;
+      table.AddRow({zfs::NiceBytes(b.size), zfs::NiceNumber(b.blocks), zfs::NiceBytes(b.psize),
+                    zfs::NiceBytes(b.asize),
+                    fmt::format("{:.1f}%", total > 0 ? 100.0 * double(cum) / double(total) : 0.0),
+                    zfs::NiceNumber(b.unique_blocks), zfs::NiceBytes(b.unique_asize)});
+    }
+    out += table.Render(t.width, t.wide, "  ");
+  }
+  const VdevSizing sizing = SizeVdevs(r, a);
+  if (sizing.special.empty()) return;
+  std::string lines;
+  for (const SpecialVdevSize& v : sizing.special) {
+    if (v.threshold != 0 && v.small_blocks == 0) continue;  // changes nothing
+    lines += fmt::format(
+        "  {:<28} {:>10}  (metadata {}{}{})\n",
+        v.threshold == 0 ? std::string("metadata only")
+                         : fmt::format("special_small_blocks={}", zfs::NiceBytes(v.threshold)),
+        FormatBytes(v.total_bytes), FormatBytes(v.metadata_bytes),
+        v.ddt_bytes > 0 ? fmt::format(", DDT {}", FormatBytes(v.ddt_bytes)) : "",
+        v.threshold == 0 ? ""
+                         : fmt::format(", {} blocks {}", zfs::NiceNumber(v.small_blocks),
+                                       FormatBytes(v.small_block_bytes)));
+  }
+  out += Wrap(fmt::format("A special vdev (mirror, ashift {}) would hold{}:", r.options.ashift,
+                          a.dedup_on || a.dedup_with_hardware
+                              ? " (the DDT too, unless a dedup vdev takes it)"
+                              : ""),
+              t.width, "", "  ");
+  out += lines;
+  if (sizing.dedup_vdev_bytes > 0) {
+    out += fmt::format("A dedup vdev would hold the DDT: {} on disk.\n",
+                       FormatBytes(sizing.dedup_vdev_bytes));
+  }
+  out += Wrap(
+      "Special and dedup vdevs hold blocks the pool cannot live without: give them the pool's "
+      "redundancy (a mirror at least); losing one loses the pool.",
+      t.width, "", "  ");
+}
+
 // A name cut to `width` columns, its middle replaced by "...": the two ends say most.
 std::string Shortened(const std::string& name, size_t width) {
   if (DisplayWidth(name) <= width || width < 8) return name;
@@ -246,6 +306,7 @@ std::string ToText(const ScanResult& r, const Advice& a, const TextOptions& t) {
     const SettingResult& f = r.results[size_t(a.featured)];
     Histogram(r, f, a, out);
     DdtSize(f, a, t, out);
+    BlockSizes(r, f, a, t, out);
   }
   Breakdown(r, a, t, out);
   out += Section(kSectionAdvice);

@@ -11,9 +11,12 @@
 //      `zdb -DD` prints it, with its ratio line.
 //   4. DDT size and RAM: in core and on disk per DDT format, the rules of thumb for comparison,
 //      and what that means against --ram (ARC, L2ARC with its header cost, special vdev).
-//   5. Breakdown: top directories and file types by duplicate bytes and by compression savings
+//   5. Block sizes and special vdev: the recommended setting's data blocks by psize as zdb -bb
+//      groups them, and what a special vdev (metadata + small blocks under each
+//      special_small_blocks threshold, + the DDT) or a dedup vdev would hold (sizing.h).
+//   6. Breakdown: top directories and file types by duplicate bytes and by compression savings
 //      (omitted with a note when the scan collected none).
-//   6. Advice: every advice item's sentence (advice.h), the summary first.
+//   7. Advice: every advice item's sentence (advice.h), the summary first.
 // Control characters in file names print as '?', so a name cannot forge report lines.
 //
 // Thread safety: pure functions.
@@ -34,6 +37,7 @@ inline constexpr const char* kSectionScanned = "What was scanned";
 inline constexpr const char* kSectionSettings = "Settings evaluated (recordsize x compression)";
 inline constexpr const char* kSectionHistogram = "DDT histogram";
 inline constexpr const char* kSectionDdtSize = "DDT size and RAM";
+inline constexpr const char* kSectionBlockSizes = "Block sizes and special vdev";
 inline constexpr const char* kSectionBreakdown = "Breakdown";
 inline constexpr const char* kSectionAdvice = "Advice";
 

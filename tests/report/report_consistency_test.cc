@@ -160,6 +160,19 @@ void CheckJson(const json& r) {
   if (!Item(r, "recordsize").empty()) {
     EXPECT_EQ(Item(r, "recordsize")["figures"]["recordsize_bytes"], f["recordsize"]);
   }
+  // The special vdev's sizing adds up, grows with the threshold, and carries the DDT exactly when
+  // dedup is recommended (outright or with hardware).
+  const json& sizing = advice["vdev_sizing"];
+  uint64_t previous = 0;
+  for (const json& v : sizing["special_vdev"]) {
+    EXPECT_EQ(v["total_bytes"].get<uint64_t>(), v["metadata_bytes"].get<uint64_t>() +
+                                                    v["ddt_bytes"].get<uint64_t>() +
+                                                    v["small_block_bytes"].get<uint64_t>());
+    EXPECT_GE(v["total_bytes"].get<uint64_t>(), previous);
+    previous = v["total_bytes"].get<uint64_t>();
+    EXPECT_EQ(v["ddt_bytes"].get<uint64_t>() > 0,
+              (on || hardware) && sizing["dedup_vdev_bytes"] > 0);
+  }
   // The breakdown is for the recommended setting.
   EXPECT_EQ(r["breakdown"]["recordsize"], f["recordsize"]);
   EXPECT_EQ(r["breakdown"]["compression"], f["compression"]);
@@ -213,7 +226,7 @@ void CheckText(const std::string& text, const json& r) {
   ASSERT_TRUE(std::regex_search(verdict, m, std::regex(R"(saves (-?\d+)%)"))) << verdict;
   const int verdict_saved = std::stoi(m[1]);
   // The row marked "*".
-  const size_t header = text.find("compression logical");
+  const size_t header = text.find("\n  " + prop + " ");
   ASSERT_NE(header, std::string::npos) << text;
   std::istringstream rows(text.substr(text.rfind('\n', header) + 1));
   std::string head_line, row_line, featured;
@@ -243,6 +256,7 @@ void CheckText(const std::string& text, const json& r) {
   if (text.find("(no breakdown", breakdown) == std::string::npos) {
     EXPECT_EQ(text.find(named, breakdown), text.find('\n', breakdown) + 1) << named;
   }
+  EXPECT_NE(text.find("losing one loses the pool"), std::string::npos);
   if (!on) {
     const size_t advice = text.find("== Advice ==");
     EXPECT_EQ(text.find("dedup pays", advice), std::string::npos);
