@@ -8,6 +8,7 @@
 #include "engine/base/size_suffix.h"
 #include "engine/report/html_script.h"
 #include "engine/report/json_report.h"
+#include "engine/report/sizing.h"
 #include "engine/report/text_report.h"
 #include "engine/zfs/nicenum.h"
 #include "engine/zfs/zdb_text.h"
@@ -83,7 +84,7 @@ void Charts(std::string& out) {
   static constexpr const char* kCaptions[] = {
       "Compression ratio against codec speed", "Dedup ratio by recordsize",
       "DDT histogram (allocated and referenced DSIZE per refcount bucket)",
-      "Space saved per setting"};
+      "Space saved per setting", "DDT RAM against the RAM budget"};
   out += "<h2>Charts</h2>\n<div class=\"charts\">\n";
   for (size_t i = 0; i < std::size(kChartIds); ++i) {
     out += fmt::format(
@@ -152,6 +153,57 @@ void Ddt(const ScanResult& r, const Advice& a, std::string& out) {
     out += fmt::format("<p>Against {} of RAM: {}</p>\n", FormatBytes(a.ram_bytes),
                        HtmlEscape(m->sentence));
   }
+}
+
+void BlockSizes(const ScanResult& r, const Advice& a, std::string& out) {
+  if (a.featured < 0) return;
+  const SettingResult& f = r.results[size_t(a.featured)];
+  out += fmt::format("<h2>Block sizes and special vdev: {} {}, compression {}</h2>\n",
+                     BlockSizeProperty(r.options), zfs::NiceBytes(f.recordsize),
+                     CompressionName(f.compression));
+  if (!f.block_sizes.empty()) {
+    out +=
+        "<p class=\"meta\">Data blocks by psize, as <code>zdb -bb</code> groups them (count: "
+        "every reference; unique: each block once, as dedup allocates).</p>\n<table>\n"
+        "<tr><th>block size</th><th>count</th><th>psize</th><th>asize</th><th>cum asize</th>"
+        "<th>unique</th><th>unique asize</th></tr>\n";
+    uint64_t total = 0, cum = 0;
+    for (const BlockSizeBucket& b : f.block_sizes) total += b.asize;
+    for (const BlockSizeBucket& b : f.block_sizes) {
+      cum += b.asize;
+      out += fmt::format(
+          "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}%</td><td>{}</td><td>{}</td>"
+          "</tr>\n",
+          zfs::NiceBytes(b.size), b.blocks, FormatBytes(b.psize), FormatBytes(b.asize),
+          total > 0 ? 100.0 * double(cum) / double(total) : 0.0, b.unique_blocks,
+          FormatBytes(b.unique_asize));
+    }
+    out += "</table>\n";
+  }
+  const VdevSizing sizing = SizeVdevs(r, a);
+  out += fmt::format(
+      "<p>A special vdev (mirror, ashift {}) would hold{}:</p>\n<table>\n<tr><th "
+      "class=\"l\">special_small_blocks</th><th>total</th><th>metadata</th><th>DDT</th>"
+      "<th>small blocks</th><th>their size</th></tr>\n",
+      r.options.ashift,
+      a.dedup_on || a.dedup_with_hardware ? " (the DDT too, unless a dedup vdev takes it)" : "");
+  for (const SpecialVdevSize& v : sizing.special) {
+    if (v.threshold != 0 && v.small_blocks == 0) continue;
+    out += fmt::format(
+        "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "</tr>\n",
+        v.threshold == 0 ? std::string("(metadata only)") : zfs::NiceBytes(v.threshold),
+        FormatBytes(v.total_bytes), FormatBytes(v.metadata_bytes), FormatBytes(v.ddt_bytes),
+        v.small_blocks, FormatBytes(v.small_block_bytes));
+  }
+  out += "</table>\n";
+  if (sizing.dedup_vdev_bytes > 0) {
+    out += fmt::format("<p>A dedup vdev would hold the DDT: {} on disk.</p>\n",
+                       FormatBytes(sizing.dedup_vdev_bytes));
+  }
+  out +=
+      "<p><strong>Special and dedup vdevs hold blocks the pool cannot live without: give them "
+      "the pool's redundancy (a mirror at least); losing one loses the pool.</strong></p>\n";
 }
 
 void BreakdownTable(const char* title, std::vector<BreakdownRow> rows, bool by_compression,
@@ -313,6 +365,7 @@ std::string ToHtml(const ScanResult& r, const Advice& a) {
   Charts(out);
   SettingsTable(r, a, out);
   Ddt(r, a, out);
+  BlockSizes(r, a, out);
   Breakdown(r, a, out);
   out += "<script type=\"application/json\" id=\"zsim-data\">" + ScriptSafeJson(ToJson(r, a)) +
          "</script>\n";
