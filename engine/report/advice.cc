@@ -223,19 +223,21 @@ std::optional<AdviceItem> BlockSizeItem(const Context& c) {
                    {"first_space_bytes", double(first.stored_bytes)},
                    {"best_recordsize_bytes", double(best_rs)},
                    {"gain_percent", std::round(gain * 100.0)}}};
+  const SettingResult& first_s = c.r.results[size_t(first.index)];
+  const SettingResult& best_s = c.r.results[size_t(best->index)];
   if (item.verdict == Verdict::kPreferRecordsize) {
     item.sentence = fmt::format("{} stores least: {} stored in {}{}, {} less than {} ({}).",
-                                BlockSetting(o, c.f.recordsize), FormatBytes(c.f.lsize),
+                                SettingsText(o, c.f), FormatBytes(c.f.lsize),
                                 FormatBytes(d.stored_bytes), how, Percent(featured_gain),
-                                BlockSetting(o, first_rs), FormatBytes(first.stored_bytes));
+                                SettingsText(o, first_s), FormatBytes(first.stored_bytes));
   } else if (best == &first) {
     item.sentence =
-        fmt::format("{} stores least ({}{}); the other {}s store more.", BlockSetting(o, first_rs),
+        fmt::format("{} stores least ({}{}); the other {}s store more.", SettingsText(o, first_s),
                     FormatBytes(first.stored_bytes), how, prop);
   } else {
     item.sentence = fmt::format(
         "Keep {} ({}{}): {} would store only {} less ({}), under the {} worth a change.",
-        BlockSetting(o, first_rs), FormatBytes(first.stored_bytes), how, BlockSetting(o, best_rs),
+        SettingsText(o, first_s), FormatBytes(first.stored_bytes), how, SettingsText(o, best_s),
         Percent(gain), FormatBytes(best->stored_bytes), Percent(kRecordsizeGain));
   }
   return item;

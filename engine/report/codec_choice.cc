@@ -70,17 +70,19 @@ int StrongestWorthwhileIndex(const std::vector<SettingResult>& rs, uint64_t bloc
   });
 }
 
-Compression PickCompression(const std::vector<SettingResult>& rs) {
-  const uint64_t rs0 = rs.front().recordsize;
-  const int strong = StrongestWorthwhileIndex(rs, rs0);
-  if (strong < 0) return rs.front().compression;  // only "off" evaluated
-  const int cheap = CheapIndex(rs, rs0);
-  if (cheap < 0) return rs[size_t(strong)].compression;
-  const double cheap_used = double(rs[size_t(cheap)].used);
-  if (double(rs[size_t(strong)].used) <= cheap_used * (1.0 - kStrongerCodecGain)) {
-    return rs[size_t(strong)].compression;
+int PickCompression(const std::vector<SettingResult>& rs, uint64_t block_bytes) {
+  const int strong = StrongestWorthwhileIndex(rs, block_bytes);
+  if (strong < 0) {  // only "off" evaluated
+    for (size_t i = 0; i < rs.size(); ++i) {
+      if (rs[i].recordsize == block_bytes) return int(i);
+    }
+    return -1;
   }
-  return rs[size_t(cheap)].compression;
+  const int cheap = CheapIndex(rs, block_bytes);
+  if (cheap < 0) return strong;
+  const double cheap_used = double(rs[size_t(cheap)].used);
+  return double(rs[size_t(strong)].used) <= cheap_used * (1.0 - kStrongerCodecGain) ? strong
+                                                                                    : cheap;
 }
 
 }  // namespace zsim::report

@@ -24,10 +24,10 @@ int CheapIndex(const std::vector<SettingResult>& results, uint64_t block_bytes);
 // level first. -1 when none compresses.
 int StrongestWorthwhileIndex(const std::vector<SettingResult>& results, uint64_t block_bytes);
 
-// The compression to recommend, judged at the first block size evaluated: the strongest
-// worthwhile codec when it stores kStrongerCodecGain less than the cheap one, else the cheap one.
-// REQUIRES: results is not empty.
-Compression PickCompression(const std::vector<SettingResult>& results);
+// The compression to recommend at `block_bytes`: the strongest worthwhile codec when it stores
+// kStrongerCodecGain less than the cheap one, else the cheap one; the first evaluated at that
+// block size when none compresses. -1 when no setting has that block size.
+int PickCompression(const std::vector<SettingResult>& results, uint64_t block_bytes);
 
 }  // namespace zsim::report
 

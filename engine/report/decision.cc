@@ -155,18 +155,25 @@ Decision Decide(const ScanResult& r) {
     base.verdict = Verdict::kNothingScanned;
     return base;
   }
-  const Compression codec = PickCompression(r.results);
-  // The block size: the first evaluated unless another stores kRecordsizeGain less, each judged
-  // under its own decision (dedup on where dedup would be recommended for it).
+  // Per block size, the compression to recommend (codec_choice.h); then the block size: the
+  // first evaluated unless another stores kRecordsizeGain less, each judged under its own
+  // decision (dedup on where dedup would be recommended for it).
+  std::vector<uint64_t> block_sizes;
+  for (const SettingResult& s : r.results) {
+    if (std::find(block_sizes.begin(), block_sizes.end(), s.recordsize) == block_sizes.end()) {
+      block_sizes.push_back(s.recordsize);
+    }
+  }
   int first = -1, best = -1;
   uint64_t first_space = 0, best_space = 0;
-  for (size_t i = 0; i < r.results.size(); ++i) {
-    if (!(r.results[i].compression == codec)) continue;
-    const Decision d = DecideFor(r, i, base);
+  for (uint64_t block : block_sizes) {
+    const int i = PickCompression(r.results, block);
+    if (i < 0) continue;
+    const Decision d = DecideFor(r, size_t(i), base);
     const uint64_t space = d.stored_bytes;
-    base.candidates.push_back({int(i), space, d.dedup_on});
-    if (first < 0) first = int(i), first_space = space;
-    if (best < 0 || space < best_space) best = int(i), best_space = space;
+    base.candidates.push_back({i, space, d.dedup_on});
+    if (first < 0) first = i, first_space = space;
+    if (best < 0 || space < best_space) best = i, best_space = space;
   }
   const int featured =
       double(best_space) <= double(first_space) * (1.0 - kRecordsizeGain) ? best : first;

@@ -110,8 +110,8 @@ struct Decision {
   uint64_t ram_bytes = 0;     // the RAM the DDT is judged against
   DdtFormat ddt_format = DdtFormat::kLegacy;
   bool zvol = false;  // the settings are volblocksizes (the property to name)
-  // The block sizes compared for the recommended compression, in evaluation order: each
-  // setting's index and what it stores under its own decision (dedup on where it would be).
+  // The block sizes compared, in evaluation order, each with the compression recommended at it:
+  // the setting's index and what it stores under its own decision (dedup on where it would be).
   struct Candidate {
     int index = -1;
     uint64_t stored_bytes = 0;
