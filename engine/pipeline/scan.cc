@@ -20,11 +20,13 @@
 #include "engine/codec/zfs_block.h"
 #include "engine/ddt/dedup_table.h"
 #include "engine/estimate/distinct_blocks.h"
+#include "engine/estimate/occurrence_sample.h"
 #include "engine/estimate/ratio_estimator.h"
 #include "engine/estimate/sample_level.h"
-#include "engine/pipeline/block_sizes.h"
+#include "engine/finish/finish.h"
+#include "engine/finish/tally.h"
 #include "engine/pipeline/breakdown.h"
-#include "engine/pipeline/tally.h"
+#include "engine/state/scan_state.h"
 #include "engine/walk/parallel_walker.h"
 #include "engine/walk/walker.h"
 #include "engine/zfs/allocation.h"
@@ -45,21 +47,16 @@ struct AlignedDelete {
 
 using Clock = std::chrono::steady_clock;
 
-// The level of a block occurrence in the --sample occurrence sample (tally.h OccurrenceSums):
+using estimate::OccurrenceSample;
+using estimate::OccurrenceSums;
+using finish::AuxiliarySize;
+
+// The level of a block occurrence in the --sample occurrence sample (estimate/occurrence_sample.h):
 // trailing zero bits of a hash of (path below its input, block index, block size), so an
 // occurrence has level >= L with probability 2^-L, whatever its content.
 int OccurrenceLevel(uint64_t path_hash, uint64_t block_index, uint64_t block_bytes) {
   const uint64_t x = Mix64(path_hash ^ (block_index * kGoldenGamma) ^ (block_bytes << 40));
   return std::countr_zero(x | (uint64_t{1} << estimate::kMaxSampleLevel));
-}
-
-// The first setting that compresses (0 when none does): whole-file duplicates are sized in it,
-// since its zero records are holes.
-size_t FirstCompressing(const std::vector<Compression>& compressions) {
-  for (size_t c = 0; c < compressions.size(); ++c) {
-    if (compressions[c].algorithm != CompressionAlgorithm::kOff) return c;
-  }
-  return 0;
 }
 
 // One input file (or zvol) shared by its chunks.
@@ -147,30 +144,24 @@ struct Worker {
   std::vector<std::pair<uint64_t, int>> occurrence_blocks;
 };
 
-struct Row {
-  uint64_t block_bytes;  // recordsize or volblocksize
-  std::unique_ptr<ddt::DedupTable> table;
-  // Every block's key, counted whether the table keeps it or not (a sampled table's calibration).
-  std::unique_ptr<estimate::DistinctBlocks> distinct;
-};
-
 class Scan {
  public:
   Scan(const ScanOptions& options, io::FileSystem* fs, const ScanControl& control)
       : options_(options),
         fs_(fs),
         control_(control),
-        alloc_(zfs::AllocationModel::For(options.vdev, options.ashift)),
-        featured_(FirstCompressing(options.compressions)),
-        breakdown_(options.volblocksize ? 1 : options.recordsizes.size(),
-                   options.compressions.size(), featured_) {
+        alloc_(zfs::AllocationModel::For(options.vdev, options.ashift)) {
+    // The featured setting (breakdowns, the report's DDT): the first that compresses.
+    featured_ = state::FeaturedSetting(options_.compressions);
+    state_.options = options_;
+    state_.featured = featured_;
     policy_.profile = options_.profile;
     policy_.geometry = zfs::GeometryFor(options_.vdev, options_.ashift);
     policy_.dedup = true;
     if (options_.volblocksize) {
-      rows_.push_back(Row{*options_.volblocksize, nullptr, nullptr});
+      rows_.emplace_back().block_bytes = *options_.volblocksize;
     } else {
-      for (uint64_t rs : options_.recordsizes) rows_.push_back(Row{rs, nullptr, nullptr});
+      for (uint64_t rs : options_.recordsizes) rows_.emplace_back().block_bytes = rs;
     }
     // Per setting, decided once: does an all-zero block become a hole, and does the codec run on
     // a sample only. The dedup table's layout follows: compression=off needs no stored code
@@ -196,9 +187,12 @@ class Scan {
       }
       layout.push_back(s);
     }
-    for (Row& r : rows_) {
+    for (state::RowState& r : rows_) {
       r.table = std::make_unique<ddt::DedupTable>(layout);
       r.distinct = std::make_unique<estimate::DistinctBlocks>(r.block_bytes);
+      r.files.resize(options_.compressions.size());
+      r.codec_seconds.assign(options_.compressions.size(), 0.0);
+      r.codec_bytes.assign(options_.compressions.size(), 0);
       max_block_ = std::max(max_block_, r.block_bytes);
       plan_block_ = std::max(plan_block_, r.block_bytes);
     }
@@ -218,11 +212,12 @@ class Scan {
     }
     // --sample 1/M: keep 1/M of the key space from the start.
     const uint32_t shift = static_cast<uint32_t>(std::countr_zero(options_.sample_modulus));
-    for (Row& r : rows_) r.table->RaiseSampleShift(shift);
+    for (state::RowState& r : rows_) r.table->RaiseSampleShift(shift);
     table_budget_bytes_ = options_.max_memory_bytes;
   }
 
-  ScanResult Run();
+  // Reads every input and returns what the scan knows.
+  state::ScanState Run();
   // Refuses a --max-memory budget the tables could not stay within even by sampling: each
   // row's distinct-block counters and its table's floor (one chunk of entries per shard) are
   // fixed, and the budget must leave room for entries beyond them (256 KiB per row).
@@ -241,7 +236,8 @@ class Scan {
   const ScanControl& control_;
   zfs::AllocationModel alloc_;  // the distinct-block sketches' auxiliary size
   zfs::WritePolicy policy_;
-  std::vector<Row> rows_;
+  state::ScanState state_;  // what the scan fills
+  std::vector<state::RowState>& rows_ = state_.rows;
   uint64_t max_block_ = 0;
   uint64_t zvol_block_ = 0;  // volblocksize of zvol inputs
   uint64_t chunk_bytes_ = 0;
@@ -250,7 +246,7 @@ class Scan {
   BreakdownCollector breakdown_;
 
   // Compression sampling (estimate/sample_level.h).
-  SamplingState sampling_;
+  state::SamplingState& sampling_ = state_.sampling;
   std::vector<size_t> order_;  // settings in the order blocks are compressed
   // Unique blocks below this level skip the sampled codecs: 0 (every block) until the sizing
   // walk has finished, then its PlanLevel at once. The estimates use that level or higher ones
@@ -296,15 +292,13 @@ class Scan {
   std::vector<uint64_t> skipped_holes_;     // per row: records of chunks SkipHoleChunks passed
   std::atomic<uint64_t> skipped_bytes_{0};  // their bytes, for progress
   void SkipHoleChunks();
-  InputSummary input_;
-  std::vector<DirectoryShape> directories_;  // walk order; folded into the metadata model
+  InputSummary& input_ = state_.input;
 
   // Serial output stage state.
   std::vector<PathError> file_errors_;
   uint64_t files_done_ = 0;
   uint64_t bytes_done_ = 0;
   uint64_t bytes_read_ = 0;
-  std::unique_ptr<Tally> tally_;
   Clock::time_point start_;
   Clock::time_point last_progress_;
   std::atomic<bool> cancelled_{false};
@@ -361,8 +355,8 @@ bool Scan::NextChunk(Chunk* out) {
     switch (item->kind) {
       case walk::WalkItem::Kind::kDirectory:
         ++input_.directories;
-        directories_.push_back(
-            DirectoryShape{item->dir_entries, item->dir_name_bytes, item->dir_longest_name});
+        ++state_.directories[state::DirectoryShape{item->dir_entries, item->dir_name_bytes,
+                                                   item->dir_longest_name}];
         continue;
       case walk::WalkItem::Kind::kSkipped:
         ++input_.skipped[std::string(walk::SkipReasonName(item->skip_reason))];
@@ -377,13 +371,15 @@ bool Scan::NextChunk(Chunk* out) {
     auto job = std::make_shared<FileJob>();
     job->path = std::move(item->path);
     {
-      // The path below its input path, seeded with the input's index: the same tree gives the
-      // same occurrence sample wherever it is mounted, and two inputs holding the same names
-      // (two copies of one tree) are sampled apart, not block for block alike.
+      // The path below its input path, seeded with the input path as given (not its position
+      // among the inputs): two inputs holding the same names (two copies of one tree) are
+      // sampled apart, not block for block alike, and a scan of one input samples it as a scan
+      // of several does, so the states of separate scans merge into the state of one
+      // (state/merge.h).
       const std::string& root = options_.paths[item->root];
       const size_t skip = job->path.compare(0, root.size(), root) == 0 ? root.size() : 0;
-      job->path_hash =
-          XXH3_64bits_withSeed(job->path.data() + skip, job->path.size() - skip, item->root);
+      job->path_hash = XXH3_64bits_withSeed(job->path.data() + skip, job->path.size() - skip,
+                                            XXH3_64bits(root.data(), root.size()));
     }
     job->is_zvol = item->kind == walk::WalkItem::Kind::kZvol || options_.volblocksize.has_value();
     job->size = item->info.size;
@@ -396,7 +392,7 @@ bool Scan::NextChunk(Chunk* out) {
       }
       job->size = (*f)->size();
     }
-    for (const Row& r : rows_) {
+    for (const state::RowState& r : rows_) {
       job->layouts.push_back(job->is_zvol ? zfs::ZvolLayout(job->size, zvol_block_)
                                           : zfs::FileLayout(job->size, r.block_bytes));
     }
@@ -667,11 +663,12 @@ void Scan::EnforceTableBudget() {
   if (table_budget_bytes_ == 0) return;
   for (;;) {
     uint64_t bytes = 0;
-    for (const Row& r : rows_) bytes += r.table->memory_bytes() + r.distinct->memory_bytes();
+    for (const state::RowState& r : rows_)
+      bytes += r.table->memory_bytes() + r.distinct->memory_bytes();
     if (bytes <= table_budget_bytes_) return;
     const uint32_t shift = rows_[0].table->sample_shift() + 1;
     if (shift > 40) return;  // 1/2^40 of the keys: nothing left to drop
-    for (Row& r : rows_) r.table->RaiseSampleShift(shift);
+    for (state::RowState& r : rows_) r.table->RaiseSampleShift(shift);
   }
 }
 
@@ -683,14 +680,22 @@ void Scan::FinishFile(FileJob& job) {
   }
   // Even a failed file exists on the pool (its dnode at least): the blocks read before the
   // failure are in the tables, so its shape is counted as far as it was read.
-  tally_->AddFile(job.layouts, job.non_hole);
-  // lsize per (row, setting): its non-hole blocks x the row's block size.
   const size_t settings = options_.compressions.size();
-  std::vector<uint64_t> lsize(job.non_hole.size(), 0);
-  for (size_t i = 0; i < lsize.size() && i / settings < job.layouts.size(); ++i) {
-    lsize[i] = job.non_hole[i].load() * job.layouts[i / settings].block_bytes;
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    for (size_t c = 0; c < settings; ++c) {
+      const state::FileShape shape{job.layouts[r].block_bytes, job.layouts[r].blocks,
+                                   job.non_hole[r * settings + c].load()};
+      ++rows_[r].files[c][shape];
+    }
   }
-  breakdown_.AddFile(job.groups, job.size, lsize,
+  const uint64_t featured_lsize =
+      job.non_hole[featured_].load() * (job.layouts.empty() ? 0 : job.layouts[0].block_bytes);
+  // lsize per (row, setting): its non-hole blocks x the row's block size.
+  std::vector<uint64_t> setting_lsize(job.non_hole.size(), 0);
+  for (size_t i = 0; i < setting_lsize.size() && i / settings < job.layouts.size(); ++i) {
+    setting_lsize[i] = job.non_hole[i].load() * job.layouts[i / settings].block_bytes;
+  }
+  breakdown_.AddFile(job.groups, job.size, featured_lsize, setting_lsize,
                      ddt::Fingerprint{job.content_lo.load(), job.content_hi.load()},
                      job.has_data.load());
 }
@@ -718,7 +723,7 @@ void Scan::MaybeReportProgress(bool force) {
   control_.progress(p);
 }
 
-ScanResult Scan::Run() {
+state::ScanState Scan::Run() {
   start_ = last_progress_ = Clock::now();
   walk::WalkOptions wo;
   wo.follow_symlinks = options_.follow_symlinks;
@@ -738,7 +743,6 @@ ScanResult Scan::Run() {
   if (control_.progress || plan_wanted_) {
     sizer_ = std::make_unique<walk::WalkSizer>(fs_, options_.paths, wo, std::min(walk_threads, 4));
   }
-  tally_ = std::make_unique<Tally>(options_, policy_, rows_.size());
 
   const int threads = options_.threads;
   const size_t settings = options_.compressions.size();
@@ -789,59 +793,36 @@ ScanResult Scan::Run() {
   sizer_.reset();  // stops the walking threads (still under way after a cancel)
   walker_.reset();
 
-  ScanResult result;
-  result.partial = cancelled_;
-  result.options = options_;
-  result.input = std::move(input_);
-  result.input.paths = options_.paths;
-  result.input.bytes_read = bytes_read_;
-  for (PathError& e : file_errors_) result.input.errors.push_back(std::move(e));
-  std::sort(result.input.errors.begin(), result.input.errors.end(),
+  state_.partial = cancelled_;
+  input_.paths = options_.paths;
+  input_.bytes_read = bytes_read_;
+  for (PathError& e : file_errors_) input_.errors.push_back(std::move(e));
+  std::sort(input_.errors.begin(), input_.errors.end(),
             [](const PathError& a, const PathError& b) { return a.path < b.path; });
 
   sampling_.complete_level = EntryLevel(complete_level);
   sampling_.occurrence_level = complete_level;
-  std::vector<uint64_t> sparse = skipped_holes_;
-  for (const Worker& w : workers) {
-    for (size_t r = 0; r < rows_.size(); ++r) sparse[r] += w.sparse_holes[r];
-  }
-  for (const DirectoryShape& d : directories_) tally_->AddDirectory(d);
   for (size_t r = 0; r < rows_.size(); ++r) {
-    OccurrenceSample occurrences(occurrences_ ? settings : 0);
+    state::RowState& row = rows_[r];
+    row.sparse_holes = skipped_holes_[r];
+    if (occurrences_) row.occurrences = OccurrenceSample(settings);
     for (const Worker& w : workers) {
-      if (occurrences_) occurrences.Merge(w.occurrences[r]);
-    }
-    std::vector<SettingResult> row =
-        tally_->Finish(r, rows_[r].block_bytes, *rows_[r].table, sparse[r], sampling_,
-                       *rows_[r].distinct, occurrences_ ? &occurrences : nullptr);
-    for (size_t c = 0; c < row.size(); ++c) {
-      for (const Worker& w : workers) {
-        row[c].codec_seconds += static_cast<double>(w.codec_ns[r * settings + c]) * 1e-9;
-        row[c].codec_bytes += w.codec_bytes[r * settings + c];
+      row.sparse_holes += w.sparse_holes[r];
+      if (occurrences_) row.occurrences.Merge(w.occurrences[r]);
+      for (size_t c = 0; c < settings; ++c) {
+        row.codec_seconds[c] += static_cast<double>(w.codec_ns[r * settings + c]) * 1e-9;
+        row.codec_bytes[c] += w.codec_bytes[r * settings + c];
       }
     }
-    FillBlockSizes(*rows_[r].table, rows_[r].block_bytes, alloc_, options_.copies, &row);
-    for (SettingResult& s : row) result.results.push_back(std::move(s));
   }
   std::vector<const std::vector<BreakdownCollector::Sampled>*> sampled;
   for (const Worker& w : workers) {
     sampled.push_back(&w.sampled);
     breakdown_.AddZeroBlocks(w.zero_blocks, w.zero_blocks * rows_[0].block_bytes);
   }
-  std::vector<const ddt::DedupTable*> tables;
-  std::vector<uint64_t> block_bytes;
-  for (const Row& r : rows_) {
-    tables.push_back(r.table.get());
-    block_bytes.push_back(r.block_bytes);
-  }
-  breakdown_.Finish(tables, block_bytes, options_.compressions, sampled, &result);
-  for (const Row& r : rows_) {
-    result.memory.table_bytes += r.table->memory_bytes();
-    result.memory.table_entries += r.table->entries();
-    result.memory.sketch_bytes += r.distinct->memory_bytes();
-  }
-  result.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
-  return result;
+  breakdown_.MoveInto(sampled, &state_.breakdown);
+  state_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+  return std::move(state_);
 }
 
 }  // namespace
@@ -869,7 +850,8 @@ Status Scan::CheckBudget() const {
   if (table_budget_bytes_ == 0) return Status::Ok();
   constexpr uint64_t kRoomPerRow = 256 * 1024;  // about 9,000 entries: a usable sample
   uint64_t floor = 0;
-  for (const Row& r : rows_) floor += r.table->floor_bytes() + r.distinct->memory_bytes();
+  for (const state::RowState& r : rows_)
+    floor += r.table->floor_bytes() + r.distinct->memory_bytes();
   const uint64_t need = floor + kRoomPerRow * rows_.size();
   if (table_budget_bytes_ >= need) return Status::Ok();
   const uint64_t mib = uint64_t{1} << 20;
@@ -883,13 +865,20 @@ Status Scan::CheckBudget() const {
       "at least --max-memory " + std::to_string(suggest) + "M");
 }
 
-Result<ScanResult> RunScan(const ScanOptions& options, io::FileSystem* fs,
-                           const ScanControl& control) {
+Result<state::ScanState> ScanToState(const ScanOptions& options, io::FileSystem* fs,
+                                     const ScanControl& control) {
   ZSIM_RETURN_IF_ERROR(ValidateScanOptions(options));
   const ScanOptions resolved = ResolveOptions(options);
   Scan scan(resolved, fs, control);
   ZSIM_RETURN_IF_ERROR(scan.CheckBudget());
   return scan.Run();
+}
+
+Result<ScanResult> RunScan(const ScanOptions& options, io::FileSystem* fs,
+                           const ScanControl& control) {
+  Result<state::ScanState> state = ScanToState(options, fs, control);
+  if (!state.ok()) return state.status();
+  return finish::Finish(*state, finish::ReportOptionsOf(state->options));
 }
 
 }  // namespace zsim::pipeline

@@ -4,7 +4,10 @@
 // (recordsize, compression) setting at once:
 //
 //   walk (serial) -> chunk of a file (serial) -> read + records + fingerprint + DDT insert +
-//   compress first sightings (parallel) -> file done (serial) ... -> tally from the tables
+//   compress first sightings (parallel) -> file done (serial) ... -> state::ScanState
+//
+// The pipeline only fills the state (engine/state); the figures come from it through
+// finish::Finish (engine/finish), which RunScan calls with the scan's own report options.
 //
 // One TBB parallel_pipeline; tokens in flight = 2 x threads, each worker owning one chunk buffer
 // of kChunkBytes (or the largest recordsize if larger), a Compressor and scratch, so memory in
@@ -21,6 +24,7 @@
 #include <functional>
 
 #include "engine/io/file_system.h"
+#include "engine/state/scan_state.h"
 #include "zsim/scan_options.h"
 #include "zsim/scan_result.h"
 
@@ -45,11 +49,15 @@ struct ScanControl {
   double progress_interval_seconds = 0.2;
 };
 
-// Runs the scan. Fails (kInvalidArgument) only for options ValidateScanOptions refuses; every
-// problem with an input path is recorded in the result (input.errors, input.skipped), never a
-// failure of the scan.
+// Runs the scan and reports it: Finish(ScanToState(...), the scan's report options). Fails
+// (kInvalidArgument) only for options ValidateScanOptions refuses; every problem with an input path
+// is recorded in the result (input.errors, input.skipped), never a failure of the scan.
 Result<ScanResult> RunScan(const ScanOptions& options, io::FileSystem* fs,
                            const ScanControl& control = {});
+
+// Runs the scan and returns what it knows, for Finish, Merge or a state file. Fails as RunScan.
+Result<state::ScanState> ScanToState(const ScanOptions& options, io::FileSystem* fs,
+                                     const ScanControl& control = {});
 
 // Options with every default filled in (compressions, ddt format, threads, RAM).
 ScanOptions ResolveOptions(const ScanOptions& options);

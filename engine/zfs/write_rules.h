@@ -63,6 +63,12 @@ uint64_t CompressionBudget(const WritePolicy& policy, Compression c, uint64_t ls
 BlockWrite AcceptCompressed(const WritePolicy& policy, uint64_t lsize,
                             std::optional<uint64_t> compressed_bytes);
 
+// True when every block gets the same BlockWrite under `a` and `b`, whatever its content: the same
+// profile and dedup, and the same allocation unit where the profile's budget or rounding follows
+// it (2.1 and later; v23 rounds to 512 bytes whatever the pool). A scan's codes then hold for a
+// report made under the other policy.
+bool SameBlockWrites(const WritePolicy& a, const WritePolicy& b);
+
 // zstd early abort applies (2.2+, zstd level >= 3, lsize >= 128K): see codec/zfs_block.h.
 bool ZstdEarlyAbortApplies(const WritePolicy& policy, Compression c, uint64_t lsize);
 

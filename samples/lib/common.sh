@@ -7,7 +7,20 @@
 # size), builds into OUTDIR, then calls sample_finish [manifest.py options...] to checksum the
 # result, write the stamp OUTDIR/.zsim-sample and print the summary line.
 
-set -euo pipefail
+set -eEuo pipefail
+
+# No silent death: any command that fails where `set -e` would end the script (a pipeline under
+# pipefail, a failing command inside $(...), a function returning non-zero) says what failed and
+# where before the script exits with its status. Inside a subshell or command substitution the
+# trap only passes the status on; the shell that runs the script names the failed line, once.
+sample_on_error() {
+  local rc=$1 where=$2 cmd=$3
+  if ((BASH_SUBSHELL == 0)); then
+    echo "build-${SAMPLE_NAME:-sample}: error: $where: '$cmd' failed (exit $rc)" >&2
+  fi
+  exit "$rc"
+}
+trap 'sample_on_error $? "${BASH_SOURCE[0]##*/}:$LINENO" "$BASH_COMMAND"' ERR
 
 SAMPLES_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SAMPLE_CACHE=${ZSIM_SAMPLES_CACHE:-/var/cache/zsim-samples}
@@ -38,6 +51,48 @@ sample_need_root() {
   if [[ $(id -u) -ne 0 ]]; then
     sample_die "needs root ($*); run it as root or with sudo"
   fi
+}
+
+# sample_first_match GLOB: prints the first existing path the glob matches, or nothing; never
+# fails (an empty cache is the normal first run, not an error).
+sample_first_match() {
+  local IFS= m
+  local -a matches
+  shopt -s nullglob
+  matches=($1)
+  shopt -u nullglob
+  for m in "${matches[@]}"; do
+    [[ -e $m ]] && { printf '%s\n' "$m"; return 0; }
+  done
+  return 0
+}
+
+# sample_debian_mirror: the Debian archive this machine's apt uses for bookworm main, as apt
+# itself has it configured ($ZSIM_DEBIAN_MIRROR overrides). Read from apt's own view first
+# (`apt-cache policy`, which lists every configured and fetched source), then from the source
+# files (one-line and deb822 formats). No mirror is written into the project.
+sample_debian_mirror() {
+  if [[ -n ${ZSIM_DEBIAN_MIRROR:-} ]]; then
+    printf '%s\n' "$ZSIM_DEBIAN_MIRROR"
+    return 0
+  fi
+  local m
+  m=$(apt-cache policy 2>/dev/null |
+    awk '$3 == "bookworm/main" && $4 ~ /^(amd64|all)$/ {print $2; exit}' || true)
+  if [[ -z $m ]]; then
+    m=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+      awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i !~ /^\[/ && $i ~ /:\/\//) {
+             if ($(i + 1) == "bookworm") { print $i; exit } break } }' || true)
+  fi
+  if [[ -z $m ]]; then
+    m=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '
+      function flush() { if (uri != "" && suites ~ /(^| )bookworm( |$)/ && types ~ /deb( |$)/) { print uri; found = 1; exit } }
+      /^[ \t]*$/ { flush(); uri = ""; suites = ""; types = ""; next }
+      /^URIs:/ { uri = $2 } /^Suites:/ { $1 = ""; suites = $0 } /^Types:/ { $1 = ""; types = $0 }
+      END { if (!found) flush() }' || true)
+  fi
+  [[ -n $m ]] || return 1
+  printf '%s\n' "${m%/}"
 }
 
 sample_need_cmd() {

@@ -1,4 +1,4 @@
-// engine/pipeline/block_sizes.h
+// engine/finish/block_sizes.h
 //
 // The block-size histogram of each setting's data blocks (as `zdb -bb` / `zdb -bbb` group them:
 // by psize, power-of-two buckets, with their asize) and the data blocks a special vdev would hold
@@ -11,8 +11,8 @@
 //
 // Thread safety: pure function of a drained table.
 
-#ifndef ZSIM_ENGINE_PIPELINE_BLOCK_SIZES_H_
-#define ZSIM_ENGINE_PIPELINE_BLOCK_SIZES_H_
+#ifndef ZSIM_ENGINE_FINISH_BLOCK_SIZES_H_
+#define ZSIM_ENGINE_FINISH_BLOCK_SIZES_H_
 
 #include <vector>
 
@@ -20,7 +20,7 @@
 #include "engine/zfs/allocation.h"
 #include "zsim/scan_result.h"
 
-namespace zsim::pipeline {
+namespace zsim::finish {
 
 // Fills block_sizes and small_blocks of `settings` (one per code of the table, in its order)
 // from every entry of `table` (one row, block size `block_bytes`). `alloc` is the pool's layout,
@@ -30,6 +30,6 @@ void FillBlockSizes(const ddt::DedupTable& table, uint64_t block_bytes,
                     const zfs::AllocationModel& alloc, int copies,
                     std::vector<SettingResult>* settings);
 
-}  // namespace zsim::pipeline
+}  // namespace zsim::finish
 
-#endif  // ZSIM_ENGINE_PIPELINE_BLOCK_SIZES_H_
+#endif  // ZSIM_ENGINE_FINISH_BLOCK_SIZES_H_

@@ -1,9 +1,9 @@
-#include "engine/pipeline/block_sizes.h"
+#include "engine/finish/block_sizes.h"
 
 #include <bit>
 #include <map>
 
-namespace zsim::pipeline {
+namespace zsim::finish {
 namespace {
 
 constexpr uint64_t kSmallestThreshold = 4096;
@@ -76,4 +76,4 @@ void FillBlockSizes(const ddt::DedupTable& table, uint64_t block_bytes,
   }
 }
 
-}  // namespace zsim::pipeline
+}  // namespace zsim::finish
