@@ -8,6 +8,7 @@
 #include "engine/base/size_suffix.h"
 #include "engine/report/sizing.h"
 #include "engine/report/text_table.h"
+#include "engine/report/name_encoding.h"
 #include "engine/zfs/ddt_footprint.h"
 #include "engine/zfs/nicenum.h"
 #include "engine/zfs/zdb_text.h"
@@ -21,15 +22,8 @@ std::string Ratio(double r) { return fmt::format("{:.2f}x", r); }
 
 std::string Section(const char* title) { return fmt::format("\n== {} ==\n", title); }
 
-// A file name on one line: control characters (newline, escape, ...) become '?'.
-std::string Printable(const std::string& name) {
-  std::string out = name;
-  for (char& ch : out) {
-    const auto u = static_cast<unsigned char>(ch);
-    if (u < 0x20 || u == 0x7f) ch = '?';
-  }
-  return out;
-}
+// A file name on one line: control characters (C0, DEL, C1) become '?' (name_encoding.h).
+std::string Printable(const std::string& name) { return TerminalName(name); }
 
 const char* FormatName(DdtFormat f) { return f == DdtFormat::kFast ? "fast" : "legacy"; }
 
