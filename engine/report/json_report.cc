@@ -5,8 +5,8 @@
 
 #include "engine/report/advice.h"
 #include "engine/report/codec_speed.h"
-#include "engine/report/sizing.h"
 #include "engine/report/name_encoding.h"
+#include "engine/report/sizing.h"
 
 namespace zsim::report {
 namespace {

@@ -6,9 +6,9 @@
 #include <cmath>
 
 #include "engine/base/size_suffix.h"
+#include "engine/report/name_encoding.h"
 #include "engine/report/sizing.h"
 #include "engine/report/text_table.h"
-#include "engine/report/name_encoding.h"
 #include "engine/zfs/ddt_footprint.h"
 #include "engine/zfs/nicenum.h"
 #include "engine/zfs/zdb_text.h"
