@@ -276,15 +276,18 @@ void Breakdown(const ScanResult& r, const Advice& a, const TextOptions& t, std::
 
 // One line: each codec's CPU seconds per GB on this CPU (one core), at the first recordsize
 // (a sampled scan ran them on a share of the unique blocks).
-void CodecCost(const ScanResult& r, std::string& out) {
+void CodecCost(const ScanResult& r, const TextOptions& t, std::string& out) {
   std::string line;
   for (const SettingResult& s : r.results) {
-    if (s.recordsize != r.results.front().recordsize || s.codec_bytes == 0) continue;
+    if (s.recordsize != r.results.front().recordsize || s.codec_bytes == 0 ||
+        s.compression.algorithm == CompressionAlgorithm::kOff) {
+      continue;
+    }
     line += fmt::format("{}{} {:.2f}", line.empty() ? "" : ", ", CompressionName(s.compression),
                         CodecCpuSecondsPerGb(s));
   }
   if (line.empty()) return;
-  out += "Codec CPU s/GB on this CPU (one core): " + line + "\n";
+  out += Wrap("Codec CPU s/GB on this CPU (one core): " + line, t.width, "", "  ");
 }
 
 }  // namespace
@@ -317,7 +320,7 @@ std::string ToText(const ScanResult& r, const Advice& a, const TextOptions& t) {
     BlockSizes(r, f, a, t, out);
   }
   Breakdown(r, a, t, out);
-  CodecCost(r, out);
+  CodecCost(r, t, out);
   out += Section(kSectionAdvice);
   for (const AdviceItem& item : a.items) out += Wrap(item.sentence, t.width, "- ", "  ");
   return out;
