@@ -19,6 +19,9 @@
 #include "engine/report/html_report.h"
 #include "engine/report/json_report.h"
 #include "engine/report/text_report.h"
+#ifdef ZSIM_MPI
+#include "engine/mpi/distributed_scan.h"
+#endif
 
 namespace {
 
@@ -76,11 +79,19 @@ int main(int argc, char** argv) {
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
 
+#ifdef ZSIM_MPI
+  // Under mpirun: one scan across every rank, reported by rank 0 alone (engine/mpi/session.h).
+  mpi::Session session(&argc, &argv);
+  const bool quiet_rank = session.active() && session.rank() != 0;
+#else
+  const bool quiet_rank = false;
+#endif
   Result<cli::Command> cmd = cli::ParseCommandLine(argc, argv);
   if (!cmd.ok()) {
-    cli::PrintError(cmd.status().message());
+    if (!quiet_rank) cli::PrintError(cmd.status().message());
     return cli::kExitUsage;
   }
+  if (quiet_rank && cmd->kind != cli::Command::Kind::kScan) return cli::kExitOk;
   if (cmd->kind != cli::Command::Kind::kScan) {
     WriteStdout(cmd->help_text);
     return cli::kExitOk;
@@ -91,10 +102,27 @@ int main(int argc, char** argv) {
   control.cancel = &g_cancel;
   if (progress) control.progress = [](const pipeline::Progress& p) { cli::DrawProgress(p); };
 
+#ifdef ZSIM_MPI
+  Result<ScanResult> result = Status::Internal("not scanned");
+  if (session.active()) {
+    Result<std::optional<ScanResult>> part =
+        mpi::RunDistributedScan(cmd->options, io::PosixFileSystem().get(), control, session);
+    if (!part.ok()) {
+      result = part.status();
+    } else if (!part->has_value()) {
+      return cli::kExitOk;  // a rank other than 0: its share is in rank 0's report
+    } else {
+      result = std::move(**part);
+    }
+  } else {
+    result = pipeline::RunScan(cmd->options, io::PosixFileSystem().get(), control);
+  }
+#else
   Result<ScanResult> result = pipeline::RunScan(cmd->options, io::PosixFileSystem().get(), control);
+#endif
   if (progress) cli::ClearProgress();
   if (!result.ok()) {
-    cli::PrintError(result.status().message());
+    if (!quiet_rank) cli::PrintError(result.status().message());
     return cli::kExitUsage;
   }
   const report::Advice advice = report::ComputeAdvice(*result);

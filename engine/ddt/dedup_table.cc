@@ -223,6 +223,11 @@ void DedupTable::StoreCodes(Shard& shard, uint32_t id, std::span<const PsizeCode
 
 void DedupTable::Merge(const DedupTable& other) {
   assert(other.layout_.size() == layout_.size());
+  MergeEntries([&](const std::function<void(const EntryView&)>& fn) { other.ForEach(fn); });
+}
+
+void DedupTable::MergeEntries(
+    const std::function<void(const std::function<void(const EntryView&)>&)>& each) {
   // Which of this table's entries have side codes already (ids past the end are new).
   std::vector<std::vector<bool>> has_side(shards_.size());
   for (size_t k = 0; k < shards_.size(); ++k) {
@@ -230,8 +235,7 @@ void DedupTable::Merge(const DedupTable& other) {
     has_side[k].assign(shard.count, false);
     for (uint32_t id : shard.side_ids) has_side[k][id] = true;
   }
-  other.ForEach(
-      [&](const EntryView& e) { MergeEntry(e, has_side[e.key.hi >> (64 - kShardBits)]); });
+  each([&](const EntryView& e) { MergeEntry(e, has_side[e.key.hi >> (64 - kShardBits)]); });
 }
 
 void DedupTable::MergeEntry(const EntryView& view, const std::vector<bool>& has_side) {

@@ -125,6 +125,12 @@ class DedupTable {
   // tables of two scans gives the table one scan of both inputs builds.
   // REQUIRES: other.settings() == settings(), same kinds; no concurrent use of `other`.
   void Merge(const DedupTable& other);
+  // Merge of entries given one by one: `each(fn)` calls fn for every entry of a table of the same
+  // layout (its ForEach, or a serialized table read back, state/serialize.h).
+  void MergeEntries(const std::function<void(const std::function<void(const EntryView&)>&)>& each);
+
+  // How each setting's codes are kept, as given to the constructor.
+  const std::vector<SettingStorage>& layout() const { return layout_; }
 
   // Keeps from now on only 1/2^shift of the key space (and every all-zero block) and drops the
   // other entries.

@@ -22,6 +22,7 @@
 #ifndef ZSIM_ENGINE_ESTIMATE_DISTINCT_BLOCKS_H_
 #define ZSIM_ENGINE_ESTIMATE_DISTINCT_BLOCKS_H_
 
+#include <array>
 #include <cstdint>
 
 #include "engine/estimate/distinct_counter.h"
@@ -50,6 +51,11 @@ class DistinctBlocks {
   void Merge(const DistinctBlocks& other);
 
   uint64_t full_lsize() const { return full_lsize_; }
+  // The three counters (full keys, small keys, small units), for serialization.
+  std::array<const DistinctCounter*, 3> counters() const {
+    return {&full_keys_, &small_keys_, &small_units_};
+  }
+  std::array<DistinctCounter*, 3> counters() { return {&full_keys_, &small_keys_, &small_units_}; }
   uint64_t memory_bytes() const;
 
  private:

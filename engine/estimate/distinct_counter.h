@@ -27,6 +27,8 @@
 #include <bit>
 #include <cstdint>
 #include <memory>
+#include <span>
+#include <vector>
 
 namespace zsim::estimate {
 
@@ -49,6 +51,11 @@ class DistinctCounter {
   // Adds everything `other` saw (register-wise maximum; safe alongside Add from other threads).
   // REQUIRES: same precision.
   void Merge(const DistinctCounter& other);
+  // The same with `other`'s registers as bytes (a counter read back from Registers()).
+  // REQUIRES: registers.size() == 2^precision.
+  void MergeRegisters(std::span<const uint8_t> registers);
+  // The registers, one byte each: what a serialized counter holds.
+  std::vector<uint8_t> Registers() const;
 
   // Estimated number of distinct hashes added (0 for none).
   double Estimate() const;

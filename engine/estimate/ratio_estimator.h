@@ -42,6 +42,23 @@ class RatioEstimator {
     sxy_ += o.sxy_;
   }
 
+  // The raw sums, for serialization: an estimator read back from them is the same estimator.
+  struct Sums {
+    uint64_t n = 0;
+    double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
+  };
+  Sums sums() const { return Sums{n_, sx_, sy_, sxx_, syy_, sxy_}; }
+  static RatioEstimator FromSums(const Sums& s) {
+    RatioEstimator r;
+    r.n_ = s.n;
+    r.sx_ = s.sx;
+    r.sy_ = s.sy;
+    r.sxx_ = s.sxx;
+    r.syy_ = s.syy;
+    r.sxy_ = s.sxy;
+    return r;
+  }
+
   uint64_t n() const { return n_; }
   double sum_x() const { return sx_; }
   double sum_y() const { return sy_; }
