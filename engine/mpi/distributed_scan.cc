@@ -15,23 +15,53 @@
 namespace zsim::mpi {
 namespace {
 
-// ZSIM_MPI_STATS=1: each rank prints what it did on stderr (the benchmark reads it).
-void PrintStats(int rank, const state::ScanState& state, uint64_t batches, uint64_t received) {
-  if (std::getenv("ZSIM_MPI_STATS") == nullptr) return;
-  uint64_t entries = 0, table_bytes = 0;
-  for (const state::RowState& r : state.rows) {
-    entries += r.table->entries();
-    table_bytes += r.table->memory_bytes() + r.distinct->memory_bytes();
+// Peak resident memory of this process (VmHWM), 0 when /proc does not say.
+uint64_t PeakRssBytes() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  unsigned long long kib = 0;
+  while (std::fgets(line, sizeof(line), f)) {
+    if (std::sscanf(line, "VmHWM: %llu kB", &kib) == 1) break;
   }
+  std::fclose(f);
+  return kib * 1024;
+}
+
+// ZSIM_MPI_STATS=1: each rank prints what it did on stderr, one line (bench/e2e/mpi_scaling.py
+// reads it): its own share before the reduction, the bytes it moved.
+struct RankStats {
+  uint64_t files = 0, bytes_read = 0, blocks = 0, table_entries = 0, table_bytes = 0;
+  double seconds = 0;
+};
+
+RankStats StatsOf(const state::ScanState& state) {
+  RankStats r;
+  r.files = state.input.files;
+  r.bytes_read = state.input.bytes_read;
+  r.seconds = state.seconds;
+  for (const state::RowState& row : state.rows) {
+    r.table_entries += row.table->entries();
+    r.table_bytes += row.table->memory_bytes() + row.distinct->memory_bytes();
+    row.table->ForEach([&](const ddt::EntryView& e) { r.blocks += e.refcount; });
+  }
+  return r;
+}
+
+void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t state_received) {
   std::fprintf(stderr,
-               "zsim-mpi-stats rank=%d files=%llu bytes_read=%llu table_entries=%llu "
-               "table_bytes=%llu batches_served=%llu state_bytes_received=%llu seconds=%.3f\n",
-               rank, static_cast<unsigned long long>(state.input.files),
-               static_cast<unsigned long long>(state.input.bytes_read),
-               static_cast<unsigned long long>(entries),
-               static_cast<unsigned long long>(table_bytes),
-               static_cast<unsigned long long>(batches), static_cast<unsigned long long>(received),
-               state.seconds);
+               "zsim-mpi-stats rank=%d files=%llu bytes_read=%llu blocks=%llu table_entries=%llu "
+               "table_bytes=%llu work_batches=%llu work_bytes=%llu state_bytes_received=%llu "
+               "scan_seconds=%.3f peak_rss_bytes=%llu\n",
+               rank, static_cast<unsigned long long>(r.files),
+               static_cast<unsigned long long>(r.bytes_read),
+               static_cast<unsigned long long>(r.blocks),
+               static_cast<unsigned long long>(r.table_entries),
+               static_cast<unsigned long long>(r.table_bytes),
+               static_cast<unsigned long long>(work.batches),
+               static_cast<unsigned long long>(work.bytes),
+               static_cast<unsigned long long>(state_received), r.seconds,
+               static_cast<unsigned long long>(PeakRssBytes()));
 }
 
 }  // namespace
@@ -55,7 +85,7 @@ Result<std::optional<ScanResult>> RunDistributedScan(const ScanOptions& options,
   if (rank != 0) local.progress = nullptr;
   std::unique_ptr<WorkPool> pool;
   std::thread server;
-  uint64_t batches = 0;
+  WorkTraffic work;
   if (rank == 0) {
     const char* batch = std::getenv("ZSIM_MPI_BATCH_BYTES");
     pool = std::make_unique<WorkPool>(pipeline::MakeWalk(resolved, fs),
@@ -63,7 +93,7 @@ Result<std::optional<ScanResult>> RunDistributedScan(const ScanOptions& options,
     // Started when the scan asks for its source, past the checks that refuse options (which
     // every rank makes alike, so no rank is then waiting for work).
     local.source = [&] {
-      if (size > 1) server = std::thread([&] { batches = ServeWork(pool.get(), size); });
+      if (size > 1) server = std::thread([&] { work = ServeWork(pool.get(), size); });
       return LocalShare(pool.get());
     };
   } else {
@@ -76,18 +106,16 @@ Result<std::optional<ScanResult>> RunDistributedScan(const ScanOptions& options,
   if (!scanned.ok()) return scanned.status();
   state::ScanState& state = *scanned;
 
+  const bool print_stats = std::getenv("ZSIM_MPI_STATS") != nullptr;
+  const RankStats mine = print_stats ? StatsOf(state) : RankStats{};
   ReduceStats stats;
-  PrintStats(rank, state, batches, 0);
   Status reduced = ReduceToRoot(state, rank, size, &stats);
+  if (print_stats) PrintStats(rank, mine, work, stats.bytes_received);
   if (rank != 0) return std::optional<ScanResult>();
   if (!reduced.ok()) return reduced;
   // The whole's budget: the parts each held part of the keys (table_budget.h).
   state::FitTablesToBudget(state.rows, state.options.max_memory_bytes);
   state.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (std::getenv("ZSIM_MPI_STATS") != nullptr) {
-    std::fprintf(stderr, "zsim-mpi-stats merged state_bytes_received_by_root=%llu\n",
-                 static_cast<unsigned long long>(stats.bytes_received));
-  }
   return std::optional<ScanResult>(finish::Finish(state, finish::ReportOptionsOf(state.options)));
 }
 

@@ -3,6 +3,7 @@
 #include "engine/mpi/messages.h"
 #include "engine/state/merge.h"
 #include "engine/state/serialize.h"
+#include "engine/state/table_budget.h"
 
 namespace zsim::mpi {
 
@@ -39,6 +40,9 @@ Status ReduceToRoot(state::ScanState& state, int rank, int size, ReduceStats* st
       continue;
     }
     state::Merge(state, *part);
+    // Keeps the merged tables within the budget as they grow up the tree; never coarser than
+    // one process's (a subset's tables outgrow a budget only if the whole's do).
+    state::FitTablesToBudget(state.rows, state.options.max_memory_bytes);
   }
   return failure;
 }

@@ -143,9 +143,9 @@ std::unique_ptr<walk::WalkSource> LocalShare(WorkPool* pool) {
 
 std::unique_ptr<walk::WalkSource> RemoteShare() { return std::make_unique<Remote>(); }
 
-uint64_t ServeWork(WorkPool* pool, int ranks) {
+WorkTraffic ServeWork(WorkPool* pool, int ranks) {
   int active = ranks - 1;
-  uint64_t batches = 0;
+  WorkTraffic traffic;
   while (active > 0) {
     std::string request;
     int from = 0;
@@ -158,14 +158,16 @@ uint64_t ServeWork(WorkPool* pool, int ranks) {
       continue;
     }
     const std::vector<walk::WalkItem> batch = pool->Take();
-    SendSmall(from, kTagWorkBatch, EncodeItems(batch));
+    const std::string bytes = EncodeItems(batch);
+    SendSmall(from, kTagWorkBatch, bytes);
+    traffic.bytes += bytes.size();
     if (batch.empty()) {
       --active;
     } else {
-      ++batches;
+      ++traffic.batches;
     }
   }
-  return batches;
+  return traffic;
 }
 
 }  // namespace zsim::mpi

@@ -59,9 +59,14 @@ class WorkPool {
 // Rank 0's own share: batches taken from the pool directly.
 std::unique_ptr<walk::WalkSource> LocalShare(WorkPool* pool);
 
-// Answers ranks 1 .. ranks-1 until each was told the walk is done or has left. Returns the
-// number of batches handed out to them.
-uint64_t ServeWork(WorkPool* pool, int ranks);
+// What rank 0's server sent.
+struct WorkTraffic {
+  uint64_t batches = 0;  // non-empty batches
+  uint64_t bytes = 0;    // encoded items
+};
+
+// Answers ranks 1 .. ranks-1 until each was told the walk is done or has left.
+WorkTraffic ServeWork(WorkPool* pool, int ranks);
 
 // A rank k > 0's share: batches asked of rank 0. Destroying it before the walk is done (an
 // interrupted scan) tells rank 0 this rank has left.
