@@ -8,7 +8,8 @@ Each rank gets --threads 1 (one core per rank): N = 2 on a 2-core machine is the
 issue asks for (target: throughput >= 0.8 x 2 x one rank's). Two throughputs: bytes read over
 the job's time (the report's `seconds`: rank 0's walk, every rank's scan, the reduction, the
 merge; what grows with the data) and over the whole mpirun (plus starting and ending the job, a
-fixed cost of about half a second here). Every run's JSON must give the same DDT
+fixed cost of about half a second here). On a loaded machine wall time says little: the CPU time
+of mpirun and its ranks (getrusage of children) per byte read shows what distribution costs. Every run's JSON must give the same DDT
 entries as the first (the result does not depend on N).
 
 Usage:
@@ -19,6 +20,7 @@ import csv
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -41,14 +43,17 @@ def run(zsim, n, data, extra):
            "-n", str(n), zsim, "scan", "--json", "--no-progress", "--threads", "1",
            "--compression", "off", "--recordsize", "128K"] + extra + data
     t0 = time.monotonic()
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run(cmd, capture_output=True, text=True, env=ENV)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = time.monotonic() - t0
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     if p.returncode != 0:
         sys.exit(f"failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
     report = json.loads(p.stdout)
     ranks = [dict((k, float(v)) for k, v in re.findall(r"(\w+)=([0-9.]+)", line))
              for line in p.stderr.splitlines() if line.startswith("zsim-mpi-stats rank=")]
-    return wall, report, ranks
+    return wall, cpu, report, ranks
 
 
 def main():
@@ -67,7 +72,7 @@ def main():
     for rep in range(args.reps):
         for n in ns:
             load = load1()
-            wall, report, ranks = run(args.zsim, n, args.data, [])
+            wall, cpu, report, ranks = run(args.zsim, n, args.data, [])
             e = report["results"][0]["dedup"]["entries"]
             if entries is None:
                 entries = e
@@ -81,6 +86,7 @@ def main():
                 "job_s": round(report["seconds"], 3), "bytes_read": int(read),
                 "mb_per_s": round(read / report["seconds"] / 1e6, 1),
                 "mb_per_s_mpirun": round(read / wall / 1e6, 1),
+                "cpu_s": round(cpu, 3), "mb_per_cpu_s": round(read / cpu / 1e6, 1),
                 "blocks": int(blocks),
                 "work_bytes": int(sum(r["work_bytes"] for r in ranks)),
                 "state_bytes": int(sum(r["state_bytes_received"] for r in ranks)),
@@ -101,6 +107,8 @@ def main():
         print(f"n={n}: median {statistics.median(r['mb_per_s'] for r in mine)} MB/s over the job "
               f"(runs {[r['mb_per_s'] for r in mine]}), "
               f"{statistics.median(r['mb_per_s_mpirun'] for r in mine)} MB/s over mpirun, "
+              f"{statistics.median(r['mb_per_cpu_s'] for r in mine)} MB per CPU second "
+              f"(mpirun and ranks), "
               f"load1 {[r['load1'] for r in mine]}")
 
 

@@ -17,6 +17,11 @@ Examples:
   zsim scan /backup --compression all --vdev raidz2:6 --ashift 12 --json
   zsim scan /data --profile v23 --compression lzjb,gzip-9   as an old (pool v23) ZFS would
 
+  zsim scan /srv --save srv.zstate                  keep the scan's state to report again later
+  zsim report srv.zstate --vdev raidz2:6 --copies 2 the same data on another pool, no rescan
+  zsim report host1.zstate host2.zstate             one pool for both hosts: dedup across them
+  zsim diff monday.zstate friday.zstate             what changed in between
+
 Sizes take ZFS suffixes: 512, 4k, 128K, 1M. Exit codes: 0 done, 1 done but some paths could not
 be read, 2 bad usage, 130 interrupted (the partial report was printed).
 )";
@@ -106,12 +111,49 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   scan->add_flag("--quiet,-q", cmd.quiet, "no progress, no warnings on stderr");
   scan->add_flag("--progress", progress, "show progress even when stderr is not a terminal");
   scan->add_flag("--no-progress", no_progress, "never show progress");
+  std::optional<std::string> save;
+  scan->add_option("--save", save,
+                   "also write the scan's state to FILE, for zsim report (other pools, merging "
+                   "hosts) without reading the data again");
+
+  CLI::App* report = app.add_subcommand(
+      "report",
+      "report from state files written by zsim scan --save; several are merged first (one "
+      "pool for all of them). May change: --vdev, --copies, --ram, --ddt-format, and --ashift "
+      "where compressed sizes round alike (any ashift for profile v23). Fixed by the scan: "
+      "recordsizes, compressions, profile, checksum, sampling");
+  std::vector<std::string> state_paths;
+  std::optional<std::string> r_vdev, r_ashift, r_copies, r_profile, r_ddt_format, r_ram;
+  bool r_json = false, r_quiet = false;
+  std::optional<std::string> r_html;
+  report->add_option("FILE", state_paths, "state files (zsim scan --save)")->required();
+  report->add_option("--vdev", r_vdev, "vdev layout: disk, mirror:N, raidzP:C, draidP:D:C");
+  report->add_option("--ashift", r_ashift, "log2 of the sector size");
+  report->add_option("--copies", r_copies, "copies property (1..3)");
+  report->add_option("--profile", r_profile,
+                     "must be the scan's (each release compresses by its own rules)");
+  report->add_option("--ddt-format", r_ddt_format, "DDT format: legacy or fast (2.3+)");
+  report->add_option("--ram", r_ram, "RAM of the target machine for DDT advice");
+  report->add_flag("--json", r_json, "print the JSON report on stdout");
+  report->add_option("--html", r_html, "also write the HTML report to FILE");
+  report->add_flag("--quiet,-q", r_quiet, "no warnings on stderr");
+
+  CLI::App* diff = app.add_subcommand(
+      "diff", "what changed between two saved scans: sizes, compression, dedup, DDT size, space");
+  std::vector<std::string> diff_paths;
+  bool d_json = false;
+  diff->add_option("OLD NEW", diff_paths, "two state files (zsim scan --save)")
+      ->required()
+      ->expected(2);
+  diff->add_flag("--json", d_json, "print the differences as JSON");
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     cmd.kind = Command::Kind::kHelp;
-    cmd.help_text = (scan->parsed() ? scan->help() : app.help());
+    cmd.help_text = (scan->parsed()     ? scan->help()
+                     : report->parsed() ? report->help()
+                                        : app.help());
     return cmd;
   } catch (const CLI::CallForVersion&) {
     cmd.kind = Command::Kind::kVersion;
@@ -121,6 +163,64 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     std::string msg = e.what();
     msg += "\nRun 'zsim scan --help' for the options.";
     return Status::InvalidArgument(std::move(msg));
+  }
+  if (diff->parsed()) {
+    cmd.kind = Command::Kind::kDiff;
+    cmd.json = d_json;
+    cmd.progress = false;
+    cmd.report.state_paths = diff_paths;
+    return cmd;
+  }
+  if (report->parsed()) {
+    cmd.kind = Command::Kind::kReport;
+    cmd.json = r_json;
+    cmd.quiet = r_quiet;
+    cmd.progress = false;
+    ReportFlags& rf = cmd.report;
+    rf.state_paths = state_paths;
+    if (r_vdev) {
+      Result<VdevLayout> v = ParseVdev(*r_vdev);
+      if (!v.ok()) return Status::InvalidArgument("--vdev: " + v.status().message());
+      rf.vdev = *v;
+    }
+    if (r_ashift) {
+      int a = 0;
+      ZSIM_RETURN_IF_ERROR(ParseWholeNumber("--ashift", *r_ashift, "9 to 16", &a));
+      rf.ashift = a;
+    }
+    if (r_copies) {
+      int c = 0;
+      ZSIM_RETURN_IF_ERROR(ParseWholeNumber("--copies", *r_copies, "1, 2 or 3", &c));
+      rf.copies = c;
+    }
+    if (r_profile) {
+      rf.profile = ParseProfile(*r_profile);
+      if (!rf.profile) {
+        return Status::InvalidArgument("--profile " + *r_profile +
+                                       " is unknown: use v23, 2.1, 2.2, 2.3 or 2.4");
+      }
+    }
+    if (r_ddt_format) {
+      if (*r_ddt_format != "legacy" && *r_ddt_format != "fast") {
+        return Status::InvalidArgument("--ddt-format " + *r_ddt_format +
+                                       " is unknown: use legacy or fast");
+      }
+      rf.ddt_format = *r_ddt_format == "fast" ? DdtFormat::kFast : DdtFormat::kLegacy;
+    }
+    if (r_ram) {
+      Result<uint64_t> v = ParseSize(*r_ram);
+      if (!v.ok() || *v == 0) {
+        return Status::InvalidArgument("--ram: give the target machine's memory, e.g. 64G");
+      }
+      rf.ram_bytes = *v;
+    }
+    if (r_html) {
+      if (r_html->empty()) {
+        return Status::InvalidArgument("--html needs a file name, e.g. --html report.html");
+      }
+      cmd.html_path = *r_html;
+    }
+    return cmd;
   }
   if (!scan->parsed()) {
     cmd.kind = Command::Kind::kHelp;
@@ -230,6 +330,11 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   if (progress) cmd.progress = true;
   if (no_progress || cmd.quiet) cmd.progress = false;
   ZSIM_RETURN_IF_ERROR(ValidateScanOptions(o));
+  if (save) {
+    if (save->empty())
+      return Status::InvalidArgument("--save needs a file name, e.g. --save scan.zstate");
+    cmd.save_path = *save;
+  }
   return cmd;
 }
 

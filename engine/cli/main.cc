@@ -14,11 +14,15 @@
 
 #include "engine/cli/flags.h"
 #include "engine/cli/messages.h"
+#include "engine/finish/finish.h"
 #include "engine/io/file_system.h"
 #include "engine/pipeline/scan.h"
+#include "engine/report/diff_report.h"
 #include "engine/report/html_report.h"
 #include "engine/report/json_report.h"
 #include "engine/report/text_report.h"
+#include "engine/state/merge.h"
+#include "engine/state/state_file.h"
 #ifdef ZSIM_MPI
 #include "engine/mpi/distributed_scan.h"
 #endif
@@ -60,6 +64,44 @@ bool WriteHtml(const std::string& path, const std::string& html, std::string* er
   return true;
 }
 
+// zsim report: the state files merged in order, reported with the options given. A file that
+// cannot be read or merged, or options the state cannot answer: the message, and nullopt.
+std::optional<zsim::ScanResult> ReportFromStates(const zsim::cli::Command& cmd) {
+  using namespace zsim;
+  const cli::ReportFlags& rf = cmd.report;
+  std::optional<state::ScanState> merged;
+  for (const std::string& path : rf.state_paths) {
+    Result<state::ScanState> s = state::LoadState(path);
+    if (!s.ok()) {
+      cli::PrintError(s.status().message());
+      return std::nullopt;
+    }
+    if (!merged) {
+      merged = std::move(*s);
+      continue;
+    }
+    const Status ok = state::CheckMergeable(*merged, *s);
+    if (!ok.ok()) {
+      cli::PrintError(path + " cannot be merged with " + rf.state_paths[0] + ": " + ok.message());
+      return std::nullopt;
+    }
+    state::Merge(*merged, *s);
+  }
+  finish::ReportOptions r = finish::ReportOptionsOf(merged->options);
+  if (rf.vdev) r.vdev = *rf.vdev;
+  if (rf.ashift) r.ashift = *rf.ashift;
+  if (rf.copies) r.copies = *rf.copies;
+  if (rf.profile) r.profile = *rf.profile;
+  if (rf.ddt_format) r.ddt_format = rf.ddt_format;
+  if (rf.ram_bytes) r.ram_bytes = *rf.ram_bytes;
+  const Status answerable = finish::CheckReportOptions(*merged, r);
+  if (!answerable.ok()) {
+    cli::PrintError(answerable.message());
+    return std::nullopt;
+  }
+  return finish::Finish(*merged, r);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -92,38 +134,79 @@ int main(int argc, char** argv) {
     return cli::kExitUsage;
   }
   if (quiet_rank && cmd->kind != cli::Command::Kind::kScan) return cli::kExitOk;
-  if (cmd->kind != cli::Command::Kind::kScan) {
+  if (cmd->kind == cli::Command::Kind::kHelp || cmd->kind == cli::Command::Kind::kVersion) {
     WriteStdout(cmd->help_text);
     return cli::kExitOk;
   }
+  if (cmd->save_path && !quiet_rank) {
+    const Status can_save = state::CheckSavePath(*cmd->save_path);
+    if (!can_save.ok()) {
+      cli::PrintError(can_save.message());
+      return cli::kExitUsage;
+    }
+  }
 
-  const bool progress = cmd->progress.value_or(::isatty(STDERR_FILENO) == 1);
-  pipeline::ScanControl control;
-  control.cancel = &g_cancel;
-  if (progress) control.progress = [](const pipeline::Progress& p) { cli::DrawProgress(p); };
+  if (cmd->kind == cli::Command::Kind::kDiff) {
+    // Each scan reported with its own options; the figures they share compared.
+    std::vector<ScanResult> scans;
+    for (const std::string& path : cmd->report.state_paths) {
+      Result<state::ScanState> s = state::LoadState(path);
+      if (!s.ok()) {
+        cli::PrintError(s.status().message());
+        return cli::kExitUsage;
+      }
+      scans.push_back(finish::Finish(*s, finish::ReportOptionsOf(s->options)));
+    }
+    const std::string& a = cmd->report.state_paths[0];
+    const std::string& b = cmd->report.state_paths[1];
+    WriteStdout(cmd->json ? report::DiffJson(scans[0], scans[1], a, b)
+                          : report::DiffText(scans[0], scans[1], a, b));
+    return cli::kExitOk;
+  }
+
+  Result<ScanResult> result = Status::Internal("no result");
+  if (cmd->kind == cli::Command::Kind::kReport) {
+    std::optional<ScanResult> r = ReportFromStates(*cmd);
+    if (!r) return cli::kExitUsage;
+    result = std::move(*r);
+  } else {
+    const bool progress = cmd->progress.value_or(::isatty(STDERR_FILENO) == 1);
+    pipeline::ScanControl control;
+    control.cancel = &g_cancel;
+    if (progress) control.progress = [](const pipeline::Progress& p) { cli::DrawProgress(p); };
 
 #ifdef ZSIM_MPI
-  Result<ScanResult> result = Status::Internal("not scanned");
-  if (session.active()) {
-    Result<std::optional<ScanResult>> part =
-        mpi::RunDistributedScan(cmd->options, io::PosixFileSystem().get(), control, session);
-    if (!part.ok()) {
-      result = part.status();
-    } else if (!part->has_value()) {
-      return cli::kExitOk;  // a rank other than 0: its share is in rank 0's report
+    // Under mpirun every rank scans a share; rank 0 gets the merged state, the others nothing.
+    Result<state::ScanState> scanned = Status::Internal("not scanned");
+    if (session.active()) {
+      Result<std::optional<state::ScanState>> merged =
+          mpi::RunDistributedScan(cmd->options, io::PosixFileSystem().get(), control, session);
+      if (merged.ok() && !merged->has_value()) return cli::kExitOk;
+      if (merged.ok()) {
+        scanned = std::move(**merged);
+      } else {
+        scanned = merged.status();
+      }
     } else {
-      result = std::move(**part);
+      scanned = pipeline::ScanToState(cmd->options, io::PosixFileSystem().get(), control);
     }
-  } else {
-    result = pipeline::RunScan(cmd->options, io::PosixFileSystem().get(), control);
-  }
 #else
-  Result<ScanResult> result = pipeline::RunScan(cmd->options, io::PosixFileSystem().get(), control);
+    Result<state::ScanState> scanned =
+        pipeline::ScanToState(cmd->options, io::PosixFileSystem().get(), control);
 #endif
-  if (progress) cli::ClearProgress();
-  if (!result.ok()) {
-    if (!quiet_rank) cli::PrintError(result.status().message());
-    return cli::kExitUsage;
+    if (progress) cli::ClearProgress();
+    if (!scanned.ok()) {
+      if (!quiet_rank) cli::PrintError(scanned.status().message());
+      return cli::kExitUsage;
+    }
+    if (cmd->save_path) {
+      const Status saved = state::SaveState(*scanned, *cmd->save_path);
+      if (!saved.ok()) {
+        cli::PrintError("the state was not saved: " + saved.message());
+        return cli::kExitUnreadable;
+      }
+    }
+    result = finish::Finish(*scanned, finish::ReportOptionsOf(scanned->options));
   }
   const report::Advice advice = report::ComputeAdvice(*result);
   const std::string report =

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -221,13 +222,26 @@ void DedupTable::StoreCodes(Shard& shard, uint32_t id, std::span<const PsizeCode
   bytes_.fetch_add(shard.SideBytes() - before, std::memory_order_relaxed);
 }
 
-void DedupTable::Merge(const DedupTable& other) {
-  assert(other.layout_.size() == layout_.size());
-  MergeEntries([&](const std::function<void(const EntryView&)>& fn) { other.ForEach(fn); });
+void DedupTable::Reserve(uint64_t entries) {
+  // Expected keys per shard plus four standard deviations (the shard bits are uniform).
+  const double mean = double(entries) / double(shards_.size());
+  const uint64_t per_shard = static_cast<uint64_t>(mean + 4 * std::sqrt(mean)) + 1;
+  if (per_shard >= kMaxEntriesPerShard) return;
+  for (auto& shard_ptr : shards_) {
+    Shard& shard = *shard_ptr;
+    std::lock_guard<std::mutex> lock(shard.mu);
+    size_t slots = std::max<size_t>(shard.index.size(), 64);
+    while ((per_shard + 1) * 8 > slots * 7) slots = NextIndexSize(slots);
+    if (slots <= shard.index.size()) continue;
+    const size_t before = shard.index.capacity();
+    shard.RebuildIndex(slots, entry_bytes_);
+    bytes_.fetch_add((shard.index.capacity() - before) * sizeof(uint32_t),
+                     std::memory_order_relaxed);
+  }
 }
 
-void DedupTable::MergeEntries(
-    const std::function<void(const std::function<void(const EntryView&)>&)>& each) {
+void DedupTable::Merge(const DedupTable& other) {
+  assert(other.layout_.size() == layout_.size());
   // Which of this table's entries have side codes already (ids past the end are new).
   std::vector<std::vector<bool>> has_side(shards_.size());
   for (size_t k = 0; k < shards_.size(); ++k) {
@@ -235,7 +249,8 @@ void DedupTable::MergeEntries(
     has_side[k].assign(shard.count, false);
     for (uint32_t id : shard.side_ids) has_side[k][id] = true;
   }
-  each([&](const EntryView& e) { MergeEntry(e, has_side[e.key.hi >> (64 - kShardBits)]); });
+  other.ForEach(
+      [&](const EntryView& e) { MergeEntry(e, has_side[e.key.hi >> (64 - kShardBits)]); });
 }
 
 void DedupTable::MergeEntry(const EntryView& view, const std::vector<bool>& has_side) {

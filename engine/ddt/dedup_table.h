@@ -125,11 +125,16 @@ class DedupTable {
   // tables of two scans gives the table one scan of both inputs builds.
   // REQUIRES: other.settings() == settings(), same kinds; no concurrent use of `other`.
   void Merge(const DedupTable& other);
-  // Merge of entries given one by one: `each(fn)` calls fn for every entry of a table of the same
-  // layout (its ForEach, or a serialized table read back, state/serialize.h).
-  void MergeEntries(const std::function<void(const std::function<void(const EntryView&)>&)>& each);
 
-  // How each setting's codes are kept, as given to the constructor.
+  // Adds one entry as another table's ForEach gave it (a key not yet in this table; or as Merge
+  // does for one that is). Loading a saved table goes through it.
+  void AddEntry(const EntryView& e) { MergeEntry(e, {}); }
+
+  // Sizes every shard's index for `entries` keys spread evenly over the shards (a table about to
+  // be filled with a known number of entries: loading a saved one), so the fill rebuilds no index.
+  void Reserve(uint64_t entries);
+
+  // How each setting's codes are kept.
   const std::vector<SettingStorage>& layout() const { return layout_; }
 
   // Keeps from now on only 1/2^shift of the key space (and every all-zero block) and drops the

@@ -22,7 +22,6 @@
 #ifndef ZSIM_ENGINE_ESTIMATE_DISTINCT_BLOCKS_H_
 #define ZSIM_ENGINE_ESTIMATE_DISTINCT_BLOCKS_H_
 
-#include <array>
 #include <cstdint>
 
 #include "engine/estimate/distinct_counter.h"
@@ -50,12 +49,15 @@ class DistinctBlocks {
   // of both (a key met in both counts once). REQUIRES: other.full_lsize() == full_lsize().
   void Merge(const DistinctBlocks& other);
 
-  uint64_t full_lsize() const { return full_lsize_; }
-  // The three counters (full keys, small keys, small units), for serialization.
-  std::array<const DistinctCounter*, 3> counters() const {
-    return {&full_keys_, &small_keys_, &small_units_};
+  // The three counters (full keys, small keys, small units), to keep them in a file.
+  DistinctCounter& counter(int i) {
+    return i == 0 ? full_keys_ : i == 1 ? small_keys_ : small_units_;
   }
-  std::array<DistinctCounter*, 3> counters() { return {&full_keys_, &small_keys_, &small_units_}; }
+  const DistinctCounter& counter(int i) const {
+    return i == 0 ? full_keys_ : i == 1 ? small_keys_ : small_units_;
+  }
+
+  uint64_t full_lsize() const { return full_lsize_; }
   uint64_t memory_bytes() const;
 
  private:

@@ -46,18 +46,9 @@ DistinctCounter::DistinctCounter(int precision)
 
 void DistinctCounter::Merge(const DistinctCounter& other) {
   assert(other.precision_ == precision_);
-  MergeRegisters(other.Registers());
-}
-
-void DistinctCounter::MergeRegisters(std::span<const uint8_t> registers) {
-  assert(registers.size() == size_t{1} << precision_);
-  for (size_t i = 0; i < registers.size(); ++i) RaiseTo(registers_[i], registers[i]);
-}
-
-std::vector<uint8_t> DistinctCounter::Registers() const {
-  std::vector<uint8_t> out(size_t{1} << precision_);
-  for (size_t i = 0; i < out.size(); ++i) out[i] = registers_[i].load(std::memory_order_relaxed);
-  return out;
+  for (size_t i = 0; i < (size_t{1} << precision_); ++i) {
+    RaiseTo(registers_[i], other.registers_[i].load(std::memory_order_relaxed));
+  }
 }
 
 double DistinctCounter::Estimate() const {

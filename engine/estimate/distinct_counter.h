@@ -27,8 +27,6 @@
 #include <bit>
 #include <cstdint>
 #include <memory>
-#include <span>
-#include <vector>
 
 namespace zsim::estimate {
 
@@ -51,16 +49,15 @@ class DistinctCounter {
   // Adds everything `other` saw (register-wise maximum; safe alongside Add from other threads).
   // REQUIRES: same precision.
   void Merge(const DistinctCounter& other);
-  // The same with `other`'s registers as bytes (a counter read back from Registers()).
-  // REQUIRES: registers.size() == 2^precision.
-  void MergeRegisters(std::span<const uint8_t> registers);
-  // The registers, one byte each: what a serialized counter holds.
-  std::vector<uint8_t> Registers() const;
 
   // Estimated number of distinct hashes added (0 for none).
   double Estimate() const;
   // Relative standard error of Estimate() in the worst range: 1.04 / sqrt(2^precision).
   double RelativeStandardError() const;
+
+  // Register i (i < 2^precision), and setting it: to keep a counter in a file and restore it.
+  uint8_t register_at(size_t i) const { return registers_[i].load(std::memory_order_relaxed); }
+  void set_register(size_t i, uint8_t v) { registers_[i].store(v, std::memory_order_relaxed); }
 
   uint64_t memory_bytes() const { return uint64_t{1} << precision_; }
   int precision() const { return precision_; }

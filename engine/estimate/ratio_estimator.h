@@ -42,20 +42,20 @@ class RatioEstimator {
     sxy_ += o.sxy_;
   }
 
-  // The raw sums, for serialization: an estimator read back from them is the same estimator.
-  struct Sums {
+  // The sums themselves, to keep an estimator in a file (state/state_file.h) and restore it.
+  struct Moments {
     uint64_t n = 0;
     double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
   };
-  Sums sums() const { return Sums{n_, sx_, sy_, sxx_, syy_, sxy_}; }
-  static RatioEstimator FromSums(const Sums& s) {
+  Moments moments() const { return {n_, sx_, sy_, sxx_, syy_, sxy_}; }
+  static RatioEstimator FromMoments(const Moments& m) {
     RatioEstimator r;
-    r.n_ = s.n;
-    r.sx_ = s.sx;
-    r.sy_ = s.sy;
-    r.sxx_ = s.sxx;
-    r.syy_ = s.syy;
-    r.sxy_ = s.sxy;
+    r.n_ = m.n;
+    r.sx_ = m.sx;
+    r.sy_ = m.sy;
+    r.sxx_ = m.sxx;
+    r.syy_ = m.syy;
+    r.sxy_ = m.sxy;
     return r;
   }
 

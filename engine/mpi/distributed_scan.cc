@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <thread>
 
-#include "engine/finish/finish.h"
 #include "engine/mpi/reduce.h"
 #include "engine/mpi/work.h"
 #include "engine/state/table_budget.h"
@@ -49,26 +48,24 @@ RankStats StatsOf(const state::ScanState& state) {
 }
 
 void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t state_received) {
-  std::fprintf(stderr,
-               "zsim-mpi-stats rank=%d files=%llu bytes_read=%llu blocks=%llu table_entries=%llu "
-               "table_bytes=%llu work_batches=%llu work_bytes=%llu state_bytes_received=%llu "
-               "scan_seconds=%.3f peak_rss_bytes=%llu\n",
-               rank, static_cast<unsigned long long>(r.files),
-               static_cast<unsigned long long>(r.bytes_read),
-               static_cast<unsigned long long>(r.blocks),
-               static_cast<unsigned long long>(r.table_entries),
-               static_cast<unsigned long long>(r.table_bytes),
-               static_cast<unsigned long long>(work.batches),
-               static_cast<unsigned long long>(work.bytes),
-               static_cast<unsigned long long>(state_received), r.seconds,
-               static_cast<unsigned long long>(PeakRssBytes()));
+  std::fprintf(
+      stderr,
+      "zsim-mpi-stats rank=%d files=%llu bytes_read=%llu blocks=%llu table_entries=%llu "
+      "table_bytes=%llu work_batches=%llu work_bytes=%llu state_bytes_received=%llu "
+      "scan_seconds=%.3f peak_rss_bytes=%llu\n",
+      rank, static_cast<unsigned long long>(r.files), static_cast<unsigned long long>(r.bytes_read),
+      static_cast<unsigned long long>(r.blocks), static_cast<unsigned long long>(r.table_entries),
+      static_cast<unsigned long long>(r.table_bytes), static_cast<unsigned long long>(work.batches),
+      static_cast<unsigned long long>(work.bytes), static_cast<unsigned long long>(state_received),
+      r.seconds, static_cast<unsigned long long>(PeakRssBytes()));
 }
 
 }  // namespace
 
-Result<std::optional<ScanResult>> RunDistributedScan(const ScanOptions& options, io::FileSystem* fs,
-                                                     const pipeline::ScanControl& control,
-                                                     const Session& session) {
+Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& options,
+                                                           io::FileSystem* fs,
+                                                           const pipeline::ScanControl& control,
+                                                           const Session& session) {
   const auto start = std::chrono::steady_clock::now();
   const int rank = session.rank();
   const int size = session.size();
@@ -111,12 +108,12 @@ Result<std::optional<ScanResult>> RunDistributedScan(const ScanOptions& options,
   ReduceStats stats;
   Status reduced = ReduceToRoot(state, rank, size, &stats);
   if (print_stats) PrintStats(rank, mine, work, stats.bytes_received);
-  if (rank != 0) return std::optional<ScanResult>();
+  if (rank != 0) return std::optional<state::ScanState>();
   if (!reduced.ok()) return reduced;
   // The whole's budget: the parts each held part of the keys (table_budget.h).
   state::FitTablesToBudget(state.rows, state.options.max_memory_bytes);
   state.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return std::optional<ScanResult>(finish::Finish(state, finish::ReportOptionsOf(state.options)));
+  return std::optional<state::ScanState>(std::move(state));
 }
 
 }  // namespace zsim::mpi

@@ -2,7 +2,7 @@
 
 #include "engine/mpi/messages.h"
 #include "engine/state/merge.h"
-#include "engine/state/serialize.h"
+#include "engine/state/state_file.h"
 #include "engine/state/table_budget.h"
 
 namespace zsim::mpi {
@@ -13,7 +13,7 @@ Status ReduceToRoot(state::ScanState& state, int rank, int size, ReduceStats* st
     if (rank % (2 * step) == step) {
       // This rank's turn to hand its (merged) state down; a failure met on the way is sent as a
       // marker that the receiver turns into its own failure.
-      SendLarge(rank - step, failure.ok() ? state::SerializeState(state) : "!" + failure.message());
+      SendLarge(rank - step, failure.ok() ? state::EncodeState(state) : "!" + failure.message());
       return Status::Ok();
     }
     if (rank + step >= size) continue;
@@ -24,8 +24,8 @@ Status ReduceToRoot(state::ScanState& state, int rank, int size, ReduceStats* st
       failure = Status::Internal(bytes.substr(1));
       continue;
     }
-    Result<state::ScanState> part = state::DeserializeState(
-        ByteView(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), state.options);
+    Result<state::ScanState> part =
+        state::ParseState(ByteView(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
     if (!part.ok()) {
       failure = Status::Internal("rank " + std::to_string(rank + step) +
                                  "'s scan state does not read back: " + part.status().message());

@@ -1,11 +1,11 @@
 // engine/mpi/reduce.h
 //
 // The ranks' states combined into rank 0's by state::Merge (the one merge logic): a binary tree
-// of point-to-point sends of serialized states (state/serialize.h), log2(N) rounds, each rank
-// sending once. A received part carries no input paths of its own (every rank scanned a share
-// of rank 0's inputs), so the merged state names each input once. After each merge the tables
-// are brought back within --max-memory (state/table_budget.h), so a receiving rank holds at most
-// its budget, one part in transit and the merge's growth before the fit.
+// of point-to-point sends of states in the state file's form (state/state_file.h EncodeState),
+// log2(N) rounds, each rank sending once. A received part carries no input paths of its own (every
+// rank scanned a share of rank 0's inputs), so the merged state names each input once. After each
+// merge the tables are brought back within --max-memory (state/table_budget.h), so a receiving rank
+// holds at most its budget, one part in transit and the merge's growth before the fit.
 //
 // Thread safety: MPI_THREAD_SERIALIZED; called by every rank's main thread after its scan.
 

@@ -2,11 +2,13 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
 
-#include "engine/base/byte_wire.h"
 #include "engine/mpi/messages.h"
+#include "engine/state/frame_stream.h"
 
 namespace zsim::mpi {
 namespace {
@@ -72,51 +74,58 @@ uint64_t ItemBytes(const walk::WalkItem& item) {
 }  // namespace
 
 std::string EncodeItems(const std::vector<walk::WalkItem>& items) {
-  ByteWriter w;
-  w.Put<uint64_t>(items.size());
+  std::string out;
+  state::FrameWriter w(&out);
+  w.U64(items.size());
   for (const walk::WalkItem& it : items) {
-    w.Put<uint8_t>(static_cast<uint8_t>(it.kind));
-    w.PutString(it.path);
-    w.Put<uint64_t>(it.root);
-    w.Put<uint8_t>(static_cast<uint8_t>(it.info.type));
-    w.Put(it.info.dev);
-    w.Put(it.info.ino);
-    w.Put(it.info.size);
-    w.Put(it.info.nlink);
-    w.Put(it.info.allocated);
-    w.Put<uint8_t>(static_cast<uint8_t>(it.skip_reason));
-    w.Put<int32_t>(static_cast<int32_t>(it.error.code()));
-    w.PutString(it.error.ok() ? std::string() : it.error.message());
-    w.Put(it.dir_entries);
-    w.Put(it.dir_name_bytes);
-    w.Put(it.dir_longest_name);
+    w.U8(static_cast<uint8_t>(it.kind));
+    w.Str(it.path);
+    w.U64(it.root);
+    w.U8(static_cast<uint8_t>(it.info.type));
+    w.U64(it.info.dev);
+    w.U64(it.info.ino);
+    w.U64(it.info.size);
+    w.U64(it.info.nlink);
+    w.U64(it.info.allocated);
+    w.U8(static_cast<uint8_t>(it.skip_reason));
+    w.I32(static_cast<int32_t>(it.error.code()));
+    w.Str(it.error.ok() ? std::string() : it.error.message());
+    w.U64(it.dir_entries);
+    w.U64(it.dir_name_bytes);
+    w.U64(it.dir_longest_name);
   }
-  return std::move(w.out);
+  w.Finish();  // appending to a string does not fail
+  return out;
 }
 
 std::vector<walk::WalkItem> DecodeItems(const std::string& bytes) {
-  ByteReader r(ByteView(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
-  std::vector<walk::WalkItem> items(r.GetCount(60));
+  state::FrameReader r(ByteView(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
+                       /*verify=*/true);
+  constexpr size_t kMaxString = size_t{1} << 20;
+  std::vector<walk::WalkItem> items(std::min<uint64_t>(r.U64(), kBatchItems * 2));
   for (walk::WalkItem& it : items) {
-    it.kind = static_cast<walk::WalkItem::Kind>(r.Get<uint8_t>());
-    it.path = r.GetString();
-    it.root = r.Get<uint64_t>();
-    it.info.type = static_cast<io::FileType>(r.Get<uint8_t>());
-    it.info.dev = r.Get<uint64_t>();
-    it.info.ino = r.Get<uint64_t>();
-    it.info.size = r.Get<uint64_t>();
-    it.info.nlink = r.Get<uint64_t>();
-    it.info.allocated = r.Get<uint64_t>();
-    it.skip_reason = static_cast<walk::SkipReason>(r.Get<uint8_t>());
-    const auto code = static_cast<StatusCode>(r.Get<int32_t>());
-    std::string message = r.GetString();
+    it.kind = static_cast<walk::WalkItem::Kind>(r.U8());
+    it.path = r.Str(kMaxString);
+    it.root = r.U64();
+    it.info.type = static_cast<io::FileType>(r.U8());
+    it.info.dev = r.U64();
+    it.info.ino = r.U64();
+    it.info.size = r.U64();
+    it.info.nlink = r.U64();
+    it.info.allocated = r.U64();
+    it.skip_reason = static_cast<walk::SkipReason>(r.U8());
+    const auto code = static_cast<StatusCode>(r.I32());
+    std::string message = r.Str(kMaxString);
     if (code != StatusCode::kOk) it.error = Status(code, std::move(message));
-    it.dir_entries = r.Get<uint64_t>();
-    it.dir_name_bytes = r.Get<uint64_t>();
-    it.dir_longest_name = r.Get<uint64_t>();
+    it.dir_entries = r.U64();
+    it.dir_name_bytes = r.U64();
+    it.dir_longest_name = r.U64();
   }
   // Rank 0 of the same build wrote them: a malformed batch is a bug, not an input problem.
-  if (!r.ok() || !r.done()) std::abort();
+  if (!r.End().ok()) {
+    std::fprintf(stderr, "zsim: a batch of work from rank 0 does not read back\n");
+    std::abort();
+  }
   return items;
 }
 

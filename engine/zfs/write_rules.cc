@@ -35,7 +35,8 @@ static_assert(sizeof(kRules) / sizeof(kRules[0]) == 5, "one row per Profile");
 const CompressionRule& RuleFor(Profile profile) { return kRules[static_cast<size_t>(profile)]; }
 
 // Embedded block pointers (feature embedded_data, 0.6.4+; zio_write_compress): not in v23, and
-// with dedup=on only from 2.3.3 / 2.4.0 (commit 09f4dd06c3). Level-0 plain file data assumed.
+// with dedup=on only from 2.3.3 / 2.4.0 (commit 09f4dd06c3) and in Debian's 2.3.2 (the 2.3
+// profile, see profile.h). Level-0 plain file data assumed.
 bool EmbeddingAllowed(const WritePolicy& policy) {
   const ProfileRules& rules = RulesFor(policy.profile);
   return rules.has_embedded && (!policy.dedup || rules.embedded_with_dedup);

@@ -14,6 +14,7 @@ zsim's own memory), and so must the exit code. Cases:
   roots         repeated and nested roots, a hard link: each file counted once
   samples       every other sample built under SAMPLES_DATA (skipped when none is)
   text_html     text and HTML reports: the same as one process's, written by rank 0 alone
+  save          --save under mpirun: the state file reports as one process's does
   unreadable    paths no rank can read appear as errors, with one process's exit code
   rank_killed   a rank killed mid-scan fails the job with a message naming it, no report
 """
@@ -225,6 +226,28 @@ def case_text_html():
                                 r'\s*[0-9.e+-]+', "", strip(s))
         check(norm(a) == norm(b), f"html n={n}: differs from one process")
         print(f"ok text_html n={n}", flush=True)
+
+
+def case_save():
+    t = tiny()
+    one_state = os.path.join(WORK, "one.zstate")
+    many_state = os.path.join(WORK, "many.zstate")
+    opts = ["--recordsize", "16K,128K", "--compression", "lz4,zstd-3"]
+    run([ZSIM, "scan", "--no-progress", "--save", one_state] + opts + [t])
+    want = normalized(json.loads(run([ZSIM, "report", "--json", one_state]).stdout))
+    for n in (2, 4):
+        if os.path.exists(many_state):
+            os.remove(many_state)
+        got = mpirun(n, ["scan", "--no-progress", "--save", many_state] + opts + [t],
+                     SMALL_BATCHES)
+        check(got.returncode == 0, f"save n={n}: exit {got.returncode}: {got.stderr}")
+        check(ranks_with_files(got.stderr) >= 2, f"save n={n}: one rank scanned everything")
+        rep = run([ZSIM, "report", "--json", many_state])
+        check(rep.returncode == 0, f"save n={n}: zsim report exits {rep.returncode}: {rep.stderr}")
+        if rep.returncode == 0:
+            d = first_difference(want, normalized(json.loads(rep.stdout)))
+            check(d is None, f"save n={n}: the saved state reports differently at {d}")
+        print(f"ok save n={n}", flush=True)
 
 
 def case_unreadable():
