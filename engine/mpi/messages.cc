@@ -43,8 +43,26 @@ std::string ReceiveSmall(int source, int tag, int* from) {
   return bytes;
 }
 
+void Wait(MPI_Request* request) {
+  int done = 0;
+  for (;;) {
+    MPI_Test(request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    PollPause();
+  }
+}
+
 void SendSmall(int dest, int tag, const std::string& bytes) {
-  MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, dest, tag, MPI_COMM_WORLD);
+  MPI_Request request;
+  MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, dest, tag, MPI_COMM_WORLD,
+            &request);
+  Wait(&request);
+}
+
+void WaitForAll() {
+  MPI_Request request;
+  MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  Wait(&request);
 }
 
 void SendLarge(int dest, const std::string& bytes) {
@@ -54,7 +72,9 @@ void SendLarge(int dest, const std::string& bytes) {
   SendSmall(dest, kTagStateSize, head);
   for (uint64_t off = 0; off < size; off += kPieceBytes) {
     const int n = static_cast<int>(std::min(kPieceBytes, size - off));
-    MPI_Send(bytes.data() + off, n, MPI_BYTE, dest, kTagStatePiece, MPI_COMM_WORLD);
+    MPI_Request request;
+    MPI_Isend(bytes.data() + off, n, MPI_BYTE, dest, kTagStatePiece, MPI_COMM_WORLD, &request);
+    Wait(&request);
   }
 }
 

@@ -1,7 +1,9 @@
 // engine/mpi/messages.h
 //
-// Point-to-point byte messages between ranks, waited for by polling (MPI_Iprobe, then a short
-// sleep): a blocking MPI_Recv spins a core, which a rank still scanning on the same node needs.
+// Point-to-point byte messages between ranks, waited for by polling (MPI_Iprobe or MPI_Test, then
+// a short sleep): Open MPI's blocking calls spin a core while they wait (a rank that has finished
+// its share and sends its state waits in MPI_Send until rank 0 has finished its own scan), and
+// that core is one a rank still scanning on the same node needs.
 // Messages of any size: sent as a length, then pieces of at most 1 GiB (MPI counts are int).
 //
 // Thread safety: MPI_THREAD_SERIALIZED (session.h): one thread at a time.
@@ -35,6 +37,10 @@ std::string ReceiveLarge(int source);
 
 // Sleeps the polling interval (200 us).
 void PollPause();
+
+// Returns when every rank has called it (a barrier, waited for by polling): before
+// MPI_Finalize, whose own barrier spins.
+void WaitForAll();
 
 }  // namespace zsim::mpi
 

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "engine/mpi/messages.h"
+
 namespace zsim::mpi {
 
 Session::Session(int* argc, char*** argv) {
@@ -28,7 +30,9 @@ Session::Session(int* argc, char*** argv) {
 }
 
 Session::~Session() {
-  if (active_) MPI_Finalize();
+  if (!active_) return;
+  WaitForAll();
+  MPI_Finalize();
 }
 
 }  // namespace zsim::mpi
