@@ -1,10 +1,12 @@
 #include "engine/cli/flags.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <charconv>
 #include <sstream>
 
 #include "engine/base/size_suffix.h"
+#include "engine/walk/glob.h"
 
 namespace zsim::cli {
 namespace {
@@ -41,7 +43,8 @@ Status ParseSizeList(const std::string& flag, const std::string& text, std::vect
   for (const std::string& item : SplitList(text)) {
     Result<uint64_t> v = ParseSize(item);
     if (!v.ok()) return Status::InvalidArgument(flag + ": " + v.status().message());
-    out->push_back(*v);
+    // 128K,128k (or 128k,131072) is one size: one row, not the same row twice.
+    if (std::find(out->begin(), out->end(), *v) == out->end()) out->push_back(*v);
   }
   if (out->empty()) return Status::InvalidArgument(flag + " needs at least one size, e.g. 128k");
   return Status::Ok();
@@ -226,6 +229,27 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     cmd.kind = Command::Kind::kHelp;
     cmd.help_text = app.help();
     return cmd;
+  }
+
+  // An option given an empty value ('') is a mistake (an unset shell variable, say), not a request
+  // for the default.
+  for (const char* name : {"--recordsize", "--volblocksize", "--compression", "--profile",
+                           "--ashift", "--vdev", "--copies", "--checksum", "--ddt-format", "--ram",
+                           "--sample", "--max-memory", "--threads"}) {
+    const CLI::Option* opt = scan->get_option(name);
+    if (opt->count() == 0) continue;
+    bool empty = true;
+    for (const std::string& v : opt->results()) empty = empty && v.empty();
+    if (empty) {
+      return Status::InvalidArgument(std::string(name) +
+                                     " was given an empty value; give one (zsim scan --help) "
+                                     "or leave the option out for the default");
+    }
+  }
+  for (const std::string& glob : excludes) {
+    if (Status s = walk::CheckGlob(glob); !s.ok()) {
+      return Status::InvalidArgument("--exclude: " + s.message());
+    }
   }
 
   int ashift = 0, copies = 0, threads = 0;

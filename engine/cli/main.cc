@@ -9,11 +9,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <optional>
 #include <string>
 
 #include "engine/cli/flags.h"
 #include "engine/cli/messages.h"
+#include "engine/cli/output_file.h"
 #include "engine/finish/finish.h"
 #include "engine/io/file_system.h"
 #include "engine/pipeline/scan.h"
@@ -38,30 +39,19 @@ void OnSignal(int) {
   g_cancel.store(true);
 }
 
-// Writes the whole report; false if stdout is closed (EPIPE), which ends the program quietly.
-bool WriteStdout(const std::string& text) {
+// Writes the whole report on stdout; 0 when done, else the errno of the failed write (EPIPE: the
+// reader went away, which ends the program quietly; anything else, e.g. ENOSPC, is an error).
+int WriteStdout(const std::string& text) {
   size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::write(STDOUT_FILENO, text.data() + done, text.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return false;
+      return errno;
     }
     done += static_cast<size_t>(n);
   }
-  return true;
-}
-
-// Writes the HTML report to `path`; false (with errno's text in *error) when it cannot.
-bool WriteHtml(const std::string& path, const std::string& html, std::string* error) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (file) file.write(html.data(), static_cast<std::streamsize>(html.size()));
-  if (file) file.close();
-  if (!file) {
-    *error = "cannot write the HTML report to " + path + ": " + std::strerror(errno);
-    return false;
-  }
-  return true;
+  return 0;
 }
 
 // zsim report: the state files merged in order, reported with the options given. A file that
@@ -134,15 +124,24 @@ int main(int argc, char** argv) {
     return cli::kExitUsage;
   }
   if (quiet_rank && cmd->kind != cli::Command::Kind::kScan) return cli::kExitOk;
+  // An output path refused: bad usage. Under mpirun only rank 0 checks its outputs while the
+  // others go on to scan, so the whole job is ended.
+  auto refuse_output = [&] {
+#ifdef ZSIM_MPI
+    if (session.active()) session.Abort(cli::kExitUsage);
+#endif
+    return cli::kExitUsage;
+  };
   if (cmd->kind == cli::Command::Kind::kHelp || cmd->kind == cli::Command::Kind::kVersion) {
     WriteStdout(cmd->help_text);
     return cli::kExitOk;
   }
   if (cmd->save_path && !quiet_rank) {
-    const Status can_save = state::CheckSavePath(*cmd->save_path);
+    Status can_save = cli::OutputFile::CheckTarget("--save", *cmd->save_path, cmd->options.paths);
+    if (can_save.ok()) can_save = state::CheckSavePath(*cmd->save_path);
     if (!can_save.ok()) {
       cli::PrintError(can_save.message());
-      return cli::kExitUsage;
+      return refuse_output();
     }
   }
 
@@ -159,9 +158,29 @@ int main(int argc, char** argv) {
     }
     const std::string& a = cmd->report.state_paths[0];
     const std::string& b = cmd->report.state_paths[1];
-    WriteStdout(cmd->json ? report::DiffJson(scans[0], scans[1], a, b)
-                          : report::DiffText(scans[0], scans[1], a, b));
+    const int err = WriteStdout(cmd->json ? report::DiffJson(scans[0], scans[1], a, b)
+                                          : report::DiffText(scans[0], scans[1], a, b));
+    if (err != 0 && err != EPIPE) {
+      cli::PrintError(std::string("cannot write the report to standard output: ") +
+                      std::strerror(err));
+      return cli::kExitOutputFailed;
+    }
     return cli::kExitOk;
+  }
+
+  // The HTML file is checked (and its temporary file created) before any input is read: a bad
+  // path is bad usage, found now rather than after the scan.
+  std::optional<cli::OutputFile> html;
+  if (cmd->html_path && !quiet_rank) {
+    // What is read: the scan's inputs, or the state files of `zsim report`.
+    const std::vector<std::string>& inputs =
+        cmd->kind == cli::Command::Kind::kReport ? cmd->report.state_paths : cmd->options.paths;
+    Result<cli::OutputFile> out = cli::OutputFile::Prepare("--html", *cmd->html_path, inputs);
+    if (!out.ok()) {
+      cli::PrintError(out.status().message());
+      return refuse_output();
+    }
+    html.emplace(std::move(*out));
   }
 
   Result<ScanResult> result = Status::Internal("no result");
@@ -211,15 +230,26 @@ int main(int argc, char** argv) {
   const report::Advice advice = report::ComputeAdvice(*result);
   const std::string report =
       cmd->json ? report::ToJson(*result, advice) : report::ToText(*result, advice);
-  const bool stdout_open = WriteStdout(report);
-  if (cmd->html_path) {
-    std::string error;
-    if (!WriteHtml(*cmd->html_path, report::ToHtml(*result, advice), &error)) {
-      cli::PrintError(error);
-      cli::FinishMessages(*result, /*quiet=*/true);
-      return cli::kExitUnreadable;
-    }
+  const int stdout_error = WriteStdout(report);
+  int code = 0;
+  const Status html_written = html ? html->Commit(report::ToHtml(*result, advice)) : Status::Ok();
+  if (!html_written.ok()) {
+    cli::PrintError(html_written.message());
+    cli::FinishMessages(*result, /*quiet=*/true);
+    code = cli::kExitOutputFailed;
+  } else if (stdout_error != 0 && stdout_error != EPIPE) {
+    cli::PrintError(std::string("cannot write the report to standard output: ") +
+                    std::strerror(stdout_error));
+    cli::FinishMessages(*result, /*quiet=*/true);
+    code = cli::kExitOutputFailed;
+  } else {
+    code = cli::FinishMessages(*result, /*quiet=*/cmd->quiet || stdout_error == EPIPE);
   }
-  if (!stdout_open) return cli::FinishMessages(*result, /*quiet=*/true);
-  return cli::FinishMessages(*result, cmd->quiet);
+  if (result->partial) {
+    // Interrupted: reads that did not return may still be under way on the scan's threads
+    // (pipeline/scan.h ScanControl). Everything is written; leave without running destructors.
+    std::fflush(nullptr);
+    _exit(code);
+  }
+  return code;
 }

@@ -13,6 +13,7 @@
 #include "engine/zfs/ddt_footprint.h"
 #include "engine/zfs/ddt_stats.h"
 #include "engine/zfs/profile.h"
+#include "engine/zfs/write_rules.h"
 
 namespace zsim::finish {
 namespace {
@@ -129,6 +130,13 @@ Tally::Tally(const ScanOptions& options, size_t rows)
   non_hole_blocks_.assign(rows_ * settings_, 0);
   non_hole_lsize_.assign(rows_ * settings_, 0);
   non_hole_aux_.assign(rows_ * settings_, 0);
+  zfs::WritePolicy policy;
+  policy.profile = options_.profile;
+  for (const Compression& c : options_.compressions) {
+    zero_written_without_dedup_.push_back(zfs::ZeroBlockWrittenOnlyWithoutDedup(policy, c));
+  }
+  zero_dsize_without_dedup_.assign(rows_ * settings_, 0);
+  metadata_without_dedup_.assign(rows_ * settings_, zfs::MetadataTally(ContextFor(options_)));
 }
 
 Tally::~Tally() = default;
@@ -142,10 +150,22 @@ void Tally::AddFiles(size_t row, size_t setting, const state::FileShape& shape, 
     non_hole_aux_[i] +=
         count * shape.non_hole * AuxiliarySize(alloc_, shape.block_bytes, options_.copies);
   }
+  if (zero_written_without_dedup_[setting]) {
+    // Written as data without dedup (FileShape::zero_blocks): `used` counts them.
+    for (uint64_t k = 0; k < count; ++k) {
+      metadata_without_dedup_[i].AddFile(shape.blocks, shape.non_hole + shape.zero_blocks);
+    }
+    zero_dsize_without_dedup_[i] +=
+        count * shape.zero_blocks * alloc_.Block(shape.block_bytes, options_.copies).dsize;
+  }
 }
 
 void Tally::AddDirectories(const state::DirectoryShape& dir, uint64_t count) {
   for (zfs::MetadataTally& m : metadata_) {
+    for (uint64_t k = 0; k < count; ++k)
+      m.AddDirectory(dir.entries, dir.name_bytes, dir.longest_name);
+  }
+  for (zfs::MetadataTally& m : metadata_without_dedup_) {
     for (uint64_t k = 0; k < count; ++k)
       m.AddDirectory(dir.entries, dir.name_bytes, dir.longest_name);
   }
@@ -386,6 +406,14 @@ void Tally::Complete(size_t row, size_t c, uint64_t ref_dsize, uint64_t dedup_as
   const uint64_t meta_psize = meta.MetadataPsize();
   s.compressratio = zfs::RatioPercentFloor(s.lsize + meta_psize, s.psize + meta_psize);
   s.used = ref_dsize + s.metadata_bytes;
+  if (zero_written_without_dedup_[c]) {
+    // Without dedup the zero blocks are written as data (ZFS_MODEL.md §1 "Holes": 2.4.0/2.3.3
+    // dmu_write_policy() in module/zfs/dmu.c switches compression=off to "empty" only when dedup
+    // is on; zio_write_compress() tests for zeros only when a compression runs).
+    const size_t i = row * settings_ + c;
+    s.metadata_bytes = metadata_without_dedup_[i].DatasetMetadataDsize();
+    s.used = ref_dsize + zero_dsize_without_dedup_[i] + s.metadata_bytes;
+  }
   s.pool_alloc =
       zfs::PoolAllocated(ContextFor(options_), dedup_asize, meta.DatasetMetadataAsize(), ddt_asize);
 }
@@ -627,14 +655,28 @@ std::vector<SettingResult> Tally::FinishSampledTable(
         o.Merge(o_stratum[k]);
       }
     }
-    const std::optional<SideRatios> from_occurrences = OccurrenceRatios(o);
-    const SideRatios occ = from_occurrences.value_or(kept);
+    // compression=off: psize is lsize and the block is stored as is (no embedding), so the
+    // referenced side is known exactly from the exact totals; nothing of it is estimated.
+    const bool is_off = options_.compressions[c].algorithm == CompressionAlgorithm::kOff;
+    const std::optional<SideRatios> from_occurrences = is_off ? std::nullopt : OccurrenceRatios(o);
+    const SideRatios occ =
+        is_off ? SideRatios{1.0,
+                            1.0,
+                            nz_u > 0 ? nz_lsize / nz_u : 0.0,
+                            double(alloc.Block(block_bytes, options_.copies).dsize) / full_u,
+                            1.0,
+                            0.0}
+               : from_occurrences.value_or(kept);
     DdtStat ref;
     ref.blocks = Round(nz_blocks * occ.ne_share) + z.referenced.blocks;
     ref.lsize = Round(nz_lsize * occ.lsize_ne_share) + z.referenced.lsize;
     ref.psize = Round(nz_u * occ.psize_per) + z.referenced.psize;
     ref.dsize = Round(nz_u * occ.dsize_per) + z.referenced.dsize;
-    const uint64_t ref_asize = Round(nz_u * occ.asize_per) + z.ref_asize;
+    uint64_t ref_asize = Round(nz_u * occ.asize_per) + z.ref_asize;
+    if (is_off) {
+      ref.psize = Round(nz_lsize) + z.referenced.psize;
+      ref_asize = Round(nz_u) + z.ref_asize;
+    }
 
     s.lsize = non_hole_lsize_[i];
     s.psize = ref.psize;
@@ -723,6 +765,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
       a.dsize += Round(stratum_dsize);
     }
     a.blocks = Round(entries);
+    if (is_off) a.psize = a.lsize;  // stored as is: the allocated side's psize is its lsize
     // A table never allocates more than is referenced: a sketch's error must not say otherwise.
     a.blocks = std::min(a.blocks, ref.blocks);
     a.lsize = std::min(a.lsize, ref.lsize);
@@ -784,10 +827,12 @@ std::vector<SettingResult> Tally::FinishSampledTable(
         from_occurrences ? o.psize_per_u.Interval95(nz_blocks)
         : known          ? rs.psize_per_u.Interval95(pop_units)
                          : std::array<double, 2>{0.0, std::numeric_limits<double>::infinity()};
-    s.ci95 = CompressRatioInterval(
-        double(s.lsize + meta_psize), double(z.referenced.psize + meta_psize),
-        double(s.psize - std::min(s.psize, z.referenced.psize)), r[0] * nz_u, r[1] * nz_u,
-        options_.compressions[c].algorithm != CompressionAlgorithm::kOff);
+    if (!is_off) {
+      s.ci95 = CompressRatioInterval(double(s.lsize + meta_psize),
+                                     double(z.referenced.psize + meta_psize),
+                                     double(s.psize - std::min(s.psize, z.referenced.psize)),
+                                     r[0] * nz_u, r[1] * nz_u, /*compressing=*/true);
+    }
   }
   return out;
 }

@@ -78,6 +78,14 @@ class Tally {
   std::vector<uint64_t> non_hole_lsize_;
   // ... and their auxiliary size (AuxiliarySize).
   std::vector<uint64_t> non_hole_aux_;
+  // `used` is the no-dedup figure: where the dedup=on write path turns all-zero blocks into holes
+  // and the dedup=off one writes them (compression=off, 2.3.3/2.4: zfs/write_rules.h
+  // ZeroBlockWrittenOnlyWithoutDedup), those blocks and the metadata over them are counted for
+  // it. Per setting: does that apply; per (row, setting): the zero blocks' dsize, and the
+  // metadata model with them.
+  std::vector<bool> zero_written_without_dedup_;
+  std::vector<uint64_t> zero_dsize_without_dedup_;
+  std::vector<zfs::MetadataTally> metadata_without_dedup_;
 };
 
 }  // namespace zsim::finish

@@ -29,6 +29,12 @@ Session::Session(int* argc, char*** argv) {
   active_ = true;
 }
 
+void Session::Abort(int code) {
+  std::fflush(nullptr);
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);  // not reached: MPI_Abort ends the process
+}
+
 Session::~Session() {
   if (!active_) return;
   WaitForAll();

@@ -36,6 +36,9 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   bool active() const { return active_; }
+  // Ends every rank of the job with `code` (MPI_Abort): for a failure of one rank before the
+  // scan, which the others would wait on.
+  [[noreturn]] void Abort(int code);
   int rank() const { return rank_; }
   int size() const { return size_; }
 

@@ -44,7 +44,13 @@ struct Progress {
 };
 
 struct ScanControl {
-  // When set to true the scan stops feeding the pipeline, drains, and returns a partial result.
+  // When set to true the scan stops feeding the pipeline, drains, and returns a partial result
+  // (ScanResult::partial). If the pipeline has not drained 0.4 s after the flag was seen (a read
+  // or a stat that takes seconds, or never returns), the reads under way are abandoned: the
+  // result holds what was finished and lists those files (input.errors, "cancelled"), and
+  // RunScan returns at once. The abandoned reads finish on the scan's own threads, which then
+  // end (WaitForAllScans): until then they may still use `fs` and its files, so `fs` must outlive
+  // them (the command's PosixFileSystem is static); `cancel` and `progress` are not used again.
   const std::atomic<bool>* cancel = nullptr;
   // Called from the pipeline's serial stage at most every `progress_interval_seconds`.
   std::function<void(const Progress&)> progress;
@@ -69,6 +75,10 @@ Result<state::ScanState> ScanToState(const ScanOptions& options, io::FileSystem*
 // The walk of options.paths a scan makes (serial with --follow-symlinks, else parallel).
 // REQUIRES: options resolved (threads > 0).
 std::unique_ptr<walk::WalkSource> MakeWalk(const ScanOptions& options, io::FileSystem* fs);
+
+// Blocks until every scan started in this process has ended, abandoned ones included (their
+// threads end once their reads return). For tests; the command exits with _exit instead.
+void WaitForAllScans();
 
 // Options with every default filled in (compressions, ddt format, threads, RAM).
 ScanOptions ResolveOptions(const ScanOptions& options);

@@ -4,6 +4,7 @@
 
 #include "engine/report/advice.h"
 #include "engine/report/codec_speed.h"
+#include "engine/report/name_encoding.h"
 
 namespace zsim::report {
 namespace {
@@ -220,6 +221,7 @@ std::string ToJson(const ScanResult& r, const Advice& advice) {
         {"zero_block_bytes", r.dedup_sources.zero_block_bytes}}},
   };
   // `replace` keeps invalid UTF-8 visible as U+FFFD instead of throwing mid-report.
+  EncodeNamesIn(out);  // names that are not UTF-8, losslessly (name_encoding.h)
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

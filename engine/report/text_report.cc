@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "engine/base/size_suffix.h"
+#include "engine/report/name_encoding.h"
 #include "engine/zfs/ddt_footprint.h"
 #include "engine/zfs/nicenum.h"
 #include "engine/zfs/zdb_text.h"
@@ -27,15 +28,8 @@ std::string Saved(uint64_t stored, uint64_t lsize) {
   return fmt::format("{:.0f}%", percent == 0 ? 0.0 : percent);
 }
 
-// A file name on one line: control characters (newline, escape, ...) become '?'.
-std::string Printable(const std::string& name) {
-  std::string out = name;
-  for (char& ch : out) {
-    const auto u = static_cast<unsigned char>(ch);
-    if (u < 0x20 || u == 0x7f) ch = '?';
-  }
-  return out;
-}
+// A file name on one line: control characters (C0, DEL, C1) become '?' (name_encoding.h).
+std::string Printable(const std::string& name) { return TerminalName(name); }
 
 const char* FormatName(DdtFormat f) { return f == DdtFormat::kFast ? "fast" : "legacy"; }
 

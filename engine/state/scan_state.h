@@ -66,6 +66,9 @@ struct FileShape {
   uint64_t block_bytes = 0;  // lsize of its blocks
   uint64_t blocks = 0;       // maxblkid + 1 (holes included)
   uint64_t non_hole = 0;     // L0 blocks that are not holes under the setting (embedded count)
+  // All-zero L0 blocks read, where the setting's no-dedup write path writes them and the dedup
+  // one makes them holes (zfs/write_rules.h ZeroBlockWrittenOnlyWithoutDedup); else 0.
+  uint64_t zero_blocks = 0;
   auto operator<=>(const FileShape&) const = default;
 };
 

@@ -51,6 +51,13 @@ bool ZeroBlockIsHole(const WritePolicy& policy, Compression c) {
   return policy.dedup && RulesFor(policy.profile).zero_hole_with_dedup_off;
 }
 
+bool ZeroBlockWrittenOnlyWithoutDedup(const WritePolicy& policy, Compression c) {
+  WritePolicy with = policy, without = policy;
+  with.dedup = true;
+  without.dedup = false;
+  return ZeroBlockIsHole(with, c) && !ZeroBlockIsHole(without, c);
+}
+
 uint64_t CompressionBudget(const WritePolicy& policy, Compression c, uint64_t lsize) {
   if (c.algorithm == CompressionAlgorithm::kOff) return 0;
   const CompressionRule& rule = RuleFor(policy.profile);

@@ -53,6 +53,12 @@ struct BlockWrite {
 // compression != off, or (dedup=on and the profile has the 2.4/2.3.3 "empty" rule).
 bool ZeroBlockIsHole(const WritePolicy& policy, Compression c);
 
+// True if an all-zero block is a hole on the dedup=on write path but written as data with
+// dedup=off (compression=off on 2.3.3/2.4: dmu_write_policy() in module/zfs/dmu.c switches
+// compression off to "empty" only when dedup is on, ZFS_MODEL.md §1 "Holes"). The no-dedup
+// figures (`used`) must then count such blocks. `policy.dedup` is ignored.
+bool ZeroBlockWrittenOnlyWithoutDedup(const WritePolicy& policy, Compression c);
+
 // The d_len ZFS hands to the compressor for a block of `lsize` (§2.2 table, per profile).
 // 0 means the compressor is not called at all (v23: 512-byte blocks).
 uint64_t CompressionBudget(const WritePolicy& policy, Compression c, uint64_t lsize);

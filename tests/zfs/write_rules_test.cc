@@ -115,6 +115,13 @@ TEST(WriteRulesTest, ZeroBlocksAndEarlyAbort) {
   EXPECT_FALSE(ZeroBlockIsHole(Policy(Profile::kZfs24, 4096, 4096, false), {A::kOff, 0}));
   EXPECT_TRUE(ZeroBlockIsHole(v24, {A::kOff, 0}));
   EXPECT_FALSE(ZeroBlockIsHole(v23dedup, {A::kOff, 0}));
+  // Only where dedup makes them holes and compression=off writes them otherwise (2.4, issue 18);
+  // the policy's own dedup setting does not matter.
+  EXPECT_TRUE(ZeroBlockWrittenOnlyWithoutDedup(v24, {A::kOff, 0}));
+  EXPECT_TRUE(
+      ZeroBlockWrittenOnlyWithoutDedup(Policy(Profile::kZfs24, 4096, 4096, false), {A::kOff, 0}));
+  EXPECT_FALSE(ZeroBlockWrittenOnlyWithoutDedup(v24, kLz4));
+  EXPECT_FALSE(ZeroBlockWrittenOnlyWithoutDedup(v23dedup, {A::kOff, 0}));
 
   EXPECT_TRUE(ZstdEarlyAbortApplies(v24, {A::kZstd, 3}, 131072));
   EXPECT_TRUE(ZstdEarlyAbortApplies(Policy(Profile::kZfs22, 4096, 4096), {A::kZstd, 19}, 1 << 20));
