@@ -201,6 +201,7 @@ void PutState(FrameWriter& w, const ScanState& s) {
         w.U64(shape.block_bytes);
         w.U64(shape.blocks);
         w.U64(shape.non_hole);
+        w.U64(shape.zero_blocks);
         w.U64(n);
       }
     }
@@ -461,8 +462,10 @@ void GetState(FrameReader& r, ScanState& s) {
         f.block_bytes = r.U64();
         f.blocks = r.U64();
         f.non_hole = r.U64();
-        if (f.non_hole > f.blocks || (f.block_bytes == 0 && f.blocks != 0) ||
-            f.block_bytes > (uint64_t{16} << 20) || f.block_bytes % 512 != 0) {
+        f.zero_blocks = r.U64();
+        if (f.non_hole > f.blocks || f.zero_blocks > f.blocks ||
+            (f.block_bytes == 0 && f.blocks != 0) || f.block_bytes > (uint64_t{16} << 20) ||
+            f.block_bytes % 512 != 0) {
           r.Fail("corrupt: a file shape");
         }
         rs.files[c][f] += r.U64();

@@ -33,7 +33,8 @@
 
 namespace zsim::state {
 
-inline constexpr uint32_t kStateFormatVersion = 1;
+// 2: file shapes keep their all-zero blocks (FileShape::zero_blocks), which `used` counts.
+inline constexpr uint32_t kStateFormatVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process
 // may write to. Touches nothing (checked before a scan starts).
