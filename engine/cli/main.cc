@@ -75,7 +75,11 @@ std::optional<zsim::ScanResult> ReportFromStates(const zsim::cli::Command& cmd) 
       cli::PrintError(path + " cannot be merged with " + rf.state_paths[0] + ": " + ok.message());
       return std::nullopt;
     }
-    state::Merge(*merged, *s);
+    if (const uint64_t shared = state::Merge(*merged, *s); shared != 0 && !cmd.quiet) {
+      cli::PrintError("warning: " + std::to_string(shared) + " file(s) of " + path +
+                      " are also in an earlier state (hard links across the trees, or "
+                      "overlapping inputs): counted in each, where one scan counts them once");
+    }
   }
   finish::ReportOptions r = finish::ReportOptionsOf(merged->options);
   if (rf.vdev) r.vdev = *rf.vdev;

@@ -71,6 +71,7 @@ struct FileJob {
   uint64_t path_hash = 0;  // of the path below its input: chooses the occurrence sample
   bool is_zvol = false;
   uint64_t size = 0;                       // as the walk saw it: the layout follows it
+  uint64_t identity = 0;                   // state::FileIdentity of its device and inode
   std::unique_ptr<InputFile> input;        // one descriptor for every chunk, checked
   std::vector<zfs::RecordLayout> layouts;  // per row
   std::atomic<uint64_t> chunks_left{0};
@@ -524,6 +525,7 @@ std::shared_ptr<FileJob> Scan::MakeJob(walk::WalkItem item, uint64_t size) {
   }
   job->is_zvol = item.kind == walk::WalkItem::Kind::kZvol || options_.volblocksize.has_value();
   job->size = size;
+  job->identity = state::FileIdentity(item.info.dev, item.info.ino);
   // Symlinks are followed only where the walk follows them: an input path, --follow-symlinks.
   const bool follow = options_.follow_symlinks || job->path == options_.paths[item.root];
   job->input = std::make_unique<InputFile>(job->path, item.info, job->size, follow);
@@ -801,6 +803,7 @@ void Scan::FinishFile(FileJob& job) {
     failed_bytes_ += job.size;
     return;
   }
+  state_.file_ids.push_back(job.identity);
   const size_t settings = options_.compressions.size();
   for (size_t r = 0; r < rows_.size(); ++r) {
     for (size_t c = 0; c < settings; ++c) {
@@ -958,6 +961,9 @@ state::ScanState Scan::Run() {
   }  // else the pipeline thread may still be inside walker_: the Scan's end stops them
 
   state_.partial = cancelled_;
+  std::sort(state_.file_ids.begin(), state_.file_ids.end());
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) state_.host = host;
   input_.paths = options_.paths;
   input_.bytes_read = bytes_read_;
   input_.files -= failed_files_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <iterator>
 #include <string>
 #include <unordered_map>
 
@@ -128,7 +129,21 @@ Status CheckMergeable(const ScanState& a, const ScanState& b) {
   return Status::Ok();
 }
 
-void Merge(ScanState& into, const ScanState& from) {
+uint64_t Merge(ScanState& into, const ScanState& from) {
+  // Files both states hold: only meaningful when one host scanned both.
+  uint64_t shared = 0;
+  if (!into.host.empty() && into.host == from.host) {
+    std::vector<uint64_t> both;
+    std::set_intersection(into.file_ids.begin(), into.file_ids.end(), from.file_ids.begin(),
+                          from.file_ids.end(), std::back_inserter(both));
+    shared = both.size();
+  }
+  if (into.host != from.host) into.host = into.host + "+" + from.host;
+  std::vector<uint64_t> ids;
+  ids.reserve(into.file_ids.size() + from.file_ids.size());
+  std::merge(into.file_ids.begin(), into.file_ids.end(), from.file_ids.begin(), from.file_ids.end(),
+             std::back_inserter(ids));
+  into.file_ids = std::move(ids);
   ScanOptions& o = into.options;
   o.paths.insert(o.paths.end(), from.options.paths.begin(), from.options.paths.end());
   o.sample_modulus = std::max(o.sample_modulus, from.options.sample_modulus);
@@ -170,6 +185,7 @@ void Merge(ScanState& into, const ScanState& from) {
                    [](const PathError& p, const PathError& q) { return p.path < q.path; });
   into.partial = into.partial || from.partial;
   into.seconds += from.seconds;
+  return shared;
 }
 
 }  // namespace zsim::state

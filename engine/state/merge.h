@@ -4,8 +4,9 @@
 // the figures of one scan of A and B (timings aside), whatever the order of the merges. Dedup
 // across the parts is found (the tables merge key by key), whole-file duplicates across them
 // too (contents merge), and under --sample 1/M the keys of the coarser M are kept (key-bit
-// samples nest: 1/2M of the key space is inside 1/M). What a state cannot tell: a file reached
-// from both parts (a hard link, overlapping inputs) counts in each part; give disjoint trees.
+// samples nest: 1/2M of the key space is inside 1/M). What a merge cannot undo: a file reached
+// from both parts (a hard link, overlapping inputs) counts in each part; Merge says how many
+// there were (states of one host only: device and inode numbers mean nothing across hosts).
 //
 // Thread safety: `into` is modified; no other use of either state meanwhile.
 
@@ -23,8 +24,11 @@ namespace zsim::state {
 // Else kInvalidArgument naming the first difference.
 Status CheckMergeable(const ScanState& a, const ScanState& b);
 
-// Adds `from` into `into`. REQUIRES: CheckMergeable(into, from).ok().
-void Merge(ScanState& into, const ScanState& from);
+// Adds `from` into `into`. Returns how many files both held (same host, same device and inode:
+// hard links across the trees or overlapping inputs), which the merge counts once per state
+// where one scan of both would count them once: the caller should warn when it is not 0.
+// REQUIRES: CheckMergeable(into, from).ok().
+uint64_t Merge(ScanState& into, const ScanState& from);
 
 }  // namespace zsim::state
 

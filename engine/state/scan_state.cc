@@ -1,5 +1,7 @@
 #include "engine/state/scan_state.h"
 
+#include "engine/base/mix.h"
+
 namespace zsim::state {
 
 size_t FeaturedSetting(const std::vector<Compression>& compressions) {
@@ -7,6 +9,11 @@ size_t FeaturedSetting(const std::vector<Compression>& compressions) {
     if (compressions[c].algorithm != CompressionAlgorithm::kOff) return c;
   }
   return 0;
+}
+
+uint64_t FileIdentity(uint64_t dev, uint64_t ino) {
+  // Two of a billion files share a hash with odds of about 3%; a false match only adds a warning.
+  return Mix64(Mix64(dev) ^ (ino * kGoldenGamma));
 }
 
 ScanMemory StateMemory(const ScanState& state) {

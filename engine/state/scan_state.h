@@ -131,12 +131,21 @@ struct ScanState {
   std::map<DirectoryShape, uint64_t> directories;
   BreakdownState breakdown;
   InputSummary input;
+  // The host that scanned (gethostname), and a 64-bit hash of (device, inode) of every file
+  // scanned, sorted: a merge of two states of one host finds the files both hold (hard links
+  // across their trees, overlapping inputs), which it cannot count once (state/merge.h).
+  // 8 bytes per file.
+  std::string host;
+  std::vector<uint64_t> file_ids;
   bool partial = false;
   double seconds = 0;  // wall time of the scan(s)
 };
 
 // The first setting that compresses (0 when none does): the breakdowns' setting.
 size_t FeaturedSetting(const std::vector<Compression>& compressions);
+
+// The file_ids hash of a file's (device, inode).
+uint64_t FileIdentity(uint64_t dev, uint64_t ino);
 
 // Bytes the tables and sketches hold (ScanResult::memory).
 ScanMemory StateMemory(const ScanState& state);

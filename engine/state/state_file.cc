@@ -133,6 +133,9 @@ void PutState(FrameWriter& w, const ScanState& s) {
   w.U32(static_cast<uint32_t>(s.featured));
   w.U8(s.partial);
   w.F64(s.seconds);
+  w.Str(s.host);
+  w.U64(s.file_ids.size());
+  for (uint64_t id : s.file_ids) w.U64(id);
   // Input summary.
   const InputSummary& in = s.input;
   w.U32(static_cast<uint32_t>(in.paths.size()));
@@ -373,6 +376,11 @@ void GetState(FrameReader& r, ScanState& s) {
   if (s.featured >= settings) r.Fail("corrupt: featured setting");
   s.partial = r.U8() != 0;
   s.seconds = r.F64();
+  s.host = r.Str();
+  for (uint64_t i = 0, n = Count(r, kMaxCount, "file"); i < n && r.ok(); ++i) {
+    s.file_ids.push_back(r.U64());
+    if (i > 0 && s.file_ids[i] < s.file_ids[i - 1]) r.Fail("corrupt: file identities not sorted");
+  }
   InputSummary& in = s.input;
   for (uint32_t i = 0, n = Count32(r, 1 << 20, "path"); i < n && r.ok(); ++i) {
     in.paths.push_back(r.Str());

@@ -148,6 +148,11 @@ TEST_F(StateCliTest, StatesOfPartsMergeIntoTheScanOfTheWhole) {
   EXPECT_EQ(
       Figures(Report({StatePath("a"), StatePath("b")}, {"--vdev", "raidz2:6", "--copies", "2"})),
       Figures(with_raidz));
+  // The same tree twice: the report says its files are counted twice.
+  const testing::CommandResult twice =
+      testing::RunZsim({"report", StatePath("a"), StatePath("a"), "--json"});
+  EXPECT_EQ(twice.exit_code, 0) << twice.err;
+  EXPECT_NE(twice.err.find("also in an earlier state"), std::string::npos) << twice.err;
   // States of other recordsizes do not merge.
   ScanSaving({Part("p2")}, {"--recordsize", "8k"}, StatePath("c"));
   const testing::CommandResult r = testing::RunZsim({"report", StatePath("a"), StatePath("c")});

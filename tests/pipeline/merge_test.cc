@@ -169,6 +169,32 @@ TEST(MergeTest, TinySampleSplitByDirectoryMergesToTheWholeScan) {
   ExpectMergeEqualsScan(parts, exact);
 }
 
+// A file reached from two states (a hard link across the trees, the same tree twice) cannot be
+// counted once by a merge: Merge says how many there were, for states of one host only.
+TEST(MergeTest, FilesInBothStatesOfOneHostAreCounted) {
+  testing::TempDir dir;
+  BuildParts(dir);
+  std::filesystem::create_hard_link(dir.path() / "a" / "shared.bin", dir.path() / "c" / "link.bin");
+  auto fs = io::PosixFileSystem();
+  auto scan = [&](const char* part) {
+    Result<state::ScanState> s = ScanToState(OptionsFor({(dir.path() / part).string()}), fs.get());
+    EXPECT_TRUE(s.ok());
+    return std::move(*s);
+  };
+  state::ScanState a = scan("a");
+  EXPECT_FALSE(a.host.empty());
+  EXPECT_EQ(a.file_ids.size(), a.input.files);
+  EXPECT_EQ(state::Merge(a, scan("b")), 0u);  // disjoint trees
+  EXPECT_EQ(state::Merge(a, scan("c")), 1u);  // c/link.bin is a/shared.bin
+  state::ScanState again = scan("a");
+  const uint64_t files_a = again.input.files;
+  EXPECT_EQ(state::Merge(a, again), files_a);  // the same tree twice
+  // Device and inode numbers of another host say nothing.
+  state::ScanState other = scan("a");
+  other.host = "another-host";
+  EXPECT_EQ(state::Merge(a, other), 0u);
+}
+
 TEST(MergeTest, StatesOfOtherSettingsAreRefused) {
   testing::TempDir dir;
   BuildParts(dir);

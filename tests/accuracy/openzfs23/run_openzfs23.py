@@ -34,7 +34,7 @@ import run_accuracy  # noqa: E402  (the zfs-fuse suite: dataset building and sma
 import zfs_oracle  # noqa: E402
 from run_accuracy import dig, fmt, rel_err, size_bytes  # noqa: E402
 
-ORACLE_VERSION = 2  # bump when what the harness records changes, to invalidate the cache
+ORACLE_VERSION = 3  # bump when what the harness records changes, to invalidate the cache
 SKIP = 77
 
 # CI: a sub-matrix that fits the CI budget (the whole CI stays under 30 minutes).
@@ -72,13 +72,17 @@ TOLERANCES = {
 DDT_SMALL_BYTES = 16 << 10  # ... or this many bytes for tiny tables
 
 ZSTD_NOTE = ("OpenZFS 2.3 compresses with its bundled zstd 1.4.5, zsim with the system's libzstd "
-             "(1.5.x): outputs differ by a few bytes (blocks at the 112-byte embedding limit, "
-             "compressratio 0.03-0.04 on tiny 128k)")
-METADATA_NOTE = ("the harness writes no ZPL fixed objects (SA registry, user/group/project used; "
-                 "an empty dataset: 56K here, 96K with a real ZPL, 104K in zsim) and zsim's "
-                 "metadata model (dnode blocks, indirects, directories) is fitted on v23 "
-                 "(lzjb, no embedded metadata): measured up to +10.4% used, +16.7% ALLOC "
-                 "(source 16k raidz2:6, tiny 128k raidz2:6)")
+             "(1.5.x): outputs differ by a few bytes (2 blocks at the 112-byte embedding limit "
+             "on source 16k, compressratio 2.05 vs 2.07 on tiny 128k)")
+METADATA_NOTE = ("the harness writes no ZPL fixed objects (SA registry, user/group/project used: "
+                 "an empty dataset is 56K here, 96K under a real ZPL, 104K in zsim), and where "
+                 "dnodes land varies between runs (per-CPU object chunks: tiny 128k lz4 used "
+                 "3891200 and 3940352 in two runs): measured up to +1.9% used (tiny 128k "
+                 "raidz2:6)")
+ALLOC_NOTE = ("zsim's pool overhead (MOS, space maps) is fitted on v23 pools: an empty 2.3.2 pool "
+              "allocates 336K (disk) where zsim says 629K, and 2.3.2's grows faster with the "
+              "data written (space maps, log space maps per txg): measured +12.5% (tiny 128k "
+              "raidz2:6) to -3.2% (database 16k)")
 LEAF_NOTE = ("widened to 2 leaves: the leaf count of a table of a few leaves depends on its "
              "hash values (zsim gives the median of simulated tables): measured 17 leaves "
              "vs zsim's 19 for 2753 entries, 4 vs 5 for 396")
@@ -94,9 +98,9 @@ WIDENED = {
     "entries_zstd": 2,           # entries, zstd rows (ZSTD_NOTE)
     "ratio_zstd": 0.01,          # DEDUP, zstd rows (ZSTD_NOTE)
     "compressratio": 0.01,       # all rows (METADATA_NOTE)
-    "compressratio_zstd": 0.04,  # zstd rows (ZSTD_NOTE)
-    "used": 0.11,                # (METADATA_NOTE)
-    "pool_alloc": 0.18,          # (METADATA_NOTE)
+    "compressratio_zstd": 0.02,  # zstd rows (ZSTD_NOTE)
+    "used": 0.025,               # (METADATA_NOTE)
+    "pool_alloc": 0.13,          # (ALLOC_NOTE)
     "ddt_in_core_leaves": 2,     # (LEAF_NOTE)
     "ddt_on_disk_fast": 0.30,    # (RAW_LEAF_NOTE)
     "ddt_on_disk_legacy": 0.08,  # (BOUNDARY_NOTE)
@@ -197,7 +201,8 @@ def compare(oracle, res, setting):
         out.append(check(fig, zv, sv, e is not None and abs(e) <= TOLERANCES[key] + 1e-12,
                          e is not None and abs(e) <= WIDENED[key] + 1e-12,
                          "" if e is None else "%+.2f%%" % (100 * e),
-                         "%g%%" % (100 * TOLERANCES[key]), METADATA_NOTE))
+                         "%g%%" % (100 * TOLERANCES[key]),
+                         METADATA_NOTE if key == "used" else ALLOC_NOTE))
     f = zsim_ddt_format(res, ddt_format)
     leaf = int(dig(f, "leaf_bytes") or 32768)
     for cls in ("unique", "duplicate"):

@@ -12,7 +12,9 @@
  * ZPL): the dataset is a DMU_OST_ZFS objset with a master node (VERSION, ROOT, DELETE_QUEUE,
  * SA_ATTRS) as zfs_create_fs makes it; each directory a ZAP of DMU_OT_DIRECTORY_CONTENTS whose
  * entries are name -> object | type << 60 (zfs_dirent); each file, symlink and directory a dnode
- * of 512 bytes with a 168-byte bonus (the size of a ZPL znode's SA); a hard link a
+ * of 512 bytes allocated with the largest bonus, as zfs_mknode does (so one block pointer: a
+ * file of two blocks has an indirect block), then a 168-byte bonus (the size of a ZPL znode's
+ * SA); a hard link a
  * second directory entry for the same object. A file of up to recordsize bytes is one block of
  * its size rounded up to 512, a larger one records of recordsize; every data extent of the source
  * (SEEK_DATA/SEEK_HOLE) is written with its exact bytes, holes are not written (the accuracy
@@ -60,6 +62,11 @@
 #include <libnvpair.h>
 
 #define	SA_BONUS_LEN	168	/* bonus of a ZPL znode's dnode (SA) */
+/*
+ * zfs_mknode allocates the dnode with the largest bonus (DN_BONUS_SIZE), which
+ * leaves it one block pointer, then the SA shrinks the bonus to what it uses.
+ */
+#define	ALLOC_BONUS_LEN	DN_BONUS_SIZE(DNODE_BYTES)
 #define	DNODE_BYTES	512	/* dnodesize=legacy */
 /*
  * The bonus is not a parseable SA (no layout registry is written), so it is
@@ -229,6 +236,7 @@ fill_sa_bonus(objset_t *os, uint64_t obj, const struct stat *st,
 {
 	dmu_buf_t *db;
 	VERIFY0(dmu_bonus_hold(os, obj, FTAG, &db));
+	VERIFY0(dmu_set_bonus(db, SA_BONUS_LEN, tx));
 	dmu_buf_will_dirty(db, tx);
 	uint64_t *w = db->db_data;
 	memset(w, 0, SA_BONUS_LEN);
@@ -270,11 +278,11 @@ create_object(objset_t *os, dmu_object_type_t type, const struct stat *st,
 		die("dmu_tx_assign (create)", err);
 	uint64_t obj;
 	if (type == DMU_OT_DIRECTORY_CONTENTS) {
-		obj = zap_create_dnsize(os, type, BONUS_TYPE, SA_BONUS_LEN,
+		obj = zap_create_dnsize(os, type, BONUS_TYPE, ALLOC_BONUS_LEN,
 		    DNODE_BYTES, tx);
 	} else {
 		obj = dmu_object_alloc_dnsize(os, type, 0, BONUS_TYPE,
-		    SA_BONUS_LEN, DNODE_BYTES, tx);
+		    ALLOC_BONUS_LEN, DNODE_BYTES, tx);
 		if (blksz > SPA_MINBLOCKSIZE) {
 			err = dmu_object_set_blocksize(os, obj, blksz, 0, tx);
 			if (err != 0)
