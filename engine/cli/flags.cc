@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "engine/base/size_suffix.h"
+#include "engine/cli/version.h"
 #include "engine/walk/glob.h"
 
 namespace zsim::cli {
@@ -68,7 +69,7 @@ Status ParseWholeNumber(const std::string& flag, const std::string& text, const 
 Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   Command cmd;
   CLI::App app{"zsim: what ZFS would do with your data, before you put it on a pool", "zsim"};
-  app.set_version_flag("--version", std::string("zsim ") + ZSIM_VERSION_STRING);
+  app.set_version_flag("--version", VersionText());
   app.require_subcommand(0, 1);
   app.footer(kExamples);
 
@@ -80,36 +81,65 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   std::string ashift_text = "12", copies_text = "1", threads_text = "0";
   bool exact = false, one_fs = false, follow = false, no_progress = false, progress = false;
   std::vector<std::string> excludes;
-  scan->add_option("PATH", paths, "files, directories, disk images or block devices")->required();
-  scan->add_option("--recordsize", recordsize,
-                   "recordsize(s) to evaluate, comma separated (default 128k)");
-  scan->add_option("--volblocksize", volblocksize,
-                   "cut every input as a zvol with this volblocksize (images, devices)");
-  scan->add_option("--compression", compression,
-                   "compressions to evaluate, comma separated, or 'all' (default: off, lz4, "
-                   "zstd, gzip-6, lzjb, zle)");
-  scan->add_option("--profile", profile, "ZFS version whose rules apply: v23, 2.1, 2.2, 2.3, 2.4");
-  scan->add_option("--ashift", ashift_text, "log2 of the sector size (default 12)");
-  scan->add_option("--vdev", vdev, "vdev layout: disk, mirror:N, raidzP:C, draidP:D:C");
-  scan->add_option("--copies", copies_text, "copies property (1..3)");
-  scan->add_option("--checksum", checksum, "block fingerprint: xxh128 (fast) or sha256 (ZFS's)");
-  scan->add_option("--ddt-format", ddt_format, "DDT format: legacy or fast (2.3+)");
-  scan->add_option("--ram", ram, "RAM of the target machine for DDT advice (default: this one)");
+  scan->add_option("PATH", paths, "files, directories, disk images or block devices")
+      ->required()
+      ->type_name("PATH...");
+  CLI::Option* recordsize_opt =
+      scan->add_option("--recordsize", recordsize,
+                       "recordsize(s) to evaluate, comma separated (default 128k)")
+          ->type_name("SIZE[,SIZE...]");
+  CLI::Option* volblocksize_opt =
+      scan->add_option("--volblocksize", volblocksize,
+                       "cut every input as a zvol with this volblocksize (images, devices)")
+          ->type_name("SIZE");
+  CLI::Option* compression_opt =
+      scan->add_option("--compression", compression,
+                       "compressions to evaluate, comma separated, or 'all' (default: off, lz4, "
+                       "zstd, gzip-6, lzjb, zle)")
+          ->type_name("NAME[,NAME...]|all");
+  scan->add_option("--profile", profile, "ZFS version whose rules apply: v23, 2.1, 2.2, 2.3, 2.4")
+      ->type_name("VERSION");
+  CLI::Option* ashift_opt =
+      scan->add_option("--ashift", ashift_text, "log2 of the sector size (default 12)")
+          ->type_name("9..16");
+  scan->add_option("--vdev", vdev,
+                   "vdev layout: disk, mirror:N, raidzP:C, draidP:D:C or draidP:Dd:Cc:Ss")
+      ->type_name("LAYOUT");
+  CLI::Option* copies_opt =
+      scan->add_option("--copies", copies_text, "copies property (1..3)")->type_name("1..3");
+  scan->add_option("--checksum", checksum, "block fingerprint: xxh128 (fast) or sha256 (ZFS's)")
+      ->type_name("xxh128|sha256");
+  scan->add_option("--ddt-format", ddt_format, "DDT format: legacy or fast (2.3+)")
+      ->type_name("legacy|fast");
+  scan->add_option("--ram", ram, "RAM of the target machine for DDT advice (default: this one)")
+      ->type_name("SIZE");
+  std::vector<std::string> properties;
+  scan->add_option("-o", properties,
+                   "a property as zfs/zpool create take it (repeatable): recordsize=, "
+                   "volblocksize=, compression=, copies=, ashift=")
+      ->type_name("PROPERTY=VALUE");
   scan->add_flag("--exact", exact,
                  "run every codec on every unique block (default: gzip, zstd above level 1 and "
                  "lzjb (with lz4) "
                  "run on a sample, with a 95% interval)");
   scan->add_option("--sample", sample,
-                   "dedup sampling: keep 1/M of the fingerprints and scale up, e.g. 1/64");
+                   "dedup sampling: keep 1/M of the fingerprints and scale up, e.g. 1/64")
+      ->type_name("1/M");
   scan->add_option("--max-memory", max_memory,
-                   "memory for the dedup tables (default: half of RAM); past it, sample more");
-  scan->add_option("--threads", threads_text, "worker threads (default: every core)");
+                   "memory for the dedup tables (default: half of RAM); past it, sample more")
+      ->type_name("SIZE");
+  scan->add_option("--threads", threads_text, "worker threads (default: every core)")
+      ->type_name("N");
   scan->add_flag("--json", cmd.json, "print the JSON report on stdout");
+  scan->add_flag("--wide", cmd.wide,
+                 "text report: every column of the settings table, whatever the width");
   std::optional<std::string> html;
   scan->add_option("--html", html,
-                   "also write a self-contained HTML report with charts to FILE (no network)");
+                   "also write a self-contained HTML report with charts to FILE (no network)")
+      ->type_name("FILE");
   scan->add_flag("--one-file-system", one_fs, "do not cross file system boundaries");
-  scan->add_option("--exclude", excludes, "skip paths matching this glob (repeatable)");
+  scan->add_option("--exclude", excludes, "skip paths matching this glob (repeatable)")
+      ->type_name("GLOB");
   scan->add_flag("--follow-symlinks", follow, "follow symbolic links inside trees");
   scan->add_flag("--quiet,-q", cmd.quiet, "no progress, no warnings on stderr");
   scan->add_flag("--progress", progress, "show progress even when stderr is not a terminal");
@@ -160,7 +190,7 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     return cmd;
   } catch (const CLI::CallForVersion&) {
     cmd.kind = Command::Kind::kVersion;
-    cmd.help_text = std::string("zsim ") + ZSIM_VERSION_STRING + "\n";
+    cmd.help_text = VersionText();
     return cmd;
   } catch (const CLI::ParseError& e) {
     std::string msg = e.what();
@@ -252,6 +282,37 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     }
   }
 
+  // -o property=value, as zfs create / zpool create spell them, beside the long options.
+  for (const std::string& p : properties) {
+    const size_t eq = p.find('=');
+    const std::string name = p.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : p.substr(eq + 1);
+    struct Target {
+      const char* name;
+      CLI::Option* option;
+      std::string* text;
+    };
+    const Target targets[] = {{"recordsize", recordsize_opt, &recordsize},
+                              {"volblocksize", volblocksize_opt, &volblocksize},
+                              {"compression", compression_opt, &compression},
+                              {"copies", copies_opt, &copies_text},
+                              {"ashift", ashift_opt, &ashift_text}};
+    const Target* t = nullptr;
+    for (const Target& candidate : targets) {
+      if (name == candidate.name) t = &candidate;
+    }
+    if (t == nullptr || eq == std::string::npos || value.empty()) {
+      return Status::InvalidArgument(
+          "-o " + p +
+          ": give property=value with one of recordsize, volblocksize, compression, copies, "
+          "ashift, e.g. -o recordsize=1M");
+    }
+    if (t->option->count() > 0) {
+      return Status::InvalidArgument("-o " + p + " and --" + name + " both set " + name +
+                                     ": give it once");
+    }
+    *t->text = value;
+  }
   int ashift = 0, copies = 0, threads = 0;
   ZSIM_RETURN_IF_ERROR(
       ParseWholeNumber("--ashift", ashift_text, "9 to 16 (12 for 4K-sector disks)", &ashift));

@@ -32,6 +32,7 @@ struct Command {
   std::string help_text;  // kHelp: what to print on stdout
   ScanOptions options;
   bool json = false;
+  bool wide = false;  // --wide: the text report's every column, whatever the width
   std::optional<std::string> html_path;  // --html FILE: also write the HTML report there
   bool quiet = false;
   std::optional<std::string> save_path;  // scan --save FILE: also keep the scan's state there

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -232,8 +233,16 @@ int main(int argc, char** argv) {
     result = finish::Finish(*scanned, finish::ReportOptionsOf(scanned->options));
   }
   const report::Advice advice = report::ComputeAdvice(*result);
+  // The text fits the terminal; 100 columns when stdout is not one (a file, a pipe, a mail).
+  report::TextOptions text;
+  text.wide = cmd->wide;
+  winsize ws{};
+  if (::isatty(STDOUT_FILENO) == 1 && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 &&
+      ws.ws_col >= 40) {
+    text.width = ws.ws_col;
+  }
   const std::string report =
-      cmd->json ? report::ToJson(*result, advice) : report::ToText(*result, advice);
+      cmd->json ? report::ToJson(*result, advice) : report::ToText(*result, advice, text);
   const int stdout_error = WriteStdout(report);
   int code = 0;
   const Status html_written = html ? html->Commit(report::ToHtml(*result, advice)) : Status::Ok();

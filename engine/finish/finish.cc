@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "engine/finish/block_sizes.h"
 #include "engine/finish/breakdown_report.h"
 #include "engine/finish/tally.h"
 #include "engine/zfs/write_rules.h"
@@ -107,6 +108,8 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
     std::vector<SettingResult> out =
         tally.Finish(row, rs.block_bytes, *rs.table, rs.sparse_holes, s.sampling, *rs.distinct,
                      occurrences ? &rs.occurrences : nullptr);
+    FillBlockSizes(*rs.table, rs.block_bytes,
+                   zfs::AllocationModel::For(options.vdev, options.ashift), options.copies, &out);
     for (size_t c = 0; c < out.size(); ++c) {
       out[c].codec_seconds = rs.codec_seconds[c];
       out[c].codec_bytes = rs.codec_bytes[c];
@@ -114,9 +117,13 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
     }
   }
   if (!s.rows.empty()) {
-    result.breakdown.recordsize = s.rows[0].block_bytes;
-    result.breakdown.compression = options.compressions[s.featured];
-    FinishBreakdown(s.breakdown, *s.rows[0].table, s.featured, &result);
+    std::vector<const ddt::DedupTable*> tables;
+    std::vector<uint64_t> block_bytes;
+    for (const state::RowState& rs : s.rows) {
+      tables.push_back(rs.table.get());
+      block_bytes.push_back(rs.block_bytes);
+    }
+    FinishBreakdowns(s.breakdown, tables, block_bytes, options.compressions, s.featured, &result);
   }
   result.memory = state::StateMemory(s);
   result.seconds = s.seconds;

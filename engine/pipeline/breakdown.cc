@@ -60,7 +60,7 @@ FileGroups BreakdownCollector::Groups(const std::string& root, const std::string
   return g;
 }
 
-void BreakdownCollector::Sample(const ddt::Fingerprint& key, FileGroups groups,
+void BreakdownCollector::Sample(const ddt::Fingerprint& key, FileGroups groups, uint32_t row,
                                 std::vector<Sampled>* local) {
   const uint32_t shift = shift_.load(std::memory_order_relaxed);
   if (!Kept(key, shift)) return;
@@ -72,7 +72,7 @@ void BreakdownCollector::Sample(const ddt::Fingerprint& key, FileGroups groups,
     kept_.fetch_sub(before / kCountBatch * kCountBatch - local->size() / kCountBatch * kCountBatch,
                     std::memory_order_relaxed);
   }
-  local->push_back(Sampled{key, groups});
+  local->push_back(Sampled{key, groups, row});
   // The shared count moves once per kCountBatch references of a list, not per block: every
   // thread adding 1 to one cache line for every block was the hot path's only shared write.
   if (local->size() % kCountBatch != 0) return;
@@ -86,11 +86,16 @@ void BreakdownCollector::Sample(const ddt::Fingerprint& key, FileGroups groups,
 }
 
 void BreakdownCollector::AddFile(FileGroups groups, uint64_t bytes, uint64_t lsize,
+                                 const std::vector<uint64_t>& setting_lsize,
                                  ddt::Fingerprint content, bool has_data) {
   for (Row* row : {&directories_[groups.directory], &extensions_[groups.extension]}) {
     ++row->files;
     row->bytes += bytes;
     row->lsize += lsize;
+    if (row->setting_lsize.size() < setting_lsize.size()) {
+      row->setting_lsize.resize(setting_lsize.size(), 0);
+    }
+    for (size_t i = 0; i < setting_lsize.size(); ++i) row->setting_lsize[i] += setting_lsize[i];
   }
   if (lsize > 0 && has_data)
     ++contents_[state::BreakdownState::Content{content.lo, content.hi, lsize}];
@@ -107,7 +112,9 @@ void BreakdownCollector::MoveInto(const std::vector<const std::vector<Sampled>*>
   out->extension_names = std::move(extension_names_);
   auto sums = [](const std::vector<Row>& rows) {
     std::vector<state::BreakdownRowSums> v;
-    for (const Row& r : rows) v.push_back(state::BreakdownRowSums{r.files, r.bytes, r.lsize});
+    for (const Row& r : rows) {
+      v.push_back(state::BreakdownRowSums{r.files, r.bytes, r.lsize, r.setting_lsize});
+    }
     return v;
   };
   out->directories = sums(directories_);
@@ -117,7 +124,7 @@ void BreakdownCollector::MoveInto(const std::vector<const std::vector<Sampled>*>
     for (const Sampled& s : *list) {
       if (!Kept(s.key, out->shift)) continue;
       out->references.push_back(
-          state::BreakdownState::Reference{s.key, s.groups.directory, s.groups.extension});
+          state::BreakdownState::Reference{s.key, s.groups.directory, s.groups.extension, s.row});
     }
   }
   out->contents = std::move(contents_);

@@ -1,7 +1,7 @@
 // engine/pipeline/breakdown.h
 //
 // BreakdownCollector: collects, during the scan, where the space goes by directory and by file
-// type for the featured setting, and the dedup that needs no DDT (whole-file duplicates,
+// type for every setting (lsize per (row, setting), references of every row), and the dedup that needs no DDT (whole-file duplicates,
 // all-zero blocks), into a state::BreakdownState (finish/breakdown_report.h reports it).
 //
 // lsize and file counts per row are exact. psize and duplicate bytes per row come from sampled
@@ -44,17 +44,22 @@ class BreakdownCollector {
   // Group ids of a file (path under `root`, the input path it was found under).
   FileGroups Groups(const std::string& root, const std::string& path);
 
-  // One reference to a block of the featured row. Any thread; `local` is the caller's own list.
+  // One reference to a block of row `row` (every row is sampled: each setting gets its
+  // breakdown). Any thread; `local` is the caller's own list.
   struct Sampled {
     ddt::Fingerprint key;
     FileGroups groups;
+    uint32_t row = 0;
   };
-  void Sample(const ddt::Fingerprint& key, FileGroups groups, std::vector<Sampled>* local);
+  void Sample(const ddt::Fingerprint& key, FileGroups groups, uint32_t row,
+              std::vector<Sampled>* local);
 
-  // A finished file: its st_size, featured-row lsize (non-hole blocks x block size), whole
-  // content hash (for whole-file duplicates) and whether any record holds non-zero bytes (all-zero
-  // files are never counted as whole-file duplicates: compression makes them holes).
-  void AddFile(FileGroups groups, uint64_t bytes, uint64_t lsize, ddt::Fingerprint content,
+  // A finished file: its st_size, featured-row lsize (non-hole blocks x block size), the lsize
+  // of every (row, setting) (row major), whole content hash (for whole-file duplicates) and
+  // whether any record holds non-zero bytes (all-zero files are never counted as whole-file
+  // duplicates: compression makes them holes).
+  void AddFile(FileGroups groups, uint64_t bytes, uint64_t lsize,
+               const std::vector<uint64_t>& setting_lsize, ddt::Fingerprint content,
                bool has_data);
   // All-zero data blocks of the featured row.
   void AddZeroBlocks(uint64_t blocks, uint64_t bytes);
@@ -74,6 +79,7 @@ class BreakdownCollector {
 
   struct Row {
     uint64_t files = 0, bytes = 0, lsize = 0;
+    std::vector<uint64_t> setting_lsize;  // per (row, setting)
   };
   std::vector<std::string> directory_names_, extension_names_;  // id -> name
   std::unordered_map<std::string, uint32_t> directory_ids_, extension_ids_;

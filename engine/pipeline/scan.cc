@@ -141,7 +141,7 @@ struct Worker {
   std::vector<uint64_t> sparse_holes;  // per row: records entirely inside a file's holes
   std::vector<std::pair<uint64_t, uint64_t>> extents;  // data ranges of the current chunk
   std::vector<uint64_t> codec_ns, codec_bytes;         // per (row, setting)
-  std::vector<BreakdownCollector::Sampled> sampled;    // featured row's sampled references
+  std::vector<BreakdownCollector::Sampled> sampled;    // every row's sampled references
   uint64_t zero_blocks = 0;                            // featured row's all-zero records
   // The current row's first sightings in the chunk, and their codes (block-major).
   std::vector<FirstSeen> first_seen;
@@ -604,8 +604,8 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       const bool is_zero = IsAllZero(block);
       row_zero_blocks += is_zero;
       const ddt::Fingerprint fp = ddt::ComputeFingerprint(options_.checksum, block);
+      breakdown_.Sample(fp, job.groups, static_cast<uint32_t>(r), &w.sampled);
       if (r == 0) {
-        breakdown_.Sample(fp, job.groups, &w.sampled);
         content_lo += Mix64(fp.lo ^ (b * kGoldenGamma));
         content_hi += Mix64(fp.hi + b);
         if (is_zero) {
@@ -816,7 +816,12 @@ void Scan::FinishFile(FileJob& job) {
   }
   const uint64_t featured_lsize =
       job.non_hole[featured_].load() * (job.layouts.empty() ? 0 : job.layouts[0].block_bytes);
-  breakdown_.AddFile(job.groups, job.size, featured_lsize,
+  // lsize per (row, setting): its non-hole blocks x the row's block size.
+  std::vector<uint64_t> setting_lsize(job.non_hole.size(), 0);
+  for (size_t i = 0; i < setting_lsize.size() && i / settings < job.layouts.size(); ++i) {
+    setting_lsize[i] = job.non_hole[i].load() * job.layouts[i / settings].block_bytes;
+  }
+  breakdown_.AddFile(job.groups, job.size, featured_lsize, setting_lsize,
                      ddt::Fingerprint{job.content_lo.load(), job.content_hi.load()},
                      job.has_data.load());
 }

@@ -69,6 +69,9 @@ void MergeBreakdown(BreakdownState& into, const BreakdownState& from) {
       r.files += from_rows[i].files;
       r.bytes += from_rows[i].bytes;
       r.lsize += from_rows[i].lsize;
+      const std::vector<uint64_t>& add = from_rows[i].setting_lsize;
+      if (r.setting_lsize.size() < add.size()) r.setting_lsize.resize(add.size(), 0);
+      for (size_t k = 0; k < add.size(); ++k) r.setting_lsize[k] += add[k];
     }
     return map;
   };
@@ -83,7 +86,7 @@ void MergeBreakdown(BreakdownState& into, const BreakdownState& from) {
   for (const BreakdownState::Reference& r : from.references) {
     if ((r.key.hi & mask) != 0) continue;
     into.references.push_back(
-        BreakdownState::Reference{r.key, dirs[r.directory], exts[r.extension]});
+        BreakdownState::Reference{r.key, dirs[r.directory], exts[r.extension], r.row});
   }
   for (const auto& [content, copies] : from.contents) into.contents[content] += copies;
   into.zero_blocks += from.zero_blocks;

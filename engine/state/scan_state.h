@@ -99,17 +99,20 @@ struct RowState {
 // that needs no DDT. Rows are keyed by name; sampled references name their rows by index into
 // `directory_names` / `extension_names`.
 struct BreakdownRowSums {
-  uint64_t files = 0, bytes = 0, lsize = 0;
+  uint64_t files = 0, bytes = 0, lsize = 0;  // lsize: the featured setting's
+  // lsize per (row, setting), row major: every setting's breakdown (issue 17) sums these.
+  std::vector<uint64_t> setting_lsize;
 };
 struct BreakdownState {
   std::vector<std::string> directory_names, extension_names;
   std::vector<BreakdownRowSums> directories, extensions;  // by the index of the name
-  // A reference to a block of the featured row is kept when the low `shift` bits of its key's
-  // `hi` are zero (1/2^shift of the key space).
+  // A reference to a block of any row is kept when the low `shift` bits of its key's `hi` are
+  // zero (1/2^shift of the key space).
   uint32_t shift = 0;
   struct Reference {
     ddt::Fingerprint key;
     uint32_t directory = 0, extension = 0;
+    uint32_t row = 0;  // the block size (index in rows) the block was cut with
   };
   std::vector<Reference> references;
   // Whole-file contents (order-independent hash of its featured-row keys, lsize) -> copies.

@@ -172,6 +172,8 @@ void PutState(FrameWriter& w, const ScanState& s) {
       w.U64(r.files);
       w.U64(r.bytes);
       w.U64(r.lsize);
+      w.U32(static_cast<uint32_t>(r.setting_lsize.size()));
+      for (uint64_t v : r.setting_lsize) w.U64(v);
     }
   }
   w.U32(b.shift);
@@ -181,6 +183,7 @@ void PutState(FrameWriter& w, const ScanState& s) {
     w.U64(r.key.hi);
     w.U32(r.directory);
     w.U32(r.extension);
+    w.U32(r.row);
   }
   w.U64(b.contents.size());
   for (const auto& [c, n] : b.contents) {
@@ -419,6 +422,9 @@ void GetState(FrameReader& r, ScanState& s) {
       row.files = r.U64();
       row.bytes = r.U64();
       row.lsize = r.U64();
+      for (uint32_t k = 0, m = Count32(r, 1 << 16, "breakdown sizes"); k < m && r.ok(); ++k) {
+        row.setting_lsize.push_back(r.U64());
+      }
       rows->push_back(row);
     }
   }
@@ -430,7 +436,9 @@ void GetState(FrameReader& r, ScanState& s) {
     ref.key.hi = r.U64();
     ref.directory = r.U32();
     ref.extension = r.U32();
-    if (ref.directory >= b.directory_names.size() || ref.extension >= b.extension_names.size()) {
+    ref.row = r.U32();
+    if (ref.directory >= b.directory_names.size() || ref.extension >= b.extension_names.size() ||
+        ref.row >= (1u << 16)) {
       r.Fail("corrupt: a breakdown reference");
     }
     b.references.push_back(ref);

@@ -84,9 +84,22 @@ inline void ExpectSameFigures(const ScanResult& a, const ScanResult& b) {
       EXPECT_EQ(p[i].duplicate_bytes, q[i].duplicate_bytes) << p[i].name;
     }
   };
-  rows_equal(a.breakdown.directories, b.breakdown.directories);
-  rows_equal(a.breakdown.extensions, b.breakdown.extensions);
-  EXPECT_EQ(a.breakdown.sample_modulus, b.breakdown.sample_modulus);
+  ASSERT_EQ(a.breakdowns.size(), b.breakdowns.size());
+  for (size_t i = 0; i < a.breakdowns.size(); ++i) {  // one per setting
+    EXPECT_EQ(a.breakdowns[i].recordsize, b.breakdowns[i].recordsize);
+    EXPECT_EQ(a.breakdowns[i].compression, b.breakdowns[i].compression);
+    rows_equal(a.breakdowns[i].directories, b.breakdowns[i].directories);
+    rows_equal(a.breakdowns[i].extensions, b.breakdowns[i].extensions);
+    EXPECT_EQ(a.breakdowns[i].sample_modulus, b.breakdowns[i].sample_modulus);
+  }
+  ASSERT_EQ(a.results.size(), b.results.size());
+  for (size_t i = 0; i < a.results.size(); ++i) {  // block sizes and the special vdev's share
+    ASSERT_EQ(a.results[i].block_sizes.size(), b.results[i].block_sizes.size());
+    for (size_t k = 0; k < a.results[i].block_sizes.size(); ++k) {
+      EXPECT_EQ(a.results[i].block_sizes[k].blocks, b.results[i].block_sizes[k].blocks);
+      EXPECT_EQ(a.results[i].block_sizes[k].asize, b.results[i].block_sizes[k].asize);
+    }
+  }
   EXPECT_EQ(a.dedup_sources.duplicate_files, b.dedup_sources.duplicate_files);
   EXPECT_EQ(a.dedup_sources.duplicate_file_bytes, b.dedup_sources.duplicate_file_bytes);
   EXPECT_EQ(a.dedup_sources.zero_blocks, b.dedup_sources.zero_blocks);
