@@ -1,10 +1,13 @@
 #include "engine/cli/flags.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <charconv>
 #include <sstream>
 
 #include "engine/base/size_suffix.h"
+#include "engine/cli/version.h"
+#include "engine/walk/glob.h"
 
 namespace zsim::cli {
 namespace {
@@ -16,6 +19,11 @@ Examples:
   zsim scan /var/lib/postgresql --recordsize 8k,16k --compression lz4,zstd
   zsim scan /backup --compression all --vdev raidz2:6 --ashift 12 --json
   zsim scan /data --profile v23 --compression lzjb,gzip-9   as an old (pool v23) ZFS would
+
+  zsim scan /srv --save srv.zstate                  keep the scan's state to report again later
+  zsim report srv.zstate --vdev raidz2:6 --copies 2 the same data on another pool, no rescan
+  zsim report host1.zstate host2.zstate             one pool for both hosts: dedup across them
+  zsim diff monday.zstate friday.zstate             what changed in between
 
 Sizes take ZFS suffixes: 512, 4k, 128K, 1M. Exit codes: 0 done, 1 done but some paths could not
 be read, 2 bad usage, 130 interrupted (the partial report was printed).
@@ -36,7 +44,8 @@ Status ParseSizeList(const std::string& flag, const std::string& text, std::vect
   for (const std::string& item : SplitList(text)) {
     Result<uint64_t> v = ParseSize(item);
     if (!v.ok()) return Status::InvalidArgument(flag + ": " + v.status().message());
-    out->push_back(*v);
+    // 128K,128k (or 128k,131072) is one size: one row, not the same row twice.
+    if (std::find(out->begin(), out->end(), *v) == out->end()) out->push_back(*v);
   }
   if (out->empty()) return Status::InvalidArgument(flag + " needs at least one size, e.g. 128k");
   return Status::Ok();
@@ -60,7 +69,7 @@ Status ParseWholeNumber(const std::string& flag, const std::string& text, const 
 Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   Command cmd;
   CLI::App app{"zsim: what ZFS would do with your data, before you put it on a pool", "zsim"};
-  app.set_version_flag("--version", std::string("zsim ") + ZSIM_VERSION_STRING);
+  app.set_version_flag("--version", VersionText());
   app.require_subcommand(0, 1);
   app.footer(kExamples);
 
@@ -72,55 +81,179 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   std::string ashift_text = "12", copies_text = "1", threads_text = "0";
   bool exact = false, one_fs = false, follow = false, no_progress = false, progress = false;
   std::vector<std::string> excludes;
-  scan->add_option("PATH", paths, "files, directories, disk images or block devices")->required();
-  scan->add_option("--recordsize", recordsize,
-                   "recordsize(s) to evaluate, comma separated (default 128k)");
-  scan->add_option("--volblocksize", volblocksize,
-                   "cut every input as a zvol with this volblocksize (images, devices)");
-  scan->add_option("--compression", compression,
-                   "compressions to evaluate, comma separated, or 'all' (default: off, lz4, "
-                   "zstd, gzip-6, lzjb, zle)");
-  scan->add_option("--profile", profile, "ZFS version whose rules apply: v23, 2.1, 2.2, 2.3, 2.4");
-  scan->add_option("--ashift", ashift_text, "log2 of the sector size (default 12)");
-  scan->add_option("--vdev", vdev, "vdev layout: disk, mirror:N, raidzP:C, draidP:D:C");
-  scan->add_option("--copies", copies_text, "copies property (1..3)");
-  scan->add_option("--checksum", checksum, "block fingerprint: xxh128 (fast) or sha256 (ZFS's)");
-  scan->add_option("--ddt-format", ddt_format, "DDT format: legacy or fast (2.3+)");
-  scan->add_option("--ram", ram, "RAM of the target machine for DDT advice (default: this one)");
+  scan->add_option("PATH", paths, "files, directories, disk images or block devices")
+      ->required()
+      ->type_name("PATH...");
+  CLI::Option* recordsize_opt =
+      scan->add_option("--recordsize", recordsize,
+                       "recordsize(s) to evaluate, comma separated (default 128k)")
+          ->type_name("SIZE[,SIZE...]");
+  CLI::Option* volblocksize_opt =
+      scan->add_option("--volblocksize", volblocksize,
+                       "cut every input as a zvol with this volblocksize (images, devices)")
+          ->type_name("SIZE");
+  CLI::Option* compression_opt =
+      scan->add_option("--compression", compression,
+                       "compressions to evaluate, comma separated, or 'all' (default: off, lz4, "
+                       "zstd, gzip-6, lzjb, zle)")
+          ->type_name("NAME[,NAME...]|all");
+  scan->add_option("--profile", profile, "ZFS version whose rules apply: v23, 2.1, 2.2, 2.3, 2.4")
+      ->type_name("VERSION");
+  CLI::Option* ashift_opt =
+      scan->add_option("--ashift", ashift_text, "log2 of the sector size (default 12)")
+          ->type_name("9..16");
+  scan->add_option("--vdev", vdev,
+                   "vdev layout: disk, mirror:N, raidzP:C, draidP:D:C or draidP:Dd:Cc:Ss")
+      ->type_name("LAYOUT");
+  CLI::Option* copies_opt =
+      scan->add_option("--copies", copies_text, "copies property (1..3)")->type_name("1..3");
+  scan->add_option("--checksum", checksum, "block fingerprint: xxh128 (fast) or sha256 (ZFS's)")
+      ->type_name("xxh128|sha256");
+  scan->add_option("--ddt-format", ddt_format, "DDT format: legacy or fast (2.3+)")
+      ->type_name("legacy|fast");
+  scan->add_option("--ram", ram, "RAM of the target machine for DDT advice (default: this one)")
+      ->type_name("SIZE");
+  std::vector<std::string> properties;
+  scan->add_option("-o", properties,
+                   "a property as zfs/zpool create take it (repeatable): recordsize=, "
+                   "volblocksize=, compression=, copies=, ashift=")
+      ->type_name("PROPERTY=VALUE");
   scan->add_flag("--exact", exact,
                  "run every codec on every unique block (default: gzip, zstd above level 1 and "
                  "lzjb (with lz4) "
                  "run on a sample, with a 95% interval)");
   scan->add_option("--sample", sample,
-                   "dedup sampling: keep 1/M of the fingerprints and scale up, e.g. 1/64");
+                   "dedup sampling: keep 1/M of the fingerprints and scale up, e.g. 1/64")
+      ->type_name("1/M");
   scan->add_option("--max-memory", max_memory,
-                   "memory for the dedup tables (default: half of RAM); past it, sample more");
-  scan->add_option("--threads", threads_text, "worker threads (default: every core)");
+                   "memory for the dedup tables (default: half of RAM); past it, sample more")
+      ->type_name("SIZE");
+  scan->add_option("--threads", threads_text, "worker threads (default: every core)")
+      ->type_name("N");
   scan->add_flag("--json", cmd.json, "print the JSON report on stdout");
+  scan->add_flag("--wide", cmd.wide,
+                 "text report: every column of the settings table, whatever the width");
   std::optional<std::string> html;
   scan->add_option("--html", html,
-                   "also write a self-contained HTML report with charts to FILE (no network)");
+                   "also write a self-contained HTML report with charts to FILE (no network)")
+      ->type_name("FILE");
   scan->add_flag("--one-file-system", one_fs, "do not cross file system boundaries");
-  scan->add_option("--exclude", excludes, "skip paths matching this glob (repeatable)");
+  scan->add_option("--exclude", excludes, "skip paths matching this glob (repeatable)")
+      ->type_name("GLOB");
   scan->add_flag("--follow-symlinks", follow, "follow symbolic links inside trees");
   scan->add_flag("--quiet,-q", cmd.quiet, "no progress, no warnings on stderr");
   scan->add_flag("--progress", progress, "show progress even when stderr is not a terminal");
   scan->add_flag("--no-progress", no_progress, "never show progress");
+  std::optional<std::string> save;
+  scan->add_option("--save", save,
+                   "also write the scan's state to FILE, for zsim report (other pools, merging "
+                   "hosts) without reading the data again");
+
+  CLI::App* report = app.add_subcommand(
+      "report",
+      "report from state files written by zsim scan --save; several are merged first (one "
+      "pool for all of them). May change: --vdev, --copies, --ram, --ddt-format, and --ashift "
+      "where compressed sizes round alike (any ashift for profile v23). Fixed by the scan: "
+      "recordsizes, compressions, profile, checksum, sampling");
+  std::vector<std::string> state_paths;
+  std::optional<std::string> r_vdev, r_ashift, r_copies, r_profile, r_ddt_format, r_ram;
+  bool r_json = false, r_quiet = false;
+  std::optional<std::string> r_html;
+  report->add_option("FILE", state_paths, "state files (zsim scan --save)")->required();
+  report->add_option("--vdev", r_vdev, "vdev layout: disk, mirror:N, raidzP:C, draidP:D:C");
+  report->add_option("--ashift", r_ashift, "log2 of the sector size");
+  report->add_option("--copies", r_copies, "copies property (1..3)");
+  report->add_option("--profile", r_profile,
+                     "must be the scan's (each release compresses by its own rules)");
+  report->add_option("--ddt-format", r_ddt_format, "DDT format: legacy or fast (2.3+)");
+  report->add_option("--ram", r_ram, "RAM of the target machine for DDT advice");
+  report->add_flag("--json", r_json, "print the JSON report on stdout");
+  report->add_option("--html", r_html, "also write the HTML report to FILE");
+  report->add_flag("--quiet,-q", r_quiet, "no warnings on stderr");
+
+  CLI::App* diff = app.add_subcommand(
+      "diff", "what changed between two saved scans: sizes, compression, dedup, DDT size, space");
+  std::vector<std::string> diff_paths;
+  bool d_json = false;
+  diff->add_option("OLD NEW", diff_paths, "two state files (zsim scan --save)")
+      ->required()
+      ->expected(2);
+  diff->add_flag("--json", d_json, "print the differences as JSON");
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     cmd.kind = Command::Kind::kHelp;
-    cmd.help_text = (scan->parsed() ? scan->help() : app.help());
+    cmd.help_text = (scan->parsed()     ? scan->help()
+                     : report->parsed() ? report->help()
+                                        : app.help());
     return cmd;
   } catch (const CLI::CallForVersion&) {
     cmd.kind = Command::Kind::kVersion;
-    cmd.help_text = std::string("zsim ") + ZSIM_VERSION_STRING + "\n";
+    cmd.help_text = VersionText();
     return cmd;
   } catch (const CLI::ParseError& e) {
     std::string msg = e.what();
     msg += "\nRun 'zsim scan --help' for the options.";
     return Status::InvalidArgument(std::move(msg));
+  }
+  if (diff->parsed()) {
+    cmd.kind = Command::Kind::kDiff;
+    cmd.json = d_json;
+    cmd.progress = false;
+    cmd.report.state_paths = diff_paths;
+    return cmd;
+  }
+  if (report->parsed()) {
+    cmd.kind = Command::Kind::kReport;
+    cmd.json = r_json;
+    cmd.quiet = r_quiet;
+    cmd.progress = false;
+    ReportFlags& rf = cmd.report;
+    rf.state_paths = state_paths;
+    if (r_vdev) {
+      Result<VdevLayout> v = ParseVdev(*r_vdev);
+      if (!v.ok()) return Status::InvalidArgument("--vdev: " + v.status().message());
+      rf.vdev = *v;
+    }
+    if (r_ashift) {
+      int a = 0;
+      ZSIM_RETURN_IF_ERROR(ParseWholeNumber("--ashift", *r_ashift, "9 to 16", &a));
+      rf.ashift = a;
+    }
+    if (r_copies) {
+      int c = 0;
+      ZSIM_RETURN_IF_ERROR(ParseWholeNumber("--copies", *r_copies, "1, 2 or 3", &c));
+      rf.copies = c;
+    }
+    if (r_profile) {
+      rf.profile = ParseProfile(*r_profile);
+      if (!rf.profile) {
+        return Status::InvalidArgument("--profile " + *r_profile +
+                                       " is unknown: use v23, 2.1, 2.2, 2.3 or 2.4");
+      }
+    }
+    if (r_ddt_format) {
+      if (*r_ddt_format != "legacy" && *r_ddt_format != "fast") {
+        return Status::InvalidArgument("--ddt-format " + *r_ddt_format +
+                                       " is unknown: use legacy or fast");
+      }
+      rf.ddt_format = *r_ddt_format == "fast" ? DdtFormat::kFast : DdtFormat::kLegacy;
+    }
+    if (r_ram) {
+      Result<uint64_t> v = ParseSize(*r_ram);
+      if (!v.ok() || *v == 0) {
+        return Status::InvalidArgument("--ram: give the target machine's memory, e.g. 64G");
+      }
+      rf.ram_bytes = *v;
+    }
+    if (r_html) {
+      if (r_html->empty()) {
+        return Status::InvalidArgument("--html needs a file name, e.g. --html report.html");
+      }
+      cmd.html_path = *r_html;
+    }
+    return cmd;
   }
   if (!scan->parsed()) {
     cmd.kind = Command::Kind::kHelp;
@@ -128,6 +261,58 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     return cmd;
   }
 
+  // An option given an empty value ('') is a mistake (an unset shell variable, say), not a request
+  // for the default.
+  for (const char* name : {"--recordsize", "--volblocksize", "--compression", "--profile",
+                           "--ashift", "--vdev", "--copies", "--checksum", "--ddt-format", "--ram",
+                           "--sample", "--max-memory", "--threads"}) {
+    const CLI::Option* opt = scan->get_option(name);
+    if (opt->count() == 0) continue;
+    bool empty = true;
+    for (const std::string& v : opt->results()) empty = empty && v.empty();
+    if (empty) {
+      return Status::InvalidArgument(std::string(name) +
+                                     " was given an empty value; give one (zsim scan --help) "
+                                     "or leave the option out for the default");
+    }
+  }
+  for (const std::string& glob : excludes) {
+    if (Status s = walk::CheckGlob(glob); !s.ok()) {
+      return Status::InvalidArgument("--exclude: " + s.message());
+    }
+  }
+
+  // -o property=value, as zfs create / zpool create spell them, beside the long options.
+  for (const std::string& p : properties) {
+    const size_t eq = p.find('=');
+    const std::string name = p.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : p.substr(eq + 1);
+    struct Target {
+      const char* name;
+      CLI::Option* option;
+      std::string* text;
+    };
+    const Target targets[] = {{"recordsize", recordsize_opt, &recordsize},
+                              {"volblocksize", volblocksize_opt, &volblocksize},
+                              {"compression", compression_opt, &compression},
+                              {"copies", copies_opt, &copies_text},
+                              {"ashift", ashift_opt, &ashift_text}};
+    const Target* t = nullptr;
+    for (const Target& candidate : targets) {
+      if (name == candidate.name) t = &candidate;
+    }
+    if (t == nullptr || eq == std::string::npos || value.empty()) {
+      return Status::InvalidArgument(
+          "-o " + p +
+          ": give property=value with one of recordsize, volblocksize, compression, copies, "
+          "ashift, e.g. -o recordsize=1M");
+    }
+    if (t->option->count() > 0) {
+      return Status::InvalidArgument("-o " + p + " and --" + name + " both set " + name +
+                                     ": give it once");
+    }
+    *t->text = value;
+  }
   int ashift = 0, copies = 0, threads = 0;
   ZSIM_RETURN_IF_ERROR(
       ParseWholeNumber("--ashift", ashift_text, "9 to 16 (12 for 4K-sector disks)", &ashift));
@@ -230,6 +415,11 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   if (progress) cmd.progress = true;
   if (no_progress || cmd.quiet) cmd.progress = false;
   ZSIM_RETURN_IF_ERROR(ValidateScanOptions(o));
+  if (save) {
+    if (save->empty())
+      return Status::InvalidArgument("--save needs a file name, e.g. --save scan.zstate");
+    cmd.save_path = *save;
+  }
   return cmd;
 }
 

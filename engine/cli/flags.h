@@ -2,8 +2,8 @@
 //
 // The cli module, overview. The zsim command: flags.h turns argv into ScanOptions (refusing bad
 // arguments before any I/O, with a message that says what would be right), main.cc runs the scan
-// and prints the report, messages.h owns everything written to stderr and the exit code.
-// The only code in zsim that prints or exits.
+// (or `zsim report` from saved states) and prints the report, messages.h owns everything written to
+// stderr and the exit code. The only code in zsim that prints or exits.
 
 #ifndef ZSIM_ENGINE_CLI_FLAGS_H_
 #define ZSIM_ENGINE_CLI_FLAGS_H_
@@ -16,15 +16,28 @@
 
 namespace zsim::cli {
 
+// `zsim report`: the report options given (unset: the state's own).
+struct ReportFlags {
+  std::vector<std::string> state_paths;  // merged in this order
+  std::optional<VdevLayout> vdev;
+  std::optional<int> ashift, copies;
+  std::optional<Profile> profile;
+  std::optional<DdtFormat> ddt_format;
+  std::optional<uint64_t> ram_bytes;
+};
+
 struct Command {
-  enum class Kind { kScan, kHelp, kVersion };
+  enum class Kind { kScan, kReport, kDiff, kHelp, kVersion };
   Kind kind = Kind::kScan;
   std::string help_text;  // kHelp: what to print on stdout
   ScanOptions options;
   bool json = false;
+  bool wide = false;  // --wide: the text report's every column, whatever the width
   std::optional<std::string> html_path;  // --html FILE: also write the HTML report there
   bool quiet = false;
-  std::optional<bool> progress;  // unset: when stderr is a terminal
+  std::optional<std::string> save_path;  // scan --save FILE: also keep the scan's state there
+  ReportFlags report;                    // kReport; kDiff: state_paths = {old, new}
+  std::optional<bool> progress;          // unset: when stderr is a terminal
 };
 
 // Parses the command line. On bad usage returns kInvalidArgument whose message is the whole text

@@ -3,22 +3,31 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <optional>
 #include <string>
 
 #include "engine/cli/flags.h"
 #include "engine/cli/messages.h"
+#include "engine/cli/output_file.h"
+#include "engine/finish/finish.h"
 #include "engine/io/file_system.h"
 #include "engine/pipeline/scan.h"
+#include "engine/report/diff_report.h"
 #include "engine/report/html_report.h"
 #include "engine/report/json_report.h"
 #include "engine/report/text_report.h"
+#include "engine/state/merge.h"
+#include "engine/state/state_file.h"
+#ifdef ZSIM_MPI
+#include "engine/mpi/distributed_scan.h"
+#endif
 
 namespace {
 
@@ -31,30 +40,61 @@ void OnSignal(int) {
   g_cancel.store(true);
 }
 
-// Writes the whole report; false if stdout is closed (EPIPE), which ends the program quietly.
-bool WriteStdout(const std::string& text) {
+// Writes the whole report on stdout; 0 when done, else the errno of the failed write (EPIPE: the
+// reader went away, which ends the program quietly; anything else, e.g. ENOSPC, is an error).
+int WriteStdout(const std::string& text) {
   size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::write(STDOUT_FILENO, text.data() + done, text.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return false;
+      return errno;
     }
     done += static_cast<size_t>(n);
   }
-  return true;
+  return 0;
 }
 
-// Writes the HTML report to `path`; false (with errno's text in *error) when it cannot.
-bool WriteHtml(const std::string& path, const std::string& html, std::string* error) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (file) file.write(html.data(), static_cast<std::streamsize>(html.size()));
-  if (file) file.close();
-  if (!file) {
-    *error = "cannot write the HTML report to " + path + ": " + std::strerror(errno);
-    return false;
+// zsim report: the state files merged in order, reported with the options given. A file that
+// cannot be read or merged, or options the state cannot answer: the message, and nullopt.
+std::optional<zsim::ScanResult> ReportFromStates(const zsim::cli::Command& cmd) {
+  using namespace zsim;
+  const cli::ReportFlags& rf = cmd.report;
+  std::optional<state::ScanState> merged;
+  for (const std::string& path : rf.state_paths) {
+    Result<state::ScanState> s = state::LoadState(path);
+    if (!s.ok()) {
+      cli::PrintError(s.status().message());
+      return std::nullopt;
+    }
+    if (!merged) {
+      merged = std::move(*s);
+      continue;
+    }
+    const Status ok = state::CheckMergeable(*merged, *s);
+    if (!ok.ok()) {
+      cli::PrintError(path + " cannot be merged with " + rf.state_paths[0] + ": " + ok.message());
+      return std::nullopt;
+    }
+    if (const uint64_t shared = state::Merge(*merged, *s); shared != 0 && !cmd.quiet) {
+      cli::PrintError("warning: " + std::to_string(shared) + " file(s) of " + path +
+                      " are also in an earlier state (hard links across the trees, or "
+                      "overlapping inputs): counted in each, where one scan counts them once");
+    }
   }
-  return true;
+  finish::ReportOptions r = finish::ReportOptionsOf(merged->options);
+  if (rf.vdev) r.vdev = *rf.vdev;
+  if (rf.ashift) r.ashift = *rf.ashift;
+  if (rf.copies) r.copies = *rf.copies;
+  if (rf.profile) r.profile = *rf.profile;
+  if (rf.ddt_format) r.ddt_format = rf.ddt_format;
+  if (rf.ram_bytes) r.ram_bytes = *rf.ram_bytes;
+  const Status answerable = finish::CheckReportOptions(*merged, r);
+  if (!answerable.ok()) {
+    cli::PrintError(answerable.message());
+    return std::nullopt;
+  }
+  return finish::Finish(*merged, r);
 }
 
 }  // namespace
@@ -76,39 +116,153 @@ int main(int argc, char** argv) {
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
 
+#ifdef ZSIM_MPI
+  // Under mpirun: one scan across every rank, reported by rank 0 alone (engine/mpi/session.h).
+  mpi::Session session(&argc, &argv);
+  const bool quiet_rank = session.active() && session.rank() != 0;
+#else
+  const bool quiet_rank = false;
+#endif
   Result<cli::Command> cmd = cli::ParseCommandLine(argc, argv);
   if (!cmd.ok()) {
-    cli::PrintError(cmd.status().message());
+    if (!quiet_rank) cli::PrintError(cmd.status().message());
     return cli::kExitUsage;
   }
-  if (cmd->kind != cli::Command::Kind::kScan) {
+  if (quiet_rank && cmd->kind != cli::Command::Kind::kScan) return cli::kExitOk;
+  // An output path refused: bad usage. Under mpirun only rank 0 checks its outputs while the
+  // others go on to scan, so the whole job is ended.
+  auto refuse_output = [&] {
+#ifdef ZSIM_MPI
+    if (session.active()) session.Abort(cli::kExitUsage);
+#endif
+    return cli::kExitUsage;
+  };
+  if (cmd->kind == cli::Command::Kind::kHelp || cmd->kind == cli::Command::Kind::kVersion) {
     WriteStdout(cmd->help_text);
     return cli::kExitOk;
   }
-
-  const bool progress = cmd->progress.value_or(::isatty(STDERR_FILENO) == 1);
-  pipeline::ScanControl control;
-  control.cancel = &g_cancel;
-  if (progress) control.progress = [](const pipeline::Progress& p) { cli::DrawProgress(p); };
-
-  Result<ScanResult> result = pipeline::RunScan(cmd->options, io::PosixFileSystem().get(), control);
-  if (progress) cli::ClearProgress();
-  if (!result.ok()) {
-    cli::PrintError(result.status().message());
-    return cli::kExitUsage;
-  }
-  const report::Advice advice = report::ComputeAdvice(*result);
-  const std::string report =
-      cmd->json ? report::ToJson(*result, advice) : report::ToText(*result, advice);
-  const bool stdout_open = WriteStdout(report);
-  if (cmd->html_path) {
-    std::string error;
-    if (!WriteHtml(*cmd->html_path, report::ToHtml(*result, advice), &error)) {
-      cli::PrintError(error);
-      cli::FinishMessages(*result, /*quiet=*/true);
-      return cli::kExitUnreadable;
+  if (cmd->save_path && !quiet_rank) {
+    Status can_save = cli::OutputFile::CheckTarget("--save", *cmd->save_path, cmd->options.paths);
+    if (can_save.ok()) can_save = state::CheckSavePath(*cmd->save_path);
+    if (!can_save.ok()) {
+      cli::PrintError(can_save.message());
+      return refuse_output();
     }
   }
-  if (!stdout_open) return cli::FinishMessages(*result, /*quiet=*/true);
-  return cli::FinishMessages(*result, cmd->quiet);
+
+  if (cmd->kind == cli::Command::Kind::kDiff) {
+    // Each scan reported with its own options; the figures they share compared.
+    std::vector<ScanResult> scans;
+    for (const std::string& path : cmd->report.state_paths) {
+      Result<state::ScanState> s = state::LoadState(path);
+      if (!s.ok()) {
+        cli::PrintError(s.status().message());
+        return cli::kExitUsage;
+      }
+      scans.push_back(finish::Finish(*s, finish::ReportOptionsOf(s->options)));
+    }
+    const std::string& a = cmd->report.state_paths[0];
+    const std::string& b = cmd->report.state_paths[1];
+    const int err = WriteStdout(cmd->json ? report::DiffJson(scans[0], scans[1], a, b)
+                                          : report::DiffText(scans[0], scans[1], a, b));
+    if (err != 0 && err != EPIPE) {
+      cli::PrintError(std::string("cannot write the report to standard output: ") +
+                      std::strerror(err));
+      return cli::kExitOutputFailed;
+    }
+    return cli::kExitOk;
+  }
+
+  // The HTML file is checked (and its temporary file created) before any input is read: a bad
+  // path is bad usage, found now rather than after the scan.
+  std::optional<cli::OutputFile> html;
+  if (cmd->html_path && !quiet_rank) {
+    // What is read: the scan's inputs, or the state files of `zsim report`.
+    const std::vector<std::string>& inputs =
+        cmd->kind == cli::Command::Kind::kReport ? cmd->report.state_paths : cmd->options.paths;
+    Result<cli::OutputFile> out = cli::OutputFile::Prepare("--html", *cmd->html_path, inputs);
+    if (!out.ok()) {
+      cli::PrintError(out.status().message());
+      return refuse_output();
+    }
+    html.emplace(std::move(*out));
+  }
+
+  Result<ScanResult> result = Status::Internal("no result");
+  if (cmd->kind == cli::Command::Kind::kReport) {
+    std::optional<ScanResult> r = ReportFromStates(*cmd);
+    if (!r) return cli::kExitUsage;
+    result = std::move(*r);
+  } else {
+    const bool progress = cmd->progress.value_or(::isatty(STDERR_FILENO) == 1);
+    pipeline::ScanControl control;
+    control.cancel = &g_cancel;
+    if (progress) control.progress = [](const pipeline::Progress& p) { cli::DrawProgress(p); };
+
+#ifdef ZSIM_MPI
+    // Under mpirun every rank scans a share; rank 0 gets the merged state, the others nothing.
+    Result<state::ScanState> scanned = Status::Internal("not scanned");
+    if (session.active()) {
+      Result<std::optional<state::ScanState>> merged =
+          mpi::RunDistributedScan(cmd->options, io::PosixFileSystem().get(), control, session);
+      if (merged.ok() && !merged->has_value()) return cli::kExitOk;
+      if (merged.ok()) {
+        scanned = std::move(**merged);
+      } else {
+        scanned = merged.status();
+      }
+    } else {
+      scanned = pipeline::ScanToState(cmd->options, io::PosixFileSystem().get(), control);
+    }
+#else
+    Result<state::ScanState> scanned =
+        pipeline::ScanToState(cmd->options, io::PosixFileSystem().get(), control);
+#endif
+    if (progress) cli::ClearProgress();
+    if (!scanned.ok()) {
+      if (!quiet_rank) cli::PrintError(scanned.status().message());
+      return cli::kExitUsage;
+    }
+    if (cmd->save_path) {
+      const Status saved = state::SaveState(*scanned, *cmd->save_path);
+      if (!saved.ok()) {
+        cli::PrintError("the state was not saved: " + saved.message());
+        return cli::kExitUnreadable;
+      }
+    }
+    result = finish::Finish(*scanned, finish::ReportOptionsOf(scanned->options));
+  }
+  const report::Advice advice = report::ComputeAdvice(*result);
+  // The text fits the terminal; 100 columns when stdout is not one (a file, a pipe, a mail).
+  report::TextOptions text;
+  text.wide = cmd->wide;
+  winsize ws{};
+  if (::isatty(STDOUT_FILENO) == 1 && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 &&
+      ws.ws_col >= 40) {
+    text.width = ws.ws_col;
+  }
+  const std::string report =
+      cmd->json ? report::ToJson(*result, advice) : report::ToText(*result, advice, text);
+  const int stdout_error = WriteStdout(report);
+  int code = 0;
+  const Status html_written = html ? html->Commit(report::ToHtml(*result, advice)) : Status::Ok();
+  if (!html_written.ok()) {
+    cli::PrintError(html_written.message());
+    cli::FinishMessages(*result, /*quiet=*/true);
+    code = cli::kExitOutputFailed;
+  } else if (stdout_error != 0 && stdout_error != EPIPE) {
+    cli::PrintError(std::string("cannot write the report to standard output: ") +
+                    std::strerror(stdout_error));
+    cli::FinishMessages(*result, /*quiet=*/true);
+    code = cli::kExitOutputFailed;
+  } else {
+    code = cli::FinishMessages(*result, /*quiet=*/cmd->quiet || stdout_error == EPIPE);
+  }
+  if (result->partial) {
+    // Interrupted: reads that did not return may still be under way on the scan's threads
+    // (pipeline/scan.h ScanControl). Everything is written; leave without running destructors.
+    std::fflush(nullptr);
+    _exit(code);
+  }
+  return code;
 }

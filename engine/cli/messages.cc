@@ -4,30 +4,10 @@
 #include <cstdio>
 
 #include "engine/base/size_suffix.h"
+#include "engine/report/name_encoding.h"
 
 namespace zsim::cli {
 namespace {
-
-// Length of the valid UTF-8 sequence at s[i] (2..4), or 0 if there is none.
-size_t Utf8Length(const std::string& s, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const auto cont = [&](size_t k) { return k < s.size() && (b(k) & 0xC0) == 0x80; };
-  const unsigned char c = b(i);
-  if (c >= 0xC2 && c <= 0xDF) return cont(i + 1) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (!cont(i + 1) || !cont(i + 2)) return 0;
-    if (c == 0xE0 && b(i + 1) < 0xA0) return 0;   // overlong
-    if (c == 0xED && b(i + 1) >= 0xA0) return 0;  // surrogate
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (!cont(i + 1) || !cont(i + 2) || !cont(i + 3)) return 0;
-    if (c == 0xF0 && b(i + 1) < 0x90) return 0;   // overlong
-    if (c == 0xF4 && b(i + 1) >= 0x90) return 0;  // above U+10FFFF
-    return 4;
-  }
-  return 0;
-}
 
 // A path or message as it may be shown on a terminal: control characters (escape sequences,
 // carriage returns, newlines unless kept) and bytes that are not UTF-8 are written as \n, \xNN,
@@ -44,7 +24,10 @@ std::string TerminalSafe(const std::string& text, bool keep_newlines = false) {
       continue;
     }
     if (c >= 0x80) {
-      if (const size_t n = Utf8Length(text, i); n > 0) {
+      // A valid sequence is kept unless it is a C1 control (U+0080..U+009F: C2 80..C2 9F),
+      // which goes out as \xc2\xNN like the other control bytes.
+      if (const size_t n = report::ValidUtf8Length(text, i);
+          n > 0 && !(c == 0xC2 && static_cast<unsigned char>(text[i + 1]) <= 0x9F)) {
         out.append(text, i, n);
         i += n;
         continue;

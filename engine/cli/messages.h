@@ -16,6 +16,8 @@ namespace zsim::cli {
 // Exit codes (DESIGN.md): values are part of the command's contract.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitUnreadable = 1;
+// The report could not be written (stdout full or failing, the --html file): also 1, "done, but".
+inline constexpr int kExitOutputFailed = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitInterrupted = 130;
 

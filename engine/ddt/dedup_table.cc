@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -195,7 +196,10 @@ void DedupTable::SetCodes(const Fingerprint& key, std::span<const PsizeCode> cod
   if (shard.index.empty()) return;
   const size_t i = shard.Find(key.lo, static_cast<uint32_t>(key.hi), entry_bytes_);
   if (shard.index[i] == 0) return;  // dropped by a raised sample shift
-  const uint32_t id = (shard.index[i] & kIdMask) - 1;
+  StoreCodes(shard, (shard.index[i] & kIdMask) - 1, codes);
+}
+
+void DedupTable::StoreCodes(Shard& shard, uint32_t id, std::span<const PsizeCode> codes) {
   uint8_t* e = shard.Entry(id, entry_bytes_);
   bool side_needed = false;
   for (size_t c = 0; c < layout_.size(); ++c) {
@@ -216,6 +220,92 @@ void DedupTable::SetCodes(const Fingerprint& key, std::span<const PsizeCode> cod
     if (side_slot_[c] != SIZE_MAX) shard.side_codes.push_back(codes[c]);
   }
   bytes_.fetch_add(shard.SideBytes() - before, std::memory_order_relaxed);
+}
+
+void DedupTable::Reserve(uint64_t entries) {
+  // Expected keys per shard plus four standard deviations (the shard bits are uniform).
+  const double mean = double(entries) / double(shards_.size());
+  const uint64_t per_shard = static_cast<uint64_t>(mean + 4 * std::sqrt(mean)) + 1;
+  if (per_shard >= kMaxEntriesPerShard) return;
+  for (auto& shard_ptr : shards_) {
+    Shard& shard = *shard_ptr;
+    std::lock_guard<std::mutex> lock(shard.mu);
+    size_t slots = std::max<size_t>(shard.index.size(), 64);
+    while ((per_shard + 1) * 8 > slots * 7) slots = NextIndexSize(slots);
+    if (slots <= shard.index.size()) continue;
+    const size_t before = shard.index.capacity();
+    shard.RebuildIndex(slots, entry_bytes_);
+    bytes_.fetch_add((shard.index.capacity() - before) * sizeof(uint32_t),
+                     std::memory_order_relaxed);
+  }
+}
+
+void DedupTable::Merge(const DedupTable& other) {
+  assert(other.layout_.size() == layout_.size());
+  // Which of this table's entries have side codes already (ids past the end are new).
+  std::vector<std::vector<bool>> has_side(shards_.size());
+  for (size_t k = 0; k < shards_.size(); ++k) {
+    const Shard& shard = *shards_[k];
+    has_side[k].assign(shard.count, false);
+    for (uint32_t id : shard.side_ids) has_side[k][id] = true;
+  }
+  other.ForEach(
+      [&](const EntryView& e) { MergeEntry(e, has_side[e.key.hi >> (64 - kShardBits)]); });
+}
+
+void DedupTable::MergeEntry(const EntryView& view, const std::vector<bool>& has_side) {
+  Shard& shard = *shards_[view.key.hi >> (64 - kShardBits)];
+  const uint32_t hi32 = static_cast<uint32_t>(view.key.hi);
+  std::lock_guard<std::mutex> lock(shard.mu);
+  if (!view.is_zero && SampledOut(view.key, sample_shift_.load(std::memory_order_acquire))) return;
+  if ((size_t{shard.count} + 1) * 8 > shard.index.size() * 7) {
+    const size_t before = shard.index.capacity();
+    shard.RebuildIndex(NextIndexSize(shard.index.size()), entry_bytes_);
+    bytes_.fetch_add((shard.index.capacity() - before) * sizeof(uint32_t),
+                     std::memory_order_relaxed);
+  }
+  const size_t i = shard.Find(view.key.lo, hi32, entry_bytes_);
+  if (shard.index[i] != 0) {
+    const uint32_t id = (shard.index[i] & kIdMask) - 1;
+    uint8_t* e = shard.Entry(id, entry_bytes_);
+    const uint64_t refs = uint64_t{Load<uint32_t>(e + kRefOffset)} + view.refcount;
+    Store<uint32_t>(e + kRefOffset, static_cast<uint32_t>(std::min<uint64_t>(refs, UINT32_MAX)));
+    // Only the codes this entry lacks: an inline code set here stays, and a side record is
+    // added only when this entry has no side code yet (its first record is the one read).
+    std::vector<PsizeCode> missing(view.codes.begin(), view.codes.end());
+    bool side_known = false;
+    for (size_t c = 0; c < layout_.size(); ++c) {
+      if (inline_slot_[c] != SIZE_MAX &&
+          Load<PsizeCode>(e + kCodesOffset + 2 * inline_slot_[c]) != kPendingCode) {
+        missing[c] = kPendingCode;
+      }
+    }
+    side_known = id < has_side.size() && has_side[id];
+    if (side_known) {
+      for (size_t c = 0; c < layout_.size(); ++c) {
+        if (side_slot_[c] != SIZE_MAX) missing[c] = kPendingCode;
+      }
+    }
+    StoreCodes(shard, id, missing);
+    return;
+  }
+  if (shard.count >= kMaxEntriesPerShard) return;
+  const uint32_t id = shard.count++;
+  if (ChunkOf(id) >= shard.chunks.size()) {
+    const size_t chunk_bytes = ChunkEntries(shard.chunks.size()) * entry_bytes_;
+    shard.chunks.push_back(std::make_unique<uint8_t[]>(chunk_bytes));
+    bytes_.fetch_add(chunk_bytes, std::memory_order_relaxed);
+  }
+  uint8_t* e = shard.Entry(id, entry_bytes_);
+  Store<uint64_t>(e + kLoOffset, view.key.lo);
+  Store<uint32_t>(e + kHiOffset, hi32);
+  Store<uint32_t>(e + kRefOffset, view.refcount);
+  Store<uint16_t>(e + kLsizeOffset,
+                  static_cast<uint16_t>((view.lsize / 512 - 1) | (view.is_zero ? kZeroFlag : 0)));
+  for (size_t c = 0; c < inline_count_; ++c)
+    Store<PsizeCode>(e + kCodesOffset + 2 * c, kPendingCode);
+  shard.index[i] = (Tag(view.key.lo) << kIdBits) | (id + 1);
+  StoreCodes(shard, id, view.codes);
 }
 
 void DedupTable::RaiseSampleShift(uint32_t shift) {

@@ -24,8 +24,8 @@
 // All-zero blocks are always kept: there are a few such keys (one per lsize), each often
 // referenced more than any other, so a sample that missed one would miss much of the data.
 //
-// Thread safety: Insert/SetCodes/RaiseSampleShift from any thread concurrently; ForEach requires
-// that no Insert, SetCodes or RaiseSampleShift is running.
+// Thread safety: Insert/SetCodes/RaiseSampleShift from any thread concurrently; ForEach and Merge
+// require that no Insert, SetCodes or RaiseSampleShift is running on the tables they read.
 
 #ifndef ZSIM_ENGINE_DDT_DEDUP_TABLE_H_
 #define ZSIM_ENGINE_DDT_DEDUP_TABLE_H_
@@ -118,6 +118,25 @@ class DedupTable {
   // codec's output depends on the block only): a second side record is kept but never read.
   void SetCodes(const Fingerprint& key, std::span<const PsizeCode> codes);
 
+  // Adds every entry of `other` (a table of the same layout): refcounts add (saturating at
+  // 2^32-1), and each code this table lacks (kPendingCode) is taken from `other` (a codec's
+  // output depends on the block only, so codes both have agree). Keys outside this table's
+  // sampled space are left out: raise its shift to the coarser of the two first. Merging the
+  // tables of two scans gives the table one scan of both inputs builds.
+  // REQUIRES: other.settings() == settings(), same kinds; no concurrent use of `other`.
+  void Merge(const DedupTable& other);
+
+  // Adds one entry as another table's ForEach gave it (a key not yet in this table; or as Merge
+  // does for one that is). Loading a saved table goes through it.
+  void AddEntry(const EntryView& e) { MergeEntry(e, {}); }
+
+  // Sizes every shard's index for `entries` keys spread evenly over the shards (a table about to
+  // be filled with a known number of entries: loading a saved one), so the fill rebuilds no index.
+  void Reserve(uint64_t entries);
+
+  // How each setting's codes are kept.
+  const std::vector<SettingStorage>& layout() const { return layout_; }
+
   // Keeps from now on only 1/2^shift of the key space (and every all-zero block) and drops the
   // other entries.
   // A shift not above the current one changes nothing.
@@ -139,6 +158,12 @@ class DedupTable {
 
  private:
   struct Shard;
+  // Stores `codes` into entry `id` of `shard` (inline codes where not kPendingCode; a side
+  // record when a side code is neither pending nor derivable). REQUIRES: shard.mu held.
+  void StoreCodes(Shard& shard, uint32_t id, std::span<const PsizeCode> codes);
+  // One entry of another table (see Merge); `has_side[id]`: this shard's entry `id` had side
+  // codes when the merge began.
+  void MergeEntry(const EntryView& e, const std::vector<bool>& has_side);
   static constexpr size_t kShardBits = 8;
   std::vector<SettingStorage> layout_;
   std::vector<size_t> inline_slot_;  // per setting: its inline position, or SIZE_MAX

@@ -37,4 +37,10 @@ uint64_t DistinctBlocks::memory_bytes() const {
   return full_keys_.memory_bytes() + small_keys_.memory_bytes() + small_units_.memory_bytes();
 }
 
+void DistinctBlocks::Merge(const DistinctBlocks& other) {
+  full_keys_.Merge(other.full_keys_);
+  small_keys_.Merge(other.small_keys_);
+  small_units_.Merge(other.small_units_);
+}
+
 }  // namespace zsim::estimate

@@ -45,6 +45,18 @@ class DistinctBlocks {
   double small_keys_error() const { return small_keys_.RelativeStandardError(); }
   double small_aux_error() const { return small_units_.RelativeStandardError(); }
 
+  // Counts what `other` counted too: the sketches of two scans merged are the sketch of one scan
+  // of both (a key met in both counts once). REQUIRES: other.full_lsize() == full_lsize().
+  void Merge(const DistinctBlocks& other);
+
+  // The three counters (full keys, small keys, small units), to keep them in a file.
+  DistinctCounter& counter(int i) {
+    return i == 0 ? full_keys_ : i == 1 ? small_keys_ : small_units_;
+  }
+  const DistinctCounter& counter(int i) const {
+    return i == 0 ? full_keys_ : i == 1 ? small_keys_ : small_units_;
+  }
+
   uint64_t full_lsize() const { return full_lsize_; }
   uint64_t memory_bytes() const;
 

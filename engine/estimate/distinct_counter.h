@@ -55,6 +55,10 @@ class DistinctCounter {
   // Relative standard error of Estimate() in the worst range: 1.04 / sqrt(2^precision).
   double RelativeStandardError() const;
 
+  // Register i (i < 2^precision), and setting it: to keep a counter in a file and restore it.
+  uint8_t register_at(size_t i) const { return registers_[i].load(std::memory_order_relaxed); }
+  void set_register(size_t i, uint8_t v) { registers_[i].store(v, std::memory_order_relaxed); }
+
   uint64_t memory_bytes() const { return uint64_t{1} << precision_; }
   int precision() const { return precision_; }
 

@@ -42,6 +42,23 @@ class RatioEstimator {
     sxy_ += o.sxy_;
   }
 
+  // The sums themselves, to keep an estimator in a file (state/state_file.h) and restore it.
+  struct Moments {
+    uint64_t n = 0;
+    double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
+  };
+  Moments moments() const { return {n_, sx_, sy_, sxx_, syy_, sxy_}; }
+  static RatioEstimator FromMoments(const Moments& m) {
+    RatioEstimator r;
+    r.n_ = m.n;
+    r.sx_ = m.sx;
+    r.sy_ = m.sy;
+    r.sxx_ = m.sxx;
+    r.syy_ = m.syy;
+    r.sxy_ = m.sxy;
+    return r;
+  }
+
   uint64_t n() const { return n_; }
   double sum_x() const { return sx_; }
   double sum_y() const { return sy_; }

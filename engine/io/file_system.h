@@ -6,8 +6,8 @@
 // O_NOFOLLOW unless asked), positional reads with EINTR retried, SEEK_DATA/SEEK_HOLE so holes are
 // never read, block devices sized with BLKGETSIZE64. Nothing here ever opens for writing.
 //
-// Thread safety: FileSystem methods may be called from any thread concurrently; a File is used by
-// one thread at a time.
+// Thread safety: FileSystem methods may be called from any thread concurrently, and so may a
+// File's (reads are positional: the scan reads the chunks of one open file from several threads).
 
 #ifndef ZSIM_ENGINE_IO_FILE_SYSTEM_H_
 #define ZSIM_ENGINE_IO_FILE_SYSTEM_H_
@@ -41,6 +41,8 @@ struct FileInfo {
   uint64_t size = 0;  // st_size; for block devices, the device size
   uint64_t nlink = 1;
   uint64_t allocated = 0;  // st_blocks x 512: the bytes the file holds (holes excluded)
+  int64_t mtime_ns = 0;    // st_mtim: the contents' last change
+  int64_t ctime_ns = 0;    // st_ctim: the inode's last change (contents, size, links, mode)
 };
 
 struct DirEntry {
@@ -54,6 +56,9 @@ class File {
   virtual ~File() = default;
   // Size as seen when opened (fstat, or BLKGETSIZE64 for a block device).
   virtual uint64_t size() const = 0;
+  // fstat of the open file now: its identity (dev, ino) and change stamps, whatever has happened
+  // to its name since it was opened.
+  virtual Result<FileInfo> Stat() = 0;
   // Reads up to dst.size() bytes at `offset`; returns the number read (0 only at or past EOF).
   // May return fewer bytes than asked (a short read): the caller reads again from there.
   virtual Result<size_t> ReadAt(uint64_t offset, MutableByteView dst) = 0;
@@ -69,8 +74,10 @@ class FileSystem {
   virtual ~FileSystem() = default;
   // lstat (follow=false) or stat (follow=true). Errors: kNotFound, kPermissionDenied, kIoError.
   virtual Result<FileInfo> Stat(const std::string& path, bool follow) = 0;
-  // Every entry of a directory except "." and "..", in the order the directory gives them.
-  virtual Result<std::vector<DirEntry>> ListDirectory(const std::string& path) = 0;
+  // Every entry of a directory except "." and "..", in the order the directory gives them. With
+  // follow=false a symlink at `path` is refused (O_NOFOLLOW); with true it is listed as the
+  // directory it points to (roots, --follow-symlinks).
+  virtual Result<std::vector<DirEntry>> ListDirectory(const std::string& path, bool follow) = 0;
   // Opens read-only. With follow=false a symlink is refused (O_NOFOLLOW).
   virtual Result<std::unique_ptr<File>> Open(const std::string& path, bool follow) = 0;
 };

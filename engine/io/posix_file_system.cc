@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -45,12 +46,31 @@ FileType TypeFromDirent(unsigned char d_type) {
   }
 }
 
+FileInfo InfoFromStat(const struct stat& st) {
+  FileInfo info;
+  info.type = TypeFromMode(st.st_mode);
+  info.dev = static_cast<uint64_t>(st.st_dev);
+  info.ino = static_cast<uint64_t>(st.st_ino);
+  info.size = static_cast<uint64_t>(st.st_size);
+  info.nlink = static_cast<uint64_t>(st.st_nlink);
+  info.allocated = static_cast<uint64_t>(st.st_blocks) * 512;
+  info.mtime_ns = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+  info.ctime_ns = int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec;
+  return info;
+}
+
 class PosixFile final : public File {
  public:
   PosixFile(int fd, uint64_t size) : fd_(fd), size_(size) {}
   ~PosixFile() override { ::close(fd_); }  // read-only: close cannot lose data
 
   uint64_t size() const override { return size_; }
+
+  Result<FileInfo> Stat() override {
+    struct stat st;
+    if (::fstat(fd_, &st) != 0) return Status::FromErrno("fstat", errno);
+    return InfoFromStat(st);
+  }
 
   Result<size_t> ReadAt(uint64_t offset, MutableByteView dst) override {
     for (;;) {
@@ -62,24 +82,25 @@ class PosixFile final : public File {
   }
 
   Result<std::optional<uint64_t>> NextData(uint64_t offset) override {
-    if (!seek_holes_) return std::optional<uint64_t>(offset);
+    if (!seek_holes_.load(std::memory_order_relaxed)) return std::optional<uint64_t>(offset);
     const off_t r = ::lseek(fd_, static_cast<off_t>(offset), SEEK_DATA);
     if (r >= 0) return std::optional<uint64_t>(static_cast<uint64_t>(r));
     if (errno == ENXIO) return std::optional<uint64_t>();  // only a hole (or EOF) follows
     if (errno == EINVAL || errno == EOPNOTSUPP) {
-      seek_holes_ = false;  // no hole support here: treat everything as data
+      seek_holes_.store(
+          false, std::memory_order_relaxed);  // no hole support here: treat everything as data
       return std::optional<uint64_t>(offset);
     }
     return Status::FromErrno("lseek(SEEK_DATA)", errno);
   }
 
   Result<uint64_t> NextHole(uint64_t offset) override {
-    if (!seek_holes_) return size_;
+    if (!seek_holes_.load(std::memory_order_relaxed)) return size_;
     const off_t r = ::lseek(fd_, static_cast<off_t>(offset), SEEK_HOLE);
     if (r >= 0) return static_cast<uint64_t>(r);
     if (errno == ENXIO) return size_;
     if (errno == EINVAL || errno == EOPNOTSUPP) {
-      seek_holes_ = false;
+      seek_holes_.store(false, std::memory_order_relaxed);
       return size_;
     }
     return Status::FromErrno("lseek(SEEK_HOLE)", errno);
@@ -88,7 +109,7 @@ class PosixFile final : public File {
  private:
   int fd_;
   uint64_t size_;
-  bool seek_holes_ = true;
+  std::atomic<bool> seek_holes_{true};  // chunks of one file may be read by several threads
 };
 
 class PosixFileSystemImpl final : public FileSystem {
@@ -97,19 +118,12 @@ class PosixFileSystemImpl final : public FileSystem {
     struct stat st;
     const int r = follow ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st);
     if (r != 0) return Status::FromErrno(follow ? "stat" : "lstat", errno);
-    FileInfo info;
-    info.type = TypeFromMode(st.st_mode);
-    info.dev = static_cast<uint64_t>(st.st_dev);
-    info.ino = static_cast<uint64_t>(st.st_ino);
-    info.size = static_cast<uint64_t>(st.st_size);
-    info.nlink = static_cast<uint64_t>(st.st_nlink);
-    info.allocated = static_cast<uint64_t>(st.st_blocks) * 512;
-    return info;
+    return InfoFromStat(st);
   }
 
-  Result<std::vector<DirEntry>> ListDirectory(const std::string& path) override {
+  Result<std::vector<DirEntry>> ListDirectory(const std::string& path, bool follow) override {
     // O_NOATIME here too: reading a directory updates its atime like reading a file does.
-    const int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW;
+    const int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW);
     int fd = ::open(path.c_str(), flags | O_NOATIME);
     if (fd < 0 && errno == EPERM) fd = ::open(path.c_str(), flags);
     if (fd < 0) return Status::FromErrno("open directory", errno);

@@ -2,12 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <tuple>
 
 namespace zsim::pipeline {
 namespace {
 
-constexpr size_t kMaxRows = 50;
 constexpr size_t kCountBatch = 64;  // see Sample
 constexpr int kDirectoryDepth = 2;  // levels below the input path that name a row
 
@@ -62,7 +60,7 @@ FileGroups BreakdownCollector::Groups(const std::string& root, const std::string
   return g;
 }
 
-void BreakdownCollector::Sample(const ddt::Fingerprint& key, FileGroups groups,
+void BreakdownCollector::Sample(const ddt::Fingerprint& key, FileGroups groups, uint32_t row,
                                 std::vector<Sampled>* local) {
   const uint32_t shift = shift_.load(std::memory_order_relaxed);
   if (!Kept(key, shift)) return;
@@ -74,7 +72,7 @@ void BreakdownCollector::Sample(const ddt::Fingerprint& key, FileGroups groups,
     kept_.fetch_sub(before / kCountBatch * kCountBatch - local->size() / kCountBatch * kCountBatch,
                     std::memory_order_relaxed);
   }
-  local->push_back(Sampled{key, groups});
+  local->push_back(Sampled{key, groups, row});
   // The shared count moves once per kCountBatch references of a list, not per block: every
   // thread adding 1 to one cache line for every block was the hot path's only shared write.
   if (local->size() % kCountBatch != 0) return;
@@ -88,13 +86,19 @@ void BreakdownCollector::Sample(const ddt::Fingerprint& key, FileGroups groups,
 }
 
 void BreakdownCollector::AddFile(FileGroups groups, uint64_t bytes, uint64_t lsize,
+                                 const std::vector<uint64_t>& setting_lsize,
                                  ddt::Fingerprint content, bool has_data) {
   for (Row* row : {&directories_[groups.directory], &extensions_[groups.extension]}) {
     ++row->files;
     row->bytes += bytes;
     row->lsize += lsize;
+    if (row->setting_lsize.size() < setting_lsize.size()) {
+      row->setting_lsize.resize(setting_lsize.size(), 0);
+    }
+    for (size_t i = 0; i < setting_lsize.size(); ++i) row->setting_lsize[i] += setting_lsize[i];
   }
-  if (lsize > 0 && has_data) ++contents_[ContentKey{content.lo, content.hi, lsize}];
+  if (lsize > 0 && has_data)
+    ++contents_[state::BreakdownState::Content{content.lo, content.hi, lsize}];
 }
 
 void BreakdownCollector::AddZeroBlocks(uint64_t blocks, uint64_t bytes) {
@@ -102,93 +106,30 @@ void BreakdownCollector::AddZeroBlocks(uint64_t blocks, uint64_t bytes) {
   zero_bytes_ += bytes;
 }
 
-void BreakdownCollector::Finish(const ddt::DedupTable& table, size_t setting,
-                                const std::vector<const std::vector<Sampled>*>& locals,
-                                ScanResult* result) const {
-  // Keys the table dropped (dedup sampling) cannot be looked up: sample at least as coarsely.
-  const uint32_t shift = std::max(shift_.load(), table.sample_shift());
-  const uint64_t m = uint64_t{1} << shift;
-  // Refcount, lsize and featured code of every sampled key, in a vector sorted by key.lo (a
-  // few MB at the cap; hash maps of the same keys cost several times that).
-  struct Info {
-    uint64_t lo;
-    uint64_t lsize;
-    uint32_t refcount;
-    ddt::PsizeCode code;
+void BreakdownCollector::MoveInto(const std::vector<const std::vector<Sampled>*>& locals,
+                                  state::BreakdownState* out) {
+  out->directory_names = std::move(directory_names_);
+  out->extension_names = std::move(extension_names_);
+  auto sums = [](const std::vector<Row>& rows) {
+    std::vector<state::BreakdownRowSums> v;
+    for (const Row& r : rows) {
+      v.push_back(state::BreakdownRowSums{r.files, r.bytes, r.lsize, r.setting_lsize});
+    }
+    return v;
   };
-  std::vector<Info> info;
+  out->directories = sums(directories_);
+  out->extensions = sums(extensions_);
+  out->shift = shift_.load();
   for (const auto* list : locals) {
     for (const Sampled& s : *list) {
-      if (Kept(s.key, shift)) info.push_back(Info{s.key.lo, 0, 0, ddt::kPendingCode});
+      if (!Kept(s.key, out->shift)) continue;
+      out->references.push_back(
+          state::BreakdownState::Reference{s.key, s.groups.directory, s.groups.extension, s.row});
     }
   }
-  auto by_lo = [](const Info& a, const Info& b) { return a.lo < b.lo; };
-  std::sort(info.begin(), info.end(), by_lo);
-  info.erase(std::unique(info.begin(), info.end(),
-                         [](const Info& a, const Info& b) { return a.lo == b.lo; }),
-             info.end());
-  if (!info.empty()) {
-    table.ForEach([&](const ddt::EntryView& e) {
-      if (!Kept(e.key, shift)) return;
-      auto it = std::lower_bound(info.begin(), info.end(), Info{e.key.lo, 0, 0, 0}, by_lo);
-      if (it == info.end() || it->lo != e.key.lo) return;
-      it->lsize = e.lsize;
-      it->refcount = e.refcount;
-      it->code = e.codes[setting];
-    });
-  }
-  std::vector<BreakdownRow> dirs(directory_names_.size()), exts(extension_names_.size());
-  for (size_t i = 0; i < dirs.size(); ++i) {
-    dirs[i].name = directory_names_[i];
-    dirs[i].files = directories_[i].files;
-    dirs[i].bytes = directories_[i].bytes;
-    dirs[i].lsize = directories_[i].lsize;
-  }
-  for (size_t i = 0; i < exts.size(); ++i) {
-    exts[i].name = extension_names_[i];
-    exts[i].files = extensions_[i].files;
-    exts[i].bytes = extensions_[i].bytes;
-    exts[i].lsize = extensions_[i].lsize;
-  }
-  for (const auto* list : locals) {
-    for (const Sampled& s : *list) {
-      if (!Kept(s.key, shift)) continue;
-      const auto it = std::lower_bound(info.begin(), info.end(), Info{s.key.lo, 0, 0, 0}, by_lo);
-      if (it == info.end() || it->lo != s.key.lo || it->refcount == 0) continue;
-      const Info& in = *it;
-      // Holes and embedded blocks never enter the DDT: no psize, nothing for dedup to remove.
-      uint64_t psize = 0, dup = 0;
-      if (!ddt::IsHoleCode(in.code) && !ddt::IsEmbeddedCode(in.code)) {
-        psize = ddt::AllocatedPsize(in.code);
-        dup = in.lsize * (in.refcount - 1) / in.refcount;
-      }
-      for (BreakdownRow* row : {&dirs[s.groups.directory], &exts[s.groups.extension]}) {
-        row->psize += psize * m;
-        row->duplicate_bytes += dup * m;
-      }
-    }
-  }
-  auto finish = [](std::vector<BreakdownRow>* rows) {
-    std::sort(rows->begin(), rows->end(), [](const BreakdownRow& a, const BreakdownRow& b) {
-      return std::tie(b.duplicate_bytes, b.lsize, a.name) <
-             std::tie(a.duplicate_bytes, a.lsize, b.name);
-    });
-    if (rows->size() > kMaxRows) rows->resize(kMaxRows);
-  };
-  finish(&dirs);
-  finish(&exts);
-  result->breakdown.directories = std::move(dirs);
-  result->breakdown.extensions = std::move(exts);
-  result->breakdown.sample_modulus = m;
-
-  DedupSources& src = result->dedup_sources;
-  for (const auto& [content, copies] : contents_) {
-    if (copies < 2) continue;
-    src.duplicate_files += copies - 1;
-    src.duplicate_file_bytes += (copies - 1) * content.lsize;
-  }
-  src.zero_blocks = zero_blocks_;
-  src.zero_block_bytes = zero_bytes_;
+  out->contents = std::move(contents_);
+  out->zero_blocks = zero_blocks_;
+  out->zero_bytes = zero_bytes_;
 }
 
 }  // namespace zsim::pipeline

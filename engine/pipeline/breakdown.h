@@ -1,7 +1,8 @@
 // engine/pipeline/breakdown.h
 //
-// BreakdownCollector: where the space goes by directory and by file type, for the featured
-// setting, and the dedup that needs no DDT (whole-file duplicates, all-zero blocks).
+// BreakdownCollector: collects, during the scan, where the space goes by directory and by file
+// type for every setting (lsize per (row, setting), references of every row), and the dedup that needs no DDT (whole-file duplicates,
+// all-zero blocks), into a state::BreakdownState (finish/breakdown_report.h reports it).
 //
 // lsize and file counts per row are exact. psize and duplicate bytes per row come from sampled
 // references: a reference is kept when its fingerprint falls in 1/M of the key space (bits of
@@ -13,20 +14,20 @@
 // exact and independent of scheduling; above it, M depends on when the cap was crossed.
 //
 // Thread safety: Group/AddFile from the serial stages; Sample from any thread through a
-// per-thread Sampler; Finish after the pipeline has drained.
+// per-thread list; MoveInto after the pipeline has drained.
 
 #ifndef ZSIM_ENGINE_PIPELINE_BREAKDOWN_H_
 #define ZSIM_ENGINE_PIPELINE_BREAKDOWN_H_
 
 #include <atomic>
 #include <cstdint>
-#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "engine/ddt/dedup_table.h"
+#include "engine/state/scan_state.h"
 #include "zsim/scan_result.h"
 
 namespace zsim::pipeline {
@@ -43,25 +44,29 @@ class BreakdownCollector {
   // Group ids of a file (path under `root`, the input path it was found under).
   FileGroups Groups(const std::string& root, const std::string& path);
 
-  // One reference to a block of the featured row. Any thread; `local` is the caller's own list.
+  // One reference to a block of row `row` (every row is sampled: each setting gets its
+  // breakdown). Any thread; `local` is the caller's own list.
   struct Sampled {
     ddt::Fingerprint key;
     FileGroups groups;
+    uint32_t row = 0;
   };
-  void Sample(const ddt::Fingerprint& key, FileGroups groups, std::vector<Sampled>* local);
+  void Sample(const ddt::Fingerprint& key, FileGroups groups, uint32_t row,
+              std::vector<Sampled>* local);
 
-  // A finished file: its st_size, featured-row lsize (non-hole blocks x block size), whole
-  // content hash (for whole-file duplicates) and whether any record holds non-zero bytes (all-zero
-  // files are never counted as whole-file duplicates: compression makes them holes).
-  void AddFile(FileGroups groups, uint64_t bytes, uint64_t lsize, ddt::Fingerprint content,
+  // A finished file: its st_size, featured-row lsize (non-hole blocks x block size), the lsize
+  // of every (row, setting) (row major), whole content hash (for whole-file duplicates) and
+  // whether any record holds non-zero bytes (all-zero files are never counted as whole-file
+  // duplicates: compression makes them holes).
+  void AddFile(FileGroups groups, uint64_t bytes, uint64_t lsize,
+               const std::vector<uint64_t>& setting_lsize, ddt::Fingerprint content,
                bool has_data);
   // All-zero data blocks of the featured row.
   void AddZeroBlocks(uint64_t blocks, uint64_t bytes);
 
-  // Fills the breakdown and dedup sources. `setting` is the featured setting's index in the
-  // table's codes. REQUIRES: no Sample is running; `locals` holds every thread's list.
-  void Finish(const ddt::DedupTable& table, size_t setting,
-              const std::vector<const std::vector<Sampled>*>& locals, ScanResult* result) const;
+  // Hands what was collected to the state (rows by name, the kept references, contents).
+  // REQUIRES: no Sample is running; `locals` holds every thread's list.
+  void MoveInto(const std::vector<const std::vector<Sampled>*>& locals, state::BreakdownState* out);
 
  private:
   bool Kept(const ddt::Fingerprint& key, uint32_t shift) const {
@@ -74,17 +79,12 @@ class BreakdownCollector {
 
   struct Row {
     uint64_t files = 0, bytes = 0, lsize = 0;
+    std::vector<uint64_t> setting_lsize;  // per (row, setting)
   };
   std::vector<std::string> directory_names_, extension_names_;  // id -> name
   std::unordered_map<std::string, uint32_t> directory_ids_, extension_ids_;
   std::vector<Row> directories_, extensions_;
-  struct ContentKey {
-    uint64_t lo, hi, lsize;
-    bool operator<(const ContentKey& o) const {
-      return std::tie(lo, hi, lsize) < std::tie(o.lo, o.hi, o.lsize);
-    }
-  };
-  std::map<ContentKey, uint64_t> contents_;  // whole-file content -> copies
+  std::map<state::BreakdownState::Content, uint64_t> contents_;  // whole-file content -> copies
   uint64_t zero_blocks_ = 0, zero_bytes_ = 0;
 };
 

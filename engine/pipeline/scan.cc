@@ -10,9 +10,13 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <condition_variable>
 #include <ctime>
+#include <map>
 #include <mutex>
 #include <new>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "engine/base/mix.h"
@@ -20,10 +24,15 @@
 #include "engine/codec/zfs_block.h"
 #include "engine/ddt/dedup_table.h"
 #include "engine/estimate/distinct_blocks.h"
+#include "engine/estimate/occurrence_sample.h"
 #include "engine/estimate/ratio_estimator.h"
 #include "engine/estimate/sample_level.h"
+#include "engine/finish/finish.h"
+#include "engine/finish/tally.h"
 #include "engine/pipeline/breakdown.h"
-#include "engine/pipeline/tally.h"
+#include "engine/pipeline/input_file.h"
+#include "engine/state/scan_state.h"
+#include "engine/state/table_budget.h"
 #include "engine/walk/parallel_walker.h"
 #include "engine/walk/walker.h"
 #include "engine/zfs/allocation.h"
@@ -44,7 +53,11 @@ struct AlignedDelete {
 
 using Clock = std::chrono::steady_clock;
 
-// The level of a block occurrence in the --sample occurrence sample (tally.h OccurrenceSums):
+using estimate::OccurrenceSample;
+using estimate::OccurrenceSums;
+using finish::AuxiliarySize;
+
+// The level of a block occurrence in the --sample occurrence sample (estimate/occurrence_sample.h):
 // trailing zero bits of a hash of (path below its input, block index, block size), so an
 // occurrence has level >= L with probability 2^-L, whatever its content.
 int OccurrenceLevel(uint64_t path_hash, uint64_t block_index, uint64_t block_bytes) {
@@ -58,12 +71,15 @@ struct FileJob {
   uint64_t path_hash = 0;  // of the path below its input: chooses the occurrence sample
   bool is_zvol = false;
   uint64_t size = 0;                       // as the walk saw it: the layout follows it
+  uint64_t identity = 0;                   // state::FileIdentity of its device and inode
+  std::unique_ptr<InputFile> input;        // one descriptor for every chunk, checked
   std::vector<zfs::RecordLayout> layouts;  // per row
   std::atomic<uint64_t> chunks_left{0};
   std::mutex mu;
   Status status;  // Guarded by mu. First failure of any chunk.
   // Per (row, setting): L0 blocks that are not holes (data or embedded). Metadata model input.
   std::vector<std::atomic<uint64_t>> non_hole;
+  std::vector<std::atomic<uint64_t>> zero_blocks;  // per row: L0 blocks read and all zero
   std::atomic<uint64_t> bytes_read{0};
   FileGroups groups;  // breakdown rows
   // Order-independent hash of (record index, fingerprint) over the featured row's records:
@@ -125,7 +141,7 @@ struct Worker {
   std::vector<uint64_t> sparse_holes;  // per row: records entirely inside a file's holes
   std::vector<std::pair<uint64_t, uint64_t>> extents;  // data ranges of the current chunk
   std::vector<uint64_t> codec_ns, codec_bytes;         // per (row, setting)
-  std::vector<BreakdownCollector::Sampled> sampled;    // featured row's sampled references
+  std::vector<BreakdownCollector::Sampled> sampled;    // every row's sampled references
   uint64_t zero_blocks = 0;                            // featured row's all-zero records
   // The current row's first sightings in the chunk, and their codes (block-major).
   std::vector<FirstSeen> first_seen;
@@ -137,34 +153,33 @@ struct Worker {
   std::vector<std::pair<uint64_t, int>> occurrence_blocks;
 };
 
-struct Row {
-  uint64_t block_bytes;  // recordsize or volblocksize
-  std::unique_ptr<ddt::DedupTable> table;
-  // Every block's key, counted whether the table keeps it or not (a sampled table's calibration).
-  std::unique_ptr<estimate::DistinctBlocks> distinct;
-};
+// Scans alive in this process, abandoned ones included (WaitForAllScans).
+std::atomic<int> g_live_scans{0};
 
-class Scan {
+// After a cancel, how long the pipeline may take to drain before the reads still under way are
+// abandoned (ScanControl): the partial report must come within a second whatever the disk does.
+constexpr std::chrono::milliseconds kAbandonAfter{400};
+
+// Shared by the scan and its pipeline thread, which outlives RunScan when reads are abandoned.
+class Scan : public std::enable_shared_from_this<Scan> {
  public:
   Scan(const ScanOptions& options, io::FileSystem* fs, const ScanControl& control)
       : options_(options),
         fs_(fs),
         control_(control),
         alloc_(zfs::AllocationModel::For(options.vdev, options.ashift)) {
+    g_live_scans.fetch_add(1);
     // The featured setting (breakdowns, the report's DDT): the first that compresses.
-    for (size_t c = 0; c < options_.compressions.size(); ++c) {
-      if (options_.compressions[c].algorithm != CompressionAlgorithm::kOff) {
-        featured_ = c;
-        break;
-      }
-    }
+    featured_ = state::FeaturedSetting(options_.compressions);
+    state_.options = options_;
+    state_.featured = featured_;
     policy_.profile = options_.profile;
     policy_.geometry = zfs::GeometryFor(options_.vdev, options_.ashift);
     policy_.dedup = true;
     if (options_.volblocksize) {
-      rows_.push_back(Row{*options_.volblocksize, nullptr, nullptr});
+      rows_.emplace_back().block_bytes = *options_.volblocksize;
     } else {
-      for (uint64_t rs : options_.recordsizes) rows_.push_back(Row{rs, nullptr, nullptr});
+      for (uint64_t rs : options_.recordsizes) rows_.emplace_back().block_bytes = rs;
     }
     // Per setting, decided once: does an all-zero block become a hole, and does the codec run on
     // a sample only. The dedup table's layout follows: compression=off needs no stored code
@@ -181,6 +196,7 @@ class Scan {
     for (size_t i = 0; i < options_.compressions.size(); ++i) {
       const Compression& c = options_.compressions[i];
       zero_is_hole_.push_back(zfs::ZeroBlockIsHole(policy_, c));
+      zero_written_without_dedup_.push_back(zfs::ZeroBlockWrittenOnlyWithoutDedup(policy_, c));
       ddt::SettingStorage s;
       s.zero_is_hole = zero_is_hole_.back();
       if (c.algorithm == CompressionAlgorithm::kOff) {
@@ -190,9 +206,12 @@ class Scan {
       }
       layout.push_back(s);
     }
-    for (Row& r : rows_) {
+    for (state::RowState& r : rows_) {
       r.table = std::make_unique<ddt::DedupTable>(layout);
       r.distinct = std::make_unique<estimate::DistinctBlocks>(r.block_bytes);
+      r.files.resize(options_.compressions.size());
+      r.codec_seconds.assign(options_.compressions.size(), 0.0);
+      r.codec_bytes.assign(options_.compressions.size(), 0);
       max_block_ = std::max(max_block_, r.block_bytes);
       plan_block_ = std::max(plan_block_, r.block_bytes);
     }
@@ -212,11 +231,16 @@ class Scan {
     }
     // --sample 1/M: keep 1/M of the key space from the start.
     const uint32_t shift = static_cast<uint32_t>(std::countr_zero(options_.sample_modulus));
-    for (Row& r : rows_) r.table->RaiseSampleShift(shift);
+    for (state::RowState& r : rows_) r.table->RaiseSampleShift(shift);
     table_budget_bytes_ = options_.max_memory_bytes;
   }
 
-  ScanResult Run();
+  ~Scan() {
+    if (g_live_scans.fetch_sub(1) == 1) g_live_scans.notify_all();
+  }
+
+  // Reads every input and returns what the scan knows.
+  state::ScanState Run();
   // Refuses a --max-memory budget the tables could not stay within even by sampling: each
   // row's distinct-block counters and its table's floor (one chunk of entries per shard) are
   // fixed, and the budget must leave room for entries beyond them (256 KiB per row).
@@ -224,27 +248,32 @@ class Scan {
 
  private:
   bool NextChunk(Chunk* out);
+  // A walked file as a job (layouts, breakdown groups), counted in the input summary.
+  std::shared_ptr<FileJob> MakeJob(walk::WalkItem item, uint64_t size);
   void Process(Chunk& chunk, Worker& w);
   Status ReadChunk(Chunk& chunk, Worker& w, io::File& file, uint64_t fill_end);
   void ProcessRows(Chunk& chunk, Worker& w);
   void FinishFile(FileJob& job);
   void MaybeReportProgress(bool force);
 
-  const ScanOptions& options_;
+  // Copies: an abandoned pipeline may still run after RunScan has returned.
+  const ScanOptions options_;
   io::FileSystem* fs_;
-  const ScanControl& control_;
+  const ScanControl control_;
   zfs::AllocationModel alloc_;  // the distinct-block sketches' auxiliary size
   zfs::WritePolicy policy_;
-  std::vector<Row> rows_;
+  state::ScanState state_;  // what the scan fills
+  std::vector<state::RowState>& rows_ = state_.rows;
   uint64_t max_block_ = 0;
   uint64_t zvol_block_ = 0;  // volblocksize of zvol inputs
   uint64_t chunk_bytes_ = 0;
   size_t featured_ = 0;
-  std::vector<bool> zero_is_hole_;  // per setting: ZeroBlockIsHole, decided once
+  std::vector<bool> zero_is_hole_;                // per setting: ZeroBlockIsHole, decided once
+  std::vector<bool> zero_written_without_dedup_;  // per setting: ZeroBlockWrittenOnlyWithoutDedup
   BreakdownCollector breakdown_;
 
   // Compression sampling (estimate/sample_level.h).
-  SamplingState sampling_;
+  state::SamplingState& sampling_ = state_.sampling;
   std::vector<size_t> order_;  // settings in the order blocks are compressed
   // Unique blocks below this level skip the sampled codecs: 0 (every block) until the sizing
   // walk has finished, then its PlanLevel at once. The estimates use that level or higher ones
@@ -285,24 +314,81 @@ class Scan {
   std::unique_ptr<walk::WalkSource> walker_;
   std::unique_ptr<walk::WalkSizer> sizer_;  // when progress is shown or a codec is sampled
   std::shared_ptr<FileJob> current_;
-  std::unique_ptr<io::File> current_file_;  // open while current_ has several chunks
+  io::File* current_file_ = nullptr;  // current_'s open file when it has several chunks
   uint64_t current_offset_ = 0;
   std::vector<uint64_t> skipped_holes_;     // per row: records of chunks SkipHoleChunks passed
   std::atomic<uint64_t> skipped_bytes_{0};  // their bytes, for progress
   void SkipHoleChunks();
-  InputSummary input_;
-  std::vector<DirectoryShape> directories_;  // walk order; folded into the metadata model
+  InputSummary& input_ = state_.input;
 
   // Serial output stage state.
   std::vector<PathError> file_errors_;
+  uint64_t failed_files_ = 0;  // files listed in file_errors_, and their listed bytes
+  uint64_t failed_bytes_ = 0;
   uint64_t files_done_ = 0;
   uint64_t bytes_done_ = 0;
   uint64_t bytes_read_ = 0;
-  std::unique_ptr<Tally> tally_;
   Clock::time_point start_;
   Clock::time_point last_progress_;
   std::atomic<bool> cancelled_{false};
-  bool walk_finished_ = false;
+  std::atomic<bool> walk_finished_{false};
+
+  // Cancellation. The pipeline runs on a thread of its own while Run() watches ScanControl.cancel;
+  // once it is set, the pipeline has kAbandonAfter to drain. If a read (or a walk's stat) still
+  // has not returned by then, the scan is abandoned: no stage starts touching the shared state
+  // again (WorkScope), Run() waits for those that are, and builds the partial result from what
+  // was finished, listing the files whose reads were under way. The pipeline thread keeps the
+  // Scan alive and ends once those reads return.
+  class WorkScope {
+   public:
+    explicit WorkScope(Scan* scan) : scan_(scan) {
+      scan_->busy_.fetch_add(1);
+      if (scan_->abandoned_.load()) {
+        scan_->busy_.fetch_sub(1);
+        scan_ = nullptr;
+      }
+    }
+    ~WorkScope() {
+      if (scan_ != nullptr) scan_->busy_.fetch_sub(1);
+    }
+    WorkScope(const WorkScope&) = delete;
+    WorkScope& operator=(const WorkScope&) = delete;
+    explicit operator bool() const { return scan_ != nullptr; }
+
+   private:
+    Scan* scan_;
+  };
+  // A file whose read is under way, for the list of abandoned ones.
+  class Reading {
+   public:
+    Reading(Scan* scan, const std::string& path) : scan_(scan), path_(path) {
+      std::lock_guard<std::mutex> lock(scan_->reading_mu_);
+      ++scan_->reading_[path_];
+    }
+    ~Reading() {
+      std::lock_guard<std::mutex> lock(scan_->reading_mu_);
+      if (--scan_->reading_[path_] == 0) scan_->reading_.erase(path_);
+    }
+    Reading(const Reading&) = delete;
+    Reading& operator=(const Reading&) = delete;
+
+   private:
+    Scan* scan_;
+    const std::string& path_;
+  };
+  void RunPipeline();
+  bool WaitForPipeline();  // false: abandoned
+  void Abandon();
+  bool Cancelled();  // the cancel flag is set or the scan abandoned: feed no more
+  std::atomic<bool> abandoned_{false};
+  std::atomic<int> busy_{0};  // stages inside a WorkScope
+  std::mutex done_mu_;
+  std::condition_variable done_cv_;
+  bool pipeline_done_ = false;  // Guarded by done_mu_.
+  std::mutex reading_mu_;
+  std::map<std::string, int> reading_;        // Guarded by reading_mu_.
+  std::vector<std::string> abandoned_files_;  // reading_ when abandoned
+  std::unique_ptr<tbb::enumerable_thread_specific<Worker>> workers_;
 };
 
 // Jumps over the current file's chunks that hold no data at all (SEEK_DATA), never past its
@@ -316,6 +402,8 @@ void Scan::SkipHoleChunks() {
   if (current_offset_ >= last_chunk) return;
   Result<std::optional<uint64_t>> data = current_file_->NextData(current_offset_);
   if (!data.ok()) return;  // the worker reading the chunk will meet and report the error
+  WorkScope scope(this);
+  if (!scope) return;
   const uint64_t target =
       std::min(data->has_value() ? **data / chunk_bytes_ * chunk_bytes_ : last_chunk, last_chunk);
   if (target <= current_offset_) return;
@@ -330,10 +418,15 @@ void Scan::SkipHoleChunks() {
   current_offset_ = target;
 }
 
+bool Scan::Cancelled() {
+  WorkScope scope(this);  // after an abandon, control_.cancel may be gone with the caller
+  return !scope || (control_.cancel && control_.cancel->load(std::memory_order_relaxed));
+}
+
 bool Scan::NextChunk(Chunk* out) {
   for (;;) {
     // Checked before every chunk, so Ctrl-C stops a multi-terabyte image within a chunk.
-    if (control_.cancel && control_.cancel->load(std::memory_order_relaxed)) {
+    if (Cancelled()) {
       cancelled_ = true;
       return false;
     }
@@ -346,58 +439,55 @@ bool Scan::NextChunk(Chunk* out) {
       return true;
     }
     current_.reset();
-    current_file_.reset();
-    std::optional<walk::WalkItem> item = walker_->Next();
+    current_file_ = nullptr;
+    std::optional<walk::WalkItem> item = walker_->Next();  // may wait on the storage
     if (!item) {
       walk_finished_ = true;
       return false;
     }
-    switch (item->kind) {
-      case walk::WalkItem::Kind::kDirectory:
-        ++input_.directories;
-        directories_.push_back(
-            DirectoryShape{item->dir_entries, item->dir_name_bytes, item->dir_longest_name});
-        continue;
-      case walk::WalkItem::Kind::kSkipped:
-        ++input_.skipped[std::string(walk::SkipReasonName(item->skip_reason))];
-        continue;
-      case walk::WalkItem::Kind::kError:
-        input_.errors.push_back(PathError{item->path, item->error.ToString()});
-        continue;
-      case walk::WalkItem::Kind::kFile:
-      case walk::WalkItem::Kind::kZvol:
-        break;
-    }
-    auto job = std::make_shared<FileJob>();
-    job->path = std::move(item->path);
-    {
-      // The path below its input path, seeded with the input's index: the same tree gives the
-      // same occurrence sample wherever it is mounted, and two inputs holding the same names
-      // (two copies of one tree) are sampled apart, not block for block alike.
-      const std::string& root = options_.paths[item->root];
-      const size_t skip = job->path.compare(0, root.size(), root) == 0 ? root.size() : 0;
-      job->path_hash =
-          XXH3_64bits_withSeed(job->path.data() + skip, job->path.size() - skip, item->root);
-    }
-    job->is_zvol = item->kind == walk::WalkItem::Kind::kZvol || options_.volblocksize.has_value();
-    job->size = item->info.size;
+    const bool is_file =
+        item->kind == walk::WalkItem::Kind::kFile || item->kind == walk::WalkItem::Kind::kZvol;
+    // I/O first, outside the WorkScope: a zvol's size comes from the device itself (lstat of a
+    // block device says 0).
+    uint64_t size = item->info.size;
+    Status size_error;
     if (item->kind == walk::WalkItem::Kind::kZvol && !item->info.size) {
-      // lstat of a block device says 0: the size comes from the device itself.
-      Result<std::unique_ptr<io::File>> f = fs_->Open(job->path, /*follow=*/true);
-      if (!f.ok()) {
-        input_.errors.push_back(PathError{job->path, f.status().ToString()});
+      Result<std::unique_ptr<io::File>> f = fs_->Open(item->path, /*follow=*/true);
+      if (f.ok()) {
+        size = (*f)->size();
+      } else {
+        size_error = f.status();
+      }
+    }
+    std::shared_ptr<FileJob> job;
+    {
+      WorkScope scope(this);
+      if (!scope) {
+        cancelled_ = true;
+        return false;
+      }
+      if (!is_file) {
+        switch (item->kind) {
+          case walk::WalkItem::Kind::kDirectory:
+            ++input_.directories;
+            ++state_.directories[state::DirectoryShape{item->dir_entries, item->dir_name_bytes,
+                                                       item->dir_longest_name}];
+            break;
+          case walk::WalkItem::Kind::kSkipped:
+            ++input_.skipped[std::string(walk::SkipReasonName(item->skip_reason))];
+            break;
+          default:
+            input_.errors.push_back(PathError{item->path, item->error.ToString()});
+            break;
+        }
         continue;
       }
-      job->size = (*f)->size();
+      if (!size_error.ok()) {
+        input_.errors.push_back(PathError{item->path, size_error.ToString()});
+        continue;
+      }
+      job = MakeJob(std::move(*item), size);
     }
-    for (const Row& r : rows_) {
-      job->layouts.push_back(job->is_zvol ? zfs::ZvolLayout(job->size, zvol_block_)
-                                          : zfs::FileLayout(job->size, r.block_bytes));
-    }
-    job->non_hole = std::vector<std::atomic<uint64_t>>(rows_.size() * options_.compressions.size());
-    job->groups = breakdown_.Groups(options_.paths[item->root], job->path);
-    input_.bytes_logical += job->size;
-    ++input_.files;
     const uint64_t chunks = (job->size + chunk_bytes_ - 1) / chunk_bytes_;
     if (chunks == 0) {
       // An empty file: no block, but a dnode. Hand it on as a zero-length chunk.
@@ -409,14 +499,46 @@ bool Scan::NextChunk(Chunk* out) {
     }
     job->chunks_left = chunks;
     if (chunks > 1) {
-      // Kept open by the input stage only to find holes (SkipHoleChunks); a failure here is left
-      // for the workers, which report it for the file.
-      Result<std::unique_ptr<io::File>> f = fs_->Open(job->path, /*follow=*/true);
-      if (f.ok()) current_file_ = std::move(*f);
+      // Opened here, to find holes (SkipHoleChunks); the workers read the chunks through the same
+      // descriptor. A failure here is the workers' to report for the file.
+      Result<io::File*> f = job->input->Open(fs_);
+      if (f.ok()) current_file_ = *f;
     }
     current_ = std::move(job);
     current_offset_ = 0;
   }
+}
+
+std::shared_ptr<FileJob> Scan::MakeJob(walk::WalkItem item, uint64_t size) {
+  auto job = std::make_shared<FileJob>();
+  job->path = std::move(item.path);
+  {
+    // The path below its input path, seeded with the input path as given (not its position
+    // among the inputs): two inputs holding the same names (two copies of one tree) are
+    // sampled apart, not block for block alike, and a scan of one input samples it as a scan
+    // of several does, so the states of separate scans merge into the state of one
+    // (state/merge.h).
+    const std::string& root = options_.paths[item.root];
+    const size_t skip = job->path.compare(0, root.size(), root) == 0 ? root.size() : 0;
+    job->path_hash = XXH3_64bits_withSeed(job->path.data() + skip, job->path.size() - skip,
+                                          XXH3_64bits(root.data(), root.size()));
+  }
+  job->is_zvol = item.kind == walk::WalkItem::Kind::kZvol || options_.volblocksize.has_value();
+  job->size = size;
+  job->identity = state::FileIdentity(item.info.dev, item.info.ino);
+  // Symlinks are followed only where the walk follows them: an input path, --follow-symlinks.
+  const bool follow = options_.follow_symlinks || job->path == options_.paths[item.root];
+  job->input = std::make_unique<InputFile>(job->path, item.info, job->size, follow);
+  for (const state::RowState& r : rows_) {
+    job->layouts.push_back(job->is_zvol ? zfs::ZvolLayout(job->size, zvol_block_)
+                                        : zfs::FileLayout(job->size, r.block_bytes));
+  }
+  job->non_hole = std::vector<std::atomic<uint64_t>>(rows_.size() * options_.compressions.size());
+  job->zero_blocks = std::vector<std::atomic<uint64_t>>(rows_.size());
+  job->groups = breakdown_.Groups(options_.paths[item.root], job->path);
+  input_.bytes_logical += job->size;
+  ++input_.files;
+  return job;
 }
 
 // Reads the data of [chunk.offset, chunk.offset + chunk.length) into w.buffer, holes as zeros and
@@ -468,6 +590,7 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
     const uint64_t first = chunk.offset / bs;
     const uint64_t last = std::min(layout.blocks, (chunk.offset + chunk.length + bs - 1) / bs);
     size_t ext = 0;
+    uint64_t row_zero_blocks = 0;
     for (uint64_t b = first; b < last; ++b) {
       const uint64_t rec_begin = b * bs;
       const uint64_t rec_data_end = std::min(rec_begin + bs, job.size);
@@ -479,9 +602,10 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       }
       const ByteView block(w.buffer.get() + (rec_begin - chunk.offset), bs);
       const bool is_zero = IsAllZero(block);
+      row_zero_blocks += is_zero;
       const ddt::Fingerprint fp = ddt::ComputeFingerprint(options_.checksum, block);
+      breakdown_.Sample(fp, job.groups, static_cast<uint32_t>(r), &w.sampled);
       if (r == 0) {
-        breakdown_.Sample(fp, job.groups, &w.sampled);
         content_lo += Mix64(fp.lo ^ (b * kGoldenGamma));
         content_hi += Mix64(fp.hi + b);
         if (is_zero) {
@@ -516,6 +640,7 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
     }
     CompressFirstSightings(r, bs, w);
     CompressOccurrences(r, bs, w);
+    if (row_zero_blocks != 0) job.zero_blocks[r].fetch_add(row_zero_blocks);
   }
   for (size_t i = 0; i < w.non_hole.size(); ++i) {
     if (w.non_hole[i] != 0) job.non_hole[i].fetch_add(w.non_hole[i], std::memory_order_relaxed);
@@ -610,14 +735,11 @@ void Scan::Process(Chunk& chunk, Worker& w) {
     std::lock_guard<std::mutex> lock(job.mu);
     if (!job.status.ok()) return;  // an earlier chunk failed: the file is counted as failed
   }
+  if (abandoned_.load()) return;
   try {
-    Result<std::unique_ptr<io::File>> file = fs_->Open(job.path, /*follow=*/true);
+    std::optional<Reading> reading(std::in_place, this, job.path);  // until the I/O is done
+    Result<io::File*> file = job.input->Open(fs_);
     if (!file.ok()) return job.Fail(file.status());
-    if ((*file)->size() != job.size) {
-      return job.Fail(Status::Changed("size changed during the scan: " + std::to_string(job.size) +
-                                      " bytes when listed, " + std::to_string((*file)->size()) +
-                                      " when read"));
-    }
     // The chunk's records end at most at the next multiple of the largest block size.
     uint64_t fill_end = chunk.offset + chunk.length;
     for (const zfs::RecordLayout& l : job.layouts) {
@@ -627,6 +749,7 @@ void Scan::Process(Chunk& chunk, Worker& w) {
     }
     Status s = ReadChunk(chunk, w, **file, fill_end);
     if (!s.ok()) return job.Fail(std::move(s));
+    if (abandoned_.load()) return;  // no more I/O for a result already built
     if (chunk.offset + chunk.length == job.size) {
       // The last chunk: a byte past the size seen by the walk means the file grew while read.
       uint8_t probe = 0;
@@ -636,6 +759,14 @@ void Scan::Process(Chunk& chunk, Worker& w) {
                                         std::to_string(job.size) + " bytes listed"));
       }
     }
+    if (chunk.offset == 0 && chunk.length == job.size) {
+      // The whole file in this chunk: one that changed while read never reaches the tables.
+      // (A file of several chunks is checked once all are done: FinishFile.)
+      if (Status same = job.input->CheckUnchanged(); !same.ok()) return job.Fail(std::move(same));
+    }
+    reading.reset();
+    WorkScope scope(this);
+    if (!scope) return;  // abandoned while this chunk was read: the result is built already
     MaybeApplyPlan();
     ProcessRows(chunk, w);
   } catch (const std::bad_alloc&) {
@@ -657,30 +788,40 @@ void Scan::MaybeApplyPlan() {
 
 // --max-memory: when the tables outgrow the budget, keep half as much of the key space (every
 // row alike). Whether a given M is ever exceeded depends on the data only, so the final M does.
-void Scan::EnforceTableBudget() {
-  if (table_budget_bytes_ == 0) return;
-  for (;;) {
-    uint64_t bytes = 0;
-    for (const Row& r : rows_) bytes += r.table->memory_bytes() + r.distinct->memory_bytes();
-    if (bytes <= table_budget_bytes_) return;
-    const uint32_t shift = rows_[0].table->sample_shift() + 1;
-    if (shift > 40) return;  // 1/2^40 of the keys: nothing left to drop
-    for (Row& r : rows_) r.table->RaiseSampleShift(shift);
-  }
-}
+void Scan::EnforceTableBudget() { state::FitTablesToBudget(rows_, table_budget_bytes_); }
 
 void Scan::FinishFile(FileJob& job) {
   ++files_done_;
   bytes_read_ += job.bytes_read.load();
+  // Every chunk is done: a file that changed since it was opened is reported, not modelled.
+  if (job.status.ok() && job.size > chunk_bytes_) job.status = job.input->CheckUnchanged();
   if (!job.status.ok()) {
     file_errors_.push_back(PathError{job.path, job.status.ToString()});
+    // Not counted as a file, nor its bytes as logical bytes: the summary would read them as
+    // holes. (Blocks of earlier chunks read before a later one failed stay in the tables.)
+    ++failed_files_;
+    failed_bytes_ += job.size;
+    return;
   }
-  // Even a failed file exists on the pool (its dnode at least): the blocks read before the
-  // failure are in the tables, so its shape is counted as far as it was read.
-  tally_->AddFile(job.layouts, job.non_hole);
+  state_.file_ids.push_back(job.identity);
+  const size_t settings = options_.compressions.size();
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    for (size_t c = 0; c < settings; ++c) {
+      // All-zero blocks matter where the no-dedup write path writes them (state::FileShape).
+      const uint64_t zeros = zero_written_without_dedup_[c] ? job.zero_blocks[r].load() : 0;
+      const state::FileShape shape{job.layouts[r].block_bytes, job.layouts[r].blocks,
+                                   job.non_hole[r * settings + c].load(), zeros};
+      ++rows_[r].files[c][shape];
+    }
+  }
   const uint64_t featured_lsize =
       job.non_hole[featured_].load() * (job.layouts.empty() ? 0 : job.layouts[0].block_bytes);
-  breakdown_.AddFile(job.groups, job.size, featured_lsize,
+  // lsize per (row, setting): its non-hole blocks x the row's block size.
+  std::vector<uint64_t> setting_lsize(job.non_hole.size(), 0);
+  for (size_t i = 0; i < setting_lsize.size() && i / settings < job.layouts.size(); ++i) {
+    setting_lsize[i] = job.non_hole[i].load() * job.layouts[i / settings].block_bytes;
+  }
+  breakdown_.AddFile(job.groups, job.size, featured_lsize, setting_lsize,
                      ddt::Fingerprint{job.content_lo.load(), job.content_hi.load()},
                      job.has_data.load());
 }
@@ -708,38 +849,13 @@ void Scan::MaybeReportProgress(bool force) {
   control_.progress(p);
 }
 
-ScanResult Scan::Run() {
-  start_ = last_progress_ = Clock::now();
-  walk::WalkOptions wo;
-  wo.follow_symlinks = options_.follow_symlinks;
-  wo.one_file_system = options_.one_file_system;
-  wo.excludes = options_.excludes;
-  // Walking threads: listing directories and stat'ing files waits on the storage, not the CPU,
-  // so up to 16 of them overlap those waits even when fewer cores scan. Following symlinks needs
-  // each path's ancestors (loop detection): that walk is serial.
-  const int walk_threads = std::clamp(options_.threads, 1, 16);
-  if (options_.follow_symlinks) {
-    walker_ = std::make_unique<walk::Walker>(fs_, options_.paths, wo);
-  } else {
-    walker_ = std::make_unique<walk::ParallelWalker>(fs_, options_.paths, wo, walk_threads);
-  }
-  // The progress line's total and ETA, and the sampled codecs' plan (PlanLevel): a second walk
-  // that only adds up sizes runs ahead.
-  if (control_.progress || plan_wanted_) {
-    sizer_ = std::make_unique<walk::WalkSizer>(fs_, options_.paths, wo, std::min(walk_threads, 4));
-  }
-  tally_ = std::make_unique<Tally>(options_, policy_, rows_.size());
-
+void Scan::RunPipeline() {
   const int threads = options_.threads;
-  const size_t settings = options_.compressions.size();
   // More threads than cores is legitimate (slow or remote storage); let TBB have them.
   tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
                                   static_cast<size_t>(threads));
   tbb::task_arena arena(threads);
-  tbb::enumerable_thread_specific<Worker> workers(
-      [&] { return Worker(chunk_bytes_, max_block_, rows_.size(), settings, occurrences_); });
   const size_t tokens = static_cast<size_t>(threads) * 2;
-
   arena.execute([&] {
     tbb::parallel_pipeline(
         tokens,
@@ -754,11 +870,18 @@ ScanResult Scan::Run() {
                                        }) &
             tbb::make_filter<Chunk*, Chunk*>(tbb::filter_mode::parallel,
                                              [&](Chunk* chunk) {
-                                               Process(*chunk, workers.local());
+                                               Worker* w = nullptr;
+                                               {
+                                                 WorkScope scope(this);  // the workers' set
+                                                 if (scope) w = &workers_->local();
+                                               }
+                                               if (w != nullptr) Process(*chunk, *w);
                                                return chunk;
                                              }) &
             tbb::make_filter<Chunk*, void>(tbb::filter_mode::serial_out_of_order, [&](Chunk* raw) {
               std::unique_ptr<Chunk> chunk(raw);
+              WorkScope scope(this);
+              if (!scope) return;
               bytes_done_ += chunk->length;
               EnforceTableBudget();
               if (chunk->file->chunks_left.fetch_sub(1) == 1) {
@@ -767,6 +890,67 @@ ScanResult Scan::Run() {
               MaybeReportProgress(false);
             }));
   });
+}
+
+bool Scan::WaitForPipeline() {
+  std::unique_lock<std::mutex> lock(done_mu_);
+  std::optional<Clock::time_point> cancel_seen;
+  while (!pipeline_done_) {
+    done_cv_.wait_for(lock, std::chrono::milliseconds(20));
+    if (pipeline_done_) break;
+    const Clock::time_point now = Clock::now();
+    if (!cancel_seen && control_.cancel && control_.cancel->load()) cancel_seen = now;
+    if (cancel_seen && now - *cancel_seen >= kAbandonAfter) {
+      lock.unlock();
+      Abandon();
+      return false;
+    }
+  }
+  return true;
+}
+
+void Scan::Abandon() {
+  abandoned_.store(true);
+  cancelled_ = true;
+  // Stages inside a WorkScope do no I/O: they end promptly, and none starts after this.
+  while (busy_.load() != 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::lock_guard<std::mutex> lock(reading_mu_);
+  for (const auto& [path, n] : reading_) abandoned_files_.push_back(path);
+}
+
+state::ScanState Scan::Run() {
+  start_ = last_progress_ = Clock::now();
+  walk::WalkOptions wo;
+  wo.follow_symlinks = options_.follow_symlinks;
+  wo.one_file_system = options_.one_file_system;
+  wo.excludes = options_.excludes;
+  const int walk_threads = std::clamp(options_.threads, 1, 16);  // as MakeWalk's
+  walker_ = control_.source ? control_.source() : MakeWalk(options_, fs_);
+  // The progress line's total and ETA, and the sampled codecs' plan (PlanLevel): a second walk
+  // that only adds up sizes runs ahead.
+  if (control_.progress || plan_wanted_) {
+    sizer_ = std::make_unique<walk::WalkSizer>(fs_, options_.paths, wo, std::min(walk_threads, 4));
+  }
+
+  const size_t settings = options_.compressions.size();
+  workers_ = std::make_unique<tbb::enumerable_thread_specific<Worker>>([this, settings] {
+    return Worker(chunk_bytes_, max_block_, rows_.size(), settings, occurrences_);
+  });
+  // The pipeline on a thread of its own, which holds the Scan: if its reads are abandoned it
+  // ends, and lets the Scan go, once they return.
+  std::thread pipeline([self = shared_from_this()] {
+    self->RunPipeline();
+    std::lock_guard<std::mutex> lock(self->done_mu_);
+    self->pipeline_done_ = true;
+    self->done_cv_.notify_all();
+  });
+  const bool drained = WaitForPipeline();
+  if (drained) {
+    pipeline.join();
+  } else {
+    pipeline.detach();
+  }
+  const tbb::enumerable_thread_specific<Worker>& workers = *workers_;
   MaybeReportProgress(true);
   // The sampled codecs' complete level: the plan of the whole tree, which the scan never went
   // above (before the plan was known it stayed at 0, where every level is complete). After an
@@ -776,60 +960,72 @@ ScanResult Scan::Run() {
     if (!cancelled_) sizer_->Wait();
     if (sizer_->finished()) complete_level = PlannedLevel();
   }
-  sizer_.reset();  // stops the walking threads (still under way after a cancel)
-  walker_.reset();
+  if (!abandoned_) {
+    sizer_.reset();  // stops the walking threads (still under way after a cancel)
+    walker_.reset();
+  }  // else the pipeline thread may still be inside walker_: the Scan's end stops them
 
-  ScanResult result;
-  result.partial = cancelled_;
-  result.options = options_;
-  result.input = std::move(input_);
-  result.input.paths = options_.paths;
-  result.input.bytes_read = bytes_read_;
-  for (PathError& e : file_errors_) result.input.errors.push_back(std::move(e));
-  std::sort(result.input.errors.begin(), result.input.errors.end(),
+  state_.partial = cancelled_;
+  std::sort(state_.file_ids.begin(), state_.file_ids.end());
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) state_.host = host;
+  input_.paths = options_.paths;
+  input_.bytes_read = bytes_read_;
+  input_.files -= failed_files_;
+  input_.bytes_logical -= failed_bytes_;
+  for (PathError& e : file_errors_) input_.errors.push_back(std::move(e));
+  for (const std::string& path : abandoned_files_) {
+    input_.errors.push_back(PathError{
+        path, Status::Cancelled("abandoned: a read had not returned " +
+                                std::to_string(kAbandonAfter.count()) + " ms after the interrupt")
+                  .ToString()});
+  }
+  std::sort(input_.errors.begin(), input_.errors.end(),
             [](const PathError& a, const PathError& b) { return a.path < b.path; });
 
   sampling_.complete_level = EntryLevel(complete_level);
   sampling_.occurrence_level = complete_level;
-  std::vector<uint64_t> sparse = skipped_holes_;
-  for (const Worker& w : workers) {
-    for (size_t r = 0; r < rows_.size(); ++r) sparse[r] += w.sparse_holes[r];
-  }
-  for (const DirectoryShape& d : directories_) tally_->AddDirectory(d);
   for (size_t r = 0; r < rows_.size(); ++r) {
-    OccurrenceSample occurrences(occurrences_ ? settings : 0);
+    state::RowState& row = rows_[r];
+    row.sparse_holes = skipped_holes_[r];
+    if (occurrences_) row.occurrences = OccurrenceSample(settings);
     for (const Worker& w : workers) {
-      if (occurrences_) occurrences.Merge(w.occurrences[r]);
-    }
-    std::vector<SettingResult> row =
-        tally_->Finish(r, rows_[r].block_bytes, *rows_[r].table, sparse[r], sampling_,
-                       *rows_[r].distinct, occurrences_ ? &occurrences : nullptr);
-    for (size_t c = 0; c < row.size(); ++c) {
-      for (const Worker& w : workers) {
-        row[c].codec_seconds += static_cast<double>(w.codec_ns[r * settings + c]) * 1e-9;
-        row[c].codec_bytes += w.codec_bytes[r * settings + c];
+      row.sparse_holes += w.sparse_holes[r];
+      if (occurrences_) row.occurrences.Merge(w.occurrences[r]);
+      for (size_t c = 0; c < settings; ++c) {
+        row.codec_seconds[c] += static_cast<double>(w.codec_ns[r * settings + c]) * 1e-9;
+        row.codec_bytes[c] += w.codec_bytes[r * settings + c];
       }
     }
-    for (SettingResult& s : row) result.results.push_back(std::move(s));
   }
   std::vector<const std::vector<BreakdownCollector::Sampled>*> sampled;
   for (const Worker& w : workers) {
     sampled.push_back(&w.sampled);
     breakdown_.AddZeroBlocks(w.zero_blocks, w.zero_blocks * rows_[0].block_bytes);
   }
-  result.breakdown.recordsize = rows_[0].block_bytes;
-  result.breakdown.compression = options_.compressions[featured_];
-  breakdown_.Finish(*rows_[0].table, featured_, sampled, &result);
-  for (const Row& r : rows_) {
-    result.memory.table_bytes += r.table->memory_bytes();
-    result.memory.table_entries += r.table->entries();
-    result.memory.sketch_bytes += r.distinct->memory_bytes();
-  }
-  result.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
-  return result;
+  breakdown_.MoveInto(sampled, &state_.breakdown);
+  state_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+  return std::move(state_);
 }
 
 }  // namespace
+
+std::unique_ptr<walk::WalkSource> MakeWalk(const ScanOptions& options, io::FileSystem* fs) {
+  walk::WalkOptions wo;
+  wo.follow_symlinks = options.follow_symlinks;
+  wo.one_file_system = options.one_file_system;
+  wo.excludes = options.excludes;
+  // Walking threads: listing directories and stat'ing files waits on the storage, not the CPU,
+  // so up to 16 of them overlap those waits even when fewer cores scan. Following symlinks needs
+  // each path's ancestors (loop detection): that walk is serial.
+  if (options.follow_symlinks) return std::make_unique<walk::Walker>(fs, options.paths, wo);
+  return std::make_unique<walk::ParallelWalker>(fs, options.paths, wo,
+                                                std::clamp(options.threads, 1, 16));
+}
+
+void WaitForAllScans() {
+  for (int n = g_live_scans.load(); n != 0; n = g_live_scans.load()) g_live_scans.wait(n);
+}
 
 ScanOptions ResolveOptions(const ScanOptions& in) {
   ScanOptions o = in;
@@ -854,7 +1050,8 @@ Status Scan::CheckBudget() const {
   if (table_budget_bytes_ == 0) return Status::Ok();
   constexpr uint64_t kRoomPerRow = 256 * 1024;  // about 9,000 entries: a usable sample
   uint64_t floor = 0;
-  for (const Row& r : rows_) floor += r.table->floor_bytes() + r.distinct->memory_bytes();
+  for (const state::RowState& r : rows_)
+    floor += r.table->floor_bytes() + r.distinct->memory_bytes();
   const uint64_t need = floor + kRoomPerRow * rows_.size();
   if (table_budget_bytes_ >= need) return Status::Ok();
   const uint64_t mib = uint64_t{1} << 20;
@@ -868,13 +1065,20 @@ Status Scan::CheckBudget() const {
       "at least --max-memory " + std::to_string(suggest) + "M");
 }
 
-Result<ScanResult> RunScan(const ScanOptions& options, io::FileSystem* fs,
-                           const ScanControl& control) {
+Result<state::ScanState> ScanToState(const ScanOptions& options, io::FileSystem* fs,
+                                     const ScanControl& control) {
   ZSIM_RETURN_IF_ERROR(ValidateScanOptions(options));
   const ScanOptions resolved = ResolveOptions(options);
-  Scan scan(resolved, fs, control);
-  ZSIM_RETURN_IF_ERROR(scan.CheckBudget());
-  return scan.Run();
+  auto scan = std::make_shared<Scan>(resolved, fs, control);
+  ZSIM_RETURN_IF_ERROR(scan->CheckBudget());
+  return scan->Run();
+}
+
+Result<ScanResult> RunScan(const ScanOptions& options, io::FileSystem* fs,
+                           const ScanControl& control) {
+  Result<state::ScanState> state = ScanToState(options, fs, control);
+  if (!state.ok()) return state.status();
+  return finish::Finish(*state, finish::ReportOptionsOf(state->options));
 }
 
 }  // namespace zsim::pipeline

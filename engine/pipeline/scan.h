@@ -4,7 +4,10 @@
 // (recordsize, compression) setting at once:
 //
 //   walk (serial) -> chunk of a file (serial) -> read + records + fingerprint + DDT insert +
-//   compress first sightings (parallel) -> file done (serial) ... -> tally from the tables
+//   compress first sightings (parallel) -> file done (serial) ... -> state::ScanState
+//
+// The pipeline only fills the state (engine/state); the figures come from it through
+// finish::Finish (engine/finish), which RunScan calls with the scan's own report options.
 //
 // One TBB parallel_pipeline; tokens in flight = 2 x threads, each worker owning one chunk buffer
 // of kChunkBytes (or the largest recordsize if larger), a Compressor and scratch, so memory in
@@ -19,8 +22,11 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 
 #include "engine/io/file_system.h"
+#include "engine/state/scan_state.h"
+#include "engine/walk/walker.h"
 #include "zsim/scan_options.h"
 #include "zsim/scan_result.h"
 
@@ -38,18 +44,41 @@ struct Progress {
 };
 
 struct ScanControl {
-  // When set to true the scan stops feeding the pipeline, drains, and returns a partial result.
+  // When set to true the scan stops feeding the pipeline, drains, and returns a partial result
+  // (ScanResult::partial). If the pipeline has not drained 0.4 s after the flag was seen (a read
+  // or a stat that takes seconds, or never returns), the reads under way are abandoned: the
+  // result holds what was finished and lists those files (input.errors, "cancelled"), and
+  // RunScan returns at once. The abandoned reads finish on the scan's own threads, which then
+  // end (WaitForAllScans): until then they may still use `fs` and its files, so `fs` must outlive
+  // them (the command's PosixFileSystem is static); `cancel` and `progress` are not used again.
   const std::atomic<bool>* cancel = nullptr;
   // Called from the pipeline's serial stage at most every `progress_interval_seconds`.
   std::function<void(const Progress&)> progress;
   double progress_interval_seconds = 0.2;
+  // When set, the scan takes its files from the source this returns instead of walking
+  // options.paths itself (a distributed scan's share, engine/mpi). The source's items must come
+  // from a walk of options.paths (item.root indexes them). The sizing walk (progress, the
+  // sampling plan) still walks all of options.paths, so the plan is that of the whole input.
+  std::function<std::unique_ptr<walk::WalkSource>()> source;
 };
 
-// Runs the scan. Fails (kInvalidArgument) only for options ValidateScanOptions refuses; every
-// problem with an input path is recorded in the result (input.errors, input.skipped), never a
-// failure of the scan.
+// Runs the scan and reports it: Finish(ScanToState(...), the scan's report options). Fails
+// (kInvalidArgument) only for options ValidateScanOptions refuses; every problem with an input path
+// is recorded in the result (input.errors, input.skipped), never a failure of the scan.
 Result<ScanResult> RunScan(const ScanOptions& options, io::FileSystem* fs,
                            const ScanControl& control = {});
+
+// Runs the scan and returns what it knows, for Finish, Merge or a state file. Fails as RunScan.
+Result<state::ScanState> ScanToState(const ScanOptions& options, io::FileSystem* fs,
+                                     const ScanControl& control = {});
+
+// The walk of options.paths a scan makes (serial with --follow-symlinks, else parallel).
+// REQUIRES: options resolved (threads > 0).
+std::unique_ptr<walk::WalkSource> MakeWalk(const ScanOptions& options, io::FileSystem* fs);
+
+// Blocks until every scan started in this process has ended, abandoned ones included (their
+// threads end once their reads return). For tests; the command exits with _exit instead.
+void WaitForAllScans();
 
 // Options with every default filled in (compressions, ddt format, threads, RAM).
 ScanOptions ResolveOptions(const ScanOptions& options);

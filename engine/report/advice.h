@@ -2,7 +2,8 @@
 //
 // The decision a scan is for, in plain words: turn dedup on or not, which compression, which
 // recordsize, and what the dedup table needs (RAM, L2ARC, a special/dedup vdev). Computed once
-// from a ScanResult by ComputeAdvice; the text, JSON and HTML reports print the same items.
+// from a ScanResult by ComputeAdvice, which writes every item from one Decision (decision.h); the
+// text, JSON and HTML reports print the same items.
 // Each item is data (kind, verdict, the figures it rests on) plus the sentence, whose sizes come
 // from FormatBytes and whose ratios are the ones the report tables show.
 //
@@ -19,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/report/decision.h"
 #include "zsim/scan_result.h"
 
 namespace zsim::report {
@@ -58,35 +60,10 @@ enum class AdviceKind : uint8_t {
   kDdtMemory,        // the table against RAM: ARC, L2ARC, special/dedup vdev
   kRecordsize,       // which recordsize stores least
   kDedupWithoutDdt,  // whole-file duplicates / zero blocks: cloning, hard links, holes
+  kPerDirectory,     // directories that would want their own dataset settings
+  kZvolReservation,  // zvols: what a thick zvol reserves against what it stores
 };
 std::string_view AdviceKindName(AdviceKind kind);  // "summary", "compression", ...
-
-// Values appear in --json output (VerdictName): append only, never rename.
-enum class Verdict : uint8_t {
-  // kSummary (and kDedup for the first two)
-  kDedupPays,            // "dedup_pays"
-  kDedupNeedsHardware,   // "dedup_needs_hardware": pays only with L2ARC or a special vdev
-  kCompressionOnly,      // "compression_only"
-  kCloneInsteadOfDedup,  // "clone_instead_of_dedup": compression + block cloning/hard links
-  kStoreAsIs,            // "store_as_is": nothing saves much (lz4 still on)
-  kNothingScanned,       // "nothing_scanned"
-  // kCompression
-  kCompress,        // "compress": the codec saves enough
-  kCompressAnyway,  // "compress_anyway": saves little, costs nothing
-  // kDedup
-  kDedupMarginal,    // "dedup_marginal"
-  kDedupNotWorthIt,  // "dedup_not_worth_it"
-  // kDdtMemory
-  kDdtFitsInRam,   // "ddt_fits_in_ram"
-  kDdtNeedsL2arc,  // "ddt_needs_l2arc_or_special_vdev"
-  // kRecordsize
-  kPreferRecordsize,  // "prefer_recordsize"
-  kKeepRecordsize,    // "keep_recordsize"
-  // kDedupWithoutDdt
-  kUseCloning,        // "use_block_cloning_or_hard_links"
-  kZeroBlocksAreFree  // "zero_blocks_are_free": compression turns them into holes
-};
-std::string_view VerdictName(Verdict verdict);
 
 // A figure an advice sentence rests on. Names carry the unit: *_bytes, *_ratio, *_percent,
 // *_entries.
@@ -104,13 +81,26 @@ struct AdviceItem {
   double Figure(std::string_view name, double fallback = 0) const;
 };
 
-struct Advice {
-  // The setting the advice recommends, which the reports show in full (DDT histogram, sizes):
-  // `featured` indexes ScanResult::results, -1 when there are no results.
-  int featured = -1;
-  uint64_t ram_bytes = 0;  // the RAM the DDT is judged against (ScanOptions::ram_bytes)
-  DdtFormat ddt_format = DdtFormat::kLegacy;
+// A directory that would store at least kDirectoryGain less in its own dataset with another
+// setting than with the recommended one (breakdown psize, per setting).
+inline constexpr double kDirectoryGain = 0.10;
+// ... and holds at least this share of the scan's logical bytes (smaller ones are not worth a
+// dataset of their own).
+inline constexpr double kDirectoryShare = 0.02;
+struct DirectoryAdvice {
+  std::string name;
+  int setting = -1;                // its best setting: index in ScanResult::results
+  uint64_t lsize = 0;              // under the recommended setting
+  uint64_t psize = 0;              // with its best setting
+  uint64_t recommended_psize = 0;  // with the recommended setting
+  uint64_t saved_bytes = 0;        // recommended_psize - psize
+};
+
+// The decision (decision.h: the recommended setting, dedup on or off, the saved figure), and the
+// items that say it in words. Every item is written from the decision, never judged again.
+struct Advice : Decision {
   std::vector<AdviceItem> items;                  // kSummary first; at most one item per kind
+  std::vector<DirectoryAdvice> directories;       // kPerDirectory's, most saved first (at most 5)
   const AdviceItem* Find(AdviceKind kind) const;  // nullptr when absent
 };
 
@@ -119,21 +109,13 @@ struct Advice {
 // kNothingScanned summary. Empty breakdown / dedup_sources just leave out what needs them.
 Advice ComputeAdvice(const ScanResult& result);
 
-// The DDT format in force for `options`: ddt_format, else fast for 2.3+ and legacy before.
-DdtFormat DdtFormatInForce(const ScanOptions& options);
-
-// The footprint of `setting` for `format`, or nullptr when the engine did not compute it.
-const DdtFootprint* FootprintFor(const SettingResult& setting, DdtFormat format);
+// "compression=zstd-3, recordsize=128K" (volblocksize=... for zvols): how the advice names a
+// setting.
+std::string SettingsText(const ScanOptions& options, const SettingResult& setting);
 
 // The whole `zdb -DD` block for `setting` (object lines sized with `format`, histogram, ratio
 // line), as text and HTML both print it.
 std::string ZdbBlock(const SettingResult& setting, DdtFormat format, Profile profile);
-
-// Bytes of RAM the DDT needs held in core: its cached ZAP blocks plus the fast-dedup log.
-uint64_t DdtRamBytes(const DdtFootprint& footprint);
-
-// "41%" style percentage of what a ratio saves: 1 - 1/ratio, rounded to whole percent.
-std::string SavedPercent(double ratio);
 
 }  // namespace zsim::report
 

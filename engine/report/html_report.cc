@@ -8,6 +8,7 @@
 #include "engine/base/size_suffix.h"
 #include "engine/report/html_script.h"
 #include "engine/report/json_report.h"
+#include "engine/report/sizing.h"
 #include "engine/report/text_report.h"
 #include "engine/zfs/nicenum.h"
 #include "engine/zfs/zdb_text.h"
@@ -23,13 +24,6 @@ std::string Ratio(double r) { return fmt::format("{:.2f}x", r); }
 // A ratio as the settings table shows it: "~" and its interval when estimated from a sample.
 std::string Estimated(double r, const std::optional<std::array<double, 2>>& ci95) {
   return ci95 ? HtmlEscape(fmt::format("~{}", RatioWithInterval(r, *ci95))) : Ratio(r);
-}
-
-std::string Saved(uint64_t stored, uint64_t lsize) {
-  if (lsize == 0) return "-";
-  // Rounded first, so a saving of -0.3 % prints "0%", not "-0%".
-  const double percent = std::round((1.0 - double(stored) / double(lsize)) * 100.0);
-  return fmt::format("{:.0f}%", percent == 0 ? 0.0 : percent);
 }
 
 // The embedded JSON: '<', '>' and '&' as \u escapes, so "</script>" or "<!--" inside a file
@@ -90,7 +84,7 @@ void Charts(std::string& out) {
   static constexpr const char* kCaptions[] = {
       "Compression ratio against codec speed", "Dedup ratio by recordsize",
       "DDT histogram (allocated and referenced DSIZE per refcount bucket)",
-      "Space saved per setting"};
+      "Space saved per setting", "DDT RAM against the RAM budget"};
   out += "<h2>Charts</h2>\n<div class=\"charts\">\n";
   for (size_t i = 0; i < std::size(kChartIds); ++i) {
     out += fmt::format(
@@ -109,22 +103,29 @@ void SettingsTable(const ScanResult& r, const Advice& a, std::string& out) {
   out +=
       "<tr><th>recordsize</th><th class=\"l\">compression</th><th>logical</th><th>physical</th>"
       "<th>allocated</th><th>compressratio</th><th>dedup</th><th>combined</th>"
-      "<th>used (no dedup)</th><th>ALLOC with dedup</th><th>saved</th><th>saved with dedup</th>"
-      "</tr>\n";
+      "<th>used (no dedup)</th><th>saved</th><th>used with dedup</th><th>saved with dedup</th>"
+      "<th>ALLOC (raw)</th></tr>\n";
   for (size_t i = 0; i < r.results.size(); ++i) {
     const SettingResult& s = r.results[i];
+    const SettingSpace space = SpaceOf(s, r.options);
     out += fmt::format(
         "<tr{}><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
         int(i) == a.featured ? " class=\"featured\"" : "", zfs::NiceBytes(s.recordsize),
         CompressionName(s.compression), FormatBytes(s.lsize), FormatBytes(s.psize),
         FormatBytes(s.asize), Estimated(s.compressratio, s.ci95),
         Estimated(s.dedup.ratio, s.dedup.ratio_ci95), Ratio(s.dedup.zdb_total), FormatBytes(s.used),
-        FormatBytes(s.pool_alloc), Saved(s.used, s.lsize), Saved(s.pool_alloc, s.lsize));
+        s.lsize > 0 ? SavedText(space.saved) : "-", FormatBytes(space.stored_dedup_bytes),
+        s.lsize > 0 ? SavedText(space.saved_dedup) : "-", FormatBytes(s.pool_alloc));
   }
   out +=
-      "</table></div>\n<p class=\"meta\">Highlighted: the setting the advice recommends, shown in "
-      "full below. ~: estimated from a sample, with the 95% interval (<code>--exact</code> "
+      "</table></div>\n<p class=\"meta\">saved: 1 &minus; stored / logical, one base for every "
+      "saved figure of this report; stored is usable space as <code>zfs get used</code> counts it "
+      "(parity and padding deflated by the vdev's ratio); with dedup: used less what dedup "
+      "removes, plus the DDT, deflated alike. ALLOC (raw): <code>zpool list</code> ALLOC with "
+      "dedup, parity and the pool's own metadata included. Highlighted: the setting the advice "
+      "recommends, shown in full below. ~: estimated from a sample, with the 95% interval "
+      "(<code>--exact</code> "
       "computes every block).</p>\n";
 }
 
@@ -154,6 +155,57 @@ void Ddt(const ScanResult& r, const Advice& a, std::string& out) {
   }
 }
 
+void BlockSizes(const ScanResult& r, const Advice& a, std::string& out) {
+  if (a.featured < 0) return;
+  const SettingResult& f = r.results[size_t(a.featured)];
+  out += fmt::format("<h2>Block sizes and special vdev: {} {}, compression {}</h2>\n",
+                     BlockSizeProperty(r.options), zfs::NiceBytes(f.recordsize),
+                     CompressionName(f.compression));
+  if (!f.block_sizes.empty()) {
+    out +=
+        "<p class=\"meta\">Data blocks by psize, as <code>zdb -bb</code> groups them (count: "
+        "every reference; unique: each block once, as dedup allocates).</p>\n<table>\n"
+        "<tr><th>block size</th><th>count</th><th>psize</th><th>asize</th><th>cum asize</th>"
+        "<th>unique</th><th>unique asize</th></tr>\n";
+    uint64_t total = 0, cum = 0;
+    for (const BlockSizeBucket& b : f.block_sizes) total += b.asize;
+    for (const BlockSizeBucket& b : f.block_sizes) {
+      cum += b.asize;
+      out += fmt::format(
+          "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}%</td><td>{}</td><td>{}</td>"
+          "</tr>\n",
+          zfs::NiceBytes(b.size), b.blocks, FormatBytes(b.psize), FormatBytes(b.asize),
+          total > 0 ? 100.0 * double(cum) / double(total) : 0.0, b.unique_blocks,
+          FormatBytes(b.unique_asize));
+    }
+    out += "</table>\n";
+  }
+  const VdevSizing sizing = SizeVdevs(r, a);
+  out += fmt::format(
+      "<p>A special vdev (mirror, ashift {}) would hold{}:</p>\n<table>\n<tr><th "
+      "class=\"l\">special_small_blocks</th><th>total</th><th>metadata</th><th>DDT</th>"
+      "<th>small blocks</th><th>their size</th></tr>\n",
+      r.options.ashift,
+      a.dedup_on || a.dedup_with_hardware ? " (the DDT too, unless a dedup vdev takes it)" : "");
+  for (const SpecialVdevSize& v : sizing.special) {
+    if (v.threshold != 0 && v.small_blocks == 0) continue;
+    out += fmt::format(
+        "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "</tr>\n",
+        v.threshold == 0 ? std::string("(metadata only)") : zfs::NiceBytes(v.threshold),
+        FormatBytes(v.total_bytes), FormatBytes(v.metadata_bytes), FormatBytes(v.ddt_bytes),
+        v.small_blocks, FormatBytes(v.small_block_bytes));
+  }
+  out += "</table>\n";
+  if (sizing.dedup_vdev_bytes > 0) {
+    out += fmt::format("<p>A dedup vdev would hold the DDT: {} on disk.</p>\n",
+                       FormatBytes(sizing.dedup_vdev_bytes));
+  }
+  out +=
+      "<p><strong>Special and dedup vdevs hold blocks the pool cannot live without: give them "
+      "the pool's redundancy (a mirror at least); losing one loses the pool.</strong></p>\n";
+}
+
 void BreakdownTable(const char* title, std::vector<BreakdownRow> rows, bool by_compression,
                     std::string& out) {
   if (by_compression) {
@@ -179,17 +231,19 @@ void BreakdownTable(const char* title, std::vector<BreakdownRow> rows, bool by_c
   out += "</table>\n";
 }
 
-void Breakdown(const ScanResult& r, std::string& out) {
+void Breakdown(const ScanResult& r, const Advice& a, std::string& out) {
   out += "<h2>Breakdown</h2>\n";
-  const Breakdowns& b = r.breakdown;
+  const Breakdowns* found = BreakdownFor(r, a.featured);
+  const Breakdowns b = found ? *found : Breakdowns{};
   if (b.directories.empty() && b.extensions.empty()) {
     out +=
         "<p class=\"meta\">No breakdown by directory or file type was collected by this "
         "scan.</p>\n";
     return;
   }
-  out += fmt::format("<p class=\"meta\">recordsize {}, compression {}.</p>\n",
-                     zfs::NiceBytes(b.recordsize), CompressionName(b.compression));
+  out += fmt::format(
+      "<p class=\"meta\">For the recommended setting: recordsize {}, compression {}.</p>\n",
+      zfs::NiceBytes(b.recordsize), CompressionName(b.compression));
   BreakdownTable("Top directories by duplicate bytes", b.directories, false, out);
   BreakdownTable("Top file types by duplicate bytes", b.extensions, false, out);
   BreakdownTable("Top directories by compression savings", b.directories, true, out);
@@ -311,7 +365,8 @@ std::string ToHtml(const ScanResult& r, const Advice& a) {
   Charts(out);
   SettingsTable(r, a, out);
   Ddt(r, a, out);
-  Breakdown(r, out);
+  BlockSizes(r, a, out);
+  Breakdown(r, a, out);
   out += "<script type=\"application/json\" id=\"zsim-data\">" + ScriptSafeJson(ToJson(r, a)) +
          "</script>\n";
   out += "<script>" + std::string(kHtmlScript) + "</script>\n</body>\n</html>\n";

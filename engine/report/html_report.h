@@ -3,9 +3,11 @@
 // The `--html FILE` report: one self-contained HTML page (no network, no external file) that a
 // storage administrator can mail or attach to a ticket. It holds the verdict and advice, what was
 // scanned, the settings table, the zdb -DD text, the DDT size against RAM, the breakdowns, and
-// four charts drawn as inline SVG by the page's own script from the embedded JSON report
+// five charts drawn as inline SVG by the page's own script from the embedded JSON report
 // (ToJson): compression ratio against codec speed (a ratio per codec when the speed was not
-// measured), dedup ratio by recordsize, the DDT histogram, savings per setting.
+// measured), dedup ratio by recordsize, the DDT histogram, savings per setting, and the DDT's RAM
+// against the RAM budget. The recommended setting is marked (outlined, starred) in every chart
+// that shows others; byte axes on log scales are ticked at round powers of two.
 //
 // Safety: every string from the scan (file names, paths, error texts) is made valid UTF-8 (each
 // invalid byte becomes U+FFFD) and HTML-escaped; the embedded JSON escapes '<', '>' and '&' so no
@@ -30,7 +32,8 @@ namespace zsim::report {
 
 // The ids of the chart <svg> elements, in page order.
 inline constexpr const char* kChartIds[] = {"chart-codec", "chart-dedup-recordsize",
-                                            "chart-ddt-histogram", "chart-savings"};
+                                            "chart-ddt-histogram", "chart-savings",
+                                            "chart-ddt-ram"};
 
 std::string ToHtml(const ScanResult& result);
 // The same with advice already computed by ComputeAdvice(result).

@@ -67,6 +67,12 @@ inline constexpr const char* kHtmlScript = R"JS(
     return (i === 0 ? b.toFixed(0) : b >= 100 ? b.toFixed(0) : b >= 10 ? b.toFixed(1) :
             b.toFixed(2)) + ' ' + u[i];
   }
+  // A power-of-two size as a tick label: "512 B", "4 KiB", "1 MiB".
+  function tickBytes(b) {
+    var u = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'], i = 0;
+    while (b >= 1024 && i < u.length - 1) { b /= 1024; i++; }
+    return (Math.round(b * 10) / 10) + ' ' + u[i];
+  }
   function niceSize(b) {
     var u = ['', 'K', 'M', 'G', 'T'], i = 0;
     while (b >= 1024 && i < u.length - 1) { b /= 1024; i++; }
@@ -76,15 +82,27 @@ inline constexpr const char* kHtmlScript = R"JS(
     svg.setAttribute('viewBox', '0 0 ' + W + ' ' + H);
     el('text', { x: 4, y: 14 }, svg, yLabel);
   }
-  function scale(lo, hi, log) {
+  // log: a log scale; bytes (with log): ticks at powers of two, at most 7 of them, so every
+  // label is a round size (4 KiB, 1 MiB, 64 MiB), never 97.7 KiB.
+  function scale(lo, hi, log, bytes) {
     if (log) {
       lo = Math.max(lo, 1); hi = Math.max(hi, lo * 10);
+      var t = [];
+      if (bytes) {
+        var e0 = Math.floor(Math.log2(lo)), e1 = Math.ceil(Math.log2(hi));
+        var step = Math.max(1, Math.ceil((e1 - e0) / 6));
+        e0 = Math.floor(e0 / step) * step;
+        for (var e = e0; e <= e1; e += step) t.push(Math.pow(2, e));
+        lo = Math.min(lo, t[0]); hi = Math.max(hi, t[t.length - 1]);
+      } else {
+        for (var p = Math.floor(Math.log10(lo)); p <= Math.ceil(Math.log10(hi)); p++) {
+          t.push(Math.pow(10, p));
+        }
+      }
       var a = Math.log10(lo), b = Math.log10(hi);
       return { f: function (v) { return H - M.b - (Math.log10(Math.max(v, lo)) - a) / (b - a) *
                                   (H - M.t - M.b); },
-               ticks: (function () { var t = []; for (var p = Math.floor(a); p <= Math.ceil(b);
-                                                     p++) t.push(Math.pow(10, p)); return t; })(),
-               lo: lo, hi: hi };
+               ticks: t, lo: lo, hi: hi };
     }
     if (hi <= lo) hi = lo + 1;
     var step = Math.pow(10, Math.floor(Math.log10((hi - lo) / 4)));
@@ -127,11 +145,15 @@ inline constexpr const char* kHtmlScript = R"JS(
       yAxis(svg, scale(0, 1, false), function (v) { return v; });
       return 0;
     }
-    var lo = opt.log ? Math.min.apply(null, all.filter(function (v) { return v > 0; })
-                                         .concat([1])) : Math.min(0, opt.min === undefined ?
+    var positive = all.filter(function (v) { return v > 0; });
+    var lo = opt.log ? (positive.length ? Math.min.apply(null, positive) : 1) : Math.min(0, opt.min === undefined ?
                                                                   0 : opt.min, Math.min.apply(null, all));
-    var hi = Math.max.apply(null, all.concat([opt.max || 0]));
-    var s = scale(opt.log ? 1 : lo, hi * (opt.log ? 1.5 : 1.08), opt.log);
+    var hi = Math.max.apply(null, all.concat([opt.max || 0]).concat(
+        (opt.lines || []).map(function (l) { return l.value; })));
+    if (opt.log) {
+      (opt.lines || []).forEach(function (l) { if (l.value > 0) lo = Math.min(lo, l.value); });
+    }
+    var s = scale(opt.log ? lo / 1.5 : lo, hi * (opt.log ? 1.5 : 1.08), opt.log, opt.bytes);
     yAxis(svg, s, opt.tick);
     if (series.length > 1) legend(svg, series);
     var gw = (W - M.l - M.r) / labels.length, bw = Math.min(38, gw * 0.8 / series.length);
@@ -142,8 +164,10 @@ inline constexpr const char* kHtmlScript = R"JS(
         var v = ser.values[i];
         if (v === undefined || v === null || !isFinite(v)) return;
         var y = s.f(v), top = Math.min(y, base), h = Math.max(Math.abs(base - y), 1);
-        var r = el('rect', { x: gx + j * bw, y: top, width: Math.max(bw - 2, 1), height: h,
-                             fill: COLORS[j % COLORS.length] }, svg);
+        var mark = { x: gx + j * bw, y: top, width: Math.max(bw - 2, 1), height: h,
+                     fill: COLORS[j % COLORS.length] };
+        if (i === opt.highlight) { mark.stroke = '#1d2330'; mark['stroke-width'] = 2.5; }
+        var r = el('rect', mark, svg);
         el('title', {}, r, ser.name + ' ' + label + ': ' + opt.tick(v));
         if (opt.valueLabels) {
           el('text', { x: gx + j * bw + bw / 2 - 1, y: top - 3, 'text-anchor': 'middle' }, svg,
@@ -153,11 +177,20 @@ inline constexpr const char* kHtmlScript = R"JS(
       });
       var tx = M.l + gw * i + gw / 2, ty = H - M.b + 14;
       var t = el('text', { x: tx, y: ty, 'text-anchor': labels.length > 6 ? 'end' : 'middle' },
-                 svg, label);
+                 svg, i === opt.highlight ? label + ' \u2605' : label);
+      if (i === opt.highlight) t.setAttribute('font-weight', 'bold');
       if (labels.length > 6) t.setAttribute('transform', 'rotate(-35 ' + tx + ' ' + ty + ')');
     });
     if (opt.xLabel) el('text', { x: (W + M.l) / 2, y: H - 4, 'text-anchor': 'middle' }, svg,
                        opt.xLabel);
+    (opt.lines || []).forEach(function (line) {
+      var y = s.f(line.value);
+      el('line', { x1: M.l, x2: W - M.r, y1: y, y2: y, stroke: line.color, 'stroke-width': 2,
+                   'stroke-dasharray': '6 4' }, svg);
+      el('text', { x: W - M.r - 4, y: y - 4, 'text-anchor': 'end', fill: line.color }, svg,
+         line.name + ': ' + opt.tick(line.value));
+      n++;
+    });
     return n;
   }
   function ratioTick(v) { return v.toFixed(2) + 'x'; }
@@ -199,12 +232,17 @@ inline constexpr const char* kHtmlScript = R"JS(
       el('text', { x: X(v), y: H - M.b + 14, 'text-anchor': 'middle' }, svg, v + ' MB/s');
     });
     var n = 0;
+    var chosen = featuredCompression();
     timed.forEach(function (r, i) {
-      var c = el('circle', { cx: X(xs[i]), cy: sy.f(ys[i]), r: 5,
-                             fill: COLORS[i % COLORS.length] }, svg);
+      var mine = r.compression === chosen;
+      var dot = { cx: X(xs[i]), cy: sy.f(ys[i]), r: mine ? 8 : 5, fill: COLORS[i % COLORS.length] };
+      if (mine) { dot.stroke = '#1d2330'; dot['stroke-width'] = 2.5; }
+      var c = el('circle', dot, svg);
       el('title', {}, c, r.compression + ': ' + ratioTick(ys[i]) + ' at ' + xs[i].toFixed(0) +
          ' MB/s');
-      el('text', { x: X(xs[i]) + 7, y: sy.f(ys[i]) - 6 }, svg, r.compression);
+      var label = el('text', { x: X(xs[i]) + 9, y: sy.f(ys[i]) - 7 }, svg,
+                     mine ? r.compression + ' \u2605 recommended' : r.compression);
+      if (mine) label.setAttribute('font-weight', 'bold');
       n++;
     });
     el('text', { x: (W + M.l) / 2, y: H - 4, 'text-anchor': 'middle' }, svg,
@@ -217,10 +255,12 @@ inline constexpr const char* kHtmlScript = R"JS(
     note(svg, 'compression ' + c + '; pays from ' +
          ((data.advice && data.advice.thresholds) ? data.advice.thresholds.dedup_pays_ratio
                                                    : 1.2) + 'x when the table fits in RAM.');
+    var rs = featuredRecordsize();
     return bars(svg, rows.map(function (r) { return niceSize(r.recordsize); }),
                 [{ name: 'dedup ratio', values: rows.map(function (r) { return r.dedup.ratio; }) }],
                 { yLabel: 'dedup ratio', tick: ratioTick, min: 1, valueLabels: true,
-                  xLabel: 'recordsize' });
+                  xLabel: 'recordsize (\u2605 recommended)',
+                  highlight: rows.map(function (r) { return r.recordsize; }).indexOf(rs) });
   }
   function drawHistogram(svg) {
     var idx = featured ? featured.index : 0;
@@ -232,23 +272,50 @@ inline constexpr const char* kHtmlScript = R"JS(
                 [{ name: 'allocated', values: hist.map(function (h) { return h.allocated.dsize; }) },
                  { name: 'referenced', values: hist.map(function (h) {
                    return h.referenced.dsize; }) }],
-                { yLabel: 'bytes (dsize)', tick: fmtBytes, log: true, xLabel: 'refcnt bucket' });
+                { yLabel: 'bytes (dsize)', tick: tickBytes, log: true, bytes: true,
+                  xLabel: 'refcnt bucket' });
   }
   function drawSavings(svg) {
-    var saved = function (stored, l) { return l > 0 ? (1 - stored / l) * 100 : 0; };
-    note(svg, 'against the logical size; with dedup: zpool ALLOC, DDT included.');
+    note(svg, 'saved: 1 - stored / logical, stored as zfs used counts it (parity deflated); ' +
+         'with dedup: less what dedup removes, plus the DDT.');
     return bars(svg, results.map(function (r) { return niceSize(r.recordsize) + ' ' +
                                                        r.compression; }),
                 [{ name: 'saved without dedup', values: results.map(function (r) {
-                   return saved(r.used, r.lsize); }) },
+                   return r.saved_percent; }) },
                  { name: 'saved with dedup', values: results.map(function (r) {
-                   return saved(r.pool_alloc, r.lsize); }) }],
+                   return r.saved_with_dedup_percent; }) }],
                 { yLabel: 'space saved (%)', tick: function (v) { return v.toFixed(0) + '%'; },
-                  max: 10, xLabel: 'recordsize, compression' });
+                  max: 10, xLabel: 'recordsize, compression (\u2605 recommended)',
+                  highlight: featured ? featured.index : -1 });
+  }
+  // The DDT's RAM (in core + log, format in force) per recordsize against the budget the advice
+  // judges it by (a quarter of RAM) and the RAM itself.
+  function drawDdtRam(svg) {
+    var c = featuredCompression(), rs = featuredRecordsize();
+    var adv = data.advice || {};
+    var format = adv.ddt_format || 'legacy';
+    var rows = results.filter(function (r) { return r.compression === c; });
+    var need = rows.map(function (r) {
+      var f = (r.dedup.ddt_formats || []).filter(function (x) { return x.format === format; })[0];
+      return f ? Math.max(f.cached || 0, f.in_core || 0) + (f.log_bytes || 0) : 0;
+    });
+    var ram = adv.ram_bytes || 0;
+    var fraction = adv.thresholds ? adv.thresholds.ddt_ram_fraction : 0.25;
+    var lines = ram > 0 ? [{ name: 'budget (' + Math.round(fraction * 100) + '% of RAM)',
+                             value: ram * fraction, color: '#c8453b' },
+                           { name: 'RAM', value: ram, color: '#5b6475' }] : [];
+    note(svg, 'compression ' + c + ', ' + format + ' DDT: RAM the table needs held in ARC, ' +
+         'log scale.');
+    return bars(svg, rows.map(function (r) { return niceSize(r.recordsize); }),
+                [{ name: 'DDT RAM', values: need }],
+                { yLabel: 'bytes of RAM', tick: tickBytes, log: true, bytes: true,
+                  xLabel: 'recordsize (\u2605 recommended)', lines: lines,
+                  highlight: rows.map(function (r) { return r.recordsize; }).indexOf(rs) });
   }
 
   var charts = [['chart-codec', drawCodec], ['chart-dedup-recordsize', drawDedupByRecordsize],
-                ['chart-ddt-histogram', drawHistogram], ['chart-savings', drawSavings]];
+                ['chart-ddt-histogram', drawHistogram], ['chart-savings', drawSavings],
+                ['chart-ddt-ram', drawDdtRam]];
   var errors = [];
   charts.forEach(function (c) {
     var svg = document.getElementById(c[0]);

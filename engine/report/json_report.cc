@@ -1,9 +1,12 @@
 #include "engine/report/json_report.h"
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "engine/report/advice.h"
 #include "engine/report/codec_speed.h"
+#include "engine/report/name_encoding.h"
+#include "engine/report/sizing.h"
 
 namespace zsim::report {
 namespace {
@@ -42,7 +45,7 @@ json Footprint(const DdtFootprint& f) {
               {"duplicate", ClassFootprint(f.duplicate)}};
 }
 
-json Setting(const SettingResult& s, DdtFormat chosen) {
+json Setting(const SettingResult& s, const ScanOptions& o, DdtFormat chosen) {
   json histogram = json::array();
   for (const DdtHistogramRow& row : s.dedup.histogram) {
     histogram.push_back(json{{"refcnt", row.refcnt},
@@ -103,7 +106,88 @@ json Setting(const SettingResult& s, DdtFormat chosen) {
       {"timing", {{"codec_seconds", s.codec_seconds}, {"codec_bytes", s.codec_bytes}}},
   };
   out["compress_bytes_per_second"] = CodecBytesPerSecond(s);  // per core; 0: not timed
+  json buckets = json::array();
+  for (const BlockSizeBucket& b : s.block_sizes) {
+    buckets.push_back(json{{"size", b.size},
+                           {"blocks", b.blocks},
+                           {"psize", b.psize},
+                           {"asize", b.asize},
+                           {"unique_blocks", b.unique_blocks},
+                           {"unique_asize", b.unique_asize}});
+  }
+  out["block_sizes"] = buckets;
+  json small = json::array();
+  for (const SmallBlocks& b : s.small_blocks) {
+    small.push_back(json{{"threshold", b.threshold},
+                         {"blocks", b.blocks},
+                         {"unique_blocks", b.unique_blocks},
+                         {"asize", b.asize},
+                         {"unique_asize", b.unique_asize}});
+  }
+  out["small_blocks"] = small;
+  const SettingSpace space = SpaceOf(s, o);
+  out["used_with_dedup"] = space.stored_dedup_bytes;
+  out["saved_percent"] = SavedPercentOf(space.saved);
+  out["saved_with_dedup_percent"] = SavedPercentOf(space.saved_dedup);
   if (s.ci95) out["ci95"] = json::array({(*s.ci95)[0], (*s.ci95)[1]});
+  return out;
+}
+
+// Ratios stay fractional; every other figure is a count, a size or a whole percent: an integer.
+json Figure(const AdviceFigure& f) {
+  const std::string_view n = f.name;
+  if (n.ends_with("ratio") || n.ends_with("_ratio")) return f.value;
+  return static_cast<int64_t>(std::llround(f.value));
+}
+
+json DecisionJson(const ScanResult& r, const Decision& d) {
+  if (d.featured < 0) return nullptr;
+  const SettingResult& f = r.results[size_t(d.featured)];
+  return json{{"index", d.featured},
+              {"block_size_property", BlockSizeProperty(r.options)},
+              {"recordsize", f.recordsize},
+              {"compression", CompressionName(f.compression)},
+              {"dedup", d.dedup_on ? "on" : "off"},
+              {"dedup_with_ddt_hardware", d.dedup_with_hardware},
+              {"verdict", VerdictName(d.verdict)},
+              {"dedup_verdict", VerdictName(d.dedup_verdict)},
+              {"logical_bytes", d.space.logical_bytes},
+              {"stored_bytes", d.stored_bytes},
+              {"saved_percent", SavedPercentOf(d.saved)},
+              {"saved_without_dedup_percent", SavedPercentOf(d.space.saved)},
+              {"saved_with_dedup_percent", SavedPercentOf(d.space.saved_dedup)},
+              {"ddt_ram_bytes", d.dedup.ram_need_bytes},
+              {"ddt_ram_budget_bytes", d.dedup.budget_bytes},
+              {"ddt_fits_in_ram", d.dedup.fits}};
+}
+
+json SizingJson(const ScanResult& r, const Advice& a) {
+  const VdevSizing sizing = SizeVdevs(r, a);
+  json special = json::array();
+  for (const SpecialVdevSize& v : sizing.special) {
+    special.push_back(json{{"special_small_blocks", v.threshold},
+                           {"small_blocks", v.small_blocks},
+                           {"small_block_bytes", v.small_block_bytes},
+                           {"metadata_bytes", v.metadata_bytes},
+                           {"ddt_bytes", v.ddt_bytes},
+                           {"total_bytes", v.total_bytes}});
+  }
+  return json{{"special_vdev", special}, {"dedup_vdev_bytes", sizing.dedup_vdev_bytes}};
+}
+
+json DirectoriesJson(const ScanResult& r, const Advice& a) {
+  json out = json::array();
+  for (const DirectoryAdvice& d : a.directories) {
+    const SettingResult& s = r.results[size_t(d.setting)];
+    out.push_back(json{{"name", d.name},
+                       {"setting_index", d.setting},
+                       {"recordsize", s.recordsize},
+                       {"compression", CompressionName(s.compression)},
+                       {"lsize", d.lsize},
+                       {"psize", d.psize},
+                       {"recommended_psize", d.recommended_psize},
+                       {"saved_bytes", d.saved_bytes}});
+  }
   return out;
 }
 
@@ -111,7 +195,7 @@ json AdviceJson(const ScanResult& r, const Advice& a) {
   json items = json::array();
   for (const AdviceItem& item : a.items) {
     json figures = json::object();
-    for (const AdviceFigure& f : item.figures) figures[f.name] = f.value;
+    for (const AdviceFigure& f : item.figures) figures[f.name] = Figure(f);
     items.push_back(json{{"kind", AdviceKindName(item.kind)},
                          {"verdict", VerdictName(item.verdict)},
                          {"sentence", item.sentence},
@@ -128,6 +212,9 @@ json AdviceJson(const ScanResult& r, const Advice& a) {
   return json{{"verdict", summary ? VerdictName(summary->verdict) : "nothing_scanned"},
               {"summary", summary ? summary->sentence : ""},
               {"featured", featured},
+              {"decision", DecisionJson(r, a)},
+              {"per_directory", DirectoriesJson(r, a)},
+              {"vdev_sizing", SizingJson(r, a)},
               {"ram_bytes", a.ram_bytes},
               {"ddt_format", FormatName(a.ddt_format)},
               {"thresholds",
@@ -138,6 +225,8 @@ json AdviceJson(const ScanResult& r, const Advice& a) {
                 {"stronger_codec_gain", kStrongerCodecGain},
                 {"codec_tie", kCodecTie},
                 {"recordsize_gain", kRecordsizeGain},
+                {"directory_gain", kDirectoryGain},
+                {"directory_share", kDirectoryShare},
                 {"no_ddt_share", kNoDdtShare}}},
               {"items", items}};
 }
@@ -153,6 +242,21 @@ json BreakdownRows(const std::vector<BreakdownRow>& rows) {
                        {"duplicate_bytes", row.duplicate_bytes}});
   }
   return out;
+}
+
+// The breakdown of the recommended setting, saying which setting it is for.
+json BreakdownJson(const Breakdowns* b, int index) {
+  if (b == nullptr) {
+    return json{{"setting_index", nullptr},     {"recordsize", nullptr},
+                {"compression", nullptr},       {"sample_modulus", 1},
+                {"directories", json::array()}, {"extensions", json::array()}};
+  }
+  return json{{"setting_index", index},
+              {"recordsize", b->recordsize},
+              {"compression", CompressionName(b->compression)},
+              {"sample_modulus", b->sample_modulus},
+              {"directories", BreakdownRows(b->directories)},
+              {"extensions", BreakdownRows(b->extensions)}};
 }
 
 }  // namespace
@@ -187,8 +291,9 @@ std::string ToJson(const ScanResult& r, const Advice& advice) {
       {"threads", o.threads},
   };
   json results = json::array();
-  for (const SettingResult& s : r.results) results.push_back(Setting(s, format));
+  for (const SettingResult& s : r.results) results.push_back(Setting(s, o, format));
   json out = {
+      {"schema_version", kJsonSchemaVersion},
       {"zsim_version", ZSIM_VERSION_STRING},
       {"partial", r.partial},
       {"input",
@@ -207,12 +312,7 @@ std::string ToJson(const ScanResult& r, const Advice& advice) {
         {"ddt_table_entries", r.memory.table_entries},
         {"distinct_sketch_bytes", r.memory.sketch_bytes}}},
       {"advice", AdviceJson(r, advice)},
-      {"breakdown",
-       {{"recordsize", r.breakdown.recordsize},
-        {"compression", CompressionName(r.breakdown.compression)},
-        {"sample_modulus", r.breakdown.sample_modulus},
-        {"directories", BreakdownRows(r.breakdown.directories)},
-        {"extensions", BreakdownRows(r.breakdown.extensions)}}},
+      {"breakdown", BreakdownJson(BreakdownFor(r, advice.featured), advice.featured)},
       {"dedup_sources",
        {{"duplicate_files", r.dedup_sources.duplicate_files},
         {"duplicate_file_bytes", r.dedup_sources.duplicate_file_bytes},
@@ -220,6 +320,7 @@ std::string ToJson(const ScanResult& r, const Advice& advice) {
         {"zero_block_bytes", r.dedup_sources.zero_block_bytes}}},
   };
   // `replace` keeps invalid UTF-8 visible as U+FFFD instead of throwing mid-report.
+  EncodeNamesIn(out);  // names that are not UTF-8, losslessly (name_encoding.h)
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

@@ -6,6 +6,9 @@
 #include <cmath>
 
 #include "engine/base/size_suffix.h"
+#include "engine/report/name_encoding.h"
+#include "engine/report/sizing.h"
+#include "engine/report/text_table.h"
 #include "engine/zfs/ddt_footprint.h"
 #include "engine/zfs/nicenum.h"
 #include "engine/zfs/zdb_text.h"
@@ -19,23 +22,8 @@ std::string Ratio(double r) { return fmt::format("{:.2f}x", r); }
 
 std::string Section(const char* title) { return fmt::format("\n== {} ==\n", title); }
 
-// Savings against the logical size, or "-" when there is nothing.
-std::string Saved(uint64_t stored, uint64_t lsize) {
-  if (lsize == 0) return "-";
-  // Rounded first, so a saving of -0.3 % prints "0%", not "-0%".
-  const double percent = std::round((1.0 - double(stored) / double(lsize)) * 100.0);
-  return fmt::format("{:.0f}%", percent == 0 ? 0.0 : percent);
-}
-
-// A file name on one line: control characters (newline, escape, ...) become '?'.
-std::string Printable(const std::string& name) {
-  std::string out = name;
-  for (char& ch : out) {
-    const auto u = static_cast<unsigned char>(ch);
-    if (u < 0x20 || u == 0x7f) ch = '?';
-  }
-  return out;
-}
+// A file name on one line: control characters (C0, DEL, C1) become '?' (name_encoding.h).
+std::string Printable(const std::string& name) { return TerminalName(name); }
 
 const char* FormatName(DdtFormat f) { return f == DdtFormat::kFast ? "fast" : "legacy"; }
 
@@ -64,42 +52,59 @@ void Scanned(const ScanResult& r, std::string& out) {
   }
 }
 
-void Settings(const ScanResult& r, const Advice& a, std::string& out) {
+void Settings(const ScanResult& r, const Advice& a, const TextOptions& t, std::string& out) {
   out += Section(kSectionSettings);
-  constexpr const char* kRow =
-      "{:<1}{:<10} {:<13} {:>8} {:>8} {:>9} {:>8} {:>6} {:>8} {:>8} {:>10} {:>6} {:>10}\n";
-  out += fmt::format(kRow, "", r.options.volblocksize ? "volblock" : "recordsize", "compression",
-                     "logical", "physical", "allocated", "compress", "dedup", "combined", "used",
-                     "with dedup", "saved", "with dedup");
+  TextTable table({{"", true, 0},
+                   {BlockSizeProperty(r.options), true, 0},
+                   {"compression", true, 0},
+                   {"logical", false, 4},
+                   {"physical", false, 5},
+                   {"allocated", false, 7},
+                   {"compress", false, 0},
+                   {"dedup", false, 0},
+                   {"combined", false, 6},
+                   {"used", false, 0},
+                   {"saved", false, 0},
+                   {"used+dedup", false, 2},
+                   {"saved+dedup", false, 0},
+                   {"ALLOC(raw)", false, 3}});
   std::string estimates;  // one line per setting with a sampled figure
   for (size_t i = 0; i < r.results.size(); ++i) {
     const SettingResult& s = r.results[i];
+    const SettingSpace space = SpaceOf(s, r.options);
     const bool sampled_compress = s.ci95.has_value();
     const bool sampled_dedup = s.dedup.ratio_ci95.has_value();
-    out +=
-        fmt::format(kRow, int(i) == a.featured ? "*" : "", zfs::NiceBytes(s.recordsize),
-                    CompressionName(s.compression), zfs::NiceBytes(s.lsize),
-                    zfs::NiceBytes(s.psize), zfs::NiceBytes(s.asize),
-                    fmt::format("{}{}", sampled_compress ? "~" : "", Ratio(s.compressratio)),
-                    fmt::format("{}{}", sampled_dedup ? "~" : "", Ratio(s.dedup.ratio)),
-                    Ratio(s.dedup.zdb_total), zfs::NiceBytes(s.used), zfs::NiceBytes(s.pool_alloc),
-                    Saved(s.used, s.lsize), Saved(s.pool_alloc, s.lsize));
+    table.AddRow({int(i) == a.featured ? "*" : "", zfs::NiceBytes(s.recordsize),
+                  CompressionName(s.compression), zfs::NiceBytes(s.lsize), zfs::NiceBytes(s.psize),
+                  zfs::NiceBytes(s.asize),
+                  fmt::format("{}{}", sampled_compress ? "~" : "", Ratio(s.compressratio)),
+                  fmt::format("{}{}", sampled_dedup ? "~" : "", Ratio(s.dedup.ratio)),
+                  Ratio(s.dedup.zdb_total), zfs::NiceBytes(s.used),
+                  s.lsize > 0 ? SavedText(space.saved) : "-",
+                  zfs::NiceBytes(space.stored_dedup_bytes),
+                  s.lsize > 0 ? SavedText(space.saved_dedup) : "-", zfs::NiceBytes(s.pool_alloc)});
     if (!sampled_compress && !sampled_dedup) continue;
-    estimates +=
-        fmt::format("  {} {}:", zfs::NiceBytes(s.recordsize), CompressionName(s.compression));
+    std::string line =
+        fmt::format("{} {}:", zfs::NiceBytes(s.recordsize), CompressionName(s.compression));
     if (sampled_compress) {
-      estimates += " compress " + RatioWithInterval(s.compressratio, *s.ci95);
+      line += " compress " + RatioWithInterval(s.compressratio, *s.ci95);
     }
     if (sampled_dedup) {
-      estimates += fmt::format(
+      line += fmt::format(
           "{} dedup {} (the dedup table kept 1/{} of the blocks)", sampled_compress ? ";" : "",
           RatioWithInterval(s.dedup.ratio, *s.dedup.ratio_ci95), s.dedup.sample_modulus);
     }
-    estimates += "\n";
+    estimates += Wrap(line, t.width, "  ", "    ");
   }
-  out +=
-      "(used: what `zfs get used` shows, no dedup; with dedup: `zpool list` ALLOC, DDT included;"
-      " saved: against the logical size; * the setting featured below)\n";
+  out += table.Render(t.width, t.wide);
+  out += Wrap(
+      "saved: 1 - stored/logical, one base for every saved figure in this report. Stored is "
+      "usable space as `zfs get used` counts it (parity and padding deflated by the vdev's "
+      "ratio): used without dedup; used+dedup is used less what dedup removes plus the DDT, "
+      "deflated the same way. ALLOC(raw): `zpool list` ALLOC with dedup, parity and the pool's "
+      "own metadata included. * the recommended setting, featured below." +
+          std::string(t.wide ? "" : " --wide shows every column."),
+      t.width, "", "");
   if (!estimates.empty()) {
     out +=
         "~ estimates from a sample (`--exact` computes every block), with their 95% intervals:\n" +
@@ -114,35 +119,114 @@ void Histogram(const ScanResult& r, const SettingResult& f, const Advice& a, std
   out += ZdbBlock(f, a.ddt_format, r.options.profile);
 }
 
-void DdtSize(const SettingResult& f, const Advice& a, std::string& out) {
+void DdtSize(const SettingResult& f, const Advice& a, const TextOptions& t, std::string& out) {
   out += Section(kSectionDdtSize);
   const uint64_t entries = f.dedup.unique_entries + f.dedup.duplicate_entries;
   out += fmt::format("{} entries ({} unique, {} duplicate)\n", entries, f.dedup.unique_entries,
                      f.dedup.duplicate_entries);
   for (const DdtFootprint& fp : f.dedup.footprints) {
-    out += fmt::format("{:<6} format{}: {} in core, {} on disk", FormatName(fp.format),
-                       fp.format == a.ddt_format ? " (in force)" : "",
-                       FormatBytes(fp.in_core_bytes), FormatBytes(fp.on_disk_bytes));
-    if (fp.log_bytes > 0) out += fmt::format(", log up to {}", FormatBytes(fp.log_bytes));
+    std::string line = fmt::format("{:<6} format{}: {} in core, {} on disk", FormatName(fp.format),
+                                   fp.format == a.ddt_format ? " (in force)" : "",
+                                   FormatBytes(fp.in_core_bytes), FormatBytes(fp.on_disk_bytes));
+    if (fp.log_bytes > 0) line += fmt::format(", log up to {}", FormatBytes(fp.log_bytes));
     if (entries > 0) {
-      out += fmt::format(", {} per entry in core", FormatBytes(fp.in_core_bytes / entries));
+      line += fmt::format(", {} per entry in core", FormatBytes(fp.in_core_bytes / entries));
     }
-    out += fmt::format("; L2ARC headers {}\n", FormatBytes(fp.l2arc_header_bytes));
+    line += fmt::format("; L2ARC headers {}", FormatBytes(fp.l2arc_header_bytes));
+    out += Wrap(line, t.width, "", "  ");
   }
   if (f.dedup.footprints.empty()) out += "(the engine computed no DDT size for this setting)\n";
   if (entries > 0) {
-    out += fmt::format(
-        "For comparison: 320 B per entry (rule of thumb) = {}; 1.25 GiB per TiB (zfsconcepts) "
-        "= {}\n",
-        FormatBytes(entries * 320), FormatBytes(zfs::ManPageDedupRam(f.lsize)));
+    out += Wrap(fmt::format("For comparison: 320 B per entry (rule of thumb) = {}; 1.25 GiB per "
+                            "TiB (zfsconcepts) = {}",
+                            FormatBytes(entries * 320), FormatBytes(zfs::ManPageDedupRam(f.lsize))),
+                t.width, "", "  ");
   }
   if (const AdviceItem* m = a.Find(AdviceKind::kDdtMemory)) {
-    out += fmt::format("Against {} of RAM: {}\n", FormatBytes(a.ram_bytes), m->sentence);
+    out += Wrap(fmt::format("Against {} of RAM: {}", FormatBytes(a.ram_bytes), m->sentence),
+                t.width, "", "  ");
   }
 }
 
+void BlockSizes(const ScanResult& r, const SettingResult& f, const Advice& a, const TextOptions& t,
+                std::string& out) {
+  out += Section(kSectionBlockSizes);
+  if (f.block_sizes.empty()) {
+    out += "(no data blocks: nothing for a special vdev but metadata)\n";
+  } else {
+    out += fmt::format("{} {}, compression {}: data blocks by psize, as `zdb -bb` groups them\n",
+                       BlockSizeProperty(r.options), zfs::NiceBytes(f.recordsize),
+                       CompressionName(f.compression));
+    uint64_t total = 0;
+    for (const BlockSizeBucket& b : f.block_sizes) total += b.asize;
+    TextTable table({{"block size", false, 0},
+                     {"count", false, 0},
+                     {"psize", false, 0},
+                     {"asize", false, 0},
+                     {"cum asize", false, 0},
+                     {"unique", false, 1},
+                     {"unique asize", false, 1}});
+    uint64_t cum = 0;
+    for (const BlockSizeBucket& b : f.block_sizes) {
+      cum += b.asize;
+      table.AddRow({zfs::NiceBytes(b.size), zfs::NiceNumber(b.blocks), zfs::NiceBytes(b.psize),
+                    zfs::NiceBytes(b.asize),
+                    fmt::format("{:.1f}%", total > 0 ? 100.0 * double(cum) / double(total) : 0.0),
+                    zfs::NiceNumber(b.unique_blocks), zfs::NiceBytes(b.unique_asize)});
+    }
+    out += table.Render(t.width, t.wide, "  ");
+  }
+  const VdevSizing sizing = SizeVdevs(r, a);
+  if (sizing.special.empty()) return;
+  std::string lines;
+  for (const SpecialVdevSize& v : sizing.special) {
+    if (v.threshold != 0 && v.small_blocks == 0) continue;  // changes nothing
+    lines += fmt::format(
+        "  {:<28} {:>10}  (metadata {}{}{})\n",
+        v.threshold == 0 ? std::string("metadata only")
+                         : fmt::format("special_small_blocks={}", zfs::NiceBytes(v.threshold)),
+        FormatBytes(v.total_bytes), FormatBytes(v.metadata_bytes),
+        v.ddt_bytes > 0 ? fmt::format(", DDT {}", FormatBytes(v.ddt_bytes)) : "",
+        v.threshold == 0 ? ""
+                         : fmt::format(", {} blocks {}", zfs::NiceNumber(v.small_blocks),
+                                       FormatBytes(v.small_block_bytes)));
+  }
+  out += Wrap(fmt::format("A special vdev (mirror, ashift {}) would hold{}:", r.options.ashift,
+                          a.dedup_on || a.dedup_with_hardware
+                              ? " (the DDT too, unless a dedup vdev takes it)"
+                              : ""),
+              t.width, "", "  ");
+  out += lines;
+  if (sizing.dedup_vdev_bytes > 0) {
+    out += fmt::format("A dedup vdev would hold the DDT: {} on disk.\n",
+                       FormatBytes(sizing.dedup_vdev_bytes));
+  }
+  out += Wrap(
+      "Special and dedup vdevs hold blocks the pool cannot live without: give them the pool's "
+      "redundancy (a mirror at least); losing one loses the pool.",
+      t.width, "", "  ");
+}
+
+// A name cut to `width` columns, its middle replaced by "...": the two ends say most.
+std::string Shortened(const std::string& name, size_t width) {
+  if (DisplayWidth(name) <= width || width < 8) return name;
+  std::vector<std::string> chars;  // UTF-8 characters
+  for (size_t i = 0; i < name.size();) {
+    size_t n = 1;
+    while (i + n < name.size() && (static_cast<unsigned char>(name[i + n]) & 0xC0) == 0x80) ++n;
+    chars.push_back(name.substr(i, n));
+    i += n;
+  }
+  const size_t keep = width - 3, head = keep / 3, tail = keep - head;
+  std::string out;
+  for (size_t i = 0; i < head; ++i) out += chars[i];
+  out += "...";
+  for (size_t i = chars.size() - tail; i < chars.size(); ++i) out += chars[i];
+  return out;
+}
+
 void BreakdownTable(const char* title, std::vector<BreakdownRow> rows, bool by_compression,
-                    std::string& out) {
+                    const TextOptions& t, std::string& out) {
   if (by_compression) {
     std::stable_sort(rows.begin(), rows.end(), [](const BreakdownRow& x, const BreakdownRow& y) {
       const uint64_t sx = x.lsize > x.psize ? x.lsize - x.psize : 0;
@@ -151,35 +235,42 @@ void BreakdownTable(const char* title, std::vector<BreakdownRow> rows, bool by_c
     });
   }
   out += fmt::format("{}:\n", title);
-  out += fmt::format("  {:>8} {:>10} {:>10} {:>10} {:>8}  {}\n", "files", "bytes", "duplicate",
-                     "saved", "compress", "name");
+  // The numbers take 53 columns with the indent; the name gets the rest of the width.
+  const size_t name_width = t.wide || t.width < 53 + 20 ? size_t(4096) : t.width - 53;
+  TextTable table({{"files", false, 0},
+                   {"bytes", false, 0},
+                   {"duplicate", false, 0},
+                   {"saved", false, 0},
+                   {"compress", false, 0},
+                   {"name", true, 0}});
   for (size_t i = 0; i < rows.size() && i < kBreakdownRows; ++i) {
     const BreakdownRow& row = rows[i];
     const uint64_t saved = row.lsize > row.psize ? row.lsize - row.psize : 0;
-    out += fmt::format("  {:>8} {:>10} {:>10} {:>10} {:>8}  {}\n", row.files,
-                       FormatBytes(row.bytes), FormatBytes(row.duplicate_bytes), FormatBytes(saved),
-                       row.psize > 0 ? Ratio(double(row.lsize) / double(row.psize)) : "-",
-                       Printable(row.name));
+    table.AddRow({std::to_string(row.files), FormatBytes(row.bytes),
+                  FormatBytes(row.duplicate_bytes), FormatBytes(saved),
+                  row.psize > 0 ? Ratio(double(row.lsize) / double(row.psize)) : "-",
+                  Shortened(Printable(row.name), name_width)});
   }
+  out += table.Render(t.width, true, "  ");
 }
 
-void Breakdown(const ScanResult& r, std::string& out) {
+void Breakdown(const ScanResult& r, const Advice& a, const TextOptions& t, std::string& out) {
   out += Section(kSectionBreakdown);
-  const Breakdowns& b = r.breakdown;
-  if (b.directories.empty() && b.extensions.empty()) {
+  const Breakdowns* b = BreakdownFor(r, a.featured);
+  if (b == nullptr || (b->directories.empty() && b->extensions.empty())) {
     out += "(no breakdown by directory or file type was collected by this scan)\n";
     return;
   }
   out += fmt::format(
-      "recordsize {}, compression {}{}\n", zfs::NiceBytes(b.recordsize),
-      CompressionName(b.compression),
-      b.sample_modulus > 1
-          ? fmt::format("; duplicate bytes estimated from 1/{} of the blocks", b.sample_modulus)
+      "recordsize {}, compression {}{}\n", zfs::NiceBytes(b->recordsize),
+      CompressionName(b->compression),
+      b->sample_modulus > 1
+          ? fmt::format("; duplicate bytes estimated from 1/{} of the blocks", b->sample_modulus)
           : "");
-  BreakdownTable("Top directories by duplicate bytes", b.directories, false, out);
-  BreakdownTable("Top file types by duplicate bytes", b.extensions, false, out);
-  BreakdownTable("Top directories by compression savings", b.directories, true, out);
-  BreakdownTable("Top file types by compression savings", b.extensions, true, out);
+  BreakdownTable("Top directories by duplicate bytes", b->directories, false, t, out);
+  BreakdownTable("Top file types by duplicate bytes", b->extensions, false, t, out);
+  BreakdownTable("Top directories by compression savings", b->directories, true, t, out);
+  BreakdownTable("Top file types by compression savings", b->extensions, true, t, out);
 }
 
 }  // namespace
@@ -193,24 +284,27 @@ std::string RatioWithInterval(double ratio, const std::array<double, 2>& ci95) {
 
 std::string ToText(const ScanResult& r) { return ToText(r, ComputeAdvice(r)); }
 
-std::string ToText(const ScanResult& r, const Advice& a) {
+std::string ToText(const ScanResult& r, const Advice& a, const TextOptions& t) {
   const ScanOptions& o = r.options;
   std::string out;
   out += fmt::format("zsim {}: what ZFS {} would store (ashift {}, vdev {}, copies {})\n",
                      ZSIM_VERSION_STRING, ProfileName(o.profile), o.ashift, VdevName(o.vdev),
                      o.copies);
   if (r.partial) out += "PARTIAL: the scan was interrupted; figures cover what was read.\n";
-  if (const AdviceItem* s = a.Find(AdviceKind::kSummary)) out += "Verdict: " + s->sentence + "\n";
+  if (const AdviceItem* s = a.Find(AdviceKind::kSummary)) {
+    out += Wrap(s->sentence, t.width, "Verdict: ", "  ");
+  }
   Scanned(r, out);
-  Settings(r, a, out);
+  Settings(r, a, t, out);
   if (a.featured >= 0) {
     const SettingResult& f = r.results[size_t(a.featured)];
     Histogram(r, f, a, out);
-    DdtSize(f, a, out);
+    DdtSize(f, a, t, out);
+    BlockSizes(r, f, a, t, out);
   }
-  Breakdown(r, out);
+  Breakdown(r, a, t, out);
   out += Section(kSectionAdvice);
-  for (const AdviceItem& item : a.items) out += "- " + item.sentence + "\n";
+  for (const AdviceItem& item : a.items) out += Wrap(item.sentence, t.width, "- ", "  ");
   return out;
 }
 

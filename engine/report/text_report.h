@@ -4,15 +4,19 @@
 // header and the one-line verdict, its sections, in this order (each opens with "== <title> =="):
 //   1. What was scanned: files, directories, bytes, skipped paths by reason, unreadable paths.
 //   2. Settings evaluated: one row per (recordsize, compression): logical, physical, allocated,
-//      compressratio, dedup ratio, combined ratio, used without dedup, pool ALLOC with dedup,
-//      and the savings of both against the logical size; the featured setting is marked "*".
+//      compressratio, dedup ratio, combined ratio, used without dedup and with dedup (ALLOC
+//      deflated), the savings of both on the one base of decision.h, and ALLOC raw; the
+//      recommended setting is marked "*".
 //   3. DDT histogram of the featured setting (the one the advice recommends), exactly as
 //      `zdb -DD` prints it, with its ratio line.
 //   4. DDT size and RAM: in core and on disk per DDT format, the rules of thumb for comparison,
 //      and what that means against --ram (ARC, L2ARC with its header cost, special vdev).
-//   5. Breakdown: top directories and file types by duplicate bytes and by compression savings
+//   5. Block sizes and special vdev: the recommended setting's data blocks by psize as zdb -bb
+//      groups them, and what a special vdev (metadata + small blocks under each
+//      special_small_blocks threshold, + the DDT) or a dedup vdev would hold (sizing.h).
+//   6. Breakdown: top directories and file types by duplicate bytes and by compression savings
 //      (omitted with a note when the scan collected none).
-//   6. Advice: every advice item's sentence (advice.h), the summary first.
+//   7. Advice: every advice item's sentence (advice.h), the summary first.
 // Control characters in file names print as '?', so a name cannot forge report lines.
 //
 // Thread safety: pure functions.
@@ -33,12 +37,21 @@ inline constexpr const char* kSectionScanned = "What was scanned";
 inline constexpr const char* kSectionSettings = "Settings evaluated (recordsize x compression)";
 inline constexpr const char* kSectionHistogram = "DDT histogram";
 inline constexpr const char* kSectionDdtSize = "DDT size and RAM";
+inline constexpr const char* kSectionBlockSizes = "Block sizes and special vdev";
 inline constexpr const char* kSectionBreakdown = "Breakdown";
 inline constexpr const char* kSectionAdvice = "Advice";
 
+// How wide the report may be: `width` columns (the terminal's, 100 when not a terminal); prose
+// is folded to it and the settings table leaves out its least needed columns (allocated,
+// combined, physical, logical, ALLOC(raw), used+dedup) until it fits, unless `wide`.
+struct TextOptions {
+  size_t width = 100;
+  bool wide = false;
+};
+
 std::string ToText(const ScanResult& result);
 // The same with advice already computed by ComputeAdvice(result).
-std::string ToText(const ScanResult& result, const Advice& advice);
+std::string ToText(const ScanResult& result, const Advice& advice, const TextOptions& text = {});
 
 // An estimated ratio and its 95% interval, "3.23x ±0.06 (3.17x-3.29x)": the ± is the wider side
 // (a ratio's interval need not be symmetric). The ratio is floored to 2 decimals as zfs and

@@ -12,9 +12,6 @@
 namespace zsim::walk {
 namespace internal {
 
-// A file's identity.
-using FileKey = std::pair<uint64_t, uint64_t>;  // st_dev, st_ino
-
 // A set of FileKeys in one flat array (open addressing, linear probing, at most 3/4 full):
 // 16-byte slots, 21 to 43 bytes per key, where a std::set node takes about 64. Inode 0 is
 // never a file's, so {any, 0} marks an empty slot.
@@ -27,16 +24,16 @@ class FileKeySet {
       if (slots_[i].second == 0) return false;
     }
   }
-  // A key with inode 0 (no file system gives one) is not kept.
-  void Insert(const FileKey& k) {
-    if (k.second == 0) return;
+  // A key with inode 0 (no file system gives one) is not kept. True if the key is new.
+  bool Insert(const FileKey& k) {
+    if (k.second == 0) return true;
     if (4 * (size_ + 1) > 3 * slots_.size()) Grow();
     for (size_t i = Home(k);; i = (i + 1) & (slots_.size() - 1)) {
-      if (slots_[i] == k) return;
+      if (slots_[i] == k) return false;
       if (slots_[i].second == 0) {
         slots_[i] = k;
         ++size_;
-        return;
+        return true;
       }
     }
   }
@@ -68,7 +65,11 @@ class ParallelWalk {
 
   ParallelWalk(io::FileSystem* fs, std::vector<std::string> roots, WalkOptions options, int threads,
                Visit visit, std::function<void()> done)
-      : fs_(fs), options_(std::move(options)), visit_(std::move(visit)), done_(std::move(done)) {
+      : fs_(fs),
+        options_(std::move(options)),
+        visit_(std::move(visit)),
+        done_(std::move(done)),
+        root_ids_(RootIdentities(fs_, roots)) {
     assert(!options_.follow_symlinks);
     assert(threads >= 1);
     for (size_t i = 0; i < roots.size(); ++i) {
@@ -96,7 +97,8 @@ class ParallelWalk {
     size_t root = 0;
     uint64_t root_dev = 0;  // --one-file-system: the root's device
     bool is_root = false;
-    io::FileInfo info;  // a directory's own stat
+    io::FileInfo info;         // a directory's own stat
+    bool list_follow = false;  // a root directory: listed through a symlink
   };
 
   // A regular file with several names: the smallest path counts.
@@ -173,8 +175,13 @@ class ParallelWalk {
       Emit(Failed(task.path, info.status()), task.root);
       return;
     }
+    if (RepeatsAnEarlierRoot(root_ids_, task.root)) {
+      Emit(Skipped(task.path, SkipReason::kOverlap), task.root);
+      return;
+    }
     if (info->type == io::FileType::kDirectory) {
-      ListDirectory(Task{task.path, task.root, info->dev, false, *info}, local);
+      ListDirectory(Task{task.path, task.root, info->dev, false, *info, /*list_follow=*/true},
+                    local);
       return;
     }
     if (info->type == io::FileType::kBlockDevice) {
@@ -189,7 +196,7 @@ class ParallelWalk {
   }
 
   void ListDirectory(const Task& dir, std::vector<Task>* local) {
-    Result<std::vector<io::DirEntry>> entries = fs_->ListDirectory(dir.path);
+    Result<std::vector<io::DirEntry>> entries = fs_->ListDirectory(dir.path, dir.list_follow);
     if (!entries.ok()) {
       Emit(Failed(dir.path, entries.status()), dir.root);
       return;
@@ -218,10 +225,18 @@ class ParallelWalk {
   // An entry met inside a tree (or a root that is not a directory or device). False: stop.
   bool Classify(std::string path, const io::FileInfo& info, const Task& parent,
                 std::vector<Task>* local) {
+    // An input met inside a tree is left to its own root, whichever thread comes first.
+    if (!parent.is_root && IsARoot(root_ids_, {info.dev, info.ino})) {
+      return Emit(Skipped(std::move(path), SkipReason::kOverlap), parent.root);
+    }
     switch (info.type) {
       case io::FileType::kDirectory:
         if (options_.one_file_system && info.dev != parent.root_dev) {
           return Emit(Skipped(std::move(path), SkipReason::kOtherFileSystem), parent.root);
+        }
+        if (!ClaimDirectory({info.dev, info.ino})) {
+          // A bind mount (or another route) to a directory already listed or queued.
+          return Emit(Skipped(std::move(path), SkipReason::kOverlap), parent.root);
         }
         local->push_back(Task{std::move(path), parent.root, parent.root_dev, false, info});
         return true;
@@ -238,6 +253,12 @@ class ParallelWalk {
       default:
         return Emit(Skipped(std::move(path), *SkipReasonOfType(info.type)), parent.root);
     }
+  }
+
+  // True for the first route to a directory: only that one is listed.
+  bool ClaimDirectory(const FileKey& key) {
+    std::lock_guard<std::mutex> lock(dirs_mu_);
+    return seen_dirs_.Insert(key);
   }
 
   // One name of a file with several. Once st_nlink distinct names are met the smallest counts
@@ -321,6 +342,10 @@ class ParallelWalk {
   std::atomic<int> idle_{0};
   std::atomic<bool> stop_{false};  // written under mu_ (the pool's waits read it)
   std::atomic<int> alive_{0};
+
+  std::vector<std::optional<FileKey>> root_ids_;  // each root's (dev, ino), fixed
+  std::mutex dirs_mu_;
+  FileKeySet seen_dirs_;  // Guarded by dirs_mu_. Directories inside the trees listed or queued.
 
   std::mutex linked_mu_;
   std::map<FileKey, Linked> linked_;  // names still being found

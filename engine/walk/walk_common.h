@@ -11,11 +11,24 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/walk/walker.h"
 
 namespace zsim::walk::internal {
+
+// A file's identity.
+using FileKey = std::pair<uint64_t, uint64_t>;  // st_dev, st_ino
+
+// The identity of each root (stat, following a symlink), nullopt where the stat fails (the walk
+// reports that error when it visits the root).
+std::vector<std::optional<FileKey>> RootIdentities(io::FileSystem* fs,
+                                                   const std::vector<std::string>& roots);
+// True when root `i` has the identity of an earlier root (the same input named twice).
+bool RepeatsAnEarlierRoot(const std::vector<std::optional<FileKey>>& ids, size_t i);
+// True when `key` is the identity of some root.
+bool IsARoot(const std::vector<std::optional<FileKey>>& ids, const FileKey& key);
 
 WalkItem Skipped(std::string path, SkipReason reason);
 WalkItem Failed(std::string path, Status status);

@@ -28,6 +28,8 @@ std::string_view SkipReasonName(SkipReason reason) {
       return "other_file_system";
     case SkipReason::kUnknownType:
       return "unknown_type";
+    case SkipReason::kOverlap:
+      return "overlap";
   }
   return "unknown";
 }
@@ -87,6 +89,31 @@ std::optional<SkipReason> SkipReasonOfType(io::FileType type) {
   return SkipReason::kUnknownType;
 }
 
+std::vector<std::optional<FileKey>> RootIdentities(io::FileSystem* fs,
+                                                   const std::vector<std::string>& roots) {
+  std::vector<std::optional<FileKey>> ids;
+  ids.reserve(roots.size());
+  for (const std::string& root : roots) {
+    Result<io::FileInfo> info = fs->Stat(root, /*follow=*/true);
+    if (info.ok()) {
+      ids.emplace_back(FileKey{info->dev, info->ino});
+    } else {
+      ids.emplace_back(std::nullopt);
+    }
+  }
+  return ids;
+}
+
+bool RepeatsAnEarlierRoot(const std::vector<std::optional<FileKey>>& ids, size_t i) {
+  if (i >= ids.size() || !ids[i]) return false;
+  return std::find(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(i), ids[i]) !=
+         ids.begin() + static_cast<std::ptrdiff_t>(i);
+}
+
+bool IsARoot(const std::vector<std::optional<FileKey>>& ids, const FileKey& key) {
+  return std::find(ids.begin(), ids.end(), std::optional<FileKey>(key)) != ids.end();
+}
+
 WalkItem DirectoryItem(std::string path, const io::FileInfo& info,
                        const std::vector<io::DirEntry>& entries) {
   WalkItem item;
@@ -108,14 +135,22 @@ using internal::JoinPath;
 using internal::Skipped;
 
 Walker::Walker(io::FileSystem* fs, std::vector<std::string> roots, WalkOptions options)
-    : fs_(fs), roots_(std::move(roots)), options_(std::move(options)) {}
+    : fs_(fs),
+      roots_(std::move(roots)),
+      options_(std::move(options)),
+      root_ids_(internal::RootIdentities(fs_, roots_)) {}
 
 WalkItem Walker::Classify(std::string path, const io::FileInfo& info, bool is_root,
-                          uint64_t root_dev) {
+                          uint64_t root_dev, bool via_symlink) {
   using io::FileType;
   if (!is_root && options_.one_file_system && info.dev != root_dev &&
       info.type == FileType::kDirectory) {
     return Skipped(std::move(path), SkipReason::kOtherFileSystem);
+  }
+  const bool is_dir = info.type == FileType::kDirectory;
+  // Inside a tree, an input is left to its own root (a symlink loop is reported as such below).
+  if (!is_root && !(is_dir && via_symlink) && internal::IsARoot(root_ids_, {info.dev, info.ino})) {
+    return Skipped(std::move(path), SkipReason::kOverlap);
   }
   switch (info.type) {
     case FileType::kRegular: {
@@ -139,19 +174,25 @@ WalkItem Walker::Classify(std::string path, const io::FileInfo& info, bool is_ro
       return item;
     }
     case FileType::kDirectory: {
-      if (options_.follow_symlinks) {
-        // A directory met twice while following symlinks is a loop or a second route: once only.
+      if (via_symlink) {
+        // A directory on the current path reached again through a symlink is a loop.
         for (const Frame& f : stack_) {
           if (f.dev == info.dev && f.ino == info.ino) {
             return Failed(std::move(path), Status(StatusCode::kIoError,
                                                   "symlink loop: directory already on the path"));
           }
         }
-        if (!seen_dirs_.insert({info.dev, info.ino}).second) {
-          return Skipped(std::move(path), SkipReason::kHardLink);
+        if (!is_root && internal::IsARoot(root_ids_, {info.dev, info.ino})) {
+          return Skipped(std::move(path), SkipReason::kOverlap);
         }
       }
-      Result<std::vector<io::DirEntry>> entries = fs_->ListDirectory(path);
+      // A directory met by a second route (a bind mount, a followed symlink): once only.
+      if (!seen_dirs_.insert({info.dev, info.ino}).second) {
+        return Skipped(std::move(path), SkipReason::kOverlap);
+      }
+      // Roots and, with --follow-symlinks, every directory are listed through a symlink.
+      Result<std::vector<io::DirEntry>> entries =
+          fs_->ListDirectory(path, is_root || options_.follow_symlinks);
       if (!entries.ok()) return Failed(std::move(path), entries.status());
       WalkItem item = internal::DirectoryItem(path, info, *entries);
       stack_.push_back(Frame{std::move(path), info.dev, info.ino, std::move(*entries), 0});
@@ -167,6 +208,9 @@ std::optional<WalkItem> Walker::VisitRoot(const std::string& path) {
   // Roots are followed (as find -H does): naming a symlink to an image scans the image.
   Result<io::FileInfo> info = fs_->Stat(path, /*follow=*/true);
   if (!info.ok()) return Failed(path, info.status());
+  if (internal::RepeatsAnEarlierRoot(root_ids_, next_root_ - 1)) {
+    return Skipped(path, SkipReason::kOverlap);
+  }
   root_dev_ = info->dev;
   return Classify(path, *info, /*is_root=*/true, root_dev_);
 }
@@ -183,7 +227,8 @@ std::optional<WalkItem> Walker::VisitEntry(const std::string& parent_path,
   }
   Result<io::FileInfo> info = fs_->Stat(path, options_.follow_symlinks);
   if (!info.ok()) return Failed(std::move(path), info.status());
-  return Classify(std::move(path), *info, /*is_root=*/false, root_dev_);
+  return Classify(std::move(path), *info, /*is_root=*/false, root_dev_,
+                  /*via_symlink=*/options_.follow_symlinks && entry.type == io::FileType::kSymlink);
 }
 
 std::optional<WalkItem> Walker::Next() {

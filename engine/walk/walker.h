@@ -1,11 +1,16 @@
 // engine/walk/walker.h
 //
 // The walk module, overview. Walker turns the paths given on the command line into the stream of
-// things to model: regular files (each (dev, ino) once, so hard links count once), block devices
+// things to model: regular files (each (dev, ino) once, so hard links count once; each directory
+// (dev, ino) listed once, so nested or repeated inputs and bind mounts count once), block devices
 // named as inputs (scanned as zvols), and, for everything else, a skip reason or an error. It
 // also reports each directory's entry count and name bytes for the metadata model.
 // Depth-first with an explicit stack, so memory grows with depth x width of the current path only.
 // Symlinks are not followed inside trees unless asked (roots given on the command line are).
+// Overlaps are decided the same way by every walker, whatever the timing: an input whose
+// (dev, ino) an earlier input has is skipped (kOverlap); inside a tree, a file or directory that
+// is itself an input is skipped (its own input counts it), and a directory met a second time
+// (a bind mount) is skipped.
 //
 // Thread safety: one thread at a time (the pipeline's serial input stage pulls from it).
 // ParallelWalker (parallel_walker.h) yields the same items from several threads.
@@ -39,6 +44,10 @@ enum class SkipReason : uint8_t {
   kExcluded,         // matched --exclude
   kOtherFileSystem,  // --one-file-system
   kUnknownType,
+  // Another route to a file or directory already counted: an input named twice (`D D`, `D D/.`,
+  // `D ../x/D`), an input inside another (`D D/sub`: D's walk leaves D/sub to its own input), a
+  // bind mount back into the tree. Each (dev, ino) is counted once, as du and zdb do.
+  kOverlap,
 };
 std::string_view SkipReasonName(SkipReason reason);
 
@@ -90,8 +99,10 @@ class Walker : public WalkSource {
 
   std::optional<WalkItem> VisitRoot(const std::string& path);
   std::optional<WalkItem> VisitEntry(const std::string& parent_path, const io::DirEntry& entry);
-  // Classifies a stat'ed path; pushes a frame for a directory.
-  WalkItem Classify(std::string path, const io::FileInfo& info, bool is_root, uint64_t root_dev);
+  // Classifies a stat'ed path; pushes a frame for a directory. `via_symlink`: the entry is a
+  // symlink followed (--follow-symlinks), so a directory already on the path is a loop.
+  WalkItem Classify(std::string path, const io::FileInfo& info, bool is_root, uint64_t root_dev,
+                    bool via_symlink = false);
 
   io::FileSystem* fs_;
   std::vector<std::string> roots_;
@@ -100,7 +111,8 @@ class Walker : public WalkSource {
   std::vector<Frame> stack_;
   uint64_t root_dev_ = 0;
   std::set<std::pair<uint64_t, uint64_t>> seen_files_;  // (dev, ino) of multi-link files
-  std::set<std::pair<uint64_t, uint64_t>> seen_dirs_;   // only when following symlinks
+  std::set<std::pair<uint64_t, uint64_t>> seen_dirs_;   // directories listed or queued
+  std::vector<std::optional<std::pair<uint64_t, uint64_t>>> root_ids_;  // (dev, ino) per root
 };
 
 }  // namespace zsim::walk

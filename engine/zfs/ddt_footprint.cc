@@ -21,6 +21,21 @@ constexpr double kLeafBytesPerEntry = 53;      // compressed bytes one entry add
 // Below ashift 12 a DVA offset's low sector bits vary unless every block is a multiple of 4K
 // (the d9_* runs were): the suite's compressed and mixed-size data at ashift 9 measured 56-61.
 constexpr double kLeafBytesPerEntrySmallSector = 58;
+// Fitted on OpenZFS 2.3.2 (lz4 metadata, 32K leaves, ashift 12, disk and raidz2:6;
+// tests/accuracy/openzfs23, zdb -dddddd of the DDT objects): a leaf of n entries of c chunks
+// compresses to about 109 B per KiB of leaf (3.5K for 32K: header, hash table, free-chunk
+// list) + n * (34 + 7 c) bytes. Fast dedup (7 chunks, 83 B per entry): leaves of 90 entries
+// took 12K, of 103 12K, of 124 and 141 16K, of 160 16-20K; legacy (4 chunks, 62 B): 13 and 30
+// entries 8K, 90 and 124 12K, 210 16-20K. Each entry brings ~50 incompressible bytes (8-byte
+// hash, 32-byte checksum, DVA offset, birth) plus its chunks' headers.
+constexpr double kLz4LeafBytesPerKiB = 109;
+constexpr double kLz4LeafBytesPerEntry = 34;
+constexpr double kLz4LeafBytesPerChunk = 7;
+// Fast dedup flushes its log into the ZAPs smeared over up to zfs_dedup_log_flush_passes_max
+// (8) sync passes per txg (ddt.c: ddt_sync_flush_log_incremental), and a block written in a
+// pass >= zfs_sync_pass_dont_compress (8, spa.c) is stored uncompressed: some leaves end up
+// raw. Measured on 2.3.2 after the log drained: 1 of 4, 3 of 31, 7 of 32, 4 of 32 leaves.
+constexpr double kFastDedupRawLeafShare = 0.15;
 constexpr double kIndirectBytesPerBp = 62;  // compressed bytes per MOS block pointer
 constexpr double kHeaderBytesPer4K = 256;   // compressed ZAP header (fits one sector)
 constexpr uint64_t kDdtDnodeBlkptrs = 3;    // dn_nblkptr of a ZAP dnode without bonus
@@ -163,24 +178,28 @@ void PutLe(uint8_t* p, uint64_t v) {
 
 }  // namespace
 
-size_t ZleLength(const uint8_t* src, size_t n) {
+size_t ZleCompressedLength(const uint8_t* src, size_t s_len, size_t d_len) {
+  // zfs_zle_compress_buf (module/zfs/zle.c), n = 64 (zio_compress_table's level for zle): runs
+  // of zeros (up to 192) cost one length byte, other runs (up to 64 bytes, ending at two
+  // zeros) a length byte plus their bytes, and a literal run only starts while 64 bytes of
+  // output room are left; when the input is not consumed, ZFS reports s_len.
   constexpr size_t kN = 64;
-  size_t out = 0;
-  size_t i = 0;
-  while (i < n) {
-    const size_t first = i;
-    ++out;  // the length byte
-    if (src[i] == 0) {
-      const size_t last = std::min(n, first + (256 - kN));
-      while (i < last && src[i] == 0) ++i;
+  size_t src_pos = 0;
+  size_t dst = 0;
+  while (src_pos < s_len && dst + 1 < d_len) {
+    const size_t first = src_pos;
+    ++dst;  // the length byte
+    if (src[src_pos] == 0) {
+      const size_t last = std::min(s_len, first + (256 - kN));
+      while (src_pos < last && src[src_pos] == 0) ++src_pos;
     } else {
-      const size_t last = std::min(n, first + kN);
-      while (i + 1 < last && (src[i] | src[i + 1])) ++i, ++out;
-      if (i < n && src[i] != 0 && i < last) ++i, ++out;
+      if (d_len - dst < kN) break;
+      const size_t last = std::min(s_len, first + kN);
+      while (src_pos + 1 < last && (src[src_pos] | src[src_pos + 1])) ++src_pos, ++dst;
+      if (src[src_pos] != 0) ++src_pos, ++dst;
     }
-    if (out >= n) return n + 1;
   }
-  return out;
+  return src_pos == s_len ? dst : s_len;
 }
 
 int ZapLeafChunks(int leaf_shift) {
@@ -205,7 +224,13 @@ int DdtEntryChunks(DdtFormat format, int copies, uint64_t asize, uint64_t refcou
   PutLe(slot + 48, refcount);
   PutLe(slot + 56, 0x1F2A3);
   if (format == DdtFormat::kFast) PutLe(slot + 64, 0x6553F100);
-  const size_t value = 1 + std::min(ZleLength(phys.data(), bytes), bytes);
+  // ddt_zap_update / ddt_zap_compress (module/zfs/ddt_zap.c, 2.3 and 2.4; ddt_compress in
+  // ddt.c before): a one-byte header, then the phys ZLE-compressed into at most `bytes` bytes,
+  // stored as it is when ZLE does not fit. The room check of ZLE's literal runs makes the
+  // 72-byte flat phys of fast dedup always fail: its values are stored raw (73 bytes, 4 chunks;
+  // zdb -dddd on OpenZFS 2.3.2: "Entries with n chunks: 6", zdb counting the 40-byte key as one
+  // chunk), while the 256-byte legacy phys compresses to one or two chunks.
+  const size_t value = 1 + ZleCompressedLength(phys.data(), bytes, bytes);
   return static_cast<int>(1 + DivRoundUp(40, kArrayChunkBytes) +
                           DivRoundUp(value, kArrayChunkBytes));
 }
@@ -216,7 +241,8 @@ uint64_t ExpectedZapLeaves(uint64_t entries, int chunks_per_entry, int leaf_chun
 }
 
 DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunks_per_entry,
-                              int leaf_shift, bool lz4_metadata, const AllocationModel& alloc) {
+                              int leaf_shift, bool lz4_metadata, const AllocationModel& alloc,
+                              bool flushed_from_log) {
   DdtObjectModel m;
   m.entries = entries;
   if (entries == 0) return m;
@@ -235,10 +261,18 @@ DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunk
 
   const double entries_per_leaf = static_cast<double>(entries) / static_cast<double>(m.leaves);
   const double leaf_raw =
-      kLeafHeaderBytesPer4K * static_cast<double>(leaf_bytes) / 4096.0 +
-      (alloc.ashift() < 12 ? kLeafBytesPerEntrySmallSector : kLeafBytesPerEntry) * entries_per_leaf;
+      lz4_metadata
+          ? kLz4LeafBytesPerKiB * static_cast<double>(leaf_bytes >> 10) +
+                (kLz4LeafBytesPerEntry + kLz4LeafBytesPerChunk * chunks_per_entry) *
+                    entries_per_leaf
+          : kLeafHeaderBytesPer4K * static_cast<double>(leaf_bytes) / 4096.0 +
+                (alloc.ashift() < 12 ? kLeafBytesPerEntrySmallSector : kLeafBytesPerEntry) *
+                    entries_per_leaf;
   auto asize_of = [&](double raw) { return ExpectedAsize(raw, leaf_bytes, alloc); };
-  double asize = static_cast<double>(m.leaves) * asize_of(leaf_raw);
+  const double raw_share = flushed_from_log ? kFastDedupRawLeafShare : 0.0;
+  double asize =
+      static_cast<double>(m.leaves) * ((1 - raw_share) * asize_of(leaf_raw) +
+                                       raw_share * static_cast<double>(alloc.Asize(leaf_bytes)));
   // The header: the ZAP's phys header and (while it fits) the pointer table, whose entries
   // repeat runs of the same leaf id: one 512-byte sector compressed for a few leaves.
   asize += asize_of(kHeaderBytesPer4K * static_cast<double>(leaf_bytes) / 4096.0);
@@ -294,12 +328,13 @@ DdtFootprintModel ModelDdtFootprint(const DdtFootprintInput& in) {
   DdtFootprintModel out;
   const uint64_t asize = alloc.Asize(in.typical_block_asize);
   const uint64_t peak = std::max(in.unique_peak_entries, in.unique_entries);
+  const bool log = in.format == DdtFormat::kFast;
   out.unique =
       ModelDdtObject(in.unique_entries, peak, DdtEntryChunks(in.format, in.copies, asize, 1),
-                     leaf_shift, lz4, alloc);
+                     leaf_shift, lz4, alloc, log);
   out.duplicate =
       ModelDdtObject(in.duplicate_entries, in.duplicate_entries,
-                     DdtEntryChunks(in.format, in.copies, asize, 2), leaf_shift, lz4, alloc);
+                     DdtEntryChunks(in.format, in.copies, asize, 2), leaf_shift, lz4, alloc, log);
   DdtFootprint& t = out.totals;
   t.format = in.format;
   t.leaf_bytes = uint64_t{1} << leaf_shift;
@@ -311,10 +346,12 @@ DdtFootprintModel ModelDdtFootprint(const DdtFootprintInput& in) {
     t.on_disk_per_entry = t.on_disk_bytes / entries;
   }
   if (in.format == DdtFormat::kFast) {
-    // zfs_dedup_log_mem_max: 1 % of RAM, at least 1 MiB; a log entry is ddt_log_entry_t (72 B)
-    // plus a flat phys copy (144 B) (ZFS_MODEL.md §6.1). The log never holds more than the table.
+    // zfs_dedup_log_mem_max: 1 % of RAM, at least 1 MiB (ddt_log.c: ddt_log_init); a log entry
+    // costs DDT_LOG_ENTRY_FLAT_SIZE = ddt_log_entry_t (72 B) + the 72-byte flat phys = 144 B
+    // (ddt_log.c; OpenZFS 2.3.2 measured 144 B per entry right after a write). The log never
+    // holds more than the table.
     const uint64_t bound = std::max<uint64_t>(in.ram_bytes / 100, 1 << 20);
-    t.log_bytes = std::min<uint64_t>(bound, entries * 216);
+    t.log_bytes = std::min<uint64_t>(bound, entries * kDdtLogEntryBytes);
   }
   t.l2arc_header_bytes =
       (out.unique.l0_blocks + out.duplicate.l0_blocks) * L2arcHeaderBytes(in.profile);

@@ -3,8 +3,9 @@
 // What the dedup table itself costs, in RAM and on disk, as ZFS would build it (ZFS_MODEL.md §6):
 // each DDT class (unique, duplicate) is a fat ZAP in the MOS with uint64 keys. Modelled here:
 //   - chunks per entry: 1 entry chunk + 2 key chunks (40-byte key) + ceil(value / 21) where the
-//     value is the ZLE-compressed phys (256-byte trad phys legacy, 72-byte flat phys fast dedup)
-//     plus a 1-byte header (ddt_zap.c: ddt_zap_compress);
+//     value is the ZLE-compressed phys (256-byte trad phys legacy, 72-byte flat phys fast dedup,
+//     the latter always stored raw: see DdtEntryChunks) plus a 1-byte header (ddt_zap.c:
+//     ddt_zap_compress);
 //   - leaves: 24-byte chunks, 158 per 4K leaf (v23..2.1), 1278 per 32K leaf (2.2+); the ZAP
 //     splits a full leaf by the next hash bit (extendible hashing). The leaf count is simulated
 //     with that rule on uniform hashes (the DDT's hash is the checksum's first word), the median
@@ -19,8 +20,9 @@
 //     compressed (lzjb in v23, lz4 later) and rounded to the vdev's allocation size; the
 //     dnode holds 3 block pointers, so a ZAP of <= 3 blocks has no indirect block.
 // The compressed leaf size was fitted on zfs-fuse 0.7.0 (pool v23, lzjb, 4K leaves):
-// 640 + 53 bytes per entry, 58 below ashift 12 (docs/space_model.md); 32K leaves and lz4 use the
-// same per-entry cost, scaled header (not measured).
+// 640 + 53 bytes per entry, 58 below ashift 12 (docs/space_model.md); with lz4 (0.6.5+) on
+// OpenZFS 2.3.2's 32K leaves: 109 B per KiB + 34 + 7 per chunk per entry (see the .cc); fast
+// dedup's tables keep a share of raw leaves, written in the log flush's late sync passes.
 //
 // Thread safety: pure functions.
 
@@ -68,10 +70,15 @@ struct DdtFootprintInput {
 
 // One ZAP object of `entries` entries (`peak_entries` >= entries sized its leaves) with
 // `chunks_per_entry` chunks each, leaves of 1 << leaf_shift bytes. `lz4_metadata` false means
-// the v23 pool: lzjb metadata and zdb's first-block-pointer fill count.
+// the v23 pool: lzjb metadata and zdb's first-block-pointer fill count. `flushed_from_log`:
+// the fast-dedup table, written by the dedup log's flush (a share of its leaves raw).
 // REQUIRES: 3 <= chunks_per_entry; leaf_shift 12..17; the model's vdev/ashift valid.
 DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunks_per_entry,
-                              int leaf_shift, bool lz4_metadata, const AllocationModel& alloc);
+                              int leaf_shift, bool lz4_metadata, const AllocationModel& alloc,
+                              bool flushed_from_log = false);
+
+// RAM of one fast-dedup log entry: DDT_LOG_ENTRY_FLAT_SIZE (ddt_log.c).
+inline constexpr uint64_t kDdtLogEntryBytes = 144;
 
 // Expected number of leaves of a fat ZAP after `entries` inserts of `chunks_per_entry` chunks
 // into leaves of `leaf_chunks` chunks (the simulation described above). Deterministic.
@@ -83,9 +90,10 @@ int ZapLeafChunks(int leaf_shift);
 // Chunks one DDT entry takes for `format` with `copies` DVAs of `asize` and `refcount`.
 int DdtEntryChunks(DdtFormat format, int copies, uint64_t asize, uint64_t refcount);
 
-// Length of ZLE (n = 64) output for `src`, or src.size() + 1 if ZLE would not save space (ZFS
-// then stores the value uncompressed) (ZFS_MODEL.md §3.2).
-size_t ZleLength(const uint8_t* src, size_t n);
+// Length of ZLE (n = 64) output for the `s_len` bytes at `src` into at most `d_len` bytes, or
+// s_len when it does not fit, as zfs_zle_compress_buf (module/zfs/zle.c) reports it: a literal
+// run only starts while 64 bytes of room are left (ZFS_MODEL.md §3.2).
+size_t ZleCompressedLength(const uint8_t* src, size_t s_len, size_t d_len);
 
 // Both classes and the totals as scan_result.h reports them.
 struct DdtFootprintModel {

@@ -5,6 +5,7 @@
 
 #include "engine/zfs/ddt_footprint.h"
 #include "engine/zfs/profile.h"
+#include "engine/zfs/write_rules.h"
 
 namespace zsim::zfs {
 namespace {
@@ -59,11 +60,27 @@ uint64_t RoundUp(uint64_t n, uint64_t d) { return DivRoundUp(n, d) * d; }
 }  // namespace
 
 MetadataTally::MetadataTally(const MetadataContext& context)
-    : context_(context), alloc_(AllocationModel::For(context.vdev, context.ashift)) {}
+    : context_(context),
+      alloc_(AllocationModel::For(context.vdev, context.ashift)),
+      write_policy_{context.profile, GeometryFor(context.vdev, context.ashift), /*dedup=*/false} {}
 
-void MetadataTally::AddBlock(double lsize, double raw_psize, int copies, Space* into) const {
-  const uint64_t psize = std::min<uint64_t>(
-      RoundUp(static_cast<uint64_t>(std::ceil(raw_psize)), 512), static_cast<uint64_t>(lsize));
+void MetadataTally::AddBlock(double lsize, double raw_psize, int copies, Space* into,
+                             bool embeddable) const {
+  // zio_write_compress treats a metadata block's compressed size as a data block's
+  // (AcceptCompressed): rounded to 512 in v23, to the pool's allocation size from 2.1 (a 1K
+  // indirect block takes 4K at ashift 12), kept whole when that does not save space. Only a
+  // level-0 block of a type without fill counts may be embedded (a small micro-ZAP directory),
+  // never an indirect or dnode block: those round as a 113-byte output would.
+  const uint64_t c = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(raw_psize)));
+  BlockWrite w = AcceptCompressed(write_policy_, static_cast<uint64_t>(lsize), c);
+  if (w.kind == BlockKind::kEmbedded && !embeddable) {
+    w = AcceptCompressed(write_policy_, static_cast<uint64_t>(lsize), kEmbeddedPayloadBytes + 1);
+  }
+  if (w.kind == BlockKind::kEmbedded) {
+    into->lsize += lsize;  // in the block pointer: no psize, no allocation
+    return;
+  }
+  const uint64_t psize = w.psize;
   const BlockSpace s = alloc_.Block(psize, copies);
   into->lsize += lsize;
   into->psize += static_cast<double>(psize);  // one copy: what ds_compressed_bytes counts
@@ -129,7 +146,7 @@ void MetadataTally::AddDirectory(uint64_t entries, uint64_t name_bytes, uint64_t
     AddBlock(static_cast<double>(mzap_bytes),
              kMicrozapHeaderBytes + kMicrozapBytesPerEntry * static_cast<double>(entries) +
                  kMicrozapBytesPerNameByte * static_cast<double>(name_bytes),
-             mcopies, &variable_);
+             mcopies, &variable_, /*embeddable=*/true);
     return;
   }
   // Fat ZAP: 16K header + leaves; an entry = 1 + ceil((name + 1) / 21) + 1 chunks.

@@ -27,6 +27,7 @@
 #include <cstdint>
 
 #include "engine/zfs/allocation.h"
+#include "engine/zfs/write_rules.h"
 #include "zsim/scan_options.h"
 
 namespace zsim::zfs {
@@ -71,13 +72,16 @@ class MetadataTally {
   struct Space {
     double lsize = 0, psize = 0, asize = 0, dsize = 0;
   };
-  void AddBlock(double lsize, double raw_psize, int copies, Space* into) const;
+  // `embeddable`: a level-0 block that ZFS may store in its block pointer (<= 112 bytes).
+  void AddBlock(double lsize, double raw_psize, int copies, Space* into,
+                bool embeddable = false) const;
   // AddBlock averaged over raw_psize +- 256 (blocks of one kind whose sizes vary).
   void AddBlockSpread(double lsize, double raw_psize, int copies, Space* into) const;
   Space Fixed() const;  // dnode blocks, meta-dnode indirects, fixed objects
 
   MetadataContext context_;
   AllocationModel alloc_;
+  WritePolicy write_policy_;  // how compressed metadata sizes round (no dedup on metadata)
   uint64_t files_ = 0;
   uint64_t directories_ = 0;
   uint64_t indirect_files_ = 0;  // files with at least one indirect block

@@ -23,7 +23,7 @@ namespace zsim::zfs {
 inline constexpr uint64_t kMinBlockBytes = 512;  // SPA_MINBLOCKSIZE
 inline constexpr int kMinBlockShift = 9;
 inline constexpr uint64_t kMaxBlockBytes = 16ull << 20;  // SPA_MAXBLOCKSIZE (format limit)
-inline constexpr uint64_t kEmbeddedPayloadBytes = 112;  // BPE_PAYLOAD_SIZE, include/sys/spa.h
+inline constexpr uint64_t kEmbeddedPayloadBytes = 112;   // BPE_PAYLOAD_SIZE, include/sys/spa.h
 
 // Per-version facts (ZFS_MODEL.md §1, §2, §6). One row per Profile in profile.cc.
 struct ProfileRules {
@@ -39,11 +39,15 @@ struct ProfileRules {
   bool has_zstd;
   // Embedded-data block pointers exist (feature embedded_data, 0.6.4+).
   bool has_embedded;
-  // Embedded blocks allowed with dedup=on: from 2.3.3 / 2.4.0 (commit 09f4dd06c3). The 2.3 profile
-  // stands for 2.3.0..2.3.2 here (the later 2.3.x behave as 2.4).
+  // Embedded blocks allowed with dedup=on (zio_write_compress lost its `!zp->zp_dedup` test:
+  // openzfs/zfs PR #17113 "Prefer embedded blocks to dedup", commit 09f4dd06c3, in 2.4.0 and
+  // 2.3.3). Upstream 2.3.0..2.3.2 still refuse, but the 2.3 profile follows the package it is
+  // measured against: Debian's 2.3.2-2~bpo12+2 libzpool embeds data blocks of <= 112 compressed
+  // bytes with dedup=on (tests/accuracy/openzfs23: no DDT entry, zdb shows "L0 EMBEDDED").
   bool embedded_with_dedup;
   // With dedup=on and compression=off, all-zero blocks become holes (2.4.0, backport 2.3.3;
-  // dmu_write_policy switches compression to "empty"). Before: written and deduplicated.
+  // dmu_write_policy switches compression to "empty", PR #17435). Before: written and
+  // deduplicated, as Debian's 2.3.2 still does (measured: refcnt-4 entry of zero records).
   bool zero_hole_with_dedup_off;
   // zstd early abort (2.2.0+, zfs_zstd_compress_buf).
   bool zstd_early_abort;

@@ -1,5 +1,6 @@
 // ParseVdev and VdevName (declared in include/zsim/scan_options.h): the --vdev spellings.
 
+#include <algorithm>
 #include <charconv>
 #include <string>
 #include <string_view>
@@ -13,7 +14,8 @@ namespace {
 
 constexpr std::string_view kForms =
     "accepted forms: disk, mirror:N (N ways), raidzP:C (P parity 1..3, C disks; raidz = raidz1), "
-    "draidP:D:C (P parity, D data disks per group, C disks)";
+    "draidP:D:C (P parity, D data disks per group, C disks) or zpool's draidP:Dd:Cc:Ss (S "
+    "distributed spares; D defaults to 8)";
 
 Status Bad(std::string_view text, std::string_view why) {
   return Status::InvalidArgument("bad vdev '" + std::string(text) + "': " + std::string(why) +
@@ -84,6 +86,33 @@ Result<VdevLayout> ParseVdev(std::string_view text) {
       return Bad(text, "raidz needs its number of disks, e.g. raidz2:6");
     }
     v.kind = VdevKind::kRaidz;
+  } else if (word.substr(0, 5) == "draid" && parts.size() > 1 && !parts[1].empty() &&
+             std::string_view("dcs").find(parts[1].back()) != std::string_view::npos) {
+    // zpool create's spelling (zpool(8), "draid[parity][:datad][:childrenc][:sparess]"; parsed
+    // in cmd/zpool/zpool_vdev.c: draid_config_by_type): data defaults to 8, at most children -
+    // parity - spares. Spares take no part in a block's allocation.
+    if (!ParseParityWord(word, "draid", &v.parity)) return Bad(text, "draid parity is 1, 2 or 3");
+    int data = -1, children = -1, spares = 0;
+    for (size_t i = 1; i < parts.size(); ++i) {
+      const std::string_view p = parts[i];
+      int* into = p.empty()         ? nullptr
+                  : p.back() == 'd' ? &data
+                  : p.back() == 'c' ? &children
+                  : p.back() == 's' ? &spares
+                                    : nullptr;
+      if (into == nullptr || !ParseInt(p.substr(0, p.size() - 1), into)) {
+        return Bad(text, "each draid field is a number with d (data), c (children) or s (spares)");
+      }
+    }
+    if (children < 0) return Bad(text, "give the number of disks, e.g. draid2:4d:11c:1s");
+    if (spares < 0 || spares >= children) return Bad(text, "spares must be fewer than the disks");
+    if (data < 0) data = std::min(8, children - spares - v.parity);
+    if (data + v.parity > children - spares) {
+      return Bad(text, "data + parity disks exceed the disks left beside the spares");
+    }
+    v.data = data;
+    v.children = children;
+    v.kind = VdevKind::kDraid;
   } else if (word.substr(0, 5) == "draid") {
     if (!ParseParityWord(word, "draid", &v.parity)) return Bad(text, "draid parity is 1, 2 or 3");
     if (parts.size() != 3 || !ParseInt(parts[1], &v.data) || !ParseInt(parts[2], &v.children)) {

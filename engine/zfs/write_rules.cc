@@ -35,7 +35,8 @@ static_assert(sizeof(kRules) / sizeof(kRules[0]) == 5, "one row per Profile");
 const CompressionRule& RuleFor(Profile profile) { return kRules[static_cast<size_t>(profile)]; }
 
 // Embedded block pointers (feature embedded_data, 0.6.4+; zio_write_compress): not in v23, and
-// with dedup=on only from 2.3.3 / 2.4.0 (commit 09f4dd06c3). Level-0 plain file data assumed.
+// with dedup=on only from 2.3.3 / 2.4.0 (commit 09f4dd06c3) and in Debian's 2.3.2 (the 2.3
+// profile, see profile.h). Level-0 plain file data assumed.
 bool EmbeddingAllowed(const WritePolicy& policy) {
   const ProfileRules& rules = RulesFor(policy.profile);
   return rules.has_embedded && (!policy.dedup || rules.embedded_with_dedup);
@@ -48,6 +49,13 @@ bool ZeroBlockIsHole(const WritePolicy& policy, Compression c) {
   if (c.algorithm != CompressionAlgorithm::kOff) return true;
   // 2.4.0 / 2.3.3: dmu_write_policy switches dedup + compression=off to "empty" (holes too).
   return policy.dedup && RulesFor(policy.profile).zero_hole_with_dedup_off;
+}
+
+bool ZeroBlockWrittenOnlyWithoutDedup(const WritePolicy& policy, Compression c) {
+  WritePolicy with = policy, without = policy;
+  with.dedup = true;
+  without.dedup = false;
+  return ZeroBlockIsHole(with, c) && !ZeroBlockIsHole(without, c);
 }
 
 uint64_t CompressionBudget(const WritePolicy& policy, Compression c, uint64_t lsize) {
@@ -89,6 +97,15 @@ BlockWrite AcceptCompressed(const WritePolicy& policy, uint64_t lsize,
   }
   if (rounded >= lsize) return {BlockKind::kUncompressed, lsize};
   return {BlockKind::kCompressed, rounded};
+}
+
+bool SameBlockWrites(const WritePolicy& a, const WritePolicy& b) {
+  if (a.profile != b.profile || a.dedup != b.dedup) return false;
+  const CompressionRule& rule = RuleFor(a.profile);
+  const bool uses_geometry =
+      rule.budget_aligned_to_gcd || rule.rounding != CompressionRule::Rounding::kSector512;
+  return !uses_geometry || (a.geometry.min_alloc == b.geometry.min_alloc &&
+                            a.geometry.gcd_alloc == b.geometry.gcd_alloc);
 }
 
 bool ZstdEarlyAbortApplies(const WritePolicy& policy, Compression c, uint64_t lsize) {

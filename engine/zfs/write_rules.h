@@ -53,6 +53,12 @@ struct BlockWrite {
 // compression != off, or (dedup=on and the profile has the 2.4/2.3.3 "empty" rule).
 bool ZeroBlockIsHole(const WritePolicy& policy, Compression c);
 
+// True if an all-zero block is a hole on the dedup=on write path but written as data with
+// dedup=off (compression=off on 2.3.3/2.4: dmu_write_policy() in module/zfs/dmu.c switches
+// compression off to "empty" only when dedup is on, ZFS_MODEL.md §1 "Holes"). The no-dedup
+// figures (`used`) must then count such blocks. `policy.dedup` is ignored.
+bool ZeroBlockWrittenOnlyWithoutDedup(const WritePolicy& policy, Compression c);
+
 // The d_len ZFS hands to the compressor for a block of `lsize` (§2.2 table, per profile).
 // 0 means the compressor is not called at all (v23: 512-byte blocks).
 uint64_t CompressionBudget(const WritePolicy& policy, Compression c, uint64_t lsize);
@@ -62,6 +68,12 @@ uint64_t CompressionBudget(const WritePolicy& policy, Compression c, uint64_t ls
 // budget. REQUIRES: c is not off; the block is not all zero (see ZeroBlockIsHole).
 BlockWrite AcceptCompressed(const WritePolicy& policy, uint64_t lsize,
                             std::optional<uint64_t> compressed_bytes);
+
+// True when every block gets the same BlockWrite under `a` and `b`, whatever its content: the same
+// profile and dedup, and the same allocation unit where the profile's budget or rounding follows
+// it (2.1 and later; v23 rounds to 512 bytes whatever the pool). A scan's codes then hold for a
+// report made under the other policy.
+bool SameBlockWrites(const WritePolicy& a, const WritePolicy& b);
 
 // zstd early abort applies (2.2+, zstd level >= 3, lsize >= 128K): see codec/zfs_block.h.
 bool ZstdEarlyAbortApplies(const WritePolicy& policy, Compression c, uint64_t lsize);

@@ -102,6 +102,28 @@ struct BlockCounts {
   uint64_t embedded = 0;  // data inside the block pointer
 };
 
+// One row of the block-size histogram of a setting's data blocks, as `zdb -bb` groups it: the
+// blocks whose psize falls in [size, 2 x size). Holes and embedded blocks are not in it.
+struct BlockSizeBucket {
+  uint64_t size = 0;
+  uint64_t blocks = 0;  // every reference counted (no dedup), as zdb counts block pointers
+  uint64_t psize = 0;
+  uint64_t asize = 0;          // allocated on the pool's vdevs (all copies, parity included)
+  uint64_t unique_blocks = 0;  // each block once (what dedup=on allocates)
+  uint64_t unique_asize = 0;
+};
+
+// Data blocks a special vdev would take with special_small_blocks = threshold (psize at most
+// the threshold), sized for a mirrored special vdev of the pool's ashift (each copy rounded up
+// to a sector).
+struct SmallBlocks {
+  uint64_t threshold = 0;
+  uint64_t blocks = 0;         // every reference
+  uint64_t unique_blocks = 0;  // each block once
+  uint64_t asize = 0;          // without dedup
+  uint64_t unique_asize = 0;   // with dedup (each block once)
+};
+
 struct SettingResult {
   uint64_t recordsize = 0;  // or volblocksize for zvols
   Compression compression;
@@ -121,6 +143,12 @@ struct SettingResult {
   // blocks only): codec_bytes / codec_seconds is the codec's speed on this data, per core.
   double codec_seconds = 0;
   uint64_t codec_bytes = 0;
+  // Data blocks by psize (ascending buckets, empty ones left out), and the small blocks under
+  // each special_small_blocks threshold from 4K to half the block size. Scaled up like the DDT
+  // histogram when the table was sampled; a sampled codec's missing sizes are made up in
+  // proportion to the blocks it has.
+  std::vector<BlockSizeBucket> block_sizes;
+  std::vector<SmallBlocks> small_blocks;
 };
 
 struct PathError {
@@ -138,13 +166,13 @@ struct InputSummary {
   std::vector<PathError> errors;
 };
 
-// Where the space goes, by top-level directory and by file type, for the featured setting (the
-// first compressing setting of the first recordsize).
+// Where the space goes, by top-level directory and by file type, for one setting (recordsize or
+// volblocksize, compression).
 struct BreakdownRow {
   std::string name;  // directory path as given + up to 2 levels below, or ".ext" / "(none)"
   uint64_t files = 0;
   uint64_t bytes = 0;            // logical bytes of the files (st_size)
-  uint64_t lsize = 0;            // as the featured setting lays them out
+  uint64_t lsize = 0;            // as the setting lays them out
   uint64_t psize = 0;            // after compression
   uint64_t duplicate_bytes = 0;  // lsize of references dedup would remove (estimated, see below)
 };
@@ -182,7 +210,7 @@ struct ScanResult {
   InputSummary input;
   ScanOptions options;  // as resolved (defaults filled in)
   std::vector<SettingResult> results;
-  Breakdowns breakdown;
+  std::vector<Breakdowns> breakdowns;  // one per setting, in `results` order
   DedupSources dedup_sources;
   ScanMemory memory;
   double seconds = 0;  // wall time of the scan

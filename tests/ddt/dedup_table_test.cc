@@ -215,6 +215,67 @@ TEST(DedupTableTest, DerivedAndSideStoredCodesReadBackAsStored) {
   EXPECT_LT(kept_sampled, 200u);
 }
 
+// Two tables filled from two halves of a stream of references merge into the table of the whole
+// stream: refcounts add, codes known to either side are kept (a sampled codec that ran on a key
+// in one half only), side codes are not read twice, and a sampled table keeps its space.
+TEST(DedupTableTest, MergedTablesEqualTheTableOfAllReferences) {
+  using Kind = SettingStorage::Kind;
+  const std::vector<SettingStorage> layout = {
+      {Kind::kFromLsize, true}, {Kind::kInline, true}, {Kind::kSide, true}};
+  auto code = [](uint64_t i, size_t c, bool sampled_ran) -> PsizeCode {
+    if (c == 1) return EncodeAllocated(512 * (1 + i % 15));
+    return sampled_ran ? EncodeAllocated(512 * (1 + i % 7)) : kPendingCode;
+  };
+  // Reference r of the stream is key r % 700; the first half (r < 1500) goes to `a`, the rest
+  // to `b`. The sampled codec runs on a key in `a` when i % 3 == 0, in `b` when i % 5 == 0.
+  auto fill = [&](DedupTable& t, uint64_t begin, uint64_t end, int ran_mod) {
+    for (uint64_t r = begin; r < end; ++r) {
+      const uint64_t i = r % 700;
+      if (t.Insert(Key(i), 8192) != InsertOutcome::kFirst) continue;
+      const PsizeCode c[3] = {0, code(i, 1, false), code(i, 2, i % ran_mod == 0)};
+      t.SetCodes(Key(i), c);
+    }
+  };
+  for (uint32_t shift : {0u, 2u}) {
+    DedupTable a(layout), b(layout), whole(layout);
+    a.RaiseSampleShift(shift);
+    b.RaiseSampleShift(shift);
+    whole.RaiseSampleShift(shift);
+    fill(a, 0, 1500, 3);
+    fill(b, 1500, 3000, 5);
+    fill(whole, 0, 3000, 1);
+    a.Merge(b);
+    std::map<uint64_t, std::pair<uint32_t, std::vector<PsizeCode>>> got, want;
+    a.ForEach([&](const EntryView& e) {
+      got[e.key.lo] = {e.refcount, {e.codes.begin(), e.codes.end()}};
+    });
+    whole.ForEach([&](const EntryView& e) {
+      want[e.key.lo] = {e.refcount, {e.codes.begin(), e.codes.end()}};
+    });
+    ASSERT_EQ(got.size(), want.size()) << shift;
+    EXPECT_EQ(a.entries(), whole.entries());
+    size_t coded = 0;
+    for (uint64_t i = 0; i < 700; ++i) {
+      const auto g = got.find(Key(i).lo);
+      if (g == got.end()) {
+        EXPECT_EQ(want.count(Key(i).lo), 0u);
+        continue;
+      }
+      const auto& [refs, codes] = g->second;
+      EXPECT_EQ(refs, want[Key(i).lo].first) << i;
+      EXPECT_EQ(codes[1], want[Key(i).lo].second[1]) << i;
+      // Known to the merge where either half ran the sampled codec.
+      const bool ran = i % 3 == 0 || i % 5 == 0;
+      EXPECT_EQ(codes[2] != kPendingCode, ran) << i;
+      if (ran) {
+        EXPECT_EQ(codes[2], code(i, 2, true)) << i;
+        ++coded;
+      }
+    }
+    EXPECT_GT(coded, 0u);
+  }
+}
+
 TEST(DedupTableTest, ASampledTableTakesAboutItsShareOfMemory) {
   // --sample 1/64 must keep about 1/64 of the exact table, not a fixed floor per shard.
   DedupTable exact(2), sampled(2);

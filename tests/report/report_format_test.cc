@@ -10,6 +10,7 @@
 #include "engine/report/html_report.h"
 #include "engine/report/json_report.h"
 #include "engine/report/text_report.h"
+#include "engine/report/text_table.h"
 #include "engine/zfs/zdb_text.h"
 #include "tests/report/report_fixtures.h"
 
@@ -40,11 +41,19 @@ ScanResult VmLike() {
                      .ddt_in_core_bytes = 300 * kMiB,
                      .ddt_on_disk_bytes = 700 * kMiB}));
   }
-  r.breakdown.recordsize = 128 * kKiB;
-  r.breakdown.compression = Compression{CompressionAlgorithm::kLz4, 0};
-  r.breakdown.directories = {{"/vm/images", 10, 200 * kGiB, 200 * kGiB, 125 * kGiB, 120 * kGiB},
-                             {"/vm/iso", 2, 8 * kGiB, 8 * kGiB, 8 * kGiB, 0}};
-  r.breakdown.extensions = {{".qcow2", 10, 200 * kGiB, 200 * kGiB, 125 * kGiB, 120 * kGiB}};
+  // The breakdown of each setting: off stores what it reads, lz4 compresses.
+  for (auto algo : {CompressionAlgorithm::kOff, CompressionAlgorithm::kLz4}) {
+    const bool off = algo == CompressionAlgorithm::kOff;
+    Breakdowns b;
+    b.recordsize = 128 * kKiB;
+    b.compression = Compression{algo, 0};
+    b.directories = {
+        {"/vm/images", 10, 200 * kGiB, 200 * kGiB, off ? 200 * kGiB : 125 * kGiB, 120 * kGiB},
+        {"/vm/iso", 2, 8 * kGiB, 8 * kGiB, 8 * kGiB, 0}};
+    b.extensions = {
+        {".qcow2", 10, 200 * kGiB, 200 * kGiB, off ? 200 * kGiB : 125 * kGiB, 120 * kGiB}};
+    r.breakdowns.push_back(b);
+  }
   return r;
 }
 
@@ -79,9 +88,9 @@ TEST(TextReportTest, ShowsScanTableHistogramSizesAndAdvice) {
   EXPECT_THAT(text, HasSubstr("10 files in 2 directories: 200 GiB logical, 150 GiB read"));
   EXPECT_THAT(text, HasSubstr("Skipped: 1 special_file, 3 symlink\n"));
   // The featured row is marked, and both rows carry compress, dedup and savings figures.
-  EXPECT_THAT(text, HasSubstr("*128K       lz4"));
-  EXPECT_THAT(text, HasSubstr(" 128K       off"));
-  EXPECT_THAT(text, HasSubstr("1.60x  2.50x"));
+  EXPECT_THAT(text, HasSubstr("* 128K       lz4"));
+  EXPECT_THAT(text, HasSubstr("  128K       off"));
+  EXPECT_THAT(text, HasSubstr("1.60x 2.50x"));
   // The zdb block of the featured setting, byte for byte what zdb_text makes of it.
   const SettingResult& f = r.results[size_t(a.featured)];
   EXPECT_THAT(
@@ -91,7 +100,9 @@ TEST(TextReportTest, ShowsScanTableHistogramSizesAndAdvice) {
   EXPECT_THAT(text, HasSubstr("Against 64.0 GiB of RAM: The legacy DDT"));
   EXPECT_THAT(text, HasSubstr("Top directories by duplicate bytes"));
   EXPECT_THAT(text, HasSubstr("/vm/images"));
-  for (const AdviceItem& item : a.items) EXPECT_THAT(text, HasSubstr("- " + item.sentence + "\n"));
+  for (const AdviceItem& item : a.items) {
+    EXPECT_THAT(text, HasSubstr(Wrap(item.sentence, 100, "- ", "  ")));
+  }
 }
 
 // Issue 8: a sampled figure is marked in the table and given with its 95% interval (the +- is
@@ -107,8 +118,9 @@ TEST(TextReportTest, SampledFiguresCarryTheirIntervals) {
   EXPECT_THAT(text, HasSubstr("~1.60x"));
   EXPECT_THAT(text, HasSubstr("~2.50x"));
   EXPECT_THAT(text, HasSubstr("~ estimates from a sample"));
+  // Folded to the report's 100 columns.
   EXPECT_THAT(text, HasSubstr("128K lz4: compress 1.60x ±0.05 (1.55x-1.64x); dedup 2.50x ±0.30 "
-                              "(2.30x-2.80x) (the dedup table kept 1/64 of the blocks)"));
+                              "(2.30x-2.80x) (the dedup table\n    kept 1/64 of the blocks)"));
   // The exact setting (off) has no marker and no line.
   EXPECT_THAT(text, Not(HasSubstr("128K off:")));
   EXPECT_THAT(ToText(VmLike()), Not(HasSubstr("estimates from a sample")));
@@ -125,15 +137,15 @@ TEST(TextReportTest, SavingsRoundToZeroWithoutSign) {
   r.results[0].used = r.results[0].lsize + r.results[0].lsize / 400;  // 0.25 % more than logical
   const std::string text = ToText(r);
   EXPECT_THAT(text, Not(HasSubstr("-0%")));
-  EXPECT_THAT(text, HasSubstr("     0%"));
+  EXPECT_THAT(text, HasSubstr("    0%"));
 }
 
 TEST(TextReportTest, EmptyBreakdownSaysSoAndControlCharactersCannotForgeLines) {
   ScanResult r = VmLike();
-  r.breakdown = Breakdowns{};
+  r.breakdowns.clear();
   EXPECT_THAT(ToText(r), HasSubstr("(no breakdown by directory or file type was collected"));
   r = VmLike();
-  r.breakdown.directories[0].name = "/vm/evil\nVerdict: forged";
+  r.breakdowns[1].directories[0].name = "/vm/evil\nVerdict: forged";
   const std::string text = ToText(r);
   EXPECT_THAT(text, HasSubstr("/vm/evil?Verdict: forged"));
   EXPECT_THAT(text, Not(HasSubstr("\nVerdict: forged")));
@@ -198,8 +210,8 @@ TEST(HtmlReportTest, EscapesHostileAndNonUtf8FileNames) {
   const std::string bad_utf8 = "caf\xE9-\xFF\xFE.img";  // Latin-1 e-acute, then two stray bytes
   r.input.paths = {std::string("/vm/") + kHostile};
   r.input.errors = {{std::string("/vm/") + kHostile + bad_utf8, "Permission denied"}};
-  r.breakdown.directories[0].name = std::string("/vm/") + kHostile;
-  r.breakdown.extensions[0].name = "." + bad_utf8;
+  r.breakdowns[1].directories[0].name = std::string("/vm/") + kHostile;
+  r.breakdowns[1].extensions[0].name = "." + bad_utf8;
   const std::string html = ToHtml(r);
 
   EXPECT_THAT(html, Not(HasSubstr("<script>alert(1)")));

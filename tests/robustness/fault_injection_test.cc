@@ -9,9 +9,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/pipeline/scan.h"
@@ -79,6 +83,11 @@ class FaultTest : public ::testing::Test {
     if (!r.ok()) return {};
     EXPECT_FALSE(r->partial);
     EXPECT_EQ(r->input.files, files);
+    // A file that could not be read is in neither `files` nor the logical bytes (issue 18): the
+    // summary would read its bytes as holes.
+    if (files == baseline_.input.files) {
+      EXPECT_EQ(r->input.bytes_logical, baseline_.input.bytes_logical);
+    }
     EXPECT_EQ(r->input.errors.size(), 1u);
     if (!r->input.errors.empty()) {
       EXPECT_EQ(r->input.errors[0].path, bad.string());
@@ -99,27 +108,27 @@ TEST_F(FaultTest, OpenFailingWithEaccesIsPermissionDeniedOnceForEveryChunk) {
   // 20 MiB: three 8 MiB chunks, each of which opens the file and fails.
   const auto bad = tmp_.WriteFile("bad/locked", testing::Xorshift64Bytes(10, 20 * M));
   fs_.FailOpen(bad.string(), EACCES);
-  const ScanResult r = ScanExpectingOneError(bad, "permission_denied", 6);
+  const ScanResult r = ScanExpectingOneError(bad, "permission_denied", 5);
   ExpectSameDataFigures(r, baseline_);
-  EXPECT_GE(fs_.opens(bad.string()), 1u);
+  EXPECT_EQ(fs_.opens(bad.string()), 1u);  // one open for all its chunks
 }
 
 TEST_F(FaultTest, OpenFailingWithEpermIsPermissionDenied) {
   const auto bad = tmp_.WriteFile("bad/immutable", testing::Xorshift64Bytes(11, 64 * K));
   fs_.FailOpen(bad.string(), EPERM);
-  ExpectSameDataFigures(ScanExpectingOneError(bad, "permission_denied", 6), baseline_);
+  ExpectSameDataFigures(ScanExpectingOneError(bad, "permission_denied", 5), baseline_);
 }
 
 TEST_F(FaultTest, ReadFailingWithEioAtByteNIsAnIoError) {
   const auto bad = tmp_.WriteFile("bad/failing-disk", testing::Xorshift64Bytes(12, 1 * M));
   fs_.FailReadAt(bad.string(), 300 * K + 17, EIO);
-  ExpectSameDataFigures(ScanExpectingOneError(bad, "io_error", 6), baseline_);
+  ExpectSameDataFigures(ScanExpectingOneError(bad, "io_error", 5), baseline_);
 }
 
 TEST_F(FaultTest, ReadFailingWithEnomemIsOutOfMemory) {
   const auto bad = tmp_.WriteFile("bad/enomem", testing::Xorshift64Bytes(13, 64 * K));
   fs_.FailReadAt(bad.string(), 0, ENOMEM);
-  ExpectSameDataFigures(ScanExpectingOneError(bad, "out_of_memory", 6), baseline_);
+  ExpectSameDataFigures(ScanExpectingOneError(bad, "out_of_memory", 5), baseline_);
 }
 
 TEST_F(FaultTest, AllocationFailureWhileProcessingIsACountedErrorNotACrash) {
@@ -127,7 +136,7 @@ TEST_F(FaultTest, AllocationFailureWhileProcessingIsACountedErrorNotACrash) {
   // looks like to the pipeline.
   const auto bad = tmp_.WriteFile("bad/bad-alloc", testing::Xorshift64Bytes(14, 512 * K));
   fs_.ThrowBadAllocAt(bad.string(), 0);
-  ExpectSameDataFigures(ScanExpectingOneError(bad, "out_of_memory", 6), baseline_);
+  ExpectSameDataFigures(ScanExpectingOneError(bad, "out_of_memory", 5), baseline_);
 }
 
 TEST_F(FaultTest, ShortReadsAreNotErrorsAndGiveTheSameFigures) {
@@ -146,7 +155,7 @@ TEST_F(FaultTest, ShortReadsAreNotErrorsAndGiveTheSameFigures) {
 TEST_F(FaultTest, FileVanishingBetweenWalkAndReadIsNotFound) {
   const auto bad = tmp_.WriteFile("bad/tmpfile", testing::Xorshift64Bytes(16, 64 * K));
   fs_.Vanish(bad.string());
-  ExpectSameDataFigures(ScanExpectingOneError(bad, "not_found", 6), baseline_);
+  ExpectSameDataFigures(ScanExpectingOneError(bad, "not_found", 5), baseline_);
   EXPECT_FALSE(std::filesystem::exists(bad));
 }
 
@@ -154,7 +163,7 @@ TEST_F(FaultTest, FileShrinkingWhileReadIsChanged) {
   // Opened at 1 MiB, truncated to 100K by the time the first read runs: EOF comes early.
   const auto bad = tmp_.WriteFile("bad/shrinking", testing::Xorshift64Bytes(17, 1 * M));
   fs_.TruncateAtRead(bad.string(), 0, 100 * K);
-  ExpectSameDataFigures(ScanExpectingOneError(bad, "changed_while_read", 6), baseline_);
+  ExpectSameDataFigures(ScanExpectingOneError(bad, "changed_while_read", 5), baseline_);
 }
 
 TEST_F(FaultTest, FileWhoseSizeLiesIsChanged) {
@@ -162,16 +171,17 @@ TEST_F(FaultTest, FileWhoseSizeLiesIsChanged) {
   const auto bad = tmp_.WriteFile("bad/liar", testing::Xorshift64Bytes(18, 4 * K));
   fs_.ReportSize(bad.string(), 4 * K);         // the open says what the walk said...
   fs_.TruncateAtRead(bad.string(), 0, 1 * K);  // ...the read finds 1K
-  ExpectSameDataFigures(ScanExpectingOneError(bad, "changed_while_read", 6), baseline_);
+  ExpectSameDataFigures(ScanExpectingOneError(bad, "changed_while_read", 5), baseline_);
 }
 
 TEST_F(FaultTest, FileGrowingWhileReadIsChanged) {
-  // Two chunks; the file grows during the first chunk's read, so the second chunk's open sees a
-  // size that is not the walk's. One thread: the second chunk opens after the first is read.
+  // Two chunks; the file grows during the first chunk's read: the probe past the listed size
+  // after the last chunk, and the stat of the open file then, see it. One thread: the second
+  // chunk is read after the first.
   const std::vector<uint8_t> data = testing::Xorshift64Bytes(19, 8 * M + 100 * K);
   const auto bad = tmp_.WriteFile("bad/growing.log", data);
   fs_.AppendAtRead(bad.string(), 0, 4096);
-  const ScanResult r = ScanExpectingOneError(bad, "changed_while_read", 6, /*threads=*/1);
+  const ScanResult r = ScanExpectingOneError(bad, "changed_while_read", 5, /*threads=*/1);
   // The first chunk was read before the change was seen: the figures are those of the good files
   // plus that chunk's 64 records.
   good_.WriteFile("bad/first-chunk",
@@ -186,7 +196,68 @@ TEST_F(FaultTest, FileGrowingWhileReadIsChanged) {
 TEST_F(FaultTest, FileGrowingDuringItsLastChunkIsChanged) {
   const auto bad = tmp_.WriteFile("bad/growing-small.log", testing::Xorshift64Bytes(20, 64 * K));
   fs_.AppendAtRead(bad.string(), 0, 4096);
-  ScanExpectingOneError(bad, "changed_while_read", 6);
+  ScanExpectingOneError(bad, "changed_while_read", 5);
+}
+
+// A file replaced by another of the same size (a rename over it) while its chunks are read: all
+// its chunks come from the one descriptor opened first, never half from each file, and the
+// file is reported (its inode's change time moved as its name went), not modelled as a mix.
+TEST_F(FaultTest, FileReplacedByRenameWhileReadIsReportedNotMixed) {
+  const auto bad = tmp_.WriteFile("bad/replaced.img", testing::Xorshift64Bytes(40, 20 * M));
+  fs_.ReplaceAtRead(bad.string(), 9 * M, testing::Xorshift64Bytes(41, 20 * M));
+  const ScanResult r = ScanExpectingOneError(bad, "changed_while_read", 5, /*threads=*/1);
+  EXPECT_EQ(fs_.opens(bad.string()), 1u);  // one descriptor for the three chunks
+  ASSERT_EQ(r.input.errors.size(), 1u);
+  EXPECT_NE(r.input.errors[0].error.find("modified while read"), std::string::npos)
+      << r.input.errors[0].error;
+}
+
+// Rewritten in place (same size, new bytes) while read: reported, not a silent mix.
+TEST_F(FaultTest, FileRewrittenInPlaceWhileReadIsChanged) {
+  const auto bad = tmp_.WriteFile("bad/database.db", testing::Xorshift64Bytes(42, 1 * M));
+  fs_.RewriteAtRead(bad.string(), 0);
+  ExpectSameDataFigures(ScanExpectingOneError(bad, "changed_while_read", 5), baseline_);
+}
+
+// Listed as a file, replaced by a symlink to another file before it is opened: the link is not
+// followed (no --follow-symlinks), so the other file's data is never counted.
+TEST_F(FaultTest, FileReplacedBySymlinkIsNotFollowed) {
+  const auto bad = tmp_.WriteFile("bad/swapped", testing::Xorshift64Bytes(43, 256 * K));
+  testing::TempDir elsewhere;
+  const auto target = elsewhere.WriteFile("secret", testing::Xorshift64Bytes(44, 256 * K));
+  fs_.SymlinkAtOpen(bad.string(), target.string());
+  ExpectSameDataFigures(ScanExpectingOneError(bad, "io_error", 5), baseline_);
+}
+
+// --follow-symlinks follows a symlink to a directory (listing it through the link), once, and
+// a root that is a symlink to a directory is scanned without it.
+TEST_F(FaultTest, SymlinksToDirectoriesAreFollowedWhenAskedAndAsRoots) {
+  testing::TempDir outside;
+  WriteGoodFiles(outside);
+  ASSERT_EQ(::symlink((outside.path() / "good").c_str(), (tmp_.path() / "linked").c_str()), 0);
+  ScanOptions o = Options(tmp_.path());
+  o.follow_symlinks = true;
+  Result<ScanResult> r = pipeline::RunScan(o, &fs_);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->input.errors.empty()) << r->input.errors[0].path << r->input.errors[0].error;
+  EXPECT_EQ(r->input.files, 10u);  // tmp_/good and outside/good through the link
+  EXPECT_EQ(r->input.bytes_logical, 2 * baseline_.input.bytes_logical);
+  // Without --follow-symlinks the link is skipped; named as the root, it is the tree.
+  Result<ScanResult> unfollowed = pipeline::RunScan(Options(tmp_.path()), &fs_);
+  ASSERT_TRUE(unfollowed.ok());
+  EXPECT_EQ(unfollowed->input.files, 5u);
+  EXPECT_EQ(unfollowed->input.skipped.at("symlink"), 1u);
+  Result<ScanResult> root = pipeline::RunScan(Options(tmp_.path() / "linked"), &fs_);
+  ASSERT_TRUE(root.ok());
+  EXPECT_TRUE(root->input.errors.empty());
+  EXPECT_EQ(root->input.files, 5u);
+  ExpectSameDataFigures(*root, baseline_);
+  // Two links to one directory: followed once, the second route an overlap.
+  ASSERT_EQ(::symlink((outside.path() / "good").c_str(), (tmp_.path() / "again").c_str()), 0);
+  Result<ScanResult> twice = pipeline::RunScan(o, &fs_);
+  ASSERT_TRUE(twice.ok());
+  EXPECT_EQ(twice->input.files, 10u);
+  EXPECT_EQ(twice->input.skipped.at("overlap"), 1u);
 }
 
 TEST_F(FaultTest, DirectoryUnreadableMidWalkIsCountedOnceWithoutItsFiles) {
@@ -255,7 +326,8 @@ TEST_F(FaultTest, EveryFaultAtOnceStillFinishesWithEachCountedOnce) {
     EXPECT_EQ(r->input.errors[i].error.rfind(want[i].second + ":", 0), 0u)
         << r->input.errors[i].error;
   }
-  EXPECT_EQ(r->input.files, 10u);
+  EXPECT_EQ(r->input.files, 5u);  // the five good files; the failed ones are errors only
+  EXPECT_EQ(r->input.bytes_logical, baseline_.input.bytes_logical);
   ExpectSameDataFigures(*r, baseline_);
 }
 
@@ -276,6 +348,47 @@ TEST(CancelTest, CancelStopsFeedingInsideALargeFile) {
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->partial);
   EXPECT_LT(fs.opens(image.string()), 32u);  // chunks fed after the cancel are never opened
+}
+
+// On a disk where every read takes seconds (or never returns), the partial result must come
+// within a second of the cancel: reads still under way are abandoned and their files listed.
+TEST(CancelTest, PartialResultComesWithinASecondWhenEveryReadTakesSeconds) {
+  testing::TempDir tmp;
+  // Outlives the test: abandoned reads finish on the scan's threads (WaitForAllScans below).
+  static testing::FaultyFileSystem* fs = new testing::FaultyFileSystem;
+  std::vector<std::string> slow;
+  for (int i = 0; i < 6; ++i) {
+    slow.push_back(tmp.WriteFile(testing::NumberedName("slow", i),
+                                 testing::Xorshift64Bytes(50 + static_cast<uint64_t>(i), 64 * K))
+                       .string());
+    fs->SlowReads(slow.back(), 4.0);
+  }
+  std::atomic<bool> cancel{false};
+  pipeline::ScanControl control;
+  control.cancel = &cancel;
+  Result<ScanResult> r = Status::Internal("not run");
+  std::chrono::steady_clock::time_point cancelled_at, returned_at;
+  std::thread scan([&] {
+    r = pipeline::RunScan(Options(tmp.path(), 2), fs, control);
+    returned_at = std::chrono::steady_clock::now();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // both workers inside a read
+  cancelled_at = std::chrono::steady_clock::now();
+  cancel = true;
+  scan.join();
+  const double seconds = std::chrono::duration<double>(returned_at - cancelled_at).count();
+  // 1.5 s rather than the 1 s asked for: margin for a loaded test machine; a read takes 4 s.
+  EXPECT_LT(seconds, 1.5);
+  RecordProperty("seconds_from_cancel_to_result", std::to_string(seconds));
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->partial);
+  EXPECT_EQ(r->results[0].lsize, 0u);  // no read finished: nothing modelled
+  ASSERT_GE(r->input.errors.size(), 1u);
+  for (const PathError& e : r->input.errors) {
+    EXPECT_NE(std::find(slow.begin(), slow.end(), e.path), slow.end()) << e.path;
+    EXPECT_EQ(e.error.rfind("cancelled: abandoned", 0), 0u) << e.error;
+  }
+  pipeline::WaitForAllScans();  // the abandoned reads return, the scan's threads end
 }
 
 TEST(MemoryBudgetTest, TableThatWouldOutgrowMaxMemoryIsSampledNotKilled) {

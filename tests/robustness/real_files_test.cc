@@ -544,6 +544,12 @@ TEST(BadArgumentsTest, EveryOptionIsCheckedBeforeAnyIoAndNamesTheAllowedValues) 
       {{"--bogus"}, "--bogus"},
       {{"--progress", "--no-progress"}, "contradict"},
       {{"--exclude"}, "--exclude"},
+      // An empty value is a mistake (an unset variable), not the default (issue 18).
+      {{"--compression", ""}, "--compression was given an empty value"},
+      {{"--sample", ""}, "--sample was given an empty value"},
+      {{"--recordsize", ""}, "--recordsize was given an empty value"},
+      {{"--exclude", "["}, "opens a '[' it never closes"},
+      {{"--exclude", "*.tmp\\"}, "ends in a lone"},
   };
   for (const BadArgument& c : cases) {
     std::vector<std::string> args = {"scan", fifo, "--html", html};
@@ -557,6 +563,19 @@ TEST(BadArgumentsTest, EveryOptionIsCheckedBeforeAnyIoAndNamesTheAllowedValues) 
     EXPECT_NE(r.err.find(c.must_say), std::string::npos) << what << ": " << r.err;
   }
   EXPECT_FALSE(fs::exists(html));  // refused before the report was written
+}
+
+// The same size twice, in two spellings, is one row (issue 18: it printed the row twice).
+TEST(BadArgumentsTest, RepeatedRecordsizeIsOneRow) {
+  testing::TempDir tmp;
+  tmp.WriteFile("f", testing::Xorshift64Bytes(3, 300 * K));
+  const auto r = RunZsim({"scan", tmp.path().string(), "--recordsize", "128K,128k,131072,16k",
+                          "--compression", "lz4", "--json", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = ParseJson(r);
+  ASSERT_EQ(j["results"].size(), 2u);
+  EXPECT_EQ(j["results"][0]["recordsize"], 128 * K);
+  EXPECT_EQ(j["results"][1]["recordsize"], 16 * K);
 }
 
 // `--threads 100000` once passed validation and crashed inside TBB; it is refused now.

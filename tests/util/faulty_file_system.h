@@ -6,7 +6,9 @@
 // on the real file at the moment zsim touches it, so the real PosixFileSystem meets the result:
 // a file removed between the walk and its first open (Vanish), a file truncated or extended
 // while it is being read (TruncateAtRead, AppendAtRead), an allocation failure thrown from a read
-// (ThrowBadAllocAt: what an out-of-memory codec or buffer looks like to the pipeline).
+// (ThrowBadAllocAt: what an out-of-memory codec or buffer looks like to the pipeline), a file
+// replaced by another (rename over it) or rewritten in place while read, a file replaced by a
+// symlink between the walk and the open, and reads that take a long time (a slow or hung disk).
 //
 // Thread safety: configure before use; then safe from any thread.
 
@@ -19,6 +21,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "engine/io/file_system.h"
 
@@ -51,19 +54,34 @@ class FaultyFileSystem : public io::FileSystem {
   }
   // Reads covering byte `offset` throw std::bad_alloc.
   void ThrowBadAllocAt(const std::string& path, uint64_t offset) { bad_alloc_[path] = offset; }
+  // The first read covering byte `offset` first renames a new file holding `bytes` over `path`.
+  void ReplaceAtRead(const std::string& path, uint64_t offset, std::vector<uint8_t> bytes) {
+    replace_at_read_[path] = {offset, std::move(bytes)};
+  }
+  // The first read covering byte `offset` first overwrites the real file's bytes there in place
+  // (same size, new contents, new mtime).
+  void RewriteAtRead(const std::string& path, uint64_t offset) { rewrite_at_read_[path] = offset; }
+  // The first Open of `path` first replaces it by a symlink to `target`.
+  void SymlinkAtOpen(const std::string& path, const std::string& target) {
+    symlink_at_open_[path] = target;
+  }
+  // Every read of `path` takes `seconds` first (a slow disk).
+  void SlowReads(const std::string& path, double seconds) { slow_reads_[path] = seconds; }
 
   uint64_t opens() const { return opens_.load(); }
   // Opens of one path (every chunk of a file opens it again).
   uint64_t opens(const std::string& path) const;
 
   Result<io::FileInfo> Stat(const std::string& path, bool follow) override;
-  Result<std::vector<io::DirEntry>> ListDirectory(const std::string& path) override;
+  Result<std::vector<io::DirEntry>> ListDirectory(const std::string& path, bool follow) override;
   Result<std::unique_ptr<io::File>> Open(const std::string& path, bool follow) override;
 
   // One-shot actions on real files, shared with the files this opens.
   struct Actions {
     std::mutex mu;
     std::map<std::string, std::pair<uint64_t, uint64_t>> truncate_at_read, append_at_read;
+    std::map<std::string, std::pair<uint64_t, std::vector<uint8_t>>> replace_at_read;
+    std::map<std::string, uint64_t> rewrite_at_read;
   };
 
  private:
@@ -75,6 +93,10 @@ class FaultyFileSystem : public io::FileSystem {
   std::map<std::string, uint64_t> bad_alloc_;
   std::set<std::string> vanish_;
   std::map<std::string, std::pair<uint64_t, uint64_t>> truncate_at_read_, append_at_read_;
+  std::map<std::string, std::pair<uint64_t, std::vector<uint8_t>>> replace_at_read_;
+  std::map<std::string, uint64_t> rewrite_at_read_;
+  std::map<std::string, std::string> symlink_at_open_;
+  std::map<std::string, double> slow_reads_;
   std::shared_ptr<Actions> actions_;
   mutable std::mutex mu_;
   std::map<std::string, uint64_t> opens_by_path_;

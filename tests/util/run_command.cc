@@ -9,7 +9,7 @@
 
 namespace zsim::testing {
 
-CommandResult RunCommand(const std::vector<std::string>& argv) {
+CommandResult RunCommand(const std::vector<std::string>& argv, const std::string& stdout_path) {
   CommandResult result;
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) return result;
@@ -17,7 +17,8 @@ CommandResult RunCommand(const std::vector<std::string>& argv) {
   if (pid == 0) {
     const int devnull = open("/dev/null", O_RDONLY);
     dup2(devnull, STDIN_FILENO);
-    dup2(out_pipe[1], STDOUT_FILENO);
+    dup2(stdout_path.empty() ? out_pipe[1] : open(stdout_path.c_str(), O_WRONLY | O_CLOEXEC),
+         STDOUT_FILENO);
     dup2(err_pipe[1], STDERR_FILENO);
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));

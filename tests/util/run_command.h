@@ -17,7 +17,9 @@ struct CommandResult {
   std::string err;
 };
 
-CommandResult RunCommand(const std::vector<std::string>& argv);
+// With `stdout_path`, the program's stdout is that file (opened for writing, e.g. /dev/full)
+// instead of a pipe, and `out` stays empty.
+CommandResult RunCommand(const std::vector<std::string>& argv, const std::string& stdout_path = "");
 
 // RunCommand({ZSIM_BINARY, args...}).
 CommandResult RunZsim(const std::vector<std::string>& args);

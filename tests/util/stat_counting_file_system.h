@@ -32,8 +32,8 @@ class StatCountingFileSystem : public io::FileSystem {
     }
     return r;
   }
-  Result<std::vector<io::DirEntry>> ListDirectory(const std::string& path) override {
-    return real_->ListDirectory(path);
+  Result<std::vector<io::DirEntry>> ListDirectory(const std::string& path, bool follow) override {
+    return real_->ListDirectory(path, follow);
   }
   Result<std::unique_ptr<io::File>> Open(const std::string& path, bool follow) override {
     return real_->Open(path, follow);

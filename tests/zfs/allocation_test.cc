@@ -106,6 +106,30 @@ TEST(VdevNamesTest, ParsesEveryFormAndRoundTrips) {
   EXPECT_EQ(ParseVdev("draid:4:5")->data, 4);
 }
 
+// zpool create's dRAID spelling: fields tagged d (data), c (children), s (distributed spares);
+// data defaults to 8 within the disks left beside parity and spares.
+TEST(VdevNamesTest, ParsesZpoolDraidSpelling) {
+  Result<VdevLayout> v = ParseVdev("draid2:4d:11c:1s");
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(v->kind, VdevKind::kDraid);
+  EXPECT_EQ(v->parity, 2);
+  EXPECT_EQ(v->data, 4);
+  EXPECT_EQ(v->children, 11);
+  EXPECT_EQ(VdevName(*v), "draid2:4:11");
+  // Same allocation as the short form.
+  EXPECT_EQ(AllocatedSize(20000, *v, 12), AllocatedSize(20000, *ParseVdev("draid2:4:11"), 12));
+  Result<VdevLayout> defaults = ParseVdev("draid1:20c:2s");
+  ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
+  EXPECT_EQ(defaults->data, 8);
+  EXPECT_EQ(ParseVdev("draid3:7c")->data, 4);  // 7 - 3 parity: fewer than 8
+  for (const char* bad : {"draid2:4d:1s", "draid2:4d:6c:1s", "draid2:4x:11c", "draid2:4d:5c:5s"}) {
+    Result<VdevLayout> r = ParseVdev(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("draidP:Dd:Cc:Ss"), std::string::npos)
+        << r.status().message();
+  }
+}
+
 TEST(VdevNamesTest, RefusesBadFormsWithTheAcceptedOnes) {
   for (const char* text : {"", "raid5", "mirror", "mirror:x", "raidz4:8", "raidz2:2", "raidz1",
                            "draid1:4", "draid1:4:4", "disk:2"}) {

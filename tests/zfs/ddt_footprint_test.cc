@@ -10,13 +10,28 @@ namespace {
 
 TEST(ZleLengthTest, FollowsTheRecordRules) {
   std::array<uint8_t, 256> zeros{};
-  EXPECT_EQ(ZleLength(zeros.data(), 256), 2u);  // runs of 192 and 64 zero bytes
+  EXPECT_EQ(ZleCompressedLength(zeros.data(), 256, 256), 2u);  // runs of 192 and 64 zero bytes
   std::vector<uint8_t> v = {0, 0, 0, 7, 0, 0, 9, 9};
-  EXPECT_EQ(ZleLength(v.data(), v.size()), 1u + 2u + 1u + 3u);
+  // A literal run needs 64 bytes of room: with 8 bytes of output ZLE gives up (reports s_len).
+  EXPECT_EQ(ZleCompressedLength(v.data(), v.size(), v.size()), v.size());
+  EXPECT_EQ(ZleCompressedLength(v.data(), v.size(), 256), 1u + 2u + 1u + 3u);
   std::vector<uint8_t> single_zero_kept = {5, 0, 6, 0, 0, 0, 0, 0};
-  EXPECT_EQ(ZleLength(single_zero_kept.data(), single_zero_kept.size()), 1u + 3u + 1u);
+  EXPECT_EQ(ZleCompressedLength(single_zero_kept.data(), single_zero_kept.size(), 256),
+            1u + 3u + 1u);
   std::vector<uint8_t> dense(64, 0xAB);
-  EXPECT_EQ(ZleLength(dense.data(), dense.size()), 65u);  // no saving: reported as size + 1
+  EXPECT_EQ(ZleCompressedLength(dense.data(), dense.size(), 256), 65u);  // no saving
+  EXPECT_EQ(ZleCompressedLength(dense.data(), dense.size(), 64), 64u);   // does not fit
+}
+
+TEST(DdtEntryChunksTest, FastDedupValuesAreStoredRaw) {
+  // OpenZFS 2.3.2, FDT tables (tests/accuracy/openzfs23): zdb -dddd "Entries with n chunks: 6",
+  // zdb counting the 5-word key as 1 chunk instead of 2: 7 chunks = 1 + 2 key + 4 value
+  // (73 bytes: the 72-byte flat phys raw, ZLE failing its 64-byte room check, + header).
+  EXPECT_EQ(DdtEntryChunks(DdtFormat::kFast, 1, 4096, 1), 7);
+  EXPECT_EQ(DdtEntryChunks(DdtFormat::kFast, 1, 16384, 2), 7);
+  EXPECT_EQ(DdtEntryChunks(DdtFormat::kFast, 2, 16384, 2), 7);
+  // The legacy 256-byte phys compresses: 4 chunks (5 with two DVAs), as v23 measured.
+  EXPECT_EQ(DdtEntryChunks(DdtFormat::kLegacy, 1, 4096, 1), 4);
 }
 
 TEST(DdtFootprintTest, MoreEntriesNeverShrinkTheTable) {

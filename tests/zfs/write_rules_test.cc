@@ -93,13 +93,15 @@ TEST(WriteRulesTest, AcceptanceAndRoundingPerProfile) {
   }
 }
 
-TEST(WriteRulesTest, EmbeddingWithDedupOnlyFrom24) {
+// Upstream allows it from 2.3.3 / 2.4.0 (PR #17113); the 2.3 profile follows Debian's 2.3.2,
+// which embeds with dedup=on (measured, tests/accuracy/openzfs23). 2.1 and 2.2 never did.
+TEST(WriteRulesTest, EmbeddingWithDedupFrom23) {
   for (Profile p : {Profile::kZfs21, Profile::kZfs22, Profile::kZfs23, Profile::kZfs24}) {
     const BlockWrite off = AcceptCompressed(Policy(p, 4096, 4096, false), 8192, 50);
     const BlockWrite on = AcceptCompressed(Policy(p, 4096, 4096, true), 8192, 50);
     EXPECT_EQ(off.kind, BlockKind::kEmbedded) << ProfileName(p);
-    EXPECT_EQ(on.kind, p == Profile::kZfs24 ? BlockKind::kEmbedded : BlockKind::kCompressed)
-        << ProfileName(p);
+    const bool embeds = p == Profile::kZfs23 || p == Profile::kZfs24;
+    EXPECT_EQ(on.kind, embeds ? BlockKind::kEmbedded : BlockKind::kCompressed) << ProfileName(p);
     if (on.kind == BlockKind::kCompressed) {
       EXPECT_EQ(on.psize, 4096u);
     }
@@ -113,6 +115,13 @@ TEST(WriteRulesTest, ZeroBlocksAndEarlyAbort) {
   EXPECT_FALSE(ZeroBlockIsHole(Policy(Profile::kZfs24, 4096, 4096, false), {A::kOff, 0}));
   EXPECT_TRUE(ZeroBlockIsHole(v24, {A::kOff, 0}));
   EXPECT_FALSE(ZeroBlockIsHole(v23dedup, {A::kOff, 0}));
+  // Only where dedup makes them holes and compression=off writes them otherwise (2.4, issue 18);
+  // the policy's own dedup setting does not matter.
+  EXPECT_TRUE(ZeroBlockWrittenOnlyWithoutDedup(v24, {A::kOff, 0}));
+  EXPECT_TRUE(
+      ZeroBlockWrittenOnlyWithoutDedup(Policy(Profile::kZfs24, 4096, 4096, false), {A::kOff, 0}));
+  EXPECT_FALSE(ZeroBlockWrittenOnlyWithoutDedup(v24, kLz4));
+  EXPECT_FALSE(ZeroBlockWrittenOnlyWithoutDedup(v23dedup, {A::kOff, 0}));
 
   EXPECT_TRUE(ZstdEarlyAbortApplies(v24, {A::kZstd, 3}, 131072));
   EXPECT_TRUE(ZstdEarlyAbortApplies(Policy(Profile::kZfs22, 4096, 4096), {A::kZstd, 19}, 1 << 20));
@@ -121,6 +130,41 @@ TEST(WriteRulesTest, ZeroBlocksAndEarlyAbort) {
   EXPECT_FALSE(ZstdEarlyAbortApplies(v24, {A::kZstd, 3}, 65536));
   EXPECT_FALSE(ZstdEarlyAbortApplies(v24, {A::kGzip, 9}, 131072));
   EXPECT_FALSE(ZstdEarlyAbortApplies(Policy(Profile::kZfs21, 4096, 4096), {A::kZstd, 3}, 131072));
+}
+
+// SameBlockWrites says when a scan's codes hold under another pool: it must agree with the
+// rules themselves, so it is checked against AcceptCompressed and CompressionBudget over sizes.
+TEST(WriteRulesTest, SameBlockWritesAgreesWithTheRules) {
+  auto same_everywhere = [](const WritePolicy& a, const WritePolicy& b) {
+    for (uint64_t lsize : {512u, 4096u, 16384u, 131072u}) {
+      if (CompressionBudget(a, kLz4, lsize) != CompressionBudget(b, kLz4, lsize)) return false;
+      for (uint64_t c = 1; c < lsize; c += 37) {
+        const BlockWrite x = AcceptCompressed(a, lsize, c), y = AcceptCompressed(b, lsize, c);
+        if (x.kind != y.kind || x.psize != y.psize) return false;
+      }
+    }
+    return true;
+  };
+  struct Case {
+    WritePolicy a, b;
+    bool same;
+  };
+  const Case cases[] = {
+      {Policy(Profile::kV23, 512, 512), Policy(Profile::kV23, 8192, 8192), true},
+      {Policy(Profile::kZfs21, 4096, 4096), Policy(Profile::kZfs21, 4096, 4096), true},
+      {Policy(Profile::kZfs21, 4096, 4096), Policy(Profile::kZfs21, 8192, 8192), false},
+      {Policy(Profile::kZfs24, 4096, 4096), Policy(Profile::kZfs24, 16384, 16384), false},
+  };
+  for (const Case& k : cases) {
+    EXPECT_EQ(SameBlockWrites(k.a, k.b), k.same);
+    EXPECT_EQ(same_everywhere(k.a, k.b), k.same);
+  }
+  // Another profile is never taken as the same, even where the rules happen to agree (2.3 and
+  // 2.4 without dedup): a report may only err towards refusing.
+  EXPECT_FALSE(
+      SameBlockWrites(Policy(Profile::kZfs22, 4096, 4096), Policy(Profile::kZfs21, 4096, 4096)));
+  EXPECT_FALSE(SameBlockWrites(Policy(Profile::kZfs24, 4096, 4096, true),
+                               Policy(Profile::kZfs24, 4096, 4096, false)));
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "engine/pipeline/tally.h"
+#include "engine/finish/tally.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,13 +6,20 @@
 #include <optional>
 
 #include "engine/estimate/ratio_estimator.h"
+#include "engine/estimate/ratio_interval.h"
+#include "engine/estimate/ratio_regression.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/zfs/allocation.h"
 #include "engine/zfs/ddt_footprint.h"
 #include "engine/zfs/ddt_stats.h"
+#include "engine/zfs/profile.h"
+#include "engine/zfs/write_rules.h"
 
-namespace zsim::pipeline {
+namespace zsim::finish {
 namespace {
+
+using estimate::CompressRatioInterval;
+using estimate::RegressionSums;
 
 zfs::MetadataContext ContextFor(const ScanOptions& o) {
   zfs::MetadataContext ctx;
@@ -101,23 +108,6 @@ const BucketSums& RatioSource(const BucketSums& own, const BucketSums& global) {
 
 double Div(double a, double b) { return b > 0 ? a / b : 0.0; }
 
-// compressratio's 95% interval when psize = `fixed` (known exactly: metadata, zero blocks, a
-// census) + an estimated part `estimate` whose own interval is [lo, hi] (`hi` infinite when the
-// sample says nothing). `l` is the lsize side (metadata included). Without a usable sample only
-// the bounds of the possible hold: from stored uncompressed (1) to every estimated block
-// embedded in its block pointer (psize 0), or exactly 1 without compression. The interval always
-// holds the (unrounded) estimate itself.
-std::array<double, 2> CompressRatioInterval(double l, double fixed, double estimate, double lo,
-                                            double hi, bool compressing) {
-  double r_lo = 1.0, r_hi = compressing ? std::max(1.0, l / std::max(1.0, fixed)) : 1.0;
-  if (std::isfinite(hi)) {
-    r_lo = std::max(1.0, l / (hi + fixed));
-    if (std::max(0.0, lo) + fixed > 0) r_hi = l / (std::max(0.0, lo) + fixed);
-  }
-  const double point = l / std::max(1.0, estimate + fixed);
-  return {std::min(r_lo, point), std::max({r_lo, r_hi, point})};
-}
-
 // The auxiliary value of an entry (see SamplingState::anchor).
 double Anchor(const ddt::EntryView& e, int anchor) {
   if (anchor < 0) return double(e.lsize);
@@ -131,52 +121,8 @@ uint64_t AuxiliarySize(const zfs::AllocationModel& alloc, uint64_t lsize, int co
   return alloc.Block(lsize, copies).asize;
 }
 
-void OccurrenceSums::AddEmbedded(double block_lsize, double u, double payload) {
-  lsize += block_lsize;
-  emb_bytes += payload;
-  psize_per_u.Add(u, 0);
-  dsize_per_u.Add(u, 0);
-}
-
-void OccurrenceSums::AddStored(double block_lsize, double u, double psize, double dsize,
-                               double block_asize) {
-  ne += 1;
-  lsize += block_lsize;
-  lsize_ne += block_lsize;
-  asize += block_asize;
-  psize_per_u.Add(u, psize);
-  dsize_per_u.Add(u, dsize);
-}
-
-void OccurrenceSums::Merge(const OccurrenceSums& o) {
-  ne += o.ne;
-  lsize += o.lsize;
-  lsize_ne += o.lsize_ne;
-  asize += o.asize;
-  emb_bytes += o.emb_bytes;
-  psize_per_u.Merge(o.psize_per_u);
-  dsize_per_u.Merge(o.dsize_per_u);
-}
-
-OccurrenceSample::OccurrenceSample(size_t settings)
-    : sums(settings * 2 * (estimate::kMaxSampleLevel + 1)) {}
-
-OccurrenceSums& OccurrenceSample::At(size_t setting, int stratum, int level) {
-  return sums[(setting * 2 + static_cast<size_t>(stratum)) * (estimate::kMaxSampleLevel + 1) +
-              static_cast<size_t>(level)];
-}
-const OccurrenceSums& OccurrenceSample::At(size_t setting, int stratum, int level) const {
-  return sums[(setting * 2 + static_cast<size_t>(stratum)) * (estimate::kMaxSampleLevel + 1) +
-              static_cast<size_t>(level)];
-}
-
-void OccurrenceSample::Merge(const OccurrenceSample& o) {
-  for (size_t i = 0; i < sums.size() && i < o.sums.size(); ++i) sums[i].Merge(o.sums[i]);
-}
-
-Tally::Tally(const ScanOptions& options, const zfs::WritePolicy& policy, size_t rows)
+Tally::Tally(const ScanOptions& options, size_t rows)
     : options_(options),
-      policy_(policy),
       alloc_(zfs::AllocationModel::For(options.vdev, options.ashift)),
       rows_(rows),
       settings_(options.compressions.size()) {
@@ -184,37 +130,52 @@ Tally::Tally(const ScanOptions& options, const zfs::WritePolicy& policy, size_t 
   non_hole_blocks_.assign(rows_ * settings_, 0);
   non_hole_lsize_.assign(rows_ * settings_, 0);
   non_hole_aux_.assign(rows_ * settings_, 0);
+  zfs::WritePolicy policy;
+  policy.profile = options_.profile;
+  for (const Compression& c : options_.compressions) {
+    zero_written_without_dedup_.push_back(zfs::ZeroBlockWrittenOnlyWithoutDedup(policy, c));
+  }
+  zero_dsize_without_dedup_.assign(rows_ * settings_, 0);
+  metadata_without_dedup_.assign(rows_ * settings_, zfs::MetadataTally(ContextFor(options_)));
 }
 
 Tally::~Tally() = default;
 
-void Tally::AddFile(const std::vector<zfs::RecordLayout>& layouts,
-                    const std::vector<std::atomic<uint64_t>>& non_hole) {
-  for (size_t r = 0; r < rows_; ++r) {
-    for (size_t c = 0; c < settings_; ++c) {
-      const uint64_t n = non_hole[r * settings_ + c].load();
-      metadata_[r * settings_ + c].AddFile(layouts[r].blocks, n);
-      non_hole_blocks_[r * settings_ + c] += n;
-      non_hole_lsize_[r * settings_ + c] += n * layouts[r].block_bytes;
-      if (n != 0) {
-        non_hole_aux_[r * settings_ + c] +=
-            n * AuxiliarySize(alloc_, layouts[r].block_bytes, options_.copies);
-      }
+void Tally::AddFiles(size_t row, size_t setting, const state::FileShape& shape, uint64_t count) {
+  const size_t i = row * settings_ + setting;
+  for (uint64_t k = 0; k < count; ++k) metadata_[i].AddFile(shape.blocks, shape.non_hole);
+  non_hole_blocks_[i] += count * shape.non_hole;
+  non_hole_lsize_[i] += count * shape.non_hole * shape.block_bytes;
+  if (shape.non_hole != 0) {
+    non_hole_aux_[i] +=
+        count * shape.non_hole * AuxiliarySize(alloc_, shape.block_bytes, options_.copies);
+  }
+  if (zero_written_without_dedup_[setting]) {
+    // Written as data without dedup (FileShape::zero_blocks): `used` counts them.
+    for (uint64_t k = 0; k < count; ++k) {
+      metadata_without_dedup_[i].AddFile(shape.blocks, shape.non_hole + shape.zero_blocks);
     }
+    zero_dsize_without_dedup_[i] +=
+        count * shape.zero_blocks * alloc_.Block(shape.block_bytes, options_.copies).dsize;
   }
 }
 
-void Tally::AddDirectory(const DirectoryShape& dir) {
+void Tally::AddDirectories(const state::DirectoryShape& dir, uint64_t count) {
   for (zfs::MetadataTally& m : metadata_) {
-    m.AddDirectory(dir.entries, dir.name_bytes, dir.longest_name);
+    for (uint64_t k = 0; k < count; ++k)
+      m.AddDirectory(dir.entries, dir.name_bytes, dir.longest_name);
+  }
+  for (zfs::MetadataTally& m : metadata_without_dedup_) {
+    for (uint64_t k = 0; k < count; ++k)
+      m.AddDirectory(dir.entries, dir.name_bytes, dir.longest_name);
   }
 }
 
 std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
                                          const ddt::DedupTable& table, uint64_t sparse_holes,
-                                         const SamplingState& sampling,
+                                         const state::SamplingState& sampling,
                                          const estimate::DistinctBlocks& distinct,
-                                         const OccurrenceSample* occurrences) const {
+                                         const estimate::OccurrenceSample* occurrences) const {
   const zfs::AllocationModel alloc = zfs::AllocationModel::For(options_.vdev, options_.ashift);
   const uint64_t m = uint64_t{1} << table.sample_shift();  // dedup sampling: 1/M of the keys
 
@@ -445,79 +406,19 @@ void Tally::Complete(size_t row, size_t c, uint64_t ref_dsize, uint64_t dedup_as
   const uint64_t meta_psize = meta.MetadataPsize();
   s.compressratio = zfs::RatioPercentFloor(s.lsize + meta_psize, s.psize + meta_psize);
   s.used = ref_dsize + s.metadata_bytes;
+  if (zero_written_without_dedup_[c]) {
+    // Without dedup the zero blocks are written as data (ZFS_MODEL.md §1 "Holes": 2.4.0/2.3.3
+    // dmu_write_policy() in module/zfs/dmu.c switches compression=off to "empty" only when dedup
+    // is on; zio_write_compress() tests for zeros only when a compression runs).
+    const size_t i = row * settings_ + c;
+    s.metadata_bytes = metadata_without_dedup_[i].DatasetMetadataDsize();
+    s.used = ref_dsize + zero_dsize_without_dedup_[i] + s.metadata_bytes;
+  }
   s.pool_alloc =
       zfs::PoolAllocated(ContextFor(options_), dedup_asize, meta.DatasetMetadataAsize(), ddt_asize);
 }
 
 namespace {
-
-// The regression of a stratum's allocated ratio (dsize per u over its kept entries, a) on the
-// same entries' referenced ratio (refs x dsize per refs x u, rho). With an occurrence sample the
-// true referenced ratio is known far better than the kept entries' rho, and the two ratios err
-// together as far as the same entries make both: a = a - b (rho - rho_true), b the slope of
-// a's error on rho's (Cochran, "Sampling Techniques", 7.1, linearised for two ratios). A few
-// kept entries that all compress well make both low together (b near 1: the correction lifts
-// a by what rho lacks); a heavily referenced key kept or missed moves rho alone (b near 0).
-// Two passes: the ratios first, then the residuals about them (sums of squares expanded in one
-// pass cancel to noise when the entries are alike).
-struct RegressionSums {
-  double n = 0, u = 0, d = 0, ru = 0, rd = 0, ruu = 0, rruu = 0;  // first pass
-  double ee_a = 0, ee_r = 0, ee_ar = 0;                           // second pass
-  void Add(double r, double ui, double di) {
-    n += 1;
-    u += ui;
-    d += di;
-    ru += r * ui;
-    rd += r * di;
-    ruu += r * ui * ui;
-    rruu += r * r * ui * ui;
-  }
-  void AddResiduals(double r, double ui, double di) {
-    if (u <= 0 || ru <= 0) return;
-    const double e_a = di - d / u * ui, e_r = r * (di - rd / ru * ui);
-    ee_a += e_a * e_a;
-    ee_r += e_r * e_r;
-    ee_ar += e_a * e_r;
-  }
-  struct Fit {
-    double a;         // the corrected dsize per u
-    double residual;  // the share of a's variance the regression leaves (1 - corr^2)
-    double b;         // the slope: rho_true's own error passes into a times b
-  };
-  // a corrected to `rho_true`; no correction (residual 1) where the sums cannot support one.
-  //
-  // The correction holds while rho's distance from rho_true is what sampling the kept entries
-  // gives. When it is more (z > 3 standard errors, judged with the larger of the kept entries'
-  // spread and `v_occ`, the occurrences' relative unit variance), the kept sample misses what
-  // moves rho (heavily referenced keys), not what moves a: correcting a by it put a dataset's
-  // allocated side 9% high from 10,000 kept entries, so a is left alone. The slope is held to
-  // [0, 1] (a correction of more than rho lacks is taken as noise), and a correction that would
-  // leave nothing allocated is not made.
-  Fit Correct(double rho_true, double rho_true_var, double v_occ) const {
-    if (u <= 0 || ru <= 0 || n < 2) return {d > 0 && u > 0 ? d / u : 0.0, 1.0, 0.0};
-    const double a = d / u, rho = rd / ru;
-    const double var_rho_kept = ee_r / (ru * ru) * n / (n - 1);
-    const double var_rho_occ =
-        std::isfinite(v_occ) ? v_occ * rho_true * rho_true * rruu / (ru * ru) : 0.0;
-    const double sd = std::sqrt(std::max(var_rho_kept, var_rho_occ) + rho_true_var);
-    if (!(std::abs(rho - rho_true) <= 3 * sd)) return {a, 1.0, 0.0};
-    double b, residual = 1.0;
-    if (ee_a <= 1e-12 * d * d || ee_r <= 1e-12 * rd * rd) {
-      // The kept entries all have one ratio (a few that compress alike): no spread to fit a
-      // slope to. Take the slope of residuals in proportion to each entry's size, which is 1
-      // when every kept entry is referenced alike and falls as some are referenced more.
-      if (rruu <= 0) return {a, 1.0, 0.0};
-      b = ruu * ru / (u * rruu);
-    } else {
-      b = ee_ar * ru / (u * ee_r);
-      residual = 1.0 - std::min(1.0, ee_ar * ee_ar / (ee_a * ee_r));
-    }
-    b = std::clamp(b, 0.0, 1.0);
-    const double corrected = a - b * (rho - rho_true);
-    if (!(corrected > 0)) return {a, 1.0, 0.0};
-    return {corrected, residual, b};
-  }
-};
 
 // A sampled table's entries of one stratum (full or small blocks, distinct_blocks.h) for one
 // setting: sums over the entries whose code is known. Embedded blocks are not DDT entries
@@ -543,7 +444,7 @@ struct SideRatios {
 };
 
 // An occurrence sample's ratios; none when it holds no occurrence.
-std::optional<SideRatios> OccurrenceRatios(const OccurrenceSums& o) {
+std::optional<SideRatios> OccurrenceRatios(const estimate::OccurrenceSums& o) {
   if (o.n() == 0 || o.u() <= 0 || o.lsize <= 0) return std::nullopt;
   return SideRatios{double(o.ne) / double(o.n()),
                     o.lsize_ne / o.lsize,
@@ -584,7 +485,7 @@ struct ZeroSums {
 std::vector<SettingResult> Tally::FinishSampledTable(
     size_t row, uint64_t block_bytes, const ddt::DedupTable& table, uint64_t sparse_holes,
     const std::vector<int>& level, const estimate::DistinctBlocks& distinct,
-    const OccurrenceSample* occurrences, int occurrence_level) const {
+    const estimate::OccurrenceSample* occurrences, int occurrence_level) const {
   const zfs::AllocationModel alloc = zfs::AllocationModel::For(options_.vdev, options_.ashift);
   const uint64_t m = uint64_t{1} << table.sample_shift();
   std::vector<std::array<StratumSums, 2>> strata(settings_);  // [0] full, [1] small
@@ -745,7 +646,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
     // --sample 1/M: the occurrence sample's ratios give the referenced side instead. A kept key
     // stands for all of its references, so a few heavily referenced keys kept or missed moved
     // the kept entries' ratios by tens of percent; an occurrence weighs one block.
-    OccurrenceSums o, o_stratum[2];
+    estimate::OccurrenceSums o, o_stratum[2];
     if (occurrences != nullptr) {
       for (int k = 0; k < 2; ++k) {
         for (int lv = occurrence_level; lv <= estimate::kMaxSampleLevel; ++lv) {
@@ -754,14 +655,28 @@ std::vector<SettingResult> Tally::FinishSampledTable(
         o.Merge(o_stratum[k]);
       }
     }
-    const std::optional<SideRatios> from_occurrences = OccurrenceRatios(o);
-    const SideRatios occ = from_occurrences.value_or(kept);
+    // compression=off: psize is lsize and the block is stored as is (no embedding), so the
+    // referenced side is known exactly from the exact totals; nothing of it is estimated.
+    const bool is_off = options_.compressions[c].algorithm == CompressionAlgorithm::kOff;
+    const std::optional<SideRatios> from_occurrences = is_off ? std::nullopt : OccurrenceRatios(o);
+    const SideRatios occ =
+        is_off ? SideRatios{1.0,
+                            1.0,
+                            nz_u > 0 ? nz_lsize / nz_u : 0.0,
+                            double(alloc.Block(block_bytes, options_.copies).dsize) / full_u,
+                            1.0,
+                            0.0}
+               : from_occurrences.value_or(kept);
     DdtStat ref;
     ref.blocks = Round(nz_blocks * occ.ne_share) + z.referenced.blocks;
     ref.lsize = Round(nz_lsize * occ.lsize_ne_share) + z.referenced.lsize;
     ref.psize = Round(nz_u * occ.psize_per) + z.referenced.psize;
     ref.dsize = Round(nz_u * occ.dsize_per) + z.referenced.dsize;
-    const uint64_t ref_asize = Round(nz_u * occ.asize_per) + z.ref_asize;
+    uint64_t ref_asize = Round(nz_u * occ.asize_per) + z.ref_asize;
+    if (is_off) {
+      ref.psize = Round(nz_lsize) + z.referenced.psize;
+      ref_asize = Round(nz_u) + z.ref_asize;
+    }
 
     s.lsize = non_hole_lsize_[i];
     s.psize = ref.psize;
@@ -783,7 +698,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
       const StratumSums& st = strata[c][k];
       if (pop_entries[k] <= 0) continue;
       const double u = k == 0 ? pop_x[k] * full_u : pop_x[k];  // the stratum's auxiliary total
-      const OccurrenceSums& ok = o_stratum[k];
+      const estimate::OccurrenceSums& ok = o_stratum[k];
       double stratum_dsize;
       if (st.n > 0) {
         weight_count[k] = pop_entries[k] / st.n;
@@ -850,6 +765,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
       a.dsize += Round(stratum_dsize);
     }
     a.blocks = Round(entries);
+    if (is_off) a.psize = a.lsize;  // stored as is: the allocated side's psize is its lsize
     // A table never allocates more than is referenced: a sketch's error must not say otherwise.
     a.blocks = std::min(a.blocks, ref.blocks);
     a.lsize = std::min(a.lsize, ref.lsize);
@@ -911,12 +827,14 @@ std::vector<SettingResult> Tally::FinishSampledTable(
         from_occurrences ? o.psize_per_u.Interval95(nz_blocks)
         : known          ? rs.psize_per_u.Interval95(pop_units)
                          : std::array<double, 2>{0.0, std::numeric_limits<double>::infinity()};
-    s.ci95 = CompressRatioInterval(
-        double(s.lsize + meta_psize), double(z.referenced.psize + meta_psize),
-        double(s.psize - std::min(s.psize, z.referenced.psize)), r[0] * nz_u, r[1] * nz_u,
-        options_.compressions[c].algorithm != CompressionAlgorithm::kOff);
+    if (!is_off) {
+      s.ci95 = CompressRatioInterval(double(s.lsize + meta_psize),
+                                     double(z.referenced.psize + meta_psize),
+                                     double(s.psize - std::min(s.psize, z.referenced.psize)),
+                                     r[0] * nz_u, r[1] * nz_u, /*compressing=*/true);
+    }
   }
   return out;
 }
 
-}  // namespace zsim::pipeline
+}  // namespace zsim::finish

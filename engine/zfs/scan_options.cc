@@ -1,5 +1,6 @@
 // ValidateScanOptions: every option checked before any I/O, with a message that says what would
-// be right (STYLE.md §4, "bad arguments").
+// be right (STYLE.md §4, "bad arguments"). Here, beside the profile rules it checks against, so
+// every module that takes options (the scan, a state file, a report) can check them.
 
 #include <string>
 

@@ -1,0 +1,155 @@
+#include "engine/cli/output_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <utility>
+
+namespace zsim::cli {
+namespace {
+
+using Identity = std::pair<uint64_t, uint64_t>;  // st_dev, st_ino
+
+std::string DirectoryOf(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string BaseOf(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+Status Refuse(std::string_view flag, const std::string& path, const std::string& why) {
+  std::string msg(flag);
+  msg += " " + path + ": " + why;
+  return Status::InvalidArgument(std::move(msg));
+}
+
+}  // namespace
+
+Result<OutputFile> OutputFile::Prepare(std::string_view flag, const std::string& path,
+                                       const std::vector<std::string>& inputs) {
+  ZSIM_RETURN_IF_ERROR(CheckTarget(flag, path, inputs));
+  // The temporary file beside the target: proves the directory writable before any input is read.
+  const std::string dir = DirectoryOf(path);
+  std::string temp = (dir == "/" ? "" : dir) + "/." + BaseOf(path) + ".zsim-XXXXXX";
+  const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+  if (fd < 0) {
+    return Refuse(flag, path, "cannot create a file in " + dir + ": " + std::strerror(errno));
+  }
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  if (::fchmod(fd, 0666 & ~mask) != 0) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(temp.c_str());
+    return Refuse(flag, path, std::string("cannot set its mode: ") + std::strerror(err));
+  }
+  return OutputFile(path, std::move(temp), fd);
+}
+
+Status OutputFile::CheckTarget(std::string_view flag, const std::string& path,
+                               const std::vector<std::string>& inputs) {
+  struct stat st;
+  bool exists = false;
+  if (::lstat(path.c_str(), &st) == 0) {
+    exists = true;
+    if (S_ISLNK(st.st_mode)) {
+      return Refuse(flag, path,
+                    "is a symbolic link; zsim does not write through links: name the file itself");
+    }
+    if (S_ISDIR(st.st_mode)) {
+      return Refuse(flag, path, "is a directory; give a file name, e.g. " + path + "/report.html");
+    }
+    if (!S_ISREG(st.st_mode)) return Refuse(flag, path, "exists and is not a regular file");
+  } else if (errno != ENOENT) {
+    return Refuse(flag, path, std::strerror(errno));
+  }
+  const std::string dir = DirectoryOf(path);
+  struct stat dir_st;
+  if (::stat(dir.c_str(), &dir_st) != 0) {
+    return Refuse(flag, path, "its directory " + dir + " cannot be used: " + std::strerror(errno));
+  }
+  if (!S_ISDIR(dir_st.st_mode)) return Refuse(flag, path, dir + " is not a directory");
+
+  // What the scan reads: every input, and (for a directory) everything below it.
+  std::set<Identity> input_ids;
+  for (const std::string& in : inputs) {
+    struct stat in_st;
+    if (::stat(in.c_str(), &in_st) == 0) input_ids.insert({in_st.st_dev, in_st.st_ino});
+  }
+  if (exists && input_ids.count({st.st_dev, st.st_ino}) > 0) {
+    return Refuse(flag, path, "is one of the inputs; zsim never writes over what it scans");
+  }
+  // The directory and every directory above it, by their real path (symlinks resolved): one of
+  // them being an input means the report would land inside a scanned tree.
+  char* real = ::realpath(dir.c_str(), nullptr);
+  if (real == nullptr) {
+    return Refuse(flag, path,
+                  "its directory " + dir + " cannot be resolved: " + std::strerror(errno));
+  }
+  std::string up = real;
+  std::free(real);
+  for (;;) {
+    struct stat up_st;
+    if (::stat(up.c_str(), &up_st) == 0 && input_ids.count({up_st.st_dev, up_st.st_ino}) > 0) {
+      return Refuse(flag, path,
+                    "lies inside the input tree " + up +
+                        "; zsim never writes inside what it scans: put the report elsewhere");
+    }
+    if (up == "/") break;
+    up = DirectoryOf(up);
+  }
+  return Status::Ok();
+}
+
+OutputFile::OutputFile(OutputFile&& other) noexcept
+    : path_(std::move(other.path_)),
+      temp_path_(std::move(other.temp_path_)),
+      fd_(std::exchange(other.fd_, -1)) {}
+
+OutputFile::~OutputFile() {
+  if (fd_ < 0) return;
+  ::close(fd_);
+  ::unlink(temp_path_.c_str());
+}
+
+Status OutputFile::Commit(std::string_view contents) {
+  auto fail = [&](const char* what) {
+    const int err = errno;
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    ::unlink(temp_path_.c_str());
+    return Status(StatusCode::kIoError,
+                  "cannot write the report to " + path_ + ": " + what + ": " + std::strerror(err));
+  };
+  if (fd_ < 0) {
+    errno = EBADF;
+    return fail("already written");
+  }
+  size_t done = 0;
+  while (done < contents.size()) {
+    const ssize_t n = ::write(fd_, contents.data() + done, contents.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail("write");
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd_) != 0) return fail("fsync");
+  const int fd = std::exchange(fd_, -1);
+  if (::close(fd) != 0) return fail("close");
+  if (::rename(temp_path_.c_str(), path_.c_str()) != 0) return fail("rename");
+  return Status::Ok();
+}
+
+}  // namespace zsim::cli

@@ -1,0 +1,63 @@
+// engine/cli/output_file.h
+//
+// A report file named on the command line (--html FILE), made safe before the scan starts:
+// nothing zsim scans may be replaced by it, a symlink at its path is never followed, and a path
+// it could not write is refused before any input is read, not after hours of scanning.
+//
+// Prepare() runs before the scan: it refuses a path that is a symlink, a directory or anything
+// but a regular file, a path whose directory is missing or not writable, and a path that is one
+// of the inputs or lies inside an input tree (compared by (device, inode) of the path and of
+// every directory above it, so `D`, `D/.`, `../x/D`, a symlinked root and a bind mount of D are
+// all the same D). It then creates a temporary file beside the target (O_CREAT | O_EXCL, mode
+// 0666 less the umask), which proves the directory writable. Commit() writes the report there,
+// syncs it and renames it over the target: the target is replaced whole or not at all, and an
+// existing file's contents (or another name of its inode) are never written through. Destroying
+// an OutputFile that was not committed removes the temporary file.
+//
+// Thread safety: one thread.
+
+#ifndef ZSIM_ENGINE_CLI_OUTPUT_FILE_H_
+#define ZSIM_ENGINE_CLI_OUTPUT_FILE_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zsim/status.h"
+
+namespace zsim::cli {
+
+class OutputFile {
+ public:
+  // kInvalidArgument with a message naming the path and what is wrong with it (exit code 2).
+  // `flag` names the option in messages ("--html"); `inputs` are the scan's paths.
+  static Result<OutputFile> Prepare(std::string_view flag, const std::string& path,
+                                    const std::vector<std::string>& inputs);
+  // Prepare's checks of the path alone, creating nothing: for an output another module writes
+  // (--save: state/state_file.h writes it by temporary file and rename too).
+  static Status CheckTarget(std::string_view flag, const std::string& path,
+                            const std::vector<std::string>& inputs);
+
+  OutputFile(OutputFile&& other) noexcept;
+  OutputFile& operator=(OutputFile&&) = delete;
+  OutputFile(const OutputFile&) = delete;
+  ~OutputFile();
+
+  // Writes `contents`, fsyncs, renames over the target. kIoError (with errno's text) if any step
+  // fails; the target is then untouched and the temporary file removed.
+  Status Commit(std::string_view contents);
+
+  const std::string& path() const { return path_; }
+
+ private:
+  OutputFile(std::string path, std::string temp_path, int fd)
+      : path_(std::move(path)), temp_path_(std::move(temp_path)), fd_(fd) {}
+
+  std::string path_;
+  std::string temp_path_;
+  int fd_ = -1;  // -1 once committed (or moved from)
+};
+
+}  // namespace zsim::cli
+
+#endif  // ZSIM_ENGINE_CLI_OUTPUT_FILE_H_

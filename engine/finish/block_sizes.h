@@ -1,0 +1,35 @@
+// engine/finish/block_sizes.h
+//
+// The block-size histogram of each setting's data blocks (as `zdb -bb` / `zdb -bbb` group them:
+// by psize, power-of-two buckets, with their asize) and the data blocks a special vdev would hold
+// under each special_small_blocks threshold: the sizing admins ask for beside the DDT's (OpenZFS
+// issues #9158, #16417). Read from a row's dedup table once the scan has drained.
+//
+// A block goes to the special class when it is file data of psize at most special_small_blocks
+// (module/zfs/spa_misc.c: spa_preferred_class, "size <= special_smallblk"); on the special vdev
+// (a mirror) each copy takes its psize rounded up to a sector (vdev_default_asize).
+//
+// Thread safety: pure function of a drained table.
+
+#ifndef ZSIM_ENGINE_FINISH_BLOCK_SIZES_H_
+#define ZSIM_ENGINE_FINISH_BLOCK_SIZES_H_
+
+#include <vector>
+
+#include "engine/ddt/dedup_table.h"
+#include "engine/zfs/allocation.h"
+#include "zsim/scan_result.h"
+
+namespace zsim::finish {
+
+// Fills block_sizes and small_blocks of `settings` (one per code of the table, in its order)
+// from every entry of `table` (one row, block size `block_bytes`). `alloc` is the pool's layout,
+// `copies` the copies property. Entries are weighted by the table's sampling (2^sample_shift).
+// REQUIRES: nothing inserts into the table meanwhile.
+void FillBlockSizes(const ddt::DedupTable& table, uint64_t block_bytes,
+                    const zfs::AllocationModel& alloc, int copies,
+                    std::vector<SettingResult>* settings);
+
+}  // namespace zsim::finish
+
+#endif  // ZSIM_ENGINE_FINISH_BLOCK_SIZES_H_

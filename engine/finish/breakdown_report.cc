@@ -1,0 +1,142 @@
+#include "engine/finish/breakdown_report.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace zsim::finish {
+namespace {
+
+constexpr size_t kMaxRows = 50;
+
+bool Kept(const ddt::Fingerprint& key, uint32_t shift) {
+  return (key.hi & ((uint64_t{1} << shift) - 1)) == 0;
+}
+
+}  // namespace
+
+void FinishBreakdowns(const state::BreakdownState& bd,
+                      const std::vector<const ddt::DedupTable*>& tables,
+                      const std::vector<uint64_t>& block_bytes,
+                      const std::vector<Compression>& compressions, size_t featured,
+                      ScanResult* result) {
+  // Keys a table dropped (dedup sampling) cannot be looked up: sample at least as coarsely.
+  uint32_t shift = bd.shift;
+  for (const ddt::DedupTable* t : tables) shift = std::max(shift, t->sample_shift());
+  const uint64_t m = uint64_t{1} << shift;
+  const size_t settings = compressions.size();
+  result->breakdowns.clear();
+  for (size_t r = 0; r < tables.size(); ++r) {
+    // Refcount, lsize and codes of every sampled key of row r, sorted by key.lo (a few MB at the
+    // cap; hash maps of the same keys cost several times that).
+    struct Info {
+      uint64_t lo;
+      uint64_t lsize;
+      uint32_t refcount;
+      size_t codes;  // offset in `codes`
+    };
+    std::vector<Info> info;
+    for (const state::BreakdownState::Reference& s : bd.references) {
+      if (s.row == r && Kept(s.key, shift)) info.push_back(Info{s.key.lo, 0, 0, 0});
+    }
+    auto by_lo = [](const Info& a, const Info& b) { return a.lo < b.lo; };
+    std::sort(info.begin(), info.end(), by_lo);
+    info.erase(std::unique(info.begin(), info.end(),
+                           [](const Info& a, const Info& b) { return a.lo == b.lo; }),
+               info.end());
+    std::vector<ddt::PsizeCode> codes;
+    if (!info.empty()) {
+      tables[r]->ForEach([&](const ddt::EntryView& e) {
+        if (!Kept(e.key, shift)) return;
+        auto it = std::lower_bound(info.begin(), info.end(), Info{e.key.lo, 0, 0, 0}, by_lo);
+        if (it == info.end() || it->lo != e.key.lo) return;
+        it->lsize = e.lsize;
+        it->refcount = e.refcount;
+        it->codes = codes.size();
+        for (size_t c = 0; c < settings; ++c) {
+          codes.push_back(c < e.codes.size() ? e.codes[c] : ddt::kPendingCode);
+        }
+      });
+    }
+    for (size_t c = 0; c < settings; ++c) {
+      const size_t key = r * settings + c;
+      // A state without per-setting sizes (none written yet) falls back to the featured lsize.
+      auto rows_of = [&](const std::vector<std::string>& names,
+                         const std::vector<state::BreakdownRowSums>& sums) {
+        std::vector<BreakdownRow> rows(names.size());
+        for (size_t i = 0; i < rows.size(); ++i) {
+          rows[i].name = names[i];
+          rows[i].files = sums[i].files;
+          rows[i].bytes = sums[i].bytes;
+          rows[i].lsize = key < sums[i].setting_lsize.size() ? sums[i].setting_lsize[key]
+                          : key == featured                   ? sums[i].lsize
+                                                              : 0;
+        }
+        return rows;
+      };
+      std::vector<BreakdownRow> dirs = rows_of(bd.directory_names, bd.directories);
+      std::vector<BreakdownRow> exts = rows_of(bd.extension_names, bd.extensions);
+      // Per row: psize of the references with a code, their lsize, and every reference's lsize
+      // (a sampled codec's missing codes are made up in proportion).
+      struct Known {
+        uint64_t psize = 0, lsize = 0, all_lsize = 0;
+      };
+      std::vector<Known> known_dirs(dirs.size()), known_exts(exts.size());
+      for (const state::BreakdownState::Reference& s : bd.references) {
+        if (s.row != r || !Kept(s.key, shift)) continue;
+        const auto it = std::lower_bound(info.begin(), info.end(), Info{s.key.lo, 0, 0, 0}, by_lo);
+        if (it == info.end() || it->lo != s.key.lo || it->refcount == 0) continue;
+        const Info& in = *it;
+        const ddt::PsizeCode code = codes[in.codes + c];
+        // Holes and embedded blocks never enter the DDT: no psize, nothing for dedup to remove.
+        const bool stored = !ddt::IsHoleCode(code) && !ddt::IsEmbeddedCode(code);
+        const uint64_t dup = stored ? in.lsize * (in.refcount - 1) / in.refcount : 0;
+        for (auto [row, k] : {std::pair{&dirs[s.directory], &known_dirs[s.directory]},
+                              std::pair{&exts[s.extension], &known_exts[s.extension]}}) {
+          row->duplicate_bytes += dup * m;
+          k->all_lsize += in.lsize;
+          if (code == ddt::kPendingCode) continue;
+          k->lsize += in.lsize;
+          k->psize += stored ? ddt::AllocatedPsize(code) : 0;
+        }
+      }
+      auto scale = [m](std::vector<BreakdownRow>* rows, const std::vector<Known>& known) {
+        for (size_t i = 0; i < rows->size(); ++i) {
+          const Known& k = known[i];
+          (*rows)[i].psize = k.lsize == 0 ? 0
+                                          : static_cast<uint64_t>(
+                                                double(k.psize) * double(m) *
+                                                (double(k.all_lsize) / double(k.lsize)));
+        }
+      };
+      scale(&dirs, known_dirs);
+      scale(&exts, known_exts);
+      auto finish = [](std::vector<BreakdownRow>* rows) {
+        std::sort(rows->begin(), rows->end(), [](const BreakdownRow& a, const BreakdownRow& b) {
+          return std::tie(b.duplicate_bytes, b.lsize, a.name) <
+                 std::tie(a.duplicate_bytes, a.lsize, b.name);
+        });
+        if (rows->size() > kMaxRows) rows->resize(kMaxRows);
+      };
+      finish(&dirs);
+      finish(&exts);
+      Breakdowns b;
+      b.recordsize = block_bytes[r];
+      b.compression = compressions[c];
+      b.directories = std::move(dirs);
+      b.extensions = std::move(exts);
+      b.sample_modulus = m;
+      result->breakdowns.push_back(std::move(b));
+    }
+  }
+
+  DedupSources& src = result->dedup_sources;
+  for (const auto& [content, copies] : bd.contents) {
+    if (copies < 2) continue;
+    src.duplicate_files += copies - 1;
+    src.duplicate_file_bytes += (copies - 1) * content.lsize;
+  }
+  src.zero_blocks = bd.zero_blocks;
+  src.zero_block_bytes = bd.zero_bytes;
+}
+
+}  // namespace zsim::finish

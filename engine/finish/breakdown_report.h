@@ -1,0 +1,36 @@
+// engine/finish/breakdown_report.h
+//
+// The breakdowns (where the space goes by directory and by extension), one per setting, and the
+// dedup that needs no DDT, from a scan's BreakdownState and its rows' dedup tables. Each kept reference
+// (state/scan_state.h BreakdownState) is looked up in the table and lends M x psize, and
+// M x lsize x (refcount - 1) / refcount as duplicate bytes, to its rows (M = 2^shift, at least
+// the table's own sampling).
+//
+// Thread safety: a pure function of its arguments.
+
+#ifndef ZSIM_ENGINE_FINISH_BREAKDOWN_REPORT_H_
+#define ZSIM_ENGINE_FINISH_BREAKDOWN_REPORT_H_
+
+#include <cstddef>
+#include <vector>
+
+#include "engine/ddt/dedup_table.h"
+#include "engine/state/scan_state.h"
+#include "zsim/scan_result.h"
+
+namespace zsim::finish {
+
+// Fills result->breakdowns (one per (row, setting), in ScanResult::results order: row major)
+// and result->dedup_sources. `tables[r]` and `block_bytes[r]` are row r's; `featured` is the
+// setting whose lsize a state without per-setting sizes carries. A sampled codec has no code for
+// some blocks: a breakdown row's psize for it is the psize of the references it has codes for,
+// scaled by their share of the row's lsize.
+void FinishBreakdowns(const state::BreakdownState& breakdown,
+                      const std::vector<const ddt::DedupTable*>& tables,
+                      const std::vector<uint64_t>& block_bytes,
+                      const std::vector<Compression>& compressions, size_t featured,
+                      ScanResult* result);
+
+}  // namespace zsim::finish
+
+#endif  // ZSIM_ENGINE_FINISH_BREAKDOWN_REPORT_H_

@@ -1,0 +1,133 @@
+#include "engine/finish/finish.h"
+
+#include <algorithm>
+#include <string>
+
+#include "engine/finish/block_sizes.h"
+#include "engine/finish/breakdown_report.h"
+#include "engine/finish/tally.h"
+#include "engine/zfs/write_rules.h"
+
+namespace zsim::finish {
+namespace {
+
+zfs::WritePolicy PolicyOf(Profile profile, const VdevLayout& vdev, int ashift) {
+  zfs::WritePolicy p;
+  p.profile = profile;
+  p.geometry = zfs::GeometryFor(vdev, ashift);
+  p.dedup = true;
+  return p;
+}
+
+// The scan's options with the report's applied.
+ScanOptions Effective(const ScanOptions& scanned, const ReportOptions& r) {
+  ScanOptions o = scanned;
+  o.vdev = r.vdev;
+  o.ashift = r.ashift;
+  o.copies = r.copies;
+  o.profile = r.profile;
+  if (r.ddt_format) o.ddt_format = r.ddt_format;
+  if (r.ram_bytes != 0) o.ram_bytes = r.ram_bytes;
+  return o;
+}
+
+bool TableSampled(const state::ScanState& s) {
+  for (const state::RowState& r : s.rows) {
+    if (r.table->sample_shift() != 0) return true;
+  }
+  return s.options.sample_modulus > 1;
+}
+
+}  // namespace
+
+ReportOptions ReportOptionsOf(const ScanOptions& o) {
+  ReportOptions r;
+  r.vdev = o.vdev;
+  r.ashift = o.ashift;
+  r.copies = o.copies;
+  r.profile = o.profile;
+  r.ddt_format = o.ddt_format;
+  r.ram_bytes = o.ram_bytes;
+  return r;
+}
+
+Status CheckReportOptions(const state::ScanState& s, const ReportOptions& r) {
+  const ScanOptions& o = s.options;
+  ScanOptions effective = Effective(o, r);
+  if (effective.paths.empty()) effective.paths.push_back(".");  // a state needs no path
+  if (r.profile != o.profile) {
+    return Status::InvalidArgument(
+        "--profile " + std::string(ProfileName(r.profile)) + " differs from the scan's (" +
+        std::string(ProfileName(o.profile)) +
+        "): each release compresses and rounds blocks by its own rules, so the state holds "
+        "the scan's profile only; scan again with --profile " +
+        std::string(ProfileName(r.profile)));
+  }
+  ZSIM_RETURN_IF_ERROR(ValidateScanOptions(effective));
+  if (!zfs::SameBlockWrites(PolicyOf(o.profile, o.vdev, o.ashift),
+                            PolicyOf(r.profile, r.vdev, r.ashift))) {
+    return Status::InvalidArgument(
+        "--ashift " + std::to_string(r.ashift) + " with --vdev " + VdevName(r.vdev) +
+        " changes the unit compressed blocks are rounded to in profile " +
+        std::string(ProfileName(o.profile)) + " (the scan assumed ashift " +
+        std::to_string(o.ashift) + ", vdev " + VdevName(o.vdev) +
+        "): the state holds psize for that unit only; report with an allocation of the same "
+        "sector size (disk, mirror or raidz at ashift " +
+        std::to_string(o.ashift) + "), or scan again");
+  }
+  const bool allocation_changed = r.vdev != o.vdev || r.ashift != o.ashift || r.copies != o.copies;
+  if (allocation_changed && TableSampled(s)) {
+    return Status::InvalidArgument(
+        "this state's dedup table was sampled (--sample or --max-memory): its estimates were "
+        "calibrated for vdev " +
+        VdevName(o.vdev) + ", ashift " + std::to_string(o.ashift) + ", copies " +
+        std::to_string(o.copies) +
+        "; report with those, or scan without sampling to change them later");
+  }
+  return Status::Ok();
+}
+
+ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
+  const ScanOptions options = Effective(s.options, r);
+  const size_t settings = options.compressions.size();
+  Tally tally(options, s.rows.size());
+  for (size_t row = 0; row < s.rows.size(); ++row) {
+    for (size_t c = 0; c < settings; ++c) {
+      for (const auto& [shape, count] : s.rows[row].files[c]) tally.AddFiles(row, c, shape, count);
+    }
+  }
+  for (const auto& [dir, count] : s.directories) tally.AddDirectories(dir, count);
+
+  ScanResult result;
+  result.partial = s.partial;
+  result.options = options;
+  result.input = s.input;
+  for (size_t row = 0; row < s.rows.size(); ++row) {
+    const state::RowState& rs = s.rows[row];
+    const bool occurrences = !rs.occurrences.sums.empty();
+    std::vector<SettingResult> out =
+        tally.Finish(row, rs.block_bytes, *rs.table, rs.sparse_holes, s.sampling, *rs.distinct,
+                     occurrences ? &rs.occurrences : nullptr);
+    FillBlockSizes(*rs.table, rs.block_bytes,
+                   zfs::AllocationModel::For(options.vdev, options.ashift), options.copies, &out);
+    for (size_t c = 0; c < out.size(); ++c) {
+      out[c].codec_seconds = rs.codec_seconds[c];
+      out[c].codec_bytes = rs.codec_bytes[c];
+      result.results.push_back(std::move(out[c]));
+    }
+  }
+  if (!s.rows.empty()) {
+    std::vector<const ddt::DedupTable*> tables;
+    std::vector<uint64_t> block_bytes;
+    for (const state::RowState& rs : s.rows) {
+      tables.push_back(rs.table.get());
+      block_bytes.push_back(rs.block_bytes);
+    }
+    FinishBreakdowns(s.breakdown, tables, block_bytes, options.compressions, s.featured, &result);
+  }
+  result.memory = state::StateMemory(s);
+  result.seconds = s.seconds;
+  return result;
+}
+
+}  // namespace zsim::finish

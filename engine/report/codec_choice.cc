@@ -1,0 +1,88 @@
+#include "engine/report/codec_choice.h"
+
+#include <algorithm>
+
+#include "engine/report/advice.h"
+#include "engine/report/codec_speed.h"
+
+namespace zsim::report {
+namespace {
+
+bool IsOff(const SettingResult& s) { return s.compression.algorithm == CompressionAlgorithm::kOff; }
+
+// The compressing setting at `block_bytes` that stores least, -1 when none compresses.
+int SmallestCompressedIndex(const std::vector<SettingResult>& rs, uint64_t block_bytes) {
+  int best = -1;
+  for (size_t i = 0; i < rs.size(); ++i) {
+    if (rs[i].recordsize != block_bytes || IsOff(rs[i])) continue;
+    if (best < 0 || rs[i].used < rs[size_t(best)].used) best = int(i);
+  }
+  return best;
+}
+
+// Cost rank when speed was not measured: lz4 and zle are cheapest, zstd decompresses far faster
+// than gzip at similar ratios.
+int CostRank(CompressionAlgorithm a) {
+  switch (a) {
+    case CompressionAlgorithm::kLz4:
+      return 0;
+    case CompressionAlgorithm::kZle:
+      return 1;
+    case CompressionAlgorithm::kLzjb:
+      return 2;
+    case CompressionAlgorithm::kZstd:
+      return 3;
+    case CompressionAlgorithm::kGzip:
+      return 4;
+    default:
+      return 5;
+  }
+}
+
+}  // namespace
+
+int CheapIndex(const std::vector<SettingResult>& rs, uint64_t block_bytes) {
+  for (CompressionAlgorithm a : {CompressionAlgorithm::kLz4, CompressionAlgorithm::kLzjb}) {
+    for (size_t i = 0; i < rs.size(); ++i) {
+      if (rs[i].recordsize == block_bytes && rs[i].compression.algorithm == a) return int(i);
+    }
+  }
+  return -1;
+}
+
+int StrongestWorthwhileIndex(const std::vector<SettingResult>& rs, uint64_t block_bytes) {
+  const int smallest = SmallestCompressedIndex(rs, block_bytes);
+  if (smallest < 0) return -1;
+  const double limit = double(rs[size_t(smallest)].used) * (1.0 + kCodecTie);
+  std::vector<int> near;
+  bool timed = true;
+  for (size_t i = 0; i < rs.size(); ++i) {
+    if (rs[i].recordsize != block_bytes || IsOff(rs[i]) || double(rs[i].used) > limit) continue;
+    near.push_back(int(i));
+    timed &= CodecBytesPerSecond(rs[i]) > 0;
+  }
+  return *std::min_element(near.begin(), near.end(), [&](int x, int y) {
+    const SettingResult& a = rs[size_t(x)];
+    const SettingResult& b = rs[size_t(y)];
+    if (timed) return CodecBytesPerSecond(a) > CodecBytesPerSecond(b);
+    const int ra = CostRank(a.compression.algorithm), rb = CostRank(b.compression.algorithm);
+    return ra != rb ? ra < rb : a.compression.level < b.compression.level;
+  });
+}
+
+int PickCompression(const std::vector<SettingResult>& rs, uint64_t block_bytes) {
+  const int strong = StrongestWorthwhileIndex(rs, block_bytes);
+  if (strong < 0) {  // only "off" evaluated
+    for (size_t i = 0; i < rs.size(); ++i) {
+      if (rs[i].recordsize == block_bytes) return int(i);
+    }
+    return -1;
+  }
+  const int cheap = CheapIndex(rs, block_bytes);
+  if (cheap < 0) return strong;
+  const double cheap_used = double(rs[size_t(cheap)].used);
+  return double(rs[size_t(strong)].used) <= cheap_used * (1.0 - kStrongerCodecGain) ? strong
+                                                                                    : cheap;
+}
+
+}  // namespace zsim::report

@@ -1,0 +1,183 @@
+#include "engine/report/decision.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/report/advice.h"
+#include "engine/report/codec_choice.h"
+#include "engine/zfs/allocation.h"
+
+namespace zsim::report {
+namespace {
+
+double Fraction(double part, double whole) { return whole > 0 ? part / whole : 0.0; }
+
+bool IsOff(const SettingResult& s) { return s.compression.algorithm == CompressionAlgorithm::kOff; }
+
+DedupJudgement JudgeDedup(const SettingResult& s, DdtFormat format, uint64_t ram_bytes) {
+  DedupJudgement j;
+  j.footprint = FootprintFor(s, format);
+  j.ram_need_bytes = j.footprint != nullptr ? DdtRamBytes(*j.footprint) : 0;
+  j.budget_bytes = static_cast<uint64_t>(static_cast<double>(ram_bytes) * kDdtRamFraction);
+  // ram_bytes 0 means the RAM is unknown: judge on the ratio alone.
+  j.fits = ram_bytes == 0 || j.ram_need_bytes <= j.budget_bytes;
+  const double d = s.dedup.ratio;
+  if (d >= kDedupPaysRatio) {
+    j.verdict = j.fits ? Verdict::kDedupPays : Verdict::kDedupNeedsHardware;
+  } else if (d >= kDedupNotWorthRatio) {
+    j.verdict = Verdict::kDedupMarginal;
+  } else {
+    j.verdict = Verdict::kDedupNotWorthIt;
+  }
+  return j;
+}
+
+NoDdtShare ComputeNoDdtShare(const ScanResult& r, const SettingResult& f) {
+  NoDdtShare n;
+  const DdtStat& ref = f.dedup.total.referenced;
+  const DdtStat& alloc = f.dedup.total.allocated;
+  n.removed_lsize = ref.lsize > alloc.lsize ? ref.lsize - alloc.lsize : 0;
+  n.counts_zero_blocks = IsOff(f);
+  n.no_ddt_bytes = r.dedup_sources.duplicate_file_bytes +
+                   (n.counts_zero_blocks ? r.dedup_sources.zero_block_bytes : 0);
+  if (n.removed_lsize == 0) return n;
+  n.share = std::min(1.0, Fraction(double(n.no_ddt_bytes), double(n.removed_lsize)));
+  const double rest = double(ref.lsize) - std::min(double(n.no_ddt_bytes), double(n.removed_lsize));
+  n.residual_ratio = alloc.lsize > 0 ? std::max(1.0, rest / double(alloc.lsize)) : 1.0;
+  return n;
+}
+
+// The whole decision for one setting, as if it were the recommended one.
+Decision DecideFor(const ScanResult& r, size_t index, const Decision& base) {
+  Decision d = base;
+  const SettingResult& s = r.results[index];
+  d.featured = int(index);
+  d.dedup = JudgeDedup(s, d.ddt_format, d.ram_bytes);
+  d.no_ddt = ComputeNoDdtShare(r, s);
+  d.space = SpaceOf(s, r.options);
+  d.dedup_verdict = d.dedup.verdict;
+  const bool dedup_helps =
+      d.dedup.verdict == Verdict::kDedupPays || d.dedup.verdict == Verdict::kDedupNeedsHardware;
+  if (dedup_helps && d.no_ddt.share >= kNoDdtShare && d.no_ddt.residual_ratio < kDedupPaysRatio) {
+    d.verdict = Verdict::kCloneInsteadOfDedup;
+    d.dedup_verdict = Verdict::kDedupCoveredByCloning;
+  } else if (d.dedup.verdict == Verdict::kDedupPays) {
+    d.verdict = Verdict::kDedupPays;
+    d.dedup_on = true;
+  } else if (d.dedup.verdict == Verdict::kDedupNeedsHardware) {
+    d.verdict = Verdict::kDedupNeedsHardware;
+    d.dedup_with_hardware = true;
+  } else if (s.compressratio >= kCompressionPaysRatio) {
+    d.verdict = Verdict::kCompressionOnly;
+  } else {
+    d.verdict = Verdict::kStoreAsIs;
+  }
+  d.saved = d.dedup_on ? d.space.saved_dedup : d.space.saved;
+  d.stored_bytes = d.dedup_on ? d.space.stored_dedup_bytes : d.space.stored_bytes;
+  return d;
+}
+
+}  // namespace
+
+SettingSpace SpaceOf(const SettingResult& s, const ScanOptions& o) {
+  SettingSpace space;
+  space.logical_bytes = s.lsize;
+  space.stored_bytes = s.used;
+  // With dedup: `used` less what dedup removes (referenced - allocated DSIZE, both deflated as
+  // `used` is) plus the DDT's own blocks, deflated by the same vdev_deflate_ratio. The pool-wide
+  // overhead in ALLOC (MOS, space maps) is on neither side.
+  const DdtStat& ref = s.dedup.total.referenced;
+  const DdtStat& alloc = s.dedup.total.allocated;
+  const uint64_t removed = ref.dsize > alloc.dsize ? ref.dsize - alloc.dsize : 0;
+  uint64_t ddt = 0;
+  if (const DdtFootprint* fp = FootprintFor(s, DdtFormatInForce(o))) {
+    const uint64_t ratio = zfs::ValidateVdev(o.vdev).ok() && zfs::ValidateAshift(o.ashift).ok()
+                               ? zfs::DeflateRatio(o.vdev, o.ashift)
+                               : 512;
+    ddt = zfs::DeflatedSize(fp->asize_bytes, ratio);
+  }
+  space.stored_dedup_bytes = (s.used > removed ? s.used - removed : 0) + ddt;
+  if (s.lsize > 0) {
+    space.saved = 1.0 - double(space.stored_bytes) / double(s.lsize);
+    space.saved_dedup = 1.0 - double(space.stored_dedup_bytes) / double(s.lsize);
+  }
+  return space;
+}
+
+int SavedPercentOf(double saved) {
+  const double percent = std::round(saved * 100.0);
+  return percent == 0 ? 0 : int(percent);
+}
+
+std::string SavedText(double saved) { return std::to_string(SavedPercentOf(saved)) + "%"; }
+
+DdtFormat DdtFormatInForce(const ScanOptions& o) {
+  if (o.ddt_format) return *o.ddt_format;
+  return (o.profile == Profile::kZfs23 || o.profile == Profile::kZfs24) ? DdtFormat::kFast
+                                                                        : DdtFormat::kLegacy;
+}
+
+const DdtFootprint* FootprintFor(const SettingResult& s, DdtFormat format) {
+  for (const DdtFootprint& fp : s.dedup.footprints) {
+    if (fp.format == format) return &fp;
+  }
+  return nullptr;
+}
+
+uint64_t DdtRamBytes(const DdtFootprint& fp) {
+  // The cached ZAP blocks (what zdb calls in core, except where v23's zdb undercounts), or the
+  // in-core figure for a footprint built without it.
+  return std::max(fp.cached_bytes, fp.in_core_bytes) + fp.log_bytes;
+}
+
+const Breakdowns* BreakdownFor(const ScanResult& r, int index) {
+  if (index < 0 || size_t(index) >= r.results.size()) return nullptr;
+  const SettingResult& s = r.results[size_t(index)];
+  for (const Breakdowns& b : r.breakdowns) {
+    if (b.recordsize == s.recordsize && b.compression == s.compression) return &b;
+  }
+  return nullptr;
+}
+
+const char* BlockSizeProperty(const ScanOptions& o) {
+  return o.volblocksize ? "volblocksize" : "recordsize";
+}
+
+Decision Decide(const ScanResult& r) {
+  Decision base;
+  base.ram_bytes = r.options.ram_bytes;
+  base.ddt_format = DdtFormatInForce(r.options);
+  base.zvol = r.options.volblocksize.has_value();
+  uint64_t lsize = 0;
+  for (const SettingResult& s : r.results) lsize = std::max(lsize, s.lsize);
+  if (r.results.empty() || lsize == 0) {
+    base.featured = r.results.empty() ? -1 : 0;
+    base.verdict = Verdict::kNothingScanned;
+    return base;
+  }
+  // Per block size, the compression to recommend (codec_choice.h); then the block size: the
+  // first evaluated unless another stores kRecordsizeGain less, each judged under its own
+  // decision (dedup on where dedup would be recommended for it).
+  std::vector<uint64_t> block_sizes;
+  for (const SettingResult& s : r.results) {
+    if (std::find(block_sizes.begin(), block_sizes.end(), s.recordsize) == block_sizes.end()) {
+      block_sizes.push_back(s.recordsize);
+    }
+  }
+  int first = -1, best = -1;
+  uint64_t first_space = 0, best_space = 0;
+  for (uint64_t block : block_sizes) {
+    const int i = PickCompression(r.results, block);
+    if (i < 0) continue;
+    const Decision d = DecideFor(r, size_t(i), base);
+    const uint64_t space = d.stored_bytes;
+    base.candidates.push_back({i, space, d.dedup_on});
+    if (first < 0) first = i, first_space = space;
+    if (best < 0 || space < best_space) best = i, best_space = space;
+  }
+  const int featured =
+      double(best_space) <= double(first_space) * (1.0 - kRecordsizeGain) ? best : first;
+  return DecideFor(r, size_t(featured), base);
+}
+
+}  // namespace zsim::report

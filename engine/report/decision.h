@@ -1,0 +1,145 @@
+// engine/report/decision.h
+//
+// The one evaluation every part of a report reads: which setting (recordsize or volblocksize,
+// compression) is recommended, whether dedup is, and the savings figures those statements quote.
+// Decide() computes it once from a ScanResult; the advice items (advice.h), the verdict, the
+// settings table's mark, the JSON "decision" object and the HTML highlight are all written from
+// it, so they cannot disagree.
+//
+// One definition of "saved" (SpaceOf): 1 - stored / logical, where logical is the lsize the
+// dataset accounts (`zfs get logicalused`) and stored is usable space as `zfs get used` counts it:
+// parity and padding deflated by the vdev's ratio (vdev_deflate_ratio). Without dedup stored is
+// `used`; with dedup it is `used` less what dedup removes (referenced - allocated DSIZE) plus the
+// DDT's blocks deflated alike, so both sides of every comparison carry parity and padding the
+// same way, and neither the pool-wide overhead that `zpool list` ALLOC adds (MOS, space maps).
+// The legend of every report says so.
+//
+// The policy thresholds live in advice.h. Thread safety: pure functions.
+
+#ifndef ZSIM_ENGINE_REPORT_DECISION_H_
+#define ZSIM_ENGINE_REPORT_DECISION_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zsim/scan_result.h"
+
+namespace zsim::report {
+
+// Values appear in --json output (VerdictName): append only, never rename.
+enum class Verdict : uint8_t {
+  // kSummary (and kDedup for the first two)
+  kDedupPays,            // "dedup_pays"
+  kDedupNeedsHardware,   // "dedup_needs_hardware": pays only with L2ARC or a special vdev
+  kCompressionOnly,      // "compression_only"
+  kCloneInsteadOfDedup,  // "clone_instead_of_dedup": compression + block cloning/hard links
+  kStoreAsIs,            // "store_as_is": nothing saves much (lz4 still on)
+  kNothingScanned,       // "nothing_scanned"
+  // kCompression
+  kCompress,        // "compress": the codec saves enough
+  kCompressAnyway,  // "compress_anyway": saves little, costs nothing
+  // kDedup
+  kDedupMarginal,    // "dedup_marginal"
+  kDedupNotWorthIt,  // "dedup_not_worth_it"
+  // kDdtMemory
+  kDdtFitsInRam,   // "ddt_fits_in_ram"
+  kDdtNeedsL2arc,  // "ddt_needs_l2arc_or_special_vdev"
+  // kRecordsize
+  kPreferRecordsize,  // "prefer_recordsize"
+  kKeepRecordsize,    // "keep_recordsize"
+  // kDedupWithoutDdt
+  kUseCloning,         // "use_block_cloning_or_hard_links"
+  kZeroBlocksAreFree,  // "zero_blocks_are_free": compression turns them into holes
+  // kDedup, when the summary is kCloneInsteadOfDedup
+  kDedupCoveredByCloning,  // "dedup_covered_by_cloning": cloning gets most of it, no DDT
+  // kPerDirectory
+  kOwnDataset,  // "own_dataset": some directories want their own dataset settings
+  // kZvolReservation
+  kThickZvolReserves,  // "thick_zvol_reserves": refreservation beyond what is stored
+};
+std::string_view VerdictName(Verdict verdict);
+
+// One setting's space on the one base of every "saved" figure.
+struct SettingSpace {
+  uint64_t logical_bytes = 0;       // lsize
+  uint64_t stored_bytes = 0;        // usable bytes without dedup: `used`
+  uint64_t stored_dedup_bytes = 0;  // usable bytes with dedup: used - removed DSIZE + DDT
+  double saved = 0;                 // 1 - stored_bytes / logical_bytes (0 when nothing logical)
+  double saved_dedup = 0;           // 1 - stored_dedup_bytes / logical_bytes
+};
+SettingSpace SpaceOf(const SettingResult& setting, const ScanOptions& options);
+
+// A saved fraction as every report prints it: whole percent, "-4%", never "-0%".
+int SavedPercentOf(double saved);
+std::string SavedText(double saved);  // "39%"
+
+// Dedup on its own for one setting: the ratio against the RAM budget.
+struct DedupJudgement {
+  Verdict verdict = Verdict::kDedupNotWorthIt;  // pays, needs hardware, marginal, not worth it
+  const DdtFootprint* footprint = nullptr;
+  uint64_t ram_need_bytes = 0;
+  uint64_t budget_bytes = 0;
+  bool fits = true;
+};
+
+// How much of the dedup needs no DDT (whole-file duplicates, zero blocks when not compressing).
+struct NoDdtShare {
+  uint64_t removed_lsize = 0;  // what dedup removes (referenced - allocated lsize)
+  uint64_t no_ddt_bytes = 0;   // whole-file duplicates (+ zero blocks when not compressing)
+  double share = 0;            // no_ddt_bytes / removed_lsize, at most 1
+  double residual_ratio = 1;   // dedup ratio once those are gone (lsize based)
+  bool counts_zero_blocks = false;
+};
+
+struct Decision {
+  int featured = -1;  // the recommended setting: index in ScanResult::results; -1: none
+  Verdict verdict = Verdict::kNothingScanned;  // the summary's
+  // dedup=on recommended outright (verdict kDedupPays), or only with a special/dedup vdev or an
+  // L2ARC for the table (kDedupNeedsHardware). Neither: dedup=off.
+  bool dedup_on = false;
+  bool dedup_with_hardware = false;
+  Verdict dedup_verdict = Verdict::kDedupNotWorthIt;  // the dedup item's (consistent with above)
+  DedupJudgement dedup;                               // of the featured setting
+  NoDdtShare no_ddt;                                  // of the featured setting
+  SettingSpace space;                                 // of the featured setting
+  // The saved figure of the recommendation: space.saved_dedup when dedup_on, else space.saved.
+  double saved = 0;
+  uint64_t stored_bytes = 0;  // and its stored bytes
+  uint64_t ram_bytes = 0;     // the RAM the DDT is judged against
+  DdtFormat ddt_format = DdtFormat::kLegacy;
+  bool zvol = false;  // the settings are volblocksizes (the property to name)
+  // The block sizes compared, in evaluation order, each with the compression recommended at it:
+  // the setting's index and what it stores under its own decision (dedup on where it would be).
+  struct Candidate {
+    int index = -1;
+    uint64_t stored_bytes = 0;
+    bool dedup_on = false;
+  };
+  std::vector<Candidate> candidates;
+};
+
+// The decision for `result` (options as resolved by the pipeline). Never fails: an empty result
+// gives kNothingScanned with featured -1 (or 0 when there are results but no data).
+Decision Decide(const ScanResult& result);
+
+// The DDT format in force for `options`: ddt_format, else fast for 2.3+ and legacy before.
+DdtFormat DdtFormatInForce(const ScanOptions& options);
+
+// The footprint of `setting` for `format`, or nullptr when the engine did not compute it.
+const DdtFootprint* FootprintFor(const SettingResult& setting, DdtFormat format);
+
+// Bytes of RAM the DDT needs held in core: its cached ZAP blocks plus the fast-dedup log.
+uint64_t DdtRamBytes(const DdtFootprint& footprint);
+
+// The breakdown of setting `index` of result.results (matched by block size and compression), or
+// nullptr when the scan collected none for it.
+const Breakdowns* BreakdownFor(const ScanResult& result, int index);
+
+// "recordsize" or "volblocksize": the property a block size of these options is.
+const char* BlockSizeProperty(const ScanOptions& options);
+
+}  // namespace zsim::report
+
+#endif  // ZSIM_ENGINE_REPORT_DECISION_H_

@@ -1,0 +1,194 @@
+#include "engine/state/merge.h"
+
+#include <algorithm>
+#include <bit>
+#include <iterator>
+#include <string>
+#include <unordered_map>
+
+#include "engine/zfs/write_rules.h"
+
+namespace zsim::state {
+namespace {
+
+std::string List(const std::vector<uint64_t>& v) {
+  std::string s;
+  for (uint64_t x : v) {
+    if (!s.empty()) s.push_back(',');
+    s.append(std::to_string(x));
+  }
+  return s;
+}
+
+std::string List(const std::vector<Compression>& v) {
+  std::string s;
+  for (const Compression& c : v) {
+    if (!s.empty()) s.push_back(',');
+    s.append(CompressionName(c));
+  }
+  return s;
+}
+
+bool Sampled(const ScanState& s) {
+  if (s.options.sample_modulus > 1) return true;
+  for (const RowState& r : s.rows) {
+    if (r.table->sample_shift() != 0) return true;
+  }
+  return false;
+}
+
+zfs::WritePolicy PolicyOf(const ScanOptions& o) {
+  zfs::WritePolicy p;
+  p.profile = o.profile;
+  p.geometry = zfs::GeometryFor(o.vdev, o.ashift);
+  p.dedup = true;
+  return p;
+}
+
+Status Differ(const std::string& what, const std::string& a, const std::string& b) {
+  return Status::InvalidArgument("the scans differ in " + what + " (" + a + " and " + b +
+                                 "): only scans made with the same " + what + " merge");
+}
+
+// `from`'s breakdown rows and references into `into`'s, matched by name.
+void MergeBreakdown(BreakdownState& into, const BreakdownState& from) {
+  auto remap = [](std::vector<std::string>& names, std::vector<BreakdownRowSums>& rows,
+                  const std::vector<std::string>& from_names,
+                  const std::vector<BreakdownRowSums>& from_rows) {
+    std::unordered_map<std::string, uint32_t> index;
+    for (size_t i = 0; i < names.size(); ++i) index.emplace(names[i], static_cast<uint32_t>(i));
+    std::vector<uint32_t> map(from_names.size());
+    for (size_t i = 0; i < from_names.size(); ++i) {
+      auto [it, inserted] = index.emplace(from_names[i], static_cast<uint32_t>(names.size()));
+      if (inserted) {
+        names.push_back(from_names[i]);
+        rows.emplace_back();
+      }
+      map[i] = it->second;
+      BreakdownRowSums& r = rows[it->second];
+      r.files += from_rows[i].files;
+      r.bytes += from_rows[i].bytes;
+      r.lsize += from_rows[i].lsize;
+      const std::vector<uint64_t>& add = from_rows[i].setting_lsize;
+      if (r.setting_lsize.size() < add.size()) r.setting_lsize.resize(add.size(), 0);
+      for (size_t k = 0; k < add.size(); ++k) r.setting_lsize[k] += add[k];
+    }
+    return map;
+  };
+  const std::vector<uint32_t> dirs =
+      remap(into.directory_names, into.directories, from.directory_names, from.directories);
+  const std::vector<uint32_t> exts =
+      remap(into.extension_names, into.extensions, from.extension_names, from.extensions);
+  into.shift = std::max(into.shift, from.shift);
+  const uint64_t mask = (uint64_t{1} << into.shift) - 1;
+  std::erase_if(into.references,
+                [&](const BreakdownState::Reference& r) { return (r.key.hi & mask) != 0; });
+  for (const BreakdownState::Reference& r : from.references) {
+    if ((r.key.hi & mask) != 0) continue;
+    into.references.push_back(
+        BreakdownState::Reference{r.key, dirs[r.directory], exts[r.extension], r.row});
+  }
+  for (const auto& [content, copies] : from.contents) into.contents[content] += copies;
+  into.zero_blocks += from.zero_blocks;
+  into.zero_bytes += from.zero_bytes;
+}
+
+}  // namespace
+
+Status CheckMergeable(const ScanState& a, const ScanState& b) {
+  const ScanOptions& x = a.options;
+  const ScanOptions& y = b.options;
+  if (x.volblocksize != y.volblocksize) {
+    return Differ("volblocksize", x.volblocksize ? std::to_string(*x.volblocksize) : "none",
+                  y.volblocksize ? std::to_string(*y.volblocksize) : "none");
+  }
+  if (!x.volblocksize && x.recordsizes != y.recordsizes) {
+    return Differ("recordsizes", List(x.recordsizes), List(y.recordsizes));
+  }
+  if (x.compressions != y.compressions) {
+    return Differ("compression lists", List(x.compressions), List(y.compressions));
+  }
+  if (x.profile != y.profile) {
+    return Differ("profile", std::string(ProfileName(x.profile)),
+                  std::string(ProfileName(y.profile)));
+  }
+  if (x.checksum != y.checksum) return Differ("checksum", "xxh128", "sha256");
+  if (x.exact != y.exact) return Differ("--exact", "on", "off");
+  if (!zfs::SameBlockWrites(PolicyOf(x), PolicyOf(y))) {
+    return Differ("compression rounding unit (ashift or dRAID width)",
+                  "ashift " + std::to_string(x.ashift) + " " + VdevName(x.vdev),
+                  "ashift " + std::to_string(y.ashift) + " " + VdevName(y.vdev));
+  }
+  if ((Sampled(a) || Sampled(b)) &&
+      (x.vdev != y.vdev || x.ashift != y.ashift || x.copies != y.copies)) {
+    return Differ("allocation of a sampled table (--sample, --max-memory)",
+                  VdevName(x.vdev) + " copies " + std::to_string(x.copies),
+                  VdevName(y.vdev) + " copies " + std::to_string(y.copies));
+  }
+  if (a.rows.size() != b.rows.size() || a.sampling.sampled != b.sampling.sampled ||
+      a.sampling.anchors != b.sampling.anchors) {
+    return Status::InvalidArgument("the scans' sampling plans differ: they do not merge");
+  }
+  return Status::Ok();
+}
+
+uint64_t Merge(ScanState& into, const ScanState& from) {
+  // Files both states hold: only meaningful when one host scanned both.
+  uint64_t shared = 0;
+  if (!into.host.empty() && into.host == from.host) {
+    std::vector<uint64_t> both;
+    std::set_intersection(into.file_ids.begin(), into.file_ids.end(), from.file_ids.begin(),
+                          from.file_ids.end(), std::back_inserter(both));
+    shared = both.size();
+  }
+  if (into.host != from.host) into.host = into.host + "+" + from.host;
+  std::vector<uint64_t> ids;
+  ids.reserve(into.file_ids.size() + from.file_ids.size());
+  std::merge(into.file_ids.begin(), into.file_ids.end(), from.file_ids.begin(), from.file_ids.end(),
+             std::back_inserter(ids));
+  into.file_ids = std::move(ids);
+  ScanOptions& o = into.options;
+  o.paths.insert(o.paths.end(), from.options.paths.begin(), from.options.paths.end());
+  o.sample_modulus = std::max(o.sample_modulus, from.options.sample_modulus);
+  // Every block at the coarser level went through the sampled codecs in both parts.
+  into.sampling.complete_level =
+      std::max(into.sampling.complete_level, from.sampling.complete_level);
+  into.sampling.occurrence_level =
+      std::max(into.sampling.occurrence_level, from.sampling.occurrence_level);
+  const size_t settings = o.compressions.size();
+  for (size_t r = 0; r < into.rows.size(); ++r) {
+    RowState& a = into.rows[r];
+    const RowState& b = from.rows[r];
+    a.table->RaiseSampleShift(
+        std::max({a.table->sample_shift(), b.table->sample_shift(),
+                  static_cast<uint32_t>(std::countr_zero(o.sample_modulus))}));
+    a.table->Merge(*b.table);
+    a.distinct->Merge(*b.distinct);
+    a.sparse_holes += b.sparse_holes;
+    a.occurrences.Merge(b.occurrences);
+    for (size_t c = 0; c < settings; ++c) {
+      for (const auto& [shape, count] : b.files[c]) a.files[c][shape] += count;
+      a.codec_seconds[c] += b.codec_seconds[c];
+      a.codec_bytes[c] += b.codec_bytes[c];
+    }
+  }
+  for (const auto& [dir, count] : from.directories) into.directories[dir] += count;
+  MergeBreakdown(into.breakdown, from.breakdown);
+
+  InputSummary& in = into.input;
+  const InputSummary& fin = from.input;
+  in.paths.insert(in.paths.end(), fin.paths.begin(), fin.paths.end());
+  in.files += fin.files;
+  in.directories += fin.directories;
+  in.bytes_logical += fin.bytes_logical;
+  in.bytes_read += fin.bytes_read;
+  for (const auto& [reason, count] : fin.skipped) in.skipped[reason] += count;
+  in.errors.insert(in.errors.end(), fin.errors.begin(), fin.errors.end());
+  std::stable_sort(in.errors.begin(), in.errors.end(),
+                   [](const PathError& p, const PathError& q) { return p.path < q.path; });
+  into.partial = into.partial || from.partial;
+  into.seconds += from.seconds;
+  return shared;
+}
+
+}  // namespace zsim::state

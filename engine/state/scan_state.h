@@ -1,0 +1,158 @@
+// engine/state/scan_state.h
+//
+// The state module, overview. ScanState is everything a scan knows once it has read its inputs,
+// as one value kept apart from how it was filled (engine/pipeline fills it) and from how it is
+// reported (engine/finish: Finish(state, report options) -> ScanResult):
+//
+//   - the options that fixed its content (ContentOptions: recordsizes or volblocksize,
+//     compression list, profile, checksum, sampling) and the plan of compression sampling;
+//   - per recordsize (RowState): the dedup table (key -> refcount, lsize, one code per codec),
+//     the distinct-block sketches, the occurrence sample, the shapes of the files as that row
+//     lays them out (FileShape histogram, per setting), records wholly in holes, codec time;
+//   - the shapes of the directories (DirectoryShape histogram) for the metadata model;
+//   - the breakdown accumulators, keyed by name (BreakdownState);
+//   - what the walk met (files, bytes, skipped and failed paths).
+//
+// Nothing in it depends on the pool's allocation (vdev, copies), the RAM budget or the DDT
+// format: Finish applies those. The codes do depend on the profile and on the pool geometry the
+// scan assumed (compression rounding follows the allocation unit): ContentOptions keeps those,
+// and Finish refuses options whose codes would differ (finish/finish.h CheckReportOptions).
+// With --sample 1/M or --max-memory, the occurrence sample's and sketches' auxiliary sizes were
+// taken under the scan's allocation, which the report must then keep.
+//
+// Merge (state/merge.h) adds one state into another.
+//
+// Thread safety: a value; filled by one scan, then read-only.
+
+#ifndef ZSIM_ENGINE_STATE_SCAN_STATE_H_
+#define ZSIM_ENGINE_STATE_SCAN_STATE_H_
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/ddt/dedup_table.h"
+#include "engine/estimate/distinct_blocks.h"
+#include "engine/estimate/occurrence_sample.h"
+#include "zsim/scan_options.h"
+#include "zsim/scan_result.h"
+
+namespace zsim::state {
+
+// What the scan did about compression sampling (estimate/sample_level.h).
+struct SamplingState {
+  std::vector<bool> sampled;  // per setting: a costly codec run on a sample only
+  // Every unique block at this level or above went through the sampled codecs (the scan's level
+  // is 0 or this, estimate/sample_level.h PlanLevel), so the estimates use it or a higher one.
+  // 0: every unique block did (the exact path).
+  int complete_level = 0;
+  // --sample 1/M: the level of the occurrence sample (estimate/occurrence_sample.h) at and above
+  // which every occurrence went through every codec. The table's entries use complete_level,
+  // log2(M) lower: the table keeps 1/M of the keys, so the sampled codecs meet as many of them
+  // as they would meet keys in a full table at the planned level.
+  int occurrence_level = 0;
+  // Per setting: the exact setting whose psize is the auxiliary variable of a sampled setting's
+  // ratio estimates (estimate/sample_level.h PlanSampling): a costly codec's psize follows a
+  // cheaper codec's far more closely than it follows lsize, so the same interval needs a much
+  // smaller sample. -1: lsize is the auxiliary.
+  std::vector<int> anchors;
+};
+
+// A file as one row lays it out, for the metadata model and the exact referenced totals.
+struct FileShape {
+  uint64_t block_bytes = 0;  // lsize of its blocks
+  uint64_t blocks = 0;       // maxblkid + 1 (holes included)
+  uint64_t non_hole = 0;     // L0 blocks that are not holes under the setting (embedded count)
+  // All-zero L0 blocks read, where the setting's no-dedup write path writes them and the dedup
+  // one makes them holes (zfs/write_rules.h ZeroBlockWrittenOnlyWithoutDedup); else 0.
+  uint64_t zero_blocks = 0;
+  auto operator<=>(const FileShape&) const = default;
+};
+
+// A directory, for the metadata model (its ZAP).
+struct DirectoryShape {
+  uint64_t entries = 0;
+  uint64_t name_bytes = 0;
+  uint64_t longest_name = 0;
+  auto operator<=>(const DirectoryShape&) const = default;
+};
+
+struct RowState {
+  uint64_t block_bytes = 0;  // recordsize or volblocksize
+  std::unique_ptr<ddt::DedupTable> table;
+  // Every block's key, counted whether the table keeps it or not (a sampled table's calibration).
+  std::unique_ptr<estimate::DistinctBlocks> distinct;
+  uint64_t sparse_holes = 0;  // records lying wholly in holes of the files
+  // --sample 1/M only (else empty): the sampled occurrences' sums.
+  estimate::OccurrenceSample occurrences;
+  // Per setting: how many files have each shape.
+  std::vector<std::map<FileShape, uint64_t>> files;
+  // Per setting: CPU time of its codec over every thread, and the bytes it compressed.
+  std::vector<double> codec_seconds;
+  std::vector<uint64_t> codec_bytes;
+};
+
+// Where the space goes by directory and by extension, for the featured setting, and the dedup
+// that needs no DDT. Rows are keyed by name; sampled references name their rows by index into
+// `directory_names` / `extension_names`.
+struct BreakdownRowSums {
+  uint64_t files = 0, bytes = 0, lsize = 0;  // lsize: the featured setting's
+  // lsize per (row, setting), row major: every setting's breakdown (issue 17) sums these.
+  std::vector<uint64_t> setting_lsize;
+};
+struct BreakdownState {
+  std::vector<std::string> directory_names, extension_names;
+  std::vector<BreakdownRowSums> directories, extensions;  // by the index of the name
+  // A reference to a block of any row is kept when the low `shift` bits of its key's `hi` are
+  // zero (1/2^shift of the key space).
+  uint32_t shift = 0;
+  struct Reference {
+    ddt::Fingerprint key;
+    uint32_t directory = 0, extension = 0;
+    uint32_t row = 0;  // the block size (index in rows) the block was cut with
+  };
+  std::vector<Reference> references;
+  // Whole-file contents (order-independent hash of its featured-row keys, lsize) -> copies.
+  struct Content {
+    uint64_t lo = 0, hi = 0, lsize = 0;
+    auto operator<=>(const Content&) const = default;
+  };
+  std::map<Content, uint64_t> contents;
+  uint64_t zero_blocks = 0, zero_bytes = 0;  // all-zero blocks of the featured row
+};
+
+struct ScanState {
+  // The scan's options with every default resolved (pipeline/scan.h ResolveOptions). The fields
+  // that fixed the content are listed by ContentOptions; the others are the report's defaults.
+  ScanOptions options;
+  SamplingState sampling;
+  size_t featured = 0;  // the breakdowns' setting: the first that compresses
+  std::vector<RowState> rows;
+  std::map<DirectoryShape, uint64_t> directories;
+  BreakdownState breakdown;
+  InputSummary input;
+  // The host that scanned (gethostname), and a 64-bit hash of (device, inode) of every file
+  // scanned, sorted: a merge of two states of one host finds the files both hold (hard links
+  // across their trees, overlapping inputs), which it cannot count once (state/merge.h).
+  // 8 bytes per file.
+  std::string host;
+  std::vector<uint64_t> file_ids;
+  bool partial = false;
+  double seconds = 0;  // wall time of the scan(s)
+};
+
+// The first setting that compresses (0 when none does): the breakdowns' setting.
+size_t FeaturedSetting(const std::vector<Compression>& compressions);
+
+// The file_ids hash of a file's (device, inode).
+uint64_t FileIdentity(uint64_t dev, uint64_t ino);
+
+// Bytes the tables and sketches hold (ScanResult::memory).
+ScanMemory StateMemory(const ScanState& state);
+
+}  // namespace zsim::state
+
+#endif  // ZSIM_ENGINE_STATE_SCAN_STATE_H_

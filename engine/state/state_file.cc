@@ -1,0 +1,708 @@
+#include "engine/state/state_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "engine/estimate/sample_level.h"
+#include "engine/state/frame_stream.h"
+#include "engine/zfs/write_rules.h"
+
+namespace zsim::state {
+namespace {
+
+constexpr char kMagic[8] = {'Z', 'S', 'I', 'M', 'S', 'T', 'A', 'T'};
+constexpr size_t kMaxSettings = 64;
+constexpr size_t kMaxRows = 64;
+constexpr uint64_t kMaxCount = uint64_t{1} << 40;  // any list longer is corrupt
+constexpr uint8_t kZeroFlag = 1, kSideFlag = 2;
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) {
+    if (!s.empty()) s.push_back(',');
+    s.append(x);
+  }
+  return s;
+}
+
+// The text header: what a person needs to know of the file.
+std::string HeaderText(const ScanState& s) {
+  const ScanOptions& o = s.options;
+  std::vector<std::string> sizes, codecs;
+  if (o.volblocksize) {
+    sizes.push_back(std::to_string(*o.volblocksize));
+  } else {
+    for (uint64_t r : o.recordsizes) sizes.push_back(std::to_string(r));
+  }
+  for (const Compression& c : o.compressions) codecs.push_back(CompressionName(c));
+  std::string t = "zsim " ZSIM_VERSION_STRING " scan state\n";
+  t += (o.volblocksize ? "volblocksize " : "recordsizes ") + Join(sizes) + "\n";
+  t += "compressions " + Join(codecs) + "\n";
+  t += "profile " + std::string(ProfileName(o.profile)) + "\n";
+  t +=
+      std::string("checksum ") + (o.checksum == ChecksumKind::kSha256 ? "sha256" : "xxh128") + "\n";
+  t += "sampling " + std::string(o.exact ? "exact" : "sampled-codecs") + " 1/" +
+       std::to_string(o.sample_modulus) + "\n";
+  t += "inputs " + Join(o.paths) + "\n";
+  return t;
+}
+
+// ---- writing ----
+
+void PutOptions(FrameWriter& w, const ScanOptions& o) {
+  w.U32(static_cast<uint32_t>(o.paths.size()));
+  for (const std::string& p : o.paths) w.Str(p);
+  w.U32(static_cast<uint32_t>(o.recordsizes.size()));
+  for (uint64_t r : o.recordsizes) w.U64(r);
+  w.U64(o.volblocksize.value_or(0));
+  w.U32(static_cast<uint32_t>(o.compressions.size()));
+  for (const Compression& c : o.compressions) {
+    w.U8(static_cast<uint8_t>(c.algorithm));
+    w.I32(c.level);
+  }
+  w.U8(static_cast<uint8_t>(o.profile));
+  w.I32(o.ashift);
+  w.U8(static_cast<uint8_t>(o.vdev.kind));
+  w.I32(o.vdev.parity);
+  w.I32(o.vdev.children);
+  w.I32(o.vdev.data);
+  w.I32(o.copies);
+  w.U8(static_cast<uint8_t>(o.checksum));
+  w.U8(o.ddt_format ? static_cast<uint8_t>(*o.ddt_format) + 1 : 0);
+  w.U64(o.ram_bytes);
+  w.U8(o.exact);
+  w.U64(o.sample_modulus);
+  w.U64(o.max_memory_bytes);
+  w.I32(o.threads);
+  w.U8(o.one_file_system);
+  w.U8(o.follow_symlinks);
+  w.U32(static_cast<uint32_t>(o.excludes.size()));
+  for (const std::string& e : o.excludes) w.Str(e);
+}
+
+void PutMoments(FrameWriter& w, const estimate::RatioEstimator& r) {
+  const estimate::RatioEstimator::Moments m = r.moments();
+  w.U64(m.n);
+  for (double v : {m.sx, m.sy, m.sxx, m.syy, m.sxy}) w.F64(v);
+}
+
+void PutTable(FrameWriter& w, const ddt::DedupTable& t) {
+  const std::vector<ddt::SettingStorage>& layout = t.layout();
+  for (const ddt::SettingStorage& s : layout) {
+    w.U8(static_cast<uint8_t>(s.kind));
+    w.U8(s.zero_is_hole);
+  }
+  w.U32(t.sample_shift());
+  w.U64(t.entries());
+  t.ForEach([&](const ddt::EntryView& e) {
+    bool side = false;
+    for (size_t c = 0; c < layout.size(); ++c) {
+      side = side || (layout[c].kind == ddt::SettingStorage::Kind::kSide &&
+                      e.codes[c] != ddt::kPendingCode);
+    }
+    w.U64(e.key.lo);
+    w.U8(static_cast<uint8_t>(e.key.hi >> 56));
+    w.U32(static_cast<uint32_t>(e.key.hi));
+    w.U32(e.refcount);
+    w.U16(static_cast<uint16_t>(e.lsize / 512 - 1));
+    w.U8((e.is_zero ? kZeroFlag : 0) | (side ? kSideFlag : 0));
+    for (size_t c = 0; c < layout.size(); ++c) {
+      if (layout[c].kind == ddt::SettingStorage::Kind::kInline ||
+          (side && layout[c].kind == ddt::SettingStorage::Kind::kSide)) {
+        w.U16(e.codes[c]);
+      }
+    }
+  });
+}
+
+void PutState(FrameWriter& w, const ScanState& s) {
+  PutOptions(w, s.options);
+  const size_t settings = s.options.compressions.size();
+  for (size_t c = 0; c < settings; ++c) {
+    w.U8(s.sampling.sampled[c]);
+    w.I32(s.sampling.anchors[c]);
+  }
+  w.I32(s.sampling.complete_level);
+  w.I32(s.sampling.occurrence_level);
+  w.U32(static_cast<uint32_t>(s.featured));
+  w.U8(s.partial);
+  w.F64(s.seconds);
+  w.Str(s.host);
+  w.U64(s.file_ids.size());
+  for (uint64_t id : s.file_ids) w.U64(id);
+  // Input summary.
+  const InputSummary& in = s.input;
+  w.U32(static_cast<uint32_t>(in.paths.size()));
+  for (const std::string& p : in.paths) w.Str(p);
+  w.U64(in.files);
+  w.U64(in.directories);
+  w.U64(in.bytes_logical);
+  w.U64(in.bytes_read);
+  w.U32(static_cast<uint32_t>(in.skipped.size()));
+  for (const auto& [reason, n] : in.skipped) {
+    w.Str(reason);
+    w.U64(n);
+  }
+  w.U64(in.errors.size());
+  for (const PathError& e : in.errors) {
+    w.Str(e.path);
+    w.Str(e.error);
+  }
+  w.U64(s.directories.size());
+  for (const auto& [d, n] : s.directories) {
+    w.U64(d.entries);
+    w.U64(d.name_bytes);
+    w.U64(d.longest_name);
+    w.U64(n);
+  }
+  // Breakdown.
+  const BreakdownState& b = s.breakdown;
+  for (const auto* names : {&b.directory_names, &b.extension_names}) {
+    w.U32(static_cast<uint32_t>(names->size()));
+    for (const std::string& n : *names) w.Str(n);
+  }
+  for (const auto* rows : {&b.directories, &b.extensions}) {
+    for (const BreakdownRowSums& r : *rows) {
+      w.U64(r.files);
+      w.U64(r.bytes);
+      w.U64(r.lsize);
+      w.U32(static_cast<uint32_t>(r.setting_lsize.size()));
+      for (uint64_t v : r.setting_lsize) w.U64(v);
+    }
+  }
+  w.U32(b.shift);
+  w.U64(b.references.size());
+  for (const BreakdownState::Reference& r : b.references) {
+    w.U64(r.key.lo);
+    w.U64(r.key.hi);
+    w.U32(r.directory);
+    w.U32(r.extension);
+    w.U32(r.row);
+  }
+  w.U64(b.contents.size());
+  for (const auto& [c, n] : b.contents) {
+    w.U64(c.lo);
+    w.U64(c.hi);
+    w.U64(c.lsize);
+    w.U64(n);
+  }
+  w.U64(b.zero_blocks);
+  w.U64(b.zero_bytes);
+  // Rows.
+  w.U32(static_cast<uint32_t>(s.rows.size()));
+  for (const RowState& r : s.rows) {
+    w.U64(r.block_bytes);
+    w.U64(r.sparse_holes);
+    for (size_t c = 0; c < settings; ++c) {
+      w.F64(r.codec_seconds[c]);
+      w.U64(r.codec_bytes[c]);
+      w.U64(r.files[c].size());
+      for (const auto& [shape, n] : r.files[c]) {
+        w.U64(shape.block_bytes);
+        w.U64(shape.blocks);
+        w.U64(shape.non_hole);
+        w.U64(shape.zero_blocks);
+        w.U64(n);
+      }
+    }
+    w.U64(r.occurrences.sums.size());
+    for (const estimate::OccurrenceSums& o : r.occurrences.sums) {
+      w.U64(o.ne);
+      for (double v : {o.lsize, o.lsize_ne, o.asize, o.emb_bytes}) w.F64(v);
+      PutMoments(w, o.psize_per_u);
+      PutMoments(w, o.dsize_per_u);
+    }
+    for (int k = 0; k < 3; ++k) {
+      const estimate::DistinctCounter& dc = r.distinct->counter(k);
+      w.U8(static_cast<uint8_t>(dc.precision()));
+      for (size_t i = 0; i < (size_t{1} << dc.precision()); ++i) w.U8(dc.register_at(i));
+    }
+    PutTable(w, *r.table);
+  }
+}
+
+// ---- reading ----
+
+// Reads a count and fails the stream when it exceeds `max`.
+uint64_t Count(FrameReader& r, uint64_t max, const char* what) {
+  const uint64_t n = r.U64();
+  if (n > max) r.Fail(std::string("corrupt: ") + what + " count " + std::to_string(n));
+  return r.ok() ? n : 0;
+}
+uint32_t Count32(FrameReader& r, uint32_t max, const char* what) {
+  const uint32_t n = r.U32();
+  if (n > max) r.Fail(std::string("corrupt: ") + what + " count " + std::to_string(n));
+  return r.ok() ? n : 0;
+}
+
+void GetOptions(FrameReader& r, ScanOptions& o) {
+  o.paths.clear();
+  for (uint32_t i = 0, n = Count32(r, 1 << 20, "path"); i < n && r.ok(); ++i) {
+    o.paths.push_back(r.Str());
+  }
+  o.recordsizes.clear();
+  for (uint32_t i = 0, n = Count32(r, kMaxRows, "recordsize"); i < n && r.ok(); ++i) {
+    o.recordsizes.push_back(r.U64());
+  }
+  const uint64_t vbs = r.U64();
+  if (vbs) o.volblocksize = vbs;
+  o.compressions.clear();
+  for (uint32_t i = 0, n = Count32(r, kMaxSettings, "compression"); i < n && r.ok(); ++i) {
+    const uint8_t alg = r.U8();
+    const int32_t level = r.I32();
+    if (alg > static_cast<uint8_t>(CompressionAlgorithm::kZstd)) r.Fail("corrupt: codec");
+    o.compressions.push_back(Compression{static_cast<CompressionAlgorithm>(alg), level});
+  }
+  const uint8_t profile = r.U8();
+  if (profile > static_cast<uint8_t>(Profile::kZfs24)) r.Fail("corrupt: profile");
+  o.profile = static_cast<Profile>(profile);
+  o.ashift = r.I32();
+  const uint8_t kind = r.U8();
+  if (kind > static_cast<uint8_t>(VdevKind::kDraid)) r.Fail("corrupt: vdev");
+  o.vdev.kind = static_cast<VdevKind>(kind);
+  o.vdev.parity = r.I32();
+  o.vdev.children = r.I32();
+  o.vdev.data = r.I32();
+  o.copies = r.I32();
+  const uint8_t checksum = r.U8();
+  if (checksum > 1) r.Fail("corrupt: checksum");
+  o.checksum = static_cast<ChecksumKind>(checksum);
+  const uint8_t format = r.U8();
+  if (format > 2) r.Fail("corrupt: ddt format");
+  if (format) o.ddt_format = static_cast<DdtFormat>(format - 1);
+  o.ram_bytes = r.U64();
+  o.exact = r.U8() != 0;
+  o.sample_modulus = r.U64();
+  o.max_memory_bytes = r.U64();
+  o.threads = r.I32();
+  o.one_file_system = r.U8() != 0;
+  o.follow_symlinks = r.U8() != 0;
+  o.excludes.clear();
+  for (uint32_t i = 0, n = Count32(r, 1 << 20, "exclude"); i < n && r.ok(); ++i) {
+    o.excludes.push_back(r.Str());
+  }
+  if (!r.ok()) return;
+  ScanOptions check = o;
+  if (check.paths.empty()) check.paths.push_back(".");
+  const Status valid = ValidateScanOptions(check);
+  if (!valid.ok()) r.Fail("corrupt: its options are invalid (" + valid.message() + ")");
+}
+
+estimate::RatioEstimator GetMoments(FrameReader& r) {
+  estimate::RatioEstimator::Moments m;
+  m.n = r.U64();
+  m.sx = r.F64();
+  m.sy = r.F64();
+  m.sxx = r.F64();
+  m.syy = r.F64();
+  m.sxy = r.F64();
+  return estimate::RatioEstimator::FromMoments(m);
+}
+
+bool ValidCode(ddt::PsizeCode c) { return c == ddt::kPendingCode || c <= ddt::kEmbeddedBase + 112; }
+
+std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r, size_t settings,
+                                          const std::vector<ddt::SettingStorage>& expected) {
+  std::vector<ddt::SettingStorage> layout(settings);
+  for (size_t c = 0; c < settings; ++c) {
+    const uint8_t kind = r.U8();
+    if (kind > static_cast<uint8_t>(ddt::SettingStorage::Kind::kSide)) r.Fail("corrupt: layout");
+    layout[c].kind = static_cast<ddt::SettingStorage::Kind>(kind);
+    layout[c].zero_is_hole = r.U8() != 0;
+    if (layout[c].kind != expected[c].kind || layout[c].zero_is_hole != expected[c].zero_is_hole) {
+      r.Fail("corrupt: the table's layout does not follow its options");
+    }
+  }
+  if (!r.ok()) return nullptr;
+  auto table = std::make_unique<ddt::DedupTable>(layout);
+  const uint32_t shift = r.U32();
+  if (shift > 63) r.Fail("corrupt: sample shift");
+  if (r.ok()) table->RaiseSampleShift(shift);
+  const uint64_t n = Count(r, kMaxCount, "entry");
+  // Sized for the entries the file announces, only when it is that long: a corrupt count
+  // must not make the loader allocate what the file does not hold.
+  if (n > 0 && n <= r.remaining_hint() / 20) table->Reserve(n);
+  std::vector<ddt::PsizeCode> codes(settings);
+  for (uint64_t i = 0; i < n && r.ok(); ++i) {
+    ddt::EntryView e{};
+    e.key.lo = r.U64();
+    const uint64_t top = r.U8();
+    e.key.hi = (top << 56) | r.U32();
+    e.refcount = r.U32();
+    e.lsize = (uint64_t{r.U16()} + 1) * 512;
+    const uint8_t flags = r.U8();
+    e.is_zero = (flags & kZeroFlag) != 0;
+    if (e.refcount == 0 || e.lsize > (uint64_t{16} << 20) || flags > 3) {
+      r.Fail("corrupt: a dedup table entry");
+    }
+    for (size_t c = 0; c < settings; ++c) {
+      codes[c] = ddt::kPendingCode;
+      if (layout[c].kind == ddt::SettingStorage::Kind::kInline ||
+          ((flags & kSideFlag) && layout[c].kind == ddt::SettingStorage::Kind::kSide)) {
+        codes[c] = r.U16();
+        if (!ValidCode(codes[c])) r.Fail("corrupt: a codec outcome");
+      }
+    }
+    if (!r.ok()) break;
+    e.codes = codes;
+    table->AddEntry(e);
+  }
+  return table;
+}
+
+void GetState(FrameReader& r, ScanState& s) {
+  GetOptions(r, s.options);
+  if (!r.ok()) return;
+  const ScanOptions& o = s.options;
+  const size_t settings = o.compressions.size();
+  s.sampling.sampled.assign(settings, false);
+  s.sampling.anchors.assign(settings, -1);
+  for (size_t c = 0; c < settings; ++c) {
+    s.sampling.sampled[c] = r.U8() != 0;
+    s.sampling.anchors[c] = r.I32();
+    if (s.sampling.anchors[c] < -1 || s.sampling.anchors[c] >= static_cast<int>(settings)) {
+      r.Fail("corrupt: sampling anchor");
+    }
+  }
+  s.sampling.complete_level = r.I32();
+  s.sampling.occurrence_level = r.I32();
+  for (int lv : {s.sampling.complete_level, s.sampling.occurrence_level}) {
+    if (lv < 0 || lv > estimate::kMaxSampleLevel) r.Fail("corrupt: sampling level");
+  }
+  s.featured = r.U32();
+  if (s.featured >= settings) r.Fail("corrupt: featured setting");
+  s.partial = r.U8() != 0;
+  s.seconds = r.F64();
+  s.host = r.Str();
+  for (uint64_t i = 0, n = Count(r, kMaxCount, "file"); i < n && r.ok(); ++i) {
+    s.file_ids.push_back(r.U64());
+    if (i > 0 && s.file_ids[i] < s.file_ids[i - 1]) r.Fail("corrupt: file identities not sorted");
+  }
+  InputSummary& in = s.input;
+  for (uint32_t i = 0, n = Count32(r, 1 << 20, "path"); i < n && r.ok(); ++i) {
+    in.paths.push_back(r.Str());
+  }
+  in.files = r.U64();
+  in.directories = r.U64();
+  in.bytes_logical = r.U64();
+  in.bytes_read = r.U64();
+  for (uint32_t i = 0, n = Count32(r, 1 << 16, "skip reason"); i < n && r.ok(); ++i) {
+    std::string reason = r.Str();
+    in.skipped[reason] = r.U64();
+  }
+  for (uint64_t i = 0, n = Count(r, kMaxCount, "error"); i < n && r.ok(); ++i) {
+    PathError e;
+    e.path = r.Str();
+    e.error = r.Str();
+    in.errors.push_back(std::move(e));
+  }
+  for (uint64_t i = 0, n = Count(r, kMaxCount, "directory shape"); i < n && r.ok(); ++i) {
+    DirectoryShape d;
+    d.entries = r.U64();
+    d.name_bytes = r.U64();
+    d.longest_name = r.U64();
+    s.directories[d] += r.U64();
+  }
+  BreakdownState& b = s.breakdown;
+  for (auto* names : {&b.directory_names, &b.extension_names}) {
+    for (uint32_t i = 0, n = Count32(r, 1 << 24, "breakdown name"); i < n && r.ok(); ++i) {
+      names->push_back(r.Str());
+    }
+  }
+  for (auto [rows, n] : {std::pair{&b.directories, b.directory_names.size()},
+                         std::pair{&b.extensions, b.extension_names.size()}}) {
+    for (size_t i = 0; i < n && r.ok(); ++i) {
+      BreakdownRowSums row;
+      row.files = r.U64();
+      row.bytes = r.U64();
+      row.lsize = r.U64();
+      for (uint32_t k = 0, m = Count32(r, 1 << 16, "breakdown sizes"); k < m && r.ok(); ++k) {
+        row.setting_lsize.push_back(r.U64());
+      }
+      rows->push_back(row);
+    }
+  }
+  b.shift = r.U32();
+  if (b.shift > 63) r.Fail("corrupt: breakdown shift");
+  for (uint64_t i = 0, n = Count(r, kMaxCount, "reference"); i < n && r.ok(); ++i) {
+    BreakdownState::Reference ref;
+    ref.key.lo = r.U64();
+    ref.key.hi = r.U64();
+    ref.directory = r.U32();
+    ref.extension = r.U32();
+    ref.row = r.U32();
+    if (ref.directory >= b.directory_names.size() || ref.extension >= b.extension_names.size() ||
+        ref.row >= (1u << 16)) {
+      r.Fail("corrupt: a breakdown reference");
+    }
+    b.references.push_back(ref);
+  }
+  for (uint64_t i = 0, n = Count(r, kMaxCount, "content"); i < n && r.ok(); ++i) {
+    BreakdownState::Content c;
+    c.lo = r.U64();
+    c.hi = r.U64();
+    c.lsize = r.U64();
+    b.contents[c] += r.U64();
+  }
+  b.zero_blocks = r.U64();
+  b.zero_bytes = r.U64();
+  if (!r.ok()) return;
+
+  // Rows: as many as the options say, each with its block size.
+  std::vector<uint64_t> sizes =
+      o.volblocksize ? std::vector<uint64_t>{*o.volblocksize} : o.recordsizes;
+  const uint32_t rows = r.U32();
+  if (rows != sizes.size()) r.Fail("corrupt: row count");
+  // The table layout the options imply (pipeline/scan.cc): off is derived from lsize, a sampled
+  // codec kept aside, the others inline; zeros are holes unless the write rules say otherwise,
+  // which the table stores per setting and is taken as written.
+  for (size_t row = 0; row < rows && r.ok(); ++row) {
+    RowState& rs = s.rows.emplace_back();
+    rs.block_bytes = r.U64();
+    if (rs.block_bytes != sizes[row]) r.Fail("corrupt: a row's block size");
+    rs.sparse_holes = r.U64();
+    rs.files.resize(settings);
+    rs.codec_seconds.resize(settings);
+    rs.codec_bytes.resize(settings);
+    for (size_t c = 0; c < settings && r.ok(); ++c) {
+      rs.codec_seconds[c] = r.F64();
+      rs.codec_bytes[c] = r.U64();
+      for (uint64_t i = 0, n = Count(r, kMaxCount, "file shape"); i < n && r.ok(); ++i) {
+        FileShape f;
+        f.block_bytes = r.U64();
+        f.blocks = r.U64();
+        f.non_hole = r.U64();
+        f.zero_blocks = r.U64();
+        if (f.non_hole > f.blocks || f.zero_blocks > f.blocks ||
+            (f.block_bytes == 0 && f.blocks != 0) || f.block_bytes > (uint64_t{16} << 20) ||
+            f.block_bytes % 512 != 0) {
+          r.Fail("corrupt: a file shape");
+        }
+        rs.files[c][f] += r.U64();
+      }
+    }
+    const uint64_t sums = Count(r, kMaxCount, "occurrence sum");
+    if (sums != 0 && sums != settings * 2 * (estimate::kMaxSampleLevel + 1)) {
+      r.Fail("corrupt: occurrence sample size");
+    }
+    rs.occurrences.sums.resize(r.ok() ? sums : 0);
+    for (estimate::OccurrenceSums& os : rs.occurrences.sums) {
+      os.ne = r.U64();
+      os.lsize = r.F64();
+      os.lsize_ne = r.F64();
+      os.asize = r.F64();
+      os.emb_bytes = r.F64();
+      os.psize_per_u = GetMoments(r);
+      os.dsize_per_u = GetMoments(r);
+    }
+    if (!r.ok()) return;
+    rs.distinct = std::make_unique<estimate::DistinctBlocks>(rs.block_bytes);
+    for (int k = 0; k < 3 && r.ok(); ++k) {
+      estimate::DistinctCounter& dc = rs.distinct->counter(k);
+      if (r.U8() != dc.precision()) {
+        r.Fail("corrupt: sketch precision");
+        break;
+      }
+      for (size_t i = 0; i < (size_t{1} << dc.precision()); ++i) {
+        const uint8_t v = r.U8();
+        if (v > 66 - dc.precision()) r.Fail("corrupt: sketch register");
+        dc.set_register(i, v);
+      }
+    }
+    if (!r.ok()) return;
+    // The layout must be the one the scan builds from these options (pipeline/scan.cc): off
+    // derived from lsize, a sampled codec kept aside, the others inline, and zero blocks holes
+    // where the write rules say so.
+    zfs::WritePolicy policy;
+    policy.profile = o.profile;
+    policy.dedup = true;
+    std::vector<ddt::SettingStorage> expected(settings);
+    for (size_t c = 0; c < settings; ++c) {
+      expected[c].zero_is_hole = zfs::ZeroBlockIsHole(policy, o.compressions[c]);
+      if (o.compressions[c].algorithm == CompressionAlgorithm::kOff) {
+        expected[c].kind = ddt::SettingStorage::Kind::kFromLsize;
+      } else if (s.sampling.sampled[c]) {
+        expected[c].kind = ddt::SettingStorage::Kind::kSide;
+      }
+    }
+    rs.table = GetTable(r, settings, expected);
+  }
+}
+
+}  // namespace
+
+Status CheckSavePath(const std::string& path) {
+  if (path.empty())
+    return Status::InvalidArgument("--save needs a file name, e.g. --save scan.zstate");
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::InvalidArgument("--save " + path + " is a directory: give a file name");
+  }
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  if (!std::filesystem::is_directory(dir, ec)) {
+    return Status::InvalidArgument("--save " + path + ": the directory " + dir.string() +
+                                   " does not exist");
+  }
+  if (::access(dir.c_str(), W_OK) != 0) {
+    return Status::InvalidArgument("--save " + path + ": the directory " + dir.string() +
+                                   " is not writable");
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// Magic, version and the text header: what precedes the frames.
+std::string HeadBytes(const ScanState& state) {
+  const std::string text = HeaderText(state);
+  std::string head(kMagic, sizeof kMagic);
+  const uint32_t version = kStateFormatVersion, len = static_cast<uint32_t>(text.size());
+  const uint64_t sum = XXH3_64bits(text.data(), text.size());
+  head.append(reinterpret_cast<const char*>(&version), 4);
+  head.append(reinterpret_cast<const char*>(&len), 4);
+  head.append(text);
+  head.append(reinterpret_cast<const char*>(&sum), 8);
+  return head;
+}
+
+}  // namespace
+
+std::string EncodeState(const ScanState& state) {
+  std::string bytes = HeadBytes(state);
+  FrameWriter w(&bytes);
+  PutState(w, state);
+  w.Finish();  // appending to a string does not fail
+  return bytes;
+}
+
+Status SaveState(const ScanState& state, const std::string& path, uint64_t* bytes) {
+  ZSIM_RETURN_IF_ERROR(CheckSavePath(path));
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::FromErrno("cannot create " + tmp, errno);
+  auto fail = [&](Status s) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return s;
+  };
+  const std::string head = HeadBytes(state);
+  for (size_t done = 0; done < head.size();) {
+    const ssize_t w = ::write(fd, head.data() + done, head.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return fail(Status::FromErrno("cannot write " + tmp, errno));
+    done += static_cast<size_t>(w);
+  }
+  FrameWriter w(fd);
+  PutState(w, state);
+  const Status written = w.Finish();
+  if (!written.ok()) return fail(written);
+  if (::fsync(fd) != 0) return fail(Status::FromErrno("cannot sync " + tmp, errno));
+  if (::close(fd) != 0) {
+    ::unlink(tmp.c_str());
+    return Status::FromErrno("cannot close " + tmp, errno);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return Status::FromErrno("cannot rename " + tmp + " to " + path, err);
+  }
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);  // the rename itself made durable
+    ::close(dfd);
+  }
+  if (bytes) *bytes = head.size() + w.bytes_written();
+  return Status::Ok();
+}
+
+namespace {
+
+// Reads magic, version and text header through `read` (n bytes into p, false when short), then
+// the frames through `reader`. `name` prefixes every message.
+template <typename ReadFn>
+Result<ScanState> Parse(ReadFn read, FrameReader& reader, const std::string& name, bool verify) {
+  char magic[sizeof kMagic];
+  uint32_t version = 0, len = 0;
+  if (!read(magic, sizeof magic) || std::memcmp(magic, kMagic, sizeof kMagic) != 0) {
+    return Status::InvalidArgument(name +
+                                   " is not a zsim state file (written by zsim scan --save)");
+  }
+  if (!read(&version, 4) || !read(&len, 4) || len > (1u << 20)) {
+    return Status::Corruption(name + " is truncated or corrupt: its header is incomplete");
+  }
+  std::string text(len, '\0');
+  uint64_t sum = 0;
+  if (!read(text.data(), len) || !read(&sum, 8)) {
+    return Status::Corruption(name + " is truncated: its header is incomplete");
+  }
+  if (verify && XXH3_64bits(text.data(), text.size()) != sum) {
+    return Status::Corruption(name + " is corrupt: its header fails its checksum");
+  }
+  if (version != kStateFormatVersion) {
+    const std::string writer = text.substr(0, text.find('\n'));
+    return Status::InvalidArgument(name + " has state format version " + std::to_string(version) +
+                                   " (" + writer +
+                                   "); this zsim (" ZSIM_VERSION_STRING ") reads version " +
+                                   std::to_string(kStateFormatVersion) +
+                                   ": report it with the zsim that wrote it, or scan again");
+  }
+  ScanState s;
+  GetState(reader, s);
+  const Status end = reader.End();
+  if (!end.ok()) return Status::Corruption(name + " is " + end.message());
+  return s;
+}
+
+}  // namespace
+
+Result<ScanState> LoadState(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::FromErrno("cannot open the state file " + path, errno);
+  FrameReader reader(fd);
+  auto read = [&](void* p, size_t n) {
+    auto* b = static_cast<uint8_t*>(p);
+    while (n > 0) {
+      const ssize_t r = ::read(fd, b, n);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return false;
+      b += r;
+      n -= static_cast<size_t>(r);
+    }
+    return true;
+  };
+  Result<ScanState> s = Parse(read, reader, path, true);
+  ::close(fd);
+  return s;
+}
+
+Result<ScanState> ParseState(ByteView bytes, bool verify_checksums) {
+  size_t pos = 0;
+  auto read = [&](void* p, size_t n) {
+    if (bytes.size() - pos < n) return false;
+    std::memcpy(p, bytes.data() + pos, n);
+    pos += n;
+    return true;
+  };
+  // The header is read first; the frames start where it ends.
+  char magic[sizeof kMagic];
+  uint32_t version = 0, len = 0;
+  size_t header_end = 0;
+  if (read(magic, sizeof magic) && read(&version, 4) && read(&len, 4) &&
+      bytes.size() - pos >= size_t{len} + 8) {
+    header_end = pos + len + 8;
+  }
+  pos = 0;
+  FrameReader reader(bytes.subspan(std::min(header_end, bytes.size())), verify_checksums);
+  return Parse(read, reader, "the state", verify_checksums);
+}
+
+}  // namespace zsim::state

@@ -1,0 +1,60 @@
+// engine/state/state_file.h
+//
+// The state file: a ScanState kept on disk, to report again (other allocation, RAM), merge with
+// other hosts' scans, or compare later. Layout:
+//
+//   "ZSIMSTAT" | u32 format version | u32 length + text header + u64 XXH3-64 of the text
+//   | frames (state/frame_stream.h): the options, the sampling plan, the input summary, the
+//     directory shapes, the breakdown, then per recordsize its file shapes, occurrence sample,
+//     sketches and dedup table (entries streamed from the table, one frame of memory)
+//   | end frame
+//
+// The text header describes the file to a person (`head -c 400 FILE`): the zsim version that
+// wrote it, and the options that fixed its content (recordsizes, compressions, profile,
+// checksum, sampling). A dedup table entry takes 8 + 5 (key) + 4 (refcount) + 2 (lsize) + 1
+// (flags) bytes, 2 per inline code and, when a sampled codec ran on it, 2 per sampled code.
+//
+// The file is written to a temporary name in the target's directory, synced and renamed, so a
+// crash leaves the old file or the new one, never half of one. A file that is not a state file,
+// of another format version, truncated or corrupt is refused (kCorruption or kInvalidArgument,
+// with what is wrong and the file's name), never read as a wrong state.
+//
+// Thread safety: SaveState reads the state only (no concurrent change); the others are pure.
+
+#ifndef ZSIM_ENGINE_STATE_STATE_FILE_H_
+#define ZSIM_ENGINE_STATE_STATE_FILE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "engine/base/byte_view.h"
+#include "engine/state/scan_state.h"
+#include "zsim/status.h"
+
+namespace zsim::state {
+
+// 2: file shapes keep their all-zero blocks (FileShape::zero_blocks), which `used` counts.
+inline constexpr uint32_t kStateFormatVersion = 2;
+
+// Ok when `path` can take a state file: not a directory, in an existing directory this process
+// may write to. Touches nothing (checked before a scan starts).
+Status CheckSavePath(const std::string& path);
+
+// Writes `state` to `path` atomically. The bytes written in *bytes when given.
+Status SaveState(const ScanState& state, const std::string& path, uint64_t* bytes = nullptr);
+
+// The bytes SaveState would write, in memory (a state sent to another process: engine/mpi
+// sends them, ParseState reads them back).
+std::string EncodeState(const ScanState& state);
+
+// Reads a state file. kNotFound/kPermissionDenied when it cannot be opened; kCorruption or
+// kInvalidArgument (another format version, not a state file) with the reason.
+Result<ScanState> LoadState(const std::string& path);
+
+// The same from bytes in memory; `verify_checksums` false only for the fuzz target (so it reaches
+// the parser): whatever the bytes, an error or a valid state, never a crash.
+Result<ScanState> ParseState(ByteView bytes, bool verify_checksums = true);
+
+}  // namespace zsim::state
+
+#endif  // ZSIM_ENGINE_STATE_STATE_FILE_H_

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Self-tests of the OpenZFS 2.3 accuracy suite that need no OpenZFS: the zdb -DD parser and the
+harness/zdb cross-check on output captured from OpenZFS 2.3.2 (testdata/: the harness's JSON and
+`zdb -e -p DIR -DD` of the same pool, tiny at 16k lz4, fast dedup), and the comparison's
+strict / widened / failing verdicts."""
+import copy
+import json
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import oracle23  # noqa: E402
+import run_openzfs23  # noqa: E402
+
+
+def testdata(name):
+    with open(os.path.join(HERE, "testdata", name)) as f:
+        return f.read()
+
+
+class ZdbParserTest(unittest.TestCase):
+    def test_objects_and_ratio(self):
+        z = oracle23.parse_zdb_dd(testdata("zdb-DD-tiny-16k-lz4.txt"))
+        self.assertEqual(z["format"], "FDT")
+        self.assertEqual(z["objects"]["unique"], {"entries": 124, "dspace": 61440,
+                                                  "mspace": 65536})
+        self.assertEqual(z["objects"]["duplicate"]["entries"], 90)
+        self.assertEqual(z["ratio"]["dedup"], "1.60")
+        # The log objects are not DDT ZAPs.
+        self.assertEqual(sorted(z["objects"]), ["duplicate", "unique"])
+
+    def test_harness_and_zdb_agree(self):
+        doc = json.loads(testdata("harness-tiny-16k-lz4.json"))
+        z = oracle23.parse_zdb_dd(testdata("zdb-DD-tiny-16k-lz4.txt"))
+        self.assertEqual(oracle23.cross_check(doc, z), [])
+        bad = copy.deepcopy(z)
+        bad["objects"]["unique"]["dspace"] += 4096
+        self.assertEqual(len(oracle23.cross_check(doc, bad)), 1)
+        bad = copy.deepcopy(z)
+        bad["format"] = "LEGACY"
+        self.assertIn("DDT format", oracle23.cross_check(doc, bad)[0])
+
+
+def zsim_result(unique=124, dup=90, on_disk=61440, used=4087808):
+    fmt = {"format": "fast", "leaf_bytes": 32768, "log_bytes": 30816,
+           "unique": {"entries": unique, "on_disk": on_disk, "in_core": 65536},
+           "duplicate": {"entries": dup, "on_disk": 49152, "in_core": 65536}}
+    return {"dedup": {"entries": {"unique": unique, "duplicate": dup}, "ratio": 1.60,
+                      "ddt_formats": [fmt]},
+            "compressratio": 1.41, "used": used, "pool_alloc": 3076096}
+
+
+class CompareTest(unittest.TestCase):
+    def setUp(self):
+        self.doc = json.loads(testdata("harness-tiny-16k-lz4.json"))
+        self.doc["zdb_diffs"] = []
+        self.setting = dict(recordsize="16k", compression="lz4", ashift=12, vdev="disk",
+                            ddt="fast")
+
+    def checks(self, res):
+        return {c["figure"]: c for c in run_openzfs23.compare(self.doc, res, self.setting)}
+
+    def test_equal_figures_are_strict(self):
+        res = zsim_result(used=self.doc["dataset"]["used"])
+        res["pool_alloc"] = self.doc["pool"]["alloc"]
+        res["compressratio"] = float(self.doc["dataset"]["compressratio"])
+        c = self.checks(res)
+        self.assertTrue(all(x["strict"] for x in c.values()), [x for x in c.values()
+                                                               if not x["strict"]])
+
+    def test_entries_must_be_exact_without_zstd(self):
+        c = self.checks(zsim_result(unique=125))
+        self.assertFalse(c["DDT unique entries"]["ok"])
+        self.setting["compression"] = "zstd-3"
+        c = self.checks(zsim_result(unique=125))
+        self.assertFalse(c["DDT unique entries"]["strict"])
+        self.assertTrue(c["DDT unique entries"]["ok"])  # widened: zstd library versions
+
+    def test_used_widened_then_failing(self):
+        u = self.doc["dataset"]["used"]
+        self.assertTrue(self.checks(zsim_result(used=int(u * 1.005)))["dataset used"]["strict"])
+        c = self.checks(zsim_result(used=int(u * 1.02)))["dataset used"]
+        self.assertEqual((c["strict"], c["ok"]), (False, True))
+        self.assertFalse(self.checks(zsim_result(used=int(u * 1.05)))["dataset used"]["ok"])
+
+    def test_fast_ddt_on_disk(self):
+        # 16 KiB or 5 % strict; 30 % widened (raw leaves of the log flush); beyond fails.
+        self.assertTrue(self.checks(zsim_result(on_disk=61440 + 16384))
+                        ["DDT unique on disk"]["strict"])
+        c = self.checks(zsim_result(on_disk=78000))["DDT unique on disk"]
+        self.assertEqual((c["strict"], c["ok"]), (False, True))
+        self.assertFalse(self.checks(zsim_result(on_disk=90000))["DDT unique on disk"]["ok"])
+
+
+if __name__ == "__main__":
+    unittest.main()

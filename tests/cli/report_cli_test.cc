@@ -1,0 +1,185 @@
+// Issue 17, at the command line: ZFS's own spellings (-o property=value, zpool's dRAID form),
+// --help's value types, --version's revision and libraries, the text report's width and --wide,
+// zvol advice in volblocksize terms, one base for "saved" on raidz, and the breakdown of the
+// recommended setting.
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "engine/report/text_table.h"
+#include "tests/util/report_json.h"
+#include "tests/util/run_command.h"
+#include "tests/util/test_util.h"
+
+namespace zsim {
+namespace {
+
+using nlohmann::json;
+using testing::RunZsim;
+
+constexpr uint64_t K = 1024;
+
+// Text that compresses well (2 files), random data (1 file), a copy.
+class MixedTree : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    tmp_ = new testing::TempDir();
+    tmp_->WriteFile("text/a.txt", testing::GenerateBlock(1536 * K, 0.9, 1));
+    tmp_->WriteFile("text/b.txt", testing::GenerateBlock(1024 * K, 0.85, 2));
+    const std::vector<uint8_t> random = testing::Xorshift64Bytes(3, 1024 * K);
+    tmp_->WriteFile("bin/r.bin", random);
+    tmp_->WriteFile("bin/copy.bin", random);
+  }
+  static void TearDownTestSuite() { delete tmp_; }
+  static std::string Dir() { return tmp_->path().string(); }
+  static testing::TempDir* tmp_;
+};
+testing::TempDir* MixedTree::tmp_ = nullptr;
+
+json Results(json j) {
+  json out = json::array();
+  for (json& r : j["results"])
+    out.push_back({r["recordsize"], r["compression"], r["lsize"], r["used"], r["dedup"]["ratio"]});
+  return out;
+}
+
+TEST_F(MixedTree, ZfsPropertySpellingsEqualTheLongOptions) {
+  const auto o = RunZsim({"scan", Dir(), "-q", "--json", "-o", "recordsize=1M", "-o",
+                          "compression=zstd-3", "-o", "copies=2", "-o", "ashift=9"});
+  const auto l = RunZsim({"scan", Dir(), "-q", "--json", "--recordsize", "1M", "--compression",
+                          "zstd-3", "--copies", "2", "--ashift", "9"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  const json a = testing::ParseReportJson(o), b = testing::ParseReportJson(l);
+  EXPECT_EQ(Results(a), Results(b));
+  EXPECT_EQ(a["settings"]["copies"], 2);
+  EXPECT_EQ(a["settings"]["ashift"], 9);
+  EXPECT_EQ(a["results"][0]["recordsize"], 1024 * K);
+  // Both spellings of one property, an unknown property, no value: refused before any I/O.
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"-o", "recordsize=1M", "--recordsize", "4k"},
+        {"-o", "dedup=on"},
+        {"-o", "recordsize"},
+        {"-o", "compression=nope"}}) {
+    std::vector<std::string> args = {"scan", "/nonexistent-zsim-path"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    const auto r = RunZsim(args);
+    EXPECT_EQ(r.exit_code, 2) << bad[1];
+    EXPECT_TRUE(r.out.empty());
+    const std::string property = bad[1].substr(0, bad[1].find('='));
+    EXPECT_NE(r.err.find(property), std::string::npos) << r.err;
+  }
+}
+
+TEST_F(MixedTree, ZpoolDraidSpellingIsAccepted) {
+  const auto r = RunZsim({"scan", Dir(), "-q", "--json", "--vdev", "draid2:4d:11c:1s"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(testing::ParseReportJson(r)["settings"]["vdev"], "draid2:4:11");
+}
+
+TEST(ReportCliTest, HelpShowsEachValueTypeAndVersionItsBuild) {
+  const auto help = RunZsim({"scan", "--help"});
+  ASSERT_EQ(help.exit_code, 0);
+  for (const char* shown :
+       {"--recordsize SIZE[,SIZE...]", "--volblocksize SIZE", "--compression NAME[,NAME...]|all",
+        "--vdev LAYOUT", "--ram SIZE", "-o PROPERTY=VALUE", "--sample 1/M", "--html FILE",
+        "--ashift 9..16", "--wide"}) {
+    EXPECT_NE(help.out.find(shown), std::string::npos) << shown;
+  }
+  const auto version = RunZsim({"--version"});
+  ASSERT_EQ(version.exit_code, 0);
+  EXPECT_TRUE(std::regex_search(
+      version.out,
+      std::regex(
+          R"(^zsim \d+\.\d+\.\d+ \(git [0-9a-f]+(-dirty)?\)\nlibraries: zstd \d+\.\d+\.\d+, )"
+          R"(lz4 \d+\.\d+\.\d+, zlib \d+\.\d+[.\d]*, xxhash \d+\.\d+\.\d+, OpenSSL \d[^,]*, )"
+          R"(oneTBB \d+)")))
+      << version.out;
+}
+
+TEST_F(MixedTree, TextFitsOneHundredColumnsAndWideShowsEveryColumn) {
+  const auto narrow = RunZsim({"scan", Dir(), "-q", "--recordsize", "16k,128k,1M"});
+  ASSERT_EQ(narrow.exit_code, 0) << narrow.err;
+  std::istringstream lines(narrow.out);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_LE(report::DisplayWidth(line), 100u) << line;
+  }
+  auto header = [](const std::string& text) {
+    const size_t at = text.find("  recordsize compression");
+    return at == std::string::npos ? std::string() : text.substr(at, text.find('\n', at) - at);
+  };
+  ASSERT_FALSE(header(narrow.out).empty()) << narrow.out;
+  EXPECT_EQ(header(narrow.out).find("allocated"), std::string::npos) << header(narrow.out);
+  EXPECT_NE(narrow.out.find("--wide shows every column"), std::string::npos);
+  const auto wide = RunZsim({"scan", Dir(), "-q", "--recordsize", "16k,128k,1M", "--wide"});
+  ASSERT_EQ(wide.exit_code, 0) << wide.err;
+  for (const char* column :
+       {" logical ", " physical ", " allocated ", " combined ", "ALLOC(raw)"}) {
+    EXPECT_NE(header(wide.out).find(column), std::string::npos) << column;
+  }
+}
+
+// A 16K-volblocksize image on raidz2:6: advice in volblocksize terms, and the thick zvol's
+// reservation.
+TEST_F(MixedTree, ZvolAdviceNamesVolblocksizeAndTheThickReservation) {
+  const auto r = RunZsim({"scan", Dir() + "/bin/r.bin", "-q", "--json", "--volblocksize", "16k",
+                          "--vdev", "raidz2:6", "--compression", "lz4,zstd"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = testing::ParseReportJson(r);
+  EXPECT_EQ(j["advice"]["decision"]["block_size_property"], "volblocksize");
+  bool reservation = false;
+  for (const json& item : j["advice"]["items"]) {
+    const std::string s = item["sentence"];
+    EXPECT_EQ(s.find("recordsize"), std::string::npos) << s;
+    if (item["kind"] == "zvol_reservation") {
+      reservation = true;
+      // 1 MiB of 16K blocks on raidz2:6 at ashift 12 reserves its size (24K allocated per 16K,
+      // scaled by 128K / 192K), plus 7 + 1 indirect blocks of 128K with 2 copies.
+      EXPECT_EQ(item["figures"]["refreservation_bytes"], 1024 * K + 8 * 2 * 128 * K);
+    }
+  }
+  EXPECT_TRUE(reservation);
+  EXPECT_NE(j["advice"]["summary"].get<std::string>().find("volblocksize=16K"), std::string::npos);
+}
+
+// Issue 17: on raidz2:6 with no dedup gain, "saved with dedup" read -57% beside "saved" -4%
+// (one side counted parity, the other did not). Now both count it alike: dedup can only add its
+// table.
+TEST_F(MixedTree, SavedWithAndWithoutDedupShareOneBaseOnRaidz) {
+  const auto r = RunZsim(
+      {"scan", Dir() + "/text", "-q", "--json", "--vdev", "raidz2:6", "--compression", "off,lz4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const json& s : testing::ParseReportJson(r)["results"]) {
+    ASSERT_LT(s["dedup"]["ratio"].get<double>(), 1.01);
+    const int saved = s["saved_percent"], with_dedup = s["saved_with_dedup_percent"];
+    EXPECT_LE(with_dedup, saved);
+    EXPECT_GE(with_dedup, saved - 2) << s["compression"];
+  }
+}
+
+// The breakdown is the recommended setting's, not the first codec's.
+TEST_F(MixedTree, BreakdownIsForTheRecommendedSetting) {
+  const auto r = RunZsim({"scan", Dir() + "/text", "-q", "--json", "--compression", "zle,gzip-9",
+                          "--recordsize", "16k,1M"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = testing::ParseReportJson(r);
+  const json& d = j["advice"]["decision"];
+  EXPECT_EQ(d["compression"], "gzip-9");  // zle barely compresses this text
+  EXPECT_EQ(j["breakdown"]["compression"], d["compression"]);
+  EXPECT_EQ(j["breakdown"]["recordsize"], d["recordsize"]);
+  EXPECT_EQ(j["breakdown"]["setting_index"], d["index"]);
+  uint64_t lsize = 0, psize = 0;
+  for (const json& row : j["breakdown"]["directories"]) {
+    lsize += row["lsize"].get<uint64_t>();
+    psize += row["psize"].get<uint64_t>();
+  }
+  const json& f = j["results"][d["index"].get<size_t>()];
+  EXPECT_EQ(lsize, f["lsize"].get<uint64_t>());
+  EXPECT_LT(psize, lsize / 2);  // gzip-9's sizes, not zle's
+}
+
+}  // namespace
+}  // namespace zsim

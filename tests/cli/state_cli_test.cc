@@ -1,0 +1,278 @@
+// zsim scan --save and zsim report, through the binary: the report from a saved state equals the
+// scan's own report (timings aside) for a matrix of allocation options, profiles and sampling;
+// several states are merged (scans of parts equal the scan of the whole); a state file that is
+// truncated, corrupt, foreign or of another format version is refused with exit 2 and a message,
+// and so are options the state cannot answer; --save to a bad place is refused before scanning;
+// zsim diff shows each scan's own figures side by side.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/util/report_json.h"
+#include "tests/util/run_command.h"
+#include "tests/util/test_util.h"
+
+namespace zsim {
+namespace {
+
+using nlohmann::json;
+
+// The report without what depends on time (speeds, seconds, the sentences quoting speeds) and
+// on zsim's own memory.
+json Figures(const json& j);
+
+// Equal figures, or a failure listing the differences (a JSON patch, cut short).
+void ExpectSameFigures(const json& got, const json& want) {
+  const json a = Figures(got), b = Figures(want);
+  EXPECT_TRUE(a == b) << json::diff(b, a).dump().substr(0, 2000);
+}
+
+json Figures(const json& j) {
+  if (j.is_object()) {
+    json out = json::object();
+    for (const auto& [k, v] : j.items()) {
+      if (k.find("second") != std::string::npos || k.find("speed") != std::string::npos ||
+          k == "timing" || k == "sentence" || k == "memory" || k == "codec_seconds") {
+        continue;
+      }
+      out[k] = Figures(v);
+    }
+    return out;
+  }
+  if (j.is_array()) {
+    json out = json::array();
+    for (const json& v : j) out.push_back(Figures(v));
+    return out;
+  }
+  return j;
+}
+
+void BuildTree(testing::TempDir& dir) {
+  const std::vector<uint8_t> shared = testing::GenerateBlock(300 * 1024, 0.7, 3);
+  dir.WriteFile("p1/shared.bin", shared);
+  dir.WriteFile("p2/copy/shared.bin", shared);
+  for (int i = 0; i < 4; ++i) {
+    dir.WriteFile("p1/" + testing::NumberedName("t", i) + ".txt",
+                  testing::GenerateBlock(50000 + i * 40000, 0.6, 40 + i));
+    dir.WriteFile("p2/" + testing::NumberedName("s", i) + ".dat",
+                  testing::GenerateBlock(200 + i * 1500, 0.4, 50 + i));
+  }
+  dir.WriteFile("p2/random.bin", testing::Xorshift64Bytes(9, 150 * 1024));
+}
+
+std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+class StateCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override { BuildTree(tree_); }
+  std::string Part(const char* name) const { return (tree_.path() / name).string(); }
+  std::string StatePath(const char* name) const { return (files_.path() / name).string(); }
+  // Scans `paths` with `scan_flags` and --save; the JSON report.
+  json ScanSaving(const std::vector<std::string>& paths, const std::vector<std::string>& flags,
+                  const std::string& state) {
+    std::vector<std::string> args = Concat(Concat({"scan"}, paths), flags);
+    args = Concat(args, {"--save", state, "--json", "-q", "--threads", "2"});
+    const testing::CommandResult r = testing::RunZsim(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return testing::ParseReportJson(r);
+  }
+  json Scan(const std::vector<std::string>& paths, const std::vector<std::string>& flags) {
+    const testing::CommandResult r = testing::RunZsim(
+        Concat(Concat(Concat({"scan"}, paths), flags), {"--json", "-q", "--threads", "2"}));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return testing::ParseReportJson(r);
+  }
+  json Report(const std::vector<std::string>& states, const std::vector<std::string>& flags) {
+    const testing::CommandResult r =
+        testing::RunZsim(Concat(Concat(Concat({"report"}, states), flags), {"--json"}));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return testing::ParseReportJson(r);
+  }
+  testing::TempDir tree_, files_;
+};
+
+TEST_F(StateCliTest, ReportFromSavedStateEqualsTheScanForAMatrixOfOptions) {
+  struct Scanned {
+    std::vector<std::string> flags;                 // fix the state's content
+    std::vector<std::vector<std::string>> reports;  // report-time options to try
+  };
+  const std::vector<Scanned> cases = {
+      {{"--recordsize", "16k,128k"},
+       {{},
+        {"--vdev", "mirror:3"},
+        {"--vdev", "raidz2:6", "--copies", "2"},
+        {"--vdev", "raidz1:3", "--copies", "3", "--ram", "2G"},
+        {"--ddt-format", "legacy", "--ram", "64G"}}},
+      {{"--profile", "2.1", "--compression", "lz4,gzip-9", "--exact"},
+       {{}, {"--vdev", "raidz3:9", "--copies", "2"}}},
+      {{"--profile", "v23", "--compression", "off,lzjb,gzip-6"},
+       {{}, {"--ashift", "9", "--vdev", "raidz2:5"}, {"--ashift", "13", "--copies", "2"}}},
+      {{"--sample", "1/4", "--recordsize", "8k"}, {{}, {"--ram", "1G"}}},
+  };
+  int n = 0;
+  for (const Scanned& c : cases) {
+    const std::string state = StatePath("s") + std::to_string(n++);
+    const json saved_scan = ScanSaving({tree_.path().string()}, c.flags, state);
+    for (const std::vector<std::string>& r : c.reports) {
+      std::string what;
+      for (const std::string& a : Concat(c.flags, r)) what += a + " ";
+      SCOPED_TRACE(what);
+      const json direct =
+          r.empty() ? saved_scan : Scan({tree_.path().string()}, Concat(c.flags, r));
+      const json from_state = Report({state}, r);
+      ExpectSameFigures(from_state, direct);
+    }
+  }
+  // The saving leaves no temporary file behind.
+  for (const auto& e : std::filesystem::directory_iterator(files_.path())) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << e.path();
+  }
+}
+
+TEST_F(StateCliTest, StatesOfPartsMergeIntoTheScanOfTheWhole) {
+  ScanSaving({Part("p1")}, {"--recordsize", "4k,128k"}, StatePath("a"));
+  ScanSaving({Part("p2")}, {"--recordsize", "4k,128k"}, StatePath("b"));
+  const json whole = Scan({Part("p1"), Part("p2")}, {"--recordsize", "4k,128k"});
+  ExpectSameFigures(Report({StatePath("a"), StatePath("b")}, {}), whole);
+  // The dedup across the parts is the point: the whole has duplicates neither part has alone.
+  EXPECT_GE(whole["dedup_sources"]["duplicate_files"].get<int>(), 1);
+  const json with_raidz = Scan({Part("p1"), Part("p2")},
+                               {"--recordsize", "4k,128k", "--vdev", "raidz2:6", "--copies", "2"});
+  EXPECT_EQ(
+      Figures(Report({StatePath("a"), StatePath("b")}, {"--vdev", "raidz2:6", "--copies", "2"})),
+      Figures(with_raidz));
+  // The same tree twice: the report says its files are counted twice.
+  const testing::CommandResult twice =
+      testing::RunZsim({"report", StatePath("a"), StatePath("a"), "--json"});
+  EXPECT_EQ(twice.exit_code, 0) << twice.err;
+  EXPECT_NE(twice.err.find("also in an earlier state"), std::string::npos) << twice.err;
+  // States of other recordsizes do not merge.
+  ScanSaving({Part("p2")}, {"--recordsize", "8k"}, StatePath("c"));
+  const testing::CommandResult r = testing::RunZsim({"report", StatePath("a"), StatePath("c")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("recordsizes"), std::string::npos) << r.err;
+}
+
+std::vector<uint8_t> Bytes(const std::string& path) { return testing::ReadFileBytes(path); }
+void Write(const std::string& path, const std::vector<uint8_t>& b) {
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
+TEST_F(StateCliTest, DamagedForeignAndOtherVersionFilesAreRefused) {
+  const std::string good = StatePath("good");
+  ScanSaving({tree_.path().string()}, {}, good);
+  const std::vector<uint8_t> bytes = Bytes(good);
+  ASSERT_GT(bytes.size(), 1000u);
+  auto refused = [&](const std::vector<uint8_t>& b, const std::string& word) {
+    const std::string bad = StatePath("bad");
+    Write(bad, b);
+    const testing::CommandResult r = testing::RunZsim({"report", bad, "--json"});
+    EXPECT_EQ(r.exit_code, 2) << word;
+    EXPECT_TRUE(r.out.empty()) << word;
+    EXPECT_NE(r.err.find(word), std::string::npos) << r.err;
+  };
+  // Truncated anywhere: in the header, in a frame, before the end mark.
+  for (size_t cut : {size_t{4}, size_t{20}, size_t{200}, bytes.size() / 2, bytes.size() - 13,
+                     bytes.size() - 1}) {
+    SCOPED_TRACE(cut);
+    const std::vector<uint8_t> b(bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(cut));
+    refused(b, cut < 8 ? "not a zsim state file" : "truncated");
+  }
+  // One byte changed in the header text, in the middle of the data, in the last checksum.
+  for (size_t at : {size_t{30}, bytes.size() / 2, bytes.size() - 3}) {
+    SCOPED_TRACE(at);
+    std::vector<uint8_t> b = bytes;
+    b[at] ^= 0x20;
+    refused(b, "corrupt");
+  }
+  // Bytes after the end mark.
+  std::vector<uint8_t> longer = bytes;
+  longer.push_back(0);
+  refused(longer, "corrupt");
+  // Not a state file at all.
+  const std::string text = "just some text, not a state file at all\n";
+  refused(std::vector<uint8_t>(text.begin(), text.end()), "not a zsim state file");
+  // Another format version.
+  std::vector<uint8_t> other = bytes;
+  other[8] = 99;
+  refused(other, "format version 99");
+  // Missing file.
+  const testing::CommandResult missing = testing::RunZsim({"report", StatePath("none")});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("cannot open"), std::string::npos) << missing.err;
+}
+
+TEST_F(StateCliTest, WhatTheStateCannotAnswerIsRefused) {
+  const std::string s = StatePath("s");
+  ScanSaving({tree_.path().string()}, {}, s);  // profile 2.4, ashift 12
+  auto refused = [&](const std::vector<std::string>& flags, const std::string& word) {
+    const testing::CommandResult r = testing::RunZsim(Concat({"report", s}, flags));
+    EXPECT_EQ(r.exit_code, 2) << word;
+    EXPECT_NE(r.err.find(word), std::string::npos) << r.err;
+  };
+  refused({"--profile", "2.2"}, "--profile 2.2");
+  refused({"--ashift", "13"}, "ashift");
+  refused({"--vdev", "draid2:4:10"}, "rounded");
+  refused({"--copies", "5"}, "copies");
+  refused({"--vdev", "raid5"}, "--vdev");
+}
+
+TEST_F(StateCliTest, SaveToABadPlaceIsRefusedBeforeScanning) {
+  for (const std::string& where :
+       {(files_.path() / "no" / "such" / "dir" / "s").string(), files_.path().string()}) {
+    const testing::CommandResult r =
+        testing::RunZsim({"scan", tree_.path().string(), "--save", where, "-q"});
+    EXPECT_EQ(r.exit_code, 2) << where;
+    EXPECT_TRUE(r.out.empty()) << "no report: nothing was scanned";
+    EXPECT_NE(r.err.find("--save"), std::string::npos) << r.err;
+  }
+}
+
+TEST_F(StateCliTest, DiffShowsWhatChangedBetweenTwoScans) {
+  const json before = ScanSaving({Part("p1")}, {}, StatePath("before"));
+  const json after = ScanSaving({Part("p1"), Part("p2")}, {}, StatePath("after"));
+  const testing::CommandResult r =
+      testing::RunZsim({"diff", StatePath("before"), StatePath("after"), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json d = testing::ParseReportJson(r);
+  EXPECT_EQ(d["input"]["files"][0], before["input"]["files"]);
+  EXPECT_EQ(d["input"]["files"][1], after["input"]["files"]);
+  ASSERT_EQ(d["results"].size(), before["results"].size());
+  for (const json& row : d["results"]) {
+    SCOPED_TRACE(row["compression"].get<std::string>());
+    const uint64_t rs = row["recordsize"];
+    const std::string c = row["compression"];
+    const json& b = testing::ResultFor(before, rs, c);
+    const json& a = testing::ResultFor(after, rs, c);
+    EXPECT_EQ(row["dedup_ratio"][0], b["dedup"]["ratio"]);
+    EXPECT_EQ(row["dedup_ratio"][1], a["dedup"]["ratio"]);
+    EXPECT_EQ(row["psize"][0], b["psize"]);
+    EXPECT_EQ(row["psize"][1], a["psize"]);
+    EXPECT_EQ(row["used"][1], a["used"]);
+    EXPECT_EQ(row["ddt_entries"][1].get<uint64_t>(),
+              a["dedup"]["entries"]["unique"].get<uint64_t>() +
+                  a["dedup"]["entries"]["duplicate"].get<uint64_t>());
+  }
+  // The second part adds a copy of a file of the first: the dedup ratio grows.
+  const json& lz4 = d["results"][1];
+  EXPECT_GT(lz4["dedup_ratio"][1].get<double>(), lz4["dedup_ratio"][0].get<double>());
+  const testing::CommandResult text =
+      testing::RunZsim({"diff", StatePath("before"), StatePath("after")});
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("dedup_ratio"), std::string::npos) << text.out;
+  const testing::CommandResult bad =
+      testing::RunZsim({"diff", StatePath("before"), Part("p1")});  // a directory, not a state
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_FALSE(bad.err.empty());
+}
+
+}  // namespace
+}  // namespace zsim

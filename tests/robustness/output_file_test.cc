@@ -1,0 +1,138 @@
+// Where the built zsim writes (issue 18): never over or inside what it scans, never through a
+// symlink, a bad --html path refused before anything is read (exit 2), and a report that cannot
+// be written on stdout an error with a message (exit 1), except a closed pipe (quiet).
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tests/util/run_command.h"
+#include "tests/util/test_util.h"
+
+namespace zsim {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::RunZsim;
+
+class OutputFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(fs::exists(ZSIM_BINARY)) << ZSIM_BINARY << " is missing: build the zsim target";
+    data_ = testing::Xorshift64Bytes(5, 100'000);
+    file_ = tmp_.WriteFile("D/f", data_);
+    tmp_.WriteFile("D/sub/g", testing::Xorshift64Bytes(6, 50'000));
+    tmp_.WriteFile("out/.keep", {});
+    tree_ = tmp_.path() / "D";
+  }
+
+  // Runs `zsim scan <inputs> -q --html <html>`; expects exit 2, nothing on stdout, a message
+  // naming the path and saying `why`, and D/f unchanged.
+  void ExpectRefused(const std::vector<std::string>& inputs, const std::string& html,
+                     const std::string& why) {
+    std::vector<std::string> args = {"scan"};
+    args.insert(args.end(), inputs.begin(), inputs.end());
+    args.insert(args.end(), {"-q", "--html", html});
+    const testing::CommandResult r = RunZsim(args);
+    EXPECT_EQ(r.exit_code, 2) << html << ": " << r.err;
+    EXPECT_EQ(r.out, "") << html;
+    EXPECT_NE(r.err.find("--html " + html), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+    EXPECT_EQ(testing::ReadFileBytes(file_), data_);
+  }
+
+  testing::TempDir tmp_;
+  std::vector<uint8_t> data_;
+  fs::path file_, tree_;
+};
+
+TEST_F(OutputFileTest, HtmlOverAScannedFileIsRefusedAndTheFileKept) {
+  ExpectRefused({tree_.string()}, file_.string(), "inside the input tree");
+  // The file itself named as the input.
+  ExpectRefused({file_.string()}, file_.string(), "is one of the inputs");
+}
+
+TEST_F(OutputFileTest, HtmlInsideAScannedTreeIsRefusedByAnyRoute) {
+  const std::string d = tree_.string();
+  ExpectRefused({d}, d + "/new.html", "inside the input tree");
+  ExpectRefused({d + "/."}, d + "/sub/../new.html", "inside the input tree");
+  ExpectRefused({d}, (tmp_.path() / "out" / ".." / "D" / "sub" / "x.html").string(),
+                "inside the input tree");
+  // The input named through a symlink, the report through the real path, and the reverse.
+  const fs::path link = tmp_.path() / "link-to-D";
+  fs::create_directory_symlink(tree_, link);
+  ExpectRefused({link.string()}, d + "/sub/x.html", "inside the input tree");
+  ExpectRefused({d}, (link / "x.html").string(), "inside the input tree");
+  EXPECT_FALSE(fs::exists(tree_ / "new.html"));
+  EXPECT_FALSE(fs::exists(tree_ / "sub" / "x.html"));
+}
+
+// --save (the scan's state file) is held to the same rule.
+TEST_F(OutputFileTest, SaveOverOrInsideAScannedTreeIsRefused) {
+  for (const std::string& save : {file_.string(), tree_.string() + "/state.zsim"}) {
+    const testing::CommandResult r = RunZsim({"scan", tree_.string(), "-q", "--save", save});
+    EXPECT_EQ(r.exit_code, 2) << save << ": " << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find("--save " + save), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(testing::ReadFileBytes(file_), data_);
+  EXPECT_FALSE(fs::exists(tree_ / "state.zsim"));
+}
+
+TEST_F(OutputFileTest, HtmlAtASymlinkIsRefusedAndItsTargetUntouched) {
+  const fs::path link = tmp_.path() / "out" / "report.html";
+  fs::create_symlink(file_, link);
+  ExpectRefused({(tmp_.path() / "out" / ".keep").string()}, link.string(), "symbolic link");
+  EXPECT_TRUE(fs::is_symlink(link));
+}
+
+TEST_F(OutputFileTest, MissingDirectoryADirectoryOrAnUnwritablePathIsBadUsageBeforeTheScan) {
+  // The input is a fifo: reading it would block, so exit 2 shows nothing was read first.
+  const std::string fifo = (tmp_.path() / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  ExpectRefused({fifo}, (tmp_.path() / "missing" / "r.html").string(), "No such file");
+  ExpectRefused({fifo}, (tmp_.path() / "out").string(), "is a directory");
+  // /proc refuses new files even to root.
+  ExpectRefused({fifo}, "/proc/zsim-report.html", "cannot create a file in /proc");
+  ExpectRefused({fifo}, "/dev/null", "not a regular file");
+}
+
+TEST_F(OutputFileTest, HtmlReplacesAnExistingFileWholeAndNeverWritesThroughItsInode) {
+  // The target has a second name (a hard link) elsewhere: replacing the target by rename leaves
+  // that name's contents alone, where writing in place would have changed both.
+  const fs::path target = tmp_.path() / "out" / "report.html";
+  const std::vector<uint8_t> old(1000, 'x');
+  tmp_.WriteFile("out/report.html", old);
+  fs::create_hard_link(target, tmp_.path() / "out" / "other-name");
+  const testing::CommandResult r = RunZsim({"scan", tree_.string(), "-q", "--html", target});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<uint8_t> page = testing::ReadFileBytes(target);
+  EXPECT_EQ(std::string(page.begin(), page.begin() + 15), "<!DOCTYPE html>");
+  EXPECT_EQ(testing::ReadFileBytes(tmp_.path() / "out" / "other-name"), old);
+  // No temporary file is left beside it.
+  size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(tmp_.path() / "out")) {
+    (void)e;
+    ++entries;
+  }
+  EXPECT_EQ(entries, 3u);  // .keep, report.html, other-name
+}
+
+TEST_F(OutputFileTest, StdoutWriteErrorIsAnErrorWithAMessage) {
+  const testing::CommandResult r =
+      testing::RunCommand({ZSIM_BINARY, "scan", tree_.string(), "-q"}, "/dev/full");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("cannot write the report to standard output: No space left on device"),
+            std::string::npos)
+      << r.err;
+  const testing::CommandResult j =
+      testing::RunCommand({ZSIM_BINARY, "scan", tree_.string(), "-q", "--json"}, "/dev/full");
+  EXPECT_EQ(j.exit_code, 1);
+}
+
+}  // namespace
+}  // namespace zsim
