@@ -25,6 +25,9 @@
 #include "engine/report/text_report.h"
 #include "engine/state/merge.h"
 #include "engine/state/state_file.h"
+#ifdef ZSIM_MPI
+#include "engine/mpi/distributed_scan.h"
+#endif
 
 namespace {
 
@@ -113,21 +116,37 @@ int main(int argc, char** argv) {
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
 
+#ifdef ZSIM_MPI
+  // Under mpirun: one scan across every rank, reported by rank 0 alone (engine/mpi/session.h).
+  mpi::Session session(&argc, &argv);
+  const bool quiet_rank = session.active() && session.rank() != 0;
+#else
+  const bool quiet_rank = false;
+#endif
   Result<cli::Command> cmd = cli::ParseCommandLine(argc, argv);
   if (!cmd.ok()) {
-    cli::PrintError(cmd.status().message());
+    if (!quiet_rank) cli::PrintError(cmd.status().message());
     return cli::kExitUsage;
   }
+  if (quiet_rank && cmd->kind != cli::Command::Kind::kScan) return cli::kExitOk;
+  // An output path refused: bad usage. Under mpirun only rank 0 checks its outputs while the
+  // others go on to scan, so the whole job is ended.
+  auto refuse_output = [&] {
+#ifdef ZSIM_MPI
+    if (session.active()) session.Abort(cli::kExitUsage);
+#endif
+    return cli::kExitUsage;
+  };
   if (cmd->kind == cli::Command::Kind::kHelp || cmd->kind == cli::Command::Kind::kVersion) {
     WriteStdout(cmd->help_text);
     return cli::kExitOk;
   }
-  if (cmd->save_path) {
+  if (cmd->save_path && !quiet_rank) {
     Status can_save = cli::OutputFile::CheckTarget("--save", *cmd->save_path, cmd->options.paths);
     if (can_save.ok()) can_save = state::CheckSavePath(*cmd->save_path);
     if (!can_save.ok()) {
       cli::PrintError(can_save.message());
-      return cli::kExitUsage;
+      return refuse_output();
     }
   }
 
@@ -157,14 +176,14 @@ int main(int argc, char** argv) {
   // The HTML file is checked (and its temporary file created) before any input is read: a bad
   // path is bad usage, found now rather than after the scan.
   std::optional<cli::OutputFile> html;
-  if (cmd->html_path) {
+  if (cmd->html_path && !quiet_rank) {
     // What is read: the scan's inputs, or the state files of `zsim report`.
     const std::vector<std::string>& inputs =
         cmd->kind == cli::Command::Kind::kReport ? cmd->report.state_paths : cmd->options.paths;
     Result<cli::OutputFile> out = cli::OutputFile::Prepare("--html", *cmd->html_path, inputs);
     if (!out.ok()) {
       cli::PrintError(out.status().message());
-      return cli::kExitUsage;
+      return refuse_output();
     }
     html.emplace(std::move(*out));
   }
@@ -188,11 +207,28 @@ int main(int argc, char** argv) {
       };
     }
 
+#ifdef ZSIM_MPI
+    // Under mpirun every rank scans a share; rank 0 gets the merged state, the others nothing.
+    Result<state::ScanState> scanned = Status::Internal("not scanned");
+    if (session.active()) {
+      Result<std::optional<state::ScanState>> merged =
+          mpi::RunDistributedScan(cmd->options, io::PosixFileSystem().get(), control, session);
+      if (merged.ok() && !merged->has_value()) return cli::kExitOk;
+      if (merged.ok()) {
+        scanned = std::move(**merged);
+      } else {
+        scanned = merged.status();
+      }
+    } else {
+      scanned = pipeline::ScanToState(cmd->options, io::PosixFileSystem().get(), control);
+    }
+#else
     Result<state::ScanState> scanned =
         pipeline::ScanToState(cmd->options, io::PosixFileSystem().get(), control);
+#endif
     if (progress) cli::ClearProgress();
     if (!scanned.ok()) {
-      cli::PrintError(scanned.status().message());
+      if (!quiet_rank) cli::PrintError(scanned.status().message());
       return cli::kExitUsage;
     }
     if (cmd->save_path) {

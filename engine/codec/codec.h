@@ -1,7 +1,7 @@
 // engine/codec/codec.h
 //
 // The codec layer, module overview. ZFS-equivalent compressors with ZFS's on-disk framing:
-// lzjb and zle written from ZFS_MODEL.md §3.1/§3.2 (bit-exact), lz4 as ZFS's own r85-era code
+// lzjb and zle written from docs/zfs_model.md §3.1/§3.2 (bit-exact), lz4 as ZFS's own r85-era code
 // writes it (4-byte big-endian length header, §3.4), gzip-N through zlib compress2 (§3.3),
 // zstd-N / zstd-fast-N through libzstd with ZFS's 8-byte header and a magicless frame (§3.5).
 // Entry points: Compressor::Compress (one block, one setting), Decompress (tests, fuzzing), and

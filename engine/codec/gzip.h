@@ -1,6 +1,6 @@
 // engine/codec/gzip.h
 //
-// gzip-N as ZFS stores it (ZFS_MODEL.md §3.3, module/zfs/gzip.c): zlib format (2-byte header,
+// gzip-N as ZFS stores it (docs/zfs_model.md §3.3, module/zfs/gzip.c): zlib format (2-byte header,
 // deflate, Adler-32), equal to zlib's compress2(dst, &d_len, src, lsize, N); no ZFS header.
 // Kept as one deflate stream per level, reset per block (no allocation per block).
 //

@@ -10,7 +10,7 @@
 namespace zsim::codec {
 namespace {
 
-// The facts of lz4_zfs.c (ZFS_MODEL.md §3.4), LZ4 r85 with COMPRESSIONLEVEL 12.
+// The facts of lz4_zfs.c (docs/zfs_model.md §3.4), LZ4 r85 with COMPRESSIONLEVEL 12.
 constexpr size_t kMinMatch = 4;
 constexpr size_t kLastLiterals = 5;
 constexpr size_t kMfLimit = 12;                // COPYLENGTH + MINMATCH

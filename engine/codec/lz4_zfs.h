@@ -1,6 +1,6 @@
 // engine/codec/lz4_zfs.h
 //
-// LZ4 as ZFS writes it (ZFS_MODEL.md §3.4): the r85-era compressor of module/zfs/lz4_zfs.c,
+// LZ4 as ZFS writes it (docs/zfs_model.md §3.4): the r85-era compressor of module/zfs/lz4_zfs.c,
 // re-implemented from its description, behind ZFS's 4-byte big-endian length header. Its output
 // differs from liblz4's LZ4_compress_default (by 1-5 % at 128K and above), so liblz4 cannot stand
 // in for it; decoding is plain LZ4 block format (liblz4 decodes it).

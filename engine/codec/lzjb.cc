@@ -5,7 +5,7 @@
 namespace zsim::codec {
 namespace {
 
-// ZFS_MODEL.md §3.1: 6-bit length (3..66), 10-bit offset (1..1023).
+// docs/zfs_model.md §3.1: 6-bit length (3..66), 10-bit offset (1..1023).
 constexpr size_t kMatchMin = 3;
 constexpr size_t kMatchMax = 66;
 constexpr size_t kOffsetMask = 1023;
@@ -38,7 +38,7 @@ inline size_t EncodeItem(const uint8_t* in, size_t sp, uint8_t* out, size_t& dp,
   h += h >> 5;
   uint16_t& slot = table[h & 1023];
   // ZFS keeps the low 16 bits of the source address; with a 1024-aligned buffer that is the
-  // position, and a fresh slot (0) means "position 0" (ZFS_MODEL.md §3.1).
+  // position, and a fresh slot (0) means "position 0" (docs/zfs_model.md §3.1).
   const size_t offset = (sp - slot) & kOffsetMask;
   slot = static_cast<uint16_t>(sp);
   const uint8_t* const cpy = cur - offset;

@@ -1,6 +1,6 @@
 // engine/codec/lzjb.h
 //
-// LZJB, the original ZFS block compressor, written from ZFS_MODEL.md §3.1 (module/zfs/lzjb.c,
+// LZJB, the original ZFS block compressor, written from docs/zfs_model.md §3.1 (module/zfs/lzjb.c,
 // identical in pool version 23). Output is bit-exact with ZFS for a source buffer that ZFS holds
 // 1024-byte aligned (every block whose size is a multiple of 4K): tests/codec/golden_test.cc
 // pins it against tests/golden/codec.

@@ -22,7 +22,7 @@ zfs::BlockWrite CompressZfsBlock(const zfs::WritePolicy& policy, Compression c, 
                                  bool is_all_zero, Compressor& compressor,
                                  MutableByteView scratch) {
   const uint64_t lsize = block.size();
-  // Holes first: ZFS tests for zeros before compressing (ZFS_MODEL.md §1 "Holes").
+  // Holes first: ZFS tests for zeros before compressing (docs/zfs_model.md §1 "Holes").
   if (is_all_zero && zfs::ZeroBlockIsHole(policy, c)) return {zfs::BlockKind::kHole, 0};
   if (c.algorithm == CompressionAlgorithm::kOff) return {zfs::BlockKind::kUncompressed, lsize};
 

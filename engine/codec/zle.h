@@ -1,6 +1,6 @@
 // engine/codec/zle.h
 //
-// ZLE (zero-length encoding), written from ZFS_MODEL.md §3.2 (module/zfs/zle.c, same in v23),
+// ZLE (zero-length encoding), written from docs/zfs_model.md §3.2 (module/zfs/zle.c, same in v23),
 // with ZFS's parameter n = 64 for compression=zle. Bit-exact with ZFS (tests/codec/golden_test.cc).
 //
 // Thread safety: stateless; call from any thread.

@@ -1,6 +1,6 @@
 // engine/codec/zstd_zfs.h
 //
-// zstd as ZFS stores it (ZFS_MODEL.md §3.5, module/zstd/zfs_zstd.c): an 8-byte header (frame
+// zstd as ZFS stores it (docs/zfs_model.md §3.5, module/zstd/zfs_zstd.c): an 8-byte header (frame
 // length, big-endian; ZFS level enum; the 3-byte big-endian version of the zstd library that
 // wrote it) and a magicless frame without checksum or content size, compressed with dst capacity
 // d_len - 8. zsim links Debian's libzstd (1.5.4) where ZFS 2.x bundles 1.4.5: lengths agree to

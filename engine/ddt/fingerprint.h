@@ -3,9 +3,9 @@
 // The dedup module, overview. Fingerprint() gives each logical block a 128-bit key; DedupTable
 // (dedup_table.h) counts references per key and keeps, per unique block, what every evaluated
 // compression setting made of it. Identical logical blocks compress identically, so the key of
-// the logical block groups exactly the blocks ZFS would deduplicate (ZFS_MODEL.md §5.1: ZFS keys
-// on the physical block plus lsize/psize/compression, which the logical bytes determine for one
-// setting).
+// the logical block groups exactly the blocks ZFS would deduplicate (docs/zfs_model.md §5.1: ZFS
+// keys on the physical block plus lsize/psize/compression, which the logical bytes determine for
+// one setting).
 //
 // Thread safety: Fingerprint is a pure function.
 // Stability: a fingerprint of given bytes never changes between zsim versions.

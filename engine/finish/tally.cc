@@ -423,7 +423,7 @@ void Tally::Complete(size_t row, size_t c, uint64_t ref_dsize, uint64_t dedup_as
   s.compressratio = zfs::RatioPercentFloor(s.lsize + meta_psize, s.psize + meta_psize);
   s.used = ref_dsize + s.metadata_bytes;
   if (zero_written_without_dedup_[c]) {
-    // Without dedup the zero blocks are written as data (ZFS_MODEL.md §1 "Holes": 2.4.0/2.3.3
+    // Without dedup the zero blocks are written as data (docs/zfs_model.md §1 "Holes": 2.4.0/2.3.3
     // dmu_write_policy() in module/zfs/dmu.c switches compression=off to "empty" only when dedup
     // is on; zio_write_compress() tests for zeros only when a compression runs).
     const size_t i = row * settings_ + c;

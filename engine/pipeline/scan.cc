@@ -34,6 +34,7 @@
 #include "engine/pipeline/input_file.h"
 #include "engine/pipeline/read_throttle.h"
 #include "engine/state/scan_state.h"
+#include "engine/state/table_budget.h"
 #include "engine/walk/parallel_walker.h"
 #include "engine/walk/walker.h"
 #include "engine/zfs/allocation.h"
@@ -866,18 +867,7 @@ void Scan::MaybeApplyPlan() {
 
 // --max-memory: when the tables outgrow the budget, keep half as much of the key space (every
 // row alike). Whether a given M is ever exceeded depends on the data only, so the final M does.
-void Scan::EnforceTableBudget() {
-  if (table_budget_bytes_ == 0) return;
-  for (;;) {
-    uint64_t bytes = 0;
-    for (const state::RowState& r : rows_)
-      bytes += r.table->memory_bytes() + r.distinct->memory_bytes();
-    if (bytes <= table_budget_bytes_) return;
-    const uint32_t shift = rows_[0].table->sample_shift() + 1;
-    if (shift > 40) return;  // 1/2^40 of the keys: nothing left to drop
-    for (state::RowState& r : rows_) r.table->RaiseSampleShift(shift);
-  }
-}
+void Scan::EnforceTableBudget() { state::FitTablesToBudget(rows_, table_budget_bytes_); }
 
 void Scan::FinishFile(FileJob& job) {
   ++files_done_;
@@ -1025,15 +1015,8 @@ state::ScanState Scan::Run() {
   wo.follow_symlinks = options_.follow_symlinks;
   wo.one_file_system = options_.one_file_system;
   wo.excludes = options_.excludes;
-  // Walking threads: listing directories and stat'ing files waits on the storage, not the CPU,
-  // so up to 16 of them overlap those waits even when fewer cores scan. Following symlinks needs
-  // each path's ancestors (loop detection): that walk is serial.
-  const int walk_threads = std::clamp(options_.threads, 1, 16);
-  if (options_.follow_symlinks) {
-    walker_ = std::make_unique<walk::Walker>(fs_, options_.paths, wo);
-  } else {
-    walker_ = std::make_unique<walk::ParallelWalker>(fs_, options_.paths, wo, walk_threads);
-  }
+  const int walk_threads = std::clamp(options_.threads, 1, 16);  // as MakeWalk's
+  walker_ = control_.source ? control_.source() : MakeWalk(options_, fs_);
   // The progress line's total and ETA, and the sampled codecs' plan (PlanLevel): a second walk
   // that only adds up sizes runs ahead.
   if (control_.progress || control_.forecast || plan_wanted_) {
@@ -1132,6 +1115,19 @@ state::ScanState Scan::Run() {
 }
 
 }  // namespace
+
+std::unique_ptr<walk::WalkSource> MakeWalk(const ScanOptions& options, io::FileSystem* fs) {
+  walk::WalkOptions wo;
+  wo.follow_symlinks = options.follow_symlinks;
+  wo.one_file_system = options.one_file_system;
+  wo.excludes = options.excludes;
+  // Walking threads: listing directories and stat'ing files waits on the storage, not the CPU,
+  // so up to 16 of them overlap those waits even when fewer cores scan. Following symlinks needs
+  // each path's ancestors (loop detection): that walk is serial.
+  if (options.follow_symlinks) return std::make_unique<walk::Walker>(fs, options.paths, wo);
+  return std::make_unique<walk::ParallelWalker>(fs, options.paths, wo,
+                                                std::clamp(options.threads, 1, 16));
+}
 
 void WaitForAllScans() {
   for (int n = g_live_scans.load(); n != 0; n = g_live_scans.load()) g_live_scans.wait(n);

@@ -22,10 +22,12 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 
 #include "engine/io/file_system.h"
 #include "engine/pipeline/cost_forecast.h"
 #include "engine/state/scan_state.h"
+#include "engine/walk/walker.h"
 #include "zsim/scan_options.h"
 #include "zsim/scan_result.h"
 
@@ -60,6 +62,11 @@ struct ScanControl {
   double progress_interval_seconds = 0.2;
   // Called once from the pipeline's serial stage when the sizing walk has sized the tree.
   std::function<void(const CostForecast&)> forecast;
+  // When set, the scan takes its files from the source this returns instead of walking
+  // options.paths itself (a distributed scan's share, engine/mpi). The source's items must come
+  // from a walk of options.paths (item.root indexes them). The sizing walk (progress, the
+  // sampling plan) still walks all of options.paths, so the plan is that of the whole input.
+  std::function<std::unique_ptr<walk::WalkSource>()> source;
 };
 
 // Runs the scan and reports it: Finish(ScanToState(...), the scan's report options). Fails
@@ -71,6 +78,10 @@ Result<ScanResult> RunScan(const ScanOptions& options, io::FileSystem* fs,
 // Runs the scan and returns what it knows, for Finish, Merge or a state file. Fails as RunScan.
 Result<state::ScanState> ScanToState(const ScanOptions& options, io::FileSystem* fs,
                                      const ScanControl& control = {});
+
+// The walk of options.paths a scan makes (serial with --follow-symlinks, else parallel).
+// REQUIRES: options resolved (threads > 0).
+std::unique_ptr<walk::WalkSource> MakeWalk(const ScanOptions& options, io::FileSystem* fs);
 
 // Blocks until every scan started in this process has ended, abandoned ones included (their
 // threads end once their reads return). For tests; the command exits with _exit instead.

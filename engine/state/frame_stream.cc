@@ -27,6 +27,11 @@ void FrameWriter::Raw(const void* p, size_t n) {
 
 void FrameWriter::Write(const void* p, size_t n) {
   const auto* b = static_cast<const uint8_t*>(p);
+  if (out_) {
+    out_->append(reinterpret_cast<const char*>(b), n);
+    written_ += n;
+    return;
+  }
   while (n > 0 && status_.ok()) {
     const ssize_t w = ::write(fd_, b, n);
     if (w < 0) {

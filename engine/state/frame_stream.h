@@ -7,7 +7,8 @@
 //   end   = u32 0 | u64 XXH3-64 of nothing seeded with the end frame's index
 //
 // FrameWriter buffers values and writes a frame whenever kMaxFrameBytes are pending, so a table
-// of any size is written with one frame of memory. FrameReader reads the frames back from a
+// of any size is written with one frame of memory (to a file descriptor, or appended to a
+// string). FrameReader reads the frames back from a
 // file descriptor or from bytes in memory, checks each, and hands the values out; a value read
 // past the end, a bad checksum or a short read makes it fail (ok() false, error() says why) and
 // every later read return zeros, so a parser reads on and checks ok() at its end.
@@ -33,6 +34,8 @@ inline constexpr size_t kMaxFrameBytes = size_t{1} << 20;
 class FrameWriter {
  public:
   explicit FrameWriter(int fd) : fd_(fd) {}
+  // Appends the frames to `*out` instead (a state sent to another process, engine/mpi).
+  explicit FrameWriter(std::string* out) : out_(out) {}
   void U8(uint8_t v) { Raw(&v, 1); }
   void U16(uint16_t v) { Raw(&v, 2); }
   void U32(uint32_t v) { Raw(&v, 4); }
@@ -49,7 +52,8 @@ class FrameWriter {
   void Raw(const void* p, size_t n);
   void Flush();
   void Write(const void* p, size_t n);
-  int fd_;
+  int fd_ = -1;
+  std::string* out_ = nullptr;
   std::vector<uint8_t> buffer_;
   uint64_t index_ = 0;
   uint64_t written_ = 0;

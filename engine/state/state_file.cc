@@ -573,6 +573,31 @@ Status CheckSavePath(const std::string& path) {
   return Status::Ok();
 }
 
+namespace {
+
+// Magic, version and the text header: what precedes the frames.
+std::string HeadBytes(const ScanState& state) {
+  const std::string text = HeaderText(state);
+  std::string head(kMagic, sizeof kMagic);
+  const uint32_t version = kStateFormatVersion, len = static_cast<uint32_t>(text.size());
+  const uint64_t sum = XXH3_64bits(text.data(), text.size());
+  head.append(reinterpret_cast<const char*>(&version), 4);
+  head.append(reinterpret_cast<const char*>(&len), 4);
+  head.append(text);
+  head.append(reinterpret_cast<const char*>(&sum), 8);
+  return head;
+}
+
+}  // namespace
+
+std::string EncodeState(const ScanState& state) {
+  std::string bytes = HeadBytes(state);
+  FrameWriter w(&bytes);
+  PutState(w, state);
+  w.Finish();  // appending to a string does not fail
+  return bytes;
+}
+
 Status SaveState(const ScanState& state, const std::string& path, uint64_t* bytes) {
   ZSIM_RETURN_IF_ERROR(CheckSavePath(path));
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
@@ -583,15 +608,7 @@ Status SaveState(const ScanState& state, const std::string& path, uint64_t* byte
     ::unlink(tmp.c_str());
     return s;
   };
-  // Magic, version and the text header, then the frames.
-  const std::string text = HeaderText(state);
-  std::string head(kMagic, sizeof kMagic);
-  const uint32_t version = kStateFormatVersion, len = static_cast<uint32_t>(text.size());
-  const uint64_t sum = XXH3_64bits(text.data(), text.size());
-  head.append(reinterpret_cast<const char*>(&version), 4);
-  head.append(reinterpret_cast<const char*>(&len), 4);
-  head.append(text);
-  head.append(reinterpret_cast<const char*>(&sum), 8);
+  const std::string head = HeadBytes(state);
   for (size_t done = 0; done < head.size();) {
     const ssize_t w = ::write(fd, head.data() + done, head.size() - done);
     if (w < 0 && errno == EINTR) continue;

@@ -33,6 +33,7 @@
 
 namespace zsim::state {
 
+// 2: file shapes keep their all-zero blocks (FileShape::zero_blocks), which `used` counts.
 inline constexpr uint32_t kStateFormatVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process
@@ -41,6 +42,10 @@ Status CheckSavePath(const std::string& path);
 
 // Writes `state` to `path` atomically. The bytes written in *bytes when given.
 Status SaveState(const ScanState& state, const std::string& path, uint64_t* bytes = nullptr);
+
+// The bytes SaveState would write, in memory (a state sent to another process: engine/mpi
+// sends them, ParseState reads them back).
+std::string EncodeState(const ScanState& state);
 
 // Reads a state file. kNotFound/kPermissionDenied when it cannot be opened; kCorruption or
 // kInvalidArgument (another format version, not a state file) with the reason.

@@ -2,7 +2,7 @@
 //
 // Allocation: from the psize ZFS stores to the asize it allocates on a top-level vdev, and to the
 // "deflated" dsize that zdb's DSIZE column, `zfs get used` and the dedup ratio count
-// (ZFS_MODEL.md §4). Covers single disks, mirrors, raidz1-3 and dRAID, copies=1..3, and the
+// (docs/zfs_model.md §4). Covers single disks, mirrors, raidz1-3 and dRAID, copies=1..3, and the
 // validation of those settings.
 //
 //   asize (one DVA)   disk/mirror: roundup(psize, 1 << ashift)         vdev.c: vdev_default_asize
@@ -97,7 +97,7 @@ class AllocationModel {
 // `copies`: one more, at most 3 (dmu_write_policy, redundant_metadata=all).
 inline int MetadataCopies(int copies) { return copies + 1 < kMaxCopies ? copies + 1 : kMaxCopies; }
 
-// Number of DVAs of MOS blocks, the DDT's included: spa_max_replication = 3 (ZFS_MODEL.md §4).
+// Number of DVAs of MOS blocks, the DDT's included: spa_max_replication = 3 (docs/zfs_model.md §4).
 inline constexpr int kMosCopies = 3;
 
 }  // namespace zsim::zfs

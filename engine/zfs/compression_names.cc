@@ -1,5 +1,5 @@
 // Names of the `compression` property values as ZFS spells them (module/zcommon/zfs_prop.c,
-// compress_table) and of the zsim profiles (ZFS_MODEL.md version legend).
+// compress_table) and of the zsim profiles (docs/zfs_model.md version legend).
 
 #include <array>
 #include <charconv>

@@ -1,7 +1,7 @@
 // engine/zfs/ddt_footprint.h
 //
-// What the dedup table itself costs, in RAM and on disk, as ZFS would build it (ZFS_MODEL.md §6):
-// each DDT class (unique, duplicate) is a fat ZAP in the MOS with uint64 keys. Modelled here:
+// What the dedup table itself costs, in RAM and on disk, as ZFS would build it (docs/zfs_model.md
+// §6): each DDT class (unique, duplicate) is a fat ZAP in the MOS with uint64 keys. Modelled here:
 //   - chunks per entry: 1 entry chunk + 2 key chunks (40-byte key) + ceil(value / 21) where the
 //     value is the ZLE-compressed phys (256-byte trad phys legacy, 72-byte flat phys fast dedup,
 //     the latter always stored raw: see DdtEntryChunks) plus a 1-byte header (ddt_zap.c:
@@ -92,7 +92,7 @@ int DdtEntryChunks(DdtFormat format, int copies, uint64_t asize, uint64_t refcou
 
 // Length of ZLE (n = 64) output for the `s_len` bytes at `src` into at most `d_len` bytes, or
 // s_len when it does not fit, as zfs_zle_compress_buf (module/zfs/zle.c) reports it: a literal
-// run only starts while 64 bytes of room are left (ZFS_MODEL.md §3.2).
+// run only starts while 64 bytes of room are left (docs/zfs_model.md §3.2).
 size_t ZleCompressedLength(const uint8_t* src, size_t s_len, size_t d_len);
 
 // Both classes and the totals as scan_result.h reports them.

@@ -1,6 +1,6 @@
 // engine/zfs/ddt_stats.h
 //
-// The dedup table's statistics as ZFS keeps and prints them (ZFS_MODEL.md §5.4;
+// The dedup table's statistics as ZFS keeps and prints them (docs/zfs_model.md §5.4;
 // module/zfs/ddt_stats.c: ddt_stat_generate, ddt_stat_add, ddt_histogram_add;
 // cmd/zdb/zdb.c: dump_dedup_ratio; module/zfs/ddt.c: ddt_get_pool_dedup_ratio):
 //   - each DDT entry adds to the bucket floor(log2(refcount)): allocated = 1 block with its

@@ -2,7 +2,7 @@
 //
 // The metadata ZFS writes for a tree of files, so that `used` (zfs get used: data dsize of every
 // reference + the dataset's metadata) and `pool_alloc` (zpool list ALLOC: deduplicated data
-// asize + metadata + DDT + MOS and space maps) can be predicted (ZFS_MODEL.md §1, §4).
+// asize + metadata + DDT + MOS and space maps) can be predicted (docs/zfs_model.md §1, §4).
 // Modelled per dataset (metadata copies = copies + 1, at most 3; every block compressed,
 // lzjb in v23, lz4 later, and rounded to the vdev's allocation):
 //   - dnode blocks: 512-byte dnodes, 32 per 16K block; objects = files + directories + 4;

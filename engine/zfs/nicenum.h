@@ -5,7 +5,7 @@
 // letter; an exact multiple of the unit prints as an integer ("8K", "128K"), anything else with
 // the most decimals (2, 1, 0) that fit in 5 characters ("1.17K", "10.9M", "130K").
 // zfs_nicenum prints no unit below 1024 ("512"); zfs_nicebytes (0.8+) prints "512B".
-// ZFS_MODEL.md §5.4.
+// docs/zfs_model.md §5.4.
 //
 // Thread safety: pure functions.
 

@@ -7,7 +7,7 @@ namespace {
 
 using A = CompressionAlgorithm;
 
-// Sources per column: see the field comments in profile.h and ZFS_MODEL.md.
+// Sources per column: see the field comments in profile.h and docs/zfs_model.md.
 constexpr std::array<ProfileRules, 5> kRules = {{
     // profile, max_rs, volblk, on, lz4, zstd, embed, emb+dd, zero0, eabort, ind, leaf, fast
     {Profile::kV23, 128 << 10, 8 << 10, A::kLzjb, false, false, false, false, false, false, 14, 12,

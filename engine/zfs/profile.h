@@ -2,7 +2,7 @@
 //
 // The ZFS model, module overview. engine/zfs holds ZFS's rules as pure functions of numbers and
 // bytes: no I/O, no threads, no third-party headers. Each rule names its OpenZFS source in a
-// comment and its section of ZFS_MODEL.md. Entry points:
+// comment and its section of docs/zfs_model.md. Entry points:
 //   profile.h         per-version facts (this file): limits, defaults, which features exist
 //   write_rules.h     compression budget, acceptance, psize rounding, embedded blocks, holes (§2)
 //   allocation.h      psize -> asize for disk/mirror/raidz/draid, dsize, copies (§4)
@@ -25,7 +25,7 @@ inline constexpr int kMinBlockShift = 9;
 inline constexpr uint64_t kMaxBlockBytes = 16ull << 20;  // SPA_MAXBLOCKSIZE (format limit)
 inline constexpr uint64_t kEmbeddedPayloadBytes = 112;   // BPE_PAYLOAD_SIZE, include/sys/spa.h
 
-// Per-version facts (ZFS_MODEL.md §1, §2, §6). One row per Profile in profile.cc.
+// Per-version facts (docs/zfs_model.md §1, §2, §6). One row per Profile in profile.cc.
 struct ProfileRules {
   Profile profile;
   // Largest recordsize the property accepts: 128K in v23 (SPA_MAXBLOCKSHIFT 17), 1M through 2.1

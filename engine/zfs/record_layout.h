@@ -1,6 +1,6 @@
 // engine/zfs/record_layout.h
 //
-// How ZFS cuts a file or a zvol into level-0 blocks (ZFS_MODEL.md §1; module/zfs/zfs_vnops.c
+// How ZFS cuts a file or a zvol into level-0 blocks (docs/zfs_model.md §1; module/zfs/zfs_vnops.c
 // zfs_write, module/zfs/dnode.c dnode_set_blksz).
 //
 // Thread safety: pure functions.

@@ -7,7 +7,7 @@ namespace {
 
 uint64_t RoundUp(uint64_t x, uint64_t align) { return (x + align - 1) / align * align; }
 
-// How each release turns (lsize, c) into d_len and psize: ZFS_MODEL.md §2.2, one row per
+// How each release turns (lsize, c) into d_len and psize: docs/zfs_model.md §2.2, one row per
 // Profile. The sources are module/zfs/zio.c (zio_write_compress, zio_compress_data before 2.3,
 // zio_get_compression_max_size and zio_roundup_alloc_size after) as named per field.
 struct CompressionRule {

@@ -1,7 +1,7 @@
 // engine/zfs/write_rules.h
 //
-// What ZFS does between a logical block and the psize it stores (ZFS_MODEL.md §2.2): the budget
-// handed to the compressor, the acceptance rule, psize rounding, embedded block pointers and
+// What ZFS does between a logical block and the psize it stores (docs/zfs_model.md §2.2): the
+// budget handed to the compressor, the acceptance rule, psize rounding, embedded block pointers and
 // all-zero blocks. Pure functions; the compressors themselves live in engine/codec, and
 // codec/zfs_block.h joins the two.
 //
@@ -45,17 +45,17 @@ enum class BlockKind : uint8_t {
 struct BlockWrite {
   BlockKind kind = BlockKind::kHole;
   // 0 for a hole; the payload bytes c for an embedded block (ZFS accounts 0 for it, see
-  // ZFS_MODEL.md §2.2 "Accounting of embedded blocks"); the rounded compressed size; or lsize.
+  // docs/zfs_model.md §2.2 "Accounting of embedded blocks"); the rounded compressed size; or lsize.
   uint64_t psize = 0;
 };
 
-// True if an all-zero logical block becomes a hole under `c` (ZFS_MODEL.md §1 "Holes"):
+// True if an all-zero logical block becomes a hole under `c` (docs/zfs_model.md §1 "Holes"):
 // compression != off, or (dedup=on and the profile has the 2.4/2.3.3 "empty" rule).
 bool ZeroBlockIsHole(const WritePolicy& policy, Compression c);
 
 // True if an all-zero block is a hole on the dedup=on write path but written as data with
 // dedup=off (compression=off on 2.3.3/2.4: dmu_write_policy() in module/zfs/dmu.c switches
-// compression off to "empty" only when dedup is on, ZFS_MODEL.md §1 "Holes"). The no-dedup
+// compression off to "empty" only when dedup is on, docs/zfs_model.md §1 "Holes"). The no-dedup
 // figures (`used`) must then count such blocks. `policy.dedup` is ignored.
 bool ZeroBlockWrittenOnlyWithoutDedup(const WritePolicy& policy, Compression c);
 

@@ -1,7 +1,7 @@
 // engine/zfs/zdb_text.h
 //
 // The `zdb -DD POOL` text, byte for byte as zdb prints it (cmd/zdb/zdb.c: dump_all_ddts,
-// dump_ddt, dump_dedup_ratio; lib/libzutil/zutil_pool.c: zpool_dump_ddt; ZFS_MODEL.md §5.4):
+// dump_ddt, dump_dedup_ratio; lib/libzutil/zutil_pool.c: zpool_dump_ddt; docs/zfs_model.md §5.4):
 //
 //   DDT-sha256-zap-duplicate: 200 entries, size 614 on disk, 184 in core     <- one per object
 //   DDT-sha256-zap-unique: 1000 entries, size 479 on disk, 131 in core
@@ -15,8 +15,8 @@
 //   <blank>
 //
 // Pinned against real zdb output of zfs-fuse 0.7.0 (pool v23) in tests/zfs/zdb_text_test.cc.
-// The 2.3+ per-object line ("NAME: dspace=D; mspace=M; entries=N", totals) follows ZFS_MODEL.md
-// and is not verified against a 2.3 zdb.
+// The 2.3+ per-object line ("NAME: dspace=D; mspace=M; entries=N", totals) follows
+// docs/zfs_model.md and is not verified against a 2.3 zdb.
 //
 // Thread safety: pure functions.
 

@@ -19,7 +19,7 @@
 
 namespace zsim {
 
-// The ZFS release whose rules apply (ZFS_MODEL.md, version legend).
+// The ZFS release whose rules apply (docs/zfs_model.md, version legend).
 // Values appear in --json output (as ProfileName): append only, never rename.
 enum class Profile : uint8_t { kV23, kZfs21, kZfs22, kZfs23, kZfs24 };
 std::string_view ProfileName(Profile profile);  // "v23", "2.1", "2.2", "2.3", "2.4"
@@ -51,7 +51,7 @@ std::vector<Compression> AllCompressions(Profile profile);
 // exist in the profile).
 std::vector<Compression> DefaultCompressions(Profile profile);
 
-// Top-level vdev layout (ZFS_MODEL.md §4). Values appear in --json output as VdevName().
+// Top-level vdev layout (docs/zfs_model.md §4). Values appear in --json output as VdevName().
 enum class VdevKind : uint8_t { kDisk, kMirror, kRaidz, kDraid };
 struct VdevLayout {
   VdevKind kind = VdevKind::kDisk;

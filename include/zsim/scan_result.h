@@ -22,7 +22,7 @@
 namespace zsim {
 
 // One side (allocated or referenced) of a DDT histogram row, as zdb prints it
-// (ZFS_MODEL.md §5.4, ddt_stat_t).
+// (docs/zfs_model.md §5.4, ddt_stat_t).
 struct DdtStat {
   uint64_t blocks = 0;
   uint64_t lsize = 0;
@@ -60,7 +60,7 @@ struct DdtClassFootprint {
   uint64_t on_disk_per_entry_max = 0;
 };
 
-// DDT size for one table format (ZFS_MODEL.md §6).
+// DDT size for one table format (docs/zfs_model.md §6).
 struct DdtFootprint {
   DdtFormat format = DdtFormat::kLegacy;
   uint64_t leaf_bytes = 0;         // ZAP leaf block size

@@ -1,4 +1,4 @@
-// Allocation rules against the worked examples of ZFS_MODEL.md §4.
+// Allocation rules against the worked examples of docs/zfs_model.md §4.
 
 #include "engine/zfs/allocation.h"
 

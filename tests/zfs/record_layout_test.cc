@@ -5,8 +5,8 @@
 namespace zsim::zfs {
 namespace {
 
-// ZFS_MODEL.md §1: a file up to recordsize is one block of its size rounded up to 512; a larger
-// one is ceil(size / recordsize) full records.
+// docs/zfs_model.md §1: a file up to recordsize is one block of its size rounded up to 512; a
+// larger one is ceil(size / recordsize) full records.
 TEST(RecordLayoutTest, EdgeSizesAtRecordsize128K) {
   constexpr uint64_t rs = 128 * 1024;
   struct Case {

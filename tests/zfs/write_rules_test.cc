@@ -1,4 +1,4 @@
-// ZFS's budget / acceptance / rounding per profile (ZFS_MODEL.md §2.2), case by case.
+// ZFS's budget / acceptance / rounding per profile (docs/zfs_model.md §2.2), case by case.
 
 #include "engine/zfs/write_rules.h"
 
@@ -73,7 +73,7 @@ TEST(WriteRulesTest, AcceptanceAndRoundingPerProfile) {
       {Profile::kZfs22, 4096, 512, 131072, 5000, BlockKind::kCompressed, 5120},
       {Profile::kZfs22, 4096, 512, 131072, 3000, BlockKind::kCompressed, 4096},
       {Profile::kZfs21, 512, 512, 131072, 5000, BlockKind::kCompressed, 5120},
-      // The 36K example of ZFS_MODEL.md §2.2: 2.2 accepts 32256 (stored as 32K).
+      // The 36K example of docs/zfs_model.md §2.2: 2.2 accepts 32256 (stored as 32K).
       {Profile::kZfs22, 4096, 4096, 36864, 32256, BlockKind::kCompressed, 32768},
       // Embedded: c <= 112, before rounding.
       {Profile::kZfs24, 4096, 4096, 4096, 112, BlockKind::kEmbedded, 112},

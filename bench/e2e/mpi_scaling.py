@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Scale-out benchmark of the distributed scan (issue 16): fingerprint-only throughput of
+`mpirun -n N zsim scan` against one rank, bytes exchanged per block, peak memory per rank.
+
+Every repetition runs each configuration once, interleaved (N = 1, 2, ... then again), so that
+other work on the machine hits them alike; the 1-minute load average is recorded before each run.
+Each rank gets --threads 1 (one core per rank): N = 2 on a 2-core machine is the scale-out the
+issue asks for (target: throughput >= 0.8 x 2 x one rank's). Two throughputs: bytes read over
+the job's time (the report's `seconds`: rank 0's walk, every rank's scan, the reduction, the
+merge; what grows with the data) and over the whole mpirun (plus starting and ending the job, a
+fixed cost of about half a second here). On a loaded machine wall time says little: the CPU time
+of mpirun and its ranks (getrusage of children) per byte read shows what distribution costs. Every run's JSON must give the same DDT
+entries as the first (the result does not depend on N).
+
+Usage:
+  bench/e2e/mpi_scaling.py --zsim BUILD/zsim DATA_DIR [--ranks 1,2,3,4] [--reps 5] --out FILE.csv
+"""
+import argparse
+import csv
+import json
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+ENV = dict(os.environ)
+ENV.update({"OMPI_MCA_btl": "self,vader", "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
+            "OMPI_MCA_plm_rsh_agent": "false", "ZSIM_MPI_STATS": "1"})
+
+
+def load1():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+def run(zsim, n, data, extra):
+    data = data if isinstance(data, list) else [data]
+    cmd = [shutil.which("mpirun"), "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
+           "-n", str(n), zsim, "scan", "--json", "--no-progress", "--threads", "1",
+           "--compression", "off", "--recordsize", "128K"] + extra + data
+    t0 = time.monotonic()
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=ENV)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = time.monotonic() - t0
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    if p.returncode != 0:
+        sys.exit(f"failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
+    report = json.loads(p.stdout)
+    ranks = [dict((k, float(v)) for k, v in re.findall(r"(\w+)=([0-9.]+)", line))
+             for line in p.stderr.splitlines() if line.startswith("zsim-mpi-stats rank=")]
+    return wall, cpu, report, ranks
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--zsim", required=True)
+    ap.add_argument("data", nargs="+")
+    ap.add_argument("--ranks", default="1,2")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    ns = [int(x) for x in args.ranks.split(",")]
+    # Warm the page cache: the benchmark measures the scan, not the disk.
+    run(args.zsim, 1, args.data, [])
+    rows = []
+    entries = None
+    for rep in range(args.reps):
+        for n in ns:
+            load = load1()
+            wall, cpu, report, ranks = run(args.zsim, n, args.data, [])
+            e = report["results"][0]["dedup"]["entries"]
+            if entries is None:
+                entries = e
+            if e != entries:
+                sys.exit(f"n={n}: DDT entries {e} differ from {entries}")
+            read = sum(r["bytes_read"] for r in ranks)
+            blocks = sum(r["blocks"] for r in ranks)
+            exchanged = sum(r["work_bytes"] + r["state_bytes_received"] for r in ranks)
+            rows.append({
+                "rep": rep, "ranks": n, "load1": load, "wall_s": round(wall, 3),
+                "job_s": round(report["seconds"], 3), "bytes_read": int(read),
+                "mb_per_s": round(read / report["seconds"] / 1e6, 1),
+                "mb_per_s_mpirun": round(read / wall / 1e6, 1),
+                "cpu_s": round(cpu, 3), "mb_per_cpu_s": round(read / cpu / 1e6, 1),
+                "blocks": int(blocks),
+                "work_bytes": int(sum(r["work_bytes"] for r in ranks)),
+                "state_bytes": int(sum(r["state_bytes_received"] for r in ranks)),
+                "exchanged_bytes_per_block": round(exchanged / max(blocks, 1), 2),
+                "max_table_bytes_per_rank": int(max(r["table_bytes"] for r in ranks)),
+                "max_peak_rss_per_rank": int(max(r["peak_rss_bytes"] for r in ranks)),
+                "rank0_peak_rss": int(next(r["peak_rss_bytes"] for r in ranks if r["rank"] == 0)),
+                "max_other_peak_rss": int(max([r["peak_rss_bytes"] for r in ranks
+                                               if r["rank"] != 0] or [0])),
+            })
+            print(rows[-1], flush=True)
+    with open(args.out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    for n in ns:
+        mine = [r for r in rows if r["ranks"] == n]
+        print(f"n={n}: median {statistics.median(r['mb_per_s'] for r in mine)} MB/s over the job "
+              f"(runs {[r['mb_per_s'] for r in mine]}), "
+              f"{statistics.median(r['mb_per_s_mpirun'] for r in mine)} MB/s over mpirun, "
+              f"{statistics.median(r['mb_per_cpu_s'] for r in mine)} MB per CPU second "
+              f"(mpirun and ranks), "
+              f"load1 {[r['load1'] for r in mine]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+#include "engine/mpi/messages.h"
+
+#include <mpi.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+namespace zsim::mpi {
+namespace {
+
+constexpr uint64_t kPieceBytes = uint64_t{1} << 30;
+
+std::string ReceiveProbed(const MPI_Status& st, int tag) {
+  int count = 0;
+  MPI_Get_count(&st, MPI_BYTE, &count);
+  std::string bytes(static_cast<size_t>(count), '\0');
+  MPI_Recv(bytes.data(), count, MPI_BYTE, st.MPI_SOURCE, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return bytes;
+}
+
+}  // namespace
+
+void PollPause() {
+  const timespec ts{0, 200 * 1000};
+  nanosleep(&ts, nullptr);
+}
+
+bool TryReceiveSmall(int source, int tag, std::string* bytes, int* from) {
+  int flag = 0;
+  MPI_Status st;
+  MPI_Iprobe(source, tag, MPI_COMM_WORLD, &flag, &st);
+  if (!flag) return false;
+  *bytes = ReceiveProbed(st, tag);
+  if (from) *from = st.MPI_SOURCE;
+  return true;
+}
+
+std::string ReceiveSmall(int source, int tag, int* from) {
+  std::string bytes;
+  while (!TryReceiveSmall(source, tag, &bytes, from)) PollPause();
+  return bytes;
+}
+
+void Wait(MPI_Request* request) {
+  int done = 0;
+  for (;;) {
+    MPI_Test(request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    PollPause();
+  }
+}
+
+void SendSmall(int dest, int tag, const std::string& bytes) {
+  MPI_Request request;
+  MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, dest, tag, MPI_COMM_WORLD,
+            &request);
+  Wait(&request);
+}
+
+void WaitForAll() {
+  MPI_Request request;
+  MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  Wait(&request);
+}
+
+void SendLarge(int dest, const std::string& bytes) {
+  const uint64_t size = bytes.size();
+  std::string head(sizeof(size), '\0');
+  std::memcpy(head.data(), &size, sizeof(size));
+  SendSmall(dest, kTagStateSize, head);
+  for (uint64_t off = 0; off < size; off += kPieceBytes) {
+    const int n = static_cast<int>(std::min(kPieceBytes, size - off));
+    MPI_Request request;
+    MPI_Isend(bytes.data() + off, n, MPI_BYTE, dest, kTagStatePiece, MPI_COMM_WORLD, &request);
+    Wait(&request);
+  }
+}
+
+std::string ReceiveLarge(int source) {
+  const std::string head = ReceiveSmall(source, kTagStateSize, nullptr);
+  uint64_t size = 0;
+  std::memcpy(&size, head.data(), std::min(head.size(), sizeof(size)));
+  std::string bytes(size, '\0');
+  for (uint64_t off = 0; off < size; off += kPieceBytes) {
+    const int n = static_cast<int>(std::min(kPieceBytes, size - off));
+    int flag = 0;
+    while (MPI_Iprobe(source, kTagStatePiece, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE), !flag) {
+      PollPause();
+    }
+    MPI_Recv(bytes.data() + off, n, MPI_BYTE, source, kTagStatePiece, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+  }
+  return bytes;
+}
+
+}  // namespace zsim::mpi

@@ -1,0 +1,47 @@
+// engine/mpi/messages.h
+//
+// Point-to-point byte messages between ranks, waited for by polling (MPI_Iprobe or MPI_Test, then
+// a short sleep): Open MPI's blocking calls spin a core while they wait (a rank that has finished
+// its share and sends its state waits in MPI_Send until rank 0 has finished its own scan), and
+// that core is one a rank still scanning on the same node needs.
+// Messages of any size: sent as a length, then pieces of at most 1 GiB (MPI counts are int).
+//
+// Thread safety: MPI_THREAD_SERIALIZED (session.h): one thread at a time.
+
+#ifndef ZSIM_ENGINE_MPI_MESSAGES_H_
+#define ZSIM_ENGINE_MPI_MESSAGES_H_
+
+#include <string>
+
+namespace zsim::mpi {
+
+// Tags of zsim's messages.
+enum Tag : int {
+  kTagWorkRequest = 1,  // rank k -> 0: one byte, 1 = want more, 0 = leaving
+  kTagWorkBatch = 2,    // rank 0 -> k: walk items (work.h); empty = the walk is done
+  kTagStateSize = 3,    // a serialized state's length (uint64)
+  kTagStatePiece = 4,   // its bytes
+};
+
+// Waits until a message with `tag` from `source` (MPI_ANY_SOURCE allowed) is there and receives
+// it whole; returns its bytes and sets *from to the sender. For messages sent by SendSmall.
+std::string ReceiveSmall(int source, int tag, int* from);
+// Sends `bytes` (< 2 GiB) as one message.
+void SendSmall(int dest, int tag, const std::string& bytes);
+// True (and the message received as ReceiveSmall does) if one is waiting; false at once if not.
+bool TryReceiveSmall(int source, int tag, std::string* bytes, int* from);
+
+// Any size, as a length then pieces.
+void SendLarge(int dest, const std::string& bytes);
+std::string ReceiveLarge(int source);
+
+// Sleeps the polling interval (200 us).
+void PollPause();
+
+// Returns when every rank has called it (a barrier, waited for by polling): before
+// MPI_Finalize, whose own barrier spins.
+void WaitForAll();
+
+}  // namespace zsim::mpi
+
+#endif  // ZSIM_ENGINE_MPI_MESSAGES_H_

@@ -1,0 +1,53 @@
+// engine/mpi/session.h
+//
+// The mpi module, overview. A distributed scan: `mpirun -n N zsim scan PATHS...` runs N copies
+// of zsim (ranks) on nodes that all see PATHS, and prints one report, the one a single process
+// would print, from rank 0:
+//
+//   rank 0: walk PATHS ──batches of whole files by bytes, on request──▶ ranks 0..N-1 (work.h)
+//   every rank: the usual pipeline over its share ──▶ its ScanState
+//   states ──serialized (state/serialize.h), binary tree of point-to-point sends──▶ rank 0,
+//   combined by state::Merge (reduce.h) ──▶ --max-memory applied to the whole ──▶ Finish
+//
+// Every block is read by exactly one rank (a file goes to one rank); hard links and repeated
+// roots count once (one walk). The sampling plan is global: each rank's sizing walk walks all of
+// PATHS, and rank 0's memory budget is every rank's, so all keep the same key subset.
+//
+// Session (this file): MPI started when, and only when, the process was launched by mpirun;
+// finalized at exit. Open MPI's runtime ends the whole job when a rank dies.
+//
+// Thread safety: one Session per process, made on the main thread before any other MPI call.
+// MPI is initialised at MPI_THREAD_SERIALIZED: MPI calls come from one thread at a time (rank 0's
+// work server during the scan, the main thread before and after; a worker's pipeline input
+// stage during the scan).
+
+#ifndef ZSIM_ENGINE_MPI_SESSION_H_
+#define ZSIM_ENGINE_MPI_SESSION_H_
+
+namespace zsim::mpi {
+
+class Session {
+ public:
+  // Initialises MPI if the environment says mpirun started this process (Open MPI's
+  // OMPI_COMM_WORLD_SIZE, or PMIx's PMIX_RANK); else does nothing (active() is false).
+  Session(int* argc, char*** argv);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  bool active() const { return active_; }
+  // Ends every rank of the job with `code` (MPI_Abort): for a failure of one rank before the
+  // scan, which the others would wait on.
+  [[noreturn]] void Abort(int code);
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+ private:
+  bool active_ = false;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace zsim::mpi
+
+#endif  // ZSIM_ENGINE_MPI_SESSION_H_

@@ -1,0 +1,190 @@
+#include "engine/mpi/work.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+
+#include "engine/mpi/messages.h"
+#include "engine/state/frame_stream.h"
+
+namespace zsim::mpi {
+namespace {
+
+// A queue of items refilled by `refill` (an empty batch ends it).
+class BatchSource : public walk::WalkSource {
+ public:
+  std::optional<walk::WalkItem> Next() override {
+    while (queue_.empty()) {
+      if (done_) return std::nullopt;
+      std::vector<walk::WalkItem> batch = Refill();
+      if (batch.empty()) done_ = true;
+      for (walk::WalkItem& item : batch) queue_.push_back(std::move(item));
+    }
+    walk::WalkItem item = std::move(queue_.front());
+    queue_.pop_front();
+    return item;
+  }
+
+ protected:
+  virtual std::vector<walk::WalkItem> Refill() = 0;
+  bool done_ = false;
+
+ private:
+  std::deque<walk::WalkItem> queue_;
+};
+
+class Local : public BatchSource {
+ public:
+  explicit Local(WorkPool* pool) : pool_(pool) {}
+
+ private:
+  std::vector<walk::WalkItem> Refill() override { return pool_->Take(); }
+  WorkPool* pool_;
+};
+
+class Remote : public BatchSource {
+ public:
+  Remote() { Ask(true); }
+  ~Remote() override {
+    if (done_) return;
+    // Interrupted: take the answer on its way (its items go unscanned: the state is partial),
+    // then say goodbye so rank 0 stops waiting for this rank.
+    ReceiveSmall(0, kTagWorkBatch, nullptr);
+    Ask(false);
+  }
+
+ private:
+  void Ask(bool more) { SendSmall(0, kTagWorkRequest, std::string(1, more ? '\1' : '\0')); }
+  std::vector<walk::WalkItem> Refill() override {
+    std::vector<walk::WalkItem> batch = DecodeItems(ReceiveSmall(0, kTagWorkBatch, nullptr));
+    if (!batch.empty()) Ask(true);  // the next batch travels while this one is scanned
+    return batch;
+  }
+};
+
+uint64_t ItemBytes(const walk::WalkItem& item) {
+  const bool data =
+      item.kind == walk::WalkItem::Kind::kFile || item.kind == walk::WalkItem::Kind::kZvol;
+  return data ? item.info.size : 0;
+}
+
+}  // namespace
+
+// Every field is sent: a field added to these structs must be added here too.
+static_assert(sizeof(io::FileInfo) == 64 && sizeof(walk::WalkItem) == 152,
+              "a walk item field is not sent to the other ranks (EncodeItems, DecodeItems)");
+
+std::string EncodeItems(const std::vector<walk::WalkItem>& items) {
+  std::string out;
+  state::FrameWriter w(&out);
+  w.U64(items.size());
+  for (const walk::WalkItem& it : items) {
+    w.U8(static_cast<uint8_t>(it.kind));
+    w.Str(it.path);
+    w.U64(it.root);
+    w.U8(static_cast<uint8_t>(it.info.type));
+    w.U64(it.info.dev);
+    w.U64(it.info.ino);
+    w.U64(it.info.size);
+    w.U64(it.info.nlink);
+    w.U64(it.info.allocated);
+    w.U64(static_cast<uint64_t>(it.info.mtime_ns));
+    w.U64(static_cast<uint64_t>(it.info.ctime_ns));
+    w.U8(static_cast<uint8_t>(it.skip_reason));
+    w.I32(static_cast<int32_t>(it.error.code()));
+    w.Str(it.error.ok() ? std::string() : it.error.message());
+    w.U64(it.dir_entries);
+    w.U64(it.dir_name_bytes);
+    w.U64(it.dir_longest_name);
+  }
+  w.Finish();  // appending to a string does not fail
+  return out;
+}
+
+std::vector<walk::WalkItem> DecodeItems(const std::string& bytes) {
+  state::FrameReader r(ByteView(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
+                       /*verify=*/true);
+  constexpr size_t kMaxString = size_t{1} << 20;
+  std::vector<walk::WalkItem> items(std::min<uint64_t>(r.U64(), kBatchItems * 2));
+  for (walk::WalkItem& it : items) {
+    it.kind = static_cast<walk::WalkItem::Kind>(r.U8());
+    it.path = r.Str(kMaxString);
+    it.root = r.U64();
+    it.info.type = static_cast<io::FileType>(r.U8());
+    it.info.dev = r.U64();
+    it.info.ino = r.U64();
+    it.info.size = r.U64();
+    it.info.nlink = r.U64();
+    it.info.allocated = r.U64();
+    it.info.mtime_ns = static_cast<int64_t>(r.U64());
+    it.info.ctime_ns = static_cast<int64_t>(r.U64());
+    it.skip_reason = static_cast<walk::SkipReason>(r.U8());
+    const auto code = static_cast<StatusCode>(r.I32());
+    std::string message = r.Str(kMaxString);
+    if (code != StatusCode::kOk) it.error = Status(code, std::move(message));
+    it.dir_entries = r.U64();
+    it.dir_name_bytes = r.U64();
+    it.dir_longest_name = r.U64();
+  }
+  // Rank 0 of the same build wrote them: a malformed batch is a bug, not an input problem.
+  if (!r.End().ok()) {
+    std::fprintf(stderr, "zsim: a batch of work from rank 0 does not read back\n");
+    std::abort();
+  }
+  return items;
+}
+
+std::vector<walk::WalkItem> WorkPool::Take() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<walk::WalkItem> batch;
+  uint64_t bytes = 0;
+  while (!done_ && bytes < batch_bytes_ && batch.size() < kBatchItems) {
+    std::optional<walk::WalkItem> item = walk_->Next();
+    if (!item) {
+      done_ = true;
+      walk_.reset();  // its threads end now
+      break;
+    }
+    bytes += ItemBytes(*item);
+    batch.push_back(std::move(*item));
+  }
+  return batch;
+}
+
+std::unique_ptr<walk::WalkSource> LocalShare(WorkPool* pool) {
+  return std::make_unique<Local>(pool);
+}
+
+std::unique_ptr<walk::WalkSource> RemoteShare() { return std::make_unique<Remote>(); }
+
+WorkTraffic ServeWork(WorkPool* pool, int ranks) {
+  int active = ranks - 1;
+  WorkTraffic traffic;
+  while (active > 0) {
+    std::string request;
+    int from = 0;
+    if (!TryReceiveSmall(MPI_ANY_SOURCE, kTagWorkRequest, &request, &from)) {
+      PollPause();
+      continue;
+    }
+    if (request.empty() || request[0] == '\0') {
+      --active;  // left early
+      continue;
+    }
+    const std::vector<walk::WalkItem> batch = pool->Take();
+    const std::string bytes = EncodeItems(batch);
+    SendSmall(from, kTagWorkBatch, bytes);
+    traffic.bytes += bytes.size();
+    if (batch.empty()) {
+      --active;
+    } else {
+      ++traffic.batches;
+    }
+  }
+  return traffic;
+}
+
+}  // namespace zsim::mpi

@@ -1,0 +1,77 @@
+// engine/mpi/work.h
+//
+// Handing out the walk: rank 0 walks the inputs once (so hard links and repeated roots count
+// once, as in one process) and gives every rank, itself included, batches of walk items on
+// request: dynamic, so a fast rank takes more and none waits on the slowest's backlog. A batch
+// holds whole files up to a batch size of file size (at least one item), plus the directories,
+// skipped paths and errors the walk met on the way (whoever takes them counts them, once).
+//
+// Files are not split: a file's shape, whole-file content hash and breakdown rows are per-file
+// sums the state keeps only for finished files (state/scan_state.h), so one file is one rank's.
+// A file larger than a batch is a batch alone: a single huge file is read by one rank.
+//
+// Protocol (messages.h): rank k > 0 keeps one request outstanding (kTagWorkRequest, byte 1),
+// rank 0's server answers with a batch (kTagWorkBatch), empty when the walk is done; a rank that
+// stops early (Ctrl-C) says so (byte 0) and gets no answer.
+//
+// Thread safety: WorkPool::Take from any thread (locked). ServeWork on one thread; RemoteShare's
+// Next from one thread at a time (the pipeline's serial input stage).
+
+#ifndef ZSIM_ENGINE_MPI_WORK_H_
+#define ZSIM_ENGINE_MPI_WORK_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/walk/walker.h"
+
+namespace zsim::mpi {
+
+// Default batch: 4 MiB of file size, at most 256 items (a few ms of one rank's reading: the
+// next batch's request travels meanwhile). ZSIM_MPI_BATCH_BYTES overrides the size (tests use
+// small batches to spread a small tree over every rank).
+inline constexpr uint64_t kBatchBytes = uint64_t{4} << 20;
+inline constexpr size_t kBatchItems = 256;
+
+// Walk items as bytes and back (every field a scan reads).
+std::string EncodeItems(const std::vector<walk::WalkItem>& items);
+std::vector<walk::WalkItem> DecodeItems(const std::string& bytes);
+
+// Rank 0's walk, shared out.
+class WorkPool {
+ public:
+  // Batches of `batch_bytes` of file size (kBatchBytes when 0).
+  WorkPool(std::unique_ptr<walk::WalkSource> walk, uint64_t batch_bytes)
+      : walk_(std::move(walk)), batch_bytes_(batch_bytes ? batch_bytes : kBatchBytes) {}
+  // The next batch; empty once the walk is done.
+  std::vector<walk::WalkItem> Take();
+
+ private:
+  std::mutex mu_;
+  std::unique_ptr<walk::WalkSource> walk_;  // Guarded by mu_.
+  bool done_ = false;                       // Guarded by mu_.
+  uint64_t batch_bytes_;
+};
+
+// Rank 0's own share: batches taken from the pool directly.
+std::unique_ptr<walk::WalkSource> LocalShare(WorkPool* pool);
+
+// What rank 0's server sent.
+struct WorkTraffic {
+  uint64_t batches = 0;  // non-empty batches
+  uint64_t bytes = 0;    // encoded items
+};
+
+// Answers ranks 1 .. ranks-1 until each was told the walk is done or has left.
+WorkTraffic ServeWork(WorkPool* pool, int ranks);
+
+// A rank k > 0's share: batches asked of rank 0. Destroying it before the walk is done (an
+// interrupted scan) tells rank 0 this rank has left.
+std::unique_ptr<walk::WalkSource> RemoteShare();
+
+}  // namespace zsim::mpi
+
+#endif  // ZSIM_ENGINE_MPI_WORK_H_

@@ -1,0 +1,28 @@
+// engine/state/table_budget.h
+//
+// --max-memory on a state's dedup tables: when the tables and sketches of every row together
+// exceed the budget, every row keeps half as much of the key space, until they fit. A scan
+// applies it after each chunk; a state merged from parts (a distributed scan, engine/mpi) applies
+// it once more, so that its tables keep the key space one scan of the whole input would keep:
+// whether a sample of the key space outgrows the budget depends on the keys only, and the
+// tables only grow, so the sample of the whole is the coarsest its parts' memory ever asked for.
+//
+// Thread safety: as DedupTable::RaiseSampleShift (any thread, alongside inserts).
+
+#ifndef ZSIM_ENGINE_STATE_TABLE_BUDGET_H_
+#define ZSIM_ENGINE_STATE_TABLE_BUDGET_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/state/scan_state.h"
+
+namespace zsim::state {
+
+// Raises every row's sample shift (alike, at most to 40) until memory fits `budget_bytes`;
+// 0 means no budget.
+void FitTablesToBudget(std::vector<RowState>& rows, uint64_t budget_bytes);
+
+}  // namespace zsim::state
+
+#endif  // ZSIM_ENGINE_STATE_TABLE_BUDGET_H_

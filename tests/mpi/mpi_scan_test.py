@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""mpi_scan_test.py ZSIM SOURCE_DIR SAMPLES_DATA WORK_DIR CASE
+
+A distributed scan (`mpirun -n N zsim scan ...`, N = 1..4, on loopback) against one process:
+the JSON report must be the same, run-dependent figures aside (wall and codec time, speeds,
+zsim's own memory), and so must the exit code. Cases:
+
+  tiny          the tiny sample, default options, files spread over every rank
+  codecs        the tiny sample at 4K,128K,1M x off,lz4,gzip-6,zstd-3, and at --volblocksize
+  sample        the tiny sample under --sample 1/16, and under --max-memory (the budget is applied
+                to the whole, so the kept key space is one process's)
+  huge          a 64 MiB structured file among small ones, at two recordsizes, and under a
+                --max-memory budget the whole outgrows (the merged tables sample as one process)
+  roots         repeated and nested roots, a hard link: each file counted once
+  samples       every other sample built under SAMPLES_DATA (skipped when none is)
+  text_html     text and HTML reports: the same as one process's, written by rank 0 alone
+  save          --save under mpirun: the state file reports as one process's does
+  unreadable    paths no rank can read appear as errors, with one process's exit code
+  rank_killed   a rank killed mid-scan fails the job with a message naming it, no report
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+ZSIM, SOURCE, SAMPLES_DATA, WORK, CASE = sys.argv[1:6]
+MPIRUN = shutil.which("mpirun")
+ENV = dict(os.environ)
+# Loopback only: shared memory within the node, no network transport.
+ENV.update({"OMPI_MCA_btl": "self,vader", "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
+            "OMPI_MCA_plm_rsh_agent": "false", "OMPI_MCA_rmaps_base_oversubscribe": "1"})
+ENV.pop("ZSIM_MPI_STATS", None)
+# Small batches, so that a tree of a few MB is spread over all ranks.
+SMALL_BATCHES = {"ZSIM_MPI_BATCH_BYTES": "262144", "ZSIM_MPI_STATS": "1"}
+
+RUN_DEPENDENT = {"seconds", "compress_bytes_per_second", "timing", "memory"}
+SPEED = re.compile(r"\d+(\.\d+)? [KMGT]?B/s")
+DURATION = re.compile(r"\b\d+(\.\d+)? (s|ms|min|h)\b")
+
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+        print("FAIL:", what, flush=True)
+
+
+def normalized(x):
+    if isinstance(x, dict):
+        return {k: normalized(v) for k, v in x.items() if k not in RUN_DEPENDENT}
+    if isinstance(x, list):
+        return [normalized(v) for v in x]
+    if isinstance(x, str):
+        return SPEED.sub("<speed>", x)
+    return x
+
+
+def run(cmd, env_extra=None, timeout=600):
+    env = dict(ENV)
+    env.update(env_extra or {})
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def mpirun(n, args, env_extra=None, timeout=600):
+    return run([MPIRUN, "--allow-run-as-root", "--oversubscribe", "-n", str(n), ZSIM] + args,
+               env_extra, timeout)
+
+
+def ranks_with_files(stderr):
+    return len([m for m in re.finditer(r"zsim-mpi-stats rank=(\d+) files=(\d+)", stderr)
+                if int(m.group(2)) > 0])
+
+
+def first_difference(a, b, path=""):
+    if type(a) is not type(b):
+        return f"{path}: {a!r} vs {b!r}"
+    if isinstance(a, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                return f"{path}.{k}: only in one"
+            d = first_difference(a[k], b[k], f"{path}.{k}")
+            if d:
+                return d
+        return None
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return f"{path}: {len(a)} vs {len(b)} items"
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = first_difference(x, y, f"{path}[{i}]")
+            if d:
+                return d
+        return None
+    return None if a == b else f"{path}: {a!r} vs {b!r}"
+
+
+def compare(label, args, ranks=(1, 2, 3, 4), spread=True, sampled=False):
+    """JSON of one process vs mpirun -n N, for each N. `sampled`: the one-process report must
+    show a sampled dedup table (the budget bit), so the comparison covers it."""
+    one = run([ZSIM, "scan", "--json", "--no-progress"] + args)
+    check(one.returncode in (0, 1), f"{label}: one process exits {one.returncode}: {one.stderr}")
+    want = normalized(json.loads(one.stdout))
+    if sampled:
+        moduli = [r["dedup"]["sample_modulus"] for r in want["results"]]
+        check(max(moduli) > 1, f"{label}: the budget did not make one process sample: {moduli}")
+    for n in ranks:
+        got = mpirun(n, ["scan", "--json", "--no-progress"] + args, SMALL_BATCHES)
+        check(got.returncode == one.returncode,
+              f"{label} n={n}: exit {got.returncode}, one process {one.returncode}: {got.stderr}")
+        try:
+            report = json.loads(got.stdout)  # one report: rank 0's alone
+        except json.JSONDecodeError as e:
+            check(False, f"{label} n={n}: stdout is not one JSON report ({e}): {got.stdout[:300]}")
+            continue
+        d = first_difference(want, normalized(report))
+        check(d is None, f"{label} n={n}: differs from one process at {d}")
+        if spread and n > 1:
+            used = ranks_with_files(got.stderr)
+            check(used >= 2, f"{label} n={n}: only {used} rank(s) scanned files")
+        print(f"ok {label} n={n}", flush=True)
+
+
+def tiny():
+    path = os.path.join(WORK, "tiny")
+    if not os.path.isdir(path):
+        subprocess.run([os.path.join(SOURCE, "samples", "build-tiny"), path], check=True,
+                       capture_output=True)
+    return path
+
+
+def huge_tree():
+    """A 64 MiB file with structure (repeating, compressible and random 128K records, a hole)
+    and a few small files, one a copy of the huge file's first records."""
+    path = os.path.join(WORK, "huge")
+    if os.path.isdir(path):
+        return path
+    os.makedirs(path)
+    rnd = open("/dev/urandom", "rb")
+    rec = 128 * 1024
+    pattern = [rnd.read(rec) for _ in range(8)]
+    text = (b"the quick brown fox jumps over the lazy dog " * 3000)[:rec]
+    with open(os.path.join(path, "image.raw"), "wb") as f:
+        for i in range(512):
+            if i % 4 == 0:
+                f.write(pattern[i % 8])  # a record met 64 times
+            elif i % 4 == 1:
+                f.write(text)
+            elif i % 4 == 2:
+                f.write(rnd.read(rec))
+            elif i % 64 == 3:
+                f.seek(rec, 1)  # a hole
+            else:
+                f.write(rnd.read(rec // 2) + bytes(rec // 2))
+        f.truncate(512 * rec)
+    for k in range(6):
+        with open(os.path.join(path, f"small{k}.bin"), "wb") as f:
+            f.write(pattern[k] + text[: 1000 * (k + 1)])
+    return path
+
+
+def case_tiny():
+    compare("tiny", [tiny()])
+
+
+def case_codecs():
+    t = tiny()
+    compare("codecs", ["--recordsize", "4K,128K,1M", "--compression", "off,lz4,gzip-6,zstd-3", t])
+    compare("volblocksize", ["--volblocksize", "16K", "--compression", "lz4,zle", t])
+
+
+def case_sample():
+    t = tiny()
+    compare("sample", ["--sample", "1/16", t])
+    compare("sample_codecs", ["--sample", "1/16", "--recordsize", "16K,128K",
+                              "--compression", "off,lz4,zstd-19", t])
+    compare("max_memory", ["--recordsize", "4K", "--max-memory", "2M", t])
+
+
+def case_huge():
+    t = huge_tree()
+    compare("huge", ["--recordsize", "16K,128K", "--compression", "lz4,zstd-3", t], spread=False)
+    # --max-memory that the whole's table outgrows and each rank's part alone may not: the
+    # budget is applied to the merged tables, so they keep one process's key space.
+    compare("huge_budget_1k", ["--recordsize", "1K", "--compression", "lz4", "--max-memory", "1M",
+                               t], spread=False, sampled=True)
+    compare("huge_budget_512", ["--recordsize", "512", "--compression", "lz4,zstd-3",
+                                "--max-memory", "1M", t], spread=False, sampled=True)
+
+
+def case_roots():
+    t = tiny()
+    compare("roots", [t, t, os.path.join(t, os.listdir(t)[0]), t + "/"])
+
+
+def case_samples():
+    found = False
+    for name in ("source", "fileserver", "vmstore", "database"):
+        path = os.path.join(SAMPLES_DATA, name)
+        if os.path.isdir(path):
+            found = True
+            compare(f"sample_{name}", ["--recordsize", "16K,128K", path], ranks=(2, 4))
+    if not found:
+        print("no sample under", SAMPLES_DATA, "(built by the samples tests): skipped")
+        sys.exit(77)
+
+
+def case_text_html():
+    t = tiny()
+    one_html = os.path.join(WORK, "one.html")
+    many_html = os.path.join(WORK, "many.html")
+    one = run([ZSIM, "scan", "--no-progress", "--html", one_html, t])
+    for n in (2, 3):
+        got = mpirun(n, ["scan", "--no-progress", "--html", many_html, t], SMALL_BATCHES)
+        check(got.returncode == one.returncode, f"text n={n}: exit {got.returncode}")
+        strip = lambda s: DURATION.sub("<time>", SPEED.sub("<speed>", s))
+        check(strip(got.stdout) == strip(one.stdout), f"text n={n}: differs from one process")
+        check(got.stdout.count("zsim") == one.stdout.count("zsim"),
+              f"text n={n}: report printed more than once")
+        a = open(one_html).read()
+        b = open(many_html).read()
+        # The embedded JSON carries the timings: compare the page without numbers per second.
+        norm = lambda s: re.sub(r'"(seconds|compress_bytes_per_second|codec_seconds|codec_bytes|'
+                                r'ddt_table_bytes|ddt_table_entries|distinct_sketch_bytes)":'
+                                r'\s*[0-9.e+-]+', "", strip(s))
+        check(norm(a) == norm(b), f"html n={n}: differs from one process")
+        print(f"ok text_html n={n}", flush=True)
+
+
+def case_save():
+    t = tiny()
+    one_state = os.path.join(WORK, "one.zstate")
+    many_state = os.path.join(WORK, "many.zstate")
+    opts = ["--recordsize", "16K,128K", "--compression", "lz4,zstd-3"]
+    run([ZSIM, "scan", "--no-progress", "--save", one_state] + opts + [t])
+    want = normalized(json.loads(run([ZSIM, "report", "--json", one_state]).stdout))
+    for n in (2, 4):
+        if os.path.exists(many_state):
+            os.remove(many_state)
+        got = mpirun(n, ["scan", "--no-progress", "--save", many_state] + opts + [t],
+                     SMALL_BATCHES)
+        check(got.returncode == 0, f"save n={n}: exit {got.returncode}: {got.stderr}")
+        check(ranks_with_files(got.stderr) >= 2, f"save n={n}: one rank scanned everything")
+        rep = run([ZSIM, "report", "--json", many_state])
+        check(rep.returncode == 0, f"save n={n}: zsim report exits {rep.returncode}: {rep.stderr}")
+        if rep.returncode == 0:
+            d = first_difference(want, normalized(json.loads(rep.stdout)))
+            check(d is None, f"save n={n}: the saved state reports differently at {d}")
+        print(f"ok save n={n}", flush=True)
+
+
+def case_unreadable():
+    t = os.path.join(WORK, "unreadable")
+    if not os.path.isdir(t):
+        shutil.copytree(tiny(), t, symlinks=True)
+    missing = os.path.join(WORK, "no-such-path")
+    # A directory nobody may list (root may: then a path that does not exist stands in).
+    locked = os.path.join(t, "locked")
+    os.makedirs(locked, exist_ok=True)
+    os.chmod(locked, 0)
+    compare("unreadable", [t, missing], ranks=(2, 3))
+
+
+def case_rank_killed():
+    t = huge_tree()
+    # Rank 1 is killed (SIGKILL) while it scans: gzip-9 over 64 MiB at 1 thread takes seconds.
+    script = (f'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then "{ZSIM}" scan --threads 1 '
+              f'--compression gzip-9,zstd-19 --no-progress {t} & pid=$!; sleep 0.5; '
+              f'kill -9 $pid; wait $pid; exit $?; else exec "{ZSIM}" scan --threads 1 '
+              f'--compression gzip-9,zstd-19 --no-progress {t}; fi')
+    got = run([MPIRUN, "--allow-run-as-root", "--oversubscribe", "-n", "2", "sh", "-c", script],
+              {"ZSIM_MPI_BATCH_BYTES": "1048576"}, timeout=300)
+    check(got.returncode != 0, f"rank_killed: the job exited 0: {got.stdout[:300]}")
+    check("zsim" not in got.stdout, f"rank_killed: a report was printed: {got.stdout[:300]}")
+    check(re.search(r"rank 1|process rank 1|rank: 1", got.stderr) is not None or
+          "exited on signal 9" in got.stderr or "non-zero status" in got.stderr,
+          f"rank_killed: no message naming the failed rank: {got.stderr[:600]}")
+    print("ok rank_killed:", got.stderr.strip().splitlines()[:3], flush=True)
+
+
+os.makedirs(WORK, exist_ok=True)
+globals()["case_" + CASE]()
+if failures:
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1)
