@@ -152,7 +152,9 @@ TEST_F(MixedTree, SavedWithAndWithoutDedupShareOneBaseOnRaidz) {
   const auto r = RunZsim(
       {"scan", Dir() + "/text", "-q", "--json", "--vdev", "raidz2:6", "--compression", "off,lz4"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const json& s : testing::ParseReportJson(r)["results"]) {
+  const json j =
+      testing::ParseReportJson(r);  // kept: a range-for over a temporary's member dangles
+  for (const json& s : j["results"]) {
     ASSERT_LT(s["dedup"]["ratio"].get<double>(), 1.01);
     const int saved = s["saved_percent"], with_dedup = s["saved_with_dedup_percent"];
     EXPECT_LE(with_dedup, saved);
