@@ -158,7 +158,12 @@ TEST_F(MixedTree, SavedWithAndWithoutDedupShareOneBaseOnRaidz) {
     ASSERT_LT(s["dedup"]["ratio"].get<double>(), 1.01);
     const int saved = s["saved_percent"], with_dedup = s["saved_with_dedup_percent"];
     EXPECT_LE(with_dedup, saved);
-    EXPECT_GE(with_dedup, saved - 2) << s["compression"];
+    // With no dedup gain the two differ by the DDT's own cost alone: its on-disk bytes with up
+    // to 3 copies (MOS ditto blocks) and raidz2:6 parity (6/4), in percent of the logical size,
+    // plus one point of rounding. Parity charged on one side only would differ by tens of points.
+    const double ddt_percent = 100.0 * s["dedup"]["ddt_bytes"]["on_disk"].get<double>() * 3 * 1.5 /
+                               s["lsize"].get<double>();
+    EXPECT_GE(with_dedup, saved - static_cast<int>(ddt_percent) - 1) << s["compression"];
   }
 }
 
