@@ -55,6 +55,9 @@ FileGroups BreakdownCollector::Groups(const std::string& root, const std::string
   FileGroups g;
   g.directory = Intern(DirectoryKey(root, path), &directory_ids_, &directory_names_);
   g.extension = Intern(ExtensionKey(path), &extension_ids_, &extension_names_);
+  // The input stage grows the rows while the tally stage of an earlier file adds to them: a
+  // resize moves the vectors, so both hold rows_mu_ (once per file, not per block).
+  std::lock_guard<std::mutex> lock(rows_mu_);
   if (directories_.size() < directory_names_.size()) directories_.resize(directory_names_.size());
   if (extensions_.size() < extension_names_.size()) extensions_.resize(extension_names_.size());
   return g;
@@ -88,6 +91,7 @@ void BreakdownCollector::Sample(const ddt::Fingerprint& key, FileGroups groups, 
 void BreakdownCollector::AddFile(FileGroups groups, uint64_t bytes, uint64_t lsize,
                                  const std::vector<uint64_t>& setting_lsize,
                                  ddt::Fingerprint content, bool has_data) {
+  std::lock_guard<std::mutex> lock(rows_mu_);
   for (Row* row : {&directories_[groups.directory], &extensions_[groups.extension]}) {
     ++row->files;
     row->bytes += bytes;

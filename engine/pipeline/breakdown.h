@@ -1,8 +1,9 @@
 // engine/pipeline/breakdown.h
 //
 // BreakdownCollector: collects, during the scan, where the space goes by directory and by file
-// type for every setting (lsize per (row, setting), references of every row), and the dedup that needs no DDT (whole-file duplicates,
-// all-zero blocks), into a state::BreakdownState (finish/breakdown_report.h reports it).
+// type for every setting (lsize per (row, setting), references of every row), and the dedup that
+// needs no DDT (whole-file duplicates, all-zero blocks), into a state::BreakdownState
+// (finish/breakdown_report.h reports it).
 //
 // lsize and file counts per row are exact. psize and duplicate bytes per row come from sampled
 // references: a reference is kept when its fingerprint falls in 1/M of the key space (bits of
@@ -59,8 +60,7 @@ class BreakdownCollector {
   // whether any record holds non-zero bytes (all-zero files are never counted as whole-file
   // duplicates: compression makes them holes).
   void AddFile(FileGroups groups, uint64_t bytes, uint64_t lsize,
-               const std::vector<uint64_t>& setting_lsize, ddt::Fingerprint content,
-               bool has_data);
+               const std::vector<uint64_t>& setting_lsize, ddt::Fingerprint content, bool has_data);
   // All-zero data blocks of the featured row.
   void AddZeroBlocks(uint64_t blocks, uint64_t bytes);
 
@@ -76,6 +76,7 @@ class BreakdownCollector {
   size_t max_sampled_refs_;
   std::atomic<uint32_t> shift_{0};  // M = 1 << shift
   std::atomic<uint64_t> kept_{0};   // references kept under the current shift (approximate)
+  std::mutex rows_mu_;              // guards directories_, extensions_ and contents_
 
   struct Row {
     uint64_t files = 0, bytes = 0, lsize = 0;
