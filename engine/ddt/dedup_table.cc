@@ -145,6 +145,28 @@ DedupTable::DedupTable(std::vector<SettingStorage> layout) : layout_(std::move(l
 
 DedupTable::~DedupTable() = default;
 
+// A new entry at index slot `slot`: its chunk allocated if needed, every inline code pending.
+// Returns its id. REQUIRES: shard.mu held, shard.count < kMaxEntriesPerShard.
+uint32_t DedupTable::AppendEntry(Shard& shard, size_t slot, uint64_t lo, uint32_t hi32,
+                                 uint32_t refcount, uint64_t lsize, bool is_zero) {
+  const uint32_t id = shard.count++;
+  if (ChunkOf(id) >= shard.chunks.size()) {
+    const size_t chunk_bytes = ChunkEntries(shard.chunks.size()) * entry_bytes_;
+    shard.chunks.push_back(std::make_unique<uint8_t[]>(chunk_bytes));
+    bytes_.fetch_add(chunk_bytes, std::memory_order_relaxed);
+  }
+  uint8_t* e = shard.Entry(id, entry_bytes_);
+  Store<uint64_t>(e + kLoOffset, lo);
+  Store<uint32_t>(e + kHiOffset, hi32);
+  Store<uint32_t>(e + kRefOffset, refcount);
+  Store<uint16_t>(e + kLsizeOffset,
+                  static_cast<uint16_t>((lsize / 512 - 1) | (is_zero ? kZeroFlag : 0)));
+  for (size_t c = 0; c < inline_count_; ++c)
+    Store<PsizeCode>(e + kCodesOffset + 2 * c, kPendingCode);
+  shard.index[slot] = (Tag(lo) << kIdBits) | (id + 1);
+  return id;
+}
+
 InsertOutcome DedupTable::Insert(const Fingerprint& key, uint64_t lsize, bool is_zero) {
   Shard& shard = *shards_[key.hi >> (64 - kShardBits)];
   const uint32_t hi32 = static_cast<uint32_t>(key.hi);
@@ -171,21 +193,7 @@ InsertOutcome DedupTable::Insert(const Fingerprint& key, uint64_t lsize, bool is
     // 16.7M entries in one shard (4.3G in the table, about 100 GiB): the caller must sample.
     return InsertOutcome::kSampledOut;
   }
-  const uint32_t id = shard.count++;
-  if (ChunkOf(id) >= shard.chunks.size()) {
-    const size_t chunk_bytes = ChunkEntries(shard.chunks.size()) * entry_bytes_;
-    shard.chunks.push_back(std::make_unique<uint8_t[]>(chunk_bytes));
-    bytes_.fetch_add(chunk_bytes, std::memory_order_relaxed);
-  }
-  uint8_t* e = shard.Entry(id, entry_bytes_);
-  Store<uint64_t>(e + kLoOffset, key.lo);
-  Store<uint32_t>(e + kHiOffset, hi32);
-  Store<uint32_t>(e + kRefOffset, 1);
-  Store<uint16_t>(e + kLsizeOffset,
-                  static_cast<uint16_t>((lsize / 512 - 1) | (is_zero ? kZeroFlag : 0)));
-  for (size_t c = 0; c < inline_count_; ++c)
-    Store<PsizeCode>(e + kCodesOffset + 2 * c, kPendingCode);
-  shard.index[i] = (Tag(key.lo) << kIdBits) | (id + 1);
+  AppendEntry(shard, i, key.lo, hi32, 1, lsize, is_zero);
   return InsertOutcome::kFirst;
 }
 
@@ -290,21 +298,8 @@ void DedupTable::MergeEntry(const EntryView& view, const std::vector<bool>& has_
     return;
   }
   if (shard.count >= kMaxEntriesPerShard) return;
-  const uint32_t id = shard.count++;
-  if (ChunkOf(id) >= shard.chunks.size()) {
-    const size_t chunk_bytes = ChunkEntries(shard.chunks.size()) * entry_bytes_;
-    shard.chunks.push_back(std::make_unique<uint8_t[]>(chunk_bytes));
-    bytes_.fetch_add(chunk_bytes, std::memory_order_relaxed);
-  }
-  uint8_t* e = shard.Entry(id, entry_bytes_);
-  Store<uint64_t>(e + kLoOffset, view.key.lo);
-  Store<uint32_t>(e + kHiOffset, hi32);
-  Store<uint32_t>(e + kRefOffset, view.refcount);
-  Store<uint16_t>(e + kLsizeOffset,
-                  static_cast<uint16_t>((view.lsize / 512 - 1) | (view.is_zero ? kZeroFlag : 0)));
-  for (size_t c = 0; c < inline_count_; ++c)
-    Store<PsizeCode>(e + kCodesOffset + 2 * c, kPendingCode);
-  shard.index[i] = (Tag(view.key.lo) << kIdBits) | (id + 1);
+  const uint32_t id =
+      AppendEntry(shard, i, view.key.lo, hi32, view.refcount, view.lsize, view.is_zero);
   StoreCodes(shard, id, view.codes);
 }
 

@@ -165,6 +165,8 @@ class DedupTable {
   // Stores `codes` into entry `id` of `shard` (inline codes where not kPendingCode; a side
   // record when a side code is neither pending nor derivable). REQUIRES: shard.mu held.
   void StoreCodes(Shard& shard, uint32_t id, std::span<const PsizeCode> codes);
+  uint32_t AppendEntry(Shard& shard, size_t slot, uint64_t lo, uint32_t hi32, uint32_t refcount,
+                       uint64_t lsize, bool is_zero);
   // One entry of another table (see Merge); `has_side[id]`: this shard's entry `id` had side
   // codes when the merge began.
   void MergeEntry(const EntryView& e, const std::vector<bool>& has_side);
