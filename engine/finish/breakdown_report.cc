@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "engine/finish/known_codes.h"
+
 namespace zsim::finish {
 namespace {
 
@@ -16,6 +18,7 @@ bool Kept(const ddt::Fingerprint& key, uint32_t shift) {
 
 void FinishBreakdowns(const state::BreakdownState& bd,
                       const std::vector<const ddt::DedupTable*>& tables,
+                      const std::vector<std::vector<int>>& known_levels,
                       const std::vector<uint64_t>& block_bytes,
                       const std::vector<Compression>& compressions, size_t featured,
                       ScanResult* result) {
@@ -53,7 +56,8 @@ void FinishBreakdowns(const state::BreakdownState& bd,
         it->refcount = e.refcount;
         it->codes = codes.size();
         for (size_t c = 0; c < settings; ++c) {
-          codes.push_back(c < e.codes.size() ? e.codes[c] : ddt::kPendingCode);
+          const int level = c < known_levels[r].size() ? known_levels[r][c] : -1;
+          codes.push_back(KnownCode(e, c, level, tables[r]->sample_shift()));
         }
       });
     }
@@ -68,8 +72,8 @@ void FinishBreakdowns(const state::BreakdownState& bd,
           rows[i].files = sums[i].files;
           rows[i].bytes = sums[i].bytes;
           rows[i].lsize = key < sums[i].setting_lsize.size() ? sums[i].setting_lsize[key]
-                          : key == featured                   ? sums[i].lsize
-                                                              : 0;
+                          : key == featured                  ? sums[i].lsize
+                                                             : 0;
         }
         return rows;
       };
@@ -102,10 +106,10 @@ void FinishBreakdowns(const state::BreakdownState& bd,
       auto scale = [m](std::vector<BreakdownRow>* rows, const std::vector<Known>& known) {
         for (size_t i = 0; i < rows->size(); ++i) {
           const Known& k = known[i];
-          (*rows)[i].psize = k.lsize == 0 ? 0
-                                          : static_cast<uint64_t>(
-                                                double(k.psize) * double(m) *
-                                                (double(k.all_lsize) / double(k.lsize)));
+          (*rows)[i].psize = k.lsize == 0
+                                 ? 0
+                                 : static_cast<uint64_t>(double(k.psize) * double(m) *
+                                                         (double(k.all_lsize) / double(k.lsize)));
         }
       };
       scale(&dirs, known_dirs);
