@@ -154,6 +154,31 @@ def tiny():
     return path
 
 
+def structured_image(path, records, is_hole, tail=0):
+    """`records` 128K records cycling through a repeating one (8 kinds), a compressible one, a
+    random one and a half-zero one, holes where is_hole(record), then `tail` random bytes.
+    Returns the repeating records and the compressible one."""
+    rnd = open("/dev/urandom", "rb")
+    rec = 128 * 1024
+    pattern = [rnd.read(rec) for _ in range(8)]
+    text = (b"the quick brown fox jumps over the lazy dog " * 3000)[:rec]
+    with open(path, "wb") as f:
+        for i in range(records):
+            if is_hole(i):
+                f.seek(rec, 1)
+            elif i % 4 == 0:
+                f.write(pattern[i % 8])  # each met records / 32 times
+            elif i % 4 == 1:
+                f.write(text)
+            elif i % 4 == 2:
+                f.write(rnd.read(rec))
+            else:
+                f.write(rnd.read(rec // 2) + bytes(rec // 2))
+        f.write(rnd.read(tail))
+        f.truncate(records * rec + tail)
+    return pattern, text
+
+
 def huge_tree():
     """A 64 MiB file with structure (repeating, compressible and random 128K records, a hole)
     and a few small files, one a copy of the huge file's first records."""
@@ -161,23 +186,7 @@ def huge_tree():
     if os.path.isdir(path):
         return path
     os.makedirs(path)
-    rnd = open("/dev/urandom", "rb")
-    rec = 128 * 1024
-    pattern = [rnd.read(rec) for _ in range(8)]
-    text = (b"the quick brown fox jumps over the lazy dog " * 3000)[:rec]
-    with open(os.path.join(path, "image.raw"), "wb") as f:
-        for i in range(512):
-            if i % 4 == 0:
-                f.write(pattern[i % 8])  # a record met 64 times
-            elif i % 4 == 1:
-                f.write(text)
-            elif i % 4 == 2:
-                f.write(rnd.read(rec))
-            elif i % 64 == 3:
-                f.seek(rec, 1)  # a hole
-            else:
-                f.write(rnd.read(rec // 2) + bytes(rec // 2))
-        f.truncate(512 * rec)
+    pattern, text = structured_image(os.path.join(path, "image.raw"), 512, lambda i: i % 64 == 3)
     for k in range(6):
         with open(os.path.join(path, f"small{k}.bin"), "wb") as f:
             f.write(pattern[k] + text[: 1000 * (k + 1)])
@@ -186,30 +195,14 @@ def huge_tree():
 
 def split_tree():
     """One 100 MiB file (plus 12345 bytes: a last partial record at every recordsize) with
-    repeating, compressible, random and half-zero records and 16 MiB of holes, reached by a
-    hard link too, and a small file holding some of its records."""
+    structure and 16 MiB of holes (two whole pieces), reached by a hard link too, and a small
+    file holding some of its records."""
     path = os.path.join(WORK, "split")
     if os.path.isdir(path):
         return path
     os.makedirs(path)
-    rnd = open("/dev/urandom", "rb")
-    rec = 128 * 1024
-    pattern = [rnd.read(rec) for _ in range(8)]
-    text = (b"a record that compresses well, " * 5000)[:rec]
     image = os.path.join(path, "disk.img")
-    with open(image, "wb") as f:
-        for i in range(800):
-            if 320 <= i < 448:
-                f.seek(rec, 1)  # 16 MiB of holes: two whole pieces
-            elif i % 4 == 0:
-                f.write(pattern[i % 8])
-            elif i % 4 == 1:
-                f.write(text)
-            elif i % 4 == 2:
-                f.write(rnd.read(rec))
-            else:
-                f.write(rnd.read(rec // 2) + bytes(rec // 2))
-        f.write(rnd.read(12345))
+    pattern, text = structured_image(image, 800, lambda i: 320 <= i < 448, tail=12345)
     os.link(image, os.path.join(path, "disk.link"))
     with open(os.path.join(path, "small.bin"), "wb") as f:
         f.write(pattern[3] + text[:5000])
