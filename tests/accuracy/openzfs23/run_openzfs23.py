@@ -178,16 +178,20 @@ def zsim_ddt_format(res, ddt_format):
     return None
 
 
+def ratio_check(figure, zfs, zsim, zstd, widened):
+    """A ratio as zfs prints it (2 decimals): equal, or within `widened` on zstd rows."""
+    printed = None if zsim is None else "%.2f" % zsim
+    e = None if zsim is None else float(printed) - float(zfs)
+    return check(figure, zfs, printed, e == 0,
+                 zstd and e is not None and abs(e) <= widened + 1e-9,
+                 "" if e is None else "%+.2f" % e, "2 decimals", ZSTD_NOTE)
+
+
 def compare_dataset(oracle, res, zstd):
     """compressratio, used and pool ALLOC (this one only with dedup on)."""
     out = []
-    zc = oracle["dataset"]["compressratio"]
-    sc = res.get("compressratio")
-    scs = None if sc is None else "%.2f" % sc
-    e = None if sc is None else float(scs) - float(zc)
-    out.append(check("compressratio", zc, scs, e == 0,
-                     zstd and e is not None and abs(e) <= WIDENED["compressratio_zstd"] + 1e-9,
-                     "" if e is None else "%+.2f" % e, "2 decimals", ZSTD_NOTE))
+    out.append(ratio_check("compressratio", oracle["dataset"]["compressratio"],
+                           res.get("compressratio"), zstd, WIDENED["compressratio_zstd"]))
     figures = [("dataset used", oracle["dataset"]["used"], "used")]
     if oracle["settings"].get("dedup", "on") == "on":
         figures.append(("pool ALLOC", oracle["pool"]["alloc"], "pool_alloc"))
@@ -224,13 +228,8 @@ def compare(oracle, res, setting):
         out.append(check("DDT %s entries" % cls, z, s, d == 0,
                          zstd and d is not None and abs(d) <= WIDENED["entries_zstd"],
                          "" if d is None else d, "exact", ZSTD_NOTE))
-    zd = oracle["pool"]["dedupratio"]
-    sd = ddt.get("ratio")
-    sds = None if sd is None else "%.2f" % sd
-    e = None if sd is None else float(sds) - float(zd)
-    out.append(check("DEDUP", zd, sds, e == 0,
-                     zstd and e is not None and abs(e) <= WIDENED["ratio_zstd"] + 1e-9,
-                     "" if e is None else "%+.2f" % e, "2 decimals", ZSTD_NOTE))
+    out.append(ratio_check("DEDUP", oracle["pool"]["dedupratio"], ddt.get("ratio"), zstd,
+                           WIDENED["ratio_zstd"]))
     out += compare_dataset(oracle, res, zstd)
     f = zsim_ddt_format(res, ddt_format)
     leaf = int(dig(f, "leaf_bytes") or 32768)
