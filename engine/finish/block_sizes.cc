@@ -18,7 +18,7 @@ struct Sums {
 
 void FillBlockSizes(const ddt::DedupTable& table, uint64_t block_bytes,
                     const zfs::AllocationModel& alloc, int copies,
-                    std::vector<SettingResult>* settings) {
+                    const std::vector<int>& usable_level, std::vector<SettingResult>* settings) {
   const size_t n = settings->size();
   std::vector<Sums> sums(n);
   for (Sums& s : sums) {
@@ -32,7 +32,7 @@ void FillBlockSizes(const ddt::DedupTable& table, uint64_t block_bytes,
       Sums& s = sums[c];
       const ddt::PsizeCode code = e.codes[c];
       s.all_lsize += e.lsize * e.refcount;
-      if (code == ddt::kPendingCode) continue;
+      if (code == ddt::kPendingCode || !state::CodeUsable(e, usable_level[c])) continue;
       s.known_lsize += e.lsize * e.refcount;
       if (ddt::IsHoleCode(code) || ddt::IsEmbeddedCode(code)) continue;
       const uint64_t psize = ddt::AllocatedPsize(code);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/ddt/dedup_table.h"
+#include "engine/state/scan_state.h"
 #include "engine/zfs/allocation.h"
 #include "zsim/scan_result.h"
 
@@ -25,10 +26,12 @@ namespace zsim::finish {
 // Fills block_sizes and small_blocks of `settings` (one per code of the table, in its order)
 // from every entry of `table` (one row, block size `block_bytes`). `alloc` is the pool's layout,
 // `copies` the copies property. Entries are weighted by the table's sampling (2^sample_shift).
+// A code counts only where state::CodeUsable says so (`usable_level` per setting:
+// SamplingState::UsableLevel); the entries without one are made up in proportion.
 // REQUIRES: nothing inserts into the table meanwhile.
 void FillBlockSizes(const ddt::DedupTable& table, uint64_t block_bytes,
                     const zfs::AllocationModel& alloc, int copies,
-                    std::vector<SettingResult>* settings);
+                    const std::vector<int>& usable_level, std::vector<SettingResult>* settings);
 
 }  // namespace zsim::finish
 

@@ -18,7 +18,7 @@ void FinishBreakdowns(const state::BreakdownState& bd,
                       const std::vector<const ddt::DedupTable*>& tables,
                       const std::vector<uint64_t>& block_bytes,
                       const std::vector<Compression>& compressions, size_t featured,
-                      ScanResult* result) {
+                      const state::SamplingState& sampling, ScanResult* result) {
   // Keys a table dropped (dedup sampling) cannot be looked up: sample at least as coarsely.
   uint32_t shift = bd.shift;
   for (const ddt::DedupTable* t : tables) shift = std::max(shift, t->sample_shift());
@@ -53,7 +53,9 @@ void FinishBreakdowns(const state::BreakdownState& bd,
         it->refcount = e.refcount;
         it->codes = codes.size();
         for (size_t c = 0; c < settings; ++c) {
-          codes.push_back(c < e.codes.size() ? e.codes[c] : ddt::kPendingCode);
+          const bool usable =
+              c < e.codes.size() && state::CodeUsable(e, sampling.UsableLevel(r, c));
+          codes.push_back(usable ? e.codes[c] : ddt::kPendingCode);
         }
       });
     }

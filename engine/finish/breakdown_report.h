@@ -24,12 +24,13 @@ namespace zsim::finish {
 // and result->dedup_sources. `tables[r]` and `block_bytes[r]` are row r's; `featured` is the
 // setting whose lsize a state without per-setting sizes carries. A sampled codec has no code for
 // some blocks: a breakdown row's psize for it is the psize of the references it has codes for,
-// scaled by their share of the row's lsize.
+// scaled by their share of the row's lsize; a code counts only where state::CodeUsable says so
+// under `sampling`.
 void FinishBreakdowns(const state::BreakdownState& breakdown,
                       const std::vector<const ddt::DedupTable*>& tables,
                       const std::vector<uint64_t>& block_bytes,
                       const std::vector<Compression>& compressions, size_t featured,
-                      ScanResult* result);
+                      const state::SamplingState& sampling, ScanResult* result);
 
 }  // namespace zsim::finish
 

@@ -108,8 +108,11 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
     std::vector<SettingResult> out =
         tally.Finish(row, rs.block_bytes, *rs.table, rs.sparse_holes, s.sampling, *rs.distinct,
                      occurrences ? &rs.occurrences : nullptr);
+    std::vector<int> usable(out.size());
+    for (size_t c = 0; c < out.size(); ++c) usable[c] = s.sampling.UsableLevel(row, c);
     FillBlockSizes(*rs.table, rs.block_bytes,
-                   zfs::AllocationModel::For(options.vdev, options.ashift), options.copies, &out);
+                   zfs::AllocationModel::For(options.vdev, options.ashift), options.copies, usable,
+                   &out);
     for (size_t c = 0; c < out.size(); ++c) {
       out[c].codec_seconds = rs.codec_seconds[c];
       out[c].codec_bytes = rs.codec_bytes[c];
@@ -123,7 +126,8 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
       tables.push_back(rs.table.get());
       block_bytes.push_back(rs.block_bytes);
     }
-    FinishBreakdowns(s.breakdown, tables, block_bytes, options.compressions, s.featured, &result);
+    FinishBreakdowns(s.breakdown, tables, block_bytes, options.compressions, s.featured,
+                     s.sampling, &result);
   }
   result.memory = state::StateMemory(s);
   result.seconds = s.seconds;

@@ -450,11 +450,12 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version) {
     return;
   }
   s.sampling.setting_levels.assign(cells, 0);
-  for (int& lv : s.sampling.setting_levels) {
+  for (size_t i = 0; i < cells; ++i) {
+    int& lv = s.sampling.setting_levels[i];
     lv = r.I32();
-    if (lv < s.sampling.complete_level || lv > estimate::kMaxSampleLevel) {
-      r.Fail("corrupt: sampling level");
-    }
+    // An exact setting's level is 0; a sampled one's at or above the complete level.
+    const int lowest = s.sampling.sampled[i % settings] ? s.sampling.complete_level : 0;
+    if (lv < lowest || lv > estimate::kMaxSampleLevel) r.Fail("corrupt: sampling level");
   }
   for (int lv : {s.sampling.complete_level, s.sampling.occurrence_level}) {
     if (lv < 0 || lv > estimate::kMaxSampleLevel) r.Fail("corrupt: sampling level");
