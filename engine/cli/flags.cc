@@ -154,10 +154,11 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
                    "also write the scan's state to FILE, for zsim report (other pools, merging "
                    "hosts) without reading the data again");
   std::optional<std::string> since;
-  scan->add_option("--since", since,
-                   "start from a state saved by an earlier scan of the same paths: read only the "
-                   "files new or changed since (identity, size, mtime, ctime), take out those gone; "
-                   "the figures are a full scan's")
+  scan->add_option(
+          "--since", since,
+          "start from a state saved by an earlier scan of the same paths: read only the "
+          "files new or changed since (identity, size, mtime, ctime), take out those gone; "
+          "the figures are a full scan's")
       ->type_name("FILE");
 
   CLI::App* report = app.add_subcommand(

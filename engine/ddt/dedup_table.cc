@@ -370,8 +370,9 @@ Fingerprint DedupTable::KeyOf(uint32_t ref) const {
   Shard& shard = *shards_[ref >> kIdBits];
   std::lock_guard<std::mutex> lock(shard.mu);
   const uint8_t* e = shard.Entry(ref & kIdMask, entry_bytes_);
-  return Fingerprint{Load<uint64_t>(e + kLoOffset),
-                     (uint64_t{ref >> kIdBits} << (64 - kShardBits)) | Load<uint32_t>(e + kHiOffset)};
+  return Fingerprint{
+      Load<uint64_t>(e + kLoOffset),
+      (uint64_t{ref >> kIdBits} << (64 - kShardBits)) | Load<uint32_t>(e + kHiOffset)};
 }
 
 void DedupTable::Release(uint32_t ref) {

@@ -70,8 +70,8 @@ void FinishBreakdowns(const state::BreakdownState& bd,
           rows[i].files = sums[i].files;
           rows[i].bytes = sums[i].bytes;
           rows[i].lsize = key < sums[i].setting_lsize.size() ? sums[i].setting_lsize[key]
-                          : key == featured                   ? sums[i].lsize
-                                                              : 0;
+                          : key == featured                  ? sums[i].lsize
+                                                             : 0;
         }
         return rows;
       };
@@ -104,10 +104,10 @@ void FinishBreakdowns(const state::BreakdownState& bd,
       auto scale = [m](std::vector<BreakdownRow>* rows, const std::vector<Known>& known) {
         for (size_t i = 0; i < rows->size(); ++i) {
           const Known& k = known[i];
-          (*rows)[i].psize = k.lsize == 0 ? 0
-                                          : static_cast<uint64_t>(
-                                                double(k.psize) * double(m) *
-                                                (double(k.all_lsize) / double(k.lsize)));
+          (*rows)[i].psize = k.lsize == 0
+                                 ? 0
+                                 : static_cast<uint64_t>(double(k.psize) * double(m) *
+                                                         (double(k.all_lsize) / double(k.lsize)));
         }
       };
       scale(&dirs, known_dirs);

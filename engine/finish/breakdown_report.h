@@ -1,8 +1,8 @@
 // engine/finish/breakdown_report.h
 //
 // The breakdowns (where the space goes by directory and by extension), one per setting, and the
-// dedup that needs no DDT, from a scan's BreakdownState and its rows' dedup tables. Each kept reference
-// (state/scan_state.h BreakdownState) is looked up in the table and lends M x psize, and
+// dedup that needs no DDT, from a scan's BreakdownState and its rows' dedup tables. Each kept
+// reference (state/scan_state.h BreakdownState) is looked up in the table and lends M x psize, and
 // M x lsize x (refcount - 1) / refcount as duplicate bytes, to its rows (M = 2^shift, at least
 // the table's own sampling).
 //

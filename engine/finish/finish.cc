@@ -126,8 +126,8 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
       tables.push_back(rs.table.get());
       block_bytes.push_back(rs.block_bytes);
     }
-    FinishBreakdowns(s.breakdown, tables, block_bytes, options.compressions, s.featured,
-                     s.sampling, &result);
+    FinishBreakdowns(s.breakdown, tables, block_bytes, options.compressions, s.featured, s.sampling,
+                     &result);
   }
   result.memory = state::StateMemory(s);
   result.seconds = s.seconds;

@@ -1064,7 +1064,8 @@ void Scan::FinishSince() {
     // What FinishFile and the workers added for it when it was read.
     for (size_t r = 0; r < rows_.size(); ++r) {
       for (size_t c = 0; c < settings; ++c) {
-        non_hole[r * settings + c] = rec.refs[r].size() - (zero_is_hole_[c] ? rec.zero_blocks[r] : 0);
+        non_hole[r * settings + c] =
+            rec.refs[r].size() - (zero_is_hole_[c] ? rec.zero_blocks[r] : 0);
       }
     }
     const FileGroups groups = breakdown_.Groups(options_.paths[rec.root], rec.path);
@@ -1075,8 +1076,7 @@ void Scan::FinishSince() {
     for (size_t r = 0; r < rows_.size(); ++r) {
       skipped_holes_[r] += rec.holes[r];
       for (uint32_t ref : rec.refs[r]) {
-        breakdown_.Sample(rows_[r].table->KeyOf(ref), groups, static_cast<uint32_t>(r),
-                          &replayed_);
+        breakdown_.Sample(rows_[r].table->KeyOf(ref), groups, static_cast<uint32_t>(r), &replayed_);
       }
     }
     records.push_back(std::move(rec));

@@ -115,7 +115,8 @@ Status CheckSameContent(const ScanOptions& x, const ScanOptions& y, const std::s
     return Differ("checksum", x.checksum == ChecksumKind::kSha256 ? "sha256" : "xxh128",
                   y.checksum == ChecksumKind::kSha256 ? "sha256" : "xxh128", use);
   }
-  if (x.exact != y.exact) return Differ("--exact", x.exact ? "on" : "off", y.exact ? "on" : "off", use);
+  if (x.exact != y.exact)
+    return Differ("--exact", x.exact ? "on" : "off", y.exact ? "on" : "off", use);
   if (!zfs::SameBlockWrites(PolicyOf(x), PolicyOf(y))) {
     return Differ("compression rounding unit (ashift or dRAID width)",
                   "ashift " + std::to_string(x.ashift) + " " + VdevName(x.vdev),

@@ -735,12 +735,11 @@ Result<ScanState> Parse(ReadFn read, FrameReader& reader, const std::string& nam
   }
   if (version != kStateFormatVersion && version != kOldestReadableVersion) {
     const std::string writer = text.substr(0, text.find('\n'));
-    return Status::InvalidArgument(name + " has state format version " + std::to_string(version) +
-                                   " (" + writer +
-                                   "); this zsim (" ZSIM_VERSION_STRING ") reads versions " +
-                                   std::to_string(kOldestReadableVersion) + " to " +
-                                   std::to_string(kStateFormatVersion) +
-                                   ": report it with the zsim that wrote it, or scan again");
+    return Status::InvalidArgument(
+        name + " has state format version " + std::to_string(version) + " (" + writer +
+        "); this zsim (" ZSIM_VERSION_STRING ") reads versions " +
+        std::to_string(kOldestReadableVersion) + " to " + std::to_string(kStateFormatVersion) +
+        ": report it with the zsim that wrote it, or scan again");
   }
   ScanState s;
   GetState(reader, s, version);
