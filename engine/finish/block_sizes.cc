@@ -3,6 +3,8 @@
 #include <bit>
 #include <map>
 
+#include "engine/finish/known_codes.h"
+
 namespace zsim::finish {
 namespace {
 
@@ -18,7 +20,7 @@ struct Sums {
 
 void FillBlockSizes(const ddt::DedupTable& table, uint64_t block_bytes,
                     const zfs::AllocationModel& alloc, int copies,
-                    const std::vector<int>& usable_level, std::vector<SettingResult>* settings) {
+                    const std::vector<int>& known_levels, std::vector<SettingResult>* settings) {
   const size_t n = settings->size();
   std::vector<Sums> sums(n);
   for (Sums& s : sums) {
@@ -27,12 +29,14 @@ void FillBlockSizes(const ddt::DedupTable& table, uint64_t block_bytes,
     }
   }
   const uint64_t sector = alloc.sector_bytes();
+  const uint32_t shift = table.sample_shift();
   table.ForEach([&](const ddt::EntryView& e) {
     for (size_t c = 0; c < n && c < e.codes.size(); ++c) {
       Sums& s = sums[c];
-      const ddt::PsizeCode code = e.codes[c];
+      const ddt::PsizeCode code =
+          KnownCode(e, c, c < known_levels.size() ? known_levels[c] : -1, shift);
       s.all_lsize += e.lsize * e.refcount;
-      if (code == ddt::kPendingCode || !state::CodeUsable(e, usable_level[c])) continue;
+      if (code == ddt::kPendingCode) continue;
       s.known_lsize += e.lsize * e.refcount;
       if (ddt::IsHoleCode(code) || ddt::IsEmbeddedCode(code)) continue;
       const uint64_t psize = ddt::AllocatedPsize(code);

@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "engine/ddt/dedup_table.h"
-#include "engine/state/scan_state.h"
 #include "engine/zfs/allocation.h"
 #include "zsim/scan_result.h"
 
@@ -25,13 +24,13 @@ namespace zsim::finish {
 
 // Fills block_sizes and small_blocks of `settings` (one per code of the table, in its order)
 // from every entry of `table` (one row, block size `block_bytes`). `alloc` is the pool's layout,
-// `copies` the copies property. Entries are weighted by the table's sampling (2^sample_shift).
-// A code counts only where state::CodeUsable says so (`usable_level` per setting:
-// SamplingState::UsableLevel); the entries without one are made up in proportion.
+// `copies` the copies property, `known_levels` the codes each setting may use (known_codes.h
+// KnownCodeLevels). Entries are weighted by the table's sampling (2^sample_shift), and a sampled
+// codec's known codes by their share of the lsize.
 // REQUIRES: nothing inserts into the table meanwhile.
 void FillBlockSizes(const ddt::DedupTable& table, uint64_t block_bytes,
                     const zfs::AllocationModel& alloc, int copies,
-                    const std::vector<int>& usable_level, std::vector<SettingResult>* settings);
+                    const std::vector<int>& known_levels, std::vector<SettingResult>* settings);
 
 }  // namespace zsim::finish
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "engine/finish/known_codes.h"
+
 namespace zsim::finish {
 namespace {
 
@@ -16,9 +18,10 @@ bool Kept(const ddt::Fingerprint& key, uint32_t shift) {
 
 void FinishBreakdowns(const state::BreakdownState& bd,
                       const std::vector<const ddt::DedupTable*>& tables,
+                      const std::vector<std::vector<int>>& known_levels,
                       const std::vector<uint64_t>& block_bytes,
                       const std::vector<Compression>& compressions, size_t featured,
-                      const state::SamplingState& sampling, ScanResult* result) {
+                      ScanResult* result) {
   // Keys a table dropped (dedup sampling) cannot be looked up: sample at least as coarsely.
   uint32_t shift = bd.shift;
   for (const ddt::DedupTable* t : tables) shift = std::max(shift, t->sample_shift());
@@ -53,9 +56,8 @@ void FinishBreakdowns(const state::BreakdownState& bd,
         it->refcount = e.refcount;
         it->codes = codes.size();
         for (size_t c = 0; c < settings; ++c) {
-          const bool usable =
-              c < e.codes.size() && state::CodeUsable(e, sampling.UsableLevel(r, c));
-          codes.push_back(usable ? e.codes[c] : ddt::kPendingCode);
+          const int level = c < known_levels[r].size() ? known_levels[r][c] : -1;
+          codes.push_back(KnownCode(e, c, level, tables[r]->sample_shift()));
         }
       });
     }

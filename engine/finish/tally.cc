@@ -10,6 +10,8 @@
 #include "engine/estimate/ratio_interval.h"
 #include "engine/estimate/ratio_regression.h"
 #include "engine/estimate/sample_level.h"
+#include "engine/finish/known_codes.h"
+#include "engine/finish/known_codes.h"
 #include "engine/zfs/allocation.h"
 #include "engine/zfs/ddt_footprint.h"
 #include "engine/zfs/ddt_stats.h"
@@ -228,7 +230,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     for (size_t c = 0; c < settings_; ++c) {
       if (level[c] < 0) continue;
       const int base =
-          sampling.adaptive ? std::max(estimate::BaseLevel(counts[c]), complete[c]) : complete[c];
+          KnownCodeLevel(counts[c], table.sample_shift(), complete[c], sampling.adaptive);
       if (base == 0) {
         level[c] = -1;  // every unique block went through the codec
         continue;

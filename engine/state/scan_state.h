@@ -37,7 +37,6 @@
 #include "engine/ddt/dedup_table.h"
 #include "engine/estimate/distinct_blocks.h"
 #include "engine/estimate/occurrence_sample.h"
-#include "engine/estimate/sample_level.h"
 #include "zsim/scan_options.h"
 #include "zsim/scan_result.h"
 
@@ -74,22 +73,7 @@ struct SamplingState {
   int LevelOf(size_t row, size_t setting) const {
     return setting_levels.empty() ? complete_level : setting_levels[row * sampled.size() + setting];
   }
-  // The lowest level whose codes of (row, setting) the report reads: every unique block at or
-  // above it went through the codec (0: an exact setting, every block). A sampled codec's codes
-  // below it are those of the blocks met before its level rose, which depend on the order the
-  // threads met them (and, after --since, on the scans before): only the heavy keys' count
-  // (CodeUsable).
-  int UsableLevel(size_t row, size_t setting) const {
-    return setting < sampled.size() && sampled[setting] ? LevelOf(row, setting) : 0;
-  }
 };
-
-// Whether the report reads entry `e`'s code of a setting whose UsableLevel is `usable_level`:
-// the entry is at or above it, or heavy (every heavy key goes through every codec, the census).
-inline bool CodeUsable(const ddt::EntryView& e, int usable_level) {
-  return usable_level == 0 || estimate::SampleLevel(e.key.lo) >= usable_level ||
-         e.refcount >= ddt::kHeavyRefcount;
-}
 
 // A file as one row lays it out, for the metadata model and the exact referenced totals.
 struct FileShape {
