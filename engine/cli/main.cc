@@ -199,6 +199,10 @@ int main(int argc, char** argv) {
     control.cancel = &g_cancel;
     // A saved state keeps its file records: the base of a later --since.
     control.record_files = cmd->save_path.has_value();
+#ifdef ZSIM_MPI
+    // The ranks' states merge, which drops records (their entry references are each rank's own).
+    if (session.active()) control.record_files = false;
+#endif
     std::optional<state::ScanState> since;
     if (cmd->since_path) {
 #ifdef ZSIM_MPI
