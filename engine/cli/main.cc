@@ -229,6 +229,27 @@ int main(int argc, char** argv) {
     const bool progress = cmd->progress.value_or(::isatty(STDERR_FILENO) == 1);
     pipeline::ScanControl control;
     control.cancel = &g_cancel;
+    // A saved state keeps its file records: the base of a later --since.
+    control.record_files = cmd->save_path.has_value();
+#ifdef ZSIM_MPI
+    // The ranks' states merge, which drops records (their entry references are each rank's own).
+    if (session.active()) control.record_files = false;
+#endif
+    std::optional<state::ScanState> since;
+    if (cmd->since_path) {
+#ifdef ZSIM_MPI
+      if (session.active()) {
+        if (!quiet_rank) cli::PrintError("--since is not available under mpirun: run it alone");
+        return refuse_output();
+      }
+#endif
+      Result<state::ScanState> base = state::LoadState(*cmd->since_path);
+      if (!base.ok()) {
+        cli::PrintError("--since: " + base.status().message());
+        return cli::kExitUsage;
+      }
+      since = std::move(*base);
+    }
     if (progress) control.progress = [](const pipeline::Progress& p) { cli::DrawProgress(p); };
     if (!cmd->quiet) {
       control.forecast = [progress](const pipeline::CostForecast& f) {
@@ -256,17 +277,29 @@ int main(int argc, char** argv) {
       } else {
         scanned = merged.status();
       }
-    } else {
+    } else if (!since) {
       scanned = pipeline::ScanToState(cmd->options, io::PosixFileSystem().get(), control);
     }
 #else
-    Result<state::ScanState> scanned =
-        pipeline::ScanToState(cmd->options, io::PosixFileSystem().get(), control);
+    Result<state::ScanState> scanned = Status::Internal("not scanned");
+#endif
+    pipeline::SinceSummary since_summary;
+    if (since) {
+      scanned = pipeline::ScanSince(cmd->options, std::move(*since), io::PosixFileSystem().get(),
+                                    control, &since_summary);
+    }
+#ifndef ZSIM_MPI
+    else {
+      scanned = pipeline::ScanToState(cmd->options, io::PosixFileSystem().get(), control);
+    }
 #endif
     if (progress) cli::ClearProgress();
     if (!scanned.ok()) {
       if (!quiet_rank) cli::PrintError(scanned.status().message());
       return cli::kExitUsage;
+    }
+    if (cmd->since_path && !cmd->quiet) {
+      std::fprintf(stderr, "%s\n", cli::FormatSinceSummary(since_summary).c_str());
     }
     if (cmd->save_path) {
       const Status saved = state::SaveState(*scanned, *cmd->save_path);

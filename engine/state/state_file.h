@@ -6,7 +6,9 @@
 //   "ZSIMSTAT" | u32 format version | u32 length + text header + u64 XXH3-64 of the text
 //   | frames (state/frame_stream.h): the options, the sampling plan, the input summary, the
 //     directory shapes, the breakdown, then per recordsize its file shapes, occurrence sample,
-//     sketches and dedup table (entries streamed from the table, one frame of memory)
+//     sketches and dedup table (entries streamed from the table, one frame of memory), then
+//     the file records when the state has them (path, root, device, inode, size, mtime, ctime,
+//     flags, content hash, and per recordsize zero blocks, holes and 4 bytes per block read)
 //   | end frame
 //
 // The text header describes the file to a person (`head -c 400 FILE`): the zsim version that
@@ -34,7 +36,10 @@
 namespace zsim::state {
 
 // 2: file shapes keep their all-zero blocks (FileShape::zero_blocks), which `used` counts.
-inline constexpr uint32_t kStateFormatVersion = 2;
+// 3: file records (FileRecord) follow the tables, for --since. Version 2 files are still read
+// (as states without records).
+inline constexpr uint32_t kStateFormatVersion = 3;
+inline constexpr uint32_t kOldestReadableVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process
 // may write to. Touches nothing (checked before a scan starts).
