@@ -308,6 +308,26 @@ void DedupTable::MergeEntry(const EntryView& view, const std::vector<bool>& has_
   StoreCodes(shard, id, view.codes);
 }
 
+void DedupTable::LoadEntry(const EntryView& view) {
+  Shard& shard = *shards_[view.key.hi >> (64 - kShardBits)];
+  const uint32_t hi32 = static_cast<uint32_t>(view.key.hi);
+  if (!view.is_zero && SampledOut(view.key, sample_shift_.load(std::memory_order_relaxed))) return;
+  if ((size_t{shard.count} + 1) * 8 > shard.index.size() * 7) {
+    const size_t before = shard.index.capacity();
+    shard.RebuildIndex(NextIndexSize(shard.index.size()), entry_bytes_);
+    bytes_.fetch_add((shard.index.capacity() - before) * sizeof(uint32_t),
+                     std::memory_order_relaxed);
+  }
+  const size_t i = shard.Find(view.key.lo, hi32, entry_bytes_);
+  if (shard.index[i] != 0 || shard.count >= kMaxEntriesPerShard) {
+    MergeEntry(view, {});  // a key given twice adds up, as AddEntry does
+    return;
+  }
+  const uint32_t id =
+      AppendEntry(shard, i, view.key.lo, hi32, view.refcount, view.lsize, view.is_zero);
+  StoreCodes(shard, id, view.codes);
+}
+
 void DedupTable::RaiseSampleShift(uint32_t shift) {
   uint32_t current = sample_shift_.load();
   while (shift > current && !sample_shift_.compare_exchange_weak(current, shift)) {
