@@ -11,7 +11,6 @@
 #include "engine/estimate/ratio_regression.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/finish/known_codes.h"
-#include "engine/finish/known_codes.h"
 #include "engine/zfs/allocation.h"
 #include "engine/zfs/ddt_footprint.h"
 #include "engine/zfs/ddt_stats.h"
