@@ -192,6 +192,9 @@ class DedupTable {
   // One entry of another table (see Merge); `has_side[id]`: this shard's entry `id` had side
   // codes when the merge began.
   void MergeEntry(const EntryView& e, const std::vector<bool>& has_side);
+  // Grows the shard's index when one more entry would load it past 7/8. REQUIRES: shard.mu
+  // held, or the table to the calling thread alone.
+  void MakeRoom(Shard& shard);
   // Keeps the entries of `shard` `keep` says yes to, renumbered in order into right-sized chunks,
   // with the index and side list rebuilt; returns each old id's new one (kDroppedRef: dropped).
   // REQUIRES: shard.mu held.
