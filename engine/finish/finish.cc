@@ -1,8 +1,8 @@
 #include "engine/finish/finish.h"
 
 #include <algorithm>
+#include <future>
 #include <string>
-#include <thread>
 
 #include "engine/finish/block_sizes.h"
 #include "engine/finish/breakdown_report.h"
@@ -111,7 +111,10 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
   std::vector<std::vector<int>> known_levels(s.rows.size());
   std::vector<std::vector<SettingResult>> sizes(s.rows.size(),
                                                 std::vector<SettingResult>(settings));
-  std::thread histograms([&] {
+  // std::async, not std::thread: if the tally throws (out of memory on a huge table) the
+  // future's destructor waits for the histograms and the exception goes on, where a joinable
+  // std::thread would end the process; an exception in the histograms reaches get().
+  std::future<void> histograms = std::async(std::launch::async, [&] {
     for (size_t row = 0; row < s.rows.size(); ++row) {
       const state::RowState& rs = s.rows[row];
       known_levels[row] = KnownCodeLevels(*rs.table, s.sampling, row);
@@ -127,7 +130,7 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
     outs.push_back(tally.Finish(row, rs.block_bytes, *rs.table, rs.sparse_holes, s.sampling,
                                 *rs.distinct, occurrences ? &rs.occurrences : nullptr));
   }
-  histograms.join();
+  histograms.get();
   for (size_t row = 0; row < s.rows.size(); ++row) {
     const state::RowState& rs = s.rows[row];
     std::vector<SettingResult>& out = outs[row];
