@@ -286,6 +286,8 @@ class Scan : public std::enable_shared_from_this<Scan> {
   // After Run from a base: false when its state is not what a full scan would give (the tree
   // shrank below the base's codec sample, or the tables had to be sampled): scan in full.
   bool since_complete() const { return since_complete_; }
+  // The tables StartFrom loaded fit this scan's --max-memory (or it has none).
+  bool BaseFitsBudget() const;
   const SinceSummary& since_summary() const { return since_summary_; }
   // The state of files others read in pieces (StateOfPiecedFiles): this scan reads nothing.
   state::ScanState CountPiecedFiles(const std::vector<PiecedFile>& files);
@@ -358,6 +360,9 @@ class Scan : public std::enable_shared_from_this<Scan> {
 
   // File records (KeepRecords) and --since (StartFrom).
   bool record_ = false;
+  // CLOCK_REALTIME_COARSE when Run began: a record stamped at or after it cannot vouch for the
+  // content read (state/since.h StampsVouch).
+  int64_t stamp_floor_ns_ = 0;
   bool since_ = false;
   bool since_complete_ = true;
   SinceSummary since_summary_;
@@ -971,6 +976,9 @@ void Scan::FinishFile(FileJob& job) {
     rec.size = job.size;
     rec.mtime_ns = job.info.mtime_ns;
     rec.ctime_ns = job.info.ctime_ns;
+    if (!state::StampsVouch(rec.mtime_ns, rec.ctime_ns, stamp_floor_ns_)) {
+      rec.ctime_ns = state::kUntrustedStamp;
+    }
     rec.is_zvol = job.is_zvol;
     rec.failed = !job.status.ok();
     rec.has_data = job.has_data.load();
@@ -1072,6 +1080,15 @@ bool Scan::Reuse(const walk::WalkItem& item) {
 
 void Scan::FinishSince() {
   const size_t settings = options_.compressions.size();
+  since_base_level_.assign(rows_.size(), 0);
+  // Under --max-memory the tables may have been sampled during the scan, which renumbered their
+  // entries: the base's references no longer name them. The caller reads everything again.
+  for (const state::RowState& row : rows_) {
+    if (row.table->sample_shift() != 0) {
+      since_complete_ = false;
+      return;
+    }
+  }
   std::vector<state::FileRecord> records;
   std::vector<uint64_t> non_hole(rows_.size() * settings);
   bool released = false;
@@ -1109,12 +1126,19 @@ void Scan::FinishSince() {
   for (state::FileRecord& rec : state_.records) records.push_back(std::move(rec));
   state_.records = std::move(records);
   if (released) state::DropUnreferenced(rows_, state_.records);
-  since_base_level_.assign(rows_.size(), 0);
   if (adaptive_) {
     for (size_t r = 0; r < rows_.size(); ++r) {
       since_base_level_[r] = state::TableBaseLevel(*rows_[r].table);
     }
   }
+}
+
+bool Scan::BaseFitsBudget() const {
+  if (table_budget_bytes_ == 0) return true;
+  uint64_t bytes = 0;
+  for (const state::RowState& r : rows_)
+    bytes += r.table->memory_bytes() + r.distinct->memory_bytes();
+  return bytes <= table_budget_bytes_;
 }
 
 void Scan::CheckSinceTables() {
@@ -1299,6 +1323,11 @@ void Scan::CloseInput() {
 
 state::ScanState Scan::Run() {
   start_ = last_progress_ = Clock::now();
+  {
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME_COARSE, &now);
+    stamp_floor_ns_ = static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+  }
   walk::WalkOptions wo;
   wo.follow_symlinks = options_.follow_symlinks;
   wo.one_file_system = options_.one_file_system;
@@ -1499,9 +1528,13 @@ Result<state::ScanState> ScanSince(const ScanOptions& options, state::ScanState 
     auto scan = std::make_shared<Scan>(resolved, fs, control);
     scan->StartFrom(std::move(base));
     ZSIM_RETURN_IF_ERROR(scan->CheckBudget());
-    state::ScanState s = scan->Run();
-    *summary = scan->since_summary();
-    if (scan->since_complete() || s.partial) return s;
+    // A saved table above this scan's --max-memory would be sampled, which renumbers the
+    // entries the records name: then the tree is read again, under the budget.
+    if (scan->BaseFitsBudget()) {
+      state::ScanState s = scan->Run();
+      *summary = scan->since_summary();
+      if (scan->since_complete() || s.partial) return s;
+    }
   }
   // The base could not give the full scan's figures: read everything.
   *summary = SinceSummary{};
@@ -1509,7 +1542,7 @@ Result<state::ScanState> ScanSince(const ScanOptions& options, state::ScanState 
   ScanControl full = control;
   full.record_files = true;
   Result<state::ScanState> s = ScanToState(options, fs, full);
-  if (s.ok()) summary->read = s->records.size();
+  if (s.ok()) summary->read = s->input.files;  // records are dropped when the tables were sampled
   return s;
 }
 

@@ -1,5 +1,6 @@
 #include "engine/state/since.h"
 
+#include <algorithm>
 #include <string>
 
 #include "engine/estimate/adaptive_level.h"
@@ -52,6 +53,10 @@ bool Unchanged(const FileRecord& record, uint32_t root, uint64_t dev, uint64_t i
                int64_t mtime_ns, int64_t ctime_ns) {
   return !record.failed && record.root == root && record.dev == dev && record.ino == ino &&
          record.size == size && record.mtime_ns == mtime_ns && record.ctime_ns == ctime_ns;
+}
+
+bool StampsVouch(int64_t mtime_ns, int64_t ctime_ns, int64_t scan_start_ns) {
+  return std::max(mtime_ns, ctime_ns) < scan_start_ns;
 }
 
 void ReleaseBlocks(const FileRecord& record, std::vector<RowState>& rows) {

@@ -46,6 +46,14 @@ Status CheckSince(const ScanState& base, const ScanOptions& options);
 bool Unchanged(const FileRecord& record, uint32_t root, uint64_t dev, uint64_t ino, uint64_t size,
                int64_t mtime_ns, int64_t ctime_ns);
 
+// A file's stamps vouch for the content read only if they are older than the scan that read
+// it: a file rewritten after its stat within the same clock tick keeps its stamps (Linux stamps
+// files from the coarse real-time clock; git calls such index entries "racily clean"). A record
+// whose mtime or ctime is not below `scan_start_ns` (CLOCK_REALTIME_COARSE when the scan began)
+// is stored with ctime kUntrustedStamp, which no file has, so the next --since reads it again.
+inline constexpr int64_t kUntrustedStamp = INT64_MIN;
+bool StampsVouch(int64_t mtime_ns, int64_t ctime_ns, int64_t scan_start_ns);
+
 // Takes one reference per record the file read back out of `rows`' tables.
 void ReleaseBlocks(const FileRecord& record, std::vector<RowState>& rows);
 
