@@ -3,6 +3,8 @@
 #include <bit>
 #include <map>
 
+#include "engine/finish/sample_base.h"
+
 namespace zsim::finish {
 namespace {
 
@@ -17,7 +19,7 @@ struct Sums {
 }  // namespace
 
 void FillBlockSizes(const ddt::DedupTable& table, uint64_t block_bytes,
-                    const zfs::AllocationModel& alloc, int copies,
+                    const zfs::AllocationModel& alloc, int copies, const std::vector<int>& bases,
                     std::vector<SettingResult>* settings) {
   const size_t n = settings->size();
   std::vector<Sums> sums(n);
@@ -30,7 +32,8 @@ void FillBlockSizes(const ddt::DedupTable& table, uint64_t block_bytes,
   table.ForEach([&](const ddt::EntryView& e) {
     for (size_t c = 0; c < n && c < e.codes.size(); ++c) {
       Sums& s = sums[c];
-      const ddt::PsizeCode code = e.codes[c];
+      const ddt::PsizeCode code =
+          CodeInSample(e.codes[c], c < bases.size() ? bases[c] : 0, e.key.lo, e.refcount);
       s.all_lsize += e.lsize * e.refcount;
       if (code == ddt::kPendingCode) continue;
       s.known_lsize += e.lsize * e.refcount;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "engine/finish/sample_base.h"
+
 namespace zsim::finish {
 namespace {
 
@@ -17,6 +19,7 @@ bool Kept(const ddt::Fingerprint& key, uint32_t shift) {
 void FinishBreakdowns(const state::BreakdownState& bd,
                       const std::vector<const ddt::DedupTable*>& tables,
                       const std::vector<uint64_t>& block_bytes,
+                      const std::vector<std::vector<int>>& bases,
                       const std::vector<Compression>& compressions, size_t featured,
                       ScanResult* result) {
   // Keys a table dropped (dedup sampling) cannot be looked up: sample at least as coarsely.
@@ -53,7 +56,9 @@ void FinishBreakdowns(const state::BreakdownState& bd,
         it->refcount = e.refcount;
         it->codes = codes.size();
         for (size_t c = 0; c < settings; ++c) {
-          codes.push_back(c < e.codes.size() ? e.codes[c] : ddt::kPendingCode);
+          const int base = r < bases.size() && c < bases[r].size() ? bases[r][c] : 0;
+          codes.push_back(c < e.codes.size() ? CodeInSample(e.codes[c], base, e.key.lo, e.refcount)
+                                             : ddt::kPendingCode);
         }
       });
     }
@@ -68,8 +73,8 @@ void FinishBreakdowns(const state::BreakdownState& bd,
           rows[i].files = sums[i].files;
           rows[i].bytes = sums[i].bytes;
           rows[i].lsize = key < sums[i].setting_lsize.size() ? sums[i].setting_lsize[key]
-                          : key == featured                   ? sums[i].lsize
-                                                              : 0;
+                          : key == featured                  ? sums[i].lsize
+                                                             : 0;
         }
         return rows;
       };
@@ -102,10 +107,10 @@ void FinishBreakdowns(const state::BreakdownState& bd,
       auto scale = [m](std::vector<BreakdownRow>* rows, const std::vector<Known>& known) {
         for (size_t i = 0; i < rows->size(); ++i) {
           const Known& k = known[i];
-          (*rows)[i].psize = k.lsize == 0 ? 0
-                                          : static_cast<uint64_t>(
-                                                double(k.psize) * double(m) *
-                                                (double(k.all_lsize) / double(k.lsize)));
+          (*rows)[i].psize = k.lsize == 0
+                                 ? 0
+                                 : static_cast<uint64_t>(double(k.psize) * double(m) *
+                                                         (double(k.all_lsize) / double(k.lsize)));
         }
       };
       scale(&dirs, known_dirs);

@@ -1,8 +1,8 @@
 // engine/finish/breakdown_report.h
 //
 // The breakdowns (where the space goes by directory and by extension), one per setting, and the
-// dedup that needs no DDT, from a scan's BreakdownState and its rows' dedup tables. Each kept reference
-// (state/scan_state.h BreakdownState) is looked up in the table and lends M x psize, and
+// dedup that needs no DDT, from a scan's BreakdownState and its rows' dedup tables. Each kept
+// reference (state/scan_state.h BreakdownState) is looked up in the table and lends M x psize, and
 // M x lsize x (refcount - 1) / refcount as duplicate bytes, to its rows (M = 2^shift, at least
 // the table's own sampling).
 //
@@ -24,10 +24,12 @@ namespace zsim::finish {
 // and result->dedup_sources. `tables[r]` and `block_bytes[r]` are row r's; `featured` is the
 // setting whose lsize a state without per-setting sizes carries. A sampled codec has no code for
 // some blocks: a breakdown row's psize for it is the psize of the references it has codes for,
-// scaled by their share of the row's lsize.
+// scaled by their share of the row's lsize; `bases[r][c]` is (row r, setting c)'s sample base
+// (sample_base.h): codes below it are not used.
 void FinishBreakdowns(const state::BreakdownState& breakdown,
                       const std::vector<const ddt::DedupTable*>& tables,
                       const std::vector<uint64_t>& block_bytes,
+                      const std::vector<std::vector<int>>& bases,
                       const std::vector<Compression>& compressions, size_t featured,
                       ScanResult* result);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/estimate/codec_budget.h"
 #include "engine/estimate/sample_level.h"
 
 namespace zsim::pipeline {
@@ -47,7 +48,10 @@ CostForecast ForecastCost(const ScanOptions& options, uint64_t allocated_bytes) 
   for (uint64_t bs : block_sizes) {
     f.read_cpu_seconds += double(allocated_bytes) / kReadBytesPerSecond;
     const uint64_t blocks = bs ? allocated_bytes / bs : 0;
-    const int level = estimate::PlanLevel(allocated_bytes, bs);
+    // The codec budget (estimate/codec_budget.h); under --sample the occurrence sample's plan.
+    const int level = options.sample_modulus > 1
+                          ? estimate::PlanLevel(allocated_bytes, bs)
+                          : estimate::BudgetLevelOfBytes(allocated_bytes, bs);
     for (size_t c = 0; c < options.compressions.size(); ++c) {
       const double speed = NominalCodecBytesPerSecond(options.compressions[c]);
       if (speed <= 0) continue;

@@ -34,7 +34,8 @@
 namespace zsim::state {
 
 // 2: file shapes keep their all-zero blocks (FileShape::zero_blocks), which `used` counts.
-inline constexpr uint32_t kStateFormatVersion = 2;
+// 3: the sampling plan's bytes (SamplingState::planned_bytes), which the codec budget follows.
+inline constexpr uint32_t kStateFormatVersion = 3;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process
 // may write to. Touches nothing (checked before a scan starts).
