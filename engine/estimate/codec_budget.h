@@ -27,8 +27,10 @@
 #define ZSIM_ENGINE_ESTIMATE_CODEC_BUDGET_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "engine/estimate/sample_level.h"
+#include "zsim/scan_options.h"
 
 namespace zsim::estimate {
 
@@ -46,6 +48,25 @@ int BudgetLevel(uint64_t planned_blocks);
 inline int BudgetLevelOfBytes(uint64_t planned_bytes, uint64_t block_bytes) {
   return block_bytes ? BudgetLevel(planned_bytes / block_bytes) : 0;
 }
+
+// The cap on a scan's codec work, in nominal CPU seconds (codec_cost.h). The default codecs stay
+// below it up to about 150 GB at 128K, and above that cost the cap, a fixed sum, while the
+// reading grows with the tree; a long list (--compression all, several recordsizes) costs the
+// cap on any tree, its costliest codecs running on fewer blocks. A constant, not a share of the
+// reading: a cap growing with the tree could lower a level as the tree grows (see below).
+inline constexpr double kCapSeconds = 40;
+
+// Per (row, setting), row-major (rows: options.volblocksize, else options.recordsizes): each
+// sampled setting's level for a tree of `planned_bytes`, 0 for the others. A setting's wish is
+// its budget's blocks (kBudgetBlocks, 1 in 2^kBudgetFractionLevel of a large tree, or all of a
+// small one) at its nominal speed. When the wishes add up to more than the cap, the cap is
+// shared out as water fills vessels: every wish below a common share is granted, the rest get
+// that share, and a setting above it codes 1 block in 2^L for the smallest L that fits its share.
+// Every level is BudgetLevel or higher, and never falls as planned_bytes grows (the wishes grow
+// with the tree and the cap does not, so the share only shrinks), which is what lets the scan
+// follow the sizing walk's running sum.
+std::vector<int> BudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
+                              uint64_t planned_bytes);
 
 }  // namespace zsim::estimate
 

@@ -110,10 +110,7 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
     std::vector<SettingResult> out =
         tally.Finish(row, rs.block_bytes, *rs.table, rs.sparse_holes, s.sampling, *rs.distinct,
                      occurrences ? &rs.occurrences : nullptr);
-    std::vector<int>& row_bases = bases.emplace_back();
-    for (size_t c = 0; c < settings; ++c) {
-      row_bases.push_back(SampleBase(s.sampling, row, c, rs.block_bytes));
-    }
+    const std::vector<int>& row_bases = bases.emplace_back(SampleBases(options, s.sampling, row));
     FillBlockSizes(*rs.table, rs.block_bytes,
                    zfs::AllocationModel::For(options.vdev, options.ashift), options.copies,
                    row_bases, &out);

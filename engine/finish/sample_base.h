@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "engine/ddt/dedup_table.h"
 #include "engine/estimate/sample_level.h"
@@ -21,11 +22,12 @@
 
 namespace zsim::finish {
 
-// The base of (row, setting) for a row of `block_bytes`: 0 for an exact setting; the level the
-// scan completed, and with budget levels (SamplingState::adaptive) at least the budget of the
-// whole plan (estimate/codec_budget.h).
-int SampleBase(const state::SamplingState& sampling, size_t row, size_t setting,
-               uint64_t block_bytes);
+// The bases of row `row`'s settings (in options.compressions order) for a scan with `options`:
+// 0 for an exact setting; the level the scan completed, and with budget levels
+// (SamplingState::adaptive) at least the budget's level of the whole plan
+// (estimate/codec_budget.h BudgetLevels).
+std::vector<int> SampleBases(const ScanOptions& options, const state::SamplingState& sampling,
+                             size_t row);
 
 // `code` as the figures see it: a code of a block below `base` is treated as not computed
 // (kPendingCode), unless it is a hole (known without a codec) or the entry is heavy

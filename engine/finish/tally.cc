@@ -222,9 +222,10 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     // The highest level at or above the base whose sample alone meets the target; else the
     // base (sample_base.h): at or above any level a scan of the same data used (the same
     // figures for any thread count, and a merge's figures are one scan's).
+    const std::vector<int> bases = SampleBases(options_, sampling, row);
     for (size_t c = 0; c < settings_; ++c) {
       if (level[c] < 0) continue;
-      const int base = SampleBase(sampling, row, c, block_bytes);
+      const int base = bases[c];
       if (base == 0) {
         level[c] = -1;  // every unique block went through the codec
         continue;

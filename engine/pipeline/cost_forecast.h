@@ -26,9 +26,6 @@ struct CostForecast {
   double Seconds() const { return (read_cpu_seconds + codec_cpu_seconds) / threads; }
 };
 
-// One core's nominal speed of a setting's codec, bytes per second (0 for off: no codec).
-double NominalCodecBytesPerSecond(const Compression& c);
-
 // The forecast for `options` (resolved: compressions and threads set) over a tree of
 // `allocated_bytes` (the sizing walk's sum).
 CostForecast ForecastCost(const ScanOptions& options, uint64_t allocated_bytes);

@@ -170,6 +170,9 @@ constexpr std::chrono::milliseconds kAbandonAfter{400};
 // budget, estimate/codec_budget.h).
 constexpr std::chrono::milliseconds kPlanWait{1000};
 
+// The progress line's expected time follows the pace once 1/kPaceShare of the bytes is done.
+constexpr uint64_t kPaceShare = 20;
+
 // Shared by the scan and its pipeline thread, which outlives RunScan when reads are abandoned.
 class Scan : public std::enable_shared_from_this<Scan> {
  public:
@@ -338,10 +341,6 @@ class Scan : public std::enable_shared_from_this<Scan> {
   int EntryLevel(int level) const { return std::max(0, level - entry_level_offset_); }
   uint64_t plan_block_ = 0;  // the largest block size of the rows (fewest blocks)
   int PlannedLevel() const { return estimate::PlanLevel(sizer_->allocated_bytes(), plan_block_); }
-  // A row's own budget for its codecs: each recordsize samples its own blocks.
-  int RowBudgetLevel(size_t r, uint64_t planned_bytes) const {
-    return estimate::BudgetLevelOfBytes(planned_bytes, rows_[r].block_bytes);
-  }
   void MaybeApplyPlan();
   void CompressFirstSightings(size_t r, uint64_t bs, Worker& w);
   void CompressOccurrences(size_t r, uint64_t bs, Worker& w);
@@ -846,10 +845,12 @@ void Scan::RaiseToBudget(uint64_t planned_bytes) {
   std::lock_guard<std::mutex> lock(level_mu_);
   if (planned_bytes <= budget_bytes_.load(std::memory_order_relaxed)) return;
   budget_bytes_.store(planned_bytes, std::memory_order_relaxed);
+  const size_t settings = options_.compressions.size();
+  const std::vector<int> levels =
+      estimate::BudgetLevels(options_, sampling_.sampled, planned_bytes);
   for (size_t r = 0; r < rows_.size(); ++r) {
-    const int level = RowBudgetLevel(r, planned_bytes);
-    for (size_t c = 0; c < options_.compressions.size(); ++c) {
-      if (sampling_.sampled[c]) RaiseSettingLevel(r, c, level);
+    for (size_t c = 0; c < settings; ++c) {
+      if (sampling_.sampled[c]) RaiseSettingLevel(r, c, levels[r * settings + c]);
     }
   }
 }
@@ -918,6 +919,14 @@ void Scan::MaybeReportProgress(bool force) {
     p.expected_seconds = forecast_->Seconds();
     const double cpu = forecast_->read_cpu_seconds + forecast_->codec_cpu_seconds;
     p.codec_share = cpu > 0 ? forecast_->codec_cpu_seconds / cpu : 0;
+    // Once a twentieth of the bytes is done, the pace so far: the codecs run on the same share
+    // of the blocks from the first chunk on (estimate/codec_budget.h), so the work per byte is
+    // steady, and the pace holds this machine's speeds, its load and its disk, which the
+    // forecast's nominal speeds do not.
+    if (p.walk_finished && p.bytes_done >= p.bytes_discovered / kPaceShare && p.bytes_done > 0 &&
+        p.seconds > 0) {
+      p.expected_seconds = p.seconds * double(p.bytes_discovered) / double(p.bytes_done);
+    }
   }
   control_.progress(p);
 }
@@ -1059,12 +1068,15 @@ state::ScanState Scan::Run() {
   // Each sampled codec's complete level: the one it ended at, or the budget of the plan when the
   // scan ended before following it (below it every level it met was coded too).
   sampling_.setting_levels.assign(rows_.size() * settings, 0);
+  const std::vector<int> budget =
+      adaptive_ ? estimate::BudgetLevels(options_, sampling_.sampled, sampling_.planned_bytes)
+                : std::vector<int>();
   int lowest = -1;
   for (size_t r = 0; r < rows_.size(); ++r) {
     for (size_t c = 0; c < settings; ++c) {
       if (!sampling_.sampled[c]) continue;
       int level = occurrences_ ? EntryLevel(complete_level) : SettingLevel(r, c).load();
-      if (adaptive_) level = std::max(level, RowBudgetLevel(r, sampling_.planned_bytes));
+      if (adaptive_) level = std::max(level, budget[r * settings + c]);
       sampling_.setting_levels[r * settings + c] = level;
       lowest = lowest < 0 ? level : std::min(lowest, level);
     }
