@@ -3,7 +3,7 @@
 #include <bit>
 #include <map>
 
-#include "engine/finish/sample_base.h"
+#include "engine/finish/known_codes.h"
 
 namespace zsim::finish {
 namespace {
@@ -19,8 +19,8 @@ struct Sums {
 }  // namespace
 
 void FillBlockSizes(const ddt::DedupTable& table, uint64_t block_bytes,
-                    const zfs::AllocationModel& alloc, int copies, const std::vector<int>& bases,
-                    std::vector<SettingResult>* settings) {
+                    const zfs::AllocationModel& alloc, int copies,
+                    const std::vector<int>& known_levels, std::vector<SettingResult>* settings) {
   const size_t n = settings->size();
   std::vector<Sums> sums(n);
   for (Sums& s : sums) {
@@ -29,11 +29,12 @@ void FillBlockSizes(const ddt::DedupTable& table, uint64_t block_bytes,
     }
   }
   const uint64_t sector = alloc.sector_bytes();
+  const uint32_t shift = table.sample_shift();
   table.ForEach([&](const ddt::EntryView& e) {
     for (size_t c = 0; c < n && c < e.codes.size(); ++c) {
       Sums& s = sums[c];
       const ddt::PsizeCode code =
-          CodeInSample(e.codes[c], c < bases.size() ? bases[c] : 0, e.key.lo, e.refcount);
+          KnownCode(e, c, c < known_levels.size() ? known_levels[c] : -1, shift);
       s.all_lsize += e.lsize * e.refcount;
       if (code == ddt::kPendingCode) continue;
       s.known_lsize += e.lsize * e.refcount;

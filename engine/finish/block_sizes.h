@@ -24,12 +24,13 @@ namespace zsim::finish {
 
 // Fills block_sizes and small_blocks of `settings` (one per code of the table, in its order)
 // from every entry of `table` (one row, block size `block_bytes`). `alloc` is the pool's layout,
-// `copies` the copies property. Entries are weighted by the table's sampling (2^sample_shift).
-// `bases[c]`: setting c's sample base (sample_base.h); codes below it are not used.
+// `copies` the copies property, `known_levels` the codes each setting may use (known_codes.h
+// KnownCodeLevels). Entries are weighted by the table's sampling (2^sample_shift), and a sampled
+// codec's known codes by their share of the lsize.
 // REQUIRES: nothing inserts into the table meanwhile.
 void FillBlockSizes(const ddt::DedupTable& table, uint64_t block_bytes,
-                    const zfs::AllocationModel& alloc, int copies, const std::vector<int>& bases,
-                    std::vector<SettingResult>* settings);
+                    const zfs::AllocationModel& alloc, int copies,
+                    const std::vector<int>& known_levels, std::vector<SettingResult>* settings);
 
 }  // namespace zsim::finish
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
-#include "engine/finish/sample_base.h"
+#include "engine/finish/known_codes.h"
 
 namespace zsim::finish {
 namespace {
@@ -18,8 +18,8 @@ bool Kept(const ddt::Fingerprint& key, uint32_t shift) {
 
 void FinishBreakdowns(const state::BreakdownState& bd,
                       const std::vector<const ddt::DedupTable*>& tables,
+                      const std::vector<std::vector<int>>& known_levels,
                       const std::vector<uint64_t>& block_bytes,
-                      const std::vector<std::vector<int>>& bases,
                       const std::vector<Compression>& compressions, size_t featured,
                       ScanResult* result) {
   // Keys a table dropped (dedup sampling) cannot be looked up: sample at least as coarsely.
@@ -56,9 +56,8 @@ void FinishBreakdowns(const state::BreakdownState& bd,
         it->refcount = e.refcount;
         it->codes = codes.size();
         for (size_t c = 0; c < settings; ++c) {
-          const int base = r < bases.size() && c < bases[r].size() ? bases[r][c] : 0;
-          codes.push_back(c < e.codes.size() ? CodeInSample(e.codes[c], base, e.key.lo, e.refcount)
-                                             : ddt::kPendingCode);
+          const int level = c < known_levels[r].size() ? known_levels[r][c] : -1;
+          codes.push_back(KnownCode(e, c, level, tables[r]->sample_shift()));
         }
       });
     }

@@ -23,13 +23,12 @@ namespace zsim::finish {
 // Fills result->breakdowns (one per (row, setting), in ScanResult::results order: row major)
 // and result->dedup_sources. `tables[r]` and `block_bytes[r]` are row r's; `featured` is the
 // setting whose lsize a state without per-setting sizes carries. A sampled codec has no code for
-// some blocks: a breakdown row's psize for it is the psize of the references it has codes for,
-// scaled by their share of the row's lsize; `bases[r][c]` is (row r, setting c)'s sample base
-// (sample_base.h): codes below it are not used.
+// some blocks: a breakdown row's psize for it is the psize of the references it has codes for
+// (those `known_levels[r]` lets it use, known_codes.h), scaled by their share of the row's lsize.
 void FinishBreakdowns(const state::BreakdownState& breakdown,
                       const std::vector<const ddt::DedupTable*>& tables,
+                      const std::vector<std::vector<int>>& known_levels,
                       const std::vector<uint64_t>& block_bytes,
-                      const std::vector<std::vector<int>>& bases,
                       const std::vector<Compression>& compressions, size_t featured,
                       ScanResult* result);
 

@@ -5,7 +5,7 @@
 
 #include "engine/finish/block_sizes.h"
 #include "engine/finish/breakdown_report.h"
-#include "engine/finish/sample_base.h"
+#include "engine/finish/known_codes.h"
 #include "engine/finish/tally.h"
 #include "engine/zfs/write_rules.h"
 
@@ -103,17 +103,20 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
   result.partial = s.partial;
   result.options = options;
   result.input = s.input;
-  std::vector<std::vector<int>> bases;  // per (row, setting): sample_base.h
+  // The sampled codecs' codes the histograms and breakdowns use: the same in every run.
+  std::vector<std::vector<int>> known_levels;
+  for (size_t row = 0; row < s.rows.size(); ++row) {
+    known_levels.push_back(KnownCodeLevels(options, s.sampling, row));
+  }
   for (size_t row = 0; row < s.rows.size(); ++row) {
     const state::RowState& rs = s.rows[row];
     const bool occurrences = !rs.occurrences.sums.empty();
     std::vector<SettingResult> out =
         tally.Finish(row, rs.block_bytes, *rs.table, rs.sparse_holes, s.sampling, *rs.distinct,
                      occurrences ? &rs.occurrences : nullptr);
-    const std::vector<int>& row_bases = bases.emplace_back(SampleBases(options, s.sampling, row));
     FillBlockSizes(*rs.table, rs.block_bytes,
                    zfs::AllocationModel::For(options.vdev, options.ashift), options.copies,
-                   row_bases, &out);
+                   known_levels[row], &out);
     for (size_t c = 0; c < out.size(); ++c) {
       out[c].codec_seconds = rs.codec_seconds[c];
       out[c].codec_bytes = rs.codec_bytes[c];
@@ -127,8 +130,8 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
       tables.push_back(rs.table.get());
       block_bytes.push_back(rs.block_bytes);
     }
-    FinishBreakdowns(s.breakdown, tables, block_bytes, bases, options.compressions, s.featured,
-                     &result);
+    FinishBreakdowns(s.breakdown, tables, known_levels, block_bytes, options.compressions,
+                     s.featured, &result);
   }
   result.memory = state::StateMemory(s);
   result.seconds = s.seconds;

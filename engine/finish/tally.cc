@@ -9,7 +9,7 @@
 #include "engine/estimate/ratio_interval.h"
 #include "engine/estimate/ratio_regression.h"
 #include "engine/estimate/sample_level.h"
-#include "engine/finish/sample_base.h"
+#include "engine/finish/known_codes.h"
 #include "engine/zfs/allocation.h"
 #include "engine/zfs/ddt_footprint.h"
 #include "engine/zfs/ddt_stats.h"
@@ -220,12 +220,12 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       }
     });
     // The highest level at or above the base whose sample alone meets the target; else the
-    // base (sample_base.h): at or above any level a scan of the same data used (the same
+    // base (known_codes.h): at or above any level a scan of the same data used (the same
     // figures for any thread count, and a merge's figures are one scan's).
-    const std::vector<int> bases = SampleBases(options_, sampling, row);
+    const std::vector<int> known = KnownCodeLevels(options_, sampling, row);
     for (size_t c = 0; c < settings_; ++c) {
       if (level[c] < 0) continue;
-      const int base = bases[c];
+      const int base = std::max(known[c], 0);
       if (base == 0) {
         level[c] = -1;  // every unique block went through the codec
         continue;
