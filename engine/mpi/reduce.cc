@@ -1,19 +1,37 @@
 #include "engine/mpi/reduce.h"
 
+#include <cstring>
+
 #include "engine/mpi/messages.h"
 #include "engine/state/merge.h"
 #include "engine/state/state_file.h"
 #include "engine/state/table_budget.h"
 
 namespace zsim::mpi {
+namespace {
 
-Status ReduceToRoot(state::ScanState& state, int rank, int size, ReduceStats* stats) {
+// A part on the wire: 'S', the pieces' length (u64), the pieces, the state; or '!' and a
+// failure met on the way, which the receiver turns into its own.
+std::string EncodePart(const state::ScanState& state, const PieceMap& pieces) {
+  const std::string p = EncodePieces(pieces);
+  const uint64_t n = p.size();
+  std::string out = "S";
+  out.append(reinterpret_cast<const char*>(&n), sizeof n);
+  out += p;
+  out += state::EncodeState(state);
+  return out;
+}
+
+}  // namespace
+
+Status ReduceToRoot(state::ScanState& state, PieceMap& pieces, int rank, int size,
+                    ReduceStats* stats) {
   Status failure;
   for (int step = 1; step < size; step *= 2) {
     if (rank % (2 * step) == step) {
       // This rank's turn to hand its (merged) state down; a failure met on the way is sent as a
       // marker that the receiver turns into its own failure.
-      SendLarge(rank - step, failure.ok() ? state::EncodeState(state) : "!" + failure.message());
+      SendLarge(rank - step, failure.ok() ? EncodePart(state, pieces) : "!" + failure.message());
       return Status::Ok();
     }
     if (rank + step >= size) continue;
@@ -24,19 +42,36 @@ Status ReduceToRoot(state::ScanState& state, int rank, int size, ReduceStats* st
       failure = Status::Internal(bytes.substr(1));
       continue;
     }
-    Result<state::ScanState> part =
-        state::ParseState(ByteView(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+    const std::string from = "rank " + std::to_string(rank + step);
+    uint64_t n = 0;
+    if (bytes.size() < 1 + sizeof n || bytes[0] != 'S') {
+      failure = Status::Internal(from + "'s part is not a scan state");
+      continue;
+    }
+    std::memcpy(&n, bytes.data() + 1, sizeof n);
+    const auto* data = reinterpret_cast<const uint8_t*>(bytes.data()) + 1 + sizeof n;
+    const size_t left = bytes.size() - 1 - sizeof n;
+    if (n > left) {
+      failure = Status::Internal(from + "'s part is cut short");
+      continue;
+    }
+    Result<PieceMap> part_pieces = DecodePieces(ByteView(data, n));
+    if (!part_pieces.ok()) {
+      failure = Status::Internal(from + ": " + part_pieces.status().message());
+      continue;
+    }
+    AddPieces(pieces, *part_pieces);
+    Result<state::ScanState> part = state::ParseState(ByteView(data + n, left - n));
     if (!part.ok()) {
-      failure = Status::Internal("rank " + std::to_string(rank + step) +
-                                 "'s scan state does not read back: " + part.status().message());
+      failure =
+          Status::Internal(from + "'s scan state does not read back: " + part.status().message());
       continue;
     }
     part->options.paths.clear();
     part->input.paths.clear();
     Status s = state::CheckMergeable(state, *part);
     if (!s.ok()) {
-      failure = Status::Internal("rank " + std::to_string(rank + step) +
-                                 "'s scan does not merge: " + s.message());
+      failure = Status::Internal(from + "'s scan does not merge: " + s.message());
       continue;
     }
     state::Merge(state, *part);

@@ -6,6 +6,7 @@
 // rank scanned a share of rank 0's inputs), so the merged state names each input once. After each
 // merge the tables are brought back within --max-memory (state/table_budget.h), so a receiving rank
 // holds at most its budget, one part in transit and the merge's growth before the fit.
+// The pieces of split files each rank read (pieces.h) travel in the same messages and add up.
 //
 // Thread safety: MPI_THREAD_SERIALIZED; called by every rank's main thread after its scan.
 
@@ -14,6 +15,7 @@
 
 #include <cstdint>
 
+#include "engine/mpi/pieces.h"
 #include "engine/state/scan_state.h"
 #include "zsim/status.h"
 
@@ -23,10 +25,12 @@ struct ReduceStats {
   uint64_t bytes_received = 0;  // serialized state bytes this rank received
 };
 
-// Merges every rank's `state` into rank 0's. On rank 0 `state` is then the whole scan's; on the
-// others it is left moved-from. Fails (on the receiving rank) when a part does not read back or
-// does not merge (ranks built or run differently).
-Status ReduceToRoot(state::ScanState& state, int rank, int size, ReduceStats* stats);
+// Merges every rank's `state` into rank 0's, and adds every rank's `pieces` into rank 0's. On
+// rank 0 they are then the whole scan's; on the others they are left moved-from. Fails (on the
+// receiving rank) when a part does not read back or does not merge (ranks built or run
+// differently).
+Status ReduceToRoot(state::ScanState& state, PieceMap& pieces, int rank, int size,
+                    ReduceStats* stats);
 
 }  // namespace zsim::mpi
 

@@ -4,13 +4,15 @@
 // of zsim (ranks) on nodes that all see PATHS, and prints one report, the one a single process
 // would print, from rank 0:
 //
-//   rank 0: walk PATHS ──batches of whole files by bytes, on request──▶ ranks 0..N-1 (work.h)
-//   every rank: the usual pipeline over its share ──▶ its ScanState
-//   states ──serialized (state/serialize.h), binary tree of point-to-point sends──▶ rank 0,
-//   combined by state::Merge (reduce.h) ──▶ --max-memory applied to the whole ──▶ Finish
+//   rank 0: walk PATHS ──batches by bytes, large files in pieces, on request──▶ ranks 0..N-1
+//   (work.h)
+//   every rank: the usual pipeline over its share ──▶ its ScanState, and its pieces' sums
+//   states and pieces ──serialized, binary tree of point-to-point sends──▶ rank 0, combined by
+//   state::Merge (reduce.h) ──▶ the split files counted from their pieces
+//   (pipeline::StateOfPiecedFiles), merged too ──▶ --max-memory applied to the whole ──▶ Finish
 //
-// Every block is read by exactly one rank (a file goes to one rank); hard links and repeated
-// roots count once (one walk). The sampling plan is global: each rank's sizing walk walks all of
+// Every block is read by exactly one rank (a file or a piece of a file goes to one rank); hard
+// links and repeated roots count once (one walk). The sampling plan is global: each rank's sizing walk walks all of
 // PATHS, and rank 0's memory budget is every rank's, so all keep the same key subset.
 //
 // Session (this file): MPI started when, and only when, the process was launched by mpirun;

@@ -66,15 +66,22 @@ class Remote : public BatchSource {
 };
 
 uint64_t ItemBytes(const walk::WalkItem& item) {
+  if (item.piece_end != 0) return item.piece_end - item.piece_begin;
   const bool data =
       item.kind == walk::WalkItem::Kind::kFile || item.kind == walk::WalkItem::Kind::kZvol;
   return data ? item.info.size : 0;
 }
 
+// The batch size rounded up to whole chunks (at least one).
+uint64_t PieceBytes(uint64_t batch_bytes, uint64_t chunk_bytes) {
+  const uint64_t chunk = std::max<uint64_t>(chunk_bytes, 1);
+  return std::max<uint64_t>((batch_bytes + chunk - 1) / chunk, 1) * chunk;
+}
+
 }  // namespace
 
 // Every field is sent: a field added to these structs must be added here too.
-static_assert(sizeof(io::FileInfo) == 64 && sizeof(walk::WalkItem) == 152,
+static_assert(sizeof(io::FileInfo) == 64 && sizeof(walk::WalkItem) == 176,
               "a walk item field is not sent to the other ranks (EncodeItems, DecodeItems)");
 
 std::string EncodeItems(const std::vector<walk::WalkItem>& items) {
@@ -99,6 +106,9 @@ std::string EncodeItems(const std::vector<walk::WalkItem>& items) {
     w.U64(it.dir_entries);
     w.U64(it.dir_name_bytes);
     w.U64(it.dir_longest_name);
+    w.U64(it.piece_begin);
+    w.U64(it.piece_end);
+    w.U64(it.piece_file);
   }
   w.Finish();  // appending to a string does not fail
   return out;
@@ -128,6 +138,9 @@ std::vector<walk::WalkItem> DecodeItems(const std::string& bytes) {
     it.dir_entries = r.U64();
     it.dir_name_bytes = r.U64();
     it.dir_longest_name = r.U64();
+    it.piece_begin = r.U64();
+    it.piece_end = r.U64();
+    it.piece_file = r.U64();
   }
   // Rank 0 of the same build wrote them: a malformed batch is a bug, not an input problem.
   if (!r.End().ok()) {
@@ -137,21 +150,49 @@ std::vector<walk::WalkItem> DecodeItems(const std::string& bytes) {
   return items;
 }
 
+WorkPool::WorkPool(std::unique_ptr<walk::WalkSource> walk, uint64_t batch_bytes,
+                   uint64_t chunk_bytes)
+    : walk_(std::move(walk)),
+      batch_bytes_(batch_bytes ? batch_bytes : kBatchBytes),
+      piece_bytes_(PieceBytes(batch_bytes_, chunk_bytes)) {}
+
 std::vector<walk::WalkItem> WorkPool::Take() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<walk::WalkItem> batch;
   uint64_t bytes = 0;
-  while (!done_ && bytes < batch_bytes_ && batch.size() < kBatchItems) {
+  while (bytes < batch_bytes_ && batch.size() < kBatchItems) {
+    if (!split_.empty() && next_piece_ < split_.back().info.size) {
+      // The next piece of the file being split.
+      walk::WalkItem piece = split_.back();
+      piece.piece_begin = next_piece_;
+      piece.piece_end = std::min(next_piece_ + piece_bytes_, piece.info.size);
+      piece.piece_file = split_.size() - 1;
+      next_piece_ = piece.piece_end;
+      bytes += ItemBytes(piece);
+      batch.push_back(std::move(piece));
+      continue;
+    }
+    if (done_) break;
     std::optional<walk::WalkItem> item = walk_->Next();
     if (!item) {
       done_ = true;
       walk_.reset();  // its threads end now
       break;
     }
+    if (item->kind == walk::WalkItem::Kind::kFile && item->info.size > piece_bytes_) {
+      split_.push_back(std::move(*item));  // handed out piece by piece from now on
+      next_piece_ = 0;
+      continue;
+    }
     bytes += ItemBytes(*item);
     batch.push_back(std::move(*item));
   }
   return batch;
+}
+
+std::vector<walk::WalkItem> WorkPool::SplitFiles() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return split_;
 }
 
 std::unique_ptr<walk::WalkSource> LocalShare(WorkPool* pool) {

@@ -3,12 +3,14 @@
 // Handing out the walk: rank 0 walks the inputs once (so hard links and repeated roots count
 // once, as in one process) and gives every rank, itself included, batches of walk items on
 // request: dynamic, so a fast rank takes more and none waits on the slowest's backlog. A batch
-// holds whole files up to a batch size of file size (at least one item), plus the directories,
-// skipped paths and errors the walk met on the way (whoever takes them counts them, once).
+// holds work up to a batch size of file bytes (at least one item), plus the directories, skipped
+// paths and errors the walk met on the way (whoever takes them counts them, once).
 //
-// Files are not split: a file's shape, whole-file content hash and breakdown rows are per-file
-// sums the state keeps only for finished files (state/scan_state.h), so one file is one rank's.
-// A file larger than a batch is a batch alone: a single huge file is read by one rank.
+// Work goes by bytes, not by file: a file larger than a piece (the batch size rounded up to the
+// scan's chunk size, pipeline::ChunkBytes) is handed out as pieces, byte ranges at chunk
+// boundaries, one per batch (walk::WalkItem::piece_*), so one huge image is read by every rank.
+// A piece's records are the whole file's (pipeline/file_pieces.h); the pool keeps the split
+// files, whose per-file figures rank 0 counts once from the pieces' sums (distributed_scan.cc).
 //
 // Protocol (messages.h): rank k > 0 keeps one request outstanding (kTagWorkRequest, byte 1),
 // rank 0's server answers with a batch (kTagWorkBatch), empty when the walk is done; a rank that
@@ -43,17 +45,23 @@ std::vector<walk::WalkItem> DecodeItems(const std::string& bytes);
 // Rank 0's walk, shared out.
 class WorkPool {
  public:
-  // Batches of `batch_bytes` of file size (kBatchBytes when 0).
-  WorkPool(std::unique_ptr<walk::WalkSource> walk, uint64_t batch_bytes)
-      : walk_(std::move(walk)), batch_bytes_(batch_bytes ? batch_bytes : kBatchBytes) {}
+  // Batches of `batch_bytes` of file size (kBatchBytes when 0); files larger than a piece, a
+  // multiple of `chunk_bytes` (pipeline::ChunkBytes of the scan's options), are split.
+  WorkPool(std::unique_ptr<walk::WalkSource> walk, uint64_t batch_bytes, uint64_t chunk_bytes);
   // The next batch; empty once the walk is done.
   std::vector<walk::WalkItem> Take();
+  // The files split so far, by their piece_file number (their pieces' fields cleared).
+  std::vector<walk::WalkItem> SplitFiles();
+  uint64_t piece_bytes() const { return piece_bytes_; }
 
  private:
   std::mutex mu_;
-  std::unique_ptr<walk::WalkSource> walk_;  // Guarded by mu_.
-  bool done_ = false;                       // Guarded by mu_.
-  uint64_t batch_bytes_;
+  std::unique_ptr<walk::WalkSource> walk_;  // Guarded by mu_, as are the three below.
+  bool done_ = false;
+  std::vector<walk::WalkItem> split_;  // files split, by number
+  uint64_t next_piece_ = 0;            // of split_.back(), while it has pieces left
+  const uint64_t batch_bytes_;
+  const uint64_t piece_bytes_;
 };
 
 // Rank 0's own share: batches taken from the pool directly.

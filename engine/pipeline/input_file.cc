@@ -36,6 +36,11 @@ Result<io::File*> InputFile::Open(io::FileSystem* fs) {
       status_ =
           Status::Changed("size changed during the scan: " + std::to_string(size_) +
                           " bytes when listed, " + std::to_string((*f)->size()) + " when read");
+    } else if (as_listed_ &&
+               (st->mtime_ns != listed_.mtime_ns || st->ctime_ns != listed_.ctime_ns)) {
+      status_ = Status::Changed(
+          "modified since it was listed (its change time moved): its pieces would mix two "
+          "versions");
     } else {
       at_open_ = *st;
       file_ = std::move(*f);

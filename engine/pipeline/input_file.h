@@ -32,9 +32,16 @@ Status CheckUnchangedSince(const io::FileInfo& at_open, const io::FileInfo& now)
 class InputFile {
  public:
   // `listed`: the walk's stat of `path`; `size`: the bytes the layout follows (the device's size
-  // for a zvol); `follow`: may a symlink at `path` be followed.
-  InputFile(std::string path, const io::FileInfo& listed, uint64_t size, bool follow)
-      : path_(std::move(path)), listed_(listed), size_(size), follow_(follow) {}
+  // for a zvol); `follow`: may a symlink at `path` be followed; `as_listed`: the open file must
+  // also have the listed mtime and ctime (a piece of a file, pipeline/file_pieces.h: the pieces,
+  // read apart in time, must all read one version).
+  InputFile(std::string path, const io::FileInfo& listed, uint64_t size, bool follow,
+            bool as_listed = false)
+      : path_(std::move(path)),
+        listed_(listed),
+        size_(size),
+        follow_(follow),
+        as_listed_(as_listed) {}
 
   // The open file, opened and checked by the first caller; later callers get the same file, or
   // the same error, without opening again.
@@ -48,6 +55,7 @@ class InputFile {
   const io::FileInfo listed_;
   const uint64_t size_;
   const bool follow_;
+  const bool as_listed_;
   std::mutex mu_;
   bool tried_ = false;  // Guarded by mu_, as are the three below.
   Status status_;

@@ -72,7 +72,11 @@ struct FileJob {
   std::string path;
   uint64_t path_hash = 0;  // of the path below its input: chooses the occurrence sample
   bool is_zvol = false;
-  uint64_t size = 0;                       // as the walk saw it: the layout follows it
+  uint64_t size = 0;  // as the walk saw it: the layout follows it
+  // The bytes of the file this scan reads: [0, size), or a piece of it (file_pieces.h), which
+  // the scan reports through ScanControl::piece_done instead of counting the file.
+  bool piece = false;
+  uint64_t begin = 0, end = 0, piece_file = 0;
   uint64_t identity = 0;                   // state::FileIdentity of its device and inode
   std::unique_ptr<InputFile> input;        // one descriptor for every chunk, checked
   std::vector<zfs::RecordLayout> layouts;  // per row
@@ -235,7 +239,7 @@ class Scan : public std::enable_shared_from_this<Scan> {
     zvol_block_ =
         options_.volblocksize.value_or(zfs::RulesFor(options_.profile).default_volblocksize);
     max_block_ = std::max(max_block_, zvol_block_);
-    chunk_bytes_ = std::max<uint64_t>(kChunkBytes, max_block_);
+    chunk_bytes_ = ChunkBytes(options_);
     skipped_holes_.assign(rows_.size(), 0);
     // Exact settings first, so the anchor's psize is known when a sampled codec runs.
     for (size_t c = 0; c < options_.compressions.size(); ++c) {
@@ -266,6 +270,8 @@ class Scan : public std::enable_shared_from_this<Scan> {
 
   // Reads every input and returns what the scan knows.
   state::ScanState Run();
+  // The state of files others read in pieces (StateOfPiecedFiles): this scan reads nothing.
+  state::ScanState CountPiecedFiles(const std::vector<PiecedFile>& files);
   // Refuses a --max-memory budget the tables could not stay within even by sampling: each
   // row's distinct-block counters and its table's floor (one chunk of entries per shard) are
   // fixed, and the budget must leave room for entries beyond them (256 KiB per row).
@@ -279,6 +285,9 @@ class Scan : public std::enable_shared_from_this<Scan> {
   Status ReadChunk(Chunk& chunk, Worker& w, io::File& file, uint64_t fill_end);
   void ProcessRows(Chunk& chunk, Worker& w);
   void FinishFile(FileJob& job);
+  PieceSums SumsOf(const FileJob& job) const;
+  // The input summary's final figures (failed files out, errors sorted) and the file ids.
+  void CloseInput();
   void MaybeReportProgress(bool force);
   void MaybeForecast();
   std::optional<CostForecast> forecast_;  // once the sizing walk has finished
@@ -436,8 +445,9 @@ class Scan : public std::enable_shared_from_this<Scan> {
 // data is then a handful of chunks, not 131072.
 void Scan::SkipHoleChunks() {
   FileJob& job = *current_;
-  if (!current_file_ || job.size <= chunk_bytes_) return;
-  const uint64_t last_chunk = (job.size - 1) / chunk_bytes_ * chunk_bytes_;
+  if (!current_file_ || job.end - job.begin <= chunk_bytes_) return;
+  // A piece begins at a chunk boundary: its chunks are the whole file's.
+  const uint64_t last_chunk = (job.end - 1) / chunk_bytes_ * chunk_bytes_;
   if (current_offset_ >= last_chunk) return;
   Result<std::optional<uint64_t>> data = current_file_->NextData(current_offset_);
   if (!data.ok()) return;  // the worker reading the chunk will meet and report the error
@@ -469,11 +479,11 @@ bool Scan::NextChunk(Chunk* out) {
       cancelled_ = true;
       return false;
     }
-    if (current_ && current_offset_ < current_->size) {
+    if (current_ && current_offset_ < current_->end) {
       SkipHoleChunks();
       out->file = current_;
       out->offset = current_offset_;
-      out->length = std::min(chunk_bytes_, current_->size - current_offset_);
+      out->length = std::min(chunk_bytes_, current_->end - current_offset_);
       current_offset_ += out->length;
       return true;
     }
@@ -527,7 +537,7 @@ bool Scan::NextChunk(Chunk* out) {
       }
       job = MakeJob(std::move(*item), size);
     }
-    const uint64_t chunks = (job->size + chunk_bytes_ - 1) / chunk_bytes_;
+    const uint64_t chunks = (job->end - job->begin + chunk_bytes_ - 1) / chunk_bytes_;
     if (chunks == 0) {
       // An empty file: no block, but a dnode. Hand it on as a zero-length chunk.
       job->chunks_left = 1;
@@ -543,8 +553,8 @@ bool Scan::NextChunk(Chunk* out) {
       Result<io::File*> f = job->input->Open(fs_);
       if (f.ok()) current_file_ = *f;
     }
+    current_offset_ = job->begin;
     current_ = std::move(job);
-    current_offset_ = 0;
   }
 }
 
@@ -565,9 +575,15 @@ std::shared_ptr<FileJob> Scan::MakeJob(walk::WalkItem item, uint64_t size) {
   job->is_zvol = item.kind == walk::WalkItem::Kind::kZvol || options_.volblocksize.has_value();
   job->size = size;
   job->identity = state::FileIdentity(item.info.dev, item.info.ino);
+  job->piece = item.piece_end != 0;
+  job->begin = job->piece ? std::min(item.piece_begin, size) : 0;
+  job->end = job->piece ? std::min(item.piece_end, size) : size;
+  job->piece_file = item.piece_file;
   // Symlinks are followed only where the walk follows them: an input path, --follow-symlinks.
   const bool follow = options_.follow_symlinks || job->path == options_.paths[item.root];
-  job->input = std::make_unique<InputFile>(job->path, item.info, job->size, follow);
+  // Pieces read apart in time must all read the version the walk listed.
+  job->input = std::make_unique<InputFile>(job->path, item.info, job->size, follow,
+                                           /*as_listed=*/job->piece);
   for (const state::RowState& r : rows_) {
     job->layouts.push_back(job->is_zvol ? zfs::ZvolLayout(job->size, zvol_block_)
                                         : zfs::FileLayout(job->size, r.block_bytes));
@@ -575,6 +591,7 @@ std::shared_ptr<FileJob> Scan::MakeJob(walk::WalkItem item, uint64_t size) {
   job->non_hole = std::vector<std::atomic<uint64_t>>(rows_.size() * options_.compressions.size());
   job->zero_blocks = std::vector<std::atomic<uint64_t>>(rows_.size());
   job->groups = breakdown_.Groups(options_.paths[item.root], job->path);
+  if (job->piece) return job;  // the file is counted once, from its pieces
   input_.bytes_logical += job->size;
   ++input_.files;
   return job;
@@ -860,10 +877,16 @@ void Scan::RaiseToBudget(uint64_t planned_bytes) {
 void Scan::EnforceTableBudget() { state::FitTablesToBudget(rows_, table_budget_bytes_); }
 
 void Scan::FinishFile(FileJob& job) {
+  // Every chunk is done: a file that changed since it was opened is reported, not modelled.
+  if (job.status.ok() && (job.piece || job.size > chunk_bytes_)) {
+    job.status = job.input->CheckUnchanged();
+  }
+  if (job.piece) {
+    if (control_.piece_done) control_.piece_done(SumsOf(job));
+    return;
+  }
   ++files_done_;
   bytes_read_ += job.bytes_read.load();
-  // Every chunk is done: a file that changed since it was opened is reported, not modelled.
-  if (job.status.ok() && job.size > chunk_bytes_) job.status = job.input->CheckUnchanged();
   if (!job.status.ok()) {
     file_errors_.push_back(PathError{job.path, job.status.ToString()});
     // Not counted as a file, nor its bytes as logical bytes: the summary would read them as
@@ -893,6 +916,56 @@ void Scan::FinishFile(FileJob& job) {
   breakdown_.AddFile(job.groups, job.size, featured_lsize, setting_lsize,
                      ddt::Fingerprint{job.content_lo.load(), job.content_hi.load()},
                      job.has_data.load());
+}
+
+PieceSums Scan::SumsOf(const FileJob& job) const {
+  PieceSums p;
+  p.file = job.piece_file;
+  p.bytes = job.end - job.begin;
+  p.pieces = 1;
+  for (const std::atomic<uint64_t>& n : job.non_hole) p.non_hole.push_back(n.load());
+  for (const std::atomic<uint64_t>& n : job.zero_blocks) p.zero_blocks.push_back(n.load());
+  p.bytes_read = job.bytes_read.load();
+  p.content_lo = job.content_lo.load();
+  p.content_hi = job.content_hi.load();
+  p.has_data = job.has_data.load();
+  if (!job.status.ok()) {
+    p.failed_at = job.begin;
+    p.failure = job.status;
+  }
+  return p;
+}
+
+state::ScanState Scan::CountPiecedFiles(const std::vector<PiecedFile>& files) {
+  start_ = Clock::now();
+  const size_t settings = options_.compressions.size();
+  for (const PiecedFile& f : files) {
+    walk::WalkItem item = f.item;
+    item.piece_begin = item.piece_end = 0;  // the whole file
+    const uint64_t size = item.info.size;
+    std::shared_ptr<FileJob> job = MakeJob(std::move(item), size);
+    const PieceSums& p = f.sums;
+    if (p.bytes != size) continue;  // not every piece was read: found, not finished
+    for (size_t i = 0; i < job->non_hole.size() && i < p.non_hole.size(); ++i) {
+      job->non_hole[i].store(p.non_hole[i]);
+    }
+    for (size_t i = 0; i < job->zero_blocks.size() && i < p.zero_blocks.size(); ++i) {
+      job->zero_blocks[i].store(p.zero_blocks[i]);
+    }
+    job->bytes_read.store(p.bytes_read);
+    job->content_lo.store(p.content_lo);
+    job->content_hi.store(p.content_hi);
+    job->has_data.store(p.has_data);
+    job->status = p.failure;
+    FinishFile(*job);  // never opened here: nothing to check again
+  }
+  sampling_.setting_levels.assign(rows_.size() * settings, 0);
+  for (state::RowState& row : rows_) {
+    if (occurrences_) row.occurrences = OccurrenceSample(settings);
+  }
+  CloseInput();
+  breakdown_.MoveInto({}, &state_.breakdown);
+  return std::move(state_);
 }
 
 void Scan::MaybeReportProgress(bool force) {
@@ -1007,6 +1080,18 @@ void Scan::Abandon() {
   for (const auto& [path, n] : reading_) abandoned_files_.push_back(path);
 }
 
+void Scan::CloseInput() {
+  std::sort(state_.file_ids.begin(), state_.file_ids.end());
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) state_.host = host;
+  input_.bytes_read = bytes_read_;
+  input_.files -= failed_files_;
+  input_.bytes_logical -= failed_bytes_;
+  for (PathError& e : file_errors_) input_.errors.push_back(std::move(e));
+  std::sort(input_.errors.begin(), input_.errors.end(),
+            [](const PathError& a, const PathError& b) { return a.path < b.path; });
+}
+
 state::ScanState Scan::Run() {
   start_ = last_progress_ = Clock::now();
   walk::WalkOptions wo;
@@ -1087,22 +1172,14 @@ state::ScanState Scan::Run() {
   }  // else the pipeline thread may still be inside walker_: the Scan's end stops them
 
   state_.partial = cancelled_;
-  std::sort(state_.file_ids.begin(), state_.file_ids.end());
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) == 0) state_.host = host;
   input_.paths = options_.paths;
-  input_.bytes_read = bytes_read_;
-  input_.files -= failed_files_;
-  input_.bytes_logical -= failed_bytes_;
-  for (PathError& e : file_errors_) input_.errors.push_back(std::move(e));
   for (const std::string& path : abandoned_files_) {
     input_.errors.push_back(PathError{
         path, Status::Cancelled("abandoned: a read had not returned " +
                                 std::to_string(kAbandonAfter.count()) + " ms after the interrupt")
                   .ToString()});
   }
-  std::sort(input_.errors.begin(), input_.errors.end(),
-            [](const PathError& a, const PathError& b) { return a.path < b.path; });
+  CloseInput();
 
   sampling_.complete_level = std::max(lowest, 0);
   sampling_.occurrence_level = complete_level;
@@ -1142,6 +1219,22 @@ std::unique_ptr<walk::WalkSource> MakeWalk(const ScanOptions& options, io::FileS
   if (options.follow_symlinks) return std::make_unique<walk::Walker>(fs, options.paths, wo);
   return std::make_unique<walk::ParallelWalker>(fs, options.paths, wo,
                                                 std::clamp(options.threads, 1, 16));
+}
+
+state::ScanState StateOfPiecedFiles(const ScanOptions& options,
+                                    const std::vector<PiecedFile>& files) {
+  auto scan = std::make_shared<Scan>(options, nullptr, ScanControl{});
+  return scan->CountPiecedFiles(files);
+}
+
+uint64_t ChunkBytes(const ScanOptions& options) {
+  // As the Scan's rows and zvols cut them (max_block_).
+  uint64_t max_block =
+      options.volblocksize.value_or(zfs::RulesFor(options.profile).default_volblocksize);
+  if (!options.volblocksize) {
+    for (uint64_t rs : options.recordsizes) max_block = std::max(max_block, rs);
+  }
+  return std::max(kChunkBytes, max_block);
 }
 
 void WaitForAllScans() {

@@ -26,6 +26,7 @@
 
 #include "engine/io/file_system.h"
 #include "engine/pipeline/cost_forecast.h"
+#include "engine/pipeline/file_pieces.h"
 #include "engine/state/scan_state.h"
 #include "engine/walk/walker.h"
 #include "zsim/scan_options.h"
@@ -68,6 +69,11 @@ struct ScanControl {
   // from a walk of options.paths (item.root indexes them). The sizing walk (progress, the
   // sampling plan) still walks all of options.paths, so the plan is that of the whole input.
   std::function<std::unique_ptr<walk::WalkSource>()> source;
+  // For the source's pieces of files (walk::WalkItem::piece_end != 0): called from the serial
+  // stage once a piece's chunks are all processed, with what it found. The scan counts neither
+  // the file nor its shape: the caller adds the pieces up and counts each file once
+  // (StateOfPiecedFiles). Pieces are read only when the source hands them out.
+  std::function<void(const PieceSums&)> piece_done;
 };
 
 // Runs the scan and reports it: Finish(ScanToState(...), the scan's report options). Fails
@@ -79,6 +85,25 @@ Result<ScanResult> RunScan(const ScanOptions& options, io::FileSystem* fs,
 // Runs the scan and returns what it knows, for Finish, Merge or a state file. Fails as RunScan.
 Result<state::ScanState> ScanToState(const ScanOptions& options, io::FileSystem* fs,
                                      const ScanControl& control = {});
+
+// A file read in pieces: the walk's item (piece fields aside) and every piece's sums added up.
+struct PiecedFile {
+  walk::WalkItem item;
+  PieceSums sums;
+};
+
+// The state of files read in pieces (the other scans' states hold their blocks), each counted
+// as one scan of the whole file counts it: the file and its bytes, its shape per setting, its
+// breakdown rows and whole-file content, or its error (the first failed piece's) and no shape.
+// A file whose pieces do not cover it (a scan interrupted) counts in the files and bytes found
+// only, as a file one scan left unfinished does. For state::Merge into the scans' merged state.
+// REQUIRES: `options` resolved, the scans' own.
+state::ScanState StateOfPiecedFiles(const ScanOptions& options,
+                                    const std::vector<PiecedFile>& files);
+
+// The chunk size of a scan with `options` (resolved): the pieces of a file begin at multiples of
+// it. At least every block size the scan cuts, so a piece holds whole records.
+uint64_t ChunkBytes(const ScanOptions& options);
 
 // The walk of options.paths a scan makes (serial with --follow-symlinks, else parallel).
 // REQUIRES: options resolved (threads > 0).

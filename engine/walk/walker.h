@@ -68,6 +68,10 @@ struct WalkItem {
   uint64_t dir_entries = 0;       // kDirectory: entries listed
   uint64_t dir_name_bytes = 0;    // kDirectory: sum of entry name lengths
   uint64_t dir_longest_name = 0;  // kDirectory: longest entry name
+  // kFile, never set by a walk: a piece of the file, the bytes [piece_begin, piece_end) at chunk
+  // boundaries, and the file's number among the files split (a distributed scan hands large
+  // files out in pieces: pipeline/file_pieces.h). piece_end == 0: the whole file.
+  uint64_t piece_begin = 0, piece_end = 0, piece_file = 0;
 };
 
 // A stream of walk items (Walker here, ParallelWalker in parallel_walker.h).

@@ -9,6 +9,9 @@ zsim's own memory), and so must the exit code. Cases:
   codecs        the tiny sample at 4K,128K,1M x off,lz4,gzip-6,zstd-3, and at --volblocksize
   sample        the tiny sample under --sample 1/16, and under --max-memory (the budget is applied
                 to the whole, so the kept key space is one process's)
+  split         a 100 MiB file (a partial last record, holes, a hard link, repeated roots) read
+                in pieces by every rank: identical at every recordsize and as a zvol, each
+                byte read by one rank
   huge          a 64 MiB structured file among small ones, at two recordsizes, and under
                 --max-memory budgets the whole outgrows at 1K and 512-byte records (the merged
                 tables sample as one process; every figure compared, block sizes and breakdowns
@@ -75,8 +78,14 @@ def mpirun(n, args, env_extra=None, timeout=600):
 
 
 def ranks_with_files(stderr):
-    return len([m for m in re.finditer(r"zsim-mpi-stats rank=(\d+) files=(\d+)", stderr)
-                if int(m.group(2)) > 0])
+    """Ranks that scanned files or pieces of files."""
+    return len([m for m in re.finditer(r"zsim-mpi-stats rank=(\d+) files=(\d+) pieces=(\d+)",
+                                       stderr) if int(m.group(2)) + int(m.group(3)) > 0])
+
+
+def rank_stats(stderr, field):
+    return [int(m.group(1)) for m in re.finditer(r"zsim-mpi-stats rank=\d+ .*\b" + field +
+                                                 r"=(\d+)", stderr)]
 
 
 def first_difference(a, b, path=""):
@@ -101,9 +110,11 @@ def first_difference(a, b, path=""):
     return None if a == b else f"{path}: {a!r} vs {b!r}"
 
 
-def compare(label, args, ranks=(1, 2, 3, 4), spread=True, sampled=False):
+def compare(label, args, ranks=(1, 2, 3, 4), spread=True, sampled=False, pieces=False):
     """JSON of one process vs mpirun -n N, for each N. `sampled`: the one-process report must
-    show a sampled dedup table (the budget bit), so the comparison covers it."""
+    show a sampled dedup table (the budget bit), so the comparison covers it. `pieces`: a file
+    is split, at least 2 ranks read pieces of it, and the ranks read the bytes one process
+    reads, once."""
     one = run([ZSIM, "scan", "--json", "--no-progress"] + args)
     check(one.returncode in (0, 1), f"{label}: one process exits {one.returncode}: {one.stderr}")
     want = normalized(json.loads(one.stdout))
@@ -124,6 +135,14 @@ def compare(label, args, ranks=(1, 2, 3, 4), spread=True, sampled=False):
         if spread and n > 1:
             used = ranks_with_files(got.stderr)
             check(used >= 2, f"{label} n={n}: only {used} rank(s) scanned files")
+        if pieces:
+            per_rank = rank_stats(got.stderr, "pieces")
+            check(len([p for p in per_rank if p > 0]) >= min(n, 2),
+                  f"{label} n={n}: pieces read per rank {per_rank}")
+            read = sum(rank_stats(got.stderr, "bytes_read"))
+            check(read == want["input"]["bytes_read"],
+                  f"{label} n={n}: the ranks read {read} bytes, one process "
+                  f"{want['input']['bytes_read']}")
         print(f"ok {label} n={n}", flush=True)
 
 
@@ -135,6 +154,31 @@ def tiny():
     return path
 
 
+def structured_image(path, records, is_hole, tail=0):
+    """`records` 128K records cycling through a repeating one (8 kinds), a compressible one, a
+    random one and a half-zero one, holes where is_hole(record), then `tail` random bytes.
+    Returns the repeating records and the compressible one."""
+    rnd = open("/dev/urandom", "rb")
+    rec = 128 * 1024
+    pattern = [rnd.read(rec) for _ in range(8)]
+    text = (b"the quick brown fox jumps over the lazy dog " * 3000)[:rec]
+    with open(path, "wb") as f:
+        for i in range(records):
+            if is_hole(i):
+                f.seek(rec, 1)
+            elif i % 4 == 0:
+                f.write(pattern[i % 8])  # each met records / 32 times
+            elif i % 4 == 1:
+                f.write(text)
+            elif i % 4 == 2:
+                f.write(rnd.read(rec))
+            else:
+                f.write(rnd.read(rec // 2) + bytes(rec // 2))
+        f.write(rnd.read(tail))
+        f.truncate(records * rec + tail)
+    return pattern, text
+
+
 def huge_tree():
     """A 64 MiB file with structure (repeating, compressible and random 128K records, a hole)
     and a few small files, one a copy of the huge file's first records."""
@@ -142,27 +186,37 @@ def huge_tree():
     if os.path.isdir(path):
         return path
     os.makedirs(path)
-    rnd = open("/dev/urandom", "rb")
-    rec = 128 * 1024
-    pattern = [rnd.read(rec) for _ in range(8)]
-    text = (b"the quick brown fox jumps over the lazy dog " * 3000)[:rec]
-    with open(os.path.join(path, "image.raw"), "wb") as f:
-        for i in range(512):
-            if i % 4 == 0:
-                f.write(pattern[i % 8])  # a record met 64 times
-            elif i % 4 == 1:
-                f.write(text)
-            elif i % 4 == 2:
-                f.write(rnd.read(rec))
-            elif i % 64 == 3:
-                f.seek(rec, 1)  # a hole
-            else:
-                f.write(rnd.read(rec // 2) + bytes(rec // 2))
-        f.truncate(512 * rec)
+    pattern, text = structured_image(os.path.join(path, "image.raw"), 512, lambda i: i % 64 == 3)
     for k in range(6):
         with open(os.path.join(path, f"small{k}.bin"), "wb") as f:
             f.write(pattern[k] + text[: 1000 * (k + 1)])
     return path
+
+
+def split_tree():
+    """One 100 MiB file (plus 12345 bytes: a last partial record at every recordsize) with
+    structure and 16 MiB of holes (two whole pieces), reached by a hard link too, and a small
+    file holding some of its records."""
+    path = os.path.join(WORK, "split")
+    if os.path.isdir(path):
+        return path
+    os.makedirs(path)
+    image = os.path.join(path, "disk.img")
+    pattern, text = structured_image(image, 800, lambda i: 320 <= i < 448, tail=12345)
+    os.link(image, os.path.join(path, "disk.link"))
+    with open(os.path.join(path, "small.bin"), "wb") as f:
+        f.write(pattern[3] + text[:5000])
+    return path
+
+
+def case_split():
+    t = split_tree()
+    image = os.path.join(t, "disk.img")
+    # The root twice and the image as a root of its own: each byte still counted once.
+    compare("split", ["--recordsize", "512,8K,128K,1M", "--compression", "lz4,zstd-3", t, t,
+                      image], pieces=True)
+    compare("split_zvol", ["--volblocksize", "16K", "--compression", "lz4", t], ranks=(2, 3),
+            pieces=True)
 
 
 def case_tiny():
@@ -185,7 +239,7 @@ def case_sample():
 
 def case_huge():
     t = huge_tree()
-    compare("huge", ["--recordsize", "16K,128K", "--compression", "lz4,zstd-3", t], spread=False)
+    compare("huge", ["--recordsize", "16K,128K", "--compression", "lz4,zstd-3", t])
     # --max-memory that the whole's table outgrows and each rank's part alone may not: the
     # budget is applied to the merged tables, so they keep one process's key space.
     compare("huge_budget_1k", ["--recordsize", "1K", "--compression", "lz4", "--max-memory", "1M",

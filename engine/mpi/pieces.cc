@@ -1,0 +1,83 @@
+#include "engine/mpi/pieces.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "engine/state/frame_stream.h"
+
+namespace zsim::mpi {
+namespace {
+
+void PutList(state::FrameWriter& w, const std::vector<uint64_t>& v) {
+  w.U64(v.size());
+  for (uint64_t x : v) w.U64(x);
+}
+
+std::vector<uint64_t> GetList(state::FrameReader& r) {
+  const uint64_t n = r.U64();
+  if (n > r.remaining_hint() / 8) {
+    r.Fail("a list longer than the message");
+    return {};
+  }
+  std::vector<uint64_t> v(n);
+  for (uint64_t& x : v) x = r.U64();
+  return v;
+}
+
+}  // namespace
+
+void AddPieces(PieceMap& into, const PieceMap& from) {
+  for (const auto& [file, sums] : from) pipeline::AddPiece(into[file], sums);
+}
+
+std::string EncodePieces(const PieceMap& pieces) {
+  std::string out;
+  state::FrameWriter w(&out);
+  w.U64(pieces.size());
+  for (const auto& [file, p] : pieces) {
+    w.U64(file);
+    w.U64(p.bytes);
+    w.U64(p.pieces);
+    PutList(w, p.non_hole);
+    PutList(w, p.zero_blocks);
+    w.U64(p.bytes_read);
+    w.U64(p.content_lo);
+    w.U64(p.content_hi);
+    w.U8(p.has_data ? 1 : 0);
+    w.U64(p.failed_at);
+    w.I32(static_cast<int32_t>(p.failure.code()));
+    w.Str(p.failure.ok() ? std::string() : p.failure.message());
+  }
+  w.Finish();  // appending to a string does not fail
+  return out;
+}
+
+Result<PieceMap> DecodePieces(ByteView bytes) {
+  state::FrameReader r(bytes, /*verify=*/true);
+  PieceMap out;
+  const uint64_t n = r.U64();
+  for (uint64_t i = 0; i < n && r.ok(); ++i) {
+    pipeline::PieceSums p;
+    p.file = r.U64();
+    p.bytes = r.U64();
+    p.pieces = r.U64();
+    p.non_hole = GetList(r);
+    p.zero_blocks = GetList(r);
+    p.bytes_read = r.U64();
+    p.content_lo = r.U64();
+    p.content_hi = r.U64();
+    p.has_data = r.U8() != 0;
+    p.failed_at = r.U64();
+    const auto code = static_cast<StatusCode>(r.I32());
+    std::string message = r.Str(size_t{1} << 20);
+    if (code != StatusCode::kOk) p.failure = Status(code, std::move(message));
+    const uint64_t file = p.file;
+    out[file] = std::move(p);
+  }
+  if (Status end = r.End(); !end.ok()) {
+    return Status::Internal("the pieces of split files do not read back: " + end.message());
+  }
+  return out;
+}
+
+}  // namespace zsim::mpi

@@ -1,0 +1,286 @@
+// Files read in pieces (pipeline/file_pieces.h), as a distributed scan reads a large file: the
+// pieces handed to separate scans in any order, their states merged and the pieced files counted
+// once (StateOfPiecedFiles) give the figures of one scan of the whole tree, for every recordsize
+// (the last partial record, a hole over a whole chunk, a whole-file copy) and as a zvol; the
+// pieces read each byte once. A piece that finds the file changed since it was listed, or
+// cannot open it, makes the file one error; a file whose pieces were not all read is found,
+// not counted.
+
+#include "engine/pipeline/file_pieces.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <deque>
+#include <filesystem>
+#include <map>
+
+#include "engine/finish/finish.h"
+#include "engine/io/file_system.h"
+#include "engine/pipeline/scan.h"
+#include "engine/state/merge.h"
+#include "tests/util/result_compare.h"
+#include "tests/util/test_util.h"
+
+namespace zsim::pipeline {
+namespace {
+
+constexpr uint64_t M = 1 << 20;
+
+// `bytes` written at `offset` of `path`, the file then cut to `size` (what is not written is a
+// hole).
+void WriteSparse(const std::filesystem::path& path, uint64_t size,
+                 const std::vector<std::pair<uint64_t, std::vector<uint8_t>>>& extents) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  for (const auto& [offset, bytes] : extents) {
+    ASSERT_EQ(::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(offset)),
+              static_cast<ssize_t>(bytes.size()));
+  }
+  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(size)), 0);
+  ::close(fd);
+}
+
+// A tree with two 3-piece images (one a copy of the other), whose second chunk is a hole and
+// whose size ends inside a record, and small files sharing some of their records.
+void BuildTree(const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir / "sub");
+  const uint64_t size = 17 * M + 777;
+  const std::vector<uint8_t> head = testing::GenerateBlock(8 * M, 0.6, 1);
+  const std::vector<uint8_t> tail = testing::GenerateBlock(size - 16 * M, 0.5, 2);
+  WriteSparse(dir / "image.raw", size, {{0, head}, {16 * M, tail}});
+  WriteSparse(dir / "sub" / "image.copy", size, {{0, head}, {16 * M, tail}});
+  std::vector<uint8_t> small(head.begin(), head.begin() + 300000);
+  const int fd = ::open((dir / "sub" / "small.bin").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, small.data(), small.size()), static_cast<ssize_t>(small.size()));
+  ::close(fd);
+}
+
+class ListSource : public walk::WalkSource {
+ public:
+  explicit ListSource(std::vector<walk::WalkItem> items) : items_(items.begin(), items.end()) {}
+  std::optional<walk::WalkItem> Next() override {
+    if (items_.empty()) return std::nullopt;
+    walk::WalkItem it = std::move(items_.front());
+    items_.pop_front();
+    return it;
+  }
+
+ private:
+  std::deque<walk::WalkItem> items_;
+};
+
+struct Split {
+  std::vector<std::vector<walk::WalkItem>> shares;  // per "rank"
+  std::vector<walk::WalkItem> files;                // the files split, by number
+};
+
+// The walk of `o`'s paths over `ranks` shares: files larger than `piece` in pieces, dealt out
+// from the last piece backwards; everything else to share 0.
+Split SplitWalk(const ScanOptions& o, io::FileSystem* fs, uint64_t piece, size_t ranks) {
+  Split s;
+  s.shares.resize(ranks);
+  std::vector<walk::WalkItem> pieces;
+  std::unique_ptr<walk::WalkSource> walk = MakeWalk(ResolveOptions(o), fs);
+  while (std::optional<walk::WalkItem> it = walk->Next()) {
+    if (it->kind != walk::WalkItem::Kind::kFile || it->info.size <= piece) {
+      s.shares[0].push_back(std::move(*it));
+      continue;
+    }
+    for (uint64_t b = 0; b < it->info.size; b += piece) {
+      walk::WalkItem p = *it;
+      p.piece_begin = b;
+      p.piece_end = std::min(b + piece, it->info.size);
+      p.piece_file = s.files.size();
+      pieces.push_back(std::move(p));
+    }
+    s.files.push_back(std::move(*it));
+  }
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    s.shares[i % ranks].push_back(pieces[pieces.size() - 1 - i]);
+  }
+  return s;
+}
+
+// Each share scanned alone, the states merged, the pieced files counted from the pieces' sums.
+struct Pieced {
+  state::ScanState state;
+  uint64_t pieces = 0;
+};
+Pieced ScanInPieces(const ScanOptions& o, io::FileSystem* fs, const Split& split) {
+  std::map<uint64_t, PieceSums> sums;
+  std::optional<state::ScanState> merged;
+  Pieced out;
+  for (const std::vector<walk::WalkItem>& share : split.shares) {
+    ScanControl control;
+    control.source = [share] { return std::make_unique<ListSource>(share); };
+    control.piece_done = [&](const PieceSums& p) {
+      AddPiece(sums[p.file], p);
+      ++out.pieces;
+    };
+    Result<state::ScanState> s = ScanToState(o, fs, control);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    if (!merged) {
+      merged = std::move(*s);
+      continue;
+    }
+    s->options.paths.clear();
+    s->input.paths.clear();
+    EXPECT_TRUE(state::CheckMergeable(*merged, *s).ok());
+    state::Merge(*merged, *s);
+  }
+  std::vector<PiecedFile> files;
+  for (size_t i = 0; i < split.files.size(); ++i) files.push_back({split.files[i], sums[i]});
+  state::ScanState whole = StateOfPiecedFiles(merged->options, files);
+  whole.options.paths.clear();
+  whole.input.paths.clear();
+  EXPECT_TRUE(state::CheckMergeable(*merged, whole).ok());
+  state::Merge(*merged, whole);
+  out.state = std::move(*merged);
+  return out;
+}
+
+ScanResult Report(const state::ScanState& s) {
+  return finish::Finish(s, finish::ReportOptionsOf(s.options));
+}
+
+void ExpectPiecesEqualOneScan(ScanOptions o, size_t ranks) {
+  testing::TempDir dir;
+  BuildTree(dir.path());
+  auto fs = io::PosixFileSystem();
+  o.paths = {dir.path().string()};
+  o.threads = 2;
+  const uint64_t chunk = ChunkBytes(ResolveOptions(o));
+  const Split split = SplitWalk(o, fs.get(), chunk, ranks);
+  ASSERT_EQ(split.files.size(), 2u);
+  Result<ScanResult> whole = RunScan(o, fs.get());
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  const Pieced pieced = ScanInPieces(o, fs.get(), split);
+  EXPECT_EQ(pieced.pieces, 6u);  // 3 per image: [0, 8M), [8M, 16M) (a hole), [16M, end)
+  const ScanResult got = Report(pieced.state);
+  testing::ExpectSameFigures(got, *whole);
+  // Every byte read once, by one of the pieces.
+  EXPECT_EQ(got.input.bytes_read, whole->input.bytes_read);
+  EXPECT_EQ(got.input.files, 3u);
+  EXPECT_EQ(got.dedup_sources.duplicate_files, whole->dedup_sources.duplicate_files);
+  EXPECT_EQ(whole->dedup_sources.duplicate_files, 1u);  // the image's copy, found from pieces
+}
+
+TEST(FilePiecesTest, PiecesInAnyOrderGiveOneScanAtEveryRecordsize) {
+  ScanOptions o;
+  o.recordsizes = {512, 4096, 128 * 1024, 1 * M};
+  o.compressions = {Compression{CompressionAlgorithm::kLz4, 0},
+                    Compression{CompressionAlgorithm::kZstd, 3}};
+  ExpectPiecesEqualOneScan(o, 3);
+}
+
+TEST(FilePiecesTest, PiecesGiveOneScanExactAndAsAZvol) {
+  ScanOptions o;
+  o.exact = true;
+  o.recordsizes = {16 * 1024, 128 * 1024};
+  ExpectPiecesEqualOneScan(o, 2);
+  ScanOptions zvol;
+  zvol.volblocksize = 16 * 1024;
+  ExpectPiecesEqualOneScan(zvol, 2);
+}
+
+TEST(FilePiecesTest, ALargerRecordThanTheChunkKeepsPiecesAtRecordBoundaries) {
+  ScanOptions o;
+  o.recordsizes = {16 * M};
+  o.compressions = {Compression{CompressionAlgorithm::kOff, 0}};
+  EXPECT_EQ(ChunkBytes(ResolveOptions(o)), 16 * M);
+  testing::TempDir dir;
+  BuildTree(dir.path());
+  auto fs = io::PosixFileSystem();
+  o.paths = {dir.path().string()};
+  const Split split = SplitWalk(o, fs.get(), 16 * M, 2);
+  Result<ScanResult> whole = RunScan(o, fs.get());
+  ASSERT_TRUE(whole.ok());
+  const Pieced pieced = ScanInPieces(o, fs.get(), split);
+  EXPECT_EQ(pieced.pieces, 4u);  // [0, 16M) and a last piece of one partial record, twice
+  testing::ExpectSameFigures(Report(pieced.state), *whole);
+}
+
+// The tree's images handed out in pieces whose items were changed by `edit`, in one scan.
+ScanResult ScanEditedPieces(const std::filesystem::path& dir, void (*edit)(walk::WalkItem&),
+                            size_t keep_pieces = SIZE_MAX) {
+  auto fs = io::PosixFileSystem();
+  ScanOptions o;
+  o.paths = {dir.string()};
+  o.exact = true;
+  Split split = SplitWalk(o, fs.get(), ChunkBytes(ResolveOptions(o)), 1);
+  size_t image = 0;
+  while (image < split.files.size() && split.files[image].path != (dir / "image.raw").string()) {
+    ++image;
+  }
+  if (image == split.files.size()) {
+    ADD_FAILURE() << "image.raw was not split";
+    return {};
+  }
+  size_t kept = 0;
+  std::vector<walk::WalkItem> share;
+  // image.raw's pieces in order (SplitWalk deals them from the last one).
+  std::sort(split.shares[0].begin(), split.shares[0].end(),
+            [](const walk::WalkItem& a, const walk::WalkItem& b) {
+              return a.piece_begin < b.piece_begin;
+            });
+  for (walk::WalkItem& it : split.shares[0]) {
+    if (it.piece_end != 0) {
+      if (it.piece_file != image) continue;  // image.raw only
+      it.piece_file = 0;
+      if (kept++ >= keep_pieces) continue;
+      edit(it);
+    } else if (it.kind == walk::WalkItem::Kind::kFile) {
+      continue;
+    }
+    share.push_back(it);
+  }
+  split.shares[0] = share;
+  split.files = {split.files[image]};
+  return Report(ScanInPieces(o, fs.get(), split).state);
+}
+
+TEST(FilePiecesTest, AFileChangedSinceItWasListedIsOneError) {
+  testing::TempDir dir;
+  BuildTree(dir.path());
+  // The second piece alone sees another version (its listed mtime is not the file's).
+  const ScanResult r = ScanEditedPieces(dir.path(), [](walk::WalkItem& it) {
+    if (it.piece_begin == 8 * M) it.info.mtime_ns += 1;
+  });
+  ASSERT_EQ(r.input.errors.size(), 1u);
+  EXPECT_NE(r.input.errors[0].error.find("modified since it was listed"), std::string::npos)
+      << r.input.errors[0].error;
+  EXPECT_EQ(r.input.errors[0].path, (dir.path() / "image.raw").string());
+  EXPECT_EQ(r.input.files, 0u);  // not counted, as a file one scan found changed
+  EXPECT_EQ(r.input.bytes_logical, 0u);
+}
+
+TEST(FilePiecesTest, AFileNoPieceCanOpenIsOneError) {
+  testing::TempDir dir;
+  BuildTree(dir.path());
+  const ScanResult r = ScanEditedPieces(dir.path(), [](walk::WalkItem& it) {
+    it.path += ".gone";  // as if removed after it was listed
+  });
+  ASSERT_EQ(r.input.errors.size(), 1u);
+  EXPECT_EQ(r.input.errors[0].path, (dir.path() / "image.raw").string());  // the file's name
+  EXPECT_EQ(r.input.files, 0u);
+}
+
+TEST(FilePiecesTest, AFileWhosePiecesWereNotAllReadIsFoundNotCounted) {
+  testing::TempDir dir;
+  BuildTree(dir.path());
+  const ScanResult r = ScanEditedPieces(
+      dir.path(), [](walk::WalkItem&) {}, /*keep_pieces=*/2);
+  EXPECT_TRUE(r.input.errors.empty());
+  EXPECT_EQ(r.input.files, 1u);
+  ASSERT_FALSE(r.breakdowns.empty());
+  uint64_t counted = 0;
+  for (const BreakdownRow& row : r.breakdowns[0].extensions) counted += row.files;
+  EXPECT_EQ(counted, 0u);  // no shape, no breakdown row: as a file one scan did not finish
+}
+
+}  // namespace
+}  // namespace zsim::pipeline
