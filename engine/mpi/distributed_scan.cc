@@ -120,12 +120,8 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
 
   const bool print_stats = std::getenv("ZSIM_MPI_STATS") != nullptr;
   const RankStats mine = print_stats ? StatsOf(state, pieces) : RankStats{};
-  // Every rank's sizing walk sized the whole tree (its paths), not its share: the whole's codec
-  // budget is that plan once (estimate/codec_budget.h), where state::Merge adds the parts' plans.
-  const uint64_t planned_bytes = state.sampling.planned_bytes;
   ReduceStats stats;
   Status reduced = ReduceToRoot(state, pieces, rank, size, &stats);
-  state.sampling.planned_bytes = planned_bytes;
   if (print_stats) PrintStats(rank, mine, work, stats.bytes_received);
   if (rank != 0) return std::optional<state::ScanState>();
   if (!reduced.ok()) return reduced;

@@ -174,6 +174,9 @@ constexpr std::chrono::milliseconds kAbandonAfter{400};
 // budget, estimate/codec_budget.h).
 constexpr std::chrono::milliseconds kPlanWait{1000};
 
+// Seeds the hash of the input paths that names the sizing walk's plan (SamplingState::plan_scope).
+constexpr uint64_t kPlanScopeSeed = 0x706c616e73636f70;  // "planscop"
+
 // The progress line's expected time follows the pace once 1/kPaceShare of the bytes is done.
 constexpr uint64_t kPaceShare = 20;
 
@@ -1148,8 +1151,12 @@ state::ScanState Scan::Run() {
   if (planned) complete_level = PlannedLevel();
   // The budget's bytes: the whole tree's, or after an interrupt those sized so far (at least
   // those any level used followed).
-  if (adaptive_)
+  if (adaptive_) {
     sampling_.planned_bytes = std::max(sizer_->allocated_bytes(), budget_bytes_.load());
+    for (const std::string& p : options_.paths) {
+      sampling_.plan_scope ^= XXH3_64bits_withSeed(p.data(), p.size(), kPlanScopeSeed);
+    }
+  }
   // Each sampled codec's complete level: the one it ended at, or the budget of the plan when the
   // scan ended before following it (below it every level it met was coded too).
   sampling_.setting_levels.assign(rows_.size() * settings, 0);

@@ -132,6 +132,7 @@ void PutState(FrameWriter& w, const ScanState& s) {
   w.I32(s.sampling.occurrence_level);
   w.U8(s.sampling.adaptive);
   w.U64(s.sampling.planned_bytes);
+  w.U64(s.sampling.plan_scope);
   w.U32(static_cast<uint32_t>(s.sampling.setting_levels.size()));
   for (int lv : s.sampling.setting_levels) w.I32(lv);
   w.U32(static_cast<uint32_t>(s.featured));
@@ -378,6 +379,7 @@ void GetState(FrameReader& r, ScanState& s) {
   s.sampling.occurrence_level = r.I32();
   s.sampling.adaptive = r.U8() != 0;
   s.sampling.planned_bytes = r.U64();
+  s.sampling.plan_scope = r.U64();
   const uint32_t cells = r.U32();
   if (cells != 0 && cells != o.recordsizes.size() * settings && cells != settings) {
     r.Fail("corrupt: sampling levels");
