@@ -23,6 +23,7 @@ Examples:
   zsim scan /data --profile v23 --compression lzjb,gzip-9   as an old (pool v23) ZFS would
 
   zsim scan /srv --save srv.zstate                  keep the scan's state to report again later
+  zsim scan /srv --since srv.zstate --save srv.zstate   next week: read only what changed
   zsim report srv.zstate --vdev raidz2:6 --copies 2 the same data on another pool, no rescan
   zsim report host1.zstate host2.zstate             one pool for both hosts: dedup across them
   zsim diff monday.zstate friday.zstate             what changed in between
@@ -153,6 +154,13 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   scan->add_option("--save", save,
                    "also write the scan's state to FILE, for zsim report (other pools, merging "
                    "hosts) without reading the data again");
+  std::optional<std::string> since;
+  scan->add_option(
+          "--since", since,
+          "start from a state saved by an earlier scan of the same paths: read only the "
+          "files new or changed since (identity, size, mtime, ctime), take out those gone; "
+          "the figures are a full scan's")
+      ->type_name("FILE");
 
   CLI::App* report = app.add_subcommand(
       "report",
@@ -434,6 +442,16 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     if (save->empty())
       return Status::InvalidArgument("--save needs a file name, e.g. --save scan.zstate");
     cmd.save_path = *save;
+  }
+  if (since) {
+    if (since->empty())
+      return Status::InvalidArgument("--since needs a state file, e.g. --since last.zstate");
+    if (o.sample_modulus > 1) {
+      return Status::InvalidArgument(
+          "--since and --sample do not go together: --since takes changed files' blocks back "
+          "out of an exact dedup table, which --sample does not keep");
+    }
+    cmd.since_path = *since;
   }
   return cmd;
 }

@@ -35,9 +35,10 @@ struct Command {
   bool wide = false;  // --wide: the text report's every column, whatever the width
   std::optional<std::string> html_path;  // --html FILE: also write the HTML report there
   bool quiet = false;
-  std::optional<std::string> save_path;  // scan --save FILE: also keep the scan's state there
-  ReportFlags report;                    // kReport; kDiff: state_paths = {old, new}
-  std::optional<bool> progress;          // unset: when stderr is a terminal
+  std::optional<std::string> save_path;   // scan --save FILE: also keep the scan's state there
+  std::optional<std::string> since_path;  // scan --since FILE: read only what changed since
+  ReportFlags report;                     // kReport; kDiff: state_paths = {old, new}
+  std::optional<bool> progress;           // unset: when stderr is a terminal
 };
 
 // Parses the command line. On bad usage returns kInvalidArgument whose message is the whole text

@@ -33,12 +33,26 @@ namespace {
 
 std::atomic<bool> g_cancel{false};
 std::atomic<int> g_signals{0};  // lock-free on Linux: safe in a signal handler
+// Under mpirun, SIGINT and SIGTERM end the rank at once, rank 0 saying why first (see main).
+std::atomic<bool> g_abort_on_signal{false};
+std::string g_abort_message;  // written before g_abort_on_signal is set; rank 0's only
 
 void OnSignal(int) {
+  if (g_abort_on_signal.load()) {
+    if (!g_abort_message.empty()) {
+      (void)!::write(STDERR_FILENO, g_abort_message.data(), g_abort_message.size());
+    }
+    _exit(zsim::cli::kExitInterrupted);
+  }
   // First Ctrl-C: stop feeding, drain, print what was scanned. Second: leave at once.
   if (g_signals++ > 0) _exit(zsim::cli::kExitInterrupted);
   g_cancel.store(true);
 }
+
+#ifdef ZSIM_MPI
+// Under mpirun: stop feeding, drain, and report what every rank scanned (marked partial).
+void OnStopSignal(int) { g_cancel.store(true); }
+#endif
 
 // Writes the whole report on stdout; 0 when done, else the errno of the failed write (EPIPE: the
 // reader went away, which ends the program quietly; anything else, e.g. ENOSPC, is an error).
@@ -120,6 +134,24 @@ int main(int argc, char** argv) {
   // Under mpirun: one scan across every rank, reported by rank 0 alone (engine/mpi/session.h).
   mpi::Session session(&argc, &argv);
   const bool quiet_rank = session.active() && session.rank() != 0;
+  if (session.active()) {
+    // Ctrl-C to mpirun is not passed on: mpirun aborts the job, sending every rank SIGCONT, then
+    // SIGTERM, then SIGKILL, a second apart (Open MPI 4), and stops relaying their output. A
+    // partial report could only come out cut short: each rank ends at the SIGTERM instead, and
+    // rank 0 says so. SIGUSR1, which mpirun passes on to every rank, stops the scan as one
+    // process's first Ctrl-C does: the ranks drain and rank 0 prints the partial report.
+    if (!quiet_rank) {
+      g_abort_message =
+          "zsim: interrupted: mpirun stopped every rank (Ctrl-C or SIGTERM); no report is "
+          "printed. For a partial report of what was scanned, stop the scan with SIGUSR1 to "
+          "mpirun (kill -USR1 PID), which mpirun passes on to every rank\n";
+    }
+    g_abort_on_signal.store(true);
+    struct sigaction stop {};
+    stop.sa_handler = OnStopSignal;
+    sigemptyset(&stop.sa_mask);
+    ::sigaction(SIGUSR1, &stop, nullptr);
+  }
 #else
   const bool quiet_rank = false;
 #endif
@@ -197,6 +229,27 @@ int main(int argc, char** argv) {
     const bool progress = cmd->progress.value_or(::isatty(STDERR_FILENO) == 1);
     pipeline::ScanControl control;
     control.cancel = &g_cancel;
+    // A saved state keeps its file records: the base of a later --since.
+    control.record_files = cmd->save_path.has_value();
+#ifdef ZSIM_MPI
+    // The ranks' states merge, which drops records (their entry references are each rank's own).
+    if (session.active()) control.record_files = false;
+#endif
+    std::optional<state::ScanState> since;
+    if (cmd->since_path) {
+#ifdef ZSIM_MPI
+      if (session.active()) {
+        if (!quiet_rank) cli::PrintError("--since is not available under mpirun: run it alone");
+        return refuse_output();
+      }
+#endif
+      Result<state::ScanState> base = state::LoadState(*cmd->since_path);
+      if (!base.ok()) {
+        cli::PrintError("--since: " + base.status().message());
+        return cli::kExitUsage;
+      }
+      since = std::move(*base);
+    }
     if (progress) control.progress = [](const pipeline::Progress& p) { cli::DrawProgress(p); };
     if (!cmd->quiet) {
       control.forecast = [progress](const pipeline::CostForecast& f) {
@@ -213,23 +266,40 @@ int main(int argc, char** argv) {
     if (session.active()) {
       Result<std::optional<state::ScanState>> merged =
           mpi::RunDistributedScan(cmd->options, io::PosixFileSystem().get(), control, session);
-      if (merged.ok() && !merged->has_value()) return cli::kExitOk;
+      if (merged.ok() && !merged->has_value()) {
+        if (!g_cancel.load()) return cli::kExitOk;
+        // Interrupted: abandoned reads may still hold threads (see the end of main).
+        session.Finalize();
+        _exit(cli::kExitInterrupted);
+      }
       if (merged.ok()) {
         scanned = std::move(**merged);
       } else {
         scanned = merged.status();
       }
-    } else {
+    } else if (!since) {
       scanned = pipeline::ScanToState(cmd->options, io::PosixFileSystem().get(), control);
     }
 #else
-    Result<state::ScanState> scanned =
-        pipeline::ScanToState(cmd->options, io::PosixFileSystem().get(), control);
+    Result<state::ScanState> scanned = Status::Internal("not scanned");
+#endif
+    pipeline::SinceSummary since_summary;
+    if (since) {
+      scanned = pipeline::ScanSince(cmd->options, std::move(*since), io::PosixFileSystem().get(),
+                                    control, &since_summary);
+    }
+#ifndef ZSIM_MPI
+    else {
+      scanned = pipeline::ScanToState(cmd->options, io::PosixFileSystem().get(), control);
+    }
 #endif
     if (progress) cli::ClearProgress();
     if (!scanned.ok()) {
       if (!quiet_rank) cli::PrintError(scanned.status().message());
       return cli::kExitUsage;
+    }
+    if (cmd->since_path && !cmd->quiet) {
+      std::fprintf(stderr, "%s\n", cli::FormatSinceSummary(since_summary).c_str());
     }
     if (cmd->save_path) {
       const Status saved = state::SaveState(*scanned, *cmd->save_path);
@@ -270,6 +340,9 @@ int main(int argc, char** argv) {
     // Interrupted: reads that did not return may still be under way on the scan's threads
     // (pipeline/scan.h ScanControl). Everything is written; leave without running destructors.
     std::fflush(nullptr);
+#ifdef ZSIM_MPI
+    session.Finalize();  // the other ranks wait for this one
+#endif
     _exit(code);
   }
   return code;

@@ -97,6 +97,17 @@ void DrawProgress(const pipeline::Progress& p) {
   std::fflush(stderr);
 }
 
+std::string FormatSinceSummary(const pipeline::SinceSummary& s) {
+  if (s.full_rescan) {
+    return "zsim: --since: the saved state could not give a full scan's figures (the tree shrank "
+           "below the sample its codecs ran on, or the tables outgrew --max-memory): read all " +
+           std::to_string(s.read) + " files again";
+  }
+  return "zsim: --since: " + std::to_string(s.kept) + " files unchanged (not read), " +
+         std::to_string(s.read) + " read, " + std::to_string(s.dropped) +
+         " taken out (changed or gone)";
+}
+
 std::string FormatCostWarning(const pipeline::CostForecast& f) {
   if (!pipeline::IsCostly(f)) return "";
   const double wall = f.Seconds();

@@ -31,6 +31,10 @@ void ClearProgress();
 // The forecast of a costly scan (pipeline::IsCostly) as one warning line; empty for others.
 std::string FormatCostWarning(const pipeline::CostForecast& f);
 
+// After `zsim scan --since`: how many files were reused, read and taken out, or that the base
+// could not serve and everything was read.
+std::string FormatSinceSummary(const pipeline::SinceSummary& s);
+
 // After the report: warnings about unreadable paths / partial results (unless quiet), and the
 // exit code the run ends with.
 int FinishMessages(const ScanResult& result, bool quiet);

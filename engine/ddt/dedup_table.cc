@@ -167,8 +167,10 @@ uint32_t DedupTable::AppendEntry(Shard& shard, size_t slot, uint64_t lo, uint32_
   return id;
 }
 
-InsertOutcome DedupTable::Insert(const Fingerprint& key, uint64_t lsize, bool is_zero) {
-  Shard& shard = *shards_[key.hi >> (64 - kShardBits)];
+InsertOutcome DedupTable::Insert(const Fingerprint& key, uint64_t lsize, bool is_zero,
+                                 uint32_t* ref) {
+  const size_t shard_index = key.hi >> (64 - kShardBits);
+  Shard& shard = *shards_[shard_index];
   const uint32_t hi32 = static_cast<uint32_t>(key.hi);
   std::lock_guard<std::mutex> lock(shard.mu);
   // Read under the shard lock: a raise compacts each shard under its lock after storing the new
@@ -184,16 +186,19 @@ InsertOutcome DedupTable::Insert(const Fingerprint& key, uint64_t lsize, bool is
   }
   const size_t i = shard.Find(key.lo, hi32, entry_bytes_);
   if (shard.index[i] != 0) {
-    uint8_t* e = shard.Entry((shard.index[i] & kIdMask) - 1, entry_bytes_);
+    const uint32_t id = (shard.index[i] & kIdMask) - 1;
+    uint8_t* e = shard.Entry(id, entry_bytes_);
     const uint32_t refs = Load<uint32_t>(e + kRefOffset);
     if (refs != std::numeric_limits<uint32_t>::max()) Store<uint32_t>(e + kRefOffset, refs + 1);
+    if (ref != nullptr) *ref = static_cast<uint32_t>(shard_index << kIdBits) | id;
     return refs + 1 == kHeavyRefcount ? InsertOutcome::kBecameHeavy : InsertOutcome::kDuplicate;
   }
   if (shard.count >= kMaxEntriesPerShard) {
     // 16.7M entries in one shard (4.3G in the table, about 100 GiB): the caller must sample.
     return InsertOutcome::kSampledOut;
   }
-  AppendEntry(shard, i, key.lo, hi32, 1, lsize, is_zero);
+  const uint32_t id = AppendEntry(shard, i, key.lo, hi32, 1, lsize, is_zero);
+  if (ref != nullptr) *ref = static_cast<uint32_t>(shard_index << kIdBits) | id;
   return InsertOutcome::kFirst;
 }
 
@@ -312,39 +317,92 @@ void DedupTable::RaiseSampleShift(uint32_t shift) {
     Shard& shard = *shard_ptr;
     std::lock_guard<std::mutex> lock(shard.mu);
     const uint64_t before = shard.Bytes(entry_bytes_);
-    // Compact the survivors in id order into fresh, right-sized chunks (the memory given back
-    // must show: --max-memory counts it), then rebuild the index and the side list.
-    std::vector<uint32_t> new_id(shard.count, UINT32_MAX);
-    std::vector<std::unique_ptr<uint8_t[]>> chunks;
-    uint32_t kept = 0;
-    for (uint32_t id = 0; id < shard.count; ++id) {
-      const uint8_t* e = shard.Entry(id, entry_bytes_);
+    Compact(shard, [&](const uint8_t* e) {
       const Fingerprint k{Load<uint64_t>(e + kLoOffset), Load<uint32_t>(e + kHiOffset)};
-      if ((Load<uint16_t>(e + kLsizeOffset) & kZeroFlag) == 0 && SampledOut(k, shift)) continue;
-      if (ChunkOf(kept) >= chunks.size()) {
-        chunks.push_back(std::make_unique<uint8_t[]>(ChunkEntries(chunks.size()) * entry_bytes_));
-      }
-      std::memcpy(chunks[ChunkOf(kept)].get() + SlotOf(kept) * entry_bytes_, e, entry_bytes_);
-      new_id[id] = kept++;
-    }
-    shard.chunks = std::move(chunks);
-    shard.count = kept;
-    size_t slots = 64;
-    while ((size_t{kept} + 1) * 8 > slots * 7) slots = NextIndexSize(slots);
-    shard.RebuildIndex(slots, entry_bytes_);
-    std::vector<uint32_t> ids;
-    std::vector<PsizeCode> codes;
-    for (size_t s = 0; s < shard.side_ids.size(); ++s) {
-      const uint32_t n = new_id[shard.side_ids[s]];
-      if (n == UINT32_MAX) continue;
-      ids.push_back(n);
-      codes.insert(codes.end(), shard.side_codes.begin() + s * side_count_,
-                   shard.side_codes.begin() + (s + 1) * side_count_);
-    }
-    shard.side_ids = std::move(ids);
-    shard.side_codes = std::move(codes);
+      return (Load<uint16_t>(e + kLsizeOffset) & kZeroFlag) != 0 || !SampledOut(k, shift);
+    });
     bytes_.fetch_sub(before - shard.Bytes(entry_bytes_), std::memory_order_relaxed);
   }
+}
+
+std::vector<uint32_t> DedupTable::Compact(Shard& shard,
+                                          const std::function<bool(const uint8_t*)>& keep) {
+  // The survivors in id order into fresh, right-sized chunks (the memory given back must show:
+  // --max-memory counts it), then the index and the side list rebuilt.
+  std::vector<uint32_t> new_id(shard.count, kDroppedRef);
+  std::vector<std::unique_ptr<uint8_t[]>> chunks;
+  uint32_t kept = 0;
+  for (uint32_t id = 0; id < shard.count; ++id) {
+    const uint8_t* e = shard.Entry(id, entry_bytes_);
+    if (!keep(e)) continue;
+    if (ChunkOf(kept) >= chunks.size()) {
+      chunks.push_back(std::make_unique<uint8_t[]>(ChunkEntries(chunks.size()) * entry_bytes_));
+    }
+    std::memcpy(chunks[ChunkOf(kept)].get() + SlotOf(kept) * entry_bytes_, e, entry_bytes_);
+    new_id[id] = kept++;
+  }
+  shard.chunks = std::move(chunks);
+  shard.count = kept;
+  size_t slots = 64;
+  while ((size_t{kept} + 1) * 8 > slots * 7) slots = NextIndexSize(slots);
+  shard.RebuildIndex(slots, entry_bytes_);
+  std::vector<uint32_t> ids;
+  std::vector<PsizeCode> codes;
+  for (size_t s = 0; s < shard.side_ids.size(); ++s) {
+    const uint32_t n = new_id[shard.side_ids[s]];
+    if (n == kDroppedRef) continue;
+    ids.push_back(n);
+    codes.insert(codes.end(), shard.side_codes.begin() + s * side_count_,
+                 shard.side_codes.begin() + (s + 1) * side_count_);
+  }
+  shard.side_ids = std::move(ids);
+  shard.side_codes = std::move(codes);
+  return new_id;
+}
+
+bool DedupTable::HasRef(uint32_t ref) const {
+  Shard& shard = *shards_[ref >> kIdBits];
+  std::lock_guard<std::mutex> lock(shard.mu);
+  return (ref & kIdMask) < shard.count;
+}
+
+Fingerprint DedupTable::KeyOf(uint32_t ref) const {
+  Shard& shard = *shards_[ref >> kIdBits];
+  std::lock_guard<std::mutex> lock(shard.mu);
+  const uint8_t* e = shard.Entry(ref & kIdMask, entry_bytes_);
+  return Fingerprint{
+      Load<uint64_t>(e + kLoOffset),
+      (uint64_t{ref >> kIdBits} << (64 - kShardBits)) | Load<uint32_t>(e + kHiOffset)};
+}
+
+void DedupTable::Release(uint32_t ref) {
+  Shard& shard = *shards_[ref >> kIdBits];
+  std::lock_guard<std::mutex> lock(shard.mu);
+  uint8_t* e = shard.Entry(ref & kIdMask, entry_bytes_);
+  const uint32_t refs = Load<uint32_t>(e + kRefOffset);
+  // A saturated count no longer knows how many there were: it stays.
+  if (refs != 0 && refs != std::numeric_limits<uint32_t>::max()) {
+    Store<uint32_t>(e + kRefOffset, refs - 1);
+  }
+}
+
+DedupTable::RefMap DedupTable::DropUnreferenced() {
+  RefMap map(shards_.size());
+  for (size_t k = 0; k < shards_.size(); ++k) {
+    Shard& shard = *shards_[k];
+    std::lock_guard<std::mutex> lock(shard.mu);
+    const uint64_t before = shard.Bytes(entry_bytes_);
+    map[k] = Compact(shard, [](const uint8_t* e) { return Load<uint32_t>(e + kRefOffset) != 0; });
+    bytes_.fetch_sub(before - shard.Bytes(entry_bytes_), std::memory_order_relaxed);
+  }
+  return map;
+}
+
+uint32_t DedupTable::MapRef(const RefMap& map, uint32_t ref) {
+  const std::vector<uint32_t>& ids = map[ref >> kIdBits];
+  const uint32_t id = ref & kIdMask;
+  if (id >= ids.size() || ids[id] == kDroppedRef) return kDroppedRef;
+  return (ref & ~kIdMask) | ids[id];
 }
 
 void DedupTable::ForEach(const std::function<void(const EntryView&)>& fn) const {

@@ -113,8 +113,28 @@ class DedupTable {
   DedupTable& operator=(const DedupTable&) = delete;
 
   // Adds one reference to `key` (a block of `lsize` bytes, all zero or not) unless sampling
-  // excludes it (never an all-zero block). Refcounts saturate at 2^32-1.
-  InsertOutcome Insert(const Fingerprint& key, uint64_t lsize, bool is_zero = false);
+  // excludes it (never an all-zero block). Refcounts saturate at 2^32-1. When `ref` is given and
+  // the key is kept, *ref names its entry (see EntryRef).
+  InsertOutcome Insert(const Fingerprint& key, uint64_t lsize, bool is_zero = false,
+                       uint32_t* ref = nullptr);
+
+  // Entry references: 32 bits naming one entry (its shard and its place in it), what a file's
+  // record keeps per block to take it back out (state/scan_state.h FileRecord). A reference stays
+  // valid until RaiseSampleShift or DropUnreferenced renumbers the entries; a table saved and
+  // loaded again (ForEach, then AddEntry in that order) keeps every entry's reference.
+  // True when `ref` names an entry of this table.
+  bool HasRef(uint32_t ref) const;
+  // The key of the entry `ref` names (as ForEach gives it). REQUIRES: HasRef(ref).
+  Fingerprint KeyOf(uint32_t ref) const;
+  // Takes one reference back out of the entry `ref` names (a block no longer there). An entry
+  // left with none stays until DropUnreferenced. REQUIRES: HasRef(ref), no concurrent ForEach.
+  void Release(uint32_t ref);
+  // Drops every entry without references, renumbering the others; returns per shard the new
+  // place of every old one (kDroppedRef for the dropped), for MapRef. No concurrent use.
+  using RefMap = std::vector<std::vector<uint32_t>>;
+  static constexpr uint32_t kDroppedRef = UINT32_MAX;
+  RefMap DropUnreferenced();
+  static uint32_t MapRef(const RefMap& map, uint32_t ref);
 
   // Records the codes of a key inserted earlier, one per setting (values for kFromLsize settings
   // are ignored; kPendingCode stores nothing and leaves a code set before). A key dropped by a
@@ -170,6 +190,10 @@ class DedupTable {
   // One entry of another table (see Merge); `has_side[id]`: this shard's entry `id` had side
   // codes when the merge began.
   void MergeEntry(const EntryView& e, const std::vector<bool>& has_side);
+  // Keeps the entries of `shard` `keep` says yes to, renumbered in order into right-sized chunks,
+  // with the index and side list rebuilt; returns each old id's new one (kDroppedRef: dropped).
+  // REQUIRES: shard.mu held.
+  std::vector<uint32_t> Compact(Shard& shard, const std::function<bool(const uint8_t*)>& keep);
   static constexpr size_t kShardBits = 8;
   std::vector<SettingStorage> layout_;
   std::vector<size_t> inline_slot_;  // per setting: its inline position, or SIZE_MAX

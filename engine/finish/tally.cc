@@ -427,8 +427,12 @@ void Tally::Complete(size_t row, size_t c, uint64_t ref_dsize, uint64_t dedup_as
     s.metadata_bytes = metadata_without_dedup_[i].DatasetMetadataDsize();
     s.used = ref_dsize + zero_dsize_without_dedup_[i] + s.metadata_bytes;
   }
-  s.pool_alloc =
-      zfs::PoolAllocated(ContextFor(options_), dedup_asize, meta.DatasetMetadataAsize(), ddt_asize);
+  zfs::PoolDdt pool_ddt;
+  pool_ddt.present = entries != 0;
+  pool_ddt.format = chosen;
+  pool_ddt.entries = entries;
+  s.pool_alloc = zfs::PoolAllocated(ContextFor(options_), dedup_asize, meta.DatasetMetadataAsize(),
+                                    ddt_asize, pool_ddt);
 }
 
 namespace {

@@ -98,7 +98,8 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
     // Started when the scan asks for its source, past the checks that refuse options (which
     // every rank makes alike, so no rank is then waiting for work).
     local.source = [&] {
-      if (size > 1) server = std::thread([&] { work = ServeWork(pool.get(), size); });
+      if (size > 1)
+        server = std::thread([&] { work = ServeWork(pool.get(), size, control.cancel); });
       return LocalShare(pool.get());
     };
   } else {

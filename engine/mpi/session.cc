@@ -35,10 +35,13 @@ void Session::Abort(int code) {
   std::_Exit(code);  // not reached: MPI_Abort ends the process
 }
 
-Session::~Session() {
-  if (!active_) return;
+void Session::Finalize() {
+  if (!active_ || finalized_) return;
+  finalized_ = true;
   WaitForAll();
   MPI_Finalize();
 }
+
+Session::~Session() { Finalize(); }
 
 }  // namespace zsim::mpi

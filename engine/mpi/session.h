@@ -12,8 +12,9 @@
 //   (pipeline::StateOfPiecedFiles), merged too ──▶ --max-memory applied to the whole ──▶ Finish
 //
 // Every block is read by exactly one rank (a file or a piece of a file goes to one rank); hard
-// links and repeated roots count once (one walk). The sampling plan is global: each rank's sizing walk walks all of
-// PATHS, and rank 0's memory budget is every rank's, so all keep the same key subset.
+// links and repeated roots count once (one walk). The sampling plan is global: each rank's sizing
+// walk walks all of PATHS, and rank 0's memory budget is every rank's, so all keep the same key
+// subset.
 //
 // Session (this file): MPI started when, and only when, the process was launched by mpirun;
 // finalized at exit. Open MPI's runtime ends the whole job when a rank dies.
@@ -38,6 +39,9 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   bool active() const { return active_; }
+  // Waits for every rank and ends MPI now (the destructor then does nothing): before leaving
+  // with _exit (an interrupted scan, whose abandoned reads may still hold threads).
+  void Finalize();
   // Ends every rank of the job with `code` (MPI_Abort): for a failure of one rank before the
   // scan, which the others would wait on.
   [[noreturn]] void Abort(int code);
@@ -46,6 +50,7 @@ class Session {
 
  private:
   bool active_ = false;
+  bool finalized_ = false;
   int rank_ = 0;
   int size_ = 1;
 };

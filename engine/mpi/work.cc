@@ -201,7 +201,7 @@ std::unique_ptr<walk::WalkSource> LocalShare(WorkPool* pool) {
 
 std::unique_ptr<walk::WalkSource> RemoteShare() { return std::make_unique<Remote>(); }
 
-WorkTraffic ServeWork(WorkPool* pool, int ranks) {
+WorkTraffic ServeWork(WorkPool* pool, int ranks, const std::atomic<bool>* cancel) {
   int active = ranks - 1;
   WorkTraffic traffic;
   while (active > 0) {
@@ -215,7 +215,8 @@ WorkTraffic ServeWork(WorkPool* pool, int ranks) {
       --active;  // left early
       continue;
     }
-    const std::vector<walk::WalkItem> batch = pool->Take();
+    const bool stop = cancel != nullptr && cancel->load();
+    const std::vector<walk::WalkItem> batch = stop ? std::vector<walk::WalkItem>() : pool->Take();
     const std::string bytes = EncodeItems(batch);
     SendSmall(from, kTagWorkBatch, bytes);
     traffic.bytes += bytes.size();

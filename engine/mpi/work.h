@@ -22,6 +22,7 @@
 #ifndef ZSIM_ENGINE_MPI_WORK_H_
 #define ZSIM_ENGINE_MPI_WORK_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -73,8 +74,10 @@ struct WorkTraffic {
   uint64_t bytes = 0;    // encoded items
 };
 
-// Answers ranks 1 .. ranks-1 until each was told the walk is done or has left.
-WorkTraffic ServeWork(WorkPool* pool, int ranks);
+// Answers ranks 1 .. ranks-1 until each was told the walk is done or has left. Once `*cancel` is
+// set (an interrupted scan; may be null) every rank is told the walk is done: the ranks end
+// with the work they have.
+WorkTraffic ServeWork(WorkPool* pool, int ranks, const std::atomic<bool>* cancel);
 
 // A rank k > 0's share: batches asked of rank 0. Destroying it before the walk is done (an
 // interrupted scan) tells rank 0 this rank has left.

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 
 #include "engine/base/mix.h"
 #include "engine/base/size_suffix.h"
@@ -34,6 +35,7 @@
 #include "engine/pipeline/input_file.h"
 #include "engine/pipeline/read_throttle.h"
 #include "engine/state/scan_state.h"
+#include "engine/state/since.h"
 #include "engine/state/table_budget.h"
 #include "engine/walk/parallel_walker.h"
 #include "engine/walk/walker.h"
@@ -78,6 +80,8 @@ struct FileJob {
   bool piece = false;
   uint64_t begin = 0, end = 0, piece_file = 0;
   uint64_t identity = 0;                   // state::FileIdentity of its device and inode
+  uint32_t root = 0;                       // index of its input path
+  io::FileInfo info;                       // as the walk saw it (the file's record keeps it)
   std::unique_ptr<InputFile> input;        // one descriptor for every chunk, checked
   std::vector<zfs::RecordLayout> layouts;  // per row
   std::atomic<uint64_t> chunks_left{0};
@@ -86,6 +90,10 @@ struct FileJob {
   // Per (row, setting): L0 blocks that are not holes (data or embedded). Metadata model input.
   std::vector<std::atomic<uint64_t>> non_hole;
   std::vector<std::atomic<uint64_t>> zero_blocks;  // per row: L0 blocks read and all zero
+  std::vector<std::atomic<uint64_t>> holes;        // per row: records wholly in holes
+  // Per row, when the scan keeps file records: the table entry of every record read. Guarded
+  // by mu.
+  std::vector<std::vector<uint32_t>> refs;
   std::atomic<uint64_t> bytes_read{0};
   FileGroups groups;  // breakdown rows
   // Order-independent hash of (record index, fingerprint) over the featured row's records:
@@ -161,6 +169,7 @@ struct Worker {
   // in the chunk (offset in the buffer, level).
   std::vector<OccurrenceSample> occurrences;
   std::vector<std::pair<uint64_t, int>> occurrence_blocks;
+  std::vector<uint32_t> refs;  // the current row's entry references in the chunk (file records)
 };
 
 // Scans alive in this process, abandoned ones included (WaitForAllScans).
@@ -273,6 +282,16 @@ class Scan : public std::enable_shared_from_this<Scan> {
 
   // Reads every input and returns what the scan knows.
   state::ScanState Run();
+  // Keeps a record of every file read (state::FileRecord): a state a later --since starts from.
+  void KeepRecords() { record_ = true; }
+  // --since: starts from `base` (its tables and file records) instead of empty tables, and reads
+  // only the files whose record does not match the walk (state/since.h). REQUIRES: before Run,
+  // state::CheckSince(base, options) ok.
+  void StartFrom(state::ScanState base);
+  // After Run from a base: false when its state is not what a full scan would give (the tree
+  // shrank below the base's codec sample, or the tables had to be sampled): scan in full.
+  bool since_complete() const { return since_complete_; }
+  const SinceSummary& since_summary() const { return since_summary_; }
   // The state of files others read in pieces (StateOfPiecedFiles): this scan reads nothing.
   state::ScanState CountPiecedFiles(const std::vector<PiecedFile>& files);
   // Refuses a --max-memory budget the tables could not stay within even by sampling: each
@@ -288,6 +307,13 @@ class Scan : public std::enable_shared_from_this<Scan> {
   Status ReadChunk(Chunk& chunk, Worker& w, io::File& file, uint64_t fill_end);
   void ProcessRows(Chunk& chunk, Worker& w);
   void FinishFile(FileJob& job);
+  // What a finished file adds besides its blocks: shapes, breakdown rows, its identity.
+  // `non_hole` per (row, setting), `zero_blocks` per row.
+  void AddFileFigures(const std::vector<zfs::RecordLayout>& layouts, uint64_t size,
+                      const std::vector<uint64_t>& non_hole,
+                      const std::vector<uint64_t>& zero_blocks, FileGroups groups,
+                      ddt::Fingerprint content, bool has_data, uint64_t identity);
+  std::vector<zfs::RecordLayout> Layouts(uint64_t size, bool is_zvol) const;
   PieceSums SumsOf(const FileJob& job) const;
   // The input summary's final figures (failed files out, errors sorted) and the file ids.
   void CloseInput();
@@ -330,6 +356,25 @@ class Scan : public std::enable_shared_from_this<Scan> {
   // thread read its levels before inserting the key, and the heavy sighting's thread reads the
   // bound after the shard's mutex has shown it that insert: it reads a bound at least as high.
   std::unique_ptr<std::atomic<int>[]> skip_bound_;
+  // File records (KeepRecords) and --since (StartFrom).
+  bool record_ = false;
+  bool since_ = false;
+  bool since_complete_ = true;
+  SinceSummary since_summary_;
+  enum class Fate : uint8_t { kGone, kKept, kReplaced };
+  std::vector<state::FileRecord> base_records_;
+  std::vector<Fate> base_fate_;
+  std::unordered_map<std::string, size_t> base_index_;  // path -> base_records_
+  std::vector<std::vector<double>> base_codec_seconds_;
+  std::vector<std::vector<uint64_t>> base_codec_bytes_;
+  std::vector<BreakdownCollector::Sampled> replayed_;  // the kept files' references
+  // A walked file whose base record matches it (identity, size, mtime, ctime): counted, not read.
+  bool Reuse(const walk::WalkItem& item);
+  // After the pipeline: the kept files' figures added, the others' blocks taken out.
+  void FinishSince();
+  // After the levels: the sketches rebuilt from the (exact) tables, and whether every entry the
+  // estimates use has its codes.
+  void CheckSinceTables();
   std::atomic<int>& SettingLevel(size_t r, size_t c) {
     return setting_level_[r * options_.compressions.size() + c];
   }
@@ -463,7 +508,10 @@ void Scan::SkipHoleChunks() {
     const zfs::RecordLayout& l = job.layouts[r];
     const uint64_t first = current_offset_ / l.block_bytes;
     const uint64_t last = std::min(l.blocks, target / l.block_bytes);
-    if (last > first) skipped_holes_[r] += last - first;
+    if (last > first) {
+      skipped_holes_[r] += last - first;
+      job.holes[r].fetch_add(last - first, std::memory_order_relaxed);
+    }
   }
   job.chunks_left.fetch_sub((target - current_offset_) / chunk_bytes_);
   skipped_bytes_.fetch_add(target - current_offset_, std::memory_order_relaxed);
@@ -538,6 +586,7 @@ bool Scan::NextChunk(Chunk* out) {
         input_.errors.push_back(PathError{item->path, size_error.ToString()});
         continue;
       }
+      if (since_ && Reuse(*item)) continue;
       job = MakeJob(std::move(*item), size);
     }
     const uint64_t chunks = (job->end - job->begin + chunk_bytes_ - 1) / chunk_bytes_;
@@ -578,6 +627,8 @@ std::shared_ptr<FileJob> Scan::MakeJob(walk::WalkItem item, uint64_t size) {
   job->is_zvol = item.kind == walk::WalkItem::Kind::kZvol || options_.volblocksize.has_value();
   job->size = size;
   job->identity = state::FileIdentity(item.info.dev, item.info.ino);
+  job->root = static_cast<uint32_t>(item.root);
+  job->info = item.info;
   job->piece = item.piece_end != 0;
   job->begin = job->piece ? std::min(item.piece_begin, size) : 0;
   job->end = job->piece ? std::min(item.piece_end, size) : size;
@@ -587,12 +638,11 @@ std::shared_ptr<FileJob> Scan::MakeJob(walk::WalkItem item, uint64_t size) {
   // Pieces read apart in time must all read the version the walk listed.
   job->input = std::make_unique<InputFile>(job->path, item.info, job->size, follow,
                                            /*as_listed=*/job->piece);
-  for (const state::RowState& r : rows_) {
-    job->layouts.push_back(job->is_zvol ? zfs::ZvolLayout(job->size, zvol_block_)
-                                        : zfs::FileLayout(job->size, r.block_bytes));
-  }
+  job->layouts = Layouts(job->size, job->is_zvol);
   job->non_hole = std::vector<std::atomic<uint64_t>>(rows_.size() * options_.compressions.size());
   job->zero_blocks = std::vector<std::atomic<uint64_t>>(rows_.size());
+  job->holes = std::vector<std::atomic<uint64_t>>(rows_.size());
+  if (record_) job->refs.resize(rows_.size());
   job->groups = breakdown_.Groups(options_.paths[item.root], job->path);
   if (job->piece) return job;  // the file is counted once, from its pieces
   input_.bytes_logical += job->size;
@@ -655,7 +705,8 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
     const uint64_t first = chunk.offset / bs;
     const uint64_t last = std::min(layout.blocks, (chunk.offset + chunk.length + bs - 1) / bs);
     size_t ext = 0;
-    uint64_t row_zero_blocks = 0;
+    uint64_t row_zero_blocks = 0, row_holes = 0;
+    w.refs.clear();
     for (uint64_t b = first; b < last; ++b) {
       const uint64_t rec_begin = b * bs;
       const uint64_t rec_data_end = std::min(rec_begin + bs, job.size);
@@ -663,6 +714,7 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       const bool has_data = ext < w.extents.size() && w.extents[ext].first < rec_data_end;
       if (!has_data) {
         ++w.sparse_holes[r];  // never written: no block pointer, in every setting
+        ++row_holes;
         continue;
       }
       const ByteView block(w.buffer.get() + (rec_begin - chunk.offset), bs);
@@ -687,7 +739,10 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
         if (ol >= occurrence_min_level)
           w.occurrence_blocks.emplace_back(rec_begin - chunk.offset, ol);
       }
-      const ddt::InsertOutcome outcome = rows_[r].table->Insert(fp, bs, is_zero);
+      uint32_t ref = 0;
+      const ddt::InsertOutcome outcome =
+          rows_[r].table->Insert(fp, bs, is_zero, record_ ? &ref : nullptr);
+      if (record_ && outcome != ddt::InsertOutcome::kSampledOut) w.refs.push_back(ref);
       if (outcome == ddt::InsertOutcome::kFirst) {
         w.first_seen.push_back(FirstSeen{rec_begin - chunk.offset, fp, is_zero});
       } else if (outcome == ddt::InsertOutcome::kBecameHeavy && any_sampled_ && !occurrences_ &&
@@ -706,6 +761,11 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
     CompressFirstSightings(r, bs, w);
     CompressOccurrences(r, bs, w);
     if (row_zero_blocks != 0) job.zero_blocks[r].fetch_add(row_zero_blocks);
+    if (row_holes != 0) job.holes[r].fetch_add(row_holes, std::memory_order_relaxed);
+    if (!w.refs.empty()) {
+      std::lock_guard<std::mutex> lock(job.mu);
+      job.refs[r].insert(job.refs[r].end(), w.refs.begin(), w.refs.end());
+    }
   }
   for (size_t i = 0; i < w.non_hole.size(); ++i) {
     if (w.non_hole[i] != 0) job.non_hole[i].fetch_add(w.non_hole[i], std::memory_order_relaxed);
@@ -890,6 +950,31 @@ void Scan::FinishFile(FileJob& job) {
   }
   ++files_done_;
   bytes_read_ += job.bytes_read.load();
+  if (record_) {
+    // Also for a file that failed: the blocks of its chunks read before are in the tables.
+    state::FileRecord rec;
+    rec.path = job.path;
+    rec.root = job.root;
+    rec.dev = job.info.dev;
+    rec.ino = job.info.ino;
+    rec.size = job.size;
+    rec.mtime_ns = job.info.mtime_ns;
+    rec.ctime_ns = job.info.ctime_ns;
+    rec.is_zvol = job.is_zvol;
+    rec.failed = !job.status.ok();
+    rec.has_data = job.has_data.load();
+    rec.content_lo = job.content_lo.load();
+    rec.content_hi = job.content_hi.load();
+    for (size_t r = 0; r < rows_.size(); ++r) {
+      rec.zero_blocks.push_back(job.zero_blocks[r].load());
+      rec.holes.push_back(job.holes[r].load());
+    }
+    {
+      std::lock_guard<std::mutex> lock(job.mu);
+      rec.refs = std::move(job.refs);
+    }
+    state_.records.push_back(std::move(rec));
+  }
   if (!job.status.ok()) {
     file_errors_.push_back(PathError{job.path, job.status.ToString()});
     // Not counted as a file, nor its bytes as logical bytes: the summary would read them as
@@ -898,27 +983,135 @@ void Scan::FinishFile(FileJob& job) {
     failed_bytes_ += job.size;
     return;
   }
-  state_.file_ids.push_back(job.identity);
+  std::vector<uint64_t> non_hole(job.non_hole.size()), zero_blocks(rows_.size());
+  for (size_t i = 0; i < non_hole.size(); ++i) non_hole[i] = job.non_hole[i].load();
+  for (size_t r = 0; r < rows_.size(); ++r) zero_blocks[r] = job.zero_blocks[r].load();
+  AddFileFigures(job.layouts, job.size, non_hole, zero_blocks, job.groups,
+                 ddt::Fingerprint{job.content_lo.load(), job.content_hi.load()},
+                 job.has_data.load(), job.identity);
+}
+
+void Scan::AddFileFigures(const std::vector<zfs::RecordLayout>& layouts, uint64_t size,
+                          const std::vector<uint64_t>& non_hole,
+                          const std::vector<uint64_t>& zero_blocks, FileGroups groups,
+                          ddt::Fingerprint content, bool has_data, uint64_t identity) {
+  state_.file_ids.push_back(identity);
   const size_t settings = options_.compressions.size();
   for (size_t r = 0; r < rows_.size(); ++r) {
     for (size_t c = 0; c < settings; ++c) {
       // All-zero blocks matter where the no-dedup write path writes them (state::FileShape).
-      const uint64_t zeros = zero_written_without_dedup_[c] ? job.zero_blocks[r].load() : 0;
-      const state::FileShape shape{job.layouts[r].block_bytes, job.layouts[r].blocks,
-                                   job.non_hole[r * settings + c].load(), zeros};
+      const uint64_t zeros = zero_written_without_dedup_[c] ? zero_blocks[r] : 0;
+      const state::FileShape shape{layouts[r].block_bytes, layouts[r].blocks,
+                                   non_hole[r * settings + c], zeros};
       ++rows_[r].files[c][shape];
     }
   }
   const uint64_t featured_lsize =
-      job.non_hole[featured_].load() * (job.layouts.empty() ? 0 : job.layouts[0].block_bytes);
+      non_hole[featured_] * (layouts.empty() ? 0 : layouts[0].block_bytes);
   // lsize per (row, setting): its non-hole blocks x the row's block size.
-  std::vector<uint64_t> setting_lsize(job.non_hole.size(), 0);
-  for (size_t i = 0; i < setting_lsize.size() && i / settings < job.layouts.size(); ++i) {
-    setting_lsize[i] = job.non_hole[i].load() * job.layouts[i / settings].block_bytes;
+  std::vector<uint64_t> setting_lsize(non_hole.size(), 0);
+  for (size_t i = 0; i < setting_lsize.size() && i / settings < layouts.size(); ++i) {
+    setting_lsize[i] = non_hole[i] * layouts[i / settings].block_bytes;
   }
-  breakdown_.AddFile(job.groups, job.size, featured_lsize, setting_lsize,
-                     ddt::Fingerprint{job.content_lo.load(), job.content_hi.load()},
-                     job.has_data.load());
+  breakdown_.AddFile(groups, size, featured_lsize, setting_lsize, content, has_data);
+}
+
+std::vector<zfs::RecordLayout> Scan::Layouts(uint64_t size, bool is_zvol) const {
+  std::vector<zfs::RecordLayout> layouts;
+  for (const state::RowState& r : rows_) {
+    layouts.push_back(is_zvol ? zfs::ZvolLayout(size, zvol_block_)
+                              : zfs::FileLayout(size, r.block_bytes));
+  }
+  return layouts;
+}
+
+void Scan::StartFrom(state::ScanState base) {
+  since_ = record_ = true;
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    rows_[r].table = std::move(base.rows[r].table);
+    base_codec_seconds_.push_back(std::move(base.rows[r].codec_seconds));
+    base_codec_bytes_.push_back(std::move(base.rows[r].codec_bytes));
+    // A key that becomes heavy goes through the sampled codecs whatever its level: a base
+    // entry may have skipped them at a level the rescan never reaches.
+    skip_bound_[r].store(estimate::kMaxSampleLevel + 1);
+  }
+  base_records_ = std::move(base.records);
+  base_fate_.assign(base_records_.size(), Fate::kGone);
+  base_index_.reserve(base_records_.size());
+  for (size_t i = 0; i < base_records_.size(); ++i) base_index_.emplace(base_records_[i].path, i);
+}
+
+bool Scan::Reuse(const walk::WalkItem& item) {
+  // A block device's contents change without its stamps: a zvol is always read.
+  if (item.kind != walk::WalkItem::Kind::kFile) return false;
+  const auto it = base_index_.find(item.path);
+  if (it == base_index_.end()) return false;
+  const state::FileRecord& rec = base_records_[it->second];
+  const io::FileInfo& info = item.info;
+  if (!state::Unchanged(rec, static_cast<uint32_t>(item.root), info.dev, info.ino, info.size,
+                        info.mtime_ns, info.ctime_ns)) {
+    base_fate_[it->second] = Fate::kReplaced;
+    return false;
+  }
+  base_fate_[it->second] = Fate::kKept;
+  input_.bytes_logical += rec.size;
+  ++input_.files;
+  return true;
+}
+
+void Scan::FinishSince() {
+  const size_t settings = options_.compressions.size();
+  std::vector<state::FileRecord> records;
+  std::vector<uint64_t> non_hole(rows_.size() * settings);
+  bool released = false;
+  for (size_t i = 0; i < base_records_.size(); ++i) {
+    state::FileRecord& rec = base_records_[i];
+    if (base_fate_[i] != Fate::kKept) {
+      state::ReleaseBlocks(rec, rows_);
+      released = true;
+      ++since_summary_.dropped;
+      continue;
+    }
+    ++since_summary_.kept;
+    // What FinishFile and the workers added for it when it was read.
+    for (size_t r = 0; r < rows_.size(); ++r) {
+      for (size_t c = 0; c < settings; ++c) {
+        non_hole[r * settings + c] =
+            rec.refs[r].size() - (zero_is_hole_[c] ? rec.zero_blocks[r] : 0);
+      }
+    }
+    const FileGroups groups = breakdown_.Groups(options_.paths[rec.root], rec.path);
+    AddFileFigures(Layouts(rec.size, rec.is_zvol), rec.size, non_hole, rec.zero_blocks, groups,
+                   ddt::Fingerprint{rec.content_lo, rec.content_hi}, rec.has_data,
+                   state::FileIdentity(rec.dev, rec.ino));
+    breakdown_.AddZeroBlocks(rec.zero_blocks[0], rec.zero_blocks[0] * rows_[0].block_bytes);
+    for (size_t r = 0; r < rows_.size(); ++r) {
+      skipped_holes_[r] += rec.holes[r];
+      for (uint32_t ref : rec.refs[r]) {
+        breakdown_.Sample(rows_[r].table->KeyOf(ref), groups, static_cast<uint32_t>(r), &replayed_);
+      }
+    }
+    records.push_back(std::move(rec));
+  }
+  base_records_.clear();
+  since_summary_.read = state_.records.size();
+  for (state::FileRecord& rec : state_.records) records.push_back(std::move(rec));
+  state_.records = std::move(records);
+  if (released) state::DropUnreferenced(rows_, state_.records);
+}
+
+void Scan::CheckSinceTables() {
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    if (rows_[r].table->sample_shift() != 0) since_complete_ = false;  // --max-memory
+    state::RebuildDistinct(rows_[r], [&](uint64_t lsize) {
+      return AuxiliarySize(alloc_, lsize, options_.copies) / 512;
+    });
+    for (size_t c = 0; c < options_.compressions.size(); ++c) {
+      rows_[r].codec_seconds[c] += base_codec_seconds_[r][c];
+      rows_[r].codec_bytes[c] += base_codec_bytes_[r][c];
+    }
+  }
+  if (since_complete_) since_complete_ = state::CodesCover(state_);
 }
 
 PieceSums Scan::SumsOf(const FileJob& job) const {
@@ -1139,6 +1332,7 @@ state::ScanState Scan::Run() {
   }
   const tbb::enumerable_thread_specific<Worker>& workers = *workers_;
   MaybeReportProgress(true);
+  if (since_) FinishSince();
   // The sampled codecs' complete level: the plan of the whole tree, which the scan never went
   // above (before the plan was known it stayed at 0, where every level is complete). After an
   // interrupt the sizing walk is not waited for.
@@ -1168,6 +1362,8 @@ state::ScanState Scan::Run() {
     for (size_t c = 0; c < settings; ++c) {
       if (!sampling_.sampled[c]) continue;
       int level = occurrences_ ? EntryLevel(complete_level) : SettingLevel(r, c).load();
+      // Under --since too: the plan is the whole new tree's (CodesCover checks that the kept
+      // files' entries have their codes at this level).
       if (adaptive_) level = std::max(level, budget[r * settings + c]);
       sampling_.setting_levels[r * settings + c] = level;
       lowest = lowest < 0 ? level : std::min(lowest, level);
@@ -1203,7 +1399,15 @@ state::ScanState Scan::Run() {
       }
     }
   }
-  std::vector<const std::vector<BreakdownCollector::Sampled>*> sampled;
+  if (since_) CheckSinceTables();
+  // Records serve a --since only when complete and their references name entries of exact
+  // tables (a raised sample shift renumbered them).
+  state_.has_records = record_ && !cancelled_;
+  for (const state::RowState& row : rows_) {
+    if (row.table->sample_shift() != 0) state_.has_records = false;
+  }
+  if (!state_.has_records) state_.records.clear();
+  std::vector<const std::vector<BreakdownCollector::Sampled>*> sampled{&replayed_};
   for (const Worker& w : workers) {
     sampled.push_back(&w.sampled);
     breakdown_.AddZeroBlocks(w.zero_blocks, w.zero_blocks * rows_[0].block_bytes);
@@ -1292,7 +1496,34 @@ Result<state::ScanState> ScanToState(const ScanOptions& options, io::FileSystem*
   const ScanOptions resolved = ResolveOptions(options);
   auto scan = std::make_shared<Scan>(resolved, fs, control);
   ZSIM_RETURN_IF_ERROR(scan->CheckBudget());
+  if (control.record_files) scan->KeepRecords();
   return scan->Run();
+}
+
+Result<state::ScanState> ScanSince(const ScanOptions& options, state::ScanState base,
+                                   io::FileSystem* fs, const ScanControl& control,
+                                   SinceSummary* summary) {
+  ZSIM_RETURN_IF_ERROR(ValidateScanOptions(options));
+  const ScanOptions resolved = ResolveOptions(options);
+  ZSIM_RETURN_IF_ERROR(state::CheckSince(base, resolved));
+  SinceSummary ignored;
+  if (summary == nullptr) summary = &ignored;
+  {
+    auto scan = std::make_shared<Scan>(resolved, fs, control);
+    scan->StartFrom(std::move(base));
+    ZSIM_RETURN_IF_ERROR(scan->CheckBudget());
+    state::ScanState s = scan->Run();
+    *summary = scan->since_summary();
+    if (scan->since_complete() || s.partial) return s;
+  }
+  // The base could not give the full scan's figures: read everything.
+  *summary = SinceSummary{};
+  summary->full_rescan = true;
+  ScanControl full = control;
+  full.record_files = true;
+  Result<state::ScanState> s = ScanToState(options, fs, full);
+  if (s.ok()) summary->read = s->records.size();
+  return s;
 }
 
 Result<ScanResult> RunScan(const ScanOptions& options, io::FileSystem* fs,

@@ -74,6 +74,20 @@ struct ScanControl {
   // the file nor its shape: the caller adds the pieces up and counts each file once
   // (StateOfPiecedFiles). Pieces are read only when the source hands them out.
   std::function<void(const PieceSums&)> piece_done;
+  // Keep a record of every file read (state::FileRecord: about 170 bytes and its path per file,
+  // 4 bytes per block per recordsize), so that a saved state can be the base of a --since scan.
+  // Dropped when the tables end up sampled (--sample, --max-memory). Not for pieces of files.
+  bool record_files = false;
+};
+
+// What ScanSince did.
+struct SinceSummary {
+  uint64_t kept = 0;     // files whose record matched: not read
+  uint64_t read = 0;     // files new, changed or failed before: read
+  uint64_t dropped = 0;  // base records taken out (changed, gone, failed before)
+  // The base could not give the full scan's figures (the tree shrank below the sample its
+  // codecs ran on, or the tables outgrew --max-memory): every file was read again.
+  bool full_rescan = false;
 };
 
 // Runs the scan and reports it: Finish(ScanToState(...), the scan's report options). Fails
@@ -85,6 +99,16 @@ Result<ScanResult> RunScan(const ScanOptions& options, io::FileSystem* fs,
 // Runs the scan and returns what it knows, for Finish, Merge or a state file. Fails as RunScan.
 Result<state::ScanState> ScanToState(const ScanOptions& options, io::FileSystem* fs,
                                      const ScanControl& control = {});
+
+// `zsim scan --since`: the state a full scan of options.paths would give (timings and
+// input.bytes_read aside: it counts what this run read), reading only the files whose record in
+// `base` (a state saved with file records) does not match the walk: new ones, and those whose
+// device, inode, size, mtime or ctime changed; the blocks of those and of the files gone are
+// taken back out of the tables. Fails (kInvalidArgument) as ScanToState, and when `base` cannot
+// serve these options (state::CheckSince), before reading anything.
+Result<state::ScanState> ScanSince(const ScanOptions& options, state::ScanState base,
+                                   io::FileSystem* fs, const ScanControl& control = {},
+                                   SinceSummary* summary = nullptr);
 
 // A file read in pieces: the walk's item (piece fields aside) and every piece's sums added up.
 struct PiecedFile {

@@ -45,9 +45,10 @@ zfs::WritePolicy PolicyOf(const ScanOptions& o) {
   return p;
 }
 
-Status Differ(const std::string& what, const std::string& a, const std::string& b) {
+Status Differ(const std::string& what, const std::string& a, const std::string& b,
+              const std::string& use = "merge") {
   return Status::InvalidArgument("the scans differ in " + what + " (" + a + " and " + b +
-                                 "): only scans made with the same " + what + " merge");
+                                 "): only scans made with the same " + what + " " + use);
 }
 
 // `from`'s breakdown rows and references into `into`'s, matched by name.
@@ -95,30 +96,39 @@ void MergeBreakdown(BreakdownState& into, const BreakdownState& from) {
 
 }  // namespace
 
-Status CheckMergeable(const ScanState& a, const ScanState& b) {
-  const ScanOptions& x = a.options;
-  const ScanOptions& y = b.options;
+Status CheckSameContent(const ScanOptions& x, const ScanOptions& y, const std::string& use) {
   if (x.volblocksize != y.volblocksize) {
     return Differ("volblocksize", x.volblocksize ? std::to_string(*x.volblocksize) : "none",
-                  y.volblocksize ? std::to_string(*y.volblocksize) : "none");
+                  y.volblocksize ? std::to_string(*y.volblocksize) : "none", use);
   }
   if (!x.volblocksize && x.recordsizes != y.recordsizes) {
-    return Differ("recordsizes", List(x.recordsizes), List(y.recordsizes));
+    return Differ("recordsizes", List(x.recordsizes), List(y.recordsizes), use);
   }
   if (x.compressions != y.compressions) {
-    return Differ("compression lists", List(x.compressions), List(y.compressions));
+    return Differ("compression lists", List(x.compressions), List(y.compressions), use);
   }
   if (x.profile != y.profile) {
     return Differ("profile", std::string(ProfileName(x.profile)),
-                  std::string(ProfileName(y.profile)));
+                  std::string(ProfileName(y.profile)), use);
   }
-  if (x.checksum != y.checksum) return Differ("checksum", "xxh128", "sha256");
-  if (x.exact != y.exact) return Differ("--exact", "on", "off");
+  if (x.checksum != y.checksum) {
+    return Differ("checksum", x.checksum == ChecksumKind::kSha256 ? "sha256" : "xxh128",
+                  y.checksum == ChecksumKind::kSha256 ? "sha256" : "xxh128", use);
+  }
+  if (x.exact != y.exact)
+    return Differ("--exact", x.exact ? "on" : "off", y.exact ? "on" : "off", use);
   if (!zfs::SameBlockWrites(PolicyOf(x), PolicyOf(y))) {
     return Differ("compression rounding unit (ashift or dRAID width)",
                   "ashift " + std::to_string(x.ashift) + " " + VdevName(x.vdev),
-                  "ashift " + std::to_string(y.ashift) + " " + VdevName(y.vdev));
+                  "ashift " + std::to_string(y.ashift) + " " + VdevName(y.vdev), use);
   }
+  return Status::Ok();
+}
+
+Status CheckMergeable(const ScanState& a, const ScanState& b) {
+  const ScanOptions& x = a.options;
+  const ScanOptions& y = b.options;
+  ZSIM_RETURN_IF_ERROR(CheckSameContent(x, y, "merge"));
   if ((Sampled(a) || Sampled(b)) &&
       (x.vdev != y.vdev || x.ashift != y.ashift || x.copies != y.copies)) {
     return Differ("allocation of a sampled table (--sample, --max-memory)",
@@ -201,6 +211,9 @@ uint64_t Merge(ScanState& into, const ScanState& from) {
   in.errors.insert(in.errors.end(), fin.errors.begin(), fin.errors.end());
   std::stable_sort(in.errors.begin(), in.errors.end(),
                    [](const PathError& p, const PathError& q) { return p.path < q.path; });
+  // The parts' entry references name entries of their own tables: no base for --since.
+  into.has_records = false;
+  into.records.clear();
   into.partial = into.partial || from.partial;
   into.seconds += from.seconds;
   return shared;

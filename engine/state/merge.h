@@ -13,10 +13,18 @@
 #ifndef ZSIM_ENGINE_STATE_MERGE_H_
 #define ZSIM_ENGINE_STATE_MERGE_H_
 
+#include <string>
+
 #include "engine/state/scan_state.h"
 #include "zsim/status.h"
 
 namespace zsim::state {
+
+// Ok when blocks cut, fingerprinted and compressed under `x` and under `y` give the same table:
+// the same recordsizes (or volblocksize), compression list, profile, checksum, --exact or not,
+// and compression rounding unit. Else kInvalidArgument naming the first difference, ending
+// "only scans made with the same ... <use>" (use: "merge", "serve --since").
+Status CheckSameContent(const ScanOptions& x, const ScanOptions& y, const std::string& use);
 
 // Ok when `a` and `b` can merge: the same recordsizes (or volblocksize), compression list,
 // profile, checksum, sampling plan (--exact or not) and compression rounding unit, and, for

@@ -145,6 +145,25 @@ struct BreakdownState {
   uint64_t zero_blocks = 0, zero_bytes = 0;  // all-zero blocks of the featured row
 };
 
+// A file as the scan read it: what `zsim scan --since` needs to tell whether it changed, and to
+// take what it added back out of the state (state/since.h). Kept when the scan was asked to
+// (a state to save) and its tables are exact; per file about 80 bytes plus its path, and 4 bytes
+// per block per recordsize.
+struct FileRecord {
+  std::string path;  // as the walk gave it (under options.paths[root])
+  uint32_t root = 0;
+  uint64_t dev = 0, ino = 0, size = 0;
+  int64_t mtime_ns = 0, ctime_ns = 0;
+  bool is_zvol = false;   // laid out as a zvol (its block size, not the recordsize)
+  bool failed = false;    // read in part, then failed: not counted as a file, read again
+  bool has_data = false;  // a featured-row record holds a non-zero byte
+  uint64_t content_lo = 0, content_hi = 0;  // whole-content hash (BreakdownState::contents)
+  // Per row: all-zero records read, records wholly in holes, and one table entry reference
+  // (ddt::DedupTable::Insert) per record read, in no particular order.
+  std::vector<uint64_t> zero_blocks, holes;
+  std::vector<std::vector<uint32_t>> refs;
+};
+
 struct ScanState {
   // The scan's options with every default resolved (pipeline/scan.h ResolveOptions). The fields
   // that fixed the content are listed by ContentOptions; the others are the report's defaults.
@@ -161,6 +180,11 @@ struct ScanState {
   // 8 bytes per file.
   std::string host;
   std::vector<uint64_t> file_ids;
+  // Every file read, when `has_records` (a scan asked to keep them, with exact tables): the
+  // base of a later `zsim scan --since`. A merge drops them (their entry references are the
+  // part's own).
+  bool has_records = false;
+  std::vector<FileRecord> records;
   bool partial = false;
   double seconds = 0;  // wall time of the scan(s)
 };

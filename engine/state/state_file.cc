@@ -121,6 +121,33 @@ void PutTable(FrameWriter& w, const ddt::DedupTable& t) {
   });
 }
 
+// File records (format version 3), after the tables their references name.
+constexpr uint8_t kZvolRecord = 1, kFailedRecord = 2, kDataRecord = 4;
+void PutRecords(FrameWriter& w, const ScanState& s) {
+  w.U8(s.has_records);
+  if (!s.has_records) return;
+  w.U64(s.records.size());
+  for (const FileRecord& f : s.records) {
+    w.Str(f.path);
+    w.U32(f.root);
+    w.U64(f.dev);
+    w.U64(f.ino);
+    w.U64(f.size);
+    w.U64(static_cast<uint64_t>(f.mtime_ns));
+    w.U64(static_cast<uint64_t>(f.ctime_ns));
+    w.U8((f.is_zvol ? kZvolRecord : 0) | (f.failed ? kFailedRecord : 0) |
+         (f.has_data ? kDataRecord : 0));
+    w.U64(f.content_lo);
+    w.U64(f.content_hi);
+    for (size_t r = 0; r < s.rows.size(); ++r) {
+      w.U64(f.zero_blocks[r]);
+      w.U64(f.holes[r]);
+      w.U64(f.refs[r].size());
+      for (uint32_t ref : f.refs[r]) w.U32(ref);
+    }
+  }
+}
+
 void PutState(FrameWriter& w, const ScanState& s) {
   PutOptions(w, s.options);
   const size_t settings = s.options.compressions.size();
@@ -230,6 +257,7 @@ void PutState(FrameWriter& w, const ScanState& s) {
     }
     PutTable(w, *r.table);
   }
+  PutRecords(w, s);
 }
 
 // ---- reading ----
@@ -361,7 +389,47 @@ std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r, size_t settings,
   return table;
 }
 
-void GetState(FrameReader& r, ScanState& s) {
+void GetRecords(FrameReader& r, ScanState& s) {
+  s.has_records = r.U8() != 0;
+  if (!s.has_records || !r.ok()) return;
+  const uint64_t n = Count(r, kMaxCount, "file record");
+  for (uint64_t i = 0; i < n && r.ok(); ++i) {
+    FileRecord f;
+    f.path = r.Str(1 << 20);
+    f.root = r.U32();
+    if (f.root >= s.options.paths.size()) r.Fail("corrupt: a file record's input");
+    f.dev = r.U64();
+    f.ino = r.U64();
+    f.size = r.U64();
+    f.mtime_ns = static_cast<int64_t>(r.U64());
+    f.ctime_ns = static_cast<int64_t>(r.U64());
+    const uint8_t flags = r.U8();
+    if (flags > (kZvolRecord | kFailedRecord | kDataRecord)) r.Fail("corrupt: a file record");
+    f.is_zvol = (flags & kZvolRecord) != 0;
+    f.failed = (flags & kFailedRecord) != 0;
+    f.has_data = (flags & kDataRecord) != 0;
+    f.content_lo = r.U64();
+    f.content_hi = r.U64();
+    for (size_t row = 0; row < s.rows.size() && r.ok(); ++row) {
+      f.zero_blocks.push_back(r.U64());
+      f.holes.push_back(r.U64());
+      const uint64_t refs = Count(r, kMaxCount, "block reference");
+      std::vector<uint32_t>& v = f.refs.emplace_back();
+      // Reserved up to a bound only: a corrupt count must not allocate what it says (the reads
+      // fail at the end of the data).
+      v.reserve(std::min<uint64_t>(refs, 1 << 16));
+      for (uint64_t k = 0; k < refs && r.ok(); ++k) {
+        const uint32_t ref = r.U32();
+        if (!s.rows[row].table->HasRef(ref)) r.Fail("corrupt: a block reference");
+        v.push_back(ref);
+      }
+      if (f.zero_blocks[row] > refs) r.Fail("corrupt: a file record's zero blocks");
+    }
+    s.records.push_back(std::move(f));
+  }
+}
+
+void GetState(FrameReader& r, ScanState& s, uint32_t version) {
   GetOptions(r, s.options);
   if (!r.ok()) return;
   const ScanOptions& o = s.options;
@@ -378,19 +446,22 @@ void GetState(FrameReader& r, ScanState& s) {
   s.sampling.complete_level = r.I32();
   s.sampling.occurrence_level = r.I32();
   s.sampling.adaptive = r.U8() != 0;
-  s.sampling.planned_bytes = r.U64();
-  s.sampling.plan_scope = r.U64();
+  if (version >= 4) {
+    s.sampling.planned_bytes = r.U64();
+    s.sampling.plan_scope = r.U64();
+  }
   const uint32_t cells = r.U32();
   if (cells != 0 && cells != o.recordsizes.size() * settings && cells != settings) {
     r.Fail("corrupt: sampling levels");
     return;
   }
   s.sampling.setting_levels.assign(cells, 0);
-  for (int& lv : s.sampling.setting_levels) {
+  for (size_t i = 0; i < cells; ++i) {
+    int& lv = s.sampling.setting_levels[i];
     lv = r.I32();
-    if (lv < s.sampling.complete_level || lv > estimate::kMaxSampleLevel) {
-      r.Fail("corrupt: sampling level");
-    }
+    // An exact setting's level is 0; a sampled one's at or above the complete level.
+    const int lowest = s.sampling.sampled[i % settings] ? s.sampling.complete_level : 0;
+    if (lv < lowest || lv > estimate::kMaxSampleLevel) r.Fail("corrupt: sampling level");
   }
   for (int lv : {s.sampling.complete_level, s.sampling.occurrence_level}) {
     if (lv < 0 || lv > estimate::kMaxSampleLevel) r.Fail("corrupt: sampling level");
@@ -553,6 +624,7 @@ void GetState(FrameReader& r, ScanState& s) {
     }
     rs.table = GetTable(r, settings, expected);
   }
+  if (version >= 3 && r.ok()) GetRecords(r, s);
 }
 
 }  // namespace
@@ -667,16 +739,16 @@ Result<ScanState> Parse(ReadFn read, FrameReader& reader, const std::string& nam
   if (verify && XXH3_64bits(text.data(), text.size()) != sum) {
     return Status::Corruption(name + " is corrupt: its header fails its checksum");
   }
-  if (version != kStateFormatVersion) {
+  if (version > kStateFormatVersion || version < kOldestReadableVersion) {
     const std::string writer = text.substr(0, text.find('\n'));
-    return Status::InvalidArgument(name + " has state format version " + std::to_string(version) +
-                                   " (" + writer +
-                                   "); this zsim (" ZSIM_VERSION_STRING ") reads version " +
-                                   std::to_string(kStateFormatVersion) +
-                                   ": report it with the zsim that wrote it, or scan again");
+    return Status::InvalidArgument(
+        name + " has state format version " + std::to_string(version) + " (" + writer +
+        "); this zsim (" ZSIM_VERSION_STRING ") reads versions " +
+        std::to_string(kOldestReadableVersion) + " to " + std::to_string(kStateFormatVersion) +
+        ": report it with the zsim that wrote it, or scan again");
   }
   ScanState s;
-  GetState(reader, s);
+  GetState(reader, s, version);
   const Status end = reader.End();
   if (!end.ok()) return Status::Corruption(name + " is " + end.message());
   return s;

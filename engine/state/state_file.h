@@ -6,7 +6,9 @@
 //   "ZSIMSTAT" | u32 format version | u32 length + text header + u64 XXH3-64 of the text
 //   | frames (state/frame_stream.h): the options, the sampling plan, the input summary, the
 //     directory shapes, the breakdown, then per recordsize its file shapes, occurrence sample,
-//     sketches and dedup table (entries streamed from the table, one frame of memory)
+//     sketches and dedup table (entries streamed from the table, one frame of memory), then
+//     the file records when the state has them (path, root, device, inode, size, mtime, ctime,
+//     flags, content hash, and per recordsize zero blocks, holes and 4 bytes per block read)
 //   | end frame
 //
 // The text header describes the file to a person (`head -c 400 FILE`): the zsim version that
@@ -34,8 +36,12 @@
 namespace zsim::state {
 
 // 2: file shapes keep their all-zero blocks (FileShape::zero_blocks), which `used` counts.
-// 3: the sampling plan's bytes (SamplingState::planned_bytes), which the codec budget follows.
-inline constexpr uint32_t kStateFormatVersion = 3;
+// 3: file records (FileRecord) follow the tables, for --since.
+// 4: the sampling plan's bytes (SamplingState::planned_bytes, plan_scope), which the codec
+// budget follows. Versions 2 and 3 are still read (as states without records, or without a
+// plan: their levels are taken as recorded).
+inline constexpr uint32_t kStateFormatVersion = 4;
+inline constexpr uint32_t kOldestReadableVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process
 // may write to. Touches nothing (checked before a scan starts).

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/zfs/ddt_footprint.h"
+#include "engine/zfs/pool_overhead.h"
 #include "engine/zfs/profile.h"
 #include "engine/zfs/write_rules.h"
 
@@ -236,8 +237,14 @@ uint64_t PoolOverheadAsize(const MetadataContext& context, uint64_t allocated_by
 }
 
 uint64_t PoolAllocated(const MetadataContext& context, uint64_t data_asize_deduplicated,
-                       uint64_t metadata_asize, uint64_t ddt_asize) {
+                       uint64_t metadata_asize, uint64_t ddt_asize, const PoolDdt& ddt) {
   uint64_t inner = data_asize_deduplicated + metadata_asize + ddt_asize;
+  if (RulesFor(context.profile).has_fast_dedup) {
+    // Measured on OpenZFS 2.3.2 (pool_overhead.h); the 2.4 MOS holds the same objects.
+    PoolDdt shape = ddt;
+    shape.present = shape.present || ddt_asize != 0;
+    return inner + MosOverheadAsize(context.vdev, context.ashift, shape);
+  }
   if (ddt_asize != 0) {
     // The DDT statistics object: 2 blocks of about 1.75K compressed, 3 copies (measured).
     const AllocationModel alloc = AllocationModel::For(context.vdev, context.ashift);

@@ -16,8 +16,9 @@
 //     64 + 4 bytes per entry + 0.7 per name byte compressed) while entries <= 2047 and names < 50
 //     bytes, else a fat ZAP of 16K leaves (not measured);
 //   - fixed objects: objset, master node, delete queue, user/group used, shares directory.
-// Pool overhead (MOS, space maps, the pool's root dataset) is a fitted constant per sector size
-// plus a term proportional to allocated space. Calibration points: docs/space_model.md.
+// Pool overhead (MOS, space maps, the pool's root dataset): before 2.3 a fitted constant per
+// sector size plus a term proportional to allocated space (calibration points:
+// docs/space_model.md); from 2.3 the MOS's blocks as 2.3.2 writes them (pool_overhead.h).
 //
 // Thread safety: MetadataTally is a value, one thread at a time; merge per-thread tallies.
 
@@ -27,6 +28,7 @@
 #include <cstdint>
 
 #include "engine/zfs/allocation.h"
+#include "engine/zfs/pool_overhead.h"
 #include "engine/zfs/write_rules.h"
 #include "zsim/scan_options.h"
 
@@ -101,9 +103,11 @@ uint64_t IndirectBlockPsize(Profile profile, uint64_t block_pointers, int child_
 // `allocated_bytes` = everything else the pool allocates (asize).
 uint64_t PoolOverheadAsize(const MetadataContext& context, uint64_t allocated_bytes);
 
-// `zpool list` ALLOC: deduplicated data asize + dataset metadata asize + DDT asize + overhead.
+// `zpool list` ALLOC: deduplicated data asize + dataset metadata asize + DDT asize + overhead:
+// PoolOverheadAsize (fitted on v23) for the profiles before 2.3, the MOS as OpenZFS 2.3.2 lays it
+// out (pool_overhead.h, which needs the DDT's format and entries) for 2.3 and 2.4.
 uint64_t PoolAllocated(const MetadataContext& context, uint64_t data_asize_deduplicated,
-                       uint64_t metadata_asize, uint64_t ddt_asize);
+                       uint64_t metadata_asize, uint64_t ddt_asize, const PoolDdt& ddt = {});
 
 }  // namespace zsim::zfs
 

@@ -21,35 +21,8 @@ namespace {
 
 using nlohmann::json;
 
-// The report without what depends on time (speeds, seconds, the sentences quoting speeds) and
-// on zsim's own memory.
-json Figures(const json& j);
-
-// Equal figures, or a failure listing the differences (a JSON patch, cut short).
-void ExpectSameFigures(const json& got, const json& want) {
-  const json a = Figures(got), b = Figures(want);
-  EXPECT_TRUE(a == b) << json::diff(b, a).dump().substr(0, 2000);
-}
-
-json Figures(const json& j) {
-  if (j.is_object()) {
-    json out = json::object();
-    for (const auto& [k, v] : j.items()) {
-      if (k.find("second") != std::string::npos || k.find("speed") != std::string::npos ||
-          k == "timing" || k == "sentence" || k == "memory" || k == "codec_seconds") {
-        continue;
-      }
-      out[k] = Figures(v);
-    }
-    return out;
-  }
-  if (j.is_array()) {
-    json out = json::array();
-    for (const json& v : j) out.push_back(Figures(v));
-    return out;
-  }
-  return j;
-}
+using testing::ExpectSameFigures;
+using testing::Figures;
 
 void BuildTree(testing::TempDir& dir) {
   const std::vector<uint8_t> shared = testing::GenerateBlock(300 * 1024, 0.7, 3);

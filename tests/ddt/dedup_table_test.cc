@@ -215,6 +215,75 @@ TEST(DedupTableTest, DerivedAndSideStoredCodesReadBackAsStored) {
   EXPECT_LT(kept_sampled, 200u);
 }
 
+// Entry references (what --since keeps per block): Insert names the entry, KeyOf reads its key
+// back, Release takes references out, DropUnreferenced removes the entries left without any
+// (their side codes with them) and renumbers the others, which MapRef follows; a table copied
+// entry by entry in ForEach order (a state saved and loaded) keeps every reference.
+TEST(DedupTableTest, EntryReferencesSurviveReleaseDropAndACopy) {
+  using Kind = SettingStorage::Kind;
+  const std::vector<SettingStorage> layout = {{Kind::kInline, true}, {Kind::kSide, true}};
+  DedupTable table(layout);
+  std::vector<uint32_t> refs;  // one per reference inserted, key i % 900
+  for (uint64_t i = 0; i < 3000; ++i) {
+    uint32_t ref = 0;
+    const InsertOutcome o = table.Insert(Key(i % 900), 4096, false, &ref);
+    if (o == InsertOutcome::kFirst) {
+      const uint64_t k = i % 900;
+      const PsizeCode c[2] = {EncodeAllocated(512 * (1 + k % 8)),
+                              k % 3 == 0 ? EncodeAllocated(1024) : kPendingCode};
+      table.SetCodes(Key(k), c);
+    }
+    refs.push_back(ref);
+    ASSERT_TRUE(table.HasRef(ref));
+    const Fingerprint back = table.KeyOf(ref);
+    EXPECT_EQ(back.lo, Key(i % 900).lo);
+    EXPECT_EQ(static_cast<uint32_t>(back.hi), static_cast<uint32_t>(Key(i % 900).hi));
+    if (i >= 900) {
+      EXPECT_EQ(ref, refs[i - 900]) << "one entry, one reference";
+    }
+  }
+  // Take out every reference of the keys below 300 and one of each of the others.
+  std::map<uint64_t, uint32_t> left;
+  for (uint64_t i = 0; i < 3000; ++i) {
+    const uint64_t k = i % 900;
+    if (k < 300 || i < 900) {
+      table.Release(refs[i]);
+    } else {
+      ++left[k];
+    }
+  }
+  const DedupTable::RefMap map = table.DropUnreferenced();
+  EXPECT_EQ(table.entries(), 600u);
+  std::map<uint64_t, uint32_t> counted;  // by key lo: refcount
+  table.ForEach([&](const EntryView& e) {
+    counted[e.key.lo] = e.refcount;
+    // Side codes moved with their entries.
+    const bool coded = e.codes[1] != kPendingCode;
+    EXPECT_TRUE(!coded || e.codes[1] == EncodeAllocated(1024));
+  });
+  for (uint64_t i = 900; i < 3000; ++i) {
+    const uint64_t k = i % 900;
+    const uint32_t now = DedupTable::MapRef(map, refs[i]);
+    if (k < 300) {
+      EXPECT_EQ(now, DedupTable::kDroppedRef);
+      continue;
+    }
+    ASSERT_NE(now, DedupTable::kDroppedRef);
+    EXPECT_EQ(table.KeyOf(now).lo, Key(k).lo);
+    EXPECT_EQ(counted[Key(k).lo], left[k]);
+    refs[i] = now;
+  }
+  // A copy in ForEach order names its entries alike.
+  DedupTable copy(layout);
+  table.ForEach([&](const EntryView& e) { copy.AddEntry(e); });
+  for (uint64_t i = 900; i < 3000; ++i) {
+    if (i % 900 < 300) continue;
+    ASSERT_TRUE(copy.HasRef(refs[i]));
+    EXPECT_EQ(copy.KeyOf(refs[i]).lo, Key(i % 900).lo);
+  }
+  EXPECT_FALSE(copy.HasRef(uint32_t{0xFF} << 24 | 0xFFFFFF));
+}
+
 // Two tables filled from two halves of a stream of references merge into the table of the whole
 // stream: refcounts add, codes known to either side are kept (a sampled codec that ran on a key
 // in one half only), side codes are not read twice, and a sampled table keeps its space.

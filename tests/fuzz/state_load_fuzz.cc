@@ -1,7 +1,8 @@
 // Fuzz target: the state file loader (engine/state/state_file.h) on arbitrary bytes. With the
 // checksums checked, anything but a file zsim wrote is refused; with them skipped (so mutations
 // reach the parser), the bytes must give an error or a state whose every part is usable, never
-// a crash, a hang or an allocation the bytes do not pay for.
+// a crash, a hang or an allocation the bytes do not pay for. The corpus holds files of the
+// current format (tests/fuzz/make_state_seeds writes them) and of format version 1 (refused).
 
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +23,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!r.table || !r.distinct || r.files.size() != settings ||
           r.table->settings() != settings) {
         __builtin_trap();
+      }
+    }
+    // File records (--since) have a part per row, every reference naming an entry of it.
+    for (const zsim::state::FileRecord& f : s->records) {
+      if (f.refs.size() != s->rows.size() || f.zero_blocks.size() != s->rows.size()) {
+        __builtin_trap();
+      }
+      for (size_t r = 0; r < f.refs.size(); ++r) {
+        for (uint32_t ref : f.refs[r]) {
+          if (!s->rows[r].table->HasRef(ref)) __builtin_trap();
+          (void)s->rows[r].table->KeyOf(ref);
+        }
       }
     }
     (void)zsim::state::StateMemory(*s);

@@ -21,14 +21,18 @@ zsim's own memory), and so must the exit code. Cases:
   text_html     text and HTML reports: the same as one process's, written by rank 0 alone
   save          --save under mpirun: the state file reports as one process's does
   unreadable    paths no rank can read appear as errors, with one process's exit code
+  interrupted   Ctrl-C (SIGINT) to mpirun ends the job with zsim's message and no report;
+                SIGUSR1 to mpirun gives the partial report, marked partial, exit code 130
   rank_killed   a rank killed mid-scan fails the job with a message naming it, no report
 """
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 ZSIM, SOURCE, SAMPLES_DATA, WORK, CASE = sys.argv[1:6]
 MPIRUN = shutil.which("mpirun")
@@ -322,6 +326,64 @@ def case_unreadable():
     os.makedirs(locked, exist_ok=True)
     os.chmod(locked, 0)
     compare("unreadable", [t, missing], ranks=(2, 3))
+
+
+def reading(path):
+    """True once a zsim process has `path` open."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if open(f"/proc/{pid}/comm").read().strip() != "zsim":
+                continue
+            fds = os.listdir(f"/proc/{pid}/fd")
+            if any(os.readlink(f"/proc/{pid}/fd/{fd}") == path for fd in fds):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def interrupted(sig):
+    """mpirun -n 2 over the split tree read at 4 MB/s per rank (about 12 s), sent `sig` once the
+    ranks read the image. Returns (exit code, stdout, stderr, seconds after the signal)."""
+    t = split_tree()
+    image = os.path.realpath(os.path.join(t, "disk.img"))
+    proc = subprocess.Popen([MPIRUN, "--allow-run-as-root", "--oversubscribe", "-n", "2", ZSIM,
+                             "scan", "--threads", "1", "--max-rate", "4M/s", "--json",
+                             "--no-progress", t], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=ENV)
+    deadline = time.time() + 60
+    while not reading(image) and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    sent = time.time()
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    return proc.returncode, out, err, time.time() - sent
+
+
+def case_interrupted():
+    # Ctrl-C to mpirun: Open MPI aborts the job (SIGTERM to every rank, SIGKILL a second later)
+    # and stops relaying output, so zsim ends each rank at once: no report, rank 0 says why.
+    code, out, err, seconds = interrupted(signal.SIGINT)
+    check(code != 0, f"interrupted SIGINT: exit 0")
+    check(out.strip() == "", f"interrupted SIGINT: something on stdout: {out[:300]}")
+    check("no report is printed" in err, f"interrupted SIGINT: no message: {err[:600]}")
+    check(seconds < 20, f"interrupted SIGINT: the job took {seconds:.1f} s to end")
+    print(f"ok interrupted SIGINT ({seconds:.1f} s)", flush=True)
+    # SIGUSR1 to mpirun, passed on to every rank: the partial report of what was scanned.
+    code, out, err, seconds = interrupted(signal.SIGUSR1)
+    check(code == 130, f"interrupted SIGUSR1: exit {code}: {err[:600]}")
+    try:
+        report = json.loads(out)
+        check(report["partial"] is True, "interrupted SIGUSR1: the report is not marked partial")
+        check(report["input"]["bytes_read"] < 100 * 2**20,
+              f"interrupted SIGUSR1: everything was read: {report['input']['bytes_read']}")
+    except json.JSONDecodeError as e:
+        check(False, f"interrupted SIGUSR1: stdout is not one JSON report ({e}): {out[:300]}")
+    check("interrupted: the report covers what was scanned" in err,
+          f"interrupted SIGUSR1: no message: {err[:600]}")
+    check(seconds < 20, f"interrupted SIGUSR1: the job took {seconds:.1f} s to end")
+    print(f"ok interrupted SIGUSR1 ({seconds:.1f} s)", flush=True)
 
 
 def case_rank_killed():

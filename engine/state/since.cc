@@ -1,0 +1,99 @@
+#include "engine/state/since.h"
+
+#include <string>
+
+#include "engine/estimate/sample_level.h"
+#include "engine/state/merge.h"
+
+namespace zsim::state {
+namespace {
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) {
+    if (!s.empty()) s.append(", ");
+    s.append(x);
+  }
+  return s;
+}
+
+}  // namespace
+
+Status CheckSince(const ScanState& base, const ScanOptions& options) {
+  if (!base.has_records) {
+    return Status::InvalidArgument(
+        "--since: the state holds no file records (a merge of several states, a scan whose "
+        "dedup table was sampled by --sample or --max-memory, or an interrupted scan): scan "
+        "in full with --save, then use --since on that state");
+  }
+  if (base.partial) {
+    return Status::InvalidArgument("--since: the state is of an interrupted scan: scan in full");
+  }
+  if (options.sample_modulus > 1) {
+    return Status::InvalidArgument(
+        "--since needs exact dedup tables: --sample 1/M keeps a sample of the keys, from which a "
+        "changed file's blocks cannot be taken back out; scan without --sample");
+  }
+  for (const RowState& r : base.rows) {
+    if (r.table->sample_shift() != 0) {
+      return Status::InvalidArgument("--since: the state's dedup table is sampled: scan in full");
+    }
+  }
+  if (base.options.paths != options.paths) {
+    return Status::InvalidArgument("--since: the state was scanned from " +
+                                   Join(base.options.paths) + ", not " + Join(options.paths) +
+                                   ": give the same input paths, in the same order");
+  }
+  return CheckSameContent(base.options, options, "serve --since");
+}
+
+bool Unchanged(const FileRecord& record, uint32_t root, uint64_t dev, uint64_t ino, uint64_t size,
+               int64_t mtime_ns, int64_t ctime_ns) {
+  return !record.failed && record.root == root && record.dev == dev && record.ino == ino &&
+         record.size == size && record.mtime_ns == mtime_ns && record.ctime_ns == ctime_ns;
+}
+
+void ReleaseBlocks(const FileRecord& record, std::vector<RowState>& rows) {
+  for (size_t r = 0; r < rows.size() && r < record.refs.size(); ++r) {
+    for (uint32_t ref : record.refs[r]) rows[r].table->Release(ref);
+  }
+}
+
+void DropUnreferenced(std::vector<RowState>& rows, std::vector<FileRecord>& records) {
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const ddt::DedupTable::RefMap map = rows[r].table->DropUnreferenced();
+    for (FileRecord& f : records) {
+      if (r >= f.refs.size()) continue;
+      // A record kept references live entries only: none maps to kDroppedRef.
+      for (uint32_t& ref : f.refs[r]) ref = ddt::DedupTable::MapRef(map, ref);
+    }
+  }
+}
+
+void RebuildDistinct(RowState& row, const std::function<uint64_t(uint64_t)>& aux_units) {
+  row.distinct = std::make_unique<estimate::DistinctBlocks>(row.block_bytes);
+  row.table->ForEach([&](const ddt::EntryView& e) {
+    row.distinct->Add(e.key.lo, e.lsize, aux_units(e.lsize), e.is_zero);
+  });
+}
+
+bool CodesCover(const ScanState& state) {
+  const size_t settings = state.options.compressions.size();
+  bool cover = true;
+  for (size_t r = 0; r < state.rows.size() && cover; ++r) {
+    state.rows[r].table->ForEach([&](const ddt::EntryView& e) {
+      const int lv = estimate::SampleLevel(e.key.lo);
+      for (size_t c = 0; c < settings; ++c) {
+        if (!state.sampling.sampled[c] || e.codes[c] != ddt::kPendingCode) continue;
+        // Heavy all-zero keys go through no census (pipeline/scan.cc), in a full scan either.
+        if (lv >= state.sampling.LevelOf(r, c) ||
+            (e.refcount >= ddt::kHeavyRefcount && !e.is_zero)) {
+          cover = false;
+        }
+      }
+    });
+  }
+  return cover;
+}
+
+}  // namespace zsim::state
