@@ -10,8 +10,8 @@ zsim's own memory), and so must the exit code. Cases:
   sample        the tiny sample under --sample 1/16, and under --max-memory (the budget is applied
                 to the whole, so the kept key space is one process's)
   split         a 100 MiB file (a partial last record, holes, a hard link, repeated roots) read
-                in pieces by every rank: identical at every recordsize and as a zvol, each
-                byte read by one rank
+                in pieces by every rank: identical at every recordsize, as a zvol, under
+                --sample 1/16 and under --max-memory, each byte read by one rank
   huge          a 64 MiB structured file among small ones, at two recordsizes, and under
                 --max-memory budgets the whole outgrows at 1K and 512-byte records (the merged
                 tables sample as one process; every figure compared, block sizes and breakdowns
@@ -221,6 +221,11 @@ def case_split():
                       image], pieces=True)
     compare("split_zvol", ["--volblocksize", "16K", "--compression", "lz4", t], ranks=(2, 3),
             pieces=True)
+    # Key sampling and a budget the whole outgrows, over pieces.
+    compare("split_sample", ["--sample", "1/16", "--recordsize", "16K,128K", t], ranks=(2, 4),
+            pieces=True)
+    compare("split_budget", ["--max-memory", "1M", "--recordsize", "1K", "--compression", "lz4",
+                             t], ranks=(3,), pieces=True, sampled=True)
 
 
 def case_tiny():
