@@ -204,29 +204,19 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--all-reps", type=int, default=1)
-    ap.add_argument("--warm", nargs="*", default=[])
-    ap.add_argument("--cold", nargs="*", default=[])
-    ap.add_argument("--exact", nargs="*", default=[])
-    ap.add_argument("--all", nargs="*", default=[])
-    ap.add_argument("--rate", nargs="*", default=[])
-    ap.add_argument("--progress", nargs="*", default=[])
+    # Each stage takes the dataset directories it runs on, in this order.
+    stages = (("warm", warm), ("exact", intervals), ("cold", cold), ("all", all_vs_default),
+              ("rate", rate), ("progress", progress))
+    for name, _ in stages:
+        ap.add_argument("--" + name, nargs="*", default=[], metavar="DIR")
     args = ap.parse_args()
     args.zsim = str(Path(args.zsim).resolve())
     args.outdir = Path(args.out)
     args.outdir.mkdir(parents=True, exist_ok=True)
     log = Log(args.outdir)
-    for d in args.warm:
-        warm(args, log, d)
-    for d in args.exact:
-        intervals(args, log, d)
-    for d in args.cold:
-        cold(args, log, d)
-    for d in args.all:
-        all_vs_default(args, log, d)
-    for d in args.rate:
-        rate(args, log, d)
-    for d in args.progress:
-        progress(args, log, d)
+    for name, stage in stages:
+        for d in getattr(args, name):
+            stage(args, log, d)
     return 0
 
 
