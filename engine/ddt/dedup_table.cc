@@ -178,12 +178,7 @@ InsertOutcome DedupTable::Insert(const Fingerprint& key, uint64_t lsize, bool is
   if (!is_zero && SampledOut(key, sample_shift_.load(std::memory_order_acquire))) {
     return InsertOutcome::kSampledOut;
   }
-  if ((size_t{shard.count} + 1) * 8 > shard.index.size() * 7) {
-    const size_t before = shard.index.capacity();
-    shard.RebuildIndex(NextIndexSize(shard.index.size()), entry_bytes_);
-    bytes_.fetch_add((shard.index.capacity() - before) * sizeof(uint32_t),
-                     std::memory_order_relaxed);
-  }
+  MakeRoom(shard);
   const size_t i = shard.Find(key.lo, hi32, entry_bytes_);
   if (shard.index[i] != 0) {
     const uint32_t id = (shard.index[i] & kIdMask) - 1;
@@ -271,12 +266,7 @@ void DedupTable::MergeEntry(const EntryView& view, const std::vector<bool>& has_
   const uint32_t hi32 = static_cast<uint32_t>(view.key.hi);
   std::lock_guard<std::mutex> lock(shard.mu);
   if (!view.is_zero && SampledOut(view.key, sample_shift_.load(std::memory_order_acquire))) return;
-  if ((size_t{shard.count} + 1) * 8 > shard.index.size() * 7) {
-    const size_t before = shard.index.capacity();
-    shard.RebuildIndex(NextIndexSize(shard.index.size()), entry_bytes_);
-    bytes_.fetch_add((shard.index.capacity() - before) * sizeof(uint32_t),
-                     std::memory_order_relaxed);
-  }
+  MakeRoom(shard);
   const size_t i = shard.Find(view.key.lo, hi32, entry_bytes_);
   if (shard.index[i] != 0) {
     const uint32_t id = (shard.index[i] & kIdMask) - 1;
@@ -303,6 +293,28 @@ void DedupTable::MergeEntry(const EntryView& view, const std::vector<bool>& has_
     return;
   }
   if (shard.count >= kMaxEntriesPerShard) return;
+  const uint32_t id =
+      AppendEntry(shard, i, view.key.lo, hi32, view.refcount, view.lsize, view.is_zero);
+  StoreCodes(shard, id, view.codes);
+}
+
+void DedupTable::MakeRoom(Shard& shard) {
+  if ((size_t{shard.count} + 1) * 8 <= shard.index.size() * 7) return;
+  const size_t before = shard.index.capacity();
+  shard.RebuildIndex(NextIndexSize(shard.index.size()), entry_bytes_);
+  bytes_.fetch_add((shard.index.capacity() - before) * sizeof(uint32_t), std::memory_order_relaxed);
+}
+
+void DedupTable::LoadEntry(const EntryView& view) {
+  Shard& shard = *shards_[view.key.hi >> (64 - kShardBits)];
+  const uint32_t hi32 = static_cast<uint32_t>(view.key.hi);
+  if (!view.is_zero && SampledOut(view.key, sample_shift_.load(std::memory_order_relaxed))) return;
+  MakeRoom(shard);
+  const size_t i = shard.Find(view.key.lo, hi32, entry_bytes_);
+  if (shard.index[i] != 0 || shard.count >= kMaxEntriesPerShard) {
+    MergeEntry(view, {});  // a key given twice adds up, as AddEntry does
+    return;
+  }
   const uint32_t id =
       AppendEntry(shard, i, view.key.lo, hi32, view.refcount, view.lsize, view.is_zero);
   StoreCodes(shard, id, view.codes);

@@ -121,7 +121,7 @@ class DedupTable {
   // Entry references: 32 bits naming one entry (its shard and its place in it), what a file's
   // record keeps per block to take it back out (state/scan_state.h FileRecord). A reference stays
   // valid until RaiseSampleShift or DropUnreferenced renumbers the entries; a table saved and
-  // loaded again (ForEach, then AddEntry in that order) keeps every entry's reference.
+  // loaded again (ForEach, then AddEntry or LoadEntry in that order) keeps every entry's reference.
   // True when `ref` names an entry of this table.
   bool HasRef(uint32_t ref) const;
   // The key of the entry `ref` names (as ForEach gives it). REQUIRES: HasRef(ref).
@@ -153,6 +153,8 @@ class DedupTable {
   // Adds one entry as another table's ForEach gave it (a key not yet in this table; or as Merge
   // does for one that is). Loading a saved table goes through it.
   void AddEntry(const EntryView& e) { MergeEntry(e, {}); }
+  // The same for a table only the calling thread uses meanwhile (loading a saved one): no lock.
+  void LoadEntry(const EntryView& e);
 
   // Sizes every shard's index for `entries` keys spread evenly over the shards (a table about to
   // be filled with a known number of entries: loading a saved one), so the fill rebuilds no index.
@@ -190,6 +192,9 @@ class DedupTable {
   // One entry of another table (see Merge); `has_side[id]`: this shard's entry `id` had side
   // codes when the merge began.
   void MergeEntry(const EntryView& e, const std::vector<bool>& has_side);
+  // Grows the shard's index when one more entry would load it past 7/8. REQUIRES: shard.mu
+  // held, or the table to the calling thread alone.
+  void MakeRoom(Shard& shard);
   // Keeps the entries of `shard` `keep` says yes to, renumbered in order into right-sized chunks,
   // with the index and side list rebuilt; returns each old id's new one (kDroppedRef: dropped).
   // REQUIRES: shard.mu held.

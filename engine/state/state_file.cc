@@ -384,7 +384,7 @@ std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r, size_t settings,
     }
     if (!r.ok()) break;
     e.codes = codes;
-    table->AddEntry(e);
+    table->LoadEntry(e);
   }
   return table;
 }
