@@ -104,16 +104,16 @@ def cross_check(doc, zdb):
 
 def measure(env, tree, setting, workdir=None, timeout=3600):
     """Writes `tree` into a fresh pool with `setting` ({recordsize, compression, ashift, vdev,
-    ddt: 'fast'|'legacy'}), returns the harness's JSON plus 'zdb' (parsed -DD) and 'zdb_diffs'
+    ddt: 'fast'|'legacy', dedup: 'on' (default)|'off'}), returns the harness's JSON plus 'zdb' (parsed -DD) and 'zdb_diffs'
     (where the two disagree). The pool's files are removed whatever happens."""
     tmp = tempfile.mkdtemp(prefix="zsim-oz23-", dir=workdir)
     try:
         cmd = [env["HARNESS"], "--tree", tree, "--pool-dir", tmp, "--pool", POOL,
                "--vdev", setting["vdev"], "--ashift", str(setting["ashift"]),
                "--recordsize", setting["recordsize"], "--compression", setting["compression"],
-               "--checksum", "sha256", "--dedup", "on",
+               "--checksum", "sha256", "--dedup", setting.get("dedup", "on"),
                "--fast-dedup", "on" if setting["ddt"] == "fast" else "off",
-               "--exclude-prefix", ".zsim-sample"]
+               "--exclude-prefix", ".zsim-sample", "--layout", "zpl"]
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            timeout=timeout)
         if p.returncode != 0:
