@@ -78,8 +78,7 @@ std::string FormatProgress(const pipeline::Progress& p) {
   }
   if (p.expected_seconds > 0) {
     line += ", expected " + std::to_string(static_cast<uint64_t>(p.expected_seconds + 0.5)) +
-            " s at most, codecs " + std::to_string(static_cast<int>(p.codec_share * 100 + 0.5)) +
-            "%";
+            " s, codecs " + std::to_string(static_cast<int>(p.codec_share * 100 + 0.5)) + "%";
   }
   if (p.seconds > 0.5) {
     const double rate = static_cast<double>(p.bytes_done) / p.seconds;
@@ -112,10 +111,10 @@ std::string FormatSinceSummary(const pipeline::SinceSummary& s) {
 std::string FormatCostWarning(const pipeline::CostForecast& f) {
   if (!pipeline::IsCostly(f)) return "";
   const double wall = f.Seconds();
-  return "zsim: the codecs asked for may take up to " +
+  return "zsim: the codecs asked for are expected to take " +
          std::to_string(static_cast<uint64_t>(f.codec_cpu_seconds + 0.5)) + " CPU s, " +
          std::to_string(static_cast<uint64_t>(f.codec_cpu_seconds / f.read_cpu_seconds + 0.5)) +
-         " times the reading (this scan: up to " +
+         " times the reading (this scan: about " +
          std::to_string(static_cast<uint64_t>(wall + 0.5)) + " s on " + std::to_string(f.threads) +
          " threads); fewer codecs or recordsizes cost less, Ctrl-C stops with what was read";
 }

@@ -4,9 +4,9 @@
 // of its top 24 bits of `lo` (bits the DDT's shard and slot choice do not use, and independent of
 // the dedup sampling bits in `hi`), so a block has level >= L with probability 2^-L. A sampled
 // codec runs on the unique blocks whose level is at least its current level, per recordsize:
-// 0 until it rises, to PlanLevel (below) once the sizing walk that runs ahead of the scan has
-// sized the tree, or sooner to the level its blocks so far show enough (adaptive_level.h). The
-// final estimate uses the highest level at or above PlanLevel whose sample meets the target: every
+// the level of its budget (codec_budget.h), from the bytes the sizing walk that runs ahead of
+// the scan has found (under --sample, PlanLevel below). The final estimate uses the highest
+// level at or above that plan whose sample meets the target: every
 // block of those levels went through the codecs whenever it was met, so the estimate depends on
 // the data, not on the order the threads met it, and no block below PlanLevel is compressed
 // once the plan is known (none of them could serve the estimate), but for the census: a key
@@ -45,7 +45,7 @@ struct SamplingPlan {
 // A default (not --exact) scan samples every codec (every setting but `off`): the cheap ones
 // (lz4, lzjb, zle) too, which on a read-limited scan cost as much as the costly ones, since they
 // would run on every unique block. Each runs at its own level, per recordsize
-// (adaptive_level.h). The auxiliary of every ratio estimate is then lsize (anchors all -1): an
+// (codec_budget.h). The auxiliary of every ratio estimate is then lsize (anchors all -1): an
 // exact codec to anchor on would cost what sampling saves. --exact samples nothing.
 SamplingPlan PlanSampling(const std::vector<Compression>& settings, bool exact);
 

@@ -117,7 +117,7 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
   std::future<void> histograms = std::async(std::launch::async, [&] {
     for (size_t row = 0; row < s.rows.size(); ++row) {
       const state::RowState& rs = s.rows[row];
-      known_levels[row] = KnownCodeLevels(*rs.table, s.sampling, row);
+      known_levels[row] = KnownCodeLevels(options, s.sampling, row);
       FillBlockSizes(*rs.table, rs.block_bytes,
                      zfs::AllocationModel::For(options.vdev, options.ashift), options.copies,
                      known_levels[row], &sizes[row]);

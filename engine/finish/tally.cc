@@ -5,7 +5,6 @@
 #include <limits>
 #include <optional>
 
-#include "engine/estimate/adaptive_level.h"
 #include "engine/estimate/ratio_estimator.h"
 #include "engine/estimate/ratio_interval.h"
 #include "engine/estimate/ratio_regression.h"
@@ -200,19 +199,17 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   for (size_t c = 0; c < settings_; ++c) {
     complete[c] = sampling.LevelOf(row, c);
     // At level 0 every unique block went through every codec: the exact path applies, unless
-    // the levels rose by counts (estimate/adaptive_level.h), where the base decides.
+    // the levels follow the codec budget (estimate/codec_budget.h), where the base decides.
     if (sampling.sampled[c] && (complete[c] > 0 || sampling.adaptive)) {
       level[c] = complete[c];
       any_sampled = true;
     }
   }
   if (any_sampled) {
-    std::vector<estimate::LevelCounts> counts(settings_, estimate::LevelCounts{});
     table.ForEach([&](const ddt::EntryView& e) {
       const int lv = estimate::SampleLevel(e.key.lo);
       for (size_t c = 0; c < settings_; ++c) {
         if (level[c] < 0 || ddt::IsHoleCode(e.codes[c])) continue;
-        ++counts[c][size_t(lv)];
         if (census(e, c)) continue;
         ++population[c];
         if (e.codes[c] == ddt::kPendingCode || lv < complete[c]) continue;
@@ -223,13 +220,12 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       }
     });
     // The highest level at or above the base whose sample alone meets the target; else the
-    // base. The base: the level the scan ended at, or with levels risen by counts the whole
-    // tree's BaseLevel, at or above any level a scan of the same data rises to (the same
-    // figures for any thread count; estimate/adaptive_level.h).
+    // base (known_codes.h): at or above any level a scan of the same data used (the same
+    // figures for any thread count, and a merge's figures are one scan's).
+    const std::vector<int> known = KnownCodeLevels(options_, sampling, row);
     for (size_t c = 0; c < settings_; ++c) {
       if (level[c] < 0) continue;
-      const int base =
-          KnownCodeLevel(counts[c], table.sample_shift(), complete[c], sampling.adaptive);
+      const int base = std::max(known[c], 0);
       if (base == 0) {
         level[c] = -1;  // every unique block went through the codec
         continue;

@@ -2,10 +2,9 @@
 //
 // What a scan will cost, before it is paid: once the sizing walk has sized the tree, the CPU
 // time of reading and fingerprinting it and the most its codecs can take (every sampled codec
-// on its plan's blocks, estimate/sample_level.h PlanLevel; every unique block under --exact).
-// Homogeneous data stops its codecs sooner (estimate/adaptive_level.h), so the codec figure is
-// a bound, and data that dedups needs less. Speeds are one core's, taken from the bench on
-// mixed data (bench/results/2026-12-01-stop14: lz4 0.65-3.5 GB/s, gzip-6 36-107 MB/s); the
+// on its budget's blocks, estimate/codec_budget.h; every unique block under --exact). Data that
+// dedups needs less: the codecs run on unique blocks only. Speeds are one core's, taken from the
+// bench on mixed data (bench/results/2026-12-01-stop14: lz4 0.65-3.5 GB/s, gzip-6 36-107 MB/s); the
 // report gives the speeds measured on this CPU (report/codec_speed.h).
 //
 // Thread safety: pure functions.
@@ -26,9 +25,6 @@ struct CostForecast {
   // Wall seconds on `threads` cores, the disk aside.
   double Seconds() const { return (read_cpu_seconds + codec_cpu_seconds) / threads; }
 };
-
-// One core's nominal speed of a setting's codec, bytes per second (0 for off: no codec).
-double NominalCodecBytesPerSecond(const Compression& c);
 
 // The forecast for `options` (resolved: compressions and threads set) over a tree of
 // `allocated_bytes` (the sizing walk's sum).

@@ -24,7 +24,7 @@
 #include "engine/base/size_suffix.h"
 #include "engine/codec/zfs_block.h"
 #include "engine/ddt/dedup_table.h"
-#include "engine/estimate/adaptive_level.h"
+#include "engine/estimate/codec_budget.h"
 #include "engine/estimate/distinct_blocks.h"
 #include "engine/estimate/occurrence_sample.h"
 #include "engine/estimate/ratio_estimator.h"
@@ -163,10 +163,8 @@ struct Worker {
   std::vector<uint64_t> non_hole;  // per (row, setting), the current chunk's non-hole blocks
   std::vector<ddt::PsizeCode> first_codes;
   // Per setting, the current row's codec levels, read before the chunk's keys are inserted
-  // (Scan::ProcessRows), and the row's unique non-zero blocks first met in the chunk, by level
-  // (estimate/adaptive_level.h).
+  // (Scan::ProcessRows).
   std::vector<int> levels;
-  estimate::LevelCounts chunk_counts{};
   // --sample 1/M: per row, the sampled occurrences' sums; the current row's sampled occurrences
   // in the chunk (offset in the buffer, level).
   std::vector<OccurrenceSample> occurrences;
@@ -180,6 +178,16 @@ std::atomic<int> g_live_scans{0};
 // After a cancel, how long the pipeline may take to drain before the reads still under way are
 // abandoned (ScanControl): the partial report must come within a second whatever the disk does.
 constexpr std::chrono::milliseconds kAbandonAfter{400};
+
+// How long a scan with sampled codecs waits for the sizing walk before it reads (the codec
+// budget, estimate/codec_budget.h).
+constexpr std::chrono::milliseconds kPlanWait{1000};
+
+// Seeds the hash of the input paths that names the sizing walk's plan (SamplingState::plan_scope).
+constexpr uint64_t kPlanScopeSeed = 0x706c616e73636f70;  // "planscop"
+
+// The progress line's expected time follows the pace once 1/kPaceShare of the bytes is done.
+constexpr uint64_t kPaceShare = 20;
 
 // Shared by the scan and its pipeline thread, which outlives RunScan when reads are abandoned.
 class Scan : public std::enable_shared_from_this<Scan> {
@@ -257,10 +265,7 @@ class Scan : public std::enable_shared_from_this<Scan> {
     setting_level_ = std::make_unique<std::atomic<int>[]>(cells);
     skip_bound_ = std::make_unique<std::atomic<int>[]>(rows_.size());
     for (size_t i = 0; i < cells; ++i) setting_level_[i].store(0);
-    for (size_t r = 0; r < rows_.size(); ++r) {
-      skip_bound_[r].store(0);
-      row_counts_.push_back(std::make_unique<RowCounts>());
-    }
+    for (size_t r = 0; r < rows_.size(); ++r) skip_bound_[r].store(0);
     // --sample 1/M: keep 1/M of the key space from the start.
     const uint32_t shift = static_cast<uint32_t>(std::countr_zero(options_.sample_modulus));
     for (state::RowState& r : rows_) r.table->RaiseSampleShift(shift);
@@ -342,22 +347,17 @@ class Scan : public std::enable_shared_from_this<Scan> {
   std::atomic<int> level_{0};
   std::atomic<bool> plan_applied_{false};
   // Without --sample, each (row, setting) of a sampled codec has its own level, which only
-  // rises (estimate/adaptive_level.h): to the row's plan once the sizing walk has finished, or
-  // sooner to the level its coded blocks show enough. Written under the row's mutex only.
+  // rises (estimate/codec_budget.h): the budget of the bytes the sizing walk has found so far,
+  // up to the whole tree's. Written under level_mu_ only.
   std::unique_ptr<std::atomic<int>[]> setting_level_;
+  std::mutex level_mu_;
+  std::atomic<uint64_t> budget_bytes_{0};  // the sized bytes the levels follow so far
   // Per row: the highest of its settings' levels, stored before any of them rises. A key that
   // becomes heavy (ddt::kHeavyRefcount) below it may have skipped a sampled codec at its first
   // sighting, and goes through the sampled codecs again (the census). The first sighting's
   // thread read its levels before inserting the key, and the heavy sighting's thread reads the
   // bound after the shard's mutex has shown it that insert: it reads a bound at least as high.
   std::unique_ptr<std::atomic<int>[]> skip_bound_;
-  // Per row: its unique non-zero blocks met so far, by level (merged per chunk).
-  struct RowCounts {
-    std::mutex mu;
-    estimate::LevelCounts counts{};  // Guarded by mu.
-  };
-  std::vector<std::unique_ptr<RowCounts>> row_counts_;
-
   // File records (KeepRecords) and --since (StartFrom).
   bool record_ = false;
   // CLOCK_REALTIME_COARSE when Run began: a record stamped at or after it cannot vouch for the
@@ -373,7 +373,6 @@ class Scan : public std::enable_shared_from_this<Scan> {
   std::vector<std::vector<double>> base_codec_seconds_;
   std::vector<std::vector<uint64_t>> base_codec_bytes_;
   std::vector<BreakdownCollector::Sampled> replayed_;  // the kept files' references
-  std::vector<int> since_base_level_;                  // per row: BaseLevel of the final table
   // A walked file whose base record matches it (identity, size, mtime, ctime): counted, not read.
   bool Reuse(const walk::WalkItem& item);
   // After the pipeline: the kept files' figures added, the others' blocks taken out.
@@ -384,12 +383,12 @@ class Scan : public std::enable_shared_from_this<Scan> {
   std::atomic<int>& SettingLevel(size_t r, size_t c) {
     return setting_level_[r * options_.compressions.size() + c];
   }
-  // Raises the level of (r, c) to `level` if higher. REQUIRES: row_counts_[r]->mu held.
+  // Raises the level of (r, c) to `level` if higher. REQUIRES: level_mu_ held.
   void RaiseSettingLevel(size_t r, size_t c, int level);
-  // Merges a worker's chunk counts of row `r` and raises the row's levels to their BaseLevel.
-  void MergeChunkCounts(size_t r, Worker& w);
+  // Raises every sampled codec's level to the budget of `planned_bytes`.
+  void RaiseToBudget(uint64_t planned_bytes);
   bool any_sampled_ = false;
-  bool adaptive_ = false;  // codec levels rise by counts (not under --sample)
+  bool adaptive_ = false;  // codec levels follow the budget (not under --sample)
   // --sample 1/M: an occurrence sample (tally.h OccurrenceSample) gives the referenced side. Its
   // level follows level_: every occurrence until the plan, then those of the plan's level and up,
   // also under --exact: that runs every codec on every kept key, and taking every occurrence
@@ -404,10 +403,6 @@ class Scan : public std::enable_shared_from_this<Scan> {
   int EntryLevel(int level) const { return std::max(0, level - entry_level_offset_); }
   uint64_t plan_block_ = 0;  // the largest block size of the rows (fewest blocks)
   int PlannedLevel() const { return estimate::PlanLevel(sizer_->allocated_bytes(), plan_block_); }
-  // A row's own plan for its codecs: each recordsize samples its own blocks.
-  int RowPlannedLevel(size_t r) const {
-    return estimate::PlanLevel(sizer_->allocated_bytes(), rows_[r].block_bytes);
-  }
   void MaybeApplyPlan();
   void CompressFirstSightings(size_t r, uint64_t bs, Worker& w);
   void CompressOccurrences(size_t r, uint64_t bs, Worker& w);
@@ -755,7 +750,6 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       if (record_ && outcome != ddt::InsertOutcome::kSampledOut) w.refs.push_back(ref);
       if (outcome == ddt::InsertOutcome::kFirst) {
         w.first_seen.push_back(FirstSeen{rec_begin - chunk.offset, fp, is_zero});
-        if (!is_zero) ++w.chunk_counts[size_t(estimate::SampleLevel(fp.lo))];
       } else if (outcome == ddt::InsertOutcome::kBecameHeavy && any_sampled_ && !occurrences_ &&
                  !is_zero &&
                  estimate::SampleLevel(fp.lo) < skip_bound_[r].load(std::memory_order_acquire)) {
@@ -771,9 +765,6 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
     }
     CompressFirstSightings(r, bs, w);
     CompressOccurrences(r, bs, w);
-    // Under --since the counts of this run are not the tree's: the levels rise to the plan
-    // only, and end at the final table's base (FinishSince).
-    if (adaptive_ && !since_) MergeChunkCounts(r, w);
     if (row_zero_blocks != 0) job.zero_blocks[r].fetch_add(row_zero_blocks);
     if (row_holes != 0) job.holes[r].fetch_add(row_holes, std::memory_order_relaxed);
     if (!w.refs.empty()) {
@@ -845,17 +836,6 @@ void Scan::RaiseSettingLevel(size_t r, size_t c, int level) {
     skip_bound_[r].store(level, std::memory_order_release);
   }
   current.store(level, std::memory_order_release);
-}
-
-void Scan::MergeChunkCounts(size_t r, Worker& w) {
-  RowCounts& row = *row_counts_[r];
-  std::lock_guard<std::mutex> lock(row.mu);
-  for (size_t lv = 0; lv < row.counts.size(); ++lv) row.counts[lv] += w.chunk_counts[lv];
-  w.chunk_counts.fill(0);
-  const int base = estimate::BaseLevel(row.counts);
-  for (size_t c = 0; c < options_.compressions.size(); ++c) {
-    if (sampling_.sampled[c]) RaiseSettingLevel(r, c, base);
-  }
 }
 
 // --sample 1/M: every setting over the chunk's sampled occurrences of row `r` (non-zero blocks),
@@ -934,19 +914,28 @@ void Scan::Process(Chunk& chunk, Worker& w) {
   }
 }
 
-// Once the sizing walk has finished, the sampled codecs skip the blocks below its planned level
-// from then on (blocks met before were all compressed: level 0 is complete at every level).
+// Per chunk until the sizing walk has finished: the sampled codecs follow the budget of the bytes
+// it has found so far (a lower bound of the whole tree's, so every level used is complete at the
+// final one), and once it has, the --sample occurrence sample its plan.
 void Scan::MaybeApplyPlan() {
   if (!plan_wanted_ || !sizer_ || plan_applied_.load(std::memory_order_relaxed)) return;
-  if (!sizer_->finished() || plan_applied_.exchange(true)) return;
-  const int planned = PlannedLevel();
-  level_.store(planned);
-  if (occurrences_) return;  // the sampled codecs follow EntryLevel(level_)
+  const bool finished = sizer_->finished();
+  if (adaptive_) RaiseToBudget(sizer_->allocated_bytes());
+  if (!finished || plan_applied_.exchange(true)) return;
+  level_.store(PlannedLevel());
+}
+
+void Scan::RaiseToBudget(uint64_t planned_bytes) {
+  if (planned_bytes <= budget_bytes_.load(std::memory_order_relaxed)) return;
+  std::lock_guard<std::mutex> lock(level_mu_);
+  if (planned_bytes <= budget_bytes_.load(std::memory_order_relaxed)) return;
+  budget_bytes_.store(planned_bytes, std::memory_order_relaxed);
+  const size_t settings = options_.compressions.size();
+  const std::vector<int> levels =
+      estimate::BudgetLevels(options_, sampling_.sampled, planned_bytes);
   for (size_t r = 0; r < rows_.size(); ++r) {
-    const int row_plan = RowPlannedLevel(r);
-    std::lock_guard<std::mutex> lock(row_counts_[r]->mu);
-    for (size_t c = 0; c < options_.compressions.size(); ++c) {
-      if (sampling_.sampled[c]) RaiseSettingLevel(r, c, row_plan);
+    for (size_t c = 0; c < settings; ++c) {
+      if (sampling_.sampled[c]) RaiseSettingLevel(r, c, levels[r * settings + c]);
     }
   }
 }
@@ -1080,7 +1069,6 @@ bool Scan::Reuse(const walk::WalkItem& item) {
 
 void Scan::FinishSince() {
   const size_t settings = options_.compressions.size();
-  since_base_level_.assign(rows_.size(), 0);
   // Under --max-memory the tables may have been sampled during the scan, which renumbered their
   // entries: the base's references no longer name them. The caller reads everything again.
   for (const state::RowState& row : rows_) {
@@ -1126,11 +1114,6 @@ void Scan::FinishSince() {
   for (state::FileRecord& rec : state_.records) records.push_back(std::move(rec));
   state_.records = std::move(records);
   if (released) state::DropUnreferenced(rows_, state_.records);
-  if (adaptive_) {
-    for (size_t r = 0; r < rows_.size(); ++r) {
-      since_base_level_[r] = state::TableBaseLevel(*rows_[r].table);
-    }
-  }
 }
 
 bool Scan::BaseFitsBudget() const {
@@ -1229,6 +1212,14 @@ void Scan::MaybeReportProgress(bool force) {
     p.expected_seconds = forecast_->Seconds();
     const double cpu = forecast_->read_cpu_seconds + forecast_->codec_cpu_seconds;
     p.codec_share = cpu > 0 ? forecast_->codec_cpu_seconds / cpu : 0;
+    // Once a twentieth of the bytes is done, the pace so far: the codecs run on the same share
+    // of the blocks from the first chunk on (estimate/codec_budget.h), so the work per byte is
+    // steady, and the pace holds this machine's speeds, its load and its disk, which the
+    // forecast's nominal speeds do not.
+    if (p.walk_finished && p.bytes_done >= p.bytes_discovered / kPaceShare && p.bytes_done > 0 &&
+        p.seconds > 0) {
+      p.expected_seconds = p.seconds * double(p.bytes_discovered) / double(p.bytes_done);
+    }
   }
   control_.progress(p);
 }
@@ -1339,6 +1330,16 @@ state::ScanState Scan::Run() {
   if (control_.progress || control_.forecast || plan_wanted_) {
     sizer_ = std::make_unique<walk::WalkSizer>(fs_, options_.paths, wo, std::min(walk_threads, 4));
   }
+  if (adaptive_) {
+    // The codec budget up front: a local tree is sized in moments, and its first chunks are then
+    // coded at the whole tree's level. A slow walk is not waited for: the levels follow it.
+    const Clock::time_point deadline = Clock::now() + kPlanWait;
+    while (!sizer_->finished() && Clock::now() < deadline &&
+           !(control_.cancel && control_.cancel->load())) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    MaybeApplyPlan();
+  }
 
   const size_t settings = options_.compressions.size();
   workers_ = std::make_unique<tbb::enumerable_thread_specific<Worker>>([this, settings] {
@@ -1371,16 +1372,28 @@ state::ScanState Scan::Run() {
     planned = sizer_->finished();
   }
   if (planned) complete_level = PlannedLevel();
-  // Each sampled codec's complete level: the one it ended at, or the row's plan when the scan
-  // ended before applying it (below the plan every level it met was coded too).
+  // The budget's bytes: the whole tree's, or after an interrupt those sized so far (at least
+  // those any level used followed).
+  if (adaptive_) {
+    sampling_.planned_bytes = std::max(sizer_->allocated_bytes(), budget_bytes_.load());
+    for (const std::string& p : options_.paths) {
+      sampling_.plan_scope ^= XXH3_64bits_withSeed(p.data(), p.size(), kPlanScopeSeed);
+    }
+  }
+  // Each sampled codec's complete level: the one it ended at, or the budget of the plan when the
+  // scan ended before following it (below it every level it met was coded too).
   sampling_.setting_levels.assign(rows_.size() * settings, 0);
+  const std::vector<int> budget =
+      adaptive_ ? estimate::BudgetLevels(options_, sampling_.sampled, sampling_.planned_bytes)
+                : std::vector<int>();
   int lowest = -1;
   for (size_t r = 0; r < rows_.size(); ++r) {
     for (size_t c = 0; c < settings; ++c) {
       if (!sampling_.sampled[c]) continue;
       int level = occurrences_ ? EntryLevel(complete_level) : SettingLevel(r, c).load();
-      if (planned && !occurrences_) level = std::max(level, RowPlannedLevel(r));
-      if (since_) level = std::max(level, since_base_level_[r]);
+      // Under --since too: the plan is the whole new tree's (CodesCover checks that the kept
+      // files' entries have their codes at this level).
+      if (adaptive_) level = std::max(level, budget[r * settings + c]);
       sampling_.setting_levels[r * settings + c] = level;
       lowest = lowest < 0 ? level : std::min(lowest, level);
     }

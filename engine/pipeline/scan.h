@@ -43,8 +43,9 @@ struct Progress {
   uint64_t files_discovered = 0;
   bool walk_finished = false;  // the figures above are the totals
   double seconds = 0;
-  // Once the sizing walk has finished: the forecast's wall seconds (cost_forecast.h, codecs at
-  // their most) and the codecs' share of it; 0 before.
+  // Once the sizing walk has finished: the whole scan's expected wall seconds, from the forecast
+  // (cost_forecast.h) and, once a twentieth of the bytes is done, from the pace so far; and the
+  // codecs' share of the forecast. 0 before.
   double expected_seconds = 0;
   double codec_share = 0;
 };

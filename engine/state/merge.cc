@@ -166,6 +166,15 @@ uint64_t Merge(ScanState& into, const ScanState& from) {
       std::max(into.sampling.complete_level, from.sampling.complete_level);
   into.sampling.occurrence_level =
       std::max(into.sampling.occurrence_level, from.sampling.occurrence_level);
+  // The budget's plan covers both trees (estimate/codec_budget.h), unless both parts sized the
+  // same paths (SamplingState::plan_scope).
+  if (into.sampling.plan_scope != from.sampling.plan_scope) {
+    into.sampling.planned_bytes += from.sampling.planned_bytes;
+    into.sampling.plan_scope ^= from.sampling.plan_scope;
+  } else {
+    into.sampling.planned_bytes =
+        std::max(into.sampling.planned_bytes, from.sampling.planned_bytes);
+  }
   // And per (row, setting): the higher of the two levels is complete in both.
   for (size_t i = 0; i < into.sampling.setting_levels.size(); ++i) {
     into.sampling.setting_levels[i] =

@@ -50,14 +50,21 @@ struct SamplingState {
   // `setting_levels`.
   int complete_level = 0;
   // Per (row, setting), row-major: the level at and above which every unique block went through
-  // that setting's codec (each sampled codec rises on its own, estimate/adaptive_level.h), at or
-  // above complete_level; 0 for exact settings. Empty: complete_level for every one.
+  // that setting's codec (each sampled codec has its own budget, estimate/codec_budget.h), at
+  // or above complete_level; 0 for exact settings. Empty: complete_level for every one.
   // Merging two states takes the larger of each pair (the lower level is incomplete in one).
   std::vector<int> setting_levels;
-  // The levels rose by counts of unique blocks (estimate/adaptive_level.h): the estimate's base
-  // is the whole tree's BaseLevel, never below setting_levels. False under --sample 1/M, whose
+  // The levels follow the codec budget (estimate/codec_budget.h): the estimate's base is
+  // BudgetLevel of planned_bytes, never below setting_levels. False under --sample 1/M, whose
   // codecs follow the occurrence sample's plan.
   bool adaptive = false;
+  // The bytes the sizing walk found (allocated, holes excluded), which the budget levels follow,
+  // and which paths it sized: the XOR of a hash of each input path. A merge adds the bytes up
+  // (and XORs the scopes) when the scopes differ: scans of separate trees; it keeps them when
+  // they are equal: parts of one scan of the same paths (the ranks of a distributed scan, file
+  // pieces), each of which sized the whole. 0 when not adaptive.
+  uint64_t planned_bytes = 0;
+  uint64_t plan_scope = 0;
   // --sample 1/M: the level of the occurrence sample (estimate/occurrence_sample.h) at and above
   // which every occurrence went through every codec. The table's entries use complete_level,
   // log2(M) lower: the table keeps 1/M of the keys, so the sampled codecs meet as many of them

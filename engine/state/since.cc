@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <string>
 
-#include "engine/estimate/adaptive_level.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/state/merge.h"
 
@@ -74,14 +73,6 @@ void DropUnreferenced(std::vector<RowState>& rows, std::vector<FileRecord>& reco
       for (uint32_t& ref : f.refs[r]) ref = ddt::DedupTable::MapRef(map, ref);
     }
   }
-}
-
-int TableBaseLevel(const ddt::DedupTable& table) {
-  estimate::LevelCounts counts{};
-  table.ForEach([&](const ddt::EntryView& e) {
-    if (!e.is_zero) ++counts[size_t(estimate::SampleLevel(e.key.lo))];
-  });
-  return estimate::BaseLevel(counts);
 }
 
 void RebuildDistinct(RowState& row, const std::function<uint64_t(uint64_t)>& aux_units) {

@@ -10,11 +10,11 @@
 //     more are dropped (DropUnreferenced), so each refcount is what a scan of the tree counts;
 //   - the distinct-block sketches cannot forget a key: they are rebuilt from the exact tables
 //     (RebuildDistinct), which hold every key the sketches would have met;
-//   - the sampled codecs' levels are the full scan's: the highest level holding
-//     kSampleBlocks of the table's unique blocks, or the sizing walk's plan (TableBaseLevel);
-//     the rescan runs its codecs on every new block at or above the plan and on every key that
-//     becomes heavy, and CodesCover checks that every entry an estimate uses has its codes
-//     (when the tree shrank below the base's sample it does not: the caller scans in full);
+//   - the sampled codecs' levels are the full scan's: the codec budget's level of the sizing
+//     walk's plan of the new tree (estimate/codec_budget.h); the rescan runs its codecs on every
+//     new block at or above it and on every key that becomes heavy, and CodesCover checks that
+//     every entry an estimate uses has its codes (when the tree shrank below the base's sample
+//     it does not: the caller scans in full);
 //   - everything a file adds besides its blocks (shapes, breakdown rows and references,
 //     whole-file contents, zero blocks, holes) is recomputed from the records of the files kept
 //     and added by the scan for the files read.
@@ -59,10 +59,6 @@ void ReleaseBlocks(const FileRecord& record, std::vector<RowState>& rows);
 
 // Drops every entry left without references and renumbers the records' references.
 void DropUnreferenced(std::vector<RowState>& rows, std::vector<FileRecord>& records);
-
-// The highest level holding estimate::kSampleBlocks of the table's unique non-zero blocks
-// (estimate/adaptive_level.h BaseLevel): where a scan that met them all raised its codecs to.
-int TableBaseLevel(const ddt::DedupTable& table);
 
 // The row's distinct-block sketches, from its exact table: `aux_units(lsize)` is the auxiliary
 // size in 512-byte units the scan gives a block of that lsize.

@@ -158,6 +158,8 @@ void PutState(FrameWriter& w, const ScanState& s) {
   w.I32(s.sampling.complete_level);
   w.I32(s.sampling.occurrence_level);
   w.U8(s.sampling.adaptive);
+  w.U64(s.sampling.planned_bytes);
+  w.U64(s.sampling.plan_scope);
   w.U32(static_cast<uint32_t>(s.sampling.setting_levels.size()));
   for (int lv : s.sampling.setting_levels) w.I32(lv);
   w.U32(static_cast<uint32_t>(s.featured));
@@ -444,6 +446,10 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version) {
   s.sampling.complete_level = r.I32();
   s.sampling.occurrence_level = r.I32();
   s.sampling.adaptive = r.U8() != 0;
+  if (version >= 4) {
+    s.sampling.planned_bytes = r.U64();
+    s.sampling.plan_scope = r.U64();
+  }
   const uint32_t cells = r.U32();
   if (cells != 0 && cells != o.recordsizes.size() * settings && cells != settings) {
     r.Fail("corrupt: sampling levels");
@@ -733,7 +739,7 @@ Result<ScanState> Parse(ReadFn read, FrameReader& reader, const std::string& nam
   if (verify && XXH3_64bits(text.data(), text.size()) != sum) {
     return Status::Corruption(name + " is corrupt: its header fails its checksum");
   }
-  if (version != kStateFormatVersion && version != kOldestReadableVersion) {
+  if (version > kStateFormatVersion || version < kOldestReadableVersion) {
     const std::string writer = text.substr(0, text.find('\n'));
     return Status::InvalidArgument(
         name + " has state format version " + std::to_string(version) + " (" + writer +

@@ -36,9 +36,11 @@
 namespace zsim::state {
 
 // 2: file shapes keep their all-zero blocks (FileShape::zero_blocks), which `used` counts.
-// 3: file records (FileRecord) follow the tables, for --since. Version 2 files are still read
-// (as states without records).
-inline constexpr uint32_t kStateFormatVersion = 3;
+// 3: file records (FileRecord) follow the tables, for --since.
+// 4: the sampling plan's bytes (SamplingState::planned_bytes, plan_scope), which the codec
+// budget follows. Versions 2 and 3 are still read (as states without records, or without a
+// plan: their levels are taken as recorded).
+inline constexpr uint32_t kStateFormatVersion = 4;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process

@@ -1,6 +1,7 @@
 // Which codes of a sampled codec the block-size histogram and the breakdowns use
 // (finish/known_codes.h): two tables holding the same keys, one of which also has codes for
-// blocks below the final level (met before the level rose: timing), give the same figures.
+// blocks below the final level (met before the level rose, or a merged part of a smaller plan),
+// give the same figures.
 
 #include "engine/finish/known_codes.h"
 
@@ -9,35 +10,41 @@
 #include <array>
 
 #include "engine/base/mix.h"
+#include "engine/estimate/sample_level.h"
 #include "engine/finish/block_sizes.h"
 #include "engine/zfs/allocation.h"
 
 namespace zsim::finish {
 namespace {
 
+// A scan of 4K records over `planned` bytes with one sampled codec (lz4).
+ScanOptions OneCodec() {
+  ScanOptions o;
+  o.recordsizes = {4096};
+  o.compressions = {Compression{CompressionAlgorithm::kLz4, 0}};
+  return o;
+}
+
 TEST(KnownCodeLevelTest, ThePlanAloneIsTakenAsRecorded) {
-  estimate::LevelCounts kept{};
-  kept[9] = 100000;
-  EXPECT_EQ(KnownCodeLevel(kept, 0, 3, /*adaptive=*/false), 3);
+  state::SamplingState s;
+  s.sampled = {true};
+  s.complete_level = 3;
+  s.planned_bytes = uint64_t{1} << 40;  // not used: the levels did not follow the budget
+  EXPECT_EQ(KnownCodeLevels(OneCodec(), s, 0), std::vector<int>{3});
 }
 
-TEST(KnownCodeLevelTest, AFullTableCountsTheTreeExactly) {
-  estimate::LevelCounts kept{};
-  kept[5] = 3000;
-  kept[6] = 999;
-  EXPECT_EQ(KnownCodeLevel(kept, 0, 0, true), 0);  // 3999 at level 5 and up: under 4000
-  kept[7] = 1;
-  EXPECT_EQ(KnownCodeLevel(kept, 0, 0, true), 5);
-  EXPECT_EQ(KnownCodeLevel(kept, 0, 8, true), 8);  // never below the recorded level
-}
-
-TEST(KnownCodeLevelTest, ASampledTableBoundsTheTreeFromAbove) {
-  estimate::LevelCounts kept{};
-  kept[6] = 100;  // 1/16 of the keys: 16 x (100 + 40 + 4) = 2304 < 4000
-  EXPECT_EQ(KnownCodeLevel(kept, 4, 0, true), 0);
-  kept[5] = 100;  // 16 x (200 + 56.6 + 4) = 4169
-  EXPECT_EQ(KnownCodeLevel(kept, 4, 0, true), 5);
-  // The scaled count alone (16 x 200 = 3200) would not reach 4000: the bound is above it.
+TEST(KnownCodeLevelTest, TheBudgetOfTheWholePlanAndNeverBelowTheRecordedLevel) {
+  state::SamplingState s;
+  s.sampled = {true};
+  s.adaptive = true;
+  s.planned_bytes = 8191 * 4096;  // under twice kBudgetBlocks: every block
+  EXPECT_EQ(KnownCodeLevels(OneCodec(), s, 0), std::vector<int>{-1});
+  s.planned_bytes = 24000 * 4096;  // 6,000 blocks at level 2 and up
+  EXPECT_EQ(KnownCodeLevels(OneCodec(), s, 0), std::vector<int>{2});
+  s.complete_level = 5;
+  EXPECT_EQ(KnownCodeLevels(OneCodec(), s, 0), std::vector<int>{5});
+  s.sampled = {false};
+  EXPECT_EQ(KnownCodeLevels(OneCodec(), s, 0), std::vector<int>{-1});
 }
 
 // A key of level `level` (estimate::SampleLevel) from `seed`.
@@ -53,7 +60,7 @@ TEST(KnownCodesTest, CodesBelowTheLevelEveryRunReachesDoNotChangeTheHistogram) {
       ddt::SettingStorage{ddt::SettingStorage::Kind::kSide, true}};
   ddt::DedupTable all(layout), late(layout);
   // 24,000 unique 4K blocks, levels as random keys have them (half level 0, a quarter 1, ...):
-  // 6000 at level 2 and up, 3000 at 3 and up, so the tree's BaseLevel is 2.
+  // 6000 at level 2 and up, 3000 at 3 and up; the budget's level of 24,000 blocks is 2.
   std::array<int, 4> share = {12000, 6000, 3000, 3000};
   uint64_t seed = 0;
   std::vector<std::pair<ddt::Fingerprint, ddt::PsizeCode>> keys;
@@ -75,11 +82,12 @@ TEST(KnownCodesTest, CodesBelowTheLevelEveryRunReachesDoNotChangeTheHistogram) {
   state::SamplingState sampling;
   sampling.sampled = {true};
   sampling.adaptive = true;
-  sampling.complete_level = 0;  // `all`'s recorded level; `late` recorded 2
+  sampling.planned_bytes = 24000 * 4096;
+  sampling.complete_level = 0;  // `all`'s recorded level (a merged part of a smaller plan)
   state::SamplingState late_sampling = sampling;
   late_sampling.complete_level = 2;
-  const std::vector<int> all_levels = KnownCodeLevels(all, sampling, 0);
-  const std::vector<int> late_levels = KnownCodeLevels(late, late_sampling, 0);
+  const std::vector<int> all_levels = KnownCodeLevels(OneCodec(), sampling, 0);
+  const std::vector<int> late_levels = KnownCodeLevels(OneCodec(), late_sampling, 0);
   EXPECT_EQ(all_levels, std::vector<int>{2});
   EXPECT_EQ(late_levels, std::vector<int>{2});
 
@@ -100,9 +108,9 @@ TEST(KnownCodesTest, CodesBelowTheLevelEveryRunReachesDoNotChangeTheHistogram) {
   // Under dedup sampling (a quarter of the keys kept) both still agree.
   all.RaiseSampleShift(2);
   late.RaiseSampleShift(2);
-  const std::vector<int> all_sampled = KnownCodeLevels(all, sampling, 0);
-  EXPECT_EQ(all_sampled, KnownCodeLevels(late, late_sampling, 0));
-  EXPECT_GE(all_sampled[0], 2);
+  const std::vector<int> all_sampled = KnownCodeLevels(OneCodec(), sampling, 0);
+  EXPECT_EQ(all_sampled, KnownCodeLevels(OneCodec(), late_sampling, 0));
+  EXPECT_EQ(all_sampled[0], 2);
   EXPECT_EQ(histogram(all, all_sampled), histogram(late, all_sampled));
 }
 

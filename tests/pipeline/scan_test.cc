@@ -349,8 +349,10 @@ class PlanDuringTheFirstChunk : public testing::StatCountingFileSystem {
   Result<std::vector<io::DirEntry>> ListDirectory(const std::string& path, bool follow) override {
     std::unique_lock<std::mutex> lock(mu_);
     if (++lists_ == 2) {
-      // The scan's walker, if the sizing walk came first: after a second, let it go on.
-      late_ = cv_.wait_for(lock, std::chrono::seconds(1), [&] { return release_sizer_; });
+      // The scan's walker, if the sizing walk came first: after 3 seconds, let it go on. (The
+      // scan waits a second for the sizing walk before its first read: pipeline/scan.cc
+      // kPlanWait.)
+      late_ = cv_.wait_for(lock, std::chrono::seconds(3), [&] { return release_sizer_; });
     }
     lock.unlock();
     return real_->ListDirectory(path, follow);
@@ -457,7 +459,7 @@ class HeavyEntriesCensus : public ::testing::Test {
     ASSERT_TRUE(sampled.ok()) << sampled.status().ToString();
     const SettingResult& e = exact_.results[1];
     const SettingResult& s = sampled->results[1];
-    ASSERT_FALSE(s.exact);  // the sample engaged (90,000 blocks: planned level 2)
+    ASSERT_FALSE(s.exact);  // the sample engaged (90,000 blocks: budget level 4)
     EXPECT_LT(s.codec_bytes, e.codec_bytes);
     EXPECT_NEAR(double(s.psize) / double(e.psize), 1.0, 0.01);
     EXPECT_NEAR(double(s.blocks.embedded) / double(e.blocks.embedded), 1.0, 0.01);

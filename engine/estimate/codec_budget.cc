@@ -1,0 +1,70 @@
+#include "engine/estimate/codec_budget.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/estimate/codec_cost.h"
+
+namespace zsim::estimate {
+
+int BudgetLevel(uint64_t planned_blocks) {
+  int level = 0;
+  while (level < kBudgetFractionLevel && (planned_blocks >> (level + 1)) >= kBudgetBlocks) ++level;
+  return level;
+}
+
+std::vector<int> BudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
+                              uint64_t planned_bytes) {
+  std::vector<uint64_t> rows = options.recordsizes;
+  if (options.volblocksize) rows = {*options.volblocksize};
+  const size_t settings = options.compressions.size();
+  std::vector<int> levels(rows.size() * settings, 0);
+  // A wish per sampled (row, setting): its budget's blocks as a real number (not the blocks at
+  // a level, which halve at each step: a sawtooth would let a level fall as the tree grows).
+  struct Cell {
+    size_t index;
+    double blocks;             // planned blocks of the row
+    double seconds_per_block;  // nominal codec time of one block
+    double wish;               // seconds
+  };
+  std::vector<Cell> cells;
+  double wishes = 0;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    if (rows[r] == 0) continue;
+    const double blocks = double(planned_bytes) / double(rows[r]);
+    const double budget = std::min(
+        blocks, std::max(double(kBudgetBlocks), std::ldexp(blocks, -kBudgetFractionLevel)));
+    for (size_t c = 0; c < settings && c < sampled.size(); ++c) {
+      if (!sampled[c]) continue;
+      const size_t i = r * settings + c;
+      levels[i] = BudgetLevel(planned_bytes / rows[r]);
+      const double speed = NominalCodecBytesPerSecond(options.compressions[c]);
+      if (speed <= 0) continue;
+      const double per_block = double(rows[r]) / speed;
+      cells.push_back(Cell{i, blocks, per_block, budget * per_block});
+      wishes += cells.back().wish;
+    }
+  }
+  const double cap = kCapSeconds;
+  if (wishes <= cap) return levels;
+  // The share: the smallest wishes granted in full while the rest split what is left evenly.
+  std::sort(cells.begin(), cells.end(),
+            [](const Cell& a, const Cell& b) { return a.wish < b.wish; });
+  double left = cap, share = 0;
+  for (size_t k = 0; k < cells.size(); ++k) {
+    share = left / double(cells.size() - k);
+    if (cells[k].wish > share) break;
+    left -= cells[k].wish;
+  }
+  for (const Cell& cell : cells) {
+    if (cell.wish <= share) continue;
+    int& level = levels[cell.index];
+    while (level < kMaxSampleLevel &&
+           std::ldexp(cell.blocks, -level) * cell.seconds_per_block > share) {
+      ++level;
+    }
+  }
+  return levels;
+}
+
+}  // namespace zsim::estimate

@@ -1,0 +1,73 @@
+// engine/estimate/codec_budget.h
+//
+// How many unique blocks a sampled codec of a default scan runs on: a budget fixed before the
+// scan codes anything, from the bytes the sizing walk finds (walk/parallel_walker.h WalkSizer),
+// per (recordsize, codec). The codec runs on the unique blocks whose level (sample_level.h) is at
+// or above BudgetLevel(planned blocks): the highest level at which the planned blocks still leave
+// kBudgetBlocks, but never above kBudgetFractionLevel. So a codec runs on kBudgetBlocks to twice
+// that many blocks of a tree below kBudgetBlocks << kBudgetFractionLevel blocks (64 GiB at 128K),
+// a fixed cost whatever its size, and on 1/2^kBudgetFractionLevel of a larger tree's blocks, a
+// cost bounded by the reading (docs/estimation.md has the figures per codec).
+//
+// Why a plan and not the running interval: the estimate (finish/tally.cc) must take a level at
+// or above every level the scan could have used, and depend on the data only, so that the
+// figures are the same for any thread count and a merge of two scans' states gives the scan of
+// both. A level decided by the blocks met so far depends on which blocks the threads had met,
+// and one it skipped cannot be coded afterwards without reading the blocks again. The planned
+// bytes only grow while the sizing walk runs (the scan follows them: BudgetLevel of the bytes
+// sized so far, which only rises), are kept in the state and add up in a merge, so the
+// estimate's base, BudgetLevel of the whole plan, is at or above every level any scan of the
+// same data used. The estimate then takes the highest level at or above that base whose blocks
+// alone meet the target interval (homogeneous data: a narrower sample), else the base with the
+// interval it has.
+//
+// Thread safety: pure functions.
+
+#ifndef ZSIM_ENGINE_ESTIMATE_CODEC_BUDGET_H_
+#define ZSIM_ENGINE_ESTIMATE_CODEC_BUDGET_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/estimate/sample_level.h"
+#include "zsim/scan_options.h"
+
+namespace zsim::estimate {
+
+// Unique blocks a sampled codec runs on, at least: +-0.5% at a unit spread (coefficient of
+// variation of psize/lsize) of 0.16, +-1.5% at 0.5.
+inline constexpr uint64_t kBudgetBlocks = 4096;
+// The highest budget level: a tree of more than kBudgetBlocks << 7 blocks is coded 1 block in
+// 128, which keeps the default codecs' CPU time under the reading's (bench/results).
+inline constexpr int kBudgetFractionLevel = 7;
+
+// The level for a tree of `planned_blocks` blocks (its allocated bytes over the block size).
+int BudgetLevel(uint64_t planned_blocks);
+
+// BudgetLevel of `planned_bytes` cut into blocks of `block_bytes` (0 for a block size of 0).
+inline int BudgetLevelOfBytes(uint64_t planned_bytes, uint64_t block_bytes) {
+  return block_bytes ? BudgetLevel(planned_bytes / block_bytes) : 0;
+}
+
+// The cap on a scan's codec work, in nominal CPU seconds (codec_cost.h). The default codecs stay
+// below it up to about 150 GB at 128K, and above that cost the cap, a fixed sum, while the
+// reading grows with the tree; a long list (--compression all, several recordsizes) costs the
+// cap on any tree, its costliest codecs running on fewer blocks. A constant, not a share of the
+// reading: a cap growing with the tree could lower a level as the tree grows (see below).
+inline constexpr double kCapSeconds = 40;
+
+// Per (row, setting), row-major (rows: options.volblocksize, else options.recordsizes): each
+// sampled setting's level for a tree of `planned_bytes`, 0 for the others. A setting's wish is
+// its budget's blocks (kBudgetBlocks, 1 in 2^kBudgetFractionLevel of a large tree, or all of a
+// small one) at its nominal speed. When the wishes add up to more than the cap, the cap is
+// shared out as water fills vessels: every wish below a common share is granted, the rest get
+// that share, and a setting above it codes 1 block in 2^L for the smallest L that fits its share.
+// Every level is BudgetLevel or higher, and never falls as planned_bytes grows (the wishes grow
+// with the tree and the cap does not, so the share only shrinks), which is what lets the scan
+// follow the sizing walk's running sum.
+std::vector<int> BudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
+                              uint64_t planned_bytes);
+
+}  // namespace zsim::estimate
+
+#endif  // ZSIM_ENGINE_ESTIMATE_CODEC_BUDGET_H_

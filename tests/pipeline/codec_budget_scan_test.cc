@@ -1,0 +1,144 @@
+// Codec sampling through the C++ API (estimate/codec_budget.h): every codec of a default scan
+// is sampled at the level of its budget, fixed from the sizing walk's bytes before the blocks are
+// coded; the figures do not depend on the thread count, also where the data changes kind along
+// the walk, and the merged states of parts with different budgets give the scan of the whole.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/estimate/codec_budget.h"
+#include "engine/finish/finish.h"
+#include "engine/io/file_system.h"
+#include "engine/pipeline/scan.h"
+#include "engine/state/merge.h"
+#include "tests/util/result_compare.h"
+#include "tests/util/test_util.h"
+
+namespace zsim::pipeline {
+namespace {
+
+constexpr size_t kRecord = 1024;
+constexpr int kRecords = 48000;  // 47 MiB in 12 files
+
+const Compression kLz4{CompressionAlgorithm::kLz4, 0};
+const Compression kZle{CompressionAlgorithm::kZle, 0};
+
+// 1 KiB records, each unique: `random_bytes(i)` random bytes then zeros; `files` files named
+// `prefix`N holding records [first, first + records).
+template <typename RandomBytes>
+void WriteTree(testing::TempDir& tmp, RandomBytes random_bytes, int records = kRecords,
+               const std::string& prefix = "f", int first = 0, int files = 12) {
+  for (int f = 0; f < files; ++f) {
+    std::vector<uint8_t> data;
+    for (int i = first + f * records / files; i < first + (f + 1) * records / files; ++i) {
+      const size_t n = random_bytes(i);
+      std::vector<uint8_t> r = testing::Xorshift64Bytes(static_cast<uint64_t>(i) * 31 + 5, n);
+      r.resize(kRecord, 0);
+      data.insert(data.end(), r.begin(), r.end());
+    }
+    std::string name = prefix;
+    name += std::to_string(f);  // not prefix + ...: GCC 12's -Wrestrict misfires on it
+    tmp.WriteFile(name, data);
+  }
+}
+
+ScanOptions Options(std::vector<std::string> paths, bool exact, int threads) {
+  ScanOptions o;
+  o.paths = std::move(paths);
+  o.compressions = {kLz4, kZle};
+  o.recordsizes = {kRecord};
+  o.ashift = 9;  // psize in 512-byte steps: the records' sizes differ
+  o.exact = exact;
+  o.threads = threads;
+  return o;
+}
+
+ScanResult Scan(const testing::TempDir& tmp, bool exact, int threads) {
+  auto fs = io::PosixFileSystem();
+  Result<ScanResult> r = RunScan(Options({tmp.path().string()}, exact, threads), fs.get());
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? *r : ScanResult{};
+}
+
+// The sampled scan against the exact one: fewer blocks coded, psize within `tolerance`, the
+// interval holding the exact ratio, and the same figures for 1, 2 and 3 threads.
+void ExpectSampledLikeExact(const testing::TempDir& tmp, double max_coded, double tolerance) {
+  const ScanResult exact = Scan(tmp, true, 2);
+  const ScanResult sampled = Scan(tmp, false, 2);
+  ASSERT_EQ(sampled.results.size(), 2u);
+  const ScanResult one = Scan(tmp, false, 1), three = Scan(tmp, false, 3);
+  for (size_t c = 0; c < 2; ++c) {
+    SCOPED_TRACE(c);
+    const SettingResult& e = exact.results[c];
+    const SettingResult& s = sampled.results[c];
+    EXPECT_TRUE(e.exact);
+    ASSERT_FALSE(s.exact);
+    EXPECT_LT(double(s.codec_bytes), max_coded * double(e.codec_bytes));
+    EXPECT_NEAR(double(s.psize) / double(e.psize), 1.0, tolerance);
+    ASSERT_TRUE(s.ci95.has_value());
+    EXPECT_LE((*s.ci95)[0], e.compressratio + 0.01);
+    EXPECT_GE((*s.ci95)[1], e.compressratio - 0.01);
+    for (const ScanResult* t : {&one, &three}) {
+      EXPECT_EQ(t->results[c].psize, s.psize);
+      EXPECT_EQ(t->results[c].asize, s.asize);
+      EXPECT_EQ(*t->results[c].ci95, *s.ci95);
+    }
+  }
+}
+
+TEST(CodecBudgetScanTest, AlikeBlocksAreSampledWithinTheTarget) {
+  testing::TempDir tmp;
+  // 400-447 random bytes per record (lz4 and zle store 512), every 50th record 80 (embedded):
+  // a unit spread of 14%. 48,000 unique blocks, 48,000 KiB allocated: the budget's level is 3
+  // (48,000 >> 3 = 6,000 >= 4,096 blocks) from the first chunk on, so the codecs run on about
+  // an eighth of the blocks.
+  ASSERT_EQ(estimate::BudgetLevel(kRecords), 3);
+  WriteTree(tmp, [](int i) { return i % 50 == 0 ? size_t{80} : size_t{400} + size_t(i % 48); });
+  ExpectSampledLikeExact(tmp, 0.2, 0.01);
+}
+
+// Files alike first, mixed later (the walk meets them in any order): a rise decided by the
+// interval of the blocks met so far made the figures depend on which files the threads had
+// met; a budget fixed by the sizing walk does not.
+TEST(CodecBudgetScanTest, DataThatChangesKindAlongTheWalkGivesTheSameFiguresForAnyThreadCount) {
+  testing::TempDir tmp;
+  WriteTree(tmp, [](int i) {
+    if (i < kRecords / 2) return size_t{400};
+    return (i * 7919) % 3 ? size_t{400} : size_t{kRecord};  // a third stored whole
+  });
+  ExpectSampledLikeExact(tmp, 0.2, 0.03);
+}
+
+// Two parts whose budgets differ (10,240 blocks: level 1; 7,168: level 0) and whose union's is
+// higher than either (17,408: level 2): the merged states must give the scan of both, which
+// needs the union's plan (the parts' bytes added up), not the coarser part's level.
+TEST(CodecBudgetScanTest, MergedPartsOfDifferentBudgetsEqualOneScan) {
+  ASSERT_EQ(estimate::BudgetLevel(10240), 1);
+  ASSERT_EQ(estimate::BudgetLevel(7168), 0);
+  ASSERT_EQ(estimate::BudgetLevel(17408), 2);
+  testing::TempDir tmp;
+  auto size = [](int i) { return i % 7 == 0 ? size_t{900} : size_t{300} + size_t(i % 400); };
+  WriteTree(tmp, size, 10240, "a/f", 0, 4);
+  WriteTree(tmp, size, 7168, "b/f", 10240, 4);
+  const std::string a = (tmp.path() / "a").string(), b = (tmp.path() / "b").string();
+  auto fs = io::PosixFileSystem();
+  Result<ScanResult> whole = RunScan(Options({a, b}, false, 2), fs.get());
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  Result<state::ScanState> sa = ScanToState(Options({a}, false, 2), fs.get());
+  Result<state::ScanState> sb = ScanToState(Options({b}, false, 1), fs.get());
+  ASSERT_TRUE(sa.ok() && sb.ok());
+  EXPECT_EQ(sa->sampling.setting_levels[0], 1);
+  EXPECT_EQ(sb->sampling.setting_levels[0], 0);
+  ASSERT_TRUE(state::CheckMergeable(*sa, *sb).ok());
+  state::Merge(*sa, *sb);
+  const ScanResult merged = finish::Finish(*sa, finish::ReportOptionsOf(sa->options));
+  testing::ExpectSameFigures(merged, *whole);
+  ASSERT_FALSE(whole->results.empty());
+  EXPECT_FALSE(whole->results[0].exact);
+}
+
+}  // namespace
+}  // namespace zsim::pipeline
