@@ -1,6 +1,7 @@
 // Fuzz target: the whole command line. The input is split at NUL bytes into arguments (at most
-// 32) after "zsim". ParseCommandLine must return without crashing or touching a file, and
-// whatever it accepts must be options ValidateScanOptions accepts too.
+// 32) after "zsim". ParseCommandLine must return without crashing or touching a file; a scan
+// it accepts must have options ValidateScanOptions accepts too, a report at least one state
+// file, a diff exactly two, and help or version a text to print.
 
 #include <cstddef>
 #include <cstdint>
@@ -32,11 +33,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (cmd.status().message().empty()) __builtin_trap();  // every refusal says why
     return 0;
   }
-  if (cmd->kind == zsim::cli::Command::Kind::kScan) {
-    if (cmd->options.paths.empty()) __builtin_trap();
-    if (!zsim::ValidateScanOptions(cmd->options).ok()) __builtin_trap();
-  } else if (cmd->help_text.empty()) {
-    __builtin_trap();
+  using Kind = zsim::cli::Command::Kind;
+  switch (cmd->kind) {
+    case Kind::kScan:
+      if (cmd->options.paths.empty()) __builtin_trap();
+      if (!zsim::ValidateScanOptions(cmd->options).ok()) __builtin_trap();
+      break;
+    case Kind::kReport:  // one state file or more, merged
+      if (cmd->report.state_paths.empty()) __builtin_trap();
+      break;
+    case Kind::kDiff:  // exactly the old and the new state
+      if (cmd->report.state_paths.size() != 2) __builtin_trap();
+      break;
+    case Kind::kHelp:
+    case Kind::kVersion:
+      if (cmd->help_text.empty()) __builtin_trap();
+      break;
   }
   return 0;
 }
