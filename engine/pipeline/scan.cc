@@ -1117,11 +1117,7 @@ void Scan::FinishSince() {
 }
 
 bool Scan::BaseFitsBudget() const {
-  if (table_budget_bytes_ == 0) return true;
-  uint64_t bytes = 0;
-  for (const state::RowState& r : rows_)
-    bytes += r.table->memory_bytes() + r.distinct->memory_bytes();
-  return bytes <= table_budget_bytes_;
+  return table_budget_bytes_ == 0 || state::TablesBytes(rows_) <= table_budget_bytes_;
 }
 
 void Scan::CheckSinceTables() {

@@ -19,6 +19,9 @@
 
 namespace zsim::state {
 
+// What --max-memory counts of `rows`: their dedup tables and distinct-count sketches.
+uint64_t TablesBytes(const std::vector<RowState>& rows);
+
 // Raises every row's sample shift (alike, at most to 40) until memory fits `budget_bytes`;
 // 0 means no budget.
 void FitTablesToBudget(std::vector<RowState>& rows, uint64_t budget_bytes);
