@@ -90,10 +90,17 @@ std::optional<zsim::ScanResult> ReportFromStates(const zsim::cli::Command& cmd) 
       cli::PrintError(path + " cannot be merged with " + rf.state_paths[0] + ": " + ok.message());
       return std::nullopt;
     }
-    if (const uint64_t shared = state::Merge(*merged, *s); shared != 0 && !cmd.quiet) {
-      cli::PrintError("warning: " + std::to_string(shared) + " file(s) of " + path +
-                      " are also in an earlier state (hard links across the trees, or "
-                      "overlapping inputs): counted in each, where one scan counts them once");
+    const state::MergeCounts counts = state::Merge(*merged, *s);
+    if (counts.shared != 0 && !cmd.quiet) {
+      cli::PrintError("warning: " + std::to_string(counts.shared) + " file(s) of " + path +
+                      " are also in an earlier state (overlapping inputs, or hard links of "
+                      "scans made in another boot): counted in each, where one scan counts "
+                      "them once");
+    }
+    if (counts.changed != 0 && !cmd.quiet) {
+      cli::PrintError("warning: " + std::to_string(counts.changed) + " file(s) of " + path +
+                      " with several names are also in an earlier state with another size "
+                      "or time stamps (changed between the scans): counted in each");
     }
   }
   finish::ReportOptions r = finish::ReportOptionsOf(merged->options);

@@ -6,6 +6,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "engine/state/linked_files.h"
+#include "engine/state/table_budget.h"
 #include "engine/zfs/write_rules.h"
 
 namespace zsim::state {
@@ -51,8 +53,10 @@ Status Differ(const std::string& what, const std::string& a, const std::string& 
                                  "): only scans made with the same " + what + " " + use);
 }
 
-// `from`'s breakdown rows and references into `into`'s, matched by name.
-void MergeBreakdown(BreakdownState& into, const BreakdownState& from) {
+// `from`'s breakdown rows and references into `into`'s, matched by name. Returns where `from`'s
+// directory and extension rows went.
+std::pair<std::vector<uint32_t>, std::vector<uint32_t>> MergeBreakdown(BreakdownState& into,
+                                                                       const BreakdownState& from) {
   auto remap = [](std::vector<std::string>& names, std::vector<BreakdownRowSums>& rows,
                   const std::vector<std::string>& from_names,
                   const std::vector<BreakdownRowSums>& from_rows) {
@@ -92,6 +96,7 @@ void MergeBreakdown(BreakdownState& into, const BreakdownState& from) {
   for (const auto& [content, copies] : from.contents) into.contents[content] += copies;
   into.zero_blocks += from.zero_blocks;
   into.zero_bytes += from.zero_bytes;
+  return {dirs, exts};
 }
 
 }  // namespace
@@ -143,7 +148,11 @@ Status CheckMergeable(const ScanState& a, const ScanState& b) {
   return Status::Ok();
 }
 
-uint64_t Merge(ScanState& into, const ScanState& from) {
+MergeCounts Merge(ScanState& into, const ScanState& from) {
+  // The links' blocks by key: the tables change (a coarser sample renumbers entries).
+  LinkKeys keys = KeysOfLinks(into);
+  LinkKeys from_keys = KeysOfLinks(from);
+  const bool plan_added = into.sampling.plan_scope != from.sampling.plan_scope;
   // Files both states hold: only meaningful when one host scanned both.
   uint64_t shared = 0;
   if (!into.host.empty() && into.host == from.host) {
@@ -181,6 +190,8 @@ uint64_t Merge(ScanState& into, const ScanState& from) {
         std::max(into.sampling.setting_levels[i], from.sampling.setting_levels[i]);
   }
   const size_t settings = o.compressions.size();
+  // A table nearing its shards' limit keeps a coarser sample, never a truncated one.
+  FitTablesToShards(into.rows, &from.rows);
   for (size_t r = 0; r < into.rows.size(); ++r) {
     RowState& a = into.rows[r];
     const RowState& b = from.rows[r];
@@ -198,7 +209,7 @@ uint64_t Merge(ScanState& into, const ScanState& from) {
     }
   }
   for (const auto& [dir, count] : from.directories) into.directories[dir] += count;
-  MergeBreakdown(into.breakdown, from.breakdown);
+  const auto [dirs, exts] = MergeBreakdown(into.breakdown, from.breakdown);
 
   InputSummary& in = into.input;
   const InputSummary& fin = from.input;
@@ -216,7 +227,21 @@ uint64_t Merge(ScanState& into, const ScanState& from) {
   into.records.clear();
   into.partial = into.partial || from.partial;
   into.seconds += from.seconds;
-  return shared;
+  // Files with several names both held count once (state/linked_files.h).
+  const size_t first_other = into.links.size();
+  for (const LinkedFile& f : from.links) {
+    LinkedFile& g = into.links.emplace_back(f);
+    g.directory = dirs[f.directory];
+    g.extension = exts[f.extension];
+  }
+  keys.insert(keys.end(), std::make_move_iterator(from_keys.begin()),
+              std::make_move_iterator(from_keys.end()));
+  const LinkMerge links = ResolveLinks(into, first_other, std::move(keys), plan_added);
+  MergeCounts counts;
+  counts.linked = links.resolved;
+  counts.changed = links.changed;
+  counts.shared = shared - std::min(shared, links.resolved);
+  return counts;
 }
 
 }  // namespace zsim::state
