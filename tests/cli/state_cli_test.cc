@@ -133,6 +133,63 @@ TEST_F(StateCliTest, StatesOfPartsMergeIntoTheScanOfTheWhole) {
   EXPECT_NE(r.err.find("recordsizes"), std::string::npos) << r.err;
 }
 
+// Files hard-linked across the parts, and a copy: zsim report of the parts' states, merged at
+// report time, gives the JSON of one scan of all parts (timings aside), with the default
+// options, several recordsizes and --sample 1/16; a merged state saved with `zsim report
+// --save` merges on with the last part; a part's state saved by --since keeps its links.
+TEST_F(StateCliTest, FilesLinkedAcrossPartsCountOnceInAMerge) {
+  namespace fs = std::filesystem;
+  const fs::path root = tree_.path();
+  fs::create_directories(root / "p2" / "linked");
+  fs::create_directories(root / "p3");
+  fs::create_hard_link(root / "p1" / "t1.txt", root / "p2" / "linked" / "t1.txt");
+  fs::create_hard_link(root / "p2" / "random.bin", root / "p1" / "r.bin");
+  fs::create_hard_link(root / "p2" / "random.bin", root / "p3" / "r.bin");
+  fs::create_hard_link(root / "p1" / "shared.bin", root / "p3" / "shared.link");
+  fs::copy_file(root / "p1" / "t2.txt", root / "p3" / "t2.copy");
+  const std::vector<std::string> parts = {Part("p1"), Part("p2"), Part("p3")};
+  int n = 0;
+  for (const std::vector<std::string>& flags : std::vector<std::vector<std::string>>{
+           {}, {"--recordsize", "4k,128k,1m"}, {"--sample", "1/16", "--recordsize", "8k"}}) {
+    std::string what;
+    for (const std::string& f : flags) what += f + " ";
+    SCOPED_TRACE(what);
+    std::vector<std::string> states;
+    for (const std::string& p : parts) {
+      states.push_back(StatePath("part") + std::to_string(n++));
+      ScanSaving({p}, flags, states.back());
+    }
+    const json whole = Scan(parts, flags);
+    EXPECT_EQ(whole["input"]["skipped"]["hard_link"].get<int>(), 4);
+    const testing::CommandResult merged =
+        testing::RunZsim(Concat({"report"}, Concat(states, {"--json"})));
+    EXPECT_EQ(merged.exit_code, 0) << merged.err;
+    EXPECT_EQ(merged.err.find("warning"), std::string::npos) << merged.err;
+    ExpectSameFigures(testing::ParseReportJson(merged), whole);
+    // The first two merged and saved, then merged with the third.
+    const std::string saved = StatePath("merged") + std::to_string(n);
+    const json two = Report({states[0], states[1]}, {"--save", saved});
+    ExpectSameFigures(two, Scan({parts[0], parts[1]}, flags));
+    ExpectSameFigures(Report({saved, states[2]}, {}), whole);
+  }
+  // A state saved by --since keeps the links of the files it did not read again.
+  const std::string base = StatePath("since-base"), again = StatePath("since-again");
+  ScanSaving({parts[0]}, {}, base);
+  const testing::CommandResult since = testing::RunZsim(
+      {"scan", parts[0], "--since", base, "--save", again, "--json", "-q", "--threads", "2"});
+  EXPECT_EQ(since.exit_code, 0) << since.err;
+  ScanSaving({parts[1]}, {}, StatePath("s2"));
+  ScanSaving({parts[2]}, {}, StatePath("s3"));
+  ExpectSameFigures(Report({again, StatePath("s2"), StatePath("s3")}, {}), Scan(parts, {}),
+                    {"bytes_read"});
+  // --save of the merge to a bad place is refused before anything is read.
+  const testing::CommandResult bad = testing::RunZsim(
+      {"report", StatePath("s2"), "--save", (files_.path() / "no" / "m").string()});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_TRUE(bad.out.empty());
+  EXPECT_NE(bad.err.find("--save"), std::string::npos) << bad.err;
+}
+
 std::vector<uint8_t> Bytes(const std::string& path) { return testing::ReadFileBytes(path); }
 void Write(const std::string& path, const std::vector<uint8_t>& b) {
   std::ofstream(path, std::ios::binary)
