@@ -20,7 +20,8 @@ void FitTablesToBudget(std::vector<RowState>& rows, uint64_t budget_bytes) {
   }
 }
 
-void FitTablesToShards(std::vector<RowState>& rows, const std::vector<RowState>* also) {
+void FitTablesToShards(std::vector<RowState>& rows, const std::vector<RowState>* also,
+                       uint64_t limit) {
   if (rows.empty()) return;
   for (;;) {
     const uint32_t shift = rows[0].table->sample_shift();
@@ -34,7 +35,7 @@ void FitTablesToShards(std::vector<RowState>& rows, const std::vector<RowState>*
         const uint32_t drop = shift > t.sample_shift() ? shift - t.sample_shift() : 0;
         fullest += (uint64_t{t.fullest_shard()} + 4096) >> std::min<uint32_t>(drop, 63);
       }
-      over = over || fullest > ddt::DedupTable::kShardEntriesToSample;
+      over = over || fullest > limit;
     }
     if (!over || shift >= 40) return;
     for (RowState& row : rows) row.table->RaiseSampleShift(shift + 1);

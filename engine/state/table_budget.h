@@ -30,8 +30,10 @@ void FitTablesToBudget(std::vector<RowState>& rows, uint64_t budget_bytes);
 // ddt::DedupTable::kShardEntriesToSample entries (2^31 in a table, about 50 GiB): a shard holds
 // at most 2^24 - 1, and a key met beyond would be left out. Half the limit leaves room for the
 // keys the chunks in flight add before the next check. `also` (a table about to be merged into
-// the rows', or none) counts as if added.
-void FitTablesToShards(std::vector<RowState>& rows, const std::vector<RowState>* also = nullptr);
+// the rows', or none) counts as if added. `limit`: the entries per shard that make it sample
+// (a test's smaller one).
+void FitTablesToShards(std::vector<RowState>& rows, const std::vector<RowState>* also = nullptr,
+                       uint64_t limit = ddt::DedupTable::kShardEntriesToSample);
 
 }  // namespace zsim::state
 
