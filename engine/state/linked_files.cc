@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -92,6 +93,7 @@ class TakeOut {
   // taken back out; its blocks' keys `keys` (per row).
   void File(const LinkedFile& f, const std::vector<std::vector<ddt::Fingerprint>>& keys,
             bool plan_added) {
+    losers_.emplace(f.path, f.dev, f.ino);
     InputSummary& in = s_.input;
     --in.files;
     in.bytes_logical -= f.size;
@@ -154,8 +156,14 @@ class TakeOut {
     }
   }
 
-  // The breakdown references of every file taken out, then the entries left without references.
+  // The breakdown references and file records of every file taken out, then the entries left
+  // without references.
   void Finish() {
+    if (!losers_.empty()) {
+      std::erase_if(s_.records, [&](const FileRecord& f) {
+        return losers_.count({f.path, f.dev, f.ino}) != 0;
+      });
+    }
     if (!references_.empty()) {
       std::erase_if(s_.breakdown.references, [&](const BreakdownState::Reference& ref) {
         const auto it = references_.find(KeyOfRef(ref.key, ref.row, ref.directory, ref.extension));
@@ -167,7 +175,13 @@ class TakeOut {
     // Only when the parts' copies differed (the file changed between the scans) does an entry
     // lose its last reference; the keys of the links are what names entries meanwhile.
     if (unreferenced_) {
-      for (RowState& row : s_.rows) row.table->DropUnreferenced();
+      for (size_t r = 0; r < s_.rows.size(); ++r) {
+        const ddt::DedupTable::RefMap map = s_.rows[r].table->DropUnreferenced();
+        for (FileRecord& f : s_.records) {
+          if (r >= f.refs.size()) continue;
+          for (uint32_t& ref : f.refs[r]) ref = ddt::DedupTable::MapRef(map, ref);
+        }
+      }
     }
   }
 
@@ -175,6 +189,7 @@ class TakeOut {
   ScanState& s_;
   std::vector<bool> zero_is_hole_, zero_written_;
   std::map<RefKey, uint64_t> references_;
+  std::set<std::tuple<std::string, uint64_t, uint64_t>> losers_;  // path, dev, ino
   bool unreferenced_ = false;
 };
 

@@ -168,6 +168,7 @@ MergeCounts Merge(ScanState& into, const ScanState& from) {
              std::back_inserter(ids));
   into.file_ids = std::move(ids);
   ScanOptions& o = into.options;
+  const uint32_t paths_before = static_cast<uint32_t>(o.paths.size());
   o.paths.insert(o.paths.end(), from.options.paths.begin(), from.options.paths.end());
   o.sample_modulus = std::max(o.sample_modulus, from.options.sample_modulus);
   // Every block at the coarser level went through the sampled codecs in both parts.
@@ -222,9 +223,26 @@ MergeCounts Merge(ScanState& into, const ScanState& from) {
   in.errors.insert(in.errors.end(), fin.errors.begin(), fin.errors.end());
   std::stable_sort(in.errors.begin(), in.errors.end(),
                    [](const PathError& p, const PathError& q) { return p.path < q.path; });
-  // The parts' entry references name entries of their own tables: no base for --since.
-  into.has_records = false;
-  into.records.clear();
+  // File records (the base of --since) merge when both parts kept them: `from`'s references
+  // are looked up in the merged table by key; `into`'s name the same entries still (an exact
+  // table only grows, unless it had to be sampled).
+  bool records = into.has_records && from.has_records;
+  for (const RowState& r : into.rows) records = records && r.table->sample_shift() == 0;
+  if (records) {
+    into.records.reserve(into.records.size() + from.records.size());
+    for (const FileRecord& f : from.records) {
+      FileRecord& g = into.records.emplace_back(f);
+      g.root += paths_before;
+      for (size_t r = 0; r < g.refs.size(); ++r) {
+        for (uint32_t& ref : g.refs[r]) {
+          ref = into.rows[r].table->Find(from.rows[r].table->KeyOf(ref));
+        }
+      }
+    }
+  } else {
+    into.records.clear();
+  }
+  into.has_records = records;
   into.partial = into.partial || from.partial;
   into.seconds += from.seconds;
   // Files with several names both held count once (state/linked_files.h).

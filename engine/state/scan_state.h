@@ -206,8 +206,8 @@ struct ScanState {
   std::string host;
   std::vector<uint64_t> file_ids;
   // Every file read, when `has_records` (a scan asked to keep them, with exact tables): the
-  // base of a later `zsim scan --since`. A merge drops them (their entry references are the
-  // part's own).
+  // base of a later `zsim scan --since`. A merge keeps them when both parts have them (their
+  // references looked up in the merged table, their inputs numbered after the first part's).
   bool has_records = false;
   std::vector<FileRecord> records;
   // Every file with several names the scan counted (read in full, not in pieces), with what it

@@ -23,9 +23,9 @@ std::string Join(const std::vector<std::string>& v) {
 Status CheckSince(const ScanState& base, const ScanOptions& options) {
   if (!base.has_records) {
     return Status::InvalidArgument(
-        "--since: the state holds no file records (a merge of several states, a scan whose "
-        "dedup table was sampled by --sample or --max-memory, or an interrupted scan): scan "
-        "in full with --save, then use --since on that state");
+        "--since: the state holds no file records (a scan whose dedup table was sampled by "
+        "--sample or --max-memory, an interrupted or distributed scan, or a merge with such a "
+        "state): scan in full with --save, then use --since on that state");
   }
   if (base.partial) {
     return Status::InvalidArgument("--since: the state is of an interrupted scan: scan in full");
