@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "engine/state/breakdown_sample.h"
 #include "engine/state/linked_files.h"
 #include "engine/state/table_budget.h"
 #include "engine/zfs/write_rules.h"
@@ -255,6 +256,9 @@ MergeCounts Merge(ScanState& into, const ScanState& from) {
   keys.insert(keys.end(), std::make_move_iterator(from_keys.begin()),
               std::make_move_iterator(from_keys.end()));
   const LinkMerge links = ResolveLinks(into, first_other, std::move(keys), plan_added);
+  // The union may keep more breakdown references than one scan of it would: settle as that scan
+  // does, once the linked files counted twice are out.
+  SettleBreakdownSample(&into.breakdown);
   MergeCounts counts;
   counts.linked = links.resolved;
   counts.changed = links.changed;
