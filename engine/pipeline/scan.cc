@@ -378,8 +378,8 @@ class Scan : public std::enable_shared_from_this<Scan> {
   enum class Fate : uint8_t { kGone, kKept, kReplaced };
   std::vector<state::FileRecord> base_records_;
   std::vector<Fate> base_fate_;
-  // Kept base records of files with several names: their st_blocks x 512 (state::LinkedFile).
-  std::unordered_map<size_t, uint64_t> base_allocated_;
+  // Kept base records of files with several names: their stat now (state::LinkedFile).
+  std::unordered_map<size_t, io::FileInfo> base_linked_;
   std::unordered_map<std::string, size_t> base_index_;  // path -> base_records_
   std::vector<std::vector<double>> base_codec_seconds_;
   std::vector<std::vector<uint64_t>> base_codec_bytes_;
@@ -417,10 +417,10 @@ class Scan : public std::enable_shared_from_this<Scan> {
   void MaybeApplyPlan();
   void CompressFirstSightings(size_t r, uint64_t bs, Worker& w);
   void CompressOccurrences(size_t r, uint64_t bs, Worker& w, FileJob& job);
-  // A linked file read in full: what it added, for a merge (state::LinkedFile).
-  void KeepLink(FileJob& job);
-  // The same for a file --since kept from its record (`allocated`: st_blocks x 512 now).
-  void KeepLink(const state::FileRecord& rec, FileGroups groups, uint64_t allocated);
+  // A linked file counted whole (state::LinkedFile): from its record, its stat as the walk saw
+  // it, the bytes this run read of it and, under --sample, its occurrences' sums per row.
+  void KeepLink(const state::FileRecord& rec, FileGroups groups, const io::FileInfo& info,
+                uint64_t bytes_read, const std::vector<OccurrenceSample>& occurrences);
   // Dedup sampling (--max-memory): the tables' memory budget, 0 for none.
   uint64_t table_budget_bytes_ = 0;
   void EnforceTableBudget();
@@ -998,8 +998,8 @@ void Scan::FinishFile(FileJob& job) {
   }
   ++files_done_;
   bytes_read_ += job.bytes_read.load();
-  if (job.linked && job.status.ok()) KeepLink(job);
-  if (record_) {
+  const bool linked = job.linked && job.status.ok();
+  if (record_ || linked) {
     // Also for a file that failed: the blocks of its chunks read before are in the tables.
     state::FileRecord rec;
     rec.path = job.path;
@@ -1009,9 +1009,6 @@ void Scan::FinishFile(FileJob& job) {
     rec.size = job.size;
     rec.mtime_ns = job.info.mtime_ns;
     rec.ctime_ns = job.info.ctime_ns;
-    if (!state::StampsVouch(rec.mtime_ns, rec.ctime_ns, stamp_floor_ns_)) {
-      rec.ctime_ns = state::kUntrustedStamp;
-    }
     rec.is_zvol = job.is_zvol;
     rec.failed = !job.status.ok();
     rec.has_data = job.has_data.load();
@@ -1025,7 +1022,13 @@ void Scan::FinishFile(FileJob& job) {
       std::lock_guard<std::mutex> lock(job.mu);
       rec.refs = std::move(job.refs);
     }
-    state_.records.push_back(std::move(rec));
+    if (linked) KeepLink(rec, job.groups, job.info, job.bytes_read.load(), job.occurrences);
+    if (record_) {
+      if (!state::StampsVouch(rec.mtime_ns, rec.ctime_ns, stamp_floor_ns_)) {
+        rec.ctime_ns = state::kUntrustedStamp;
+      }
+      state_.records.push_back(std::move(rec));
+    }
   }
   if (!job.status.ok()) {
     file_errors_.push_back(PathError{job.path, job.status.ToString()});
@@ -1043,56 +1046,33 @@ void Scan::FinishFile(FileJob& job) {
                  job.has_data.load(), job.identity);
 }
 
-void Scan::KeepLink(const state::FileRecord& rec, FileGroups groups, uint64_t allocated) {
+void Scan::KeepLink(const state::FileRecord& rec, FileGroups groups, const io::FileInfo& info,
+                    uint64_t bytes_read, const std::vector<OccurrenceSample>& occurrences) {
   state::LinkedFile f;
   f.path = rec.path;
   f.fs = state::LinkedFileSystem(rec.dev, rec.path);
   f.ino = rec.ino;
   f.dev = rec.dev;
   f.size = rec.size;
-  f.allocated = allocated;
-  f.mtime_ns = rec.mtime_ns;
-  f.ctime_ns = rec.ctime_ns;
+  f.allocated = info.allocated;
+  f.mtime_ns = info.mtime_ns;
+  f.ctime_ns = info.ctime_ns;
   f.directory = groups.directory;
   f.extension = groups.extension;
-  f.bytes_read = 0;  // this run's: the file was not read
+  f.bytes_read = bytes_read;
   f.has_data = rec.has_data;
   f.content_lo = rec.content_lo;
   f.content_hi = rec.content_hi;
   f.zero_blocks = rec.zero_blocks;
   f.holes = rec.holes;
   f.refs = rec.refs;
-  state_.links.push_back(std::move(f));
-}
-
-void Scan::KeepLink(FileJob& job) {
-  state::LinkedFile f;
-  f.path = job.path;
-  f.fs = state::LinkedFileSystem(job.info.dev, job.path);
-  f.ino = job.info.ino;
-  f.dev = job.info.dev;
-  f.size = job.size;
-  f.allocated = job.info.allocated;
-  f.mtime_ns = job.info.mtime_ns;
-  f.ctime_ns = job.info.ctime_ns;
-  f.directory = job.groups.directory;
-  f.extension = job.groups.extension;
-  f.bytes_read = job.bytes_read.load();
-  f.has_data = job.has_data.load();
-  f.content_lo = job.content_lo.load();
-  f.content_hi = job.content_hi.load();
-  for (size_t r = 0; r < rows_.size(); ++r) {
-    f.zero_blocks.push_back(job.zero_blocks[r].load());
-    f.holes.push_back(job.holes[r].load());
-  }
-  std::lock_guard<std::mutex> lock(job.mu);
-  f.refs = job.refs;  // the file's record (record_) keeps them too
-  for (const OccurrenceSample& sample : job.occurrences) {
+  for (const OccurrenceSample& sample : occurrences) {
     auto& cells = f.occurrences.emplace_back();
     for (size_t i = 0; i < sample.sums.size(); ++i) {
       if (sample.sums[i].n() != 0) cells.emplace_back(static_cast<uint32_t>(i), sample.sums[i]);
     }
   }
+  f.occurrences.resize(rows_.size());
   state_.links.push_back(std::move(f));
 }
 
@@ -1159,7 +1139,7 @@ bool Scan::Reuse(const walk::WalkItem& item) {
     return false;
   }
   base_fate_[it->second] = Fate::kKept;
-  if (info.nlink > 1) base_allocated_.emplace(it->second, info.allocated);
+  if (info.nlink > 1) base_linked_.emplace(it->second, info);
   input_.bytes_logical += rec.size;
   ++input_.files;
   return true;
@@ -1195,8 +1175,9 @@ void Scan::FinishSince() {
       }
     }
     const FileGroups groups = breakdown_.Groups(options_.paths[rec.root], rec.path);
-    if (const auto linked = base_allocated_.find(i); linked != base_allocated_.end()) {
-      KeepLink(rec, groups, linked->second);
+    if (const auto linked = base_linked_.find(i); linked != base_linked_.end()) {
+      // Not read by this run; no occurrences (--since does not sample the table).
+      KeepLink(rec, groups, linked->second, 0, {});
     }
     AddFileFigures(Layouts(rec.size, rec.is_zvol), rec.size, non_hole, rec.zero_blocks, groups,
                    ddt::Fingerprint{rec.content_lo, rec.content_hi}, rec.has_data,

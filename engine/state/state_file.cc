@@ -123,6 +123,16 @@ void PutTable(FrameWriter& w, const ddt::DedupTable& t) {
 
 // File records (format version 3), after the tables their references name.
 constexpr uint8_t kZvolRecord = 1, kFailedRecord = 2, kDataRecord = 4;
+
+// What a file record or a link keeps of one row: zero blocks, holes, entry references.
+void PutRowBlocks(FrameWriter& w, uint64_t zero_blocks, uint64_t holes,
+                  const std::vector<uint32_t>& refs) {
+  w.U64(zero_blocks);
+  w.U64(holes);
+  w.U64(refs.size());
+  for (uint32_t ref : refs) w.U32(ref);
+}
+
 void PutRecords(FrameWriter& w, const ScanState& s) {
   w.U8(s.has_records);
   if (!s.has_records) return;
@@ -140,10 +150,7 @@ void PutRecords(FrameWriter& w, const ScanState& s) {
     w.U64(f.content_lo);
     w.U64(f.content_hi);
     for (size_t r = 0; r < s.rows.size(); ++r) {
-      w.U64(f.zero_blocks[r]);
-      w.U64(f.holes[r]);
-      w.U64(f.refs[r].size());
-      for (uint32_t ref : f.refs[r]) w.U32(ref);
+      PutRowBlocks(w, f.zero_blocks[r], f.holes[r], f.refs[r]);
     }
   }
 }
@@ -174,10 +181,7 @@ void PutLinks(FrameWriter& w, const ScanState& s) {
     w.U64(f.content_lo);
     w.U64(f.content_hi);
     for (size_t r = 0; r < s.rows.size(); ++r) {
-      w.U64(f.zero_blocks[r]);
-      w.U64(f.holes[r]);
-      w.U64(f.refs[r].size());
-      for (uint32_t ref : f.refs[r]) w.U32(ref);
+      PutRowBlocks(w, f.zero_blocks[r], f.holes[r], f.refs[r]);
       const size_t cells = r < f.occurrences.size() ? f.occurrences[r].size() : 0;
       w.U32(static_cast<uint32_t>(cells));
       for (size_t k = 0; k < cells; ++k) {
@@ -440,6 +444,23 @@ std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r, size_t settings,
   return table;
 }
 
+// PutRowBlocks read back, each reference checked against `table`.
+void GetRowBlocks(FrameReader& r, const ddt::DedupTable& table, std::vector<uint64_t>& zero_blocks,
+                  std::vector<uint64_t>& holes, std::vector<std::vector<uint32_t>>& refs) {
+  zero_blocks.push_back(r.U64());
+  holes.push_back(r.U64());
+  const uint64_t n = Count(r, kMaxCount, "block reference");
+  std::vector<uint32_t>& v = refs.emplace_back();
+  // Reserved up to a bound only: a corrupt count must not allocate what it says (the reads fail
+  // at the end of the data).
+  v.reserve(std::min<uint64_t>(n, 1 << 16));
+  for (uint64_t k = 0; k < n && r.ok(); ++k) {
+    const uint32_t ref = r.U32();
+    if (!table.HasRef(ref)) r.Fail("corrupt: a block reference");
+    v.push_back(ref);
+  }
+}
+
 void GetRecords(FrameReader& r, ScanState& s) {
   s.has_records = r.U8() != 0;
   if (!s.has_records || !r.ok()) return;
@@ -462,19 +483,8 @@ void GetRecords(FrameReader& r, ScanState& s) {
     f.content_lo = r.U64();
     f.content_hi = r.U64();
     for (size_t row = 0; row < s.rows.size() && r.ok(); ++row) {
-      f.zero_blocks.push_back(r.U64());
-      f.holes.push_back(r.U64());
-      const uint64_t refs = Count(r, kMaxCount, "block reference");
-      std::vector<uint32_t>& v = f.refs.emplace_back();
-      // Reserved up to a bound only: a corrupt count must not allocate what it says (the reads
-      // fail at the end of the data).
-      v.reserve(std::min<uint64_t>(refs, 1 << 16));
-      for (uint64_t k = 0; k < refs && r.ok(); ++k) {
-        const uint32_t ref = r.U32();
-        if (!s.rows[row].table->HasRef(ref)) r.Fail("corrupt: a block reference");
-        v.push_back(ref);
-      }
-      if (f.zero_blocks[row] > refs) r.Fail("corrupt: a file record's zero blocks");
+      GetRowBlocks(r, *s.rows[row].table, f.zero_blocks, f.holes, f.refs);
+      if (f.zero_blocks[row] > f.refs[row].size()) r.Fail("corrupt: a file record's zero blocks");
     }
     s.records.push_back(std::move(f));
   }
@@ -505,16 +515,7 @@ void GetLinks(FrameReader& r, ScanState& s) {
     f.content_lo = r.U64();
     f.content_hi = r.U64();
     for (size_t row = 0; row < s.rows.size() && r.ok(); ++row) {
-      f.zero_blocks.push_back(r.U64());
-      f.holes.push_back(r.U64());
-      const uint64_t refs = Count(r, kMaxCount, "block reference");
-      std::vector<uint32_t>& v = f.refs.emplace_back();
-      v.reserve(std::min<uint64_t>(refs, 1 << 16));  // a corrupt count allocates no more
-      for (uint64_t k = 0; k < refs && r.ok(); ++k) {
-        const uint32_t ref = r.U32();
-        if (!s.rows[row].table->HasRef(ref)) r.Fail("corrupt: a block reference");
-        v.push_back(ref);
-      }
+      GetRowBlocks(r, *s.rows[row].table, f.zero_blocks, f.holes, f.refs);
       const size_t sums = s.rows[row].occurrences.sums.size();
       auto& cells = f.occurrences.emplace_back();
       for (uint32_t k = 0, m = Count32(r, 1 << 16, "occurrence cell"); k < m && r.ok(); ++k) {
