@@ -11,6 +11,7 @@
 
 #include "engine/mpi/messages.h"
 #include "engine/mpi/partition.h"
+#include "engine/mpi/peak_rss.h"
 #include "engine/mpi/pieces.h"
 #include "engine/mpi/reduce.h"
 #include "engine/mpi/table_service.h"
@@ -20,23 +21,11 @@
 namespace zsim::mpi {
 namespace {
 
-// Peak resident memory of this process (VmHWM), 0 when /proc does not say.
-uint64_t PeakRssBytes() {
-  std::FILE* f = std::fopen("/proc/self/status", "r");
-  if (!f) return 0;
-  char line[256];
-  unsigned long long kib = 0;
-  while (std::fgets(line, sizeof(line), f)) {
-    if (std::sscanf(line, "VmHWM: %llu kB", &kib) == 1) break;
-  }
-  std::fclose(f);
-  return kib * 1024;
-}
-
 // ZSIM_MPI_STATS=1: each rank prints what it did on stderr, one line (bench/e2e/mpi_scaling.py
 // reads it): its own share before the reduction, the bytes it moved.
 struct RankStats {
   uint64_t files = 0, pieces = 0, bytes_read = 0, blocks = 0, table_entries = 0, table_bytes = 0;
+  uint64_t peak_rss = 0;  // by the end of the scan, before the partition
   double seconds = 0;
 };
 
@@ -49,6 +38,7 @@ RankStats StatsOf(const state::ScanState& state, const PieceMap& pieces) {
     r.bytes_read += p.bytes_read;
   }
   r.seconds = state.seconds;
+  r.peak_rss = PeakRssBytes();
   for (const state::RowState& row : state.rows) {
     r.table_entries += row.table->entries();
     r.table_bytes += row.table->memory_bytes() + row.distinct->memory_bytes();
@@ -70,7 +60,7 @@ void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t 
       "table_entries=%llu table_bytes=%llu work_batches=%llu work_bytes=%llu "
       "state_bytes_received=%llu exchange_bytes_sent=%llu exchange_entries_sent=%llu "
       "exchange_rounds=%llu owned_entries=%llu owned_table_bytes=%llu scan_seconds=%.3f "
-      "peak_rss_bytes=%llu\n",
+      "scan_peak_rss_bytes=%llu peak_rss_bytes=%llu\n",
       rank, static_cast<unsigned long long>(r.files), static_cast<unsigned long long>(r.pieces),
       static_cast<unsigned long long>(r.bytes_read), static_cast<unsigned long long>(r.blocks),
       static_cast<unsigned long long>(r.table_entries),
@@ -80,7 +70,8 @@ void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t 
       static_cast<unsigned long long>(exchange.entries_sent),
       static_cast<unsigned long long>(exchange.rounds),
       static_cast<unsigned long long>(owned_entries), static_cast<unsigned long long>(owned_bytes),
-      r.seconds, static_cast<unsigned long long>(PeakRssBytes()));
+      r.seconds, static_cast<unsigned long long>(r.peak_rss),
+      static_cast<unsigned long long>(PeakRssBytes()));
 }
 
 }  // namespace

@@ -9,36 +9,34 @@
 namespace zsim::mpi {
 namespace {
 
-// Entry bytes a rank queues for the others before a round (at least one shard's).
-constexpr size_t kRoundBytes = size_t{16} << 20;
+// Entry bytes a rank queues for the others before a round (at least one shard's): small, so
+// that what is in transit (this, what arrives, and the arrivals' table before their merge) stays
+// small beside the table.
+constexpr size_t kRoundBytes = size_t{1} << 20;
 
 // One row's table: rounds until no rank has a shard left to send.
 Status ShuffleTable(ddt::DedupTable& table, int rank, int size, PartitionStats* stats) {
   const size_t settings = table.settings();
-  std::vector<std::string> out(static_cast<size_t>(size));
   std::vector<int> send_counts(size), recv_counts(size), send_at(size), recv_at(size);
   Status failure;
   size_t next = 0;
   for (;;) {
-    size_t queued = 0;
-    while (next < ddt::DedupTable::kShards && queued < kRoundBytes) {
+    // Shards in order: their owners come in rank order, so the batch is sorted by destination.
+    std::string send;
+    std::fill(send_counts.begin(), send_counts.end(), 0);
+    while (next < ddt::DedupTable::kShards && send.size() < kRoundBytes) {
       const int owner = OwnerOfShard(next, size);
       if (owner != rank) {
-        std::string& o = out[static_cast<size_t>(owner)];
-        const size_t before = o.size();
-        table.ForEachInShard(next, [&](const ddt::EntryView& e) { AppendEntry(e, &o); });
+        const size_t before = send.size();
+        table.ForEachInShard(next, [&](const ddt::EntryView& e) { AppendEntry(e, &send); });
         table.DropShard(next);
-        queued += o.size() - before;
+        send_counts[owner] += static_cast<int>(send.size() - before);
       }
       ++next;
     }
-    std::string send;
-    send.reserve(queued);
-    for (int d = 0; d < size; ++d) {
-      send_at[d] = static_cast<int>(send.size());
-      send_counts[d] = static_cast<int>(out[d].size());
-      send += out[d];
-      std::string().swap(out[d]);
+    for (int d = 0, at = 0; d < size; ++d) {
+      send_at[d] = at;
+      at += send_counts[d];
     }
     MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
     size_t total = 0;
@@ -61,6 +59,7 @@ Status ShuffleTable(ddt::DedupTable& table, int rank, int size, PartitionStats* 
       Status s =
           ForEachWireEntry(received, settings, [&](const ddt::EntryView& e) { part.LoadEntry(e); });
       if (!s.ok() && failure.ok()) failure = s;
+      std::string().swap(received);
       table.Merge(part);
     }
     int more = next < ddt::DedupTable::kShards ? 1 : 0, any = 0;

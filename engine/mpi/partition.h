@@ -3,10 +3,10 @@
 // The key-partitioned dedup table of a distributed scan. Each rank owns a range of the tables'
 // shards (the key's top 8 bits, ddt::DedupTable::ShardOf): rank k of N owns shards
 // [256k/N, 256(k+1)/N). After the scan every rank sends the entries of the shards it does not own
-// to their owner, in batched all-to-all rounds (MPI_Alltoallv, about 16 MiB per rank per round),
-// freeing each shard once sent, and merges what it receives by ddt::DedupTable::Merge, the one
-// merge logic: the owner's shards then hold exactly the entries one process's table holds there.
-// A rank holds at most its own table, one round in transit and the shards it owns: for data
+// to their owner, in batched all-to-all rounds (MPI_Alltoallv, about 1 MiB from each rank per
+// round), freeing each shard once sent, and merges what it receives by ddt::DedupTable::Merge, the
+// one merge logic: the owner's shards then hold exactly the entries one process's table holds
+// there. A rank holds at most its own table, one round in transit and the shards it owns: for data
 // spread evenly, about the whole table over N.
 //
 // --max-memory on the partitioned tables: the whole's memory is the sum of the parts' (a shard

@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -10,6 +11,7 @@
 
 #include "engine/mpi/entry_wire.h"
 #include "engine/mpi/messages.h"
+#include "engine/mpi/peak_rss.h"
 
 namespace zsim::mpi {
 namespace {
@@ -30,6 +32,15 @@ class Peers {
   explicit Peers(int size) : size_(size) {}
   ~Peers() {
     for (int p = 1; p < size_; ++p) SendSmall(p, kTagTableCommand, Command(kDone));
+    // ZSIM_MPI_STATS=1: what reading the other ranks' shards cost rank 0 (the report and --save
+    // are made by now), for bench/e2e/mpi_scaling.py.
+    if (std::getenv("ZSIM_MPI_STATS") != nullptr) {
+      std::fprintf(stderr,
+                   "zsim-mpi-report rank=0 streams=%llu streamed_bytes=%llu peak_rss_bytes=%llu\n",
+                   static_cast<unsigned long long>(streams_),
+                   static_cast<unsigned long long>(streamed_bytes_),
+                   static_cast<unsigned long long>(PeakRssBytes()));
+    }
   }
   Peers(const Peers&) = delete;
   Peers& operator=(const Peers&) = delete;
@@ -37,10 +48,12 @@ class Peers {
   void Stream(int32_t row, size_t settings,
               const std::function<void(const ddt::EntryView&)>& fn) const {
     std::lock_guard<std::mutex> lock(mu_);
+    ++streams_;
     for (int p = 1; p < size_; ++p) SendSmall(p, kTagTableCommand, Command(row));
     for (int p = 1; p < size_; ++p) {
       for (bool last = false; !last;) {
         const std::string batch = ReceiveSmall(p, kTagTableBatch, nullptr);
+        streamed_bytes_ += batch.size();
         last = batch.empty() || batch[0] != 0;
         const Status s =
             ForEachWireEntry(std::string_view(batch).substr(batch.empty() ? 0 : 1), settings, fn);
@@ -56,6 +69,7 @@ class Peers {
  private:
   int size_;
   mutable std::mutex mu_;  // one stream at a time: its request and every batch
+  mutable uint64_t streams_ = 0, streamed_bytes_ = 0;  // Guarded by mu_.
 };
 
 class RowPart : public ddt::RemotePart {
