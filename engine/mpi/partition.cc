@@ -1,5 +1,6 @@
 #include "engine/mpi/partition.h"
 
+#include <malloc.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -34,6 +35,10 @@ Status ShuffleTable(ddt::DedupTable& table, int rank, int size, PartitionStats* 
       }
       ++next;
     }
+    // The shards just sent were filled by the scan's threads, in their own malloc arenas, which
+    // the main thread's allocations below do not reuse: give their pages back to the system, or
+    // a rank would hold both its whole local table and its owned shards at the end.
+    if (send.size() > 0) malloc_trim(0);
     for (int d = 0, at = 0; d < size; ++d) {
       send_at[d] = at;
       at += send_counts[d];
