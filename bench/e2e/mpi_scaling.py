@@ -109,6 +109,8 @@ def main():
                 "exchanged_bytes_per_block": round(exchanged / max(blocks, 1), 2),
                 "table_exchange_bytes": int(table_sent),
                 "table_exchange_bytes_per_block": round(table_sent / max(blocks, 1), 2),
+                "max_exchange_seconds": max(r.get("exchange_seconds", 0) for r in ranks),
+                "exchange_cpu_seconds": round(sum(r.get("exchange_cpu_seconds", 0) for r in ranks), 3),
                 "report_streamed_bytes": int(streamed),
                 "report_streams": int(tail.get("streams", 0)),
                 "whole_table_bytes": int(report["memory"]["ddt_table_bytes"]),

@@ -1,6 +1,7 @@
 #include "engine/mpi/distributed_scan.h"
 
 #include <mpi.h>
+#include <time.h>
 
 #include <algorithm>
 #include <bit>
@@ -20,6 +21,13 @@
 
 namespace zsim::mpi {
 namespace {
+
+// CPU time of this process so far (every thread): what the partition costs, whatever the load.
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
 
 // ZSIM_MPI_STATS=1: each rank prints what it did on stderr, one line (bench/e2e/mpi_scaling.py
 // reads it): its own share before the reduction, the bytes it moved.
@@ -59,7 +67,9 @@ void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t 
       "zsim-mpi-stats rank=%d files=%llu pieces=%llu bytes_read=%llu blocks=%llu "
       "table_entries=%llu table_bytes=%llu work_batches=%llu work_bytes=%llu "
       "state_bytes_received=%llu exchange_bytes_sent=%llu exchange_entries_sent=%llu "
-      "exchange_rounds=%llu owned_entries=%llu owned_table_bytes=%llu scan_seconds=%.3f "
+      "exchange_rounds=%llu exchange_seconds=%.3f exchange_cpu_seconds=%.3f owned_entries=%llu "
+      "owned_table_bytes=%llu "
+      "scan_seconds=%.3f "
       "scan_peak_rss_bytes=%llu peak_rss_bytes=%llu\n",
       rank, static_cast<unsigned long long>(r.files), static_cast<unsigned long long>(r.pieces),
       static_cast<unsigned long long>(r.bytes_read), static_cast<unsigned long long>(r.blocks),
@@ -68,7 +78,7 @@ void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t 
       static_cast<unsigned long long>(work.bytes), static_cast<unsigned long long>(state_received),
       static_cast<unsigned long long>(exchange.bytes_sent),
       static_cast<unsigned long long>(exchange.entries_sent),
-      static_cast<unsigned long long>(exchange.rounds),
+      static_cast<unsigned long long>(exchange.rounds), exchange.seconds, exchange.cpu_seconds,
       static_cast<unsigned long long>(owned_entries), static_cast<unsigned long long>(owned_bytes),
       r.seconds, static_cast<unsigned long long>(r.peak_rss),
       static_cast<unsigned long long>(PeakRssBytes()));
@@ -140,12 +150,17 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
     row.table = std::make_unique<ddt::DedupTable>(tables.back()->layout());
   }
   PartitionStats exchange;
+  const auto partition_start = std::chrono::steady_clock::now();
+  const double partition_cpu_start = ProcessCpuSeconds();
   const Status partitioned =
       PartitionTables(tables, static_cast<uint32_t>(std::countr_zero(state.options.sample_modulus)),
                       rank, size, &exchange);
   for (size_t r = 0; r < tables.size(); ++r) {
     state.rows[r].table->RaiseSampleShift(tables[r]->sample_shift());
   }
+  exchange.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - partition_start).count();
+  exchange.cpu_seconds = ProcessCpuSeconds() - partition_cpu_start;
   ReduceStats stats;
   Status reduced = ReduceToRoot(state, pieces, rank, size, &stats);
   if (reduced.ok()) reduced = partitioned;

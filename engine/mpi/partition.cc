@@ -14,13 +14,14 @@ namespace {
 // that what is in transit (this, what arrives, and the arrivals' table before their merge) stays
 // small beside the table.
 constexpr size_t kRoundBytes = size_t{1} << 20;
+constexpr size_t kTrimBytes = size_t{16} << 20;
 
 // One row's table: rounds until no rank has a shard left to send.
 Status ShuffleTable(ddt::DedupTable& table, int rank, int size, PartitionStats* stats) {
   const size_t settings = table.settings();
   std::vector<int> send_counts(size), recv_counts(size), send_at(size), recv_at(size);
   Status failure;
-  size_t next = 0;
+  size_t next = 0, untrimmed = 0;
   for (;;) {
     // Shards in order: their owners come in rank order, so the batch is sorted by destination.
     std::string send;
@@ -35,10 +36,15 @@ Status ShuffleTable(ddt::DedupTable& table, int rank, int size, PartitionStats* 
       }
       ++next;
     }
-    // The shards just sent were filled by the scan's threads, in their own malloc arenas, which
-    // the main thread's allocations below do not reuse: give their pages back to the system, or
-    // a rank would hold both its whole local table and its owned shards at the end.
-    if (send.size() > 0) malloc_trim(0);
+    // The shards sent were filled by the scan's threads, in their own malloc arenas, which the
+    // main thread's allocations below do not reuse: their pages go back to the system every
+    // kTrimBytes sent (a trim walks the whole heap: about 70 ms here at 200 MB), or a rank would
+    // end holding both its whole local table and its owned shards.
+    untrimmed += send.size();
+    if (untrimmed >= kTrimBytes || (next == ddt::DedupTable::kShards && untrimmed > 0)) {
+      malloc_trim(0);
+      untrimmed = 0;
+    }
     for (int d = 0, at = 0; d < size; ++d) {
       send_at[d] = at;
       at += send_counts[d];

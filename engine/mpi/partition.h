@@ -36,6 +36,8 @@ struct PartitionStats {
   uint64_t bytes_sent = 0;    // entry bytes this rank sent to other owners
   uint64_t entries_sent = 0;  // and how many entries
   uint64_t rounds = 0;        // all-to-all rounds, every row
+  double seconds = 0;         // wall time of the partition (set by the caller)
+  double cpu_seconds = 0;     // and this process's CPU time in it
 };
 
 // Raises every table to the coarsest sample shift any rank's tables have (and `min_shift`), then
