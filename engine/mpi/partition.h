@@ -9,6 +9,10 @@
 // there. A rank holds at most its own table, one round in transit and the shards it owns: for data
 // spread evenly, about the whole table over N.
 //
+// Limits: a round carries at least one whole shard, and MPI counts are int, so one rank's shard
+// must stay under 2 GiB of entries (a local table under about 512 GiB); ranks past 256 own no
+// shard; a shard holds at most 2^24 - 1 entries whoever owns it (ddt/dedup_table.h).
+//
 // --max-memory on the partitioned tables: the whole's memory is the sum of the parts' (a shard
 // lives on one rank, and an empty shard costs nothing), so every rank raises the sample shift
 // alike while that sum (an all-reduce) and the sketches exceed the budget: the kept key space is
