@@ -176,12 +176,15 @@ class DedupTable {
   // Adds one entry as another table's ForEach gave it (a key not yet in this table; or as Merge
   // does for one that is).
   void AddEntry(const EntryView& e) { MergeEntry(e, {}); }
+  // The same for a table only the calling thread uses meanwhile (gathering entries that come
+  // from several tables): no lock; a key given twice adds up.
+  void LoadEntry(const EntryView& e);
   // Appends a new entry for a table only the calling thread uses meanwhile (loading a saved
   // one): no lock, and it takes the next reference of its shard, as the saved table's ForEach
   // met it. False, and nothing stored, when the key is there already, lies outside the sampled
   // key space, or its shard is full: a saved table holds none of those, so the file is corrupt
   // (adding it up would shift every later entry's reference).
-  bool LoadEntry(const EntryView& e);
+  bool LoadNewEntry(const EntryView& e);
 
   // Sizes every shard's index for `entries` keys spread evenly over the shards (a table about to
   // be filled with a known number of entries: loading a saved one), so the fill rebuilds no index.

@@ -438,7 +438,7 @@ std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r, size_t settings,
     e.codes = codes;
     // A key given twice (or one the table's sample excludes) would shift the reference of
     // every later entry of its shard, which the file records name.
-    if (!table->LoadEntry(e))
+    if (!table->LoadNewEntry(e))
       r.Fail("corrupt: a dedup table key is given twice or lies outside its sample");
   }
   return table;
