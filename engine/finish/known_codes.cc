@@ -13,7 +13,8 @@ std::vector<int> KnownCodeLevels(const ScanOptions& options, const state::Sampli
   std::vector<int> out(settings, -1);
   std::vector<int> budget;
   if (sampling.adaptive) {
-    budget = estimate::BudgetLevels(options, sampling.sampled, sampling.planned_bytes);
+    budget =
+        estimate::BudgetLevels(options, sampling.sampled, sampling.planned_bytes, sampling.anchors);
   }
   for (size_t c = 0; c < settings && c < sampling.sampled.size(); ++c) {
     if (!sampling.sampled[c]) continue;
