@@ -79,7 +79,9 @@ def name_of(d):
         for line in (Path(d) / ".zsim-sample").read_text().split("\n"):
             if line.startswith("summary="):
                 f = dict(t.split("=", 1) for t in line[len("summary="):].split() if "=" in t)
-                return "%s-%s" % (f.get("sample", Path(d).name), f.get("size", "?"))
+                sample, size = f.get("sample", Path(d).name), f.get("size", "?")
+                # Some builders name the sample with its size already ("database-large").
+                return sample if sample.endswith("-" + size) else "%s-%s" % (sample, size)
     except OSError:
         pass
     return Path(d).name
