@@ -7,14 +7,14 @@
 
 namespace zsim::estimate {
 
-int BudgetLevel(uint64_t planned_blocks, uint64_t budget_blocks) {
+int BudgetLevel(uint64_t planned_blocks) {
   int level = 0;
-  while (level < kBudgetFractionLevel && (planned_blocks >> (level + 1)) >= budget_blocks) ++level;
+  while (level < kBudgetFractionLevel && (planned_blocks >> (level + 1)) >= kBudgetBlocks) ++level;
   return level;
 }
 
 std::vector<int> BudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
-                              uint64_t planned_bytes, const std::vector<int>& anchors) {
+                              uint64_t planned_bytes) {
   std::vector<uint64_t> rows = options.recordsizes;
   if (options.volblocksize) rows = {*options.volblocksize};
   const size_t settings = options.compressions.size();
@@ -32,14 +32,12 @@ std::vector<int> BudgetLevels(const ScanOptions& options, const std::vector<bool
   for (size_t r = 0; r < rows.size(); ++r) {
     if (rows[r] == 0) continue;
     const double blocks = double(planned_bytes) / double(rows[r]);
+    const double budget = std::min(
+        blocks, std::max(double(kBudgetBlocks), std::ldexp(blocks, -kBudgetFractionLevel)));
     for (size_t c = 0; c < settings && c < sampled.size(); ++c) {
       if (!sampled[c]) continue;
-      const uint64_t budget_blocks =
-          c < anchors.size() && anchors[c] >= 0 ? kAnchoredBudgetBlocks : kBudgetBlocks;
-      const double budget = std::min(
-          blocks, std::max(double(budget_blocks), std::ldexp(blocks, -kBudgetFractionLevel)));
       const size_t i = r * settings + c;
-      levels[i] = BudgetLevel(planned_bytes / rows[r], budget_blocks);
+      levels[i] = BudgetLevel(planned_bytes / rows[r]);
       const double speed = NominalCodecBytesPerSecond(options.compressions[c]);
       if (speed <= 0) continue;
       const double per_block = double(rows[r]) / speed;

@@ -37,18 +37,12 @@ namespace zsim::estimate {
 // Unique blocks a sampled codec runs on, at least: +-0.5% at a unit spread (coefficient of
 // variation of psize/lsize) of 0.16, +-1.5% at 0.5.
 inline constexpr uint64_t kBudgetBlocks = 4096;
-// The same for a codec whose estimate regresses on an exact codec's psize (sample_level.h,
-// SamplingPlan::anchors): the auxiliary removes most of the spread (lz4 for gzip-6 and zstd-3 on
-// the bundled database sample: a relative spread of 0.58-1.05 falls to 0.12-0.19), so a quarter
-// of the blocks gives about +-0.3% there.
-inline constexpr uint64_t kAnchoredBudgetBlocks = 2048;
 // The highest budget level: a tree of more than kBudgetBlocks << 7 blocks is coded 1 block in
 // 128, which keeps the default codecs' CPU time under the reading's (bench/results).
 inline constexpr int kBudgetFractionLevel = 7;
 
-// The level for a tree of `planned_blocks` blocks (its allocated bytes over the block size):
-// the highest that leaves `budget_blocks` of them, at most kBudgetFractionLevel.
-int BudgetLevel(uint64_t planned_blocks, uint64_t budget_blocks = kBudgetBlocks);
+// The level for a tree of `planned_blocks` blocks (its allocated bytes over the block size).
+int BudgetLevel(uint64_t planned_blocks);
 
 // BudgetLevel of `planned_bytes` cut into blocks of `block_bytes` (0 for a block size of 0).
 inline int BudgetLevelOfBytes(uint64_t planned_bytes, uint64_t block_bytes) {
@@ -64,16 +58,15 @@ inline constexpr double kCapSeconds = 40;
 
 // Per (row, setting), row-major (rows: options.volblocksize, else options.recordsizes): each
 // sampled setting's level for a tree of `planned_bytes`, 0 for the others. A setting's wish is
-// its budget's blocks (kBudgetBlocks, or kAnchoredBudgetBlocks where `anchors` (the sampling
-// plan's, empty for none) names an exact auxiliary; 1 in 2^kBudgetFractionLevel of a large tree,
-// or all of a small one) at its nominal speed. When the wishes add up to more than the cap, the cap
-// is shared out as water fills vessels: every wish below a common share is granted, the rest get
+// its budget's blocks (kBudgetBlocks, 1 in 2^kBudgetFractionLevel of a large tree, or all of a
+// small one) at its nominal speed. When the wishes add up to more than the cap, the cap is
+// shared out as water fills vessels: every wish below a common share is granted, the rest get
 // that share, and a setting above it codes 1 block in 2^L for the smallest L that fits its share.
 // Every level is BudgetLevel or higher, and never falls as planned_bytes grows (the wishes grow
 // with the tree and the cap does not, so the share only shrinks), which is what lets the scan
 // follow the sizing walk's running sum.
 std::vector<int> BudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
-                              uint64_t planned_bytes, const std::vector<int>& anchors = {});
+                              uint64_t planned_bytes);
 
 }  // namespace zsim::estimate
 

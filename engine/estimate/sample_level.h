@@ -47,10 +47,9 @@ struct SamplingPlan {
 // level per recordsize (codec_budget.h), but lz4 when the list also holds lzjb, gzip or zstd:
 // lz4 then runs on every unique block (about 0.4 CPU s per GB on the bench machine, near the
 // reading's cost) and is the regression auxiliary of those codecs, whose psize it predicts with
-// a correlation of 0.99 or more on the bundled samples: their intervals shrink by
-// sqrt(1 - corr^2), so a quarter of the blocks gives a tighter interval than lsize did
-// (bench/results/2026-12-02-cost3). zle and lists without lz4 keep lsize. --exact samples
-// nothing.
+// a correlation of 0.99 or more on the bundled database sample: their intervals shrink by about
+// sqrt(1 - corr^2) (bench/results/2026-12-02-cost3). zle and lists without lz4 keep lsize.
+// --exact samples nothing.
 SamplingPlan PlanSampling(const std::vector<Compression>& settings, bool exact);
 
 // Target half width of the 95% interval of a sampled codec's psize total, relative.

@@ -13,8 +13,7 @@ std::vector<int> KnownCodeLevels(const ScanOptions& options, const state::Sampli
   std::vector<int> out(settings, -1);
   std::vector<int> budget;
   if (sampling.adaptive) {
-    budget =
-        estimate::BudgetLevels(options, sampling.sampled, sampling.planned_bytes, sampling.anchors);
+    budget = estimate::BudgetLevels(options, sampling.sampled, sampling.planned_bytes);
   }
   for (size_t c = 0; c < settings && c < sampling.sampled.size(); ++c) {
     if (!sampling.sampled[c]) continue;

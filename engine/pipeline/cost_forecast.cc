@@ -16,8 +16,7 @@ CostForecast ForecastCost(const ScanOptions& options, uint64_t allocated_bytes) 
   std::vector<uint64_t> block_sizes = options.recordsizes;
   if (options.volblocksize) block_sizes = {*options.volblocksize};
   const estimate::SamplingPlan plan = estimate::PlanSampling(options.compressions, options.exact);
-  const std::vector<int> budget =
-      estimate::BudgetLevels(options, plan.sampled, allocated_bytes, plan.anchors);
+  const std::vector<int> budget = estimate::BudgetLevels(options, plan.sampled, allocated_bytes);
   const size_t settings = options.compressions.size();
   for (size_t r = 0; r < block_sizes.size(); ++r) {
     const uint64_t bs = block_sizes[r];

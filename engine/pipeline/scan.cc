@@ -932,7 +932,7 @@ void Scan::RaiseToBudget(uint64_t planned_bytes) {
   budget_bytes_.store(planned_bytes, std::memory_order_relaxed);
   const size_t settings = options_.compressions.size();
   const std::vector<int> levels =
-      estimate::BudgetLevels(options_, sampling_.sampled, planned_bytes, sampling_.anchors);
+      estimate::BudgetLevels(options_, sampling_.sampled, planned_bytes);
   for (size_t r = 0; r < rows_.size(); ++r) {
     for (size_t c = 0; c < settings; ++c) {
       if (sampling_.sampled[c]) RaiseSettingLevel(r, c, levels[r * settings + c]);
@@ -1380,8 +1380,7 @@ state::ScanState Scan::Run() {
   // scan ended before following it (below it every level it met was coded too).
   sampling_.setting_levels.assign(rows_.size() * settings, 0);
   const std::vector<int> budget =
-      adaptive_ ? estimate::BudgetLevels(options_, sampling_.sampled, sampling_.planned_bytes,
-                                         sampling_.anchors)
+      adaptive_ ? estimate::BudgetLevels(options_, sampling_.sampled, sampling_.planned_bytes)
                 : std::vector<int>();
   int lowest = -1;
   for (size_t r = 0; r < rows_.size(); ++r) {
