@@ -44,12 +44,12 @@ struct SamplingPlan {
 };
 
 // A default (not --exact) scan samples every codec (every setting but `off`), each at its own
-// level per recordsize (codec_budget.h), but lz4 when the list also holds lzjb, gzip or zstd:
-// lz4 then runs on every unique block (about 0.4 CPU s per GB on the bench machine, near the
-// reading's cost) and is the regression auxiliary of those codecs, whose psize it predicts with
-// a correlation of 0.99 or more on the bundled database sample: their intervals shrink by about
-// sqrt(1 - corr^2) (bench/results/2026-12-02-cost3). zle and lists without lz4 keep lsize.
-// --exact samples nothing.
+// level per recordsize (codec_budget.h), but lz4 when the list holds another codec: lz4 then
+// runs on every unique block (about 0.4 CPU s per GB on the bench machine, near the reading's
+// cost) and is the regression auxiliary of the others, whose psize it predicts with a
+// correlation of 0.99 or more for the LZ77 codecs on the bundled database sample: their
+// intervals shrink by about sqrt(1 - corr^2) (bench/results/2026-12-02-cost3). Lists without
+// lz4 keep lsize. --exact samples nothing.
 SamplingPlan PlanSampling(const std::vector<Compression>& settings, bool exact);
 
 // Target half width of the 95% interval of a sampled codec's psize total, relative.

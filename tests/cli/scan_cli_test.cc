@@ -305,9 +305,9 @@ class SampledTree : public ::testing::Test {
 };
 testing::TempDir* SampledTree::tmp_ = nullptr;
 
-// Every codec is sampled (issue 19) but lz4 beside an LZ77 codec: lz4 runs on every unique block
-// (exact) as the auxiliary of gzip-1's regression estimate, zle is sampled on lsize; each
-// sampled one has an interval holding the exact ratio.
+// Every codec is sampled (issue 19) but lz4 beside another codec: lz4 runs on every unique block
+// (exact) as the auxiliary of gzip-1's and zle's regression estimates; each sampled one has an
+// interval holding the exact ratio.
 TEST_F(SampledTree, EveryCodecIsSampledWithAnIntervalHoldingTheExactRatio) {
   const std::vector<std::string> base = {"scan",  tmp_->path().string(), "--recordsize",
                                          "1k",    "--compression",       "lz4,gzip-1,zle",
