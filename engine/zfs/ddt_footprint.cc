@@ -367,8 +367,10 @@ DdtFootprintModel ModelDdtFootprint(const DdtFootprintInput& in) {
   const uint64_t peak = std::max(in.unique_peak_entries, in.unique_entries);
   const int unique_chunks = DdtEntryChunks(in.format, in.copies, asize, 1);
   const int duplicate_chunks = DdtEntryChunks(in.format, in.copies, asize, 2);
-  DdtLogDrain drain;  // the legacy format has no log: every block compressed
-  if (in.format == DdtFormat::kFast) {
+  // The legacy format has no log, and 2.4 flushes it in sync pass 1 only: every block
+  // compressed. 2.3 spreads the flush over 8 passes (profile.h: ddt_log_flush_passes).
+  DdtLogDrain drain;
+  if (in.format == DdtFormat::kFast && rules.ddt_log_flush_passes == kDdtLogFlushPassesMax) {
     const uint64_t capacity = static_cast<uint64_t>(ZapLeafChunks(leaf_shift) /
                                                     std::max(unique_chunks, duplicate_chunks));
     drain = SimulateDdtLogDrain(in.unique_entries, in.duplicate_entries, capacity);

@@ -82,6 +82,26 @@ TEST(DdtLogDrainTest, Deterministic) {
   EXPECT_EQ(a.duplicate.leaf_share, b.duplicate.leaf_share);
 }
 
+TEST(DdtLogDrainTest, Profile24FlushesInPassOneAndStoresNothingRaw) {
+  // 2.4.0 flushes the log in sync pass 1 only (PR #17038): the leaves are written in pass 2,
+  // compressed. The same table under 2.3 keeps its late-pass raw blocks.
+  DdtFootprintInput in;
+  in.unique_entries = 2753;
+  in.duplicate_entries = 5119;
+  in.format = DdtFormat::kFast;
+  in.profile = Profile::kZfs24;
+  const DdtFootprintModel v24 = ModelDdtFootprint(in);
+  in.profile = Profile::kZfs23;
+  const DdtFootprintModel v23 = ModelDdtFootprint(in);
+  const AllocationModel alloc = AllocationModel::For(VdevLayout{}, 12);
+  const DdtObjectModel compressed = ModelDdtObject(
+      2753, 2753, DdtEntryChunks(DdtFormat::kFast, 1, 128 << 10, 1), 15, true, alloc, {}, true);
+  EXPECT_EQ(v24.unique.dspace_bytes, compressed.dspace_bytes);
+  EXPECT_EQ(v24.unique.mspace_bytes, v23.unique.mspace_bytes);  // the same leaves
+  EXPECT_LT(v24.unique.dspace_bytes, v23.unique.dspace_bytes);
+  EXPECT_LT(v24.duplicate.dspace_bytes, v23.duplicate.dspace_bytes);
+}
+
 // The fast-format DDT on disk against OpenZFS 2.3.2 (zdb dspace per class, 3 MOS copies;
 // tests/accuracy/openzfs23, disk, ashift 12) where zsim's leaf count equals the measured one:
 // within the 5 % (the 16 KiB of a tiny table where it is smaller).
