@@ -25,14 +25,15 @@ constexpr double kLeafBytesPerEntry = 53;      // compressed bytes one entry add
 // (the d9_* runs were): the suite's compressed and mixed-size data at ashift 9 measured 56-61.
 constexpr double kLeafBytesPerEntrySmallSector = 58;
 // Fitted on OpenZFS 2.3.2 (lz4 metadata, 32K leaves, ashift 12, disk and raidz2:6;
-// tests/accuracy/openzfs23, zdb -dddddd of the DDT objects): a leaf of n entries of c chunks
-// compresses to about 109 B per KiB of leaf (3.5K for 32K: header, hash table, free-chunk
-// list) + n * (34 + 7 c) bytes. Fast dedup (7 chunks, 83 B per entry): leaves of 90 entries
-// took 12K, of 103 12K, of 124 and 141 16K, of 160 16-20K; legacy (4 chunks, 62 B): 13 and 30
-// entries 8K, 90 and 124 12K, 210 16-20K. Each entry brings ~50 incompressible bytes (8-byte
-// hash, 32-byte checksum, DVA offset, birth) plus its chunks' headers.
-constexpr double kLz4LeafBytesPerKiB = 109;
-constexpr double kLz4LeafBytesPerEntry = 34;
+// tests/accuracy/openzfs23, zdb -dddddd of the DDT objects): a legacy leaf of n entries of c
+// chunks compresses to about 156 B per KiB of leaf (5K for 32K: header, hash table, free-chunk
+// list) + n * (27 + 7 c) bytes (4 chunks: 55 B per entry): 2 entries 5-8K (raidz2:6: 24K of
+// asize, not 12K), 13 and 30 entries 8K, 90 and 124 12K, 197 16K (15 of 16), 210 16-20K. Each
+// entry brings ~50 incompressible bytes (8-byte hash, 32-byte checksum, DVA offset, birth).
+// (The first fit, 109 B per KiB + 34 + 7 c, left a 2-entry leaf at 4K: -23 % on the full tiny
+// matrix's 1M raidz2:6 legacy tables.)
+constexpr double kLz4LeafBytesPerKiB = 156.25;
+constexpr double kLz4LeafBytesPerEntry = 27;
 constexpr double kLz4LeafBytesPerChunk = 7;
 // The flat phys of fast dedup (7 chunks, 32 of its 73 value bytes the zero DVAs) refitted on the
 // compressed leaves alone, raw ones (ddt_log_drain.h) left out: 5500 B per 32K leaf + 60 B per
