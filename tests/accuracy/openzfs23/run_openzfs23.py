@@ -241,7 +241,7 @@ def compare_dataset(oracle, res, zstd):
             raw_err = err
             sv = sv + d
             e = rel_err(sv, zv)
-            err = "%+.2f%% (zsim's zstd: %s)" % (100 * e, raw_err)
+            err = "%+.2f%%; zsim's zstd %s" % (100 * e, raw_err)
             ok = abs(e) <= TOLERANCES[key] + 1e-12
             out.append(check(fig, zv, sv, ok, ok, err, "%g%%" % (100 * TOLERANCES[key]),
                              CODEC_NOTE))
