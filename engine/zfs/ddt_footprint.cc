@@ -4,13 +4,12 @@
 #include <array>
 #include <cassert>
 #include <cstring>
-#include <map>
-#include <mutex>
 #include <tuple>
 #include <vector>
 
 #include "engine/base/mix.h"
 #include "engine/zfs/profile.h"
+#include "engine/zfs/simulation_cache.h"
 
 namespace zsim::zfs {
 namespace {
@@ -135,22 +134,16 @@ SimResult SimulateZap(uint64_t entries, uint64_t capacity, int embedded_shift, u
 SimResult MedianSimulation(uint64_t n, uint64_t capacity, int embedded_shift,
                            uint64_t block_bytes) {
   using Key = std::tuple<uint64_t, uint64_t, int, uint64_t>;
-  static std::mutex mu;
-  static std::map<Key, SimResult> done;  // Guarded by mu.
-  const Key key{n, capacity, embedded_shift, block_bytes};
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (auto it = done.find(key); it != done.end()) return it->second;
-  }
-  std::vector<SimResult> runs;
-  for (uint64_t seed = 0; seed < kSimulationSeeds; ++seed) {
-    runs.push_back(SimulateZap(n, capacity, embedded_shift, block_bytes, seed));
-  }
-  std::sort(runs.begin(), runs.end(),
-            [](const SimResult& a, const SimResult& b) { return a.leaves < b.leaves; });
-  std::lock_guard<std::mutex> lock(mu);
-  if (done.size() < 4096) done.emplace(key, runs[kSimulationSeeds / 2]);
-  return std::move(runs[kSimulationSeeds / 2]);
+  static SimulationCache<Key, SimResult> cache(4096);
+  return cache.GetOrCompute(Key{n, capacity, embedded_shift, block_bytes}, [&] {
+    std::vector<SimResult> runs;
+    for (uint64_t seed = 0; seed < kSimulationSeeds; ++seed) {
+      runs.push_back(SimulateZap(n, capacity, embedded_shift, block_bytes, seed));
+    }
+    std::sort(runs.begin(), runs.end(),
+              [](const SimResult& a, const SimResult& b) { return a.leaves < b.leaves; });
+    return std::move(runs[kSimulationSeeds / 2]);
+  });
 }
 
 // Above kSimulatedLeaves the table is simulated at 1/2^k of its entries and scaled: leaves,

@@ -1,13 +1,12 @@
 #include "engine/zfs/ddt_log_drain.h"
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "engine/base/mix.h"
+#include "engine/zfs/simulation_cache.h"
 
 namespace zsim::zfs {
 namespace {
@@ -157,34 +156,28 @@ RunResult RunDrain(uint64_t unique, uint64_t duplicate, uint64_t capacity, uint6
 // The mean over seeds; header and indirect raw when most runs had them raw.
 DdtLogDrain MeanDrain(uint64_t unique, uint64_t duplicate, uint64_t capacity, uint64_t per_txg) {
   using Key = std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>;
-  static std::mutex mu;
-  static std::map<Key, DdtLogDrain> done;  // Guarded by mu.
-  const Key key{unique, duplicate, capacity, per_txg};
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (auto it = done.find(key); it != done.end()) return it->second;
-  }
-  double share[2] = {0, 0};
-  uint64_t header[2] = {0, 0}, indirect[2] = {0, 0};
-  for (uint64_t s = 0; s < kSeeds; ++s) {
-    const RunResult r = RunDrain(unique, duplicate, capacity, per_txg, s);
-    for (int c = 0; c < 2; ++c) {
-      if (r.leaves[c] == 0 || (c == 0 ? unique : duplicate) == 0) continue;
-      share[c] += static_cast<double>(r.raw_leaves[c]) / static_cast<double>(r.leaves[c]);
-      header[c] += r.header_raw[c] ? 1 : 0;
-      indirect[c] += r.indirect_raw[c] ? 1 : 0;
+  static SimulationCache<Key, DdtLogDrain> cache(4096);
+  return cache.GetOrCompute(Key{unique, duplicate, capacity, per_txg}, [&] {
+    double share[2] = {0, 0};
+    uint64_t header[2] = {0, 0}, indirect[2] = {0, 0};
+    for (uint64_t s = 0; s < kSeeds; ++s) {
+      const RunResult r = RunDrain(unique, duplicate, capacity, per_txg, s);
+      for (int c = 0; c < 2; ++c) {
+        if (r.leaves[c] == 0 || (c == 0 ? unique : duplicate) == 0) continue;
+        share[c] += static_cast<double>(r.raw_leaves[c]) / static_cast<double>(r.leaves[c]);
+        header[c] += r.header_raw[c] ? 1 : 0;
+        indirect[c] += r.indirect_raw[c] ? 1 : 0;
+      }
     }
-  }
-  DdtLogDrain out;
-  DdtRawBlocks* cls[2] = {&out.unique, &out.duplicate};
-  for (int c = 0; c < 2; ++c) {
-    cls[c]->leaf_share = share[c] / kSeeds;
-    cls[c]->header_raw = 2 * header[c] > kSeeds;
-    cls[c]->indirects_raw = 2 * indirect[c] > kSeeds;
-  }
-  std::lock_guard<std::mutex> lock(mu);
-  if (done.size() < 4096) done.emplace(key, out);
-  return out;
+    DdtLogDrain out;
+    DdtRawBlocks* cls[2] = {&out.unique, &out.duplicate};
+    for (int c = 0; c < 2; ++c) {
+      cls[c]->leaf_share = share[c] / kSeeds;
+      cls[c]->header_raw = 2 * header[c] > kSeeds;
+      cls[c]->indirects_raw = 2 * indirect[c] > kSeeds;
+    }
+    return out;
+  });
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <thread>
+#include <vector>
 
 #include "engine/zfs/ddt_footprint.h"
 
@@ -73,6 +75,22 @@ TEST(DdtLogDrainTest, ScaledTablesKeepTheLocalShareAndTheRealLastPass) {
   EXPECT_FALSE(SimulateDdtLogDrain(2000250, 2000250, kFastCapacity).unique.header_raw);
   // A class with under one entry per pass is not rewritten within a txg.
   EXPECT_FALSE(SimulateDdtLogDrain(4000850, 50, kFastCapacity).duplicate.header_raw);
+}
+
+TEST(DdtLogDrainTest, ConcurrentCallersShareOneResult) {
+  // The process-wide cache of simulations: threads asking for the same and for different
+  // tables at once all get the single-threaded answer.
+  const DdtLogDrain want = SimulateDdtLogDrain(1500, 700, kFastCapacity);
+  std::vector<std::thread> threads;
+  std::vector<double> got(8);
+  for (size_t t = 0; t < got.size(); ++t) {
+    threads.emplace_back([&got, t] {
+      (void)SimulateDdtLogDrain(1000 + 37 * t, 500, kFastCapacity);
+      got[t] = SimulateDdtLogDrain(1500, 700, kFastCapacity).unique.leaf_share;
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (double g : got) EXPECT_EQ(g, want.unique.leaf_share);
 }
 
 TEST(DdtLogDrainTest, Deterministic) {
