@@ -64,28 +64,30 @@ FileGroups BreakdownCollector::Groups(const std::string& root, const std::string
 }
 
 void BreakdownCollector::Sample(const ddt::Fingerprint& key, FileGroups groups, uint32_t row,
-                                std::vector<Sampled>* local) {
-  const uint32_t shift = shift_.load(std::memory_order_relaxed);
-  if (!Kept(key, shift)) return;
-  // Drop what a raised M no longer keeps before adding (the list stays within its space).
-  if (!local->empty() && !Kept(local->back().key, shift)) {
-    const size_t before = local->size();
-    std::erase_if(*local, [&](const Sampled& s) { return !Kept(s.key, shift); });
-    // What this list had counted (whole batches) less what it still counts.
-    kept_.fetch_sub(before / kCountBatch * kCountBatch - local->size() / kCountBatch * kCountBatch,
-                    std::memory_order_relaxed);
+                                Local* local) {
+  uint64_t word = shift_and_count_.load(std::memory_order_relaxed);
+  const auto shift = static_cast<uint32_t>(word >> kShiftBits);
+  if (local->shift != shift) {  // M was raised: drop what it no longer keeps, count afresh
+    std::erase_if(local->refs, [&](const Sampled& s) { return !Kept(s.key, shift); });
+    local->shift = shift;
+    local->counted = 0;
   }
-  local->push_back(Sampled{key, groups, row});
+  if (!Kept(key, shift)) return;
+  local->refs.push_back(Sampled{key, groups, row});
   // The shared count moves once per kCountBatch references of a list, not per block: every
   // thread adding 1 to one cache line for every block was the hot path's only shared write.
-  if (local->size() % kCountBatch != 0) return;
-  if (kept_.fetch_add(kCountBatch, std::memory_order_relaxed) + kCountBatch > max_sampled_refs_) {
-    uint32_t expected = shift;
-    if (shift_.compare_exchange_strong(expected, shift + 1)) {
-      // About half the kept references leave the space; each list drops them when next used.
-      kept_.store(kept_.load() / 2, std::memory_order_relaxed);
-    }
+  const size_t add = local->refs.size() - local->counted;
+  if (add < kCountBatch) return;
+  // Every reference counted is one this list holds under `shift`, so the count never exceeds
+  // the references of the input that `shift` keeps, and M is raised only once they are more
+  // than the cap: never past the M the whole input settles on (state/breakdown_sample.h).
+  for (;;) {
+    if (static_cast<uint32_t>(word >> kShiftBits) != shift) return;  // recounted on next call
+    const bool over = (word & kCountMask) + add > max_sampled_refs_ && shift < 63;
+    const uint64_t next = over ? uint64_t{shift + 1} << kShiftBits : word + add;
+    if (shift_and_count_.compare_exchange_weak(word, next, std::memory_order_relaxed)) break;
   }
+  local->counted = local->refs.size();
 }
 
 void BreakdownCollector::AddFile(FileGroups groups, uint64_t bytes, uint64_t lsize,
@@ -110,7 +112,7 @@ void BreakdownCollector::AddZeroBlocks(uint64_t blocks, uint64_t bytes) {
   zero_bytes_ += bytes;
 }
 
-void BreakdownCollector::MoveInto(const std::vector<const std::vector<Sampled>*>& locals,
+void BreakdownCollector::MoveInto(const std::vector<const Local*>& locals,
                                   state::BreakdownState* out) {
   out->directory_names = std::move(directory_names_);
   out->extension_names = std::move(extension_names_);
@@ -123,9 +125,9 @@ void BreakdownCollector::MoveInto(const std::vector<const std::vector<Sampled>*>
   };
   out->directories = sums(directories_);
   out->extensions = sums(extensions_);
-  out->shift = shift_.load();
-  for (const auto* list : locals) {
-    for (const Sampled& s : *list) {
+  out->shift = static_cast<uint32_t>(shift_and_count_.load() >> kShiftBits);
+  for (const Local* local : locals) {
+    for (const Sampled& s : local->refs) {
       if (!Kept(s.key, out->shift)) continue;
       out->references.push_back(
           state::BreakdownState::Reference{s.key, s.groups.directory, s.groups.extension, s.row});
@@ -134,6 +136,7 @@ void BreakdownCollector::MoveInto(const std::vector<const std::vector<Sampled>*>
   out->contents = std::move(contents_);
   out->zero_blocks = zero_blocks_;
   out->zero_bytes = zero_bytes_;
+  state::SettleBreakdownSample(out, max_sampled_refs_);
 }
 
 }  // namespace zsim::pipeline

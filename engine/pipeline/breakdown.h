@@ -7,15 +7,16 @@
 //
 // lsize and file counts per row are exact. psize and duplicate bytes per row come from sampled
 // references: a reference is kept when its fingerprint falls in 1/M of the key space (bits of
-// the key, so the choice is the same whatever the thread count); M starts at 1 and doubles
-// whenever more than `max_sampled_refs` references are kept, dropping the half a doubled M
-// would not keep. At the end each kept reference is looked up in the dedup table and lends
-// M x psize, and M x lsize x (refcount - 1) / refcount as duplicate bytes, to its rows.
-// Below the cap (262144 references, 4 MiB of lists: 32 GiB at 128K records) every figure is
-// exact and independent of scheduling; above it, M depends on when the cap was crossed.
+// the key, state/breakdown_sample.h). M starts at 1 and doubles once more than
+// state::kBreakdownMaxRefs references have been counted under the current M, dropping the half a
+// doubled M would not keep; the count only ever holds references actually kept, so M never
+// passes the M the whole input settles on, and MoveInto settles it exactly. The kept references
+// are therefore the same whatever the thread count, the order or the timing. At the end each
+// kept reference is looked up in the dedup table and lends M x psize, and M x lsize x
+// (refcount - 1) / refcount as duplicate bytes, to its rows.
 //
 // Thread safety: Group/AddFile from the serial stages; Sample from any thread through a
-// per-thread list; MoveInto after the pipeline has drained.
+// per-thread Local; MoveInto after the pipeline has drained.
 
 #ifndef ZSIM_ENGINE_PIPELINE_BREAKDOWN_H_
 #define ZSIM_ENGINE_PIPELINE_BREAKDOWN_H_
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "engine/ddt/dedup_table.h"
+#include "engine/state/breakdown_sample.h"
 #include "engine/state/scan_state.h"
 #include "zsim/scan_result.h"
 
@@ -40,20 +42,24 @@ struct FileGroups {
 
 class BreakdownCollector {
  public:
-  explicit BreakdownCollector(size_t max_sampled_refs = size_t{1} << 18);
+  explicit BreakdownCollector(size_t max_sampled_refs = state::kBreakdownMaxRefs);
 
   // Group ids of a file (path under `root`, the input path it was found under).
   FileGroups Groups(const std::string& root, const std::string& path);
 
   // One reference to a block of row `row` (every row is sampled: each setting gets its
-  // breakdown). Any thread; `local` is the caller's own list.
+  // breakdown). Any thread; `local` is the caller's own.
   struct Sampled {
     ddt::Fingerprint key;
     FileGroups groups;
     uint32_t row = 0;
   };
-  void Sample(const ddt::Fingerprint& key, FileGroups groups, uint32_t row,
-              std::vector<Sampled>* local);
+  struct Local {
+    std::vector<Sampled> refs;
+    uint32_t shift = 0;  // the shift `refs` were last filtered for
+    size_t counted = 0;  // how many of `refs` the shared count holds under `shift`
+  };
+  void Sample(const ddt::Fingerprint& key, FileGroups groups, uint32_t row, Local* local);
 
   // A finished file: its st_size, featured-row lsize (non-hole blocks x block size), the lsize
   // of every (row, setting) (row major), whole content hash (for whole-file duplicates) and
@@ -66,17 +72,20 @@ class BreakdownCollector {
 
   // Hands what was collected to the state (rows by name, the kept references, contents).
   // REQUIRES: no Sample is running; `locals` holds every thread's list.
-  void MoveInto(const std::vector<const std::vector<Sampled>*>& locals, state::BreakdownState* out);
+  void MoveInto(const std::vector<const Local*>& locals, state::BreakdownState* out);
 
  private:
   bool Kept(const ddt::Fingerprint& key, uint32_t shift) const {
     return (key.hi & ((uint64_t{1} << shift) - 1)) == 0;
   }
 
+  // The shift (M = 1 << shift) in the top 16 bits; below, how many kept references the lists
+  // have counted under it (never more than they hold: see Sample).
+  static constexpr int kShiftBits = 48;
+  static constexpr uint64_t kCountMask = (uint64_t{1} << kShiftBits) - 1;
   size_t max_sampled_refs_;
-  std::atomic<uint32_t> shift_{0};  // M = 1 << shift
-  std::atomic<uint64_t> kept_{0};   // references kept under the current shift (approximate)
-  std::mutex rows_mu_;              // guards directories_, extensions_ and contents_
+  std::atomic<uint64_t> shift_and_count_{0};
+  std::mutex rows_mu_;  // guards directories_, extensions_ and contents_
 
   struct Row {
     uint64_t files = 0, bytes = 0, lsize = 0;

@@ -156,7 +156,7 @@ struct Worker {
   std::vector<uint64_t> sparse_holes;  // per row: records entirely inside a file's holes
   std::vector<std::pair<uint64_t, uint64_t>> extents;  // data ranges of the current chunk
   std::vector<uint64_t> codec_ns, codec_bytes;         // per (row, setting)
-  std::vector<BreakdownCollector::Sampled> sampled;    // every row's sampled references
+  BreakdownCollector::Local sampled;                   // every row's sampled references
   uint64_t zero_blocks = 0;                            // featured row's all-zero records
   // The current row's first sightings in the chunk, and their codes (block-major).
   std::vector<FirstSeen> first_seen;
@@ -372,7 +372,7 @@ class Scan : public std::enable_shared_from_this<Scan> {
   std::unordered_map<std::string, size_t> base_index_;  // path -> base_records_
   std::vector<std::vector<double>> base_codec_seconds_;
   std::vector<std::vector<uint64_t>> base_codec_bytes_;
-  std::vector<BreakdownCollector::Sampled> replayed_;  // the kept files' references
+  BreakdownCollector::Local replayed_;  // the kept files' references
   // A walked file whose base record matches it (identity, size, mtime, ctime): counted, not read.
   bool Reuse(const walk::WalkItem& item);
   // After the pipeline: the kept files' figures added, the others' blocks taken out.
@@ -1432,7 +1432,7 @@ state::ScanState Scan::Run() {
     if (row.table->sample_shift() != 0) state_.has_records = false;
   }
   if (!state_.has_records) state_.records.clear();
-  std::vector<const std::vector<BreakdownCollector::Sampled>*> sampled{&replayed_};
+  std::vector<const BreakdownCollector::Local*> sampled{&replayed_};
   for (const Worker& w : workers) {
     sampled.push_back(&w.sampled);
     breakdown_.AddZeroBlocks(w.zero_blocks, w.zero_blocks * rows_[0].block_bytes);

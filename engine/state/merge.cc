@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "engine/state/breakdown_sample.h"
 #include "engine/zfs/write_rules.h"
 
 namespace zsim::state {
@@ -92,6 +93,8 @@ void MergeBreakdown(BreakdownState& into, const BreakdownState& from) {
   for (const auto& [content, copies] : from.contents) into.contents[content] += copies;
   into.zero_blocks += from.zero_blocks;
   into.zero_bytes += from.zero_bytes;
+  // The union may keep more than one scan of it would: settle as that scan does.
+  SettleBreakdownSample(&into);
 }
 
 }  // namespace

@@ -1,0 +1,35 @@
+// engine/state/breakdown_sample.h
+//
+// Which block references a breakdown keeps. A reference is kept when the low `shift` bits of
+// its key's `hi` are zero: 1/2^shift of the key space, a choice made by the key alone. The
+// shift a state settles on is the smallest at which at most kBreakdownMaxRefs references of the
+// whole input are kept. That rule depends only on the multiset of references, so one scan (any
+// thread count, any order), a merge of parts, a distributed scan and a --since rescan of the
+// same input keep the same references.
+//
+// A collector may raise its shift during the scan (to bound its memory) as long as it never
+// passes the settled shift: it may do so only once it has seen more than kBreakdownMaxRefs
+// references kept under its current shift (pipeline/breakdown.h). Each part of a merge then
+// holds every reference the union keeps, since a part keeps no more than the whole.
+
+#ifndef ZSIM_ENGINE_STATE_BREAKDOWN_SAMPLE_H_
+#define ZSIM_ENGINE_STATE_BREAKDOWN_SAMPLE_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/state/scan_state.h"
+
+namespace zsim::state {
+
+// 262,144 references (4 MiB of lists; 32 GiB of data at 128K records) are kept at most.
+inline constexpr size_t kBreakdownMaxRefs = size_t{1} << 18;
+
+// Raises `bd->shift` to the smallest shift, not below the current one, at which at most
+// `max_refs` of `bd->references` are kept, and drops the references that shift does not keep.
+// REQUIRES: `bd->references` are all kept under `bd->shift` or are dropped by this call.
+void SettleBreakdownSample(BreakdownState* bd, size_t max_refs = kBreakdownMaxRefs);
+
+}  // namespace zsim::state
+
+#endif  // ZSIM_ENGINE_STATE_BREAKDOWN_SAMPLE_H_
