@@ -13,7 +13,7 @@ namespace {
 
 constexpr uint64_t kSeeds = 5;
 // Both classes together; larger tables are simulated at 1/2^k of their entries.
-constexpr uint64_t kMaxSimulatedEntries = 1 << 16;
+constexpr uint64_t kMaxSimulatedEntries = 1 << 14;
 
 // One DDT ZAP during the drain: its leaves (extendible hashing on the hash's top bits, as
 // zap_expand_leaf / zap_leaf_split), and per block (0 the header, then one per leaf) the txg of

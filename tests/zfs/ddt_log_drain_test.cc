@@ -65,7 +65,7 @@ TEST(DdtLogDrainTest, VmstoreDrainMatchesOpenZfs232) {
 TEST(DdtLogDrainTest, ScaledTablesKeepTheLocalShareAndTheRealLastPass) {
   // Each txg covers 1000 entries of key space whatever the table's size: a large table's raw
   // share is the share of a smaller one of the same mix.
-  const DdtLogDrain mid = SimulateDdtLogDrain(30000, 30000, kFastCapacity);
+  const DdtLogDrain mid = SimulateDdtLogDrain(6000, 6000, kFastCapacity);
   const DdtLogDrain big = SimulateDdtLogDrain(2000000, 2000000, kFastCapacity);
   EXPECT_NEAR(big.unique.leaf_share, mid.unique.leaf_share, 0.06);
   EXPECT_NEAR(big.duplicate.leaf_share, mid.duplicate.leaf_share, 0.06);
