@@ -12,8 +12,18 @@ fixed cost of about half a second here). On a loaded machine wall time says litt
 of mpirun and its ranks (getrusage of children) per byte read shows what distribution costs. Every run's JSON must give the same DDT
 entries as the first (the result does not depend on N).
 
+Memory: the dedup table is partitioned by key (engine/mpi/partition.h), so each rank's shards
+(owned_table_bytes) are about the whole table (the report's memory.ddt_table_bytes) over N. Per
+run: the whole table, the largest rank's shards, each rank's peak RSS by the end of the
+partition (peak_rss_bytes) and rank 0's by the end of the report (zsim-mpi-report: Finish and
+--save read the other ranks' shards in 1 MiB batches), and the bytes exchanged per block:
+work hand-out, the state reduction, the table's entries sent to their owners, and the entries
+streamed to rank 0 for the report. A table large enough to show it needs small records: e.g.
+--recordsize 512 over 2 GiB of unique random data (4.2 million entries).
+
 Usage:
-  bench/e2e/mpi_scaling.py --zsim BUILD/zsim DATA_DIR [--ranks 1,2,3,4] [--reps 5] --out FILE.csv
+  bench/e2e/mpi_scaling.py --zsim BUILD/zsim DATA_DIR [--ranks 1,2,3,4] [--reps 5]
+      [--recordsize 128K] --out FILE.csv
 """
 import argparse
 import csv
@@ -37,11 +47,11 @@ def load1():
         return float(f.read().split()[0])
 
 
-def run(zsim, n, data, extra):
+def run(zsim, n, data, extra, recordsize="128K"):
     data = data if isinstance(data, list) else [data]
     cmd = [shutil.which("mpirun"), "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
            "-n", str(n), zsim, "scan", "--json", "--no-progress", "--threads", "1",
-           "--compression", "off", "--recordsize", "128K"] + extra + data
+           "--compression", "off", "--recordsize", recordsize] + extra + data
     t0 = time.monotonic()
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run(cmd, capture_output=True, text=True, env=ENV)
@@ -53,7 +63,10 @@ def run(zsim, n, data, extra):
     report = json.loads(p.stdout)
     ranks = [dict((k, float(v)) for k, v in re.findall(r"(\w+)=([0-9.]+)", line))
              for line in p.stderr.splitlines() if line.startswith("zsim-mpi-stats rank=")]
-    return wall, cpu, report, ranks
+    # Rank 0 at the end of the report (N > 1 only: one rank streams nothing).
+    tail = [dict((k, float(v)) for k, v in re.findall(r"(\w+)=([0-9.]+)", line))
+            for line in p.stderr.splitlines() if line.startswith("zsim-mpi-report ")]
+    return wall, cpu, report, ranks, (tail[0] if tail else {})
 
 
 def main():
@@ -62,17 +75,18 @@ def main():
     ap.add_argument("data", nargs="+")
     ap.add_argument("--ranks", default="1,2")
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--recordsize", default="128K")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     ns = [int(x) for x in args.ranks.split(",")]
     # Warm the page cache: the benchmark measures the scan, not the disk.
-    run(args.zsim, 1, args.data, [])
+    run(args.zsim, 1, args.data, [], args.recordsize)
     rows = []
     entries = None
     for rep in range(args.reps):
         for n in ns:
             load = load1()
-            wall, cpu, report, ranks = run(args.zsim, n, args.data, [])
+            wall, cpu, report, ranks, tail = run(args.zsim, n, args.data, [], args.recordsize)
             e = report["results"][0]["dedup"]["entries"]
             if entries is None:
                 entries = e
@@ -80,7 +94,9 @@ def main():
                 sys.exit(f"n={n}: DDT entries {e} differ from {entries}")
             read = sum(r["bytes_read"] for r in ranks)
             blocks = sum(r["blocks"] for r in ranks)
-            exchanged = sum(r["work_bytes"] + r["state_bytes_received"] for r in ranks)
+            table_sent = sum(r.get("exchange_bytes_sent", 0) for r in ranks)
+            streamed = tail.get("streamed_bytes", 0)
+            exchanged = sum(r["work_bytes"] + r["state_bytes_received"] for r in ranks) + table_sent
             rows.append({
                 "rep": rep, "ranks": n, "load1": load, "wall_s": round(wall, 3),
                 "job_s": round(report["seconds"], 3), "bytes_read": int(read),
@@ -91,7 +107,19 @@ def main():
                 "work_bytes": int(sum(r["work_bytes"] for r in ranks)),
                 "state_bytes": int(sum(r["state_bytes_received"] for r in ranks)),
                 "exchanged_bytes_per_block": round(exchanged / max(blocks, 1), 2),
+                "table_exchange_bytes": int(table_sent),
+                "table_exchange_bytes_per_block": round(table_sent / max(blocks, 1), 2),
+                "max_exchange_seconds": max(r.get("exchange_seconds", 0) for r in ranks),
+                "exchange_cpu_seconds": round(sum(r.get("exchange_cpu_seconds", 0) for r in ranks), 3),
+                "report_streamed_bytes": int(streamed),
+                "report_streams": int(tail.get("streams", 0)),
+                "whole_table_bytes": int(report["memory"]["ddt_table_bytes"]),
+                "whole_table_entries": int(report["memory"]["ddt_table_entries"]),
                 "max_table_bytes_per_rank": int(max(r["table_bytes"] for r in ranks)),
+                "max_owned_table_bytes": int(max(r.get("owned_table_bytes", 0) for r in ranks)),
+                "peak_rss_per_rank": " ".join(str(int(r["peak_rss_bytes"])) for r in
+                                              sorted(ranks, key=lambda r: r["rank"])),
+                "rank0_peak_rss_after_report": int(tail.get("peak_rss_bytes", 0)),
                 "max_peak_rss_per_rank": int(max(r["peak_rss_bytes"] for r in ranks)),
                 "rank0_peak_rss": int(next(r["peak_rss_bytes"] for r in ranks if r["rank"] == 0)),
                 "max_other_peak_rss": int(max([r["peak_rss_bytes"] for r in ranks

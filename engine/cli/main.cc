@@ -131,6 +131,14 @@ int main(int argc, char** argv) {
   ::sigaction(SIGTERM, &sa, nullptr);
 
 #ifdef ZSIM_MPI
+  // SIGUSR1, which mpirun passes on to every rank, stops the scan (see below); in place before
+  // MPI_Init, which takes a while, so that a SIGUSR1 sent meanwhile does not kill the rank.
+  if (mpi::Session::LaunchedByMpirun()) {
+    struct sigaction stop {};
+    stop.sa_handler = OnStopSignal;
+    sigemptyset(&stop.sa_mask);
+    ::sigaction(SIGUSR1, &stop, nullptr);
+  }
   // Under mpirun: one scan across every rank, reported by rank 0 alone (engine/mpi/session.h).
   mpi::Session session(&argc, &argv);
   const bool quiet_rank = session.active() && session.rank() != 0;
@@ -147,10 +155,6 @@ int main(int argc, char** argv) {
           "mpirun (kill -USR1 PID), which mpirun passes on to every rank\n";
     }
     g_abort_on_signal.store(true);
-    struct sigaction stop {};
-    stop.sa_handler = OnStopSignal;
-    sigemptyset(&stop.sa_mask);
-    ::sigaction(SIGUSR1, &stop, nullptr);
   }
 #else
   const bool quiet_rank = false;

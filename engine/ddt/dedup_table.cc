@@ -131,6 +131,8 @@ struct DedupTable::Shard {
   }
 };
 
+static_assert(DedupTable::kShards == size_t{1} << 8, "ShardOf takes the key's top 8 bits");
+
 DedupTable::DedupTable(size_t settings)
     : DedupTable(std::vector<SettingStorage>(settings, SettingStorage{})) {}
 
@@ -418,12 +420,17 @@ uint32_t DedupTable::MapRef(const RefMap& map, uint32_t ref) {
 }
 
 void DedupTable::ForEach(const std::function<void(const EntryView&)>& fn) const {
+  for (size_t k = 0; k < shards_.size(); ++k) ForEachInShard(k, fn);
+  if (remote_) remote_->ForEach(fn);
+}
+
+void DedupTable::ForEachInShard(size_t shard_index,
+                                const std::function<void(const EntryView&)>& fn) const {
   std::vector<PsizeCode> codes(layout_.size());
   std::vector<uint32_t> order;
-  for (const auto& shard_ptr : shards_) {
-    const Shard& shard = *shard_ptr;
-    const uint64_t shard_bits = static_cast<uint64_t>(&shard_ptr - shards_.data())
-                                << (64 - kShardBits);
+  {
+    const Shard& shard = *shards_[shard_index];
+    const uint64_t shard_bits = static_cast<uint64_t>(shard_index) << (64 - kShardBits);
     order.resize(shard.side_ids.size());
     std::iota(order.begin(), order.end(), 0u);
     // By entry, then by record: an entry coded twice reads its first record, whatever the sort.
@@ -472,7 +479,19 @@ void DedupTable::ForEach(const std::function<void(const EntryView&)>& fn) const 
   }
 }
 
-uint64_t DedupTable::entries() const {
+void DedupTable::DropShard(size_t shard_index) {
+  Shard& shard = *shards_[shard_index];
+  std::lock_guard<std::mutex> lock(shard.mu);
+  const uint64_t before = shard.Bytes(entry_bytes_);
+  std::vector<std::unique_ptr<uint8_t[]>>().swap(shard.chunks);
+  std::vector<uint32_t>().swap(shard.index);
+  std::vector<uint32_t>().swap(shard.side_ids);
+  std::vector<PsizeCode>().swap(shard.side_codes);
+  shard.count = 0;
+  bytes_.fetch_sub(before, std::memory_order_relaxed);
+}
+
+uint64_t DedupTable::local_entries() const {
   uint64_t n = 0;
   for (const auto& shard : shards_) {
     std::lock_guard<std::mutex> lock(shard->mu);
@@ -480,8 +499,6 @@ uint64_t DedupTable::entries() const {
   }
   return n;
 }
-
-uint64_t DedupTable::memory_bytes() const { return bytes_.load(std::memory_order_relaxed); }
 
 uint64_t DedupTable::floor_bytes() const {
   const uint64_t shard = ChunkEntries(0) * entry_bytes_ + NextIndexSize(0) * sizeof(uint32_t);

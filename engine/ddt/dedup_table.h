@@ -24,6 +24,11 @@
 // All-zero blocks are always kept: there are a few such keys (one per lsize), each often
 // referenced more than any other, so a sample that missed one would miss much of the data.
 //
+// Partitioned (a distributed scan, engine/mpi/partition.h): a table may hold only some shards'
+// keys, with a RemotePart attached for the others, held by other processes: ForEach, entries() and
+// memory_bytes() then cover the whole table, so what reads a table (finish, the state file) needs
+// no change.
+//
 // Thread safety: Insert/SetCodes/RaiseSampleShift from any thread concurrently; ForEach and Merge
 // require that no Insert, SetCodes or RaiseSampleShift is running on the tables they read.
 
@@ -103,8 +108,22 @@ inline bool SampledOut(const Fingerprint& key, uint32_t shift) {
   return shift != 0 && (key.hi & ((uint64_t{1} << shift) - 1)) != 0;
 }
 
+// The entries of a partitioned table that other processes hold (see the top of this file).
+// Thread safety: ForEach from any thread (an implementation serializes its own messages).
+class RemotePart {
+ public:
+  virtual ~RemotePart() = default;
+  virtual void ForEach(const std::function<void(const EntryView&)>& fn) const = 0;
+  virtual uint64_t entries() const = 0;
+  virtual uint64_t memory_bytes() const = 0;
+};
+
 class DedupTable {
  public:
+  // Shards, chosen by the key's top 8 bits: the unit a partitioned table is split by.
+  static constexpr size_t kShards = 256;
+  static size_t ShardOf(const Fingerprint& key) { return key.hi >> 56; }
+
   // Every setting inline.
   explicit DedupTable(size_t settings);
   explicit DedupTable(std::vector<SettingStorage> layout);
@@ -170,14 +189,27 @@ class DedupTable {
   uint32_t sample_shift() const { return sample_shift_.load(std::memory_order_relaxed); }
 
   // Calls fn for every entry, shard by shard in insertion order within a shard (figures are
-  // sums, so the order never shows).
+  // sums, so the order never shows), then for the remote part's entries.
   void ForEach(const std::function<void(const EntryView&)>& fn) const;
+  // The same for the entries this object holds in shard `shard` (< kShards) alone.
+  void ForEachInShard(size_t shard, const std::function<void(const EntryView&)>& fn) const;
+  // Frees every entry of shard `shard` (they went to the process that owns it). No concurrent use.
+  void DropShard(size_t shard);
+  // Makes this table the part of a partitioned one that this process holds: from now on
+  // ForEach, entries() and memory_bytes() add `remote`. No Insert, SetCodes, Merge or
+  // RaiseSampleShift afterwards.
+  void AttachRemote(std::shared_ptr<const RemotePart> remote) { remote_ = std::move(remote); }
+  // Entries and bytes this object holds itself (all of them unless partitioned).
+  uint64_t local_entries() const;
+  uint64_t local_memory_bytes() const { return bytes_.load(std::memory_order_relaxed); }
 
   size_t settings() const { return layout_.size(); }
-  uint64_t entries() const;
+  uint64_t entries() const { return local_entries() + (remote_ ? remote_->entries() : 0); }
   // Bytes held by the table (entries, index, side codes): the RAM cost of the DDT. Kept up to
   // date as the table grows, so reading it costs nothing (the scan checks it per chunk).
-  uint64_t memory_bytes() const;
+  uint64_t memory_bytes() const {
+    return local_memory_bytes() + (remote_ ? remote_->memory_bytes() : 0);
+  }
   // The least memory_bytes() of a table with an entry in every shard, whatever its sample shift:
   // a first chunk of entries and a first index per shard. A memory budget below it cannot hold.
   uint64_t floor_bytes() const;
@@ -209,6 +241,7 @@ class DedupTable {
   std::atomic<uint32_t> sample_shift_{0};
   std::atomic<uint64_t> bytes_{0};  // memory_bytes(), updated by every allocation's change
   std::array<std::unique_ptr<Shard>, size_t{1} << kShardBits> shards_;
+  std::shared_ptr<const RemotePart> remote_;
 };
 
 }  // namespace zsim::ddt

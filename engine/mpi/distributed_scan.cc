@@ -1,38 +1,39 @@
 #include "engine/mpi/distributed_scan.h"
 
 #include <mpi.h>
+#include <time.h>
 
+#include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
 
+#include "engine/mpi/messages.h"
+#include "engine/mpi/partition.h"
+#include "engine/mpi/peak_rss.h"
 #include "engine/mpi/pieces.h"
 #include "engine/mpi/reduce.h"
+#include "engine/mpi/table_service.h"
 #include "engine/mpi/work.h"
 #include "engine/state/merge.h"
-#include "engine/state/table_budget.h"
 
 namespace zsim::mpi {
 namespace {
 
-// Peak resident memory of this process (VmHWM), 0 when /proc does not say.
-uint64_t PeakRssBytes() {
-  std::FILE* f = std::fopen("/proc/self/status", "r");
-  if (!f) return 0;
-  char line[256];
-  unsigned long long kib = 0;
-  while (std::fgets(line, sizeof(line), f)) {
-    if (std::sscanf(line, "VmHWM: %llu kB", &kib) == 1) break;
-  }
-  std::fclose(f);
-  return kib * 1024;
+// CPU time of this process so far (every thread): what the partition costs, whatever the load.
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
 // ZSIM_MPI_STATS=1: each rank prints what it did on stderr, one line (bench/e2e/mpi_scaling.py
 // reads it): its own share before the reduction, the bytes it moved.
 struct RankStats {
   uint64_t files = 0, pieces = 0, bytes_read = 0, blocks = 0, table_entries = 0, table_bytes = 0;
+  uint64_t peak_rss = 0;  // by the end of the scan, before the partition
   double seconds = 0;
 };
 
@@ -45,6 +46,7 @@ RankStats StatsOf(const state::ScanState& state, const PieceMap& pieces) {
     r.bytes_read += p.bytes_read;
   }
   r.seconds = state.seconds;
+  r.peak_rss = PeakRssBytes();
   for (const state::RowState& row : state.rows) {
     r.table_entries += row.table->entries();
     r.table_bytes += row.table->memory_bytes() + row.distinct->memory_bytes();
@@ -53,18 +55,33 @@ RankStats StatsOf(const state::ScanState& state, const PieceMap& pieces) {
   return r;
 }
 
-void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t state_received) {
+void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t state_received,
+                const PartitionStats& exchange, const std::vector<ddt::DedupTable*>& owned) {
+  uint64_t owned_entries = 0, owned_bytes = 0;
+  for (const ddt::DedupTable* t : owned) {
+    owned_entries += t->local_entries();
+    owned_bytes += t->local_memory_bytes();
+  }
   std::fprintf(
       stderr,
       "zsim-mpi-stats rank=%d files=%llu pieces=%llu bytes_read=%llu blocks=%llu "
       "table_entries=%llu table_bytes=%llu work_batches=%llu work_bytes=%llu "
-      "state_bytes_received=%llu scan_seconds=%.3f peak_rss_bytes=%llu\n",
+      "state_bytes_received=%llu exchange_bytes_sent=%llu exchange_entries_sent=%llu "
+      "exchange_rounds=%llu exchange_seconds=%.3f exchange_cpu_seconds=%.3f owned_entries=%llu "
+      "owned_table_bytes=%llu "
+      "scan_seconds=%.3f "
+      "scan_peak_rss_bytes=%llu peak_rss_bytes=%llu\n",
       rank, static_cast<unsigned long long>(r.files), static_cast<unsigned long long>(r.pieces),
       static_cast<unsigned long long>(r.bytes_read), static_cast<unsigned long long>(r.blocks),
       static_cast<unsigned long long>(r.table_entries),
       static_cast<unsigned long long>(r.table_bytes), static_cast<unsigned long long>(work.batches),
       static_cast<unsigned long long>(work.bytes), static_cast<unsigned long long>(state_received),
-      r.seconds, static_cast<unsigned long long>(PeakRssBytes()));
+      static_cast<unsigned long long>(exchange.bytes_sent),
+      static_cast<unsigned long long>(exchange.entries_sent),
+      static_cast<unsigned long long>(exchange.rounds), exchange.seconds, exchange.cpu_seconds,
+      static_cast<unsigned long long>(owned_entries), static_cast<unsigned long long>(owned_bytes),
+      r.seconds, static_cast<unsigned long long>(r.peak_rss),
+      static_cast<unsigned long long>(PeakRssBytes()));
 }
 
 }  // namespace
@@ -121,30 +138,78 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
 
   const bool print_stats = std::getenv("ZSIM_MPI_STATS") != nullptr;
   const RankStats mine = print_stats ? StatsOf(state, pieces) : RankStats{};
+  // No collective call spins while a rank still scans (messages.h).
+  WaitForAll();
+  // The dedup tables partitioned by key (partition.h): each rank keeps its shards of every row's
+  // table, whole, out of the state; the rest of the state goes to rank 0 by the tree merge.
+  std::vector<std::unique_ptr<ddt::DedupTable>> owned;
+  std::vector<ddt::DedupTable*> tables;
+  for (state::RowState& row : state.rows) {
+    owned.push_back(std::move(row.table));
+    tables.push_back(owned.back().get());
+    row.table = std::make_unique<ddt::DedupTable>(tables.back()->layout());
+  }
+  PartitionStats exchange;
+  const auto partition_start = std::chrono::steady_clock::now();
+  const double partition_cpu_start = ProcessCpuSeconds();
+  const Status partitioned =
+      PartitionTables(tables, static_cast<uint32_t>(std::countr_zero(state.options.sample_modulus)),
+                      rank, size, &exchange);
+  for (size_t r = 0; r < tables.size(); ++r) {
+    state.rows[r].table->RaiseSampleShift(tables[r]->sample_shift());
+  }
+  exchange.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - partition_start).count();
+  exchange.cpu_seconds = ProcessCpuSeconds() - partition_cpu_start;
   ReduceStats stats;
   Status reduced = ReduceToRoot(state, pieces, rank, size, &stats);
-  if (print_stats) PrintStats(rank, mine, work, stats.bytes_received);
-  if (rank != 0) return std::optional<state::ScanState>();
-  if (!reduced.ok()) return reduced;
-  // The split files, each counted once from its pieces' sums.
-  if (!split.empty()) {
+  if (reduced.ok()) reduced = partitioned;
+  // The split files, each counted once from its pieces' sums (their state holds no table
+  // entries: the ranks' tables hold their blocks).
+  if (rank == 0 && reduced.ok() && !split.empty()) {
+    // A file no rank began to read (an interrupted scan) is not counted, as one process counts a
+    // file once it starts reading it.
     std::vector<pipeline::PiecedFile> files;
     for (size_t i = 0; i < split.size(); ++i) {
+      auto it = pieces.find(i);
+      if (it == pieces.end()) continue;
       pipeline::PiecedFile& f = files.emplace_back();
       f.item = split[i];
-      if (auto it = pieces.find(i); it != pieces.end()) f.sums = std::move(it->second);
+      f.sums = std::move(it->second);
     }
     state::ScanState whole_files = pipeline::StateOfPiecedFiles(state.options, files);
     whole_files.options.paths.clear();
     whole_files.input.paths.clear();
     whole_files.host = state.host;  // one name per host in the merged state
     if (Status s = state::CheckMergeable(state, whole_files); !s.ok()) {
-      return Status::Internal("the split files do not merge: " + s.message());
+      reduced = Status::Internal("the split files do not merge: " + s.message());
+    } else {
+      state::Merge(state, whole_files);
     }
-    state::Merge(state, whole_files);
   }
-  // The whole's budget: the parts each held part of the keys (table_budget.h).
-  state::FitTablesToBudget(state.rows, state.options.max_memory_bytes);
+  // The whole's budget over the partitioned tables, with rank 0's merged sketches (and the shift
+  // the merges may have raised the state's empty tables to).
+  WaitForAll();
+  uint64_t shared_fit[2] = {0, 0};
+  if (rank == 0) {
+    for (const state::RowState& row : state.rows) {
+      shared_fit[0] += row.distinct->memory_bytes();
+      shared_fit[1] = std::max<uint64_t>(shared_fit[1], row.table->sample_shift());
+    }
+  }
+  MPI_Bcast(shared_fit, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  FitPartitionedTables(tables, static_cast<uint32_t>(shared_fit[1]), shared_fit[0],
+                       resolved.max_memory_bytes);
+  if (print_stats) PrintStats(rank, mine, work, stats.bytes_received, exchange, tables);
+  if (rank != 0) {
+    ServeTables(std::vector<const ddt::DedupTable*>(tables.begin(), tables.end()));
+    return std::optional<state::ScanState>();
+  }
+  // Rank 0's shards back into its state, with the other ranks' attached: from here on (Finish,
+  // SaveState) each table reads as the whole's. The other ranks serve until the tables are gone.
+  for (size_t r = 0; r < owned.size(); ++r) state.rows[r].table = std::move(owned[r]);
+  if (size > 1) AttachPeerTables(tables, size);
+  if (!reduced.ok()) return reduced;
   state.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return std::optional<state::ScanState>(std::move(state));
 }

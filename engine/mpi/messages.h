@@ -17,10 +17,12 @@ namespace zsim::mpi {
 
 // Tags of zsim's messages.
 enum Tag : int {
-  kTagWorkRequest = 1,  // rank k -> 0: one byte, 1 = want more, 0 = leaving
-  kTagWorkBatch = 2,    // rank 0 -> k: walk items (work.h); empty = the walk is done
-  kTagStateSize = 3,    // a serialized state's length (uint64)
-  kTagStatePiece = 4,   // its bytes
+  kTagWorkRequest = 1,   // rank k -> 0: one byte, 1 = want more, 0 = leaving
+  kTagWorkBatch = 2,     // rank 0 -> k: walk items (work.h); empty = the walk is done
+  kTagStateSize = 3,     // a serialized state's length (uint64)
+  kTagStatePiece = 4,    // its bytes
+  kTagTableCommand = 5,  // 0 -> k: stream row r's entries (int32 r), or -1: the report is done
+  kTagTableBatch = 6,    // k -> 0: a last-batch flag byte, then entries (entry_wire.h)
 };
 
 // Waits until a message with `tag` from `source` (MPI_ANY_SOURCE allowed) is there and receives

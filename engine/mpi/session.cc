@@ -9,10 +9,12 @@
 
 namespace zsim::mpi {
 
+bool Session::LaunchedByMpirun() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr;
+}
+
 Session::Session(int* argc, char*** argv) {
-  if (std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr && std::getenv("PMIX_RANK") == nullptr) {
-    return;
-  }
+  if (!LaunchedByMpirun()) return;
   int provided = 0;
   MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
   if (provided < MPI_THREAD_SERIALIZED) {

@@ -31,8 +31,11 @@ namespace zsim::mpi {
 
 class Session {
  public:
-  // Initialises MPI if the environment says mpirun started this process (Open MPI's
-  // OMPI_COMM_WORLD_SIZE, or PMIx's PMIX_RANK); else does nothing (active() is false).
+  // True if the environment says mpirun started this process (Open MPI's OMPI_COMM_WORLD_SIZE,
+  // or PMIx's PMIX_RANK): what the constructor checks, for signal handlers that must be in place
+  // before MPI_Init (mpirun may pass a signal on while a rank starts).
+  static bool LaunchedByMpirun();
+  // Initialises MPI if LaunchedByMpirun(); else does nothing (active() is false).
   Session(int* argc, char*** argv);
   ~Session();
   Session(const Session&) = delete;

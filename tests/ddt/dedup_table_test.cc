@@ -345,6 +345,70 @@ TEST(DedupTableTest, MergedTablesEqualTheTableOfAllReferences) {
   }
 }
 
+// A table split by shards (the distributed scan's partition, engine/mpi/partition.h): one part
+// keeps shards 0..99, the other gets the rest entry by entry and the first drops them; with the
+// second attached as a RemotePart, the first reads as the whole table in ForEach, entries() and
+// memory_bytes().
+class TablePart : public RemotePart {
+ public:
+  explicit TablePart(const DedupTable* t) : t_(t) {}
+  void ForEach(const std::function<void(const EntryView&)>& fn) const override { t_->ForEach(fn); }
+  uint64_t entries() const override { return t_->entries(); }
+  uint64_t memory_bytes() const override { return t_->memory_bytes(); }
+
+ private:
+  const DedupTable* t_;
+};
+
+TEST(DedupTableTest, ATableSplitByShardsReadsAsTheWholeWithItsRemotePart) {
+  using Kind = SettingStorage::Kind;
+  const std::vector<SettingStorage> layout = {{Kind::kInline, true}, {Kind::kSide, true}};
+  DedupTable whole(layout), mine(layout);
+  for (DedupTable* t : {&whole, &mine}) {
+    for (uint64_t r = 0; r < 6000; ++r) {
+      const uint64_t i = r % 2500;
+      if (t->Insert(Key(i), 4096) != InsertOutcome::kFirst) continue;
+      const PsizeCode c[2] = {EncodeAllocated(512 * (1 + i % 8)),
+                              i % 4 == 0 ? EncodeAllocated(512 * (1 + i % 5)) : kPendingCode};
+      t->SetCodes(Key(i), c);
+    }
+  }
+  constexpr size_t kMine = 100;
+  auto other = std::make_unique<DedupTable>(layout);
+  uint64_t moved = 0;
+  for (size_t s = 0; s < DedupTable::kShards; ++s) {
+    mine.ForEachInShard(s, [&](const EntryView& e) {
+      EXPECT_EQ(DedupTable::ShardOf(e.key), s);
+      if (s >= kMine) {
+        other->AddEntry(e);
+        ++moved;
+      }
+    });
+    if (s >= kMine) mine.DropShard(s);
+  }
+  ASSERT_GT(moved, 1000u);
+  EXPECT_EQ(mine.local_entries() + other->entries(), whole.entries());
+  EXPECT_EQ(mine.local_memory_bytes() + other->memory_bytes(), whole.memory_bytes());
+  uint64_t dropped_seen = 0;
+  mine.ForEach([&](const EntryView& e) { dropped_seen += DedupTable::ShardOf(e.key) >= kMine; });
+  EXPECT_EQ(dropped_seen, 0u);
+
+  mine.AttachRemote(std::make_shared<TablePart>(other.get()));
+  EXPECT_EQ(mine.entries(), whole.entries());
+  EXPECT_EQ(mine.memory_bytes(), whole.memory_bytes());
+  std::map<uint64_t, std::pair<uint32_t, std::vector<PsizeCode>>> got, want;
+  mine.ForEach([&](const EntryView& e) {
+    EXPECT_TRUE(got.emplace(e.key.lo,
+                            std::make_pair(e.refcount,
+                                           std::vector<PsizeCode>(e.codes.begin(), e.codes.end())))
+                    .second);
+  });
+  whole.ForEach([&](const EntryView& e) {
+    want[e.key.lo] = {e.refcount, {e.codes.begin(), e.codes.end()}};
+  });
+  EXPECT_EQ(got, want);
+}
+
 TEST(DedupTableTest, ASampledTableTakesAboutItsShareOfMemory) {
   // --sample 1/64 must keep about 1/64 of the exact table, not a fixed floor per shard.
   DedupTable exact(2), sampled(2);

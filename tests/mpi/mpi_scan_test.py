@@ -5,6 +5,10 @@ A distributed scan (`mpirun -n N zsim scan ...`, N = 1..4, on loopback) against 
 the JSON report must be the same, run-dependent figures aside (wall and codec time, speeds,
 zsim's own memory), and so must the exit code. Cases:
 
+Every comparison at N > 1 also checks the key-partitioned table: the entries each rank owns
+add up to one process's table, entries were exchanged, and with 4000 keys or more every rank
+owns some and none more than 1.5 x its 1/N share.
+
   tiny          the tiny sample, default options, files spread over every rank
   codecs        the tiny sample at 4K,128K,1M x off,lz4,gzip-6,zstd-3, and at --volblocksize
   sample        the tiny sample under --sample 1/16, and under --max-memory (the budget is applied
@@ -114,6 +118,21 @@ def first_difference(a, b, path=""):
     return None if a == b else f"{path}: {a!r} vs {b!r}"
 
 
+def partitioned(label, n, stderr, whole_entries):
+    """The dedup table is partitioned by key: the ranks' shards add up to one process's table
+    (as many entries), entries did move to their owners, and with enough keys every rank owns
+    a share near 1/n of them (256 shards split in n ranges)."""
+    owned = rank_stats(stderr, "owned_entries")
+    check(len(owned) == n, f"{label} n={n}: {len(owned)} ranks reported their shards")
+    check(sum(owned) == whole_entries,
+          f"{label} n={n}: the ranks own {owned} entries, one process's table has {whole_entries}")
+    check(sum(rank_stats(stderr, "exchange_entries_sent")) > 0,
+          f"{label} n={n}: no entry was sent to its owner")
+    if whole_entries >= 4000:
+        check(min(owned) > 0 and max(owned) < 1.5 * whole_entries / n,
+              f"{label} n={n}: shares of the table per rank {owned} of {whole_entries}")
+
+
 def compare(label, args, ranks=(1, 2, 3, 4), spread=True, sampled=False, pieces=False):
     """JSON of one process vs mpirun -n N, for each N. `sampled`: the one-process report must
     show a sampled dedup table (the budget bit), so the comparison covers it. `pieces`: a file
@@ -121,6 +140,7 @@ def compare(label, args, ranks=(1, 2, 3, 4), spread=True, sampled=False, pieces=
     reads, once."""
     one = run([ZSIM, "scan", "--json", "--no-progress"] + args)
     check(one.returncode in (0, 1), f"{label}: one process exits {one.returncode}: {one.stderr}")
+    whole_entries = json.loads(one.stdout)["memory"]["ddt_table_entries"]
     want = normalized(json.loads(one.stdout))
     if sampled:
         moduli = [r["dedup"]["sample_modulus"] for r in want["results"]]
@@ -136,6 +156,8 @@ def compare(label, args, ranks=(1, 2, 3, 4), spread=True, sampled=False, pieces=
             continue
         d = first_difference(want, normalized(report))
         check(d is None, f"{label} n={n}: differs from one process at {d}")
+        if n > 1:
+            partitioned(label, n, got.stderr, whole_entries)
         if spread and n > 1:
             used = ranks_with_files(got.stderr)
             check(used >= 2, f"{label} n={n}: only {used} rank(s) scanned files")

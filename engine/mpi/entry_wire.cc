@@ -1,0 +1,51 @@
+#include "engine/mpi/entry_wire.h"
+
+#include <cstring>
+#include <vector>
+
+namespace zsim::mpi {
+namespace {
+
+constexpr uint16_t kZeroFlag = 0x8000;
+
+template <typename T>
+void Put(std::string* out, T v) {
+  out->append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+template <typename T>
+T Get(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+void AppendEntry(const ddt::EntryView& e, std::string* out) {
+  Put<uint64_t>(out, e.key.lo);
+  Put<uint64_t>(out, e.key.hi);
+  Put<uint32_t>(out, e.refcount);
+  Put<uint16_t>(out, static_cast<uint16_t>((e.lsize / 512 - 1) | (e.is_zero ? kZeroFlag : 0)));
+  for (ddt::PsizeCode c : e.codes) Put<uint16_t>(out, c);
+}
+
+Status ForEachWireEntry(std::string_view bytes, size_t settings,
+                        const std::function<void(const ddt::EntryView&)>& fn) {
+  const size_t each = EntryWireBytes(settings);
+  if (bytes.size() % each != 0) {
+    return Status::Internal("a batch of table entries is cut short (" +
+                            std::to_string(bytes.size()) + " bytes)");
+  }
+  std::vector<ddt::PsizeCode> codes(settings);
+  for (size_t off = 0; off < bytes.size(); off += each) {
+    const char* p = bytes.data() + off;
+    const uint16_t lsize_field = Get<uint16_t>(p + 20);
+    for (size_t c = 0; c < settings; ++c) codes[c] = Get<uint16_t>(p + 22 + 2 * c);
+    fn(ddt::EntryView{ddt::Fingerprint{Get<uint64_t>(p), Get<uint64_t>(p + 8)},
+                      Get<uint32_t>(p + 16), (uint64_t{lsize_field & 0x7FFFu} + 1) * 512,
+                      (lsize_field & kZeroFlag) != 0, codes});
+  }
+  return Status::Ok();
+}
+
+}  // namespace zsim::mpi
