@@ -38,15 +38,18 @@ inline int SampleLevel(uint64_t key_lo) {
 struct SamplingPlan {
   std::vector<bool> sampled;  // per setting
   // Per setting: for a sampled one, the exact setting whose psize is the auxiliary variable
-  // (psize_total ~ R x that setting's psize total); -1 for lsize, and for exact settings.
+  // (a regression estimate: psize ~ a + b x that setting's psize, finish/tally.cc); -1 for lsize
+  // (a ratio estimate: psize_total ~ R x lsize total), and for exact settings.
   std::vector<int> anchors;
 };
 
-// A default (not --exact) scan samples every codec (every setting but `off`): the cheap ones
-// (lz4, lzjb, zle) too, which on a read-limited scan cost as much as the costly ones, since they
-// would run on every unique block. Each runs at its own level, per recordsize
-// (codec_budget.h). The auxiliary of every ratio estimate is then lsize (anchors all -1): an
-// exact codec to anchor on would cost what sampling saves. --exact samples nothing.
+// A default (not --exact) scan samples every codec (every setting but `off`), each at its own
+// level per recordsize (codec_budget.h), but lz4 when the list holds another codec: lz4 then
+// runs on every unique block (about 0.4 CPU s per GB on the bench machine, near the reading's
+// cost) and is the regression auxiliary of the others, whose psize it predicts with a
+// correlation of 0.99 or more for the LZ77 codecs on the bundled database sample: their
+// intervals shrink by about sqrt(1 - corr^2) (bench/results/2026-12-02-cost3). Lists without
+// lz4 keep lsize. --exact samples nothing.
 SamplingPlan PlanSampling(const std::vector<Compression>& settings, bool exact);
 
 // Target half width of the 95% interval of a sampled codec's psize total, relative.

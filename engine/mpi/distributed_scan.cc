@@ -171,15 +171,12 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   // The split files, each counted once from its pieces' sums (their state holds no table
   // entries: the ranks' tables hold their blocks).
   if (rank == 0 && reduced.ok() && !split.empty()) {
-    // A file no rank began to read (an interrupted scan) is not counted, as one process counts a
-    // file once it starts reading it.
+    // (A file no rank began to read, in an interrupted scan, has no sums and is not counted.)
     std::vector<pipeline::PiecedFile> files;
     for (size_t i = 0; i < split.size(); ++i) {
-      auto it = pieces.find(i);
-      if (it == pieces.end()) continue;
       pipeline::PiecedFile& f = files.emplace_back();
       f.item = split[i];
-      f.sums = std::move(it->second);
+      if (auto it = pieces.find(i); it != pieces.end()) f.sums = std::move(it->second);
     }
     state::ScanState whole_files = pipeline::StateOfPiecedFiles(state.options, files);
     whole_files.options.paths.clear();

@@ -2,7 +2,10 @@
 //
 // The distributed scan's entry point (overview in session.h): every rank calls it with the same
 // options; rank 0 gets the state one process scanning all of options.paths would fill (timings
-// aside: Finish gives the same report, SaveState the same file), the other ranks nothing.
+// aside: Finish gives the same report, SaveState the same file), the other ranks nothing. Rank
+// 0's dedup tables hold its own shards and read the other ranks' through MPI (table_service.h):
+// the other ranks return only once rank 0 has destroyed that state (or failed), so rank 0 must
+// destroy it before MPI ends, and read it from no more threads than Finish does.
 //
 // Thread safety: call once per process, from the thread that made the Session.
 

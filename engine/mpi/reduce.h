@@ -7,6 +7,8 @@
 // merge the tables are brought back within --max-memory (state/table_budget.h), so a receiving rank
 // holds at most its budget, one part in transit and the merge's growth before the fit.
 // The pieces of split files each rank read (pieces.h) travel in the same messages and add up.
+// In a distributed scan the states' dedup tables are empty by then: the tables were partitioned
+// by key among the ranks first (partition.h), and only their sample shift travels here.
 //
 // Thread safety: MPI_THREAD_SERIALIZED; called by every rank's main thread after its scan.
 

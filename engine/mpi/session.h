@@ -7,9 +7,13 @@
 //   rank 0: walk PATHS ──batches by bytes, large files in pieces, on request──▶ ranks 0..N-1
 //   (work.h)
 //   every rank: the usual pipeline over its share ──▶ its ScanState, and its pieces' sums
-//   states and pieces ──serialized, binary tree of point-to-point sends──▶ rank 0, combined by
-//   state::Merge (reduce.h) ──▶ the split files counted from their pieces
-//   (pipeline::StateOfPiecedFiles), merged too ──▶ --max-memory applied to the whole ──▶ Finish
+//   the dedup tables ──entries to their key's owner, all-to-all rounds──▶ each rank keeps its
+//   shards of the whole table (partition.h)
+//   the states without their tables, and pieces ──serialized, binary tree of point-to-point
+//   sends──▶ rank 0, combined by state::Merge (reduce.h) ──▶ the split files counted from their
+//   pieces (pipeline::StateOfPiecedFiles), merged too ──▶ --max-memory applied to the sum of the
+//   shards (an all-reduce) ──▶ Finish and --save on rank 0, reading the other ranks' shards in
+//   batches while they serve them (table_service.h)
 //
 // Every block is read by exactly one rank (a file or a piece of a file goes to one rank); hard
 // links and repeated roots count once (one walk). The sampling plan is global: each rank's sizing

@@ -1238,6 +1238,9 @@ state::ScanState Scan::CountPiecedFiles(const std::vector<PiecedFile>& files) {
   start_ = Clock::now();
   const size_t settings = options_.compressions.size();
   for (const PiecedFile& f : files) {
+    // No piece read (an interrupted scan): not found yet, as one scan counts a file once it
+    // starts reading it.
+    if (f.sums.pieces == 0) continue;
     walk::WalkItem item = f.item;
     item.piece_begin = item.piece_end = 0;  // the whole file
     const uint64_t size = item.info.size;

@@ -45,6 +45,14 @@ Status CheckSince(const ScanState& base, const ScanOptions& options) {
                                    Join(base.options.paths) + ", not " + Join(options.paths) +
                                    ": give the same input paths, in the same order");
   }
+  // A state saved by a zsim whose sampling plan differed (before lz4 became the exact auxiliary
+  // of the LZ77 codecs, lz4 was sampled): its codes would be read as the new plan's.
+  const estimate::SamplingPlan plan = estimate::PlanSampling(options.compressions, options.exact);
+  if (base.sampling.sampled.size() == plan.sampled.size() &&
+      (base.sampling.sampled != plan.sampled || base.sampling.anchors != plan.anchors)) {
+    return Status::InvalidArgument(
+        "--since: the state was saved by a zsim that sampled other codecs: scan in full");
+  }
   return CheckSameContent(base.options, options, "serve --since");
 }
 

@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <cmath>
 #include <cstring>
-#include <map>
-#include <mutex>
 #include <tuple>
 #include <vector>
 
 #include "engine/base/mix.h"
 #include "engine/zfs/profile.h"
+#include "engine/zfs/simulation_cache.h"
 
 namespace zsim::zfs {
 namespace {
@@ -25,20 +25,32 @@ constexpr double kLeafBytesPerEntry = 53;      // compressed bytes one entry add
 // (the d9_* runs were): the suite's compressed and mixed-size data at ashift 9 measured 56-61.
 constexpr double kLeafBytesPerEntrySmallSector = 58;
 // Fitted on OpenZFS 2.3.2 (lz4 metadata, 32K leaves, ashift 12, disk and raidz2:6;
-// tests/accuracy/openzfs23, zdb -dddddd of the DDT objects): a leaf of n entries of c chunks
-// compresses to about 109 B per KiB of leaf (3.5K for 32K: header, hash table, free-chunk
-// list) + n * (34 + 7 c) bytes. Fast dedup (7 chunks, 83 B per entry): leaves of 90 entries
-// took 12K, of 103 12K, of 124 and 141 16K, of 160 16-20K; legacy (4 chunks, 62 B): 13 and 30
-// entries 8K, 90 and 124 12K, 210 16-20K. Each entry brings ~50 incompressible bytes (8-byte
-// hash, 32-byte checksum, DVA offset, birth) plus its chunks' headers.
-constexpr double kLz4LeafBytesPerKiB = 109;
-constexpr double kLz4LeafBytesPerEntry = 34;
+// tests/accuracy/openzfs23, zdb -dddddd of the DDT objects): a legacy leaf of n entries of c
+// chunks compresses to about 156 B per KiB of leaf (5K for 32K: header, hash table, free-chunk
+// list) + n * (27 + 7 c) bytes (4 chunks: 55 B per entry): 2 entries 5-8K (raidz2:6: 24K of
+// asize, not 12K), 13 and 30 entries 8K, 90 and 124 12K, 197 16K (15 of 16), 210 16-20K. Each
+// entry brings ~50 incompressible bytes (8-byte hash, 32-byte checksum, DVA offset, birth).
+// (The first fit, 109 B per KiB + 34 + 7 c, left a 2-entry leaf at 4K: -23 % on the full tiny
+// matrix's 1M raidz2:6 legacy tables.)
+constexpr double kLz4LeafBytesPerKiB = 156.25;
+constexpr double kLz4LeafBytesPerEntry = 27;
 constexpr double kLz4LeafBytesPerChunk = 7;
-// Fast dedup flushes its log into the ZAPs smeared over up to zfs_dedup_log_flush_passes_max
-// (8) sync passes per txg (ddt.c: ddt_sync_flush_log_incremental), and a block written in a
-// pass >= zfs_sync_pass_dont_compress (8, spa.c) is stored uncompressed: some leaves end up
-// raw. Measured on 2.3.2 after the log drained: 1 of 4, 3 of 31, 7 of 32, 4 of 32 leaves.
-constexpr double kFastDedupRawLeafShare = 0.15;
+// The flat phys of fast dedup (7 chunks, 32 of its 73 value bytes the zero DVAs) refitted on the
+// compressed leaves alone, raw ones (ddt_log_drain.h) left out: 5500 B per 32K leaf + 60 B per
+// entry. Measured leaves (entries -> asize at ashift 12): database 100 -> 12K (25 of 29; 4 16K),
+// 108 -> 12-16K; source 141 -> 16K (24 of 25); fileserver 157 -> 16K (9 of 12; 3 20K); vmstore
+// 157 and 160 -> 16K (all 26), 172 -> 16K (7 of 9; 2 20K); tiny 2 and 21 -> 8K, 56 -> 12K, 90
+// -> 12K, 124 -> 16K; at ashift 9: 90 -> 11776, 124 -> 13312 bytes.
+constexpr double kLz4FlatLeafBytesPerKiB = 171.875;
+constexpr double kLz4FlatLeafBytesPerEntry = 60;
+// The 32K leaves of one table differ by +-1.2K compressed (their entries by about the square
+// root of the mean, ~12 of 150-210): spread over 2.4K, a table whose mean leaf sits near a 4K
+// step (raidz2:6: 24K for 16K, 36K for 16.5K) is not all on one side of it. Measured: source 16K
+// legacy on raidz2:6 (210 entries per leaf) +6.0% with a 512-byte spread, +1.2% with this one.
+// Smaller leaves (4K in 2.1) hold an eighth of the entries: the spread scales with the square
+// root of the leaf size. (A spread of sqrt(12 x entries) x bytes per entry, 2.7K here, put the
+// database 16K legacy tables at +6.0 % instead of +4.5 %.)
+constexpr double kLz4LeafSpreadPer32K = 2400;
 constexpr double kIndirectBytesPerBp = 62;  // compressed bytes per MOS block pointer
 constexpr double kHeaderBytesPer4K = 256;   // compressed ZAP header (fits one sector)
 constexpr uint64_t kDdtDnodeBlkptrs = 3;    // dn_nblkptr of a ZAP dnode without bonus
@@ -126,22 +138,16 @@ SimResult SimulateZap(uint64_t entries, uint64_t capacity, int embedded_shift, u
 SimResult MedianSimulation(uint64_t n, uint64_t capacity, int embedded_shift,
                            uint64_t block_bytes) {
   using Key = std::tuple<uint64_t, uint64_t, int, uint64_t>;
-  static std::mutex mu;
-  static std::map<Key, SimResult> done;  // Guarded by mu.
-  const Key key{n, capacity, embedded_shift, block_bytes};
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (auto it = done.find(key); it != done.end()) return it->second;
-  }
-  std::vector<SimResult> runs;
-  for (uint64_t seed = 0; seed < kSimulationSeeds; ++seed) {
-    runs.push_back(SimulateZap(n, capacity, embedded_shift, block_bytes, seed));
-  }
-  std::sort(runs.begin(), runs.end(),
-            [](const SimResult& a, const SimResult& b) { return a.leaves < b.leaves; });
-  std::lock_guard<std::mutex> lock(mu);
-  if (done.size() < 4096) done.emplace(key, runs[kSimulationSeeds / 2]);
-  return std::move(runs[kSimulationSeeds / 2]);
+  static SimulationCache<Key, SimResult> cache(4096);
+  return cache.GetOrCompute(Key{n, capacity, embedded_shift, block_bytes}, [&] {
+    std::vector<SimResult> runs;
+    for (uint64_t seed = 0; seed < kSimulationSeeds; ++seed) {
+      runs.push_back(SimulateZap(n, capacity, embedded_shift, block_bytes, seed));
+    }
+    std::sort(runs.begin(), runs.end(),
+              [](const SimResult& a, const SimResult& b) { return a.leaves < b.leaves; });
+    return std::move(runs[kSimulationSeeds / 2]);
+  });
 }
 
 // Above kSimulatedLeaves the table is simulated at 1/2^k of its entries and scaled: leaves,
@@ -177,15 +183,15 @@ SimResult SimulateScaled(uint64_t entries, uint64_t capacity, int embedded_shift
   return r;
 }
 
-// Mean asize of a block whose compressed size is `raw` give or take 256 bytes: leaves differ
-// in fill (a few entries either way), so their rounding to 512 (and to the allocation size)
-// spreads rather than all hitting one side. psize is capped at the block's logical size.
-double ExpectedAsize(double raw, uint64_t lsize, const AllocationModel& alloc) {
+// Mean asize of a block whose compressed size is `raw` give or take spread / 2 bytes: leaves
+// differ in fill (a few entries either way), so their rounding to 512 (and to the allocation
+// size) spreads rather than all hitting one side. psize is capped at the block's logical size.
+double ExpectedAsize(double raw, uint64_t lsize, const AllocationModel& alloc,
+                     double spread = 512) {
   constexpr int kSteps = 16;
-  constexpr double kSpread = 512;
   double sum = 0;
   for (int i = 0; i < kSteps; ++i) {
-    const double x = std::max(1.0, raw + (i + 0.5) / kSteps * kSpread - kSpread / 2.0);
+    const double x = std::max(1.0, raw + (i + 0.5) / kSteps * spread - spread / 2.0);
     const uint64_t psize = std::min(DivRoundUp(static_cast<uint64_t>(x), 512) * 512, lsize);
     sum += static_cast<double>(alloc.Asize(psize));
   }
@@ -262,7 +268,7 @@ uint64_t ExpectedZapLeaves(uint64_t entries, int chunks_per_entry, int leaf_chun
 
 DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunks_per_entry,
                               int leaf_shift, bool lz4_metadata, const AllocationModel& alloc,
-                              bool flushed_from_log) {
+                              const DdtRawBlocks& raw, bool flat_phys) {
   DdtObjectModel m;
   m.entries = entries;
   if (entries == 0) return m;
@@ -280,22 +286,29 @@ DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunk
   const uint64_t block_ids = std::max(sim.block_ids, m.l0_blocks);
 
   const double entries_per_leaf = static_cast<double>(entries) / static_cast<double>(m.leaves);
+  const double leaf_kib = static_cast<double>(leaf_bytes >> 10);
   const double leaf_raw =
-      lz4_metadata
-          ? kLz4LeafBytesPerKiB * static_cast<double>(leaf_bytes >> 10) +
+      lz4_metadata && flat_phys
+          ? kLz4FlatLeafBytesPerKiB * leaf_kib + kLz4FlatLeafBytesPerEntry * entries_per_leaf
+      : lz4_metadata
+          ? kLz4LeafBytesPerKiB * leaf_kib +
                 (kLz4LeafBytesPerEntry + kLz4LeafBytesPerChunk * chunks_per_entry) *
                     entries_per_leaf
           : kLeafHeaderBytesPer4K * static_cast<double>(leaf_bytes) / 4096.0 +
                 (alloc.ashift() < 12 ? kLeafBytesPerEntrySmallSector : kLeafBytesPerEntry) *
                     entries_per_leaf;
-  auto asize_of = [&](double raw) { return ExpectedAsize(raw, leaf_bytes, alloc); };
-  const double raw_share = flushed_from_log ? kFastDedupRawLeafShare : 0.0;
-  double asize =
-      static_cast<double>(m.leaves) * ((1 - raw_share) * asize_of(leaf_raw) +
-                                       raw_share * static_cast<double>(alloc.Asize(leaf_bytes)));
+  auto asize_of = [&](double bytes) { return ExpectedAsize(bytes, leaf_bytes, alloc); };
+  const double raw_block = static_cast<double>(alloc.Asize(leaf_bytes));
+  const double leaf_asize = lz4_metadata
+                                ? ExpectedAsize(leaf_raw, leaf_bytes, alloc,
+                                                kLz4LeafSpreadPer32K * std::sqrt(leaf_kib / 32.0))
+                                : asize_of(leaf_raw);
+  double asize = static_cast<double>(m.leaves) *
+                 ((1 - raw.leaf_share) * leaf_asize + raw.leaf_share * raw_block);
   // The header: the ZAP's phys header and (while it fits) the pointer table, whose entries
   // repeat runs of the same leaf id: one 512-byte sector compressed for a few leaves.
-  asize += asize_of(kHeaderBytesPer4K * static_cast<double>(leaf_bytes) / 4096.0);
+  asize += raw.header_raw ? raw_block
+                          : asize_of(kHeaderBytesPer4K * static_cast<double>(leaf_bytes) / 4096.0);
   asize += static_cast<double>(table_blocks) * asize_of(leaf_bytes / 4.0);  // ptrtbl
   // Indirect blocks (indirect block size = leaf size for DDT ZAPs). The dnode holds
   // kDdtDnodeBlkptrs block pointers (bonus length 0), so up to that many L0 blocks need no
@@ -307,7 +320,10 @@ DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunk
   while (below > kDdtDnodeBlkptrs) {
     const uint64_t n = DivRoundUp(below, per_indirect);
     const double bps = static_cast<double>(filled_below) / static_cast<double>(n);
-    asize += static_cast<double>(n) * asize_of(kIndirectBytesPerBp * bps);
+    // The drain's last writes leave the indirect block above them raw (one per level).
+    const uint64_t raw_here = raw.indirects_raw ? 1 : 0;
+    asize += static_cast<double>(n - raw_here) * asize_of(kIndirectBytesPerBp * bps) +
+             static_cast<double>(raw_here) * raw_block;
     m.indirect_blocks += n;
     filled_below = n;
     below = n;
@@ -348,13 +364,21 @@ DdtFootprintModel ModelDdtFootprint(const DdtFootprintInput& in) {
   DdtFootprintModel out;
   const uint64_t asize = alloc.Asize(in.typical_block_asize);
   const uint64_t peak = std::max(in.unique_peak_entries, in.unique_entries);
-  const bool log = in.format == DdtFormat::kFast;
-  out.unique =
-      ModelDdtObject(in.unique_entries, peak, DdtEntryChunks(in.format, in.copies, asize, 1),
-                     leaf_shift, lz4, alloc, log);
+  const int unique_chunks = DdtEntryChunks(in.format, in.copies, asize, 1);
+  const int duplicate_chunks = DdtEntryChunks(in.format, in.copies, asize, 2);
+  // The legacy format has no log, and 2.4 flushes it in sync pass 1 only: every block
+  // compressed. 2.3 spreads the flush over 8 passes (profile.h: ddt_log_flush_passes).
+  DdtLogDrain drain;
+  if (in.format == DdtFormat::kFast && rules.ddt_log_flush_passes == kDdtLogFlushPassesMax) {
+    const uint64_t capacity = static_cast<uint64_t>(ZapLeafChunks(leaf_shift) /
+                                                    std::max(unique_chunks, duplicate_chunks));
+    drain = SimulateDdtLogDrain(in.unique_entries, in.duplicate_entries, capacity);
+  }
+  out.unique = ModelDdtObject(in.unique_entries, peak, unique_chunks, leaf_shift, lz4, alloc,
+                              drain.unique, in.format == DdtFormat::kFast);
   out.duplicate =
-      ModelDdtObject(in.duplicate_entries, in.duplicate_entries,
-                     DdtEntryChunks(in.format, in.copies, asize, 2), leaf_shift, lz4, alloc, log);
+      ModelDdtObject(in.duplicate_entries, in.duplicate_entries, duplicate_chunks, leaf_shift, lz4,
+                     alloc, drain.duplicate, in.format == DdtFormat::kFast);
   DdtFootprint& t = out.totals;
   t.format = in.format;
   t.leaf_bytes = uint64_t{1} << leaf_shift;

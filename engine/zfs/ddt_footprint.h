@@ -22,7 +22,7 @@
 // The compressed leaf size was fitted on zfs-fuse 0.7.0 (pool v23, lzjb, 4K leaves):
 // 640 + 53 bytes per entry, 58 below ashift 12 (docs/space_model.md); with lz4 (0.6.5+) on
 // OpenZFS 2.3.2's 32K leaves: 109 B per KiB + 34 + 7 per chunk per entry (see the .cc); fast
-// dedup's tables keep a share of raw leaves, written in the log flush's late sync passes.
+// dedup's tables keep some blocks raw, written late in the log drain's txgs (ddt_log_drain.h).
 //
 // Thread safety: pure functions.
 
@@ -32,6 +32,7 @@
 #include <cstdint>
 
 #include "engine/zfs/allocation.h"
+#include "engine/zfs/ddt_log_drain.h"
 #include "zsim/scan_options.h"
 #include "zsim/scan_result.h"
 
@@ -70,12 +71,13 @@ struct DdtFootprintInput {
 
 // One ZAP object of `entries` entries (`peak_entries` >= entries sized its leaves) with
 // `chunks_per_entry` chunks each, leaves of 1 << leaf_shift bytes. `lz4_metadata` false means
-// the v23 pool: lzjb metadata and zdb's first-block-pointer fill count. `flushed_from_log`:
-// the fast-dedup table, written by the dedup log's flush (a share of its leaves raw).
+// the v23 pool: lzjb metadata and zdb's first-block-pointer fill count. `raw`: the blocks the
+// fast-dedup log's drain left uncompressed (ddt_log_drain.h; none for the legacy format);
+// `flat_phys`: fast dedup's 72-byte flat phys (its own compressed-leaf fit).
 // REQUIRES: 3 <= chunks_per_entry; leaf_shift 12..17; the model's vdev/ashift valid.
 DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunks_per_entry,
                               int leaf_shift, bool lz4_metadata, const AllocationModel& alloc,
-                              bool flushed_from_log = false);
+                              const DdtRawBlocks& raw = {}, bool flat_phys = false);
 
 // RAM of one fast-dedup log entry: DDT_LOG_ENTRY_FLAT_SIZE (ddt_log.c).
 inline constexpr uint64_t kDdtLogEntryBytes = 144;

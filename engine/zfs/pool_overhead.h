@@ -18,8 +18,10 @@
 //   - raidz only: one more ZAP of 1K (the smaller vdev ZAPs are embedded);
 //   - with a DDT: its statistics object, 2 blocks (2K, 2.5K);
 //   - with the fast (FDT) format: its directory ZAP (512) and about one more block per 1,500
-//     entries (late sync passes of the log flush store the statistics block raw and give the
-//     meta-dnode an indirect level: measured +1 block at 43 entries, +3 at 3,633, +6 at 7,872).
+//     entries, at most 5 (late sync passes of the log flush store the statistics block raw and
+//     grow the meta-dnode: measured +1 block at 43 entries, +3 at 3,633, +6 at 7,872);
+//   - with a DDT, MOS object ids past 95 (wide vdevs; the fast format's 5 objects): a 4th
+//     meta-dnode block and the meta-dnode's indirect block (the .cc gives the ids measured).
 // The pool's root filesystem is one 512-byte objset block with 2 DVAs.
 // Checked to the byte on disk and mirror:2 at ashift 9 and 12 and raidz2:6 at ashift 12 (empty
 // pool, tiny, fileserver, source, database, vmstore; ALLOC after the pool settles); raidz2:6 at

@@ -57,6 +57,12 @@ struct ProfileRules {
   int ddt_leaf_shift;
   // fast_dedup feature available (2.3.0+).
   bool has_fast_dedup;
+  // Sync passes over which a txg's dedup-log flush is spread (ddt_log_drain.h): 8 in 2.3
+  // (zfs_dedup_log_flush_passes_max, ddt_sync_flush_log_incremental), 1 from 2.4.0
+  // (ddt_sync_flush_log returns in passes beyond the first: openzfs/zfs PR #17038, commit
+  // 1b495eeab3 "FDT dedup log sync -- remove incremental"; not in 2.3.3): no leaf is then
+  // rewritten late in its txg, none stored raw. 0 without fast dedup.
+  int ddt_log_flush_passes;
 };
 
 const ProfileRules& RulesFor(Profile profile);

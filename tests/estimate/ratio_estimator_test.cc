@@ -86,14 +86,25 @@ TEST(SampleLevelTest, PlanLevelLeavesAtLeastThePlannedBlocks) {
   EXPECT_EQ(PlanLevel(uint64_t{1} << 60, 512), kMaxSampleLevel);
 }
 
-TEST(SamplingPlanTest, EveryCodecSampledByDefaultOnLsize) {
+TEST(SamplingPlanTest, LzCodecsRegressOnAnExactLz4AndTheRestOnLsize) {
   using A = CompressionAlgorithm;
-  // The 2.4 default set: every codec but off sampled, lz4, lzjb and zle too, each on lsize.
+  // The 2.4 default set: lz4 runs on every unique block and is the auxiliary of the others.
   const SamplingPlan d = PlanSampling(
       {{A::kOff, 0}, {A::kLz4, 0}, {A::kZstd, 3}, {A::kGzip, 6}, {A::kLzjb, 0}, {A::kZle, 0}},
       false);
-  EXPECT_EQ(d.sampled, (std::vector<bool>{false, true, true, true, true, true}));
-  EXPECT_EQ(d.anchors, (std::vector<int>{-1, -1, -1, -1, -1, -1}));
+  EXPECT_EQ(d.sampled, (std::vector<bool>{false, false, true, true, true, true}));
+  EXPECT_EQ(d.anchors, (std::vector<int>{-1, -1, 1, 1, 1, 1}));
+  // No lz4 in the list: every codec sampled on lsize.
+  const SamplingPlan g = PlanSampling({{A::kGzip, 6}, {A::kZstd, -10}, {A::kZle, 0}}, false);
+  EXPECT_EQ(g.sampled, (std::vector<bool>{true, true, true}));
+  EXPECT_EQ(g.anchors, (std::vector<int>{-1, -1, -1}));
+  // lz4 beside zle: zle regresses on it. lz4 (and off) alone: sampled, not run on every block.
+  const SamplingPlan z = PlanSampling({{A::kZle, 0}, {A::kLz4, 0}}, false);
+  EXPECT_EQ(z.sampled, (std::vector<bool>{true, false}));
+  EXPECT_EQ(z.anchors, (std::vector<int>{1, -1}));
+  const SamplingPlan l = PlanSampling({{A::kOff, 0}, {A::kLz4, 0}}, false);
+  EXPECT_EQ(l.sampled, (std::vector<bool>{false, true}));
+  EXPECT_EQ(l.anchors, (std::vector<int>{-1, -1}));
   // --exact: nothing sampled.
   const SamplingPlan e = PlanSampling({{A::kLz4, 0}, {A::kGzip, 6}}, true);
   EXPECT_EQ(e.sampled, (std::vector<bool>{false, false}));

@@ -282,5 +282,17 @@ TEST(FilePiecesTest, AFileWhosePiecesWereNotAllReadIsFoundNotCounted) {
   EXPECT_EQ(counted, 0u);  // no shape, no breakdown row: as a file one scan did not finish
 }
 
+TEST(FilePiecesTest, AFileNoPieceWasReadIsNotCounted) {
+  // An interrupted distributed scan may never hand out a split file's pieces: as one scan that
+  // never opened the file, the partial report does not count it.
+  testing::TempDir dir;
+  BuildTree(dir.path());
+  const ScanResult r = ScanEditedPieces(
+      dir.path(), [](walk::WalkItem&) {}, /*keep_pieces=*/0);
+  EXPECT_TRUE(r.input.errors.empty());
+  EXPECT_EQ(r.input.files, 0u);
+  EXPECT_EQ(r.input.bytes_read, 0u);
+}
+
 }  // namespace
 }  // namespace zsim::pipeline

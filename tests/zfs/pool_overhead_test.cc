@@ -45,6 +45,31 @@ TEST(PoolOverheadTest, DedupTableAddsItsStatisticsAndFastDedupMore) {
   EXPECT_EQ(MosOverheadAsize(kDisk, 12, {true, DdtFormat::kFast, 7872}) - none, 8 * 12 * K);
 }
 
+TEST(PoolOverheadTest, FastDedupLatePassBlocksAreBounded) {
+  // Those blocks belong to objects (the statistics object's raw block, the meta-dnode), not to
+  // entries: a table 100 times larger than the largest measured gets no more of them.
+  const uint64_t measured = MosOverheadAsize(kDisk, 12, {true, DdtFormat::kFast, 7872});
+  EXPECT_EQ(MosOverheadAsize(kDisk, 12, {true, DdtFormat::kFast, 787200}), measured);
+}
+
+TEST(PoolOverheadTest, WideVdevsPushTheMosPastThreeMetaDnodeBlocks) {
+  // OpenZFS 2.3.2, tiny at 128K and 1M, ashift 12: fast minus legacy ALLOC is 12288 on a disk
+  // (the FDT directory, one 4K block x 3 copies) and 110592 on raidz2:6, where the MOS's last
+  // object id is 96 instead of 91: the directory plus a 4th meta-dnode block and the
+  // meta-dnode's indirect block, 3 x 12K (1 data + 2 parity sectors) x 3 copies.
+  const PoolDdt legacy{true, DdtFormat::kLegacy, 43};
+  const PoolDdt fast{true, DdtFormat::kFast, 43};
+  EXPECT_EQ(MosOverheadAsize(kDisk, 12, fast) - MosOverheadAsize(kDisk, 12, legacy), 12288u);
+  EXPECT_EQ(MosOverheadAsize(kRaidz2x6, 12, fast) - MosOverheadAsize(kRaidz2x6, 12, legacy),
+            110592u);
+  // mirror:2 (last id 92) and raidz1:3 (93) stay within 3 dnode blocks, as measured.
+  const VdevLayout mirror{VdevKind::kMirror, 0, 2, 0};
+  const VdevLayout raidz1x3{VdevKind::kRaidz, 1, 3, 0};
+  EXPECT_EQ(MosOverheadAsize(mirror, 12, fast), MosOverheadAsize(kDisk, 12, fast));
+  // raidz1:3: the directory only, 1 data + 1 parity sector x 3 copies.
+  EXPECT_EQ(MosOverheadAsize(raidz1x3, 12, fast) - MosOverheadAsize(raidz1x3, 12, legacy), 24576u);
+}
+
 TEST(PoolOverheadTest, PoolAllocatedUsesTheMosModelFrom23Only) {
   MetadataContext ctx;
   ctx.profile = Profile::kZfs23;

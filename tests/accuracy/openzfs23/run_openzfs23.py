@@ -96,32 +96,37 @@ TOLERANCES = {
 DDT_SMALL_BYTES = 16 << 10  # ... or this many bytes for tiny tables
 
 ZSTD_NOTE = ("OpenZFS 2.3 compresses with its bundled zstd 1.4.5, zsim with the system's libzstd "
-             "(1.5.x; Debian has no 1.4.5): the outputs differ, and every figure made of data "
-             "psize follows: on tiny 128k zsim's data psize is 1.1% smaller (3192320 vs "
-             "3229184) and one 128K block ZFS embeds (<= 112 bytes under 1.4.5) is a "
-             "duplicate DDT reference in zsim; on source 16k 2 blocks cross the 112-byte "
-             "limit the other way. Measured: 2 entries, DEDUP 0.01, compressratio 0.02, used "
-             "-1.83% and ALLOC -3.33% (tiny 128k raidz2:6: used's psize x raidz2 parity)")
-LEAF_NOTE = ("widened to 2 leaves: the leaf count of a table of a few leaves depends on its "
-             "hash values (zsim gives the median of simulated tables): measured 17 leaves "
-             "vs zsim's 19 for 2753 entries, 4 vs 5 for 396")
-RAW_LEAF_NOTE = ("fast dedup: the log flush's late sync passes leave some leaves uncompressed, "
-                 "a share that depends on how the log drained (measured 10% to ~70% of the "
-                 "leaves; zsim assumes 15%)")
-BOUNDARY_NOTE = ("legacy: leaves near an allocation boundary (raidz2:6 allocates 24K for a 16K "
-                 "leaf, 36K for 16.5K): measured +6.0% (source 16k raidz2:6, 210 entries per "
-                 "leaf)")
+             "(1.5.x; Debian has no 1.4.5): the outputs differ, and no model can predict one "
+             "library's bytes from the other's. With dedup on, used and ALLOC are compared "
+             "on OpenZFS's data dsize (CODEC_NOTE); what stays widened: entries and DEDUP (a "
+             "block crossing the 112-byte embedding limit: one 128K block on tiny 128k, 2 on "
+             "source 16k), compressratio (its psize), and used with dedup off. Measured: 2 "
+             "entries, DEDUP 0.01, compressratio 0.02, used -1.83% (tiny 128k raidz2:6 dedup "
+             "off)")
+CODEC_NOTE = ("zstd, dedup on: compared with zsim's figure whose data dsize is replaced by the "
+              "one OpenZFS's bundled zstd 1.4.5 wrote (the DDT histograms' referenced dsize for "
+              "used, allocated dsize x raidz inflation for ALLOC), so that the model, not the "
+              "codec, is held to the tolerance; zsim's own figure (zstd 1.5) in parentheses")
+LEAF_NOTE = ("widened to 2 leaves: a table's leaf count is a draw of its hash values (zsim "
+             "gives the median of simulated tables): 2753 entries make 16 to 22 leaves over "
+             "random key sets, 19 most often; vmstore 16k's made 17 (4% of draws), 396 "
+             "entries 3 or 4 (vmstore 128k: 3, 15% of draws)")
+RAW_LEAF_NOTE = ("on disk: 5% plus one raw leaf (3 copies) per leaf of in-core difference, and "
+                 "with fast dedup one more: which leaves the log's drain leaves uncompressed "
+                 "(rewritten in sync pass 8 of their txg) is a draw of the hash values: "
+                 "fileserver 128k 4 of 16 measured, 3.6 expected (-5.9%); vmstore 16k "
+                 "duplicate 32 leaves vs zsim's 34 (+6.5%)")
 LOG_NOTE = ("zsim's figure is the log before any flush; OpenZFS had flushed part of it during "
             "the write (vmstore 16k: 6873 of 7872 entries left, 128k: 25 of 1024)")
 WIDENED = {
     "entries_zstd": 2,           # entries, zstd rows (ZSTD_NOTE)
     "ratio_zstd": 0.01,          # DEDUP, zstd rows (ZSTD_NOTE)
     "compressratio_zstd": 0.02,  # zstd rows (ZSTD_NOTE)
-    "used_zstd": 0.02,           # zstd rows (ZSTD_NOTE)
-    "pool_alloc_zstd": 0.035,    # zstd rows (ZSTD_NOTE)
+    "used_zstd": 0.02,           # zstd rows with dedup off (ZSTD_NOTE; with dedup, CODEC_NOTE)
     "ddt_in_core_leaves": 2,     # (LEAF_NOTE)
-    "ddt_on_disk_fast": 0.30,    # (RAW_LEAF_NOTE)
-    "ddt_on_disk_legacy": 0.08,  # (BOUNDARY_NOTE)
+    # DDT on disk: the 5 % plus, per leaf the in-core figure differs by, one leaf stored raw in
+    # its 3 MOS copies (LEAF_NOTE); fast dedup one more (RAW_LEAF_NOTE).
+    "ddt_on_disk_fast_raw_leaves": 1,
 }
 
 def log(msg):
@@ -187,22 +192,74 @@ def ratio_check(figure, zfs, zsim, zstd, widened):
                  "" if e is None else "%+.2f" % e, "2 decimals", ZSTD_NOTE)
 
 
+def raidz_inflation(vdev, ashift):
+    """asize / dsize of a 128K block on `vdev` (1 / vdev_deflate_ratio): 1 except on raidz,
+    where a block's sectors carry parity per row and round up to nparity + 1 sectors."""
+    m = re.match(r"raidz(\d):(\d+)$", vdev)
+    if not m:
+        return 1.0
+    p, n = int(m.group(1)), int(m.group(2))
+    sectors = (128 << 10) >> ashift
+    total = sectors + p * -(-sectors // (n - p))
+    total = -(-total // (p + 1)) * (p + 1)
+    return float(total << ashift) / (128 << 10)
+
+
+def zstd_data_shift(oracle, res):
+    """What OpenZFS's zstd 1.4.5 wrote minus what zsim's zstd wrote, as (referenced, allocated)
+    data dsize from the two DDT histograms (every data block of a dedup=on dataset has a DDT
+    entry, or is embedded or a hole); None without a DDT."""
+    tot = oracle.get("ddt_total")
+    hist = dig(res, "dedup", "histogram")
+    if not tot or hist is None:
+        return None
+    ref = sum(b["referenced"]["dsize"] for b in hist)
+    alloc = sum(b["allocated"]["dsize"] for b in hist)
+    return tot["ref_dsize"] - ref, tot["dsize"] - alloc
+
+
 def compare_dataset(oracle, res, zstd):
-    """compressratio, used and pool ALLOC (this one only with dedup on)."""
+    """compressratio, used and pool ALLOC (this one only with dedup on). On zstd rows with dedup
+    on, used and ALLOC are compared with zsim's figure whose data dsize is replaced by what
+    OpenZFS wrote (CODEC_NOTE), at the issue's tolerance; zsim's own figure is in the error."""
     out = []
     out.append(ratio_check("compressratio", oracle["dataset"]["compressratio"],
                            res.get("compressratio"), zstd, WIDENED["compressratio_zstd"]))
     figures = [("dataset used", oracle["dataset"]["used"], "used")]
-    if oracle["settings"].get("dedup", "on") == "on":
+    dedup = oracle["settings"].get("dedup", "on") == "on"
+    if dedup:
         figures.append(("pool ALLOC", oracle["pool"]["alloc"], "pool_alloc"))
+    shift = zstd_data_shift(oracle, res) if zstd and dedup else None
+    s = oracle["settings"]
     for fig, zv, key in figures:
         sv = res.get(key)
         e = None if sv is None else rel_err(sv, zv)
+        err = "" if e is None else "%+.2f%%" % (100 * e)
+        if shift is not None and sv is not None:
+            d = shift[0] if key == "used" else int(round(
+                shift[1] * raidz_inflation(s["vdev"], s["ashift"])))
+            raw_err = err
+            sv = sv + d
+            e = rel_err(sv, zv)
+            err = "%+.2f%%; zsim's zstd %s" % (100 * e, raw_err)
+            ok = abs(e) <= TOLERANCES[key] + 1e-12
+            out.append(check(fig, zv, sv, ok, ok, err, "%g%%" % (100 * TOLERANCES[key]),
+                             CODEC_NOTE))
+            continue
         out.append(check(fig, zv, sv, e is not None and abs(e) <= TOLERANCES[key] + 1e-12,
-                         zstd and e is not None and abs(e) <= WIDENED[key + "_zstd"] + 1e-12,
-                         "" if e is None else "%+.2f%%" % (100 * e),
-                         "%g%%" % (100 * TOLERANCES[key]), ZSTD_NOTE))
+                         zstd and e is not None and
+                         abs(e) <= WIDENED.get(key + "_zstd", 0) + 1e-12,
+                         err, "%g%%" % (100 * TOLERANCES[key]), ZSTD_NOTE))
     return out
+
+
+def on_disk_allowance(zfs_on_disk, zfs_in_core, zsim_in_core, leaf, ddt_format):
+    """Widened DDT on-disk tolerance in bytes (RAW_LEAF_NOTE): 5 % plus one raw leaf in 3 MOS
+    copies per leaf the in-core figures differ by, plus one with fast dedup."""
+    leaves = abs((zsim_in_core or 0) - zfs_in_core) // leaf
+    if ddt_format == "fast":
+        leaves += WIDENED["ddt_on_disk_fast_raw_leaves"]
+    return TOLERANCES["ddt_bytes"] * zfs_on_disk + leaves * 3 * leaf
 
 
 def compare(oracle, res, setting):
@@ -248,8 +305,9 @@ def compare(oracle, res, setting):
                 ok = sv is not None and abs(sv - zv) <= WIDENED["ddt_in_core_leaves"] * leaf
                 note = LEAF_NOTE
             else:
-                ok = e is not None and abs(e) <= WIDENED["ddt_on_disk_" + ddt_format]
-                note = RAW_LEAF_NOTE if ddt_format == "fast" else BOUNDARY_NOTE
+                ok = sv is not None and abs(sv - zv) <= on_disk_allowance(
+                    zv, o["mspace"], dig(f, cls, "in_core"), leaf, ddt_format)
+                note = RAW_LEAF_NOTE
             out.append(check("DDT %s %s" % (cls, label), zv, sv, strict, ok,
                              "" if e is None else "%+.1f%%" % (100 * e), "5% or 16K", note))
     if ddt_format == "fast":

@@ -1,0 +1,224 @@
+#include "engine/zfs/ddt_log_drain.h"
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "engine/base/mix.h"
+#include "engine/zfs/simulation_cache.h"
+
+namespace zsim::zfs {
+namespace {
+
+constexpr uint64_t kSeeds = 5;
+// Both classes together; larger tables are simulated at 1/2^k of their entries.
+constexpr uint64_t kMaxSimulatedEntries = 1 << 14;
+
+// One DDT ZAP during the drain: its leaves (extendible hashing on the hash's top bits, as
+// zap_expand_leaf / zap_leaf_split), and per block (0 the header, then one per leaf) the txg of
+// its last write and whether that write was uncompressed.
+class ZapDrain {
+ public:
+  explicit ZapDrain(uint64_t capacity) : capacity_(capacity) {
+    leaves_.push_back(Leaf{0, {}, 1});
+    blocks_.resize(2);
+  }
+
+  void Add(uint64_t h) {
+    Dirty(0);  // zap_num_entries lives in the header
+    while (true) {
+      const uint64_t idx = shift_ == 0 ? 0 : h >> (64 - shift_);
+      const uint32_t li = table_[idx];
+      if (leaves_[li].hashes.size() < capacity_) {
+        leaves_[li].hashes.push_back(h);
+        Dirty(leaves_[li].block);
+        return;
+      }
+      if (leaves_[li].prefix_len == shift_) {  // zap_grow_ptrtbl
+        std::vector<uint32_t> doubled(table_.size() * 2);
+        for (size_t j = 0; j < table_.size(); ++j) doubled[2 * j] = doubled[2 * j + 1] = table_[j];
+        table_.swap(doubled);
+        ++shift_;
+        continue;
+      }
+      const int plen = leaves_[li].prefix_len + 1;
+      const int bit = 64 - plen;
+      Leaf fresh{plen, {}, blocks_.size()};
+      blocks_.emplace_back();  // a hole until its first write
+      std::vector<uint64_t> keep;
+      for (uint64_t x : leaves_[li].hashes) ((x >> bit) & 1 ? fresh.hashes : keep).push_back(x);
+      leaves_[li].hashes.swap(keep);
+      leaves_[li].prefix_len = plen;
+      Dirty(leaves_[li].block);
+      Dirty(fresh.block);
+      const uint32_t ni = static_cast<uint32_t>(leaves_.size());
+      leaves_.push_back(std::move(fresh));
+      const uint64_t span = uint64_t{1} << (shift_ - plen + 1);
+      const uint64_t first = (idx / span) * span;
+      for (uint64_t j = first + span / 2; j < first + span; ++j) table_[j] = ni;
+    }
+  }
+
+  // dsl_pool_sync of sync pass `pass` of `txg` writes the blocks changed since the last write.
+  void Write(uint64_t txg, int pass) {
+    if (dirty_.empty()) return;
+    for (size_t b : dirty_) Store(&blocks_[b], txg, pass);
+    Store(&indirect_, txg, pass);  // the indirect block above changed blocks
+    dirty_.clear();
+  }
+
+  uint64_t leaves() const { return leaves_.size(); }
+  uint64_t raw_leaves() const {
+    uint64_t n = 0;
+    for (const Leaf& l : leaves_) n += blocks_[l.block].raw ? 1 : 0;
+    return n;
+  }
+  bool header_raw() const { return blocks_[0].raw; }
+  bool indirect_raw() const { return indirect_.raw; }
+
+ private:
+  struct Leaf {
+    int prefix_len = 0;
+    std::vector<uint64_t> hashes;
+    size_t block = 0;
+  };
+  struct Block {
+    uint64_t birth = 0;  // 0: a hole
+    bool raw = false;
+    bool dirty = false;
+  };
+
+  void Dirty(size_t b) {
+    if (!blocks_[b].dirty) {
+      blocks_[b].dirty = true;
+      dirty_.push_back(b);
+    }
+  }
+  // zio_write_compress: compression is off for a block rewritten in its birth txg from sync
+  // pass zfs_sync_pass_dont_compress on.
+  static void Store(Block* b, uint64_t txg, int pass) {
+    b->raw = b->birth == txg && pass >= kSyncPassDontCompress;
+    b->birth = txg;
+    b->dirty = false;
+  }
+
+  uint64_t capacity_;
+  std::vector<Leaf> leaves_;
+  std::vector<uint32_t> table_ = std::vector<uint32_t>(1, 0);
+  int shift_ = 0;
+  std::vector<Block> blocks_;
+  Block indirect_;
+  std::vector<size_t> dirty_;
+};
+
+struct RunResult {
+  uint64_t leaves[2] = {0, 0};
+  uint64_t raw_leaves[2] = {0, 0};
+  bool header_raw[2] = {false, false};
+  bool indirect_raw[2] = {false, false};
+};
+
+// The flush of ddt_sync_flush_log_incremental: each txg `per_txg` entries in key order, pass p
+// taking what is left of them / (passes_max + 1 - p) (at least one), until the log is empty.
+RunResult RunDrain(uint64_t unique, uint64_t duplicate, uint64_t capacity, uint64_t per_txg,
+                   uint64_t seed_index) {
+  std::vector<std::pair<uint64_t, int>> stream;
+  stream.reserve(unique + duplicate);
+  uint64_t seed = 0xD1A1A5EDull + 0x1000193ull * seed_index;  // fixed: deterministic
+  for (uint64_t i = 0; i < unique + duplicate; ++i) {
+    stream.emplace_back(Mix64(seed += kGoldenGamma), i < unique ? 0 : 1);
+  }
+  std::sort(stream.begin(), stream.end());
+  ZapDrain zaps[2] = {ZapDrain(capacity), ZapDrain(capacity)};
+  size_t pos = 0;
+  for (uint64_t txg = 1; pos < stream.size(); ++txg) {
+    uint64_t left = per_txg;
+    for (int pass = 1; pass <= kDdtLogFlushPassesMax && pos < stream.size(); ++pass) {
+      const uint64_t want = std::max<uint64_t>(1, left / (kDdtLogFlushPassesMax + 1 - pass));
+      const size_t take = static_cast<size_t>(std::min<uint64_t>(want, stream.size() - pos));
+      for (size_t i = 0; i < take; ++i) zaps[stream[pos + i].second].Add(stream[pos + i].first);
+      pos += take;
+      left -= std::min<uint64_t>(left, take);
+      for (ZapDrain& z : zaps) z.Write(txg, pass + 1);
+    }
+  }
+  RunResult r;
+  for (int c = 0; c < 2; ++c) {
+    r.leaves[c] = zaps[c].leaves();
+    r.raw_leaves[c] = zaps[c].raw_leaves();
+    r.header_raw[c] = zaps[c].header_raw();
+    r.indirect_raw[c] = zaps[c].indirect_raw();
+  }
+  return r;
+}
+
+// The mean over seeds; header and indirect raw when most runs had them raw.
+DdtLogDrain MeanDrain(uint64_t unique, uint64_t duplicate, uint64_t capacity, uint64_t per_txg) {
+  using Key = std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>;
+  static SimulationCache<Key, DdtLogDrain> cache(4096);
+  return cache.GetOrCompute(Key{unique, duplicate, capacity, per_txg}, [&] {
+    double share[2] = {0, 0};
+    uint64_t header[2] = {0, 0}, indirect[2] = {0, 0};
+    for (uint64_t s = 0; s < kSeeds; ++s) {
+      const RunResult r = RunDrain(unique, duplicate, capacity, per_txg, s);
+      for (int c = 0; c < 2; ++c) {
+        if (r.leaves[c] == 0 || (c == 0 ? unique : duplicate) == 0) continue;
+        share[c] += static_cast<double>(r.raw_leaves[c]) / static_cast<double>(r.leaves[c]);
+        header[c] += r.header_raw[c] ? 1 : 0;
+        indirect[c] += r.indirect_raw[c] ? 1 : 0;
+      }
+    }
+    DdtLogDrain out;
+    DdtRawBlocks* cls[2] = {&out.unique, &out.duplicate};
+    for (int c = 0; c < 2; ++c) {
+      cls[c]->leaf_share = share[c] / kSeeds;
+      cls[c]->header_raw = 2 * header[c] > kSeeds;
+      cls[c]->indirects_raw = 2 * indirect[c] > kSeeds;
+    }
+    return out;
+  });
+}
+
+}  // namespace
+
+int LastFlushPass(uint64_t entries, uint64_t per_txg) {
+  if (entries == 0) return 0;
+  uint64_t rest = entries % per_txg;
+  if (rest == 0) rest = per_txg;
+  uint64_t left = per_txg;
+  for (int pass = 1; pass < kDdtLogFlushPassesMax; ++pass) {
+    const uint64_t take = std::max<uint64_t>(1, left / (kDdtLogFlushPassesMax + 1 - pass));
+    if (rest <= take) return pass;
+    rest -= take;
+    left -= std::min(left, take);
+  }
+  return kDdtLogFlushPassesMax;
+}
+
+DdtLogDrain SimulateDdtLogDrain(uint64_t unique, uint64_t duplicate, uint64_t leaf_capacity,
+                                uint64_t per_txg) {
+  uint64_t u = unique, d = duplicate;
+  bool scaled = false;
+  while (u + d > kMaxSimulatedEntries) {
+    u = (u + 1) / 2;
+    d = (d + 1) / 2;
+    scaled = true;
+  }
+  DdtLogDrain out = MeanDrain(u, d, leaf_capacity, per_txg);
+  if (scaled) {
+    // The last txg of the real drain decides the header and the indirect blocks: raw when it
+    // reached pass 7 (written again in pass 8) and the class had entries in more than one pass.
+    const bool late = LastFlushPass(unique + duplicate, per_txg) >= kSyncPassDontCompress - 1;
+    const uint64_t per_pass = per_txg / kDdtLogFlushPassesMax;
+    const uint64_t counts[2] = {unique, duplicate};
+    DdtRawBlocks* cls[2] = {&out.unique, &out.duplicate};
+    for (int c = 0; c < 2; ++c) {
+      const bool busy = counts[c] * per_pass >= unique + duplicate;  // ~1 entry per pass
+      cls[c]->header_raw = cls[c]->indirects_raw = late && busy;
+    }
+  }
+  return out;
+}
+
+}  // namespace zsim::zfs
