@@ -409,6 +409,25 @@ TEST(DedupTableTest, ATableSplitByShardsReadsAsTheWholeWithItsRemotePart) {
   EXPECT_EQ(got, want);
 }
 
+TEST(DedupTableTest, DroppedShardsStayFreeWhenTheSampleShiftRises) {
+  // A partitioned table (mpi/partition.h) raises its sample shift after DropShard: the parts'
+  // memory must still add up to the whole's, a dropped shard costing nothing (no new index).
+  DedupTable whole(1), mine(1), other(1);
+  for (uint64_t i = 0; i < 20000; ++i) whole.Insert(Key(i), 4096);
+  constexpr size_t kMine = 100;
+  for (size_t s = 0; s < DedupTable::kShards; ++s) {
+    DedupTable& to = s < kMine ? mine : other;
+    whole.ForEachInShard(s, [&](const EntryView& e) { to.AddEntry(e); });
+  }
+  for (size_t s = 0; s < DedupTable::kShards; ++s) (s < kMine ? other : mine).DropShard(s);
+  for (uint32_t shift = 1; shift <= 3; ++shift) {
+    for (DedupTable* t : {&whole, &mine, &other}) t->RaiseSampleShift(shift);
+    EXPECT_EQ(mine.local_entries() + other.local_entries(), whole.entries()) << shift;
+    EXPECT_EQ(mine.local_memory_bytes() + other.local_memory_bytes(), whole.memory_bytes())
+        << shift;
+  }
+}
+
 TEST(DedupTableTest, ASampledTableTakesAboutItsShareOfMemory) {
   // --sample 1/64 must keep about 1/64 of the exact table, not a fixed floor per shard.
   DedupTable exact(2), sampled(2);

@@ -20,6 +20,10 @@ owns some and none more than 1.5 x its 1/N share.
                 --max-memory budgets the whole outgrows at 1K and 512-byte records (the merged
                 tables sample as one process; every figure compared, block sizes and breakdowns
                 included)
+  budget_edge   --max-memory just above what one process's sampled tables and sketches take: at
+                N = 3 and 4 the shards each rank sent to their owners must cost nothing when
+                the budget raises the sample shift, or the whole outgrows the budget one more
+                time than one process (the same key space kept, every figure compared)
   roots         repeated and nested roots, a hard link: each file counted once
   samples       every other sample built under SAMPLES_DATA (skipped when none is)
   text_html     text and HTML reports: the same as one process's, written by rank 0 alone
@@ -31,6 +35,7 @@ owns some and none more than 1.5 x its 1/N share.
 """
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -280,6 +285,25 @@ def case_huge():
     # histogram and the breakdowns use only the codes every run has (finish/known_codes.h).
     compare("huge_budget_512", ["--recordsize", "512", "--compression", "lz4,zstd-3",
                                 "--max-memory", "1M", t], spread=False, sampled=True)
+
+
+def case_budget_edge():
+    path = os.path.join(WORK, "budget_edge")
+    data = os.path.join(path, "random.bin")
+    if not os.path.isfile(data):
+        os.makedirs(path, exist_ok=True)
+        with open(data, "wb") as f:
+            f.write(random.Random(7).randbytes(16 << 20))
+    args = ["--recordsize", "512", "--ashift", "9", "--compression", "lz4,gzip-6",
+            "--max-memory", "1M", path]
+    one = json.loads(run([ZSIM, "scan", "--json", "--no-progress"] + args).stdout)
+    used = one["memory"]["ddt_table_bytes"] + one["memory"]["distinct_sketch_bytes"]
+    rows = len(one["results"])
+    # What an index of 64 slots in each of the 256 - 256/N shards a rank gave away would add.
+    dropped = rows * 3 * (256 - 256 // 3) * 64 * 4
+    check(used <= 1 << 20 < used + dropped,
+          f"budget_edge: one process uses {used} bytes of 1M: not at the edge the test needs")
+    compare("budget_edge", args, ranks=(3, 4), spread=False, sampled=True)
 
 
 def case_roots():
