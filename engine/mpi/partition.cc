@@ -4,43 +4,84 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <string>
 
 #include "engine/mpi/entry_wire.h"
 
 namespace zsim::mpi {
 namespace {
 
-// Entry bytes a rank queues for the others before a round (at least one shard's): small, so
-// that what is in transit (this, what arrives, and the arrivals' table before their merge) stays
-// small beside the table.
+// Entry bytes a rank sends in one round, to all owners together: small, so that what is in
+// transit (this, what arrives, and the arrivals' table before their merge) stays small beside the
+// table. A shard larger than that goes over several rounds. ZSIM_MPI_EXCHANGE_BYTES changes it
+// (tests: shards split over many rounds).
 constexpr size_t kRoundBytes = size_t{1} << 20;
 constexpr size_t kTrimBytes = size_t{16} << 20;
 
-// One row's table: rounds until no rank has a shard left to send.
+// Bytes one rank sends per round: kRoundBytes (or the override), whole entries, and at most
+// INT_MAX / size, so that what an owner receives in a round from all the others, and each count
+// and displacement of the all-to-all, fits MPI's int however large a shard is.
+size_t RoundBytes(size_t entry_bytes, int size) {
+  size_t round = kRoundBytes;
+  if (const char* v = std::getenv("ZSIM_MPI_EXCHANGE_BYTES")) {
+    const unsigned long long n = std::strtoull(v, nullptr, 10);
+    if (n > 0) round = static_cast<size_t>(n);
+  }
+  round = std::min(round, static_cast<size_t>(INT_MAX) / static_cast<size_t>(size));
+  return std::max(entry_bytes, round / entry_bytes * entry_bytes);
+}
+
+// A shard's entries on their way to its owner, sent from `at` on.
+struct Outgoing {
+  int owner = 0;
+  std::string bytes;
+  size_t at = 0;
+};
+
+// One row's table: rounds until no rank has an entry left to send.
 Status ShuffleTable(ddt::DedupTable& table, int rank, int size, PartitionStats* stats) {
   const size_t settings = table.settings();
+  const size_t round = RoundBytes(EntryWireBytes(settings), size);
   std::vector<int> send_counts(size), recv_counts(size), send_at(size), recv_at(size);
   Status failure;
-  size_t next = 0, untrimmed = 0;
+  std::deque<Outgoing> queue;
+  size_t next = 0, queued = 0, untrimmed = 0;
   for (;;) {
-    // Shards in order: their owners come in rank order, so the batch is sorted by destination.
-    std::string send;
-    std::fill(send_counts.begin(), send_counts.end(), 0);
-    while (next < ddt::DedupTable::kShards && send.size() < kRoundBytes) {
+    // Shards in order, each read out and freed, until a round's worth waits: their owners come
+    // in rank order, so the queue is sorted by destination.
+    while (next < ddt::DedupTable::kShards && queued < round) {
       const int owner = OwnerOfShard(next, size);
       if (owner != rank) {
-        const size_t before = send.size();
-        table.ForEachInShard(next, [&](const ddt::EntryView& e) { AppendEntry(e, &send); });
+        Outgoing out{owner, {}, 0};
+        table.ForEachInShard(next, [&](const ddt::EntryView& e) { AppendEntry(e, &out.bytes); });
         table.DropShard(next);
-        send_counts[owner] += static_cast<int>(send.size() - before);
+        queued += out.bytes.size();
+        untrimmed += out.bytes.size();
+        if (!out.bytes.empty()) queue.push_back(std::move(out));
       }
       ++next;
+    }
+    // This round: at most `round` bytes from the queue's front (round and every cut are whole
+    // entries).
+    std::string send;
+    std::fill(send_counts.begin(), send_counts.end(), 0);
+    while (!queue.empty() && send.size() < round) {
+      Outgoing& out = queue.front();
+      const size_t n = std::min(out.bytes.size() - out.at, round - send.size());
+      send.append(out.bytes, out.at, n);
+      send_counts[out.owner] += static_cast<int>(n);
+      out.at += n;
+      queued -= n;
+      if (out.at == out.bytes.size()) queue.pop_front();
     }
     // The shards sent were filled by the scan's threads, in their own malloc arenas, which the
     // main thread's allocations below do not reuse: their pages go back to the system every
     // kTrimBytes sent (a trim walks the whole heap: about 70 ms here at 200 MB), or a rank would
     // end holding both its whole local table and its owned shards.
-    untrimmed += send.size();
     if (untrimmed >= kTrimBytes || (next == ddt::DedupTable::kShards && untrimmed > 0)) {
       malloc_trim(0);
       untrimmed = 0;
@@ -54,6 +95,12 @@ Status ShuffleTable(ddt::DedupTable& table, int rank, int size, PartitionStats* 
     for (int d = 0; d < size; ++d) {
       recv_at[d] = static_cast<int>(total);
       total += static_cast<size_t>(recv_counts[d]);
+    }
+    // Never expected (RoundBytes bounds every sender): said, not written out of bounds.
+    if (total > static_cast<size_t>(INT_MAX)) {
+      std::fprintf(stderr, "zsim: rank %d would receive %zu table bytes in one round\n", rank,
+                   total);
+      MPI_Abort(MPI_COMM_WORLD, 1);
     }
     std::string received(total, '\0');
     MPI_Alltoallv(send.data(), send_counts.data(), send_at.data(), MPI_BYTE, received.data(),
@@ -73,7 +120,7 @@ Status ShuffleTable(ddt::DedupTable& table, int rank, int size, PartitionStats* 
       std::string().swap(received);
       table.Merge(part);
     }
-    int more = next < ddt::DedupTable::kShards ? 1 : 0, any = 0;
+    int more = next < ddt::DedupTable::kShards || !queue.empty() ? 1 : 0, any = 0;
     MPI_Allreduce(&more, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
     if (!any) return failure;
   }

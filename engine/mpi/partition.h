@@ -3,20 +3,22 @@
 // The key-partitioned dedup table of a distributed scan. Each rank owns a range of the tables'
 // shards (the key's top 8 bits, ddt::DedupTable::ShardOf): rank k of N owns shards
 // [256k/N, 256(k+1)/N). After the scan every rank sends the entries of the shards it does not own
-// to their owner, in batched all-to-all rounds (MPI_Alltoallv, about 1 MiB from each rank per
-// round), freeing each shard once sent, and merges what it receives by ddt::DedupTable::Merge, the
-// one merge logic: the owner's shards then hold exactly the entries one process's table holds
-// there. A rank holds at most its own table, one round in transit and the shards it owns: for data
-// spread evenly, about the whole table over N.
+// to their owner, in batched all-to-all rounds (MPI_Alltoallv, at most 1 MiB from each rank per
+// round, ZSIM_MPI_EXCHANGE_BYTES to change it; a shard larger than that split over rounds), freeing
+// each shard once read out, and merges what it receives by ddt::DedupTable::Merge, the one merge
+// logic: the owner's shards then hold exactly the entries one process's table holds there. A rank
+// holds at most its own table, one serialized shard on its way out, one round in transit and the
+// shards it owns: for data spread evenly, about the whole table over N.
 //
-// Limits: a round carries at least one whole shard, and MPI counts are int, so one rank's shard
-// must stay under 2 GiB of entries (a local table under about 512 GiB); ranks past 256 own no
-// shard; a shard holds at most 2^24 - 1 entries whoever owns it (ddt/dedup_table.h).
+// Limits: what a rank sends per round is also kept under INT_MAX / N bytes, so an owner's receive
+// counts and displacements (MPI ints, the sum over N - 1 senders) fit at any shard size; ranks
+// past 256 own no shard; a shard holds at most 2^24 - 1 entries whoever owns it
+// (ddt/dedup_table.h).
 //
 // --max-memory on the partitioned tables: the whole's memory is the sum of the parts' (a shard
-// lives on one rank, and an empty shard costs nothing), so every rank raises the sample shift
-// alike while that sum (an all-reduce) and the sketches exceed the budget: the kept key space is
-// the one the whole table would keep (state/table_budget.h).
+// lives on one rank, and a shard a rank sent away costs it nothing), so every rank raises the
+// sample shift alike while that sum (an all-reduce) and the sketches exceed the budget: the kept
+// key space is the one the whole table would keep (state/table_budget.h).
 //
 // Thread safety: MPI_THREAD_SERIALIZED; every rank calls each function, from its main thread,
 // in the same order (they are collective).

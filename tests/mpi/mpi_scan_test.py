@@ -23,7 +23,8 @@ owns some and none more than 1.5 x its 1/N share.
   budget_edge   --max-memory just above what one process's sampled tables and sketches take: at
                 N = 3 and 4 the shards each rank sent to their owners must cost nothing when
                 the budget raises the sample shift, or the whole outgrows the budget one more
-                time than one process (the same key space kept, every figure compared)
+                time than one process (the same key space kept, every figure compared); and
+                the table exchange with rounds smaller than a shard (each split over rounds)
   roots         repeated and nested roots, a hard link: each file counted once
   samples       every other sample built under SAMPLES_DATA (skipped when none is)
   text_html     text and HTML reports: the same as one process's, written by rank 0 alone
@@ -138,11 +139,13 @@ def partitioned(label, n, stderr, whole_entries):
               f"{label} n={n}: shares of the table per rank {owned} of {whole_entries}")
 
 
-def compare(label, args, ranks=(1, 2, 3, 4), spread=True, sampled=False, pieces=False):
+def compare(label, args, ranks=(1, 2, 3, 4), spread=True, sampled=False, pieces=False,
+            round_bytes=None):
     """JSON of one process vs mpirun -n N, for each N. `sampled`: the one-process report must
     show a sampled dedup table (the budget bit), so the comparison covers it. `pieces`: a file
     is split, at least 2 ranks read pieces of it, and the ranks read the bytes one process
-    reads, once."""
+    reads, once. `round_bytes`: the table exchange sends at most that many bytes per round from
+    each rank (ZSIM_MPI_EXCHANGE_BYTES), shards split over rounds, and the ranks' stats show it."""
     one = run([ZSIM, "scan", "--json", "--no-progress"] + args)
     check(one.returncode in (0, 1), f"{label}: one process exits {one.returncode}: {one.stderr}")
     whole_entries = json.loads(one.stdout)["memory"]["ddt_table_entries"]
@@ -151,7 +154,10 @@ def compare(label, args, ranks=(1, 2, 3, 4), spread=True, sampled=False, pieces=
         moduli = [r["dedup"]["sample_modulus"] for r in want["results"]]
         check(max(moduli) > 1, f"{label}: the budget did not make one process sample: {moduli}")
     for n in ranks:
-        got = mpirun(n, ["scan", "--json", "--no-progress"] + args, SMALL_BATCHES)
+        env = dict(SMALL_BATCHES)
+        if round_bytes:
+            env["ZSIM_MPI_EXCHANGE_BYTES"] = str(round_bytes)
+        got = mpirun(n, ["scan", "--json", "--no-progress"] + args, env)
         check(got.returncode == one.returncode,
               f"{label} n={n}: exit {got.returncode}, one process {one.returncode}: {got.stderr}")
         try:
@@ -163,6 +169,11 @@ def compare(label, args, ranks=(1, 2, 3, 4), spread=True, sampled=False, pieces=
         check(d is None, f"{label} n={n}: differs from one process at {d}")
         if n > 1:
             partitioned(label, n, got.stderr, whole_entries)
+        if round_bytes and n > 1:
+            sent = rank_stats(got.stderr, "exchange_bytes_sent")
+            rounds = rank_stats(got.stderr, "exchange_rounds")
+            check(len(sent) == n and all(r * round_bytes >= b for r, b in zip(rounds, sent)),
+                  f"{label} n={n}: {sent} bytes sent in {rounds} rounds of {round_bytes} at most")
         if spread and n > 1:
             used = ranks_with_files(got.stderr)
             check(used >= 2, f"{label} n={n}: only {used} rank(s) scanned files")
@@ -304,6 +315,9 @@ def case_budget_edge():
     check(used <= 1 << 20 < used + dropped,
           f"budget_edge: one process uses {used} bytes of 1M: not at the edge the test needs")
     compare("budget_edge", args, ranks=(3, 4), spread=False, sampled=True)
+    # Each rank's part of a shard (about 40 entries of 26 bytes here) split over rounds of 260
+    # bytes: the bound that keeps an owner's receive counts within MPI's int at any scale.
+    compare("exchange_split", args[:-3] + [path], ranks=(3,), spread=False, round_bytes=260)
 
 
 def case_roots():
