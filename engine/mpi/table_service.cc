@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -45,18 +46,29 @@ class Peers {
   Peers(const Peers&) = delete;
   Peers& operator=(const Peers&) = delete;
 
+  // Calls fn for every peer's entries of `row`. Should fn throw (Finish's tally may run out of
+  // memory), every peer's remaining batches are still taken, so that each peer ends its stream
+  // and waits for the next request, and the first exception is then rethrown: a later stream, or
+  // the release of the peers, meets no leftover batch.
   void Stream(int32_t row, size_t settings,
               const std::function<void(const ddt::EntryView&)>& fn) const {
     std::lock_guard<std::mutex> lock(mu_);
     ++streams_;
+    std::exception_ptr thrown;
     for (int p = 1; p < size_; ++p) SendSmall(p, kTagTableCommand, Command(row));
     for (int p = 1; p < size_; ++p) {
       for (bool last = false; !last;) {
         const std::string batch = ReceiveSmall(p, kTagTableBatch, nullptr);
         streamed_bytes_ += batch.size();
         last = batch.empty() || batch[0] != 0;
-        const Status s =
-            ForEachWireEntry(std::string_view(batch).substr(batch.empty() ? 0 : 1), settings, fn);
+        if (thrown) continue;  // drained only
+        Status s;
+        try {
+          s = ForEachWireEntry(std::string_view(batch).substr(batch.empty() ? 0 : 1), settings, fn);
+        } catch (...) {
+          thrown = std::current_exception();
+          continue;
+        }
         if (!s.ok()) {
           // Ranks of different builds: no report can be right, and every rank waits on this one.
           std::fprintf(stderr, "zsim: rank %d's table entries: %s\n", p, s.message().c_str());
@@ -64,6 +76,7 @@ class Peers {
         }
       }
     }
+    if (thrown) std::rethrow_exception(thrown);
   }
 
  private:
