@@ -553,6 +553,12 @@ uint64_t DedupTable::local_entries() const {
   return n;
 }
 
+uint32_t DedupTable::shard_entries(size_t shard_index) const {
+  Shard& shard = *shards_[shard_index];
+  std::lock_guard<std::mutex> lock(shard.mu);
+  return shard.count;
+}
+
 uint64_t DedupTable::floor_bytes() const {
   const uint64_t shard = ChunkEntries(0) * entry_bytes_ + NextIndexSize(0) * sizeof(uint32_t);
   return shard * shards_.size();

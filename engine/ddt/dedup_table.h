@@ -212,6 +212,8 @@ class DedupTable {
   void AttachRemote(std::shared_ptr<const RemotePart> remote) { remote_ = std::move(remote); }
   // Entries and bytes this object holds itself (all of them unless partitioned).
   uint64_t local_entries() const;
+  // The entries this object holds in shard `shard` (< kShards).
+  uint32_t shard_entries(size_t shard) const;
   uint64_t local_memory_bytes() const { return bytes_.load(std::memory_order_relaxed); }
 
   size_t settings() const { return layout_.size(); }
@@ -228,7 +230,8 @@ class DedupTable {
   // Entries per shard: at most kMaxShardEntries (the 24-bit ids). A key whose shard is full is
   // not kept (Insert says kSampledOut, Merge leaves it out) and overflowed() turns true; the
   // callers keep every shard below kShardEntriesToSample by sampling the key space
-  // (state/table_budget.h FitTablesToShards) long before, so it never happens in practice.
+  // (state/table_budget.h FitTablesToShards; for a partitioned table, mpi/partition.h) long
+  // before, so it never happens in practice.
   // About the most entries any shard holds, rounded down to a multiple of 4096 (kept up to date
   // as entries are added, without a lock).
   static constexpr uint32_t kMaxShardEntries = (uint32_t{1} << 24) - 1;

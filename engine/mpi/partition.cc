@@ -126,6 +126,34 @@ Status ShuffleTable(ddt::DedupTable& table, int rank, int size, PartitionStats* 
   }
 }
 
+// Raises every rank's tables alike, one step at a time (up to 40), while some shard's entries,
+// added up over the ranks, exceed `limit`. Collective.
+void FitShardSums(const std::vector<ddt::DedupTable*>& tables, uint64_t limit) {
+  if (tables.empty()) return;
+  constexpr size_t kShards = ddt::DedupTable::kShards;
+  std::vector<uint64_t> mine(tables.size() * kShards), sums(mine.size());
+  for (;;) {
+    for (size_t t = 0; t < tables.size(); ++t) {
+      for (size_t k = 0; k < kShards; ++k) mine[t * kShards + k] = tables[t]->shard_entries(k);
+    }
+    MPI_Allreduce(mine.data(), sums.data(), static_cast<int>(mine.size()), MPI_UINT64_T, MPI_SUM,
+                  MPI_COMM_WORLD);
+    const uint32_t shift = tables[0]->sample_shift();
+    if (*std::max_element(sums.begin(), sums.end()) <= limit || shift >= 40) return;
+    for (ddt::DedupTable* t : tables) t->RaiseSampleShift(shift + 1);
+  }
+}
+
+// The entries per shard past which the partitioned tables sample: one process's
+// (ddt::DedupTable::kShardEntriesToSample), or ZSIM_MPI_SHARD_ENTRIES (a test's smaller one).
+uint64_t ShardLimit() {
+  if (const char* v = std::getenv("ZSIM_MPI_SHARD_ENTRIES")) {
+    const unsigned long long n = std::strtoull(v, nullptr, 10);
+    if (n > 0) return std::min<uint64_t>(n, ddt::DedupTable::kShardEntriesToSample);
+  }
+  return ddt::DedupTable::kShardEntriesToSample;
+}
+
 uint64_t LocalBytes(const std::vector<ddt::DedupTable*>& tables) {
   uint64_t n = 0;
   for (const ddt::DedupTable* t : tables) n += t->local_memory_bytes();
@@ -147,12 +175,18 @@ Status PartitionTables(const std::vector<ddt::DedupTable*>& tables, uint32_t min
   uint32_t shift = min_shift, global = 0;
   for (const ddt::DedupTable* t : tables) shift = std::max(shift, t->sample_shift());
   MPI_Allreduce(&shift, &global, 1, MPI_UINT32_T, MPI_MAX, MPI_COMM_WORLD);
+  for (ddt::DedupTable* t : tables) t->RaiseSampleShift(global);
+  // An owner's shard becomes the sum of every rank's part: while the parts could add up past
+  // what a shard holds (2^24 - 1), Merge would leave keys out, so they are sampled first.
+  FitShardSums(tables, ddt::DedupTable::kMaxShardEntries);
   Status failure;
   for (ddt::DedupTable* t : tables) {
-    t->RaiseSampleShift(global);
     Status s = ShuffleTable(*t, rank, size, stats);
     if (!s.ok() && failure.ok()) failure = s;
   }
+  // Each shard whole on its owner now: sampled as one process samples its table (a shard past
+  // kShardEntriesToSample, state::FitTablesToShards), every rank alike.
+  FitShardSums(tables, ShardLimit());
   return failure;
 }
 

@@ -13,7 +13,11 @@
 // Limits: what a rank sends per round is also kept under INT_MAX / N bytes, so an owner's receive
 // counts and displacements (MPI ints, the sum over N - 1 senders) fit at any shard size; ranks
 // past 256 own no shard; a shard holds at most 2^24 - 1 entries whoever owns it
-// (ddt/dedup_table.h).
+// (ddt/dedup_table.h): before the exchange every rank raises the sample shift alike while some
+// shard's parts, added up over the ranks, could exceed that (so Merge never leaves a key out), and
+// after it while some owner's shard holds more than ddt::DedupTable::kShardEntriesToSample (2^23),
+// as one process's table samples (state::FitTablesToShards). ZSIM_MPI_SHARD_ENTRIES gives a
+// smaller such limit (tests).
 //
 // --max-memory on the partitioned tables: the whole's memory is the sum of the parts' (a shard
 // lives on one rank, and a shard a rank sent away costs it nothing), so every rank raises the
@@ -48,7 +52,8 @@ struct PartitionStats {
 
 // Raises every table to the coarsest sample shift any rank's tables have (and `min_shift`), then
 // moves every entry to its shard's owner: afterwards `tables` (one per row, the same rows on every
-// rank) hold this rank's shards, each shard the whole scan's. Fails when a batch does not read back
+// rank) hold this rank's shards, each shard the whole scan's (sampled further, alike, while a
+// shard would outgrow its limit: see Limits above). Fails when a batch does not read back
 // (ranks built differently); the entries are then incomplete.
 Status PartitionTables(const std::vector<ddt::DedupTable*>& tables, uint32_t min_shift, int rank,
                        int size, PartitionStats* stats);

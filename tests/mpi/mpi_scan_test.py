@@ -20,11 +20,14 @@ owns some and none more than 1.5 x its 1/N share.
                 --max-memory budgets the whole outgrows at 1K and 512-byte records (the merged
                 tables sample as one process; every figure compared, block sizes and breakdowns
                 included)
-  budget_edge   --max-memory just above what one process's sampled tables and sketches take: at
+  partition_edges
+                --max-memory just above what one process's sampled tables and sketches take: at
                 N = 3 and 4 the shards each rank sent to their owners must cost nothing when
                 the budget raises the sample shift, or the whole outgrows the budget one more
                 time than one process (the same key space kept, every figure compared); and
-                the table exchange with rounds smaller than a shard (each split over rounds)
+                the table exchange with rounds smaller than a shard (each split over rounds);
+                and a small shard limit (ZSIM_MPI_SHARD_ENTRIES) the merged shards outgrow:
+                sampled after the exchange as one process under that --sample
   roots         repeated and nested roots, a hard link: each file counted once
   samples       every other sample built under SAMPLES_DATA (skipped when none is)
   text_html     text and HTML reports: the same as one process's, written by rank 0 alone
@@ -298,7 +301,7 @@ def case_huge():
                                 "--max-memory", "1M", t], spread=False, sampled=True)
 
 
-def case_budget_edge():
+def case_partition_edges():
     path = os.path.join(WORK, "budget_edge")
     data = os.path.join(path, "random.bin")
     if not os.path.isfile(data):
@@ -318,6 +321,22 @@ def case_budget_edge():
     # Each rank's part of a shard (about 40 entries of 26 bytes here) split over rounds of 260
     # bytes: the bound that keeps an owner's receive counts within MPI's int at any scale.
     compare("exchange_split", args[:-3] + [path], ranks=(3,), spread=False, round_bytes=260)
+    # A shard limit of 64 entries (ZSIM_MPI_SHARD_ENTRIES; one process's is 2^23) over about 128
+    # per shard: the owners' merged shards sample after the exchange, every rank alike, as one
+    # process with that sample of the key space does (never keys left out of a full shard).
+    env = dict(SMALL_BATCHES, ZSIM_MPI_SHARD_ENTRIES="64")
+    got = mpirun(3, ["scan", "--json", "--no-progress"] + args[:-3] + [path], env)
+    check(got.returncode == 0, f"shard_limit: exit {got.returncode}: {got.stderr[-500:]}")
+    report = json.loads(got.stdout)
+    moduli = {r["dedup"]["sample_modulus"] for r in report["results"]}
+    check(len(moduli) == 1 and min(moduli) > 1, f"shard_limit: sample moduli {moduli}")
+    owned = rank_stats(got.stderr, "owned_entries")
+    check(0 < sum(owned) <= 256 * 64, f"shard_limit: the ranks own {owned} entries")
+    one = run([ZSIM, "scan", "--json", "--no-progress", "--sample", f"1/{max(moduli)}"] +
+              args[:-3] + [path])
+    d = first_difference(normalized(json.loads(one.stdout)), normalized(report))
+    check(d is None, f"shard_limit: differs from one process at --sample 1/{max(moduli)} at {d}")
+    print(f"ok shard_limit: sampled 1/{max(moduli)}, owned {owned}", flush=True)
 
 
 def case_roots():
