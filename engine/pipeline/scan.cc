@@ -1231,7 +1231,7 @@ void Scan::MaybeReportProgress(bool force) {
     // holds this machine's speeds, its load and its disk (expected_time.h).
     PaceState s = pace_;
     s.seconds = p.seconds;
-    s.read_total = sizer_ ? sizer_->allocated_bytes() : 0;
+    s.read_total = sizer_ ? sizer_->data_bytes() : 0;
     p.expected_seconds = ExpectedSeconds(*forecast_, s);
     const CostForecast f = CalibratedForecast(*forecast_, s);
     const double cpu = f.read_cpu_seconds + f.codec_cpu_seconds;
