@@ -15,6 +15,19 @@ CostForecast Nominal(double read_cpu, double codec_cpu, int threads) {
   return f;
 }
 
+// `read_done` of `read_total` bytes read at `seconds`; the first chunk was done at
+// `first_seconds` with `first_read_done` read.
+PaceState Read(uint64_t read_total, double first_seconds, uint64_t first_read_done, double seconds,
+               uint64_t read_done) {
+  PaceState s;
+  s.read_total = read_total;
+  s.first_seconds = first_seconds;
+  s.first_read_done = first_read_done;
+  s.seconds = seconds;
+  s.read_done = read_done;
+  return s;
+}
+
 // Codecs measured 2.5x faster than their nominal speeds: the forecast's codec seconds shrink by
 // 2.5, the reading's stay.
 TEST(ExpectedTimeTest, CalibrationScalesTheCodecsOnly) {
@@ -54,12 +67,7 @@ TEST(ExpectedTimeTest, BeforeThePaceTheCalibratedForecast) {
 // not taken as a cost per byte. 1 s before the first chunk (8 MiB), then 40 MiB in 2 s: the
 // 352 MiB left take 17.6 s more.
 TEST(ExpectedTimeTest, PaceFromTheFirstChunkDone) {
-  PaceState s;
-  s.read_total = 400 * kMiB;
-  s.first_seconds = 1.0;
-  s.first_read_done = 8 * kMiB;
-  s.seconds = 3.0;
-  s.read_done = 48 * kMiB;
+  const PaceState s = Read(400 * kMiB, 1.0, 8 * kMiB, 3.0, 48 * kMiB);
   EXPECT_DOUBLE_EQ(ExpectedSeconds(Nominal(100, 100, 1), s), 3.0 + 352.0 / 20);
   // The whole elapsed time over the bytes read would say 3 s per 48 MiB: 25 s.
   EXPECT_LT(ExpectedSeconds(Nominal(100, 100, 1), s), 400.0 / 48 * 3 - 1);
@@ -68,23 +76,13 @@ TEST(ExpectedTimeTest, PaceFromTheFirstChunkDone) {
 // The pace counts bytes read: a sparse file's holes are neither read nor in the total, so a
 // file of 160 MiB logical with 40 MiB of data, 20 read in 2 s since the first chunk, is half done.
 TEST(ExpectedTimeTest, HolesAreNotInThePace) {
-  PaceState s;
-  s.read_total = 40 * kMiB;
-  s.first_seconds = 0;
-  s.first_read_done = 0;
-  s.seconds = 2.0;
-  s.read_done = 20 * kMiB;
+  const PaceState s = Read(40 * kMiB, 0, 0, 2.0, 20 * kMiB);
   EXPECT_DOUBLE_EQ(ExpectedSeconds(Nominal(100, 100, 1), s), 4.0);
 }
 
 // Under a twentieth read since the first chunk: still the forecast, not a pace from one chunk.
 TEST(ExpectedTimeTest, PaceWaitsForATwentieth) {
-  PaceState s;
-  s.read_total = 400 * kMiB;
-  s.first_seconds = 1.0;
-  s.first_read_done = 8 * kMiB;
-  s.seconds = 1.1;
-  s.read_done = 8 * kMiB + 400 * kMiB / kPaceShare - 1;
+  PaceState s = Read(400 * kMiB, 1.0, 8 * kMiB, 1.1, 8 * kMiB + 400 * kMiB / kPaceShare - 1);
   const double forecast_left = 10.0 * double(s.read_total - s.read_done) / double(s.read_total);
   EXPECT_DOUBLE_EQ(ExpectedSeconds(Nominal(4, 16, 2), s), 1.1 + forecast_left);
   s.read_done += 1;  // exactly a twentieth: the pace
@@ -95,12 +93,7 @@ TEST(ExpectedTimeTest, PaceWaitsForATwentieth) {
 
 // All read (or more than the sizing walk found: a file grew): the elapsed seconds, never less.
 TEST(ExpectedTimeTest, NeverBelowTheElapsedSeconds) {
-  PaceState s;
-  s.read_total = 10 * kMiB;
-  s.first_seconds = 0.5;
-  s.first_read_done = 8 * kMiB;
-  s.seconds = 2.0;
-  s.read_done = 12 * kMiB;
+  const PaceState s = Read(10 * kMiB, 0.5, 8 * kMiB, 2.0, 12 * kMiB);
   EXPECT_DOUBLE_EQ(ExpectedSeconds(Nominal(1, 1, 1), s), 2.0);
   PaceState empty;
   empty.seconds = 0.3;
