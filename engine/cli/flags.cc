@@ -171,7 +171,7 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   std::vector<std::string> state_paths;
   std::optional<std::string> r_vdev, r_ashift, r_copies, r_profile, r_ddt_format, r_ram;
   bool r_json = false, r_quiet = false;
-  std::optional<std::string> r_html;
+  std::optional<std::string> r_html, r_save;
   report->add_option("FILE", state_paths, "state files (zsim scan --save)")->required();
   report->add_option("--vdev", r_vdev, "vdev layout: disk, mirror:N, raidzP:C, draidP:D:C");
   report->add_option("--ashift", r_ashift, "log2 of the sector size");
@@ -183,6 +183,11 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   report->add_flag("--json", r_json, "print the JSON report on stdout");
   report->add_option("--html", r_html, "also write the HTML report to FILE");
   report->add_flag("--quiet,-q", r_quiet, "no warnings on stderr");
+  report
+      ->add_option("--save", r_save,
+                   "also write the merged state to FILE (it may be one of the inputs), to "
+                   "report or merge again without the parts")
+      ->type_name("FILE");
 
   CLI::App* diff = app.add_subcommand(
       "diff", "what changed between two saved scans: sizes, compression, dedup, DDT size, space");
@@ -224,6 +229,11 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     cmd.progress = false;
     ReportFlags& rf = cmd.report;
     rf.state_paths = state_paths;
+    if (r_save) {
+      if (r_save->empty())
+        return Status::InvalidArgument("--save needs a file name, e.g. --save merged.zstate");
+      cmd.save_path = *r_save;
+    }
     if (r_vdev) {
       Result<VdevLayout> v = ParseVdev(*r_vdev);
       if (!v.ok()) return Status::InvalidArgument("--vdev: " + v.status().message());

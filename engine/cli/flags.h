@@ -35,7 +35,8 @@ struct Command {
   bool wide = false;  // --wide: the text report's every column, whatever the width
   std::optional<std::string> html_path;  // --html FILE: also write the HTML report there
   bool quiet = false;
-  std::optional<std::string> save_path;   // scan --save FILE: also keep the scan's state there
+  // scan --save FILE: also keep the scan's state there; report --save FILE: the merged state.
+  std::optional<std::string> save_path;
   std::optional<std::string> since_path;  // scan --since FILE: read only what changed since
   ReportFlags report;                     // kReport; kDiff: state_paths = {old, new}
   std::optional<bool> progress;           // unset: when stderr is a terminal

@@ -69,9 +69,10 @@ int WriteStdout(const std::string& text) {
   return 0;
 }
 
-// zsim report: the state files merged in order, reported with the options given. A file that
-// cannot be read or merged, or options the state cannot answer: the message, and nullopt.
-std::optional<zsim::ScanResult> ReportFromStates(const zsim::cli::Command& cmd) {
+// zsim report: the state files merged in order, reported with the options given, and saved
+// with --save. A file that cannot be read or merged, or options the state cannot answer: the
+// message, nullopt and *exit_code.
+std::optional<zsim::ScanResult> ReportFromStates(const zsim::cli::Command& cmd, int* exit_code) {
   using namespace zsim;
   const cli::ReportFlags& rf = cmd.report;
   std::optional<state::ScanState> merged;
@@ -90,10 +91,17 @@ std::optional<zsim::ScanResult> ReportFromStates(const zsim::cli::Command& cmd) 
       cli::PrintError(path + " cannot be merged with " + rf.state_paths[0] + ": " + ok.message());
       return std::nullopt;
     }
-    if (const uint64_t shared = state::Merge(*merged, *s); shared != 0 && !cmd.quiet) {
-      cli::PrintError("warning: " + std::to_string(shared) + " file(s) of " + path +
-                      " are also in an earlier state (hard links across the trees, or "
-                      "overlapping inputs): counted in each, where one scan counts them once");
+    const state::MergeCounts counts = state::Merge(*merged, *s);
+    if (counts.shared != 0 && !cmd.quiet) {
+      cli::PrintError("warning: " + std::to_string(counts.shared) + " file(s) of " + path +
+                      " are also in an earlier state (overlapping inputs, or hard links of "
+                      "scans made in another boot): counted in each, where one scan counts "
+                      "them once");
+    }
+    if (counts.changed != 0 && !cmd.quiet) {
+      cli::PrintError("warning: " + std::to_string(counts.changed) + " file(s) of " + path +
+                      " with several names are also in an earlier state with another size "
+                      "or time stamps (changed between the scans): counted in each");
     }
   }
   finish::ReportOptions r = finish::ReportOptionsOf(merged->options);
@@ -107,6 +115,14 @@ std::optional<zsim::ScanResult> ReportFromStates(const zsim::cli::Command& cmd) 
   if (!answerable.ok()) {
     cli::PrintError(answerable.message());
     return std::nullopt;
+  }
+  if (cmd.save_path) {
+    const Status saved = state::SaveState(*merged, *cmd.save_path);
+    if (!saved.ok()) {
+      cli::PrintError("the merged state was not saved: " + saved.message());
+      *exit_code = cli::kExitUnreadable;
+      return std::nullopt;
+    }
   }
   return finish::Finish(*merged, r);
 }
@@ -226,8 +242,9 @@ int main(int argc, char** argv) {
 
   Result<ScanResult> result = Status::Internal("no result");
   if (cmd->kind == cli::Command::Kind::kReport) {
-    std::optional<ScanResult> r = ReportFromStates(*cmd);
-    if (!r) return cli::kExitUsage;
+    int exit_code = cli::kExitUsage;
+    std::optional<ScanResult> r = ReportFromStates(*cmd, &exit_code);
+    if (!r) return exit_code;
     result = std::move(*r);
   } else {
     const bool progress = cmd->progress.value_or(::isatty(STDERR_FILENO) == 1);

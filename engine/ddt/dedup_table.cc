@@ -46,6 +46,7 @@ constexpr uint32_t kIdBits = 24;
 // ~7 at 3/4 (bench/ddt_bench.cc, bytes_per_entry).
 constexpr uint32_t kIdMask = (uint32_t{1} << kIdBits) - 1;
 constexpr uint32_t kMaxEntriesPerShard = kIdMask;  // index slots hold id + 1
+static_assert(DedupTable::kMaxShardEntries == kMaxEntriesPerShard);
 
 // Entry layout (bytes): 0 lo, 8 low 32 bits of hi, 12 refcount, 16 lsize/512 - 1 with bit 15 the
 // zero flag, 18.. inline codes. Unaligned, accessed with memcpy.
@@ -152,6 +153,10 @@ DedupTable::~DedupTable() = default;
 uint32_t DedupTable::AppendEntry(Shard& shard, size_t slot, uint64_t lo, uint32_t hi32,
                                  uint32_t refcount, uint64_t lsize, bool is_zero) {
   const uint32_t id = shard.count++;
+  // Every 4096th entry of a shard: a shared write per new key would be a contended line.
+  if ((id & 0xFFF) == 0 && id > fullest_.load(std::memory_order_relaxed)) {
+    fullest_.store(id, std::memory_order_relaxed);
+  }
   if (ChunkOf(id) >= shard.chunks.size()) {
     const size_t chunk_bytes = ChunkEntries(shard.chunks.size()) * entry_bytes_;
     shard.chunks.push_back(std::make_unique<uint8_t[]>(chunk_bytes));
@@ -191,7 +196,9 @@ InsertOutcome DedupTable::Insert(const Fingerprint& key, uint64_t lsize, bool is
     return refs + 1 == kHeavyRefcount ? InsertOutcome::kBecameHeavy : InsertOutcome::kDuplicate;
   }
   if (shard.count >= kMaxEntriesPerShard) {
-    // 16.7M entries in one shard (4.3G in the table, about 100 GiB): the caller must sample.
+    // 16.7M entries in one shard (4.3G in the table, about 100 GiB): the caller should have
+    // sampled (kShardEntriesToSample). Left out, and said so.
+    overflowed_.store(true, std::memory_order_relaxed);
     return InsertOutcome::kSampledOut;
   }
   const uint32_t id = AppendEntry(shard, i, key.lo, hi32, 1, lsize, is_zero);
@@ -294,7 +301,10 @@ void DedupTable::MergeEntry(const EntryView& view, const std::vector<bool>& has_
     StoreCodes(shard, id, missing);
     return;
   }
-  if (shard.count >= kMaxEntriesPerShard) return;
+  if (shard.count >= kMaxEntriesPerShard) {
+    overflowed_.store(true, std::memory_order_relaxed);
+    return;
+  }
   const uint32_t id =
       AppendEntry(shard, i, view.key.lo, hi32, view.refcount, view.lsize, view.is_zero);
   StoreCodes(shard, id, view.codes);
@@ -322,6 +332,21 @@ void DedupTable::LoadEntry(const EntryView& view) {
   StoreCodes(shard, id, view.codes);
 }
 
+bool DedupTable::LoadNewEntry(const EntryView& view) {
+  Shard& shard = *shards_[view.key.hi >> (64 - kShardBits)];
+  const uint32_t hi32 = static_cast<uint32_t>(view.key.hi);
+  if (!view.is_zero && SampledOut(view.key, sample_shift_.load(std::memory_order_relaxed))) {
+    return false;
+  }
+  MakeRoom(shard);
+  const size_t i = shard.Find(view.key.lo, hi32, entry_bytes_);
+  if (shard.index[i] != 0 || shard.count >= kMaxEntriesPerShard) return false;
+  const uint32_t id =
+      AppendEntry(shard, i, view.key.lo, hi32, view.refcount, view.lsize, view.is_zero);
+  StoreCodes(shard, id, view.codes);
+  return true;
+}
+
 void DedupTable::RaiseSampleShift(uint32_t shift) {
   uint32_t current = sample_shift_.load();
   while (shift > current && !sample_shift_.compare_exchange_weak(current, shift)) {
@@ -337,6 +362,16 @@ void DedupTable::RaiseSampleShift(uint32_t shift) {
     });
     bytes_.fetch_sub(before - shard.Bytes(entry_bytes_), std::memory_order_relaxed);
   }
+  UpdateFullest();
+}
+
+void DedupTable::UpdateFullest() {
+  uint32_t fullest = 0;
+  for (auto& shard : shards_) {
+    std::lock_guard<std::mutex> lock(shard->mu);
+    fullest = std::max(fullest, shard->count & ~uint32_t{0xFFF});
+  }
+  fullest_.store(fullest, std::memory_order_relaxed);
 }
 
 std::vector<uint32_t> DedupTable::Compact(Shard& shard,
@@ -389,7 +424,17 @@ Fingerprint DedupTable::KeyOf(uint32_t ref) const {
       (uint64_t{ref >> kIdBits} << (64 - kShardBits)) | Load<uint32_t>(e + kHiOffset)};
 }
 
-void DedupTable::Release(uint32_t ref) {
+uint32_t DedupTable::Find(const Fingerprint& key) const {
+  const size_t shard_index = key.hi >> (64 - kShardBits);
+  Shard& shard = *shards_[shard_index];
+  std::lock_guard<std::mutex> lock(shard.mu);
+  if (shard.index.empty()) return kDroppedRef;
+  const size_t i = shard.Find(key.lo, static_cast<uint32_t>(key.hi), entry_bytes_);
+  if (shard.index[i] == 0) return kDroppedRef;
+  return static_cast<uint32_t>(shard_index << kIdBits) | ((shard.index[i] & kIdMask) - 1);
+}
+
+uint32_t DedupTable::Release(uint32_t ref) {
   Shard& shard = *shards_[ref >> kIdBits];
   std::lock_guard<std::mutex> lock(shard.mu);
   uint8_t* e = shard.Entry(ref & kIdMask, entry_bytes_);
@@ -397,7 +442,9 @@ void DedupTable::Release(uint32_t ref) {
   // A saturated count no longer knows how many there were: it stays.
   if (refs != 0 && refs != std::numeric_limits<uint32_t>::max()) {
     Store<uint32_t>(e + kRefOffset, refs - 1);
+    return refs - 1;
   }
+  return refs;
 }
 
 DedupTable::RefMap DedupTable::DropUnreferenced() {
@@ -409,6 +456,7 @@ DedupTable::RefMap DedupTable::DropUnreferenced() {
     map[k] = Compact(shard, [](const uint8_t* e) { return Load<uint32_t>(e + kRefOffset) != 0; });
     bytes_.fetch_sub(before - shard.Bytes(entry_bytes_), std::memory_order_relaxed);
   }
+  UpdateFullest();
   return map;
 }
 

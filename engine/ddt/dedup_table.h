@@ -145,9 +145,13 @@ class DedupTable {
   bool HasRef(uint32_t ref) const;
   // The key of the entry `ref` names (as ForEach gives it). REQUIRES: HasRef(ref).
   Fingerprint KeyOf(uint32_t ref) const;
-  // Takes one reference back out of the entry `ref` names (a block no longer there). An entry
-  // left with none stays until DropUnreferenced. REQUIRES: HasRef(ref), no concurrent ForEach.
-  void Release(uint32_t ref);
+  // The entry of `key` (as KeyOf or ForEach give it: the top 8 and low 32 bits of hi are
+  // enough), or kDroppedRef when the table holds no such key. No concurrent Insert.
+  uint32_t Find(const Fingerprint& key) const;
+  // Takes one reference back out of the entry `ref` names (a block no longer there), and returns
+  // the references it has left. An entry left with none stays until DropUnreferenced.
+  // REQUIRES: HasRef(ref), no concurrent ForEach.
+  uint32_t Release(uint32_t ref);
   // Drops every entry without references, renumbering the others; returns per shard the new
   // place of every old one (kDroppedRef for the dropped), for MapRef. No concurrent use.
   using RefMap = std::vector<std::vector<uint32_t>>;
@@ -170,10 +174,17 @@ class DedupTable {
   void Merge(const DedupTable& other);
 
   // Adds one entry as another table's ForEach gave it (a key not yet in this table; or as Merge
-  // does for one that is). Loading a saved table goes through it.
+  // does for one that is).
   void AddEntry(const EntryView& e) { MergeEntry(e, {}); }
-  // The same for a table only the calling thread uses meanwhile (loading a saved one): no lock.
+  // The same for a table only the calling thread uses meanwhile (gathering entries that come
+  // from several tables): no lock; a key given twice adds up.
   void LoadEntry(const EntryView& e);
+  // Appends a new entry for a table only the calling thread uses meanwhile (loading a saved
+  // one): no lock, and it takes the next reference of its shard, as the saved table's ForEach
+  // met it. False, and nothing stored, when the key is there already, lies outside the sampled
+  // key space, or its shard is full: a saved table holds none of those, so the file is corrupt
+  // (adding it up would shift every later entry's reference).
+  bool LoadNewEntry(const EntryView& e);
 
   // Sizes every shard's index for `entries` keys spread evenly over the shards (a table about to
   // be filled with a known number of entries: loading a saved one), so the fill rebuilds no index.
@@ -214,6 +225,17 @@ class DedupTable {
   // a first chunk of entries and a first index per shard. A memory budget below it cannot hold.
   uint64_t floor_bytes() const;
 
+  // Entries per shard: at most kMaxShardEntries (the 24-bit ids). A key whose shard is full is
+  // not kept (Insert says kSampledOut, Merge leaves it out) and overflowed() turns true; the
+  // callers keep every shard below kShardEntriesToSample by sampling the key space
+  // (state/table_budget.h FitTablesToShards) long before, so it never happens in practice.
+  // About the most entries any shard holds, rounded down to a multiple of 4096 (kept up to date
+  // as entries are added, without a lock).
+  static constexpr uint32_t kMaxShardEntries = (uint32_t{1} << 24) - 1;
+  static constexpr uint32_t kShardEntriesToSample = uint32_t{1} << 23;
+  uint32_t fullest_shard() const { return fullest_.load(std::memory_order_relaxed); }
+  bool overflowed() const { return overflowed_.load(std::memory_order_relaxed); }
+
  private:
   struct Shard;
   // Stores `codes` into entry `id` of `shard` (inline codes where not kPendingCode; a side
@@ -227,6 +249,8 @@ class DedupTable {
   // Grows the shard's index when one more entry would load it past 7/8. REQUIRES: shard.mu
   // held, or the table to the calling thread alone.
   void MakeRoom(Shard& shard);
+  // fullest_ from the shards' counts (after entries were dropped).
+  void UpdateFullest();
   // Keeps the entries of `shard` `keep` says yes to, renumbered in order into right-sized chunks,
   // with the index and side list rebuilt; returns each old id's new one (kDroppedRef: dropped).
   // REQUIRES: shard.mu held.
@@ -239,7 +263,9 @@ class DedupTable {
   size_t side_count_ = 0;
   size_t entry_bytes_ = 0;
   std::atomic<uint32_t> sample_shift_{0};
-  std::atomic<uint64_t> bytes_{0};  // memory_bytes(), updated by every allocation's change
+  std::atomic<uint64_t> bytes_{0};       // memory_bytes(), updated by every allocation's change
+  std::atomic<uint32_t> fullest_{0};     // fullest_shard()
+  std::atomic<bool> overflowed_{false};  // a key was left out for a full shard
   std::array<std::unique_ptr<Shard>, size_t{1} << kShardBits> shards_;
   std::shared_ptr<const RemotePart> remote_;
 };

@@ -115,6 +115,12 @@ void FinishBreakdowns(const state::BreakdownState& bd,
       scale(&dirs, known_dirs);
       scale(&exts, known_exts);
       auto finish = [](std::vector<BreakdownRow>* rows) {
+        // A row with nothing in it: its files failed, or a merge took its only file out (a
+        // file with several names, counted under another: state/linked_files.h).
+        std::erase_if(*rows, [](const BreakdownRow& b) {
+          return b.files == 0 && b.bytes == 0 && b.lsize == 0 && b.psize == 0 &&
+                 b.duplicate_bytes == 0;
+        });
         std::sort(rows->begin(), rows->end(), [](const BreakdownRow& a, const BreakdownRow& b) {
           return std::tie(b.duplicate_bytes, b.lsize, a.name) <
                  std::tie(a.duplicate_bytes, a.lsize, b.name);

@@ -144,6 +144,10 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   // table, whole, out of the state; the rest of the state goes to rank 0 by the tree merge.
   std::vector<std::unique_ptr<ddt::DedupTable>> owned;
   std::vector<ddt::DedupTable*> tables;
+  // The links' references (state/linked_files.h) name entries of the tables leaving the state:
+  // dropped (one walk counts every linked file once; a merge with another state counts a file
+  // linked across them in each, with a warning).
+  state.links.clear();
   for (state::RowState& row : state.rows) {
     owned.push_back(std::move(row.table));
     tables.push_back(owned.back().get());

@@ -36,6 +36,7 @@
 #include "engine/pipeline/expected_time.h"
 #include "engine/pipeline/input_file.h"
 #include "engine/pipeline/read_throttle.h"
+#include "engine/state/linked_files.h"
 #include "engine/state/scan_state.h"
 #include "engine/state/since.h"
 #include "engine/state/table_budget.h"
@@ -93,9 +94,13 @@ struct FileJob {
   std::vector<std::atomic<uint64_t>> non_hole;
   std::vector<std::atomic<uint64_t>> zero_blocks;  // per row: L0 blocks read and all zero
   std::vector<std::atomic<uint64_t>> holes;        // per row: records wholly in holes
-  // Per row, when the scan keeps file records: the table entry of every record read. Guarded
-  // by mu.
+  // A file with several names, counted whole: the state keeps what it adds (state::LinkedFile).
+  bool linked = false;
+  // Per row, when the scan keeps file records or the file is linked: the table entry of every
+  // record read. Guarded by mu.
   std::vector<std::vector<uint32_t>> refs;
+  // --sample 1/M, a linked file: per row, what its sampled occurrences added. Guarded by mu.
+  std::vector<OccurrenceSample> occurrences;
   std::atomic<uint64_t> bytes_read{0};
   FileGroups groups;  // breakdown rows
   // Order-independent hash of (record index, fingerprint) over the featured row's records:
@@ -151,7 +156,8 @@ struct Worker {
         codec_bytes(rows * settings, 0),
         non_hole(rows * settings, 0),
         levels(settings, 0),
-        occurrences(occurrence_sample ? rows : 0, OccurrenceSample(settings)) {}
+        occurrences(occurrence_sample ? rows : 0, OccurrenceSample(settings)),
+        linked_occurrences(occurrence_sample ? settings : 0) {}
   codec::Compressor compressor;
   // Not value-initialised: ReadChunk writes or zero-fills every byte a block reads, and zeroing
   // 8 MiB per thread up front was a visible part of short scans. Page-aligned: the kernel's copy
@@ -177,6 +183,9 @@ struct Worker {
   std::vector<OccurrenceSample> occurrences;
   std::vector<std::pair<uint64_t, int>> occurrence_blocks;
   std::vector<uint32_t> refs;  // the current row's entry references in the chunk (file records)
+  // A linked file's sampled occurrences in the current row of the chunk, and the cells touched.
+  OccurrenceSample linked_occurrences;
+  std::vector<uint32_t> linked_cells;
 };
 
 // Scans alive in this process, abandoned ones included (WaitForAllScans).
@@ -381,6 +390,8 @@ class Scan : public std::enable_shared_from_this<Scan> {
   enum class Fate : uint8_t { kGone, kKept, kReplaced };
   std::vector<state::FileRecord> base_records_;
   std::vector<Fate> base_fate_;
+  // Kept base records of files with several names: their stat now (state::LinkedFile).
+  std::unordered_map<size_t, io::FileInfo> base_linked_;
   std::unordered_map<std::string, size_t> base_index_;  // path -> base_records_
   std::vector<std::vector<double>> base_codec_seconds_;
   std::vector<std::vector<uint64_t>> base_codec_bytes_;
@@ -417,7 +428,11 @@ class Scan : public std::enable_shared_from_this<Scan> {
   int PlannedLevel() const { return estimate::PlanLevel(sizer_->allocated_bytes(), plan_block_); }
   void MaybeApplyPlan();
   void CompressFirstSightings(size_t r, uint64_t bs, Worker& w);
-  void CompressOccurrences(size_t r, uint64_t bs, Worker& w);
+  void CompressOccurrences(size_t r, uint64_t bs, Worker& w, FileJob& job);
+  // A linked file counted whole (state::LinkedFile): from its record, its stat as the walk saw
+  // it, the bytes this run read of it and, under --sample, its occurrences' sums per row.
+  void KeepLink(const state::FileRecord& rec, FileGroups groups, const io::FileInfo& info,
+                uint64_t bytes_read, const std::vector<OccurrenceSample>& occurrences);
   // Dedup sampling (--max-memory): the tables' memory budget, 0 for none.
   uint64_t table_budget_bytes_ = 0;
   void EnforceTableBudget();
@@ -660,7 +675,11 @@ std::shared_ptr<FileJob> Scan::MakeJob(walk::WalkItem item, uint64_t size) {
   job->non_hole = std::vector<std::atomic<uint64_t>>(rows_.size() * options_.compressions.size());
   job->zero_blocks = std::vector<std::atomic<uint64_t>>(rows_.size());
   job->holes = std::vector<std::atomic<uint64_t>>(rows_.size());
-  if (record_) job->refs.resize(rows_.size());
+  job->linked = !job->piece && item.kind == walk::WalkItem::Kind::kFile && item.info.nlink > 1;
+  if (record_ || job->linked) job->refs.resize(rows_.size());
+  if (job->linked && occurrences_) {
+    job->occurrences.assign(rows_.size(), OccurrenceSample(options_.compressions.size()));
+  }
   job->groups = breakdown_.Groups(options_.paths[item.root], job->path);
   if (job->piece) return job;  // the file is counted once, from its pieces
   input_.bytes_logical += job->size;
@@ -759,9 +778,10 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
           w.occurrence_blocks.emplace_back(rec_begin - chunk.offset, ol);
       }
       uint32_t ref = 0;
+      const bool keep_ref = record_ || job.linked;
       const ddt::InsertOutcome outcome =
-          rows_[r].table->Insert(fp, bs, is_zero, record_ ? &ref : nullptr);
-      if (record_ && outcome != ddt::InsertOutcome::kSampledOut) w.refs.push_back(ref);
+          rows_[r].table->Insert(fp, bs, is_zero, keep_ref ? &ref : nullptr);
+      if (keep_ref && outcome != ddt::InsertOutcome::kSampledOut) w.refs.push_back(ref);
       if (outcome == ddt::InsertOutcome::kFirst) {
         w.first_seen.push_back(FirstSeen{rec_begin - chunk.offset, fp, is_zero});
       } else if (outcome == ddt::InsertOutcome::kBecameHeavy && any_sampled_ && !occurrences_ &&
@@ -778,7 +798,7 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       for (size_t c = 0; c < settings; ++c) non_hole[c] += !(is_zero && zero_is_hole_[c]);
     }
     CompressFirstSightings(r, bs, w);
-    CompressOccurrences(r, bs, w);
+    CompressOccurrences(r, bs, w, job);
     if (row_zero_blocks != 0) job.zero_blocks[r].fetch_add(row_zero_blocks);
     if (row_holes != 0) job.holes[r].fetch_add(row_holes, std::memory_order_relaxed);
     if (!w.refs.empty()) {
@@ -854,8 +874,10 @@ void Scan::RaiseSettingLevel(size_t r, size_t c, int level) {
 
 // --sample 1/M: every setting over the chunk's sampled occurrences of row `r` (non-zero blocks),
 // into the worker's sums per occurrence level.
-void Scan::CompressOccurrences(size_t r, uint64_t bs, Worker& w) {
+void Scan::CompressOccurrences(size_t r, uint64_t bs, Worker& w, FileJob& job) {
   if (w.occurrence_blocks.empty()) return;
+  // A linked file's own sums too, so a merge can take them back out (state::LinkedFile).
+  OccurrenceSample* linked = job.linked ? &w.linked_occurrences : nullptr;
   const size_t settings = options_.compressions.size();
   const double u = double(AuxiliarySize(alloc_, bs, options_.copies));
   OccurrenceSample& sample = w.occurrences[r];
@@ -867,17 +889,34 @@ void Scan::CompressOccurrences(size_t r, uint64_t bs, Worker& w) {
       const ByteView block(w.buffer.get() + offset, bs);
       const zfs::BlockWrite bw = codec::CompressZfsBlock(policy_, comp, block, false, w.compressor,
                                                          MutableByteView(w.scratch.get(), bs));
-      OccurrenceSums& o = sample.At(c, stratum, level);
-      if (bw.kind == zfs::BlockKind::kEmbedded) {
-        o.AddEmbedded(double(bs), u, double(bw.psize));
-      } else {
-        const zfs::BlockSpace space = alloc_.Block(bw.psize, options_.copies);
-        o.AddStored(double(bs), u, double(bw.psize), double(space.dsize), double(space.asize));
+      auto add = [&](OccurrenceSums& o) {
+        if (bw.kind == zfs::BlockKind::kEmbedded) {
+          o.AddEmbedded(double(bs), u, double(bw.psize));
+        } else {
+          const zfs::BlockSpace space = alloc_.Block(bw.psize, options_.copies);
+          o.AddStored(double(bs), u, double(bw.psize), double(space.dsize), double(space.asize));
+        }
+      };
+      add(sample.At(c, stratum, level));
+      if (linked != nullptr) {
+        OccurrenceSums& l = linked->At(c, stratum, level);
+        w.linked_cells.push_back(static_cast<uint32_t>(&l - linked->sums.data()));
+        add(l);
       }
     }
     w.codec_ns[r * settings + c] += ThreadCpuNanos() - t0;
     w.codec_bytes[r * settings + c] += bs * w.occurrence_blocks.size();
   }
+  if (linked == nullptr) return;
+  std::sort(w.linked_cells.begin(), w.linked_cells.end());
+  w.linked_cells.erase(std::unique(w.linked_cells.begin(), w.linked_cells.end()),
+                       w.linked_cells.end());
+  {
+    std::lock_guard<std::mutex> lock(job.mu);
+    for (uint32_t i : w.linked_cells) job.occurrences[r].sums[i].Merge(linked->sums[i]);
+  }
+  for (uint32_t i : w.linked_cells) linked->sums[i] = OccurrenceSums();
+  w.linked_cells.clear();
 }
 
 void Scan::Process(Chunk& chunk, Worker& w) {
@@ -960,7 +999,11 @@ void Scan::RaiseToBudget(uint64_t planned_bytes) {
 
 // --max-memory: when the tables outgrow the budget, keep half as much of the key space (every
 // row alike). Whether a given M is ever exceeded depends on the data only, so the final M does.
-void Scan::EnforceTableBudget() { state::FitTablesToBudget(rows_, table_budget_bytes_); }
+// And whatever the budget, a table nearing its shards' limit samples too (FitTablesToShards).
+void Scan::EnforceTableBudget() {
+  state::FitTablesToBudget(rows_, table_budget_bytes_);
+  state::FitTablesToShards(rows_);
+}
 
 void Scan::FinishFile(FileJob& job) {
   // Every chunk is done: a file that changed since it was opened is reported, not modelled.
@@ -973,7 +1016,8 @@ void Scan::FinishFile(FileJob& job) {
   }
   ++files_done_;
   bytes_read_ += job.bytes_read.load();
-  if (record_) {
+  const bool linked = job.linked && job.status.ok();
+  if (record_ || linked) {
     // Also for a file that failed: the blocks of its chunks read before are in the tables.
     state::FileRecord rec;
     rec.path = job.path;
@@ -983,9 +1027,6 @@ void Scan::FinishFile(FileJob& job) {
     rec.size = job.size;
     rec.mtime_ns = job.info.mtime_ns;
     rec.ctime_ns = job.info.ctime_ns;
-    if (!state::StampsVouch(rec.mtime_ns, rec.ctime_ns, stamp_floor_ns_)) {
-      rec.ctime_ns = state::kUntrustedStamp;
-    }
     rec.is_zvol = job.is_zvol;
     rec.failed = !job.status.ok();
     rec.has_data = job.has_data.load();
@@ -999,7 +1040,13 @@ void Scan::FinishFile(FileJob& job) {
       std::lock_guard<std::mutex> lock(job.mu);
       rec.refs = std::move(job.refs);
     }
-    state_.records.push_back(std::move(rec));
+    if (linked) KeepLink(rec, job.groups, job.info, job.bytes_read.load(), job.occurrences);
+    if (record_) {
+      if (!state::StampsVouch(rec.mtime_ns, rec.ctime_ns, stamp_floor_ns_)) {
+        rec.ctime_ns = state::kUntrustedStamp;
+      }
+      state_.records.push_back(std::move(rec));
+    }
   }
   if (!job.status.ok()) {
     file_errors_.push_back(PathError{job.path, job.status.ToString()});
@@ -1015,6 +1062,36 @@ void Scan::FinishFile(FileJob& job) {
   AddFileFigures(job.layouts, job.size, non_hole, zero_blocks, job.groups,
                  ddt::Fingerprint{job.content_lo.load(), job.content_hi.load()},
                  job.has_data.load(), job.identity);
+}
+
+void Scan::KeepLink(const state::FileRecord& rec, FileGroups groups, const io::FileInfo& info,
+                    uint64_t bytes_read, const std::vector<OccurrenceSample>& occurrences) {
+  state::LinkedFile f;
+  f.path = rec.path;
+  f.fs = state::LinkedFileSystem(rec.dev, rec.path);
+  f.ino = rec.ino;
+  f.dev = rec.dev;
+  f.size = rec.size;
+  f.allocated = info.allocated;
+  f.mtime_ns = info.mtime_ns;
+  f.ctime_ns = info.ctime_ns;
+  f.directory = groups.directory;
+  f.extension = groups.extension;
+  f.bytes_read = bytes_read;
+  f.has_data = rec.has_data;
+  f.content_lo = rec.content_lo;
+  f.content_hi = rec.content_hi;
+  f.zero_blocks = rec.zero_blocks;
+  f.holes = rec.holes;
+  f.refs = rec.refs;
+  for (const OccurrenceSample& sample : occurrences) {
+    auto& cells = f.occurrences.emplace_back();
+    for (size_t i = 0; i < sample.sums.size(); ++i) {
+      if (sample.sums[i].n() != 0) cells.emplace_back(static_cast<uint32_t>(i), sample.sums[i]);
+    }
+  }
+  f.occurrences.resize(rows_.size());
+  state_.links.push_back(std::move(f));
 }
 
 void Scan::AddFileFigures(const std::vector<zfs::RecordLayout>& layouts, uint64_t size,
@@ -1080,6 +1157,7 @@ bool Scan::Reuse(const walk::WalkItem& item) {
     return false;
   }
   base_fate_[it->second] = Fate::kKept;
+  if (info.nlink > 1) base_linked_.emplace(it->second, info);
   input_.bytes_logical += rec.size;
   ++input_.files;
   return true;
@@ -1115,6 +1193,10 @@ void Scan::FinishSince() {
       }
     }
     const FileGroups groups = breakdown_.Groups(options_.paths[rec.root], rec.path);
+    if (const auto linked = base_linked_.find(i); linked != base_linked_.end()) {
+      // Not read by this run; no occurrences (--since does not sample the table).
+      KeepLink(rec, groups, linked->second, 0, {});
+    }
     AddFileFigures(Layouts(rec.size, rec.is_zvol), rec.size, non_hole, rec.zero_blocks, groups,
                    ddt::Fingerprint{rec.content_lo, rec.content_hi}, rec.has_data,
                    state::FileIdentity(rec.dev, rec.ino));
@@ -1131,7 +1213,7 @@ void Scan::FinishSince() {
   since_summary_.read = state_.records.size();
   for (state::FileRecord& rec : state_.records) records.push_back(std::move(rec));
   state_.records = std::move(records);
-  if (released) state::DropUnreferenced(rows_, state_.records);
+  if (released) state::DropUnreferenced(rows_, state_.records, state_.links);
 }
 
 bool Scan::BaseFitsBudget() const {
@@ -1449,6 +1531,17 @@ state::ScanState Scan::Run() {
                                 std::to_string(kAbandonAfter.count()) + " ms after the interrupt")
                   .ToString()});
   }
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    if (!rows_[r].table->overflowed()) continue;
+    // Never expected (state::FitTablesToShards samples long before); said, not hidden.
+    input_.errors.push_back(PathError{
+        options_.paths.empty() ? std::string() : options_.paths[0],
+        Status::OutOfMemory("the dedup table of block size " +
+                            std::to_string(rows_[r].block_bytes) +
+                            " filled a shard (2^24 - 1 entries): some blocks were left out; "
+                            "scan with --sample 1/M")
+            .ToString()});
+  }
   CloseInput();
 
   sampling_.complete_level = std::max(lowest, 0);
@@ -1474,6 +1567,15 @@ state::ScanState Scan::Run() {
     if (row.table->sample_shift() != 0) state_.has_records = false;
   }
   if (!state_.has_records) state_.records.clear();
+  // A table sampled more coarsely during the scan (--max-memory, FitTablesToShards) renumbered
+  // its entries, which the links' references no longer name: without links a merge counts such
+  // files in each part, and says so (state::MergeCounts::shared).
+  for (const state::RowState& row : rows_) {
+    if (row.table->sample_shift() !=
+        static_cast<uint32_t>(std::countr_zero(options_.sample_modulus))) {
+      state_.links.clear();
+    }
+  }
   std::vector<const BreakdownCollector::Local*> sampled{&replayed_};
   for (const Worker& w : workers) {
     sampled.push_back(&w.sampled);

@@ -7,6 +7,8 @@
 #include <unordered_map>
 
 #include "engine/state/breakdown_sample.h"
+#include "engine/state/linked_files.h"
+#include "engine/state/table_budget.h"
 #include "engine/zfs/write_rules.h"
 
 namespace zsim::state {
@@ -52,8 +54,10 @@ Status Differ(const std::string& what, const std::string& a, const std::string& 
                                  "): only scans made with the same " + what + " " + use);
 }
 
-// `from`'s breakdown rows and references into `into`'s, matched by name.
-void MergeBreakdown(BreakdownState& into, const BreakdownState& from) {
+// `from`'s breakdown rows and references into `into`'s, matched by name. Returns where `from`'s
+// directory and extension rows went.
+std::pair<std::vector<uint32_t>, std::vector<uint32_t>> MergeBreakdown(BreakdownState& into,
+                                                                       const BreakdownState& from) {
   auto remap = [](std::vector<std::string>& names, std::vector<BreakdownRowSums>& rows,
                   const std::vector<std::string>& from_names,
                   const std::vector<BreakdownRowSums>& from_rows) {
@@ -93,8 +97,7 @@ void MergeBreakdown(BreakdownState& into, const BreakdownState& from) {
   for (const auto& [content, copies] : from.contents) into.contents[content] += copies;
   into.zero_blocks += from.zero_blocks;
   into.zero_bytes += from.zero_bytes;
-  // The union may keep more than one scan of it would: settle as that scan does.
-  SettleBreakdownSample(&into);
+  return {dirs, exts};
 }
 
 }  // namespace
@@ -146,7 +149,11 @@ Status CheckMergeable(const ScanState& a, const ScanState& b) {
   return Status::Ok();
 }
 
-uint64_t Merge(ScanState& into, const ScanState& from) {
+MergeCounts Merge(ScanState& into, const ScanState& from) {
+  // The links' blocks by key: the tables change (a coarser sample renumbers entries).
+  LinkKeys keys = KeysOfLinks(into);
+  LinkKeys from_keys = KeysOfLinks(from);
+  const bool plan_added = into.sampling.plan_scope != from.sampling.plan_scope;
   // Files both states hold: only meaningful when one host scanned both.
   uint64_t shared = 0;
   if (!into.host.empty() && into.host == from.host) {
@@ -162,6 +169,7 @@ uint64_t Merge(ScanState& into, const ScanState& from) {
              std::back_inserter(ids));
   into.file_ids = std::move(ids);
   ScanOptions& o = into.options;
+  const uint32_t paths_before = static_cast<uint32_t>(o.paths.size());
   o.paths.insert(o.paths.end(), from.options.paths.begin(), from.options.paths.end());
   o.sample_modulus = std::max(o.sample_modulus, from.options.sample_modulus);
   // Every block at the coarser level went through the sampled codecs in both parts.
@@ -184,6 +192,8 @@ uint64_t Merge(ScanState& into, const ScanState& from) {
         std::max(into.sampling.setting_levels[i], from.sampling.setting_levels[i]);
   }
   const size_t settings = o.compressions.size();
+  // A table nearing its shards' limit keeps a coarser sample, never a truncated one.
+  FitTablesToShards(into.rows, &from.rows);
   for (size_t r = 0; r < into.rows.size(); ++r) {
     RowState& a = into.rows[r];
     const RowState& b = from.rows[r];
@@ -201,7 +211,7 @@ uint64_t Merge(ScanState& into, const ScanState& from) {
     }
   }
   for (const auto& [dir, count] : from.directories) into.directories[dir] += count;
-  MergeBreakdown(into.breakdown, from.breakdown);
+  const auto [dirs, exts] = MergeBreakdown(into.breakdown, from.breakdown);
 
   InputSummary& in = into.input;
   const InputSummary& fin = from.input;
@@ -214,12 +224,46 @@ uint64_t Merge(ScanState& into, const ScanState& from) {
   in.errors.insert(in.errors.end(), fin.errors.begin(), fin.errors.end());
   std::stable_sort(in.errors.begin(), in.errors.end(),
                    [](const PathError& p, const PathError& q) { return p.path < q.path; });
-  // The parts' entry references name entries of their own tables: no base for --since.
-  into.has_records = false;
-  into.records.clear();
+  // File records (the base of --since) merge when both parts kept them: `from`'s references
+  // are looked up in the merged table by key; `into`'s name the same entries still (an exact
+  // table only grows, unless it had to be sampled).
+  bool records = into.has_records && from.has_records;
+  for (const RowState& r : into.rows) records = records && r.table->sample_shift() == 0;
+  if (records) {
+    into.records.reserve(into.records.size() + from.records.size());
+    for (const FileRecord& f : from.records) {
+      FileRecord& g = into.records.emplace_back(f);
+      g.root += paths_before;
+      for (size_t r = 0; r < g.refs.size(); ++r) {
+        for (uint32_t& ref : g.refs[r]) {
+          ref = into.rows[r].table->Find(from.rows[r].table->KeyOf(ref));
+        }
+      }
+    }
+  } else {
+    into.records.clear();
+  }
+  into.has_records = records;
   into.partial = into.partial || from.partial;
   into.seconds += from.seconds;
-  return shared;
+  // Files with several names both held count once (state/linked_files.h).
+  const size_t first_other = into.links.size();
+  for (const LinkedFile& f : from.links) {
+    LinkedFile& g = into.links.emplace_back(f);
+    g.directory = dirs[f.directory];
+    g.extension = exts[f.extension];
+  }
+  keys.insert(keys.end(), std::make_move_iterator(from_keys.begin()),
+              std::make_move_iterator(from_keys.end()));
+  const LinkMerge links = ResolveLinks(into, first_other, std::move(keys), plan_added);
+  // The union may keep more breakdown references than one scan of it would: settle as that scan
+  // does, once the linked files counted twice are out.
+  SettleBreakdownSample(&into.breakdown);
+  MergeCounts counts;
+  counts.linked = links.resolved;
+  counts.changed = links.changed;
+  counts.shared = shared - std::min(shared, links.resolved);
+  return counts;
 }
 
 }  // namespace zsim::state

@@ -4,9 +4,12 @@
 // the figures of one scan of A and B (timings aside), whatever the order of the merges. Dedup
 // across the parts is found (the tables merge key by key), whole-file duplicates across them
 // too (contents merge), and under --sample 1/M the keys of the coarser M are kept (key-bit
-// samples nest: 1/2M of the key space is inside 1/M). What a merge cannot undo: a file reached
-// from both parts (a hard link, overlapping inputs) counts in each part; Merge says how many
-// there were (states of one host only: device and inode numbers mean nothing across hosts).
+// samples nest: 1/2M of the key space is inside 1/M). A file with several names that both parts
+// counted (a hard link across them) counts once, as one scan counts it (state/linked_files.h),
+// when both were scanned on this machine in one boot. What a merge cannot undo: a file of one
+// name reached from both parts (overlapping inputs), or a linked file of other hosts or boots,
+// counts in each part; Merge says how many there were (states of one host only: device and
+// inode numbers mean nothing across hosts).
 //
 // Thread safety: `into` is modified; no other use of either state meanwhile.
 
@@ -32,11 +35,20 @@ Status CheckSameContent(const ScanOptions& x, const ScanOptions& y, const std::s
 // Else kInvalidArgument naming the first difference.
 Status CheckMergeable(const ScanState& a, const ScanState& b);
 
-// Adds `from` into `into`. Returns how many files both held (same host, same device and inode:
-// hard links across the trees or overlapping inputs), which the merge counts once per state
-// where one scan of both would count them once: the caller should warn when it is not 0.
-// REQUIRES: CheckMergeable(into, from).ok().
-uint64_t Merge(ScanState& into, const ScanState& from);
+// What a merge found of the files both states held.
+struct MergeCounts {
+  uint64_t linked = 0;  // files with several names in both: counted once
+  // Files both held (same host, device and inode: overlapping inputs, or links the states
+  // cannot match: scanned in other boots) and counted in each, where one scan of both would
+  // count them once: the caller should warn when it is not 0.
+  uint64_t shared = 0;
+  // Linked files of one file system and inode whose size, mtime or ctime differ between the
+  // states (changed between the scans): counted in each; the caller should warn.
+  uint64_t changed = 0;
+};
+
+// Adds `from` into `into`. REQUIRES: CheckMergeable(into, from).ok().
+MergeCounts Merge(ScanState& into, const ScanState& from);
 
 }  // namespace zsim::state
 

@@ -164,6 +164,31 @@ struct FileRecord {
   std::vector<std::vector<uint32_t>> refs;
 };
 
+// A file with several names (st_nlink > 1) as the scan counted it, with what it added to the
+// state, so that a merge with another part that counted it too counts it once
+// (state/linked_files.h). Kept for such files only: per file about 120 bytes plus its path, and
+// 4 bytes per block per recordsize the table kept.
+struct LinkedFile {
+  std::string path;  // the name the walk counted (the smallest of those it met)
+  // The file: its file system (LinkedFileSystem: st_dev and statfs's f_fsid on this machine
+  // and boot) and inode, and the stamps that say it is the same version in both parts.
+  uint64_t fs = 0, ino = 0;
+  uint64_t dev = 0;                  // st_dev as the scan saw it (its FileIdentity in file_ids)
+  uint64_t size = 0, allocated = 0;  // st_size; st_blocks x 512 (the sizing walk's bytes)
+  int64_t mtime_ns = 0, ctime_ns = 0;
+  uint32_t directory = 0, extension = 0;  // its breakdown rows (indexes of their names)
+  uint64_t bytes_read = 0;
+  bool has_data = false;  // as FileRecord
+  uint64_t content_lo = 0, content_hi = 0;
+  // Per row: all-zero records read, records wholly in holes, and the table entry of every record
+  // the table kept (all of them unless sampled).
+  std::vector<uint64_t> zero_blocks, holes;
+  std::vector<std::vector<uint32_t>> refs;
+  // --sample 1/M, per row: what its sampled occurrences added, by index into
+  // estimate::OccurrenceSample::sums (the cells it touched only).
+  std::vector<std::vector<std::pair<uint32_t, estimate::OccurrenceSums>>> occurrences;
+};
+
 struct ScanState {
   // The scan's options with every default resolved (pipeline/scan.h ResolveOptions). The fields
   // that fixed the content are listed by ContentOptions; the others are the report's defaults.
@@ -181,10 +206,14 @@ struct ScanState {
   std::string host;
   std::vector<uint64_t> file_ids;
   // Every file read, when `has_records` (a scan asked to keep them, with exact tables): the
-  // base of a later `zsim scan --since`. A merge drops them (their entry references are the
-  // part's own).
+  // base of a later `zsim scan --since`. A merge keeps them when both parts have them (their
+  // references looked up in the merged table, their inputs numbered after the first part's).
   bool has_records = false;
   std::vector<FileRecord> records;
+  // Every file with several names the scan counted (read in full, not in pieces), with what it
+  // added: a merge counts a file both parts hold once. Their references name entries of `rows`'
+  // tables.
+  std::vector<LinkedFile> links;
   bool partial = false;
   double seconds = 0;  // wall time of the scan(s)
 };

@@ -23,9 +23,9 @@ std::string Join(const std::vector<std::string>& v) {
 Status CheckSince(const ScanState& base, const ScanOptions& options) {
   if (!base.has_records) {
     return Status::InvalidArgument(
-        "--since: the state holds no file records (a merge of several states, a scan whose "
-        "dedup table was sampled by --sample or --max-memory, or an interrupted scan): scan "
-        "in full with --save, then use --since on that state");
+        "--since: the state holds no file records (a scan whose dedup table was sampled by "
+        "--sample or --max-memory, an interrupted or distributed scan, or a merge with such a "
+        "state): scan in full with --save, then use --since on that state");
   }
   if (base.partial) {
     return Status::InvalidArgument("--since: the state is of an interrupted scan: scan in full");
@@ -72,14 +72,17 @@ void ReleaseBlocks(const FileRecord& record, std::vector<RowState>& rows) {
   }
 }
 
-void DropUnreferenced(std::vector<RowState>& rows, std::vector<FileRecord>& records) {
+void DropUnreferenced(std::vector<RowState>& rows, std::vector<FileRecord>& records,
+                      std::vector<LinkedFile>& links) {
   for (size_t r = 0; r < rows.size(); ++r) {
     const ddt::DedupTable::RefMap map = rows[r].table->DropUnreferenced();
-    for (FileRecord& f : records) {
-      if (r >= f.refs.size()) continue;
-      // A record kept references live entries only: none maps to kDroppedRef.
-      for (uint32_t& ref : f.refs[r]) ref = ddt::DedupTable::MapRef(map, ref);
-    }
+    // Records and links kept reference live entries only: none maps to kDroppedRef.
+    auto remap = [&](std::vector<std::vector<uint32_t>>& refs) {
+      if (r >= refs.size()) return;
+      for (uint32_t& ref : refs[r]) ref = ddt::DedupTable::MapRef(map, ref);
+    };
+    for (FileRecord& f : records) remap(f.refs);
+    for (LinkedFile& f : links) remap(f.refs);
   }
 }
 

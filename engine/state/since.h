@@ -57,8 +57,9 @@ bool StampsVouch(int64_t mtime_ns, int64_t ctime_ns, int64_t scan_start_ns);
 // Takes one reference per record the file read back out of `rows`' tables.
 void ReleaseBlocks(const FileRecord& record, std::vector<RowState>& rows);
 
-// Drops every entry left without references and renumbers the records' references.
-void DropUnreferenced(std::vector<RowState>& rows, std::vector<FileRecord>& records);
+// Drops every entry left without references and renumbers the records' and links' references.
+void DropUnreferenced(std::vector<RowState>& rows, std::vector<FileRecord>& records,
+                      std::vector<LinkedFile>& links);
 
 // The row's distinct-block sketches, from its exact table: `aux_units(lsize)` is the auxiliary
 // size in 512-byte units the scan gives a block of that lsize.

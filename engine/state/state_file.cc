@@ -123,6 +123,16 @@ void PutTable(FrameWriter& w, const ddt::DedupTable& t) {
 
 // File records (format version 3), after the tables their references name.
 constexpr uint8_t kZvolRecord = 1, kFailedRecord = 2, kDataRecord = 4;
+
+// What a file record or a link keeps of one row: zero blocks, holes, entry references.
+void PutRowBlocks(FrameWriter& w, uint64_t zero_blocks, uint64_t holes,
+                  const std::vector<uint32_t>& refs) {
+  w.U64(zero_blocks);
+  w.U64(holes);
+  w.U64(refs.size());
+  for (uint32_t ref : refs) w.U32(ref);
+}
+
 void PutRecords(FrameWriter& w, const ScanState& s) {
   w.U8(s.has_records);
   if (!s.has_records) return;
@@ -140,10 +150,44 @@ void PutRecords(FrameWriter& w, const ScanState& s) {
     w.U64(f.content_lo);
     w.U64(f.content_hi);
     for (size_t r = 0; r < s.rows.size(); ++r) {
-      w.U64(f.zero_blocks[r]);
-      w.U64(f.holes[r]);
-      w.U64(f.refs[r].size());
-      for (uint32_t ref : f.refs[r]) w.U32(ref);
+      PutRowBlocks(w, f.zero_blocks[r], f.holes[r], f.refs[r]);
+    }
+  }
+}
+
+void PutOccurrenceSums(FrameWriter& w, const estimate::OccurrenceSums& o) {
+  w.U64(o.ne);
+  for (double v : {o.lsize, o.lsize_ne, o.asize, o.emb_bytes}) w.F64(v);
+  PutMoments(w, o.psize_per_u);
+  PutMoments(w, o.dsize_per_u);
+}
+
+// Files with several names (format version 5), after the tables their references name.
+void PutLinks(FrameWriter& w, const ScanState& s) {
+  w.U64(s.links.size());
+  for (const LinkedFile& f : s.links) {
+    w.Str(f.path);
+    w.U64(f.fs);
+    w.U64(f.ino);
+    w.U64(f.dev);
+    w.U64(f.size);
+    w.U64(f.allocated);
+    w.U64(static_cast<uint64_t>(f.mtime_ns));
+    w.U64(static_cast<uint64_t>(f.ctime_ns));
+    w.U32(f.directory);
+    w.U32(f.extension);
+    w.U64(f.bytes_read);
+    w.U8(f.has_data);
+    w.U64(f.content_lo);
+    w.U64(f.content_hi);
+    for (size_t r = 0; r < s.rows.size(); ++r) {
+      PutRowBlocks(w, f.zero_blocks[r], f.holes[r], f.refs[r]);
+      const size_t cells = r < f.occurrences.size() ? f.occurrences[r].size() : 0;
+      w.U32(static_cast<uint32_t>(cells));
+      for (size_t k = 0; k < cells; ++k) {
+        w.U32(f.occurrences[r][k].first);
+        PutOccurrenceSums(w, f.occurrences[r][k].second);
+      }
     }
   }
 }
@@ -244,12 +288,7 @@ void PutState(FrameWriter& w, const ScanState& s) {
       }
     }
     w.U64(r.occurrences.sums.size());
-    for (const estimate::OccurrenceSums& o : r.occurrences.sums) {
-      w.U64(o.ne);
-      for (double v : {o.lsize, o.lsize_ne, o.asize, o.emb_bytes}) w.F64(v);
-      PutMoments(w, o.psize_per_u);
-      PutMoments(w, o.dsize_per_u);
-    }
+    for (const estimate::OccurrenceSums& o : r.occurrences.sums) PutOccurrenceSums(w, o);
     for (int k = 0; k < 3; ++k) {
       const estimate::DistinctCounter& dc = r.distinct->counter(k);
       w.U8(static_cast<uint8_t>(dc.precision()));
@@ -258,6 +297,7 @@ void PutState(FrameWriter& w, const ScanState& s) {
     PutTable(w, *r.table);
   }
   PutRecords(w, s);
+  PutLinks(w, s);
 }
 
 // ---- reading ----
@@ -338,6 +378,18 @@ estimate::RatioEstimator GetMoments(FrameReader& r) {
   return estimate::RatioEstimator::FromMoments(m);
 }
 
+estimate::OccurrenceSums GetOccurrenceSums(FrameReader& r) {
+  estimate::OccurrenceSums os;
+  os.ne = r.U64();
+  os.lsize = r.F64();
+  os.lsize_ne = r.F64();
+  os.asize = r.F64();
+  os.emb_bytes = r.F64();
+  os.psize_per_u = GetMoments(r);
+  os.dsize_per_u = GetMoments(r);
+  return os;
+}
+
 bool ValidCode(ddt::PsizeCode c) { return c == ddt::kPendingCode || c <= ddt::kEmbeddedBase + 112; }
 
 std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r, size_t settings,
@@ -384,9 +436,29 @@ std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r, size_t settings,
     }
     if (!r.ok()) break;
     e.codes = codes;
-    table->LoadEntry(e);
+    // A key given twice (or one the table's sample excludes) would shift the reference of
+    // every later entry of its shard, which the file records name.
+    if (!table->LoadNewEntry(e))
+      r.Fail("corrupt: a dedup table key is given twice or lies outside its sample");
   }
   return table;
+}
+
+// PutRowBlocks read back, each reference checked against `table`.
+void GetRowBlocks(FrameReader& r, const ddt::DedupTable& table, std::vector<uint64_t>& zero_blocks,
+                  std::vector<uint64_t>& holes, std::vector<std::vector<uint32_t>>& refs) {
+  zero_blocks.push_back(r.U64());
+  holes.push_back(r.U64());
+  const uint64_t n = Count(r, kMaxCount, "block reference");
+  std::vector<uint32_t>& v = refs.emplace_back();
+  // Reserved up to a bound only: a corrupt count must not allocate what it says (the reads fail
+  // at the end of the data).
+  v.reserve(std::min<uint64_t>(n, 1 << 16));
+  for (uint64_t k = 0; k < n && r.ok(); ++k) {
+    const uint32_t ref = r.U32();
+    if (!table.HasRef(ref)) r.Fail("corrupt: a block reference");
+    v.push_back(ref);
+  }
 }
 
 void GetRecords(FrameReader& r, ScanState& s) {
@@ -411,21 +483,48 @@ void GetRecords(FrameReader& r, ScanState& s) {
     f.content_lo = r.U64();
     f.content_hi = r.U64();
     for (size_t row = 0; row < s.rows.size() && r.ok(); ++row) {
-      f.zero_blocks.push_back(r.U64());
-      f.holes.push_back(r.U64());
-      const uint64_t refs = Count(r, kMaxCount, "block reference");
-      std::vector<uint32_t>& v = f.refs.emplace_back();
-      // Reserved up to a bound only: a corrupt count must not allocate what it says (the reads
-      // fail at the end of the data).
-      v.reserve(std::min<uint64_t>(refs, 1 << 16));
-      for (uint64_t k = 0; k < refs && r.ok(); ++k) {
-        const uint32_t ref = r.U32();
-        if (!s.rows[row].table->HasRef(ref)) r.Fail("corrupt: a block reference");
-        v.push_back(ref);
-      }
-      if (f.zero_blocks[row] > refs) r.Fail("corrupt: a file record's zero blocks");
+      GetRowBlocks(r, *s.rows[row].table, f.zero_blocks, f.holes, f.refs);
+      if (f.zero_blocks[row] > f.refs[row].size()) r.Fail("corrupt: a file record's zero blocks");
     }
     s.records.push_back(std::move(f));
+  }
+}
+
+void GetLinks(FrameReader& r, ScanState& s) {
+  const uint64_t n = Count(r, kMaxCount, "linked file");
+  for (uint64_t i = 0; i < n && r.ok(); ++i) {
+    LinkedFile f;
+    f.path = r.Str(1 << 20);
+    f.fs = r.U64();
+    f.ino = r.U64();
+    f.dev = r.U64();
+    f.size = r.U64();
+    f.allocated = r.U64();
+    f.mtime_ns = static_cast<int64_t>(r.U64());
+    f.ctime_ns = static_cast<int64_t>(r.U64());
+    f.directory = r.U32();
+    f.extension = r.U32();
+    if (f.directory >= s.breakdown.directories.size() ||
+        f.extension >= s.breakdown.extensions.size()) {
+      r.Fail("corrupt: a linked file's breakdown row");
+    }
+    f.bytes_read = r.U64();
+    const uint8_t has_data = r.U8();
+    if (has_data > 1) r.Fail("corrupt: a linked file");
+    f.has_data = has_data != 0;
+    f.content_lo = r.U64();
+    f.content_hi = r.U64();
+    for (size_t row = 0; row < s.rows.size() && r.ok(); ++row) {
+      GetRowBlocks(r, *s.rows[row].table, f.zero_blocks, f.holes, f.refs);
+      const size_t sums = s.rows[row].occurrences.sums.size();
+      auto& cells = f.occurrences.emplace_back();
+      for (uint32_t k = 0, m = Count32(r, 1 << 16, "occurrence cell"); k < m && r.ok(); ++k) {
+        const uint32_t index = r.U32();
+        if (index >= sums) r.Fail("corrupt: a linked file's occurrences");
+        cells.emplace_back(index, GetOccurrenceSums(r));
+      }
+    }
+    s.links.push_back(std::move(f));
   }
 }
 
@@ -583,15 +682,7 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version) {
       r.Fail("corrupt: occurrence sample size");
     }
     rs.occurrences.sums.resize(r.ok() ? sums : 0);
-    for (estimate::OccurrenceSums& os : rs.occurrences.sums) {
-      os.ne = r.U64();
-      os.lsize = r.F64();
-      os.lsize_ne = r.F64();
-      os.asize = r.F64();
-      os.emb_bytes = r.F64();
-      os.psize_per_u = GetMoments(r);
-      os.dsize_per_u = GetMoments(r);
-    }
+    for (estimate::OccurrenceSums& os : rs.occurrences.sums) os = GetOccurrenceSums(r);
     if (!r.ok()) return;
     rs.distinct = std::make_unique<estimate::DistinctBlocks>(rs.block_bytes);
     for (int k = 0; k < 3 && r.ok(); ++k) {
@@ -625,6 +716,7 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version) {
     rs.table = GetTable(r, settings, expected);
   }
   if (version >= 3 && r.ok()) GetRecords(r, s);
+  if (version >= 5 && r.ok()) GetLinks(r, s);
 }
 
 }  // namespace

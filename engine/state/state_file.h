@@ -8,7 +8,9 @@
 //     directory shapes, the breakdown, then per recordsize its file shapes, occurrence sample,
 //     sketches and dedup table (entries streamed from the table, one frame of memory), then
 //     the file records when the state has them (path, root, device, inode, size, mtime, ctime,
-//     flags, content hash, and per recordsize zero blocks, holes and 4 bytes per block read)
+//     flags, content hash, and per recordsize zero blocks, holes and 4 bytes per block read),
+//     then the files with several names (path, identity, stamps, breakdown rows, sizes, per
+//     recordsize zero blocks, holes, 4 bytes per block the table kept, occurrence sums)
 //   | end frame
 //
 // The text header describes the file to a person (`head -c 400 FILE`): the zsim version that
@@ -38,9 +40,11 @@ namespace zsim::state {
 // 2: file shapes keep their all-zero blocks (FileShape::zero_blocks), which `used` counts.
 // 3: file records (FileRecord) follow the tables, for --since.
 // 4: the sampling plan's bytes (SamplingState::planned_bytes, plan_scope), which the codec
-// budget follows. Versions 2 and 3 are still read (as states without records, or without a
-// plan: their levels are taken as recorded).
-inline constexpr uint32_t kStateFormatVersion = 4;
+// budget follows.
+// 5: the files with several names (LinkedFile), so a merge counts a file both parts hold once.
+// Versions 2 to 4 are still read (as states without records, without a plan: their levels are
+// taken as recorded, or without links: a merge counts a file linked across them in each).
+inline constexpr uint32_t kStateFormatVersion = 5;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process

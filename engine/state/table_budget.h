@@ -26,6 +26,15 @@ uint64_t TablesBytes(const std::vector<RowState>& rows);
 // 0 means no budget.
 void FitTablesToBudget(std::vector<RowState>& rows, uint64_t budget_bytes);
 
+// Raises every row's sample shift (alike) while some shard of some table holds more than
+// ddt::DedupTable::kShardEntriesToSample entries (2^31 in a table, about 50 GiB): a shard holds
+// at most 2^24 - 1, and a key met beyond would be left out. Half the limit leaves room for the
+// keys the chunks in flight add before the next check. `also` (a table about to be merged into
+// the rows', or none) counts as if added. `limit`: the entries per shard that make it sample
+// (a test's smaller one).
+void FitTablesToShards(std::vector<RowState>& rows, const std::vector<RowState>* also = nullptr,
+                       uint64_t limit = ddt::DedupTable::kShardEntriesToSample);
+
 }  // namespace zsim::state
 
 #endif  // ZSIM_ENGINE_STATE_TABLE_BUDGET_H_

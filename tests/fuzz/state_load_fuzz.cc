@@ -2,7 +2,8 @@
 // checksums checked, anything but a file zsim wrote is refused; with them skipped (so mutations
 // reach the parser), the bytes must give an error or a state whose every part is usable, never
 // a crash, a hang or an allocation the bytes do not pay for. The corpus holds files of the
-// current format (tests/fuzz/make_state_seeds writes them) and of format version 1 (refused).
+// current format (tests/fuzz/make_state_seeds writes them), one whose table gives a key twice
+// (refused: tests/pipeline/state_file_test.cc writes it), and of format version 1 (refused).
 
 #include <cstddef>
 #include <cstdint>
@@ -34,6 +35,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         for (uint32_t ref : f.refs[r]) {
           if (!s->rows[r].table->HasRef(ref)) __builtin_trap();
           (void)s->rows[r].table->KeyOf(ref);
+        }
+      }
+    }
+    // Links (files with several names) too, and their breakdown rows and occurrence cells exist.
+    for (const zsim::state::LinkedFile& f : s->links) {
+      if (f.refs.size() != s->rows.size() || f.holes.size() != s->rows.size() ||
+          f.occurrences.size() != s->rows.size() ||
+          f.directory >= s->breakdown.directories.size() ||
+          f.extension >= s->breakdown.extensions.size()) {
+        __builtin_trap();
+      }
+      for (size_t r = 0; r < f.refs.size(); ++r) {
+        for (uint32_t ref : f.refs[r]) {
+          if (!s->rows[r].table->HasRef(ref)) __builtin_trap();
+        }
+        for (const auto& cell : f.occurrences[r]) {
+          if (cell.first >= s->rows[r].occurrences.sums.size()) __builtin_trap();
         }
       }
     }

@@ -1,7 +1,9 @@
 // Merge(scan(A), scan(B)) against scan(A, B): a tree split into parts by directory, with
-// duplicate blocks and whole files across the parts, gives the same figures merged as scanned
-// at once, in any merge order, exact, with sampled codecs and under --sample 1/M; the bundled
-// tiny sample split by its top directories too. States that cannot merge are refused.
+// duplicate blocks and whole files across the parts and files hard-linked across them, gives
+// the same figures merged as scanned at once, in any merge order, exact, with sampled codecs and
+// under --sample 1/M; the bundled tiny sample split by its top directories too (with links and a
+// copy across the parts). Files in both states the links cannot match are counted and said;
+// states that cannot merge are refused.
 
 #include "engine/state/merge.h"
 
@@ -169,9 +171,89 @@ TEST(MergeTest, TinySampleSplitByDirectoryMergesToTheWholeScan) {
   ExpectMergeEqualsScan(parts, exact);
 }
 
-// A file reached from two states (a hard link across the trees, the same tree twice) cannot be
-// counted once by a merge: Merge says how many there were, for states of one host only.
-TEST(MergeTest, FilesInBothStatesOfOneHostAreCounted) {
+// Hard links across the parts of BuildParts: a/shared.bin also as c/link.bin; b/s1.log also as
+// a/logs/s1.log and c/deep/er/s1.log (three names, three parts); a/f2.txt also as a/f2.again
+// (a link inside one part). The files of the union scan count each once, under their smallest
+// name, and the other names are `hard_link` skips.
+void LinkAcrossParts(testing::TempDir& dir) {
+  namespace fs = std::filesystem;
+  const fs::path root = dir.path();
+  fs::create_hard_link(root / "a" / "shared.bin", root / "c" / "link.bin");
+  fs::create_directories(root / "a" / "logs");
+  fs::create_directories(root / "c" / "deep" / "er");
+  fs::create_hard_link(root / "b" / "s1.log", root / "a" / "logs" / "s1.log");
+  fs::create_hard_link(root / "b" / "s1.log", root / "c" / "deep" / "er" / "s1.log");
+  fs::create_hard_link(root / "a" / "f2.txt", root / "a" / "f2.again");
+}
+
+// Hard links across the parts count once, as one scan of the parts counts them: the merge
+// equals the scan of the union, exact, with sampled codecs, at several recordsizes, under
+// --sample 1/M, and in any order of the parts (the smallest name wins whichever part holds it).
+TEST(MergeTest, FilesLinkedAcrossPartsCountOnce) {
+  testing::TempDir dir;
+  BuildParts(dir);
+  LinkAcrossParts(dir);
+  ScanOptions o = OptionsFor({});
+  ExpectMergeEqualsScan(Parts(dir, {"a", "b", "c"}), o);
+  ExpectMergeEqualsScan(Parts(dir, {"c", "b", "a"}), o);
+  ExpectMergeEqualsScan(Parts(dir, {"b", "c"}), o);
+  o.recordsizes = {4096, 16 * 1024, 1 << 20};
+  ExpectMergeEqualsScan(Parts(dir, {"a", "b", "c"}), o);
+  o.exact = true;
+  ExpectMergeEqualsScan(Parts(dir, {"b", "a", "c"}), o);
+  o = OptionsFor({});
+  o.sample_modulus = 16;
+  ExpectMergeEqualsScan(Parts(dir, {"a", "b", "c"}), o);
+  ExpectMergeEqualsScan(Parts(dir, {"c", "a", "b"}), o);
+
+  // The test means something only if the parts counted the linked files in each: the whole
+  // counts fewer files and bytes than the parts together, and the merge found them.
+  auto fs = io::PosixFileSystem();
+  o = OptionsFor(Parts(dir, {"a", "b", "c"}));
+  Result<ScanResult> whole = RunScan(o, fs.get());
+  ASSERT_TRUE(whole.ok());
+  uint64_t files = 0;
+  std::optional<state::ScanState> merged;
+  uint64_t linked = 0;
+  for (const std::string& p : Parts(dir, {"a", "b", "c"})) {
+    Result<state::ScanState> s = ScanToState(OptionsFor({p}), fs.get());
+    ASSERT_TRUE(s.ok());
+    files += s->input.files;
+    if (!merged) {
+      merged = std::move(*s);
+      continue;
+    }
+    const state::MergeCounts counts = state::Merge(*merged, *s);
+    EXPECT_EQ(counts.shared, 0u);
+    EXPECT_EQ(counts.changed, 0u);
+    linked += counts.linked;
+  }
+  EXPECT_EQ(linked, 3u);  // shared.bin once, s1.log twice
+  EXPECT_EQ(files, whole->input.files + 3);
+  EXPECT_EQ(whole->input.skipped.at("hard_link"), 4u);  // link.bin, two s1.log, f2.again
+  // One link per file with several names, under the smallest name.
+  ASSERT_EQ(merged->links.size(), 3u);
+  std::vector<std::string> names;
+  for (const state::LinkedFile& f : merged->links) names.push_back(f.path);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{(dir.path() / "a" / "f2.again").string(),
+                                             (dir.path() / "a" / "logs" / "s1.log").string(),
+                                             (dir.path() / "a" / "shared.bin").string()}));
+  // Under --sample 1/16 what a linked file's sampled occurrences added is kept (and taken out).
+  o = OptionsFor({(dir.path() / "c").string()});
+  o.sample_modulus = 16;
+  Result<state::ScanState> c = ScanToState(o, fs.get());
+  ASSERT_TRUE(c.ok());
+  size_t cells = 0;
+  for (const state::LinkedFile& f : c->links) {
+    for (const auto& row : f.occurrences) cells += row.size();
+  }
+  EXPECT_GT(cells, 0u);
+}
+
+// A file reached from two states that the links cannot match is counted in each, and Merge says
+// how many: the same tree twice (names of one link), or states of another machine or boot.
+TEST(MergeTest, FilesInBothStatesThatDoNotMatchAreCounted) {
   testing::TempDir dir;
   BuildParts(dir);
   std::filesystem::create_hard_link(dir.path() / "a" / "shared.bin", dir.path() / "c" / "link.bin");
@@ -184,15 +266,72 @@ TEST(MergeTest, FilesInBothStatesOfOneHostAreCounted) {
   state::ScanState a = scan("a");
   EXPECT_FALSE(a.host.empty());
   EXPECT_EQ(a.file_ids.size(), a.input.files);
-  EXPECT_EQ(state::Merge(a, scan("b")), 0u);  // disjoint trees
-  EXPECT_EQ(state::Merge(a, scan("c")), 1u);  // c/link.bin is a/shared.bin
+  EXPECT_EQ(state::Merge(a, scan("b")).shared, 0u);   // disjoint trees
+  state::MergeCounts c = state::Merge(a, scan("c"));  // c/link.bin is a/shared.bin
+  EXPECT_EQ(c.shared, 0u);
+  EXPECT_EQ(c.linked, 1u);
   state::ScanState again = scan("a");
   const uint64_t files_a = again.input.files;
-  EXPECT_EQ(state::Merge(a, again), files_a);  // the same tree twice
-  // Device and inode numbers of another host say nothing.
-  state::ScanState other = scan("a");
+  c = state::Merge(a, again);  // the same tree twice: only its linked file matches
+  EXPECT_EQ(c.linked, 1u);
+  EXPECT_EQ(c.shared, files_a - 1);
+  // Another machine or boot: its file systems are others, device and inode numbers say nothing.
+  state::ScanState other = scan("c");
   other.host = "another-host";
-  EXPECT_EQ(state::Merge(a, other), 0u);
+  for (state::LinkedFile& f : other.links) f.fs ^= 2;
+  c = state::Merge(a, other);
+  EXPECT_EQ(c.linked, 0u);
+  EXPECT_EQ(c.shared, 0u);
+  // The same file changed between the scans: counted in each, and said so.
+  state::ScanState changed = scan("c");
+  for (state::LinkedFile& f : changed.links) f.mtime_ns += 1;
+  c = state::Merge(a, changed);
+  EXPECT_EQ(c.linked, 0u);
+  EXPECT_EQ(c.changed, 1u);
+}
+
+// The bundled tiny sample, copied, split by its top directories, with files hard-linked across
+// the parts and a file copied into another part: the merge equals the scan of the whole.
+TEST(MergeTest, TinySampleWithLinksAcrossPartsMergesToTheWholeScan) {
+  const std::filesystem::path tiny = testing::SampleDir("ZSIM_SAMPLE_TINY");
+  if (tiny.empty()) GTEST_SKIP() << "the tiny sample is not built (ctest -R sample_tiny)";
+  namespace fs = std::filesystem;
+  testing::TempDir dir;
+  fs::copy(tiny, dir.path() / "t", fs::copy_options::recursive);
+  std::vector<std::string> parts;
+  for (const auto& e : fs::directory_iterator(dir.path() / "t")) {
+    if (e.is_directory()) parts.push_back(e.path().string());
+  }
+  std::sort(parts.begin(), parts.end());
+  ASSERT_GE(parts.size(), 3u);
+  // The two largest files of each part get a name in the next part (and the first part's also
+  // one in the part after), and the largest a copy there.
+  int links = 0;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    std::vector<std::pair<uintmax_t, fs::path>> files;
+    for (const auto& e : fs::recursive_directory_iterator(parts[p])) {
+      if (e.is_regular_file() && !e.is_symlink() && e.hard_link_count() == 1) {
+        files.emplace_back(e.file_size(), e.path());
+      }
+    }
+    std::sort(files.rbegin(), files.rend());
+    for (size_t k = 0; k < files.size() && k < 2; ++k) {
+      const fs::path next = fs::path(parts[(p + 1) % parts.size()]);
+      fs::create_hard_link(files[k].second, next / ("linked" + std::to_string(links++)));
+      if (p == 0)
+        fs::create_hard_link(files[k].second, fs::path(parts[2]) / ("third" + std::to_string(k)));
+      if (k == 0) fs::copy_file(files[k].second, next / ("copied" + std::to_string(p)));
+    }
+  }
+  ASSERT_GE(links, 4);
+  ExpectMergeEqualsScan(parts, OptionsFor({}));
+  ScanOptions o = OptionsFor({});
+  o.exact = true;
+  o.recordsizes = {4096, 1 << 20};
+  ExpectMergeEqualsScan(parts, o);
+  o = OptionsFor({});
+  o.sample_modulus = 16;
+  ExpectMergeEqualsScan(parts, o);
 }
 
 TEST(MergeTest, StatesOfOtherSettingsAreRefused) {
