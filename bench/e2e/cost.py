@@ -189,24 +189,34 @@ def rate(args, log, d):
 
 
 def progress(args, log, d):
-    """The progress line's expected time when the scan passes 10%, against its actual time."""
+    """The progress line's expected time when the scan passes 10%, against its actual time; --reps
+    runs, each logged, then the median and worst ratio. The target: every ratio in [0.75, 1.25]."""
     name = name_of(d)
     run(cat_cmd(d), shell=True)
-    w, out, err = run([args.zsim, "scan", d, "--json", "--progress", "--threads", str(CORES)])
-    lines = err.decode(errors="replace").replace("\n", "\r").split("\r")
-    shown = None
-    for ln in lines:
-        if not ln.startswith("scanned ") or "%)" not in ln or "expected " not in ln:
+    ratios = []
+    for _ in range(args.reps):
+        w, out, err = run([args.zsim, "scan", d, "--json", "--progress", "--threads", str(CORES)])
+        text = err.decode(errors="replace").replace("\x1b[K", "")
+        shown = None
+        for ln in text.replace("\n", "\r").split("\r"):
+            if not ln.startswith("scanned ") or "%)" not in ln or "expected " not in ln:
+                continue
+            pct = int(ln.split("(")[1].split("%")[0])
+            if pct >= 10:
+                shown = (pct, float(ln.split("expected ")[1].split(" s")[0]), ln.strip())
+                break
+        if shown is None:
+            log.add("progress-at-10%", name, w, "no progress line at or past 10% (scan too short)")
             continue
-        pct = int(ln.split("(")[1].split("%")[0])
-        if pct >= 10:
-            shown = (pct, float(ln.split("expected ")[1].split(" s")[0]), ln.strip())
-            break
-    if shown is None:
-        log.add("progress-at-10%", name, w, "no progress line at or past 10% (scan too short)")
-        return
-    log.add("progress-at-10%", name, w, "at %d%%: expected %.0f s, actual %.2f s, ratio %.2f | %s" % (
-        shown[0], shown[1], w, shown[1] / w, shown[2][:160]))
+        ratios.append(shown[1] / w)
+        log.add("progress-at-10%", name, w, "at %d%%: expected %.1f s, actual %.2f s, ratio %.2f | %s"
+                % (shown[0], shown[1], w, shown[1] / w, shown[2][:160]))
+    if ratios:
+        worst = max(ratios, key=lambda r: abs(r - 1))
+        log.add("progress-at-10%-summary", name, 0,
+                "ratios %s median %.2f worst %.2f within 25%%: %s" % (
+                    " ".join("%.2f" % r for r in ratios), statistics.median(ratios), worst,
+                    "yes" if all(0.75 <= r <= 1.25 for r in ratios) else "no"))
 
 
 def main():

@@ -62,6 +62,21 @@ void PrintError(const std::string& message) {
   std::fprintf(stderr, "zsim: %s\n", TerminalSafe(message, /*keep_newlines=*/true).c_str());
 }
 
+namespace {
+
+// Seconds for the progress line: tenths under 10 s (a short scan's whole seconds would be off by
+// up to half a second), whole seconds above.
+std::string FormatSeconds(double seconds) {
+  if (seconds < 9.95) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%.1f", seconds);
+    return buf;
+  }
+  return std::to_string(static_cast<uint64_t>(seconds + 0.5));
+}
+
+}  // namespace
+
 std::string FormatProgress(const pipeline::Progress& p) {
   std::string line = "scanned " + FormatBytes(p.bytes_done);
   if (p.walk_finished) {
@@ -77,15 +92,19 @@ std::string FormatProgress(const pipeline::Progress& p) {
     line += " (" + std::to_string(static_cast<int>(done * 100)) + "%)";
   }
   if (p.expected_seconds > 0) {
-    line += ", expected " + std::to_string(static_cast<uint64_t>(p.expected_seconds + 0.5)) +
-            " s, codecs " + std::to_string(static_cast<int>(p.codec_share * 100 + 0.5)) + "%";
+    line += ", expected " + FormatSeconds(p.expected_seconds) + " s, codecs " +
+            std::to_string(static_cast<int>(p.codec_share * 100 + 0.5)) + "%";
   }
   if (p.seconds > 0.5) {
     const double rate = static_cast<double>(p.bytes_done) / p.seconds;
     line += ", " + FormatBytes(static_cast<uint64_t>(rate)) + "/s";
-    if (p.walk_finished && rate > 0 && p.bytes_discovered > p.bytes_done) {
+    // The time left: the expected time's (it follows the bytes read, not the logical bytes,
+    // which run ahead over a sparse file's holes), else the logical pace's.
+    if (p.walk_finished && p.expected_seconds > 0 && p.bytes_discovered > p.bytes_done) {
+      line += ", ETA " + FormatSeconds(std::max(0.0, p.expected_seconds - p.seconds)) + " s";
+    } else if (p.walk_finished && rate > 0 && p.bytes_discovered > p.bytes_done) {
       const double eta = static_cast<double>(p.bytes_discovered - p.bytes_done) / rate;
-      line += ", ETA " + std::to_string(static_cast<uint64_t>(eta + 0.5)) + " s";
+      line += ", ETA " + FormatSeconds(eta) + " s";
     }
   }
   return line;

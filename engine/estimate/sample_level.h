@@ -38,8 +38,9 @@ inline int SampleLevel(uint64_t key_lo) {
 struct SamplingPlan {
   std::vector<bool> sampled;  // per setting
   // Per setting: for a sampled one, the exact setting whose psize is the auxiliary variable
-  // (a regression estimate: psize ~ a + b x that setting's psize, finish/tally.cc); -1 for lsize
-  // (a ratio estimate: psize_total ~ R x lsize total), and for exact settings.
+  // (a regression estimate: psize ~ a s + b x, s the lsize and x that setting's psize,
+  // finish/tally.cc); -1 for lsize (a ratio estimate: psize total ~ R x lsize total), and for
+  // exact settings.
   std::vector<int> anchors;
 };
 

@@ -225,7 +225,10 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         if (e.codes[c] == ddt::kPendingCode || lv < complete[c]) continue;
         const uint64_t psize =
             ddt::IsEmbeddedCode(e.codes[c]) ? 0 : ddt::AllocatedPsize(e.codes[c]);
-        per_level[c][lv].Add(double(e.refcount) * Anchor(e, sampling.anchors[c]),
+        // A sampled table's estimate (FinishSampledTable) calibrates on lsize, not on an
+        // anchor: the level must be chosen with the auxiliary that estimate uses, or an anchor
+        // far better than lsize would pick a level whose sample is too small for it.
+        per_level[c][lv].Add(double(e.refcount) * Anchor(e, m > 1 ? -1 : sampling.anchors[c]),
                              double(e.refcount * psize));
       }
     });

@@ -25,6 +25,7 @@
 #include "engine/codec/zfs_block.h"
 #include "engine/ddt/dedup_table.h"
 #include "engine/estimate/codec_budget.h"
+#include "engine/estimate/codec_cost.h"
 #include "engine/estimate/distinct_blocks.h"
 #include "engine/estimate/occurrence_sample.h"
 #include "engine/estimate/ratio_estimator.h"
@@ -32,6 +33,7 @@
 #include "engine/finish/finish.h"
 #include "engine/finish/tally.h"
 #include "engine/pipeline/breakdown.h"
+#include "engine/pipeline/expected_time.h"
 #include "engine/pipeline/input_file.h"
 #include "engine/pipeline/read_throttle.h"
 #include "engine/state/linked_files.h"
@@ -118,6 +120,11 @@ struct Chunk {
   std::shared_ptr<FileJob> file;
   uint64_t offset = 0;
   uint64_t length = 0;  // bytes of the file in this chunk (the last may be short)
+  // For the progress line's expected time (expected_time.h), filled by the worker: data bytes
+  // read (holes are not), and its codecs' CPU nanoseconds and nominal CPU seconds.
+  uint64_t read = 0;
+  uint64_t codec_ns = 0;
+  double codec_nominal_seconds = 0;
 };
 
 // A block seen for the first time, waiting for its codes.
@@ -194,9 +201,6 @@ constexpr std::chrono::milliseconds kPlanWait{1000};
 
 // Seeds the hash of the input paths that names the sizing walk's plan (SamplingState::plan_scope).
 constexpr uint64_t kPlanScopeSeed = 0x706c616e73636f70;  // "planscop"
-
-// The progress line's expected time follows the pace once 1/kPaceShare of the bytes is done.
-constexpr uint64_t kPaceShare = 20;
 
 // Shared by the scan and its pipeline thread, which outlives RunScan when reads are abandoned.
 class Scan : public std::enable_shared_from_this<Scan> {
@@ -330,6 +334,14 @@ class Scan : public std::enable_shared_from_this<Scan> {
   void CloseInput();
   void MaybeReportProgress(bool force);
   void MaybeForecast();
+  // A worker's codec CPU nanoseconds so far and their nominal CPU seconds (estimate/codec_cost.h).
+  struct CodecWork {
+    uint64_t ns = 0;
+    double nominal_seconds = 0;
+  };
+  CodecWork CodecWorkOf(const Worker& w) const;
+  // The serial stage's account of a chunk done, for the expected time.
+  void CountForPace(const Chunk& chunk);
   std::optional<CostForecast> forecast_;  // once the sizing walk has finished
 
   // Copies: an abandoned pipeline may still run after RunScan has returned.
@@ -443,6 +455,7 @@ class Scan : public std::enable_shared_from_this<Scan> {
   uint64_t files_done_ = 0;
   uint64_t bytes_done_ = 0;
   uint64_t bytes_read_ = 0;
+  PaceState pace_;  // the serial stage's, for the expected time (seconds set when reported)
   Clock::time_point start_;
   Clock::time_point last_progress_;
   std::atomic<bool> cancelled_{false};
@@ -700,6 +713,7 @@ Status Scan::ReadChunk(Chunk& chunk, Worker& w, io::File& file, uint64_t fill_en
     if (throttle_) throttle_->Acquire(e - b, control_.cancel);
     ZSIM_RETURN_IF_ERROR(io::ReadFully(file, b, MutableByteView(base + (b - begin), e - b)));
     chunk.file->bytes_read.fetch_add(e - b, std::memory_order_relaxed);
+    chunk.read += e - b;
     cursor = e;
   }
   if (fill_end > cursor) std::fill(base + (cursor - begin), base + (fill_end - begin), uint8_t{0});
@@ -945,7 +959,11 @@ void Scan::Process(Chunk& chunk, Worker& w) {
     WorkScope scope(this);
     if (!scope) return;  // abandoned while this chunk was read: the result is built already
     MaybeApplyPlan();
+    const CodecWork before = CodecWorkOf(w);
     ProcessRows(chunk, w);
+    const CodecWork after = CodecWorkOf(w);
+    chunk.codec_ns = after.ns - before.ns;
+    chunk.codec_nominal_seconds = after.nominal_seconds - before.nominal_seconds;
   } catch (const std::bad_alloc&) {
     job.Fail(Status::OutOfMemory("out of memory while processing this file"));
   } catch (const std::exception& e) {
@@ -1290,19 +1308,39 @@ void Scan::MaybeReportProgress(bool force) {
   }
   p.seconds = std::chrono::duration<double>(now - start_).count();
   if (forecast_) {
-    p.expected_seconds = forecast_->Seconds();
-    const double cpu = forecast_->read_cpu_seconds + forecast_->codec_cpu_seconds;
-    p.codec_share = cpu > 0 ? forecast_->codec_cpu_seconds / cpu : 0;
-    // Once a twentieth of the bytes is done, the pace so far: the codecs run on the same share
-    // of the blocks from the first chunk on (estimate/codec_budget.h), so the work per byte is
-    // steady, and the pace holds this machine's speeds, its load and its disk, which the
-    // forecast's nominal speeds do not.
-    if (p.walk_finished && p.bytes_done >= p.bytes_discovered / kPaceShare && p.bytes_done > 0 &&
-        p.seconds > 0) {
-      p.expected_seconds = p.seconds * double(p.bytes_discovered) / double(p.bytes_done);
-    }
+    // The codecs run on the same share of the blocks from the first chunk on
+    // (estimate/codec_budget.h), so the work per byte read is steady enough for the pace, which
+    // holds this machine's speeds, its load and its disk (expected_time.h).
+    PaceState s = pace_;
+    s.seconds = p.seconds;
+    s.read_total = sizer_ ? sizer_->data_bytes() : 0;
+    p.expected_seconds = ExpectedSeconds(*forecast_, s);
+    const CostForecast f = CalibratedForecast(*forecast_, s);
+    const double cpu = f.read_cpu_seconds + f.codec_cpu_seconds;
+    p.codec_share = cpu > 0 ? f.codec_cpu_seconds / cpu : 0;
   }
   control_.progress(p);
+}
+
+Scan::CodecWork Scan::CodecWorkOf(const Worker& w) const {
+  CodecWork work;
+  const size_t settings = options_.compressions.size();
+  for (size_t i = 0; i < w.codec_ns.size(); ++i) {
+    work.ns += w.codec_ns[i];
+    const double speed = estimate::NominalCodecBytesPerSecond(options_.compressions[i % settings]);
+    if (speed > 0) work.nominal_seconds += double(w.codec_bytes[i]) / speed;
+  }
+  return work;
+}
+
+void Scan::CountForPace(const Chunk& chunk) {
+  pace_.read_done += chunk.read;
+  pace_.codec_cpu_seconds += double(chunk.codec_ns) * 1e-9;
+  pace_.codec_nominal_seconds += chunk.codec_nominal_seconds;
+  if (pace_.first_seconds < 0) {
+    pace_.first_seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+    pace_.first_read_done = pace_.read_done;
+  }
 }
 
 void Scan::MaybeForecast() {
@@ -1345,6 +1383,7 @@ void Scan::RunPipeline() {
               WorkScope scope(this);
               if (!scope) return;
               bytes_done_ += chunk->length;
+              CountForPace(*chunk);
               EnforceTableBudget();
               MaybeForecast();
               if (chunk->file->chunks_left.fetch_sub(1) == 1) {

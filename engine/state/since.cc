@@ -45,15 +45,19 @@ Status CheckSince(const ScanState& base, const ScanOptions& options) {
                                    Join(base.options.paths) + ", not " + Join(options.paths) +
                                    ": give the same input paths, in the same order");
   }
-  // A state saved by a zsim whose sampling plan differed (before lz4 became the exact auxiliary
-  // of the LZ77 codecs, lz4 was sampled): its codes would be read as the new plan's.
+  // Another compression list, --exact or not, and the like: named as such first.
+  if (Status same = CheckSameContent(base.options, options, "serve --since"); !same.ok()) {
+    return same;
+  }
+  // The same options, but a state saved by a zsim whose sampling plan differed (before lz4
+  // became the exact auxiliary of the LZ77 codecs, lz4 was sampled): its codes would be read as
+  // the new plan's.
   const estimate::SamplingPlan plan = estimate::PlanSampling(options.compressions, options.exact);
-  if (base.sampling.sampled.size() == plan.sampled.size() &&
-      (base.sampling.sampled != plan.sampled || base.sampling.anchors != plan.anchors)) {
+  if (base.sampling.sampled != plan.sampled || base.sampling.anchors != plan.anchors) {
     return Status::InvalidArgument(
         "--since: the state was saved by a zsim that sampled other codecs: scan in full");
   }
-  return CheckSameContent(base.options, options, "serve --since");
+  return Status::Ok();
 }
 
 bool Unchanged(const FileRecord& record, uint32_t root, uint64_t dev, uint64_t ino, uint64_t size,

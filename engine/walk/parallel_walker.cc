@@ -416,12 +416,13 @@ WalkSizer::WalkSizer(io::FileSystem* fs, std::vector<std::string> roots, WalkOpt
                      int threads)
     : fs_(fs) {
   auto add = [this](const std::vector<WalkItem>& batch) {
-    uint64_t files = 0, bytes = 0, allocated = 0;
+    uint64_t files = 0, bytes = 0, allocated = 0, data = 0;
     for (const WalkItem& item : batch) {
       if (item.kind == WalkItem::Kind::kFile) {
         ++files;
         bytes += item.info.size;
         allocated += item.info.allocated;
+        data += std::min(item.info.size, item.info.allocated);
       } else if (item.kind == WalkItem::Kind::kZvol) {
         uint64_t size = item.info.size;
         if (size == 0) {  // lstat of a block device says 0: ask the device
@@ -431,11 +432,13 @@ WalkSizer::WalkSizer(io::FileSystem* fs, std::vector<std::string> roots, WalkOpt
         ++files;
         bytes += size;
         allocated += size;
+        data += size;
       }
     }
     files_.fetch_add(files, std::memory_order_relaxed);
     bytes_.fetch_add(bytes, std::memory_order_relaxed);
     allocated_.fetch_add(allocated, std::memory_order_relaxed);
+    data_.fetch_add(data, std::memory_order_relaxed);
   };
   if (options.follow_symlinks) {
     // Loop detection needs each path's ancestors: the serial walk, in one background thread.

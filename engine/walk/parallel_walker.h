@@ -88,13 +88,16 @@ class WalkSizer {
   uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
   // Bytes the files hold on their file system (holes excluded; a device: its size).
   uint64_t allocated_bytes() const { return allocated_.load(std::memory_order_relaxed); }
+  // Bytes a scan reads: each file's allocated bytes, at most its size (a small file's last block
+  // is allocated in full, but only its size is read; a device: its size).
+  uint64_t data_bytes() const { return data_.load(std::memory_order_relaxed); }
   // Waits until the walk has finished.
   void Wait() const;
   bool finished() const { return finished_.load(std::memory_order_acquire); }
 
  private:
   io::FileSystem* fs_;
-  std::atomic<uint64_t> files_{0}, bytes_{0}, allocated_{0};
+  std::atomic<uint64_t> files_{0}, bytes_{0}, allocated_{0}, data_{0};
   std::atomic<bool> finished_{false};
   std::atomic<bool> stop_{false};
   std::thread serial_;  // --follow-symlinks: the serial walk

@@ -60,8 +60,10 @@ struct ProfileRules {
   // Sync passes over which a txg's dedup-log flush is spread (ddt_log_drain.h): 8 in 2.3
   // (zfs_dedup_log_flush_passes_max, ddt_sync_flush_log_incremental), 1 from 2.4.0
   // (ddt_sync_flush_log returns in passes beyond the first: openzfs/zfs PR #17038, commit
-  // 1b495eeab3 "FDT dedup log sync -- remove incremental"; not in 2.3.3): no leaf is then
-  // rewritten late in its txg, none stored raw. 0 without fast dedup.
+  // 1b495eeab3 "FDT dedup log sync -- remove incremental"; not in 2.3.3, backported to 2.3.4 as
+  // 661310ff5c): no leaf is then rewritten late in its txg, none stored raw. 0 without fast
+  // dedup. So the 2.3 profile's 8 passes are 2.3.0-2.3.3 (Debian's 2.3.2, which the accuracy
+  // suite measures); a 2.3.4+ pool drains as the 2.4 profile does.
   int ddt_log_flush_passes;
 };
 

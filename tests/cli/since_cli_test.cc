@@ -214,6 +214,11 @@ TEST_F(SinceCliTest, WhatCannotBeHonouredIsRefusedBeforeReading) {
           "compression");
   refused({"scan", Root(), "--recordsize", "16k", "--checksum", "sha256", "--since", State(0)},
           "checksum");
+  // Same list, another order; and --exact: each named as what differs (not as another plan).
+  refused({"scan", Root(), "--recordsize", "16k", "--compression", "off,zstd-3,lz4,gzip-6,lzjb,zle",
+           "--since", State(0)},
+          "compression lists");
+  refused({"scan", Root(), "--recordsize", "16k", "--exact", "--since", State(0)}, "--exact");
   refused({"scan", (tree_.path() / "x").string(), "--recordsize", "16k", "--since", State(0)},
           "same input paths");
   refused({"scan", Root(), "--recordsize", "16k", "--sample", "1/4", "--since", State(0)},

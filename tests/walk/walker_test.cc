@@ -314,12 +314,13 @@ TEST(WalkSizerTest, CountsWhatTheWalkYields) {
     WalkOptions options;
     options.follow_symlinks = follow;
     const std::string root = (tmp.path() / "root").string();
-    uint64_t files = 0, bytes = 0;
+    uint64_t files = 0, bytes = 0, data = 0;
     Walker serial(fs.get(), {root}, options);
     while (auto item = serial.Next()) {
       if (item->kind == WalkItem::Kind::kFile) {
         ++files;
         bytes += item->info.size;
+        data += std::min(item->info.size, item->info.allocated);
       }
     }
     ASSERT_GT(files, 0u);
@@ -331,6 +332,11 @@ TEST(WalkSizerTest, CountsWhatTheWalkYields) {
     ASSERT_TRUE(sizer.finished());
     EXPECT_EQ(sizer.files(), files);
     EXPECT_EQ(sizer.bytes(), bytes);
+    // What a scan reads: each file's allocated bytes up to its size. The small files' last
+    // blocks are allocated in full, so the allocated sum is larger.
+    EXPECT_EQ(sizer.data_bytes(), data);
+    EXPECT_LE(sizer.data_bytes(), sizer.bytes());
+    EXPECT_LT(sizer.data_bytes(), sizer.allocated_bytes());
   }
 }
 

@@ -1,0 +1,104 @@
+#include "engine/pipeline/expected_time.h"
+
+#include <gtest/gtest.h>
+
+namespace zsim::pipeline {
+namespace {
+
+constexpr uint64_t kMiB = 1 << 20;
+
+CostForecast Nominal(double read_cpu, double codec_cpu, int threads) {
+  CostForecast f;
+  f.read_cpu_seconds = read_cpu;
+  f.codec_cpu_seconds = codec_cpu;
+  f.threads = threads;
+  return f;
+}
+
+// `read_done` of `read_total` bytes read at `seconds`; the first chunk was done at
+// `first_seconds` with `first_read_done` read.
+PaceState Read(uint64_t read_total, double first_seconds, uint64_t first_read_done, double seconds,
+               uint64_t read_done) {
+  PaceState s;
+  s.read_total = read_total;
+  s.first_seconds = first_seconds;
+  s.first_read_done = first_read_done;
+  s.seconds = seconds;
+  s.read_done = read_done;
+  return s;
+}
+
+// Codecs measured 2.5x faster than their nominal speeds: the forecast's codec seconds shrink by
+// 2.5, the reading's stay.
+TEST(ExpectedTimeTest, CalibrationScalesTheCodecsOnly) {
+  PaceState s;
+  s.codec_cpu_seconds = 0.4;
+  s.codec_nominal_seconds = 1.0;
+  const CostForecast f = CalibratedForecast(Nominal(2, 26, 2), s);
+  EXPECT_DOUBLE_EQ(f.read_cpu_seconds, 2);
+  EXPECT_DOUBLE_EQ(f.codec_cpu_seconds, 26 * 0.4);
+  EXPECT_EQ(f.threads, 2);
+}
+
+// Too little codec work measured (a few blocks' clock readings are noise): the nominal speeds.
+TEST(ExpectedTimeTest, NoCalibrationFromTooLittleCodecWork) {
+  PaceState s;
+  s.codec_cpu_seconds = 0.001;
+  s.codec_nominal_seconds = kCalibrationNominalSeconds / 2;
+  EXPECT_DOUBLE_EQ(CalibratedForecast(Nominal(2, 26, 2), s).codec_cpu_seconds, 26);
+}
+
+// Before the pace holds: the elapsed seconds plus the calibrated forecast's share of the bytes
+// left. 14 CPU s nominal (2 reading, 12 codecs at half their nominal cost: 6) on 2 threads is
+// 4 s for the whole; with a quarter read, 3 s are left.
+TEST(ExpectedTimeTest, BeforeThePaceTheCalibratedForecast) {
+  PaceState s;
+  s.seconds = 1.5;
+  s.read_total = 400 * kMiB;
+  s.read_done = 100 * kMiB;
+  s.codec_cpu_seconds = 0.5;
+  s.codec_nominal_seconds = 1.0;
+  // No chunk done yet: the pace cannot be measured whatever has been read.
+  EXPECT_DOUBLE_EQ(ExpectedSeconds(Nominal(2, 12, 2), s), 1.5 + 4 * 0.75);
+}
+
+// Once a twentieth of the bytes to read has been read since the first chunk was done, the pace
+// since then: the seconds before it (the wait for the sizing walk, the pipeline filling) are
+// not taken as a cost per byte. 1 s before the first chunk (8 MiB), then 40 MiB in 2 s: the
+// 352 MiB left take 17.6 s more.
+TEST(ExpectedTimeTest, PaceFromTheFirstChunkDone) {
+  const PaceState s = Read(400 * kMiB, 1.0, 8 * kMiB, 3.0, 48 * kMiB);
+  EXPECT_DOUBLE_EQ(ExpectedSeconds(Nominal(100, 100, 1), s), 3.0 + 352.0 / 20);
+  // The whole elapsed time over the bytes read would say 3 s per 48 MiB: 25 s.
+  EXPECT_LT(ExpectedSeconds(Nominal(100, 100, 1), s), 400.0 / 48 * 3 - 1);
+}
+
+// The pace counts bytes read: a sparse file's holes are neither read nor in the total, so a
+// file of 160 MiB logical with 40 MiB of data, 20 read in 2 s since the first chunk, is half done.
+TEST(ExpectedTimeTest, HolesAreNotInThePace) {
+  const PaceState s = Read(40 * kMiB, 0, 0, 2.0, 20 * kMiB);
+  EXPECT_DOUBLE_EQ(ExpectedSeconds(Nominal(100, 100, 1), s), 4.0);
+}
+
+// Under a twentieth read since the first chunk: still the forecast, not a pace from one chunk.
+TEST(ExpectedTimeTest, PaceWaitsForATwentieth) {
+  PaceState s = Read(400 * kMiB, 1.0, 8 * kMiB, 1.1, 8 * kMiB + 400 * kMiB / kPaceShare - 1);
+  const double forecast_left = 10.0 * double(s.read_total - s.read_done) / double(s.read_total);
+  EXPECT_DOUBLE_EQ(ExpectedSeconds(Nominal(4, 16, 2), s), 1.1 + forecast_left);
+  s.read_done += 1;  // exactly a twentieth: the pace
+  const double pace = 0.1 / double(400 * kMiB / kPaceShare);
+  EXPECT_DOUBLE_EQ(ExpectedSeconds(Nominal(4, 16, 2), s),
+                   1.1 + pace * double(s.read_total - s.read_done));
+}
+
+// All read (or more than the sizing walk found: a file grew): the elapsed seconds, never less.
+TEST(ExpectedTimeTest, NeverBelowTheElapsedSeconds) {
+  const PaceState s = Read(10 * kMiB, 0.5, 8 * kMiB, 2.0, 12 * kMiB);
+  EXPECT_DOUBLE_EQ(ExpectedSeconds(Nominal(1, 1, 1), s), 2.0);
+  PaceState empty;
+  empty.seconds = 0.3;
+  EXPECT_DOUBLE_EQ(ExpectedSeconds(Nominal(1, 1, 1), empty), 0.3 + 2.0);
+}
+
+}  // namespace
+}  // namespace zsim::pipeline
