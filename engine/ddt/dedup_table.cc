@@ -321,18 +321,8 @@ void DedupTable::MakeRoom(Shard& shard) {
 }
 
 void DedupTable::LoadEntry(const EntryView& view) {
-  Shard& shard = *shards_[view.key.hi >> (64 - kShardBits)];
-  const uint32_t hi32 = static_cast<uint32_t>(view.key.hi);
-  if (!view.is_zero && SampledOut(view.key, sample_shift_.load(std::memory_order_relaxed))) return;
-  MakeRoom(shard);
-  const size_t i = shard.Find(view.key.lo, hi32, entry_bytes_);
-  if (shard.index[i] != 0 || shard.count >= kMaxEntriesPerShard) {
-    MergeEntry(view, {});  // a key given twice adds up, as AddEntry does
-    return;
-  }
-  const uint32_t id =
-      AppendEntry(shard, i, view.key.lo, hi32, view.refcount, view.lsize, view.is_zero);
-  StoreCodes(shard, id, view.codes);
+  // A key given twice adds up, as AddEntry does (MergeEntry also skips a sampled-out key).
+  if (!LoadNewEntry(view)) MergeEntry(view, {});
 }
 
 bool DedupTable::LoadNewEntry(const EntryView& view) {

@@ -34,10 +34,11 @@ std::vector<int> BudgetLevels(const ScanOptions& options, const std::vector<bool
     const double blocks = double(planned_bytes) / double(rows[r]);
     const double budget = std::min(
         blocks, std::max(double(kBudgetBlocks), std::ldexp(blocks, -kBudgetFractionLevel)));
+    const int level = BudgetLevelOfBytes(planned_bytes, rows[r]);
     for (size_t c = 0; c < settings && c < sampled.size(); ++c) {
       if (!sampled[c]) continue;
       const size_t i = r * settings + c;
-      levels[i] = BudgetLevel(planned_bytes / rows[r]);
+      levels[i] = level;
       const double speed = NominalCodecBytesPerSecond(options.compressions[c]);
       if (speed <= 0) continue;
       const double per_block = double(rows[r]) / speed;

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "engine/base/mix.h"
+#include "engine/state/since.h"
 #include "engine/zfs/record_layout.h"
 #include "engine/zfs/write_rules.h"
 
@@ -161,7 +162,7 @@ class TakeOut {
   void Finish() {
     if (!losers_.empty()) {
       std::erase_if(s_.records, [&](const FileRecord& f) {
-        return losers_.count({f.path, f.dev, f.ino}) != 0;
+        return losers_.count(std::tie(f.path, f.dev, f.ino)) != 0;
       });
     }
     if (!references_.empty()) {
@@ -174,22 +175,16 @@ class TakeOut {
     }
     // Only when the parts' copies differed (the file changed between the scans) does an entry
     // lose its last reference; the keys of the links are what names entries meanwhile.
-    if (unreferenced_) {
-      for (size_t r = 0; r < s_.rows.size(); ++r) {
-        const ddt::DedupTable::RefMap map = s_.rows[r].table->DropUnreferenced();
-        for (FileRecord& f : s_.records) {
-          if (r >= f.refs.size()) continue;
-          for (uint32_t& ref : f.refs[r]) ref = ddt::DedupTable::MapRef(map, ref);
-        }
-      }
-    }
+    // (The links' references are remapped too, then set again from their keys: SetLinkRefs.)
+    if (unreferenced_) DropUnreferenced(s_.rows, s_.records, s_.links);
   }
 
  private:
   ScanState& s_;
   std::vector<bool> zero_is_hole_, zero_written_;
   std::map<RefKey, uint64_t> references_;
-  std::set<std::tuple<std::string, uint64_t, uint64_t>> losers_;  // path, dev, ino
+  // path, dev, ino; looked up without copying a record's path (std::less<>)
+  std::set<std::tuple<std::string, uint64_t, uint64_t>, std::less<>> losers_;
   bool unreferenced_ = false;
 };
 
