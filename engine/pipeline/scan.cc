@@ -430,8 +430,9 @@ class Scan : public std::enable_shared_from_this<Scan> {
   void CompressFirstSightings(size_t r, uint64_t bs, Worker& w);
   void CompressOccurrences(size_t r, uint64_t bs, Worker& w, FileJob& job);
   // A linked file counted whole (state::LinkedFile): from its record, its stat as the walk saw
-  // it, the bytes this run read of it and, under --sample, its occurrences' sums per row.
-  void KeepLink(const state::FileRecord& rec, FileGroups groups, const io::FileInfo& info,
+  // it, the bytes this run read of it and, under --sample, its occurrences' sums per row. Takes
+  // the record's lists over (a record the state keeps too is given as a copy).
+  void KeepLink(state::FileRecord rec, FileGroups groups, const io::FileInfo& info,
                 uint64_t bytes_read, const std::vector<OccurrenceSample>& occurrences);
   // Dedup sampling (--max-memory): the tables' memory budget, 0 for none.
   uint64_t table_budget_bytes_ = 0;
@@ -1040,7 +1041,15 @@ void Scan::FinishFile(FileJob& job) {
       std::lock_guard<std::mutex> lock(job.mu);
       rec.refs = std::move(job.refs);
     }
-    if (linked) KeepLink(rec, job.groups, job.info, job.bytes_read.load(), job.occurrences);
+    if (linked) {
+      // Its block references move to the link unless the record goes into the state too.
+      const uint64_t bytes_read = job.bytes_read.load();
+      if (record_) {
+        KeepLink(rec, job.groups, job.info, bytes_read, job.occurrences);
+      } else {
+        KeepLink(std::move(rec), job.groups, job.info, bytes_read, job.occurrences);
+      }
+    }
     if (record_) {
       if (!state::StampsVouch(rec.mtime_ns, rec.ctime_ns, stamp_floor_ns_)) {
         rec.ctime_ns = state::kUntrustedStamp;
@@ -1064,11 +1073,11 @@ void Scan::FinishFile(FileJob& job) {
                  job.has_data.load(), job.identity);
 }
 
-void Scan::KeepLink(const state::FileRecord& rec, FileGroups groups, const io::FileInfo& info,
+void Scan::KeepLink(state::FileRecord rec, FileGroups groups, const io::FileInfo& info,
                     uint64_t bytes_read, const std::vector<OccurrenceSample>& occurrences) {
   state::LinkedFile f;
-  f.path = rec.path;
   f.fs = state::LinkedFileSystem(rec.dev, rec.path);
+  f.path = std::move(rec.path);
   f.ino = rec.ino;
   f.dev = rec.dev;
   f.size = rec.size;
@@ -1081,9 +1090,9 @@ void Scan::KeepLink(const state::FileRecord& rec, FileGroups groups, const io::F
   f.has_data = rec.has_data;
   f.content_lo = rec.content_lo;
   f.content_hi = rec.content_hi;
-  f.zero_blocks = rec.zero_blocks;
-  f.holes = rec.holes;
-  f.refs = rec.refs;
+  f.zero_blocks = std::move(rec.zero_blocks);
+  f.holes = std::move(rec.holes);
+  f.refs = std::move(rec.refs);
   for (const OccurrenceSample& sample : occurrences) {
     auto& cells = f.occurrences.emplace_back();
     for (size_t i = 0; i < sample.sums.size(); ++i) {
