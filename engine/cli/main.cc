@@ -108,7 +108,11 @@ std::optional<zsim::ScanResult> ReportFromStates(const zsim::cli::Command& cmd, 
   if (rf.vdev) r.vdev = *rf.vdev;
   if (rf.ashift) r.ashift = *rf.ashift;
   if (rf.copies) r.copies = *rf.copies;
-  if (rf.profile) r.profile = *rf.profile;
+  if (rf.profile) {
+    r.profile = *rf.profile;
+    // Another profile's default DDT format, unless given (as a scan with it would resolve).
+    if (r.profile != merged->options.profile) r.ddt_format.reset();
+  }
   if (rf.ddt_format) r.ddt_format = rf.ddt_format;
   if (rf.ram_bytes) r.ram_bytes = *rf.ram_bytes;
   const Status answerable = finish::CheckReportOptions(*merged, r);

@@ -18,22 +18,28 @@ std::optional<size_t> ZfsCompress(const zfs::WritePolicy& policy, Compression c,
   return compressor.Compress(c, block, dst);
 }
 
+RawOutcome RawZfsCompress(const zfs::WritePolicy& policy, Compression c, ByteView block,
+                          bool is_all_zero, Compressor& compressor, MutableByteView scratch) {
+  // Holes first: ZFS tests for zeros before compressing (docs/zfs_model.md §1 "Holes").
+  if (is_all_zero && zfs::ZeroBlockIsHole(policy, c)) return {true, std::nullopt};
+  const uint64_t budget = zfs::CompressionBudget(policy, c, block.size());
+  if (budget == 0) return {};  // compression=off, or v23's 512-byte blocks
+  assert(scratch.size() >= budget);
+  const MutableByteView dst = scratch.first(static_cast<size_t>(budget));
+  const std::optional<size_t> length = ZfsCompress(policy, c, block, compressor, dst);
+  if (!length) return {};
+  return {false, *length};
+}
+
 zfs::BlockWrite CompressZfsBlock(const zfs::WritePolicy& policy, Compression c, ByteView block,
                                  bool is_all_zero, Compressor& compressor,
                                  MutableByteView scratch) {
   const uint64_t lsize = block.size();
-  // Holes first: ZFS tests for zeros before compressing (docs/zfs_model.md §1 "Holes").
-  if (is_all_zero && zfs::ZeroBlockIsHole(policy, c)) return {zfs::BlockKind::kHole, 0};
+  const RawOutcome raw = RawZfsCompress(policy, c, block, is_all_zero, compressor, scratch);
+  if (raw.hole) return {zfs::BlockKind::kHole, 0};
   if (c.algorithm == CompressionAlgorithm::kOff) return {zfs::BlockKind::kUncompressed, lsize};
-
-  const uint64_t budget = zfs::CompressionBudget(policy, c, lsize);
-  if (budget == 0) return {zfs::BlockKind::kUncompressed, lsize};  // v23: not even tried
-  assert(scratch.size() >= budget);
-  const MutableByteView dst = scratch.first(static_cast<size_t>(budget));
-
-  const std::optional<size_t> c_len = ZfsCompress(policy, c, block, compressor, dst);
-  return zfs::AcceptCompressed(policy, lsize,
-                               c_len ? std::optional<uint64_t>(*c_len) : std::nullopt);
+  // Under its own policy the outcome is always known.
+  return *zfs::ReplayCompressed(policy, policy, c, lsize, raw.length);
 }
 
 }  // namespace zsim::codec

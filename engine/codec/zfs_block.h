@@ -21,9 +21,21 @@ namespace zsim::codec {
 std::optional<size_t> ZfsCompress(const zfs::WritePolicy& policy, Compression c, ByteView block,
                                   Compressor& compressor, MutableByteView dst);
 
-// Returns what ZFS stores for `block` (lsize = block.size()) written with `c` under `policy`.
-// `is_all_zero` is the caller's IsAllZero(block) (computed once per block, not per setting).
-// `scratch` must hold at least block.size() bytes; its contents are clobbered.
+// What a scan keeps of `block` written with `c` (state format 6, ddt/dedup_table.h raw codes):
+// a hole, or the compressor's output length under the policy's budget (nullopt: it did not fit,
+// the compressor failed or was not called, or c is off). Turned into what ZFS stores under this
+// policy or another by zfs::ReplayCompressed. `is_all_zero` is the caller's IsAllZero(block)
+// (computed once per block, not per setting). `scratch` must hold at least block.size() bytes; its
+// contents are clobbered.
+struct RawOutcome {
+  bool hole = false;
+  std::optional<uint64_t> length;
+};
+RawOutcome RawZfsCompress(const zfs::WritePolicy& policy, Compression c, ByteView block,
+                          bool is_all_zero, Compressor& compressor, MutableByteView scratch);
+
+// Returns what ZFS stores for `block` (lsize = block.size()) written with `c` under `policy`:
+// RawZfsCompress, then zfs::ReplayCompressed. Arguments as RawZfsCompress's.
 // A compressor failure counts as "did not fit" (ZFS does the same).
 zfs::BlockWrite CompressZfsBlock(const zfs::WritePolicy& policy, Compression c, ByteView block,
                                  bool is_all_zero, Compressor& compressor, MutableByteView scratch);

@@ -20,6 +20,13 @@ PsizeCode EncodeEmbedded(uint64_t payload) {
   return static_cast<PsizeCode>(kEmbeddedBase + payload);
 }
 
+PsizeCode EncodeRawLength(std::optional<uint64_t> length) {
+  if (!length) return kNoFitCode;
+  assert(*length >= 1 && *length <= (uint64_t{16} << 20));
+  if (*length <= 112) return EncodeEmbedded(*length);
+  return static_cast<PsizeCode>((*length + 511) / 512);
+}
+
 namespace {
 
 // A shard's chunks hold 64, 128, then 256 entries each: an empty table costs 400 KB (small

@@ -41,6 +41,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -48,20 +49,47 @@
 
 namespace zsim::ddt {
 
-// What one compression setting made of a block, in 16 bits:
+// What one compression setting made of a block, in 16 bits. A table holds one of two kinds of
+// codes (state::CodeKind says which):
+//
+// Raw codes (scans, and state files from format 6): what the compressor produced, whatever the
+// pool, so that the report derives psize, embedding and asize under any ashift, vdev and profile
+// sharing the scan's codec list (finish/settled_codes.h):
 //   0                       hole (all-zero block turned into a hole): no DDT entry
+//   1 .. 32768              the compressor's output was c > 112 bytes: ceil(c / 512) (every
+//                           rounding unit and every budget but the largest is a multiple of 512
+//                           bytes, and c fit the largest, so this is all the report needs)
+//   32769 .. 32768 + 112    the compressor's output was c <= 112 bytes (embeddable): c exact
+//   0xFFFE                  did not fit the largest budget (or the compressor failed): stored
+//                           uncompressed under every profile
+//   0xFFFF                  not computed (a sampled codec skipped the block)
+//
+// Rounded (settled) codes: psize as one policy stores it (state files up to format 5 hold these;
+// the report turns raw codes into these):
+//   0                       hole
 //   1 .. 32768              allocated, psize = code * 512 (every allocated psize is a multiple of
 //                           512 and at most 16 MiB)
 //   32769 .. 32768 + 112    embedded block pointer with (code - 32768) payload bytes
-//   0xFFFF                  not computed (a sampled codec skipped the block)
+//   0xFFFF                  not computed
+// The values line up, so EncodeAllocated(lsize) (compression=off's derived code) reads as "did not
+// compress" among raw codes too.
 using PsizeCode = uint16_t;
 inline constexpr PsizeCode kHoleCode = 0;
 inline constexpr PsizeCode kEmbeddedBase = 32768;
+inline constexpr PsizeCode kNoFitCode = 0xFFFE;
 inline constexpr PsizeCode kPendingCode = 0xFFFF;
 PsizeCode EncodeAllocated(uint64_t psize);   // REQUIRES: psize % 512 == 0, 512..16M
 PsizeCode EncodeEmbedded(uint64_t payload);  // REQUIRES: 1..112
+// The raw code of a compressor output of `length` bytes (1..16M), or kNoFitCode for nullopt.
+PsizeCode EncodeRawLength(std::optional<uint64_t> length);
+// A raw code's length: exact up to 112 bytes, above rounded up to a multiple of 512; nullopt for
+// kNoFitCode. REQUIRES: not a hole or pending code.
+inline std::optional<uint64_t> RawLengthOf(PsizeCode c) {
+  if (c == kNoFitCode) return std::nullopt;
+  return c > kEmbeddedBase ? uint64_t{c} - kEmbeddedBase : uint64_t{c} * 512;
+}
 inline bool IsHoleCode(PsizeCode c) { return c == kHoleCode; }
-inline bool IsEmbeddedCode(PsizeCode c) { return c > kEmbeddedBase && c != kPendingCode; }
+inline bool IsEmbeddedCode(PsizeCode c) { return c > kEmbeddedBase && c < kNoFitCode; }
 inline uint64_t AllocatedPsize(PsizeCode c) { return uint64_t{c} * 512; }
 inline uint64_t EmbeddedPayload(PsizeCode c) { return uint64_t{c} - kEmbeddedBase; }
 // The psize a code allocates: 0 for a hole, an embedded block and a pending code.

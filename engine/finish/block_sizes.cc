@@ -18,7 +18,7 @@ struct Sums {
 
 }  // namespace
 
-void FillBlockSizes(const ddt::DedupTable& table, uint64_t block_bytes,
+void FillBlockSizes(const ddt::DedupTable& table, const CodeSettler& codes, uint64_t block_bytes,
                     const zfs::AllocationModel& alloc, int copies,
                     const std::vector<int>& known_levels, std::vector<SettingResult>* settings) {
   const size_t n = settings->size();
@@ -33,8 +33,8 @@ void FillBlockSizes(const ddt::DedupTable& table, uint64_t block_bytes,
   table.ForEach([&](const ddt::EntryView& e) {
     for (size_t c = 0; c < n && c < e.codes.size(); ++c) {
       Sums& s = sums[c];
-      const ddt::PsizeCode code =
-          KnownCode(e, c, c < known_levels.size() ? known_levels[c] : -1, shift);
+      const ddt::PsizeCode code = codes.Settle(
+          KnownCode(e, c, c < known_levels.size() ? known_levels[c] : -1, shift), c, e.lsize);
       s.all_lsize += e.lsize * e.refcount;
       if (code == ddt::kPendingCode) continue;
       s.known_lsize += e.lsize * e.refcount;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/ddt/dedup_table.h"
+#include "engine/finish/settled_codes.h"
 #include "engine/zfs/allocation.h"
 #include "zsim/scan_result.h"
 
@@ -28,7 +29,8 @@ namespace zsim::finish {
 // KnownCodeLevels). Entries are weighted by the table's sampling (2^sample_shift), and a sampled
 // codec's known codes by their share of the lsize.
 // REQUIRES: nothing inserts into the table meanwhile.
-void FillBlockSizes(const ddt::DedupTable& table, uint64_t block_bytes,
+// `codes` reads the table's codes as the report's pool stores them (settled_codes.h).
+void FillBlockSizes(const ddt::DedupTable& table, const CodeSettler& codes, uint64_t block_bytes,
                     const zfs::AllocationModel& alloc, int copies,
                     const std::vector<int>& known_levels, std::vector<SettingResult>* settings);
 

@@ -18,6 +18,7 @@ bool Kept(const ddt::Fingerprint& key, uint32_t shift) {
 
 void FinishBreakdowns(const state::BreakdownState& bd,
                       const std::vector<const ddt::DedupTable*>& tables,
+                      const std::vector<CodeSettler>& settlers,
                       const std::vector<std::vector<int>>& known_levels,
                       const std::vector<uint64_t>& block_bytes,
                       const std::vector<Compression>& compressions, size_t featured,
@@ -57,7 +58,8 @@ void FinishBreakdowns(const state::BreakdownState& bd,
         it->codes = codes.size();
         for (size_t c = 0; c < settings; ++c) {
           const int level = c < known_levels[r].size() ? known_levels[r][c] : -1;
-          codes.push_back(KnownCode(e, c, level, tables[r]->sample_shift()));
+          codes.push_back(
+              settlers[r].Settle(KnownCode(e, c, level, tables[r]->sample_shift()), c, e.lsize));
         }
       });
     }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/ddt/dedup_table.h"
+#include "engine/finish/settled_codes.h"
 #include "engine/state/scan_state.h"
 #include "zsim/scan_result.h"
 
@@ -25,8 +26,10 @@ namespace zsim::finish {
 // setting whose lsize a state without per-setting sizes carries. A sampled codec has no code for
 // some blocks: a breakdown row's psize for it is the psize of the references it has codes for
 // (those `known_levels[r]` lets it use, known_codes.h), scaled by their share of the row's lsize.
+// `settlers[r]` reads row r's codes as the report's pool stores them (settled_codes.h).
 void FinishBreakdowns(const state::BreakdownState& breakdown,
                       const std::vector<const ddt::DedupTable*>& tables,
+                      const std::vector<CodeSettler>& settlers,
                       const std::vector<std::vector<int>>& known_levels,
                       const std::vector<uint64_t>& block_bytes,
                       const std::vector<Compression>& compressions, size_t featured,

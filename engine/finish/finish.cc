@@ -7,7 +7,9 @@
 #include "engine/finish/block_sizes.h"
 #include "engine/finish/breakdown_report.h"
 #include "engine/finish/known_codes.h"
+#include "engine/finish/settled_codes.h"
 #include "engine/finish/tally.h"
+#include "engine/zfs/profile.h"
 #include "engine/zfs/write_rules.h"
 
 namespace zsim::finish {
@@ -28,9 +30,81 @@ ScanOptions Effective(const ScanOptions& scanned, const ReportOptions& r) {
   o.ashift = r.ashift;
   o.copies = r.copies;
   o.profile = r.profile;
-  if (r.ddt_format) o.ddt_format = r.ddt_format;
+  if (r.ddt_format) {
+    o.ddt_format = r.ddt_format;
+  } else if (r.profile != scanned.profile) {
+    // As a scan with this profile resolves it (pipeline/scan.h ResolveOptions).
+    o.ddt_format = zfs::RulesFor(r.profile).has_fast_dedup ? DdtFormat::kFast : DdtFormat::kLegacy;
+  }
   if (r.ram_bytes != 0) o.ram_bytes = r.ram_bytes;
   return o;
+}
+
+std::string Where(const ReportOptions& r) {
+  return "profile " + std::string(ProfileName(r.profile)) + ", ashift " + std::to_string(r.ashift) +
+         ", vdev " + VdevName(r.vdev);
+}
+
+// A state of rounded codes (format 5 and older): psize under the scan's profile and rounding
+// unit, which the report must keep.
+Status CheckRoundedCodes(const ScanOptions& o, const ReportOptions& r) {
+  if (r.profile != o.profile) {
+    return Status::InvalidArgument(
+        "--profile " + std::string(ProfileName(r.profile)) + " differs from the scan's (" +
+        std::string(ProfileName(o.profile)) +
+        "): this state (format 5 or older) holds psize as the scan's profile stores it; scan "
+        "again (states from this zsim keep what the compressors produced and answer any "
+        "profile)");
+  }
+  if (!zfs::SameBlockWrites(PolicyOf(o.profile, o.vdev, o.ashift),
+                            PolicyOf(r.profile, r.vdev, r.ashift))) {
+    return Status::InvalidArgument(
+        "--ashift " + std::to_string(r.ashift) + " with --vdev " + VdevName(r.vdev) +
+        " changes the unit compressed blocks are rounded to in profile " +
+        std::string(ProfileName(o.profile)) + " (the scan assumed ashift " +
+        std::to_string(o.ashift) + ", vdev " + VdevName(o.vdev) +
+        "): this state (format 5 or older) holds psize for that unit only; report with an "
+        "allocation of the same sector size (disk, mirror or raidz at ashift " +
+        std::to_string(o.ashift) + "), or scan again");
+  }
+  return Status::Ok();
+}
+
+// A state of raw codes: what the compressors produced answers any profile and geometry, except
+// where zfs::RawLengthMismatch says (zstd early abort's budget, zero blocks with compression=off).
+Status CheckRawCodes(const state::ScanState& s, const ReportOptions& r) {
+  const ScanOptions& o = s.options;
+  const zfs::WritePolicy scan = PolicyOf(o.profile, o.vdev, o.ashift);
+  const zfs::WritePolicy report = PolicyOf(r.profile, r.vdev, r.ashift);
+  uint64_t max_lsize = 0;
+  for (const state::RowState& row : s.rows) max_lsize = std::max(max_lsize, row.block_bytes);
+  for (const Compression& c : o.compressions) {
+    if (const char* why = zfs::RawLengthMismatch(scan, report, c, max_lsize)) {
+      return Status::InvalidArgument(
+          Where(r) + " cannot be answered for " + CompressionName(c) +
+          " from this state (scanned with " + Where(ReportOptionsOf(o)) + "): " + why +
+          "; report with the scan's profile and allocation unit, or scan again with these");
+    }
+  }
+  // Blocks whose outcome under the report's budget the state does not know.
+  const ScanOptions effective = Effective(o, r);
+  for (const state::RowState& row : s.rows) {
+    const CodeSettler settler(s.code_kind, o, effective, row.block_bytes);
+    if (!settler.may_be_unknown()) return Status::Ok();
+    const std::vector<uint64_t> unknown = settler.CountUnknown(*row.table);
+    for (size_t c = 0; c < unknown.size(); ++c) {
+      if (unknown[c] == 0) continue;
+      return Status::InvalidArgument(
+          Where(r) + " cannot be answered from this state (scanned with " +
+          Where(ReportOptionsOf(o)) + "): " + std::to_string(unknown[c]) + " unique block(s) of " +
+          std::to_string(row.block_bytes / 1024) + "K records under " +
+          CompressionName(o.compressions[c]) +
+          " were compressed under another budget than these options give, and whether they "
+          "fit it is not known (compressors give up short of a budget's end); report with the "
+          "scan's profile and allocation unit, or scan again with these");
+    }
+  }
+  return Status::Ok();
 }
 
 bool TableSampled(const state::ScanState& s) {
@@ -57,33 +131,17 @@ Status CheckReportOptions(const state::ScanState& s, const ReportOptions& r) {
   const ScanOptions& o = s.options;
   ScanOptions effective = Effective(o, r);
   if (effective.paths.empty()) effective.paths.push_back(".");  // a state needs no path
-  if (r.profile != o.profile) {
-    return Status::InvalidArgument(
-        "--profile " + std::string(ProfileName(r.profile)) + " differs from the scan's (" +
-        std::string(ProfileName(o.profile)) +
-        "): each release compresses and rounds blocks by its own rules, so the state holds "
-        "the scan's profile only; scan again with --profile " +
-        std::string(ProfileName(r.profile)));
-  }
+  if (s.code_kind == state::CodeKind::kRounded) ZSIM_RETURN_IF_ERROR(CheckRoundedCodes(o, r));
   ZSIM_RETURN_IF_ERROR(ValidateScanOptions(effective));
-  if (!zfs::SameBlockWrites(PolicyOf(o.profile, o.vdev, o.ashift),
-                            PolicyOf(r.profile, r.vdev, r.ashift))) {
-    return Status::InvalidArgument(
-        "--ashift " + std::to_string(r.ashift) + " with --vdev " + VdevName(r.vdev) +
-        " changes the unit compressed blocks are rounded to in profile " +
-        std::string(ProfileName(o.profile)) + " (the scan assumed ashift " +
-        std::to_string(o.ashift) + ", vdev " + VdevName(o.vdev) +
-        "): the state holds psize for that unit only; report with an allocation of the same "
-        "sector size (disk, mirror or raidz at ashift " +
-        std::to_string(o.ashift) + "), or scan again");
-  }
-  const bool allocation_changed = r.vdev != o.vdev || r.ashift != o.ashift || r.copies != o.copies;
+  if (s.code_kind == state::CodeKind::kRaw) ZSIM_RETURN_IF_ERROR(CheckRawCodes(s, r));
+  const bool allocation_changed =
+      r.vdev != o.vdev || r.ashift != o.ashift || r.copies != o.copies || r.profile != o.profile;
   if (allocation_changed && TableSampled(s)) {
     return Status::InvalidArgument(
         "this state's dedup table was sampled (--sample or --max-memory): its estimates were "
-        "calibrated for vdev " +
-        VdevName(o.vdev) + ", ashift " + std::to_string(o.ashift) + ", copies " +
-        std::to_string(o.copies) +
+        "calibrated for profile " +
+        std::string(ProfileName(o.profile)) + ", vdev " + VdevName(o.vdev) + ", ashift " +
+        std::to_string(o.ashift) + ", copies " + std::to_string(o.copies) +
         "; report with those, or scan without sampling to change them later");
   }
   return Status::Ok();
@@ -108,6 +166,11 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
   // the block-size histograms, on a thread of their own: they only read the tables, as the
   // tally does meanwhile (a report of 10 million entries spends about a third of its time
   // there).
+  // Every row's codes as the report's pool stores them.
+  std::vector<CodeSettler> settlers;
+  for (const state::RowState& rs : s.rows) {
+    settlers.emplace_back(s.code_kind, s.options, options, rs.block_bytes);
+  }
   std::vector<std::vector<int>> known_levels(s.rows.size());
   std::vector<std::vector<SettingResult>> sizes(s.rows.size(),
                                                 std::vector<SettingResult>(settings));
@@ -118,7 +181,7 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
     for (size_t row = 0; row < s.rows.size(); ++row) {
       const state::RowState& rs = s.rows[row];
       known_levels[row] = KnownCodeLevels(options, s.sampling, row);
-      FillBlockSizes(*rs.table, rs.block_bytes,
+      FillBlockSizes(*rs.table, settlers[row], rs.block_bytes,
                      zfs::AllocationModel::For(options.vdev, options.ashift), options.copies,
                      known_levels[row], &sizes[row]);
     }
@@ -127,8 +190,8 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
   for (size_t row = 0; row < s.rows.size(); ++row) {
     const state::RowState& rs = s.rows[row];
     const bool occurrences = !rs.occurrences.sums.empty();
-    outs.push_back(tally.Finish(row, rs.block_bytes, *rs.table, rs.sparse_holes, s.sampling,
-                                *rs.distinct, occurrences ? &rs.occurrences : nullptr));
+    outs.push_back(tally.Finish(row, rs.block_bytes, *rs.table, settlers[row], rs.sparse_holes,
+                                s.sampling, *rs.distinct, occurrences ? &rs.occurrences : nullptr));
   }
   histograms.get();
   for (size_t row = 0; row < s.rows.size(); ++row) {
@@ -151,7 +214,7 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
       tables.push_back(rs.table.get());
       block_bytes.push_back(rs.block_bytes);
     }
-    FinishBreakdowns(s.breakdown, tables, known_levels, block_bytes, options.compressions,
+    FinishBreakdowns(s.breakdown, tables, settlers, known_levels, block_bytes, options.compressions,
                      s.featured, &result);
   }
   result.memory = state::StateMemory(s);

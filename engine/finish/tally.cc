@@ -182,7 +182,8 @@ void Tally::AddDirectories(const state::DirectoryShape& dir, uint64_t count) {
 }
 
 std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
-                                         const ddt::DedupTable& table, uint64_t sparse_holes,
+                                         const ddt::DedupTable& table, const CodeSettler& codes,
+                                         uint64_t sparse_holes,
                                          const state::SamplingState& sampling,
                                          const estimate::DistinctBlocks& distinct,
                                          const estimate::OccurrenceSample* occurrences) const {
@@ -216,7 +217,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     }
   }
   if (any_sampled) {
-    table.ForEach([&](const ddt::EntryView& e) {
+    codes.ForEach(table, [&](const ddt::EntryView& e) {
       const int lv = estimate::SampleLevel(e.key.lo);
       for (size_t c = 0; c < settings_; ++c) {
         if (level[c] < 0 || ddt::IsHoleCode(e.codes[c])) continue;
@@ -267,8 +268,8 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     }
   }
   if (m > 1) {
-    return FinishSampledTable(row, block_bytes, table, sparse_holes, level, distinct, occurrences,
-                              sampling.occurrence_level);
+    return FinishSampledTable(row, block_bytes, table, codes, sparse_holes, level, distinct,
+                              occurrences, sampling.occurrence_level);
   }
 
   // Pass 2: every entry, every setting.
@@ -286,7 +287,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   // entry's figures times its refs) and per entry (the allocated side).
   std::vector<estimate::RegressionEstimator> sampled_ref(settings_), sampled_alloc(settings_);
   std::vector<uint64_t> census_psize(settings_, 0);  // sampled settings: the census's exact psize
-  table.ForEach([&](const ddt::EntryView& e) {
+  codes.ForEach(table, [&](const ddt::EntryView& e) {
     const uint64_t refs = e.refcount;
     const int lv = estimate::SampleLevel(e.key.lo);
     for (size_t c = 0; c < settings_; ++c) {
@@ -565,8 +566,8 @@ struct ZeroSums {
 // The histogram's rows are the sample's entries, each standing for its stratum's share of the
 // distinct blocks; the Total row and everything derived from it are the calibrated totals.
 std::vector<SettingResult> Tally::FinishSampledTable(
-    size_t row, uint64_t block_bytes, const ddt::DedupTable& table, uint64_t sparse_holes,
-    const std::vector<int>& level, const estimate::DistinctBlocks& distinct,
+    size_t row, uint64_t block_bytes, const ddt::DedupTable& table, const CodeSettler& codes,
+    uint64_t sparse_holes, const std::vector<int>& level, const estimate::DistinctBlocks& distinct,
     const estimate::OccurrenceSample* occurrences, int occurrence_level) const {
   const zfs::AllocationModel alloc = zfs::AllocationModel::For(options_.vdev, options_.ashift);
   const uint64_t m = uint64_t{1} << table.sample_shift();
@@ -594,7 +595,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
                     e.lsize >= block_bytes ? 0 : 1,
                     double(AuxiliarySize(alloc_, e.lsize, options_.copies))};
   };
-  table.ForEach([&](const ddt::EntryView& e) {
+  codes.ForEach(table, [&](const ddt::EntryView& e) {
     const uint64_t refs = e.refcount;
     const int lv = estimate::SampleLevel(e.key.lo);
     for (size_t c = 0; c < settings_; ++c) {
@@ -674,7 +675,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
   });
   if (occurrences != nullptr) {
     // The regressions' second pass: residuals about the first pass's ratios, same entries.
-    table.ForEach([&](const ddt::EntryView& e) {
+    codes.ForEach(table, [&](const ddt::EntryView& e) {
       if (e.is_zero) return;
       const int lv = estimate::SampleLevel(e.key.lo);
       for (size_t c = 0; c < settings_; ++c) {

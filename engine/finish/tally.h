@@ -17,6 +17,7 @@
 #include "engine/estimate/distinct_blocks.h"
 #include "engine/estimate/occurrence_sample.h"
 #include "engine/estimate/ratio_estimator.h"
+#include "engine/finish/settled_codes.h"
 #include "engine/state/scan_state.h"
 #include "engine/zfs/allocation.h"
 #include "engine/zfs/metadata.h"
@@ -48,15 +49,18 @@ class Tally {
   // row. Sampled settings and a sampled table give estimates (exact = false, ci95). A sampled
   // table takes its referenced side from `occurrences` when given (every occurrence of level
   // sampling.occurrence_level and up went through every codec), else from its kept keys.
+  // `codes` reads the table's codes as the report's pool stores them (settled_codes.h).
   std::vector<SettingResult> Finish(size_t row, uint64_t block_bytes, const ddt::DedupTable& table,
-                                    uint64_t sparse_holes, const state::SamplingState& sampling,
+                                    const CodeSettler& codes, uint64_t sparse_holes,
+                                    const state::SamplingState& sampling,
                                     const estimate::DistinctBlocks& distinct,
                                     const estimate::OccurrenceSample* occurrences = nullptr) const;
 
  private:
   // Finish for a table that kept 1/M of the key space (M > 1).
   std::vector<SettingResult> FinishSampledTable(size_t row, uint64_t block_bytes,
-                                                const ddt::DedupTable& table, uint64_t sparse_holes,
+                                                const ddt::DedupTable& table,
+                                                const CodeSettler& codes, uint64_t sparse_holes,
                                                 const std::vector<int>& level,
                                                 const estimate::DistinctBlocks& distinct,
                                                 const estimate::OccurrenceSample* occurrences,

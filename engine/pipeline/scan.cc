@@ -839,9 +839,18 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
         continue;
       }
       const ByteView block(w.buffer.get() + f.offset, bs);
-      const zfs::BlockWrite bw = codec::CompressZfsBlock(
-          policy_, comp, block, f.is_zero, w.compressor, MutableByteView(w.scratch.get(), bs));
+      const MutableByteView scratch(w.scratch.get(), bs);
       bytes += bs;
+      if (state_.code_kind == state::CodeKind::kRaw) {
+        // What the compressor produced, whatever the pool: the report settles it.
+        const codec::RawOutcome raw =
+            codec::RawZfsCompress(policy_, comp, block, f.is_zero, w.compressor, scratch);
+        code = raw.hole ? ddt::kHoleCode : ddt::EncodeRawLength(raw.length);
+        continue;
+      }
+      // A --since scan from a state of format 5 or older: its table holds rounded codes.
+      const zfs::BlockWrite bw =
+          codec::CompressZfsBlock(policy_, comp, block, f.is_zero, w.compressor, scratch);
       switch (bw.kind) {
         case zfs::BlockKind::kHole:
           code = ddt::kHoleCode;
@@ -1139,6 +1148,7 @@ std::vector<zfs::RecordLayout> Scan::Layouts(uint64_t size, bool is_zvol) const 
 
 void Scan::StartFrom(state::ScanState base) {
   since_ = record_ = true;
+  state_.code_kind = base.code_kind;  // new entries' codes as the base's
   for (size_t r = 0; r < rows_.size(); ++r) {
     rows_[r].table = std::move(base.rows[r].table);
     base_codec_seconds_.push_back(std::move(base.rows[r].codec_seconds));

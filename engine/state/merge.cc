@@ -135,6 +135,11 @@ Status CheckMergeable(const ScanState& a, const ScanState& b) {
   const ScanOptions& x = a.options;
   const ScanOptions& y = b.options;
   ZSIM_RETURN_IF_ERROR(CheckSameContent(x, y, "merge"));
+  if (a.code_kind != b.code_kind) {
+    return Status::InvalidArgument(
+        "one state holds psize rounded for its pool (state format 5 or older) and the other "
+        "the compressors' raw output (format 6): they do not merge; scan the older part again");
+  }
   if ((Sampled(a) || Sampled(b)) &&
       (x.vdev != y.vdev || x.ashift != y.ashift || x.copies != y.copies)) {
     return Differ("allocation of a sampled table (--sample, --max-memory)",

@@ -13,10 +13,13 @@
 //   - the breakdown accumulators, keyed by name (BreakdownState);
 //   - what the walk met (files, bytes, skipped and failed paths).
 //
-// Nothing in it depends on the pool's allocation (vdev, copies), the RAM budget or the DDT
-// format: Finish applies those. The codes do depend on the profile and on the pool geometry the
-// scan assumed (compression rounding follows the allocation unit): ContentOptions keeps those,
-// and Finish refuses options whose codes would differ (finish/finish.h CheckReportOptions).
+// Nothing in it depends on the pool's allocation (vdev, ashift, copies), the RAM budget or the DDT
+// format: Finish applies those. The tables keep what each codec produced, its raw output length
+// (CodeKind::kRaw), from which Finish derives psize and embedding under the report's profile and
+// pool geometry (finish/settled_codes.h); it refuses what the lengths cannot answer (zstd early
+// abort's budget, zero blocks with compression=off: finish/finish.h CheckReportOptions). States
+// of format 5 and older hold psize rounded under the scan's profile and geometry instead
+// (CodeKind::kRounded), which those reports must keep.
 // With --sample 1/M or --max-memory, the occurrence sample's and sketches' auxiliary sizes were
 // taken under the scan's allocation, which the report must then keep.
 //
@@ -189,11 +192,18 @@ struct LinkedFile {
   std::vector<std::vector<std::pair<uint32_t, estimate::OccurrenceSums>>> occurrences;
 };
 
+// What the dedup tables' codes hold (ddt/dedup_table.h).
+enum class CodeKind : uint8_t {
+  kRounded = 0,  // psize as the scan's profile and geometry store it (state format <= 5)
+  kRaw = 1,      // the compressor's raw output length (every scan; state format >= 6)
+};
+
 struct ScanState {
   // The scan's options with every default resolved (pipeline/scan.h ResolveOptions). The fields
   // that fixed the content are listed by ContentOptions; the others are the report's defaults.
   ScanOptions options;
   SamplingState sampling;
+  CodeKind code_kind = CodeKind::kRaw;
   size_t featured = 0;  // the breakdowns' setting: the first that compresses
   std::vector<RowState> rows;
   std::map<DirectoryShape, uint64_t> directories;

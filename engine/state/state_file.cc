@@ -206,6 +206,7 @@ void PutState(FrameWriter& w, const ScanState& s) {
   w.U64(s.sampling.plan_scope);
   w.U32(static_cast<uint32_t>(s.sampling.setting_levels.size()));
   for (int lv : s.sampling.setting_levels) w.I32(lv);
+  w.U8(static_cast<uint8_t>(s.code_kind));
   w.U32(static_cast<uint32_t>(s.featured));
   w.U8(s.partial);
   w.F64(s.seconds);
@@ -390,10 +391,14 @@ estimate::OccurrenceSums GetOccurrenceSums(FrameReader& r) {
   return os;
 }
 
-bool ValidCode(ddt::PsizeCode c) { return c == ddt::kPendingCode || c <= ddt::kEmbeddedBase + 112; }
+bool ValidCode(ddt::PsizeCode c, CodeKind kind) {
+  return c == ddt::kPendingCode || c <= ddt::kEmbeddedBase + 112 ||
+         (kind == CodeKind::kRaw && c == ddt::kNoFitCode);
+}
 
 std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r, size_t settings,
-                                          const std::vector<ddt::SettingStorage>& expected) {
+                                          const std::vector<ddt::SettingStorage>& expected,
+                                          CodeKind kind) {
   std::vector<ddt::SettingStorage> layout(settings);
   for (size_t c = 0; c < settings; ++c) {
     const uint8_t kind = r.U8();
@@ -431,7 +436,7 @@ std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r, size_t settings,
       if (layout[c].kind == ddt::SettingStorage::Kind::kInline ||
           ((flags & kSideFlag) && layout[c].kind == ddt::SettingStorage::Kind::kSide)) {
         codes[c] = r.U16();
-        if (!ValidCode(codes[c])) r.Fail("corrupt: a codec outcome");
+        if (!ValidCode(codes[c], kind)) r.Fail("corrupt: a codec outcome");
       }
     }
     if (!r.ok()) break;
@@ -564,6 +569,13 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version) {
   }
   for (int lv : {s.sampling.complete_level, s.sampling.occurrence_level}) {
     if (lv < 0 || lv > estimate::kMaxSampleLevel) r.Fail("corrupt: sampling level");
+  }
+  // Before format 6 every table held psize rounded under the scan's policy.
+  s.code_kind = CodeKind::kRounded;
+  if (version >= 6) {
+    const uint8_t kind = r.U8();
+    if (kind > static_cast<uint8_t>(CodeKind::kRaw)) r.Fail("corrupt: code kind");
+    s.code_kind = static_cast<CodeKind>(kind);
   }
   s.featured = r.U32();
   if (s.featured >= settings) r.Fail("corrupt: featured setting");
@@ -713,7 +725,7 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version) {
         expected[c].kind = ddt::SettingStorage::Kind::kSide;
       }
     }
-    rs.table = GetTable(r, settings, expected);
+    rs.table = GetTable(r, settings, expected, s.code_kind);
   }
   if (version >= 3 && r.ok()) GetRecords(r, s);
   if (version >= 5 && r.ok()) GetLinks(r, s);

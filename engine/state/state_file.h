@@ -42,9 +42,13 @@ namespace zsim::state {
 // 4: the sampling plan's bytes (SamplingState::planned_bytes, plan_scope), which the codec
 // budget follows.
 // 5: the files with several names (LinkedFile), so a merge counts a file both parts hold once.
-// Versions 2 to 4 are still read (as states without records, without a plan: their levels are
-// taken as recorded, or without links: a merge counts a file linked across them in each).
-inline constexpr uint32_t kStateFormatVersion = 5;
+// 6: the tables' codes are the compressors' raw output lengths (CodeKind::kRaw, a byte after the
+// sampling levels), so a report may change the ashift, vdev and profile (finish/settled_codes.h).
+// Versions 2 to 5 are still read: their codes as CodeKind::kRounded (psize under the scan's
+// profile and geometry, which their reports keep), versions 2 to 4 as states without records,
+// without a plan (their levels taken as recorded) or without links (a merge counts a file linked
+// across them in each).
+inline constexpr uint32_t kStateFormatVersion = 6;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process

@@ -99,6 +99,50 @@ BlockWrite AcceptCompressed(const WritePolicy& policy, uint64_t lsize,
   return {BlockKind::kCompressed, rounded};
 }
 
+std::optional<BlockWrite> ReplayCompressed(const WritePolicy& scanned, const WritePolicy& policy,
+                                           Compression c, uint64_t lsize,
+                                           std::optional<uint64_t> raw) {
+  const uint64_t budget = CompressionBudget(policy, c, lsize);
+  // v23 does not call the compressor on a 512-byte block (budget 0).
+  if (budget == 0) return BlockWrite{BlockKind::kUncompressed, lsize};
+  const uint64_t then = CompressionBudget(scanned, c, lsize);
+  bool fits = false;
+  if (budget == then) {
+    fits = raw.has_value();
+  } else if (budget > then) {
+    if (!raw) return std::nullopt;  // perhaps it fits the larger budget
+    fits = true;
+  } else {
+    // A raw length above 112 is rounded up to 512: the output lies in (raw - 512, raw].
+    const uint64_t least = !raw ? 0 : *raw <= kEmbeddedPayloadBytes ? *raw : *raw - 511;
+    if (raw && least <= budget) return std::nullopt;  // perhaps short of the smaller budget
+  }
+  if (!fits) return BlockWrite{BlockKind::kUncompressed, lsize};
+  return AcceptCompressed(policy, lsize, raw);
+}
+
+const char* RawLengthMismatch(const WritePolicy& scan, const WritePolicy& report, Compression c,
+                              uint64_t max_lsize) {
+  if (ZeroBlockIsHole(scan, c) != ZeroBlockIsHole(report, c) ||
+      ZeroBlockWrittenOnlyWithoutDedup(scan, c) != ZeroBlockWrittenOnlyWithoutDedup(report, c)) {
+    return "all-zero blocks are written otherwise (with dedup=on and compression=off they are "
+           "holes from 2.3.3 and 2.4 on)";
+  }
+  // Early abort applies from 128K on, to every multiple of 512 up to the row's block size (a
+  // file smaller than the recordsize has one block of its size rounded up to 512).
+  for (uint64_t lsize = 128u << 10; lsize <= max_lsize; lsize += kMinBlockBytes) {
+    const bool a = ZstdEarlyAbortApplies(scan, c, lsize);
+    if (a != ZstdEarlyAbortApplies(report, c, lsize)) {
+      return "zstd early abort (2.2 and later) decides what is compressed at 128K and above";
+    }
+    if (a && CompressionBudget(scan, c, lsize) != CompressionBudget(report, c, lsize)) {
+      return "zstd early abort compares its lz4 pass against the compression budget, which "
+             "follows the allocation unit (2.3 and later)";
+    }
+  }
+  return nullptr;
+}
+
 bool SameBlockWrites(const WritePolicy& a, const WritePolicy& b) {
   if (a.profile != b.profile || a.dedup != b.dedup) return false;
   const CompressionRule& rule = RuleFor(a.profile);

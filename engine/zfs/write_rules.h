@@ -69,6 +69,29 @@ uint64_t CompressionBudget(const WritePolicy& policy, Compression c, uint64_t ls
 BlockWrite AcceptCompressed(const WritePolicy& policy, uint64_t lsize,
                             std::optional<uint64_t> compressed_bytes);
 
+// What ZFS stores under `policy` for a block of `lsize` (not all zero) written with `c` (not off),
+// given what the compressor did under `scanned`'s budget (state format 6, ddt/dedup_table.h raw
+// codes): `raw` bytes of output, or nullopt when it did not fit that budget (or failed, or was not
+// called). `raw` may be rounded up to a multiple of 512 above kEmbeddedPayloadBytes: every
+// rounding unit is such a multiple. Nullopt when the answer is not known from these: the
+// compressors give up short of their budget's end (lz4 and lzjb keep room for a worst-case step,
+// zstd needs room for its intermediate steps; the OpenZFS edge vectors in tests/golden show
+// outputs of 111 bytes refused by a 112-byte budget), so an output known to fit one budget may or
+// may not fit a smaller one, and one that did not fit may fit a larger one. Known: the same
+// budget; a larger one after a fit (the same output, more room); a smaller one after no fit, or
+// smaller than the output. With policy == scanned the answer is what CompressZfsBlock gives.
+std::optional<BlockWrite> ReplayCompressed(const WritePolicy& scanned, const WritePolicy& policy,
+                                           Compression c, uint64_t lsize,
+                                           std::optional<uint64_t> raw);
+
+// Why raw outcomes kept by a scan under `scan` for `c` (blocks of lsize up to `max_lsize`) cannot
+// give what ZFS stores under `report` whatever the blocks, or nullptr: all-zero blocks handled
+// otherwise (compression=off with dedup, 2.3.3/2.4), or zstd early abort applied by one profile
+// and not the other, or against another budget (2.3+ aligns it to gcd_alloc) for some lsize.
+// Per block, ReplayCompressed may still not know.
+const char* RawLengthMismatch(const WritePolicy& scan, const WritePolicy& report, Compression c,
+                              uint64_t max_lsize);
+
 // True when every block gets the same BlockWrite under `a` and `b`, whatever its content: the same
 // profile and dedup, and the same allocation unit where the profile's budget or rounding follows
 // it (2.1 and later; v23 rounds to 512 bytes whatever the pool). A scan's codes then hold for a

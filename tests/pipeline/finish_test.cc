@@ -6,6 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+
+#include "engine/finish/settled_codes.h"
 #include "engine/io/file_system.h"
 #include "engine/pipeline/scan.h"
 #include "tests/util/result_compare.h"
@@ -111,6 +115,137 @@ TEST(FinishTest, ReportFromStateEqualsDirectScanAcrossAllocationOptions) {
   }
 }
 
+// The state keeps what each codec produced (state format 6), so a report may change the ashift,
+// the vdev and the profile: its figures equal a direct scan with those options, or, when the
+// state cannot tell a block's fate (zstd early abort, zero blocks with compression=off, a block
+// compressed under another budget whose outcome under this one is not known), it is refused.
+// Where every budget is the scan's (2.1 and 2.2 at any ashift and vdev, v23 at any, 2.3 and 2.4
+// at the same allocation unit), the report is never refused.
+TEST(FinishTest, ReportFromStateEqualsDirectScanAcrossAshiftsAndProfiles) {
+  testing::TempDir dir;
+  BuildTree(dir);
+  auto fs = io::PosixFileSystem();
+  struct Scanned {
+    Profile profile;
+    std::vector<Compression> compressions;
+    std::vector<Profile> reports;  // profiles sharing the codec list
+  };
+  const Compression lz4{CompressionAlgorithm::kLz4, 0}, gzip6{CompressionAlgorithm::kGzip, 6},
+      zstd1{CompressionAlgorithm::kZstd, 1}, lzjb{CompressionAlgorithm::kLzjb, 0},
+      zle{CompressionAlgorithm::kZle, 0};
+  const std::vector<Profile> modern = {Profile::kZfs21, Profile::kZfs22, Profile::kZfs23,
+                                       Profile::kZfs24};
+  const std::vector<Scanned> scans = {
+      {Profile::kZfs21, {lz4, gzip6, zstd1}, modern},
+      {Profile::kZfs24, {lz4, gzip6, zstd1}, modern},
+      {Profile::kV23,
+       {lzjb, gzip6, zle},
+       {Profile::kV23, Profile::kZfs21, Profile::kZfs23, Profile::kZfs24}},
+  };
+  struct Alloc {
+    const char* vdev;
+    int copies;
+  };
+  const std::vector<Alloc> allocs = {{"disk", 1}, {"raidz2:6", 2}, {"mirror:3", 3}};
+  int answered = 0, refused = 0;
+  for (const Scanned& sc : scans) {
+    ScanOptions o = BaseOptions(dir);
+    o.profile = sc.profile;
+    o.compressions = sc.compressions;
+    Result<state::ScanState> s = ScanToState(o, fs.get());
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_EQ(s->code_kind, state::CodeKind::kRaw);
+    for (Profile profile : sc.reports) {
+      for (int ashift : {9, 12, 13}) {
+        for (const Alloc& a : allocs) {
+          const std::string what = std::string(ProfileName(sc.profile)) + " -> " +
+                                   std::string(ProfileName(profile)) + " ashift " +
+                                   std::to_string(ashift) + " " + a.vdev;
+          SCOPED_TRACE(what);
+          finish::ReportOptions r = Report(s->options);
+          r.profile = profile;
+          r.ashift = ashift;
+          r.vdev = *ParseVdev(a.vdev);
+          r.copies = a.copies;
+          if (profile != sc.profile) r.ddt_format.reset();
+          const Status st = finish::CheckReportOptions(*s, r);
+          ScanOptions want = o;
+          want.profile = profile;
+          want.ashift = ashift;
+          want.vdev = r.vdev;
+          want.copies = a.copies;
+          // Every budget the scan's: nothing can be unknown.
+          const bool must =
+              !finish::CodeSettler(state::CodeKind::kRaw, s->options, want, o.recordsizes.back())
+                   .may_be_unknown();
+          if (!st.ok()) {
+            EXPECT_FALSE(must) << st.ToString();
+            EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+            EXPECT_NE(st.message().find("cannot be answered"), std::string::npos) << st.message();
+            ++refused;
+            continue;
+          }
+          ++answered;
+          Result<ScanResult> direct = RunScan(want, fs.get());
+          ASSERT_TRUE(direct.ok()) << direct.status().ToString();
+          ExpectSameFigures(finish::Finish(*s, r), *direct);
+        }
+      }
+    }
+  }
+  // 2.1 and 2.2 from the 2.1 scan (18), 2.3 and 2.4 at ashift 12 from the 2.4 scan (6), v23 at
+  // every ashift (9); what else is answered depends on the blocks.
+  EXPECT_GE(answered, 33);
+  std::printf("reports answered %d, refused %d\n", answered, refused);
+}
+
+// zstd early abort (2.2+, zstd-3 and up, blocks of 128K and more) runs lz4 against the budget
+// first: its outcome is the scan's profile's only, and with 2.3+ its budget's.
+TEST(FinishTest, ZstdEarlyAbortKeepsItsProfileAndBudget) {
+  testing::TempDir dir;
+  BuildTree(dir);
+  auto fs = io::PosixFileSystem();
+  ScanOptions o = BaseOptions(dir);
+  o.recordsizes = {128 * 1024};
+  o.compressions = {Compression{CompressionAlgorithm::kZstd, 3}};
+  o.profile = Profile::kZfs22;
+  Result<state::ScanState> s = ScanToState(o, fs.get());
+  ASSERT_TRUE(s.ok());
+  finish::ReportOptions r = Report(s->options);
+  r.profile = Profile::kZfs21;  // no early abort
+  r.ddt_format.reset();
+  Status st = finish::CheckReportOptions(*s, r);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("early abort"), std::string::npos) << st.message();
+  // 2.2 at ashift 9 and 13: the budget does not follow the pool.
+  for (Profile profile : {Profile::kZfs22}) {
+    for (int ashift : {9, 13}) {
+      SCOPED_TRACE(std::string(ProfileName(profile)) + " ashift " + std::to_string(ashift));
+      r = Report(s->options);
+      r.profile = profile;
+      r.ashift = ashift;
+      r.ddt_format.reset();
+      st = finish::CheckReportOptions(*s, r);
+      ASSERT_TRUE(st.ok()) << st.ToString();
+      ScanOptions want = o;
+      want.profile = profile;
+      want.ashift = ashift;
+      Result<ScanResult> direct = RunScan(want, fs.get());
+      ASSERT_TRUE(direct.ok());
+      ExpectSameFigures(finish::Finish(*s, r), *direct);
+    }
+  }
+  // dRAID with 3 data disks: gcd_alloc 12K, a 128K block's 2.3 budget 108K, not 112K: early
+  // abort's lz4 pass would compare against another budget.
+  r = Report(s->options);
+  r.profile = Profile::kZfs23;
+  r.vdev = *ParseVdev("draid1:3:5");
+  r.ddt_format.reset();
+  st = finish::CheckReportOptions(*s, r);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("budget"), std::string::npos) << st.message();
+}
+
 TEST(FinishTest, OptionsTheStateCannotAnswerAreRefused) {
   testing::TempDir dir;
   BuildTree(dir);
@@ -121,27 +256,37 @@ TEST(FinishTest, OptionsTheStateCannotAnswerAreRefused) {
   const finish::ReportOptions same = Report(s->options);
   EXPECT_TRUE(finish::CheckReportOptions(*s, same).ok());
 
+  // compression=off: 2.4 makes all-zero blocks holes with dedup, 2.2 writes them.
   finish::ReportOptions r = same;
   r.profile = Profile::kZfs22;
+  r.ddt_format.reset();
   Status st = finish::CheckReportOptions(*s, r);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(st.message().find("--profile 2.2"), std::string::npos) << st.message();
-
-  r = same;
-  r.ashift = 13;  // 2.4 rounds psize to the sector: other codes
-  st = finish::CheckReportOptions(*s, r);
-  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(st.message().find("ashift"), std::string::npos) << st.message();
-
-  r = same;
-  r.vdev = *ParseVdev("draid1:4:7");  // dRAID allocates rows of 4 sectors
-  EXPECT_EQ(finish::CheckReportOptions(*s, r).code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("all-zero"), std::string::npos) << st.message();
 
   r = same;
   r.copies = 4;
   EXPECT_EQ(finish::CheckReportOptions(*s, r).code(), StatusCode::kInvalidArgument);
 
-  // A sampled table's calibration carries the scan's allocation.
+  // A state of format 5 or older holds psize rounded for the scan's profile and unit.
+  state::ScanState rounded = std::move(*s);
+  rounded.code_kind = state::CodeKind::kRounded;
+  EXPECT_TRUE(finish::CheckReportOptions(rounded, same).ok());
+  r = same;
+  r.profile = Profile::kZfs23;
+  st = finish::CheckReportOptions(rounded, r);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("--profile 2.3"), std::string::npos) << st.message();
+  r = same;
+  r.ashift = 13;
+  st = finish::CheckReportOptions(rounded, r);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("format 5 or older"), std::string::npos) << st.message();
+  r = same;
+  r.vdev = *ParseVdev("draid1:4:7");  // dRAID allocates rows of 4 sectors
+  EXPECT_EQ(finish::CheckReportOptions(rounded, r).code(), StatusCode::kInvalidArgument);
+
+  // A sampled table's calibration carries the scan's allocation and profile.
   o.sample_modulus = 4;
   Result<state::ScanState> sampled = ScanToState(o, fs.get());
   ASSERT_TRUE(sampled.ok());

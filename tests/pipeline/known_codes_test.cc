@@ -94,7 +94,9 @@ TEST(KnownCodesTest, CodesBelowTheLevelEveryRunReachesDoNotChangeTheHistogram) {
   const zfs::AllocationModel alloc = zfs::AllocationModel::For(VdevLayout{}, 12);
   auto histogram = [&](const ddt::DedupTable& t, const std::vector<int>& levels) {
     std::vector<SettingResult> s(1);
-    FillBlockSizes(t, 4096, alloc, 1, levels, &s);
+    // Codes taken as psize (rounded), so each size shows in the histogram.
+    const CodeSettler as_psize(state::CodeKind::kRounded, OneCodec(), OneCodec(), 4096);
+    FillBlockSizes(t, as_psize, 4096, alloc, 1, levels, &s);
     std::vector<std::array<uint64_t, 4>> out;
     for (const BlockSizeBucket& b : s[0].block_sizes) {
       out.push_back({b.size, b.blocks, b.psize, b.unique_asize});

@@ -1,0 +1,82 @@
+#include "engine/finish/settled_codes.h"
+
+namespace zsim::finish {
+
+namespace {
+
+zfs::WritePolicy PolicyOf(const ScanOptions& o) {
+  zfs::WritePolicy p;
+  p.profile = o.profile;
+  p.geometry = zfs::GeometryFor(o.vdev, o.ashift);
+  p.dedup = true;
+  return p;
+}
+
+}  // namespace
+
+CodeSettler::CodeSettler(state::CodeKind kind, const ScanOptions& scanned,
+                         const ScanOptions& options, uint64_t block_bytes)
+    : raw_(kind == state::CodeKind::kRaw),
+      block_bytes_(block_bytes),
+      scanned_(PolicyOf(scanned)),
+      policy_(PolicyOf(options)),
+      compressions_(options.compressions) {
+  for (const Compression& c : compressions_) {
+    off_.push_back(c.algorithm == CompressionAlgorithm::kOff);
+  }
+  if (!raw_) return;
+  for (size_t c = 0; c < compressions_.size() && !may_be_unknown_; ++c) {
+    if (off_[c]) continue;
+    for (uint64_t lsize = zfs::kMinBlockBytes; lsize <= zfs::kMaxBlockBytes;
+         lsize += zfs::kMinBlockBytes) {
+      if (zfs::CompressionBudget(scanned_, compressions_[c], lsize) !=
+          zfs::CompressionBudget(policy_, compressions_[c], lsize)) {
+        may_be_unknown_ = true;
+        break;
+      }
+    }
+  }
+  lookup_.resize(compressions_.size());
+  for (size_t c = 0; c < compressions_.size(); ++c) {
+    if (off_[c]) continue;
+    std::vector<ddt::PsizeCode>& l = lookup_[c];
+    l.resize(size_t{1} << 16);
+    for (size_t code = 0; code < l.size(); ++code) {
+      const auto v = static_cast<ddt::PsizeCode>(code);
+      // Values no raw code takes (a valid table never holds them) map to themselves.
+      const bool valid =
+          (v >= 1 && v <= ddt::kEmbeddedBase + zfs::kEmbeddedPayloadBytes) || v == ddt::kNoFitCode;
+      l[code] = valid ? Derive(v, c, block_bytes) : v;
+    }
+  }
+}
+
+ddt::PsizeCode CodeSettler::Derive(ddt::PsizeCode code, size_t c, uint64_t lsize) const {
+  const std::optional<zfs::BlockWrite> known =
+      zfs::ReplayCompressed(scanned_, policy_, compressions_[c], lsize, ddt::RawLengthOf(code));
+  if (!known) return kUnknownCode;
+  const zfs::BlockWrite& w = *known;
+  switch (w.kind) {
+    case zfs::BlockKind::kHole:
+      return ddt::kHoleCode;
+    case zfs::BlockKind::kEmbedded:
+      return ddt::EncodeEmbedded(w.psize);
+    case zfs::BlockKind::kCompressed:
+    case zfs::BlockKind::kUncompressed:
+      break;
+  }
+  return ddt::EncodeAllocated(w.psize);
+}
+
+std::vector<uint64_t> CodeSettler::CountUnknown(const ddt::DedupTable& table) const {
+  std::vector<uint64_t> out(compressions_.size(), 0);
+  if (!raw_ || !may_be_unknown_) return out;
+  table.ForEach([&](const ddt::EntryView& e) {
+    for (size_t c = 0; c < e.codes.size() && c < out.size(); ++c) {
+      out[c] += Settle(e.codes[c], c, e.lsize) == kUnknownCode;
+    }
+  });
+  return out;
+}
+
+}  // namespace zsim::finish

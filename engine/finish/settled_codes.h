@@ -1,0 +1,86 @@
+// engine/finish/settled_codes.h
+//
+// A dedup table's codes as the report's pool stores them. A table of raw codes (state::CodeKind
+// kRaw, ddt/dedup_table.h) keeps what each codec produced, whatever the pool; the figures need
+// psize, embedding and holes under the report's profile and geometry, which
+// zfs::ReplayCompressed derives. CodeSettler gives every entry of a table with its codes turned
+// into rounded ones (hole, EncodeEmbedded, EncodeAllocated, kPendingCode), so the figures read
+// one kind of code whatever the state's. A code whose outcome under the report's budget is not
+// known (ReplayCompressed) reads kUnknownCode: CountUnknown finds them before a report, which
+// is refused when there are any. A table of rounded codes (state format 5 and older) passes
+// unchanged.
+//
+// Speed: a report reads every code of every entry three or four times (tally passes, histograms,
+// breakdowns). Codes of the row's block size, nearly every entry, are looked up in a table built
+// once per setting (64K codes); other lsizes (files smaller than the block) are derived per code.
+//
+// Thread safety: const after construction; ForEach may run on several threads at once.
+
+#ifndef ZSIM_ENGINE_FINISH_SETTLED_CODES_H_
+#define ZSIM_ENGINE_FINISH_SETTLED_CODES_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/ddt/dedup_table.h"
+#include "engine/state/scan_state.h"
+#include "engine/zfs/write_rules.h"
+#include "zsim/scan_options.h"
+
+namespace zsim::finish {
+
+// A settled code whose outcome is not known (never in a report that passed CountUnknown).
+inline constexpr ddt::PsizeCode kUnknownCode = ddt::kNoFitCode;
+
+class CodeSettler {
+ public:
+  // `kind`: what the table's codes hold; `scanned`: the scan's options (the budget the codes were
+  // made under); `options`: the report's (effective) options, whose profile, vdev and ashift
+  // decide; `block_bytes`: the row's block size.
+  CodeSettler(state::CodeKind kind, const ScanOptions& scanned, const ScanOptions& options,
+              uint64_t block_bytes);
+  // A report under a policy whose budget differs from the scan's for some codec and lsize: only
+  // then may a code be unknown.
+  bool may_be_unknown() const { return may_be_unknown_; }
+
+  // Setting `c`'s rounded code for a block of `lsize` whose table code is `code`.
+  ddt::PsizeCode Settle(ddt::PsizeCode code, size_t c, uint64_t lsize) const {
+    if (!raw_ || code == ddt::kPendingCode || code == ddt::kHoleCode || off_[c]) return code;
+    if (lsize == block_bytes_) return lookup_[c][code];
+    return Derive(code, c, lsize);
+  }
+
+  // Calls fn(entry) for every entry of `table`, its codes settled (table.ForEach's order).
+  // Per setting, the entries of `table` whose code is unknown under the report's options.
+  std::vector<uint64_t> CountUnknown(const ddt::DedupTable& table) const;
+
+  template <class Fn>
+  void ForEach(const ddt::DedupTable& table, Fn&& fn) const {
+    if (!raw_) {
+      table.ForEach(fn);
+      return;
+    }
+    std::vector<ddt::PsizeCode> codes;
+    table.ForEach([&](const ddt::EntryView& e) {
+      codes.resize(e.codes.size());
+      for (size_t c = 0; c < e.codes.size(); ++c) codes[c] = Settle(e.codes[c], c, e.lsize);
+      ddt::EntryView settled = e;
+      settled.codes = codes;
+      fn(settled);
+    });
+  }
+
+ private:
+  ddt::PsizeCode Derive(ddt::PsizeCode code, size_t c, uint64_t lsize) const;
+  bool raw_;
+  bool may_be_unknown_ = false;
+  uint64_t block_bytes_;
+  zfs::WritePolicy scanned_, policy_;
+  std::vector<Compression> compressions_;
+  std::vector<bool> off_;                            // per setting: compression=off (derived code)
+  std::vector<std::vector<ddt::PsizeCode>> lookup_;  // per setting: code -> settled, block_bytes
+};
+
+}  // namespace zsim::finish
+
+#endif  // ZSIM_ENGINE_FINISH_SETTLED_CODES_H_
