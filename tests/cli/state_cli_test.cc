@@ -277,17 +277,71 @@ TEST_F(StateCliTest, DamagedForeignAndOtherVersionFilesAreRefused) {
 
 TEST_F(StateCliTest, WhatTheStateCannotAnswerIsRefused) {
   const std::string s = StatePath("s");
-  ScanSaving({tree_.path().string()}, {}, s);  // profile 2.4, ashift 12
-  auto refused = [&](const std::vector<std::string>& flags, const std::string& word) {
-    const testing::CommandResult r = testing::RunZsim(Concat({"report", s}, flags));
+  ScanSaving({tree_.path().string()}, {}, s);  // profile 2.4, ashift 12, off among the codecs
+  auto refused = [&](const std::string& state, const std::vector<std::string>& flags,
+                     const std::string& word) {
+    const testing::CommandResult r = testing::RunZsim(Concat({"report", state}, flags));
     EXPECT_EQ(r.exit_code, 2) << word;
+    EXPECT_TRUE(r.out.empty()) << word;
     EXPECT_NE(r.err.find(word), std::string::npos) << r.err;
   };
-  refused({"--profile", "2.2"}, "--profile 2.2");
-  refused({"--ashift", "13"}, "ashift");
-  refused({"--vdev", "draid2:4:10"}, "rounded");
-  refused({"--copies", "5"}, "copies");
-  refused({"--vdev", "raid5"}, "--vdev");
+  // compression=off: 2.4 makes all-zero blocks holes with dedup=on, 2.2 writes them.
+  refused(s, {"--profile", "2.2"}, "all-zero");
+  refused(s, {"--copies", "5"}, "copies");
+  refused(s, {"--vdev", "raid5"}, "--vdev");
+  // Another unit: answered exactly as a scan with it, or refused when a block's fate under its
+  // budget is not known.
+  for (const char* ashift : {"9", "13"}) {
+    SCOPED_TRACE(ashift);
+    const testing::CommandResult r = testing::RunZsim({"report", s, "--ashift", ashift, "--json"});
+    if (r.exit_code == 2) {
+      EXPECT_NE(r.err.find("not known"), std::string::npos) << r.err;
+      continue;
+    }
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ExpectSameFigures(testing::ParseReportJson(r),
+                      Scan({tree_.path().string()}, {"--ashift", ashift}));
+  }
+  // A state of format 5 (psize rounded for its scan's profile and unit): reported as saved, and
+  // another unit or profile is refused.
+  const std::string v5 = std::string(ZSIM_SOURCE_DIR) + "/tests/cli/data/v5_state";
+  EXPECT_EQ(testing::RunZsim({"report", v5, "--json"}).exit_code, 0);
+  refused(v5, {"--ashift", "13"}, "format 5 or older");
+  refused(v5, {"--profile", "2.3"}, "format 5 or older");
+}
+
+// The state keeps what each codec produced: on the bundled tiny sample, a state of profile 2.1
+// (whose budgets do not follow the pool) answers every ashift, vdev, copies and 2.2, exactly as
+// the scans with those options.
+TEST_F(StateCliTest, ASavedStateAnswersOtherAshiftsVdevsAndProfiles) {
+  const std::filesystem::path tiny = testing::SampleDir("ZSIM_SAMPLE_TINY");
+  if (tiny.empty()) GTEST_SKIP() << "the tiny sample is not built (ctest -R sample_tiny)";
+  const std::vector<std::string> content = {"--profile",         "2.1",          "--compression",
+                                            "lz4,gzip-6,zstd-1", "--recordsize", "16k,128k"};
+  const std::string state = StatePath("tiny21");
+  ScanSaving({tiny.string()}, content, state);
+  const std::vector<std::vector<std::string>> reports = {
+      {"--ashift", "9"},
+      {"--ashift", "13", "--vdev", "raidz2:6", "--copies", "2"},
+      {"--vdev", "draid1:4:7"},
+      {"--profile", "2.2", "--ashift", "13"},
+      {"--profile", "2.2", "--ashift", "9", "--vdev", "mirror:2"},
+  };
+  for (const std::vector<std::string>& r : reports) {
+    std::string what;
+    for (const std::string& a : r) what += a + " ";
+    SCOPED_TRACE(what);
+    std::vector<std::string> scan_flags = content;
+    for (size_t i = 0; i < r.size(); i += 2) {
+      if (r[i] == "--profile") {
+        scan_flags[1] = r[i + 1];
+      } else {
+        scan_flags.push_back(r[i]);
+        scan_flags.push_back(r[i + 1]);
+      }
+    }
+    ExpectSameFigures(Report({state}, r), Scan({tiny.string()}, scan_flags));
+  }
 }
 
 TEST_F(StateCliTest, SaveToABadPlaceIsRefusedBeforeScanning) {

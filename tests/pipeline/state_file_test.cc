@@ -89,5 +89,50 @@ TEST(StateFileTest, ATableKeyGivenTwiceIsRefused) {
   }
 }
 
+// Format 6 keeps each codec's raw outcome: "did not fit" (incompressible data), a short exact
+// length (a small compressible file), lengths in 512-byte units; they read back as saved, and so
+// does the kind of codes (a state of rounded codes, loaded from format 5, saved again stays
+// rounded: its codes mean psize).
+TEST(StateFileTest, RawCodesAndTheirKindReadBack) {
+  testing::TempDir dir;
+  dir.WriteFile("random.bin", testing::Xorshift64Bytes(3, 64 * 1024));
+  dir.WriteFile("small.txt", std::vector<uint8_t>(3000, 'a'));
+  dir.WriteFile("text.bin", testing::GenerateBlock(100 * 1024, 0.6, 9));
+  state::ScanState s = ScannedState(dir);
+  ASSERT_EQ(s.code_kind, state::CodeKind::kRaw);
+  auto codes_of = [](const state::ScanState& st) {
+    std::vector<std::vector<ddt::PsizeCode>> out;
+    st.rows[0].table->ForEach(
+        [&](const ddt::EntryView& e) { out.emplace_back(e.codes.begin(), e.codes.end()); });
+    return out;
+  };
+  const std::vector<std::vector<ddt::PsizeCode>> saved = codes_of(s);
+  bool no_fit = false, exact = false, units = false;
+  for (const auto& codes : saved) {
+    for (ddt::PsizeCode c : codes) {
+      no_fit |= c == ddt::kNoFitCode;
+      exact |= ddt::IsEmbeddedCode(c);
+      units |= c > 0 && c < ddt::kEmbeddedBase;
+    }
+  }
+  EXPECT_TRUE(no_fit && exact && units) << no_fit << exact << units;
+  for (state::CodeKind kind : {state::CodeKind::kRaw, state::CodeKind::kRounded}) {
+    s.code_kind = kind;
+    const std::string bytes = state::EncodeState(s);
+    Result<state::ScanState> back =
+        state::ParseState(ByteView(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+    if (kind == state::CodeKind::kRounded) {
+      // Rounded codes never say "did not fit": such a file is corrupt.
+      ASSERT_FALSE(back.ok());
+      EXPECT_NE(back.status().message().find("codec outcome"), std::string::npos)
+          << back.status().message();
+      continue;
+    }
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(back->code_kind, kind);
+    EXPECT_EQ(codes_of(*back), saved);
+  }
+}
+
 }  // namespace
 }  // namespace zsim::pipeline
