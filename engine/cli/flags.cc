@@ -165,9 +165,13 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   CLI::App* report = app.add_subcommand(
       "report",
       "report from state files written by zsim scan --save; several are merged first (one "
-      "pool for all of them). May change: --vdev, --copies, --ram, --ddt-format, and --ashift "
-      "where compressed sizes round alike (any ashift for profile v23). Fixed by the scan: "
-      "recordsizes, compressions, profile, checksum, sampling");
+      "pool for all of them). May change: --vdev, --copies, --ram, --ddt-format, --ashift and "
+      "--profile (a profile with the scan's codecs): the state keeps each codec's output "
+      "length. Refused (exit 2, saying why) where that cannot tell a block's fate: a block "
+      "compressed under another budget (from 2.3 the budget follows the ashift), zstd early "
+      "abort (2.1 against 2.2+), zero blocks with compression=off (2.4 against older), a "
+      "sampled table (--sample, --max-memory), a state of format 5 or older (profile and "
+      "rounding unit fixed). Fixed by the scan: recordsizes, compressions, checksum, sampling");
   std::vector<std::string> state_paths;
   std::optional<std::string> r_vdev, r_ashift, r_copies, r_profile, r_ddt_format, r_ram;
   bool r_json = false, r_quiet = false;
@@ -177,7 +181,8 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   report->add_option("--ashift", r_ashift, "log2 of the sector size");
   report->add_option("--copies", r_copies, "copies property (1..3)");
   report->add_option("--profile", r_profile,
-                     "must be the scan's (each release compresses by its own rules)");
+                     "ZFS release the report models (default: the scan's); see above for what "
+                     "the state can answer");
   report->add_option("--ddt-format", r_ddt_format, "DDT format: legacy or fast (2.3+)");
   report->add_option("--ram", r_ram, "RAM of the target machine for DDT advice");
   report->add_flag("--json", r_json, "print the JSON report on stdout");
