@@ -96,8 +96,8 @@ Status CheckRawCodes(const state::ScanState& s, const ReportOptions& r) {
       if (unknown[c] == 0) continue;
       return Status::InvalidArgument(
           Where(r) + " cannot be answered from this state (scanned with " +
-          Where(ReportOptionsOf(o)) + "): " + std::to_string(unknown[c]) + " unique block(s) of " +
-          std::to_string(row.block_bytes / 1024) + "K records under " +
+          Where(ReportOptionsOf(o)) + "): " + std::to_string(unknown[c]) +
+          " unique block(s) of recordsize " + std::to_string(row.block_bytes / 1024) + "K under " +
           CompressionName(o.compressions[c]) +
           " were compressed under another budget than these options give, and whether they "
           "fit it is not known (compressors give up short of a budget's end); report with the "

@@ -36,17 +36,11 @@ CodeSettler::CodeSettler(state::CodeKind kind, const ScanOptions& scanned,
       }
     }
   }
-  lookup_.resize(compressions_.size());
+  lookup_.assign(compressions_.size() * kLookupCodes, ddt::kHoleCode);
   for (size_t c = 0; c < compressions_.size(); ++c) {
     if (off_[c]) continue;
-    std::vector<ddt::PsizeCode>& l = lookup_[c];
-    l.resize(size_t{1} << 16);
-    for (size_t code = 0; code < l.size(); ++code) {
-      const auto v = static_cast<ddt::PsizeCode>(code);
-      // Values no raw code takes (a valid table never holds them) map to themselves.
-      const bool valid =
-          (v >= 1 && v <= ddt::kEmbeddedBase + zfs::kEmbeddedPayloadBytes) || v == ddt::kNoFitCode;
-      l[code] = valid ? Derive(v, c, block_bytes) : v;
+    for (size_t code = 1; code < kLookupCodes; ++code) {
+      lookup_[c * kLookupCodes + code] = Derive(static_cast<ddt::PsizeCode>(code), c, block_bytes);
     }
   }
 }

@@ -46,7 +46,7 @@ class CodeSettler {
   // Setting `c`'s rounded code for a block of `lsize` whose table code is `code`.
   ddt::PsizeCode Settle(ddt::PsizeCode code, size_t c, uint64_t lsize) const {
     if (!raw_ || code == ddt::kPendingCode || code == ddt::kHoleCode || off_[c]) return code;
-    if (lsize == block_bytes_) return lookup_[c][code];
+    if (lsize == block_bytes_ && code < kLookupCodes) return lookup_[c * kLookupCodes + code];
     return Derive(code, c, lsize);
   }
 
@@ -77,8 +77,11 @@ class CodeSettler {
   uint64_t block_bytes_;
   zfs::WritePolicy scanned_, policy_;
   std::vector<Compression> compressions_;
-  std::vector<bool> off_;                            // per setting: compression=off (derived code)
-  std::vector<std::vector<ddt::PsizeCode>> lookup_;  // per setting: code -> settled, block_bytes
+  std::vector<bool> off_;  // per setting: compression=off (derived code)
+  // Per setting, kLookupCodes codes: settled code of each raw one (hole to the largest exact
+  // length) for a block of block_bytes_.
+  static constexpr size_t kLookupCodes = size_t{ddt::kEmbeddedBase} + 113;
+  std::vector<ddt::PsizeCode> lookup_;
 };
 
 }  // namespace zsim::finish
