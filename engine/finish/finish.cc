@@ -15,14 +15,6 @@
 namespace zsim::finish {
 namespace {
 
-zfs::WritePolicy PolicyOf(Profile profile, const VdevLayout& vdev, int ashift) {
-  zfs::WritePolicy p;
-  p.profile = profile;
-  p.geometry = zfs::GeometryFor(vdev, ashift);
-  p.dedup = true;
-  return p;
-}
-
 // The scan's options with the report's applied.
 ScanOptions Effective(const ScanOptions& scanned, const ReportOptions& r) {
   ScanOptions o = scanned;
@@ -56,8 +48,8 @@ Status CheckRoundedCodes(const ScanOptions& o, const ReportOptions& r) {
         "again (states from this zsim keep what the compressors produced and answer any "
         "profile)");
   }
-  if (!zfs::SameBlockWrites(PolicyOf(o.profile, o.vdev, o.ashift),
-                            PolicyOf(r.profile, r.vdev, r.ashift))) {
+  if (!zfs::SameBlockWrites(zfs::DedupPolicyOf(o.profile, o.vdev, o.ashift),
+                            zfs::DedupPolicyOf(r.profile, r.vdev, r.ashift))) {
     return Status::InvalidArgument(
         "--ashift " + std::to_string(r.ashift) + " with --vdev " + VdevName(r.vdev) +
         " changes the unit compressed blocks are rounded to in profile " +
@@ -74,8 +66,8 @@ Status CheckRoundedCodes(const ScanOptions& o, const ReportOptions& r) {
 // where zfs::RawLengthMismatch says (zstd early abort's budget, zero blocks with compression=off).
 Status CheckRawCodes(const state::ScanState& s, const ReportOptions& r) {
   const ScanOptions& o = s.options;
-  const zfs::WritePolicy scan = PolicyOf(o.profile, o.vdev, o.ashift);
-  const zfs::WritePolicy report = PolicyOf(r.profile, r.vdev, r.ashift);
+  const zfs::WritePolicy scan = zfs::DedupPolicyOf(o.profile, o.vdev, o.ashift);
+  const zfs::WritePolicy report = zfs::DedupPolicyOf(r.profile, r.vdev, r.ashift);
   uint64_t max_lsize = 0;
   for (const state::RowState& row : s.rows) max_lsize = std::max(max_lsize, row.block_bytes);
   for (const Compression& c : o.compressions) {

@@ -2,24 +2,12 @@
 
 namespace zsim::finish {
 
-namespace {
-
-zfs::WritePolicy PolicyOf(const ScanOptions& o) {
-  zfs::WritePolicy p;
-  p.profile = o.profile;
-  p.geometry = zfs::GeometryFor(o.vdev, o.ashift);
-  p.dedup = true;
-  return p;
-}
-
-}  // namespace
-
 CodeSettler::CodeSettler(state::CodeKind kind, const ScanOptions& scanned,
                          const ScanOptions& options, uint64_t block_bytes)
     : raw_(kind == state::CodeKind::kRaw),
       block_bytes_(block_bytes),
-      scanned_(PolicyOf(scanned)),
-      policy_(PolicyOf(options)),
+      scanned_(zfs::DedupPolicyOf(scanned.profile, scanned.vdev, scanned.ashift)),
+      policy_(zfs::DedupPolicyOf(options.profile, options.vdev, options.ashift)),
       compressions_(options.compressions) {
   for (const Compression& c : compressions_) {
     off_.push_back(c.algorithm == CompressionAlgorithm::kOff);

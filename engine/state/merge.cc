@@ -40,14 +40,6 @@ bool Sampled(const ScanState& s) {
   return false;
 }
 
-zfs::WritePolicy PolicyOf(const ScanOptions& o) {
-  zfs::WritePolicy p;
-  p.profile = o.profile;
-  p.geometry = zfs::GeometryFor(o.vdev, o.ashift);
-  p.dedup = true;
-  return p;
-}
-
 Status Differ(const std::string& what, const std::string& a, const std::string& b,
               const std::string& use = "merge") {
   return Status::InvalidArgument("the scans differ in " + what + " (" + a + " and " + b +
@@ -123,7 +115,8 @@ Status CheckSameContent(const ScanOptions& x, const ScanOptions& y, const std::s
   }
   if (x.exact != y.exact)
     return Differ("--exact", x.exact ? "on" : "off", y.exact ? "on" : "off", use);
-  if (!zfs::SameBlockWrites(PolicyOf(x), PolicyOf(y))) {
+  if (!zfs::SameBlockWrites(zfs::DedupPolicyOf(x.profile, x.vdev, x.ashift),
+                            zfs::DedupPolicyOf(y.profile, y.vdev, y.ashift))) {
     return Differ("compression rounding unit (ashift or dRAID width)",
                   "ashift " + std::to_string(x.ashift) + " " + VdevName(x.vdev),
                   "ashift " + std::to_string(y.ashift) + " " + VdevName(y.vdev), use);

@@ -44,6 +44,14 @@ bool EmbeddingAllowed(const WritePolicy& policy) {
 
 }  // namespace
 
+WritePolicy DedupPolicyOf(Profile profile, const VdevLayout& vdev, int ashift) {
+  WritePolicy p;
+  p.profile = profile;
+  p.geometry = GeometryFor(vdev, ashift);
+  p.dedup = true;
+  return p;
+}
+
 bool ZeroBlockIsHole(const WritePolicy& policy, Compression c) {
   // zio_write_compress / zio_compress_data: an all-zero block with compression on is a hole.
   if (c.algorithm != CompressionAlgorithm::kOff) return true;

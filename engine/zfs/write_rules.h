@@ -34,6 +34,9 @@ struct WritePolicy {
   bool dedup = true;  // dataset has dedup=on (embedding before 2.3.3, zero blocks with off)
 };
 
+// The dedup=on write policy of a scan's or report's profile, vdev and ashift.
+WritePolicy DedupPolicyOf(Profile profile, const VdevLayout& vdev, int ashift);
+
 // Values appear in --json output (block counts): append only, never rename.
 enum class BlockKind : uint8_t {
   kHole,          // nothing allocated, no DDT entry
