@@ -1,15 +1,19 @@
 // engine/finish/finish.h
 //
 // The finish module, overview. Finish turns a ScanState (engine/state) into the ScanResult the
-// reports print, without reading any data: the dedup tables' codes give psize per block, and the
-// report's options give the rest:
+// reports print, without reading any data: the dedup tables' codes (what each codec produced,
+// settled_codes.h) give psize per block under the report's profile and pool, and the report's
+// options give the rest:
 //
 //   ScanState ──Finish(state, ReportOptions)──▶ ScanResult
 //
 // What the report may choose (ReportOptions): the vdev layout, ashift and copies (allocation,
-// metadata, DDT size), the RAM budget and the DDT format. What it may not: anything the codes
-// depend on (the profile, the compression rounding unit) or anything not scanned (a recordsize
-// or codec outside the state: report every one the state holds). CheckReportOptions says which.
+// metadata, DDT size), the profile, the RAM budget and the DDT format. What it may not: what the
+// kept outcomes cannot tell (a block compressed under another budget whose fate under the
+// report's is not known, zstd early abort, zero blocks with compression=off; for states of
+// format 5 and older, any change of profile or rounding unit) or anything not scanned (a
+// recordsize or codec outside the state: report every one the state holds). CheckReportOptions
+// says which.
 //
 // Entry points: ReportOptionsOf, CheckReportOptions, Finish. Inner parts: tally.h (per setting
 // totals, histograms, estimates), breakdown_report.h (breakdowns, whole-file duplicates).
@@ -43,10 +47,12 @@ struct ReportOptions {
 ReportOptions ReportOptionsOf(const ScanOptions& options);
 
 // Ok when `state` can answer `options`; else kInvalidArgument saying what the state cannot
-// answer and what it can: a profile other than the scan's, an ashift or dRAID layout whose
-// compression rounding unit differs from the scan's (the profiles from 2.1 round psize to it),
-// allocation changes on a state whose dedup table was sampled (--sample, --max-memory: its
-// estimates carry the scan's allocation), or invalid values (ValidateScanOptions' rules).
+// answer and what it can: for a state of raw codes (format 6), a profile or pool under which
+// some block's outcome is not known (zfs::RawLengthMismatch, then each block: it reads the
+// tables when a budget differs from the scan's); for rounded codes (format 5 and older), a
+// profile other than the scan's or another rounding unit; allocation or profile changes on a
+// state whose dedup table was sampled (--sample, --max-memory: its estimates carry the scan's
+// allocation), or invalid values (ValidateScanOptions' rules).
 Status CheckReportOptions(const state::ScanState& state, const ReportOptions& options);
 
 // The report. REQUIRES: CheckReportOptions(state, options).ok(). result.options is the scan's
