@@ -52,16 +52,16 @@ namespace zsim::ddt {
 // What one compression setting made of a block, in 16 bits. A table holds one of two kinds of
 // codes (state::CodeKind says which):
 //
-// Raw codes (scans, and state files from format 6): what the compressor produced, whatever the
-// pool, so that the report derives psize, embedding and asize under any ashift, vdev and profile
-// sharing the scan's codec list (finish/settled_codes.h):
+// Raw codes (scans, and state files from format 6): what the compressor produced under the scan's
+// budget, whatever the pool, from which the report derives psize, embedding and asize under its
+// own ashift, vdev and profile where that is certain (finish/settled_codes.h,
+// zfs::ReplayCompressed):
 //   0                       hole (all-zero block turned into a hole): no DDT entry
 //   1 .. 32768              the compressor's output was c > 112 bytes: ceil(c / 512) (every
-//                           rounding unit and every budget but the largest is a multiple of 512
-//                           bytes, and c fit the largest, so this is all the report needs)
+//                           allocation unit is a multiple of 512 bytes, so rounding needs no more)
 //   32769 .. 32768 + 112    the compressor's output was c <= 112 bytes (embeddable): c exact
-//   0xFFFE                  did not fit the largest budget (or the compressor failed): stored
-//                           uncompressed under every profile
+//   0xFFFE                  did not fit the scan's budget (or the compressor failed, or was not
+//                           called: v23's 512-byte blocks)
 //   0xFFFF                  not computed (a sampled codec skipped the block)
 //
 // Rounded (settled) codes: psize as one policy stores it (state files up to format 5 hold these;
