@@ -339,7 +339,7 @@ class Scan : public std::enable_shared_from_this<Scan> {
                       const state::FileIndirects& indirects, FileGroups groups,
                       ddt::Fingerprint content, bool has_data, uint64_t identity);
   std::vector<zfs::RecordLayout> Layouts(uint64_t size, bool is_zvol) const;
-  PieceSums SumsOf(const FileJob& job) const;
+  PieceSums SumsOf(FileJob& job) const;
   // The input summary's final figures (failed files out, errors sorted) and the file ids.
   void CloseInput();
   void MaybeReportProgress(bool force);
@@ -1279,14 +1279,17 @@ void Scan::CheckSinceTables() {
   if (since_complete_) since_complete_ = state::CodesCover(state_);
 }
 
-PieceSums Scan::SumsOf(const FileJob& job) const {
+PieceSums Scan::SumsOf(FileJob& job) const {
   PieceSums p;
   p.file = job.piece_file;
   p.bytes = job.end - job.begin;
   p.pieces = 1;
   for (const std::atomic<uint64_t>& n : job.non_hole) p.non_hole.push_back(n.load());
   for (const std::atomic<uint64_t>& n : job.zero_blocks) p.zero_blocks.push_back(n.load());
-  p.ranges = job.ranges;  // every chunk of the piece is done
+  {
+    std::lock_guard<std::mutex> lock(job.mu);  // every chunk is done; the lock says who owns it
+    p.ranges = job.ranges;
+  }
   p.bytes_read = job.bytes_read.load();
   p.content_lo = job.content_lo.load();
   p.content_hi = job.content_hi.load();
