@@ -170,7 +170,7 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
       "length. Refused (exit 2, saying why) where that cannot tell a block's fate: a block "
       "compressed under another budget (from 2.3 the budget follows the ashift), zstd early "
       "abort (2.1 against 2.2+), zero blocks with compression=off (2.4 against older), a "
-      "sampled table (--sample, --max-memory), a state of format 5 or older (profile and "
+      "sampled table (--sample, --max-memory), a state of format 6 or older (profile and "
       "rounding unit fixed). Fixed by the scan: recordsizes, compressions, checksum, sampling");
   std::vector<std::string> state_paths;
   std::optional<std::string> r_vdev, r_ashift, r_copies, r_profile, r_ddt_format, r_ram;

@@ -21,7 +21,7 @@ namespace zsim::codec {
 std::optional<size_t> ZfsCompress(const zfs::WritePolicy& policy, Compression c, ByteView block,
                                   Compressor& compressor, MutableByteView dst);
 
-// What a scan keeps of `block` written with `c` (state format 6, ddt/dedup_table.h raw codes):
+// What a scan keeps of `block` written with `c` (state format 7, ddt/dedup_table.h raw codes):
 // a hole, or the compressor's output length under the policy's budget (nullopt: it did not fit,
 // the compressor failed or was not called, or c is off). Turned into what ZFS stores under this
 // policy or another by zfs::ReplayCompressed. `is_all_zero` is the caller's IsAllZero(block)

@@ -52,7 +52,7 @@ namespace zsim::ddt {
 // What one compression setting made of a block, in 16 bits. A table holds one of two kinds of
 // codes (state::CodeKind says which):
 //
-// Raw codes (scans, and state files from format 6): what the compressor produced under the scan's
+// Raw codes (scans, and state files from format 7): what the compressor produced under the scan's
 // budget, whatever the pool, from which the report derives psize, embedding and asize under its
 // own ashift, vdev and profile where that is certain (finish/settled_codes.h,
 // zfs::ReplayCompressed):
@@ -64,7 +64,7 @@ namespace zsim::ddt {
 //                           called: v23's 512-byte blocks)
 //   0xFFFF                  not computed (a sampled codec skipped the block)
 //
-// Rounded (settled) codes: psize as one policy stores it (state files up to format 5 hold these;
+// Rounded (settled) codes: psize as one policy stores it (state files up to format 6 hold these;
 // the report turns raw codes into these):
 //   0                       hole
 //   1 .. 32768              allocated, psize = code * 512 (every allocated psize is a multiple of

@@ -37,14 +37,14 @@ std::string Where(const ReportOptions& r) {
          ", vdev " + VdevName(r.vdev);
 }
 
-// A state of rounded codes (format 5 and older): psize under the scan's profile and rounding
+// A state of rounded codes (format 6 and older): psize under the scan's profile and rounding
 // unit, which the report must keep.
 Status CheckRoundedCodes(const ScanOptions& o, const ReportOptions& r) {
   if (r.profile != o.profile) {
     return Status::InvalidArgument(
         "--profile " + std::string(ProfileName(r.profile)) + " differs from the scan's (" +
         std::string(ProfileName(o.profile)) +
-        "): this state (format 5 or older) holds psize as the scan's profile stores it; scan "
+        "): this state (format 6 or older) holds psize as the scan's profile stores it; scan "
         "again (states from this zsim keep what the compressors produced and answer any "
         "profile)");
   }
@@ -55,7 +55,7 @@ Status CheckRoundedCodes(const ScanOptions& o, const ReportOptions& r) {
         " changes the unit compressed blocks are rounded to in profile " +
         std::string(ProfileName(o.profile)) + " (the scan assumed ashift " +
         std::to_string(o.ashift) + ", vdev " + VdevName(o.vdev) +
-        "): this state (format 5 or older) holds psize for that unit only; report with an "
+        "): this state (format 6 or older) holds psize for that unit only; report with an "
         "allocation of the same sector size (disk, mirror or raidz at ashift " +
         std::to_string(o.ashift) + "), or scan again");
   }

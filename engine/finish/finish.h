@@ -11,7 +11,7 @@
 // metadata, DDT size), the profile, the RAM budget and the DDT format. What it may not: what the
 // kept outcomes cannot tell (a block compressed under another budget whose fate under the
 // report's is not known, zstd early abort, zero blocks with compression=off; for states of
-// format 5 and older, any change of profile or rounding unit) or anything not scanned (a
+// format 6 and older, any change of profile or rounding unit) or anything not scanned (a
 // recordsize or codec outside the state: report every one the state holds). CheckReportOptions
 // says which.
 //
@@ -47,9 +47,9 @@ struct ReportOptions {
 ReportOptions ReportOptionsOf(const ScanOptions& options);
 
 // Ok when `state` can answer `options`; else kInvalidArgument saying what the state cannot
-// answer and what it can: for a state of raw codes (format 6), a profile or pool under which
+// answer and what it can: for a state of raw codes (format 7), a profile or pool under which
 // some block's outcome is not known (zfs::RawLengthMismatch, then each block: it reads the
-// tables when a budget differs from the scan's); for rounded codes (format 5 and older), a
+// tables when a budget differs from the scan's); for rounded codes (format 6 and older), a
 // profile other than the scan's or another rounding unit; allocation or profile changes on a
 // state whose dedup table was sampled (--sample, --max-memory: its estimates carry the scan's
 // allocation), or invalid values (ValidateScanOptions' rules).

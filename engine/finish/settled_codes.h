@@ -7,7 +7,7 @@
 // into rounded ones (hole, EncodeEmbedded, EncodeAllocated, kPendingCode), so the figures read
 // one kind of code whatever the state's. A code whose outcome under the report's budget is not
 // known (ReplayCompressed) reads kUnknownCode: CountUnknown finds them before a report, which
-// is refused when there are any. A table of rounded codes (state format 5 and older) passes
+// is refused when there are any. A table of rounded codes (state format 6 and older) passes
 // unchanged.
 //
 // Speed: a report reads every code of every entry three or four times (tally passes, histograms,

@@ -130,8 +130,8 @@ Status CheckMergeable(const ScanState& a, const ScanState& b) {
   ZSIM_RETURN_IF_ERROR(CheckSameContent(x, y, "merge"));
   if (a.code_kind != b.code_kind) {
     return Status::InvalidArgument(
-        "one state holds psize rounded for its pool (state format 5 or older) and the other "
-        "the compressors' raw output (format 6): they do not merge; scan the older part again");
+        "one state holds psize rounded for its pool (state format 6 or older) and the other "
+        "the compressors' raw output (format 7): they do not merge; scan the older part again");
   }
   if ((Sampled(a) || Sampled(b)) &&
       (x.vdev != y.vdev || x.ashift != y.ashift || x.copies != y.copies)) {

@@ -73,7 +73,7 @@ BlockWrite AcceptCompressed(const WritePolicy& policy, uint64_t lsize,
                             std::optional<uint64_t> compressed_bytes);
 
 // What ZFS stores under `policy` for a block of `lsize` (not all zero) written with `c` (not off),
-// given what the compressor did under `scanned`'s budget (state format 6, ddt/dedup_table.h raw
+// given what the compressor did under `scanned`'s budget (state format 7, ddt/dedup_table.h raw
 // codes): `raw` bytes of output, or nullopt when it did not fit that budget (or failed, or was not
 // called). `raw` may be rounded up to a multiple of 512 above kEmbeddedPayloadBytes: every
 // rounding unit is such a multiple. Nullopt when the answer is not known from these: the

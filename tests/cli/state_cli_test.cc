@@ -302,12 +302,12 @@ TEST_F(StateCliTest, WhatTheStateCannotAnswerIsRefused) {
     ExpectSameFigures(testing::ParseReportJson(r),
                       Scan({tree_.path().string()}, {"--ashift", ashift}));
   }
-  // A state of format 5 (psize rounded for its scan's profile and unit): reported as saved, and
+  // A state of format 5 (older than 7: psize rounded for its scan's profile and unit): reported as saved, and
   // another unit or profile is refused.
   const std::string v5 = std::string(ZSIM_SOURCE_DIR) + "/tests/cli/data/v5_state";
   EXPECT_EQ(testing::RunZsim({"report", v5, "--json"}).exit_code, 0);
-  refused(v5, {"--ashift", "13"}, "format 5 or older");
-  refused(v5, {"--profile", "2.3"}, "format 5 or older");
+  refused(v5, {"--ashift", "13"}, "format 6 or older");
+  refused(v5, {"--profile", "2.3"}, "format 6 or older");
 }
 
 // The state keeps what each codec produced: on the bundled tiny sample, a state of profile 2.1

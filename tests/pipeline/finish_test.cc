@@ -115,7 +115,7 @@ TEST(FinishTest, ReportFromStateEqualsDirectScanAcrossAllocationOptions) {
   }
 }
 
-// The state keeps what each codec produced (state format 6), so a report may change the ashift,
+// The state keeps what each codec produced (state format 7), so a report may change the ashift,
 // the vdev and the profile: its figures equal a direct scan with those options, or, when the
 // state cannot tell a block's fate (zstd early abort, zero blocks with compression=off, a block
 // compressed under another budget whose outcome under this one is not known), it is refused.
@@ -268,7 +268,7 @@ TEST(FinishTest, OptionsTheStateCannotAnswerAreRefused) {
   r.copies = 4;
   EXPECT_EQ(finish::CheckReportOptions(*s, r).code(), StatusCode::kInvalidArgument);
 
-  // A state of format 5 or older holds psize rounded for the scan's profile and unit.
+  // A state of format 6 or older holds psize rounded for the scan's profile and unit.
   state::ScanState rounded = std::move(*s);
   rounded.code_kind = state::CodeKind::kRounded;
   EXPECT_TRUE(finish::CheckReportOptions(rounded, same).ok());
@@ -281,7 +281,7 @@ TEST(FinishTest, OptionsTheStateCannotAnswerAreRefused) {
   r.ashift = 13;
   st = finish::CheckReportOptions(rounded, r);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(st.message().find("format 5 or older"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("format 6 or older"), std::string::npos) << st.message();
   r = same;
   r.vdev = *ParseVdev("draid1:4:7");  // dRAID allocates rows of 4 sectors
   EXPECT_EQ(finish::CheckReportOptions(rounded, r).code(), StatusCode::kInvalidArgument);
