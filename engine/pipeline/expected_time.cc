@@ -25,4 +25,24 @@ double ExpectedSeconds(const CostForecast& nominal, const PaceState& s) {
   return s.seconds + whole * share_left;
 }
 
+double WorkLeft(const PaceState& s, const ProbeFigures& probe) {
+  const uint64_t total = std::max(s.read_total, s.read_done);
+  const double unique_left = std::max(0.0, probe.unique_bytes - double(s.unique_done));
+  return double(total - s.read_done) * kReadWorkPerByte + unique_left * probe.codec_cpu_per_byte;
+}
+
+double ExpectedSeconds(const PaceState& s, const ProbeFigures& probe, int threads) {
+  const double left = WorkLeft(s, probe);
+  if (s.first_seconds >= 0 && s.seconds > s.first_seconds) {
+    const double since_first =
+        double(s.read_done - std::min(s.read_done, s.first_read_done)) * kReadWorkPerByte +
+        std::max(0.0, s.codec_cpu_seconds - s.first_codec_cpu_seconds);
+    const double done = double(s.read_done) * kReadWorkPerByte + s.codec_cpu_seconds;
+    if (since_first > 0 && since_first * double(kPaceShare) >= done + left) {
+      return s.seconds + (s.seconds - s.first_seconds) / since_first * left;
+    }
+  }
+  return s.seconds + left / std::max(1, threads);
+}
+
 }  // namespace zsim::pipeline

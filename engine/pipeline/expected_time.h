@@ -9,6 +9,15 @@
 //     first chunk was done, applied to the bytes still to read. Bytes read, not logical bytes:
 //     a sparse file's holes are not read and cost nothing. Measured from the first chunk done, so
 //     the wait for the sizing walk and the pipeline's filling are not taken as a cost per byte.
+//   - once the cost probe (cost_probe.h) has read ahead: work, not bytes. The work of the scan
+//     is its reading (nominal CPU seconds per byte read) plus its codecs' CPU seconds, which run
+//     on unique blocks only and cost per byte what the data makes them cost. Work done: the
+//     bytes read and the codec CPU seconds measured so far; work left: the bytes left to read,
+//     and the probe's codec CPU seconds per unique byte over the unique bytes the probe expects
+//     in the whole tree less those coded so far. The pace is then wall seconds per unit of work
+//     since the first chunk (a twentieth of the whole work at least), and applies to the work
+//     left: a tree whose first tenth is unique and the rest clones and zeros (a VM store), or
+//     whose costly directories come first, is no longer taken to cost as its first tenth did.
 //
 // Thread safety: pure functions.
 
@@ -17,6 +26,7 @@
 
 #include <cstdint>
 
+#include "engine/estimate/codec_cost.h"
 #include "engine/pipeline/cost_forecast.h"
 
 namespace zsim::pipeline {
@@ -38,7 +48,26 @@ struct PaceState {
   // (estimate/codec_cost.h).
   double codec_cpu_seconds = 0;
   double codec_nominal_seconds = 0;
+  // The data bytes of the non-zero blocks seen for the first time (the first row's): the blocks
+  // the codecs run on. And the codec CPU seconds when the first chunk was done.
+  uint64_t unique_done = 0;
+  double first_codec_cpu_seconds = 0;
 };
+
+// What the cost probe found (cost_probe.h).
+struct ProbeFigures {
+  // Bytes of the tree in distinct non-zero blocks (each block's data bytes).
+  double unique_bytes = 0;
+  // The codecs' CPU seconds per unique byte, at the shares of blocks the scan codes (0: none).
+  double codec_cpu_per_byte = 0;
+};
+
+// Work (CPU seconds) per byte read: reading, fingerprinting, the dedup table.
+inline constexpr double kReadWorkPerByte = 1.0 / estimate::kReadBytesPerSecond;
+
+// The work left (see above): the reading of the bytes left, and the codecs on the unique bytes
+// the probe expects beyond those already coded.
+double WorkLeft(const PaceState& s, const ProbeFigures& probe);
 
 // The forecast with its codec CPU seconds scaled to this CPU (unchanged until at least
 // kCalibrationNominalSeconds of nominal codec work has been measured).
@@ -48,6 +77,10 @@ CostForecast CalibratedForecast(const CostForecast& nominal, const PaceState& s)
 // seconds plus the calibrated forecast's share of the bytes still to read. Never less than the
 // seconds already spent.
 double ExpectedSeconds(const CostForecast& nominal, const PaceState& s);
+
+// With the probe's figures: the pace of work once a twentieth of the whole work is done since
+// the first chunk, else the elapsed seconds plus the work left on `threads` cores.
+double ExpectedSeconds(const PaceState& s, const ProbeFigures& probe, int threads);
 
 }  // namespace zsim::pipeline
 

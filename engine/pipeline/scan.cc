@@ -22,6 +22,7 @@
 
 #include "engine/base/mix.h"
 #include "engine/base/size_suffix.h"
+#include "engine/base/thread_cpu.h"
 #include "engine/codec/zfs_block.h"
 #include "engine/ddt/dedup_table.h"
 #include "engine/estimate/codec_budget.h"
@@ -33,6 +34,7 @@
 #include "engine/finish/finish.h"
 #include "engine/finish/tally.h"
 #include "engine/pipeline/breakdown.h"
+#include "engine/pipeline/cost_probe.h"
 #include "engine/pipeline/expected_time.h"
 #include "engine/pipeline/input_file.h"
 #include "engine/pipeline/read_throttle.h"
@@ -125,6 +127,8 @@ struct Chunk {
   uint64_t read = 0;
   uint64_t codec_ns = 0;
   double codec_nominal_seconds = 0;
+  // Data bytes of the first row's non-zero blocks seen for the first time.
+  uint64_t unique = 0;
 };
 
 // A block seen for the first time, waiting for its codes.
@@ -137,13 +141,6 @@ struct FirstSeen {
   // level; the exact settings keep their codes.
   bool census = false;
 };
-
-// CPU time of the calling thread (not wall time: other processes and threads do not count).
-uint64_t ThreadCpuNanos() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 // Everything a worker thread owns (STYLE.md §5: built once, nothing allocated per block).
 struct Worker {
@@ -343,6 +340,8 @@ class Scan : public std::enable_shared_from_this<Scan> {
   // The serial stage's account of a chunk done, for the expected time.
   void CountForPace(const Chunk& chunk);
   std::optional<CostForecast> forecast_;  // once the sizing walk has finished
+  // With the progress line, once the sizing walk has finished: reads ahead (cost_probe.h).
+  std::unique_ptr<CostProbe> probe_;
 
   // Copies: an abandoned pipeline may still run after RunScan has returned.
   const ScanOptions options_;
@@ -785,6 +784,7 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       if (keep_ref && outcome != ddt::InsertOutcome::kSampledOut) w.refs.push_back(ref);
       if (outcome == ddt::InsertOutcome::kFirst) {
         w.first_seen.push_back(FirstSeen{rec_begin - chunk.offset, fp, is_zero});
+        if (r == 0 && !is_zero) chunk.unique += rec_data_end - rec_begin;
       } else if (outcome == ddt::InsertOutcome::kBecameHeavy && any_sampled_ && !occurrences_ &&
                  !is_zero &&
                  estimate::SampleLevel(fp.lo) < skip_bound_[r].load(std::memory_order_acquire)) {
@@ -1323,7 +1323,9 @@ void Scan::MaybeReportProgress(bool force) {
     PaceState s = pace_;
     s.seconds = p.seconds;
     s.read_total = sizer_ ? sizer_->data_bytes() : 0;
-    p.expected_seconds = ExpectedSeconds(*forecast_, s);
+    const std::optional<ProbeFigures> probed = probe_ ? probe_->figures() : std::nullopt;
+    p.expected_seconds =
+        probed ? ExpectedSeconds(s, *probed, options_.threads) : ExpectedSeconds(*forecast_, s);
     const CostForecast f = CalibratedForecast(*forecast_, s);
     const double cpu = f.read_cpu_seconds + f.codec_cpu_seconds;
     p.codec_share = cpu > 0 ? f.codec_cpu_seconds / cpu : 0;
@@ -1346,9 +1348,11 @@ void Scan::CountForPace(const Chunk& chunk) {
   pace_.read_done += chunk.read;
   pace_.codec_cpu_seconds += double(chunk.codec_ns) * 1e-9;
   pace_.codec_nominal_seconds += chunk.codec_nominal_seconds;
+  pace_.unique_done += chunk.unique;
   if (pace_.first_seconds < 0) {
     pace_.first_seconds = std::chrono::duration<double>(Clock::now() - start_).count();
     pace_.first_read_done = pace_.read_done;
+    pace_.first_codec_cpu_seconds = pace_.codec_cpu_seconds;
   }
 }
 
@@ -1356,6 +1360,13 @@ void Scan::MaybeForecast() {
   if (forecast_ || !sizer_ || !sizer_->finished()) return;
   forecast_ = ForecastCost(options_, sizer_->allocated_bytes());
   if (control_.forecast) control_.forecast(*forecast_);
+  if (control_.progress) {
+    walk::FileSample& sample = sizer_->file_sample();
+    const int level = sample.level();
+    probe_ = std::make_unique<CostProbe>(fs_, sample.Take(), level, sizer_->data_bytes(), options_,
+                                         policy_, CodedShares(options_, sizer_->allocated_bytes()),
+                                         forecast_->codec_cpu_seconds);
+  }
 }
 
 void Scan::RunPipeline() {
@@ -1490,6 +1501,7 @@ state::ScanState Scan::Run() {
   }
   const tbb::enumerable_thread_specific<Worker>& workers = *workers_;
   MaybeReportProgress(true);
+  if (drained) probe_.reset();  // stops it if the scan was quicker
   if (since_) FinishSince();
   // The sampled codecs' complete level: the plan of the whole tree, which the scan never went
   // above (before the plan was known it stayed at 0, where every level is complete). After an
