@@ -8,7 +8,6 @@
 #include <unordered_set>
 
 #include "engine/base/byte_view.h"
-#include "engine/base/mix.h"
 #include "engine/base/thread_cpu.h"
 #include "engine/codec/codec.h"
 #include "engine/codec/zfs_block.h"
@@ -35,14 +34,14 @@ uint64_t ProbeStride(uint64_t data_bytes, uint64_t block_bytes) {
   return std::max<uint64_t>(1, (stride + block_bytes - 1) / block_bytes) * block_bytes;
 }
 
-ProbedRecords ProbedRecordsOf(uint64_t size, uint64_t stride) {
+ProbedRecords ProbedRecordsOf(std::string_view path, uint64_t size, uint64_t stride) {
   ProbedRecords p;
   if (size == 0 || stride == 0) return p;
   if (size >= stride) {
     const uint64_t n = (size + stride - 1) / stride;
     for (uint64_t k = 0; k < n; ++k) p.offsets.push_back(k * stride);
     p.bytes_each = double(size) / double(n);
-  } else if (Mix64(size ^ kSmallFileSeed) % stride < size) {
+  } else if (XXH3_64bits_withSeed(path.data(), path.size(), kSmallFileSeed) % stride < size) {
     p.offsets.push_back(0);
     p.bytes_each = double(stride);
   }
@@ -103,7 +102,7 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
   std::vector<std::pair<uint64_t, Kept>> distinct;  // (key, where)
   std::unordered_set<uint64_t> seen;
   for (const walk::SampledFile& f : files) {
-    const ProbedRecords p = ProbedRecordsOf(f.size, stride);
+    const ProbedRecords p = ProbedRecordsOf(f.path, f.size, stride);
     if (p.offsets.empty()) continue;
     Result<std::unique_ptr<io::File>> file = fs_->Open(f.path, /*follow=*/false);
     if (!file.ok()) continue;  // gone since the walk: the scan says so

@@ -6,12 +6,14 @@
 // and zeros later cost a read; a file server's directories differ 30x in codec cost per byte.
 // The pace of the first tenth cannot see what comes later; the probe reads a little of all of it.
 //
-// Which blocks: the sizing walk's file sample (walk/file_sample.h, chosen by size so that equal
-// files are probed together), and in each file the records at offsets that are multiples of a
-// stride (a multiple of the block size, so a clone's probed records meet their twins'). A file
-// shorter than the stride is probed, at offset 0, with probability size/stride (by its size's
-// hash again). Each probed record then stands for `stride` bytes of the tree (a long file's for
-// its share of the file), times 2^level of the file sample.
+// Which blocks: the sizing walk's file sample (walk/file_sample.h), and in each file the records
+// at offsets that are multiples of a stride (a multiple of the block size, so a clone's probed
+// records meet their twins'). A file shorter than the stride is probed, at offset 0, with
+// probability size/stride (by its path's hash: by size, a database's thousands of 8 KiB files
+// would be in or out together). Each probed record then stands for `stride` bytes of the tree (a
+// long file's for its share of the file), times 2^level of the file sample. So a copy of a long
+// file meets its twin, a copy of a short one mostly not (taken for unique: the estimate is then
+// high by the short files' duplicates).
 // What it measures: the bytes of the tree in distinct non-zero blocks (the blocks the codecs run
 // on), and on a few of them (ProbeTimedRecords) the codecs' CPU time per byte, each codec
 // weighted by the share of blocks the scan codes with it (cost_forecast.h CodedShares).
@@ -30,6 +32,7 @@
 #include <atomic>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -57,7 +60,7 @@ struct ProbedRecords {
   std::vector<uint64_t> offsets;
   double bytes_each = 0;
 };
-ProbedRecords ProbedRecordsOf(uint64_t size, uint64_t stride);
+ProbedRecords ProbedRecordsOf(std::string_view path, uint64_t size, uint64_t stride);
 
 // How many of the distinct records the codecs are timed on: about 1.5% of the forecast's codec
 // CPU seconds, at `record_nominal_seconds` per record for the whole codec list, within [8, 64].

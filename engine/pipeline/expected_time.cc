@@ -33,13 +33,21 @@ double WorkLeft(const PaceState& s, const ProbeFigures& probe) {
 
 double ExpectedSeconds(const PaceState& s, const ProbeFigures& probe, int threads) {
   const double left = WorkLeft(s, probe);
-  if (s.first_seconds >= 0 && s.seconds > s.first_seconds) {
-    const double since_first =
-        double(s.read_done - std::min(s.read_done, s.first_read_done)) * kReadWorkPerByte +
-        std::max(0.0, s.codec_cpu_seconds - s.first_codec_cpu_seconds);
-    const double done = double(s.read_done) * kReadWorkPerByte + s.codec_cpu_seconds;
-    if (since_first > 0 && since_first * double(kPaceShare) >= done + left) {
-      return s.seconds + (s.seconds - s.first_seconds) / since_first * left;
+  const double done = double(s.read_done) * kReadWorkPerByte + s.codec_cpu_seconds;
+  struct Start {
+    double seconds;
+    uint64_t read_done;
+    double codec_cpu_seconds;
+  };
+  for (const Start& start :
+       {Start{s.probed_seconds, s.probed_read_done, s.probed_codec_cpu_seconds},
+        Start{s.first_seconds, s.first_read_done, s.first_codec_cpu_seconds}}) {
+    if (start.seconds < 0 || s.seconds <= start.seconds) continue;
+    const double since =
+        double(s.read_done - std::min(s.read_done, start.read_done)) * kReadWorkPerByte +
+        std::max(0.0, s.codec_cpu_seconds - start.codec_cpu_seconds);
+    if (since > 0 && since * kWorkPaceShare >= done + left) {
+      return s.seconds + (s.seconds - start.seconds) / since * left;
     }
   }
   return s.seconds + left / std::max(1, threads);

@@ -34,6 +34,9 @@ namespace zsim::pipeline {
 // The pace takes over once this share of the bytes to read (1/kPaceShare) has been read since
 // the first chunk was done.
 inline constexpr uint64_t kPaceShare = 20;
+// The pace of work (with the probe) takes over once this share of the whole work is done since
+// its start: work, unlike bytes, counts the costly blocks, so less of it shows the pace.
+inline constexpr double kWorkPaceShare = 40;
 // The codecs' calibration needs this many nominal CPU seconds of coded blocks.
 inline constexpr double kCalibrationNominalSeconds = 0.05;
 
@@ -52,6 +55,12 @@ struct PaceState {
   // the codecs run on. And the codec CPU seconds when the first chunk was done.
   uint64_t unique_done = 0;
   double first_codec_cpu_seconds = 0;
+  // The first chunk done once the probe's figures were known (probed_seconds < 0: none yet):
+  // its wall seconds, bytes read and codec CPU seconds. The pace of work is measured from there
+  // when it can be: the sizing walk and the probe have stopped sharing the cores by then.
+  double probed_seconds = -1;
+  uint64_t probed_read_done = 0;
+  double probed_codec_cpu_seconds = 0;
 };
 
 // What the cost probe found (cost_probe.h).
@@ -78,8 +87,10 @@ CostForecast CalibratedForecast(const CostForecast& nominal, const PaceState& s)
 // seconds already spent.
 double ExpectedSeconds(const CostForecast& nominal, const PaceState& s);
 
-// With the probe's figures: the pace of work once a twentieth of the whole work is done since
-// the first chunk, else the elapsed seconds plus the work left on `threads` cores.
+// With the probe's figures: the pace of work since the first chunk done once the probe was
+// known, when a fortieth of the whole work has been done since; else since the first chunk done,
+// when a fortieth has been done since; else the elapsed seconds plus the work left on `threads`
+// cores. Never less than the seconds already spent.
 double ExpectedSeconds(const PaceState& s, const ProbeFigures& probe, int threads);
 
 }  // namespace zsim::pipeline

@@ -1354,6 +1354,11 @@ void Scan::CountForPace(const Chunk& chunk) {
     pace_.first_read_done = pace_.read_done;
     pace_.first_codec_cpu_seconds = pace_.codec_cpu_seconds;
   }
+  if (pace_.probed_seconds < 0 && probe_ && probe_->figures()) {
+    pace_.probed_seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+    pace_.probed_read_done = pace_.read_done;
+    pace_.probed_codec_cpu_seconds = pace_.codec_cpu_seconds;
+  }
 }
 
 void Scan::MaybeForecast() {

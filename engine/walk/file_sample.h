@@ -1,12 +1,13 @@
 // engine/walk/file_sample.h
 //
 // A bounded, deterministic sample of a walk's files, for the cost probe
-// (pipeline/cost_probe.h): a file is kept when the level of its size's hash is at or above the
+// (pipeline/cost_probe.h): a file is kept when the level of its path's hash is at or above the
 // sample's level, which rises (dropping the files below it) whenever more than `capacity` files
-// are kept. Chosen by size, not by path, so that files with equal content (equal sizes) are kept
-// or left together, and the probe meets a copy's twin. Each file of the walk is kept with
-// probability 2^-level, whatever order the walk's threads offered them in: the sample is a
-// function of the tree only (its order aside: Take sorts it by path).
+// are kept. Each file of the walk is kept with probability 2^-level, whatever order the walk's
+// threads offered them in: the sample is a function of the tree only (its order aside: Take
+// sorts it by path). By path, not by size: a database's many files of one size (8 KiB pages,
+// 1 GiB segments) would be kept or left all together. So above the capacity a copy is kept
+// without its twin (the probe then takes both for unique).
 //
 // Thread safety: Offer and level may be called from several threads at once (level is then a
 // hint: a file below it is not kept); Take once no Offer runs.
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace zsim::walk {
@@ -30,9 +32,9 @@ struct SampledFile {
 // The files a sample keeps at most before raising its level.
 inline constexpr size_t kFileSampleCapacity = 16384;
 
-// The level of a file of `size` bytes: the trailing zero bits of the size's hash (half of all
-// sizes are at level 0, a quarter at level 1, ...).
-int FileSizeLevel(uint64_t size);
+// The level of a file: the trailing zero bits of its path's hash (half of all paths are at level
+// 0, a quarter at level 1, ...).
+int FileLevel(std::string_view path);
 
 class FileSample {
  public:

@@ -421,7 +421,7 @@ WalkSizer::WalkSizer(io::FileSystem* fs, std::vector<std::string> roots, WalkOpt
     const int sample_level = sample_.level();
     for (const WalkItem& item : batch) {
       if (item.kind == WalkItem::Kind::kFile) {
-        if (FileSizeLevel(item.info.size) >= sample_level) {
+        if (FileLevel(item.path) >= sample_level) {
           sampled.push_back(SampledFile{item.path, item.info.size});
         }
         ++files;

@@ -35,17 +35,18 @@ TEST(CostProbeTest, StrideIsWholeBlocksAndBounded) {
 // short one: at offset 0 with probability size/stride, standing for a stride.
 TEST(CostProbeTest, RecordsOfLongAndShortFiles) {
   const uint64_t stride = 8 * kBlock;
-  const ProbedRecords p = ProbedRecordsOf(20 * kBlock + 5, stride);
+  const ProbedRecords p = ProbedRecordsOf("long", 20 * kBlock + 5, stride);
   ASSERT_EQ(p.offsets.size(), 3u);
   EXPECT_EQ(p.offsets[1], stride);
   EXPECT_EQ(p.offsets[2], 2 * stride);
   EXPECT_DOUBLE_EQ(p.bytes_each * 3, double(20 * kBlock + 5));
-  EXPECT_TRUE(ProbedRecordsOf(0, stride).offsets.empty());
-  // Short files of sizes 1..stride/4 stand for their bytes on average.
+  EXPECT_TRUE(ProbedRecordsOf("empty", 0, stride).offsets.empty());
+  // Short files stand for their bytes on average, also when thousands have one size.
   double probed = 0, bytes = 0;
-  for (uint64_t size = 4096; size < stride / 4; size += 509) {
+  for (int i = 0; i < 4000; ++i) {
+    const uint64_t size = i % 2 ? 8192 : 4096 + 509 * uint64_t(i % 300);
     bytes += double(size);
-    const ProbedRecords s = ProbedRecordsOf(size, stride);
+    const ProbedRecords s = ProbedRecordsOf(testing::NumberedName("f", i), size, stride);
     if (!s.offsets.empty()) {
       EXPECT_EQ(s.offsets[0], 0u);
       probed += s.bytes_each;

@@ -139,23 +139,47 @@ TEST(ExpectedTimeTest, ProbeSeesTheCodecWorkAhead) {
   EXPECT_DOUBLE_EQ(WorkLeft(s, probe), 300.0 * kMiB * kReadWorkPerByte);
 }
 
-// The pace of work waits for a twentieth of the whole work since the first chunk; before, the
+// The pace of work waits for a fortieth of the whole work since the first chunk; before, the
 // work left on the threads; never below the elapsed seconds.
-TEST(ExpectedTimeTest, ProbePaceWaitsForATwentiethOfTheWork) {
+TEST(ExpectedTimeTest, ProbePaceWaitsForAFortiethOfTheWork) {
   PaceState s = Read(400 * kMiB, 0.5, 0, 1.0, 0);
   ProbeFigures probe;
   probe.unique_bytes = 400 * kMiB;
   probe.codec_cpu_per_byte = 0.1 / kMiB;  // 40 CPU s of codecs in all
-  s.codec_cpu_seconds = 1.9;              // under 2: not yet a twentieth
-  s.read_done = 19 * kMiB;
-  s.unique_done = 19 * kMiB;
+  s.codec_cpu_seconds = 0.9;              // under 1: not yet a fortieth
+  s.read_done = s.unique_done = 9 * kMiB;
   EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 1.0 + WorkLeft(s, probe) / 2);
-  s.codec_cpu_seconds = 2.1;
-  s.read_done = s.unique_done = 21 * kMiB;
-  const double done = 21.0 * kMiB * kReadWorkPerByte + 2.1;
+  s.codec_cpu_seconds = 1.1;
+  s.read_done = s.unique_done = 11 * kMiB;
+  const double done = 11.0 * kMiB * kReadWorkPerByte + 1.1;
   EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 1.0 + 0.5 / done * WorkLeft(s, probe));
   s.read_done = s.unique_done = 400 * kMiB;
   EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 1.0);
+}
+
+// Once the probe is known, the pace is measured from the first chunk done after it (the sizing
+// walk and the probe shared the cores before): 4 s for the work since then, not 6 s for all of
+// it. Too little work since then: the pace from the first chunk.
+TEST(ExpectedTimeTest, ProbePaceFromTheProbedChunk) {
+  PaceState s = Read(400 * kMiB, 0.0, 0, 6.0, 200 * kMiB);
+  s.codec_cpu_seconds = 10;
+  s.unique_done = 100 * kMiB;
+  ProbeFigures probe;
+  probe.unique_bytes = 200 * kMiB;
+  probe.codec_cpu_per_byte = 0.1 / kMiB;
+  const double left = WorkLeft(s, probe);
+  EXPECT_DOUBLE_EQ(left, 200.0 * kMiB * kReadWorkPerByte + 10);
+  const double all = 200.0 * kMiB * kReadWorkPerByte + 10;
+  EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 6.0 + 6.0 / all * left);
+  s.probed_seconds = 2.0;
+  s.probed_read_done = 50 * kMiB;
+  s.probed_codec_cpu_seconds = 2.5;
+  const double since = 150.0 * kMiB * kReadWorkPerByte + 7.5;
+  EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 6.0 + 4.0 / since * left);
+  s.probed_seconds = 5.9;  // probed just now: under a fortieth since
+  s.probed_read_done = 199 * kMiB;
+  s.probed_codec_cpu_seconds = 9.9;
+  EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 6.0 + 6.0 / all * left);
 }
 
 }  // namespace
