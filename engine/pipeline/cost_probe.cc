@@ -109,15 +109,23 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
     for (const uint64_t offset : p.offsets) {
       if (stop_.load(std::memory_order_relaxed)) return;
       const uint64_t capacity = std::min(bs, f.size - offset);
+      ProbedRecord r;
+      r.capacity = capacity;
+      r.stands_for = p.bytes_each * scale;
+      // A record wholly in a hole (a sparse image's unwritten space) is not read: it costs the
+      // scan nothing either.
+      Result<std::optional<uint64_t>> data = (*file)->NextData(offset);
+      if (data.ok() && (!*data || **data >= offset + capacity)) {
+        r.is_zero = true;
+        records.push_back(r);
+        continue;
+      }
       Result<size_t> n = (*file)->ReadAt(offset, MutableByteView(buffer.get(), capacity));
       if (!n.ok()) break;
       const ByteView bytes(buffer.get(), *n);
-      ProbedRecord r;
       r.key = XXH3_64bits(bytes.data(), bytes.size());
       r.is_zero = IsAllZero(bytes);
       r.bytes = *n;
-      r.capacity = capacity;
-      r.stands_for = p.bytes_each * scale;
       records.push_back(r);
       if (!r.is_zero && *n > 0 && seen.insert(r.key).second) {
         distinct.push_back({r.key, Kept{f.path, offset, capacity}});

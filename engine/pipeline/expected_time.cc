@@ -25,10 +25,26 @@ double ExpectedSeconds(const CostForecast& nominal, const PaceState& s) {
   return s.seconds + whole * share_left;
 }
 
+namespace {
+
+// The unique bytes the probe expects beyond those coded, at most the bytes left to read.
+double UniqueLeft(const PaceState& s, const ProbeFigures& probe) {
+  const uint64_t total = std::max(s.read_total, s.read_done);
+  return std::clamp(probe.unique_bytes - double(s.unique_done), 0.0, double(total - s.read_done));
+}
+
+}  // namespace
+
 double WorkLeft(const PaceState& s, const ProbeFigures& probe) {
   const uint64_t total = std::max(s.read_total, s.read_done);
-  const double unique_left = std::max(0.0, probe.unique_bytes - double(s.unique_done));
-  return double(total - s.read_done) * kReadWorkPerByte + unique_left * probe.codec_cpu_per_byte;
+  return double(total - s.read_done) * kReadWorkPerByte +
+         UniqueLeft(s, probe) * probe.codec_cpu_per_byte;
+}
+
+double CodecShare(const PaceState& s, const ProbeFigures& probe) {
+  const double codecs = s.codec_cpu_seconds + UniqueLeft(s, probe) * probe.codec_cpu_per_byte;
+  const double whole = double(std::max(s.read_total, s.read_done)) * kReadWorkPerByte + codecs;
+  return whole > 0 ? codecs / whole : 0;
 }
 
 double ExpectedSeconds(const PaceState& s, const ProbeFigures& probe, int threads) {

@@ -75,7 +75,8 @@ struct ProbeFigures {
 inline constexpr double kReadWorkPerByte = 1.0 / estimate::kReadBytesPerSecond;
 
 // The work left (see above): the reading of the bytes left, and the codecs on the unique bytes
-// the probe expects beyond those already coded.
+// the probe expects beyond those already coded, but never on more than the bytes left to read
+// (a probe that expected too many would otherwise leave codec work after the last byte).
 double WorkLeft(const PaceState& s, const ProbeFigures& probe);
 
 // The forecast with its codec CPU seconds scaled to this CPU (unchanged until at least
@@ -86,6 +87,9 @@ CostForecast CalibratedForecast(const CostForecast& nominal, const PaceState& s)
 // seconds plus the calibrated forecast's share of the bytes still to read. Never less than the
 // seconds already spent.
 double ExpectedSeconds(const CostForecast& nominal, const PaceState& s);
+
+// The codecs' share of the whole work (done and left), for the progress line.
+double CodecShare(const PaceState& s, const ProbeFigures& probe);
 
 // With the probe's figures: the pace of work since the first chunk done once the probe was
 // known, when a fortieth of the whole work has been done since; else since the first chunk done,

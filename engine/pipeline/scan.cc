@@ -1328,7 +1328,7 @@ void Scan::MaybeReportProgress(bool force) {
         probed ? ExpectedSeconds(s, *probed, options_.threads) : ExpectedSeconds(*forecast_, s);
     const CostForecast f = CalibratedForecast(*forecast_, s);
     const double cpu = f.read_cpu_seconds + f.codec_cpu_seconds;
-    p.codec_share = cpu > 0 ? f.codec_cpu_seconds / cpu : 0;
+    p.codec_share = probed ? CodecShare(s, *probed) : cpu > 0 ? f.codec_cpu_seconds / cpu : 0;
   }
   control_.progress(p);
 }

@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/util/test_util.h"
@@ -74,15 +77,24 @@ ScanOptions Options(std::vector<Compression> compressions) {
   return o;
 }
 
-// 32 MiB random, its clone, and 64 MiB of zeros: the unique bytes are the first file's, and the
-// codecs have a cost per byte; with compression off, none.
+// 32 MiB random, its clone, 64 MiB of zeros and a sparse image: the unique bytes are the first
+// file's and the image's data, and the codecs have a cost per byte; with compression off, none.
 TEST(CostProbeTest, ClonesAndZerosAreNotUnique) {
   testing::TempDir tmp;
   const std::vector<uint8_t> random = testing::Xorshift64Bytes(7, 32 * kMiB);
   const std::string a = tmp.WriteFile("a/template", random).string();
   const std::string b = tmp.WriteFile("b/clone", random).string();
   const std::string z = tmp.WriteFile("c/zeros", std::vector<uint8_t>(64 * kMiB, 0)).string();
-  const std::vector<walk::SampledFile> files = {{a, 32 * kMiB}, {b, 32 * kMiB}, {z, 64 * kMiB}};
+  // A sparse image: a 64 MiB hole, then 8 MiB of other random data.
+  const std::string sparse = (tmp.path() / "d.img").string();
+  {
+    std::ofstream out(sparse, std::ios::binary);
+    out.seekp(64 * kMiB);
+    const std::vector<uint8_t> tail = testing::Xorshift64Bytes(11, 8 * kMiB);
+    out.write(reinterpret_cast<const char*>(tail.data()), std::streamsize(tail.size()));
+  }
+  const std::vector<walk::SampledFile> files = {
+      {a, 32 * kMiB}, {b, 32 * kMiB}, {z, 64 * kMiB}, {sparse, 72 * kMiB}};
   std::shared_ptr<io::FileSystem> fs = io::PosixFileSystem();
   const ScanOptions on = Options(
       {Compression{CompressionAlgorithm::kLz4, 0}, Compression{CompressionAlgorithm::kGzip, 6}});
@@ -91,8 +103,9 @@ TEST(CostProbeTest, ClonesAndZerosAreNotUnique) {
     CostProbe probe(fs.get(), files, 0, 128 * kMiB, on, zfs::WritePolicy{}, {1.0, 0.5}, 10.0);
     while (!(f = probe.figures())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  // 128 MiB at 128 KiB: 1024 blocks, 64 records (every 16th block): 16 in the template.
-  EXPECT_NEAR(f->unique_bytes, double(32 * kMiB), double(2 * kMiB));
+  // 128 MiB at 128 KiB: 1024 blocks, 64 records (every 16th block): 16 in the template, 4 in
+  // the sparse image's data (its hole is not read).
+  EXPECT_NEAR(f->unique_bytes, double(40 * kMiB), double(2 * kMiB));
   EXPECT_GT(f->codec_cpu_per_byte, 0);
   // Doubled: a second file sampled at level 1 stands for twice its bytes.
   {

@@ -117,6 +117,9 @@ TEST(ExpectedTimeTest, ProbeSeesThatTheRestIsClones) {
   EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 11.0 + 10.0 / work_done * read_left);
   EXPECT_LT(ExpectedSeconds(s, probe, 2), 11.2);
   EXPECT_DOUBLE_EQ(ExpectedSeconds(Nominal(1, 1, 2), s), 11.0 + 30.0);
+  // The codecs' share: 10 CPU s of about 10.1 in all.
+  EXPECT_DOUBLE_EQ(CodecShare(s, probe), 10 / (400.0 * kMiB * kReadWorkPerByte + 10));
+  EXPECT_GT(CodecShare(s, probe), 0.98);
 }
 
 // The costly part comes last: 100 MiB of 400 read, 20 MiB of it unique (2 CPU s of codecs), and
@@ -137,6 +140,10 @@ TEST(ExpectedTimeTest, ProbeSeesTheCodecWorkAhead) {
   // More unique bytes coded than the probe expected: nothing left for the codecs, never less.
   s.unique_done = 300 * kMiB;
   EXPECT_DOUBLE_EQ(WorkLeft(s, probe), 300.0 * kMiB * kReadWorkPerByte);
+  // The probe expected more unique bytes than are left to read: at most those.
+  s.unique_done = 0;
+  s.read_done = 390 * kMiB;
+  EXPECT_DOUBLE_EQ(WorkLeft(s, probe), 10.0 * kMiB * (kReadWorkPerByte + 0.1 / kMiB));
 }
 
 // The pace of work waits for a fortieth of the whole work since the first chunk; before, the
