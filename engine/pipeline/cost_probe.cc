@@ -54,14 +54,16 @@ size_t ProbeTimedRecords(double forecast_codec_cpu_seconds, double record_nomina
   return static_cast<size_t>(std::clamp(n, 8.0, 64.0));
 }
 
-double UniqueBytes(const std::vector<ProbedRecord>& records) {
+double UniqueBytes(const std::vector<ProbedRecord>& records, uint64_t data_bytes) {
   std::unordered_set<uint64_t> seen;
-  double unique = 0;
+  double unique = 0, data = 0;
   for (const ProbedRecord& r : records) {
-    if (r.is_zero || r.capacity == 0 || !seen.insert(r.key).second) continue;
-    unique += r.stands_for * double(r.bytes) / double(r.capacity);
+    if (r.hole || r.capacity == 0) continue;
+    const double share = r.stands_for * double(r.bytes) / double(r.capacity);
+    data += share;
+    if (!r.is_zero && seen.insert(r.key).second) unique += share;
   }
-  return unique;
+  return data > 0 ? double(data_bytes) * unique / data : 0;
 }
 
 CostProbe::CostProbe(io::FileSystem* fs, std::vector<walk::SampledFile> files, int file_level,
@@ -116,7 +118,7 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
       // scan nothing either.
       Result<std::optional<uint64_t>> data = (*file)->NextData(offset);
       if (data.ok() && (!*data || **data >= offset + capacity)) {
-        r.is_zero = true;
+        r.is_zero = r.hole = true;
         records.push_back(r);
         continue;
       }
@@ -133,7 +135,7 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
     }
   }
   ProbeFigures figures;
-  figures.unique_bytes = UniqueBytes(records);
+  figures.unique_bytes = UniqueBytes(records, data_bytes);
   // Codecs: on the distinct records with the lowest keys (a deterministic spread), each timed.
   double record_nominal = 0;
   for (size_t c = 0; c < options_.compressions.size(); ++c) {
@@ -159,6 +161,10 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
     const ByteView block(buffer.get(), lsize);
     for (size_t c = 0; c < options_.compressions.size(); ++c) {
       if (shares_[c] <= 0) continue;
+      if (i == 0) {  // untimed: a codec's first call sets up its context
+        codec::CompressZfsBlock(policy_, options_.compressions[c], block, false, compressor,
+                                MutableByteView(scratch.get(), lsize));
+      }
       const uint64_t t0 = ThreadCpuNanos();
       codec::CompressZfsBlock(policy_, options_.compressions[c], block, false, compressor,
                               MutableByteView(scratch.get(), lsize));

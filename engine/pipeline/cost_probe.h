@@ -11,7 +11,8 @@
 // records meet their twins'). A file shorter than the stride is probed, at offset 0, with
 // probability size/stride (by its path's hash: by size, a database's thousands of 8 KiB files
 // would be in or out together). Each probed record then stands for `stride` bytes of the tree (a
-// long file's for its share of the file), times 2^level of the file sample. So a copy of a long
+// long file's for its share of the file), times 2^level of the file sample (which cancels in the
+// unique share, UniqueBytes, but keeps the records' weights true). So a copy of a long
 // file meets its twin, a copy of a short one mostly not (taken for unique: the estimate is then
 // high by the short files' duplicates).
 // What it measures: the bytes of the tree in distinct non-zero blocks (the blocks the codecs run
@@ -70,15 +71,18 @@ size_t ProbeTimedRecords(double forecast_codec_cpu_seconds, double record_nomina
 struct ProbedRecord {
   uint64_t key = 0;  // the record's hash (xxh3-64 of its bytes)
   bool is_zero = false;
+  bool hole = false;      // wholly in a hole: not read, and no data
   uint64_t bytes = 0;     // data bytes read
   uint64_t capacity = 0;  // bytes it could have held (the block size, or a small file's size)
   double stands_for = 0;  // bytes of the tree it stands for
 };
 
-// The tree's bytes in distinct non-zero blocks, from the probed records: each distinct non-zero
-// key counts once, with what its first record stands for. A record short of a block (a file's
-// tail) counts that share of it.
-double UniqueBytes(const std::vector<ProbedRecord>& records);
+// The tree's bytes in distinct non-zero blocks, from the probed records: the share of the data
+// they stand for that is in distinct non-zero keys (each key counted once, with what its first
+// record stands for; a record short of a block, a file's tail, counts that share of it), times
+// the tree's `data_bytes` (the sizing walk's). A ratio: how many short files happened to be
+// probed (each by chance, size/stride) cancels out.
+double UniqueBytes(const std::vector<ProbedRecord>& records, uint64_t data_bytes);
 
 class CostProbe {
  public:

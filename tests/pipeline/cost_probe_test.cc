@@ -58,15 +58,19 @@ TEST(CostProbeTest, RecordsOfLongAndShortFiles) {
   EXPECT_NEAR(probed / bytes, 1.0, 0.1);
 }
 
-// Distinct non-zero keys count once; zeros never; a record short of its capacity its share.
+// Distinct non-zero keys count once; zeros never; a record short of its capacity its share; the
+// unique share of the data probed scales the tree's data bytes, holes aside.
 TEST(CostProbeTest, UniqueBytesCountEachKeyOnce) {
   std::vector<ProbedRecord> r = {
-      {1, false, kBlock, kBlock, 1000},
-      {1, false, kBlock, kBlock, 1000},      // a block and its twin
-      {2, true, kBlock, kBlock, 1000},       // zeros
-      {3, false, kBlock / 2, kBlock, 1000},  // half a block
+      {1, false, false, kBlock, kBlock, 1000},      // a block
+      {1, false, false, kBlock, kBlock, 1000},      // and its twin
+      {2, true, false, kBlock, kBlock, 1000},       // zeros
+      {3, false, false, kBlock / 2, kBlock, 1000},  // half a block
+      {0, true, true, 0, kBlock, 1000},             // a hole: no data
   };
-  EXPECT_DOUBLE_EQ(UniqueBytes(r), 1000 + 500);
+  // 1500 unique of 3500 probed.
+  EXPECT_DOUBLE_EQ(UniqueBytes(r, 7000), 3000);
+  EXPECT_DOUBLE_EQ(UniqueBytes({}, 7000), 0);
 }
 
 ScanOptions Options(std::vector<Compression> compressions) {
@@ -104,15 +108,15 @@ TEST(CostProbeTest, ClonesAndZerosAreNotUnique) {
     while (!(f = probe.figures())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   // 128 MiB at 128 KiB: 1024 blocks, 64 records (every 16th block): 16 in the template, 4 in
-  // the sparse image's data (its hole is not read).
-  EXPECT_NEAR(f->unique_bytes, double(40 * kMiB), double(2 * kMiB));
+  // the sparse image's data (its hole is not read), of 68 with data: 20/68 of the data bytes.
+  EXPECT_NEAR(f->unique_bytes, 128.0 * kMiB * 20 / 68, double(kMiB));
   EXPECT_GT(f->codec_cpu_per_byte, 0);
-  // Doubled: a second file sampled at level 1 stands for twice its bytes.
+  // The template alone, among files sampled at level 1: all it stands for is unique.
   {
     CostProbe probe(fs.get(), {files[0]}, 1, 128 * kMiB, on, zfs::WritePolicy{}, {1.0, 0.5}, 10.0);
     while (!(f = probe.figures())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  EXPECT_NEAR(f->unique_bytes, double(64 * kMiB), double(4 * kMiB));
+  EXPECT_DOUBLE_EQ(f->unique_bytes, double(128 * kMiB));
   const ScanOptions off = Options({Compression{CompressionAlgorithm::kOff, 0}});
   {
     CostProbe probe(fs.get(), files, 0, 128 * kMiB, off, zfs::WritePolicy{}, {0.0}, 0.0);
