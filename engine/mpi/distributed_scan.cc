@@ -1,5 +1,6 @@
 #include "engine/mpi/distributed_scan.h"
 
+#include <malloc.h>
 #include <mpi.h>
 #include <time.h>
 
@@ -16,11 +17,19 @@
 #include "engine/mpi/pieces.h"
 #include "engine/mpi/reduce.h"
 #include "engine/mpi/table_service.h"
+#include "engine/mpi/table_stream.h"
 #include "engine/mpi/work.h"
 #include "engine/state/merge.h"
 
 namespace zsim::mpi {
 namespace {
+
+// Entries of shards other ranks own that a rank holds before it ships them (looked at after each
+// chunk), in wire bytes
+// (ZSIM_MPI_SHIP_BYTES changes it): small beside a table worth partitioning, large enough that
+// a ship (which holds the scan's workers out of the tables while it reads the shards out) is
+// rare: at 24-34 bytes per entry, 100,000 to 170,000 entries.
+constexpr uint64_t kShipBytes = uint64_t{4} << 20;
 
 // CPU time of this process so far (every thread): what the partition costs, whatever the load.
 double ProcessCpuSeconds() {
@@ -56,7 +65,8 @@ RankStats StatsOf(const state::ScanState& state, const PieceMap& pieces) {
 }
 
 void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t state_received,
-                const PartitionStats& exchange, const std::vector<ddt::DedupTable*>& owned) {
+                const StreamStats& stream, const PartitionStats& exchange,
+                const std::vector<ddt::DedupTable*>& owned) {
   uint64_t owned_entries = 0, owned_bytes = 0;
   for (const ddt::DedupTable* t : owned) {
     owned_entries += t->local_entries();
@@ -66,7 +76,9 @@ void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t 
       stderr,
       "zsim-mpi-stats rank=%d files=%llu pieces=%llu bytes_read=%llu blocks=%llu "
       "table_entries=%llu table_bytes=%llu work_batches=%llu work_bytes=%llu "
-      "state_bytes_received=%llu exchange_bytes_sent=%llu exchange_entries_sent=%llu "
+      "state_bytes_received=%llu stream_ships=%llu stream_bytes_sent=%llu "
+      "stream_entries_sent=%llu stream_entries_received=%llu stream_peak_table_bytes=%llu "
+      "stream_shipped_keys_bytes=%llu exchange_bytes_sent=%llu exchange_entries_sent=%llu "
       "exchange_rounds=%llu exchange_seconds=%.3f exchange_cpu_seconds=%.3f owned_entries=%llu "
       "owned_table_bytes=%llu "
       "scan_seconds=%.3f "
@@ -76,6 +88,12 @@ void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t 
       static_cast<unsigned long long>(r.table_entries),
       static_cast<unsigned long long>(r.table_bytes), static_cast<unsigned long long>(work.batches),
       static_cast<unsigned long long>(work.bytes), static_cast<unsigned long long>(state_received),
+      static_cast<unsigned long long>(stream.ships),
+      static_cast<unsigned long long>(stream.bytes_sent),
+      static_cast<unsigned long long>(stream.entries_sent),
+      static_cast<unsigned long long>(stream.entries_received),
+      static_cast<unsigned long long>(stream.peak_table_bytes),
+      static_cast<unsigned long long>(stream.shipped_keys_bytes),
       static_cast<unsigned long long>(exchange.bytes_sent),
       static_cast<unsigned long long>(exchange.entries_sent),
       static_cast<unsigned long long>(exchange.rounds), exchange.seconds, exchange.cpu_seconds,
@@ -122,6 +140,28 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   } else {
     local.source = [] { return RemoteShare(); };
   }
+  // The tables' entries go to their owners while the ranks read (table_stream.h), once a rank
+  // holds kShipBytes of other owners' entries, and the census counts each rank's own references
+  // to ceil(8/N): a key referenced ddt::kHeavyRefcount times in all is referenced that often by
+  // some rank. From N = 8 on that would be every block: the census then stays at 8 own
+  // references, which leaves the gap docs/scale.md describes.
+  std::unique_ptr<TableStream> stream;
+  if (size > 1) {
+    stream = std::make_unique<TableStream>(rank, size, kShipBytes, resolved.max_memory_bytes);
+    local.table_gate = stream->gate();
+    local.tables_started = [&stream](const std::vector<ddt::DedupTable*>& tables) {
+      stream->Start(tables);
+    };
+    local.chunk_done = [&stream] { stream->AfterChunk(); };
+    if (size < static_cast<int>(ddt::kHeavyRefcount)) {
+      local.census_refcount = (ddt::kHeavyRefcount + static_cast<uint32_t>(size) - 1) /
+                              static_cast<uint32_t>(size);
+      const ShippedKeys* shipped = &stream->shipped();
+      local.shipped_before = [shipped](const ddt::Fingerprint& key) {
+        return shipped->Contains(key);
+      };
+    }
+  }
   // The pieces of split files this rank read, added up per file (from the serial stage).
   PieceMap pieces;
   local.piece_done = [&pieces](const pipeline::PieceSums& p) {
@@ -129,6 +169,9 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   };
   Result<state::ScanState> scanned = pipeline::ScanToState(resolved, fs, local);
   if (server.joinable()) server.join();
+  // Every rank ships no more and has merged what others shipped to it (refused options: no rank
+  // started the stream).
+  Status streamed = stream ? stream->Finish() : Status::Ok();
   const std::vector<walk::WalkItem> split =
       pool ? pool->SplitFiles() : std::vector<walk::WalkItem>();
   pool.reset();
@@ -138,6 +181,18 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
 
   const bool print_stats = std::getenv("ZSIM_MPI_STATS") != nullptr;
   const RankStats mine = print_stats ? StatsOf(state, pieces) : RankStats{};
+  // What others shipped during the scan joins the shards this rank owns (the coarser key space
+  // of the two, as state::Merge takes).
+  if (stream && !stream->received().empty()) {
+    for (size_t r = 0; r < state.rows.size(); ++r) {
+      ddt::DedupTable& into = *state.rows[r].table;
+      std::unique_ptr<ddt::DedupTable>& got = stream->received()[r];
+      into.RaiseSampleShift(got->sample_shift());
+      into.Merge(*got);
+      got.reset();
+    }
+    malloc_trim(0);  // the received tables were the stream thread's allocations
+  }
   // No collective call spins while a rank still scans (messages.h).
   WaitForAll();
   // The dedup tables partitioned by key (partition.h): each rank keeps its shards of every row's
@@ -168,6 +223,7 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   ReduceStats stats;
   Status reduced = ReduceToRoot(state, pieces, rank, size, &stats);
   if (reduced.ok()) reduced = partitioned;
+  if (reduced.ok()) reduced = streamed;
   // The split files, each counted once from its pieces' sums (their state holds no table
   // entries: the ranks' tables hold their blocks).
   if (rank == 0 && reduced.ok() && !split.empty()) {
@@ -201,7 +257,10 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   MPI_Bcast(shared_fit, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   FitPartitionedTables(tables, static_cast<uint32_t>(shared_fit[1]), shared_fit[0],
                        resolved.max_memory_bytes);
-  if (print_stats) PrintStats(rank, mine, work, stats.bytes_received, exchange, tables);
+  if (print_stats) {
+    PrintStats(rank, mine, work, stats.bytes_received, stream ? stream->stats() : StreamStats{},
+               exchange, tables);
+  }
   if (rank != 0) {
     ServeTables(std::vector<const ddt::DedupTable*>(tables.begin(), tables.end()));
     return std::optional<state::ScanState>();
