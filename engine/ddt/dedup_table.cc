@@ -196,8 +196,7 @@ InsertOutcome DedupTable::Insert(const Fingerprint& key, uint64_t lsize, bool is
     const uint32_t refs = Load<uint32_t>(e + kRefOffset);
     if (refs != std::numeric_limits<uint32_t>::max()) Store<uint32_t>(e + kRefOffset, refs + 1);
     if (ref != nullptr) *ref = static_cast<uint32_t>(shard_index << kIdBits) | id;
-    return refs + 1 == census_refcount_ ? InsertOutcome::kBecameHeavy
-                                         : InsertOutcome::kDuplicate;
+    return refs + 1 == census_refcount_ ? InsertOutcome::kBecameHeavy : InsertOutcome::kDuplicate;
   }
   if (shard.count >= kMaxEntriesPerShard) {
     // 16.7M entries in one shard (4.3G in the table, about 100 GiB): the caller should have

@@ -98,6 +98,7 @@ void TableStream::AfterChunk() {
           AppendEntry(e, &out[owner][r]);
           if (!e.is_zero) shipped_.Add(e.key);
           ++stats_.entries_sent;
+          stats_.references_sent += e.refcount;
         });
         tables_[r]->DropShard(k);
       }

@@ -53,6 +53,7 @@ struct StreamStats {
   uint64_t ships = 0;             // times this rank read out its foreign shards
   uint64_t bytes_sent = 0;        // entry bytes shipped during the scan
   uint64_t entries_sent = 0;      // and how many entries
+  uint64_t references_sent = 0;   // and their references (blocks this rank read)
   uint64_t entries_received = 0;  // entries received and merged during the scan
   // The most the scan's tables and the received ones took at once (looked at every 5 ms), and
   // the shipped keys' filter at the end.
@@ -103,7 +104,7 @@ class TableStream {
   StreamStats stats_;
   Status failure_;
   std::atomic<bool> scanning_{true};
-  int done_from_ = 0;  // ranks that told this one they ship no more
+  int done_from_ = 0;                         // ranks that told this one they ship no more
   std::vector<std::unique_ptr<Send>> sends_;  // under way (the thread's)
   std::mutex outbox_mu_;
   std::vector<std::unique_ptr<Send>> outbox_;  // read out, not yet sent. Guarded by outbox_mu_.

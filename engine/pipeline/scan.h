@@ -140,8 +140,8 @@ struct PiecedFile {
 // as one scan of the whole file counts it: the file and its bytes, its shape per setting, its
 // breakdown rows and whole-file content, or its error (the first failed piece's) and no shape.
 // A file whose pieces do not cover it (a scan interrupted) counts in the files and bytes found
-// only, as a file one scan left unfinished does; one with no piece read is not counted at all. For state::Merge into the scans' merged state.
-// REQUIRES: `options` resolved, the scans' own.
+// only, as a file one scan left unfinished does; one with no piece read is not counted at all. For
+// state::Merge into the scans' merged state. REQUIRES: `options` resolved, the scans' own.
 state::ScanState StateOfPiecedFiles(const ScanOptions& options,
                                     const std::vector<PiecedFile>& files);
 
