@@ -2,8 +2,9 @@
 //
 // The key-partitioned dedup table of a distributed scan. Each rank owns a range of the tables'
 // shards (the key's top 8 bits, ddt::DedupTable::ShardOf): rank k of N owns shards
-// [256k/N, 256(k+1)/N). After the scan every rank sends the entries of the shards it does not own
-// to their owner, in batched all-to-all rounds (MPI_Alltoallv, at most 1 MiB from each rank per
+// [256k/N, 256(k+1)/N). During the scan each rank ships most of those entries already
+// (table_stream.h); after it every rank sends the entries of the shards it does not own that are
+// left to their owner, in batched all-to-all rounds (MPI_Alltoallv, at most 1 MiB from each rank per
 // round, ZSIM_MPI_EXCHANGE_BYTES to change it; a shard larger than that split over rounds), freeing
 // each shard once read out, and merges what it receives by ddt::DedupTable::Merge, the one merge
 // logic: the owner's shards then hold exactly the entries one process's table holds there. A rank
