@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "engine/estimate/sample_level.h"
 #include "engine/mpi/messages.h"
 #include "engine/mpi/partition.h"
 #include "engine/mpi/peak_rss.h"
@@ -148,12 +149,12 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   // references, which leaves the gap docs/scale.md describes.
   std::unique_ptr<TableStream> stream;
   if (size > 1) {
-    stream = std::make_unique<TableStream>(rank, size, kShipBytes, resolved.max_memory_bytes);
-    local.table_gate = stream->gate();
-    local.tables_started = [&stream](const std::vector<ddt::DedupTable*>& tables) {
-      stream->Start(tables);
-    };
-    local.chunk_done = [&stream] { stream->AfterChunk(); };
+    // The census matters where the scan runs one (pipeline/scan.cc): sampled codecs following
+    // levels, not --sample's occurrence sample.
+    const std::vector<bool> sampled =
+        estimate::PlanSampling(resolved.compressions, resolved.exact).sampled;
+    const bool census_runs = resolved.sample_modulus <= 1 &&
+                             std::find(sampled.begin(), sampled.end(), true) != sampled.end();
     uint32_t census =
         (ddt::kHeavyRefcount + static_cast<uint32_t>(size) - 1) / static_cast<uint32_t>(size);
     // ZSIM_MPI_CENSUS_AT=8: the census as before this fix (a test shows the gap).
@@ -161,7 +162,15 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
       const unsigned long at = std::strtoul(v, nullptr, 10);
       if (at >= 2) census = static_cast<uint32_t>(std::min<unsigned long>(at, ddt::kHeavyRefcount));
     }
-    if (census < ddt::kHeavyRefcount) {
+    const bool own_census = census_runs && census < ddt::kHeavyRefcount;
+    stream = std::make_unique<TableStream>(rank, size, kShipBytes, resolved.max_memory_bytes,
+                                           own_census);
+    local.table_gate = stream->gate();
+    local.tables_started = [&stream](const std::vector<ddt::DedupTable*>& tables) {
+      stream->Start(tables);
+    };
+    local.chunk_done = [&stream] { stream->AfterChunk(); };
+    if (own_census) {
       local.census_refcount = census;
       const ShippedKeys* shipped = &stream->shipped();
       local.shipped_before = [shipped](const ddt::Fingerprint& key) {

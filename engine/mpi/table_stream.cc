@@ -1,5 +1,6 @@
 #include "engine/mpi/table_stream.h"
 
+#include <malloc.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -17,8 +18,10 @@ namespace {
 
 // Entry bytes per message: whole entries, small beside the tables.
 constexpr size_t kMessageBytes = size_t{1} << 20;
-// How often the thread looks at the scan's tables' foreign part (each look locks every shard).
+// How often the thread measures the tables (stats: the largest they were during the scan).
 constexpr auto kLookEvery = std::chrono::milliseconds(5);
+// Bytes shipped between two trims of the heap.
+constexpr uint64_t kTrimBytes = uint64_t{16} << 20;
 
 std::string Header(int32_t row) {
   std::string h(sizeof row, '\0');
@@ -41,8 +44,13 @@ void TableStream::Post(std::unique_ptr<Send> send) {
   sends_.push_back(std::move(send));
 }
 
-TableStream::TableStream(int rank, int size, uint64_t ship_bytes, uint64_t budget_bytes)
-    : rank_(rank), size_(size), ship_bytes_(ship_bytes), budget_bytes_(budget_bytes) {
+TableStream::TableStream(int rank, int size, uint64_t ship_bytes, uint64_t budget_bytes,
+                         bool census)
+    : rank_(rank),
+      size_(size),
+      ship_bytes_(ship_bytes),
+      budget_bytes_(budget_bytes),
+      census_(census) {
   if (const char* v = std::getenv("ZSIM_MPI_SHIP_BYTES")) {
     const unsigned long long n = std::strtoull(v, nullptr, 10);
     if (n > 0) ship_bytes_ = n;
@@ -56,9 +64,11 @@ TableStream::~TableStream() {
 
 void TableStream::Start(const std::vector<ddt::DedupTable*>& tables) {
   tables_ = tables;
-  for (const ddt::DedupTable* t : tables) {
-    received_.push_back(std::make_unique<ddt::DedupTable>(t->layout()));
-    received_.back()->RaiseSampleShift(t->sample_shift());
+  if (census_) {
+    for (const ddt::DedupTable* t : tables) {
+      received_.push_back(std::make_unique<ddt::DedupTable>(t->layout()));
+      received_.back()->RaiseSampleShift(t->sample_shift());
+    }
   }
   thread_ = std::thread([this] { Run(); });
 }
@@ -96,7 +106,7 @@ void TableStream::AfterChunk() {
         if (owner == rank_ || tables_[r]->shard_entries(k) == 0) continue;
         tables_[r]->ForEachInShard(k, [&](const ddt::EntryView& e) {
           AppendEntry(e, &out[owner][r]);
-          if (!e.is_zero) shipped_.Add(e.key);
+          if (census_ && !e.is_zero) shipped_.Add(e.key);
           ++stats_.entries_sent;
           stats_.references_sent += e.refcount;
         });
@@ -105,6 +115,7 @@ void TableStream::AfterChunk() {
     }
   }
   ++stats_.ships;
+  uint64_t shipped = 0;
   std::vector<std::unique_ptr<Send>> sends;
   for (int d = 0; d < size_; ++d) {
     for (size_t r = 0; r < tables_.size(); ++r) {
@@ -117,6 +128,7 @@ void TableStream::AfterChunk() {
         send->bytes = Header(static_cast<int32_t>(r));
         send->bytes.append(bytes, at, std::min(piece, bytes.size() - at));
         stats_.bytes_sent += send->bytes.size() - sizeof(int32_t);
+        shipped += send->bytes.size();
         sends.push_back(std::move(send));
       }
     }
@@ -124,6 +136,7 @@ void TableStream::AfterChunk() {
   std::lock_guard<std::mutex> lock(outbox_mu_);
   for (auto& send : sends) outbox_.push_back(std::move(send));
   in_flight_.store(true);
+  untrimmed_ += shipped;
 }
 
 bool TableStream::ReceiveWaiting() {
@@ -137,11 +150,13 @@ bool TableStream::ReceiveWaiting() {
       ++done_from_;
       continue;
     }
-    if (static_cast<size_t>(row) >= received_.size()) {
+    if (static_cast<size_t>(row) >= tables_.size()) {
       if (failure_.ok()) failure_ = Status::Internal("a shipped batch names no row of the tables");
       continue;
     }
-    ddt::DedupTable& into = *received_[row];
+    // Into the scan's own table (under the gate), or, when the scan runs a census on its own
+    // references, into a table apart.
+    ddt::DedupTable& into = census_ ? *received_[row] : *tables_[row];
     ddt::DedupTable part(into.layout());
     part.RaiseSampleShift(into.sample_shift());
     Status s = ForEachWireEntry(std::string_view(bytes).substr(sizeof row), into.settings(),
@@ -150,25 +165,32 @@ bool TableStream::ReceiveWaiting() {
                                   ++stats_.entries_received;
                                 });
     if (!s.ok() && failure_.ok()) failure_ = s;
-    into.Merge(part);
-    FitReceived();
+    if (census_) {
+      into.Merge(part);
+      Fit(received_);
+    } else {
+      std::lock_guard<pipeline::TableGate> gate(gate_);
+      into.Merge(part);
+      Fit(tables_);
+    }
   }
   return any;
 }
 
-void TableStream::FitReceived() {
+template <typename Tables>
+void TableStream::Fit(const Tables& tables) {
   for (;;) {
-    const uint32_t shift = received_[0]->sample_shift();
+    const uint32_t shift = tables[0]->sample_shift();
     if (shift >= 40) return;
     uint64_t bytes = 0;
     bool full = false;
-    for (const auto& t : received_) {
-      bytes += t->memory_bytes();
+    for (const auto& t : tables) {
+      bytes += t->local_memory_bytes();
       // fullest_shard() rounds down to a multiple of 4096.
       full = full || uint64_t{t->fullest_shard()} + 4096 > ddt::DedupTable::kShardEntriesToSample;
     }
     if (!full && (budget_bytes_ == 0 || bytes <= budget_bytes_)) return;
-    for (const auto& t : received_) t->RaiseSampleShift(shift + 1);
+    for (const auto& t : tables) t->RaiseSampleShift(shift + 1);
   }
 }
 
@@ -193,10 +215,21 @@ void TableStream::Run() {
     const bool scanning = scanning_.load();
     {
       std::vector<std::unique_ptr<Send>> posted;
+      bool trim = false;
       {
         std::lock_guard<std::mutex> lock(outbox_mu_);
         posted.swap(outbox_);
+        if (untrimmed_ >= kTrimBytes) {
+          untrimmed_ = 0;
+          trim = true;
+        }
       }
+      // The shipped shards were the scan threads' allocations, in their malloc arenas (and
+      // large indexes freed raise glibc's mmap threshold, so later ones come from the arenas
+      // too): freed pages go back to the system every kTrimBytes shipped, or the rank's resident
+      // memory keeps what the table held before it shipped. A trim walks the heap (tens of ms
+      // at 100 MB); here it holds up no scan thread.
+      if (trim) malloc_trim(0);
       busy = busy || !posted.empty();
       for (auto& send : posted) Post(std::move(send));
     }

@@ -6,23 +6,25 @@
 //    bytes, entry_wire.h), it takes the scan's table gate (pipeline/table_gate.h), reads those
 //    shards out and drops them, and sends each owner its part, a message per row of at most
 //    1 MiB; it ships again only once those sends are done;
-//  - merges: what other ranks ship to it goes into a table of its own per row (received()), by
-//    ddt::DedupTable::Merge, the one merge logic, without stopping the scan: the scan's tables
-//    hold only this rank's own sightings, so the census the scan runs on them (pipeline/scan.cc)
-//    counts them alone.
-// So during the scan a rank holds the shards it owns of what it read, what others sent of the
-// shards it owns, and at most `ship_bytes` (plus one send in flight) of the others'. After the
-// scan, partition.h moves what is left to the owners in all-to-all rounds, as before.
+//  - merges: what other ranks ship to it goes into the scan's tables, by
+//    ddt::DedupTable::Merge, the one merge logic, under the gate; or, when the scan runs a
+//    census on its own references (sampled codecs without --sample), into a table of its own per
+//    row (received()) without stopping the scan, so that the scan's tables hold only this rank's
+//    own sightings, which the census (pipeline/scan.cc) counts.
+// So during the scan a rank holds the shards it owns (with a census: of what it read, and apart
+// what others sent of them, both at most the shards' whole) and at most `ship_bytes` (plus one
+// ship in flight) of the others'. After the scan, partition.h moves what is left to the owners in
+// all-to-all rounds, as before.
 //
 // A key read again after its shard was shipped is a first sighting again: its codes are computed
 // again (a codec's output depends on the block only, so Merge adds up the references and the
 // codes agree). `shipped()` remembers every key shipped (a Bloom filter, no false negatives), so
 // that the census can treat such a sighting as a repeated one.
 //
-// Sampling: received tables raise their sample shift, all rows alike, when a shard nears its
-// limit (ddt::DedupTable::kShardEntriesToSample) or when they alone outgrow `budget_bytes`: they
-// hold a part of the whole's keys, so they outgrow it only if the whole does; the partition then
-// takes the coarsest shift of every table on every rank, as for the scan's own.
+// Sampling: the tables merged into raise their sample shift, all rows alike, when a shard nears
+// its limit (ddt::DedupTable::kShardEntriesToSample) or when they alone outgrow `budget_bytes`:
+// they hold a part of the whole's keys, so they outgrow it only if the whole does; the partition
+// then takes the coarsest shift of every table on every rank, as for the scan's own.
 //
 // End: Finish() after the scan has returned: the rank ships no more, tells every other rank so,
 // and returns once every other rank has told it the same and every message is received and
@@ -63,8 +65,11 @@ struct StreamStats {
 
 class TableStream {
  public:
-  // ZSIM_MPI_SHIP_BYTES overrides `ship_bytes` (tests: ship after a few entries).
-  TableStream(int rank, int size, uint64_t ship_bytes, uint64_t budget_bytes);
+  // ZSIM_MPI_SHIP_BYTES overrides `ship_bytes` (tests: ship after a few entries). `census`: the
+  // scan runs a census on its own references (sampled codecs, no --sample, N < 8): what others
+  // ship goes to received(), and shipped() keeps the keys shipped; else what others ship is
+  // merged into the scan's tables (under the gate), received() stays empty and shipped() too.
+  TableStream(int rank, int size, uint64_t ship_bytes, uint64_t budget_bytes, bool census);
   ~TableStream();  // joins the thread (Finish not called: only on a failure path)
   TableStream(const TableStream&) = delete;
   TableStream& operator=(const TableStream&) = delete;
@@ -92,11 +97,15 @@ class TableStream {
   void Post(std::unique_ptr<Send> send);
   // Merges the messages waiting; returns whether there were any.
   bool ReceiveWaiting();
-  void FitReceived();
+  // Raises `tables`' sample shift, alike, while a shard nears its limit or they outgrow the
+  // budget (see the top of the file).
+  template <typename Tables>
+  void Fit(const Tables& tables);
 
   const int rank_, size_;
   uint64_t ship_bytes_;
   const uint64_t budget_bytes_;
+  const bool census_;
   pipeline::TableGate gate_;
   std::vector<ddt::DedupTable*> tables_;
   std::vector<std::unique_ptr<ddt::DedupTable>> received_;
@@ -109,6 +118,7 @@ class TableStream {
   std::mutex outbox_mu_;
   std::vector<std::unique_ptr<Send>> outbox_;  // read out, not yet sent. Guarded by outbox_mu_.
   std::atomic<bool> in_flight_{false};         // a ship is in the outbox or under way
+  uint64_t untrimmed_ = 0;  // bytes shipped since the last trim. Guarded by outbox_mu_.
   std::thread thread_;
 };
 
