@@ -86,7 +86,7 @@ void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t 
       "scan_peak_rss_bytes=%llu peak_rss_bytes=%llu\n",
       rank, static_cast<unsigned long long>(r.files), static_cast<unsigned long long>(r.pieces),
       static_cast<unsigned long long>(r.bytes_read),
-      static_cast<unsigned long long>(r.blocks + stream.references_sent),
+      static_cast<unsigned long long>(r.blocks + stream.references_sent - stream.references_merged),
       static_cast<unsigned long long>(r.table_entries),
       static_cast<unsigned long long>(r.table_bytes), static_cast<unsigned long long>(work.batches),
       static_cast<unsigned long long>(work.bytes), static_cast<unsigned long long>(state_received),

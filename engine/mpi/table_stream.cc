@@ -95,44 +95,40 @@ uint64_t TableStream::ForeignBytes() const {
 void TableStream::AfterChunk() {
   // One ship in flight at a time: what waits to leave stays within ship_bytes plus one ship.
   if (in_flight_.load() || tables_.empty() || ForeignBytes() < ship_bytes_) return;
-  // Per owner and row, the entries read out of the scan's tables: with the gate held, no chunk is
-  // between a first sighting's Insert and its SetCodes, so every entry leaves with its codes.
-  std::vector<std::vector<std::string>> out(size_, std::vector<std::string>(tables_.size()));
+  // The entries read out of the scan's tables straight into messages of at most kMessageBytes per
+  // owner and row: with the gate held, no chunk is between a first sighting's Insert and its
+  // SetCodes, so every entry leaves with its codes.
+  std::vector<std::unique_ptr<Send>> sends;
+  uint64_t shipped = 0;
   {
     std::lock_guard<pipeline::TableGate> gate(gate_);
     for (size_t r = 0; r < tables_.size(); ++r) {
+      const size_t each = EntryWireBytes(tables_[r]->settings());
+      const size_t piece = sizeof(int32_t) + std::max(each, kMessageBytes / each * each);
+      std::vector<Send*> open(size_, nullptr);  // per owner, this row's message being filled
       for (size_t k = 0; k < ddt::DedupTable::kShards; ++k) {
         const int owner = OwnerOfShard(k, size_);
         if (owner == rank_ || tables_[r]->shard_entries(k) == 0) continue;
         tables_[r]->ForEachInShard(k, [&](const ddt::EntryView& e) {
-          AppendEntry(e, &out[owner][r]);
+          if (open[owner] == nullptr || open[owner]->bytes.size() + each > piece) {
+            sends.push_back(std::make_unique<Send>());
+            open[owner] = sends.back().get();
+            open[owner]->dest = owner;
+            open[owner]->bytes = Header(static_cast<int32_t>(r));
+            open[owner]->bytes.reserve(piece);
+          }
+          AppendEntry(e, &open[owner]->bytes);
           if (census_ && !e.is_zero) shipped_.Add(e.key);
           ++stats_.entries_sent;
           stats_.references_sent += e.refcount;
+          stats_.bytes_sent += each;
+          shipped += each;
         });
         tables_[r]->DropShard(k);
       }
     }
   }
   ++stats_.ships;
-  uint64_t shipped = 0;
-  std::vector<std::unique_ptr<Send>> sends;
-  for (int d = 0; d < size_; ++d) {
-    for (size_t r = 0; r < tables_.size(); ++r) {
-      const std::string& bytes = out[d][r];
-      const size_t each = EntryWireBytes(tables_[r]->settings());
-      const size_t piece = std::max(each, kMessageBytes / each * each);
-      for (size_t at = 0; at < bytes.size(); at += piece) {
-        auto send = std::make_unique<Send>();
-        send->dest = d;
-        send->bytes = Header(static_cast<int32_t>(r));
-        send->bytes.append(bytes, at, std::min(piece, bytes.size() - at));
-        stats_.bytes_sent += send->bytes.size() - sizeof(int32_t);
-        shipped += send->bytes.size();
-        sends.push_back(std::move(send));
-      }
-    }
-  }
   std::lock_guard<std::mutex> lock(outbox_mu_);
   for (auto& send : sends) outbox_.push_back(std::move(send));
   in_flight_.store(true);
@@ -163,6 +159,7 @@ bool TableStream::ReceiveWaiting() {
                                 [&](const ddt::EntryView& e) {
                                   part.LoadEntry(e);
                                   ++stats_.entries_received;
+                                  if (!census_) stats_.references_merged += e.refcount;
                                 });
     if (!s.ok() && failure_.ok()) failure_ = s;
     if (census_) {

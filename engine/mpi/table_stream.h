@@ -57,6 +57,9 @@ struct StreamStats {
   uint64_t entries_sent = 0;      // and how many entries
   uint64_t references_sent = 0;   // and their references (blocks this rank read)
   uint64_t entries_received = 0;  // entries received and merged during the scan
+  // Their references, where merged into the scan's tables (without a census): not blocks this
+  // rank read.
+  uint64_t references_merged = 0;
   // The most the scan's tables and the received ones took at once (looked at every 5 ms), and
   // the shipped keys' filter at the end.
   uint64_t peak_table_bytes = 0;
