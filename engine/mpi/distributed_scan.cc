@@ -184,10 +184,11 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
     pipeline::AddPiece(pieces[p.file], p);
   };
   Result<state::ScanState> scanned = pipeline::ScanToState(resolved, fs, local);
-  if (server.joinable()) server.join();
   // Every rank ships no more and has merged what others shipped to it (refused options: no rank
-  // started the stream).
+  // started the stream). Before rank 0's work server ends, which waits for the last rank's scan:
+  // meanwhile the stream merges what comes.
   Status streamed = stream ? stream->Finish() : Status::Ok();
+  if (server.joinable()) server.join();
   const std::vector<walk::WalkItem> split =
       pool ? pool->SplitFiles() : std::vector<walk::WalkItem>();
   pool.reset();

@@ -93,8 +93,10 @@ uint64_t TableStream::ForeignBytes() const {
 }
 
 void TableStream::AfterChunk() {
+  if (tables_.empty()) return;
+  MergeInbox();
   // One ship in flight at a time: what waits to leave stays within ship_bytes plus one ship.
-  if (in_flight_.load() || tables_.empty() || ForeignBytes() < ship_bytes_) return;
+  if (in_flight_.load() || ForeignBytes() < ship_bytes_) return;
   // The entries read out of the scan's tables straight into messages of at most kMessageBytes per
   // owner and row: with the gate held, no chunk is between a first sighting's Insert and its
   // SetCodes, so every entry leaves with its codes.
@@ -146,6 +148,22 @@ bool TableStream::ReceiveWaiting() {
       ++done_from_;
       continue;
     }
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    inbox_.push_back(std::move(bytes));
+  }
+  return any;
+}
+
+void TableStream::MergeInbox() {
+  std::lock_guard<std::mutex> merging(merge_mu_);
+  std::vector<std::string> inbox;
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    inbox.swap(inbox_);
+  }
+  for (const std::string& bytes : inbox) {
+    int32_t row = -1;
+    std::memcpy(&row, bytes.data(), sizeof row);
     if (static_cast<size_t>(row) >= tables_.size()) {
       if (failure_.ok()) failure_ = Status::Internal("a shipped batch names no row of the tables");
       continue;
@@ -171,7 +189,6 @@ bool TableStream::ReceiveWaiting() {
       Fit(tables_);
     }
   }
-  return any;
 }
 
 template <typename Tables>
@@ -196,6 +213,8 @@ void TableStream::Run() {
   auto last_look = std::chrono::steady_clock::now();
   for (;;) {
     bool busy = ReceiveWaiting();
+    // Once the scan is over its serial stage merges no more: this thread does.
+    if (!scanning_.load()) MergeInbox();
     for (size_t i = 0; i < sends_.size();) {
       int done = 0;
       {
@@ -254,7 +273,10 @@ void TableStream::Run() {
       }
       told = true;
     }
-    if (told && done_from_ == size_ - 1 && sends_.empty()) return;
+    if (told && done_from_ == size_ - 1 && sends_.empty()) {
+      MergeInbox();
+      return;
+    }
     if (!busy) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }

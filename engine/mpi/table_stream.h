@@ -6,8 +6,9 @@
 //    bytes, entry_wire.h), it takes the scan's table gate (pipeline/table_gate.h), reads those
 //    shards out and drops them, and sends each owner its part, a message per row of at most
 //    1 MiB; it ships again only once those sends are done;
-//  - merges: what other ranks ship to it goes into the scan's tables, by
-//    ddt::DedupTable::Merge, the one merge logic, under the gate; or, when the scan runs a
+//  - merges: what other ranks ship to it is received by the thread and, after each chunk (by the
+//    scan's serial stage) or once the scan is over (by the thread), goes into the scan's tables,
+//    by ddt::DedupTable::Merge, the one merge logic, under the gate; or, when the scan runs a
 //    census on its own references (sampled codecs without --sample), into a table of its own per
 //    row (received()) without stopping the scan, so that the scan's tables hold only this rank's
 //    own sightings, which the census (pipeline/scan.cc) counts.
@@ -30,9 +31,9 @@
 // and returns once every other rank has told it the same and every message is received and
 // merged. Collective in effect: every rank must call Start (or none) and Finish.
 //
-// Thread safety: Start from the scan's thread (ScanControl::tables_started), Finish and
-// received() from the thread that made the object, after the scan; the tables given to Start
-// must outlive Finish. MPI calls hold MpiLock() (messages.h).
+// Thread safety: Start from the scan's thread (ScanControl::tables_started), AfterChunk from its
+// serial stage, Finish and received() from the thread that made the object, after the scan; the
+// tables given to Start must outlive Finish. MPI calls hold MpiLock() (messages.h).
 
 #ifndef ZSIM_ENGINE_MPI_TABLE_STREAM_H_
 #define ZSIM_ENGINE_MPI_TABLE_STREAM_H_
@@ -41,6 +42,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -82,7 +84,8 @@ class TableStream {
   // Starts the thread over the scan's tables (one per row).
   void Start(const std::vector<ddt::DedupTable*>& tables);
   // From the scan's serial stage after each chunk (ScanControl::chunk_done), not holding the
-  // gate: ships when the foreign entries reached ship_bytes and no ship is under way.
+  // gate: merges what arrived, and ships when the foreign entries reached ship_bytes and no ship
+  // is under way.
   void AfterChunk();
   // See the top of the file. Fails when a message does not read back (ranks built differently).
   Status Finish();
@@ -98,8 +101,13 @@ class TableStream {
   uint64_t ForeignBytes() const;
   struct Send;
   void Post(std::unique_ptr<Send> send);
-  // Merges the messages waiting; returns whether there were any.
+  // Receives the messages waiting into the inbox; returns whether there were any.
   bool ReceiveWaiting();
+  // Merges the inbox's messages: from the scan's serial stage (the tables then grow in the scan
+  // threads' malloc arenas, as the rest of them: merged from this thread, the freed pages of
+  // one arena would not serve the other's growth, about 10-15 MB more resident per rank at
+  // 2 GiB of 512-byte records), and from the thread once the scan is over.
+  void MergeInbox();
   // Raises `tables`' sample shift, alike, while a shard nears its limit or they outgrow the
   // budget (see the top of the file).
   template <typename Tables>
@@ -120,8 +128,11 @@ class TableStream {
   std::vector<std::unique_ptr<Send>> sends_;  // under way (the thread's)
   std::mutex outbox_mu_;
   std::vector<std::unique_ptr<Send>> outbox_;  // read out, not yet sent. Guarded by outbox_mu_.
-  std::atomic<bool> in_flight_{false};         // a ship is in the outbox or under way
-  uint64_t untrimmed_ = 0;  // bytes shipped since the last trim. Guarded by outbox_mu_.
+  std::mutex inbox_mu_;
+  std::vector<std::string> inbox_;      // received, not yet merged. Guarded by inbox_mu_.
+  std::mutex merge_mu_;                 // one MergeInbox at a time
+  std::atomic<bool> in_flight_{false};  // a ship is in the outbox or under way
+  uint64_t untrimmed_ = 0;              // bytes shipped since the last trim. Guarded by outbox_mu_.
   std::thread thread_;
 };
 
