@@ -16,6 +16,7 @@
 #include <mutex>
 #include <new>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -146,6 +147,8 @@ struct FirstSeen {
   // sampled codecs may have skipped when it was first seen. They run on it now, whatever its
   // level; the exact settings keep their codes.
   bool census = false;
+  // A first sighting that is a repeated one (ScanControl::shipped_before): every codec runs.
+  bool every_codec = false;
 };
 
 // Everything a worker thread owns (STYLE.md §5: built once, nothing allocated per block).
@@ -290,6 +293,9 @@ class Scan : public std::enable_shared_from_this<Scan> {
     // --sample 1/M: keep 1/M of the key space from the start.
     const uint32_t shift = static_cast<uint32_t>(std::countr_zero(options_.sample_modulus));
     for (state::RowState& r : rows_) r.table->RaiseSampleShift(shift);
+    if (control_.census_refcount != 0) {
+      for (state::RowState& r : rows_) r.table->set_census_refcount(control_.census_refcount);
+    }
     table_budget_bytes_ = options_.max_memory_bytes;
     if (options_.max_read_bytes_per_second) {
       // One chunk may start at once; beyond it the rate holds.
@@ -468,6 +474,11 @@ class Scan : public std::enable_shared_from_this<Scan> {
   // Dedup sampling (--max-memory): the tables' memory budget, 0 for none.
   uint64_t table_budget_bytes_ = 0;
   void EnforceTableBudget();
+  // The tables' gate held shared (ScanControl::table_gate), or nothing when there is none.
+  std::shared_lock<TableGate> ShareTables() {
+    return control_.table_gate ? std::shared_lock<TableGate>(*control_.table_gate)
+                               : std::shared_lock<TableGate>();
+  }
 
   // Serial input stage state.
   std::unique_ptr<walk::WalkSource> walker_;
@@ -824,7 +835,12 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
           rows_[r].table->Insert(fp, bs, is_zero, keep_ref ? &ref : nullptr);
       if (keep_ref && outcome != ddt::InsertOutcome::kSampledOut) w.refs.push_back(ref);
       if (outcome == ddt::InsertOutcome::kFirst) {
-        w.first_seen.push_back(FirstSeen{rec_begin - chunk.offset, fp, is_zero});
+        // Read here before and shipped to its owner since: the census's repeated sighting.
+        const bool again =
+            control_.shipped_before && any_sampled_ && !occurrences_ && !is_zero &&
+            estimate::SampleLevel(fp.lo) < skip_bound_[r].load(std::memory_order_acquire) &&
+            control_.shipped_before(fp);
+        w.first_seen.push_back(FirstSeen{rec_begin - chunk.offset, fp, is_zero, false, again});
         if (r == 0 && !is_zero) chunk.unique += rec_data_end - rec_begin;
       } else if (outcome == ddt::InsertOutcome::kBecameHeavy && any_sampled_ && !occurrences_ &&
                  !is_zero &&
@@ -899,7 +915,8 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
       const FirstSeen& f = w.first_seen[i];
       ddt::PsizeCode& code = w.first_codes[i * settings + c];
       const int lv = estimate::SampleLevel(f.key.lo);
-      if (f.census ? !sampling_.sampled[c] : sampling_.sampled[c] && lv < w.levels[c]) {
+      if (f.census ? !sampling_.sampled[c]
+                   : sampling_.sampled[c] && lv < w.levels[c] && !f.every_codec) {
         // A census entry keeps the exact settings' codes of its first sighting (kPendingCode
         // leaves them). Outside the sample: a zero block's fate is known without compressing it.
         code = !f.census && f.is_zero && zero_is_hole_[c] ? ddt::kHoleCode : ddt::kPendingCode;
@@ -1025,7 +1042,10 @@ void Scan::Process(Chunk& chunk, Worker& w) {
     MaybeApplyPlan();
     const CodecWork before = CodecWorkOf(w);
     w.live_ns = 0;
-    ProcessRows(chunk, w);
+    {
+      std::shared_lock<TableGate> gate = ShareTables();
+      ProcessRows(chunk, w);
+    }
     const CodecWork after = CodecWorkOf(w);
     chunk.codec_ns = after.ns - before.ns;
     chunk.codec_nominal_seconds = after.nominal_seconds - before.nominal_seconds;
@@ -1068,6 +1088,7 @@ void Scan::RaiseToBudget(uint64_t planned_bytes) {
 // row alike). Whether a given M is ever exceeded depends on the data only, so the final M does.
 // And whatever the budget, a table nearing its shards' limit samples too (FitTablesToShards).
 void Scan::EnforceTableBudget() {
+  std::shared_lock<TableGate> gate = ShareTables();
   state::FitTablesToBudget(rows_, table_budget_bytes_);
   state::FitTablesToShards(rows_);
 }
@@ -1514,6 +1535,7 @@ void Scan::RunPipeline() {
               bytes_done_ += chunk->length;
               CountForPace(*chunk);
               EnforceTableBudget();
+              if (control_.chunk_done) control_.chunk_done();
               MaybeForecast();
               if (chunk->file->chunks_left.fetch_sub(1) == 1) {
                 FinishFile(*chunk->file);
@@ -1591,6 +1613,11 @@ state::ScanState Scan::Run() {
   }
 
   const size_t settings = options_.compressions.size();
+  if (control_.tables_started) {
+    std::vector<ddt::DedupTable*> tables;
+    for (state::RowState& r : rows_) tables.push_back(r.table.get());
+    control_.tables_started(tables);
+  }
   workers_ = std::make_unique<tbb::enumerable_thread_specific<Worker>>([this, settings] {
     return Worker(chunk_bytes_, max_block_, rows_.size(), settings, occurrences_);
   });
