@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <span>
 
 #include "engine/estimate/ratio_estimator.h"
 #include "engine/estimate/ratio_interval.h"
@@ -153,7 +154,9 @@ Tally::~Tally() = default;
 
 void Tally::AddFiles(size_t row, size_t setting, const state::FileShape& shape, uint64_t count) {
   const size_t i = row * settings_ + setting;
-  for (uint64_t k = 0; k < count; ++k) metadata_[i].AddFile(shape.blocks, shape.non_hole);
+  for (uint64_t k = 0; k < count; ++k) {
+    metadata_[i].AddFile(shape.blocks, shape.non_hole, shape.indirects);
+  }
   non_hole_blocks_[i] += count * shape.non_hole;
   non_hole_lsize_[i] += count * shape.non_hole * shape.block_bytes;
   if (shape.non_hole != 0) {
@@ -161,9 +164,15 @@ void Tally::AddFiles(size_t row, size_t setting, const state::FileShape& shape, 
         count * shape.non_hole * AuxiliarySize(alloc_, shape.block_bytes, options_.copies);
   }
   if (zero_written_without_dedup_[setting]) {
-    // Written as data without dedup (FileShape::zero_blocks): `used` counts them.
+    // Written as data without dedup (FileShape::zero_blocks): `used` counts them. The
+    // indirect counts are over the non-hole blocks only: with zero blocks written too they are
+    // not known (AddFile then takes the data as spread over the file).
+    const std::span<const uint64_t> indirects = shape.zero_blocks == 0
+                                                    ? std::span<const uint64_t>(shape.indirects)
+                                                    : std::span<const uint64_t>();
     for (uint64_t k = 0; k < count; ++k) {
-      metadata_without_dedup_[i].AddFile(shape.blocks, shape.non_hole + shape.zero_blocks);
+      metadata_without_dedup_[i].AddFile(shape.blocks, shape.non_hole + shape.zero_blocks,
+                                         indirects);
     }
     zero_dsize_without_dedup_[i] +=
         count * shape.zero_blocks * alloc_.Block(shape.block_bytes, options_.copies).dsize;

@@ -40,6 +40,11 @@ std::string EncodePieces(const PieceMap& pieces) {
     w.U64(p.pieces);
     PutList(w, p.non_hole);
     PutList(w, p.zero_blocks);
+    w.U64(p.ranges.size());
+    for (const zfs::IndirectRanges& ranges : p.ranges) {
+      PutList(w, ranges.inside());
+      PutList(w, ranges.edges());
+    }
     w.U64(p.bytes_read);
     w.U64(p.content_lo);
     w.U64(p.content_hi);
@@ -63,6 +68,17 @@ Result<PieceMap> DecodePieces(ByteView bytes) {
     p.pieces = r.U64();
     p.non_hole = GetList(r);
     p.zero_blocks = GetList(r);
+    const uint64_t ranges = r.U64();
+    if (ranges > r.remaining_hint() / 16) {
+      r.Fail("more indirect ranges than the message holds");
+      break;
+    }
+    p.ranges.resize(ranges);
+    for (zfs::IndirectRanges& into : p.ranges) {
+      std::vector<uint64_t> inside = GetList(r);
+      std::vector<uint64_t> edges = GetList(r);
+      if (!into.Assign(std::move(inside), std::move(edges))) r.Fail("corrupt indirect ranges");
+    }
     p.bytes_read = r.U64();
     p.content_lo = r.U64();
     p.content_hi = r.U64();

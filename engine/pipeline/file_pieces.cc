@@ -18,6 +18,8 @@ void AddPiece(PieceSums& into, const PieceSums& from) {
   into.pieces += from.pieces;
   AddEach(into.non_hole, from.non_hole);
   AddEach(into.zero_blocks, from.zero_blocks);
+  if (into.ranges.size() < from.ranges.size()) into.ranges.resize(from.ranges.size());
+  for (size_t i = 0; i < from.ranges.size(); ++i) into.ranges[i].Merge(from.ranges[i]);
   into.bytes_read += from.bytes_read;
   into.content_lo += from.content_lo;  // wrapping sums: any order gives the same
   into.content_hi += from.content_hi;

@@ -18,6 +18,7 @@
 #include <limits>
 #include <vector>
 
+#include "engine/zfs/indirect_ranges.h"
 #include "zsim/status.h"
 
 namespace zsim::pipeline {
@@ -28,6 +29,9 @@ struct PieceSums {
   uint64_t pieces = 0;
   std::vector<uint64_t> non_hole;     // per (row, setting): L0 blocks that are not holes
   std::vector<uint64_t> zero_blocks;  // per row: L0 blocks read and all zero
+  // Per row, [2r]: indirect-block ranges over the blocks read, [2r + 1]: over those not all
+  // zero (zfs/indirect_ranges.h: pieces merge in any order).
+  std::vector<zfs::IndirectRanges> ranges;
   uint64_t bytes_read = 0;
   // Order-independent sums over the featured row's records (pipeline/scan.cc FileJob).
   uint64_t content_lo = 0, content_hi = 0;

@@ -94,6 +94,9 @@ struct FileJob {
   std::vector<std::atomic<uint64_t>> non_hole;
   std::vector<std::atomic<uint64_t>> zero_blocks;  // per row: L0 blocks read and all zero
   std::vector<std::atomic<uint64_t>> holes;        // per row: records wholly in holes
+  // Per row, [2r]: the ranges of its indirect blocks over the blocks read, [2r + 1]: over those
+  // not all zero (zfs/indirect_ranges.h), the chunks merged as they finish. Guarded by mu.
+  std::vector<zfs::IndirectRanges> ranges;
   // A file with several names, counted whole: the state keeps what it adds (state::LinkedFile).
   bool linked = false;
   // Per row, when the scan keeps file records or the file is linked: the table entry of every
@@ -157,7 +160,8 @@ struct Worker {
         non_hole(rows * settings, 0),
         levels(settings, 0),
         occurrences(occurrence_sample ? rows : 0, OccurrenceSample(settings)),
-        linked_occurrences(occurrence_sample ? settings : 0) {}
+        linked_occurrences(occurrence_sample ? settings : 0),
+        ranges(2 * rows) {}
   codec::Compressor compressor;
   // Not value-initialised: ReadChunk writes or zero-fills every byte a block reads, and zeroing
   // 8 MiB per thread up front was a visible part of short scans. Page-aligned: the kernel's copy
@@ -185,6 +189,8 @@ struct Worker {
   std::vector<uint32_t> refs;  // the current row's entry references in the chunk (file records)
   // A linked file's sampled occurrences in the current row of the chunk, and the cells touched.
   OccurrenceSample linked_occurrences;
+  // Per row, as FileJob::ranges, the current chunk's.
+  std::vector<zfs::IndirectRanges> ranges;
   std::vector<uint32_t> linked_cells;
 };
 
@@ -237,6 +243,7 @@ class Scan : public std::enable_shared_from_this<Scan> {
     sampling_.adaptive = adaptive_;
     plan_wanted_ = any_sampled_ || occurrences_;
     if (occurrences_) entry_level_offset_ = std::countr_zero(options_.sample_modulus);
+    bp_shift_ = zfs::BlockPointerShift(options_.profile);
     for (size_t i = 0; i < options_.compressions.size(); ++i) {
       const Compression& c = options_.compressions[i];
       zero_is_hole_.push_back(zfs::ZeroBlockIsHole(policy_, c));
@@ -322,14 +329,17 @@ class Scan : public std::enable_shared_from_this<Scan> {
   Status ReadChunk(Chunk& chunk, Worker& w, io::File& file, uint64_t fill_end);
   void ProcessRows(Chunk& chunk, Worker& w);
   void FinishFile(FileJob& job);
+  state::FileIndirects IndirectsOf(FileJob& job);  // per row, from its chunks' ranges
   // What a finished file adds besides its blocks: shapes, breakdown rows, its identity.
   // `non_hole` per (row, setting), `zero_blocks` per row.
+  // `indirects`: per row, its indirect blocks (state::FileIndirects; empty rows: not known).
   void AddFileFigures(const std::vector<zfs::RecordLayout>& layouts, uint64_t size,
                       const std::vector<uint64_t>& non_hole,
-                      const std::vector<uint64_t>& zero_blocks, FileGroups groups,
+                      const std::vector<uint64_t>& zero_blocks,
+                      const state::FileIndirects& indirects, FileGroups groups,
                       ddt::Fingerprint content, bool has_data, uint64_t identity);
   std::vector<zfs::RecordLayout> Layouts(uint64_t size, bool is_zvol) const;
-  PieceSums SumsOf(const FileJob& job) const;
+  PieceSums SumsOf(FileJob& job) const;
   // The input summary's final figures (failed files out, errors sorted) and the file ids.
   void CloseInput();
   void MaybeReportProgress(bool force);
@@ -356,7 +366,8 @@ class Scan : public std::enable_shared_from_this<Scan> {
   uint64_t zvol_block_ = 0;  // volblocksize of zvol inputs
   uint64_t chunk_bytes_ = 0;
   size_t featured_ = 0;
-  std::vector<bool> zero_is_hole_;                // per setting: ZeroBlockIsHole, decided once
+  std::vector<bool> zero_is_hole_;  // per setting: ZeroBlockIsHole, decided once
+  int bp_shift_ = 0;  // block pointers per indirect block, log2 (zfs/indirect_ranges.h)
   std::vector<bool> zero_written_without_dedup_;  // per setting: ZeroBlockWrittenOnlyWithoutDedup
   BreakdownCollector breakdown_;
 
@@ -676,6 +687,7 @@ std::shared_ptr<FileJob> Scan::MakeJob(walk::WalkItem item, uint64_t size) {
   job->non_hole = std::vector<std::atomic<uint64_t>>(rows_.size() * options_.compressions.size());
   job->zero_blocks = std::vector<std::atomic<uint64_t>>(rows_.size());
   job->holes = std::vector<std::atomic<uint64_t>>(rows_.size());
+  job->ranges.resize(2 * rows_.size());
   job->linked = !job->piece && item.kind == walk::WalkItem::Kind::kFile && item.info.nlink > 1;
   if (record_ || job->linked) job->refs.resize(rows_.size());
   if (job->linked && occurrences_) {
@@ -746,6 +758,12 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
     size_t ext = 0;
     uint64_t row_zero_blocks = 0, row_holes = 0;
     w.refs.clear();
+    zfs::IndirectRanges& read_ranges = w.ranges[2 * r];
+    zfs::IndirectRanges& nonzero_ranges = w.ranges[2 * r + 1];
+    read_ranges.Clear();
+    nonzero_ranges.Clear();
+    read_ranges.StartPart(first, last, layout.blocks, bp_shift_);
+    nonzero_ranges.StartPart(first, last, layout.blocks, bp_shift_);
     for (uint64_t b = first; b < last; ++b) {
       const uint64_t rec_begin = b * bs;
       const uint64_t rec_data_end = std::min(rec_begin + bs, job.size);
@@ -759,6 +777,8 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       const ByteView block(w.buffer.get() + (rec_begin - chunk.offset), bs);
       const bool is_zero = IsAllZero(block);
       row_zero_blocks += is_zero;
+      read_ranges.Add(b);
+      if (!is_zero) nonzero_ranges.Add(b);
       const ddt::Fingerprint fp = ddt::ComputeFingerprint(options_.checksum, block);
       breakdown_.Sample(fp, job.groups, static_cast<uint32_t>(r), &w.sampled);
       if (r == 0) {
@@ -802,9 +822,11 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
     CompressOccurrences(r, bs, w, job);
     if (row_zero_blocks != 0) job.zero_blocks[r].fetch_add(row_zero_blocks);
     if (row_holes != 0) job.holes[r].fetch_add(row_holes, std::memory_order_relaxed);
-    if (!w.refs.empty()) {
+    if (!w.refs.empty() || !read_ranges.empty()) {
       std::lock_guard<std::mutex> lock(job.mu);
-      job.refs[r].insert(job.refs[r].end(), w.refs.begin(), w.refs.end());
+      if (!w.refs.empty()) job.refs[r].insert(job.refs[r].end(), w.refs.begin(), w.refs.end());
+      job.ranges[2 * r].Merge(read_ranges);
+      job.ranges[2 * r + 1].Merge(nonzero_ranges);
     }
   }
   for (size_t i = 0; i < w.non_hole.size(); ++i) {
@@ -1018,6 +1040,7 @@ void Scan::FinishFile(FileJob& job) {
   ++files_done_;
   bytes_read_ += job.bytes_read.load();
   const bool linked = job.linked && job.status.ok();
+  const state::FileIndirects indirects = IndirectsOf(job);
   if (record_ || linked) {
     // Also for a file that failed: the blocks of its chunks read before are in the tables.
     state::FileRecord rec;
@@ -1037,6 +1060,7 @@ void Scan::FinishFile(FileJob& job) {
       rec.zero_blocks.push_back(job.zero_blocks[r].load());
       rec.holes.push_back(job.holes[r].load());
     }
+    rec.indirects = indirects;
     {
       std::lock_guard<std::mutex> lock(job.mu);
       rec.refs = std::move(job.refs);
@@ -1068,9 +1092,19 @@ void Scan::FinishFile(FileJob& job) {
   std::vector<uint64_t> non_hole(job.non_hole.size()), zero_blocks(rows_.size());
   for (size_t i = 0; i < non_hole.size(); ++i) non_hole[i] = job.non_hole[i].load();
   for (size_t r = 0; r < rows_.size(); ++r) zero_blocks[r] = job.zero_blocks[r].load();
-  AddFileFigures(job.layouts, job.size, non_hole, zero_blocks, job.groups,
+  AddFileFigures(job.layouts, job.size, non_hole, zero_blocks, indirects, job.groups,
                  ddt::Fingerprint{job.content_lo.load(), job.content_hi.load()},
                  job.has_data.load(), job.identity);
+}
+
+state::FileIndirects Scan::IndirectsOf(FileJob& job) {
+  state::FileIndirects out;
+  std::lock_guard<std::mutex> lock(job.mu);  // every chunk is done; the lock says who owns it
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    out.read.push_back(job.ranges[2 * r].Counts());
+    out.nonzero.push_back(job.ranges[2 * r + 1].Counts());
+  }
+  return out;
 }
 
 void Scan::KeepLink(state::FileRecord rec, FileGroups groups, const io::FileInfo& info,
@@ -1093,6 +1127,7 @@ void Scan::KeepLink(state::FileRecord rec, FileGroups groups, const io::FileInfo
   f.zero_blocks = std::move(rec.zero_blocks);
   f.holes = std::move(rec.holes);
   f.refs = std::move(rec.refs);
+  f.indirects = std::move(rec.indirects);
   for (const OccurrenceSample& sample : occurrences) {
     auto& cells = f.occurrences.emplace_back();
     for (size_t i = 0; i < sample.sums.size(); ++i) {
@@ -1105,7 +1140,8 @@ void Scan::KeepLink(state::FileRecord rec, FileGroups groups, const io::FileInfo
 
 void Scan::AddFileFigures(const std::vector<zfs::RecordLayout>& layouts, uint64_t size,
                           const std::vector<uint64_t>& non_hole,
-                          const std::vector<uint64_t>& zero_blocks, FileGroups groups,
+                          const std::vector<uint64_t>& zero_blocks,
+                          const state::FileIndirects& indirects, FileGroups groups,
                           ddt::Fingerprint content, bool has_data, uint64_t identity) {
   state_.file_ids.push_back(identity);
   const size_t settings = options_.compressions.size();
@@ -1113,9 +1149,9 @@ void Scan::AddFileFigures(const std::vector<zfs::RecordLayout>& layouts, uint64_
     for (size_t c = 0; c < settings; ++c) {
       // All-zero blocks matter where the no-dedup write path writes them (state::FileShape).
       const uint64_t zeros = zero_written_without_dedup_[c] ? zero_blocks[r] : 0;
-      const state::FileShape shape{layouts[r].block_bytes, layouts[r].blocks,
-                                   non_hole[r * settings + c], zeros};
-      ++rows_[r].files[c][shape];
+      ++rows_[r].files[c][state::FileShape{layouts[r].block_bytes, layouts[r].blocks,
+                                           non_hole[r * settings + c], zeros,
+                                           state::IndirectsFor(indirects, r, zero_is_hole_[c])}];
     }
   }
   const uint64_t featured_lsize =
@@ -1206,9 +1242,9 @@ void Scan::FinishSince() {
       // Not read by this run; no occurrences (--since does not sample the table).
       KeepLink(rec, groups, linked->second, 0, {});
     }
-    AddFileFigures(Layouts(rec.size, rec.is_zvol), rec.size, non_hole, rec.zero_blocks, groups,
-                   ddt::Fingerprint{rec.content_lo, rec.content_hi}, rec.has_data,
-                   state::FileIdentity(rec.dev, rec.ino));
+    AddFileFigures(Layouts(rec.size, rec.is_zvol), rec.size, non_hole, rec.zero_blocks,
+                   rec.indirects, groups, ddt::Fingerprint{rec.content_lo, rec.content_hi},
+                   rec.has_data, state::FileIdentity(rec.dev, rec.ino));
     breakdown_.AddZeroBlocks(rec.zero_blocks[0], rec.zero_blocks[0] * rows_[0].block_bytes);
     for (size_t r = 0; r < rows_.size(); ++r) {
       skipped_holes_[r] += rec.holes[r];
@@ -1243,13 +1279,17 @@ void Scan::CheckSinceTables() {
   if (since_complete_) since_complete_ = state::CodesCover(state_);
 }
 
-PieceSums Scan::SumsOf(const FileJob& job) const {
+PieceSums Scan::SumsOf(FileJob& job) const {
   PieceSums p;
   p.file = job.piece_file;
   p.bytes = job.end - job.begin;
   p.pieces = 1;
   for (const std::atomic<uint64_t>& n : job.non_hole) p.non_hole.push_back(n.load());
   for (const std::atomic<uint64_t>& n : job.zero_blocks) p.zero_blocks.push_back(n.load());
+  {
+    std::lock_guard<std::mutex> lock(job.mu);  // every chunk is done; the lock says who owns it
+    p.ranges = job.ranges;
+  }
   p.bytes_read = job.bytes_read.load();
   p.content_lo = job.content_lo.load();
   p.content_hi = job.content_hi.load();
@@ -1279,6 +1319,9 @@ state::ScanState Scan::CountPiecedFiles(const std::vector<PiecedFile>& files) {
     }
     for (size_t i = 0; i < job->zero_blocks.size() && i < p.zero_blocks.size(); ++i) {
       job->zero_blocks[i].store(p.zero_blocks[i]);
+    }
+    for (size_t i = 0; i < job->ranges.size() && i < p.ranges.size(); ++i) {
+      job->ranges[i] = p.ranges[i];
     }
     job->bytes_read.store(p.bytes_read);
     job->content_lo.store(p.content_lo);

@@ -119,7 +119,8 @@ class TakeOut {
       for (size_t c = 0; c < settings; ++c) {
         const uint64_t non_hole = read - (zero_is_hole_[c] ? f.zero_blocks[r] : 0);
         const FileShape shape{layout.block_bytes, layout.blocks, non_hole,
-                              zero_written_[c] ? f.zero_blocks[r] : 0};
+                              zero_written_[c] ? f.zero_blocks[r] : 0,
+                              IndirectsFor(f.indirects, r, zero_is_hole_[c])};
         Decrement(row.files[c], shape);
         setting_lsize[r * settings + c] = non_hole * layout.block_bytes;
       }

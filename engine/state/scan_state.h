@@ -90,8 +90,25 @@ struct FileShape {
   // All-zero L0 blocks read, where the setting's no-dedup write path writes them and the dedup
   // one makes them holes (zfs/write_rules.h ZeroBlockWrittenOnlyWithoutDedup); else 0.
   uint64_t zero_blocks = 0;
+  // Indirect blocks per level from L1 over the non-hole blocks (zfs/indirect_ranges.h), as
+  // the read stage counted them. Empty: not known (states of format < 6), modelled as if the
+  // data were spread over the whole file (zfs/metadata.h AddFile).
+  std::vector<uint64_t> indirects;
   auto operator<=>(const FileShape&) const = default;
 };
+
+// Per row, a file's indirect blocks per level (FileShape::indirects) over the blocks it read
+// (`read`: where zero blocks are written) and over those not all zero (`nonzero`: where zero
+// blocks are holes). What a file record or a linked file keeps to rebuild its shapes.
+struct FileIndirects {
+  std::vector<std::vector<uint64_t>> read, nonzero;
+};
+
+// FileShape::indirects of row `row` for a setting where zero blocks are holes or not.
+inline std::vector<uint64_t> IndirectsFor(const FileIndirects& f, size_t row, bool zero_is_hole) {
+  const auto& rows = zero_is_hole ? f.nonzero : f.read;
+  return row < rows.size() ? rows[row] : std::vector<uint64_t>{};
+}
 
 // A directory, for the metadata model (its ZAP).
 struct DirectoryShape {
@@ -162,6 +179,7 @@ struct FileRecord {
   // (ddt::DedupTable::Insert) per record read, in no particular order.
   std::vector<uint64_t> zero_blocks, holes;
   std::vector<std::vector<uint32_t>> refs;
+  FileIndirects indirects;  // per row (empty from states of format < 6)
 };
 
 // A file with several names (st_nlink > 1) as the scan counted it, with what it added to the
@@ -184,6 +202,7 @@ struct LinkedFile {
   // the table kept (all of them unless sampled).
   std::vector<uint64_t> zero_blocks, holes;
   std::vector<std::vector<uint32_t>> refs;
+  FileIndirects indirects;  // as FileRecord
   // --sample 1/M, per row: what its sampled occurrences added, by index into
   // estimate::OccurrenceSample::sums (the cells it touched only).
   std::vector<std::vector<std::pair<uint32_t, estimate::OccurrenceSums>>> occurrences;

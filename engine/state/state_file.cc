@@ -133,6 +133,17 @@ void PutRowBlocks(FrameWriter& w, uint64_t zero_blocks, uint64_t holes,
   for (uint32_t ref : refs) w.U32(ref);
 }
 
+// Indirect blocks per level (format version 6): FileShape::indirects, FileIndirects' rows.
+void PutLevels(FrameWriter& w, const std::vector<uint64_t>& levels) {
+  w.U64(levels.size());
+  for (uint64_t n : levels) w.U64(n);
+}
+
+void PutIndirects(FrameWriter& w, const FileIndirects& f, size_t row) {
+  PutLevels(w, row < f.read.size() ? f.read[row] : std::vector<uint64_t>{});
+  PutLevels(w, row < f.nonzero.size() ? f.nonzero[row] : std::vector<uint64_t>{});
+}
+
 void PutRecords(FrameWriter& w, const ScanState& s) {
   w.U8(s.has_records);
   if (!s.has_records) return;
@@ -151,6 +162,7 @@ void PutRecords(FrameWriter& w, const ScanState& s) {
     w.U64(f.content_hi);
     for (size_t r = 0; r < s.rows.size(); ++r) {
       PutRowBlocks(w, f.zero_blocks[r], f.holes[r], f.refs[r]);
+      PutIndirects(w, f.indirects, r);
     }
   }
 }
@@ -182,6 +194,7 @@ void PutLinks(FrameWriter& w, const ScanState& s) {
     w.U64(f.content_hi);
     for (size_t r = 0; r < s.rows.size(); ++r) {
       PutRowBlocks(w, f.zero_blocks[r], f.holes[r], f.refs[r]);
+      PutIndirects(w, f.indirects, r);
       const size_t cells = r < f.occurrences.size() ? f.occurrences[r].size() : 0;
       w.U32(static_cast<uint32_t>(cells));
       for (size_t k = 0; k < cells; ++k) {
@@ -284,6 +297,7 @@ void PutState(FrameWriter& w, const ScanState& s) {
         w.U64(shape.blocks);
         w.U64(shape.non_hole);
         w.U64(shape.zero_blocks);
+        PutLevels(w, shape.indirects);
         w.U64(n);
       }
     }
@@ -461,7 +475,20 @@ void GetRowBlocks(FrameReader& r, const ddt::DedupTable& table, std::vector<uint
   }
 }
 
-void GetRecords(FrameReader& r, ScanState& s) {
+// PutLevels read back: at most 8 levels (zfs/indirect_ranges.h), none above `blocks`.
+std::vector<uint64_t> GetLevels(FrameReader& r) {
+  const uint64_t n = Count(r, 8, "indirect level");
+  std::vector<uint64_t> levels;
+  for (uint64_t i = 0; i < n && r.ok(); ++i) levels.push_back(r.U64());
+  return levels;
+}
+
+void GetIndirects(FrameReader& r, FileIndirects& f) {
+  f.read.push_back(GetLevels(r));
+  f.nonzero.push_back(GetLevels(r));
+}
+
+void GetRecords(FrameReader& r, ScanState& s, uint32_t version) {
   s.has_records = r.U8() != 0;
   if (!s.has_records || !r.ok()) return;
   const uint64_t n = Count(r, kMaxCount, "file record");
@@ -485,12 +512,13 @@ void GetRecords(FrameReader& r, ScanState& s) {
     for (size_t row = 0; row < s.rows.size() && r.ok(); ++row) {
       GetRowBlocks(r, *s.rows[row].table, f.zero_blocks, f.holes, f.refs);
       if (f.zero_blocks[row] > f.refs[row].size()) r.Fail("corrupt: a file record's zero blocks");
+      if (version >= 6) GetIndirects(r, f.indirects);
     }
     s.records.push_back(std::move(f));
   }
 }
 
-void GetLinks(FrameReader& r, ScanState& s) {
+void GetLinks(FrameReader& r, ScanState& s, uint32_t version) {
   const uint64_t n = Count(r, kMaxCount, "linked file");
   for (uint64_t i = 0; i < n && r.ok(); ++i) {
     LinkedFile f;
@@ -516,6 +544,7 @@ void GetLinks(FrameReader& r, ScanState& s) {
     f.content_hi = r.U64();
     for (size_t row = 0; row < s.rows.size() && r.ok(); ++row) {
       GetRowBlocks(r, *s.rows[row].table, f.zero_blocks, f.holes, f.refs);
+      if (version >= 6) GetIndirects(r, f.indirects);
       const size_t sums = s.rows[row].occurrences.sums.size();
       auto& cells = f.occurrences.emplace_back();
       for (uint32_t k = 0, m = Count32(r, 1 << 16, "occurrence cell"); k < m && r.ok(); ++k) {
@@ -669,6 +698,7 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version) {
         f.blocks = r.U64();
         f.non_hole = r.U64();
         f.zero_blocks = r.U64();
+        if (version >= 6) f.indirects = GetLevels(r);
         if (f.non_hole > f.blocks || f.zero_blocks > f.blocks ||
             (f.block_bytes == 0 && f.blocks != 0) || f.block_bytes > (uint64_t{16} << 20) ||
             f.block_bytes % 512 != 0) {
@@ -715,8 +745,8 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version) {
     }
     rs.table = GetTable(r, settings, expected);
   }
-  if (version >= 3 && r.ok()) GetRecords(r, s);
-  if (version >= 5 && r.ok()) GetLinks(r, s);
+  if (version >= 3 && r.ok()) GetRecords(r, s, version);
+  if (version >= 5 && r.ok()) GetLinks(r, s, version);
 }
 
 }  // namespace

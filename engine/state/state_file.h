@@ -8,9 +8,10 @@
 //     directory shapes, the breakdown, then per recordsize its file shapes, occurrence sample,
 //     sketches and dedup table (entries streamed from the table, one frame of memory), then
 //     the file records when the state has them (path, root, device, inode, size, mtime, ctime,
-//     flags, content hash, and per recordsize zero blocks, holes and 4 bytes per block read),
-//     then the files with several names (path, identity, stamps, breakdown rows, sizes, per
-//     recordsize zero blocks, holes, 4 bytes per block the table kept, occurrence sums)
+//     flags, content hash, and per recordsize zero blocks, holes, 4 bytes per block read and
+//     indirect blocks per level), then the files with several names (path, identity, stamps,
+//     breakdown rows, sizes, per recordsize zero blocks, holes, 4 bytes per block the table
+//     kept, indirect blocks per level, occurrence sums)
 //   | end frame
 //
 // The text header describes the file to a person (`head -c 400 FILE`): the zsim version that
@@ -42,9 +43,12 @@ namespace zsim::state {
 // 4: the sampling plan's bytes (SamplingState::planned_bytes, plan_scope), which the codec
 // budget follows.
 // 5: the files with several names (LinkedFile), so a merge counts a file both parts hold once.
-// Versions 2 to 4 are still read (as states without records, without a plan: their levels are
-// taken as recorded, or without links: a merge counts a file linked across them in each).
-inline constexpr uint32_t kStateFormatVersion = 5;
+// 6: file shapes, records and linked files keep their indirect blocks per level
+// (FileShape::indirects, FileIndirects).
+// Versions 2 to 5 are still read (as states without records, without a plan: their levels are
+// taken as recorded, without links: a merge counts a file linked across them in each, or
+// without indirect counts: the metadata model takes their data as spread over each file).
+inline constexpr uint32_t kStateFormatVersion = 6;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process

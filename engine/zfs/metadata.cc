@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include "engine/zfs/ddt_footprint.h"
 #include "engine/zfs/pool_overhead.h"
@@ -117,7 +118,8 @@ void MetadataTally::AddBlockSpread(double lsize, double raw_psize, int copies, S
   into->dsize += part.dsize / kSteps;
 }
 
-void MetadataTally::AddFile(uint64_t block_slots, uint64_t data_blocks) {
+void MetadataTally::AddFile(uint64_t block_slots, uint64_t data_blocks,
+                            std::span<const uint64_t> indirects) {
   ++files_;
   if (data_blocks != 0) ++data_files_;
   if (block_slots <= 1 || data_blocks == 0) return;  // the blkptr lives in the dnode
@@ -129,15 +131,22 @@ void MetadataTally::AddFile(uint64_t block_slots, uint64_t data_blocks) {
   uint64_t filled = data_blocks;
   int child_dvas = context_.copies;  // L1s point at data blocks, higher levels at indirects
   ++indirect_files_;
-  while (slots > 1) {
-    // Indirects covering only holes are not written; assume the data is contiguous: full
-    // indirects first, the remainder in the last one. An indirect block's unused block
-    // pointers are zeros, which lzjb still spends bytes on.
-    const uint64_t n = std::min(DivRoundUp(slots, per_indirect), filled);
+  for (size_t level = 0; slots > 1; ++level) {
+    // Indirects covering only holes are not written (indirect_ranges.h): their number per level
+    // as the read stage counted it, else (not known) as many as the ranges and blocks allow,
+    // as if the data were spread over the whole file. Within them, full indirects first, the
+    // remainder spread over the rest. An indirect block's unused block pointers are zeros,
+    // which lzjb still spends bytes on.
+    const uint64_t most = std::min(DivRoundUp(slots, per_indirect), filled);
+    const uint64_t n = level < indirects.size()
+                           ? std::clamp(indirects[level], DivRoundUp(filled, per_indirect), most)
+                           : most;
     auto indirect_raw = [&](double bps) {
       return IndirectRawBytes(context_.profile, bps, child_dvas);
     };
-    const uint64_t full = filled / per_indirect < n ? filled / per_indirect : n;
+    // Full ones only as far as every other one keeps a block pointer (n <= filled): for
+    // contiguous data, all but the last.
+    const uint64_t full = std::min({n, filled / per_indirect, (filled - n) / (per_indirect - 1)});
     for (uint64_t i = 0; i < full; ++i) {
       AddBlock(static_cast<double>(ind_bytes), indirect_raw(static_cast<double>(per_indirect)),
                mcopies, &variable_);

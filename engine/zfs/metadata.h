@@ -12,8 +12,9 @@
 //     its rounding to 512 averaged;
 //   - the meta-dnode's indirect blocks (7 levels in v23);
 //   - per file with more than one block: indirect blocks of 1 << indirect_block_shift bytes
-//     (128 block pointers in v23, 1024 later), each compressed to 38 + 8 bytes per DVA per
-//     block pointer plus the compressor's cost of the zero rest (IndirectBlockPsize);
+//     (128 block pointers in v23, 1024 later), only over ranges holding data
+//     (indirect_ranges.h), each compressed to 38 + 8 bytes per DVA per block pointer plus the
+//     compressor's cost of the zero rest (IndirectBlockPsize);
 //   - directories: a micro-ZAP (64-byte entries, block grows 512 B at a time, fitted at
 //     64 + 4 bytes per entry + 0.7 per name byte compressed) while entries <= 2047 and names < 50
 //     bytes, else a fat ZAP of 16K leaves (not measured);
@@ -28,6 +29,7 @@
 #define ZSIM_ENGINE_ZFS_METADATA_H_
 
 #include <cstdint>
+#include <span>
 
 #include "engine/zfs/allocation.h"
 #include "engine/zfs/pool_overhead.h"
@@ -52,8 +54,12 @@ class MetadataTally {
   explicit MetadataTally(const MetadataContext& context);
 
   // A regular file: `block_slots` = maxblkid + 1 (the file's block count, holes included; 0
-  // for an empty file), `data_blocks` = non-hole L0 blocks (embedded ones count as non-hole).
-  void AddFile(uint64_t block_slots, uint64_t data_blocks);
+  // for an empty file), `data_blocks` = non-hole L0 blocks (embedded ones count as non-hole),
+  // `indirects` = its indirect blocks per level from L1 (IndirectRanges::Counts over those
+  // blocks; a level not given has as many as its ranges and blocks allow: the data taken as
+  // spread over the whole file, an upper bound).
+  void AddFile(uint64_t block_slots, uint64_t data_blocks,
+               std::span<const uint64_t> indirects = {});
 
   // A directory with `entries` names (excluding . and ..), `name_bytes` their total length and
   // `longest_name` the longest (>= 50 bytes forces a fat ZAP).

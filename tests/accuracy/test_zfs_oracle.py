@@ -3,6 +3,7 @@
 from zfs-fuse's zdb, zfs and zpool: testdata/), the exact histogram, the comparison and the
 extent-exact copy. Run: python3 tests/accuracy/test_zfs_oracle.py"""
 import copy
+import json
 import os
 import sys
 import tempfile
@@ -226,6 +227,26 @@ class CopyTest(unittest.TestCase):
             self.assertEqual(os.stat(out).st_ino, os.stat(os.path.join(dst, "hard")).st_ino)
             self.assertEqual(os.readlink(os.path.join(dst, "sym")), "d/sparse")
             self.assertFalse(os.path.exists(os.path.join(dst, ".zsim-sample")))
+
+
+class CollectTest(unittest.TestCase):
+    def test_docs_keep_what_follows_the_generated_part(self):
+        with tempfile.TemporaryDirectory() as out:
+            with open(os.path.join(out, "accuracy-tiny.json"), "w") as f:
+                json.dump({"dataset": "tiny", "settings": [], "tree": "/t", "summary": "",
+                           "seconds": {"total": 1, "zsim": 0.5}, "when": "now",
+                           "zsim_version": "z"}, f)
+            docs = os.path.join(out, "doc.md")
+            with open(docs, "w") as f:
+                f.write("# A\n\nintro\n\n" + run_accuracy.DOC_MARK + "\n\nold table\n\n"
+                        "## Next suite\n\nits text\n")
+            run_accuracy.collect(out, docs)
+            with open(docs) as f:
+                text = f.read()
+        self.assertTrue(text.startswith("# A\n\nintro\n\n" + run_accuracy.DOC_MARK))
+        self.assertNotIn("old table", text)
+        self.assertIn("Latest run: now, zsim z; 1 datasets", text)
+        self.assertTrue(text.endswith("\n\n## Next suite\n\nits text\n"), text[-200:])
 
 
 if __name__ == "__main__":

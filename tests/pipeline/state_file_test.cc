@@ -1,11 +1,15 @@
 // The state file's loader against states whose bytes are well formed but say something a table
 // cannot hold: a dedup table key given twice (it would shift the entry references the file
 // records and links name, giving wrong figures) or outside the table's sample is refused with a
-// message. And a state with file records and links reads back whole.
+// message. And a state with file records and links reads back whole, and so do the indirect
+// blocks the read stage counted for a sparse file (zfs/indirect_ranges.h), per row over the
+// blocks read and over those not all zero, in its record and its file shapes.
 
 #include "engine/state/state_file.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -40,6 +44,54 @@ std::string SavedKey(const ddt::Fingerprint& k) {
   const uint32_t low = static_cast<uint32_t>(k.hi);
   std::memcpy(b.data() + 9, &low, 4);
   return b;
+}
+
+TEST(StateFileTest, ASparseFilesIndirectBlocksAreCountedAndReadBack) {
+  testing::TempDir dir;
+  // 32 MiB at 16K in v23: 2048 blocks, L1 ranges of 2 MiB (128 pointers of 16K), one L2. Data
+  // in the ranges at 0, 10M and 20M, the one at 10M all zero bytes (read, then a hole where
+  // compression makes zero blocks holes); read in 8 MiB chunks, the L2 range over all of them.
+  constexpr uint64_t M = 1 << 20;
+  const std::filesystem::path path = dir.path() / "image.raw";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  const std::vector<uint8_t> head = testing::GenerateBlock(256 * 1024, 0.5, 3);
+  const std::vector<uint8_t> zeros(32 * 1024, 0);
+  const std::vector<uint8_t> tail = testing::GenerateBlock(64 * 1024, 0.5, 4);
+  ASSERT_EQ(::pwrite(fd, head.data(), head.size(), 0), static_cast<ssize_t>(head.size()));
+  ASSERT_EQ(::pwrite(fd, zeros.data(), zeros.size(), 10 * M), static_cast<ssize_t>(zeros.size()));
+  ASSERT_EQ(::pwrite(fd, tail.data(), tail.size(), 20 * M), static_cast<ssize_t>(tail.size()));
+  ASSERT_EQ(::ftruncate(fd, 32 * M), 0);
+  ::close(fd);
+  ScanOptions o;
+  o.paths = {dir.path().string()};
+  o.recordsizes = {16 * 1024};
+  o.profile = Profile::kV23;
+  o.compressions = {Compression{CompressionAlgorithm::kOff, 0},
+                    Compression{CompressionAlgorithm::kLzjb, 0}};
+  o.threads = 2;
+  auto fs = io::PosixFileSystem();
+  pipeline::ScanControl control;
+  control.record_files = true;
+  Result<state::ScanState> s = ScanToState(o, fs.get(), control);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->records.size(), 1u);
+  const state::FileIndirects& got = s->records[0].indirects;
+  ASSERT_EQ(got.read.size(), 1u);
+  EXPECT_EQ(got.read[0], (std::vector<uint64_t>{3, 1}));
+  EXPECT_EQ(got.nonzero[0], (std::vector<uint64_t>{2, 1}));
+  // compression off writes the zero blocks (3 L1 ranges), lzjb makes them holes (2).
+  ASSERT_EQ(s->rows[0].files[0].size(), 1u);
+  EXPECT_EQ(s->rows[0].files[0].begin()->first.indirects, (std::vector<uint64_t>{3, 1}));
+  EXPECT_EQ(s->rows[0].files[1].begin()->first.indirects, (std::vector<uint64_t>{2, 1}));
+
+  const std::string bytes = state::EncodeState(*s);
+  Result<state::ScanState> back =
+      state::ParseState(ByteView(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->records[0].indirects.read, got.read);
+  EXPECT_EQ(back->records[0].indirects.nonzero, got.nonzero);
+  EXPECT_EQ(back->rows[0].files, s->rows[0].files);
 }
 
 TEST(StateFileTest, ATableKeyGivenTwiceIsRefused) {
