@@ -21,9 +21,17 @@ work hand-out, the state reduction, the table's entries sent to their owners, an
 streamed to rank 0 for the report. A table large enough to show it needs small records: e.g.
 --recordsize 512 over 2 GiB of unique random data (4.2 million entries).
 
+The entries go to their owners while the ranks read (engine/mpi/table_stream.h) once a rank
+holds 4 MiB of other owners' entries; `--ship-bytes B` sets that threshold (ZSIM_MPI_SHIP_BYTES),
+and a threshold above the data's table (e.g. 1T) gives the exchange after the scan alone, as
+before the overlap. Per run also: the most the largest rank's tables (its own and what it
+received) took during the scan (max_stream_peak_table_bytes), and the entries shipped during the
+scan. N copies of one image (each read by another rank) show what the overlap changes: without
+it each rank's table holds every key before the exchange.
+
 Usage:
   bench/e2e/mpi_scaling.py --zsim BUILD/zsim DATA_DIR [--ranks 1,2,3,4] [--reps 5]
-      [--recordsize 128K] --out FILE.csv
+      [--recordsize 128K] [--ship-bytes B] --out FILE.csv
 """
 import argparse
 import csv
@@ -40,6 +48,12 @@ import time
 ENV = dict(os.environ)
 ENV.update({"OMPI_MCA_btl": "self,vader", "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
             "OMPI_MCA_plm_rsh_agent": "false", "ZSIM_MPI_STATS": "1"})
+
+
+def parse_bytes(text):
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    text = text.strip().upper()
+    return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
 
 
 def load1():
@@ -76,8 +90,11 @@ def main():
     ap.add_argument("--ranks", default="1,2")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--recordsize", default="128K")
+    ap.add_argument("--ship-bytes", default=None)
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
+    if args.ship_bytes:
+        ENV["ZSIM_MPI_SHIP_BYTES"] = str(parse_bytes(args.ship_bytes))
     ns = [int(x) for x in args.ranks.split(",")]
     # Warm the page cache: the benchmark measures the scan, not the disk.
     run(args.zsim, 1, args.data, [], args.recordsize)
@@ -94,7 +111,8 @@ def main():
                 sys.exit(f"n={n}: DDT entries {e} differ from {entries}")
             read = sum(r["bytes_read"] for r in ranks)
             blocks = sum(r["blocks"] for r in ranks)
-            table_sent = sum(r.get("exchange_bytes_sent", 0) for r in ranks)
+            stream_sent = sum(r.get("stream_bytes_sent", 0) for r in ranks)
+            table_sent = sum(r.get("exchange_bytes_sent", 0) for r in ranks) + stream_sent
             streamed = tail.get("streamed_bytes", 0)
             exchanged = sum(r["work_bytes"] + r["state_bytes_received"] for r in ranks) + table_sent
             rows.append({
@@ -109,6 +127,12 @@ def main():
                 "exchanged_bytes_per_block": round(exchanged / max(blocks, 1), 2),
                 "table_exchange_bytes": int(table_sent),
                 "table_exchange_bytes_per_block": round(table_sent / max(blocks, 1), 2),
+                "stream_bytes": int(stream_sent),
+                "stream_entries": int(sum(r.get("stream_entries_sent", 0) for r in ranks)),
+                "max_stream_peak_table_bytes": int(max(r.get("stream_peak_table_bytes", 0)
+                                                       for r in ranks)),
+                "max_shipped_keys_bytes": int(max(r.get("stream_shipped_keys_bytes", 0)
+                                                  for r in ranks)),
                 "max_exchange_seconds": max(r.get("exchange_seconds", 0) for r in ranks),
                 "exchange_cpu_seconds": round(sum(r.get("exchange_cpu_seconds", 0) for r in ranks), 3),
                 "report_streamed_bytes": int(streamed),

@@ -87,7 +87,9 @@ size_t Home(uint64_t lo, size_t n) {
 //     0 empty; an entry sits at the first free slot from Home(lo) (linear probing, wrapping).
 //  3. side_ids[i] is the entry whose side codes are side_codes[i * side_count ..].
 //  4. A dropped shard (DropShard: its entries live on the process that owns it) holds nothing and
-//     costs nothing: Compact leaves it so, or the whole's memory would count an index per rank.
+//     costs nothing: Compact leaves it so, or the whole's memory would count an index per rank;
+//     once refilled (a distributed scan ships a shard and goes on reading) it is compacted as
+//     any other.
 struct DedupTable::Shard {
   std::mutex mu;
   bool dropped = false;                            // Guarded by mu.
@@ -196,7 +198,7 @@ InsertOutcome DedupTable::Insert(const Fingerprint& key, uint64_t lsize, bool is
     const uint32_t refs = Load<uint32_t>(e + kRefOffset);
     if (refs != std::numeric_limits<uint32_t>::max()) Store<uint32_t>(e + kRefOffset, refs + 1);
     if (ref != nullptr) *ref = static_cast<uint32_t>(shard_index << kIdBits) | id;
-    return refs + 1 == kHeavyRefcount ? InsertOutcome::kBecameHeavy : InsertOutcome::kDuplicate;
+    return refs + 1 == census_refcount_ ? InsertOutcome::kBecameHeavy : InsertOutcome::kDuplicate;
   }
   if (shard.count >= kMaxEntriesPerShard) {
     // 16.7M entries in one shard (4.3G in the table, about 100 GiB): the caller should have
@@ -371,7 +373,7 @@ std::vector<uint32_t> DedupTable::Compact(Shard& shard,
                                           const std::function<bool(const uint8_t*)>& keep) {
   // The survivors in id order into fresh, right-sized chunks (the memory given back must show:
   // --max-memory counts it), then the index and the side list rebuilt.
-  if (shard.dropped) return {};
+  if (shard.dropped && shard.count == 0) return {};
   std::vector<uint32_t> new_id(shard.count, kDroppedRef);
   std::vector<std::unique_ptr<uint8_t[]>> chunks;
   uint32_t kept = 0;

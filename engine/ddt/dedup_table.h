@@ -94,7 +94,8 @@ enum class InsertOutcome : uint8_t {
   kFirst,        // first reference: compute the codes and call SetCodes
   kDuplicate,    // the key was there: refcount + 1
   kSampledOut,   // outside the sampled key space: not counted
-  kBecameHeavy,  // a duplicate whose refcount has just reached kHeavyRefcount (once per key)
+  kBecameHeavy,  // a duplicate whose refcount has just reached kHeavyRefcount, or the table's
+                 // census_refcount() (once per key)
 };
 
 // The refcount at which Insert says kBecameHeavy. A sampled codec's estimate takes the entries
@@ -193,6 +194,13 @@ class DedupTable {
   // How each setting's codes are kept.
   const std::vector<SettingStorage>& layout() const { return layout_; }
 
+  // The refcount at which Insert says kBecameHeavy: kHeavyRefcount, or fewer for the part of a
+  // distributed scan's table one process fills (engine/mpi/table_stream.h: a key referenced
+  // kHeavyRefcount times in all is referenced ceil(kHeavyRefcount / N) times by some rank of N).
+  // Set before the first Insert.
+  void set_census_refcount(uint32_t refcount) { census_refcount_ = refcount; }
+  uint32_t census_refcount() const { return census_refcount_; }
+
   // Keeps from now on only 1/2^shift of the key space (and every all-zero block) and drops the
   // other entries.
   // A shift not above the current one changes nothing.
@@ -266,6 +274,7 @@ class DedupTable {
   size_t side_count_ = 0;
   size_t entry_bytes_ = 0;
   std::atomic<uint32_t> sample_shift_{0};
+  uint32_t census_refcount_ = kHeavyRefcount;
   std::atomic<uint64_t> bytes_{0};       // memory_bytes(), updated by every allocation's change
   std::atomic<uint32_t> fullest_{0};     // fullest_shard()
   std::atomic<bool> overflowed_{false};  // a key was left out for a full shard

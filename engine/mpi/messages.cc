@@ -22,6 +22,11 @@ std::string ReceiveProbed(const MPI_Status& st, int tag) {
 
 }  // namespace
 
+std::mutex& MpiLock() {
+  static std::mutex mu;
+  return mu;
+}
+
 void PollPause() {
   const timespec ts{0, 200 * 1000};
   nanosleep(&ts, nullptr);
@@ -30,6 +35,7 @@ void PollPause() {
 bool TryReceiveSmall(int source, int tag, std::string* bytes, int* from) {
   int flag = 0;
   MPI_Status st;
+  std::lock_guard<std::mutex> lock(MpiLock());
   MPI_Iprobe(source, tag, MPI_COMM_WORLD, &flag, &st);
   if (!flag) return false;
   *bytes = ReceiveProbed(st, tag);
@@ -46,7 +52,10 @@ std::string ReceiveSmall(int source, int tag, int* from) {
 void Wait(MPI_Request* request) {
   int done = 0;
   for (;;) {
-    MPI_Test(request, &done, MPI_STATUS_IGNORE);
+    {
+      std::lock_guard<std::mutex> lock(MpiLock());
+      MPI_Test(request, &done, MPI_STATUS_IGNORE);
+    }
     if (done) return;
     PollPause();
   }
@@ -54,14 +63,20 @@ void Wait(MPI_Request* request) {
 
 void SendSmall(int dest, int tag, const std::string& bytes) {
   MPI_Request request;
-  MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, dest, tag, MPI_COMM_WORLD,
-            &request);
+  {
+    std::lock_guard<std::mutex> lock(MpiLock());
+    MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, dest, tag, MPI_COMM_WORLD,
+              &request);
+  }
   Wait(&request);
 }
 
 void WaitForAll() {
   MPI_Request request;
-  MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  {
+    std::lock_guard<std::mutex> lock(MpiLock());
+    MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  }
   Wait(&request);
 }
 
@@ -73,7 +88,10 @@ void SendLarge(int dest, const std::string& bytes) {
   for (uint64_t off = 0; off < size; off += kPieceBytes) {
     const int n = static_cast<int>(std::min(kPieceBytes, size - off));
     MPI_Request request;
-    MPI_Isend(bytes.data() + off, n, MPI_BYTE, dest, kTagStatePiece, MPI_COMM_WORLD, &request);
+    {
+      std::lock_guard<std::mutex> lock(MpiLock());
+      MPI_Isend(bytes.data() + off, n, MPI_BYTE, dest, kTagStatePiece, MPI_COMM_WORLD, &request);
+    }
     Wait(&request);
   }
 }
@@ -85,12 +103,18 @@ std::string ReceiveLarge(int source) {
   std::string bytes(size, '\0');
   for (uint64_t off = 0; off < size; off += kPieceBytes) {
     const int n = static_cast<int>(std::min(kPieceBytes, size - off));
-    int flag = 0;
-    while (MPI_Iprobe(source, kTagStatePiece, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE), !flag) {
+    for (;;) {
+      std::unique_lock<std::mutex> lock(MpiLock());
+      int flag = 0;
+      MPI_Iprobe(source, kTagStatePiece, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+      if (flag) {
+        MPI_Recv(bytes.data() + off, n, MPI_BYTE, source, kTagStatePiece, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        break;
+      }
+      lock.unlock();
       PollPause();
     }
-    MPI_Recv(bytes.data() + off, n, MPI_BYTE, source, kTagStatePiece, MPI_COMM_WORLD,
-             MPI_STATUS_IGNORE);
   }
   return bytes;
 }

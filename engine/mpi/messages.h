@@ -6,14 +6,22 @@
 // that core is one a rank still scanning on the same node needs.
 // Messages of any size: sent as a length, then pieces of at most 1 GiB (MPI counts are int).
 //
-// Thread safety: MPI_THREAD_SERIALIZED (session.h): one thread at a time.
+// Thread safety: MPI runs at MPI_THREAD_SERIALIZED (session.h): one call at a time. These
+// functions take MpiLock() around each MPI call they make, so any threads may use them at once
+// (rank 0's work server, a rank's input stage and its table exchange during the scan); a wait
+// never holds it (it polls).
 
 #ifndef ZSIM_ENGINE_MPI_MESSAGES_H_
 #define ZSIM_ENGINE_MPI_MESSAGES_H_
 
+#include <mutex>
 #include <string>
 
 namespace zsim::mpi {
+
+// Held around every MPI call made while another thread of this process may make one: during the
+// scan (messages.cc, table_stream.cc). Only around calls that return at once, never a wait.
+std::mutex& MpiLock();
 
 // Tags of zsim's messages.
 enum Tag : int {
@@ -23,6 +31,8 @@ enum Tag : int {
   kTagStatePiece = 4,    // its bytes
   kTagTableCommand = 5,  // 0 -> k: stream row r's entries (int32 r), or -1: the report is done
   kTagTableBatch = 6,    // k -> 0: a last-batch flag byte, then entries (entry_wire.h)
+  kTagTableShip = 7,     // during the scan, to a shard's owner: int32 row, then entries; row -1:
+                         // the sender ships no more (table_stream.h)
 };
 
 // Waits until a message with `tag` from `source` (MPI_ANY_SOURCE allowed) is there and receives

@@ -2,13 +2,14 @@
 //
 // The key-partitioned dedup table of a distributed scan. Each rank owns a range of the tables'
 // shards (the key's top 8 bits, ddt::DedupTable::ShardOf): rank k of N owns shards
-// [256k/N, 256(k+1)/N). After the scan every rank sends the entries of the shards it does not own
-// to their owner, in batched all-to-all rounds (MPI_Alltoallv, at most 1 MiB from each rank per
-// round, ZSIM_MPI_EXCHANGE_BYTES to change it; a shard larger than that split over rounds), freeing
-// each shard once read out, and merges what it receives by ddt::DedupTable::Merge, the one merge
-// logic: the owner's shards then hold exactly the entries one process's table holds there. A rank
-// holds at most its own table, one serialized shard on its way out, one round in transit and the
-// shards it owns: for data spread evenly, about the whole table over N.
+// [256k/N, 256(k+1)/N). During the scan each rank ships most of those entries already
+// (table_stream.h); after it every rank sends the entries of the shards it does not own that are
+// left to their owner, in batched all-to-all rounds (MPI_Alltoallv, at most 1 MiB from each rank
+// per round, ZSIM_MPI_EXCHANGE_BYTES to change it; a shard larger than that split over rounds),
+// freeing each shard once read out, and merges what it receives by ddt::DedupTable::Merge, the one
+// merge logic: the owner's shards then hold exactly the entries one process's table holds there. A
+// rank holds at most its own table, one serialized shard on its way out, one round in transit and
+// the shards it owns: for data spread evenly, about the whole table over N.
 //
 // Limits: what a rank sends per round is also kept under INT_MAX / N bytes, so an owner's receive
 // counts and displacements (MPI ints, the sum over N - 1 senders) fit at any shard size; ranks

@@ -7,8 +7,9 @@
 //   rank 0: walk PATHS ──batches by bytes, large files in pieces, on request──▶ ranks 0..N-1
 //   (work.h)
 //   every rank: the usual pipeline over its share ──▶ its ScanState, and its pieces' sums
-//   the dedup tables ──entries to their key's owner, all-to-all rounds──▶ each rank keeps its
-//   shards of the whole table (partition.h)
+//   the dedup tables ──entries to their key's owner: during the scan, a few MiB at a time, by a
+//   thread of each rank (table_stream.h), then the rest in all-to-all rounds──▶ each rank keeps
+//   its shards of the whole table (partition.h)
 //   the states without their tables, and pieces ──serialized, binary tree of point-to-point
 //   sends──▶ rank 0, combined by state::Merge (reduce.h) ──▶ the split files counted from their
 //   pieces (pipeline::StateOfPiecedFiles), merged too ──▶ --max-memory applied to the sum of the
@@ -24,9 +25,10 @@
 // finalized at exit. Open MPI's runtime ends the whole job when a rank dies.
 //
 // Thread safety: one Session per process, made on the main thread before any other MPI call.
-// MPI is initialised at MPI_THREAD_SERIALIZED: MPI calls come from one thread at a time (rank 0's
-// work server during the scan, the main thread before and after; a worker's pipeline input
-// stage during the scan).
+// MPI is initialised at MPI_THREAD_SERIALIZED: MPI calls come from one thread at a time. During
+// the scan three threads make them (rank 0's work server, a rank's pipeline input stage asking
+// for work, its table stream), each call under MpiLock() (messages.h) and none of them blocking
+// (every wait polls); before and after the scan, the main thread alone.
 
 #ifndef ZSIM_ENGINE_MPI_SESSION_H_
 #define ZSIM_ENGINE_MPI_SESSION_H_

@@ -13,6 +13,7 @@
 #define ZSIM_ENGINE_PIPELINE_COST_FORECAST_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "zsim/scan_options.h"
 
@@ -29,6 +30,11 @@ struct CostForecast {
 // The forecast for `options` (resolved: compressions and threads set) over a tree of
 // `allocated_bytes` (the sizing walk's sum).
 CostForecast ForecastCost(const ScanOptions& options, uint64_t allocated_bytes);
+
+// Per setting of options.compressions: the share of a unique block's bytes its codec runs on,
+// summed over the rows (recordsizes): 1 per row for a codec on every block, 2^-level for a
+// sampled one at the budget's level of a tree of `allocated_bytes` (0 for off).
+std::vector<double> CodedShares(const ScanOptions& options, uint64_t allocated_bytes);
 
 // The codecs cost more than this many times the reading, and more than kCostlyCodecSeconds of
 // wall time: worth a warning before going on (a small tree's codecs cost many times its

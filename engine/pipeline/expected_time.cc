@@ -25,4 +25,48 @@ double ExpectedSeconds(const CostForecast& nominal, const PaceState& s) {
   return s.seconds + whole * share_left;
 }
 
+namespace {
+
+// The unique bytes the probe expects beyond those coded, at most the bytes left to read.
+double UniqueLeft(const PaceState& s, const ProbeFigures& probe) {
+  const uint64_t total = std::max(s.read_total, s.read_done);
+  return std::clamp(probe.unique_bytes - double(s.unique_done), 0.0, double(total - s.read_done));
+}
+
+}  // namespace
+
+double WorkLeft(const PaceState& s, const ProbeFigures& probe) {
+  const uint64_t total = std::max(s.read_total, s.read_done);
+  return double(total - s.read_done) * kReadWorkPerByte +
+         UniqueLeft(s, probe) * probe.codec_cpu_per_byte;
+}
+
+double CodecShare(const PaceState& s, const ProbeFigures& probe) {
+  const double codecs = s.codec_cpu_seconds + UniqueLeft(s, probe) * probe.codec_cpu_per_byte;
+  const double whole = double(std::max(s.read_total, s.read_done)) * kReadWorkPerByte + codecs;
+  return whole > 0 ? codecs / whole : 0;
+}
+
+double ExpectedSeconds(const PaceState& s, const ProbeFigures& probe, int threads) {
+  const double left = WorkLeft(s, probe);
+  const double done = double(s.read_done) * kReadWorkPerByte + s.codec_cpu_seconds;
+  struct Start {
+    double seconds;
+    uint64_t read_done;
+    double codec_cpu_seconds;
+  };
+  for (const Start& start :
+       {Start{s.probed_seconds, s.probed_read_done, s.probed_codec_cpu_seconds},
+        Start{s.first_seconds, s.first_read_done, s.first_codec_cpu_seconds}}) {
+    if (start.seconds < 0 || s.seconds <= start.seconds) continue;
+    const double since =
+        double(s.read_done - std::min(s.read_done, start.read_done)) * kReadWorkPerByte +
+        std::max(0.0, s.codec_cpu_seconds - start.codec_cpu_seconds);
+    if (since > 0 && since * kWorkPaceShare >= done + left) {
+      return s.seconds + (s.seconds - start.seconds) / since * left;
+    }
+  }
+  return s.seconds + left / std::max(1, threads);
+}
+
 }  // namespace zsim::pipeline

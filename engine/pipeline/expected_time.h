@@ -9,6 +9,15 @@
 //     first chunk was done, applied to the bytes still to read. Bytes read, not logical bytes:
 //     a sparse file's holes are not read and cost nothing. Measured from the first chunk done, so
 //     the wait for the sizing walk and the pipeline's filling are not taken as a cost per byte.
+//   - once the cost probe (cost_probe.h) has read ahead: work, not bytes. The work of the scan
+//     is its reading (nominal CPU seconds per byte read) plus its codecs' CPU seconds, which run
+//     on unique blocks only and cost per byte what the data makes them cost. Work done: the
+//     bytes read and the codec CPU seconds measured so far; work left: the bytes left to read,
+//     and the probe's codec CPU seconds per unique byte over the unique bytes the probe expects
+//     in the whole tree less those coded so far. The pace is then wall seconds per unit of work
+//     since the first chunk (a twentieth of the whole work at least), and applies to the work
+//     left: a tree whose first tenth is unique and the rest clones and zeros (a VM store), or
+//     whose costly directories come first, is no longer taken to cost as its first tenth did.
 //
 // Thread safety: pure functions.
 
@@ -17,6 +26,7 @@
 
 #include <cstdint>
 
+#include "engine/estimate/codec_cost.h"
 #include "engine/pipeline/cost_forecast.h"
 
 namespace zsim::pipeline {
@@ -24,6 +34,9 @@ namespace zsim::pipeline {
 // The pace takes over once this share of the bytes to read (1/kPaceShare) has been read since
 // the first chunk was done.
 inline constexpr uint64_t kPaceShare = 20;
+// The pace of work (with the probe) takes over once this share of the whole work is done since
+// its start: work, unlike bytes, counts the costly blocks, so less of it shows the pace.
+inline constexpr double kWorkPaceShare = 40;
 // The codecs' calibration needs this many nominal CPU seconds of coded blocks.
 inline constexpr double kCalibrationNominalSeconds = 0.05;
 
@@ -38,7 +51,33 @@ struct PaceState {
   // (estimate/codec_cost.h).
   double codec_cpu_seconds = 0;
   double codec_nominal_seconds = 0;
+  // The data bytes of the non-zero blocks seen for the first time (the first row's): the blocks
+  // the codecs run on. And the codec CPU seconds when the first chunk was done.
+  uint64_t unique_done = 0;
+  double first_codec_cpu_seconds = 0;
+  // The first chunk done once the probe's figures were known (probed_seconds < 0: none yet):
+  // its wall seconds, bytes read and codec CPU seconds. The pace of work is measured from there
+  // when it can be: the sizing walk and the probe have stopped sharing the cores by then.
+  double probed_seconds = -1;
+  uint64_t probed_read_done = 0;
+  double probed_codec_cpu_seconds = 0;
 };
+
+// What the cost probe found (cost_probe.h).
+struct ProbeFigures {
+  // Bytes of the tree in distinct non-zero blocks (each block's data bytes).
+  double unique_bytes = 0;
+  // The codecs' CPU seconds per unique byte, at the shares of blocks the scan codes (0: none).
+  double codec_cpu_per_byte = 0;
+};
+
+// Work (CPU seconds) per byte read: reading, fingerprinting, the dedup table.
+inline constexpr double kReadWorkPerByte = 1.0 / estimate::kReadBytesPerSecond;
+
+// The work left (see above): the reading of the bytes left, and the codecs on the unique bytes
+// the probe expects beyond those already coded, but never on more than the bytes left to read
+// (a probe that expected too many would otherwise leave codec work after the last byte).
+double WorkLeft(const PaceState& s, const ProbeFigures& probe);
 
 // The forecast with its codec CPU seconds scaled to this CPU (unchanged until at least
 // kCalibrationNominalSeconds of nominal codec work has been measured).
@@ -48,6 +87,15 @@ CostForecast CalibratedForecast(const CostForecast& nominal, const PaceState& s)
 // seconds plus the calibrated forecast's share of the bytes still to read. Never less than the
 // seconds already spent.
 double ExpectedSeconds(const CostForecast& nominal, const PaceState& s);
+
+// The codecs' share of the whole work (done and left), for the progress line.
+double CodecShare(const PaceState& s, const ProbeFigures& probe);
+
+// With the probe's figures: the pace of work since the first chunk done once the probe was
+// known, when a fortieth of the whole work has been done since; else since the first chunk done,
+// when a fortieth has been done since; else the elapsed seconds plus the work left on `threads`
+// cores. Never less than the seconds already spent.
+double ExpectedSeconds(const PaceState& s, const ProbeFigures& probe, int threads);
 
 }  // namespace zsim::pipeline
 

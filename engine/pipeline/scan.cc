@@ -16,12 +16,14 @@
 #include <mutex>
 #include <new>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
 
 #include "engine/base/mix.h"
 #include "engine/base/size_suffix.h"
+#include "engine/base/thread_cpu.h"
 #include "engine/codec/zfs_block.h"
 #include "engine/ddt/dedup_table.h"
 #include "engine/estimate/codec_budget.h"
@@ -33,6 +35,7 @@
 #include "engine/finish/finish.h"
 #include "engine/finish/tally.h"
 #include "engine/pipeline/breakdown.h"
+#include "engine/pipeline/cost_probe.h"
 #include "engine/pipeline/expected_time.h"
 #include "engine/pipeline/input_file.h"
 #include "engine/pipeline/read_throttle.h"
@@ -51,6 +54,9 @@ namespace {
 // Chunk of a file handed to one worker. 8 MiB: large enough that a read is one big request and
 // per-chunk costs (open, fstat, SEEK_DATA) vanish, small enough that threads x chunk stays modest.
 constexpr uint64_t kChunkBytes = 8ull << 20;
+// The codecs' CPU time reaches the progress line's pace of work every this many coded bytes
+// (one clock reading each), not only at the end of each codec's pass over a chunk.
+constexpr uint64_t kLiveCodecBytes = 1ull << 20;
 
 constexpr std::align_val_t kBufferAlignment{4096};
 // Workers' buffers: page-aligned (Worker::buffer).
@@ -128,6 +134,8 @@ struct Chunk {
   uint64_t read = 0;
   uint64_t codec_ns = 0;
   double codec_nominal_seconds = 0;
+  // Data bytes of the first row's non-zero blocks seen for the first time.
+  uint64_t unique = 0;
 };
 
 // A block seen for the first time, waiting for its codes.
@@ -139,14 +147,9 @@ struct FirstSeen {
   // sampled codecs may have skipped when it was first seen. They run on it now, whatever its
   // level; the exact settings keep their codes.
   bool census = false;
+  // A first sighting that is a repeated one (ScanControl::shipped_before): every codec runs.
+  bool every_codec = false;
 };
-
-// CPU time of the calling thread (not wall time: other processes and threads do not count).
-uint64_t ThreadCpuNanos() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 // Everything a worker thread owns (STYLE.md §5: built once, nothing allocated per block).
 struct Worker {
@@ -173,8 +176,9 @@ struct Worker {
   std::vector<uint64_t> sparse_holes;  // per row: records entirely inside a file's holes
   std::vector<std::pair<uint64_t, uint64_t>> extents;  // data ranges of the current chunk
   std::vector<uint64_t> codec_ns, codec_bytes;         // per (row, setting)
-  BreakdownCollector::Local sampled;                   // every row's sampled references
-  uint64_t zero_blocks = 0;                            // featured row's all-zero records
+  uint64_t live_ns = 0;  // the current chunk's codec nanoseconds already in Scan::live_
+  BreakdownCollector::Local sampled;  // every row's sampled references
+  uint64_t zero_blocks = 0;           // featured row's all-zero records
   // The current row's first sightings in the chunk, and their codes (block-major).
   std::vector<FirstSeen> first_seen;
   std::vector<uint64_t> non_hole;  // per (row, setting), the current chunk's non-hole blocks
@@ -289,6 +293,9 @@ class Scan : public std::enable_shared_from_this<Scan> {
     // --sample 1/M: keep 1/M of the key space from the start.
     const uint32_t shift = static_cast<uint32_t>(std::countr_zero(options_.sample_modulus));
     for (state::RowState& r : rows_) r.table->RaiseSampleShift(shift);
+    if (control_.census_refcount != 0) {
+      for (state::RowState& r : rows_) r.table->set_census_refcount(control_.census_refcount);
+    }
     table_budget_bytes_ = options_.max_memory_bytes;
     if (options_.max_read_bytes_per_second) {
       // One chunk may start at once; beyond it the rate holds.
@@ -352,7 +359,23 @@ class Scan : public std::enable_shared_from_this<Scan> {
   CodecWork CodecWorkOf(const Worker& w) const;
   // The serial stage's account of a chunk done, for the expected time.
   void CountForPace(const Chunk& chunk);
+  // `s` (the chunks done) with the live work instead (live_).
+  PaceState LivePace(const PaceState& s) const;
   std::optional<CostForecast> forecast_;  // once the sizing walk has finished
+  // With the progress line, once the sizing walk has finished: reads ahead (cost_probe.h).
+  std::unique_ptr<CostProbe> probe_;
+  // The work done so far as the workers do it, not as chunks finish: the pace of work would
+  // otherwise miss up to 2 x threads chunks in flight, each up to 8 MiB of codec work, most of a
+  // small tree's work (the database sample: 11 chunks). Added once per chunk and once per
+  // kLiveCodecBytes of coded bytes.
+  struct LiveWork {
+    std::atomic<uint64_t> read{0}, unique{0}, codec_ns{0};
+  };
+  LiveWork live_;
+  // The live work when the first chunk was done, and when the first chunk was done once the
+  // probe was known (expected_time.h PaceState).
+  uint64_t live_first_read_ = 0, live_probed_read_ = 0;
+  double live_first_codec_ = 0, live_probed_codec_ = 0, probed_seconds_ = -1;
 
   // Copies: an abandoned pipeline may still run after RunScan has returned.
   const ScanOptions options_;
@@ -448,6 +471,11 @@ class Scan : public std::enable_shared_from_this<Scan> {
   // Dedup sampling (--max-memory): the tables' memory budget, 0 for none.
   uint64_t table_budget_bytes_ = 0;
   void EnforceTableBudget();
+  // The tables' gate held shared (ScanControl::table_gate), or nothing when there is none.
+  std::shared_lock<TableGate> ShareTables() {
+    return control_.table_gate ? std::shared_lock<TableGate>(*control_.table_gate)
+                               : std::shared_lock<TableGate>();
+  }
 
   // Serial input stage state.
   std::unique_ptr<walk::WalkSource> walker_;
@@ -804,7 +832,13 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
           rows_[r].table->Insert(fp, bs, is_zero, keep_ref ? &ref : nullptr);
       if (keep_ref && outcome != ddt::InsertOutcome::kSampledOut) w.refs.push_back(ref);
       if (outcome == ddt::InsertOutcome::kFirst) {
-        w.first_seen.push_back(FirstSeen{rec_begin - chunk.offset, fp, is_zero});
+        // Read here before and shipped to its owner since: the census's repeated sighting.
+        const bool again =
+            control_.shipped_before && any_sampled_ && !occurrences_ && !is_zero &&
+            estimate::SampleLevel(fp.lo) < skip_bound_[r].load(std::memory_order_acquire) &&
+            control_.shipped_before(fp);
+        w.first_seen.push_back(FirstSeen{rec_begin - chunk.offset, fp, is_zero, false, again});
+        if (r == 0 && !is_zero) chunk.unique += rec_data_end - rec_begin;
       } else if (outcome == ddt::InsertOutcome::kBecameHeavy && any_sampled_ && !occurrences_ &&
                  !is_zero &&
                  estimate::SampleLevel(fp.lo) < skip_bound_[r].load(std::memory_order_acquire)) {
@@ -850,11 +884,13 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
     const Compression comp = options_.compressions[c];
     const uint64_t t0 = ThreadCpuNanos();
     uint64_t bytes = 0;
+    uint64_t live_t = t0, live_bytes = 0;  // published to live_ every kLiveCodecBytes
     for (size_t i = 0; i < n; ++i) {
       const FirstSeen& f = w.first_seen[i];
       ddt::PsizeCode& code = w.first_codes[i * settings + c];
       const int lv = estimate::SampleLevel(f.key.lo);
-      if (f.census ? !sampling_.sampled[c] : sampling_.sampled[c] && lv < w.levels[c]) {
+      if (f.census ? !sampling_.sampled[c]
+                   : sampling_.sampled[c] && lv < w.levels[c] && !f.every_codec) {
         // A census entry keeps the exact settings' codes of its first sighting (kPendingCode
         // leaves them). Outside the sample: a zero block's fate is known without compressing it.
         code = !f.census && f.is_zero && zero_is_hole_[c] ? ddt::kHoleCode : ddt::kPendingCode;
@@ -864,6 +900,14 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
       const zfs::BlockWrite bw = codec::CompressZfsBlock(
           policy_, comp, block, f.is_zero, w.compressor, MutableByteView(w.scratch.get(), bs));
       bytes += bs;
+      live_bytes += bs;
+      if (live_bytes >= kLiveCodecBytes) {
+        const uint64_t now = ThreadCpuNanos();
+        live_.codec_ns.fetch_add(now - live_t, std::memory_order_relaxed);
+        w.live_ns += now - live_t;
+        live_t = now;
+        live_bytes = 0;
+      }
       switch (bw.kind) {
         case zfs::BlockKind::kHole:
           code = ddt::kHoleCode;
@@ -981,12 +1025,19 @@ void Scan::Process(Chunk& chunk, Worker& w) {
     reading.reset();
     WorkScope scope(this);
     if (!scope) return;  // abandoned while this chunk was read: the result is built already
+    live_.read.fetch_add(chunk.read, std::memory_order_relaxed);
     MaybeApplyPlan();
     const CodecWork before = CodecWorkOf(w);
-    ProcessRows(chunk, w);
+    w.live_ns = 0;
+    {
+      std::shared_lock<TableGate> gate = ShareTables();
+      ProcessRows(chunk, w);
+    }
     const CodecWork after = CodecWorkOf(w);
     chunk.codec_ns = after.ns - before.ns;
     chunk.codec_nominal_seconds = after.nominal_seconds - before.nominal_seconds;
+    live_.codec_ns.fetch_add(chunk.codec_ns - w.live_ns, std::memory_order_relaxed);
+    live_.unique.fetch_add(chunk.unique, std::memory_order_relaxed);
   } catch (const std::bad_alloc&) {
     job.Fail(Status::OutOfMemory("out of memory while processing this file"));
   } catch (const std::exception& e) {
@@ -1024,6 +1075,7 @@ void Scan::RaiseToBudget(uint64_t planned_bytes) {
 // row alike). Whether a given M is ever exceeded depends on the data only, so the final M does.
 // And whatever the budget, a table nearing its shards' limit samples too (FitTablesToShards).
 void Scan::EnforceTableBudget() {
+  std::shared_lock<TableGate> gate = ShareTables();
   state::FitTablesToBudget(rows_, table_budget_bytes_);
   state::FitTablesToShards(rows_);
 }
@@ -1366,10 +1418,15 @@ void Scan::MaybeReportProgress(bool force) {
     PaceState s = pace_;
     s.seconds = p.seconds;
     s.read_total = sizer_ ? sizer_->data_bytes() : 0;
-    p.expected_seconds = ExpectedSeconds(*forecast_, s);
     const CostForecast f = CalibratedForecast(*forecast_, s);
     const double cpu = f.read_cpu_seconds + f.codec_cpu_seconds;
     p.codec_share = cpu > 0 ? f.codec_cpu_seconds / cpu : 0;
+    p.expected_seconds = ExpectedSeconds(*forecast_, s);
+    if (const std::optional<ProbeFigures> probed = probe_ ? probe_->figures() : std::nullopt) {
+      const PaceState live = LivePace(s);
+      p.expected_seconds = ExpectedSeconds(live, *probed, options_.threads);
+      p.codec_share = CodecShare(live, *probed);
+    }
   }
   control_.progress(p);
 }
@@ -1392,13 +1449,40 @@ void Scan::CountForPace(const Chunk& chunk) {
   if (pace_.first_seconds < 0) {
     pace_.first_seconds = std::chrono::duration<double>(Clock::now() - start_).count();
     pace_.first_read_done = pace_.read_done;
+    live_first_read_ = live_.read.load(std::memory_order_relaxed);
+    live_first_codec_ = double(live_.codec_ns.load(std::memory_order_relaxed)) * 1e-9;
   }
+  if (probed_seconds_ < 0 && probe_ && probe_->figures()) {
+    probed_seconds_ = std::chrono::duration<double>(Clock::now() - start_).count();
+    live_probed_read_ = live_.read.load(std::memory_order_relaxed);
+    live_probed_codec_ = double(live_.codec_ns.load(std::memory_order_relaxed)) * 1e-9;
+  }
+}
+
+PaceState Scan::LivePace(const PaceState& s) const {
+  PaceState live = s;
+  live.read_done = live_.read.load(std::memory_order_relaxed);
+  live.codec_cpu_seconds = double(live_.codec_ns.load(std::memory_order_relaxed)) * 1e-9;
+  live.unique_done = live_.unique.load(std::memory_order_relaxed);
+  live.first_read_done = live_first_read_;
+  live.first_codec_cpu_seconds = live_first_codec_;
+  live.probed_seconds = probed_seconds_;
+  live.probed_read_done = live_probed_read_;
+  live.probed_codec_cpu_seconds = live_probed_codec_;
+  return live;
 }
 
 void Scan::MaybeForecast() {
   if (forecast_ || !sizer_ || !sizer_->finished()) return;
   forecast_ = ForecastCost(options_, sizer_->allocated_bytes());
   if (control_.forecast) control_.forecast(*forecast_);
+  if (control_.progress) {
+    walk::FileSample& sample = sizer_->file_sample();
+    const int level = sample.level();
+    probe_ = std::make_unique<CostProbe>(fs_, sample.Take(), level, sizer_->data_bytes(), options_,
+                                         policy_, CodedShares(options_, sizer_->allocated_bytes()),
+                                         forecast_->codec_cpu_seconds);
+  }
 }
 
 void Scan::RunPipeline() {
@@ -1437,6 +1521,7 @@ void Scan::RunPipeline() {
               bytes_done_ += chunk->length;
               CountForPace(*chunk);
               EnforceTableBudget();
+              if (control_.chunk_done) control_.chunk_done();
               MaybeForecast();
               if (chunk->file->chunks_left.fetch_sub(1) == 1) {
                 FinishFile(*chunk->file);
@@ -1514,6 +1599,11 @@ state::ScanState Scan::Run() {
   }
 
   const size_t settings = options_.compressions.size();
+  if (control_.tables_started) {
+    std::vector<ddt::DedupTable*> tables;
+    for (state::RowState& r : rows_) tables.push_back(r.table.get());
+    control_.tables_started(tables);
+  }
   workers_ = std::make_unique<tbb::enumerable_thread_specific<Worker>>([this, settings] {
     return Worker(chunk_bytes_, max_block_, rows_.size(), settings, occurrences_);
   });
@@ -1533,6 +1623,7 @@ state::ScanState Scan::Run() {
   }
   const tbb::enumerable_thread_specific<Worker>& workers = *workers_;
   MaybeReportProgress(true);
+  if (drained) probe_.reset();  // stops it if the scan was quicker
   if (since_) FinishSince();
   // The sampled codecs' complete level: the plan of the whole tree, which the scan never went
   // above (before the plan was known it stayed at 0, where every level is complete). After an

@@ -27,6 +27,7 @@
 #include "engine/io/file_system.h"
 #include "engine/pipeline/cost_forecast.h"
 #include "engine/pipeline/file_pieces.h"
+#include "engine/pipeline/table_gate.h"
 #include "engine/state/scan_state.h"
 #include "engine/walk/walker.h"
 #include "zsim/scan_options.h"
@@ -78,6 +79,25 @@ struct ScanControl {
   // 4 bytes per block per recordsize), so that a saved state can be the base of a --since scan.
   // Dropped when the tables end up sampled (--sample, --max-memory). Not for pieces of files.
   bool record_files = false;
+  // A distributed scan's exchange of table entries while it reads (engine/mpi/table_stream.h).
+  // When set, `tables_started` is called once from the scan's thread with the rows' tables (in
+  // row order) before the first chunk is read; from then until the pipeline has drained, the scan
+  // changes the tables only while it holds `table_gate` shared (see TableGate), and whoever holds
+  // it exclusively may read out, drop and merge into them. After the pipeline the scan reads
+  // only their sample shift and overflow flag (atomics) before returning them in the state.
+  TableGate* table_gate = nullptr;
+  std::function<void(const std::vector<ddt::DedupTable*>&)> tables_started;
+  // Called from the serial stage after each chunk, once the tables are sampled to the budget,
+  // not holding `table_gate`.
+  std::function<void()> chunk_done;
+  // A distributed scan's census (engine/mpi/table_stream.h), when the sampled codecs follow
+  // levels (not under --sample): with `census_refcount` not 0 the tables say kBecameHeavy at
+  // that many references (this process's own), and a first sighting of a key for which
+  // `shipped_before` is true (read here before, and shipped to its owner since) is treated as a
+  // repeated one: every codec runs on it, the sampled ones whatever the key's level. Called from
+  // the workers while they hold `table_gate` shared.
+  uint32_t census_refcount = 0;
+  std::function<bool(const ddt::Fingerprint&)> shipped_before;
 };
 
 // What ScanSince did.
@@ -120,8 +140,8 @@ struct PiecedFile {
 // as one scan of the whole file counts it: the file and its bytes, its shape per setting, its
 // breakdown rows and whole-file content, or its error (the first failed piece's) and no shape.
 // A file whose pieces do not cover it (a scan interrupted) counts in the files and bytes found
-// only, as a file one scan left unfinished does; one with no piece read is not counted at all. For state::Merge into the scans' merged state.
-// REQUIRES: `options` resolved, the scans' own.
+// only, as a file one scan left unfinished does; one with no piece read is not counted at all. For
+// state::Merge into the scans' merged state. REQUIRES: `options` resolved, the scans' own.
 state::ScanState StateOfPiecedFiles(const ScanOptions& options,
                                     const std::vector<PiecedFile>& files);
 

@@ -417,8 +417,13 @@ WalkSizer::WalkSizer(io::FileSystem* fs, std::vector<std::string> roots, WalkOpt
     : fs_(fs) {
   auto add = [this](const std::vector<WalkItem>& batch) {
     uint64_t files = 0, bytes = 0, allocated = 0, data = 0;
+    std::vector<SampledFile> sampled;
+    const int sample_level = sample_.level();
     for (const WalkItem& item : batch) {
       if (item.kind == WalkItem::Kind::kFile) {
+        if (FileLevel(item.path) >= sample_level) {
+          sampled.push_back(SampledFile{item.path, item.info.size});
+        }
         ++files;
         bytes += item.info.size;
         allocated += item.info.allocated;
@@ -439,6 +444,7 @@ WalkSizer::WalkSizer(io::FileSystem* fs, std::vector<std::string> roots, WalkOpt
     bytes_.fetch_add(bytes, std::memory_order_relaxed);
     allocated_.fetch_add(allocated, std::memory_order_relaxed);
     data_.fetch_add(data, std::memory_order_relaxed);
+    if (!sampled.empty()) sample_.Offer(std::move(sampled));
   };
   if (options.follow_symlinks) {
     // Loop detection needs each path's ancestors: the serial walk, in one background thread.

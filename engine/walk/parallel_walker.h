@@ -43,6 +43,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/walk/file_sample.h"
 #include "engine/walk/walker.h"
 
 namespace zsim::walk {
@@ -94,12 +95,15 @@ class WalkSizer {
   // Waits until the walk has finished.
   void Wait() const;
   bool finished() const { return finished_.load(std::memory_order_acquire); }
+  // A bounded sample of the files found (file_sample.h): Take it once finished() is true.
+  FileSample& file_sample() { return sample_; }
 
  private:
   io::FileSystem* fs_;
   std::atomic<uint64_t> files_{0}, bytes_{0}, allocated_{0}, data_{0};
   std::atomic<bool> finished_{false};
   std::atomic<bool> stop_{false};
+  FileSample sample_;
   std::thread serial_;  // --follow-symlinks: the serial walk
   std::unique_ptr<internal::ParallelWalk> walk_;
 };

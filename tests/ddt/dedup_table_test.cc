@@ -428,6 +428,24 @@ TEST(DedupTableTest, DroppedShardsStayFreeWhenTheSampleShiftRises) {
   }
 }
 
+TEST(DedupTableTest, AShardRefilledAfterDropShardSamplesAsAnyOther) {
+  // A distributed scan ships the shards other ranks own and goes on inserting into them: a raised
+  // sample shift must drop their keys outside the new space too (else --max-memory, which
+  // raises the shift until the table fits, would raise it once more than one process).
+  DedupTable table(1);
+  for (uint64_t i = 0; i < 20000; ++i) table.Insert(Key(i), 4096);
+  for (size_t s = 0; s < DedupTable::kShards; ++s) table.DropShard(s);
+  EXPECT_EQ(table.local_entries(), 0u);
+  for (uint64_t i = 20000; i < 40000; ++i) table.Insert(Key(i), 4096);
+  const uint64_t before = table.local_memory_bytes();
+  table.RaiseSampleShift(2);
+  uint64_t kept = 0;
+  for (uint64_t i = 20000; i < 40000; ++i) kept += !SampledOut(Key(i), 2);
+  EXPECT_EQ(table.local_entries(), kept);
+  table.ForEach([](const EntryView& e) { EXPECT_FALSE(SampledOut(e.key, 2)); });
+  EXPECT_LT(table.local_memory_bytes() * 2, before);
+}
+
 TEST(DedupTableTest, ASampledTableTakesAboutItsShareOfMemory) {
   // --sample 1/64 must keep about 1/64 of the exact table, not a fixed floor per shard.
   DedupTable exact(2), sampled(2);

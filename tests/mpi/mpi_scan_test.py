@@ -28,6 +28,14 @@ owns some and none more than 1.5 x its 1/N share.
                 the table exchange with rounds smaller than a shard (each split over rounds);
                 and a small shard limit (ZSIM_MPI_SHARD_ENTRIES) the merged shards outgrow:
                 sampled after the exchange as one process under that --sample
+  overlap       the tables' entries shipped to their owners during the scan after every few
+                entries (ZSIM_MPI_SHIP_BYTES): identical with sampled codecs, a split file,
+                --sample and --max-memory; every rank that read blocks shipped some, and every
+                entry shipped was received
+  census        keys referenced 8 times in all, fewer on each rank, with shipping: identical
+                (the census at ceil(8/N) own references, a key shipped before counted as seen);
+                and with the census at 8 own references (ZSIM_MPI_CENSUS_AT=8) the report must
+                differ at N = 2 or 3, so the case tests the fix
   roots         repeated and nested roots, a hard link: each file counted once
   samples       every other sample built under SAMPLES_DATA (skipped when none is)
   text_html     text and HTML reports: the same as one process's, written by rank 0 alone
@@ -135,20 +143,24 @@ def partitioned(label, n, stderr, whole_entries):
     check(len(owned) == n, f"{label} n={n}: {len(owned)} ranks reported their shards")
     check(sum(owned) == whole_entries,
           f"{label} n={n}: the ranks own {owned} entries, one process's table has {whole_entries}")
-    check(sum(rank_stats(stderr, "exchange_entries_sent")) > 0,
-          f"{label} n={n}: no entry was sent to its owner")
+    moved = sum(rank_stats(stderr, "exchange_entries_sent")) + sum(rank_stats(
+        stderr, "stream_entries_sent"))
+    check(moved > 0, f"{label} n={n}: no entry was sent to its owner")
     if whole_entries >= 4000:
         check(min(owned) > 0 and max(owned) < 1.5 * whole_entries / n,
               f"{label} n={n}: shares of the table per rank {owned} of {whole_entries}")
 
 
 def compare(label, args, ranks=(1, 2, 3, 4), spread=True, sampled=False, pieces=False,
-            round_bytes=None):
+            round_bytes=None, ship_bytes=None, env_extra=None):
     """JSON of one process vs mpirun -n N, for each N. `sampled`: the one-process report must
     show a sampled dedup table (the budget bit), so the comparison covers it. `pieces`: a file
     is split, at least 2 ranks read pieces of it, and the ranks read the bytes one process
     reads, once. `round_bytes`: the table exchange sends at most that many bytes per round from
-    each rank (ZSIM_MPI_EXCHANGE_BYTES), shards split over rounds, and the ranks' stats show it."""
+    each rank (ZSIM_MPI_EXCHANGE_BYTES), shards split over rounds, and the ranks' stats show it.
+    `ship_bytes`: the ranks ship their foreign entries during the scan once they reach that many
+    bytes (ZSIM_MPI_SHIP_BYTES), and every rank that read blocks shipped some. Returns the JSON
+    reports of one process and of each N."""
     one = run([ZSIM, "scan", "--json", "--no-progress"] + args)
     check(one.returncode in (0, 1), f"{label}: one process exits {one.returncode}: {one.stderr}")
     whole_entries = json.loads(one.stdout)["memory"]["ddt_table_entries"]
@@ -156,10 +168,14 @@ def compare(label, args, ranks=(1, 2, 3, 4), spread=True, sampled=False, pieces=
     if sampled:
         moduli = [r["dedup"]["sample_modulus"] for r in want["results"]]
         check(max(moduli) > 1, f"{label}: the budget did not make one process sample: {moduli}")
+    reports = {0: want}
     for n in ranks:
         env = dict(SMALL_BATCHES)
+        env.update(env_extra or {})
         if round_bytes:
             env["ZSIM_MPI_EXCHANGE_BYTES"] = str(round_bytes)
+        if ship_bytes:
+            env["ZSIM_MPI_SHIP_BYTES"] = str(ship_bytes)
         got = mpirun(n, ["scan", "--json", "--no-progress"] + args, env)
         check(got.returncode == one.returncode,
               f"{label} n={n}: exit {got.returncode}, one process {one.returncode}: {got.stderr}")
@@ -168,8 +184,17 @@ def compare(label, args, ranks=(1, 2, 3, 4), spread=True, sampled=False, pieces=
         except json.JSONDecodeError as e:
             check(False, f"{label} n={n}: stdout is not one JSON report ({e}): {got.stdout[:300]}")
             continue
+        reports[n] = normalized(report)
         d = first_difference(want, normalized(report))
         check(d is None, f"{label} n={n}: differs from one process at {d}")
+        if ship_bytes and n > 1:
+            blocks = rank_stats(got.stderr, "blocks")
+            ships = rank_stats(got.stderr, "stream_ships")
+            received = sum(rank_stats(got.stderr, "stream_entries_received"))
+            check(len(ships) == n and all(s > 0 for s, b in zip(ships, blocks) if b > 100),
+                  f"{label} n={n}: ships during the scan per rank {ships} (blocks {blocks})")
+            check(received == sum(rank_stats(got.stderr, "stream_entries_sent")),
+                  f"{label} n={n}: {received} entries received during the scan, not those sent")
         if n > 1:
             partitioned(label, n, got.stderr, whole_entries)
         if round_bytes and n > 1:
@@ -189,6 +214,7 @@ def compare(label, args, ranks=(1, 2, 3, 4), spread=True, sampled=False, pieces=
                   f"{label} n={n}: the ranks read {read} bytes, one process "
                   f"{want['input']['bytes_read']}")
         print(f"ok {label} n={n}", flush=True)
+    return reports
 
 
 def tiny():
@@ -337,6 +363,74 @@ def case_partition_edges():
     d = first_difference(normalized(json.loads(one.stdout)), normalized(report))
     check(d is None, f"shard_limit: differs from one process at --sample 1/{max(moduli)} at {d}")
     print(f"ok shard_limit: sampled 1/{max(moduli)}, owned {owned}", flush=True)
+
+
+def case_overlap():
+    # The entries shipped to their owners while the ranks read, after every 300 bytes of them
+    # (about 10 entries): merged as they come, the same report as one process, with sampled
+    # codecs, a split file, --sample and a budget the whole outgrows.
+    t = tiny()
+    compare("overlap_codecs", ["--recordsize", "4K,128K", "--compression", "off,lz4,gzip-6,zstd-3",
+                               t], ship_bytes=300)
+    s = split_tree()
+    compare("overlap_split", ["--recordsize", "8K,128K", "--compression", "lz4,zstd-3", s],
+            ranks=(2, 4), pieces=True, ship_bytes=300)
+    compare("overlap_sample", ["--sample", "1/16", "--recordsize", "16K", s], ranks=(3,),
+            pieces=True, ship_bytes=300)
+    h = huge_tree()
+    compare("overlap_budget", ["--recordsize", "1K", "--compression", "lz4", "--max-memory", "1M",
+                               h], ranks=(2, 3), spread=False, sampled=True, ship_bytes=300)
+
+
+def census_tree():
+    """8 copies of one 256 KiB file of 1K records that compress unevenly (a random prefix of
+    random length, then zeros), each a file of its own, and 14 MiB of random data: at 1K records
+    the sampled codecs run on 1 key in 4 (level 2), and each of the copies' keys is referenced 8
+    times in all, so one process codes every one of them in its census."""
+    path = os.path.join(WORK, "census")
+    if os.path.isdir(path):
+        return path
+    os.makedirs(path)
+    rnd = random.Random(16)
+    heavy = b"".join(rnd.randbytes(n) + bytes(1024 - n)
+                     for n in (rnd.randrange(1024) for _ in range(256)))
+    for k in range(8):
+        with open(os.path.join(path, f"copy{k}.bin"), "wb") as f:
+            f.write(heavy)
+        with open(os.path.join(path, f"filler{k}.bin"), "wb") as f:
+            f.write(rnd.randbytes(14 << 17))
+    return path
+
+
+def case_census():
+    # Keys referenced 8 times in all but fewer times on each rank, read while the ranks ship
+    # their entries: the census counts each rank's own references to ceil(8/N) and counts a key
+    # shipped before as repeated, so every such key is coded as in one process. With the census
+    # at 8 own references (ZSIM_MPI_CENSUS_AT=8, before the fix) some are not, and the sampled
+    # codec's figures differ: the case is one the fix matters for.
+    t = census_tree()
+    args = ["--recordsize", "1K", "--ashift", "9", "--compression", "lz4,zstd-3", "--threads",
+            "1", t]
+    batches = {"ZSIM_MPI_BATCH_BYTES": "65536"}
+    reports = compare("census", args, ship_bytes=3000, env_extra=batches)
+    want = reports[0]
+    # Without the fix: with shipping, and without (ships above the data's size: the exchange
+    # after the scan, as before the overlap).
+    for ship in ("3000", str(1 << 30)):
+        differed = []
+        for n in (2, 3):
+            env = dict(SMALL_BATCHES, ZSIM_MPI_SHIP_BYTES=ship, ZSIM_MPI_CENSUS_AT="8", **batches)
+            got = mpirun(n, ["scan", "--json", "--no-progress"] + args, env)
+            check(got.returncode == 0, f"census_unfixed n={n}: exit {got.returncode}: {got.stderr}")
+            d = first_difference(want, normalized(json.loads(got.stdout)))
+            print(f"census_unfixed ship={ship} n={n}: differs from one process at {d}", flush=True)
+            if d is not None:
+                differed.append(n)
+        check(differed, f"census_unfixed ship={ship}: the census at 8 own references gives one "
+                        "process's report: the case does not test the fix")
+    # The fix without shipping too.
+    compare("census_no_ship", args, ranks=(2, 3), env_extra=dict(batches, ZSIM_MPI_SHIP_BYTES=str(
+        1 << 30)))
 
 
 def case_roots():

@@ -100,5 +100,94 @@ TEST(ExpectedTimeTest, NeverBelowTheElapsedSeconds) {
   EXPECT_DOUBLE_EQ(ExpectedSeconds(Nominal(1, 1, 1), empty), 0.3 + 2.0);
 }
 
+// With the probe: a VM store whose first 100 MiB are unique and coded at 0.1 CPU s per MiB, the
+// other 300 MiB clones and zeros. 10 s of wall since the first chunk for 10 CPU s of codecs and
+// 100 MiB read: the 300 MiB left are reading only, about 0.1 s, where the pace of bytes says
+// 30 s more.
+TEST(ExpectedTimeTest, ProbeSeesThatTheRestIsClones) {
+  PaceState s = Read(400 * kMiB, 1.0, 0, 11.0, 100 * kMiB);
+  s.codec_cpu_seconds = 10;
+  s.unique_done = 100 * kMiB;
+  ProbeFigures probe;
+  probe.unique_bytes = 100 * kMiB;
+  probe.codec_cpu_per_byte = 0.1 / kMiB;
+  const double work_done = 100.0 * kMiB * kReadWorkPerByte + 10;
+  const double read_left = 300.0 * kMiB * kReadWorkPerByte;
+  EXPECT_DOUBLE_EQ(WorkLeft(s, probe), read_left);
+  EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 11.0 + 10.0 / work_done * read_left);
+  EXPECT_LT(ExpectedSeconds(s, probe, 2), 11.2);
+  EXPECT_DOUBLE_EQ(ExpectedSeconds(Nominal(1, 1, 2), s), 11.0 + 30.0);
+  // The codecs' share: 10 CPU s of about 10.1 in all.
+  EXPECT_DOUBLE_EQ(CodecShare(s, probe), 10 / (400.0 * kMiB * kReadWorkPerByte + 10));
+  EXPECT_GT(CodecShare(s, probe), 0.98);
+}
+
+// The costly part comes last: 100 MiB of 400 read, 20 MiB of it unique (2 CPU s of codecs), and
+// the probe expects 220 MiB unique at 0.1 CPU s per MiB: 20 CPU s of codecs are still to come,
+// at the pace of the work so far (1 s for about 2 CPU s).
+TEST(ExpectedTimeTest, ProbeSeesTheCodecWorkAhead) {
+  PaceState s = Read(400 * kMiB, 0.0, 0, 1.0, 100 * kMiB);
+  s.codec_cpu_seconds = 2.0;
+  s.unique_done = 20 * kMiB;
+  ProbeFigures probe;
+  probe.unique_bytes = 220 * kMiB;
+  probe.codec_cpu_per_byte = 0.1 / kMiB;
+  const double left = 300.0 * kMiB * kReadWorkPerByte + 20;
+  EXPECT_DOUBLE_EQ(WorkLeft(s, probe), left);
+  const double done = 100.0 * kMiB * kReadWorkPerByte + 2.0;
+  EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 1.0 + 1.0 / done * left);
+  EXPECT_GT(ExpectedSeconds(s, probe, 2), 10.0);  // the pace of bytes says 4 s
+  // More unique bytes coded than the probe expected: nothing left for the codecs, never less.
+  s.unique_done = 300 * kMiB;
+  EXPECT_DOUBLE_EQ(WorkLeft(s, probe), 300.0 * kMiB * kReadWorkPerByte);
+  // The probe expected more unique bytes than are left to read: at most those.
+  s.unique_done = 0;
+  s.read_done = 390 * kMiB;
+  EXPECT_DOUBLE_EQ(WorkLeft(s, probe), 10.0 * kMiB * (kReadWorkPerByte + 0.1 / kMiB));
+}
+
+// The pace of work waits for a fortieth of the whole work since the first chunk; before, the
+// work left on the threads; never below the elapsed seconds.
+TEST(ExpectedTimeTest, ProbePaceWaitsForAFortiethOfTheWork) {
+  PaceState s = Read(400 * kMiB, 0.5, 0, 1.0, 0);
+  ProbeFigures probe;
+  probe.unique_bytes = 400 * kMiB;
+  probe.codec_cpu_per_byte = 0.1 / kMiB;  // 40 CPU s of codecs in all
+  s.codec_cpu_seconds = 0.9;              // under 1: not yet a fortieth
+  s.read_done = s.unique_done = 9 * kMiB;
+  EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 1.0 + WorkLeft(s, probe) / 2);
+  s.codec_cpu_seconds = 1.1;
+  s.read_done = s.unique_done = 11 * kMiB;
+  const double done = 11.0 * kMiB * kReadWorkPerByte + 1.1;
+  EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 1.0 + 0.5 / done * WorkLeft(s, probe));
+  s.read_done = s.unique_done = 400 * kMiB;
+  EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 1.0);
+}
+
+// Once the probe is known, the pace is measured from the first chunk done after it (the sizing
+// walk and the probe shared the cores before): 4 s for the work since then, not 6 s for all of
+// it. Too little work since then: the pace from the first chunk.
+TEST(ExpectedTimeTest, ProbePaceFromTheProbedChunk) {
+  PaceState s = Read(400 * kMiB, 0.0, 0, 6.0, 200 * kMiB);
+  s.codec_cpu_seconds = 10;
+  s.unique_done = 100 * kMiB;
+  ProbeFigures probe;
+  probe.unique_bytes = 200 * kMiB;
+  probe.codec_cpu_per_byte = 0.1 / kMiB;
+  const double left = WorkLeft(s, probe);
+  EXPECT_DOUBLE_EQ(left, 200.0 * kMiB * kReadWorkPerByte + 10);
+  const double all = 200.0 * kMiB * kReadWorkPerByte + 10;
+  EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 6.0 + 6.0 / all * left);
+  s.probed_seconds = 2.0;
+  s.probed_read_done = 50 * kMiB;
+  s.probed_codec_cpu_seconds = 2.5;
+  const double since = 150.0 * kMiB * kReadWorkPerByte + 7.5;
+  EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 6.0 + 4.0 / since * left);
+  s.probed_seconds = 5.9;  // probed just now: under a fortieth since
+  s.probed_read_done = 199 * kMiB;
+  s.probed_codec_cpu_seconds = 9.9;
+  EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 6.0 + 6.0 / all * left);
+}
+
 }  // namespace
 }  // namespace zsim::pipeline

@@ -1,0 +1,284 @@
+#include "engine/mpi/table_stream.h"
+
+#include <malloc.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "engine/mpi/entry_wire.h"
+#include "engine/mpi/messages.h"
+#include "engine/mpi/partition.h"
+
+namespace zsim::mpi {
+namespace {
+
+// Entry bytes per message: whole entries, small beside the tables.
+constexpr size_t kMessageBytes = size_t{1} << 20;
+// How often the thread measures the tables (stats: the largest they were during the scan).
+constexpr auto kLookEvery = std::chrono::milliseconds(5);
+// Bytes shipped between two trims of the heap.
+constexpr uint64_t kTrimBytes = uint64_t{16} << 20;
+
+std::string Header(int32_t row) {
+  std::string h(sizeof row, '\0');
+  std::memcpy(h.data(), &row, sizeof row);
+  return h;
+}
+
+}  // namespace
+
+struct TableStream::Send {
+  int dest = 0;
+  std::string bytes;
+  MPI_Request request;
+};
+
+void TableStream::Post(std::unique_ptr<Send> send) {
+  std::lock_guard<std::mutex> lock(MpiLock());
+  MPI_Isend(send->bytes.data(), static_cast<int>(send->bytes.size()), MPI_BYTE, send->dest,
+            kTagTableShip, MPI_COMM_WORLD, &send->request);
+  sends_.push_back(std::move(send));
+}
+
+TableStream::TableStream(int rank, int size, uint64_t ship_bytes, uint64_t budget_bytes,
+                         bool census)
+    : rank_(rank),
+      size_(size),
+      ship_bytes_(ship_bytes),
+      budget_bytes_(budget_bytes),
+      census_(census) {
+  if (const char* v = std::getenv("ZSIM_MPI_SHIP_BYTES")) {
+    const unsigned long long n = std::strtoull(v, nullptr, 10);
+    if (n > 0) ship_bytes_ = n;
+  }
+}
+
+TableStream::~TableStream() {
+  scanning_.store(false);
+  if (thread_.joinable()) thread_.join();
+}
+
+void TableStream::Start(const std::vector<ddt::DedupTable*>& tables) {
+  tables_ = tables;
+  if (census_) {
+    for (const ddt::DedupTable* t : tables) {
+      received_.push_back(std::make_unique<ddt::DedupTable>(t->layout()));
+      received_.back()->RaiseSampleShift(t->sample_shift());
+    }
+  }
+  thread_ = std::thread([this] { Run(); });
+}
+
+Status TableStream::Finish() {
+  scanning_.store(false);
+  if (thread_.joinable()) thread_.join();
+  stats_.shipped_keys_bytes = shipped_.memory_bytes();
+  return failure_;
+}
+
+uint64_t TableStream::ForeignBytes() const {
+  uint64_t n = 0;
+  for (const ddt::DedupTable* t : tables_) {
+    uint64_t entries = 0;
+    for (size_t k = 0; k < ddt::DedupTable::kShards; ++k) {
+      if (OwnerOfShard(k, size_) != rank_) entries += t->shard_entries(k);
+    }
+    n += entries * EntryWireBytes(t->settings());
+  }
+  return n;
+}
+
+void TableStream::AfterChunk() {
+  if (tables_.empty()) return;
+  MergeInbox();
+  // One ship in flight at a time: what waits to leave stays within ship_bytes plus one ship.
+  if (in_flight_.load() || ForeignBytes() < ship_bytes_) return;
+  // The entries read out of the scan's tables straight into messages of at most kMessageBytes per
+  // owner and row: with the gate held, no chunk is between a first sighting's Insert and its
+  // SetCodes, so every entry leaves with its codes.
+  std::vector<std::unique_ptr<Send>> sends;
+  uint64_t shipped = 0;
+  {
+    std::lock_guard<pipeline::TableGate> gate(gate_);
+    for (size_t r = 0; r < tables_.size(); ++r) {
+      const size_t each = EntryWireBytes(tables_[r]->settings());
+      const size_t piece = sizeof(int32_t) + std::max(each, kMessageBytes / each * each);
+      std::vector<Send*> open(size_, nullptr);  // per owner, this row's message being filled
+      for (size_t k = 0; k < ddt::DedupTable::kShards; ++k) {
+        const int owner = OwnerOfShard(k, size_);
+        if (owner == rank_ || tables_[r]->shard_entries(k) == 0) continue;
+        tables_[r]->ForEachInShard(k, [&](const ddt::EntryView& e) {
+          if (open[owner] == nullptr || open[owner]->bytes.size() + each > piece) {
+            sends.push_back(std::make_unique<Send>());
+            open[owner] = sends.back().get();
+            open[owner]->dest = owner;
+            open[owner]->bytes = Header(static_cast<int32_t>(r));
+            open[owner]->bytes.reserve(piece);
+          }
+          AppendEntry(e, &open[owner]->bytes);
+          if (census_ && !e.is_zero) shipped_.Add(e.key);
+          ++stats_.entries_sent;
+          stats_.references_sent += e.refcount;
+          stats_.bytes_sent += each;
+          shipped += each;
+        });
+        tables_[r]->DropShard(k);
+      }
+    }
+  }
+  ++stats_.ships;
+  std::lock_guard<std::mutex> lock(outbox_mu_);
+  for (auto& send : sends) outbox_.push_back(std::move(send));
+  in_flight_.store(true);
+  untrimmed_ += shipped;
+}
+
+bool TableStream::ReceiveWaiting() {
+  bool any = false;
+  std::string bytes;
+  while (TryReceiveSmall(MPI_ANY_SOURCE, kTagTableShip, &bytes, nullptr)) {
+    any = true;
+    int32_t row = -1;
+    if (bytes.size() >= sizeof row) std::memcpy(&row, bytes.data(), sizeof row);
+    if (row < 0) {
+      ++done_from_;
+      continue;
+    }
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    inbox_.push_back(std::move(bytes));
+  }
+  return any;
+}
+
+void TableStream::MergeInbox() {
+  std::lock_guard<std::mutex> merging(merge_mu_);
+  std::vector<std::string> inbox;
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    inbox.swap(inbox_);
+  }
+  for (const std::string& bytes : inbox) {
+    int32_t row = -1;
+    std::memcpy(&row, bytes.data(), sizeof row);
+    if (static_cast<size_t>(row) >= tables_.size()) {
+      if (failure_.ok()) failure_ = Status::Internal("a shipped batch names no row of the tables");
+      continue;
+    }
+    // Into the scan's own table (under the gate), or, when the scan runs a census on its own
+    // references, into a table apart.
+    ddt::DedupTable& into = census_ ? *received_[row] : *tables_[row];
+    ddt::DedupTable part(into.layout());
+    part.RaiseSampleShift(into.sample_shift());
+    Status s = ForEachWireEntry(std::string_view(bytes).substr(sizeof row), into.settings(),
+                                [&](const ddt::EntryView& e) {
+                                  part.LoadEntry(e);
+                                  ++stats_.entries_received;
+                                  if (!census_) stats_.references_merged += e.refcount;
+                                });
+    if (!s.ok() && failure_.ok()) failure_ = s;
+    if (census_) {
+      into.Merge(part);
+      Fit(received_);
+    } else {
+      std::lock_guard<pipeline::TableGate> gate(gate_);
+      into.Merge(part);
+      Fit(tables_);
+    }
+  }
+}
+
+template <typename Tables>
+void TableStream::Fit(const Tables& tables) {
+  for (;;) {
+    const uint32_t shift = tables[0]->sample_shift();
+    if (shift >= 40) return;
+    uint64_t bytes = 0;
+    bool full = false;
+    for (const auto& t : tables) {
+      bytes += t->local_memory_bytes();
+      // fullest_shard() rounds down to a multiple of 4096.
+      full = full || uint64_t{t->fullest_shard()} + 4096 > ddt::DedupTable::kShardEntriesToSample;
+    }
+    if (!full && (budget_bytes_ == 0 || bytes <= budget_bytes_)) return;
+    for (const auto& t : tables) t->RaiseSampleShift(shift + 1);
+  }
+}
+
+void TableStream::Run() {
+  bool told = false;
+  auto last_look = std::chrono::steady_clock::now();
+  for (;;) {
+    bool busy = ReceiveWaiting();
+    // Once the scan is over its serial stage merges no more: this thread does.
+    if (!scanning_.load()) MergeInbox();
+    for (size_t i = 0; i < sends_.size();) {
+      int done = 0;
+      {
+        std::lock_guard<std::mutex> lock(MpiLock());
+        MPI_Test(&sends_[i]->request, &done, MPI_STATUS_IGNORE);
+      }
+      if (done) {
+        sends_[i] = std::move(sends_.back());
+        sends_.pop_back();
+      } else {
+        ++i;
+      }
+    }
+    const bool scanning = scanning_.load();
+    {
+      std::vector<std::unique_ptr<Send>> posted;
+      bool trim = false;
+      {
+        std::lock_guard<std::mutex> lock(outbox_mu_);
+        posted.swap(outbox_);
+        if (untrimmed_ >= kTrimBytes) {
+          untrimmed_ = 0;
+          trim = true;
+        }
+      }
+      // The shipped shards were the scan threads' allocations, in their malloc arenas (and
+      // large indexes freed raise glibc's mmap threshold, so later ones come from the arenas
+      // too): freed pages go back to the system every kTrimBytes shipped, or the rank's resident
+      // memory keeps what the table held before it shipped. A trim walks the heap (tens of ms
+      // at 100 MB); here it holds up no scan thread.
+      if (trim) malloc_trim(0);
+      busy = busy || !posted.empty();
+      for (auto& send : posted) Post(std::move(send));
+    }
+    if (sends_.empty()) {
+      std::lock_guard<std::mutex> lock(outbox_mu_);
+      if (outbox_.empty()) in_flight_.store(false);
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (scanning && now - last_look >= kLookEvery) {
+      last_look = now;
+      uint64_t held = 0;
+      for (const ddt::DedupTable* t : tables_) held += t->local_memory_bytes();
+      for (const auto& t : received_) held += t->local_memory_bytes();
+      stats_.peak_table_bytes = std::max(stats_.peak_table_bytes, held);
+    }
+    if (!scanning && !told) {
+      // After every batch to each rank (MPI keeps one sender's messages with one tag in order):
+      // the scan has returned, so its last ship is in the outbox taken above.
+      for (int d = 0; d < size_; ++d) {
+        if (d == rank_) continue;
+        auto send = std::make_unique<Send>();
+        send->dest = d;
+        send->bytes = Header(-1);
+        Post(std::move(send));
+      }
+      told = true;
+    }
+    if (told && done_from_ == size_ - 1 && sends_.empty()) {
+      MergeInbox();
+      return;
+    }
+    if (!busy) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+}  // namespace zsim::mpi

@@ -1,0 +1,184 @@
+#include "engine/pipeline/cost_probe.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <unordered_set>
+
+#include "engine/base/byte_view.h"
+#include "engine/base/thread_cpu.h"
+#include "engine/codec/codec.h"
+#include "engine/codec/zfs_block.h"
+#include "engine/estimate/codec_cost.h"
+
+namespace zsim::pipeline {
+namespace {
+
+constexpr uint64_t kSmallFileSeed = 0x70B3C0575EEDull;
+constexpr uint64_t kSector = 512;
+
+uint64_t BlockBytes(const ScanOptions& options) {
+  if (options.volblocksize) return *options.volblocksize;
+  return options.recordsizes.empty() ? 128 << 10 : options.recordsizes.front();
+}
+
+}  // namespace
+
+uint64_t ProbeStride(uint64_t data_bytes, uint64_t block_bytes) {
+  if (block_bytes == 0) return 0;
+  const uint64_t records =
+      std::clamp(data_bytes / block_bytes / kProbeShare, kProbeMinRecords, kProbeMaxRecords);
+  const uint64_t stride = data_bytes / records;
+  return std::max<uint64_t>(1, (stride + block_bytes - 1) / block_bytes) * block_bytes;
+}
+
+ProbedRecords ProbedRecordsOf(std::string_view path, uint64_t size, uint64_t stride) {
+  ProbedRecords p;
+  if (size == 0 || stride == 0) return p;
+  if (size >= stride) {
+    const uint64_t n = (size + stride - 1) / stride;
+    for (uint64_t k = 0; k < n; ++k) p.offsets.push_back(k * stride);
+    p.bytes_each = double(size) / double(n);
+  } else if (XXH3_64bits_withSeed(path.data(), path.size(), kSmallFileSeed) % stride < size) {
+    p.offsets.push_back(0);
+    p.bytes_each = double(stride);
+  }
+  return p;
+}
+
+size_t ProbeTimedRecords(double forecast_codec_cpu_seconds, double record_nominal_seconds) {
+  if (record_nominal_seconds <= 0) return 0;
+  const double n = 0.015 * forecast_codec_cpu_seconds / record_nominal_seconds;
+  return static_cast<size_t>(std::clamp(n, 8.0, 64.0));
+}
+
+double UniqueBytes(const std::vector<ProbedRecord>& records, uint64_t data_bytes) {
+  std::unordered_set<uint64_t> seen;
+  double unique = 0, data = 0;
+  for (const ProbedRecord& r : records) {
+    if (r.hole || r.capacity == 0) continue;
+    const double share = r.stands_for * double(r.bytes) / double(r.capacity);
+    data += share;
+    if (!r.is_zero && seen.insert(r.key).second) unique += share;
+  }
+  return data > 0 ? double(data_bytes) * unique / data : 0;
+}
+
+CostProbe::CostProbe(io::FileSystem* fs, std::vector<walk::SampledFile> files, int file_level,
+                     uint64_t data_bytes, const ScanOptions& options,
+                     const zfs::WritePolicy& policy, std::vector<double> shares,
+                     double forecast_codec_cpu_seconds)
+    : fs_(fs), options_(options), policy_(policy), shares_(std::move(shares)) {
+  thread_ = std::thread([this, files = std::move(files), file_level, data_bytes,
+                         forecast_codec_cpu_seconds]() mutable {
+    Run(std::move(files), file_level, data_bytes, forecast_codec_cpu_seconds);
+  });
+}
+
+CostProbe::~CostProbe() {
+  stop_.store(true, std::memory_order_relaxed);
+  if (thread_.joinable()) thread_.join();
+}
+
+std::optional<ProbeFigures> CostProbe::figures() const {
+  if (!done_.load(std::memory_order_acquire)) return std::nullopt;
+  return figures_;
+}
+
+void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64_t data_bytes,
+                    double forecast_codec_cpu_seconds) {
+  const uint64_t bs = BlockBytes(options_);
+  const uint64_t stride = ProbeStride(data_bytes, bs);
+  const double scale = std::ldexp(1.0, file_level);
+  std::unique_ptr<uint8_t[]> buffer(new uint8_t[bs]);
+  std::unique_ptr<uint8_t[]> scratch(new uint8_t[bs]);
+  codec::Compressor compressor;
+  // Reading: every probed record's key; the distinct non-zero ones kept for the codecs.
+  std::vector<ProbedRecord> records;
+  struct Kept {
+    std::string path;
+    uint64_t offset, capacity;
+  };
+  std::vector<std::pair<uint64_t, Kept>> distinct;  // (key, where)
+  std::unordered_set<uint64_t> seen;
+  for (const walk::SampledFile& f : files) {
+    const ProbedRecords p = ProbedRecordsOf(f.path, f.size, stride);
+    if (p.offsets.empty()) continue;
+    Result<std::unique_ptr<io::File>> file = fs_->Open(f.path, /*follow=*/false);
+    if (!file.ok()) continue;  // gone since the walk: the scan says so
+    for (const uint64_t offset : p.offsets) {
+      if (stop_.load(std::memory_order_relaxed)) return;
+      const uint64_t capacity = std::min(bs, f.size - offset);
+      ProbedRecord r;
+      r.capacity = capacity;
+      r.stands_for = p.bytes_each * scale;
+      // A record wholly in a hole (a sparse image's unwritten space) is not read: it costs the
+      // scan nothing either.
+      Result<std::optional<uint64_t>> data = (*file)->NextData(offset);
+      if (data.ok() && (!*data || **data >= offset + capacity)) {
+        r.is_zero = r.hole = true;
+        records.push_back(r);
+        continue;
+      }
+      Result<size_t> n = (*file)->ReadAt(offset, MutableByteView(buffer.get(), capacity));
+      if (!n.ok()) break;
+      const ByteView bytes(buffer.get(), *n);
+      r.key = XXH3_64bits(bytes.data(), bytes.size());
+      r.is_zero = IsAllZero(bytes);
+      r.bytes = *n;
+      records.push_back(r);
+      if (!r.is_zero && *n > 0 && seen.insert(r.key).second) {
+        distinct.push_back({r.key, Kept{f.path, offset, capacity}});
+      }
+    }
+  }
+  ProbeFigures figures;
+  figures.unique_bytes = UniqueBytes(records, data_bytes);
+  // Codecs: on the distinct records with the lowest keys (a deterministic spread), each timed.
+  double record_nominal = 0;
+  for (size_t c = 0; c < options_.compressions.size(); ++c) {
+    const double speed = estimate::NominalCodecBytesPerSecond(options_.compressions[c]);
+    if (speed > 0) record_nominal += double(bs) / speed;
+  }
+  const size_t timed =
+      std::min(distinct.size(), ProbeTimedRecords(forecast_codec_cpu_seconds, record_nominal));
+  std::partial_sort(distinct.begin(), distinct.begin() + timed, distinct.end(),
+                    [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<uint64_t> ns(options_.compressions.size(), 0);
+  uint64_t timed_bytes = 0;
+  for (size_t i = 0; i < timed; ++i) {
+    if (stop_.load(std::memory_order_relaxed)) return;
+    const Kept& k = distinct[i].second;
+    Result<std::unique_ptr<io::File>> file = fs_->Open(k.path, /*follow=*/false);
+    if (!file.ok()) continue;
+    // A small file's block: its size rounded up to a sector, the rest zeros (as the scan's).
+    const uint64_t lsize = std::min(bs, (k.capacity + kSector - 1) / kSector * kSector);
+    std::fill(buffer.get(), buffer.get() + lsize, 0);
+    Result<size_t> n = (*file)->ReadAt(k.offset, MutableByteView(buffer.get(), k.capacity));
+    if (!n.ok()) continue;
+    const ByteView block(buffer.get(), lsize);
+    for (size_t c = 0; c < options_.compressions.size(); ++c) {
+      if (shares_[c] <= 0) continue;
+      if (i == 0) {  // untimed: a codec's first call sets up its context
+        codec::CompressZfsBlock(policy_, options_.compressions[c], block, false, compressor,
+                                MutableByteView(scratch.get(), lsize));
+      }
+      const uint64_t t0 = ThreadCpuNanos();
+      codec::CompressZfsBlock(policy_, options_.compressions[c], block, false, compressor,
+                              MutableByteView(scratch.get(), lsize));
+      ns[c] += ThreadCpuNanos() - t0;
+    }
+    timed_bytes += *n;
+  }
+  if (timed_bytes > 0) {
+    for (size_t c = 0; c < ns.size(); ++c) {
+      figures.codec_cpu_per_byte += shares_[c] * double(ns[c]) * 1e-9 / double(timed_bytes);
+    }
+  }
+  figures_ = figures;
+  done_.store(true, std::memory_order_release);
+}
+
+}  // namespace zsim::pipeline

@@ -1,0 +1,117 @@
+// engine/pipeline/cost_probe.h
+//
+// A read-ahead sample for the expected time (expected_time.h): what the work per byte of the
+// whole tree will be, seen before the scan gets there. The work per byte changes along a tree
+// (bench/results/2026-12-02-eta2): a VM store's template image is unique and coded, its clones
+// and zeros later cost a read; a file server's directories differ 30x in codec cost per byte.
+// The pace of the first tenth cannot see what comes later; the probe reads a little of all of it.
+//
+// Which blocks: the sizing walk's file sample (walk/file_sample.h), and in each file the records
+// at offsets that are multiples of a stride (a multiple of the block size, so a clone's probed
+// records meet their twins'). A file shorter than the stride is probed, at offset 0, with
+// probability size/stride (by its path's hash: by size, a database's thousands of 8 KiB files
+// would be in or out together). Each probed record then stands for `stride` bytes of the tree (a
+// long file's for its share of the file), times 2^level of the file sample (which cancels in the
+// unique share, UniqueBytes, but keeps the records' weights true). So a copy of a long
+// file meets its twin, a copy of a short one mostly not (taken for unique: the estimate is then
+// high by the short files' duplicates).
+// What it measures: the bytes of the tree in distinct non-zero blocks (the blocks the codecs run
+// on), and on a few of them (ProbeTimedRecords) the codecs' CPU time per byte, each codec
+// weighted by the share of blocks the scan codes with it (cost_forecast.h CodedShares).
+// Timing moves only the expected time, never a figure.
+//
+// Cost: about 1/kProbeShare of the data read again (from the page cache, as the scan reads it
+// just after), and the codecs on ProbeTimedRecords records, about 1.5% of the forecast's codec
+// time.
+//
+// Thread safety: the pure functions are. CostProbe runs on a thread of its own; figures() may
+// be called from any thread.
+
+#ifndef ZSIM_ENGINE_PIPELINE_COST_PROBE_H_
+#define ZSIM_ENGINE_PIPELINE_COST_PROBE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "engine/io/file_system.h"
+#include "engine/pipeline/expected_time.h"
+#include "engine/walk/file_sample.h"
+#include "engine/zfs/write_rules.h"
+#include "zsim/scan_options.h"
+
+namespace zsim::pipeline {
+
+// The probe reads about 1/kProbeShare of the data bytes, in kProbeMinRecords to
+// kProbeMaxRecords records.
+inline constexpr uint64_t kProbeShare = 64;
+inline constexpr uint64_t kProbeMinRecords = 64;
+inline constexpr uint64_t kProbeMaxRecords = 512;
+
+// The stride for a tree of `data_bytes` read in blocks of `block_bytes`: a multiple of the block
+// size, at least one block.
+uint64_t ProbeStride(uint64_t data_bytes, uint64_t block_bytes);
+
+// The offsets probed in a file of `size` bytes (empty: not probed), and the bytes of the tree
+// each of them stands for (before the file sample's 2^level).
+struct ProbedRecords {
+  std::vector<uint64_t> offsets;
+  double bytes_each = 0;
+};
+ProbedRecords ProbedRecordsOf(std::string_view path, uint64_t size, uint64_t stride);
+
+// How many of the distinct records the codecs are timed on: about 1.5% of the forecast's codec
+// CPU seconds, at `record_nominal_seconds` per record for the whole codec list, within [8, 64].
+size_t ProbeTimedRecords(double forecast_codec_cpu_seconds, double record_nominal_seconds);
+
+// One probed record, as the probe measured it.
+struct ProbedRecord {
+  uint64_t key = 0;  // the record's hash (xxh3-64 of its bytes)
+  bool is_zero = false;
+  bool hole = false;      // wholly in a hole: not read, and no data
+  uint64_t bytes = 0;     // data bytes read
+  uint64_t capacity = 0;  // bytes it could have held (the block size, or a small file's size)
+  double stands_for = 0;  // bytes of the tree it stands for
+};
+
+// The tree's bytes in distinct non-zero blocks, from the probed records: the share of the data
+// they stand for that is in distinct non-zero keys (each key counted once, with what its first
+// record stands for; a record short of a block, a file's tail, counts that share of it), times
+// the tree's `data_bytes` (the sizing walk's). A ratio: how many short files happened to be
+// probed (each by chance, size/stride) cancels out.
+double UniqueBytes(const std::vector<ProbedRecord>& records, uint64_t data_bytes);
+
+class CostProbe {
+ public:
+  // Starts reading at once, on its own thread. `shares`: cost_forecast.h CodedShares.
+  CostProbe(io::FileSystem* fs, std::vector<walk::SampledFile> files, int file_level,
+            uint64_t data_bytes, const ScanOptions& options, const zfs::WritePolicy& policy,
+            std::vector<double> shares, double forecast_codec_cpu_seconds);
+  // Stops the reading (at the next record) and joins its thread.
+  ~CostProbe();
+  CostProbe(const CostProbe&) = delete;
+  CostProbe& operator=(const CostProbe&) = delete;
+
+  // The figures once the probe has finished (nullopt before, and after a read error).
+  std::optional<ProbeFigures> figures() const;
+
+ private:
+  void Run(std::vector<walk::SampledFile> files, int file_level, uint64_t data_bytes,
+           double forecast_codec_cpu_seconds);
+
+  io::FileSystem* fs_;
+  ScanOptions options_;
+  zfs::WritePolicy policy_;
+  std::vector<double> shares_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> done_{false};
+  ProbeFigures figures_;  // written before done_ (release), read after it (acquire)
+  std::thread thread_;
+};
+
+}  // namespace zsim::pipeline
+
+#endif  // ZSIM_ENGINE_PIPELINE_COST_PROBE_H_

@@ -1,0 +1,129 @@
+// pipeline/cost_probe.h: the read-ahead sample of the expected time. Which records it reads, and
+// what it finds on a tree of a unique file, its clone and a file of zeros.
+
+#include "engine/pipeline/cost_probe.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/util/test_util.h"
+
+namespace zsim::pipeline {
+namespace {
+
+constexpr uint64_t kBlock = 128 << 10;
+constexpr uint64_t kMiB = 1 << 20;
+
+// About 1/kProbeShare of a large tree's blocks, within the bounds, in whole blocks.
+TEST(CostProbeTest, StrideIsWholeBlocksAndBounded) {
+  const uint64_t big = 64ull << 30;
+  EXPECT_EQ(ProbeStride(big, kBlock) % kBlock, 0u);
+  EXPECT_EQ(big / ProbeStride(big, kBlock), kProbeMaxRecords);
+  const uint64_t mid = 3ull << 30;  // 24576 blocks: 384 records
+  EXPECT_NEAR(double(mid / ProbeStride(mid, kBlock)), 24576.0 / kProbeShare, 2);
+  // A small tree: about kProbeMinRecords (fewer by the stride's rounding up to whole blocks).
+  const double small = double(100 * kMiB) / double(ProbeStride(100 * kMiB, kBlock));
+  EXPECT_LE(small, double(kProbeMinRecords));
+  EXPECT_GT(small, 0.9 * double(kProbeMinRecords));
+  EXPECT_EQ(ProbeStride(1000, kBlock), kBlock);  // a tiny tree: one block
+}
+
+// A long file: records at multiples of the stride, standing for the file's bytes together. A
+// short one: at offset 0 with probability size/stride, standing for a stride.
+TEST(CostProbeTest, RecordsOfLongAndShortFiles) {
+  const uint64_t stride = 8 * kBlock;
+  const ProbedRecords p = ProbedRecordsOf("long", 20 * kBlock + 5, stride);
+  ASSERT_EQ(p.offsets.size(), 3u);
+  EXPECT_EQ(p.offsets[1], stride);
+  EXPECT_EQ(p.offsets[2], 2 * stride);
+  EXPECT_DOUBLE_EQ(p.bytes_each * 3, double(20 * kBlock + 5));
+  EXPECT_TRUE(ProbedRecordsOf("empty", 0, stride).offsets.empty());
+  // Short files stand for their bytes on average, also when thousands have one size.
+  double probed = 0, bytes = 0;
+  for (int i = 0; i < 4000; ++i) {
+    const uint64_t size = i % 2 ? 8192 : 4096 + 509 * uint64_t(i % 300);
+    bytes += double(size);
+    const ProbedRecords s = ProbedRecordsOf(testing::NumberedName("f", i), size, stride);
+    if (!s.offsets.empty()) {
+      EXPECT_EQ(s.offsets[0], 0u);
+      probed += s.bytes_each;
+    }
+  }
+  EXPECT_NEAR(probed / bytes, 1.0, 0.1);
+}
+
+// Distinct non-zero keys count once; zeros never; a record short of its capacity its share; the
+// unique share of the data probed scales the tree's data bytes, holes aside.
+TEST(CostProbeTest, UniqueBytesCountEachKeyOnce) {
+  std::vector<ProbedRecord> r = {
+      {1, false, false, kBlock, kBlock, 1000},      // a block
+      {1, false, false, kBlock, kBlock, 1000},      // and its twin
+      {2, true, false, kBlock, kBlock, 1000},       // zeros
+      {3, false, false, kBlock / 2, kBlock, 1000},  // half a block
+      {0, true, true, 0, kBlock, 1000},             // a hole: no data
+  };
+  // 1500 unique of 3500 probed.
+  EXPECT_DOUBLE_EQ(UniqueBytes(r, 7000), 3000);
+  EXPECT_DOUBLE_EQ(UniqueBytes({}, 7000), 0);
+}
+
+ScanOptions Options(std::vector<Compression> compressions) {
+  ScanOptions o;
+  o.recordsizes = {kBlock};
+  o.compressions = std::move(compressions);
+  o.threads = 1;
+  return o;
+}
+
+// 32 MiB random, its clone, 64 MiB of zeros and a sparse image: the unique bytes are the first
+// file's and the image's data, and the codecs have a cost per byte; with compression off, none.
+TEST(CostProbeTest, ClonesAndZerosAreNotUnique) {
+  testing::TempDir tmp;
+  const std::vector<uint8_t> random = testing::Xorshift64Bytes(7, 32 * kMiB);
+  const std::string a = tmp.WriteFile("a/template", random).string();
+  const std::string b = tmp.WriteFile("b/clone", random).string();
+  const std::string z = tmp.WriteFile("c/zeros", std::vector<uint8_t>(64 * kMiB, 0)).string();
+  // A sparse image: a 64 MiB hole, then 8 MiB of other random data.
+  const std::string sparse = (tmp.path() / "d.img").string();
+  {
+    std::ofstream out(sparse, std::ios::binary);
+    out.seekp(64 * kMiB);
+    const std::vector<uint8_t> tail = testing::Xorshift64Bytes(11, 8 * kMiB);
+    out.write(reinterpret_cast<const char*>(tail.data()), std::streamsize(tail.size()));
+  }
+  const std::vector<walk::SampledFile> files = {
+      {a, 32 * kMiB}, {b, 32 * kMiB}, {z, 64 * kMiB}, {sparse, 72 * kMiB}};
+  std::shared_ptr<io::FileSystem> fs = io::PosixFileSystem();
+  const ScanOptions on = Options(
+      {Compression{CompressionAlgorithm::kLz4, 0}, Compression{CompressionAlgorithm::kGzip, 6}});
+  std::optional<ProbeFigures> f;
+  {
+    CostProbe probe(fs.get(), files, 0, 128 * kMiB, on, zfs::WritePolicy{}, {1.0, 0.5}, 10.0);
+    while (!(f = probe.figures())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  // 128 MiB at 128 KiB: 1024 blocks, 64 records (every 16th block): 16 in the template, 4 in
+  // the sparse image's data (its hole is not read), of 68 with data: 20/68 of the data bytes.
+  EXPECT_NEAR(f->unique_bytes, 128.0 * kMiB * 20 / 68, double(kMiB));
+  EXPECT_GT(f->codec_cpu_per_byte, 0);
+  // The template alone, among files sampled at level 1: all it stands for is unique.
+  {
+    CostProbe probe(fs.get(), {files[0]}, 1, 128 * kMiB, on, zfs::WritePolicy{}, {1.0, 0.5}, 10.0);
+    while (!(f = probe.figures())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_DOUBLE_EQ(f->unique_bytes, double(128 * kMiB));
+  const ScanOptions off = Options({Compression{CompressionAlgorithm::kOff, 0}});
+  {
+    CostProbe probe(fs.get(), files, 0, 128 * kMiB, off, zfs::WritePolicy{}, {0.0}, 0.0);
+    while (!(f = probe.figures())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(f->codec_cpu_per_byte, 0);
+}
+
+}  // namespace
+}  // namespace zsim::pipeline
