@@ -450,7 +450,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       // anchor, so the interval is the estimate +- R's relative half width (centred on the
       // estimate, which a whole-sample R x anchor total need not equal). The census part and
       // the metadata are exact.
-      const uint64_t meta_psize = metadata_[row * settings_ + c].MetadataPsize();
+      const uint64_t meta_psize = MetadataOf(row, c, s).MetadataPsize();
       double ref_lsize = 0, ref_anchor = 0;
       for (const BucketSums& b : buckets[c]) {
         ref_lsize += b.ref_lsize;
@@ -469,10 +469,18 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   return out;
 }
 
+zfs::MetadataTally Tally::MetadataOf(size_t row, size_t c, const SettingResult& s,
+                                     bool written_zeros) const {
+  const size_t i = row * settings_ + c;
+  zfs::MetadataTally meta = written_zeros ? metadata_without_dedup_[i] : metadata_[i];
+  meta.SetEmbedded(s.blocks.embedded, s.embedded_bytes, options_.compressions[c]);
+  return meta;
+}
+
 void Tally::Complete(size_t row, size_t c, uint64_t ref_dsize, uint64_t dedup_asize,
                      SettingResult* sp) const {
   SettingResult& s = *sp;
-  const zfs::MetadataTally& meta = metadata_[row * settings_ + c];
+  const zfs::MetadataTally meta = MetadataOf(row, c, s);
   const uint64_t entries = s.dedup.unique_entries + s.dedup.duplicate_entries;
   const uint64_t typical_asize = entries ? dedup_asize / entries : 0;
   s.dedup.footprints.push_back(Footprint(options_, DdtFormat::kLegacy, s.dedup.unique_entries,
@@ -499,7 +507,7 @@ void Tally::Complete(size_t row, size_t c, uint64_t ref_dsize, uint64_t dedup_as
     // dmu_write_policy() in module/zfs/dmu.c switches compression=off to "empty" only when dedup
     // is on; zio_write_compress() tests for zeros only when a compression runs).
     const size_t i = row * settings_ + c;
-    s.metadata_bytes = metadata_without_dedup_[i].DatasetMetadataDsize();
+    s.metadata_bytes = MetadataOf(row, c, s, /*written_zeros=*/true).DatasetMetadataDsize();
     s.used = ref_dsize + zero_dsize_without_dedup_[i] + s.metadata_bytes;
   }
   zfs::PoolDdt pool_ddt;
@@ -914,7 +922,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
     Complete(row, c, ref.dsize, Round(asize), &s);
     // compressratio's interval from the psize-per-auxiliary-byte ratio's.
     // Without a usable sample (none, or a single entry) the interval of psize per u is infinite.
-    const uint64_t meta_psize = metadata_[i].MetadataPsize();
+    const uint64_t meta_psize = MetadataOf(row, c, s).MetadataPsize();
     const std::array<double, 2> r =
         from_occurrences ? o.psize_per_u.Interval95(nz_blocks)
         : known          ? rs.psize_per_u.Interval95(pop_units)

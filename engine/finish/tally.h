@@ -69,6 +69,10 @@ class Tally {
   // metadata, compressratio, used, pool_alloc.
   void Complete(size_t row, size_t setting, uint64_t ref_dsize, uint64_t dedup_asize,
                 SettingResult* s) const;
+  // The metadata model of (row, setting) (`written_zeros`: the one of the no-dedup write path,
+  // metadata_without_dedup_) told which of its files hold an embedded block, from `s`'s blocks.
+  zfs::MetadataTally MetadataOf(size_t row, size_t setting, const SettingResult& s,
+                                bool written_zeros = false) const;
 
   ScanOptions options_;
   zfs::AllocationModel alloc_;

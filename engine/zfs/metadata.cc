@@ -19,11 +19,17 @@ constexpr double kDnodeBlockHeaderBytes = 64;
 // tree at 128K (59 multi-block files of 4507) and 8K (1413), database at 16K within 4 %.
 constexpr double kCompressedBytesPerDnode = 101.5;
 constexpr double kCompressedBytesPerIndirectFile = 38;
-// From 0.7 (lz4 metadata, the SA bonus of zfs_mknode): 75 B per used dnode and no visible cost
-// of an indirect block, measured on OpenZFS 2.3.2 at ashift 9 (zdb -bbb L0 DMU dnode psize over
-// the filesystem's dnode blocks: tiny 78, fileserver 70, database 70, source 84 B per dnode, the
-// share of files with indirect blocks 4 % to 25 % without a trend).
-constexpr double kCompressedBytesPerDnodeLz4 = 75;
+// From 0.7 (lz4 metadata, the SA bonus of zfs_mknode): DnodeBlockRawBytes. The mean psize per
+// dnode (zdb -bbb, ashift 9) ranged from 56 B (database: 17 % of its files empty, 37 % embedded)
+// to 84 B (source: 97 % with a block pointer); a file's indirect blocks add nothing visible.
+constexpr double kDnodeBlockBytesLz4 = 280;
+constexpr double kDnodeBlkptrBytesLz4 = 66;
+constexpr double kEmbeddedPayloadShareLz4 = 0.35;
+constexpr double kEmbeddedPayloadShareZstd = 0.6;
+constexpr double kEmbeddedPayloadShareOther = 0.85;  // gzip (fitted), lzjb, zle (assumed)
+// Of the ZPL's kExtraObjectsSa fixed objects, the ones whose dnode holds a block pointer: the
+// master node, the SA registration and the SA layouts (zdb -ddddd on 2.3.2).
+constexpr uint64_t kExtraObjectsWithBlkptr = 3;
 // A block pointer compresses to its random parts: the 32-byte checksum and the DVAs' offsets.
 // Fitted: 46 B with one DVA (data L1s of source 8K and database 16K within 0.4 %), 62 B with
 // three (MOS, DDT ZAP indirects).
@@ -115,6 +121,7 @@ void MetadataTally::AddBlockSpread(double lsize, double raw_psize, int copies, S
 void MetadataTally::AddFile(uint64_t block_slots, uint64_t data_blocks,
                             std::span<const uint64_t> indirects) {
   ++files_;
+  if (data_blocks != 0) ++data_files_;
   if (block_slots <= 1 || data_blocks == 0) return;  // the blkptr lives in the dnode
   const int shift = RulesFor(context_.profile).indirect_block_shift;
   const uint64_t ind_bytes = uint64_t{1} << shift;
@@ -183,11 +190,30 @@ void MetadataTally::AddDirectory(uint64_t entries, uint64_t name_bytes, uint64_t
 void MetadataTally::Merge(const MetadataTally& other) {
   files_ += other.files_;
   indirect_files_ += other.indirect_files_;
+  data_files_ += other.data_files_;
+  embedded_files_ += other.embedded_files_;
+  embedded_payload_bytes_ += other.embedded_payload_bytes_;
   directories_ += other.directories_;
   variable_.lsize += other.variable_.lsize;
   variable_.psize += other.variable_.psize;
   variable_.asize += other.variable_.asize;
   variable_.dsize += other.variable_.dsize;
+}
+
+void MetadataTally::SetEmbedded(uint64_t blocks, uint64_t payload_bytes, Compression compression) {
+  embedded_files_ = std::min(blocks, data_files_);
+  embedded_payload_bytes_ = payload_bytes;
+  embedded_compression_ = compression;
+}
+
+double DnodeBlockRawBytes(double dnodes, double with_blkptr, double embedded_payload_bytes,
+                          Compression compression) {
+  (void)dnodes;  // empty and all-hole files' dnodes: nothing measurable (see the header)
+  const double share =
+      compression.algorithm == CompressionAlgorithm::kLz4    ? kEmbeddedPayloadShareLz4
+      : compression.algorithm == CompressionAlgorithm::kZstd ? kEmbeddedPayloadShareZstd
+                                                             : kEmbeddedPayloadShareOther;
+  return kDnodeBlockBytesLz4 + kDnodeBlkptrBytesLz4 * with_blkptr + share * embedded_payload_bytes;
 }
 
 MetadataTally::Space MetadataTally::Fixed() const {
@@ -201,12 +227,22 @@ MetadataTally::Space MetadataTally::Fixed() const {
   const double indirect_share =
       objects ? static_cast<double>(indirect_files_) / static_cast<double>(objects) : 0.0;
   const bool v23 = context_.profile == Profile::kV23;
-  const double per_dnode =
-      v23 ? kCompressedBytesPerDnode + kCompressedBytesPerIndirectFile * indirect_share
-          : kCompressedBytesPerDnodeLz4;
+  const double per_dnode_v23 =
+      kCompressedBytesPerDnode + kCompressedBytesPerIndirectFile * indirect_share;
+  // From 0.7: the dnodes that hold a block pointer (files with data whose block is not
+  // embedded, directories, a few fixed objects) and the embedded payload, spread evenly.
+  const double n = objects ? static_cast<double>(objects) : 1.0;
+  const double blkptr_share =
+      static_cast<double>(data_files_ - embedded_files_ + directories_ + kExtraObjectsWithBlkptr) /
+      n;
+  const double payload_per_dnode = static_cast<double>(embedded_payload_bytes_) / n;
   for (uint64_t b = 0; b < blocks; ++b) {
     const uint64_t used = std::min(kDnodesPerBlock, objects - b * kDnodesPerBlock);
-    AddBlockSpread(kDnodeBlockBytes, kDnodeBlockHeaderBytes + per_dnode * used, mcopies, &s);
+    const double u = static_cast<double>(used);
+    const double raw = v23 ? kDnodeBlockHeaderBytes + per_dnode_v23 * u
+                           : DnodeBlockRawBytes(u, std::min(u, blkptr_share * u),
+                                                payload_per_dnode * u, embedded_compression_);
+    AddBlockSpread(kDnodeBlockBytes, raw, mcopies, &s);
   }
   // Meta-dnode indirects: 16K in v23 (7 levels), 128K later (6 levels: zdb -dd on 2.3.2).
   const uint64_t per_indirect = (v23 ? 16384 : 131072) / 128;

@@ -13,6 +13,9 @@ not be fetched or built here, see build-harness).
       --data-dir BUILD/samples-data --source-dir REPO --dataset tiny [--matrix ci|full]
   run_openzfs23.py --zsim BUILD/zsim --env ENV --out DIR --tree /some/tree --name mine
   run_openzfs23.py --collect BUILD/accuracy [--docs docs/accuracy.md]   merge the results
+  run_openzfs23.py --summary OUT/openzfs23-NAME.json     per figure: rows within the issue's
+      tolerance, widened, outside, and the range of the errors (docs/accuracy.md's full-matrix
+      tables)
 
 OpenZFS's figures depend only on the dataset's content and the setting, so they are cached under
 OUT/openzfs23-cache keyed by the sample's checksum; --no-cache measures again.
@@ -363,6 +366,39 @@ def table_md(results):
     return "\n".join(lines) + "\n"
 
 
+SUMMARY_FIGURES = ["DDT unique entries", "DDT duplicate entries", "DEDUP", "compressratio",
+                   "dataset used", "pool ALLOC", "DDT unique on disk", "DDT unique in core",
+                   "DDT duplicate on disk", "DDT duplicate in core", "dedup log RAM after write"]
+
+
+def error_value(error):
+    """The number at the head of a check's error ("+1.2%", "-0.01", 3, "+0.09%; zsim's ..."),
+    or None."""
+    if isinstance(error, (int, float)):
+        return float(error)
+    m = re.match(r"\s*([-+]?[0-9.]+|[-+]?inf)", error or "")
+    return float(m.group(1)) if m else None
+
+
+def summary_md(result):
+    """Markdown: one row per figure, how many settings are within the issue's tolerance, only
+    within the widened one ("~"), outside both ("✗"), and the smallest and largest error."""
+    lines = ["| figure | within the issue's tolerance | widened | outside | errors |",
+             "|---|---|---|---|---|"]
+    for fig in SUMMARY_FIGURES:
+        xs = [x for s in result["settings"] for x in s["checks"] if x["figure"] == fig]
+        if not xs:
+            continue
+        errs = [e for e in (error_value(x["error"]) for x in xs) if e is not None]
+        unit = "%" if any(isinstance(x["error"], str) and "%" in x["error"] for x in xs) else ""
+        rng = "%+g%s .. %+g%s" % (min(errs), unit, max(errs), unit) if errs else ""
+        lines.append("| %s | %d | %d | %d | %s |" % (
+            fig, sum(1 for x in xs if x["strict"]),
+            sum(1 for x in xs if x["ok"] and not x["strict"]),
+            sum(1 for x in xs if not x["ok"]), rng))
+    return "\n".join(lines) + "\n"
+
+
 # ----------------------------------------------------------------------------------------------
 # Main
 
@@ -444,7 +480,12 @@ def main(argv):
     ap.add_argument("--no-cache", action="store_true")
     ap.add_argument("--collect", metavar="OUT")
     ap.add_argument("--docs")
+    ap.add_argument("--summary", metavar="RESULT_JSON")
     a = ap.parse_args(argv)
+    if a.summary:
+        with open(a.summary) as f:
+            sys.stdout.write(summary_md(json.load(f)))
+        return 0
     if a.collect:
         return collect(a.collect, a.docs)
     if not (a.zsim and a.env and a.out) or not (a.dataset or a.tree):
