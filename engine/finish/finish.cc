@@ -99,6 +99,36 @@ Status CheckRawCodes(const state::ScanState& s, const ReportOptions& r) {
   return Status::Ok();
 }
 
+// A file's indirect blocks per level (state::FileShape::indirects) were counted over ranges of
+// the scan's indirect block (zfs/indirect_ranges.h); a profile with another indirect block size
+// (v23: 16K, 2.1 and later: 128K) needs them counted over its own ranges, which the counts do
+// not tell. They decide nothing where the file is dense or holds one data block (zfs/metadata.h
+// AddFile then needs no count): only files with holes between several blocks are refused.
+Status CheckIndirectCounts(const state::ScanState& s, const ReportOptions& r) {
+  const ScanOptions& o = s.options;
+  const int scan_shift = zfs::RulesFor(o.profile).indirect_block_shift;
+  const int report_shift = zfs::RulesFor(r.profile).indirect_block_shift;
+  if (scan_shift == report_shift) return Status::Ok();
+  for (const state::RowState& row : s.rows) {
+    for (const auto& setting : row.files) {
+      for (const auto& [shape, count] : setting) {
+        if (shape.indirects.empty() || shape.non_hole <= 1 || shape.non_hole >= shape.blocks) {
+          continue;
+        }
+        return Status::InvalidArgument(
+            Where(r) + " cannot be answered from this state (scanned with " +
+            Where(ReportOptionsOf(o)) + "): it counted the indirect blocks of files with holes " +
+            "over " + std::to_string((uint64_t{1} << scan_shift) >> 10) +
+            "K indirect blocks, and profile " + std::string(ProfileName(r.profile)) + " uses " +
+            std::to_string((uint64_t{1} << report_shift) >> 10) +
+            "K ones; report with a profile of the scan's indirect block size, or scan again "
+            "with this one");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 bool TableSampled(const state::ScanState& s) {
   for (const state::RowState& r : s.rows) {
     if (r.table->sample_shift() != 0) return true;
@@ -126,6 +156,7 @@ Status CheckReportOptions(const state::ScanState& s, const ReportOptions& r) {
   if (s.code_kind == state::CodeKind::kRounded) ZSIM_RETURN_IF_ERROR(CheckRoundedCodes(o, r));
   ZSIM_RETURN_IF_ERROR(ValidateScanOptions(effective));
   if (s.code_kind == state::CodeKind::kRaw) ZSIM_RETURN_IF_ERROR(CheckRawCodes(s, r));
+  ZSIM_RETURN_IF_ERROR(CheckIndirectCounts(s, r));
   const bool allocation_changed =
       r.vdev != o.vdev || r.ashift != o.ashift || r.copies != o.copies || r.profile != o.profile;
   if (allocation_changed && TableSampled(s)) {

@@ -300,5 +300,58 @@ TEST(FinishTest, OptionsTheStateCannotAnswerAreRefused) {
   EXPECT_NE(st.message().find("sampled"), std::string::npos) << st.message();
 }
 
+// A file with holes between its blocks: the state counts its indirect blocks over the scan's
+// indirect block size (v23 16K: 128 block pointers; 2.1 and later 128K: 1024), which another
+// size cannot use; such a report is refused both ways, while profiles of one size answer it.
+TEST(FinishTest, IndirectCountsKeepTheirIndirectBlockSize) {
+  testing::TempDir dir;
+  // 3000 blocks of 4K, random data in blocks 0, 150, ..., 900 and 2999: 8 L1s under v23 (one
+  // per data block), 2 under 2.1 (of the 3 the file's size allows).
+  std::vector<uint8_t> sparse(3000 * 4096, 0);
+  for (size_t b : {0, 150, 300, 450, 600, 750, 900, 2999}) {
+    const std::vector<uint8_t> block = testing::Xorshift64Bytes(b + 1, 4096);
+    std::copy(block.begin(), block.end(), sparse.begin() + b * 4096);
+  }
+  dir.WriteFile("sparse.img", sparse);
+  auto fs = io::PosixFileSystem();
+  ScanOptions o = BaseOptions(dir);
+  o.recordsizes = {4096};
+  o.compressions = {Compression{CompressionAlgorithm::kLzjb, 0}};
+  for (auto [scanned, other] :
+       {std::pair{Profile::kZfs21, Profile::kV23}, std::pair{Profile::kV23, Profile::kZfs21}}) {
+    SCOPED_TRACE(std::string(ProfileName(scanned)) + " -> " + std::string(ProfileName(other)));
+    o.profile = scanned;
+    Result<state::ScanState> s = ScanToState(o, fs.get());
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    finish::ReportOptions r = Report(s->options);
+    r.profile = other;
+    r.ddt_format.reset();
+    const Status st = finish::CheckReportOptions(*s, r);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(st.message().find("cannot be answered"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find("indirect"), std::string::npos) << st.message();
+    // The refusal matters: the counts made for the scan give other metadata than a direct scan.
+    ScanOptions want = o;
+    want.profile = other;
+    Result<ScanResult> direct = RunScan(want, fs.get());
+    ASSERT_TRUE(direct.ok()) << direct.status().ToString();
+    EXPECT_NE(finish::Finish(*s, r).results[0].metadata_bytes, direct->results[0].metadata_bytes);
+  }
+  // 2.1 to 2.2: the same indirect block size, answered as a direct scan.
+  o.profile = Profile::kZfs21;
+  Result<state::ScanState> s = ScanToState(o, fs.get());
+  ASSERT_TRUE(s.ok());
+  finish::ReportOptions r = Report(s->options);
+  r.profile = Profile::kZfs22;
+  r.ddt_format.reset();
+  ASSERT_TRUE(finish::CheckReportOptions(*s, r).ok())
+      << finish::CheckReportOptions(*s, r).ToString();
+  ScanOptions want = o;
+  want.profile = Profile::kZfs22;
+  Result<ScanResult> direct = RunScan(want, fs.get());
+  ASSERT_TRUE(direct.ok());
+  ExpectSameFigures(finish::Finish(*s, r), *direct);
+}
+
 }  // namespace
 }  // namespace zsim::pipeline
