@@ -82,7 +82,7 @@ Status CheckRawCodes(const state::ScanState& s, const ReportOptions& r) {
   const ScanOptions effective = Effective(o, r);
   for (const state::RowState& row : s.rows) {
     const CodeSettler settler(s.code_kind, o, effective, row.block_bytes);
-    if (!settler.may_be_unknown()) return Status::Ok();
+    if (!settler.may_be_unknown()) continue;
     const std::vector<uint64_t> unknown = settler.CountUnknown(*row.table);
     for (size_t c = 0; c < unknown.size(); ++c) {
       if (unknown[c] == 0) continue;
