@@ -1,5 +1,6 @@
 #include "engine/zfs/write_rules.h"
 
+#include <algorithm>
 #include <cassert>
 
 namespace zsim::zfs {
@@ -121,8 +122,12 @@ std::optional<BlockWrite> ReplayCompressed(const WritePolicy& scanned, const Wri
     if (!raw) return std::nullopt;  // perhaps it fits the larger budget
     fits = true;
   } else {
-    // A raw length above 112 is rounded up to 512: the output lies in (raw - 512, raw].
-    const uint64_t least = !raw ? 0 : *raw <= kEmbeddedPayloadBytes ? *raw : *raw - 511;
+    // A raw length above 112 is rounded up to 512: the output lies in (raw - 512, raw], and
+    // above 112 (a shorter one is kept exact).
+    const uint64_t least = !raw ? 0
+                           : *raw <= kEmbeddedPayloadBytes
+                               ? *raw
+                               : std::max(*raw - 511, kEmbeddedPayloadBytes + 1);
     if (raw && least <= budget) return std::nullopt;  // perhaps short of the smaller budget
   }
   if (!fits) return BlockWrite{BlockKind::kUncompressed, lsize};

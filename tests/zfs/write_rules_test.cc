@@ -134,6 +134,28 @@ TEST(WriteRulesTest, ZeroBlocksAndEarlyAbort) {
 
 // SameBlockWrites says when a scan's codes hold under another pool: it must agree with the
 // rules themselves, so it is checked against AcceptCompressed and CompressionBudget over sizes.
+// A raw length above 112 stands for an output in (raw - 512, raw] that is also above 112 (a
+// shorter one is kept exact): raw 512 (113 to 512 bytes) cannot fit a 112-byte budget.
+TEST(WriteRulesTest, ReplayUnderTheEmbeddedBudget) {
+  const WritePolicy scanned = Policy(Profile::kZfs23, 512, 512);   // budget 3584 at 4K
+  const WritePolicy report = Policy(Profile::kZfs23, 4096, 4096);  // budget 112 at 4K
+  ASSERT_EQ(CompressionBudget(report, kLz4, 4096), kEmbeddedPayloadBytes);
+  for (uint64_t raw : {512u, 1024u, 3584u}) {
+    SCOPED_TRACE(raw);
+    const std::optional<BlockWrite> w = ReplayCompressed(scanned, report, kLz4, 4096, raw);
+    ASSERT_TRUE(w.has_value());
+    EXPECT_EQ(w->kind, BlockKind::kUncompressed);
+    EXPECT_EQ(w->psize, 4096u);
+  }
+  // An exact length of 112 or less may or may not fit: compressors give up short of the end.
+  EXPECT_FALSE(ReplayCompressed(scanned, report, kLz4, 4096, 112).has_value());
+  EXPECT_FALSE(ReplayCompressed(scanned, report, kLz4, 4096, 60).has_value());
+  // Under a budget of 512 or more, raw 512 may hold an output that fits.
+  EXPECT_FALSE(ReplayCompressed(Policy(Profile::kZfs23, 512, 512),
+                                Policy(Profile::kZfs23, 1024, 1024), kLz4, 4096, 512)
+                   .has_value());
+}
+
 TEST(WriteRulesTest, SameBlockWritesAgreesWithTheRules) {
   auto same_everywhere = [](const WritePolicy& a, const WritePolicy& b) {
     for (uint64_t lsize : {512u, 4096u, 16384u, 131072u}) {
