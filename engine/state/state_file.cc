@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -480,7 +481,9 @@ void GetRowBlocks(FrameReader& r, const ddt::DedupTable& table, std::vector<uint
   }
 }
 
-// PutLevels read back: at most 8 levels (zfs/indirect_ranges.h), none above `blocks`.
+// PutLevels read back: at most 8 levels (zfs/indirect_ranges.h). A file shape's levels are
+// checked against its blocks where it is read; a record's are not (zfs/metadata.h AddFile
+// clamps them to what its blocks allow).
 std::vector<uint64_t> GetLevels(FrameReader& r) {
   const uint64_t n = Count(r, 8, "indirect level");
   std::vector<uint64_t> levels;
@@ -711,7 +714,9 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version) {
         f.non_hole = r.U64();
         f.zero_blocks = r.U64();
         if (version >= 6) f.indirects = GetLevels(r);
-        if (f.non_hole > f.blocks || f.zero_blocks > f.blocks ||
+        const bool levels_fit = std::all_of(f.indirects.begin(), f.indirects.end(),
+                                            [&](uint64_t n) { return n <= f.blocks; });
+        if (!levels_fit || f.non_hole > f.blocks || f.zero_blocks > f.blocks ||
             (f.block_bytes == 0 && f.blocks != 0) || f.block_bytes > (uint64_t{16} << 20) ||
             f.block_bytes % 512 != 0) {
           r.Fail("corrupt: a file shape");

@@ -92,6 +92,19 @@ TEST(StateFileTest, ASparseFilesIndirectBlocksAreCountedAndReadBack) {
   EXPECT_EQ(back->records[0].indirects.read, got.read);
   EXPECT_EQ(back->records[0].indirects.nonzero, got.nonzero);
   EXPECT_EQ(back->rows[0].files, s->rows[0].files);
+
+  // A shape whose indirect blocks outnumber its blocks is corrupt, and refused.
+  state::ScanState bad = std::move(*s);
+  auto node = bad.rows[0].files[1].extract(bad.rows[0].files[1].begin());
+  node.key().indirects[0] = node.key().blocks + 1;
+  bad.rows[0].files[1].insert(std::move(node));
+  const std::string corrupt = state::EncodeState(bad);
+  Result<state::ScanState> refused =
+      state::ParseState(ByteView(reinterpret_cast<const uint8_t*>(corrupt.data()), corrupt.size()));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(refused.status().message().find("file shape"), std::string::npos)
+      << refused.status().message();
 }
 
 TEST(StateFileTest, ATableKeyGivenTwiceIsRefused) {
@@ -143,8 +156,8 @@ TEST(StateFileTest, ATableKeyGivenTwiceIsRefused) {
 
 // Format 6 keeps each codec's raw outcome: "did not fit" (incompressible data), a short exact
 // length (a small compressible file), lengths in 512-byte units; they read back as saved, and so
-// does the kind of codes (a state of rounded codes, loaded from format 6 or older, saved again stays
-// rounded: its codes mean psize).
+// does the kind of codes (a state of rounded codes, loaded from format 6 or older, saved again
+// stays rounded: its codes mean psize).
 TEST(StateFileTest, RawCodesAndTheirKindReadBack) {
   testing::TempDir dir;
   dir.WriteFile("random.bin", testing::Xorshift64Bytes(3, 64 * 1024));
