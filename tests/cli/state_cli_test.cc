@@ -7,12 +7,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "tests/util/report_json.h"
 #include "tests/util/run_command.h"
@@ -302,12 +304,34 @@ TEST_F(StateCliTest, WhatTheStateCannotAnswerIsRefused) {
     ExpectSameFigures(testing::ParseReportJson(r),
                       Scan({tree_.path().string()}, {"--ashift", ashift}));
   }
-  // A state of format 5 (older than 7: psize rounded for its scan's profile and unit): reported as saved, and
-  // another unit or profile is refused.
+  // A state of format 5 (older than 7: psize rounded for its scan's profile and unit): reported as
+  // saved, and another unit or profile is refused.
   const std::string v5 = std::string(ZSIM_SOURCE_DIR) + "/tests/cli/data/v5_state";
   EXPECT_EQ(testing::RunZsim({"report", v5, "--json"}).exit_code, 0);
   refused(v5, {"--ashift", "13"}, "format 6 or older");
   refused(v5, {"--profile", "2.3"}, "format 6 or older");
+}
+
+// A file with holes between its data blocks: its indirect blocks were counted over the scan
+// profile's indirect block size (16K in v23, 128K from 2.1), so the other size is refused.
+TEST_F(StateCliTest, ASparseFilesStateKeepsItsIndirectBlockSize) {
+  testing::TempDir dir;
+  std::vector<uint8_t> sparse(2000 * 4096, 0);
+  for (size_t b : {0, 150, 300, 1999}) {
+    const std::vector<uint8_t> block = testing::Xorshift64Bytes(b + 7, 4096);
+    std::copy(block.begin(), block.end(), sparse.begin() + b * 4096);
+  }
+  dir.WriteFile("sparse.img", sparse);
+  for (auto [scanned, other] : {std::pair{"2.1", "v23"}, std::pair{"v23", "2.1"}}) {
+    SCOPED_TRACE(std::string(scanned) + " -> " + other);
+    const std::string state = StatePath(scanned);
+    ScanSaving({dir.path().string()},
+               {"--profile", scanned, "--recordsize", "4k", "--compression", "lzjb"}, state);
+    const testing::CommandResult r = testing::RunZsim({"report", state, "--profile", other});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_TRUE(r.out.empty());
+    EXPECT_NE(r.err.find("indirect blocks of files with holes"), std::string::npos) << r.err;
+  }
 }
 
 // The state keeps what each codec produced: on the bundled tiny sample, a state of profile 2.1
