@@ -37,15 +37,31 @@ uint64_t ProbeStride(uint64_t data_bytes, uint64_t block_bytes) {
 ProbedRecords ProbedRecordsOf(std::string_view path, uint64_t size, uint64_t stride) {
   ProbedRecords p;
   if (size == 0 || stride == 0) return p;
+  p.stride = stride;
   if (size >= stride) {
-    const uint64_t n = (size + stride - 1) / stride;
-    for (uint64_t k = 0; k < n; ++k) p.offsets.push_back(k * stride);
-    p.bytes_each = double(size) / double(n);
+    p.count = (size + stride - 1) / stride;
+    p.bytes_each = double(size) / double(p.count);
   } else if (XXH3_64bits_withSeed(path.data(), path.size(), kSmallFileSeed) % stride < size) {
-    p.offsets.push_back(0);
+    p.count = 1;
     p.bytes_each = double(stride);
   }
   return p;
+}
+
+std::optional<uint64_t> NextProbedRecord(io::File& file, uint64_t size, const ProbedRecords& p,
+                                         uint64_t k, uint64_t block_bytes) {
+  while (k < p.count) {
+    const uint64_t offset = k * p.stride;
+    if (offset >= size) return std::nullopt;
+    const uint64_t capacity = std::min(block_bytes, size - offset);
+    Result<std::optional<uint64_t>> data = file.NextData(offset);
+    if (!data.ok() || (*data && **data < offset + capacity)) return k;  // data in it
+    if (!*data) return std::nullopt;                                    // only a hole follows
+    // The data starts at or after this record's end: on to the record whose stride holds it
+    // (it holds data if the data starts within its block; else the next one is asked).
+    k = std::max(k + 1, **data / p.stride);
+  }
+  return std::nullopt;
 }
 
 size_t ProbeTimedRecords(double forecast_codec_cpu_seconds, double record_nominal_seconds) {
@@ -73,18 +89,34 @@ CostProbe::CostProbe(io::FileSystem* fs, std::vector<walk::SampledFile> files, i
     : fs_(fs), options_(options), policy_(policy), shares_(std::move(shares)) {
   thread_ = std::thread([this, files = std::move(files), file_level, data_bytes,
                          forecast_codec_cpu_seconds]() mutable {
-    Run(std::move(files), file_level, data_bytes, forecast_codec_cpu_seconds);
+    // The probe only feeds the progress line's expected time: a failure ends it, not the scan.
+    try {
+      Run(std::move(files), file_level, data_bytes, forecast_codec_cpu_seconds);
+    } catch (...) {
+      failed_.store(true, std::memory_order_release);
+    }
   });
 }
 
 CostProbe::~CostProbe() {
-  stop_.store(true, std::memory_order_relaxed);
+  Stop();
   if (thread_.joinable()) thread_.join();
 }
+
+void CostProbe::Stop() { stop_.store(true, std::memory_order_relaxed); }
 
 std::optional<ProbeFigures> CostProbe::figures() const {
   if (!done_.load(std::memory_order_acquire)) return std::nullopt;
   return figures_;
+}
+
+bool CostProbe::failed() const { return failed_.load(std::memory_order_acquire); }
+
+bool CostProbe::Follow(const std::string& path) const {
+  // As the scan opens it (scan.cc): symlinks are followed with --follow-symlinks, or when an
+  // input path names one.
+  return options_.follow_symlinks ||
+         std::find(options_.paths.begin(), options_.paths.end(), path) != options_.paths.end();
 }
 
 void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64_t data_bytes,
@@ -104,24 +136,21 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
   std::vector<std::pair<uint64_t, Kept>> distinct;  // (key, where)
   std::unordered_set<uint64_t> seen;
   for (const walk::SampledFile& f : files) {
+    if (stop_.load(std::memory_order_relaxed)) return;
     const ProbedRecords p = ProbedRecordsOf(f.path, f.size, stride);
-    if (p.offsets.empty()) continue;
-    Result<std::unique_ptr<io::File>> file = fs_->Open(f.path, /*follow=*/false);
+    if (p.count == 0) continue;
+    Result<std::unique_ptr<io::File>> file = fs_->Open(f.path, Follow(f.path));
     if (!file.ok()) continue;  // gone since the walk: the scan says so
-    for (const uint64_t offset : p.offsets) {
+    // Records wholly in a hole (a sparse image's unwritten space) are not read: they cost the
+    // scan nothing either, and hold no data for UniqueBytes.
+    for (std::optional<uint64_t> k = NextProbedRecord(**file, f.size, p, 0, bs); k;
+         k = NextProbedRecord(**file, f.size, p, *k + 1, bs)) {
       if (stop_.load(std::memory_order_relaxed)) return;
+      const uint64_t offset = *k * p.stride;
       const uint64_t capacity = std::min(bs, f.size - offset);
       ProbedRecord r;
       r.capacity = capacity;
       r.stands_for = p.bytes_each * scale;
-      // A record wholly in a hole (a sparse image's unwritten space) is not read: it costs the
-      // scan nothing either.
-      Result<std::optional<uint64_t>> data = (*file)->NextData(offset);
-      if (data.ok() && (!*data || **data >= offset + capacity)) {
-        r.is_zero = r.hole = true;
-        records.push_back(r);
-        continue;
-      }
       Result<size_t> n = (*file)->ReadAt(offset, MutableByteView(buffer.get(), capacity));
       if (!n.ok()) break;
       const ByteView bytes(buffer.get(), *n);
@@ -151,7 +180,7 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
   for (size_t i = 0; i < timed; ++i) {
     if (stop_.load(std::memory_order_relaxed)) return;
     const Kept& k = distinct[i].second;
-    Result<std::unique_ptr<io::File>> file = fs_->Open(k.path, /*follow=*/false);
+    Result<std::unique_ptr<io::File>> file = fs_->Open(k.path, Follow(k.path));
     if (!file.ok()) continue;
     // A small file's block: its size rounded up to a sector, the rest zeros (as the scan's).
     const uint64_t lsize = std::min(bs, (k.capacity + kSector - 1) / kSector * kSector);

@@ -33,6 +33,7 @@
 #include <atomic>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -55,13 +56,23 @@ inline constexpr uint64_t kProbeMaxRecords = 512;
 // size, at least one block.
 uint64_t ProbeStride(uint64_t data_bytes, uint64_t block_bytes);
 
-// The offsets probed in a file of `size` bytes (empty: not probed), and the bytes of the tree
-// each of them stands for (before the file sample's 2^level).
+// The records probed in a file of `size` bytes: `count` of them (0: not probed), record k at
+// offset k * stride, and the bytes of the tree each of them stands for (before the file sample's
+// 2^level). A count, not a list: a sparse file's apparent size may be petabytes.
 struct ProbedRecords {
-  std::vector<uint64_t> offsets;
+  uint64_t count = 0;
+  uint64_t stride = 0;
   double bytes_each = 0;
 };
 ProbedRecords ProbedRecordsOf(std::string_view path, uint64_t size, uint64_t stride);
+
+// The first record k' >= k of `p` that holds data in `file` (of `size` bytes, records of
+// `block_bytes`), stepping over holes with SEEK_DATA: nullopt when none is left. A record wholly
+// in a hole has no data and costs the scan nothing: skipping it changes no figure (UniqueBytes
+// leaves holes out). So the records visited are bounded by the file's data, not its apparent
+// size. A file system without hole support: every record holds data.
+std::optional<uint64_t> NextProbedRecord(io::File& file, uint64_t size, const ProbedRecords& p,
+                                         uint64_t k, uint64_t block_bytes);
 
 // How many of the distinct records the codecs are timed on: about 1.5% of the forecast's codec
 // CPU seconds, at `record_nominal_seconds` per record for the whole codec list, within [8, 64].
@@ -95,12 +106,22 @@ class CostProbe {
   CostProbe(const CostProbe&) = delete;
   CostProbe& operator=(const CostProbe&) = delete;
 
-  // The figures once the probe has finished (nullopt before, and after a read error).
+  // Asks the probe to stop without waiting: it starts no I/O after the one under way, if any
+  // (an abandoned scan's, whose reads may hang: the destructor joins later).
+  void Stop();
+
+  // The figures once the probe has finished (nullopt before, after a read error, and after a
+  // failure).
   std::optional<ProbeFigures> figures() const;
+  // The probe ended on an exception (an allocation, a codec): it gives no figures, and the
+  // expected time goes on without them. The scan's figures never depend on the probe.
+  bool failed() const;
 
  private:
   void Run(std::vector<walk::SampledFile> files, int file_level, uint64_t data_bytes,
            double forecast_codec_cpu_seconds);
+  // Whether `path` is opened through a symlink, as the scan opens it.
+  bool Follow(const std::string& path) const;
 
   io::FileSystem* fs_;
   ScanOptions options_;
@@ -108,6 +129,7 @@ class CostProbe {
   std::vector<double> shares_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> done_{false};
+  std::atomic<bool> failed_{false};
   ProbeFigures figures_;  // written before done_ (release), read after it (acquire)
   std::thread thread_;
 };

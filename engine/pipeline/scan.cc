@@ -1637,7 +1637,13 @@ state::ScanState Scan::Run() {
   }
   const tbb::enumerable_thread_specific<Worker>& workers = *workers_;
   MaybeReportProgress(true);
-  if (drained) probe_.reset();  // stops it if the scan was quicker
+  // Stops the probe if the scan was quicker. After an abandon it is only told to stop: it starts
+  // no more I/O, and a read of its that hangs is not waited for (the Scan's end joins it).
+  if (drained) {
+    probe_.reset();
+  } else if (probe_) {
+    probe_->Stop();
+  }
   if (since_) FinishSince();
   // The sampled codecs' complete level: the plan of the whole tree, which the scan never went
   // above (before the plan was known it stayed at 0, where every level is complete). After an

@@ -7,11 +7,15 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "tests/util/faulty_file_system.h"
 #include "tests/util/test_util.h"
 
 namespace zsim::pipeline {
@@ -39,19 +43,18 @@ TEST(CostProbeTest, StrideIsWholeBlocksAndBounded) {
 TEST(CostProbeTest, RecordsOfLongAndShortFiles) {
   const uint64_t stride = 8 * kBlock;
   const ProbedRecords p = ProbedRecordsOf("long", 20 * kBlock + 5, stride);
-  ASSERT_EQ(p.offsets.size(), 3u);
-  EXPECT_EQ(p.offsets[1], stride);
-  EXPECT_EQ(p.offsets[2], 2 * stride);
+  ASSERT_EQ(p.count, 3u);
+  EXPECT_EQ(p.stride, stride);
   EXPECT_DOUBLE_EQ(p.bytes_each * 3, double(20 * kBlock + 5));
-  EXPECT_TRUE(ProbedRecordsOf("empty", 0, stride).offsets.empty());
+  EXPECT_EQ(ProbedRecordsOf("empty", 0, stride).count, 0u);
   // Short files stand for their bytes on average, also when thousands have one size.
   double probed = 0, bytes = 0;
   for (int i = 0; i < 4000; ++i) {
     const uint64_t size = i % 2 ? 8192 : 4096 + 509 * uint64_t(i % 300);
     bytes += double(size);
     const ProbedRecords s = ProbedRecordsOf(testing::NumberedName("f", i), size, stride);
-    if (!s.offsets.empty()) {
-      EXPECT_EQ(s.offsets[0], 0u);
+    if (s.count != 0) {
+      EXPECT_EQ(s.count, 1u);
       probed += s.bytes_each;
     }
   }
@@ -123,6 +126,98 @@ TEST(CostProbeTest, ClonesAndZerosAreNotUnique) {
     while (!(f = probe.figures())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   EXPECT_EQ(f->codec_cpu_per_byte, 0);
+}
+
+// A sparse file of 1 TiB apparent size holding 4 MiB at its start and 4 MiB in its middle: the
+// records visited are those holding data (64 at a 128 KiB stride), not one per stride of the
+// apparent size (8 Mi of them); and the probe over it finishes, all its data unique.
+TEST(CostProbeTest, HugeSparseFileVisitsOnlyItsData) {
+  testing::TempDir tmp;
+  const uint64_t apparent = 1ull << 40;
+  const std::string path = (tmp.path() / "huge.img").string();
+  {
+    std::ofstream out(path, std::ios::binary);
+    const std::vector<uint8_t> head = testing::Xorshift64Bytes(3, 4 * kMiB);
+    const std::vector<uint8_t> middle = testing::Xorshift64Bytes(5, 4 * kMiB);
+    out.write(reinterpret_cast<const char*>(head.data()), std::streamsize(head.size()));
+    out.seekp(std::streamoff(apparent / 2));
+    out.write(reinterpret_cast<const char*>(middle.data()), std::streamsize(middle.size()));
+  }
+  std::error_code ec;
+  std::filesystem::resize_file(path, apparent, ec);
+  if (ec)
+    GTEST_SKIP() << "the temp dir's file system refuses a 1 TiB sparse file: " << ec.message();
+  std::shared_ptr<io::FileSystem> fs = io::PosixFileSystem();
+  Result<std::unique_ptr<io::File>> file = fs->Open(path, false);
+  ASSERT_TRUE(file.ok());
+  Result<std::optional<uint64_t>> after_head = (*file)->NextData(8 * kMiB);
+  if (!after_head.ok() || !*after_head || **after_head != apparent / 2) {
+    GTEST_SKIP() << "the temp dir's file system does not report holes (SEEK_DATA)";
+  }
+  const uint64_t data = 8 * kMiB;
+  const uint64_t stride = ProbeStride(data, kBlock);
+  ASSERT_EQ(stride, kBlock);
+  const ProbedRecords p = ProbedRecordsOf(path, apparent, stride);
+  EXPECT_EQ(p.count, apparent / stride);
+  std::vector<uint64_t> visited;
+  for (std::optional<uint64_t> k = NextProbedRecord(**file, apparent, p, 0, kBlock); k;
+       k = NextProbedRecord(**file, apparent, p, *k + 1, kBlock)) {
+    visited.push_back(*k);
+    ASSERT_LE(visited.size(), 1000u) << "the records visited follow the apparent size";
+  }
+  ASSERT_EQ(visited.size(), 64u);
+  EXPECT_EQ(visited[0], 0u);
+  EXPECT_EQ(visited[31], 31u);
+  EXPECT_EQ(visited[32], apparent / 2 / stride);
+  EXPECT_EQ(visited[63], apparent / 2 / stride + 31);
+  const ScanOptions on = Options({Compression{CompressionAlgorithm::kLz4, 0}});
+  std::optional<ProbeFigures> f;
+  {
+    CostProbe probe(fs.get(), {{path, apparent}}, 0, data, on, zfs::WritePolicy{}, {1.0}, 1.0);
+    while (!(f = probe.figures())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_DOUBLE_EQ(f->unique_bytes, double(data));
+}
+
+// An exception on the probe's thread (an allocation failure while reading) ends the probe, not
+// the process: no figures, failed() says so.
+TEST(CostProbeTest, ExceptionEndsTheProbeNotTheProcess) {
+  testing::TempDir tmp;
+  const std::string a = tmp.WriteFile("a", testing::Xorshift64Bytes(9, 4 * kMiB)).string();
+  testing::FaultyFileSystem fs;
+  fs.ThrowBadAllocAt(a, 0);
+  const ScanOptions on = Options({Compression{CompressionAlgorithm::kLz4, 0}});
+  CostProbe probe(&fs, {{a, 4 * kMiB}}, 0, 4 * kMiB, on, zfs::WritePolicy{}, {1.0}, 1.0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!probe.failed() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(probe.failed());
+  EXPECT_FALSE(probe.figures());
+}
+
+// A symlink to a file is probed through as the scan reads it: with --follow-symlinks, or when an
+// input path names it; else it is left out (the scan does not read it either).
+TEST(CostProbeTest, SymlinksFollowTheScansOption) {
+  testing::TempDir tmp;
+  const std::string a = tmp.WriteFile("a", testing::Xorshift64Bytes(13, 4 * kMiB)).string();
+  const std::string link = (tmp.path() / "link").string();
+  std::filesystem::create_symlink(a, link);
+  std::shared_ptr<io::FileSystem> fs = io::PosixFileSystem();
+  const auto unique = [&](const ScanOptions& o) {
+    CostProbe probe(fs.get(), {{link, 4 * kMiB}}, 0, 4 * kMiB, o, zfs::WritePolicy{}, {1.0}, 1.0);
+    std::optional<ProbeFigures> f;
+    while (!(f = probe.figures())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return f->unique_bytes;
+  };
+  ScanOptions o = Options({Compression{CompressionAlgorithm::kLz4, 0}});
+  o.paths = {tmp.path().string()};
+  EXPECT_EQ(unique(o), 0);  // not followed: nothing probed
+  o.follow_symlinks = true;
+  EXPECT_DOUBLE_EQ(unique(o), double(4 * kMiB));
+  o.follow_symlinks = false;
+  o.paths = {link};  // an input path that is a symlink
+  EXPECT_DOUBLE_EQ(unique(o), double(4 * kMiB));
 }
 
 }  // namespace
