@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "engine/estimate/sample_level.h"
+#include "engine/mpi/census.h"
 #include "engine/mpi/messages.h"
 #include "engine/mpi/partition.h"
 #include "engine/mpi/peak_rss.h"
@@ -155,14 +156,11 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
         estimate::PlanSampling(resolved.compressions, resolved.exact).sampled;
     const bool census_runs = resolved.sample_modulus <= 1 &&
                              std::find(sampled.begin(), sampled.end(), true) != sampled.end();
-    uint32_t census =
-        (ddt::kHeavyRefcount + static_cast<uint32_t>(size) - 1) / static_cast<uint32_t>(size);
-    // ZSIM_MPI_CENSUS_AT=8: the census as before this fix (a test shows the gap).
-    if (const char* v = std::getenv("ZSIM_MPI_CENSUS_AT")) {
-      const unsigned long at = std::strtoul(v, nullptr, 10);
-      if (at >= 2) census = static_cast<uint32_t>(std::min<unsigned long>(at, ddt::kHeavyRefcount));
-    }
-    const bool own_census = census_runs && census < ddt::kHeavyRefcount;
+    // ZSIM_MPI_CENSUS_AT=8: the census as before the filter of shipped keys (a test shows the
+    // gap).
+    const char* at = std::getenv("ZSIM_MPI_CENSUS_AT");
+    const CensusPlan census = PlanCensus(size, at ? std::strtoul(at, nullptr, 10) : 0);
+    const bool own_census = census_runs && census.own_count;
     stream = std::make_unique<TableStream>(rank, size, kShipBytes, resolved.max_memory_bytes,
                                            own_census);
     local.table_gate = stream->gate();
@@ -171,7 +169,7 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
     };
     local.chunk_done = [&stream] { stream->AfterChunk(); };
     if (own_census) {
-      local.census_refcount = census;
+      local.census_refcount = census.refcount;
       const ShippedKeys* shipped = &stream->shipped();
       local.shipped_before = [shipped](const ddt::Fingerprint& key) {
         return shipped->Contains(key);

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 
 #include "engine/mpi/entry_wire.h"
@@ -209,6 +211,30 @@ void TableStream::Fit(const Tables& tables) {
 }
 
 void TableStream::Run() {
+  // Nothing may leave this thread: an exception (a merge's allocation) would end the rank with
+  // std::terminate and no word of why. Every rank waits on this one's messages, so the job ends
+  // here, with a message naming the rank and no report.
+  try {
+    Loop();
+  } catch (const std::exception& e) {
+    Fail(e.what());
+  } catch (...) {
+    Fail("an unknown exception");
+  }
+}
+
+void TableStream::Fail(const char* what) const {
+  std::fprintf(stderr,
+               "zsim: error: rank %d: the exchange of table entries during the scan failed (%s); "
+               "the job ends without a report\n",
+               rank_, what);
+  std::fflush(nullptr);
+  std::lock_guard<std::mutex> lock(MpiLock());
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::_Exit(1);  // not reached: MPI_Abort ends the process
+}
+
+void TableStream::Loop() {
   bool told = false;
   auto last_look = std::chrono::steady_clock::now();
   for (;;) {

@@ -96,7 +96,11 @@ class TableStream {
   const StreamStats& stats() const { return stats_; }
 
  private:
+  // The thread: Loop, and on an exception Fail.
   void Run();
+  void Loop();
+  // Ends the job (MPI_Abort) with a message naming this rank and `what`.
+  [[noreturn]] void Fail(const char* what) const;
   // Wire bytes of the entries in the shards this rank does not own.
   uint64_t ForeignBytes() const;
   struct Send;

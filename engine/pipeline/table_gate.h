@@ -25,11 +25,15 @@ class TableGate {
   void unlock_shared();
   void lock();
   void unlock();
+  // Threads waiting to enter, shared and exclusively (tests: an order shown, not timed).
+  int waiting_readers() const;
+  int waiting_writers() const;
 
  private:
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   int readers_ = 0;          // Guarded by mu_.
+  int readers_waiting_ = 0;  // Guarded by mu_.
   int writers_waiting_ = 0;  // Guarded by mu_.
   bool writing_ = false;     // Guarded by mu_.
 };

@@ -36,6 +36,9 @@ owns some and none more than 1.5 x its 1/N share.
                 (the census at ceil(8/N) own references, a key shipped before counted as seen);
                 and with the census at 8 own references (ZSIM_MPI_CENSUS_AT=8) the report must
                 differ at N = 2 or 3, so the case tests the fix
+  census8       at N = 8 (the census stays at 8 own references, no filter of shipped keys): the
+                copies of census's keys in one file, read by one rank, no entry shipped during
+                the scan: identical (before the fix no key became heavy from N = 8 on)
   roots         repeated and nested roots, a hard link: each file counted once
   samples       every other sample built under SAMPLES_DATA (skipped when none is)
   text_html     text and HTML reports: the same as one process's, written by rank 0 alone
@@ -431,6 +434,35 @@ def case_census():
     # The fix without shipping too.
     compare("census_no_ship", args, ranks=(2, 3), env_extra=dict(batches, ZSIM_MPI_SHIP_BYTES=str(
         1 << 30)))
+
+
+def census_one_file_tree():
+    """census_tree's 8 copies in one 2 MiB file (read whole by one rank under 4 MiB batches),
+    and its 14 MiB of random data: every reference of a copied key on one rank."""
+    path = os.path.join(WORK, "census_one_file")
+    if os.path.isdir(path):
+        return path
+    src = census_tree()
+    os.makedirs(path)
+    with open(os.path.join(src, "copy0.bin"), "rb") as f:
+        heavy = f.read()
+    with open(os.path.join(path, "copies.bin"), "wb") as f:
+        f.write(heavy * 8)
+    for k in range(8):
+        shutil.copyfile(os.path.join(src, f"filler{k}.bin"), os.path.join(path, f"filler{k}.bin"))
+    return path
+
+
+def case_census8():
+    # From N = 8 the census stays at 8 of a rank's own references (docs/scale.md). With all 8
+    # references of each copied key on one rank and nothing shipped during the scan that rank
+    # sees what one process sees: the same keys coded, the same report. Before the fix the
+    # census was at 1 reference from N = 8 on, which no duplicate reaches: no key was coded.
+    t = census_one_file_tree()
+    args = ["--recordsize", "1K", "--ashift", "9", "--compression", "lz4,zstd-3", "--threads",
+            "1", t]
+    compare("census8", args, ranks=(8,), env_extra={"ZSIM_MPI_BATCH_BYTES": str(4 << 20),
+                                                    "ZSIM_MPI_SHIP_BYTES": str(1 << 30)})
 
 
 def case_roots():

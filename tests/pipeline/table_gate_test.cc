@@ -26,6 +26,19 @@ namespace {
 
 constexpr uint64_t K = 1024;
 
+// Waits (yielding) until `done`, for at most 30 s: a gate that breaks its promise fails the
+// test rather than hanging it. The bound is no timing of the gate: a correct one gets there at
+// once.
+template <typename Done>
+bool WaitUntil(Done done) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
 TEST(TableGateTest, AWaitingWriterComesBeforeNewReaders) {
   TableGate gate;
   std::mutex mu;
@@ -34,48 +47,88 @@ TEST(TableGateTest, AWaitingWriterComesBeforeNewReaders) {
     std::lock_guard<std::mutex> lock(mu);
     order.push_back(what);
   };
+  auto entered = [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return order;
+  };
   gate.lock_shared();  // a worker inside a chunk
   std::thread writer([&] {
     std::lock_guard<TableGate> lock(gate);
     note("writer");
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the writer waits now
+  // The writer waits for the reader inside; only then does a new reader come.
+  ASSERT_TRUE(WaitUntil([&] { return gate.waiting_writers() == 1 || !entered().empty(); }));
+  EXPECT_TRUE(entered().empty()) << "entered while a reader held the gate: " << entered()[0];
   std::thread reader([&] {
     std::shared_lock<TableGate> lock(gate);
     note("reader");
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    EXPECT_TRUE(order.empty()) << "entered while a reader held the gate: " << order[0];
-  }
+  // The new reader must wait behind the writer: it is seen waiting, never inside.
+  const bool waited = WaitUntil([&] { return gate.waiting_readers() == 1 || !entered().empty(); });
+  EXPECT_TRUE(waited);
+  EXPECT_TRUE(entered().empty()) << "entered past a waiting writer: " << entered()[0];
   gate.unlock_shared();
   writer.join();
   reader.join();
   EXPECT_EQ(order, (std::vector<std::string>{"writer", "reader"}));
 }
 
-TEST(TableGateTest, ReadersShareAndAWriterIsAlone) {
+TEST(TableGateTest, ReadersShareTheGate) {
+  // Three readers each stay inside until all three are: a gate that let in one at a time would
+  // never get there.
   TableGate gate;
   std::atomic<int> inside{0};
-  std::atomic<bool> overlap{false};
+  std::atomic<int> met{0};
   std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < 2000; ++i) {
-        if (t == 0 && i % 10 == 0) {
-          std::lock_guard<TableGate> lock(gate);
-          if (inside.load() != 0) overlap = true;
-        } else {
-          std::shared_lock<TableGate> lock(gate);
-          inside.fetch_add(1);
-          inside.fetch_sub(1);
-        }
-      }
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&] {
+      std::shared_lock<TableGate> lock(gate);
+      inside.fetch_add(1);
+      if (WaitUntil([&] { return inside.load() == 3; })) met.fetch_add(1);
     });
   }
   for (std::thread& t : threads) t.join();
+  EXPECT_EQ(met.load(), 3);
+}
+
+TEST(TableGateTest, AWriterIsAloneWhileReadersHoldTheGateAWhile) {
+  // Readers hold the gate for a while (a few yields) and look for a writer inside, before and
+  // after; the writer holds it a while too and looks for readers. Neither ever sees the other.
+  TableGate gate;
+  std::atomic<int> inside{0};
+  std::atomic<bool> writing{false};
+  std::atomic<bool> overlap{false};
+  std::atomic<int> writes{0};
+  auto hold = [] {
+    for (int k = 0; k < 20; ++k) std::this_thread::yield();
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 1500; ++i) {
+        std::shared_lock<TableGate> lock(gate);
+        inside.fetch_add(1);
+        if (writing.load()) overlap = true;
+        hold();
+        if (writing.load()) overlap = true;
+        inside.fetch_sub(1);
+      }
+    });
+  }
+  threads.emplace_back([&] {
+    for (int i = 0; i < 150; ++i) {
+      std::lock_guard<TableGate> lock(gate);
+      writing = true;
+      if (inside.load() != 0) overlap = true;
+      hold();
+      if (inside.load() != 0) overlap = true;
+      writing = false;
+      writes.fetch_add(1);
+    }
+  });
+  for (std::thread& t : threads) t.join();
   EXPECT_FALSE(overlap.load());
+  EXPECT_EQ(writes.load(), 150);
 }
 
 // Every chunk, the odd shards of every table leave for `away` (as a rank ships the shards other

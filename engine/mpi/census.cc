@@ -1,0 +1,21 @@
+#include "engine/mpi/census.h"
+
+#include <algorithm>
+
+#include "engine/ddt/dedup_table.h"
+
+namespace zsim::mpi {
+
+CensusPlan PlanCensus(int ranks, unsigned long override_at) {
+  const uint32_t n = static_cast<uint32_t>(std::max(ranks, 1));
+  uint32_t at = (ddt::kHeavyRefcount + n - 1) / n;
+  if (override_at >= 2) {
+    at = static_cast<uint32_t>(std::min<unsigned long>(override_at, ddt::kHeavyRefcount));
+  }
+  // One own reference would make every block heavy (a duplicate's count is at least 2, so the
+  // tables would never say kBecameHeavy): from N = 8 on, 8 own references and no filter.
+  if (at < 2) at = ddt::kHeavyRefcount;
+  return CensusPlan{at, at < ddt::kHeavyRefcount};
+}
+
+}  // namespace zsim::mpi

@@ -1,0 +1,29 @@
+// engine/mpi/census.h
+//
+// The census of a distributed scan (pipeline/scan.cc, docs/scale.md "The census"): the sampled
+// codecs code every key referenced ddt::kHeavyRefcount (8) times in all. Across N ranks a key
+// referenced 8 times in all is referenced ceil(8/N) times by some rank, so each rank counts its
+// own references to ceil(8/N), with a filter of the keys it shipped (a key met again after its
+// entry left counts as seen). From N = 8 on that count would be 1, i.e. every block: the ranks
+// then keep the census at 8 of their own references and no filter (the gap docs/scale.md
+// describes).
+
+#ifndef ZSIM_ENGINE_MPI_CENSUS_H_
+#define ZSIM_ENGINE_MPI_CENSUS_H_
+
+#include <cstdint>
+
+namespace zsim::mpi {
+
+struct CensusPlan {
+  uint32_t refcount = 0;   // a rank's own references that make a key heavy
+  bool own_count = false;  // counted on the rank's own references, with the shipped-keys filter
+};
+
+// The census for `ranks` ranks (>= 1). `override_at` (ZSIM_MPI_CENSUS_AT, tests): when >= 2, the
+// census at that many own references (at most ddt::kHeavyRefcount); 0 or 1: none. Pure.
+CensusPlan PlanCensus(int ranks, unsigned long override_at);
+
+}  // namespace zsim::mpi
+
+#endif  // ZSIM_ENGINE_MPI_CENSUS_H_

@@ -1,0 +1,47 @@
+// PlanCensus (engine/mpi/census.h): each rank counts its own references to ceil(8/N) with the
+// shipped-keys filter while that is 2 or more; from N = 8 on, 8 own references and no filter
+// (docs/scale.md), never a census at 1 reference, which no duplicate would reach.
+
+#include <gtest/gtest.h>
+
+#include "engine/ddt/dedup_table.h"
+#include "engine/mpi/census.h"
+
+namespace zsim::mpi {
+namespace {
+
+TEST(PlanCensusTest, CountsOwnReferencesToCeilEightOverNBelowEightRanks) {
+  const uint32_t want[] = {0, 8, 4, 3, 2, 2, 2, 2};  // by N
+  for (int n = 2; n < 8; ++n) {
+    const CensusPlan p = PlanCensus(n, 0);
+    EXPECT_EQ(p.refcount, want[n]) << "N=" << n;
+    EXPECT_TRUE(p.own_count) << "N=" << n;
+  }
+}
+
+TEST(PlanCensusTest, FromEightRanksKeepsEightOwnReferencesWithoutFilter) {
+  for (int n : {8, 9, 16, 64, 1000}) {
+    const CensusPlan p = PlanCensus(n, 0);
+    EXPECT_EQ(p.refcount, ddt::kHeavyRefcount) << "N=" << n;
+    EXPECT_FALSE(p.own_count) << "N=" << n;
+  }
+}
+
+TEST(PlanCensusTest, OneRankIsTheWholeCensus) {
+  const CensusPlan p = PlanCensus(1, 0);
+  EXPECT_EQ(p.refcount, ddt::kHeavyRefcount);
+  EXPECT_FALSE(p.own_count);
+}
+
+TEST(PlanCensusTest, TheTestOverrideSetsTheCountWithinTwoToEight) {
+  EXPECT_EQ(PlanCensus(2, 8).refcount, ddt::kHeavyRefcount);
+  EXPECT_FALSE(PlanCensus(2, 8).own_count);
+  EXPECT_EQ(PlanCensus(4, 3).refcount, 3u);
+  EXPECT_TRUE(PlanCensus(4, 3).own_count);
+  EXPECT_EQ(PlanCensus(3, 100).refcount, ddt::kHeavyRefcount);  // capped
+  EXPECT_EQ(PlanCensus(16, 1).refcount, ddt::kHeavyRefcount);   // 1: ignored
+  EXPECT_FALSE(PlanCensus(16, 1).own_count);
+}
+
+}  // namespace
+}  // namespace zsim::mpi
