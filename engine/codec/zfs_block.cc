@@ -37,9 +37,8 @@ zfs::BlockWrite CompressZfsBlock(const zfs::WritePolicy& policy, Compression c, 
   const uint64_t lsize = block.size();
   const RawOutcome raw = RawZfsCompress(policy, c, block, is_all_zero, compressor, scratch);
   if (raw.hole) return {zfs::BlockKind::kHole, 0};
-  if (c.algorithm == CompressionAlgorithm::kOff) return {zfs::BlockKind::kUncompressed, lsize};
-  // Under its own policy the outcome is always known.
-  return *zfs::ReplayCompressed(policy, policy, c, lsize, raw.length);
+  // Under its own budget the compressor's answer decides (off: no answer, stored as is).
+  return zfs::AcceptCompressed(policy, lsize, raw.length);
 }
 
 }  // namespace zsim::codec

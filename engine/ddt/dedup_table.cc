@@ -93,13 +93,12 @@ size_t Home(uint64_t lo, size_t n) {
 //  2. index.size() is 0 or at least 64, and count < 7/8 of it; slot = (tag << 24) | (id + 1),
 //     0 empty; an entry sits at the first free slot from Home(lo) (linear probing, wrapping).
 //  3. side_ids[i] is the entry whose side codes are side_codes[i * side_count ..].
-//  4. A dropped shard (DropShard: its entries live on the process that owns it) holds nothing and
-//     costs nothing: Compact leaves it so, or the whole's memory would count an index per rank;
-//     once refilled (a distributed scan ships a shard and goes on reading) it is compacted as
-//     any other.
+//  4. A shard with no entries and no index (DropShard: its entries live on the process that owns
+//     it) costs nothing: Compact leaves it so, or the whole's memory would count an index per
+//     rank; once refilled (a distributed scan ships a shard and goes on reading) it is compacted
+//     as any other.
 struct DedupTable::Shard {
   std::mutex mu;
-  bool dropped = false;                            // Guarded by mu.
   std::vector<std::unique_ptr<uint8_t[]>> chunks;  // Guarded by mu.
   uint32_t count = 0;                              // Guarded by mu.
   std::vector<uint32_t> index;                     // Guarded by mu.
@@ -380,7 +379,7 @@ std::vector<uint32_t> DedupTable::Compact(Shard& shard,
                                           const std::function<bool(const uint8_t*)>& keep) {
   // The survivors in id order into fresh, right-sized chunks (the memory given back must show:
   // --max-memory counts it), then the index and the side list rebuilt.
-  if (shard.dropped && shard.count == 0) return {};
+  if (shard.count == 0 && shard.index.empty()) return {};  // invariant 4
   std::vector<uint32_t> new_id(shard.count, kDroppedRef);
   std::vector<std::unique_ptr<uint8_t[]>> chunks;
   uint32_t kept = 0;
@@ -539,7 +538,6 @@ void DedupTable::DropShard(size_t shard_index) {
   std::vector<uint32_t>().swap(shard.side_ids);
   std::vector<PsizeCode>().swap(shard.side_codes);
   shard.count = 0;
-  shard.dropped = true;
   bytes_.fetch_sub(before, std::memory_order_relaxed);
 }
 

@@ -123,7 +123,7 @@ enum class InsertOutcome : uint8_t {
   kDuplicate,    // the key was there: refcount + 1
   kSampledOut,   // outside the sampled key space: not counted
   kBecameHeavy,  // a duplicate whose refcount has just reached kHeavyRefcount, or the table's
-                 // census_refcount() (once per key)
+                 // census refcount (set_census_refcount; once per key)
 };
 
 // The refcount at which Insert says kBecameHeavy. A sampled codec's estimate takes the entries
@@ -227,7 +227,6 @@ class DedupTable {
   // kHeavyRefcount times in all is referenced ceil(kHeavyRefcount / N) times by some rank of N).
   // Set before the first Insert.
   void set_census_refcount(uint32_t refcount) { census_refcount_ = refcount; }
-  uint32_t census_refcount() const { return census_refcount_; }
 
   // Keeps from now on only 1/2^shift of the key space (and every all-zero block) and drops the
   // other entries.

@@ -36,8 +36,10 @@ CodeSettler::CodeSettler(state::CodeKind kind, const ScanOptions& scanned,
 ddt::PsizeCode CodeSettler::Derive(ddt::PsizeCode code, size_t c, uint64_t lsize) const {
   const std::optional<zfs::BlockWrite> known =
       zfs::ReplayCompressed(scanned_, policy_, compressions_[c], lsize, ddt::RawLengthOf(code));
-  if (!known) return kUnknownCode;
-  const zfs::BlockWrite& w = *known;
+  return known ? SettledCodeOf(*known) : kUnknownCode;
+}
+
+ddt::PsizeCode SettledCodeOf(const zfs::BlockWrite& w) {
   switch (w.kind) {
     case zfs::BlockKind::kHole:
       return ddt::kHoleCode;

@@ -32,6 +32,9 @@ namespace zsim::finish {
 // A settled code whose outcome is not known (never in a report that passed CountUnknown).
 inline constexpr ddt::PsizeCode kUnknownCode = ddt::kNoFitCode;
 
+// The rounded code of one block write: a hole, EncodeEmbedded(payload) or EncodeAllocated(psize).
+ddt::PsizeCode SettledCodeOf(const zfs::BlockWrite& w);
+
 class CodeSettler {
  public:
   // `kind`: what the table's codes hold; `scanned`: the scan's options (the budget the codes were

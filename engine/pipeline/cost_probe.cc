@@ -151,14 +151,14 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
       ProbedRecord r;
       r.capacity = capacity;
       r.stands_for = p.bytes_each * scale;
-      Result<size_t> n = (*file)->ReadAt(offset, MutableByteView(buffer.get(), capacity));
-      if (!n.ok()) break;
-      const ByteView bytes(buffer.get(), *n);
+      // The whole record, as the scan reads it (a short read is not the record's end).
+      if (!io::ReadFully(**file, offset, MutableByteView(buffer.get(), capacity)).ok()) break;
+      const ByteView bytes(buffer.get(), capacity);
       r.key = XXH3_64bits(bytes.data(), bytes.size());
       r.is_zero = IsAllZero(bytes);
-      r.bytes = *n;
+      r.bytes = capacity;
       records.push_back(r);
-      if (!r.is_zero && *n > 0 && seen.insert(r.key).second) {
+      if (!r.is_zero && seen.insert(r.key).second) {
         distinct.push_back({r.key, Kept{f.path, offset, capacity}});
       }
     }
@@ -185,8 +185,7 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
     // A small file's block: its size rounded up to a sector, the rest zeros (as the scan's).
     const uint64_t lsize = std::min(bs, (k.capacity + kSector - 1) / kSector * kSector);
     std::fill(buffer.get(), buffer.get() + lsize, 0);
-    Result<size_t> n = (*file)->ReadAt(k.offset, MutableByteView(buffer.get(), k.capacity));
-    if (!n.ok()) continue;
+    if (!io::ReadFully(**file, k.offset, MutableByteView(buffer.get(), k.capacity)).ok()) continue;
     const ByteView block(buffer.get(), lsize);
     for (size_t c = 0; c < options_.compressions.size(); ++c) {
       if (shares_[c] <= 0) continue;
@@ -199,7 +198,7 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
                               MutableByteView(scratch.get(), lsize));
       ns[c] += ThreadCpuNanos() - t0;
     }
-    timed_bytes += *n;
+    timed_bytes += k.capacity;
   }
   if (timed_bytes > 0) {
     for (size_t c = 0; c < ns.size(); ++c) {

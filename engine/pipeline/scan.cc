@@ -33,6 +33,7 @@
 #include "engine/estimate/ratio_estimator.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/finish/finish.h"
+#include "engine/finish/settled_codes.h"
 #include "engine/finish/tally.h"
 #include "engine/pipeline/breakdown.h"
 #include "engine/pipeline/cost_probe.h"
@@ -887,18 +888,8 @@ ddt::PsizeCode Scan::CodeOf(Compression comp, ByteView block, bool is_zero, Work
     return raw.hole ? ddt::kHoleCode : ddt::EncodeRawLength(raw.length);
   }
   // A --since scan from a state of format 6 or older: its table holds rounded codes.
-  const zfs::BlockWrite bw =
-      codec::CompressZfsBlock(policy_, comp, block, is_zero, w.compressor, scratch);
-  switch (bw.kind) {
-    case zfs::BlockKind::kHole:
-      return ddt::kHoleCode;
-    case zfs::BlockKind::kEmbedded:
-      return ddt::EncodeEmbedded(bw.psize);
-    case zfs::BlockKind::kCompressed:
-    case zfs::BlockKind::kUncompressed:
-      break;
-  }
-  return ddt::EncodeAllocated(bw.psize);
+  return finish::SettledCodeOf(
+      codec::CompressZfsBlock(policy_, comp, block, is_zero, w.compressor, scratch));
 }
 
 void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
@@ -1432,14 +1423,15 @@ void Scan::MaybeReportProgress(bool force) {
     PaceState s = pace_;
     s.seconds = p.seconds;
     s.read_total = sizer_ ? sizer_->data_bytes() : 0;
-    const CostForecast f = CalibratedForecast(*forecast_, s);
-    const double cpu = f.read_cpu_seconds + f.codec_cpu_seconds;
-    p.codec_share = cpu > 0 ? f.codec_cpu_seconds / cpu : 0;
-    p.expected_seconds = ExpectedSeconds(*forecast_, s);
     if (const std::optional<ProbeFigures> probed = probe_ ? probe_->figures() : std::nullopt) {
       const PaceState live = LivePace(s);
       p.expected_seconds = ExpectedSeconds(live, *probed, options_.threads);
       p.codec_share = CodecShare(live, *probed);
+    } else {
+      const CostForecast f = CalibratedForecast(*forecast_, s);
+      const double cpu = f.read_cpu_seconds + f.codec_cpu_seconds;
+      p.codec_share = cpu > 0 ? f.codec_cpu_seconds / cpu : 0;
+      p.expected_seconds = ExpectedSeconds(*forecast_, s);
     }
   }
   control_.progress(p);

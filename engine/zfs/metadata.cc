@@ -187,19 +187,6 @@ void MetadataTally::AddDirectory(uint64_t entries, uint64_t name_bytes, uint64_t
   (void)name_bytes;
 }
 
-void MetadataTally::Merge(const MetadataTally& other) {
-  files_ += other.files_;
-  indirect_files_ += other.indirect_files_;
-  data_files_ += other.data_files_;
-  embedded_files_ += other.embedded_files_;
-  embedded_payload_bytes_ += other.embedded_payload_bytes_;
-  directories_ += other.directories_;
-  variable_.lsize += other.variable_.lsize;
-  variable_.psize += other.variable_.psize;
-  variable_.asize += other.variable_.asize;
-  variable_.dsize += other.variable_.dsize;
-}
-
 void MetadataTally::SetEmbedded(uint64_t blocks, uint64_t payload_bytes, Compression compression) {
   embedded_files_ = std::min(blocks, data_files_);
   embedded_payload_bytes_ = payload_bytes;

@@ -65,8 +65,6 @@ class MetadataTally {
   // `longest_name` the longest (>= 50 bytes forces a fat ZAP).
   void AddDirectory(uint64_t entries, uint64_t name_bytes, uint64_t longest_name);
 
-  void Merge(const MetadataTally& other);
-
   // The data blocks of the setting stored embedded in their block pointer (every reference, so
   // one per file holding one: embedding needs a block of <= 112 compressed bytes, in practice
   // the single block of a small file) and their payload bytes, under `compression`: a dnode

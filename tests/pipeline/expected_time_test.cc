@@ -28,6 +28,14 @@ PaceState Read(uint64_t read_total, double first_seconds, uint64_t first_read_do
   return s;
 }
 
+// A probe that expects `unique_bytes` of unique data, coded at `cpu_per_byte` CPU seconds.
+ProbeFigures Probe(uint64_t unique_bytes, double cpu_per_byte) {
+  ProbeFigures p;
+  p.unique_bytes = unique_bytes;
+  p.codec_cpu_per_byte = cpu_per_byte;
+  return p;
+}
+
 // Codecs measured 2.5x faster than their nominal speeds: the forecast's codec seconds shrink by
 // 2.5, the reading's stay.
 TEST(ExpectedTimeTest, CalibrationScalesTheCodecsOnly) {
@@ -108,9 +116,7 @@ TEST(ExpectedTimeTest, ProbeSeesThatTheRestIsClones) {
   PaceState s = Read(400 * kMiB, 1.0, 0, 11.0, 100 * kMiB);
   s.codec_cpu_seconds = 10;
   s.unique_done = 100 * kMiB;
-  ProbeFigures probe;
-  probe.unique_bytes = 100 * kMiB;
-  probe.codec_cpu_per_byte = 0.1 / kMiB;
+  const ProbeFigures probe = Probe(100 * kMiB, 0.1 / kMiB);
   const double work_done = 100.0 * kMiB * kReadWorkPerByte + 10;
   const double read_left = 300.0 * kMiB * kReadWorkPerByte;
   EXPECT_DOUBLE_EQ(WorkLeft(s, probe), read_left);
@@ -129,9 +135,7 @@ TEST(ExpectedTimeTest, ProbeSeesTheCodecWorkAhead) {
   PaceState s = Read(400 * kMiB, 0.0, 0, 1.0, 100 * kMiB);
   s.codec_cpu_seconds = 2.0;
   s.unique_done = 20 * kMiB;
-  ProbeFigures probe;
-  probe.unique_bytes = 220 * kMiB;
-  probe.codec_cpu_per_byte = 0.1 / kMiB;
+  const ProbeFigures probe = Probe(220 * kMiB, 0.1 / kMiB);
   const double left = 300.0 * kMiB * kReadWorkPerByte + 20;
   EXPECT_DOUBLE_EQ(WorkLeft(s, probe), left);
   const double done = 100.0 * kMiB * kReadWorkPerByte + 2.0;
@@ -150,10 +154,8 @@ TEST(ExpectedTimeTest, ProbeSeesTheCodecWorkAhead) {
 // work left on the threads; never below the elapsed seconds.
 TEST(ExpectedTimeTest, ProbePaceWaitsForAFortiethOfTheWork) {
   PaceState s = Read(400 * kMiB, 0.5, 0, 1.0, 0);
-  ProbeFigures probe;
-  probe.unique_bytes = 400 * kMiB;
-  probe.codec_cpu_per_byte = 0.1 / kMiB;  // 40 CPU s of codecs in all
-  s.codec_cpu_seconds = 0.9;              // under 1: not yet a fortieth
+  const ProbeFigures probe = Probe(400 * kMiB, 0.1 / kMiB);  // 40 CPU s of codecs in all
+  s.codec_cpu_seconds = 0.9;                                 // under 1: not yet a fortieth
   s.read_done = s.unique_done = 9 * kMiB;
   EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 1.0 + WorkLeft(s, probe) / 2);
   s.codec_cpu_seconds = 1.1;
@@ -171,9 +173,7 @@ TEST(ExpectedTimeTest, ProbePaceFromTheProbedChunk) {
   PaceState s = Read(400 * kMiB, 0.0, 0, 6.0, 200 * kMiB);
   s.codec_cpu_seconds = 10;
   s.unique_done = 100 * kMiB;
-  ProbeFigures probe;
-  probe.unique_bytes = 200 * kMiB;
-  probe.codec_cpu_per_byte = 0.1 / kMiB;
+  const ProbeFigures probe = Probe(200 * kMiB, 0.1 / kMiB);
   const double left = WorkLeft(s, probe);
   EXPECT_DOUBLE_EQ(left, 200.0 * kMiB * kReadWorkPerByte + 10);
   const double all = 200.0 * kMiB * kReadWorkPerByte + 10;
