@@ -74,10 +74,8 @@ double UniqueBytes(const std::vector<ProbedRecord>& records, uint64_t data_bytes
   std::unordered_set<uint64_t> seen;
   double unique = 0, data = 0;
   for (const ProbedRecord& r : records) {
-    if (r.hole || r.capacity == 0) continue;
-    const double share = r.stands_for * double(r.bytes) / double(r.capacity);
-    data += share;
-    if (!r.is_zero && seen.insert(r.key).second) unique += share;
+    data += r.stands_for;
+    if (!r.is_zero && seen.insert(r.key).second) unique += r.stands_for;
   }
   return data > 0 ? double(data_bytes) * unique / data : 0;
 }
@@ -149,14 +147,12 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
       const uint64_t offset = *k * p.stride;
       const uint64_t capacity = std::min(bs, f.size - offset);
       ProbedRecord r;
-      r.capacity = capacity;
       r.stands_for = p.bytes_each * scale;
       // The whole record, as the scan reads it (a short read is not the record's end).
       if (!io::ReadFully(**file, offset, MutableByteView(buffer.get(), capacity)).ok()) break;
       const ByteView bytes(buffer.get(), capacity);
       r.key = XXH3_64bits(bytes.data(), bytes.size());
       r.is_zero = IsAllZero(bytes);
-      r.bytes = capacity;
       records.push_back(r);
       if (!r.is_zero && seen.insert(r.key).second) {
         distinct.push_back({r.key, Kept{f.path, offset, capacity}});
