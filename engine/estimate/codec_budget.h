@@ -41,6 +41,12 @@ inline constexpr uint64_t kBudgetBlocks = 4096;
 // 128, which keeps the default codecs' CPU time under the reading's (bench/results).
 inline constexpr int kBudgetFractionLevel = 7;
 
+// The block size of each row of a scan: options.volblocksize, else options.recordsizes.
+inline std::vector<uint64_t> RowBlockSizes(const ScanOptions& options) {
+  if (options.volblocksize) return {*options.volblocksize};
+  return options.recordsizes;
+}
+
 // The level for a tree of `planned_blocks` blocks (its allocated bytes over the block size).
 int BudgetLevel(uint64_t planned_blocks);
 

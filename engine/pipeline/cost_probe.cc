@@ -11,6 +11,7 @@
 #include "engine/base/thread_cpu.h"
 #include "engine/codec/codec.h"
 #include "engine/codec/zfs_block.h"
+#include "engine/estimate/codec_budget.h"
 #include "engine/estimate/codec_cost.h"
 
 namespace zsim::pipeline {
@@ -19,9 +20,10 @@ namespace {
 constexpr uint64_t kSmallFileSeed = 0x70B3C0575EEDull;
 constexpr uint64_t kSector = 512;
 
+// The first row's block size (the probe reads and codes in those).
 uint64_t BlockBytes(const ScanOptions& options) {
-  if (options.volblocksize) return *options.volblocksize;
-  return options.recordsizes.empty() ? 128 << 10 : options.recordsizes.front();
+  const std::vector<uint64_t> rows = estimate::RowBlockSizes(options);
+  return rows.empty() ? 128 << 10 : rows.front();
 }
 
 }  // namespace

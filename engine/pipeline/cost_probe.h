@@ -17,8 +17,8 @@
 // high by the short files' duplicates).
 // What it measures: the bytes of the tree in distinct non-zero blocks (the blocks the codecs run
 // on), and on a few of them (ProbeTimedRecords) the codecs' CPU time per byte, each codec
-// weighted by the share of blocks the scan codes with it (cost_forecast.h CodedShares).
-// Timing moves only the expected time, never a figure.
+// weighted by the share of blocks the scan codes with it (cost_forecast.h
+// CostForecast::coded_shares). Timing moves only the expected time, never a figure.
 //
 // Cost: about 1/kProbeShare of the data read again (from the page cache, as the scan reads it
 // just after), and the codecs on ProbeTimedRecords records, about 1.5% of the forecast's codec
@@ -94,7 +94,8 @@ double UniqueBytes(const std::vector<ProbedRecord>& records, uint64_t data_bytes
 
 class CostProbe {
  public:
-  // Starts reading at once, on its own thread. `shares`: cost_forecast.h CodedShares.
+  // Starts reading at once, on its own thread. `shares`: cost_forecast.h
+  // CostForecast::coded_shares.
   CostProbe(io::FileSystem* fs, std::vector<walk::SampledFile> files, int file_level,
             uint64_t data_bytes, const ScanOptions& options, const zfs::WritePolicy& policy,
             std::vector<double> shares, double forecast_codec_cpu_seconds);
