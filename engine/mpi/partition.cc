@@ -45,7 +45,8 @@ struct Outgoing {
 // One row's table: rounds until no rank has an entry left to send.
 Status ShuffleTable(ddt::DedupTable& table, int rank, int size, PartitionStats* stats) {
   const size_t settings = table.settings();
-  const size_t round = RoundBytes(EntryWireBytes(settings), size);
+  const bool origins = table.keeps_origins();
+  const size_t round = RoundBytes(EntryWireBytes(table), size);
   std::vector<int> send_counts(size), recv_counts(size), send_at(size), recv_at(size);
   Status failure;
   std::deque<Outgoing> queue;
@@ -57,7 +58,8 @@ Status ShuffleTable(ddt::DedupTable& table, int rank, int size, PartitionStats* 
       const int owner = OwnerOfShard(next, size);
       if (owner != rank) {
         Outgoing out{owner, {}, 0};
-        table.ForEachInShard(next, [&](const ddt::EntryView& e) { AppendEntry(e, &out.bytes); });
+        table.ForEachInShard(next,
+                             [&](const ddt::EntryView& e) { AppendEntry(e, &out.bytes, origins); });
         table.DropShard(next);
         queued += out.bytes.size();
         untrimmed += out.bytes.size();
@@ -106,16 +108,17 @@ Status ShuffleTable(ddt::DedupTable& table, int rank, int size, PartitionStats* 
     MPI_Alltoallv(send.data(), send_counts.data(), send_at.data(), MPI_BYTE, received.data(),
                   recv_counts.data(), recv_at.data(), MPI_BYTE, MPI_COMM_WORLD);
     stats->bytes_sent += send.size();
-    stats->entries_sent += send.size() / EntryWireBytes(settings);
+    stats->entries_sent += send.size() / EntryWireBytes(table);
     ++stats->rounds;
     std::string().swap(send);
     if (!received.empty()) {
       // The round's entries (one key may come from several ranks) gathered first, then merged
       // as one table: Merge keeps one side record per entry, as the tree merge did.
       ddt::DedupTable part(table.layout());
+      if (origins) part.KeepOrigins();
       part.RaiseSampleShift(table.sample_shift());
-      Status s =
-          ForEachWireEntry(received, settings, [&](const ddt::EntryView& e) { part.LoadEntry(e); });
+      Status s = ForEachWireEntry(
+          received, settings, [&](const ddt::EntryView& e) { part.LoadEntry(e); }, origins);
       if (!s.ok() && failure.ok()) failure = s;
       std::string().swap(received);
       table.Merge(part);
