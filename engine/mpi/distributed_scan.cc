@@ -21,6 +21,7 @@
 #include "engine/mpi/reduce.h"
 #include "engine/mpi/table_service.h"
 #include "engine/mpi/table_stream.h"
+#include "engine/mpi/tuning.h"
 #include "engine/mpi/work.h"
 #include "engine/state/merge.h"
 
@@ -133,9 +134,8 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   std::thread server;
   WorkTraffic work;
   if (rank == 0) {
-    const char* batch = std::getenv("ZSIM_MPI_BATCH_BYTES");
     pool = std::make_unique<WorkPool>(pipeline::MakeWalk(resolved, fs),
-                                      batch ? std::strtoull(batch, nullptr, 10) : 0,
+                                      EnvCount("ZSIM_MPI_BATCH_BYTES"),
                                       pipeline::ChunkBytes(resolved));
     // Started when the scan asks for its source, past the checks that refuse options (which
     // every rank makes alike, so no rank is then waiting for work).
@@ -159,14 +159,10 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   if (size > 1) {
     // The census matters where the scan runs one (pipeline/scan.cc): sampled codecs following
     // levels, not --sample's occurrence sample.
-    const std::vector<bool> sampled =
-        estimate::PlanSampling(resolved.compressions, resolved.exact).sampled;
-    const bool census_runs = resolved.sample_modulus <= 1 &&
-                             std::find(sampled.begin(), sampled.end(), true) != sampled.end();
+    const bool census_runs = estimate::CensusRuns(resolved);
     // ZSIM_MPI_CENSUS_AT=8: the census as before the filter of shipped keys (a test shows the
     // gap).
-    const char* at = std::getenv("ZSIM_MPI_CENSUS_AT");
-    const CensusPlan census = PlanCensus(size, at ? std::strtoul(at, nullptr, 10) : 0);
+    const CensusPlan census = PlanCensus(size, EnvCount("ZSIM_MPI_CENSUS_AT"));
     const bool own_census = census_runs && census.own_count;
     if (census_runs && census.reread) {
       origins = std::make_shared<BlockOrigins>(rank);

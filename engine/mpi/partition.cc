@@ -11,6 +11,7 @@
 #include <string>
 
 #include "engine/mpi/entry_wire.h"
+#include "engine/mpi/tuning.h"
 
 namespace zsim::mpi {
 namespace {
@@ -20,17 +21,13 @@ namespace {
 // table. A shard larger than that goes over several rounds. ZSIM_MPI_EXCHANGE_BYTES changes it
 // (tests: shards split over many rounds).
 constexpr size_t kRoundBytes = size_t{1} << 20;
-constexpr size_t kTrimBytes = size_t{16} << 20;
 
 // Bytes one rank sends per round: kRoundBytes (or the override), whole entries, and at most
 // INT_MAX / size, so that what an owner receives in a round from all the others, and each count
 // and displacement of the all-to-all, fits MPI's int however large a shard is.
 size_t RoundBytes(size_t entry_bytes, int size) {
   size_t round = kRoundBytes;
-  if (const char* v = std::getenv("ZSIM_MPI_EXCHANGE_BYTES")) {
-    const unsigned long long n = std::strtoull(v, nullptr, 10);
-    if (n > 0) round = static_cast<size_t>(n);
-  }
+  if (const uint64_t n = EnvCount("ZSIM_MPI_EXCHANGE_BYTES"); n > 0) round = n;
   round = std::min(round, static_cast<size_t>(INT_MAX) / static_cast<size_t>(size));
   return std::max(entry_bytes, round / entry_bytes * entry_bytes);
 }
@@ -150,9 +147,8 @@ void FitShardSums(const std::vector<ddt::DedupTable*>& tables, uint64_t limit) {
 // The entries per shard past which the partitioned tables sample: one process's
 // (ddt::DedupTable::kShardEntriesToSample), or ZSIM_MPI_SHARD_ENTRIES (a test's smaller one).
 uint64_t ShardLimit() {
-  if (const char* v = std::getenv("ZSIM_MPI_SHARD_ENTRIES")) {
-    const unsigned long long n = std::strtoull(v, nullptr, 10);
-    if (n > 0) return std::min<uint64_t>(n, ddt::DedupTable::kShardEntriesToSample);
+  if (const uint64_t n = EnvCount("ZSIM_MPI_SHARD_ENTRIES"); n > 0) {
+    return std::min<uint64_t>(n, ddt::DedupTable::kShardEntriesToSample);
   }
   return ddt::DedupTable::kShardEntriesToSample;
 }

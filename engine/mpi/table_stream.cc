@@ -14,6 +14,7 @@
 #include "engine/mpi/entry_wire.h"
 #include "engine/mpi/messages.h"
 #include "engine/mpi/partition.h"
+#include "engine/mpi/tuning.h"
 
 namespace zsim::mpi {
 namespace {
@@ -22,8 +23,6 @@ namespace {
 constexpr size_t kMessageBytes = size_t{1} << 20;
 // How often the thread measures the tables (stats: the largest they were during the scan).
 constexpr auto kLookEvery = std::chrono::milliseconds(5);
-// Bytes shipped between two trims of the heap.
-constexpr uint64_t kTrimBytes = uint64_t{16} << 20;
 
 std::string Header(int32_t row) {
   std::string h(sizeof row, '\0');
@@ -54,10 +53,7 @@ TableStream::TableStream(int rank, int size, uint64_t ship_bytes, uint64_t budge
       budget_bytes_(budget_bytes),
       census_(census),
       origins_(origins) {
-  if (const char* v = std::getenv("ZSIM_MPI_SHIP_BYTES")) {
-    const unsigned long long n = std::strtoull(v, nullptr, 10);
-    if (n > 0) ship_bytes_ = n;
-  }
+  if (const uint64_t n = EnvCount("ZSIM_MPI_SHIP_BYTES"); n > 0) ship_bytes_ = n;
 }
 
 TableStream::~TableStream() {

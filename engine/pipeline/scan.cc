@@ -244,7 +244,7 @@ class Scan : public std::enable_shared_from_this<Scan> {
     sampling_.anchors = plan.anchors;
     any_sampled_ = std::find(plan.sampled.begin(), plan.sampled.end(), true) != plan.sampled.end();
     occurrences_ = options_.sample_modulus > 1;
-    adaptive_ = any_sampled_ && !occurrences_;
+    adaptive_ = estimate::CensusRuns(options_);  // as a distributed scan decides it (engine/mpi)
     sampling_.adaptive = adaptive_;
     plan_wanted_ = any_sampled_ || occurrences_;
     if (occurrences_) entry_level_offset_ = std::countr_zero(options_.sample_modulus);
