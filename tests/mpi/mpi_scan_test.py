@@ -36,9 +36,10 @@ owns some and none more than 1.5 x its 1/N share.
                 (the census at ceil(8/N) own references, a key shipped before counted as seen);
                 and with the census at 8 own references (ZSIM_MPI_CENSUS_AT=8) the report must
                 differ at N = 2 or 3, so the case tests the fix
-  census8       at N = 8 (the census stays at 8 own references, no filter of shipped keys): the
-                copies of census's keys in one file, read by one rank, no entry shipped during
-                the scan: identical (before the fix no key became heavy from N = 8 on)
+  census8       at N = 8 (the census at 8 own references, no filter of shipped keys, the rest
+                coded after the exchange): the copies of census's keys in one file, read by one
+                rank, no entry shipped during the scan: identical (before a75bbdc no key became
+                heavy from N = 8 on)
   census_spread at N = 8 and 9: keys referenced 8 times in all but spread over many files (8 x 1,
                 2+2+1+1+1+1, 3+1+1+1+1+1, and 7 x 1 which is not heavy), one file per batch, so no
                 rank holds 8 references of a key: identical (the owners have the heavy keys read
@@ -461,7 +462,7 @@ def census_one_file_tree():
 
 
 def case_census8():
-    # From N = 8 the census stays at 8 of a rank's own references (docs/scale.md). With all 8
+    # From N = 8 the census counts 8 of a rank's own references (docs/scale.md). With all 8
     # references of each copied key on one rank and nothing shipped during the scan that rank
     # sees what one process sees: the same keys coded, the same report. Before the fix the
     # census was at 1 reference from N = 8 on, which no duplicate reaches: no key was coded.
