@@ -881,7 +881,16 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
 // clock's own cost per block.
 ddt::PsizeCode Scan::CodeOf(Compression comp, ByteView block, bool is_zero, Worker& w) const {
   const MutableByteView scratch(w.scratch.get(), block.size());
-  if (state_.code_kind == state::CodeKind::kRaw) {
+  if (state_.code_kind == state::CodeKind::kLeastBudget && zfs::LeastBudgetKnown(comp)) {
+    // What the compressor produced under the largest budget, and the least it needs: the report
+    // settles it under any profile and geometry.
+    const codec::LeastBudgetOutcome out =
+        codec::LeastBudgetZfsCompress(policy_, comp, block, is_zero, w.compressor, scratch);
+    if (out.hole) return ddt::kHoleCode;
+    if (!out.fit) return ddt::kNoFitCode;
+    return ddt::EncodeLeastBudget(out.fit->length, out.fit->least_budget);
+  }
+  if (state_.code_kind != state::CodeKind::kRounded) {
     // What the compressor produced, whatever the pool: the report settles it.
     const codec::RawOutcome raw =
         codec::RawZfsCompress(policy_, comp, block, is_zero, w.compressor, scratch);
