@@ -177,6 +177,7 @@ DedupTable::DedupTable(std::vector<SettingStorage> layout) : layout_(std::move(l
     side_slot_.push_back(s.kind == SettingStorage::Kind::kSide ? side_count_++ : SIZE_MAX);
   }
   entry_bytes_ = kCodesOffset + 2 * inline_count_;
+  counted_bytes_ = entry_bytes_;
   for (auto& s : shards_) s = std::make_unique<Shard>();
 }
 
@@ -185,7 +186,7 @@ DedupTable::~DedupTable() = default;
 // A new entry at index slot `slot`: its chunk allocated if needed, every inline code pending.
 // Returns its id. REQUIRES: shard.mu held, shard.count < kMaxEntriesPerShard.
 uint32_t DedupTable::AppendEntry(Shard& shard, size_t slot, uint64_t lo, uint32_t hi32,
-                                 uint32_t refcount, uint64_t lsize, bool is_zero) {
+                                 uint32_t refcount, uint64_t lsize, bool is_zero, uint64_t origin) {
   const uint32_t id = shard.count++;
   // Every 4096th entry of a shard: a shared write per new key would be a contended line.
   if ((id & 0xFFF) == 0 && id > fullest_.load(std::memory_order_relaxed)) {
@@ -194,7 +195,8 @@ uint32_t DedupTable::AppendEntry(Shard& shard, size_t slot, uint64_t lo, uint32_
   if (ChunkOf(id) >= shard.chunks.size()) {
     const size_t chunk_bytes = ChunkEntries(shard.chunks.size()) * entry_bytes_;
     shard.chunks.push_back(std::make_unique<uint8_t[]>(chunk_bytes));
-    bytes_.fetch_add(chunk_bytes, std::memory_order_relaxed);
+    bytes_.fetch_add(ChunkEntries(shard.chunks.size() - 1) * counted_bytes_,
+                     std::memory_order_relaxed);
   }
   uint8_t* e = shard.Entry(id, entry_bytes_);
   Store<uint64_t>(e + kLoOffset, lo);
@@ -204,12 +206,13 @@ uint32_t DedupTable::AppendEntry(Shard& shard, size_t slot, uint64_t lo, uint32_
                   static_cast<uint16_t>((lsize / 512 - 1) | (is_zero ? kZeroFlag : 0)));
   for (size_t c = 0; c < inline_count_; ++c)
     Store<PsizeCode>(e + kCodesOffset + 2 * c, kPendingCode);
+  if (origin_offset_ != 0) Store<uint64_t>(e + origin_offset_, origin);
   shard.index[slot] = (Tag(lo) << kIdBits) | (id + 1);
   return id;
 }
 
 InsertOutcome DedupTable::Insert(const Fingerprint& key, uint64_t lsize, bool is_zero,
-                                 uint32_t* ref) {
+                                 uint32_t* ref, uint64_t origin) {
   const size_t shard_index = key.hi >> (64 - kShardBits);
   Shard& shard = *shards_[shard_index];
   const uint32_t hi32 = static_cast<uint32_t>(key.hi);
@@ -235,7 +238,7 @@ InsertOutcome DedupTable::Insert(const Fingerprint& key, uint64_t lsize, bool is
     overflowed_.store(true, std::memory_order_relaxed);
     return InsertOutcome::kSampledOut;
   }
-  const uint32_t id = AppendEntry(shard, i, key.lo, hi32, 1, lsize, is_zero);
+  const uint32_t id = AppendEntry(shard, i, key.lo, hi32, 1, lsize, is_zero, origin);
   if (ref != nullptr) *ref = static_cast<uint32_t>(shard_index << kIdBits) | id;
   return InsertOutcome::kFirst;
 }
@@ -333,14 +336,17 @@ void DedupTable::MergeEntry(const EntryView& view, const std::vector<bool>& has_
       }
     }
     StoreCodes(shard, id, missing);
+    if (origin_offset_ != 0 && Load<uint64_t>(e + origin_offset_) == 0) {
+      Store<uint64_t>(e + origin_offset_, view.origin);
+    }
     return;
   }
   if (shard.count >= kMaxEntriesPerShard) {
     overflowed_.store(true, std::memory_order_relaxed);
     return;
   }
-  const uint32_t id =
-      AppendEntry(shard, i, view.key.lo, hi32, view.refcount, view.lsize, view.is_zero);
+  const uint32_t id = AppendEntry(shard, i, view.key.lo, hi32, view.refcount, view.lsize,
+                                  view.is_zero, view.origin);
   StoreCodes(shard, id, view.codes);
 }
 
@@ -365,8 +371,8 @@ bool DedupTable::LoadNewEntry(const EntryView& view) {
   MakeRoom(shard);
   const size_t i = shard.Find(view.key.lo, hi32, entry_bytes_);
   if (shard.index[i] != 0 || shard.count >= kMaxEntriesPerShard) return false;
-  const uint32_t id =
-      AppendEntry(shard, i, view.key.lo, hi32, view.refcount, view.lsize, view.is_zero);
+  const uint32_t id = AppendEntry(shard, i, view.key.lo, hi32, view.refcount, view.lsize,
+                                  view.is_zero, view.origin);
   StoreCodes(shard, id, view.codes);
   return true;
 }
@@ -379,12 +385,12 @@ void DedupTable::RaiseSampleShift(uint32_t shift) {
   for (auto& shard_ptr : shards_) {
     Shard& shard = *shard_ptr;
     std::lock_guard<std::mutex> lock(shard.mu);
-    const uint64_t before = shard.Bytes(entry_bytes_);
+    const uint64_t before = shard.Bytes(counted_bytes_);
     Compact(shard, [&](const uint8_t* e) {
       const Fingerprint k{Load<uint64_t>(e + kLoOffset), Load<uint32_t>(e + kHiOffset)};
       return (Load<uint16_t>(e + kLsizeOffset) & kZeroFlag) != 0 || !SampledOut(k, shift);
     });
-    bytes_.fetch_sub(before - shard.Bytes(entry_bytes_), std::memory_order_relaxed);
+    bytes_.fetch_sub(before - shard.Bytes(counted_bytes_), std::memory_order_relaxed);
   }
   UpdateFullest();
 }
@@ -477,9 +483,9 @@ DedupTable::RefMap DedupTable::DropUnreferenced() {
   for (size_t k = 0; k < shards_.size(); ++k) {
     Shard& shard = *shards_[k];
     std::lock_guard<std::mutex> lock(shard.mu);
-    const uint64_t before = shard.Bytes(entry_bytes_);
+    const uint64_t before = shard.Bytes(counted_bytes_);
     map[k] = Compact(shard, [](const uint8_t* e) { return Load<uint32_t>(e + kRefOffset) != 0; });
-    bytes_.fetch_sub(before - shard.Bytes(entry_bytes_), std::memory_order_relaxed);
+    bytes_.fetch_sub(before - shard.Bytes(counted_bytes_), std::memory_order_relaxed);
   }
   UpdateFullest();
   return map;
@@ -546,7 +552,11 @@ void DedupTable::ForEachInShard(size_t shard_index,
       }
       EntryView view{
           Fingerprint{Load<uint64_t>(e + kLoOffset), shard_bits | Load<uint32_t>(e + kHiOffset)},
-          Load<uint32_t>(e + kRefOffset), lsize, is_zero, codes};
+          Load<uint32_t>(e + kRefOffset),
+          lsize,
+          is_zero,
+          codes,
+          origin_offset_ != 0 ? Load<uint64_t>(e + origin_offset_) : 0};
       fn(view);
     }
   }
@@ -555,7 +565,7 @@ void DedupTable::ForEachInShard(size_t shard_index,
 void DedupTable::DropShard(size_t shard_index) {
   Shard& shard = *shards_[shard_index];
   std::lock_guard<std::mutex> lock(shard.mu);
-  const uint64_t before = shard.Bytes(entry_bytes_);
+  const uint64_t before = shard.Bytes(counted_bytes_);
   std::vector<std::unique_ptr<uint8_t[]>>().swap(shard.chunks);
   std::vector<uint32_t>().swap(shard.index);
   std::vector<uint32_t>().swap(shard.side_ids);
@@ -579,8 +589,26 @@ uint32_t DedupTable::shard_entries(size_t shard_index) const {
   return shard.count;
 }
 
+void DedupTable::KeepOrigins() {
+  assert(local_entries() == 0);
+  if (origin_offset_ != 0) return;
+  origin_offset_ = entry_bytes_;
+  entry_bytes_ += sizeof(uint64_t);
+  for ([[maybe_unused]] auto& shard : shards_) assert(shard->chunks.empty());  // the stride changes
+}
+
+uint64_t DedupTable::origin_bytes() const {
+  if (origin_offset_ == 0) return 0;
+  uint64_t slots = 0;
+  for (const auto& shard : shards_) {
+    std::lock_guard<std::mutex> lock(shard->mu);
+    for (size_t c = 0; c < shard->chunks.size(); ++c) slots += ChunkEntries(c);
+  }
+  return slots * sizeof(uint64_t);
+}
+
 uint64_t DedupTable::floor_bytes() const {
-  const uint64_t shard = ChunkEntries(0) * entry_bytes_ + NextIndexSize(0) * sizeof(uint32_t);
+  const uint64_t shard = ChunkEntries(0) * counted_bytes_ + NextIndexSize(0) * sizeof(uint32_t);
   return shard * shards_.size();
 }
 

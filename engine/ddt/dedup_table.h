@@ -147,6 +147,8 @@ struct EntryView {
   uint64_t lsize;
   bool is_zero;
   std::span<const PsizeCode> codes;  // one per setting, in the order given to the table
+  // Where one of the key's blocks lies, as the caller encoded it (KeepOrigins); 0: not known.
+  uint64_t origin = 0;
 };
 
 enum class InsertOutcome : uint8_t {
@@ -194,8 +196,9 @@ class DedupTable {
   // Adds one reference to `key` (a block of `lsize` bytes, all zero or not) unless sampling
   // excludes it (never an all-zero block). Refcounts saturate at 2^32-1. When `ref` is given and
   // the key is kept, *ref names its entry (see EntryRef).
+  // `origin` (not 0) is kept with a new entry of a table that keeps origins (KeepOrigins).
   InsertOutcome Insert(const Fingerprint& key, uint64_t lsize, bool is_zero = false,
-                       uint32_t* ref = nullptr);
+                       uint32_t* ref = nullptr, uint64_t origin = 0);
 
   // Entry references: 32 bits naming one entry (its shard and its place in it), what a file's
   // record keeps per block to take it back out (state/scan_state.h FileRecord). A reference stays
@@ -259,6 +262,15 @@ class DedupTable {
   // Set before the first Insert.
   void set_census_refcount(uint32_t refcount) { census_refcount_ = refcount; }
 
+  // Origins (a distributed scan's census, engine/mpi/heavy_census.h): from now on every entry
+  // also keeps 8 bytes naming where one of its blocks lies (EntryView::origin; the first one
+  // given: Insert's, or a merged entry's when this one has none). memory_bytes() leaves them out,
+  // so that budgets sample as a table without them does; origin_bytes() says what they take.
+  // REQUIRES: no entry yet.
+  void KeepOrigins();
+  bool keeps_origins() const { return origin_offset_ != 0; }
+  uint64_t origin_bytes() const;
+
   // Keeps from now on only 1/2^shift of the key space (and every all-zero block) and drops the
   // other entries.
   // A shift not above the current one changes nothing.
@@ -311,7 +323,7 @@ class DedupTable {
   // record when a side code is neither pending nor derivable). REQUIRES: shard.mu held.
   void StoreCodes(Shard& shard, uint32_t id, std::span<const PsizeCode> codes);
   uint32_t AppendEntry(Shard& shard, size_t slot, uint64_t lo, uint32_t hi32, uint32_t refcount,
-                       uint64_t lsize, bool is_zero);
+                       uint64_t lsize, bool is_zero, uint64_t origin);
   // One entry of another table (see Merge); `has_side[id]`: this shard's entry `id` had side
   // codes when the merge began.
   void MergeEntry(const EntryView& e, const std::vector<bool>& has_side);
@@ -330,7 +342,9 @@ class DedupTable {
   std::vector<size_t> side_slot_;    // per setting: its side position, or SIZE_MAX
   size_t inline_count_ = 0;
   size_t side_count_ = 0;
-  size_t entry_bytes_ = 0;
+  size_t entry_bytes_ = 0;    // an entry's bytes in its chunk
+  size_t counted_bytes_ = 0;  // of which memory_bytes() counts (all but the origin)
+  size_t origin_offset_ = 0;  // of the origin in an entry, 0: none kept
   std::atomic<uint32_t> sample_shift_{0};
   uint32_t census_refcount_ = kHeavyRefcount;
   std::atomic<uint64_t> bytes_{0};       // memory_bytes(), updated by every allocation's change

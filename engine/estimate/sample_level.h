@@ -53,6 +53,10 @@ struct SamplingPlan {
 // lz4 keep lsize. --exact samples nothing.
 SamplingPlan PlanSampling(const std::vector<Compression>& settings, bool exact);
 
+// Whether a scan with `options` runs the census (pipeline/scan.cc): some codec is sampled by
+// levels, i.e. a sampled codec without --sample's occurrence sample.
+bool CensusRuns(const ScanOptions& options);
+
 // Target half width of the 95% interval of a sampled codec's psize total, relative.
 inline constexpr double kTargetRelativeHalfWidth = 0.005;
 // Fewest sampled blocks a level needs before it may be used.

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "engine/estimate/sample_level.h"
 
 namespace zsim::estimate {
@@ -37,6 +39,12 @@ SamplingPlan PlanSampling(const std::vector<Compression>& settings, bool exact) 
     if (FollowsLz4(settings[c].algorithm)) plan.anchors[c] = lz4;
   }
   return plan;
+}
+
+bool CensusRuns(const ScanOptions& options) {
+  const std::vector<bool> sampled = PlanSampling(options.compressions, options.exact).sampled;
+  return options.sample_modulus <= 1 &&
+         std::find(sampled.begin(), sampled.end(), true) != sampled.end();
 }
 
 }  // namespace zsim::estimate

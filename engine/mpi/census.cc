@@ -8,14 +8,17 @@ namespace zsim::mpi {
 
 CensusPlan PlanCensus(int ranks, unsigned long override_at) {
   const uint32_t n = static_cast<uint32_t>(std::max(ranks, 1));
-  uint32_t at = (ddt::kHeavyRefcount + n - 1) / n;
   if (override_at >= 2) {
-    at = static_cast<uint32_t>(std::min<unsigned long>(override_at, ddt::kHeavyRefcount));
+    const auto at =
+        static_cast<uint32_t>(std::min<unsigned long>(override_at, ddt::kHeavyRefcount));
+    return CensusPlan{at, at < ddt::kHeavyRefcount, false};
   }
+  const uint32_t at = (ddt::kHeavyRefcount + n - 1) / n;
   // One own reference would make every block heavy (a duplicate's count is at least 2, so the
-  // tables would never say kBecameHeavy): from N = 8 on, 8 own references and no filter.
-  if (at < 2) at = ddt::kHeavyRefcount;
-  return CensusPlan{at, at < ddt::kHeavyRefcount};
+  // tables would never say kBecameHeavy): from N = 8 on, 8 own references, no filter, and the
+  // heavy keys left without codes are coded after the exchange.
+  if (at < 2) return CensusPlan{ddt::kHeavyRefcount, false, true};
+  return CensusPlan{at, at < ddt::kHeavyRefcount, false};
 }
 
 }  // namespace zsim::mpi

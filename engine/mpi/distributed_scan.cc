@@ -13,6 +13,7 @@
 
 #include "engine/estimate/sample_level.h"
 #include "engine/mpi/census.h"
+#include "engine/mpi/heavy_census.h"
 #include "engine/mpi/messages.h"
 #include "engine/mpi/partition.h"
 #include "engine/mpi/peak_rss.h"
@@ -20,6 +21,7 @@
 #include "engine/mpi/reduce.h"
 #include "engine/mpi/table_service.h"
 #include "engine/mpi/table_stream.h"
+#include "engine/mpi/tuning.h"
 #include "engine/mpi/work.h"
 #include "engine/state/merge.h"
 
@@ -68,7 +70,7 @@ RankStats StatsOf(const state::ScanState& state, const PieceMap& pieces) {
 
 void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t state_received,
                 const StreamStats& stream, const PartitionStats& exchange,
-                const std::vector<ddt::DedupTable*>& owned) {
+                const HeavyCensusStats& heavy, const std::vector<ddt::DedupTable*>& owned) {
   uint64_t owned_entries = 0, owned_bytes = 0;
   for (const ddt::DedupTable* t : owned) {
     owned_entries += t->local_entries();
@@ -82,8 +84,8 @@ void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t 
       "stream_entries_sent=%llu stream_entries_received=%llu stream_peak_table_bytes=%llu "
       "stream_shipped_keys_bytes=%llu exchange_bytes_sent=%llu exchange_entries_sent=%llu "
       "exchange_rounds=%llu exchange_seconds=%.3f exchange_cpu_seconds=%.3f owned_entries=%llu "
-      "owned_table_bytes=%llu "
-      "scan_seconds=%.3f "
+      "owned_table_bytes=%llu census_asked=%llu census_reread=%llu census_reread_bytes=%llu "
+      "census_changed=%llu census_origin_bytes=%llu scan_seconds=%.3f "
       "scan_peak_rss_bytes=%llu peak_rss_bytes=%llu\n",
       rank, static_cast<unsigned long long>(r.files), static_cast<unsigned long long>(r.pieces),
       static_cast<unsigned long long>(r.bytes_read),
@@ -101,8 +103,11 @@ void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t 
       static_cast<unsigned long long>(exchange.entries_sent),
       static_cast<unsigned long long>(exchange.rounds), exchange.seconds, exchange.cpu_seconds,
       static_cast<unsigned long long>(owned_entries), static_cast<unsigned long long>(owned_bytes),
-      r.seconds, static_cast<unsigned long long>(r.peak_rss),
-      static_cast<unsigned long long>(PeakRssBytes()));
+      static_cast<unsigned long long>(heavy.asked), static_cast<unsigned long long>(heavy.reread),
+      static_cast<unsigned long long>(heavy.reread_bytes),
+      static_cast<unsigned long long>(heavy.changed),
+      static_cast<unsigned long long>(heavy.origin_bytes), r.seconds,
+      static_cast<unsigned long long>(r.peak_rss), static_cast<unsigned long long>(PeakRssBytes()));
 }
 
 }  // namespace
@@ -129,9 +134,8 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   std::thread server;
   WorkTraffic work;
   if (rank == 0) {
-    const char* batch = std::getenv("ZSIM_MPI_BATCH_BYTES");
     pool = std::make_unique<WorkPool>(pipeline::MakeWalk(resolved, fs),
-                                      batch ? std::strtoull(batch, nullptr, 10) : 0,
+                                      EnvCount("ZSIM_MPI_BATCH_BYTES"),
                                       pipeline::ChunkBytes(resolved));
     // Started when the scan asks for its source, past the checks that refuse options (which
     // every rank makes alike, so no rank is then waiting for work).
@@ -147,22 +151,28 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   // holds kShipBytes of other owners' entries, and the census counts each rank's own references
   // to ceil(8/N): a key referenced ddt::kHeavyRefcount times in all is referenced that often by
   // some rank. From N = 8 on that would be every block: the census then stays at 8 own
-  // references, which leaves the gap docs/scale.md describes.
+  // references, and the entries keep their origins, so that after the exchange the owners have
+  // the heavy keys still without codes read again and coded (heavy_census.h).
   std::unique_ptr<TableStream> stream;
+  // Shared with the scan's serial stage, which an abandoned scan may run after ScanToState.
+  std::shared_ptr<BlockOrigins> origins;
   if (size > 1) {
     // The census matters where the scan runs one (pipeline/scan.cc): sampled codecs following
     // levels, not --sample's occurrence sample.
-    const std::vector<bool> sampled =
-        estimate::PlanSampling(resolved.compressions, resolved.exact).sampled;
-    const bool census_runs = resolved.sample_modulus <= 1 &&
-                             std::find(sampled.begin(), sampled.end(), true) != sampled.end();
+    const bool census_runs = estimate::CensusRuns(resolved);
     // ZSIM_MPI_CENSUS_AT=8: the census as before the filter of shipped keys (a test shows the
     // gap).
-    const char* at = std::getenv("ZSIM_MPI_CENSUS_AT");
-    const CensusPlan census = PlanCensus(size, at ? std::strtoul(at, nullptr, 10) : 0);
+    const CensusPlan census = PlanCensus(size, EnvCount("ZSIM_MPI_CENSUS_AT"));
     const bool own_census = census_runs && census.own_count;
+    if (census_runs && census.reread) {
+      origins = std::make_shared<BlockOrigins>(rank);
+      local.origin_of_item = [o = origins](const std::string& path, uint64_t begin, uint64_t length,
+                                           bool follow) {
+        return o->Add(path, begin, length, follow);
+      };
+    }
     stream = std::make_unique<TableStream>(rank, size, kShipBytes, resolved.max_memory_bytes,
-                                           own_census);
+                                           own_census, origins != nullptr);
     local.table_gate = stream->gate();
     local.tables_started = [&stream](const std::vector<ddt::DedupTable*>& tables) {
       stream->Start(tables);
@@ -232,12 +242,26 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   for (size_t r = 0; r < tables.size(); ++r) {
     state.rows[r].table->RaiseSampleShift(tables[r]->sample_shift());
   }
+  // The heavy keys this rank owns that no rank coded during the scan (from N = 8 on), read again
+  // where their origin says and coded, before the states meet: a file found changed is one of
+  // this rank's errors.
+  HeavyCensusStats heavy;
+  Status census_coded;
+  if (origins) {
+    for (const ddt::DedupTable* t : tables) heavy.origin_bytes += t->origin_bytes();
+    heavy.origin_bytes += origins->memory_bytes();
+    census_coded =
+        CodeHeavyKeys(tables, *origins, resolved, fs, rank, size, &state.input.errors, &heavy);
+    local.origin_of_item = nullptr;
+    origins.reset();
+  }
   exchange.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - partition_start).count();
   exchange.cpu_seconds = ProcessCpuSeconds() - partition_cpu_start;
   ReduceStats stats;
   Status reduced = ReduceToRoot(state, pieces, rank, size, &stats);
   if (reduced.ok()) reduced = partitioned;
+  if (reduced.ok()) reduced = census_coded;
   if (reduced.ok()) reduced = streamed;
   // The split files, each counted once from its pieces' sums (their state holds no table
   // entries: the ranks' tables hold their blocks).
@@ -274,7 +298,7 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
                        resolved.max_memory_bytes);
   if (print_stats) {
     PrintStats(rank, mine, work, stats.bytes_received, stream ? stream->stats() : StreamStats{},
-               exchange, tables);
+               exchange, heavy, tables);
   }
   if (rank != 0) {
     ServeTables(std::vector<const ddt::DedupTable*>(tables.begin(), tables.end()));

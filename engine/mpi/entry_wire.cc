@@ -21,17 +21,18 @@ T Get(const char* p) {
 
 }  // namespace
 
-void AppendEntry(const ddt::EntryView& e, std::string* out) {
+void AppendEntry(const ddt::EntryView& e, std::string* out, bool origins) {
   Put<uint64_t>(out, e.key.lo);
   Put<uint64_t>(out, e.key.hi);
   Put<uint32_t>(out, e.refcount);
   Put<uint16_t>(out, static_cast<uint16_t>((e.lsize / 512 - 1) | (e.is_zero ? kZeroFlag : 0)));
   for (ddt::PsizeCode c : e.codes) Put<uint16_t>(out, c);
+  if (origins) Put<uint64_t>(out, e.origin);
 }
 
 Status ForEachWireEntry(std::string_view bytes, size_t settings,
-                        const std::function<void(const ddt::EntryView&)>& fn) {
-  const size_t each = EntryWireBytes(settings);
+                        const std::function<void(const ddt::EntryView&)>& fn, bool origins) {
+  const size_t each = EntryWireBytes(settings, origins);
   if (bytes.size() % each != 0) {
     return Status::Internal("a batch of table entries is cut short (" +
                             std::to_string(bytes.size()) + " bytes)");
@@ -43,7 +44,8 @@ Status ForEachWireEntry(std::string_view bytes, size_t settings,
     for (size_t c = 0; c < settings; ++c) codes[c] = Get<uint16_t>(p + 22 + 2 * c);
     fn(ddt::EntryView{ddt::Fingerprint{Get<uint64_t>(p), Get<uint64_t>(p + 8)},
                       Get<uint32_t>(p + 16), (uint64_t{lsize_field & 0x7FFFu} + 1) * 512,
-                      (lsize_field & kZeroFlag) != 0, codes});
+                      (lsize_field & kZeroFlag) != 0, codes,
+                      origins ? Get<uint64_t>(p + 22 + 2 * settings) : 0});
   }
   return Status::Ok();
 }

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "engine/mpi/entry_wire.h"
+#include "engine/mpi/tuning.h"
 
 namespace zsim::mpi {
 namespace {
@@ -20,17 +21,13 @@ namespace {
 // table. A shard larger than that goes over several rounds. ZSIM_MPI_EXCHANGE_BYTES changes it
 // (tests: shards split over many rounds).
 constexpr size_t kRoundBytes = size_t{1} << 20;
-constexpr size_t kTrimBytes = size_t{16} << 20;
 
 // Bytes one rank sends per round: kRoundBytes (or the override), whole entries, and at most
 // INT_MAX / size, so that what an owner receives in a round from all the others, and each count
 // and displacement of the all-to-all, fits MPI's int however large a shard is.
 size_t RoundBytes(size_t entry_bytes, int size) {
   size_t round = kRoundBytes;
-  if (const char* v = std::getenv("ZSIM_MPI_EXCHANGE_BYTES")) {
-    const unsigned long long n = std::strtoull(v, nullptr, 10);
-    if (n > 0) round = static_cast<size_t>(n);
-  }
+  if (const uint64_t n = EnvCount("ZSIM_MPI_EXCHANGE_BYTES"); n > 0) round = n;
   round = std::min(round, static_cast<size_t>(INT_MAX) / static_cast<size_t>(size));
   return std::max(entry_bytes, round / entry_bytes * entry_bytes);
 }
@@ -45,7 +42,8 @@ struct Outgoing {
 // One row's table: rounds until no rank has an entry left to send.
 Status ShuffleTable(ddt::DedupTable& table, int rank, int size, PartitionStats* stats) {
   const size_t settings = table.settings();
-  const size_t round = RoundBytes(EntryWireBytes(settings), size);
+  const bool origins = table.keeps_origins();
+  const size_t round = RoundBytes(EntryWireBytes(table), size);
   std::vector<int> send_counts(size), recv_counts(size), send_at(size), recv_at(size);
   Status failure;
   std::deque<Outgoing> queue;
@@ -57,7 +55,8 @@ Status ShuffleTable(ddt::DedupTable& table, int rank, int size, PartitionStats* 
       const int owner = OwnerOfShard(next, size);
       if (owner != rank) {
         Outgoing out{owner, {}, 0};
-        table.ForEachInShard(next, [&](const ddt::EntryView& e) { AppendEntry(e, &out.bytes); });
+        table.ForEachInShard(next,
+                             [&](const ddt::EntryView& e) { AppendEntry(e, &out.bytes, origins); });
         table.DropShard(next);
         queued += out.bytes.size();
         untrimmed += out.bytes.size();
@@ -106,16 +105,17 @@ Status ShuffleTable(ddt::DedupTable& table, int rank, int size, PartitionStats* 
     MPI_Alltoallv(send.data(), send_counts.data(), send_at.data(), MPI_BYTE, received.data(),
                   recv_counts.data(), recv_at.data(), MPI_BYTE, MPI_COMM_WORLD);
     stats->bytes_sent += send.size();
-    stats->entries_sent += send.size() / EntryWireBytes(settings);
+    stats->entries_sent += send.size() / EntryWireBytes(table);
     ++stats->rounds;
     std::string().swap(send);
     if (!received.empty()) {
       // The round's entries (one key may come from several ranks) gathered first, then merged
       // as one table: Merge keeps one side record per entry, as the tree merge did.
       ddt::DedupTable part(table.layout());
+      if (origins) part.KeepOrigins();
       part.RaiseSampleShift(table.sample_shift());
-      Status s =
-          ForEachWireEntry(received, settings, [&](const ddt::EntryView& e) { part.LoadEntry(e); });
+      Status s = ForEachWireEntry(
+          received, settings, [&](const ddt::EntryView& e) { part.LoadEntry(e); }, origins);
       if (!s.ok() && failure.ok()) failure = s;
       std::string().swap(received);
       table.Merge(part);
@@ -147,9 +147,8 @@ void FitShardSums(const std::vector<ddt::DedupTable*>& tables, uint64_t limit) {
 // The entries per shard past which the partitioned tables sample: one process's
 // (ddt::DedupTable::kShardEntriesToSample), or ZSIM_MPI_SHARD_ENTRIES (a test's smaller one).
 uint64_t ShardLimit() {
-  if (const char* v = std::getenv("ZSIM_MPI_SHARD_ENTRIES")) {
-    const unsigned long long n = std::strtoull(v, nullptr, 10);
-    if (n > 0) return std::min<uint64_t>(n, ddt::DedupTable::kShardEntriesToSample);
+  if (const uint64_t n = EnvCount("ZSIM_MPI_SHARD_ENTRIES"); n > 0) {
+    return std::min<uint64_t>(n, ddt::DedupTable::kShardEntriesToSample);
   }
   return ddt::DedupTable::kShardEntriesToSample;
 }

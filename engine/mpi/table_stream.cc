@@ -14,6 +14,7 @@
 #include "engine/mpi/entry_wire.h"
 #include "engine/mpi/messages.h"
 #include "engine/mpi/partition.h"
+#include "engine/mpi/tuning.h"
 
 namespace zsim::mpi {
 namespace {
@@ -22,8 +23,6 @@ namespace {
 constexpr size_t kMessageBytes = size_t{1} << 20;
 // How often the thread measures the tables (stats: the largest they were during the scan).
 constexpr auto kLookEvery = std::chrono::milliseconds(5);
-// Bytes shipped between two trims of the heap.
-constexpr uint64_t kTrimBytes = uint64_t{16} << 20;
 
 std::string Header(int32_t row) {
   std::string h(sizeof row, '\0');
@@ -47,16 +46,14 @@ void TableStream::Post(std::unique_ptr<Send> send) {
 }
 
 TableStream::TableStream(int rank, int size, uint64_t ship_bytes, uint64_t budget_bytes,
-                         bool census)
+                         bool census, bool origins)
     : rank_(rank),
       size_(size),
       ship_bytes_(ship_bytes),
       budget_bytes_(budget_bytes),
-      census_(census) {
-  if (const char* v = std::getenv("ZSIM_MPI_SHIP_BYTES")) {
-    const unsigned long long n = std::strtoull(v, nullptr, 10);
-    if (n > 0) ship_bytes_ = n;
-  }
+      census_(census),
+      origins_(origins) {
+  if (const uint64_t n = EnvCount("ZSIM_MPI_SHIP_BYTES"); n > 0) ship_bytes_ = n;
 }
 
 TableStream::~TableStream() {
@@ -66,9 +63,13 @@ TableStream::~TableStream() {
 
 void TableStream::Start(const std::vector<ddt::DedupTable*>& tables) {
   tables_ = tables;
+  if (origins_) {
+    for (ddt::DedupTable* t : tables) t->KeepOrigins();
+  }
   if (census_) {
     for (const ddt::DedupTable* t : tables) {
       received_.push_back(std::make_unique<ddt::DedupTable>(t->layout()));
+      if (origins_) received_.back()->KeepOrigins();
       received_.back()->RaiseSampleShift(t->sample_shift());
     }
   }
@@ -89,7 +90,7 @@ uint64_t TableStream::ForeignBytes() const {
     for (size_t k = 0; k < ddt::DedupTable::kShards; ++k) {
       if (OwnerOfShard(k, size_) != rank_) entries += t->shard_entries(k);
     }
-    n += entries * EntryWireBytes(t->settings());
+    n += entries * EntryWireBytes(*t);
   }
   return n;
 }
@@ -107,7 +108,8 @@ void TableStream::AfterChunk() {
   {
     std::lock_guard<pipeline::TableGate> gate(gate_);
     for (size_t r = 0; r < tables_.size(); ++r) {
-      const size_t each = EntryWireBytes(tables_[r]->settings());
+      const size_t each = EntryWireBytes(*tables_[r]);
+      const bool origins = tables_[r]->keeps_origins();
       const size_t piece = sizeof(int32_t) + std::max(each, kMessageBytes / each * each);
       std::vector<Send*> open(size_, nullptr);  // per owner, this row's message being filled
       for (size_t k = 0; k < ddt::DedupTable::kShards; ++k) {
@@ -121,7 +123,7 @@ void TableStream::AfterChunk() {
             open[owner]->bytes = Header(static_cast<int32_t>(r));
             open[owner]->bytes.reserve(piece);
           }
-          AppendEntry(e, &open[owner]->bytes);
+          AppendEntry(e, &open[owner]->bytes, origins);
           if (census_ && !e.is_zero) shipped_.Add(e.key);
           ++stats_.entries_sent;
           stats_.references_sent += e.refcount;
@@ -163,7 +165,10 @@ void TableStream::MergeInbox() {
     std::lock_guard<std::mutex> lock(inbox_mu_);
     inbox.swap(inbox_);
   }
-  for (const std::string& bytes : inbox) {
+  // Each row's messages gathered into one table first, then merged once: Merge walks every shard
+  // of the table merged into, and without a census it holds the scan's workers out meanwhile.
+  std::vector<std::unique_ptr<ddt::DedupTable>> parts(tables_.size());
+  for (std::string& bytes : inbox) {
     int32_t row = -1;
     std::memcpy(&row, bytes.data(), sizeof row);
     if (static_cast<size_t>(row) >= tables_.size()) {
@@ -172,24 +177,35 @@ void TableStream::MergeInbox() {
     }
     // Into the scan's own table (under the gate), or, when the scan runs a census on its own
     // references, into a table apart.
-    ddt::DedupTable& into = census_ ? *received_[row] : *tables_[row];
-    ddt::DedupTable part(into.layout());
-    part.RaiseSampleShift(into.sample_shift());
-    Status s = ForEachWireEntry(std::string_view(bytes).substr(sizeof row), into.settings(),
-                                [&](const ddt::EntryView& e) {
-                                  part.LoadEntry(e);
-                                  ++stats_.entries_received;
-                                  if (!census_) stats_.references_merged += e.refcount;
-                                });
+    const ddt::DedupTable& into = census_ ? *received_[row] : *tables_[row];
+    std::unique_ptr<ddt::DedupTable>& part = parts[row];
+    if (!part) {
+      part = std::make_unique<ddt::DedupTable>(into.layout());
+      if (into.keeps_origins()) part->KeepOrigins();
+      part->RaiseSampleShift(into.sample_shift());
+    }
+    Status s = ForEachWireEntry(
+        std::string_view(bytes).substr(sizeof row), into.settings(),
+        [&](const ddt::EntryView& e) {
+          part->LoadEntry(e);
+          ++stats_.entries_received;
+          if (!census_) stats_.references_merged += e.refcount;
+        },
+        into.keeps_origins());
     if (!s.ok() && failure_.ok()) failure_ = s;
+    std::string().swap(bytes);
+  }
+  for (size_t row = 0; row < parts.size(); ++row) {
+    if (!parts[row]) continue;
     if (census_) {
-      into.Merge(part);
+      received_[row]->Merge(*parts[row]);
       Fit(received_);
     } else {
       std::lock_guard<pipeline::TableGate> gate(gate_);
-      into.Merge(part);
+      tables_[row]->Merge(*parts[row]);
       Fit(tables_);
     }
+    parts[row].reset();
   }
 }
 

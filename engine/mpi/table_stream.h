@@ -74,7 +74,10 @@ class TableStream {
   // scan runs a census on its own references (sampled codecs, no --sample, N < 8): what others
   // ship goes to received(), and shipped() keeps the keys shipped; else what others ship is
   // merged into the scan's tables (under the gate), received() stays empty and shipped() too.
-  TableStream(int rank, int size, uint64_t ship_bytes, uint64_t budget_bytes, bool census);
+  // `origins`: the tables keep their entries' origins (heavy_census.h), set on them by Start, and
+  // the entries travel with them.
+  TableStream(int rank, int size, uint64_t ship_bytes, uint64_t budget_bytes, bool census,
+              bool origins);
   ~TableStream();  // joins the thread (Finish not called: only on a failure path)
   TableStream(const TableStream&) = delete;
   TableStream& operator=(const TableStream&) = delete;
@@ -121,6 +124,7 @@ class TableStream {
   uint64_t ship_bytes_;
   const uint64_t budget_bytes_;
   const bool census_;
+  const bool origins_;
   pipeline::TableGate gate_;
   std::vector<ddt::DedupTable*> tables_;
   std::vector<std::unique_ptr<ddt::DedupTable>> received_;

@@ -35,6 +35,7 @@
 #include "engine/finish/finish.h"
 #include "engine/finish/settled_codes.h"
 #include "engine/finish/tally.h"
+#include "engine/pipeline/block_code.h"
 #include "engine/pipeline/breakdown.h"
 #include "engine/pipeline/cost_probe.h"
 #include "engine/pipeline/expected_time.h"
@@ -89,9 +90,10 @@ struct FileJob {
   // the scan reports through ScanControl::piece_done instead of counting the file.
   bool piece = false;
   uint64_t begin = 0, end = 0, piece_file = 0;
-  uint64_t identity = 0;                   // state::FileIdentity of its device and inode
-  uint32_t root = 0;                       // index of its input path
-  io::FileInfo info;                       // as the walk saw it (the file's record keeps it)
+  uint64_t identity = 0;  // state::FileIdentity of its device and inode
+  uint64_t origin = 0;    // of its first 512 bytes (ScanControl::origin_of_item), 0: none
+  uint32_t root = 0;      // index of its input path
+  io::FileInfo info;      // as the walk saw it (the file's record keeps it)
   std::unique_ptr<InputFile> input;        // one descriptor for every chunk, checked
   std::vector<zfs::RecordLayout> layouts;  // per row
   std::atomic<uint64_t> chunks_left{0};
@@ -226,9 +228,7 @@ class Scan : public std::enable_shared_from_this<Scan> {
     featured_ = state::FeaturedSetting(options_.compressions);
     state_.options = options_;
     state_.featured = featured_;
-    policy_.profile = options_.profile;
-    policy_.geometry = zfs::GeometryFor(options_.vdev, options_.ashift);
-    policy_.dedup = true;
+    policy_ = ScanWritePolicy(options_);
     if (options_.volblocksize) {
       rows_.emplace_back().block_bytes = *options_.volblocksize;
     } else {
@@ -244,7 +244,7 @@ class Scan : public std::enable_shared_from_this<Scan> {
     sampling_.anchors = plan.anchors;
     any_sampled_ = std::find(plan.sampled.begin(), plan.sampled.end(), true) != plan.sampled.end();
     occurrences_ = options_.sample_modulus > 1;
-    adaptive_ = any_sampled_ && !occurrences_;
+    adaptive_ = estimate::CensusRuns(options_);  // as a distributed scan decides it (engine/mpi)
     sampling_.adaptive = adaptive_;
     plan_wanted_ = any_sampled_ || occurrences_;
     if (occurrences_) entry_level_offset_ = std::countr_zero(options_.sample_modulus);
@@ -665,6 +665,11 @@ bool Scan::NextChunk(Chunk* out) {
       }
       if (since_ && Reuse(*item)) continue;
       job = MakeJob(std::move(*item), size);
+      if (control_.origin_of_item) {
+        job->origin = control_.origin_of_item(
+            job->path, job->begin, job->end - job->begin,
+            options_.follow_symlinks || job->path == options_.paths[job->root]);
+      }
     }
     const uint64_t chunks = (job->end - job->begin + chunk_bytes_ - 1) / chunk_bytes_;
     if (chunks == 0) {
@@ -833,7 +838,8 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       uint32_t ref = 0;
       const bool keep_ref = record_ || job.linked;
       const ddt::InsertOutcome outcome =
-          rows_[r].table->Insert(fp, bs, is_zero, keep_ref ? &ref : nullptr);
+          rows_[r].table->Insert(fp, bs, is_zero, keep_ref ? &ref : nullptr,
+                                 job.origin != 0 ? job.origin + (rec_begin - job.begin) / 512 : 0);
       if (keep_ref && outcome != ddt::InsertOutcome::kSampledOut) w.refs.push_back(ref);
       if (outcome == ddt::InsertOutcome::kFirst) {
         // Read here before and shipped to its owner since: the census's repeated sighting.
@@ -881,17 +887,11 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
 // clock's own cost per block.
 ddt::PsizeCode Scan::CodeOf(Compression comp, ByteView block, bool is_zero, Worker& w) const {
   const MutableByteView scratch(w.scratch.get(), block.size());
-  if (state_.code_kind == state::CodeKind::kLeastBudget && zfs::LeastBudgetKnown(comp)) {
-    // What the compressor produced under the largest budget, and the least it needs: the report
-    // settles it under any profile and geometry.
-    const codec::LeastBudgetOutcome out =
-        codec::LeastBudgetZfsCompress(policy_, comp, block, is_zero, w.compressor, scratch);
-    if (out.hole) return ddt::kHoleCode;
-    if (!out.fit) return ddt::kNoFitCode;
-    return ddt::EncodeLeastBudget(out.fit->length, out.fit->least_budget);
+  if (state_.code_kind == state::CodeKind::kLeastBudget) {
+    return RawBlockCode(policy_, comp, block, is_zero, w.compressor, scratch);
   }
-  if (state_.code_kind != state::CodeKind::kRounded) {
-    // What the compressor produced, whatever the pool: the report settles it.
+  if (state_.code_kind == state::CodeKind::kRaw) {
+    // A --since scan from a state of format 7: every codec's output under the scan's budget.
     const codec::RawOutcome raw =
         codec::RawZfsCompress(policy_, comp, block, is_zero, w.compressor, scratch);
     return raw.hole ? ddt::kHoleCode : ddt::EncodeRawLength(raw.length);

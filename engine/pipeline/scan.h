@@ -98,6 +98,13 @@ struct ScanControl {
   // the workers while they hold `table_gate` shared.
   uint32_t census_refcount = 0;
   std::function<bool(const ddt::Fingerprint&)> shipped_before;
+  // A distributed scan's census after the exchange (engine/mpi/heavy_census.h): when set, called
+  // from the serial stage for each file or piece of a file the scan reads, with its path, the
+  // bytes [begin, begin + length) it reads and whether the path is opened following symlinks; it
+  // returns the origin of the item's first 512 bytes (0: none), and a block's origin, given to
+  // the tables' Insert, is that plus the block's offset in the item / 512.
+  std::function<uint64_t(const std::string& path, uint64_t begin, uint64_t length, bool follow)>
+      origin_of_item;
 };
 
 // What ScanSince did.

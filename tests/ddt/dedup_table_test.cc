@@ -476,6 +476,48 @@ TEST(DedupTableTest, ASampledTableTakesAboutItsShareOfMemory) {
   EXPECT_EQ(empty.memory_bytes(), 0u);
 }
 
+TEST(DedupTableTest, OriginsStayWithTheirEntryThroughMergeAndSamplingAndCostNoBudget) {
+  // A distributed scan's census (mpi/heavy_census.h) finds a heavy key's block by its entry's
+  // origin: the first one given stays through Merge and a raised sample shift, the entries read
+  // as before, and memory_bytes() is a table's without origins (budgets sample alike).
+  DedupTable plain(2), a(2), b(2);
+  a.KeepOrigins();
+  b.KeepOrigins();
+  EXPECT_TRUE(a.keeps_origins());
+  EXPECT_FALSE(plain.keeps_origins());
+  const PsizeCode codes[2] = {7, 9};
+  for (uint64_t i = 0; i < 5000; ++i) {
+    plain.Insert(Key(i), 4096);
+    plain.SetCodes(Key(i), codes);
+    a.Insert(Key(i), 4096, false, nullptr, 1000 + i);
+    a.Insert(Key(i), 4096, false, nullptr, 999999);  // a later sighting keeps the first origin
+    a.SetCodes(Key(i), codes);
+  }
+  for (uint64_t i = 2500; i < 7500; ++i) b.Insert(Key(i), 4096, false, nullptr, 50000 + i);
+  EXPECT_EQ(a.memory_bytes(), plain.memory_bytes());
+  EXPECT_GE(a.origin_bytes(), 5000u * 8);
+  a.Merge(b);
+  std::map<uint64_t, uint64_t> origin_of;  // key.lo -> origin
+  a.ForEach([&](const EntryView& e) { origin_of[e.key.lo] = e.origin; });
+  ASSERT_EQ(origin_of.size(), 7500u);
+  for (uint64_t i = 0; i < 7500; ++i) {
+    EXPECT_EQ(origin_of[Key(i).lo], i < 5000 ? 1000 + i : 50000 + i) << i;
+  }
+  std::map<uint64_t, uint64_t> index_of;  // key.lo -> i
+  for (uint64_t i = 0; i < 7500; ++i) index_of[Key(i).lo] = i;
+  a.RaiseSampleShift(1);
+  uint64_t seen = 0;
+  a.ForEach([&](const EntryView& e) {
+    ++seen;
+    const uint64_t i = index_of[e.key.lo];
+    EXPECT_EQ(e.origin, i < 5000 ? 1000 + i : 50000 + i) << i;
+    EXPECT_EQ(e.refcount, i < 2500 ? 2u : i < 5000 ? 3u : 1u) << i;
+    EXPECT_EQ(e.codes[0], i < 5000 ? 7 : kPendingCode) << i;
+  });
+  EXPECT_GT(seen, 2000u);
+  plain.ForEach([](const EntryView& e) { EXPECT_EQ(e.origin, 0u); });
+}
+
 TEST(DedupTableTest, CodesRoundTrip) {
   EXPECT_EQ(AllocatedPsize(EncodeAllocated(512)), 512u);
   EXPECT_EQ(AllocatedPsize(EncodeAllocated(16u << 20)), 16u << 20);

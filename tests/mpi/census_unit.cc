@@ -1,6 +1,7 @@
 // PlanCensus (engine/mpi/census.h): each rank counts its own references to ceil(8/N) with the
 // shipped-keys filter while that is 2 or more; from N = 8 on, 8 own references and no filter
-// (docs/scale.md), never a census at 1 reference, which no duplicate would reach.
+// and the heavy keys left without codes coded after the exchange (heavy_census.h), never a census
+// at 1 reference, which no duplicate would reach.
 
 #include <gtest/gtest.h>
 
@@ -16,6 +17,7 @@ TEST(PlanCensusTest, CountsOwnReferencesToCeilEightOverNBelowEightRanks) {
     const CensusPlan p = PlanCensus(n, 0);
     EXPECT_EQ(p.refcount, want[n]) << "N=" << n;
     EXPECT_TRUE(p.own_count) << "N=" << n;
+    EXPECT_FALSE(p.reread) << "N=" << n;
   }
 }
 
@@ -24,6 +26,7 @@ TEST(PlanCensusTest, FromEightRanksKeepsEightOwnReferencesWithoutFilter) {
     const CensusPlan p = PlanCensus(n, 0);
     EXPECT_EQ(p.refcount, ddt::kHeavyRefcount) << "N=" << n;
     EXPECT_FALSE(p.own_count) << "N=" << n;
+    EXPECT_TRUE(p.reread) << "N=" << n;
   }
 }
 
@@ -31,11 +34,13 @@ TEST(PlanCensusTest, OneRankIsTheWholeCensus) {
   const CensusPlan p = PlanCensus(1, 0);
   EXPECT_EQ(p.refcount, ddt::kHeavyRefcount);
   EXPECT_FALSE(p.own_count);
+  EXPECT_FALSE(p.reread);
 }
 
 TEST(PlanCensusTest, TheTestOverrideSetsTheCountWithinTwoToEight) {
   EXPECT_EQ(PlanCensus(2, 8).refcount, ddt::kHeavyRefcount);
   EXPECT_FALSE(PlanCensus(2, 8).own_count);
+  EXPECT_FALSE(PlanCensus(8, 8).reread);  // the census before the fix, at any N
   EXPECT_EQ(PlanCensus(4, 3).refcount, 3u);
   EXPECT_TRUE(PlanCensus(4, 3).own_count);
   EXPECT_EQ(PlanCensus(3, 100).refcount, ddt::kHeavyRefcount);  // capped

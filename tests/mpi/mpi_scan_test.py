@@ -36,9 +36,17 @@ owns some and none more than 1.5 x its 1/N share.
                 (the census at ceil(8/N) own references, a key shipped before counted as seen);
                 and with the census at 8 own references (ZSIM_MPI_CENSUS_AT=8) the report must
                 differ at N = 2 or 3, so the case tests the fix
-  census8       at N = 8 (the census stays at 8 own references, no filter of shipped keys): the
-                copies of census's keys in one file, read by one rank, no entry shipped during
-                the scan: identical (before the fix no key became heavy from N = 8 on)
+  census8       at N = 8 (the census at 8 own references, no filter of shipped keys, the rest
+                coded after the exchange): the copies of census's keys in one file, read by one
+                rank, no entry shipped during the scan: identical (before a75bbdc no key became
+                heavy from N = 8 on)
+  census_spread at N = 8 and 9: keys referenced 8 times in all but spread over many files (8 x 1,
+                2+2+1+1+1+1, 3+1+1+1+1+1, and 7 x 1 which is not heavy), one file per batch, so no
+                rank holds 8 references of a key: identical (the owners have the heavy keys read
+                again and coded after the exchange), with and without shipping during the scan;
+                and with the census of 8 own references alone (ZSIM_MPI_CENSUS_AT=8, before the
+                fix) the report must differ, so the case tests the fix; the ranks' stats must
+                show blocks read again
   roots         repeated and nested roots, a hard link: each file counted once
   samples       every other sample built under SAMPLES_DATA (skipped when none is)
   text_html     text and HTML reports: the same as one process's, written by rank 0 alone
@@ -454,7 +462,7 @@ def census_one_file_tree():
 
 
 def case_census8():
-    # From N = 8 the census stays at 8 of a rank's own references (docs/scale.md). With all 8
+    # From N = 8 the census counts 8 of a rank's own references (docs/scale.md). With all 8
     # references of each copied key on one rank and nothing shipped during the scan that rank
     # sees what one process sees: the same keys coded, the same report. Before the fix the
     # census was at 1 reference from N = 8 on, which no duplicate reaches: no key was coded.
@@ -463,6 +471,65 @@ def case_census8():
             "1", t]
     compare("census8", args, ranks=(8,), env_extra={"ZSIM_MPI_BATCH_BYTES": str(4 << 20),
                                                     "ZSIM_MPI_SHIP_BYTES": str(1 << 30)})
+
+
+def census_spread_tree():
+    """Three sets of 128 1K records that compress unevenly (census_tree's kind), each copied
+    into small files: set a once in each of 8 files, set b as 2+2+1+1+1+1, set c as
+    3+1+1+1+1+1 (8 references in all each: heavy), set d once in each of 7 files (not heavy); and
+    6 MiB of random filler in 24 files. Under 64 KiB batches each file is a batch of its own."""
+    path = os.path.join(WORK, "census_spread")
+    if os.path.isdir(path):
+        return path
+    os.makedirs(path)
+    rnd = random.Random(1608)
+
+    def records():
+        return b"".join(rnd.randbytes(n) + bytes(1024 - n)
+                        for n in (rnd.randrange(1, 1024) for _ in range(128)))
+
+    k = 0
+    for name, copies in (("a", [1] * 8), ("b", [2, 2, 1, 1, 1, 1]), ("c", [3, 1, 1, 1, 1, 1]),
+                         ("d", [1] * 7)):
+        data = records()
+        for c in copies:
+            with open(os.path.join(path, f"{name}{k:02d}.bin"), "wb") as f:
+                f.write(data * c)
+            k += 1
+    for i in range(24):
+        with open(os.path.join(path, f"filler{i:02d}.bin"), "wb") as f:
+            f.write(rnd.randbytes(1 << 18))
+    return path
+
+
+def case_census_spread():
+    # From N = 8 no rank's own count finds these keys (each rank reads at most a few of a key's
+    # 8 references); the owners find them heavy after the exchange and have one block of each
+    # read again where its entry's origin says.
+    t = census_spread_tree()
+    args = ["--recordsize", "1K", "--ashift", "9", "--compression", "lz4,zstd-3", "--threads",
+            "1", t]
+    batches = {"ZSIM_MPI_BATCH_BYTES": "65536"}
+    for ship in ("3000", str(1 << 30)):
+        env = dict(batches, ZSIM_MPI_SHIP_BYTES=ship)
+        compare(f"census_spread ship={ship}", args, ranks=(8, 9), env_extra=env)
+    one = run([ZSIM, "scan", "--json", "--no-progress"] + args)
+    want = normalized(json.loads(one.stdout))
+    env = dict(SMALL_BATCHES, **batches)
+    got = mpirun(8, ["scan", "--json", "--no-progress"] + args, env)
+    reread = sum(rank_stats(got.stderr, "census_reread"))
+    changed = sum(rank_stats(got.stderr, "census_changed"))
+    print(f"census_spread n=8: {reread} blocks read again, {changed} changed", flush=True)
+    check(reread > 0 and changed == 0,
+          f"census_spread n=8: {reread} blocks read again, {changed} changed")
+    # Without the fix: the census at 8 own references and nothing after the exchange.
+    got = mpirun(8, ["scan", "--json", "--no-progress"] + args,
+                 dict(env, ZSIM_MPI_CENSUS_AT="8"))
+    check(got.returncode == 0, f"census_spread_unfixed: exit {got.returncode}: {got.stderr}")
+    d = first_difference(want, normalized(json.loads(got.stdout)))
+    print(f"census_spread_unfixed n=8: differs from one process at {d}", flush=True)
+    check(d is not None, "census_spread_unfixed: the census at 8 own references gives one "
+                         "process's report: the case does not test the fix")
 
 
 def case_roots():

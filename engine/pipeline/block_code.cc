@@ -1,0 +1,31 @@
+#include "engine/pipeline/block_code.h"
+
+#include "engine/codec/zfs_block.h"
+
+namespace zsim::pipeline {
+
+zfs::WritePolicy ScanWritePolicy(const ScanOptions& options) {
+  zfs::WritePolicy policy;
+  policy.profile = options.profile;
+  policy.geometry = zfs::GeometryFor(options.vdev, options.ashift);
+  policy.dedup = true;
+  return policy;
+}
+
+ddt::PsizeCode RawBlockCode(const zfs::WritePolicy& policy, Compression comp, ByteView block,
+                            bool is_zero, codec::Compressor& compressor, MutableByteView scratch) {
+  // What the compressor produced, whatever the pool: the report settles it. lzjb, zle, lz4 and
+  // gzip under the largest budget, with the least budget their output fits.
+  if (zfs::LeastBudgetKnown(comp)) {
+    const codec::LeastBudgetOutcome out =
+        codec::LeastBudgetZfsCompress(policy, comp, block, is_zero, compressor, scratch);
+    if (out.hole) return ddt::kHoleCode;
+    if (!out.fit) return ddt::kNoFitCode;
+    return ddt::EncodeLeastBudget(out.fit->length, out.fit->least_budget);
+  }
+  const codec::RawOutcome raw =
+      codec::RawZfsCompress(policy, comp, block, is_zero, compressor, scratch);
+  return raw.hole ? ddt::kHoleCode : ddt::EncodeRawLength(raw.length);
+}
+
+}  // namespace zsim::pipeline
