@@ -164,6 +164,35 @@ struct DedupTable::Shard {
       index[i] = (Tag(lo) << kIdBits) | (id + 1);
     }
   }
+
+  // The side records' numbers by entry, then by record (the order they were added in).
+  std::vector<uint32_t> SideOrder() const {
+    std::vector<uint32_t> order(side_ids.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return side_ids[a] != side_ids[b] ? side_ids[a] < side_ids[b] : a < b;
+    });
+    return order;
+  }
+
+  // Entry `id`'s side codes from its records order[*next ..] (SideOrder) into out[0, side_count),
+  // *next moved past them; false (out untouched) when it has none. An entry coded more than once
+  // (a first sighting that ran only the codecs whose sample level it is in, then the census of
+  // heavy keys, or a merge) has a record per coding: each code is its first record's that is not
+  // pending. A codec's output depends on the block only, so two codes given agree.
+  bool ReadSide(uint32_t id, const std::vector<uint32_t>& order, size_t* next, size_t side_count,
+                PsizeCode* out) const {
+    if (*next >= order.size() || side_ids[order[*next]] != id) return false;
+    std::fill(out, out + side_count, kPendingCode);
+    for (; *next < order.size() && side_ids[order[*next]] == id; ++*next) {
+      const PsizeCode* record = side_codes.data() + size_t{order[*next]} * side_count;
+      for (size_t s = 0; s < side_count; ++s) {
+        assert(out[s] == kPendingCode || record[s] == kPendingCode || out[s] == record[s]);
+        if (out[s] == kPendingCode) out[s] = record[s];
+      }
+    }
+    return true;
+  }
 };
 
 static_assert(DedupTable::kShards == size_t{1} << 8, "ShardOf takes the key's top 8 bits");
@@ -296,18 +325,14 @@ void DedupTable::Reserve(uint64_t entries) {
 
 void DedupTable::Merge(const DedupTable& other) {
   assert(other.layout_.size() == layout_.size());
-  // Which of this table's entries have side codes already (ids past the end are new).
-  std::vector<std::vector<bool>> has_side(shards_.size());
-  for (size_t k = 0; k < shards_.size(); ++k) {
-    const Shard& shard = *shards_[k];
-    has_side[k].assign(shard.count, false);
-    for (uint32_t id : shard.side_ids) has_side[k][id] = true;
-  }
+  // Per shard, the side records it had when the merge began, by entry (ids past them are new).
+  std::vector<std::vector<uint32_t>> side_order(shards_.size());
+  for (size_t k = 0; k < shards_.size(); ++k) side_order[k] = shards_[k]->SideOrder();
   other.ForEach(
-      [&](const EntryView& e) { MergeEntry(e, has_side[e.key.hi >> (64 - kShardBits)]); });
+      [&](const EntryView& e) { MergeEntry(e, side_order[e.key.hi >> (64 - kShardBits)]); });
 }
 
-void DedupTable::MergeEntry(const EntryView& view, const std::vector<bool>& has_side) {
+void DedupTable::MergeEntry(const EntryView& view, const std::vector<uint32_t>& side_order) {
   Shard& shard = *shards_[view.key.hi >> (64 - kShardBits)];
   const uint32_t hi32 = static_cast<uint32_t>(view.key.hi);
   std::lock_guard<std::mutex> lock(shard.mu);
@@ -319,20 +344,25 @@ void DedupTable::MergeEntry(const EntryView& view, const std::vector<bool>& has_
     uint8_t* e = shard.Entry(id, entry_bytes_);
     const uint64_t refs = uint64_t{Load<uint32_t>(e + kRefOffset)} + view.refcount;
     Store<uint32_t>(e + kRefOffset, static_cast<uint32_t>(std::min<uint64_t>(refs, UINT32_MAX)));
-    // Only the codes this entry lacks: an inline code set here stays, and a side record is
-    // added only when this entry has no side code yet (its first record is the one read).
+    // Only the codes this entry lacks: a code set here stays, and a side record is added only
+    // for side codes this entry has none of yet (a partly coded entry gets the rest).
     std::vector<PsizeCode> missing(view.codes.begin(), view.codes.end());
-    bool side_known = false;
     for (size_t c = 0; c < layout_.size(); ++c) {
       if (inline_slot_[c] != SIZE_MAX &&
           Load<PsizeCode>(e + kCodesOffset + 2 * inline_slot_[c]) != kPendingCode) {
         missing[c] = kPendingCode;
       }
     }
-    side_known = id < has_side.size() && has_side[id];
-    if (side_known) {
+    std::vector<PsizeCode> side(side_count_);
+    size_t next = static_cast<size_t>(
+        std::lower_bound(side_order.begin(), side_order.end(), id,
+                         [&](uint32_t record, uint32_t v) { return shard.side_ids[record] < v; }) -
+        side_order.begin());
+    if (shard.ReadSide(id, side_order, &next, side_count_, side.data())) {
       for (size_t c = 0; c < layout_.size(); ++c) {
-        if (side_slot_[c] != SIZE_MAX) missing[c] = kPendingCode;
+        if (side_slot_[c] != SIZE_MAX && side[side_slot_[c]] != kPendingCode) {
+          missing[c] = kPendingCode;
+        }
       }
     }
     StoreCodes(shard, id, missing);
@@ -506,33 +536,20 @@ void DedupTable::ForEach(const std::function<void(const EntryView&)>& fn) const 
 void DedupTable::ForEachInShard(size_t shard_index,
                                 const std::function<void(const EntryView&)>& fn) const {
   std::vector<PsizeCode> codes(layout_.size());
-  std::vector<uint32_t> order;
+  std::vector<PsizeCode> side_codes(side_count_);
   {
     const Shard& shard = *shards_[shard_index];
     const uint64_t shard_bits = static_cast<uint64_t>(shard_index) << (64 - kShardBits);
-    order.resize(shard.side_ids.size());
-    std::iota(order.begin(), order.end(), 0u);
-    // By entry, then by record: an entry coded twice reads its first record, whatever the sort.
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-      return shard.side_ids[a] != shard.side_ids[b] ? shard.side_ids[a] < shard.side_ids[b] : a < b;
-    });
+    const std::vector<uint32_t> order = shard.SideOrder();
     size_t next_side = 0;
     for (uint32_t id = 0; id < shard.count; ++id) {
       const uint8_t* e = shard.Entry(id, entry_bytes_);
       const uint16_t lsize_field = Load<uint16_t>(e + kLsizeOffset);
       const bool is_zero = (lsize_field & kZeroFlag) != 0;
       const uint64_t lsize = (uint64_t{lsize_field & 0x7FFFu} + 1) * 512;
-      const PsizeCode* side = nullptr;
-      if (next_side < order.size() && shard.side_ids[order[next_side]] == id) {
-        side = shard.side_codes.data() + size_t{order[next_side]} * side_count_;
-        // An entry coded twice (SetCodes) has two records, equal (a codec's output depends on
-        // the block only): skip the other.
-        while (next_side < order.size() && shard.side_ids[order[next_side]] == id) {
-          assert(std::equal(side, side + side_count_,
-                            shard.side_codes.data() + size_t{order[next_side]} * side_count_));
-          ++next_side;
-        }
-      }
+      const PsizeCode* side = shard.ReadSide(id, order, &next_side, side_count_, side_codes.data())
+                                  ? side_codes.data()
+                                  : nullptr;
       for (size_t c = 0; c < layout_.size(); ++c) {
         switch (layout_[c].kind) {
           case SettingStorage::Kind::kInline:

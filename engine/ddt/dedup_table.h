@@ -324,9 +324,9 @@ class DedupTable {
   void StoreCodes(Shard& shard, uint32_t id, std::span<const PsizeCode> codes);
   uint32_t AppendEntry(Shard& shard, size_t slot, uint64_t lo, uint32_t hi32, uint32_t refcount,
                        uint64_t lsize, bool is_zero, uint64_t origin);
-  // One entry of another table (see Merge); `has_side[id]`: this shard's entry `id` had side
-  // codes when the merge began.
-  void MergeEntry(const EntryView& e, const std::vector<bool>& has_side);
+  // One entry of another table (see Merge); `side_order`: this shard's side records when the
+  // merge began, by entry (Shard::SideOrder; empty: none read).
+  void MergeEntry(const EntryView& e, const std::vector<uint32_t>& side_order);
   // Grows the shard's index when one more entry would load it past 7/8. REQUIRES: shard.mu
   // held, or the table to the calling thread alone.
   void MakeRoom(Shard& shard);

@@ -24,7 +24,7 @@ constexpr double kLeafBytesPerEntry = 53;      // compressed bytes one entry add
 // Below ashift 12 a DVA offset's low sector bits vary unless every block is a multiple of 4K
 // (the d9_* runs were): the suite's compressed and mixed-size data at ashift 9 measured 56-61.
 constexpr double kLeafBytesPerEntrySmallSector = 58;
-// Fitted on OpenZFS 2.3.2 (lz4 metadata, 32K leaves, ashift 12, disk and raidz2:6;
+// First fitted on OpenZFS 2.3.2 (lz4 metadata, 32K leaves, ashift 12, disk and raidz2:6;
 // tests/accuracy/openzfs23, zdb -dddddd of the DDT objects): a legacy leaf of n entries of c
 // chunks compresses to about 156 B per KiB of leaf (5K for 32K: header, hash table, free-chunk
 // list) + n * (27 + 7 c) bytes (4 chunks: 55 B per entry): 2 entries 5-8K (raidz2:6: 24K of
@@ -32,8 +32,19 @@ constexpr double kLeafBytesPerEntrySmallSector = 58;
 // entry brings ~50 incompressible bytes (8-byte hash, 32-byte checksum, DVA offset, birth).
 // (The first fit, 109 B per KiB + 34 + 7 c, left a 2-entry leaf at 4K: -23 % on the full tiny
 // matrix's 1M raidz2:6 legacy tables.)
-constexpr double kLz4LeafBytesPerKiB = 156.25;
-constexpr double kLz4LeafBytesPerEntry = 27;
+// Refitted on every legacy table of the full matrices of database, source and fileserver (322
+// DDT objects; tests/accuracy/openzfs23, `--only ddt=legacy`): 5,500 B per 32K leaf + 52 B per
+// 4-chunk entry, the leaves spread over 1,600 bytes (below). A 32K leaf of n entries measured
+// (ashift 9, psize per leaf): database 16K 195-209 entries 15.8-16.2K, source 16K 210 entries
+// 16.9K, single never-split leaves 109 -> 12K, 264 -> 18.5K; at ashift 12 1 to 3 of database's
+// 16 leaves of ~200 entries were past 16K, where 5,000 + 55 B and a 2,400-byte spread put 5.
+// What the fit cannot see: the key's logical-size field. Database's full 16K records repeat it
+// (lz4 finds the match), source's small files vary it: randomising it in a database leaf made
+// it 508 B (2.7 B per entry) larger, fixing it in a source leaf 248 B smaller (the lz4 command
+// on leaves read with `zdb -R`). Database 16K with compression off (lsize and psize alike) stays
+// +7 %, fileserver 128K raidz2:6 -5.9 %.
+constexpr double kLz4LeafBytesPerKiB = 171.875;
+constexpr double kLz4LeafBytesPerEntry = 24;
 constexpr double kLz4LeafBytesPerChunk = 7;
 // The flat phys of fast dedup (7 chunks, 32 of its 73 value bytes the zero DVAs) refitted on the
 // compressed leaves alone, raw ones (ddt_log_drain.h) left out: 5500 B per 32K leaf + 60 B per
@@ -51,6 +62,9 @@ constexpr double kLz4FlatLeafBytesPerEntry = 60;
 // root of the leaf size. (A spread of sqrt(12 x entries) x bytes per entry, 2.7K here, put the
 // database 16K legacy tables at +6.0 % instead of +4.5 %.)
 constexpr double kLz4LeafSpreadPer32K = 2400;
+// The legacy format's (refit above): a leaf's entries vary by about the square root of their
+// mean (14 of 200) at ~35 B each at the margin.
+constexpr double kLz4LegacyLeafSpreadPer32K = 1600;
 constexpr double kIndirectBytesPerBp = 62;  // compressed bytes per MOS block pointer
 constexpr double kHeaderBytesPer4K = 256;   // compressed ZAP header (fits one sector)
 constexpr uint64_t kDdtDnodeBlkptrs = 3;    // dn_nblkptr of a ZAP dnode without bonus
@@ -299,10 +313,11 @@ DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunk
                     entries_per_leaf;
   auto asize_of = [&](double bytes) { return ExpectedAsize(bytes, leaf_bytes, alloc); };
   const double raw_block = static_cast<double>(alloc.Asize(leaf_bytes));
-  const double leaf_asize = lz4_metadata
-                                ? ExpectedAsize(leaf_raw, leaf_bytes, alloc,
-                                                kLz4LeafSpreadPer32K * std::sqrt(leaf_kib / 32.0))
-                                : asize_of(leaf_raw);
+  const double leaf_asize =
+      lz4_metadata ? ExpectedAsize(leaf_raw, leaf_bytes, alloc,
+                                   (flat_phys ? kLz4LeafSpreadPer32K : kLz4LegacyLeafSpreadPer32K) *
+                                       std::sqrt(leaf_kib / 32.0))
+                   : asize_of(leaf_raw);
   double asize = static_cast<double>(m.leaves) *
                  ((1 - raw.leaf_share) * leaf_asize + raw.leaf_share * raw_block);
   // The header: the ZAP's phys header and (while it fits) the pointer table, whose entries

@@ -31,10 +31,17 @@ constexpr double kEmbeddedPayloadShareOther = 0.85;  // gzip (fitted), lzjb, zle
 // master node, the SA registration and the SA layouts (zdb -ddddd on 2.3.2).
 constexpr uint64_t kExtraObjectsWithBlkptr = 3;
 // A block pointer compresses to its random parts: the 32-byte checksum and the DVAs' offsets.
-// Fitted: 46 B with one DVA (data L1s of source 8K and database 16K within 0.4 %), 62 B with
-// three (MOS, DDT ZAP indirects).
+// v23 (lzjb), fitted: 46 B with one DVA (data L1s of source 8K and database 16K within 0.4 %),
+// 62 B with three (MOS, DDT ZAP indirects).
 constexpr double kCompressedBpBaseBytes = 38;
 constexpr double kCompressedBpBytesPerDva = 8;
+// From 0.7 (lz4), refitted on OpenZFS 2.3.2 (zdb -ddddd psize and fill of every L1 at ashift 9:
+// 329 of database 16K, 841 of source 16K, and the meta-dnode's L1s): 70 B per block + 34 B per
+// block pointer + 8 per DVA. The flat 46 B per one-DVA pointer put a 1,024-pointer L1 at 47,104
+// bytes where OpenZFS wrote 41,984 (database 16K: +9 KiB over 329 L1s, a compressratio step on
+// gzip-6 at ashift 9) and an 11-pointer L1 at 1,024 where it wrote 1,536 (source: -5 KiB).
+constexpr double kLz4IndirectBlockBytes = 70;
+constexpr double kLz4CompressedBpBaseBytes = 34;
 // lzjb encodes a run of zeros as 2-byte matches of at most 66 bytes plus a copy-map bit each:
 // the unused part of an indirect block costs 530 B per 16K (a 16K L1 holding 2 block pointers
 // is 1K compressed: measured on all 59 L1s of source 128K).
@@ -66,9 +73,13 @@ double IndirectRawBytes(Profile profile, double bps, int child_dvas) {
   const int shift = RulesFor(profile).indirect_block_shift;
   const double bytes = static_cast<double>(uint64_t{1} << shift);
   const double zeros = std::max(0.0, bytes - 128.0 * bps);
-  const double zero_rate =
-      profile == Profile::kV23 ? kLzjbZeroRunBytesPerByte : kLz4ZeroRunBytesPerByte;
-  return (kCompressedBpBaseBytes + kCompressedBpBytesPerDva * child_dvas) * bps + zero_rate * zeros;
+  if (profile == Profile::kV23) {
+    return (kCompressedBpBaseBytes + kCompressedBpBytesPerDva * child_dvas) * bps +
+           kLzjbZeroRunBytesPerByte * zeros;
+  }
+  return kLz4IndirectBlockBytes +
+         (kLz4CompressedBpBaseBytes + kCompressedBpBytesPerDva * child_dvas) * bps +
+         kLz4ZeroRunBytesPerByte * zeros;
 }
 
 uint64_t RoundUp(uint64_t n, uint64_t d) { return DivRoundUp(n, d) * d; }

@@ -13,8 +13,9 @@
 //   - the meta-dnode's indirect blocks (7 levels in v23);
 //   - per file with more than one block: indirect blocks of 1 << indirect_block_shift bytes
 //     (128 block pointers in v23, 1024 later), only over ranges holding data
-//     (indirect_ranges.h), each compressed to 38 + 8 bytes per DVA per block pointer plus the
-//     compressor's cost of the zero rest (IndirectBlockPsize);
+//     (indirect_ranges.h), each compressed to 38 + 8 bytes per DVA per block pointer (v23,
+//     lzjb) or 70 bytes + 34 + 8 per DVA per block pointer (lz4, 0.7 on) plus the compressor's
+//     cost of the zero rest (IndirectBlockPsize);
 //   - directories: a micro-ZAP (64-byte entries, block grows 512 B at a time, fitted at
 //     64 + 4 bytes per entry + 0.7 per name byte compressed) while entries <= 2047 and names < 50
 //     bytes, else a fat ZAP of 16K leaves (not measured);
@@ -123,10 +124,12 @@ double DnodeBlockRawBytes(double dnodes, double with_blkptr, double embedded_pay
                           Compression compression);
 
 // psize of one file indirect block holding `block_pointers` block pointers of `child_dvas` DVAs
-// each (data copies for an L1, metadata copies above): 46 B per one-DVA pointer plus 8 per more
-// DVA, plus what the compressor spends on the zero rest of the block (lzjb: 530 B per 16K),
-// rounded up to 512 B (v23 measured: 2..6 pointers = 1024 B). REQUIRES: block_pointers <= the
-// block's capacity.
+// each (data copies for an L1, metadata copies above): v23 (lzjb) 46 B per one-DVA pointer plus
+// 8 per more DVA; from 0.7 (lz4) 70 B per block + 42 B per one-DVA pointer plus 8 per more DVA
+// (OpenZFS 2.3.2, every L1 of database and source 16K at ashift 9: tests/zfs/
+// indirect_psize_lz4_test.cc); plus what the compressor spends on the zero rest of the block
+// (lzjb: 530 B per 16K; lz4: 1 B per 255), rounded up to 512 B (v23 measured: 2..6 pointers =
+// 1024 B). REQUIRES: block_pointers <= the block's capacity.
 uint64_t IndirectBlockPsize(Profile profile, uint64_t block_pointers, int child_dvas);
 
 // Pool-wide space outside datasets: MOS, space maps, the pool's root dataset (fitted on v23:

@@ -161,6 +161,46 @@ TEST(DedupTableTest, HeavyKeysAreSignalledOnceAndCanBeCodedAgain) {
   EXPECT_EQ(entries, table.entries());
 }
 
+// Two sampled codecs at different levels: a key's first sighting may code the one whose level
+// it is above and leave the other pending; when it turns heavy the census codes both. The entry
+// must then read both codes (a heavy key's codes are exact), and a Merge into a table whose entry
+// holds such a partial record must fill what it lacks. Before, the first record was the one read
+// and the census's code was lost (a debug build's assert that the two records are equal fired).
+TEST(DedupTableTest, AHeavyKeyCodedPartlyAtItsFirstSightingReadsEveryCensusCode) {
+  using Kind = SettingStorage::Kind;
+  const std::vector<SettingStorage> layout = {
+      {Kind::kInline, true}, {Kind::kSide, true}, {Kind::kSide, true}};
+  const PsizeCode a = EncodeAllocated(1024), b = EncodeAllocated(2048);
+  DedupTable table(layout);
+  ASSERT_EQ(table.Insert(Key(1), 4096), InsertOutcome::kFirst);
+  const PsizeCode first[3] = {EncodeAllocated(4096), a, kPendingCode};
+  table.SetCodes(Key(1), first);
+  for (uint32_t r = 2; r < kHeavyRefcount; ++r) table.Insert(Key(1), 4096);
+  ASSERT_EQ(table.Insert(Key(1), 4096), InsertOutcome::kBecameHeavy);
+  const PsizeCode census[3] = {kPendingCode, a, b};
+  table.SetCodes(Key(1), census);
+  auto expect_all = [&](const DedupTable& t) {
+    int seen = 0;
+    t.ForEach([&](const EntryView& e) {
+      ++seen;
+      EXPECT_EQ(e.codes[0], EncodeAllocated(4096));
+      EXPECT_EQ(e.codes[1], a);
+      EXPECT_EQ(e.codes[2], b);
+    });
+    EXPECT_EQ(seen, 1);
+  };
+  expect_all(table);
+
+  // The same entry split over two tables: the partial one merges the census's codes in.
+  DedupTable partial(layout), coded(layout);
+  partial.Insert(Key(1), 4096);
+  partial.SetCodes(Key(1), first);
+  coded.Insert(Key(1), 4096);
+  coded.SetCodes(Key(1), census);
+  partial.Merge(coded);
+  expect_all(partial);
+}
+
 TEST(DedupTableTest, DerivedAndSideStoredCodesReadBackAsStored) {
   using Kind = SettingStorage::Kind;
   // off derived from lsize (zeros written as data, as in v23), lz4 inline, gzip on a sample.

@@ -81,3 +81,33 @@ TEST(DdtFootprintTest, FastDedupLogIsBoundedByOnePercentOfRam) {
 
 }  // namespace
 }  // namespace zsim::zfs
+
+namespace zsim::zfs {
+namespace {
+
+// Legacy unique tables of OpenZFS 2.3.2 on disk (zdb dspace, 3 copies; tests/accuracy/openzfs23,
+// lz4 data, ashift 12, 16K records): 16 leaves of ~200 entries (database) whose compressed size
+// sits just under the 16K step, and 32 leaves of ~210 (source) just over it. 5,000 B + 55 B per
+// entry with a 2,400-byte spread put database at +6.0 % (disk) and +11.5 % (raidz2:6).
+uint64_t LegacyUniqueOnDisk(uint64_t entries, const char* vdev) {
+  DdtFootprintInput in;
+  in.unique_entries = entries;
+  in.profile = Profile::kZfs23;
+  in.format = DdtFormat::kLegacy;
+  in.vdev = *ParseVdev(vdev);
+  in.ashift = 12;
+  in.typical_block_asize = 8192;
+  return ModelDdtFootprint(in).unique.dspace_bytes;
+}
+
+TEST(DdtFootprintTest, LegacyTablesNearASectorStepAsMeasured) {
+  EXPECT_NEAR(double(LegacyUniqueOnDisk(3201, "disk")), 823296, 0.05 * 823296);
+  EXPECT_NEAR(double(LegacyUniqueOnDisk(3201, "mirror:2")), 835584, 0.05 * 835584);
+  EXPECT_NEAR(double(LegacyUniqueOnDisk(6715, "disk")), 1806336, 0.05 * 1806336);
+  EXPECT_NEAR(double(LegacyUniqueOnDisk(6715, "raidz2:6")), 2037760, 0.05 * 2037760);
+  // raidz2:6 turns a 20K leaf into 36K of asize (24K for 16K): database stays +5.7 %.
+  EXPECT_NEAR(double(LegacyUniqueOnDisk(3201, "raidz2:6")), 859136, 0.06 * 859136);
+}
+
+}  // namespace
+}  // namespace zsim::zfs

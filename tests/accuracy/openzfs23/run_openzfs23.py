@@ -408,6 +408,19 @@ def cache_path(out, name, checksum, s):
     return os.path.join(out, "openzfs23-cache", key + ".json")
 
 
+def select_settings(settings, only):
+    """The settings whose every AXIS=V[,V...] of `only` holds (values compared as text)."""
+    keep = list(settings)
+    for rule in only:
+        axis, sep, values = rule.partition("=")
+        if not sep or axis not in ("recordsize", "compression", "ashift", "vdev", "ddt", "dedup"):
+            raise SystemExit("--only %r: want AXIS=V[,V...] with AXIS one of recordsize, "
+                             "compression, ashift, vdev, ddt, dedup" % rule)
+        allowed = set(values.split(","))
+        keep = [s for s in keep if str(s[axis]) in allowed]
+    return keep
+
+
 def run_dataset(a, name, tree, checksum, settings):
     env = oracle23.load_env(a.env)
     t0 = time.time()
@@ -476,6 +489,9 @@ def main(argv):
     ap.add_argument("--tree")
     ap.add_argument("--name")
     ap.add_argument("--matrix", choices=("ci", "full"), default="ci")
+    ap.add_argument("--only", action="append", default=[], metavar="AXIS=V[,V...]",
+                    help="keep the matrix's settings whose AXIS (recordsize, compression, ashift, "
+                         "vdev, ddt, dedup) is one of the values; repeatable (all must hold)")
     ap.add_argument("--workdir", help="where the pools' files go (default: the system's tmp)")
     ap.add_argument("--no-cache", action="store_true")
     ap.add_argument("--collect", metavar="OUT")
@@ -505,6 +521,9 @@ def main(argv):
         else:
             tree, checksum, name = a.tree, None, a.name or os.path.basename(a.tree)
             settings = FULL_MATRIX if a.matrix == "full" else DEFAULT_MATRIX
+        settings = select_settings(settings, a.only)
+        if not settings:
+            ap.error("--only leaves no setting of the matrix")
         result = run_dataset(a, name, tree, checksum, settings)
     except (oracle23.OracleError, zfs_oracle.OracleError, subprocess.TimeoutExpired) as e:
         log(str(e))
