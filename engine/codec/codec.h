@@ -45,6 +45,18 @@ class Compressor {
   // No zstd early abort here: see CompressZfsBlock in codec/zfs_block.h.
   std::optional<size_t> Compress(Compression c, ByteView src, MutableByteView dst);
 
+  // Compress, and on success the smallest budget with which the same call succeeds too (the
+  // output is the same: only the give-up decision depends on the budget, and success is
+  // monotone in it). Known for the codecs whose give-up tests zsim follows
+  // (zfs::LeastBudgetKnown: lzjb, zle and lz4 track the room each test asks for; gzip fits
+  // exactly when its output does, deflate's bytes not depending on the room it has).
+  // REQUIRES: zfs::LeastBudgetKnown(c).
+  struct Fit {
+    size_t length = 0;
+    size_t least_budget = 0;  // >= length
+  };
+  std::optional<Fit> CompressFit(Compression c, ByteView src, MutableByteView dst);
+
  private:
   struct State;
   std::unique_ptr<State> state_;

@@ -2,6 +2,7 @@
 
 #include <lz4.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <limits>
@@ -77,7 +78,7 @@ inline uint8_t* WriteLength(uint8_t* op, size_t len) {
 // 0 when an output check fails (ZFS's failure value).
 template <bool kSmall>
 size_t CompressR85(const uint8_t* const in, const size_t isize, uint8_t* const dst,
-                   const size_t osize, void* const table_memory) {
+                   const size_t osize, void* const table_memory, size_t& need) {
   // ZFS's table: 16 KiB, zeroed per call, 8192 16-bit positions or 4096 32-bit ones.
   using Entry = std::conditional_t<kSmall, uint16_t, uint32_t>;
   Entry* const table = static_cast<Entry*>(table_memory);
@@ -88,10 +89,13 @@ size_t CompressR85(const uint8_t* const in, const size_t isize, uint8_t* const d
   uint8_t* op = dst;
   uint8_t* const oend = dst + osize;
 
-  // ZFS's room tests (op + need > oend), signed: after the first token op is one past oend
-  // when osize is 0 (budget 4), and the test must then fail as ZFS's pointer test does.
-  auto lacks = [&](const uint8_t* o, size_t need) {
-    return oend - o < static_cast<ptrdiff_t>(need);
+  // ZFS's room tests (op + n > oend), signed: after the first token op is one past oend
+  // when osize is 0 (budget 4), and the test must then fail as ZFS's pointer test does. `need`
+  // keeps the largest osize a test asked for (the output does not depend on osize).
+  need = 0;
+  auto lacks = [&](const uint8_t* o, size_t n) {
+    need = std::max(need, static_cast<size_t>(o - dst) + n);
+    return oend - o < static_cast<ptrdiff_t>(n);
   };
   auto lookup = [&](uint32_t h) -> const uint8_t* { return in + table[h]; };
   auto store = [&](uint32_t h, const uint8_t* p) { table[h] = static_cast<Entry>(p - in); };
@@ -201,15 +205,18 @@ last_literals:
 
 Lz4ZfsCompressor::Lz4ZfsCompressor() : table_(new uint32_t[kTableBytes / sizeof(uint32_t)]()) {}
 
-std::optional<size_t> Lz4ZfsCompressor::Compress(ByteView src, MutableByteView dst) {
+std::optional<size_t> Lz4ZfsCompressor::Compress(ByteView src, MutableByteView dst,
+                                                 size_t* least_budget) {
   if (dst.size() < kLz4HeaderBytes) return std::nullopt;  // ZFS asserts d_len >= 4
   const size_t isize = src.size();
   const size_t osize = dst.size() - kLz4HeaderBytes;
   uint8_t* const block = dst.data() + kLz4HeaderBytes;
+  size_t need = 0;
   const size_t n = isize < k64kLimit
-                       ? CompressR85<true>(src.data(), isize, block, osize, table_.get())
-                       : CompressR85<false>(src.data(), isize, block, osize, table_.get());
+                       ? CompressR85<true>(src.data(), isize, block, osize, table_.get(), need)
+                       : CompressR85<false>(src.data(), isize, block, osize, table_.get(), need);
   if (n == 0) return std::nullopt;
+  if (least_budget != nullptr) *least_budget = kLz4HeaderBytes + std::max(need, n);
   dst[0] = static_cast<uint8_t>(n >> 24);
   dst[1] = static_cast<uint8_t>(n >> 16);
   dst[2] = static_cast<uint8_t>(n >> 8);

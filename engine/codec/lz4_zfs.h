@@ -34,9 +34,12 @@ class Lz4ZfsCompressor {
 
   // Compresses src into dst (header included) with ZFS's budget d_len = dst.size(): the LZ4
   // block gets d_len - 4 bytes and ZFS's conservative per-sequence room checks. Returns 4 + the
-  // LZ4 block length, or nullopt when ZFS's compressor gives up (or d_len < 4).
+  // LZ4 block length, or nullopt when ZFS's compressor gives up (or d_len < 4). On success,
+  // `least_budget` (if given) receives the smallest d_len with which the same call succeeds:
+  // the output does not depend on d_len, and each room test asks for a few bytes more than the
+  // output holds there.
   // REQUIRES: src.size() <= 16 MiB.
-  std::optional<size_t> Compress(ByteView src, MutableByteView dst);
+  std::optional<size_t> Compress(ByteView src, MutableByteView dst, size_t* least_budget = nullptr);
 
  private:
   // ZFS's 16 KiB table, zeroed for every call as ZFS does (liblz4 clears its 16 KiB state per

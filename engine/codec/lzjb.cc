@@ -1,5 +1,6 @@
 #include "engine/codec/lzjb.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace zsim::codec {
@@ -66,7 +67,8 @@ done:
 
 }  // namespace
 
-std::optional<size_t> LzjbCompress(ByteView src, MutableByteView dst, LzjbTable& table) {
+std::optional<size_t> LzjbCompress(ByteView src, MutableByteView dst, LzjbTable& table,
+                                   size_t* least_budget) {
   table.fill(0);
   const uint8_t* const in = src.data();
   uint8_t* const out = dst.data();
@@ -76,9 +78,11 @@ std::optional<size_t> LzjbCompress(ByteView src, MutableByteView dst, LzjbTable&
   const int64_t last_match_pos = static_cast<int64_t>(s_len) - static_cast<int64_t>(kMatchMax);
   size_t sp = 0;
   size_t dp = 0;
+  size_t need = 0;  // the largest budget a group start asked for: dp + 18
   while (sp < s_len) {
     // One copy-map byte, then up to 8 items; the budget test happens only here.
     if (static_cast<int64_t>(dp) >= give_up_at) return std::nullopt;
+    need = dp + kGroupReserve + 1;
     const size_t copymap = dp;
     out[dp++] = 0;
     uint8_t map_byte = 0;
@@ -96,6 +100,7 @@ std::optional<size_t> LzjbCompress(ByteView src, MutableByteView dst, LzjbTable&
     }
     out[copymap] = map_byte;
   }
+  if (least_budget != nullptr) *least_budget = std::max(need, dp);
   return dp;
 }
 

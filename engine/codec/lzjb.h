@@ -26,8 +26,12 @@ using LzjbTable = std::array<uint16_t, 1024>;
 
 // Compresses src into dst with ZFS's budget d_len = dst.size(). Returns the output length, or
 // nullopt when ZFS gives up: at the start of each 8-item group, when the output already holds
-// d_len - 17 bytes or more. Never writes outside dst.
-std::optional<size_t> LzjbCompress(ByteView src, MutableByteView dst, LzjbTable& table);
+// d_len - 17 bytes or more. Never writes outside dst. On success, `least_budget` (if given)
+// receives the smallest d_len with which the same call succeeds: the output does not depend on
+// d_len, and each group start asks for 18 bytes more than the output holds there (at most 17
+// bytes above the output's length).
+std::optional<size_t> LzjbCompress(ByteView src, MutableByteView dst, LzjbTable& table,
+                                   size_t* least_budget = nullptr);
 
 // Decompresses src into dst (size = the block's lsize). Returns kCorruption when src ends early
 // or a match points before the start of the block (or has offset 0, which the encoder never

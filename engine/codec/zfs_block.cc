@@ -31,6 +31,16 @@ RawOutcome RawZfsCompress(const zfs::WritePolicy& policy, Compression c, ByteVie
   return {false, *length};
 }
 
+LeastBudgetOutcome LeastBudgetZfsCompress(const zfs::WritePolicy& policy, Compression c,
+                                          ByteView block, bool is_all_zero, Compressor& compressor,
+                                          MutableByteView scratch) {
+  assert(zfs::LeastBudgetKnown(c));
+  if (is_all_zero && zfs::ZeroBlockIsHole(policy, c)) return {true, std::nullopt};
+  const uint64_t budget = zfs::LargestCompressionBudget(block.size());
+  assert(scratch.size() >= budget);
+  return {false, compressor.CompressFit(c, block, scratch.first(static_cast<size_t>(budget)))};
+}
+
 zfs::BlockWrite CompressZfsBlock(const zfs::WritePolicy& policy, Compression c, ByteView block,
                                  bool is_all_zero, Compressor& compressor,
                                  MutableByteView scratch) {

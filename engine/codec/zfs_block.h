@@ -34,6 +34,19 @@ struct RawOutcome {
 RawOutcome RawZfsCompress(const zfs::WritePolicy& policy, Compression c, ByteView block,
                           bool is_all_zero, Compressor& compressor, MutableByteView scratch);
 
+// What a scan of state format 8 keeps of `block` written with `c` (not off) when
+// zfs::LeastBudgetKnown(c): a hole, or the compressor's output under
+// zfs::LargestCompressionBudget (nullopt: it did not fit) and the smallest budget it fits,
+// whatever the policy's budget (ddt::EncodeLeastBudget). zstd keeps RawZfsCompress's outcome.
+// Arguments as RawZfsCompress's.
+struct LeastBudgetOutcome {
+  bool hole = false;
+  std::optional<Compressor::Fit> fit;
+};
+LeastBudgetOutcome LeastBudgetZfsCompress(const zfs::WritePolicy& policy, Compression c,
+                                          ByteView block, bool is_all_zero, Compressor& compressor,
+                                          MutableByteView scratch);
+
 // Returns what ZFS stores for `block` (lsize = block.size()) written with `c` under `policy`:
 // RawZfsCompress, then zfs::ReplayCompressed. Arguments as RawZfsCompress's.
 // A compressor failure counts as "did not fit" (ZFS does the same).

@@ -61,15 +61,17 @@ inline size_t SkipZeros(const uint8_t* in, size_t from, size_t to) {
 
 }  // namespace
 
-std::optional<size_t> ZleCompress(ByteView src, MutableByteView dst) {
+std::optional<size_t> ZleCompress(ByteView src, MutableByteView dst, size_t* least_budget) {
   const uint8_t* const in = src.data();
   uint8_t* const out = dst.data();
   const size_t s_len = src.size();
   const size_t d_len = dst.size();
   size_t sp = 0;
   size_t dp = 0;
+  size_t need = 0;  // the largest d_len a test asked for
   // zle.c: while (src < s_end && dst < d_end - 1).
   while (sp < s_len && dp + 1 < d_len) {
+    need = std::max(need, dp + 2);
     const size_t first = sp;
     const size_t len_pos = dp++;
     if (in[sp] == 0) {
@@ -77,6 +79,7 @@ std::optional<size_t> ZleCompress(ByteView src, MutableByteView dst) {
       out[len_pos] = static_cast<uint8_t>(sp - first - 1 + kN);
     } else {
       if (d_len - dp < kN) break;  // a literal run needs room for n bytes
+      need = std::max(need, dp + kN);
       const size_t m = std::min(kN, s_len - sp);
       const size_t run = LiteralRun(in + sp, m);
       if (m == kN) {
@@ -90,6 +93,7 @@ std::optional<size_t> ZleCompress(ByteView src, MutableByteView dst) {
     }
   }
   if (sp != s_len) return std::nullopt;
+  if (least_budget != nullptr) *least_budget = std::max(need, dp);
   return dp;
 }
 

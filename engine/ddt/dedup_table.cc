@@ -27,6 +27,29 @@ PsizeCode EncodeRawLength(std::optional<uint64_t> length) {
   return static_cast<PsizeCode>((*length + 511) / 512);
 }
 
+PsizeCode EncodeLeastBudget(std::optional<uint64_t> length, uint64_t least) {
+  if (!length) return kNoFitCode;
+  const uint64_t c = *length;
+  assert(c >= 1 && least >= c && least - c < 400 && c <= uint64_t{28672} * 512);
+  if (c <= 112) {
+    return static_cast<PsizeCode>((least <= 112 ? kEmbeddedBase : kLeastSmallBase) + c);
+  }
+  const uint64_t u = (c + 511) / 512;
+  return static_cast<PsizeCode>(least <= u * 512 ? u : kLeastNextBase + u);
+}
+
+LeastBudget LeastBudgetOf(PsizeCode c) {
+  if (c == kNoFitCode) return {};
+  if (c > kLeastNextBase) {
+    const uint64_t u = c - kLeastNextBase;
+    return {u * 512, u * 512, (u + 1) * 512};
+  }
+  if (c > kLeastSmallBase) return {uint64_t{c} - kLeastSmallBase, 112, 512};
+  if (c > kEmbeddedBase) return {uint64_t{c} - kEmbeddedBase, uint64_t{c} - kEmbeddedBase - 1, 112};
+  const uint64_t u = c;
+  return {u * 512, std::max<uint64_t>((u - 1) * 512, 112), u * 512};
+}
+
 namespace {
 
 // A shard's chunks hold 64, 128, then 256 entries each: an empty table costs 400 KB (small

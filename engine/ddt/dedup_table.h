@@ -64,6 +64,22 @@ namespace zsim::ddt {
 //                           called: v23's 512-byte blocks)
 //   0xFFFF                  not computed (a sampled codec skipped the block)
 //
+// Least-budget codes (state files from format 8, for the compressors whose smallest fitting
+// budget zfs::LeastBudgetKnown says a scan keeps; zstd's codes stay raw): what the compressor
+// produced under the largest budget any release gives (lsize - lsize/8), and where the smallest
+// budget it fits lies, least (every budget ZFS computes is 112 bytes, a multiple of 512, or that
+// largest one, so the report knows the outcome under every profile and geometry):
+//   0                       hole
+//   1 .. 28672              output c > 112 bytes, u = ceil(c / 512) = code, least <= 512u
+//   32769 .. 32768 + 112    output c <= 112 bytes = code - 32768 exact, least <= 112
+//   32881 .. 32880 + 112    output c <= 112 bytes = code - 32880 exact, 112 < least <= 512
+//   32993 .. 32992 + 28672  output c > 112 bytes, u = code - 32992, 512u < least <= 512(u+1)
+//   0xFFFE                  did not fit lsize - lsize/8 (so no budget: none is larger)
+//   0xFFFF                  not computed
+// The compressors ask for at most 64 bytes beyond their output (lzjb 17, zle 64, lz4 a few,
+// gzip none), so least < c + 400 always has a code. An output fits lsize - lsize/8 < 14 MiB, so
+// u <= 28672.
+//
 // Rounded (settled) codes: psize as one policy stores it (state files up to format 6 hold these;
 // the report turns raw codes into these):
 //   0                       hole
@@ -88,6 +104,21 @@ inline std::optional<uint64_t> RawLengthOf(PsizeCode c) {
   if (c == kNoFitCode) return std::nullopt;
   return c > kEmbeddedBase ? uint64_t{c} - kEmbeddedBase : uint64_t{c} * 512;
 }
+// A least-budget code (see above) of an output of `length` bytes whose smallest fitting budget
+// is `least` (length <= least < length + 400), or kNoFitCode for nullopt.
+PsizeCode EncodeLeastBudget(std::optional<uint64_t> length, uint64_t least);
+inline constexpr PsizeCode kLeastSmallBase = kEmbeddedBase + 112;    // 32880
+inline constexpr PsizeCode kLeastNextBase = kLeastSmallBase + 112;   // 32992
+inline constexpr PsizeCode kLeastLastCode = kLeastNextBase + 28672;  // 61664
+// A least-budget code read back: the output length (exact up to 112 bytes, else rounded up to
+// a multiple of 512; nullopt for kNoFitCode) and above < least <= at_most.
+struct LeastBudget {
+  std::optional<uint64_t> length;
+  uint64_t above = 0;
+  uint64_t at_most = 0;
+};
+// REQUIRES: not a hole or pending code; c <= kLeastLastCode or kNoFitCode.
+LeastBudget LeastBudgetOf(PsizeCode c);
 inline bool IsHoleCode(PsizeCode c) { return c == kHoleCode; }
 inline bool IsEmbeddedCode(PsizeCode c) { return c > kEmbeddedBase && c < kNoFitCode; }
 inline uint64_t AllocatedPsize(PsizeCode c) { return uint64_t{c} * 512; }

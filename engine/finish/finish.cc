@@ -62,8 +62,10 @@ Status CheckRoundedCodes(const ScanOptions& o, const ReportOptions& r) {
   return Status::Ok();
 }
 
-// A state of raw codes: what the compressors produced answers any profile and geometry, except
-// where zfs::RawLengthMismatch says (zstd early abort's budget, zero blocks with compression=off).
+// A state of raw or least-budget codes: what the compressors produced answers any profile and
+// geometry, except where zfs::RawLengthMismatch says (zstd early abort's budget, zero blocks
+// with compression=off), and for raw codes (zstd; every codec in format 7) under another budget
+// where the output does not tell (CodeSettler::CountUnknown).
 Status CheckRawCodes(const state::ScanState& s, const ReportOptions& r) {
   const ScanOptions& o = s.options;
   const zfs::WritePolicy scan = zfs::DedupPolicyOf(o.profile, o.vdev, o.ashift);
@@ -155,7 +157,7 @@ Status CheckReportOptions(const state::ScanState& s, const ReportOptions& r) {
   if (effective.paths.empty()) effective.paths.push_back(".");  // a state needs no path
   if (s.code_kind == state::CodeKind::kRounded) ZSIM_RETURN_IF_ERROR(CheckRoundedCodes(o, r));
   ZSIM_RETURN_IF_ERROR(ValidateScanOptions(effective));
-  if (s.code_kind == state::CodeKind::kRaw) ZSIM_RETURN_IF_ERROR(CheckRawCodes(s, r));
+  if (s.code_kind != state::CodeKind::kRounded) ZSIM_RETURN_IF_ERROR(CheckRawCodes(s, r));
   ZSIM_RETURN_IF_ERROR(CheckIndirectCounts(s, r));
   const bool allocation_changed =
       r.vdev != o.vdev || r.ashift != o.ashift || r.copies != o.copies || r.profile != o.profile;

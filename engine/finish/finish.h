@@ -47,9 +47,10 @@ struct ReportOptions {
 ReportOptions ReportOptionsOf(const ScanOptions& options);
 
 // Ok when `state` can answer `options`; else kInvalidArgument saying what the state cannot
-// answer and what it can: for a state of raw codes (format 7), a profile or pool under which
-// some block's outcome is not known (zfs::RawLengthMismatch, then each block: it reads the
-// tables when a budget differs from the scan's); for rounded codes (format 6 and older), a
+// answer and what it can: for a state of least-budget codes (format 8) or raw codes (format 7),
+// a profile or pool under which some block's outcome is not known (zfs::RawLengthMismatch, then
+// each block of a raw code, zstd's in format 8: it reads the tables when a budget differs from
+// the scan's); for rounded codes (format 6 and older), a
 // profile other than the scan's or another rounding unit; allocation or profile changes on a
 // state whose dedup table was sampled (--sample, --max-memory: its estimates carry the scan's
 // allocation), or invalid values (ValidateScanOptions' rules).

@@ -4,38 +4,57 @@ namespace zsim::finish {
 
 CodeSettler::CodeSettler(state::CodeKind kind, const ScanOptions& scanned,
                          const ScanOptions& options, uint64_t block_bytes)
-    : raw_(kind == state::CodeKind::kRaw),
+    : raw_(kind != state::CodeKind::kRounded),
       block_bytes_(block_bytes),
       scanned_(zfs::DedupPolicyOf(scanned.profile, scanned.vdev, scanned.ashift)),
       policy_(zfs::DedupPolicyOf(options.profile, options.vdev, options.ashift)),
       compressions_(options.compressions) {
   for (const Compression& c : compressions_) {
     off_.push_back(c.algorithm == CompressionAlgorithm::kOff);
+    least_.push_back(kind == state::CodeKind::kLeastBudget && zfs::LeastBudgetKnown(c));
   }
   if (!raw_) return;
+  // Raw codes are known under the scan's budget only; least-budget codes under every budget
+  // that is 112 bytes, a multiple of 512 or the largest (zfs::ReplayLeastBudget).
   for (size_t c = 0; c < compressions_.size() && !may_be_unknown_; ++c) {
     if (off_[c]) continue;
     for (uint64_t lsize = zfs::kMinBlockBytes; lsize <= zfs::kMaxBlockBytes;
          lsize += zfs::kMinBlockBytes) {
-      if (zfs::CompressionBudget(scanned_, compressions_[c], lsize) !=
-          zfs::CompressionBudget(policy_, compressions_[c], lsize)) {
+      const uint64_t budget = zfs::CompressionBudget(policy_, compressions_[c], lsize);
+      const bool known =
+          least_[c] ? budget == zfs::kEmbeddedPayloadBytes || budget % zfs::kMinBlockBytes == 0 ||
+                          budget == zfs::LargestCompressionBudget(lsize)
+                    : budget == zfs::CompressionBudget(scanned_, compressions_[c], lsize);
+      if (!known) {
         may_be_unknown_ = true;
         break;
       }
     }
   }
   lookup_.assign(compressions_.size() * kLookupCodes, ddt::kHoleCode);
+  next_.assign(compressions_.size() * kNextCodes, ddt::kHoleCode);
   for (size_t c = 0; c < compressions_.size(); ++c) {
     if (off_[c]) continue;
     for (size_t code = 1; code < kLookupCodes; ++code) {
       lookup_[c * kLookupCodes + code] = Derive(static_cast<ddt::PsizeCode>(code), c, block_bytes);
     }
+    if (!least_[c]) continue;
+    for (size_t i = 0; i < kNextCodes; ++i) {
+      next_[c * kNextCodes + i] =
+          Derive(static_cast<ddt::PsizeCode>(kLookupCodes + i), c, block_bytes);
+    }
   }
 }
 
 ddt::PsizeCode CodeSettler::Derive(ddt::PsizeCode code, size_t c, uint64_t lsize) const {
-  const std::optional<zfs::BlockWrite> known =
-      zfs::ReplayCompressed(scanned_, policy_, compressions_[c], lsize, ddt::RawLengthOf(code));
+  std::optional<zfs::BlockWrite> known;
+  if (least_[c]) {
+    const ddt::LeastBudget b = ddt::LeastBudgetOf(code);
+    known = zfs::ReplayLeastBudget(policy_, compressions_[c], lsize, b.length, b.above, b.at_most);
+  } else {
+    known =
+        zfs::ReplayCompressed(scanned_, policy_, compressions_[c], lsize, ddt::RawLengthOf(code));
+  }
   return known ? SettledCodeOf(*known) : kUnknownCode;
 }
 

@@ -1,14 +1,15 @@
 // engine/finish/settled_codes.h
 //
-// A dedup table's codes as the report's pool stores them. A table of raw codes (state::CodeKind
-// kRaw, ddt/dedup_table.h) keeps what each codec produced, whatever the pool; the figures need
-// psize, embedding and holes under the report's profile and geometry, which
-// zfs::ReplayCompressed derives. CodeSettler gives every entry of a table with its codes turned
-// into rounded ones (hole, EncodeEmbedded, EncodeAllocated, kPendingCode), so the figures read
-// one kind of code whatever the state's. A code whose outcome under the report's budget is not
-// known (ReplayCompressed) reads kUnknownCode: CountUnknown finds them before a report, which
-// is refused when there are any. A table of rounded codes (state format 6 and older) passes
-// unchanged.
+// A dedup table's codes as the report's pool stores them. A table of least-budget codes
+// (state::CodeKind kLeastBudget) or raw codes (kRaw, ddt/dedup_table.h) keeps what each codec
+// produced, whatever the pool; the figures need psize, embedding and holes under the report's
+// profile and geometry, which zfs::ReplayLeastBudget (lzjb, zle, lz4, gzip in a kLeastBudget
+// table) or zfs::ReplayCompressed (zstd, and every codec of a kRaw table) derives. CodeSettler
+// gives every entry of a table with its codes turned into rounded ones (hole, EncodeEmbedded,
+// EncodeAllocated, kPendingCode), so the figures read one kind of code whatever the state's. A
+// code whose outcome under the report's budget is not known reads kUnknownCode: CountUnknown
+// finds them before a report, which is refused when there are any. A table of rounded codes
+// (state format 6 and older) passes unchanged.
 //
 // Speed: a report reads every code of every entry three or four times (tally passes, histograms,
 // breakdowns). Codes of the row's block size, nearly every entry, are looked up in a table built
@@ -49,6 +50,10 @@ class CodeSettler {
   // Setting `c`'s rounded code for a block of `lsize` whose table code is `code`.
   ddt::PsizeCode Settle(ddt::PsizeCode code, size_t c, uint64_t lsize) const {
     if (!raw_ || code == ddt::kPendingCode || code == ddt::kHoleCode || off_[c]) return code;
+    if (code >= kLookupCodes && least_[c] && code != ddt::kNoFitCode) {
+      if (lsize == block_bytes_) return next_[c * kNextCodes + (code - kLookupCodes)];
+      return Derive(code, c, lsize);
+    }
     if (lsize == block_bytes_ && code < kLookupCodes) return lookup_[c * kLookupCodes + code];
     return Derive(code, c, lsize);
   }
@@ -80,11 +85,15 @@ class CodeSettler {
   uint64_t block_bytes_;
   zfs::WritePolicy scanned_, policy_;
   std::vector<Compression> compressions_;
-  std::vector<bool> off_;  // per setting: compression=off (derived code)
-  // Per setting, kLookupCodes codes: settled code of each raw one (hole to the largest exact
-  // length) for a block of block_bytes_.
+  std::vector<bool> off_;    // per setting: compression=off (derived code)
+  std::vector<bool> least_;  // per setting: least-budget codes (else raw)
+  // Per setting, kLookupCodes codes: settled code of each raw or least-budget one (hole to the
+  // largest exact length) for a block of block_bytes_; and for least-budget settings, the
+  // kNextCodes codes above (kLeastSmallBase + 1 to kLeastLastCode).
   static constexpr size_t kLookupCodes = size_t{ddt::kEmbeddedBase} + 113;
+  static constexpr size_t kNextCodes = size_t{ddt::kLeastLastCode} + 1 - kLookupCodes;
   std::vector<ddt::PsizeCode> lookup_;
+  std::vector<ddt::PsizeCode> next_;
 };
 
 }  // namespace zsim::finish

@@ -73,6 +73,13 @@ class Rereader {
     std::vector<ddt::PsizeCode> codes(settings, ddt::kPendingCode);
     BlockOrigins::Place place;
     bool ok = origins_.Locate(q.origin, &place);
+    if (!ok) {
+      // Never expected (an origin names an item this rank read): said, so that the key's
+      // missing codes never pass unnoticed.
+      Changed("(census)", "an origin named no file or piece this rank read (origin " +
+                              std::to_string(q.origin) +
+                              "): a heavy block's sampled codes are missing");
+    }
     if (ok) {
       block_.assign(q.lsize, 0);
       ok = Read(place, MutableByteView(block_.data(), block_.size()));

@@ -14,7 +14,15 @@ zfs::WritePolicy ScanWritePolicy(const ScanOptions& options) {
 
 ddt::PsizeCode RawBlockCode(const zfs::WritePolicy& policy, Compression comp, ByteView block,
                             bool is_zero, codec::Compressor& compressor, MutableByteView scratch) {
-  // What the compressor produced, whatever the pool: the report settles it.
+  // What the compressor produced, whatever the pool: the report settles it. lzjb, zle, lz4 and
+  // gzip under the largest budget, with the least budget their output fits.
+  if (zfs::LeastBudgetKnown(comp)) {
+    const codec::LeastBudgetOutcome out =
+        codec::LeastBudgetZfsCompress(policy, comp, block, is_zero, compressor, scratch);
+    if (out.hole) return ddt::kHoleCode;
+    if (!out.fit) return ddt::kNoFitCode;
+    return ddt::EncodeLeastBudget(out.fit->length, out.fit->least_budget);
+  }
   const codec::RawOutcome raw =
       codec::RawZfsCompress(policy, comp, block, is_zero, compressor, scratch);
   return raw.hole ? ddt::kHoleCode : ddt::EncodeRawLength(raw.length);

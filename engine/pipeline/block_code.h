@@ -1,7 +1,9 @@
 // engine/pipeline/block_code.h
 //
-// The code a scan stores for one block under one compression setting (a raw ddt::PsizeCode:
-// what the compressor produced under the scan's budget), and the write policy it codes under.
+// The code a scan stores for one block under one compression setting (state format 8,
+// state::CodeKind::kLeastBudget: for lzjb, zle, lz4 and gzip a least-budget ddt::PsizeCode, the
+// output under the largest budget and the least budget it fits; for zstd a raw one, its output
+// under the scan's budget), and the write policy it codes under.
 // The scan's first sightings (scan.cc) and a distributed scan's census, which reads a block again
 // after the table exchange (engine/mpi/heavy_census.h), code alike.
 //
@@ -21,8 +23,8 @@ namespace zsim::pipeline {
 // The policy a scan with `options` (resolved) codes its blocks under.
 zfs::WritePolicy ScanWritePolicy(const ScanOptions& options);
 
-// The raw code of `block` (lsize = block.size()) under `comp`. REQUIRES: scratch.size() >=
-// block.size().
+// The code of `block` (lsize = block.size()) under `comp` in a table of least-budget codes.
+// REQUIRES: scratch.size() >= block.size().
 ddt::PsizeCode RawBlockCode(const zfs::WritePolicy& policy, Compression comp, ByteView block,
                             bool is_zero, codec::Compressor& compressor, MutableByteView scratch);
 

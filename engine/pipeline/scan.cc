@@ -883,8 +883,14 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
 // clock's own cost per block.
 ddt::PsizeCode Scan::CodeOf(Compression comp, ByteView block, bool is_zero, Worker& w) const {
   const MutableByteView scratch(w.scratch.get(), block.size());
-  if (state_.code_kind == state::CodeKind::kRaw) {
+  if (state_.code_kind == state::CodeKind::kLeastBudget) {
     return RawBlockCode(policy_, comp, block, is_zero, w.compressor, scratch);
+  }
+  if (state_.code_kind == state::CodeKind::kRaw) {
+    // A --since scan from a state of format 7: every codec's output under the scan's budget.
+    const codec::RawOutcome raw =
+        codec::RawZfsCompress(policy_, comp, block, is_zero, w.compressor, scratch);
+    return raw.hole ? ddt::kHoleCode : ddt::EncodeRawLength(raw.length);
   }
   // A --since scan from a state of format 6 or older: its table holds rounded codes.
   return finish::SettledCodeOf(

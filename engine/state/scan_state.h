@@ -14,12 +14,15 @@
 //   - what the walk met (files, bytes, skipped and failed paths).
 //
 // Nothing in it depends on the pool's allocation (vdev, ashift, copies), the RAM budget or the DDT
-// format: Finish applies those. The tables keep what each codec produced, its raw output length
-// (CodeKind::kRaw), from which Finish derives psize and embedding under the report's profile and
-// pool geometry (finish/settled_codes.h); it refuses what the lengths cannot answer (zstd early
-// abort's budget, zero blocks with compression=off: finish/finish.h CheckReportOptions). States
-// of format 6 and older hold psize rounded under the scan's profile and geometry instead
-// (CodeKind::kRounded), which those reports must keep.
+// format: Finish applies those. The tables keep what each codec produced (CodeKind::kLeastBudget:
+// for lzjb, zle, lz4 and gzip the output under the largest budget and the smallest budget it
+// fits, for zstd the output under the scan's budget), from which Finish derives psize and
+// embedding under the report's profile and pool geometry (finish/settled_codes.h); it refuses
+// what they cannot answer (zstd under another budget or early abort, zero blocks with
+// compression=off: finish/finish.h CheckReportOptions). States of format 7 keep every codec's
+// output under the scan's budget (CodeKind::kRaw); states of format 6 and older hold psize
+// rounded under the scan's profile and geometry (CodeKind::kRounded), which those reports must
+// keep.
 // With --sample 1/M or --max-memory, the occurrence sample's and sketches' auxiliary sizes were
 // taken under the scan's allocation, which the report must then keep.
 //
@@ -214,7 +217,10 @@ struct LinkedFile {
 // What the dedup tables' codes hold (ddt/dedup_table.h).
 enum class CodeKind : uint8_t {
   kRounded = 0,  // psize as the scan's profile and geometry store it (state format <= 6)
-  kRaw = 1,      // the compressor's raw output length (every scan; state format >= 7)
+  kRaw = 1,      // the compressor's raw output length under the scan's budget (format 7)
+  // lzjb, zle, lz4 and gzip: the output under the largest budget and the smallest budget it
+  // fits (zfs::LeastBudgetKnown); zstd: as kRaw (every scan; state format >= 8)
+  kLeastBudget = 2,
 };
 
 struct ScanState {
@@ -222,7 +228,7 @@ struct ScanState {
   // that fixed the content are listed by ContentOptions; the others are the report's defaults.
   ScanOptions options;
   SamplingState sampling;
-  CodeKind code_kind = CodeKind::kRaw;
+  CodeKind code_kind = CodeKind::kLeastBudget;
   size_t featured = 0;  // the breakdowns' setting: the first that compresses
   std::vector<RowState> rows;
   std::map<DirectoryShape, uint64_t> directories;

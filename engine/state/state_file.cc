@@ -406,14 +406,20 @@ estimate::OccurrenceSums GetOccurrenceSums(FrameReader& r) {
   return os;
 }
 
-bool ValidCode(ddt::PsizeCode c, CodeKind kind) {
-  return c == ddt::kPendingCode || c <= ddt::kEmbeddedBase + 112 ||
-         (kind == CodeKind::kRaw && c == ddt::kNoFitCode);
+// `least`: the setting keeps least-budget codes (ddt/dedup_table.h).
+bool ValidCode(ddt::PsizeCode c, CodeKind kind, bool least) {
+  if (c == ddt::kPendingCode || c <= ddt::kEmbeddedBase + 112) return true;
+  if (kind == CodeKind::kRounded) return false;
+  return c == ddt::kNoFitCode || (least && c <= ddt::kLeastLastCode);
 }
 
 std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r, size_t settings,
                                           const std::vector<ddt::SettingStorage>& expected,
-                                          CodeKind kind) {
+                                          CodeKind kind, const std::vector<Compression>& comps) {
+  std::vector<bool> least(settings);
+  for (size_t c = 0; c < settings && c < comps.size(); ++c) {
+    least[c] = kind == CodeKind::kLeastBudget && zfs::LeastBudgetKnown(comps[c]);
+  }
   std::vector<ddt::SettingStorage> layout(settings);
   for (size_t c = 0; c < settings; ++c) {
     const uint8_t kind = r.U8();
@@ -451,7 +457,7 @@ std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r, size_t settings,
       if (layout[c].kind == ddt::SettingStorage::Kind::kInline ||
           ((flags & kSideFlag) && layout[c].kind == ddt::SettingStorage::Kind::kSide)) {
         codes[c] = r.U16();
-        if (!ValidCode(codes[c], kind)) r.Fail("corrupt: a codec outcome");
+        if (!ValidCode(codes[c], kind, least[c])) r.Fail("corrupt: a codec outcome");
       }
     }
     if (!r.ok()) break;
@@ -606,7 +612,11 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version) {
   s.code_kind = CodeKind::kRounded;
   if (version >= 7) {
     const uint8_t kind = r.U8();
-    if (kind > static_cast<uint8_t>(CodeKind::kRaw)) r.Fail("corrupt: code kind");
+    // Format 7 wrote raw codes only; format 8 scans write least-budget ones (raw or rounded
+    // ones after --since from an older state).
+    const uint8_t newest =
+        static_cast<uint8_t>(version >= 8 ? CodeKind::kLeastBudget : CodeKind::kRaw);
+    if (kind > newest) r.Fail("corrupt: code kind");
     s.code_kind = static_cast<CodeKind>(kind);
   }
   s.featured = r.U32();
@@ -760,7 +770,7 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version) {
         expected[c].kind = ddt::SettingStorage::Kind::kSide;
       }
     }
-    rs.table = GetTable(r, settings, expected, s.code_kind);
+    rs.table = GetTable(r, settings, expected, s.code_kind, o.compressions);
   }
   if (version >= 3 && r.ok()) GetRecords(r, s, version);
   if (version >= 5 && r.ok()) GetLinks(r, s, version);

@@ -47,12 +47,16 @@ namespace zsim::state {
 // (FileShape::indirects, FileIndirects).
 // 7: the tables' codes are the compressors' raw outcomes (CodeKind::kRaw, a byte after the
 // sampling levels), so a report may change the ashift, vdev and profile (finish/settled_codes.h).
-// Versions 2 to 6 are still read: their codes as CodeKind::kRounded (psize under the scan's
-// profile and geometry, which their reports keep); versions 2 to 5 as states without records,
-// without a plan (their levels taken as recorded), without links (a merge counts a file linked
-// across them in each), or without indirect counts (the metadata model takes their data as
-// spread over each file).
-inline constexpr uint32_t kStateFormatVersion = 7;
+// 8: lzjb, zle, lz4 and gzip codes hold the output under the largest budget and the smallest
+// budget that output fits (CodeKind::kLeastBudget), so a report may change the ashift, vdev and
+// profile for them whatever the blocks; zstd's stay raw.
+// Version 7 is still read as raw codes (CodeKind::kRaw, with its refusals of blocks compressed
+// under another budget). Versions 2 to 6 are still read: their codes as CodeKind::kRounded (psize
+// under the scan's profile and geometry, which their reports keep); versions 2 to 5 as states
+// without records, without a plan (their levels taken as recorded), without links (a merge counts a
+// file linked across them in each), or without indirect counts (the metadata model takes their data
+// as spread over each file).
+inline constexpr uint32_t kStateFormatVersion = 8;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process

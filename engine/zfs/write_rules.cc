@@ -134,6 +134,26 @@ std::optional<BlockWrite> ReplayCompressed(const WritePolicy& scanned, const Wri
   return AcceptCompressed(policy, lsize, raw);
 }
 
+bool LeastBudgetKnown(Compression c) {
+  return c.algorithm != CompressionAlgorithm::kZstd && c.algorithm != CompressionAlgorithm::kOff;
+}
+
+std::optional<BlockWrite> ReplayLeastBudget(const WritePolicy& policy, Compression c,
+                                            uint64_t lsize, std::optional<uint64_t> length,
+                                            uint64_t above, uint64_t at_most) {
+  const uint64_t budget = CompressionBudget(policy, c, lsize);
+  // v23 does not call the compressor on a 512-byte block (budget 0).
+  if (budget == 0 || !length) return BlockWrite{BlockKind::kUncompressed, lsize};
+  bool fits = false;
+  if (budget >= at_most || budget >= LargestCompressionBudget(lsize)) {
+    fits = true;
+  } else if (budget > above) {
+    return std::nullopt;  // the smallest fitting budget may lie either side
+  }
+  if (!fits) return BlockWrite{BlockKind::kUncompressed, lsize};
+  return AcceptCompressed(policy, lsize, length);
+}
+
 const char* RawLengthMismatch(const WritePolicy& scan, const WritePolicy& report, Compression c,
                               uint64_t max_lsize) {
   if (ZeroBlockIsHole(scan, c) != ZeroBlockIsHole(report, c) ||

@@ -87,6 +87,28 @@ std::optional<BlockWrite> ReplayCompressed(const WritePolicy& scanned, const Wri
                                            Compression c, uint64_t lsize,
                                            std::optional<uint64_t> raw);
 
+// The largest budget any release hands the compressor for a block of `lsize`: lsize - lsize/8
+// (every other budget is this one aligned down, or 112 bytes, or 0: §2.2).
+inline uint64_t LargestCompressionBudget(uint64_t lsize) { return lsize - lsize / 8; }
+
+// True for the compressors whose smallest fitting budget a scan keeps (state format 8,
+// ddt/dedup_table.h least-budget codes; codec::Compressor::CompressFit): lzjb, zle, lz4 and gzip.
+// zstd's intermediate steps need room that only trying a budget shows: it keeps raw codes.
+bool LeastBudgetKnown(Compression c);
+
+// What ZFS stores under `policy` for a block of `lsize` (not all zero) written with `c` (not
+// off), from what its compressor did under LargestCompressionBudget(lsize) (state format 8,
+// ddt/dedup_table.h least-budget codes): `length` bytes of output (exact up to
+// kEmbeddedPayloadBytes, else possibly rounded up to a multiple of 512), or nullopt when it did
+// not fit even that budget; and the smallest budget it fits lies in (above, at_most]. Success is
+// monotone in the budget and the output does not depend on it. Nullopt when the policy's budget
+// lies strictly inside that interval and below the largest budget: never for the budgets
+// CompressionBudget gives when the interval is one of the code's (112 bytes, a multiple of 512,
+// or the largest budget itself).
+std::optional<BlockWrite> ReplayLeastBudget(const WritePolicy& policy, Compression c,
+                                            uint64_t lsize, std::optional<uint64_t> length,
+                                            uint64_t above, uint64_t at_most);
+
 // Why raw outcomes kept by a scan under `scan` for `c` (blocks of lsize up to `max_lsize`) cannot
 // give what ZFS stores under `report` whatever the blocks, or nullptr: all-zero blocks handled
 // otherwise (compression=off with dedup, 2.3.3/2.4), or zstd early abort applied by one profile

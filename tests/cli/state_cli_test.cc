@@ -368,6 +368,46 @@ TEST_F(StateCliTest, ASavedStateAnswersOtherAshiftsVdevsAndProfiles) {
   }
 }
 
+// State format 8 keeps, for lzjb, zle, lz4 and gzip, the smallest budget each output fits: a
+// state of the default profile (2.4, whose budget follows the allocation unit) answers other
+// ashifts and vdevs for them. zstd keeps its output under the scan's budget: where that does not
+// tell (or its early abort would compare another budget), the report is refused and names zstd
+// (format 7 refused lz4 blocks here too).
+TEST_F(StateCliTest, ADefaultProfileStateAnswersOtherAshiftsAndVdevs) {
+  const std::filesystem::path tiny = testing::SampleDir("ZSIM_SAMPLE_TINY");
+  if (tiny.empty()) GTEST_SKIP() << "the tiny sample is not built (ctest -R sample_tiny)";
+  const std::vector<std::vector<std::string>> reports = {
+      {"--ashift", "9"},
+      {"--ashift", "13", "--vdev", "raidz2:6"},
+      {"--vdev", "draid1:4:7"},
+      {"--ashift", "13", "--vdev", "draid2:3:7", "--copies", "2"},
+  };
+  const std::vector<std::string> no_zstd = {"--compression", "off,lz4,gzip-6,lzjb,zle",
+                                            "--recordsize", "16k,128k"};
+  const std::string state = StatePath("tiny24");
+  ScanSaving({tiny.string()}, no_zstd, state);
+  const std::string with_zstd = StatePath("tiny24z");
+  ScanSaving({tiny.string()}, {}, with_zstd);
+  for (const std::vector<std::string>& r : reports) {
+    std::string what;
+    for (const std::string& a : r) what += a + " ";
+    SCOPED_TRACE(what);
+    std::vector<std::string> scan_flags = no_zstd;
+    scan_flags.insert(scan_flags.end(), r.begin(), r.end());
+    ExpectSameFigures(Report({state}, r), Scan({tiny.string()}, scan_flags));
+    // The default codec list: answered as a scan would, or refused for zstd's blocks only.
+    std::vector<std::string> args = {"report", with_zstd, "--json"};
+    args.insert(args.end(), r.begin(), r.end());
+    const testing::CommandResult got = testing::RunZsim(args);
+    if (got.exit_code == 0) {
+      ExpectSameFigures(testing::ParseReportJson(got), Scan({tiny.string()}, r));
+    } else {
+      EXPECT_EQ(got.exit_code, 2);
+      EXPECT_NE(got.err.find("zstd"), std::string::npos) << got.err;
+    }
+  }
+}
+
 TEST_F(StateCliTest, SaveToABadPlaceIsRefusedBeforeScanning) {
   for (const std::string& where :
        {(files_.path() / "no" / "such" / "dir" / "s").string(), files_.path().string()}) {

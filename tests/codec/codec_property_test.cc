@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/codec/codec.h"
+#include "engine/zfs/write_rules.h"
 #include "tests/util/test_util.h"
 #include "zsim/scan_options.h"
 
@@ -93,6 +94,43 @@ TEST_P(CodecPropertyTest, RoundTripsDeterministicallyWithinTheBudget) {
       }
       if (budget < *n) {
         EXPECT_FALSE(got.has_value()) << "budget " << budget;
+      }
+    }
+  }
+}
+
+// CompressFit's least budget (state format 8 keeps it): the call succeeds with exactly that
+// budget, with the same output, and fails with one byte less; it lies within 64 bytes of the
+// output, so every least-budget code exists (ddt/dedup_table.h).
+TEST_P(CodecPropertyTest, TheLeastBudgetIsTheSmallestThatFits) {
+  const Case k = GetParam();
+  Compressor compressor;
+  for (const uint64_t seed : {k.seed, k.seed + 500}) {
+    // Also a barely compressible block, where the give-up tests decide.
+    const std::vector<uint8_t> block =
+        seed == k.seed ? MakeBlock(k.size, seed) : testing::GenerateBlock(k.size, 0.08, seed);
+    for (const Compression& c : kCodecs) {
+      if (!zfs::LeastBudgetKnown(c) || (c.level == 9 && k.size > 131072)) continue;
+      SCOPED_TRACE(CompressionName(c) + " size " + std::to_string(k.size) + " seed " +
+                   std::to_string(seed));
+      const size_t largest = k.size - k.size / 8;
+      std::vector<uint8_t> out(largest);
+      const std::optional<Compressor::Fit> fit = compressor.CompressFit(c, block, out);
+      if (!fit) {
+        EXPECT_FALSE(compressor.Compress(c, block, out).has_value());
+        continue;
+      }
+      ASSERT_GE(fit->least_budget, fit->length);
+      ASSERT_LE(fit->least_budget, fit->length + 64);
+      ASSERT_LE(fit->least_budget, largest);
+      std::vector<uint8_t> dst(fit->least_budget);
+      EXPECT_EQ(compressor.Compress(c, block, dst), fit->length);
+      EXPECT_TRUE(
+          std::equal(dst.begin(), dst.begin() + static_cast<ptrdiff_t>(fit->length), out.begin()));
+      if (fit->least_budget > 0) {
+        EXPECT_FALSE(
+            compressor.Compress(c, block, MutableByteView(dst).first(fit->least_budget - 1))
+                .has_value());
       }
     }
   }

@@ -154,17 +154,17 @@ TEST(StateFileTest, ATableKeyGivenTwiceIsRefused) {
   }
 }
 
-// Format 6 keeps each codec's raw outcome: "did not fit" (incompressible data), a short exact
-// length (a small compressible file), lengths in 512-byte units; they read back as saved, and so
-// does the kind of codes (a state of rounded codes, loaded from format 6 or older, saved again
-// stays rounded: its codes mean psize).
+// Format 8 keeps each codec's outcome with its least budget (format 7: raw outcomes): "did not
+// fit" (incompressible data), a short exact length (a small compressible file), lengths in
+// 512-byte units; they read back as saved, and so does the kind of codes (a state of rounded
+// codes, loaded from format 6 or older, saved again stays rounded: its codes mean psize).
 TEST(StateFileTest, RawCodesAndTheirKindReadBack) {
   testing::TempDir dir;
   dir.WriteFile("random.bin", testing::Xorshift64Bytes(3, 64 * 1024));
   dir.WriteFile("small.txt", std::vector<uint8_t>(3000, 'a'));
   dir.WriteFile("text.bin", testing::GenerateBlock(100 * 1024, 0.6, 9));
   state::ScanState s = ScannedState(dir);
-  ASSERT_EQ(s.code_kind, state::CodeKind::kRaw);
+  ASSERT_EQ(s.code_kind, state::CodeKind::kLeastBudget);
   auto codes_of = [](const state::ScanState& st) {
     std::vector<std::vector<ddt::PsizeCode>> out;
     st.rows[0].table->ForEach(
@@ -181,11 +181,23 @@ TEST(StateFileTest, RawCodesAndTheirKindReadBack) {
     }
   }
   EXPECT_TRUE(no_fit && exact && units) << no_fit << exact << units;
-  for (state::CodeKind kind : {state::CodeKind::kRaw, state::CodeKind::kRounded}) {
+  // Least-budget codes above the raw ones ("the least budget lies in the next unit").
+  bool beyond_raw = false;
+  for (const auto& codes : saved) {
+    for (ddt::PsizeCode c : codes) {
+      beyond_raw |= c > ddt::kEmbeddedBase + 112 && c < ddt::kNoFitCode;
+    }
+  }
+  for (state::CodeKind kind :
+       {state::CodeKind::kLeastBudget, state::CodeKind::kRaw, state::CodeKind::kRounded}) {
     s.code_kind = kind;
     const std::string bytes = state::EncodeState(s);
     Result<state::ScanState> back =
         state::ParseState(ByteView(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+    if (kind == state::CodeKind::kRaw && beyond_raw) {
+      ASSERT_FALSE(back.ok());  // raw codes stop at the exact lengths
+      continue;
+    }
     if (kind == state::CodeKind::kRounded) {
       // Rounded codes never say "did not fit": such a file is corrupt.
       ASSERT_FALSE(back.ok());
