@@ -62,6 +62,10 @@ class RatioEstimator {
   uint64_t n() const { return n_; }
   double sum_x() const { return sx_; }
   double sum_y() const { return sy_; }
+  // The units the sample counts for: sum(x)^2 / sum(x^2) (Kish's effective sample size), n when
+  // the units' x are equal, about k when k units hold nearly all of sum(x) (a few 1M blocks
+  // among many small ones): the normal interval rests on this many, not on n. 0 when empty.
+  double EffectiveUnits() const { return sxx_ > 0 ? sx_ * sx_ / sxx_ : 0.0; }
   // sum(y) / sum(x); 0 when nothing was sampled.
   double Ratio() const { return sx_ > 0 ? sy_ / sx_ : 0.0; }
   // Standard error of Ratio() for a sample of n units out of `population_units` (finite

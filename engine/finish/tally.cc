@@ -461,9 +461,21 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
               ? sampled_ref[c].RelativeHalfWidth95(double(population[c]), ref_lsize, ref_anchor)
               : sampled_ratio[c].RelativeHalfWidth95(double(population[c]));
       const double p = double(s.psize - std::min(s.psize, census_psize[c]));
+      std::array<double, 2> p_range{p * (1 - rel), p * (1 + rel)};
+      // A sample worth fewer than kMinIntervalBlocks blocks (a row with few unique blocks, a
+      // costly codec under the cap; a few large blocks among small ones count as few): the
+      // sampled blocks' psize exactly, the others between 0 and their lsize.
+      if (sampled_ratio[c].EffectiveUnits() < double(estimate::kMinIntervalBlocks)) {
+        double s_ref_lsize = 0, s_ref_psize = 0;
+        for (const BucketSums& b : buckets[c]) {
+          s_ref_lsize += b.s_ref_lsize;
+          s_ref_psize += b.s_ref_psize;
+        }
+        p_range = estimate::CertainPsizeBounds(s_ref_psize, ref_lsize - s_ref_lsize);
+      }
       s.ci95 =
           CompressRatioInterval(double(s.lsize + meta_psize), double(census_psize[c] + meta_psize),
-                                p, p * (1 - rel), p * (1 + rel), /*compressing=*/true);
+                                p, p_range[0], p_range[1], /*compressing=*/true);
     }
   }
   return out;

@@ -140,5 +140,53 @@ TEST(CodecBudgetScanTest, MergedPartsOfDifferentBudgetsEqualOneScan) {
   EXPECT_FALSE(whole->results[0].exact);
 }
 
+// A row with few unique blocks: 16,800 records of which every 400th holds random bytes and the
+// rest are zeros (holes once compressed). The budget's level is 2 (16,800 planned blocks), so
+// the codecs run on about a quarter of the 42 unique blocks, some ten blocks: too few for a
+// normal interval. `random_bytes(k)`: the random bytes of the k-th unique block.
+template <typename RandomBytes>
+void WriteFewUniqueBlocks(testing::TempDir& tmp, RandomBytes random_bytes) {
+  ASSERT_EQ(estimate::BudgetLevel(16800), 2);
+  WriteTree(
+      tmp, [&](int i) { return i % 400 == 0 ? random_bytes(i / 400) : size_t{0}; }, 16800);
+}
+
+// The sampled scan's interval holds the exact ratio and is not of zero width while some block
+// was not coded.
+void ExpectHonestInterval(const testing::TempDir& tmp) {
+  const ScanResult exact = Scan(tmp, true, 2);
+  const ScanResult sampled = Scan(tmp, false, 2);
+  ASSERT_EQ(sampled.results.size(), 2u);
+  for (size_t c = 0; c < 2; ++c) {
+    SCOPED_TRACE(c);
+    const SettingResult& e = exact.results[c];
+    const SettingResult& s = sampled.results[c];
+    ASSERT_FALSE(s.exact);
+    ASSERT_LT(s.codec_bytes, e.codec_bytes);  // some unique block was not coded
+    ASSERT_TRUE(s.ci95.has_value());
+    EXPECT_LE((*s.ci95)[0], e.compressratio + 0.01);  // compressratio has two decimals
+    EXPECT_GE((*s.ci95)[1], e.compressratio - 0.01);
+    EXPECT_GT((*s.ci95)[1] - (*s.ci95)[0], 0.01);
+  }
+}
+
+// Every unique block stored uncompressed: the few sampled blocks have one ratio, a variance of
+// 0, and the normal interval had a width of 0 although three quarters of the blocks were not
+// coded (zstd-16..19 at 1M on the file-server sample).
+TEST(CodecBudgetScanTest, FewSampledBlocksOfOneRatioDoNotGiveAZeroWidthInterval) {
+  testing::TempDir tmp;
+  WriteFewUniqueBlocks(tmp, [](int) { return size_t{kRecord}; });
+  ExpectHonestInterval(tmp);
+}
+
+// Most unique blocks compressible (lzjb: about 1.3x overall), every 14th stored uncompressed:
+// the key bits leave those three (2, 16, 30) out of lzjb's sample, whose ten or so blocks then
+// say 1.33 with a normal interval of zero width, which missed the exact 1.29.
+TEST(CodecBudgetScanTest, FewSampledBlocksGiveAnIntervalHoldingTheExactRatio) {
+  testing::TempDir tmp;
+  WriteFewUniqueBlocks(tmp, [](int k) { return k % 14 == 2 ? size_t{kRecord} : size_t{100}; });
+  ExpectHonestInterval(tmp);
+}
+
 }  // namespace
 }  // namespace zsim::pipeline
