@@ -34,6 +34,20 @@ TEST(RatioEstimatorTest, CensusIsExactAndHasNoError) {
 
 // The relative unit variance carries a sample's spread to another sample of similar units:
 // sqrt((1 - f) v / n) must be the relative standard error the estimator itself gives.
+// Kish's effective units: n for equal weights; about 2 when two 1M blocks carry the bytes of a
+// sample of forty small ones (the normal interval must not rest on n = 42 there).
+TEST(RatioEstimatorTest, EffectiveUnitsCountAFewLargeBlocksAsFew) {
+  RatioEstimator equal, mixed;
+  for (int i = 0; i < 40; ++i) equal.Add(131072, 65536);
+  EXPECT_DOUBLE_EQ(equal.EffectiveUnits(), 40.0);
+  for (int i = 0; i < 40; ++i) mixed.Add(4096, 2048);
+  mixed.Add(1048576, 524288);
+  mixed.Add(1048576, 1048576);
+  EXPECT_GT(mixed.EffectiveUnits(), 2.0);
+  EXPECT_LT(mixed.EffectiveUnits(), 2.4);
+  EXPECT_EQ(RatioEstimator().EffectiveUnits(), 0.0);
+}
+
 TEST(RatioEstimatorTest, RelativeUnitVarianceGivesTheRelativeStandardError) {
   RatioEstimator e;
   // Residuals y - R x with R = 0.5: +-1 around 10 per unit of x = 20.
