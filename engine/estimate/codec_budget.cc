@@ -15,8 +15,7 @@ int BudgetLevel(uint64_t planned_blocks) {
 
 std::vector<int> BudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
                               uint64_t planned_bytes) {
-  std::vector<uint64_t> rows = options.recordsizes;
-  if (options.volblocksize) rows = {*options.volblocksize};
+  const std::vector<uint64_t> rows = RowBlockSizes(options);
   const size_t settings = options.compressions.size();
   std::vector<int> levels(rows.size() * settings, 0);
   // A wish per sampled (row, setting): its budget's blocks as a real number (not the blocks at

@@ -23,6 +23,10 @@ struct CostForecast {
   double read_cpu_seconds = 0;   // reading, fingerprinting, the dedup table
   double codec_cpu_seconds = 0;  // at most, over every (recordsize, codec)
   int threads = 1;
+  // Per setting of options.compressions: the share of a unique block's bytes its codec runs on,
+  // summed over the rows (recordsizes): 1 per row for a codec on every block, 2^-level for a
+  // sampled one at the budget's level (0 for off).
+  std::vector<double> coded_shares;
   // Wall seconds on `threads` cores, the disk aside.
   double Seconds() const { return (read_cpu_seconds + codec_cpu_seconds) / threads; }
 };
@@ -30,11 +34,6 @@ struct CostForecast {
 // The forecast for `options` (resolved: compressions and threads set) over a tree of
 // `allocated_bytes` (the sizing walk's sum).
 CostForecast ForecastCost(const ScanOptions& options, uint64_t allocated_bytes);
-
-// Per setting of options.compressions: the share of a unique block's bytes its codec runs on,
-// summed over the rows (recordsizes): 1 per row for a codec on every block, 2^-level for a
-// sampled one at the budget's level of a tree of `allocated_bytes` (0 for off).
-std::vector<double> CodedShares(const ScanOptions& options, uint64_t allocated_bytes);
 
 // The codecs cost more than this many times the reading, and more than kCostlyCodecSeconds of
 // wall time: worth a warning before going on (a small tree's codecs cost many times its

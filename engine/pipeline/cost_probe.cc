@@ -11,6 +11,7 @@
 #include "engine/base/thread_cpu.h"
 #include "engine/codec/codec.h"
 #include "engine/codec/zfs_block.h"
+#include "engine/estimate/codec_budget.h"
 #include "engine/estimate/codec_cost.h"
 
 namespace zsim::pipeline {
@@ -19,9 +20,10 @@ namespace {
 constexpr uint64_t kSmallFileSeed = 0x70B3C0575EEDull;
 constexpr uint64_t kSector = 512;
 
+// The first row's block size (the probe reads and codes in those).
 uint64_t BlockBytes(const ScanOptions& options) {
-  if (options.volblocksize) return *options.volblocksize;
-  return options.recordsizes.empty() ? 128 << 10 : options.recordsizes.front();
+  const std::vector<uint64_t> rows = estimate::RowBlockSizes(options);
+  return rows.empty() ? 128 << 10 : rows.front();
 }
 
 }  // namespace
@@ -74,10 +76,8 @@ double UniqueBytes(const std::vector<ProbedRecord>& records, uint64_t data_bytes
   std::unordered_set<uint64_t> seen;
   double unique = 0, data = 0;
   for (const ProbedRecord& r : records) {
-    if (r.hole || r.capacity == 0) continue;
-    const double share = r.stands_for * double(r.bytes) / double(r.capacity);
-    data += share;
-    if (!r.is_zero && seen.insert(r.key).second) unique += share;
+    data += r.stands_for;
+    if (!r.is_zero && seen.insert(r.key).second) unique += r.stands_for;
   }
   return data > 0 ? double(data_bytes) * unique / data : 0;
 }
@@ -149,14 +149,12 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
       const uint64_t offset = *k * p.stride;
       const uint64_t capacity = std::min(bs, f.size - offset);
       ProbedRecord r;
-      r.capacity = capacity;
       r.stands_for = p.bytes_each * scale;
       // The whole record, as the scan reads it (a short read is not the record's end).
       if (!io::ReadFully(**file, offset, MutableByteView(buffer.get(), capacity)).ok()) break;
       const ByteView bytes(buffer.get(), capacity);
       r.key = XXH3_64bits(bytes.data(), bytes.size());
       r.is_zero = IsAllZero(bytes);
-      r.bytes = capacity;
       records.push_back(r);
       if (!r.is_zero && seen.insert(r.key).second) {
         distinct.push_back({r.key, Kept{f.path, offset, capacity}});

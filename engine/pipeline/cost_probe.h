@@ -17,8 +17,8 @@
 // high by the short files' duplicates).
 // What it measures: the bytes of the tree in distinct non-zero blocks (the blocks the codecs run
 // on), and on a few of them (ProbeTimedRecords) the codecs' CPU time per byte, each codec
-// weighted by the share of blocks the scan codes with it (cost_forecast.h CodedShares).
-// Timing moves only the expected time, never a figure.
+// weighted by the share of blocks the scan codes with it (cost_forecast.h
+// CostForecast::coded_shares). Timing moves only the expected time, never a figure.
 //
 // Cost: about 1/kProbeShare of the data read again (from the page cache, as the scan reads it
 // just after), and the codecs on ProbeTimedRecords records, about 1.5% of the forecast's codec
@@ -82,22 +82,20 @@ size_t ProbeTimedRecords(double forecast_codec_cpu_seconds, double record_nomina
 struct ProbedRecord {
   uint64_t key = 0;  // the record's hash (xxh3-64 of its bytes)
   bool is_zero = false;
-  bool hole = false;      // wholly in a hole: not read, and no data
-  uint64_t bytes = 0;     // data bytes read
-  uint64_t capacity = 0;  // bytes it could have held (the block size, or a small file's size)
   double stands_for = 0;  // bytes of the tree it stands for
 };
 
 // The tree's bytes in distinct non-zero blocks, from the probed records: the share of the data
 // they stand for that is in distinct non-zero keys (each key counted once, with what its first
-// record stands for; a record short of a block, a file's tail, counts that share of it), times
+// record stands for), times
 // the tree's `data_bytes` (the sizing walk's). A ratio: how many short files happened to be
 // probed (each by chance, size/stride) cancels out.
 double UniqueBytes(const std::vector<ProbedRecord>& records, uint64_t data_bytes);
 
 class CostProbe {
  public:
-  // Starts reading at once, on its own thread. `shares`: cost_forecast.h CodedShares.
+  // Starts reading at once, on its own thread. `shares`: cost_forecast.h
+  // CostForecast::coded_shares.
   CostProbe(io::FileSystem* fs, std::vector<walk::SampledFile> files, int file_level,
             uint64_t data_bytes, const ScanOptions& options, const zfs::WritePolicy& policy,
             std::vector<double> shares, double forecast_codec_cpu_seconds);

@@ -229,11 +229,7 @@ class Scan : public std::enable_shared_from_this<Scan> {
     state_.options = options_;
     state_.featured = featured_;
     policy_ = ScanWritePolicy(options_);
-    if (options_.volblocksize) {
-      rows_.emplace_back().block_bytes = *options_.volblocksize;
-    } else {
-      for (uint64_t rs : options_.recordsizes) rows_.emplace_back().block_bytes = rs;
-    }
+    for (uint64_t bs : estimate::RowBlockSizes(options_)) rows_.emplace_back().block_bytes = bs;
     // Per setting, decided once: does an all-zero block become a hole, and does the codec run on
     // a sample only. The dedup table's layout follows: compression=off needs no stored code
     // (psize = lsize), sampled codecs keep codes only for the blocks they ran on.
@@ -1494,9 +1490,9 @@ void Scan::MaybeForecast() {
   if (control_.progress) {
     walk::FileSample& sample = sizer_->file_sample();
     const int level = sample.level();
-    probe_ = std::make_unique<CostProbe>(fs_, sample.Take(), level, sizer_->data_bytes(), options_,
-                                         policy_, CodedShares(options_, sizer_->allocated_bytes()),
-                                         forecast_->codec_cpu_seconds);
+    probe_ =
+        std::make_unique<CostProbe>(fs_, sample.Take(), level, sizer_->data_bytes(), options_,
+                                    policy_, forecast_->coded_shares, forecast_->codec_cpu_seconds);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/estimate/codec_cost.h"
+#include "engine/estimate/sample_level.h"
 #include "zsim/scan_options.h"
 
 namespace zsim::estimate {
@@ -118,6 +119,34 @@ TEST(CodecBudgetTest, ALongListCostsTheCapAndItsCostliestCodecsGiveWay) {
     }
     EXPECT_TRUE(raised) << mib << " MiB: the cap did not bind";
   }
+}
+
+TEST(CodecBudgetTest, AllCodecsAtThreeRecordsizesCostAtMostTenDefaultScans) {
+  // Issue 19's bound on the file-server sample (84 MB of data, every block of it coded by the
+  // default codecs): `--compression all --recordsize 16k,128k,1M` plans at most ten times the
+  // default scan's nominal codec work, the sampled codecs' levels from the plan and lz4 (their
+  // regression anchor) on every block.
+  const uint64_t bytes = uint64_t{84} << 20;
+  // zsim::AllCompressions and DefaultCompressions of 2.4 (engine/zfs, not linked here).
+  std::vector<Compression> every = LongList();
+  every.push_back({CompressionAlgorithm::kOff, 0});
+  for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 500, 1000}) {
+    every.push_back({CompressionAlgorithm::kZstd, -n});
+  }
+  const ScanOptions all = WithCodecs(every, {16 * 1024, 128 * 1024, 1024 * 1024});
+  const ScanOptions def = WithCodecs({{CompressionAlgorithm::kOff, 0},
+                                      {CompressionAlgorithm::kLz4, 0},
+                                      {CompressionAlgorithm::kZstd, 3},
+                                      {CompressionAlgorithm::kGzip, 6},
+                                      {CompressionAlgorithm::kLzjb, 0},
+                                      {CompressionAlgorithm::kZle, 0}},
+                                     {128 * 1024});
+  const double all_seconds = NominalSeconds(
+      all, BudgetLevels(all, PlanSampling(all.compressions, false).sampled, bytes), bytes);
+  const double default_seconds = NominalSeconds(
+      def, BudgetLevels(def, PlanSampling(def.compressions, false).sampled, bytes), bytes);
+  EXPECT_GT(default_seconds, 0);
+  EXPECT_LE(all_seconds, 10 * default_seconds) << all_seconds << " vs " << default_seconds;
 }
 
 TEST(CodecBudgetTest, NoLevelFallsAsTheTreeGrows) {

@@ -61,15 +61,14 @@ TEST(CostProbeTest, RecordsOfLongAndShortFiles) {
   EXPECT_NEAR(probed / bytes, 1.0, 0.1);
 }
 
-// Distinct non-zero keys count once; zeros never; a record short of its capacity its share; the
-// unique share of the data probed scales the tree's data bytes, holes aside.
+// Distinct non-zero keys count once, with what they stand for; zeros never; the unique share of
+// the data probed scales the tree's data bytes.
 TEST(CostProbeTest, UniqueBytesCountEachKeyOnce) {
   std::vector<ProbedRecord> r = {
-      {1, false, false, kBlock, kBlock, 1000},      // a block
-      {1, false, false, kBlock, kBlock, 1000},      // and its twin
-      {2, true, false, kBlock, kBlock, 1000},       // zeros
-      {3, false, false, kBlock / 2, kBlock, 1000},  // half a block
-      {0, true, true, 0, kBlock, 1000},             // a hole: no data
+      {1, false, 1000},  // a block
+      {1, false, 1000},  // and its twin
+      {2, true, 1000},   // zeros
+      {3, false, 500},   // one standing for fewer bytes
   };
   // 1500 unique of 3500 probed.
   EXPECT_DOUBLE_EQ(UniqueBytes(r, 7000), 3000);
