@@ -129,9 +129,23 @@ Status CheckMergeable(const ScanState& a, const ScanState& b) {
   const ScanOptions& y = b.options;
   ZSIM_RETURN_IF_ERROR(CheckSameContent(x, y, "merge"));
   if (a.code_kind != b.code_kind) {
-    return Status::InvalidArgument(
-        "one state holds psize rounded for its pool (state format 6 or older) and the other "
-        "the compressors' raw output (format 7): they do not merge; scan the older part again");
+    // Three kinds since format 8: name both, the older first.
+    const auto what = [](CodeKind k) -> std::string {
+      switch (k) {
+        case CodeKind::kRounded:
+          return "psize rounded for its pool (state format 6 or older)";
+        case CodeKind::kRaw:
+          return "the compressors' output under the scan's budget (format 7, or a --since scan "
+                 "from one)";
+        case CodeKind::kLeastBudget:
+          break;
+      }
+      return "the compressors' output with the least budget it fits (format 8)";
+    };
+    const CodeKind older = std::min(a.code_kind, b.code_kind);
+    const CodeKind newer = std::max(a.code_kind, b.code_kind);
+    return Status::InvalidArgument("one state holds " + what(older) + " and the other " +
+                                   what(newer) + ": they do not merge; scan the older part again");
   }
   if ((Sampled(a) || Sampled(b)) &&
       (x.vdev != y.vdev || x.ashift != y.ashift || x.copies != y.copies)) {
