@@ -8,26 +8,15 @@ namespace {
 
 constexpr uint16_t kZeroFlag = 0x8000;
 
-template <typename T>
-void Put(std::string* out, T v) {
-  out->append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-template <typename T>
-T Get(const char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
 }  // namespace
 
 void AppendEntry(const ddt::EntryView& e, std::string* out, bool origins) {
-  Put<uint64_t>(out, e.key.lo);
-  Put<uint64_t>(out, e.key.hi);
-  Put<uint32_t>(out, e.refcount);
-  Put<uint16_t>(out, static_cast<uint16_t>((e.lsize / 512 - 1) | (e.is_zero ? kZeroFlag : 0)));
-  for (ddt::PsizeCode c : e.codes) Put<uint16_t>(out, c);
-  if (origins) Put<uint64_t>(out, e.origin);
+  PutWire<uint64_t>(out, e.key.lo);
+  PutWire<uint64_t>(out, e.key.hi);
+  PutWire<uint32_t>(out, e.refcount);
+  PutWire<uint16_t>(out, static_cast<uint16_t>((e.lsize / 512 - 1) | (e.is_zero ? kZeroFlag : 0)));
+  for (ddt::PsizeCode c : e.codes) PutWire<uint16_t>(out, c);
+  if (origins) PutWire<uint64_t>(out, e.origin);
 }
 
 Status ForEachWireEntry(std::string_view bytes, size_t settings,
@@ -40,12 +29,12 @@ Status ForEachWireEntry(std::string_view bytes, size_t settings,
   std::vector<ddt::PsizeCode> codes(settings);
   for (size_t off = 0; off < bytes.size(); off += each) {
     const char* p = bytes.data() + off;
-    const uint16_t lsize_field = Get<uint16_t>(p + 20);
-    for (size_t c = 0; c < settings; ++c) codes[c] = Get<uint16_t>(p + 22 + 2 * c);
-    fn(ddt::EntryView{ddt::Fingerprint{Get<uint64_t>(p), Get<uint64_t>(p + 8)},
-                      Get<uint32_t>(p + 16), (uint64_t{lsize_field & 0x7FFFu} + 1) * 512,
+    const uint16_t lsize_field = GetWire<uint16_t>(p + 20);
+    for (size_t c = 0; c < settings; ++c) codes[c] = GetWire<uint16_t>(p + 22 + 2 * c);
+    fn(ddt::EntryView{ddt::Fingerprint{GetWire<uint64_t>(p), GetWire<uint64_t>(p + 8)},
+                      GetWire<uint32_t>(p + 16), (uint64_t{lsize_field & 0x7FFFu} + 1) * 512,
                       (lsize_field & kZeroFlag) != 0, codes,
-                      origins ? Get<uint64_t>(p + 22 + 2 * settings) : 0});
+                      origins ? GetWire<uint64_t>(p + 22 + 2 * settings) : 0});
   }
   return Status::Ok();
 }

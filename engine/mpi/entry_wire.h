@@ -12,6 +12,7 @@
 #define ZSIM_ENGINE_MPI_ENTRY_WIRE_H_
 
 #include <cstddef>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,19 @@
 #include "zsim/status.h"
 
 namespace zsim::mpi {
+
+// A value in the host's byte order, appended to or read from a message (both ends run the same
+// binary).
+template <typename T>
+void PutWire(std::string* out, T v) {
+  out->append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+template <typename T>
+T GetWire(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
 
 // Bytes one entry of a table with `settings` settings takes, with its origin or not.
 inline size_t EntryWireBytes(size_t settings, bool origins = false) {

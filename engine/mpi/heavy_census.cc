@@ -11,6 +11,7 @@
 #include "engine/codec/codec.h"
 #include "engine/ddt/fingerprint.h"
 #include "engine/estimate/sample_level.h"
+#include "engine/mpi/entry_wire.h"
 #include "engine/pipeline/block_code.h"
 
 namespace zsim::mpi {
@@ -26,17 +27,6 @@ constexpr size_t kRoundRequests = 16384;
 
 // A request: row, lsize, key, origin.
 constexpr size_t kRequestBytes = 4 + 4 + 8 + 8 + 8;
-
-template <typename T>
-void Put(std::string* out, T v) {
-  out->append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-template <typename T>
-T Get(const char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
 
 struct Request {
   uint32_t row;
@@ -104,8 +94,8 @@ class Rereader {
     } else {
       ++stats_->changed;
     }
-    Put<uint16_t>(out, ok ? 1 : 0);
-    for (ddt::PsizeCode c : codes) Put<uint16_t>(out, c);
+    PutWire<uint16_t>(out, ok ? 1 : 0);
+    for (ddt::PsizeCode c : codes) PutWire<uint16_t>(out, c);
   }
 
  private:
@@ -238,11 +228,11 @@ Status CodeHeavyKeys(const std::vector<ddt::DedupTable*>& tables, const BlockOri
       send_at[d] = static_cast<int>(send.size());
       while (next[d] < asks[d].size() && taken < kRoundRequests) {
         const Request& q = asks[d][next[d]++];
-        Put<uint32_t>(&send, q.row);
-        Put<uint32_t>(&send, q.lsize);
-        Put<uint64_t>(&send, q.key.lo);
-        Put<uint64_t>(&send, q.key.hi);
-        Put<uint64_t>(&send, q.origin);
+        PutWire<uint32_t>(&send, q.row);
+        PutWire<uint32_t>(&send, q.lsize);
+        PutWire<uint64_t>(&send, q.key.lo);
+        PutWire<uint64_t>(&send, q.key.hi);
+        PutWire<uint64_t>(&send, q.origin);
         sent[d].push_back(&q);
         ++taken;
       }
@@ -264,9 +254,9 @@ Status CodeHeavyKeys(const std::vector<ddt::DedupTable*>& tables, const BlockOri
       for (int at = recv_at[d]; at + static_cast<int>(kRequestBytes) <= recv_at[d] + recv_counts[d];
            at += static_cast<int>(kRequestBytes)) {
         const char* p = received.data() + at;
-        const Request q{Get<uint32_t>(p), Get<uint32_t>(p + 4),
-                        ddt::Fingerprint{Get<uint64_t>(p + 8), Get<uint64_t>(p + 16)},
-                        Get<uint64_t>(p + 24)};
+        const Request q{GetWire<uint32_t>(p), GetWire<uint32_t>(p + 4),
+                        ddt::Fingerprint{GetWire<uint64_t>(p + 8), GetWire<uint64_t>(p + 16)},
+                        GetWire<uint64_t>(p + 24)};
         rereader.Answer(q, &answers);
       }
       answer_counts[d] = static_cast<int>(answers.size()) - answer_at[d];
@@ -283,8 +273,8 @@ Status CodeHeavyKeys(const std::vector<ddt::DedupTable*>& tables, const BlockOri
     for (int d = 0; d < size; ++d) {
       for (size_t i = 0; i < sent[d].size(); ++i) {
         const char* p = got.data() + answer_recv_at[d] + i * answer_bytes;
-        if (Get<uint16_t>(p) != 1) continue;  // not coded: its file is among the errors
-        for (size_t c = 0; c < settings; ++c) codes[c] = Get<uint16_t>(p + 2 + 2 * c);
+        if (GetWire<uint16_t>(p) != 1) continue;  // not coded: its file is among the errors
+        for (size_t c = 0; c < settings; ++c) codes[c] = GetWire<uint16_t>(p + 2 + 2 * c);
         const Request& q = *sent[d][i];
         tables[q.row]->SetCodes(q.key, codes);
       }
