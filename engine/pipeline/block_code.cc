@@ -5,11 +5,7 @@
 namespace zsim::pipeline {
 
 zfs::WritePolicy ScanWritePolicy(const ScanOptions& options) {
-  zfs::WritePolicy policy;
-  policy.profile = options.profile;
-  policy.geometry = zfs::GeometryFor(options.vdev, options.ashift);
-  policy.dedup = true;
-  return policy;
+  return zfs::DedupPolicyOf(options.profile, options.vdev, options.ashift);
 }
 
 ddt::PsizeCode RawBlockCode(const zfs::WritePolicy& policy, Compression comp, ByteView block,

@@ -144,14 +144,11 @@ std::optional<BlockWrite> ReplayLeastBudget(const WritePolicy& policy, Compressi
   const uint64_t budget = CompressionBudget(policy, c, lsize);
   // v23 does not call the compressor on a 512-byte block (budget 0).
   if (budget == 0 || !length) return BlockWrite{BlockKind::kUncompressed, lsize};
-  bool fits = false;
   if (budget >= at_most || budget >= LargestCompressionBudget(lsize)) {
-    fits = true;
-  } else if (budget > above) {
-    return std::nullopt;  // the smallest fitting budget may lie either side
+    return AcceptCompressed(policy, lsize, length);
   }
-  if (!fits) return BlockWrite{BlockKind::kUncompressed, lsize};
-  return AcceptCompressed(policy, lsize, length);
+  if (budget > above) return std::nullopt;  // the smallest fitting budget may lie either side
+  return BlockWrite{BlockKind::kUncompressed, lsize};
 }
 
 const char* RawLengthMismatch(const WritePolicy& scan, const WritePolicy& report, Compression c,
