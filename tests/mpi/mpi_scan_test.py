@@ -413,6 +413,16 @@ def census_tree():
     return path
 
 
+# The census cases' scan: 1K records, a sampled codec (zstd-3) beside lz4, one thread per rank,
+# and small work batches so that every rank reads part of the copies.
+CENSUS_BATCHES = {"ZSIM_MPI_BATCH_BYTES": "65536"}
+
+
+def census_args(tree):
+    return ["--recordsize", "1K", "--ashift", "9", "--compression", "lz4,zstd-3", "--threads",
+            "1", tree]
+
+
 def case_census():
     # Keys referenced 8 times in all but fewer times on each rank, read while the ranks ship
     # their entries: the census counts each rank's own references to ceil(8/N) and counts a key
@@ -420,9 +430,8 @@ def case_census():
     # at 8 own references (ZSIM_MPI_CENSUS_AT=8, before the fix) some are not, and the sampled
     # codec's figures differ: the case is one the fix matters for.
     t = census_tree()
-    args = ["--recordsize", "1K", "--ashift", "9", "--compression", "lz4,zstd-3", "--threads",
-            "1", t]
-    batches = {"ZSIM_MPI_BATCH_BYTES": "65536"}
+    args = census_args(t)
+    batches = dict(CENSUS_BATCHES)
     reports = compare("census", args, ship_bytes=3000, env_extra=batches)
     want = reports[0]
     # Without the fix: with shipping, and without (ships above the data's size: the exchange
@@ -507,9 +516,8 @@ def case_census_spread():
     # 8 references); the owners find them heavy after the exchange and have one block of each
     # read again where its entry's origin says.
     t = census_spread_tree()
-    args = ["--recordsize", "1K", "--ashift", "9", "--compression", "lz4,zstd-3", "--threads",
-            "1", t]
-    batches = {"ZSIM_MPI_BATCH_BYTES": "65536"}
+    args = census_args(t)
+    batches = dict(CENSUS_BATCHES)
     for ship in ("3000", str(1 << 30)):
         env = dict(batches, ZSIM_MPI_SHIP_BYTES=ship)
         compare(f"census_spread ship={ship}", args, ranks=(8, 9), env_extra=env)
