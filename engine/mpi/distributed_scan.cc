@@ -48,6 +48,7 @@ struct RankStats {
   uint64_t files = 0, pieces = 0, bytes_read = 0, blocks = 0, table_entries = 0, table_bytes = 0;
   uint64_t peak_rss = 0;  // by the end of the scan, before the partition
   double seconds = 0;
+  double work_wait_seconds = 0;  // the scan waiting for its next batch of work (work.h)
 };
 
 RankStats StatsOf(const state::ScanState& state, const PieceMap& pieces) {
@@ -85,7 +86,7 @@ void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t 
       "stream_shipped_keys_bytes=%llu exchange_bytes_sent=%llu exchange_entries_sent=%llu "
       "exchange_rounds=%llu exchange_seconds=%.3f exchange_cpu_seconds=%.3f owned_entries=%llu "
       "owned_table_bytes=%llu census_asked=%llu census_reread=%llu census_reread_bytes=%llu "
-      "census_changed=%llu census_origin_bytes=%llu scan_seconds=%.3f "
+      "census_changed=%llu census_origin_bytes=%llu scan_seconds=%.3f work_wait_seconds=%.4f "
       "scan_peak_rss_bytes=%llu peak_rss_bytes=%llu\n",
       rank, static_cast<unsigned long long>(r.files), static_cast<unsigned long long>(r.pieces),
       static_cast<unsigned long long>(r.bytes_read),
@@ -106,7 +107,7 @@ void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t 
       static_cast<unsigned long long>(heavy.asked), static_cast<unsigned long long>(heavy.reread),
       static_cast<unsigned long long>(heavy.reread_bytes),
       static_cast<unsigned long long>(heavy.changed),
-      static_cast<unsigned long long>(heavy.origin_bytes), r.seconds,
+      static_cast<unsigned long long>(heavy.origin_bytes), r.seconds, r.work_wait_seconds,
       static_cast<unsigned long long>(r.peak_rss), static_cast<unsigned long long>(PeakRssBytes()));
 }
 
@@ -131,6 +132,7 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   pipeline::ScanControl local = control;
   if (rank != 0) local.progress = nullptr;
   std::unique_ptr<WorkPool> pool;
+  const WorkWait work_wait = std::make_shared<std::atomic<uint64_t>>(0);
   std::thread server;
   WorkTraffic work;
   if (rank == 0) {
@@ -142,10 +144,10 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
     local.source = [&] {
       if (size > 1)
         server = std::thread([&] { work = ServeWork(pool.get(), size, control.cancel); });
-      return LocalShare(pool.get());
+      return LocalShare(pool.get(), work_wait);
     };
   } else {
-    local.source = [] { return RemoteShare(); };
+    local.source = [work_wait] { return RemoteShare(work_wait); };
   }
   // The tables' entries go to their owners while the ranks read (table_stream.h), once a rank
   // holds kShipBytes of other owners' entries, and the census counts each rank's own references
@@ -205,7 +207,8 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   state::ScanState& state = *scanned;
 
   const bool print_stats = std::getenv("ZSIM_MPI_STATS") != nullptr;
-  const RankStats mine = print_stats ? StatsOf(state, pieces) : RankStats{};
+  RankStats mine = print_stats ? StatsOf(state, pieces) : RankStats{};
+  mine.work_wait_seconds = double(work_wait->load()) * 1e-9;
   // What others shipped during the scan joins the shards this rank owns (the coarser key space
   // of the two, as state::Merge takes).
   if (stream && !stream->received().empty()) {

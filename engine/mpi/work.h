@@ -65,8 +65,13 @@ class WorkPool {
   const uint64_t piece_bytes_;
 };
 
-// Rank 0's own share: batches taken from the pool directly.
-std::unique_ptr<walk::WalkSource> LocalShare(WorkPool* pool);
+// The time a share's scan waited for its next batch, in ns (ZSIM_MPI_STATS). Shared: an
+// abandoned scan may still call its source after the scan has returned.
+using WorkWait = std::shared_ptr<std::atomic<uint64_t>>;
+
+// Rank 0's own share: batches taken from the pool directly. Both shares add the time their
+// scan waited for each batch to `wait` (may be null).
+std::unique_ptr<walk::WalkSource> LocalShare(WorkPool* pool, WorkWait wait);
 
 // What rank 0's server sent.
 struct WorkTraffic {
@@ -81,7 +86,7 @@ WorkTraffic ServeWork(WorkPool* pool, int ranks, const std::atomic<bool>* cancel
 
 // A rank k > 0's share: batches asked of rank 0. Destroying it before the walk is done (an
 // interrupted scan) tells rank 0 this rank has left.
-std::unique_ptr<walk::WalkSource> RemoteShare();
+std::unique_ptr<walk::WalkSource> RemoteShare(WorkWait wait);
 
 }  // namespace zsim::mpi
 

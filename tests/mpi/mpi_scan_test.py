@@ -124,6 +124,11 @@ def rank_stats(stderr, field):
                                                  r"=(\d+)", stderr)]
 
 
+def rank_seconds(stderr, field):
+    return [float(m.group(1)) for m in re.finditer(r"zsim-mpi-stats rank=\d+ .*\b" + field +
+                                                   r"=([0-9.]+)", stderr)]
+
+
 def first_difference(a, b, path=""):
     if type(a) is not type(b):
         return f"{path}: {a!r} vs {b!r}"
@@ -213,6 +218,11 @@ def compare(label, args, ranks=(1, 2, 3, 4), spread=True, sampled=False, pieces=
             rounds = rank_stats(got.stderr, "exchange_rounds")
             check(len(sent) == n and all(r * round_bytes >= b for r, b in zip(rounds, sent)),
                   f"{label} n={n}: {sent} bytes sent in {rounds} rounds of {round_bytes} at most")
+        # The time each rank's scan waited for work is its own, part of its scan's time.
+        waited = rank_seconds(got.stderr, "work_wait_seconds")
+        scanned = rank_seconds(got.stderr, "scan_seconds")
+        check(len(waited) == n and all(w <= s + 0.001 for w, s in zip(waited, scanned)),
+              f"{label} n={n}: waits for work {waited}, scans {scanned}")
         if spread and n > 1:
             used = ranks_with_files(got.stderr)
             check(used >= 2, f"{label} n={n}: only {used} rank(s) scanned files")
