@@ -216,13 +216,17 @@ std::unique_ptr<walk::WalkSource> RemoteShare(WorkWait wait) {
 WorkTraffic ServeWork(WorkPool* pool, int ranks, const std::atomic<bool>* cancel) {
   int active = ranks - 1;
   WorkTraffic traffic;
+  // A rank asks for its next batch a batch ahead (a few ms of its reading): a millisecond's
+  // delay in answering costs it nothing.
+  PollBackoff backoff(std::chrono::milliseconds(1));
   while (active > 0) {
     std::string request;
     int from = 0;
     if (!TryReceiveSmall(MPI_ANY_SOURCE, kTagWorkRequest, &request, &from)) {
-      PollPause();
+      backoff.Pause();
       continue;
     }
+    backoff.Reset();
     if (request.empty() || request[0] == '\0') {
       --active;  // left early
       continue;
