@@ -9,6 +9,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
+#include <limits>
+#include <string>
 #include <thread>
 
 #include "engine/estimate/sample_level.h"
@@ -111,6 +114,38 @@ void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t 
       static_cast<unsigned long long>(r.peak_rss), static_cast<unsigned long long>(PeakRssBytes()));
 }
 
+// The overrides of the exchanges' sizes (tuning.h). Each rank reads its own environment, and the
+// ranks must agree on them (the census's counts and the shards' sizes shape what goes on the
+// wire): one that differs between ranks is refused on every rank, before any work. Collective.
+Status CheckOverridesAlike(int rank) {
+  constexpr const char* kNames[] = {"ZSIM_MPI_BATCH_BYTES", "ZSIM_MPI_SHIP_BYTES",
+                                    "ZSIM_MPI_EXCHANGE_BYTES", "ZSIM_MPI_SHARD_ENTRIES",
+                                    "ZSIM_MPI_CENSUS_AT"};
+  constexpr int kCount = static_cast<int>(std::size(kNames));
+  uint64_t mine[kCount], root[kCount];
+  for (int i = 0; i < kCount; ++i) mine[i] = root[i] = EnvCount(kNames[i]);
+  MPI_Bcast(root, kCount, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  // The lowest rank with a value unlike rank 0's, and the first such override: rank x kCount + i.
+  int first = std::numeric_limits<int>::max();
+  for (int i = 0; i < kCount; ++i) {
+    if (mine[i] != root[i]) {
+      first = rank * kCount + i;
+      break;
+    }
+  }
+  int lowest = first;
+  MPI_Allreduce(&first, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (lowest == std::numeric_limits<int>::max()) return Status::Ok();
+  const int other = lowest / kCount, which = lowest % kCount;
+  uint64_t value = mine[which];
+  MPI_Bcast(&value, 1, MPI_UINT64_T, other, MPI_COMM_WORLD);
+  return Status::InvalidArgument(std::string(kNames[which]) +
+                                 " differs between ranks (rank 0: " + std::to_string(root[which]) +
+                                 ", rank " + std::to_string(other) + ": " + std::to_string(value) +
+                                 "; unset reads as 0): set it alike on every rank (mpirun -x " +
+                                 kNames[which] + ")");
+}
+
 }  // namespace
 
 Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& options,
@@ -121,6 +156,7 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   const int rank = session.rank();
   const int size = session.size();
   ZSIM_RETURN_IF_ERROR(ValidateScanOptions(options));
+  ZSIM_RETURN_IF_ERROR(CheckOverridesAlike(rank));
   // Rank 0's machine sets the RAM figures and the tables' budget for all: the budget decides
   // which keys a sampled table keeps, which must be the same on every rank.
   ScanOptions resolved = pipeline::ResolveOptions(options);

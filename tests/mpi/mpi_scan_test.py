@@ -698,6 +698,25 @@ def case_rank_killed():
     print("ok rank_killed:", got.stderr.strip().splitlines()[:3], flush=True)
 
 
+
+def case_overrides():
+    """A ZSIM_MPI_* override set on one rank only (here the census's count, which shapes the
+    wire) is refused on every rank with a message naming it: exit 2, no report."""
+    t = tiny()
+    script = (f'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then export ZSIM_MPI_CENSUS_AT=8; fi; '
+              f'exec "{ZSIM}" scan --json --no-progress --recordsize 4K {t}')
+    got = run([MPIRUN, "--allow-run-as-root", "--oversubscribe", "-n", "2", "sh", "-c", script],
+              timeout=300)
+    check(got.returncode == 2, f"overrides: exit {got.returncode}: {got.stderr[:600]}")
+    check(got.stdout.strip() == "", f"overrides: a report was printed: {got.stdout[:300]}")
+    check("ZSIM_MPI_CENSUS_AT differs between ranks (rank 0: 0, rank 1: 8" in got.stderr,
+          f"overrides: no message naming the override: {got.stderr[:600]}")
+    # Set alike on every rank it runs (the tests' own way to shape the exchanges).
+    got = mpirun(2, ["scan", "--json", "--no-progress", "--recordsize", "4K", t],
+                 {"ZSIM_MPI_CENSUS_AT": "8"})
+    check(got.returncode == 0, f"overrides alike: exit {got.returncode}: {got.stderr[:600]}")
+    print("ok overrides", flush=True)
+
 os.makedirs(WORK, exist_ok=True)
 globals()["case_" + CASE]()
 if failures:
