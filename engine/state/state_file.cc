@@ -408,7 +408,10 @@ estimate::OccurrenceSums GetOccurrenceSums(FrameReader& r) {
 
 // `least`: the setting keeps least-budget codes (ddt/dedup_table.h).
 bool ValidCode(ddt::PsizeCode c, CodeKind kind, bool least) {
-  if (c == ddt::kPendingCode || c <= ddt::kEmbeddedBase + 112) return true;
+  if (c == ddt::kPendingCode) return true;
+  // A least-budget unit stops at kLeastLastUnit (the output fit lsize - lsize/8).
+  if (least && c > ddt::kLeastLastUnit && c <= ddt::kEmbeddedBase) return false;
+  if (c <= ddt::kEmbeddedBase + 112) return true;
   if (kind == CodeKind::kRounded) return false;
   return c == ddt::kNoFitCode || (least && c <= ddt::kLeastLastCode);
 }

@@ -211,5 +211,45 @@ TEST(StateFileTest, RawCodesAndTheirKindReadBack) {
   }
 }
 
+// A least-budget code's unit stops at 28,672 (the output fit lsize - lsize/8 < 14 MiB): a unit
+// above it in an lz4 column (least-budget codes) is corrupt, not "uncompressed".
+TEST(StateFileTest, ALeastBudgetUnitAboveTheLargestBudgetIsRefused) {
+  testing::TempDir dir;
+  dir.WriteFile("text.bin", testing::GenerateBlock(64 * 1024, 0.6, 9));
+  state::ScanState s = ScannedState(dir);
+  ASSERT_EQ(s.code_kind, state::CodeKind::kLeastBudget);
+  const std::vector<Compression>& comps = s.options.compressions;
+  size_t lz4 = comps.size();
+  for (size_t c = 0; c < comps.size(); ++c) {
+    if (comps[c].algorithm == CompressionAlgorithm::kLz4) lz4 = c;
+  }
+  ASSERT_LT(lz4, comps.size());
+  ASSERT_EQ(s.rows[0].table->layout()[lz4].kind, ddt::SettingStorage::Kind::kInline);
+  ddt::Fingerprint key{};
+  std::vector<ddt::PsizeCode> codes;
+  s.rows[0].table->ForEach([&](const ddt::EntryView& e) {
+    if (codes.empty() && !e.is_zero) {
+      key = e.key;
+      codes.assign(e.codes.size(), ddt::kPendingCode);
+    }
+  });
+  ASSERT_FALSE(codes.empty());
+  auto load_with = [&](ddt::PsizeCode lz4_code) {
+    codes[lz4] = lz4_code;  // the other settings' codes stay (kPendingCode leaves them)
+    s.rows[0].table->SetCodes(key, codes);
+    const std::string bytes = state::EncodeState(s);
+    return state::ParseState(
+        ByteView(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  };
+  EXPECT_TRUE(load_with(ddt::kLeastLastUnit).ok());
+  for (ddt::PsizeCode bad : {ddt::PsizeCode{ddt::kLeastLastUnit + 1}, ddt::PsizeCode{30000},
+                             ddt::PsizeCode{ddt::kEmbeddedBase}}) {
+    Result<state::ScanState> back = load_with(bad);
+    ASSERT_FALSE(back.ok()) << bad;
+    EXPECT_NE(back.status().message().find("codec outcome"), std::string::npos)
+        << back.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace zsim::pipeline
