@@ -60,7 +60,7 @@ AdviceItem CompressionItem(const Context& c) {
     return item;
   }
   const double r = f.compressratio;
-  const std::string saved = SavedText(c.d.space.saved);
+  const std::string saves = SavesText(c.d.space.saved);
   item.figures = {{"compressratio", r},
                   {"saved_percent", double(SavedPercentOf(c.d.space.saved))},
                   {"lsize_bytes", double(f.lsize)},
@@ -74,23 +74,31 @@ AdviceItem CompressionItem(const Context& c) {
     item.figures.push_back({"cheap_compressratio", cheap_s->compressratio});
     item.figures.push_back({"gain_over_cheap_percent", std::round(gain * 100.0)});
     item.sentence = fmt::format(
-        "{} saves {} (compressratio {}){}, storing {} less than {} ({}{}): worth its CPU cost on "
+        "{} {} (compressratio {}){}, storing {} less than {} ({}{}): worth its CPU cost on "
         "this data.",
-        c.codec, saved, Ratio(r), SpeedText(f), Percent(gain),
+        c.codec, saves, Ratio(r), SpeedText(f), Percent(gain),
         CompressionName(cheap_s->compression), Ratio(cheap_s->compressratio), SpeedText(*cheap_s));
     return item;
   }
   if (r < kCompressionPaysRatio) {
     item.verdict = Verdict::kCompressAnyway;
     item.sentence = fmt::format(
-        "The data barely compresses: {} saves {} (compressratio {}). Keep {} on anyway: it gives "
+        "The data barely compresses: {} {} (compressratio {}). Keep {} on anyway: it gives "
         "up early on incompressible blocks and stores all-zero blocks as holes.",
-        c.codec, saved, Ratio(r), c.codec);
+        c.codec, saves, Ratio(r), c.codec);
     return item;
   }
-  item.sentence =
-      fmt::format("{} saves {} (compressratio {}) for almost no CPU: {} of records stored in {}.",
-                  c.codec, saved, Ratio(r), FormatBytes(f.lsize), FormatBytes(f.used));
+  if (SavedPercentOf(c.d.space.saved) < 0) {
+    // Compression pays, yet the data takes more room than its logical size: say both.
+    item.sentence = fmt::format(
+        "{} compresses the records {} for almost no CPU, but sector rounding and metadata still "
+        "make the data take more room than its logical size: {} {} ({} of records stored in {}).",
+        c.codec, Ratio(r), c.codec, saves, FormatBytes(f.lsize), FormatBytes(f.used));
+  } else {
+    item.sentence =
+        fmt::format("{} {} (compressratio {}) for almost no CPU: {} of records stored in {}.",
+                    c.codec, saves, Ratio(r), FormatBytes(f.lsize), FormatBytes(f.used));
+  }
   const int best = StrongestWorthwhileIndex(c.r.results, f.recordsize);
   if (best >= 0 && &c.r.results[size_t(best)] != &f) {
     const SettingResult& b = c.r.results[size_t(best)];
@@ -123,9 +131,17 @@ AdviceItem DedupItem(const Context& c) {
                   {"ram_budget_bytes", double(d.dedup.budget_bytes)},
                   {"ddt_entries", double(f.dedup.unique_entries + f.dedup.duplicate_entries)}};
   const std::string need = FormatBytes(d.dedup.ram_need_bytes);
-  const std::string change = fmt::format("Dedup ({}) {} saved from {} to {}", Ratio(ratio),
-                                         d.dedup_on ? "takes" : "would take",
-                                         SavedText(d.space.saved), SavedText(d.space.saved_dedup));
+  // "saved from 40% to 67%"; where either saving is negative, where the stored size lies
+  // against the logical size instead ("from 40% above to 48% above the logical size").
+  const bool both_save =
+      SavedPercentOf(d.space.saved) >= 0 && SavedPercentOf(d.space.saved_dedup) >= 0;
+  const std::string change =
+      both_save ? fmt::format("Dedup ({}) {} saved from {} to {}", Ratio(ratio),
+                              d.dedup_on ? "takes" : "would take", SavedText(d.space.saved),
+                              SavedText(d.space.saved_dedup))
+                : fmt::format("Dedup ({}) {} the stored size from {} to {} the logical size",
+                              Ratio(ratio), d.dedup_on ? "takes" : "would take",
+                              SideText(d.space.saved), SideText(d.space.saved_dedup));
   switch (d.dedup_verdict) {
     case Verdict::kDedupPays:
       item.sentence = fmt::format(
@@ -262,8 +278,10 @@ std::optional<AdviceItem> NoDdtItem(const Context& c) {
     const std::string who = n.counts_zero_blocks
                                 ? fmt::format("Whole-file duplicates and all-zero blocks ({})",
                                               FormatBytes(n.no_ddt_bytes))
-                                : fmt::format("Whole-file duplicates ({} files, {})",
-                                              src.duplicate_files, FormatBytes(n.no_ddt_bytes));
+                                : fmt::format("Whole-file duplicates ({} file{}, {})",
+                                              src.duplicate_files,
+                                              src.duplicate_files == 1 ? "" : "s",
+                                              FormatBytes(n.no_ddt_bytes));
     const std::string share =
         n.no_ddt_bytes >= n.removed_lsize
             ? fmt::format("cover all of what dedup removes ({})", FormatBytes(n.removed_lsize))
@@ -379,8 +397,8 @@ AdviceItem SummaryItem(const Context& c) {
   const double ratio = f.dedup.ratio;
   const double r = f.compressratio;
   const std::string need = FormatBytes(d.dedup.ram_need_bytes);
-  const std::string saved = SavedText(d.space.saved);
-  const std::string saved_dedup = SavedText(d.space.saved_dedup);
+  const std::string saves = SavesText(d.space.saved);
+  const std::string saves_dedup = SavesText(d.space.saved_dedup);
   AdviceItem item{AdviceKind::kSummary, d.verdict, "", {}};
   item.figures = {{"dedup_ratio", ratio},
                   {"compressratio", r},
@@ -393,38 +411,51 @@ AdviceItem SummaryItem(const Context& c) {
   switch (d.verdict) {
     case Verdict::kCloneInsteadOfDedup:
       item.sentence = fmt::format(
-          "Compression plus block cloning or hard links, no dedup: {}, dedup=off saves {}. "
+          "Compression plus block cloning or hard links, no dedup: {}, dedup=off {}. "
           "Whole-file copies make up {} of what dedup ({}) would remove, and without them dedup "
           "is only {:.2f}x.",
-          c.settings, saved, Percent(d.no_ddt.share), Ratio(ratio), d.no_ddt.residual_ratio);
+          c.settings, saves, Percent(d.no_ddt.share), Ratio(ratio), d.no_ddt.residual_ratio);
       break;
-    case Verdict::kDedupPays:
+    case Verdict::kDedupPays: {
+      const std::string without = SavedPercentOf(d.space.saved) >= 0
+                                      ? SavedText(d.space.saved)
+                                      : SideText(d.space.saved) + " the logical size";
       item.sentence = fmt::format(
-          "Dedup pays: dedup=on, {} saves {} ({} without dedup; dedup {}, compressratio {}), and "
+          "Dedup pays: dedup=on, {} {} ({} without dedup; dedup {}, compressratio {}), and "
           "its table ({} of RAM) fits in {}.",
-          c.settings, saved_dedup, saved, Ratio(ratio), Ratio(r), need, FormatBytes(d.ram_bytes));
+          c.settings, saves_dedup, without, Ratio(ratio), Ratio(r), need, FormatBytes(d.ram_bytes));
       break;
+    }
     case Verdict::kDedupNeedsHardware: {
       const DdtFootprint* fp = d.dedup.footprint;
       item.sentence = fmt::format(
-          "Compression only unless the DDT gets hardware: {}, dedup=off saves {}. Dedup ({}) would "
-          "save {}, but its table ({} of RAM) does not fit in {}: turn it on only with an L2ARC of "
+          "Compression only unless the DDT gets hardware: {}, dedup=off {}. Dedup ({}) would "
+          "{}, but its table ({} of RAM) does not fit in {}: turn it on only with an L2ARC of "
           "{} or a mirrored special/dedup vdev of {}.",
-          c.settings, saved, Ratio(ratio), saved_dedup, need, FormatBytes(d.ram_bytes),
-          FormatBytes(fp ? fp->in_core_bytes : 0), FormatBytes(fp ? fp->on_disk_bytes : 0));
+          c.settings, saves, Ratio(ratio), SavesText(d.space.saved_dedup, true), need,
+          FormatBytes(d.ram_bytes), FormatBytes(fp ? fp->in_core_bytes : 0),
+          FormatBytes(fp ? fp->on_disk_bytes : 0));
       break;
     }
     case Verdict::kCompressionOnly:
-      item.sentence = fmt::format(
-          "Compression only: {}, dedup=off saves {} (compressratio {}); dedup ({}) would make "
-          "that {} for {} of DDT RAM: not worth it.",
-          c.settings, saved, Ratio(r), Ratio(ratio), saved_dedup, need);
+      if (SavedPercentOf(d.space.saved) >= 0 && SavedPercentOf(d.space.saved_dedup) >= 0) {
+        item.sentence = fmt::format(
+            "Compression only: {}, dedup=off {} (compressratio {}); dedup ({}) would make "
+            "that {} for {} of DDT RAM: not worth it.",
+            c.settings, saves, Ratio(r), Ratio(ratio), SavedText(d.space.saved_dedup), need);
+      } else {
+        item.sentence = fmt::format(
+            "Compression only: {}, dedup=off {} (compressratio {}: sector rounding and metadata "
+            "outweigh what compression saves); with dedup ({}) it would {}, for {} of DDT RAM: "
+            "not worth it.",
+            c.settings, saves, Ratio(r), Ratio(ratio), SavesText(d.space.saved_dedup, true), need);
+      }
       break;
     default:
       item.sentence = fmt::format(
-          "Neither compression ({}) nor dedup ({}) saves much: {}, dedup=off saves {}; keep {} on "
+          "Neither compression ({}) nor dedup ({}) saves much: {}, dedup=off {}; keep {} on "
           "(it costs almost nothing).",
-          Ratio(r), Ratio(ratio), c.settings, saved, IsOff(f) ? std::string("lz4") : c.codec);
+          Ratio(r), Ratio(ratio), c.settings, saves, IsOff(f) ? std::string("lz4") : c.codec);
       break;
   }
   return item;

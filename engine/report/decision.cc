@@ -1,5 +1,7 @@
 #include "engine/report/decision.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -110,6 +112,17 @@ int SavedPercentOf(double saved) {
 }
 
 std::string SavedText(double saved) { return std::to_string(SavedPercentOf(saved)) + "%"; }
+
+std::string SavesText(double saved, bool base) {
+  const int percent = SavedPercentOf(saved);
+  if (percent >= 0) return fmt::format("{} {}%", base ? "save" : "saves", percent);
+  return fmt::format("{} {}% more than the logical size", base ? "store" : "stores", -percent);
+}
+
+std::string SideText(double saved) {
+  const int percent = SavedPercentOf(saved);
+  return fmt::format("{}% {}", percent < 0 ? -percent : percent, percent < 0 ? "above" : "below");
+}
 
 DdtFormat DdtFormatInForce(const ScanOptions& o) {
   if (o.ddt_format) return *o.ddt_format;

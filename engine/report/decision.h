@@ -73,7 +73,14 @@ SettingSpace SpaceOf(const SettingResult& setting, const ScanOptions& options);
 
 // A saved fraction as every report prints it: whole percent, "-4%", never "-0%".
 int SavedPercentOf(double saved);
-std::string SavedText(double saved);  // "39%"
+std::string SavedText(double saved);  // "39%"; tables only: a sentence says it in words below
+// A saving as a sentence states it, so a negative one never reads "saves -40%": "saves 39%", or,
+// when the data takes more room than its logical size (sector rounding and metadata of small
+// files outweigh what compression saves), "stores 40% more than the logical size". `base`
+// gives the verb's base form for "would ...": "save 39%", "store 40% more than ...".
+std::string SavesText(double saved, bool base = false);
+// Where the stored size lies against the logical size: "39% below" or "40% above".
+std::string SideText(double saved);
 
 // Dedup on its own for one setting: the ratio against the RAM budget.
 struct DedupJudgement {

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include "engine/base/size_suffix.h"
 #include "tests/report/report_fixtures.h"
 
@@ -101,6 +103,35 @@ ScanResult SourceTree() {
                                      .ddt_on_disk_bytes = 20 * kMiB}));
   }
   return r;
+}
+
+// A tree of small files: sector rounding and metadata make `used` exceed the logical size even
+// with lz4 (compressratio 1.15x). No sentence may then read "saves -40%".
+TEST(AdviceTest, DataLargerThanItsLogicalSizeIsSaidInWords) {
+  ScanResult r = MakeResult(16 * kGiB);
+  r.results.push_back(MakeSetting({.algorithm = CompressionAlgorithm::kOff, .lsize = 300 * kMiB}));
+  r.results.push_back(MakeSetting(
+      {.algorithm = CompressionAlgorithm::kLz4, .lsize = 300 * kMiB, .compressratio = 1.15}));
+  r.results[0].used = 480 * kMiB;  // 60% more than the logical size
+  r.results[1].used = 420 * kMiB;  // 40% more
+  const Advice a = ComputeAdvice(r);
+  ASSERT_EQ(a.featured, 1);
+  const std::regex negative_percent(R"(-\d+%)");
+  for (const AdviceItem& item : a.items) {
+    EXPECT_FALSE(std::regex_search(item.sentence, negative_percent)) << item.sentence;
+  }
+  const AdviceItem& summary = Item(a, AdviceKind::kSummary);
+  EXPECT_EQ(summary.verdict, Verdict::kCompressionOnly);
+  EXPECT_THAT(summary.sentence,
+              StartsWith("Compression only: compression=lz4, recordsize=128K, dedup=off stores 40% "
+                         "more than the logical size (compressratio 1.15x: sector rounding"));
+  EXPECT_DOUBLE_EQ(summary.Figure("saved_percent"), -40.0);
+  const AdviceItem& comp = Item(a, AdviceKind::kCompression);
+  EXPECT_THAT(comp.sentence, StartsWith("lz4 compresses the records 1.15x for almost no CPU"));
+  EXPECT_THAT(comp.sentence, HasSubstr("lz4 stores 40% more than the logical size"));
+  const AdviceItem& dedup = Item(a, AdviceKind::kDedup);
+  EXPECT_THAT(dedup.sentence,
+              StartsWith("Dedup (1.00x) would take the stored size from 40% above to "));
 }
 
 TEST(AdviceTest, SourceTreeGetsCompressionOnly) {

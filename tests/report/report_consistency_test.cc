@@ -100,12 +100,18 @@ const json& Item(const json& report, const std::string& kind) {
   return kNone;
 }
 
-// Every "saves N%" / "saved from A% to B%" figure a sentence states.
+// Every saving a sentence states, signed: "saves N%", "saved from A% to B%", "make that N%",
+// "would save N%", and where the data takes more room than its logical size "stores N% more
+// than the logical size" (-N) or "from A% above to B% below the logical size" (-A, +B).
 std::vector<int> SavedFigures(const std::string& sentence) {
   std::vector<int> out;
-  static const std::regex kSaves(R"((?:saves|saved from|to|make that|would save) (-?\d+)%)");
+  static const std::regex kSaves(
+      R"((?:saves|saved from|to|make that|would save) (\d+)%(?! (?:above|below))|stores? (\d+)% more than the logical size|(\d+)% (above|below))");
   for (std::sregex_iterator it(sentence.begin(), sentence.end(), kSaves), end; it != end; ++it) {
-    out.push_back(std::stoi((*it)[1]));
+    const std::smatch& m = *it;
+    if (m[1].matched) out.push_back(std::stoi(m[1]));
+    if (m[2].matched) out.push_back(-std::stoi(m[2]));
+    if (m[3].matched) out.push_back(m[4] == "above" ? -std::stoi(m[3]) : std::stoi(m[3]));
   }
   return out;
 }
@@ -186,6 +192,7 @@ void CheckJson(const json& r) {
   EXPECT_NE(summary.find(on ? "dedup=on" : "dedup=off"), std::string::npos) << summary;
   for (const json& item : advice["items"]) {
     const std::string s = item["sentence"];
+    EXPECT_FALSE(std::regex_search(s, std::regex(R"(-\d+%)"))) << s;
     if (item["kind"] == "summary" || item["kind"] == "compression" || item["kind"] == "dedup") {
       for (int figure : SavedFigures(s)) {
         EXPECT_TRUE(figure == saved || figure == saved_dedup)
@@ -223,8 +230,12 @@ void CheckText(const std::string& text, const json& r) {
   const std::string codec = m[1], prop_named = m[2], block = m[3];
   EXPECT_EQ(prop_named, prop);
   EXPECT_EQ(verdict.find("dedup=on") != std::string::npos, on) << verdict;
-  ASSERT_TRUE(std::regex_search(verdict, m, std::regex(R"(saves (-?\d+)%)"))) << verdict;
-  const int verdict_saved = std::stoi(m[1]);
+  // No sentence says a negative saving as a signed figure ("saves -40%").
+  EXPECT_FALSE(std::regex_search(verdict, std::regex(R"(-\d+%)"))) << verdict;
+  ASSERT_TRUE(std::regex_search(
+      verdict, m, std::regex(R"((?:saves (\d+)%|stores (\d+)% more than the logical size))")))
+      << verdict;
+  const int verdict_saved = m[1].matched ? std::stoi(m[1]) : -std::stoi(m[2]);
   // The row marked "*".
   const size_t header = text.find("\n  " + prop + " ");
   ASSERT_NE(header, std::string::npos) << text;
