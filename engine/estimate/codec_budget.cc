@@ -7,6 +7,42 @@
 
 namespace zsim::estimate {
 
+namespace {
+
+// A wish per sampled (row, setting): its budget's blocks as a real number (not the blocks at a
+// level, which halve at each step: a sawtooth would let a level fall as the tree grows).
+struct Cell {
+  size_t index;
+  double blocks;             // planned blocks of the row
+  double seconds_per_block;  // nominal codec time of one block
+  double wish;               // seconds
+};
+
+// The cap shared out as water fills vessels (codec_budget.h BudgetLevels): raises `levels`.
+void ShareTheCap(std::vector<Cell> cells, std::vector<int>* levels_out) {
+  std::vector<int>& levels = *levels_out;
+  const double cap = kCapSeconds;
+  // The share: the smallest wishes granted in full while the rest split what is left evenly.
+  std::sort(cells.begin(), cells.end(),
+            [](const Cell& a, const Cell& b) { return a.wish < b.wish; });
+  double left = cap, share = 0;
+  for (size_t k = 0; k < cells.size(); ++k) {
+    share = left / double(cells.size() - k);
+    if (cells[k].wish > share) break;
+    left -= cells[k].wish;
+  }
+  for (const Cell& cell : cells) {
+    if (cell.wish <= share) continue;
+    int& level = levels[cell.index];
+    while (level < kMaxSampleLevel &&
+           std::ldexp(cell.blocks, -level) * cell.seconds_per_block > share) {
+      ++level;
+    }
+  }
+}
+
+}  // namespace
+
 int BudgetLevel(uint64_t planned_blocks) {
   int level = 0;
   while (level < kBudgetFractionLevel && (planned_blocks >> (level + 1)) >= kBudgetBlocks) ++level;
@@ -18,14 +54,6 @@ std::vector<int> BudgetLevels(const ScanOptions& options, const std::vector<bool
   const std::vector<uint64_t> rows = RowBlockSizes(options);
   const size_t settings = options.compressions.size();
   std::vector<int> levels(rows.size() * settings, 0);
-  // A wish per sampled (row, setting): its budget's blocks as a real number (not the blocks at
-  // a level, which halve at each step: a sawtooth would let a level fall as the tree grows).
-  struct Cell {
-    size_t index;
-    double blocks;             // planned blocks of the row
-    double seconds_per_block;  // nominal codec time of one block
-    double wish;               // seconds
-  };
   std::vector<Cell> cells;
   double wishes = 0;
   for (size_t r = 0; r < rows.size(); ++r) {
@@ -45,23 +73,21 @@ std::vector<int> BudgetLevels(const ScanOptions& options, const std::vector<bool
       wishes += cells.back().wish;
     }
   }
-  const double cap = kCapSeconds;
-  if (wishes <= cap) return levels;
-  // The share: the smallest wishes granted in full while the rest split what is left evenly.
-  std::sort(cells.begin(), cells.end(),
-            [](const Cell& a, const Cell& b) { return a.wish < b.wish; });
-  double left = cap, share = 0;
-  for (size_t k = 0; k < cells.size(); ++k) {
-    share = left / double(cells.size() - k);
-    if (cells[k].wish > share) break;
-    left -= cells[k].wish;
-  }
-  for (const Cell& cell : cells) {
-    if (cell.wish <= share) continue;
-    int& level = levels[cell.index];
-    while (level < kMaxSampleLevel &&
-           std::ldexp(cell.blocks, -level) * cell.seconds_per_block > share) {
-      ++level;
+  if (wishes > kCapSeconds) ShareTheCap(cells, &levels);
+  // A setting that follows a near anchor (sample_level.h NearAnchors) coded whole in its row
+  // codes half the row's blocks, where the row plans enough of them for half to be a sample.
+  // Never a fall as the tree grows: the anchor stops being coded whole only at a budget level of
+  // 1 or more, or when the cap raises it, and then the follower, costlier per block by
+  // kNearAnchorSpeedup, is raised at least as far.
+  for (size_t r = 0; r < rows.size(); ++r) {
+    if (rows[r] == 0 || planned_bytes / rows[r] < kNearAnchorMinBlocks) continue;
+    std::vector<bool> whole(settings, false);
+    for (size_t c = 0; c < settings; ++c) whole[c] = levels[r * settings + c] == 0;
+    const std::vector<int> near = NearAnchors(options.compressions, whole);
+    for (size_t c = 0; c < settings && c < sampled.size(); ++c) {
+      if (!sampled[c] || near[c] < 0) continue;
+      int& level = levels[r * settings + c];
+      level = std::max(level, kNearAnchorLevel);
     }
   }
   return levels;

@@ -65,15 +65,25 @@ inline int BudgetLevelOfBytes(uint64_t planned_bytes, uint64_t block_bytes) {
 // capped up to 100 GiB.
 inline constexpr double kCapSeconds = 28;
 
+// Near anchors (sample_level.h NearAnchors): a setting whose near anchor is coded on every unique
+// block of a row codes the blocks of level kNearAnchorLevel and up, half of them, in a row of at
+// least kNearAnchorMinBlocks planned blocks; its estimate is a ratio to the anchor's psize
+// (finish/tally.cc). Level 1, no higher: the anchor stops being coded whole at a budget level of
+// 1 (8,192 blocks), where the follower's own budget takes it to 1, so no level falls as the tree
+// grows. 512 blocks: half of them, some 256 (fewer after dedup), is a sample a normal interval
+// may rest on; a smaller row is coded whole, exactly, as before.
+inline constexpr int kNearAnchorLevel = 1;
+inline constexpr uint64_t kNearAnchorMinBlocks = 512;
+
 // Per (row, setting), row-major (rows: options.volblocksize, else options.recordsizes): each
 // sampled setting's level for a tree of `planned_bytes`, 0 for the others. A setting's wish is
 // its budget's blocks (kBudgetBlocks, 1 in 2^kBudgetFractionLevel of a large tree, or all of a
 // small one) at its nominal speed. When the wishes add up to more than the cap, the cap is
 // shared out as water fills vessels: every wish below a common share is granted, the rest get
 // that share, and a setting above it codes 1 block in 2^L for the smallest L that fits its share.
-// Every level is BudgetLevel or higher, and never falls as planned_bytes grows (the wishes grow
-// with the tree and the cap does not, so the share only shrinks), which is what lets the scan
-// follow the sizing walk's running sum.
+// Then the near anchors' followers (above). Every level is BudgetLevel or higher, and never falls
+// as planned_bytes grows (the wishes grow with the tree and the cap does not, so the share only
+// shrinks), which is what lets the scan follow the sizing walk's running sum.
 std::vector<int> BudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
                               uint64_t planned_bytes);
 

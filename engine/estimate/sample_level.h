@@ -53,6 +53,20 @@ struct SamplingPlan {
 // lz4 keep lsize. --exact samples nothing.
 SamplingPlan PlanSampling(const std::vector<Compression>& settings, bool exact);
 
+// Near anchors, in one row: per setting, the setting of the same family (gzip levels; zstd
+// levels) whose psize is the auxiliary of its ratio estimate, or -1. A costlier level's psize
+// follows a cheaper level's of the same codec far more closely than lz4's or lsize (the same
+// matcher and entropy coder), so a ratio estimate on it needs few blocks. The roots of a family
+// are its settings without a member kNearAnchorSpeedup times as fast (nominal speeds,
+// codec_cost.h), from the list alone; a root never follows. Every other setting follows the
+// costliest root that is that much faster and `whole` (coded on every unique block of the row).
+// The budget (codec_budget.h: which blocks are coded) and the estimate (finish/tally.cc) ask with
+// the same `whole` for the roots: the budget never raises a root. E.g. in the six v23 settings
+// gzip-9 follows gzip-6 (2.7x its speed); gzip-6 follows nothing, gzip-1 being 2.25x as fast.
+inline constexpr double kNearAnchorSpeedup = 2.5;
+std::vector<int> NearAnchors(const std::vector<Compression>& settings,
+                             const std::vector<bool>& whole);
+
 // Whether a scan with `options` runs the census (pipeline/scan.cc): some codec is sampled by
 // levels, i.e. a sampled codec without --sample's occurrence sample.
 bool CensusRuns(const ScanOptions& options);

@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "engine/estimate/codec_cost.h"
 #include "engine/estimate/sample_level.h"
 
 namespace zsim::estimate {
@@ -39,6 +40,39 @@ SamplingPlan PlanSampling(const std::vector<Compression>& settings, bool exact) 
     if (FollowsLz4(settings[c].algorithm)) plan.anchors[c] = lz4;
   }
   return plan;
+}
+
+std::vector<int> NearAnchors(const std::vector<Compression>& settings,
+                             const std::vector<bool>& whole) {
+  const size_t n = settings.size();
+  auto family = [](const Compression& c) {
+    return c.algorithm == CompressionAlgorithm::kGzip || c.algorithm == CompressionAlgorithm::kZstd;
+  };
+  auto speed = [&](size_t c) { return NominalCodecBytesPerSecond(settings[c]); };
+  // a may anchor c: the same family, kNearAnchorSpeedup times as fast.
+  auto faster = [&](size_t a, size_t c) {
+    return family(settings[c]) && settings[a].algorithm == settings[c].algorithm && speed(c) > 0 &&
+           speed(a) >= kNearAnchorSpeedup * speed(c);
+  };
+  std::vector<bool> root(n, false);
+  for (size_t c = 0; c < n; ++c) {
+    root[c] = family(settings[c]);
+    for (size_t a = 0; a < n && root[c]; ++a) root[c] = !faster(a, c);
+  }
+  std::vector<int> out(n, -1);
+  for (size_t c = 0; c < n; ++c) {
+    if (root[c]) continue;
+    for (size_t a = 0; a < n; ++a) {
+      // The costliest such root; of equally costly ones, the highest level (the nearest).
+      if (!root[a] || !faster(a, c) || a >= whole.size() || !whole[a]) continue;
+      const size_t b = static_cast<size_t>(out[c]);
+      if (out[c] < 0 || speed(a) < speed(b) ||
+          (speed(a) == speed(b) && settings[a].level > settings[b].level)) {
+        out[c] = static_cast<int>(a);
+      }
+    }
+  }
+  return out;
 }
 
 bool CensusRuns(const ScanOptions& options) {

@@ -111,19 +111,20 @@ const BucketSums& RatioSource(const BucketSums& own, const BucketSums& global) {
 
 double Div(double a, double b) { return b > 0 ? a / b : 0.0; }
 
-// True when sampled setting `c` takes a regression estimate: anchored on an exact codec, with an
-// exact table (1/M of the keys leaves FinishSampledTable's calibration), and samples that carry
-// the fit.
-bool Regresses(size_t c, const state::SamplingState& sampling, uint64_t m,
-               const estimate::RegressionEstimator& ref,
+// True when sampled setting `c` takes a regression estimate: anchored on an exact codec
+// (`regression_anchor`: SamplingState::anchors, with an exact table: 1/M of the keys leaves
+// FinishSampledTable's calibration), and samples that carry the fit.
+bool Regresses(bool regression_anchor, const estimate::RegressionEstimator& ref,
                const estimate::RegressionEstimator& alloc) {
-  return m == 1 && sampling.anchors[c] >= 0 && ref.HasFit() && alloc.HasFit();
+  return regression_anchor && ref.HasFit() && alloc.HasFit();
 }
 
-// The auxiliary value of an entry (see SamplingState::anchor).
+// The auxiliary value of an entry (see SamplingState::anchor): lsize, or the anchor's psize (its
+// lsize, stored uncompressed, when its chunk failed before the code was set).
 double Anchor(const ddt::EntryView& e, int anchor) {
   if (anchor < 0) return double(e.lsize);
-  return double(ddt::StoredPsize(e.codes[static_cast<size_t>(anchor)]));
+  const ddt::PsizeCode code = e.codes[static_cast<size_t>(anchor)];
+  return code == ddt::kPendingCode ? double(e.lsize) : double(ddt::StoredPsize(code));
 }
 
 }  // namespace
@@ -225,6 +226,27 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       any_sampled = true;
     }
   }
+  // Each sampled setting's auxiliary: its plan's anchor (SamplingState::anchors, a regression
+  // estimate on an exact codec), or its near anchor where that one went through every unique
+  // block of this row (estimate::NearAnchors, a ratio estimate: the budget codes such a follower
+  // on fewer blocks, codec_budget.h), or lsize. The base levels (known_codes.h) say which
+  // settings went through every unique block.
+  const std::vector<int> known =
+      any_sampled ? KnownCodeLevels(options_, sampling, row) : std::vector<int>(settings_, -1);
+  std::vector<bool> whole(settings_, false);
+  for (size_t c = 0; c < settings_; ++c) whole[c] = known[c] < 0;
+  const std::vector<int> near = estimate::NearAnchors(options_.compressions, whole);
+  std::vector<int> anchor(settings_, -1);
+  std::vector<bool> regression_anchor(settings_, false);
+  for (size_t c = 0; c < settings_; ++c) {
+    if (m > 1) continue;  // FinishSampledTable calibrates on lsize
+    anchor[c] = sampling.anchors[c];
+    regression_anchor[c] = anchor[c] >= 0;
+    if (near[c] >= 0) {
+      anchor[c] = near[c];
+      regression_anchor[c] = false;
+    }
+  }
   if (any_sampled) {
     codes.ForEach(table, [&](const ddt::EntryView& e) {
       const int lv = estimate::SampleLevel(e.key.lo);
@@ -238,14 +260,12 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         // A sampled table's estimate (FinishSampledTable) calibrates on lsize, not on an
         // anchor: the level must be chosen with the auxiliary that estimate uses, or an anchor
         // far better than lsize would pick a level whose sample is too small for it.
-        per_level[c][lv].Add(double(e.refcount) * Anchor(e, m > 1 ? -1 : sampling.anchors[c]),
-                             double(e.refcount * psize));
+        per_level[c][lv].Add(double(e.refcount) * Anchor(e, anchor[c]), double(e.refcount * psize));
       }
     });
     // The highest level at or above the base whose sample alone meets the target; else the
     // base (known_codes.h): at or above any level a scan of the same data used (the same
     // figures for any thread count, and a merge's figures are one scan's).
-    const std::vector<int> known = KnownCodeLevels(options_, sampling, row);
     for (size_t c = 0; c < settings_; ++c) {
       if (level[c] < 0) continue;
       const int base = std::max(known[c], 0);
@@ -259,7 +279,9 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       // held 68-75% of 40 resamplings of the bundled database sample at 400-800 blocks, 93-97%
       // at 1,500-3,000), and the highest level whose own blocks meet the target would pick the
       // samples whose spread looks small by chance.
-      if (m == 1 && sampling.anchors[c] >= 0) continue;
+      // So does one on a near anchor (a ratio estimate on few blocks: a level chosen for its
+      // tight look would favour the same chance).
+      if (anchor[c] >= 0) continue;
       // A sampled table keeps 1/M of the non-zero keys (every zero key): the sketches count
       // the population.
       const double units =
@@ -316,7 +338,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         b.refs += double(refs);
         b.lsize += double(e.lsize);
         b.ref_lsize += double(refs * e.lsize);
-        const double x = Anchor(e, sampling.anchors[c]);
+        const double x = Anchor(e, anchor[c]);
         b.anchor += x;
         b.ref_anchor += double(refs) * x;
         if (code == ddt::kPendingCode || lv < level[c]) continue;
@@ -380,7 +402,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     // sampled, borrowed the whole sample's residual while the 24,351 referenced once took their
     // own, which put zstd-3 0.6% low, outside its +-0.31%.) Otherwise ratios to the anchor
     // (lsize).
-    const bool regression = Regresses(c, sampling, m, sampled_ref[c], sampled_alloc[c]);
+    const bool regression = Regresses(regression_anchor[c], sampled_ref[c], sampled_alloc[c]);
     const estimate::RegressionEstimator::Fit fit_ref =
         regression ? sampled_ref[c].Coefficients() : estimate::RegressionEstimator::Fit{};
     const estimate::RegressionEstimator::Fit fit_alloc =
@@ -457,7 +479,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         ref_anchor += b.ref_anchor;
       }
       const double rel =
-          Regresses(c, sampling, m, sampled_ref[c], sampled_alloc[c])
+          Regresses(regression_anchor[c], sampled_ref[c], sampled_alloc[c])
               ? sampled_ref[c].RelativeHalfWidth95(double(population[c]), ref_lsize, ref_anchor)
               : sampled_ratio[c].RelativeHalfWidth95(double(population[c]));
       const double p = double(s.psize - std::min(s.psize, census_psize[c]));

@@ -163,6 +163,91 @@ TEST(CodecBudgetTest, NoLevelFallsAsTheTreeGrows) {
   }
 }
 
+// The six settings of a v23 comparison (issue 19): zfs-fuse has no lz4.
+std::vector<Compression> V23List() {
+  return {{CompressionAlgorithm::kOff, 0},  {CompressionAlgorithm::kLzjb, 0},
+          {CompressionAlgorithm::kZle, 0},  {CompressionAlgorithm::kGzip, 1},
+          {CompressionAlgorithm::kGzip, 6}, {CompressionAlgorithm::kGzip, 9}};
+}
+
+TEST(NearAnchorsTest, ACostlyLevelFollowsTheCostliestLevelOfItsCodecTwoAndAHalfTimesAsFast) {
+  // gzip-9 (15 MB/s nominal) follows gzip-6 (40); gzip-6 follows nothing, gzip-1 being only
+  // 2.25 times as fast; no codec follows another codec.
+  EXPECT_EQ(NearAnchors(V23List(), std::vector<bool>(6, true)),
+            (std::vector<int>{-1, -1, -1, -1, -1, 4}));
+  // ... and only an anchor coded whole in the row: then the next costliest root, gzip-1.
+  EXPECT_EQ(NearAnchors(V23List(), {true, true, true, true, false, true}),
+            (std::vector<int>{-1, -1, -1, -1, -1, 3}));
+  EXPECT_EQ(NearAnchors(V23List(), {true, true, true, false, false, true}),
+            (std::vector<int>(6, -1)));
+  const std::vector<Compression> all = LongList();  // lz4, lzjb, zle, gzip-1..9, zstd-1..19
+  auto at = [&](CompressionAlgorithm a, int level) {
+    for (size_t c = 0; c < all.size(); ++c) {
+      if (all[c].algorithm == a && all[c].level == level) return c;
+    }
+    return all.size();
+  };
+  const size_t gzip6 = at(CompressionAlgorithm::kGzip, 6);
+  const size_t zstd1 = at(CompressionAlgorithm::kZstd, 1);
+  const size_t zstd2 = at(CompressionAlgorithm::kZstd, 2);
+  const size_t zstd3 = at(CompressionAlgorithm::kZstd, 3);
+  std::vector<bool> whole(all.size(), true);
+  std::vector<int> near = NearAnchors(all, whole);
+  for (int l = 1; l <= 6; ++l) EXPECT_EQ(near[at(CompressionAlgorithm::kGzip, l)], -1) << l;
+  for (int l = 7; l <= 9; ++l) EXPECT_EQ(near[at(CompressionAlgorithm::kGzip, l)], int(gzip6));
+  for (int l = 1; l <= 3; ++l) EXPECT_EQ(near[at(CompressionAlgorithm::kZstd, l)], -1) << l;
+  for (int l = 4; l <= 6; ++l) EXPECT_EQ(near[at(CompressionAlgorithm::kZstd, l)], int(zstd1));
+  for (int l = 7; l <= 19; ++l) EXPECT_EQ(near[at(CompressionAlgorithm::kZstd, l)], int(zstd3));
+  for (size_t c = 0; c < 3; ++c) EXPECT_EQ(near[c], -1);  // lz4, lzjb, zle
+  // A root the cap samples is passed over for the next costliest whole one; a follower is never
+  // an anchor.
+  whole[zstd3] = false;
+  near = NearAnchors(all, whole);
+  EXPECT_EQ(near[at(CompressionAlgorithm::kZstd, 19)], int(zstd2));
+  whole[zstd1] = whole[zstd2] = false;
+  near = NearAnchors(all, whole);
+  EXPECT_EQ(near[at(CompressionAlgorithm::kZstd, 19)], -1);
+}
+
+TEST(CodecBudgetTest, AFollowerOfANearAnchorCodedWholeCodesHalfItsRow) {
+  // The database sample: 92 MB, 702 planned 128K blocks (465 unique), below the 8,192 that
+  // budget level 1 needs: every codec used to code every block, gzip-9 four fifths of the CPU.
+  // Now gzip-9 codes half of them, its estimate a ratio to gzip-6 (coded whole).
+  const ScanOptions o = WithCodecs(V23List(), {128 * 1024});
+  const std::vector<bool> sampled = PlanSampling(o.compressions, false).sampled;
+  EXPECT_EQ(BudgetLevels(o, sampled, uint64_t{92} << 20),
+            (std::vector<int>{0, 0, 0, 0, 0, kNearAnchorLevel}));
+  // Below kNearAnchorMinBlocks planned blocks half would be too few: coded whole.
+  EXPECT_EQ(BudgetLevels(o, sampled, (kNearAnchorMinBlocks - 1) * 128 * 1024),
+            (std::vector<int>{0, 0, 0, 0, 0, 0}));
+  // From 8,192 blocks gzip-6 is sampled too (the cap raises both): gzip-9 codes no more blocks
+  // than gzip-6.
+  const std::vector<int> large = BudgetLevels(o, sampled, uint64_t{1} << 30);
+  EXPECT_GE(large[4], 1);
+  EXPECT_GE(large[5], large[4]);
+  // --exact: nothing sampled, nothing raised.
+  for (int lv : BudgetLevels(o, std::vector<bool>(6, false), uint64_t{92} << 20)) EXPECT_EQ(lv, 0);
+}
+
+TEST(CodecBudgetTest, NoLevelOfANearAnchorsFollowerFallsAsTheTreeGrows) {
+  // The follower's level is 1 while its anchor is coded whole; the anchor stops being coded
+  // whole at budget level 1, or when the cap raises it, and the follower is then at 1 or above.
+  for (const std::vector<uint64_t>& recordsizes :
+       {std::vector<uint64_t>{128 * 1024}, std::vector<uint64_t>{16 * 1024, 1024 * 1024}}) {
+    for (const std::vector<Compression>& list : {V23List(), LongList()}) {
+      const ScanOptions o = WithCodecs(list, recordsizes);
+      const std::vector<bool> sampled = PlanSampling(o.compressions, false).sampled;
+      std::vector<int> previous = BudgetLevels(o, sampled, 0);
+      for (uint64_t bytes = 1 << 20; bytes < (uint64_t{1} << 42); bytes += bytes / 13 + 12345) {
+        const std::vector<int> levels = BudgetLevels(o, sampled, bytes);
+        for (size_t i = 0; i < levels.size(); ++i)
+          ASSERT_GE(levels[i], previous[i]) << bytes << " " << i;
+        previous = levels;
+      }
+    }
+  }
+}
+
 TEST(CodecBudgetTest, ExactSettingsHaveNoLevel) {
   const ScanOptions o = WithCodecs(LongList(), {128 * 1024});
   const std::vector<bool> exact(o.compressions.size(), false);

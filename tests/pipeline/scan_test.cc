@@ -131,22 +131,6 @@ void WriteDedupTree(testing::TempDir& tmp, uint64_t seed) {
 
 // The scan of `o` as given, then one whose table keeps 1/m of the keys; empty results (and a
 // test failure) if either fails.
-// Runs the test from `dir` and goes back where it was: a scan given a relative input path
-// samples what a scan of that path samples wherever the directory lies.
-class ScopedWorkingDirectory {
- public:
-  explicit ScopedWorkingDirectory(const std::filesystem::path& dir)
-      : previous_(std::filesystem::current_path()) {
-    std::filesystem::current_path(dir);
-  }
-  ~ScopedWorkingDirectory() { std::filesystem::current_path(previous_); }
-  ScopedWorkingDirectory(const ScopedWorkingDirectory&) = delete;
-  ScopedWorkingDirectory& operator=(const ScopedWorkingDirectory&) = delete;
-
- private:
-  std::filesystem::path previous_;
-};
-
 std::pair<ScanResult, ScanResult> ExactAndSampled(ScanOptions o, uint64_t m) {
   auto fs = io::PosixFileSystem();
   Result<ScanResult> exact = RunScan(o, fs.get());
@@ -168,7 +152,9 @@ TEST(ScanTest, SampledTableIsCalibratedAndItsIntervalsCoverTheExactRatio) {
   for (int seed = 1; seed <= kSeeds; ++seed) {
     testing::TempDir tmp;
     WriteDedupTree(tmp, static_cast<uint64_t>(seed));
-    ScanOptions o = Options(tmp.path(), {kOff, kLz4});
+    // A relative input path: one sample per seed, not one per temporary directory's name.
+    const testing::ScopedWorkingDirectory cwd(tmp.path());
+    ScanOptions o = Options(".", {kOff, kLz4});
     o.recordsizes = {K};
     o.exact = true;
     const auto [exact, sampled] = ExactAndSampled(o, 16);
@@ -296,7 +282,7 @@ TEST(ScanTest, SampledTableWithoutEntriesTakesCompressionFromItsOccurrences) {
 // the same on every run, which a second scan must reproduce exactly.
 TEST(ScanTest, SampledTableTakesItsReferencedSideFromAnOccurrenceSample) {
   testing::TempDir tmp;
-  const ScopedWorkingDirectory cwd(tmp.path());
+  const testing::ScopedWorkingDirectory cwd(tmp.path());
   std::filesystem::create_directory(tmp.path() / "tree");
   std::mt19937_64 rng(5);
   std::vector<std::vector<uint8_t>> heavy(40, std::vector<uint8_t>(512));

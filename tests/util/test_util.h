@@ -46,6 +46,24 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// Runs the rest of a scope from `dir` and goes back where it was. A scan samples occurrences by
+// the path below its input hashed with the input path as given, so a test that scans a
+// temporary directory by its absolute (randomly named) path draws a new sample on every run;
+// scanning a relative path from inside the directory draws the same one every time.
+class ScopedWorkingDirectory {
+ public:
+  explicit ScopedWorkingDirectory(const std::filesystem::path& dir)
+      : previous_(std::filesystem::current_path()) {
+    std::filesystem::current_path(dir);
+  }
+  ~ScopedWorkingDirectory() { std::filesystem::current_path(previous_); }
+  ScopedWorkingDirectory(const ScopedWorkingDirectory&) = delete;
+  ScopedWorkingDirectory& operator=(const ScopedWorkingDirectory&) = delete;
+
+ private:
+  std::filesystem::path previous_;
+};
+
 // prefix followed by i ("f3"); built without operator+ on a literal, on which GCC 12's
 // -Wrestrict misfires.
 std::string NumberedName(const char* prefix, int i);
