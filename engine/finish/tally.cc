@@ -34,10 +34,12 @@ zfs::MetadataContext ContextFor(const ScanOptions& o) {
 }
 
 DdtFootprint Footprint(const ScanOptions& o, DdtFormat format, uint64_t unique, uint64_t duplicate,
-                       uint64_t typical_asize) {
+                       uint64_t typical_asize, const PartialEntries& partial) {
   zfs::DdtFootprintInput in;
   in.unique_entries = unique;
   in.duplicate_entries = duplicate;
+  in.unique_partial_entries = partial[0];
+  in.duplicate_partial_entries = partial[1];
   in.profile = o.profile;
   in.format = format;
   in.vdev = o.vdev;
@@ -318,6 +320,9 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   // entry's figures times its refs) and per entry (the allocated side).
   std::vector<estimate::RegressionEstimator> sampled_ref(settings_), sampled_alloc(settings_);
   std::vector<uint64_t> census_psize(settings_, 0);  // sampled settings: the census's exact psize
+  // Entries below a record, (unique, duplicate): an entry's lsize is exact even where its psize
+  // is sampled (whether a sampled entry is embedded, and so has no entry, is not known).
+  std::vector<PartialEntries> partial(settings_);
   codes.ForEach(table, [&](const ddt::EntryView& e) {
     const uint64_t refs = e.refcount;
     const int lv = estimate::SampleLevel(e.key.lo);
@@ -332,7 +337,9 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         continue;
       }
       s.lsize += e.lsize * refs;
+      const bool partial_record = e.lsize != block_bytes;
       if (level[c] >= 0 && !census(e, c)) {
+        partial[c][refs == 1 ? 0 : 1] += partial_record ? 1 : 0;
         BucketSums& b = buckets[c][zfs::DdtBucket(refs)];
         b.entries += 1;
         b.refs += double(refs);
@@ -383,6 +390,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       s.asize += space.asize * refs;
       ref_dsize[c] += space.dsize * refs;
       dedup_asize[c] += space.asize;  // once per entry: what the pool allocates with dedup
+      partial[c][refs == 1 ? 0 : 1] += partial_record ? 1 : 0;
       ddt[c].AddEntry(refs, e.lsize, psize, space.dsize);
     }
   });
@@ -465,7 +473,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     SettingResult& s = out[c];
     s.blocks.holes += sparse_holes;
     s.dedup = ddt[c].Result();
-    Complete(row, c, ref_dsize[c], dedup_asize[c], &s);
+    Complete(row, c, ref_dsize[c], dedup_asize[c], &s, partial[c]);
     if (level[c] >= 0) {
       // The psize estimate imputes each histogram bucket with its own ratio where it has enough
       // sampled entries; its relative error is that of the whole sample's ratio R = psize /
@@ -512,16 +520,16 @@ zfs::MetadataTally Tally::MetadataOf(size_t row, size_t c, const SettingResult& 
 }
 
 void Tally::Complete(size_t row, size_t c, uint64_t ref_dsize, uint64_t dedup_asize,
-                     SettingResult* sp) const {
+                     SettingResult* sp, const PartialEntries& partial) const {
   SettingResult& s = *sp;
   const zfs::MetadataTally meta = MetadataOf(row, c, s);
   const uint64_t entries = s.dedup.unique_entries + s.dedup.duplicate_entries;
   const uint64_t typical_asize = entries ? dedup_asize / entries : 0;
   s.dedup.footprints.push_back(Footprint(options_, DdtFormat::kLegacy, s.dedup.unique_entries,
-                                         s.dedup.duplicate_entries, typical_asize));
+                                         s.dedup.duplicate_entries, typical_asize, partial));
   if (zfs::RulesFor(options_.profile).has_fast_dedup) {
     s.dedup.footprints.push_back(Footprint(options_, DdtFormat::kFast, s.dedup.unique_entries,
-                                           s.dedup.duplicate_entries, typical_asize));
+                                           s.dedup.duplicate_entries, typical_asize, partial));
   }
   const DdtFormat chosen = options_.ddt_format.value_or(DdtFormat::kLegacy);
   uint64_t ddt_asize = 0;

@@ -9,6 +9,7 @@
 #ifndef ZSIM_ENGINE_FINISH_TALLY_H_
 #define ZSIM_ENGINE_FINISH_TALLY_H_
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -32,6 +33,9 @@ namespace zsim::finish {
 // the vdev's deflate ratio), so a ratio per auxiliary byte carries over to dsize without bias. The
 // dsize itself is not a multiple of 512 on raidz and dRAID.
 uint64_t AuxiliarySize(const zfs::AllocationModel& alloc, uint64_t lsize, int copies);
+
+// DDT entries (unique, duplicate) whose lsize is not the recordsize (zfs::DdtLeafLz4Bytes).
+using PartialEntries = std::array<uint64_t, 2>;
 
 class Tally {
  public:
@@ -67,8 +71,10 @@ class Tally {
                                                 int occurrence_level) const;
   // What both paths share once blocks, sizes and the histogram are known: DDT footprints,
   // metadata, compressratio, used, pool_alloc.
+  // `partial`: the unique and duplicate entries whose lsize is not the recordsize, where the path
+  // counts them ({0, 0} otherwise: the DDT footprint as of full records).
   void Complete(size_t row, size_t setting, uint64_t ref_dsize, uint64_t dedup_asize,
-                SettingResult* s) const;
+                SettingResult* s, const PartialEntries& partial = {}) const;
   // The metadata model of (row, setting) (`written_zeros`: the one of the no-dedup write path,
   // metadata_without_dedup_) told which of its files hold an embedded block, from `s`'s blocks.
   zfs::MetadataTally MetadataOf(size_t row, size_t setting, const SettingResult& s,

@@ -54,6 +54,35 @@ constexpr double kLz4LeafBytesPerChunk = 7;
 // -> 12K, 124 -> 16K; at ashift 9: 90 -> 11776, 124 -> 13312 bytes.
 constexpr double kLz4FlatLeafBytesPerKiB = 171.875;
 constexpr double kLz4FlatLeafBytesPerEntry = 60;
+// Below ashift 12 the flat phys's DVA (offset and asize in 512-byte sectors) varies in its low
+// bits, which 4K allocations keep at zero: fast-dedup leaves at ashift 9 measured 66-71 B per
+// entry over 5,500 B against 60 at ashift 12 (OpenZFS 2.3.2, zdb -dddddd psize of every
+// compressed leaf: database 16K 103 entries per leaf 12,535 B, source 16K 107 12,999 B, vmstore
+// 16K 145 15,360 B, fileserver 128K 148 14,809 B). +3 B per entry is what the tables' on-disk
+// figures take (the full-matrix cells at ashift 9, disk, lz4 and off, 16K and 128K: 6 of 38
+// tables more than 5 % and 16K off before, 1 after, with the mix term below; +4 B put 2, +5 B 3,
+// the one-leaf 128K duplicate tables going high); the rest of the gap is in the leaf count and
+// the raw leaves. (v23's lzjb leaves show the same: kLeafBytesPerEntrySmallSector.)
+constexpr double kLz4FlatLeafBytesPerEntrySmallSector = 3;
+// The key's size fields (ddt_key_t dk_prop: lsize, psize, compression; stored big-endian in the
+// ZAP's array chunks, zap_leaf.c: zap_leaf_array_create) repeat from entry to entry when the
+// records are full, and lz4 copies them; a small file's only block (its own size rounded to 512)
+// breaks the run. Measured on OpenZFS 2.3.2's fast-dedup leaves, read back with `zdb -R ... :dr`
+// and compressed with the lz4 command (ashift 12): setting dk_prop to one value made source 16K's
+// leaves (113 entries, 53 % of them partial) 200 B smaller, database 16K's (100 entries, 1 %) 4 B;
+// the lsize field alone 125 B and 7 B. The tables of nearly only partial entries (source and
+// fileserver at 128K and 1M, 92-100 %) are no larger per entry than full-record ones (ashift 9,
+// exact psize: 62.8-68.5 B per entry over 5,500 against 64-71), so the cost goes with the mix,
+// the chance 2 p (1 - p) that two entries differ in kind: 4 B per entry at a mix of 1 (200 B
+// measured, 225 B modelled for source 16K's leaves). The on-disk cells at ashift 12 favour 8 B
+// (source 16K lz4 -9.0 % -> -6.5 %, against -7.8 % at 4; no cell at ashift 9 moves past 5 %
+// either way). A term linear in p instead (4 B per partial entry) put source and fileserver 128K
+// off at +6.6 % and +9.6 %. The legacy format's fit (kLz4LeafBytesPerEntry) already averages the
+// samples' mixes: the same term on it, with its per-entry bytes lowered to keep its mean (24 ->
+// 22 or 23), closed database 16K raidz2:6 (+10.5 % -> 0.0 %) but put source 128K raidz2:6 and
+// mirror:2 past 5 % (5 failing legacy tables of 64 at ashift 12 on mirror:2 and raidz2:6, 3
+// before): left out.
+constexpr double kLz4FlatLeafBytesPerMixedEntry = 4;
 // The 32K leaves of one table differ by +-1.2K compressed (their entries by about the square
 // root of the mean, ~12 of 150-210): spread over 2.4K, a table whose mean leaf sits near a 4K
 // step (raidz2:6: 24K for 16K, 36K for 16.5K) is not all on one side of it. Measured: source 16K
@@ -73,6 +102,11 @@ constexpr uint64_t kSimulatedLeaves = 512;
 constexpr uint64_t kSimulationSeeds = 9;
 
 uint64_t DivRoundUp(uint64_t n, uint64_t d) { return (n + d - 1) / d; }
+
+// part / all, in [0, 1] (0 for an empty class).
+double Share(uint64_t part, uint64_t all) {
+  return all == 0 ? 0.0 : static_cast<double>(std::min(part, all)) / static_cast<double>(all);
+}
 
 uint64_t SplitMix64(uint64_t* state) { return Mix64(*state += kGoldenGamma); }
 
@@ -275,6 +309,22 @@ int DdtEntryChunks(DdtFormat format, int copies, uint64_t asize, uint64_t refcou
                           DivRoundUp(value, kArrayChunkBytes));
 }
 
+double DdtLeafLz4Bytes(int leaf_shift, double entries_per_leaf, int chunks_per_entry,
+                       bool flat_phys, double partial_share, int ashift) {
+  const double leaf_kib = static_cast<double>((uint64_t{1} << leaf_shift) >> 10);
+  if (!flat_phys) {
+    return kLz4LeafBytesPerKiB * leaf_kib +
+           (kLz4LeafBytesPerEntry + kLz4LeafBytesPerChunk * chunks_per_entry) * entries_per_leaf;
+  }
+  // Two entries of a leaf differ in kind (a full record, a small file's only block) with
+  // probability 2 p (1 - p): the key's size fields lz4 cannot copy from the entry before.
+  const double mixed = 2 * partial_share * (1 - partial_share);
+  const double sector_bytes = ashift < 12 ? kLz4FlatLeafBytesPerEntrySmallSector : 0;
+  return kLz4FlatLeafBytesPerKiB * leaf_kib +
+         (kLz4FlatLeafBytesPerEntry + sector_bytes + kLz4FlatLeafBytesPerMixedEntry * mixed) *
+             entries_per_leaf;
+}
+
 uint64_t ExpectedZapLeaves(uint64_t entries, int chunks_per_entry, int leaf_chunks) {
   const uint64_t capacity = static_cast<uint64_t>(leaf_chunks / chunks_per_entry);
   return SimulateScaled(entries, capacity, 8, 4096).leaves;
@@ -282,7 +332,7 @@ uint64_t ExpectedZapLeaves(uint64_t entries, int chunks_per_entry, int leaf_chun
 
 DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunks_per_entry,
                               int leaf_shift, bool lz4_metadata, const AllocationModel& alloc,
-                              const DdtRawBlocks& raw, bool flat_phys) {
+                              const DdtRawBlocks& raw, bool flat_phys, uint64_t partial_entries) {
   DdtObjectModel m;
   m.entries = entries;
   if (entries == 0) return m;
@@ -302,12 +352,9 @@ DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunk
   const double entries_per_leaf = static_cast<double>(entries) / static_cast<double>(m.leaves);
   const double leaf_kib = static_cast<double>(leaf_bytes >> 10);
   const double leaf_raw =
-      lz4_metadata && flat_phys
-          ? kLz4FlatLeafBytesPerKiB * leaf_kib + kLz4FlatLeafBytesPerEntry * entries_per_leaf
-      : lz4_metadata
-          ? kLz4LeafBytesPerKiB * leaf_kib +
-                (kLz4LeafBytesPerEntry + kLz4LeafBytesPerChunk * chunks_per_entry) *
-                    entries_per_leaf
+      lz4_metadata
+          ? DdtLeafLz4Bytes(leaf_shift, entries_per_leaf, chunks_per_entry, flat_phys,
+                            Share(partial_entries, entries), alloc.ashift())
           : kLeafHeaderBytesPer4K * static_cast<double>(leaf_bytes) / 4096.0 +
                 (alloc.ashift() < 12 ? kLeafBytesPerEntrySmallSector : kLeafBytesPerEntry) *
                     entries_per_leaf;
@@ -389,11 +436,12 @@ DdtFootprintModel ModelDdtFootprint(const DdtFootprintInput& in) {
                                                     std::max(unique_chunks, duplicate_chunks));
     drain = SimulateDdtLogDrain(in.unique_entries, in.duplicate_entries, capacity);
   }
-  out.unique = ModelDdtObject(in.unique_entries, peak, unique_chunks, leaf_shift, lz4, alloc,
-                              drain.unique, in.format == DdtFormat::kFast);
-  out.duplicate =
-      ModelDdtObject(in.duplicate_entries, in.duplicate_entries, duplicate_chunks, leaf_shift, lz4,
-                     alloc, drain.duplicate, in.format == DdtFormat::kFast);
+  out.unique =
+      ModelDdtObject(in.unique_entries, peak, unique_chunks, leaf_shift, lz4, alloc, drain.unique,
+                     in.format == DdtFormat::kFast, in.unique_partial_entries);
+  out.duplicate = ModelDdtObject(in.duplicate_entries, in.duplicate_entries, duplicate_chunks,
+                                 leaf_shift, lz4, alloc, drain.duplicate,
+                                 in.format == DdtFormat::kFast, in.duplicate_partial_entries);
   DdtFootprint& t = out.totals;
   t.format = in.format;
   t.leaf_bytes = uint64_t{1} << leaf_shift;
