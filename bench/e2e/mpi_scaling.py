@@ -134,6 +134,10 @@ def main():
                 "max_shipped_keys_bytes": int(max(r.get("stream_shipped_keys_bytes", 0)
                                                   for r in ranks)),
                 "max_exchange_seconds": max(r.get("exchange_seconds", 0) for r in ranks),
+                "work_wait_seconds": " ".join(str(r.get("work_wait_seconds", 0)) for r in
+                                              sorted(ranks, key=lambda r: r["rank"])),
+                "scan_seconds": " ".join(str(r.get("scan_seconds", 0)) for r in
+                                         sorted(ranks, key=lambda r: r["rank"])),
                 "exchange_cpu_seconds": round(sum(r.get("exchange_cpu_seconds", 0) for r in ranks), 3),
                 "report_streamed_bytes": int(streamed),
                 "report_streams": int(tail.get("streams", 0)),
@@ -162,6 +166,13 @@ def main():
               f"{statistics.median(r['mb_per_cpu_s'] for r in mine)} MB per CPU second "
               f"(mpirun and ranks), "
               f"load1 {[r['load1'] for r in mine]}")
+    # Medians against the first N's (the target at N = 2: 0.8 x 2 = 1.6).
+    def median(n, key):
+        return statistics.median(r[key] for r in rows if r["ranks"] == n)
+    for n in ns[1:]:
+        print(f"n={n} against n={ns[0]}: {median(n, 'mb_per_s') / median(ns[0], 'mb_per_s'):.2f}x "
+              f"over the job, {median(n, 'mb_per_s_mpirun') / median(ns[0], 'mb_per_s_mpirun'):.2f}x "
+              f"over mpirun")
 
 
 if __name__ == "__main__":

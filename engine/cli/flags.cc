@@ -167,11 +167,13 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
       "report from state files written by zsim scan --save; several are merged first (one "
       "pool for all of them). May change: --vdev, --copies, --ram, --ddt-format, --ashift and "
       "--profile (a profile with the scan's codecs): the state keeps each codec's output "
-      "and, for lzjb, zle, lz4 and gzip, the least budget it fits, so these answer any "
-      "ashift, vdev and copies. Refused (exit 2, saying why) where the state cannot tell a "
-      "block's fate: a zstd block compressed under another budget (from 2.3 the budget "
-      "follows the ashift; any codec in a state of format 7), zstd early abort (2.1 against "
-      "2.2+), zero blocks with compression=off (2.4 against older), a sampled table "
+      "and, for lzjb, zle, lz4, gzip and zstd blocks without early abort, the least budget it "
+      "fits, so these answer any ashift, vdev and copies. Refused (exit 2, saying why) where "
+      "the state cannot tell a block's fate: zstd early abort (zstd-3 and up, blocks of 128K "
+      "and more) under another budget (from 2.3 the budget follows the ashift and dRAID "
+      "width), a block compressed under another budget in an older state (zstd in format 8, "
+      "any codec in format 7), zstd early abort (2.1 against 2.2+), zero blocks with "
+      "compression=off (2.4 against older), a sampled table "
       "(--sample, --max-memory), a state of format 6 or older (profile and rounding unit "
       "fixed). Fixed by the scan: recordsizes, compressions, checksum, sampling");
   std::vector<std::string> state_paths;

@@ -34,11 +34,39 @@ RawOutcome RawZfsCompress(const zfs::WritePolicy& policy, Compression c, ByteVie
 LeastBudgetOutcome LeastBudgetZfsCompress(const zfs::WritePolicy& policy, Compression c,
                                           ByteView block, bool is_all_zero, Compressor& compressor,
                                           MutableByteView scratch) {
-  assert(zfs::LeastBudgetKnown(c));
+  assert(zfs::LeastBudgetKept(policy, c, block.size()));
   if (is_all_zero && zfs::ZeroBlockIsHole(policy, c)) return {true, std::nullopt};
   const uint64_t budget = zfs::LargestCompressionBudget(block.size());
   assert(scratch.size() >= budget);
+  if (c.algorithm == CompressionAlgorithm::kZstd) {
+    return {false, ZstdLeastBudget(c, block, compressor, scratch)};
+  }
   return {false, compressor.CompressFit(c, block, scratch.first(static_cast<size_t>(budget)))};
+}
+
+std::optional<Compressor::Fit> ZstdLeastBudget(Compression c, ByteView block,
+                                               Compressor& compressor, MutableByteView scratch,
+                                               uint64_t margin) {
+  const uint64_t largest = zfs::LargestCompressionBudget(block.size());
+  assert(scratch.size() >= largest);
+  const auto fits = [&](uint64_t budget) {
+    return compressor.Compress(c, block, scratch.first(static_cast<size_t>(budget))).has_value();
+  };
+  // The same run as ZFS's at this budget: the output the report rounds comes from it.
+  const std::optional<size_t> out =
+      compressor.Compress(c, block, scratch.first(static_cast<size_t>(largest)));
+  if (!out) return std::nullopt;
+  Compressor::Fit fit{*out, *out};
+  // The one candidate budget that may lie short of the least budget: 112 for an output of at
+  // most 112 bytes (the next, 512, lies 400 bytes further), else the end of the output's unit
+  // (the next unit's end lies 512 bytes further). None when it is the largest budget or above.
+  const uint64_t candidate =
+      *out <= zfs::kEmbeddedPayloadBytes
+          ? zfs::kEmbeddedPayloadBytes
+          : (*out + zfs::kMinBlockBytes - 1) / zfs::kMinBlockBytes * zfs::kMinBlockBytes;
+  if (candidate >= largest || candidate - *out >= margin || fits(candidate)) return fit;
+  fit.least_budget = candidate + 1;  // the next candidate fits: it lies at least margin beyond
+  return fit;
 }
 
 zfs::BlockWrite CompressZfsBlock(const zfs::WritePolicy& policy, Compression c, ByteView block,

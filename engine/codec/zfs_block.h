@@ -34,11 +34,11 @@ struct RawOutcome {
 RawOutcome RawZfsCompress(const zfs::WritePolicy& policy, Compression c, ByteView block,
                           bool is_all_zero, Compressor& compressor, MutableByteView scratch);
 
-// What a scan of state format 8 keeps of `block` written with `c` (not off) when
-// zfs::LeastBudgetKnown(c): a hole, or the compressor's output under
-// zfs::LargestCompressionBudget (nullopt: it did not fit) and the smallest budget it fits,
-// whatever the policy's budget (ddt::EncodeLeastBudget). zstd keeps RawZfsCompress's outcome.
-// Arguments as RawZfsCompress's.
+// What a scan keeps of `block` written with `c` (not off) when zfs::LeastBudgetKept(policy, c,
+// lsize): a hole, or the compressor's output under zfs::LargestCompressionBudget (nullopt: it did
+// not fit) and the smallest budget it fits (for zstd, one in the same ddt::EncodeLeastBudget
+// class: ZstdLeastBudget), whatever the policy's budget. Where early abort applies, zstd keeps
+// RawZfsCompress's outcome. Arguments as RawZfsCompress's.
 struct LeastBudgetOutcome {
   bool hole = false;
   std::optional<Compressor::Fit> fit;
@@ -46,6 +46,20 @@ struct LeastBudgetOutcome {
 LeastBudgetOutcome LeastBudgetZfsCompress(const zfs::WritePolicy& policy, Compression c,
                                           ByteView block, bool is_all_zero, Compressor& compressor,
                                           MutableByteView scratch);
+
+// zstd (no early abort) run at zfs::LargestCompressionBudget, with the class of its least budget
+// that every budget ZFS computes needs (112 bytes, a multiple of 512, or that largest one; see
+// ddt::EncodeLeastBudget): whether 112 fits an output of at most 112 bytes, or whether the end
+// of its 512-byte unit fits a longer one. zstd's capacity checks ask for room beyond what it
+// writes (the frame header's 18 bytes, 4 for the sequences header, up to 17 for Huffman
+// literals, 8 for each bit stream's last flush), and a check that fails may change what it
+// writes (raw literals, raw weights, a raw block) rather than fail: so the candidate is run
+// whenever it lies less than kZstdRunMargin above the output, and taken to fit otherwise.
+// `scratch` must hold the largest budget. Returns nullopt when the largest budget does not fit.
+inline constexpr uint64_t kZstdRunMargin = 64;
+std::optional<Compressor::Fit> ZstdLeastBudget(Compression c, ByteView block,
+                                               Compressor& compressor, MutableByteView scratch,
+                                               uint64_t margin = kZstdRunMargin);
 
 // Returns what ZFS stores for `block` (lsize = block.size()) written with `c` under `policy`:
 // RawZfsCompress, then zfs::ReplayCompressed. Arguments as RawZfsCompress's.

@@ -30,7 +30,7 @@ PsizeCode EncodeRawLength(std::optional<uint64_t> length) {
 PsizeCode EncodeLeastBudget(std::optional<uint64_t> length, uint64_t least) {
   if (!length) return kNoFitCode;
   const uint64_t c = *length;
-  assert(c >= 1 && least >= c && least - c < 400 && c <= uint64_t{28672} * 512);
+  assert(c >= 1 && least >= c && least - c < 400 && c <= uint64_t{kLeastLastUnit} * 512);
   if (c <= 112) {
     return static_cast<PsizeCode>((least <= 112 ? kEmbeddedBase : kLeastSmallBase) + c);
   }

@@ -107,9 +107,11 @@ inline std::optional<uint64_t> RawLengthOf(PsizeCode c) {
 // A least-budget code (see above) of an output of `length` bytes whose smallest fitting budget
 // is `least` (length <= least < length + 400), or kNoFitCode for nullopt.
 PsizeCode EncodeLeastBudget(std::optional<uint64_t> length, uint64_t least);
-inline constexpr PsizeCode kLeastSmallBase = kEmbeddedBase + 112;    // 32880
-inline constexpr PsizeCode kLeastNextBase = kLeastSmallBase + 112;   // 32992
-inline constexpr PsizeCode kLeastLastCode = kLeastNextBase + 28672;  // 61664
+// The largest unit a least-budget code holds: an output fits lsize - lsize/8 < 14 MiB.
+inline constexpr PsizeCode kLeastLastUnit = 28672;
+inline constexpr PsizeCode kLeastSmallBase = kEmbeddedBase + 112;             // 32880
+inline constexpr PsizeCode kLeastNextBase = kLeastSmallBase + 112;            // 32992
+inline constexpr PsizeCode kLeastLastCode = kLeastNextBase + kLeastLastUnit;  // 61664
 // A least-budget code read back: the output length (exact up to 112 bytes, else rounded up to
 // a multiple of 512; nullopt for kNoFitCode) and above < least <= at_most.
 struct LeastBudget {

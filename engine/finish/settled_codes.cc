@@ -8,10 +8,13 @@ CodeSettler::CodeSettler(state::CodeKind kind, const ScanOptions& scanned,
       block_bytes_(block_bytes),
       scanned_(zfs::DedupPolicyOf(scanned.profile, scanned.vdev, scanned.ashift)),
       policy_(zfs::DedupPolicyOf(options.profile, options.vdev, options.ashift)),
-      compressions_(options.compressions) {
+      compressions_(options.compressions),
+      kind_(kind) {
   for (const Compression& c : compressions_) {
     off_.push_back(c.algorithm == CompressionAlgorithm::kOff);
-    least_.push_back(kind == state::CodeKind::kLeastBudget && zfs::LeastBudgetKnown(c));
+    // Least-budget codes at some lsize (zstd's only where early abort does not apply).
+    least_.push_back(state::KeepsLeastBudget(kind, scanned_, c, zfs::kMinBlockBytes) ||
+                     state::KeepsLeastBudget(kind, scanned_, c, zfs::kMaxBlockBytes));
   }
   if (!raw_) return;
   // Raw codes are known under the scan's budget only; least-budget codes under every budget
@@ -21,10 +24,11 @@ CodeSettler::CodeSettler(state::CodeKind kind, const ScanOptions& scanned,
     for (uint64_t lsize = zfs::kMinBlockBytes; lsize <= zfs::kMaxBlockBytes;
          lsize += zfs::kMinBlockBytes) {
       const uint64_t budget = zfs::CompressionBudget(policy_, compressions_[c], lsize);
-      const bool known =
-          least_[c] ? budget == zfs::kEmbeddedPayloadBytes || budget % zfs::kMinBlockBytes == 0 ||
-                          budget == zfs::LargestCompressionBudget(lsize)
-                    : budget == zfs::CompressionBudget(scanned_, compressions_[c], lsize);
+      const bool known = LeastAt(c, lsize)
+                             ? budget == zfs::kEmbeddedPayloadBytes ||
+                                   budget % zfs::kMinBlockBytes == 0 ||
+                                   budget == zfs::LargestCompressionBudget(lsize)
+                             : budget == zfs::CompressionBudget(scanned_, compressions_[c], lsize);
       if (!known) {
         may_be_unknown_ = true;
         break;
@@ -48,9 +52,11 @@ CodeSettler::CodeSettler(state::CodeKind kind, const ScanOptions& scanned,
 
 ddt::PsizeCode CodeSettler::Derive(ddt::PsizeCode code, size_t c, uint64_t lsize) const {
   std::optional<zfs::BlockWrite> known;
-  if (least_[c]) {
+  if (LeastAt(c, lsize)) {
     const ddt::LeastBudget b = ddt::LeastBudgetOf(code);
     known = zfs::ReplayLeastBudget(policy_, compressions_[c], lsize, b.length, b.above, b.at_most);
+  } else if (code > ddt::kEmbeddedBase + zfs::kEmbeddedPayloadBytes && code != ddt::kNoFitCode) {
+    return kUnknownCode;  // no raw code (a lookup slot of a setting with least-budget codes)
   } else {
     known =
         zfs::ReplayCompressed(scanned_, policy_, compressions_[c], lsize, ddt::RawLengthOf(code));

@@ -1,10 +1,11 @@
 // engine/finish/settled_codes.h
 //
 // A dedup table's codes as the report's pool stores them. A table of least-budget codes
-// (state::CodeKind kLeastBudget) or raw codes (kRaw, ddt/dedup_table.h) keeps what each codec
-// produced, whatever the pool; the figures need psize, embedding and holes under the report's
-// profile and geometry, which zfs::ReplayLeastBudget (lzjb, zle, lz4, gzip in a kLeastBudget
-// table) or zfs::ReplayCompressed (zstd, and every codec of a kRaw table) derives. CodeSettler
+// (state::CodeKind kLeastBudgetZstd, kLeastBudget) or raw codes (kRaw, ddt/dedup_table.h) keeps
+// what each codec produced, whatever the pool; the figures need psize, embedding and holes under
+// the report's profile and geometry, which zfs::ReplayLeastBudget (where
+// state::KeepsLeastBudget: lzjb, zle, lz4, gzip, and from format 9 zstd without early abort) or
+// zfs::ReplayCompressed (zstd's other blocks, and every codec of a kRaw table) derives. CodeSettler
 // gives every entry of a table with its codes turned into rounded ones (hole, EncodeEmbedded,
 // EncodeAllocated, kPendingCode), so the figures read one kind of code whatever the state's. A
 // code whose outcome under the report's budget is not known reads kUnknownCode: CountUnknown
@@ -80,13 +81,18 @@ class CodeSettler {
 
  private:
   ddt::PsizeCode Derive(ddt::PsizeCode code, size_t c, uint64_t lsize) const;
+  // Setting c's code of a block of lsize is a least-budget one (else raw).
+  bool LeastAt(size_t c, uint64_t lsize) const {
+    return least_[c] && state::KeepsLeastBudget(kind_, scanned_, compressions_[c], lsize);
+  }
   bool raw_;
   bool may_be_unknown_ = false;
   uint64_t block_bytes_;
   zfs::WritePolicy scanned_, policy_;
   std::vector<Compression> compressions_;
+  state::CodeKind kind_;
   std::vector<bool> off_;    // per setting: compression=off (derived code)
-  std::vector<bool> least_;  // per setting: least-budget codes (else raw)
+  std::vector<bool> least_;  // per setting: least-budget codes at some lsize (else raw)
   // Per setting, kLookupCodes codes: settled code of each raw or least-budget one (hole to the
   // largest exact length) for a block of block_bytes_; and for least-budget settings, the
   // kNextCodes codes above (kLeastSmallBase + 1 to kLeastLastCode).

@@ -9,6 +9,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
+#include <limits>
+#include <string>
 #include <thread>
 
 #include "engine/estimate/sample_level.h"
@@ -48,6 +51,7 @@ struct RankStats {
   uint64_t files = 0, pieces = 0, bytes_read = 0, blocks = 0, table_entries = 0, table_bytes = 0;
   uint64_t peak_rss = 0;  // by the end of the scan, before the partition
   double seconds = 0;
+  double work_wait_seconds = 0;  // the scan waiting for its next batch of work (work.h)
 };
 
 RankStats StatsOf(const state::ScanState& state, const PieceMap& pieces) {
@@ -85,7 +89,7 @@ void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t 
       "stream_shipped_keys_bytes=%llu exchange_bytes_sent=%llu exchange_entries_sent=%llu "
       "exchange_rounds=%llu exchange_seconds=%.3f exchange_cpu_seconds=%.3f owned_entries=%llu "
       "owned_table_bytes=%llu census_asked=%llu census_reread=%llu census_reread_bytes=%llu "
-      "census_changed=%llu census_origin_bytes=%llu scan_seconds=%.3f "
+      "census_changed=%llu census_origin_bytes=%llu scan_seconds=%.3f work_wait_seconds=%.4f "
       "scan_peak_rss_bytes=%llu peak_rss_bytes=%llu\n",
       rank, static_cast<unsigned long long>(r.files), static_cast<unsigned long long>(r.pieces),
       static_cast<unsigned long long>(r.bytes_read),
@@ -106,8 +110,40 @@ void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t 
       static_cast<unsigned long long>(heavy.asked), static_cast<unsigned long long>(heavy.reread),
       static_cast<unsigned long long>(heavy.reread_bytes),
       static_cast<unsigned long long>(heavy.changed),
-      static_cast<unsigned long long>(heavy.origin_bytes), r.seconds,
+      static_cast<unsigned long long>(heavy.origin_bytes), r.seconds, r.work_wait_seconds,
       static_cast<unsigned long long>(r.peak_rss), static_cast<unsigned long long>(PeakRssBytes()));
+}
+
+// The overrides of the exchanges' sizes (tuning.h). Each rank reads its own environment, and the
+// ranks must agree on them (the census's counts and the shards' sizes shape what goes on the
+// wire): one that differs between ranks is refused on every rank, before any work. Collective.
+Status CheckOverridesAlike(int rank) {
+  constexpr const char* kNames[] = {"ZSIM_MPI_BATCH_BYTES", "ZSIM_MPI_SHIP_BYTES",
+                                    "ZSIM_MPI_EXCHANGE_BYTES", "ZSIM_MPI_SHARD_ENTRIES",
+                                    "ZSIM_MPI_CENSUS_AT"};
+  constexpr int kCount = static_cast<int>(std::size(kNames));
+  uint64_t mine[kCount], root[kCount];
+  for (int i = 0; i < kCount; ++i) mine[i] = root[i] = EnvCount(kNames[i]);
+  MPI_Bcast(root, kCount, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  // The lowest rank with a value unlike rank 0's, and the first such override: rank x kCount + i.
+  int first = std::numeric_limits<int>::max();
+  for (int i = 0; i < kCount; ++i) {
+    if (mine[i] != root[i]) {
+      first = rank * kCount + i;
+      break;
+    }
+  }
+  int lowest = first;
+  MPI_Allreduce(&first, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (lowest == std::numeric_limits<int>::max()) return Status::Ok();
+  const int other = lowest / kCount, which = lowest % kCount;
+  uint64_t value = mine[which];
+  MPI_Bcast(&value, 1, MPI_UINT64_T, other, MPI_COMM_WORLD);
+  return Status::InvalidArgument(std::string(kNames[which]) +
+                                 " differs between ranks (rank 0: " + std::to_string(root[which]) +
+                                 ", rank " + std::to_string(other) + ": " + std::to_string(value) +
+                                 "; unset reads as 0): set it alike on every rank (mpirun -x " +
+                                 kNames[which] + ")");
 }
 
 }  // namespace
@@ -120,6 +156,7 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   const int rank = session.rank();
   const int size = session.size();
   ZSIM_RETURN_IF_ERROR(ValidateScanOptions(options));
+  ZSIM_RETURN_IF_ERROR(CheckOverridesAlike(rank));
   // Rank 0's machine sets the RAM figures and the tables' budget for all: the budget decides
   // which keys a sampled table keeps, which must be the same on every rank.
   ScanOptions resolved = pipeline::ResolveOptions(options);
@@ -131,6 +168,7 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   pipeline::ScanControl local = control;
   if (rank != 0) local.progress = nullptr;
   std::unique_ptr<WorkPool> pool;
+  const WorkWait work_wait = std::make_shared<std::atomic<uint64_t>>(0);
   std::thread server;
   WorkTraffic work;
   if (rank == 0) {
@@ -142,10 +180,10 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
     local.source = [&] {
       if (size > 1)
         server = std::thread([&] { work = ServeWork(pool.get(), size, control.cancel); });
-      return LocalShare(pool.get());
+      return LocalShare(pool.get(), work_wait);
     };
   } else {
-    local.source = [] { return RemoteShare(); };
+    local.source = [work_wait] { return RemoteShare(work_wait); };
   }
   // The tables' entries go to their owners while the ranks read (table_stream.h), once a rank
   // holds kShipBytes of other owners' entries, and the census counts each rank's own references
@@ -205,7 +243,8 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   state::ScanState& state = *scanned;
 
   const bool print_stats = std::getenv("ZSIM_MPI_STATS") != nullptr;
-  const RankStats mine = print_stats ? StatsOf(state, pieces) : RankStats{};
+  RankStats mine = print_stats ? StatsOf(state, pieces) : RankStats{};
+  mine.work_wait_seconds = double(work_wait->load()) * 1e-9;
   // What others shipped during the scan joins the shards this rank owns (the coarser key space
   // of the two, as state::Merge takes).
   if (stream && !stream->received().empty()) {

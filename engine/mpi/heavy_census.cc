@@ -160,6 +160,16 @@ uint64_t BlockOrigins::Add(const std::string& path, uint64_t begin, uint64_t len
   return origin;
 }
 
+std::string OriginsShortBecause(int ranks) {
+  if (ranks > (1 << kRankBits)) {
+    return "origins name ranks 0 to " + std::to_string((1 << kRankBits) - 1) +
+           " only, and this job has " + std::to_string(ranks) +
+           " ranks: run fewer, or give --sample";
+  }
+  return "a rank read more than " + std::to_string(uint64_t{1} << kSegmentBits) +
+         " items, or 512 MiB segments of items, which is more than its origins can name";
+}
+
 int BlockOrigins::RankOf(uint64_t origin) {
   return static_cast<int>((origin >> (kSegmentBits + kUnitBits)) & ((1u << kRankBits) - 1));
 }
@@ -289,7 +299,8 @@ Status CodeHeavyKeys(const std::vector<ddt::DedupTable*>& tables, const BlockOri
     failure = Status::Internal(
         "rank " + std::to_string(rank) + ": " + std::to_string(unlocated) +
         " keys referenced 8 times or more have no recorded origin, so the census cannot code "
-        "them (more items than a rank's origins can name)");
+        "them (" +
+        OriginsShortBecause(size) + ")");
   }
   return failure;
 }

@@ -84,6 +84,10 @@ struct HeavyCensusStats {
   uint64_t origin_bytes = 0;  // the tables' origins and the items' list, at the end of the scan
 };
 
+// Why entries of a job of `ranks` ranks can lack an origin: origins name ranks below 2^15 and, per
+// rank, 2^28 segments (an item takes one per 512 MiB). For CodeHeavyKeys' error.
+std::string OriginsShortBecause(int ranks);
+
 // See the top of the file. `tables`: this rank's shards, one per row, after PartitionTables;
 // `options`: the scan's, resolved; `errors`: this rank's state's input errors, which a block that
 // changed adds its file to. Fails when an entry to code has no origin (the segments overflowed)

@@ -27,9 +27,10 @@ std::mutex& MpiLock() {
   return mu;
 }
 
-void PollPause() {
-  const timespec ts{0, 200 * 1000};
+void PollBackoff::Pause() {
+  const timespec ts{0, static_cast<long>(next_.count()) * 1000};
   nanosleep(&ts, nullptr);
+  next_ = std::min(next_ * 2, std::max(longest_, kFirst));
 }
 
 bool TryReceiveSmall(int source, int tag, std::string* bytes, int* from) {
@@ -45,19 +46,21 @@ bool TryReceiveSmall(int source, int tag, std::string* bytes, int* from) {
 
 std::string ReceiveSmall(int source, int tag, int* from) {
   std::string bytes;
-  while (!TryReceiveSmall(source, tag, &bytes, from)) PollPause();
+  PollBackoff backoff;
+  while (!TryReceiveSmall(source, tag, &bytes, from)) backoff.Pause();
   return bytes;
 }
 
 void Wait(MPI_Request* request) {
   int done = 0;
+  PollBackoff backoff;
   for (;;) {
     {
       std::lock_guard<std::mutex> lock(MpiLock());
       MPI_Test(request, &done, MPI_STATUS_IGNORE);
     }
     if (done) return;
-    PollPause();
+    backoff.Pause();
   }
 }
 
@@ -103,6 +106,7 @@ std::string ReceiveLarge(int source) {
   std::string bytes(size, '\0');
   for (uint64_t off = 0; off < size; off += kPieceBytes) {
     const int n = static_cast<int>(std::min(kPieceBytes, size - off));
+    PollBackoff backoff;
     for (;;) {
       std::unique_lock<std::mutex> lock(MpiLock());
       int flag = 0;
@@ -113,7 +117,7 @@ std::string ReceiveLarge(int source) {
         break;
       }
       lock.unlock();
-      PollPause();
+      backoff.Pause();
     }
   }
   return bytes;

@@ -14,6 +14,7 @@
 #ifndef ZSIM_ENGINE_MPI_MESSAGES_H_
 #define ZSIM_ENGINE_MPI_MESSAGES_H_
 
+#include <chrono>
 #include <mutex>
 #include <string>
 
@@ -47,8 +48,28 @@ bool TryReceiveSmall(int source, int tag, std::string* bytes, int* from);
 void SendLarge(int dest, const std::string& bytes);
 std::string ReceiveLarge(int source);
 
-// Sleeps the polling interval (200 us).
-void PollPause();
+// The pauses of one wait between its polls: the first short (25 us), each next twice as long, up
+// to `longest`, and short again once something came (Reset). Messages that follow each other
+// are taken within tens of microseconds. MPI moves a large message only while both ends call
+// into it (Open MPI has no progress thread here), so a wait for a transfer never pauses longer
+// than kLongest (200 us, the fixed pause it had). Rank 0's work server waits for small requests
+// that come a batch ahead and pauses up to 1 ms: on a node whose cores all scan, each wake takes
+// a core from a scanning thread for a moment, and the fixed 200 us woke it 5,000 times a second.
+class PollBackoff {
+ public:
+  static constexpr std::chrono::microseconds kFirst{25};
+  static constexpr std::chrono::microseconds kLongest{200};
+
+  explicit PollBackoff(std::chrono::microseconds longest = kLongest) : longest_(longest) {}
+  // Sleeps the next pause, then doubles it (up to the longest).
+  void Pause();
+  void Reset() { next_ = kFirst; }
+  std::chrono::microseconds next() const { return next_; }
+
+ private:
+  std::chrono::microseconds longest_;
+  std::chrono::microseconds next_ = kFirst;
+};
 
 // Returns when every rank has called it (a barrier, waited for by polling): before
 // MPI_Finalize, whose own barrier spins.

@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -16,10 +17,18 @@ namespace {
 // A queue of items refilled by `refill` (an empty batch ends it).
 class BatchSource : public walk::WalkSource {
  public:
+  explicit BatchSource(WorkWait wait) : wait_(std::move(wait)) {}
   std::optional<walk::WalkItem> Next() override {
     while (queue_.empty()) {
       if (done_) return std::nullopt;
+      const auto asked = std::chrono::steady_clock::now();
       std::vector<walk::WalkItem> batch = Refill();
+      if (wait_) {
+        const auto waited = std::chrono::steady_clock::now() - asked;
+        wait_->fetch_add(static_cast<uint64_t>(
+                             std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count()),
+                         std::memory_order_relaxed);
+      }
       if (batch.empty()) done_ = true;
       for (walk::WalkItem& item : batch) queue_.push_back(std::move(item));
     }
@@ -33,12 +42,13 @@ class BatchSource : public walk::WalkSource {
   bool done_ = false;
 
  private:
+  WorkWait wait_;
   std::deque<walk::WalkItem> queue_;
 };
 
 class Local : public BatchSource {
  public:
-  explicit Local(WorkPool* pool) : pool_(pool) {}
+  Local(WorkPool* pool, WorkWait wait) : BatchSource(std::move(wait)), pool_(pool) {}
 
  private:
   std::vector<walk::WalkItem> Refill() override { return pool_->Take(); }
@@ -47,7 +57,7 @@ class Local : public BatchSource {
 
 class Remote : public BatchSource {
  public:
-  Remote() { Ask(true); }
+  explicit Remote(WorkWait wait) : BatchSource(std::move(wait)) { Ask(true); }
   ~Remote() override {
     if (done_) return;
     // Interrupted: take the answer on its way (its items go unscanned: the state is partial),
@@ -195,22 +205,28 @@ std::vector<walk::WalkItem> WorkPool::SplitFiles() {
   return split_;
 }
 
-std::unique_ptr<walk::WalkSource> LocalShare(WorkPool* pool) {
-  return std::make_unique<Local>(pool);
+std::unique_ptr<walk::WalkSource> LocalShare(WorkPool* pool, WorkWait wait) {
+  return std::make_unique<Local>(pool, std::move(wait));
 }
 
-std::unique_ptr<walk::WalkSource> RemoteShare() { return std::make_unique<Remote>(); }
+std::unique_ptr<walk::WalkSource> RemoteShare(WorkWait wait) {
+  return std::make_unique<Remote>(std::move(wait));
+}
 
 WorkTraffic ServeWork(WorkPool* pool, int ranks, const std::atomic<bool>* cancel) {
   int active = ranks - 1;
   WorkTraffic traffic;
+  // A rank asks for its next batch a batch ahead (a few ms of its reading): a millisecond's
+  // delay in answering costs it nothing.
+  PollBackoff backoff(std::chrono::milliseconds(1));
   while (active > 0) {
     std::string request;
     int from = 0;
     if (!TryReceiveSmall(MPI_ANY_SOURCE, kTagWorkRequest, &request, &from)) {
-      PollPause();
+      backoff.Pause();
       continue;
     }
+    backoff.Reset();
     if (request.empty() || request[0] == '\0') {
       --active;  // left early
       continue;

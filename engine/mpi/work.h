@@ -33,10 +33,15 @@
 
 namespace zsim::mpi {
 
-// Default batch: 4 MiB of file size, at most 256 items (a few ms of one rank's reading: the
-// next batch's request travels meanwhile). ZSIM_MPI_BATCH_BYTES overrides the size (tests use
-// small batches to spread a small tree over every rank).
-inline constexpr uint64_t kBatchBytes = uint64_t{4} << 20;
+// Default batch: 32 MiB of file size, at most 256 items. The next batch's request travels while
+// one is scanned, so a batch must outlast the round trip, and on a node where every core runs a
+// rank's scan, rank 0's server thread first waits for a core (the scheduler's slice, about a
+// millisecond or more). At 4 MiB (one 8 MiB chunk, 1.5 ms at 5.5 GB/s from the page cache) rank 1
+// of 2 waited 8% of its scan for work; at 32 MiB (about 6 ms) 0.2% (ZSIM_MPI_STATS'
+// work_wait_seconds; bench/results/2026-12-02-s27-mpi). What a rank may hold unscanned at the
+// end is one batch. ZSIM_MPI_BATCH_BYTES overrides the size (tests use small batches to spread a
+// small tree over every rank).
+inline constexpr uint64_t kBatchBytes = uint64_t{32} << 20;
 inline constexpr size_t kBatchItems = 256;
 
 // Walk items as bytes and back (every field a scan reads).
@@ -65,8 +70,13 @@ class WorkPool {
   const uint64_t piece_bytes_;
 };
 
-// Rank 0's own share: batches taken from the pool directly.
-std::unique_ptr<walk::WalkSource> LocalShare(WorkPool* pool);
+// The time a share's scan waited for its next batch, in ns (ZSIM_MPI_STATS). Shared: an
+// abandoned scan may still call its source after the scan has returned.
+using WorkWait = std::shared_ptr<std::atomic<uint64_t>>;
+
+// Rank 0's own share: batches taken from the pool directly. Both shares add the time their
+// scan waited for each batch to `wait` (may be null).
+std::unique_ptr<walk::WalkSource> LocalShare(WorkPool* pool, WorkWait wait);
 
 // What rank 0's server sent.
 struct WorkTraffic {
@@ -81,7 +91,7 @@ WorkTraffic ServeWork(WorkPool* pool, int ranks, const std::atomic<bool>* cancel
 
 // A rank k > 0's share: batches asked of rank 0. Destroying it before the walk is done (an
 // interrupted scan) tells rank 0 this rank has left.
-std::unique_ptr<walk::WalkSource> RemoteShare();
+std::unique_ptr<walk::WalkSource> RemoteShare(WorkWait wait);
 
 }  // namespace zsim::mpi
 

@@ -9,10 +9,12 @@ zfs::WritePolicy ScanWritePolicy(const ScanOptions& options) {
 }
 
 ddt::PsizeCode RawBlockCode(const zfs::WritePolicy& policy, Compression comp, ByteView block,
-                            bool is_zero, codec::Compressor& compressor, MutableByteView scratch) {
-  // What the compressor produced, whatever the pool: the report settles it. lzjb, zle, lz4 and
-  // gzip under the largest budget, with the least budget their output fits.
-  if (zfs::LeastBudgetKnown(comp)) {
+                            bool is_zero, codec::Compressor& compressor, MutableByteView scratch,
+                            state::CodeKind kind) {
+  // What the compressor produced, whatever the pool: the report settles it. lzjb, zle, lz4,
+  // gzip and zstd without early abort under the largest budget, with the least budget their
+  // output fits.
+  if (state::KeepsLeastBudget(kind, policy, comp, block.size())) {
     const codec::LeastBudgetOutcome out =
         codec::LeastBudgetZfsCompress(policy, comp, block, is_zero, compressor, scratch);
     if (out.hole) return ddt::kHoleCode;

@@ -883,8 +883,9 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
 // clock's own cost per block.
 ddt::PsizeCode Scan::CodeOf(Compression comp, ByteView block, bool is_zero, Worker& w) const {
   const MutableByteView scratch(w.scratch.get(), block.size());
-  if (state_.code_kind == state::CodeKind::kLeastBudget) {
-    return RawBlockCode(policy_, comp, block, is_zero, w.compressor, scratch);
+  if (state_.code_kind == state::CodeKind::kLeastBudgetZstd ||
+      state_.code_kind == state::CodeKind::kLeastBudget) {
+    return RawBlockCode(policy_, comp, block, is_zero, w.compressor, scratch, state_.code_kind);
   }
   if (state_.code_kind == state::CodeKind::kRaw) {
     // A --since scan from a state of format 7: every codec's output under the scan's budget.

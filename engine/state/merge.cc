@@ -129,7 +129,7 @@ Status CheckMergeable(const ScanState& a, const ScanState& b) {
   const ScanOptions& y = b.options;
   ZSIM_RETURN_IF_ERROR(CheckSameContent(x, y, "merge"));
   if (a.code_kind != b.code_kind) {
-    // Three kinds since format 8: name both, the older first.
+    // Four kinds since format 9: name both, the older first.
     const auto what = [](CodeKind k) -> std::string {
       switch (k) {
         case CodeKind::kRounded:
@@ -138,9 +138,12 @@ Status CheckMergeable(const ScanState& a, const ScanState& b) {
           return "the compressors' output under the scan's budget (format 7, or a --since scan "
                  "from one)";
         case CodeKind::kLeastBudget:
+          return "the compressors' output with the least budget it fits but for zstd (format 8)";
+        case CodeKind::kLeastBudgetZstd:
           break;
       }
-      return "the compressors' output with the least budget it fits (format 8)";
+      return "the compressors' output with the least budget it fits, zstd's too where early "
+             "abort does not apply (format 9)";
     };
     const CodeKind older = std::min(a.code_kind, b.code_kind);
     const CodeKind newer = std::max(a.code_kind, b.code_kind);

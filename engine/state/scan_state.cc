@@ -26,4 +26,17 @@ ScanMemory StateMemory(const ScanState& state) {
   return m;
 }
 
+bool KeepsLeastBudget(CodeKind kind, const zfs::WritePolicy& scan, Compression c, uint64_t lsize) {
+  switch (kind) {
+    case CodeKind::kRounded:
+    case CodeKind::kRaw:
+      return false;
+    case CodeKind::kLeastBudget:
+      return zfs::LeastBudgetKnown(c);
+    case CodeKind::kLeastBudgetZstd:
+      break;
+  }
+  return zfs::LeastBudgetKept(scan, c, lsize);
+}
+
 }  // namespace zsim::state

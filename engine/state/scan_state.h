@@ -14,17 +14,17 @@
 //   - what the walk met (files, bytes, skipped and failed paths).
 //
 // Nothing in it depends on the pool's allocation (vdev, ashift, copies), the RAM budget or the DDT
-// format: Finish applies those. The tables keep what each codec produced (CodeKind::kLeastBudget:
-// for lzjb, zle, lz4 and gzip the output under the largest budget and the smallest budget it
-// fits, for zstd the output under the scan's budget), from which Finish derives psize and
-// embedding under the report's profile and pool geometry (finish/settled_codes.h); it refuses
-// what they cannot answer (zstd under another budget or early abort, zero blocks with
-// compression=off: finish/finish.h CheckReportOptions). States of format 7 keep every codec's
-// output under the scan's budget (CodeKind::kRaw); states of format 6 and older hold psize
-// rounded under the scan's profile and geometry (CodeKind::kRounded), which those reports must
-// keep.
-// With --sample 1/M or --max-memory, the occurrence sample's and sketches' auxiliary sizes were
-// taken under the scan's allocation, which the report must then keep.
+// format: Finish applies those. The tables keep what each codec produced
+// (CodeKind::kLeastBudgetZstd: for lzjb, zle, lz4 and gzip, and zstd where early abort does not
+// apply, the output under the largest budget and the smallest budget it fits; for zstd's others the
+// output under the scan's budget), from which Finish derives psize and embedding under the report's
+// profile and pool geometry (finish/settled_codes.h); it refuses what they cannot answer (zstd
+// under another budget or early abort, zero blocks with compression=off: finish/finish.h
+// CheckReportOptions). States of format 7 keep every codec's output under the scan's budget
+// (CodeKind::kRaw); states of format 6 and older hold psize rounded under the scan's profile and
+// geometry (CodeKind::kRounded), which those reports must keep. With --sample 1/M or --max-memory,
+// the occurrence sample's and sketches' auxiliary sizes were taken under the scan's allocation,
+// which the report must then keep.
 //
 // Merge (state/merge.h) adds one state into another.
 //
@@ -43,6 +43,7 @@
 #include "engine/ddt/dedup_table.h"
 #include "engine/estimate/distinct_blocks.h"
 #include "engine/estimate/occurrence_sample.h"
+#include "engine/zfs/write_rules.h"
 #include "zsim/scan_options.h"
 #include "zsim/scan_result.h"
 
@@ -219,16 +220,23 @@ enum class CodeKind : uint8_t {
   kRounded = 0,  // psize as the scan's profile and geometry store it (state format <= 6)
   kRaw = 1,      // the compressor's raw output length under the scan's budget (format 7)
   // lzjb, zle, lz4 and gzip: the output under the largest budget and the smallest budget it
-  // fits (zfs::LeastBudgetKnown); zstd: as kRaw (every scan; state format >= 8)
+  // fits (zfs::LeastBudgetKnown); zstd: as kRaw (state format 8)
   kLeastBudget = 2,
+  // As kLeastBudget, and zstd's blocks too where early abort does not apply under the scan's
+  // policy (zfs::LeastBudgetKept); zstd's others as kRaw (every scan; state format >= 9)
+  kLeastBudgetZstd = 3,
 };
+
+// True when a table of `kind` made under the scan policy `scan` holds a least-budget code for a
+// block of `lsize` under `c` (else a raw or rounded one).
+bool KeepsLeastBudget(CodeKind kind, const zfs::WritePolicy& scan, Compression c, uint64_t lsize);
 
 struct ScanState {
   // The scan's options with every default resolved (pipeline/scan.h ResolveOptions). The fields
   // that fixed the content are listed by ContentOptions; the others are the report's defaults.
   ScanOptions options;
   SamplingState sampling;
-  CodeKind code_kind = CodeKind::kLeastBudget;
+  CodeKind code_kind = CodeKind::kLeastBudgetZstd;
   size_t featured = 0;  // the breakdowns' setting: the first that compresses
   std::vector<RowState> rows;
   std::map<DirectoryShape, uint64_t> directories;

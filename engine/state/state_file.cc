@@ -408,18 +408,19 @@ estimate::OccurrenceSums GetOccurrenceSums(FrameReader& r) {
 
 // `least`: the setting keeps least-budget codes (ddt/dedup_table.h).
 bool ValidCode(ddt::PsizeCode c, CodeKind kind, bool least) {
-  if (c == ddt::kPendingCode || c <= ddt::kEmbeddedBase + 112) return true;
+  if (c == ddt::kPendingCode) return true;
+  // A least-budget unit stops at kLeastLastUnit (the output fit lsize - lsize/8).
+  if (least && c > ddt::kLeastLastUnit && c <= ddt::kEmbeddedBase) return false;
+  if (c <= ddt::kEmbeddedBase + 112) return true;
   if (kind == CodeKind::kRounded) return false;
   return c == ddt::kNoFitCode || (least && c <= ddt::kLeastLastCode);
 }
 
+// `policy`: the scan's (its profile decides where zstd's codes are least-budget ones).
 std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r, size_t settings,
                                           const std::vector<ddt::SettingStorage>& expected,
-                                          CodeKind kind, const std::vector<Compression>& comps) {
-  std::vector<bool> least(settings);
-  for (size_t c = 0; c < settings && c < comps.size(); ++c) {
-    least[c] = kind == CodeKind::kLeastBudget && zfs::LeastBudgetKnown(comps[c]);
-  }
+                                          CodeKind kind, const std::vector<Compression>& comps,
+                                          const zfs::WritePolicy& policy) {
   std::vector<ddt::SettingStorage> layout(settings);
   for (size_t c = 0; c < settings; ++c) {
     const uint8_t kind = r.U8();
@@ -457,7 +458,8 @@ std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r, size_t settings,
       if (layout[c].kind == ddt::SettingStorage::Kind::kInline ||
           ((flags & kSideFlag) && layout[c].kind == ddt::SettingStorage::Kind::kSide)) {
         codes[c] = r.U16();
-        if (!ValidCode(codes[c], kind, least[c])) r.Fail("corrupt: a codec outcome");
+        const bool least = c < comps.size() && KeepsLeastBudget(kind, policy, comps[c], e.lsize);
+        if (!ValidCode(codes[c], kind, least)) r.Fail("corrupt: a codec outcome");
       }
     }
     if (!r.ok()) break;
@@ -612,10 +614,12 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version) {
   s.code_kind = CodeKind::kRounded;
   if (version >= 7) {
     const uint8_t kind = r.U8();
-    // Format 7 wrote raw codes only; format 8 scans write least-budget ones (raw or rounded
-    // ones after --since from an older state).
-    const uint8_t newest =
-        static_cast<uint8_t>(version >= 8 ? CodeKind::kLeastBudget : CodeKind::kRaw);
+    // Format 7 wrote raw codes only; format 8 scans write least-budget ones but for zstd, format
+    // 9 scans zstd's too where early abort does not apply (the older kinds after --since from
+    // an older state).
+    const uint8_t newest = static_cast<uint8_t>(version >= 9   ? CodeKind::kLeastBudgetZstd
+                                                : version >= 8 ? CodeKind::kLeastBudget
+                                                               : CodeKind::kRaw);
     if (kind > newest) r.Fail("corrupt: code kind");
     s.code_kind = static_cast<CodeKind>(kind);
   }
@@ -770,7 +774,7 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version) {
         expected[c].kind = ddt::SettingStorage::Kind::kSide;
       }
     }
-    rs.table = GetTable(r, settings, expected, s.code_kind, o.compressions);
+    rs.table = GetTable(r, settings, expected, s.code_kind, o.compressions, policy);
   }
   if (version >= 3 && r.ok()) GetRecords(r, s, version);
   if (version >= 5 && r.ok()) GetLinks(r, s, version);

@@ -50,13 +50,16 @@ namespace zsim::state {
 // 8: lzjb, zle, lz4 and gzip codes hold the output under the largest budget and the smallest
 // budget that output fits (CodeKind::kLeastBudget), so a report may change the ashift, vdev and
 // profile for them whatever the blocks; zstd's stay raw.
+// 9: zstd's codes too where early abort does not apply under the scan's profile (blocks under
+// 128K, levels 1 and 2, 2.1: CodeKind::kLeastBudgetZstd); its other blocks' stay raw.
+// Version 8 is still read as CodeKind::kLeastBudget (zstd's raw, with their refusals).
 // Version 7 is still read as raw codes (CodeKind::kRaw, with its refusals of blocks compressed
 // under another budget). Versions 2 to 6 are still read: their codes as CodeKind::kRounded (psize
 // under the scan's profile and geometry, which their reports keep); versions 2 to 5 as states
 // without records, without a plan (their levels taken as recorded), without links (a merge counts a
 // file linked across them in each), or without indirect counts (the metadata model takes their data
 // as spread over each file).
-inline constexpr uint32_t kStateFormatVersion = 8;
+inline constexpr uint32_t kStateFormatVersion = 9;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process

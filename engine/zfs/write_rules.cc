@@ -138,6 +138,11 @@ bool LeastBudgetKnown(Compression c) {
   return c.algorithm != CompressionAlgorithm::kZstd && c.algorithm != CompressionAlgorithm::kOff;
 }
 
+bool LeastBudgetKept(const WritePolicy& scan, Compression c, uint64_t lsize) {
+  return LeastBudgetKnown(c) ||
+         (c.algorithm == CompressionAlgorithm::kZstd && !ZstdEarlyAbortApplies(scan, c, lsize));
+}
+
 std::optional<BlockWrite> ReplayLeastBudget(const WritePolicy& policy, Compression c,
                                             uint64_t lsize, std::optional<uint64_t> length,
                                             uint64_t above, uint64_t at_most) {

@@ -96,6 +96,14 @@ inline uint64_t LargestCompressionBudget(uint64_t lsize) { return lsize - lsize 
 // zstd's intermediate steps need room that only trying a budget shows: it keeps raw codes.
 bool LeastBudgetKnown(Compression c);
 
+// True when a scan of state format 9 keeps a least-budget code for a block of `lsize` written
+// with `c` under the scan's policy `scan`: LeastBudgetKnown(c), and zstd where early abort does
+// not apply under `scan` (blocks under 128K, levels below 3, 2.1): zstd's least budget is found
+// by runs at the budgets near its output (codec/zfs_block.h ZstdLeastBudget). Where early abort
+// applies, zstd keeps its raw output under the scan's budget: whether the lz4 and zstd-1 probes
+// pass depends on their own least budgets, which one 2-byte code cannot add.
+bool LeastBudgetKept(const WritePolicy& scan, Compression c, uint64_t lsize);
+
 // What ZFS stores under `policy` for a block of `lsize` (not all zero) written with `c` (not
 // off), from what its compressor did under LargestCompressionBudget(lsize) (state format 8,
 // ddt/dedup_table.h least-budget codes): `length` bytes of output (exact up to

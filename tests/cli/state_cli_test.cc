@@ -395,15 +395,19 @@ TEST_F(StateCliTest, ADefaultProfileStateAnswersOtherAshiftsAndVdevs) {
     std::vector<std::string> scan_flags = no_zstd;
     scan_flags.insert(scan_flags.end(), r.begin(), r.end());
     ExpectSameFigures(Report({state}, r), Scan({tiny.string()}, scan_flags));
-    // The default codec list: answered as a scan would, or refused for zstd's blocks only.
+    // The default codec list (zstd-3): zstd's blocks under 128K keep their least budget
+    // (format 9), its 128K blocks their output under the scan's budget, which early abort's
+    // budget keeps at 112K for these pools: answered as a scan would. On draid2:3:7 at ashift 13
+    // early abort's budget for a 128K block is 96K (aligned to 24K): refused, naming it.
     std::vector<std::string> args = {"report", with_zstd, "--json"};
     args.insert(args.end(), r.begin(), r.end());
     const testing::CommandResult got = testing::RunZsim(args);
-    if (got.exit_code == 0) {
+    if (what.find("draid2:3:7") == std::string::npos) {
+      ASSERT_EQ(got.exit_code, 0) << got.err;
       ExpectSameFigures(testing::ParseReportJson(got), Scan({tiny.string()}, r));
     } else {
       EXPECT_EQ(got.exit_code, 2);
-      EXPECT_NE(got.err.find("zstd"), std::string::npos) << got.err;
+      EXPECT_NE(got.err.find("zstd early abort"), std::string::npos) << got.err;
     }
   }
 }

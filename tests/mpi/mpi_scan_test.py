@@ -124,6 +124,11 @@ def rank_stats(stderr, field):
                                                  r"=(\d+)", stderr)]
 
 
+def rank_seconds(stderr, field):
+    return [float(m.group(1)) for m in re.finditer(r"zsim-mpi-stats rank=\d+ .*\b" + field +
+                                                   r"=([0-9.]+)", stderr)]
+
+
 def first_difference(a, b, path=""):
     if type(a) is not type(b):
         return f"{path}: {a!r} vs {b!r}"
@@ -213,6 +218,11 @@ def compare(label, args, ranks=(1, 2, 3, 4), spread=True, sampled=False, pieces=
             rounds = rank_stats(got.stderr, "exchange_rounds")
             check(len(sent) == n and all(r * round_bytes >= b for r, b in zip(rounds, sent)),
                   f"{label} n={n}: {sent} bytes sent in {rounds} rounds of {round_bytes} at most")
+        # The time each rank's scan waited for work is its own, part of its scan's time.
+        waited = rank_seconds(got.stderr, "work_wait_seconds")
+        scanned = rank_seconds(got.stderr, "scan_seconds")
+        check(len(waited) == n and all(w <= s + 0.001 for w, s in zip(waited, scanned)),
+              f"{label} n={n}: waits for work {waited}, scans {scanned}")
         if spread and n > 1:
             used = ranks_with_files(got.stderr)
             check(used >= 2, f"{label} n={n}: only {used} rank(s) scanned files")
@@ -687,6 +697,25 @@ def case_rank_killed():
           f"rank_killed: no message naming the failed rank: {got.stderr[:600]}")
     print("ok rank_killed:", got.stderr.strip().splitlines()[:3], flush=True)
 
+
+
+def case_overrides():
+    """A ZSIM_MPI_* override set on one rank only (here the census's count, which shapes the
+    wire) is refused on every rank with a message naming it: exit 2, no report."""
+    t = tiny()
+    script = (f'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then export ZSIM_MPI_CENSUS_AT=8; fi; '
+              f'exec "{ZSIM}" scan --json --no-progress --recordsize 4K {t}')
+    got = run([MPIRUN, "--allow-run-as-root", "--oversubscribe", "-n", "2", "sh", "-c", script],
+              timeout=300)
+    check(got.returncode == 2, f"overrides: exit {got.returncode}: {got.stderr[:600]}")
+    check(got.stdout.strip() == "", f"overrides: a report was printed: {got.stdout[:300]}")
+    check("ZSIM_MPI_CENSUS_AT differs between ranks (rank 0: 0, rank 1: 8" in got.stderr,
+          f"overrides: no message naming the override: {got.stderr[:600]}")
+    # Set alike on every rank it runs (the tests' own way to shape the exchanges).
+    got = mpirun(2, ["scan", "--json", "--no-progress", "--recordsize", "4K", t],
+                 {"ZSIM_MPI_CENSUS_AT": "8"})
+    check(got.returncode == 0, f"overrides alike: exit {got.returncode}: {got.stderr[:600]}")
+    print("ok overrides", flush=True)
 
 os.makedirs(WORK, exist_ok=True)
 globals()["case_" + CASE]()

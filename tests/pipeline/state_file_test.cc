@@ -154,7 +154,7 @@ TEST(StateFileTest, ATableKeyGivenTwiceIsRefused) {
   }
 }
 
-// Format 8 keeps each codec's outcome with its least budget (format 7: raw outcomes): "did not
+// Format 9 keeps each codec's outcome with its least budget (format 7: raw outcomes): "did not
 // fit" (incompressible data), a short exact length (a small compressible file), lengths in
 // 512-byte units; they read back as saved, and so does the kind of codes (a state of rounded
 // codes, loaded from format 6 or older, saved again stays rounded: its codes mean psize).
@@ -164,7 +164,7 @@ TEST(StateFileTest, RawCodesAndTheirKindReadBack) {
   dir.WriteFile("small.txt", std::vector<uint8_t>(3000, 'a'));
   dir.WriteFile("text.bin", testing::GenerateBlock(100 * 1024, 0.6, 9));
   state::ScanState s = ScannedState(dir);
-  ASSERT_EQ(s.code_kind, state::CodeKind::kLeastBudget);
+  ASSERT_EQ(s.code_kind, state::CodeKind::kLeastBudgetZstd);
   auto codes_of = [](const state::ScanState& st) {
     std::vector<std::vector<ddt::PsizeCode>> out;
     st.rows[0].table->ForEach(
@@ -182,19 +182,24 @@ TEST(StateFileTest, RawCodesAndTheirKindReadBack) {
   }
   EXPECT_TRUE(no_fit && exact && units) << no_fit << exact << units;
   // Least-budget codes above the raw ones ("the least budget lies in the next unit").
-  bool beyond_raw = false;
+  // zstd's too since format 9 (16K blocks: no early abort), which format 8 kept raw.
+  bool beyond_raw = false, zstd_beyond_raw = false;
   for (const auto& codes : saved) {
-    for (ddt::PsizeCode c : codes) {
-      beyond_raw |= c > ddt::kEmbeddedBase + 112 && c < ddt::kNoFitCode;
+    for (size_t i = 0; i < codes.size(); ++i) {
+      const bool beyond = codes[i] > ddt::kEmbeddedBase + 112 && codes[i] < ddt::kNoFitCode;
+      beyond_raw |= beyond;
+      zstd_beyond_raw |=
+          beyond && s.options.compressions[i].algorithm == CompressionAlgorithm::kZstd;
     }
   }
-  for (state::CodeKind kind :
-       {state::CodeKind::kLeastBudget, state::CodeKind::kRaw, state::CodeKind::kRounded}) {
+  for (state::CodeKind kind : {state::CodeKind::kLeastBudgetZstd, state::CodeKind::kLeastBudget,
+                               state::CodeKind::kRaw, state::CodeKind::kRounded}) {
     s.code_kind = kind;
     const std::string bytes = state::EncodeState(s);
     Result<state::ScanState> back =
         state::ParseState(ByteView(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
-    if (kind == state::CodeKind::kRaw && beyond_raw) {
+    if ((kind == state::CodeKind::kRaw && beyond_raw) ||
+        (kind == state::CodeKind::kLeastBudget && zstd_beyond_raw)) {
       ASSERT_FALSE(back.ok());  // raw codes stop at the exact lengths
       continue;
     }
@@ -208,6 +213,46 @@ TEST(StateFileTest, RawCodesAndTheirKindReadBack) {
     ASSERT_TRUE(back.ok()) << back.status().ToString();
     EXPECT_EQ(back->code_kind, kind);
     EXPECT_EQ(codes_of(*back), saved);
+  }
+}
+
+// A least-budget code's unit stops at 28,672 (the output fit lsize - lsize/8 < 14 MiB): a unit
+// above it in an lz4 column (least-budget codes) is corrupt, not "uncompressed".
+TEST(StateFileTest, ALeastBudgetUnitAboveTheLargestBudgetIsRefused) {
+  testing::TempDir dir;
+  dir.WriteFile("text.bin", testing::GenerateBlock(64 * 1024, 0.6, 9));
+  state::ScanState s = ScannedState(dir);
+  ASSERT_EQ(s.code_kind, state::CodeKind::kLeastBudgetZstd);
+  const std::vector<Compression>& comps = s.options.compressions;
+  size_t lz4 = comps.size();
+  for (size_t c = 0; c < comps.size(); ++c) {
+    if (comps[c].algorithm == CompressionAlgorithm::kLz4) lz4 = c;
+  }
+  ASSERT_LT(lz4, comps.size());
+  ASSERT_EQ(s.rows[0].table->layout()[lz4].kind, ddt::SettingStorage::Kind::kInline);
+  ddt::Fingerprint key{};
+  std::vector<ddt::PsizeCode> codes;
+  s.rows[0].table->ForEach([&](const ddt::EntryView& e) {
+    if (codes.empty() && !e.is_zero) {
+      key = e.key;
+      codes.assign(e.codes.size(), ddt::kPendingCode);
+    }
+  });
+  ASSERT_FALSE(codes.empty());
+  auto load_with = [&](ddt::PsizeCode lz4_code) {
+    codes[lz4] = lz4_code;  // the other settings' codes stay (kPendingCode leaves them)
+    s.rows[0].table->SetCodes(key, codes);
+    const std::string bytes = state::EncodeState(s);
+    return state::ParseState(
+        ByteView(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  };
+  EXPECT_TRUE(load_with(ddt::kLeastLastUnit).ok());
+  for (ddt::PsizeCode bad : {ddt::PsizeCode{ddt::kLeastLastUnit + 1}, ddt::PsizeCode{30000},
+                             ddt::PsizeCode{ddt::kEmbeddedBase}}) {
+    Result<state::ScanState> back = load_with(bad);
+    ASSERT_FALSE(back.ok()) << bad;
+    EXPECT_NE(back.status().message().find("codec outcome"), std::string::npos)
+        << back.status().message();
   }
 }
 

@@ -1,0 +1,42 @@
+// PollBackoff (engine/mpi/messages.h), the pauses of a polling wait: short at first, so that
+// messages following each other are taken at once, then doubling up to the longest, so that a
+// long wait wakes rarely.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "engine/mpi/messages.h"
+
+namespace zsim::mpi {
+namespace {
+
+using std::chrono::microseconds;
+
+// By default never longer than the fixed 200 us pause the waits had: a transfer moves only while
+// both ends poll.
+TEST(PollBackoffTest, PausesDoubleFromTheFirstUpToTheLongestAndResetToTheFirst) {
+  PollBackoff backoff;
+  EXPECT_EQ(backoff.next(), microseconds(25));
+  const microseconds want[] = {microseconds(50), microseconds(100), microseconds(200),
+                               microseconds(200)};
+  for (microseconds w : want) {
+    backoff.Pause();
+    EXPECT_EQ(backoff.next(), w);
+  }
+  backoff.Reset();
+  EXPECT_EQ(backoff.next(), microseconds(25));
+}
+
+TEST(PollBackoffTest, ALongerLongestIsReachedAndKept) {
+  PollBackoff backoff(std::chrono::milliseconds(1));  // the work server's
+  for (int i = 0; i < 5; ++i) backoff.Pause();        // 25 us doubled five times
+  EXPECT_EQ(backoff.next(), microseconds(800));
+  backoff.Pause();
+  EXPECT_EQ(backoff.next(), microseconds(1000));
+  backoff.Pause();
+  EXPECT_EQ(backoff.next(), microseconds(1000));
+}
+
+}  // namespace
+}  // namespace zsim::mpi
