@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/estimate/codec_cost.h"
+#include "engine/zfs/write_rules.h"
 
 namespace zsim::estimate {
 
@@ -43,6 +44,11 @@ void ShareTheCap(std::vector<Cell> cells, std::vector<int>* levels_out) {
 
 }  // namespace
 
+bool NearAnchorsLowerLevels(const ScanOptions& options) {
+  return zfs::PsizeRoundingUnit(zfs::DedupPolicyOf(options.profile, options.vdev,
+                                                   options.ashift)) <= zfs::kMinBlockBytes;
+}
+
 int BudgetLevel(uint64_t planned_blocks) {
   int level = 0;
   while (level < kBudgetFractionLevel && (planned_blocks >> (level + 1)) >= kBudgetBlocks) ++level;
@@ -75,10 +81,12 @@ std::vector<int> BudgetLevels(const ScanOptions& options, const std::vector<bool
   }
   if (wishes > kCapSeconds) ShareTheCap(cells, &levels);
   // A setting that follows a near anchor (sample_level.h NearAnchors) coded whole in its row
-  // codes half the row's blocks, where the row plans enough of them for half to be a sample.
-  // Never a fall as the tree grows: the anchor stops being coded whole only at a budget level of
-  // 1 or more, or when the cap raises it, and then the follower, costlier per block by
-  // kNearAnchorSpeedup, is raised at least as far.
+  // codes half the row's blocks, where the row plans enough of them for half to be a sample and
+  // psize rounds to 512 bytes (NearAnchorsLowerLevels). Never a fall as the tree grows: the
+  // anchor stops being coded whole only at a budget level of 1 or more, or when the cap raises
+  // it, and then the follower, costlier per block by kNearAnchorSpeedup, is raised at least as
+  // far.
+  if (!NearAnchorsLowerLevels(options)) return levels;
   for (size_t r = 0; r < rows.size(); ++r) {
     if (rows[r] == 0 || planned_bytes / rows[r] < kNearAnchorMinBlocks) continue;
     std::vector<bool> whole(settings, false);

@@ -68,7 +68,8 @@ inline constexpr double kCapSeconds = 28;
 // Near anchors (sample_level.h NearAnchors): a setting whose near anchor is coded on every unique
 // block of a row codes the blocks of level kNearAnchorLevel and up, half of them, in a row of at
 // least kNearAnchorMinBlocks planned blocks; its estimate is a ratio to the anchor's psize
-// (finish/tally.cc). Level 1, no higher: the anchor stops being coded whole at a budget level of
+// (finish/tally.cc), where psize rounds to 512 bytes (NearAnchorsLowerLevels, below). Level 1,
+// no higher: the anchor stops being coded whole at a budget level of
 // 1 (8,192 blocks), where the follower's own budget takes it to 1, so no level falls as the tree
 // grows. 512 blocks: a smaller row is coded whole, exactly, as before. Half of 512, some 256
 // blocks, is not by itself a sample a normal interval may rest on: at 4K sectors a follower's
@@ -77,6 +78,16 @@ inline constexpr double kCapSeconds = 28;
 // a rare difference (estimate/rare_difference.h) instead of the linearised variance.
 inline constexpr int kNearAnchorLevel = 1;
 inline constexpr uint64_t kNearAnchorMinBlocks = 512;
+
+// True where near anchors lower a follower's level: psize rounds to 512 bytes under the options'
+// profile and allocation (zfs/write_rules.h PsizeRoundingUnit: v23 on any pool, 2.x at ashift 9).
+// At a coarser unit (4K sectors, ashift 12: the default) a follower's psize equals its anchor's
+// on almost every block, a sample of half a row holds too few differences, and their honest
+// bounds (rare_difference.h) span some +-30% of psize (file-server sample, zstd-4 at 16K): such
+// a row is coded whole, exactly. The anchor still serves as the estimator where the budget
+// itself samples a follower (finish/tally.cc). Fixed by options a merge of states must share
+// (state/merge.cc refuses another rounding unit), so a merge's levels are each state's.
+bool NearAnchorsLowerLevels(const ScanOptions& options);
 
 // Per (row, setting), row-major (rows: options.volblocksize, else options.recordsizes): each
 // sampled setting's level for a tree of `planned_bytes`, 0 for the others. A setting's wish is

@@ -4,6 +4,7 @@
 #include <future>
 #include <string>
 
+#include "engine/estimate/codec_budget.h"
 #include "engine/finish/block_sizes.h"
 #include "engine/finish/breakdown_report.h"
 #include "engine/finish/known_codes.h"
@@ -101,6 +102,35 @@ Status CheckRawCodes(const state::ScanState& s, const ReportOptions& r) {
   return Status::Ok();
 }
 
+// The codec budget's levels follow the rounding unit (estimate::NearAnchorsLowerLevels): a scan
+// at 512 bytes codes a near anchor's follower on half the blocks of a row that a scan at a
+// coarser unit codes whole. A report's figures are those of a scan with its options where the
+// state holds every code such a scan would: its levels at or above the scan's (the tally takes
+// the report's levels, KnownCodeLevels). Else refused: those blocks were never coded.
+Status CheckBudgetLevels(const state::ScanState& s, const ScanOptions& effective) {
+  const state::SamplingState& sampling = s.sampling;
+  if (!sampling.adaptive) return Status::Ok();
+  const std::vector<int> scanned =
+      estimate::BudgetLevels(s.options, sampling.sampled, sampling.planned_bytes);
+  const std::vector<int> report =
+      estimate::BudgetLevels(effective, sampling.sampled, sampling.planned_bytes);
+  const size_t settings = s.options.compressions.size();
+  for (size_t i = 0; i < scanned.size() && i < report.size(); ++i) {
+    if (report[i] >= scanned[i]) continue;
+    const size_t row = settings ? i / settings : 0;
+    const std::vector<uint64_t> rows = estimate::RowBlockSizes(s.options);
+    return Status::InvalidArgument(
+        Where(ReportOptionsOf(effective)) + " codes " +
+        CompressionName(s.options.compressions[i % settings]) + " on every unique block of " +
+        "recordsize " + std::to_string(row < rows.size() ? rows[row] / 1024 : 0) +
+        "K, but this state (scanned with " + Where(ReportOptionsOf(s.options)) +
+        ", where compressed blocks round to 512 bytes) coded it on a sample, estimated on a "
+        "cheaper level of its codec; report with an allocation unit of 512 bytes (ashift 9) or "
+        "profile v23, or scan again with these options");
+  }
+  return Status::Ok();
+}
+
 // A file's indirect blocks per level (state::FileShape::indirects) were counted over ranges of
 // the scan's indirect block (zfs/indirect_ranges.h); a profile with another indirect block size
 // (v23: 16K, 2.1 and later: 128K) needs them counted over its own ranges, which the counts do
@@ -159,6 +189,7 @@ Status CheckReportOptions(const state::ScanState& s, const ReportOptions& r) {
   ZSIM_RETURN_IF_ERROR(ValidateScanOptions(effective));
   if (s.code_kind != state::CodeKind::kRounded) ZSIM_RETURN_IF_ERROR(CheckRawCodes(s, r));
   ZSIM_RETURN_IF_ERROR(CheckIndirectCounts(s, r));
+  ZSIM_RETURN_IF_ERROR(CheckBudgetLevels(s, effective));
   const bool allocation_changed =
       r.vdev != o.vdev || r.ashift != o.ashift || r.copies != o.copies || r.profile != o.profile;
   if (allocation_changed && TableSampled(s)) {

@@ -187,6 +187,17 @@ bool SameBlockWrites(const WritePolicy& a, const WritePolicy& b) {
                             a.geometry.gcd_alloc == b.geometry.gcd_alloc);
 }
 
+uint64_t PsizeRoundingUnit(const WritePolicy& policy) {
+  switch (RuleFor(policy.profile).rounding) {
+    case CompressionRule::Rounding::kSector512:
+      return kMinBlockBytes;
+    case CompressionRule::Rounding::kMinAlloc:
+    case CompressionRule::Rounding::kMinAllocThenGcd:
+      return std::max(policy.geometry.min_alloc, policy.geometry.gcd_alloc);
+  }
+  return policy.geometry.min_alloc;
+}
+
 bool ZstdEarlyAbortApplies(const WritePolicy& policy, Compression c, uint64_t lsize) {
   // zfs_zstd_compress_buf (2.2.0+): zstd_earlyabort_pass = 1, zstd_cutoff_level = 3 (the test
   // is level >= 3, so never zstd-1/2 or zstd-fast), zstd_abort_size = 128K.

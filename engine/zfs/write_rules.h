@@ -131,6 +131,12 @@ const char* RawLengthMismatch(const WritePolicy& scan, const WritePolicy& report
 // report made under the other policy.
 bool SameBlockWrites(const WritePolicy& a, const WritePolicy& b);
 
+// The coarsest unit a compressed psize is rounded up to under `policy` (zio_write_compress, as
+// AcceptCompressed): 512 bytes (SPA_MINBLOCKSIZE) in v23, whatever the pool; min_alloc in 2.1
+// (vdev_ashift rounding); in 2.2 and later min_alloc up to min_alloc and gcd_alloc above it
+// (zio_roundup_alloc_size), min_alloc being the coarser of the two.
+uint64_t PsizeRoundingUnit(const WritePolicy& policy);
+
 // zstd early abort applies (2.2+, zstd level >= 3, lsize >= 128K): see codec/zfs_block.h.
 bool ZstdEarlyAbortApplies(const WritePolicy& policy, Compression c, uint64_t lsize);
 

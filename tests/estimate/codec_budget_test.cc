@@ -213,7 +213,9 @@ TEST(CodecBudgetTest, AFollowerOfANearAnchorCodedWholeCodesHalfItsRow) {
   // The database sample: 92 MB, 702 planned 128K blocks (465 unique), below the 8,192 that
   // budget level 1 needs: every codec used to code every block, gzip-9 four fifths of the CPU.
   // Now gzip-9 codes half of them, its estimate a ratio to gzip-6 (coded whole).
-  const ScanOptions o = WithCodecs(V23List(), {128 * 1024});
+  // v23 rounds psize to 512 bytes (on any pool).
+  ScanOptions o = WithCodecs(V23List(), {128 * 1024});
+  o.profile = Profile::kV23;
   const std::vector<bool> sampled = PlanSampling(o.compressions, false).sampled;
   EXPECT_EQ(BudgetLevels(o, sampled, uint64_t{92} << 20),
             (std::vector<int>{0, 0, 0, 0, 0, kNearAnchorLevel}));
@@ -229,20 +231,55 @@ TEST(CodecBudgetTest, AFollowerOfANearAnchorCodedWholeCodesHalfItsRow) {
   for (int lv : BudgetLevels(o, std::vector<bool>(6, false), uint64_t{92} << 20)) EXPECT_EQ(lv, 0);
 }
 
+TEST(CodecBudgetTest, AFollowerIsCodedWholeWherePsizeRoundsToMoreThan512Bytes) {
+  // At 4K sectors (2.4, ashift 12: the default) a follower's psize equals its anchor's on almost
+  // every block: half a row would hold too few differences. Coded whole, as the budget alone says.
+  ScanOptions o = WithCodecs(V23List(), {128 * 1024});
+  const std::vector<bool> sampled = PlanSampling(o.compressions, false).sampled;
+  EXPECT_EQ(BudgetLevels(o, sampled, uint64_t{92} << 20), std::vector<int>(6, 0));
+  EXPECT_FALSE(NearAnchorsLowerLevels(o));
+  o.ashift = 9;  // 2.x at 512-byte sectors: lowered
+  EXPECT_TRUE(NearAnchorsLowerLevels(o));
+  EXPECT_EQ(BudgetLevels(o, sampled, uint64_t{92} << 20),
+            (std::vector<int>{0, 0, 0, 0, 0, kNearAnchorLevel}));
+  o.profile = Profile::kV23;  // 512 bytes whatever the pool
+  for (int ashift : {9, 12, 16}) {
+    o.ashift = ashift;
+    EXPECT_TRUE(NearAnchorsLowerLevels(o)) << ashift;
+  }
+  // --compression all at 16K on the file-server sample (84 MB, 5,376 planned blocks): zstd-4..19
+  // and gzip-7..9 coded whole at ashift 12 as the budget alone says.
+  ScanOptions all = WithCodecs(LongList(), {16 * 1024});
+  const std::vector<bool> all_sampled = PlanSampling(all.compressions, false).sampled;
+  const std::vector<int> budget_only = BudgetLevels(all, all_sampled, uint64_t{84} << 20);
+  all.ashift = 9;
+  const std::vector<int> lowered = BudgetLevels(all, all_sampled, uint64_t{84} << 20);
+  bool any_lowered = false;
+  for (size_t i = 0; i < lowered.size(); ++i) {
+    EXPECT_GE(lowered[i], budget_only[i]) << i;
+    any_lowered = any_lowered || lowered[i] > budget_only[i];
+  }
+  EXPECT_TRUE(any_lowered);
+}
+
 TEST(CodecBudgetTest, NoLevelOfANearAnchorsFollowerFallsAsTheTreeGrows) {
   // The follower's level is 1 while its anchor is coded whole; the anchor stops being coded
   // whole at budget level 1, or when the cap raises it, and the follower is then at 1 or above.
+  // At 512-byte rounding (ashift 9) and at 4K (ashift 12, no follower lowered).
   for (const std::vector<uint64_t>& recordsizes :
        {std::vector<uint64_t>{128 * 1024}, std::vector<uint64_t>{16 * 1024, 1024 * 1024}}) {
     for (const std::vector<Compression>& list : {V23List(), LongList()}) {
-      const ScanOptions o = WithCodecs(list, recordsizes);
-      const std::vector<bool> sampled = PlanSampling(o.compressions, false).sampled;
-      std::vector<int> previous = BudgetLevels(o, sampled, 0);
-      for (uint64_t bytes = 1 << 20; bytes < (uint64_t{1} << 42); bytes += bytes / 13 + 12345) {
-        const std::vector<int> levels = BudgetLevels(o, sampled, bytes);
-        for (size_t i = 0; i < levels.size(); ++i)
-          ASSERT_GE(levels[i], previous[i]) << bytes << " " << i;
-        previous = levels;
+      for (int ashift : {9, 12}) {
+        ScanOptions o = WithCodecs(list, recordsizes);
+        o.ashift = ashift;
+        const std::vector<bool> sampled = PlanSampling(o.compressions, false).sampled;
+        std::vector<int> previous = BudgetLevels(o, sampled, 0);
+        for (uint64_t bytes = 1 << 20; bytes < (uint64_t{1} << 42); bytes += bytes / 13 + 12345) {
+          const std::vector<int> levels = BudgetLevels(o, sampled, bytes);
+          for (size_t i = 0; i < levels.size(); ++i)
+            ASSERT_GE(levels[i], previous[i]) << bytes << " " << i;
+          previous = levels;
+        }
       }
     }
   }
