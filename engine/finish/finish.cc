@@ -64,21 +64,46 @@ Status CheckRoundedCodes(const ScanOptions& o, const ReportOptions& r) {
 }
 
 // A state of raw or least-budget codes: what the compressors produced answers any profile and
-// geometry, except where zfs::RawLengthMismatch says (zstd early abort's budget, zero blocks
-// with compression=off), and for raw codes (zstd; every codec in format 7) under another budget
-// where the output does not tell (CodeSettler::CountUnknown).
+// geometry, except where zfs::ZeroBlockMismatch and zfs::ZstdEarlyAbortMismatch say (zero blocks
+// with compression=off; zstd early abort, tested at the lsizes the table holds), and for raw codes
+// (zstd; every codec in format 7) under another budget where the output does not tell
+// (CodeSettler::CountUnknown).
 Status CheckRawCodes(const state::ScanState& s, const ReportOptions& r) {
   const ScanOptions& o = s.options;
   const zfs::WritePolicy scan = zfs::DedupPolicyOf(o.profile, o.vdev, o.ashift);
   const zfs::WritePolicy report = zfs::DedupPolicyOf(r.profile, r.vdev, r.ashift);
-  uint64_t max_lsize = 0;
-  for (const state::RowState& row : s.rows) max_lsize = std::max(max_lsize, row.block_bytes);
+  const auto refuse = [&](Compression c, const char* why) {
+    return Status::InvalidArgument(
+        Where(r) + " cannot be answered for " + CompressionName(c) +
+        " from this state (scanned with " + Where(ReportOptionsOf(o)) + "): " + why +
+        "; report with the scan's profile and allocation unit, or scan again with these");
+  };
+  bool zstd = false;
   for (const Compression& c : o.compressions) {
-    if (const char* why = zfs::RawLengthMismatch(scan, report, c, max_lsize)) {
-      return Status::InvalidArgument(
-          Where(r) + " cannot be answered for " + CompressionName(c) +
-          " from this state (scanned with " + Where(ReportOptionsOf(o)) + "): " + why +
-          "; report with the scan's profile and allocation unit, or scan again with these");
+    if (const char* why = zfs::ZeroBlockMismatch(scan, report, c)) return refuse(c, why);
+    zstd = zstd || c.algorithm == CompressionAlgorithm::kZstd;
+  }
+  // zstd early abort applies from 128K on: only the lsizes the tables hold there matter (a file
+  // smaller than the recordsize has one block of its size rounded up to 512), whatever kind of
+  // code their entries keep.
+  if (zstd) {
+    constexpr uint64_t kFrom = 128u << 10;
+    std::vector<bool> held;  // by lsize / 512
+    for (const state::RowState& row : s.rows) {
+      if (row.block_bytes < kFrom) continue;
+      row.table->ForEach([&](const ddt::EntryView& e) {
+        if (e.lsize < kFrom || e.is_zero) return;
+        const size_t i = static_cast<size_t>(e.lsize / zfs::kMinBlockBytes);
+        if (i >= held.size()) held.resize(i + 1, false);
+        held[i] = true;
+      });
+    }
+    for (size_t i = 0; i < held.size(); ++i) {
+      if (!held[i]) continue;
+      for (const Compression& c : o.compressions) {
+        if (const char* why = zfs::ZstdEarlyAbortMismatch(scan, report, c, i * zfs::kMinBlockBytes))
+          return refuse(c, why);
+      }
     }
   }
   // Blocks whose outcome under the report's budget the state does not know.

@@ -48,7 +48,8 @@ ReportOptions ReportOptionsOf(const ScanOptions& options);
 
 // Ok when `state` can answer `options`; else kInvalidArgument saying what the state cannot
 // answer and what it can: for a state of least-budget codes (format 8) or raw codes (format 7),
-// a profile or pool under which some block's outcome is not known (zfs::RawLengthMismatch, then
+// a profile or pool under which some block's outcome is not known (zfs::ZeroBlockMismatch and
+// zfs::ZstdEarlyAbortMismatch at the lsizes the tables hold, then
 // each block of a raw code, zstd's in format 8: it reads the tables when a budget differs from
 // the scan's); for rounded codes (format 6 and older), a
 // profile other than the scan's or another rounding unit; allocation or profile changes on a

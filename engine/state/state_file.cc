@@ -416,6 +416,25 @@ bool ValidCode(ddt::PsizeCode c, CodeKind kind, bool least) {
   return c == ddt::kNoFitCode || (least && c <= ddt::kLeastLastCode);
 }
 
+// True when a valid code (ValidCode) of an entry of `lsize` says more than such a block can
+// have: a least-budget code whose least budget lies at or above the largest budget any profile
+// computes for `lsize` (its output fit that one, so its least budget does too), or a raw code
+// whose output is longer than `scan_budget`, the budget the scan gave the compressor.
+bool CodeBeyondBudget(ddt::PsizeCode c, CodeKind kind, bool least, uint64_t lsize,
+                      uint64_t scan_budget) {
+  if (c == ddt::kPendingCode || c == ddt::kHoleCode || c == ddt::kNoFitCode) return false;
+  if (kind == CodeKind::kRounded) return false;
+  if (least) return ddt::LeastBudgetOf(c).above >= zfs::LargestCompressionBudget(lsize);
+  // A raw length above 112 bytes is rounded up to 512: the output is at least 512 bytes
+  // shorter plus one, and above 112.
+  const uint64_t length = *ddt::RawLengthOf(c);
+  const uint64_t shortest =
+      length <= zfs::kEmbeddedPayloadBytes
+          ? length
+          : std::max(length - zfs::kMinBlockBytes + 1, zfs::kEmbeddedPayloadBytes + 1);
+  return shortest > scan_budget;
+}
+
 // `policy`: the scan's (its profile decides where zstd's codes are least-budget ones).
 std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r, size_t settings,
                                           const std::vector<ddt::SettingStorage>& expected,
@@ -459,7 +478,16 @@ std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r, size_t settings,
           ((flags & kSideFlag) && layout[c].kind == ddt::SettingStorage::Kind::kSide)) {
         codes[c] = r.U16();
         const bool least = c < comps.size() && KeepsLeastBudget(kind, policy, comps[c], e.lsize);
-        if (!ValidCode(codes[c], kind, least)) r.Fail("corrupt: a codec outcome");
+        if (!ValidCode(codes[c], kind, least)) {
+          r.Fail("corrupt: a codec outcome");
+        } else if (c < comps.size() &&
+                   CodeBeyondBudget(codes[c], kind, least, e.lsize,
+                                    zfs::CompressionBudget(policy, comps[c], e.lsize))) {
+          r.Fail("corrupt: a codec outcome of " + CompressionName(comps[c]) + " for a block of " +
+                 std::to_string(e.lsize) + " bytes lies beyond " +
+                 (least ? "the largest compression budget of that size"
+                        : "the compression budget the scan gave it"));
+        }
       }
     }
     if (!r.ok()) break;
@@ -762,9 +790,9 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version) {
     // The layout must be the one the scan builds from these options (pipeline/scan.cc): off
     // derived from lsize, a sampled codec kept aside, the others inline, and zero blocks holes
     // where the write rules say so.
-    zfs::WritePolicy policy;
-    policy.profile = o.profile;
-    policy.dedup = true;
+    // The scan's policy: its profile decides where zstd's codes are least-budget ones, its
+    // geometry the budget raw codes were made under.
+    const zfs::WritePolicy policy = zfs::DedupPolicyOf(o.profile, o.vdev, o.ashift);
     std::vector<ddt::SettingStorage> expected(settings);
     for (size_t c = 0; c < settings; ++c) {
       expected[c].zero_is_hole = zfs::ZeroBlockIsHole(policy, o.compressions[c]);

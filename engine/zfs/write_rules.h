@@ -117,13 +117,16 @@ std::optional<BlockWrite> ReplayLeastBudget(const WritePolicy& policy, Compressi
                                             uint64_t lsize, std::optional<uint64_t> length,
                                             uint64_t above, uint64_t at_most);
 
-// Why raw outcomes kept by a scan under `scan` for `c` (blocks of lsize up to `max_lsize`) cannot
-// give what ZFS stores under `report` whatever the blocks, or nullptr: all-zero blocks handled
-// otherwise (compression=off with dedup, 2.3.3/2.4), or zstd early abort applied by one profile
-// and not the other, or against another budget (2.3+ aligns it to gcd_alloc) for some lsize.
-// Per block, ReplayCompressed may still not know.
-const char* RawLengthMismatch(const WritePolicy& scan, const WritePolicy& report, Compression c,
-                              uint64_t max_lsize);
+// Why all-zero blocks a scan under `scan` kept for `c` are written otherwise under `report`, or
+// nullptr: with compression=off and dedup they are holes from 2.3.3 and 2.4 on.
+const char* ZeroBlockMismatch(const WritePolicy& scan, const WritePolicy& report, Compression c);
+
+// Why what a scan under `scan` kept for a block of `lsize` written with `c` cannot give what ZFS
+// stores under `report` whatever the block, or nullptr: zstd early abort applied by one profile
+// and not the other, or against another budget (2.3+ aligns it to gcd_alloc). Per block,
+// ReplayCompressed may still not know.
+const char* ZstdEarlyAbortMismatch(const WritePolicy& scan, const WritePolicy& report,
+                                   Compression c, uint64_t lsize);
 
 // True when every block gets the same BlockWrite under `a` and `b`, whatever its content: the same
 // profile and dedup, and the same allocation unit where the profile's budget or rounding follows

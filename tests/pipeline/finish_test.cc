@@ -248,6 +248,48 @@ TEST(FinishTest, ZstdEarlyAbortKeepsItsProfileAndBudget) {
   EXPECT_NE(st.message().find("budget"), std::string::npos) << st.message();
 }
 
+// zstd early abort decides only at the lsizes the state's tables hold, not at every lsize up to
+// the recordsize: a state of small zstd-3 blocks (all under 128K) answers another allocation
+// unit (2.4, ashift 16: a 128K block's budget would be 64K, not 112K), and so does a state of
+// 256K blocks in a 1M row at ashift 13 (256K's budget is 224K at 4K and 8K alike, though other
+// lsizes from 128K to 1M would change). Where a held lsize's budget changes, it is refused.
+TEST(FinishTest, ZstdEarlyAbortIsTestedAtTheLsizesTheStateHolds) {
+  testing::TempDir dir;
+  for (int i = 0; i < 40; ++i) {
+    dir.WriteFile("small/" + testing::NumberedName("s", i),
+                  testing::GenerateBlock(512 + i * 196, 0.5, 200 + i));
+  }
+  auto fs = io::PosixFileSystem();
+  const auto answers = [&](const ScanOptions& o, int ashift) {
+    SCOPED_TRACE("ashift " + std::to_string(ashift));
+    Result<state::ScanState> s = ScanToState(o, fs.get());
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    finish::ReportOptions r = Report(s->options);
+    r.ashift = ashift;
+    const Status st = finish::CheckReportOptions(*s, r);
+    if (!st.ok()) return st;
+    ScanOptions want = o;
+    want.ashift = ashift;
+    Result<ScanResult> direct = RunScan(want, fs.get());
+    EXPECT_TRUE(direct.ok()) << direct.status().ToString();
+    if (direct.ok()) ExpectSameFigures(finish::Finish(*s, r), *direct);
+    return st;
+  };
+  ScanOptions o = BaseOptions(dir);
+  o.recordsizes = {128 * 1024};
+  o.compressions = {Compression{CompressionAlgorithm::kZstd, 3},
+                    Compression{CompressionAlgorithm::kLz4, 0}};
+  o.profile = Profile::kZfs24;
+  o.ashift = 12;
+  EXPECT_TRUE(answers(o, 16).ok());
+  dir.WriteFile("big.bin", testing::GenerateBlock(256 * 1024, 0.6, 7));
+  o.recordsizes = {128 * 1024, 1024 * 1024};
+  EXPECT_TRUE(answers(o, 13).ok());
+  const Status st = answers(o, 16);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("early abort compares"), std::string::npos) << st.message();
+}
+
 TEST(FinishTest, OptionsTheStateCannotAnswerAreRefused) {
   testing::TempDir dir;
   BuildTree(dir);

@@ -17,14 +17,16 @@
 
 #include "engine/io/file_system.h"
 #include "engine/pipeline/scan.h"
+#include "engine/zfs/write_rules.h"
 #include "tests/util/test_util.h"
 
 namespace zsim::pipeline {
 namespace {
 
-state::ScanState ScannedState(const testing::TempDir& dir) {
+state::ScanState ScannedState(const testing::TempDir& dir, bool exact = false) {
   ScanOptions o;
   o.paths = {dir.path().string()};
+  o.exact = exact;
   o.recordsizes = {16 * 1024};
   o.threads = 1;
   auto fs = io::PosixFileSystem();
@@ -216,43 +218,78 @@ TEST(StateFileTest, RawCodesAndTheirKindReadBack) {
   }
 }
 
-// A least-budget code's unit stops at 28,672 (the output fit lsize - lsize/8 < 14 MiB): a unit
-// above it in an lz4 column (least-budget codes) is corrupt, not "uncompressed".
+// A least-budget code's least budget lies below the largest budget any profile computes for the
+// entry's lsize (the output fit that one): for a 16K block 14,336 bytes, so unit 28 (output in
+// (13,824, 14,336]) is the last, and a unit above it (or above 28,672, which no lsize has) in an
+// lz4 or zstd column (16K: no early abort, least-budget codes) is corrupt, not "uncompressed".
+// A raw code (a state of format 7) stops at the scan's own budget. The message names the column
+// and the lsize.
 TEST(StateFileTest, ALeastBudgetUnitAboveTheLargestBudgetIsRefused) {
   testing::TempDir dir;
   dir.WriteFile("text.bin", testing::GenerateBlock(64 * 1024, 0.6, 9));
-  state::ScanState s = ScannedState(dir);
+  // --exact: every codec's codes inline (SetCodes rewrites them).
+  state::ScanState s = ScannedState(dir, true);
   ASSERT_EQ(s.code_kind, state::CodeKind::kLeastBudgetZstd);
   const std::vector<Compression>& comps = s.options.compressions;
-  size_t lz4 = comps.size();
-  for (size_t c = 0; c < comps.size(); ++c) {
-    if (comps[c].algorithm == CompressionAlgorithm::kLz4) lz4 = c;
-  }
-  ASSERT_LT(lz4, comps.size());
-  ASSERT_EQ(s.rows[0].table->layout()[lz4].kind, ddt::SettingStorage::Kind::kInline);
-  ddt::Fingerprint key{};
-  std::vector<ddt::PsizeCode> codes;
+  // Every entry "did not fit" (valid under every kind of raw or least-budget codes) but the one
+  // code each case sets.
+  std::vector<std::pair<ddt::Fingerprint, std::vector<ddt::PsizeCode>>> entries;
   s.rows[0].table->ForEach([&](const ddt::EntryView& e) {
-    if (codes.empty() && !e.is_zero) {
-      key = e.key;
-      codes.assign(e.codes.size(), ddt::kPendingCode);
-    }
+    std::vector<ddt::PsizeCode> codes(e.codes.begin(), e.codes.end());
+    for (ddt::PsizeCode& c : codes) c = c == ddt::kPendingCode ? c : ddt::kNoFitCode;
+    EXPECT_EQ(e.lsize, 16u * 1024);
+    if (!e.is_zero) entries.emplace_back(e.key, codes);
   });
-  ASSERT_FALSE(codes.empty());
-  auto load_with = [&](ddt::PsizeCode lz4_code) {
-    codes[lz4] = lz4_code;  // the other settings' codes stay (kPendingCode leaves them)
-    s.rows[0].table->SetCodes(key, codes);
-    const std::string bytes = state::EncodeState(s);
-    return state::ParseState(
-        ByteView(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
-  };
-  EXPECT_TRUE(load_with(ddt::kLeastLastUnit).ok());
-  for (ddt::PsizeCode bad : {ddt::PsizeCode{ddt::kLeastLastUnit + 1}, ddt::PsizeCode{30000},
-                             ddt::PsizeCode{ddt::kEmbeddedBase}}) {
-    Result<state::ScanState> back = load_with(bad);
-    ASSERT_FALSE(back.ok()) << bad;
-    EXPECT_NE(back.status().message().find("codec outcome"), std::string::npos)
-        << back.status().message();
+  ASSERT_FALSE(entries.empty());
+  for (const auto& [key, codes] : entries) s.rows[0].table->SetCodes(key, codes);
+  const ddt::Fingerprint key = entries[0].first;
+  const std::vector<ddt::PsizeCode> codes = entries[0].second;
+  for (CompressionAlgorithm algorithm : {CompressionAlgorithm::kLz4, CompressionAlgorithm::kZstd}) {
+    size_t col = comps.size();
+    for (size_t c = 0; c < comps.size(); ++c) {
+      if (comps[c].algorithm == algorithm) col = c;
+    }
+    ASSERT_LT(col, comps.size());
+    ASSERT_EQ(s.rows[0].table->layout()[col].kind, ddt::SettingStorage::Kind::kInline);
+    const std::string name = CompressionName(comps[col]);
+    auto load_with = [&](ddt::PsizeCode code) {
+      std::vector<ddt::PsizeCode> set = codes;
+      set[col] = code;
+      s.rows[0].table->SetCodes(key, set);
+      const std::string bytes = state::EncodeState(s);
+      return state::ParseState(
+          ByteView(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+    };
+    s.code_kind = state::CodeKind::kLeastBudgetZstd;
+    for (ddt::PsizeCode good : {ddt::PsizeCode{28}, ddt::PsizeCode{ddt::kLeastNextBase + 27}}) {
+      Result<state::ScanState> back = load_with(good);
+      EXPECT_TRUE(back.ok()) << name << " " << good << " " << back.status().ToString();
+    }
+    for (ddt::PsizeCode bad :
+         {ddt::PsizeCode{29}, ddt::PsizeCode{200}, ddt::PsizeCode{ddt::kLeastLastUnit},
+          ddt::PsizeCode{ddt::kLeastNextBase + 28}, ddt::PsizeCode{ddt::kLeastLastUnit + 1},
+          ddt::PsizeCode{30000}, ddt::PsizeCode{ddt::kEmbeddedBase}}) {
+      Result<state::ScanState> back = load_with(bad);
+      ASSERT_FALSE(back.ok()) << name << " " << bad;
+      const std::string& why = back.status().message();
+      EXPECT_NE(why.find("codec outcome"), std::string::npos) << why;
+      if (bad <= 200 || bad == ddt::kLeastNextBase + 28) {
+        EXPECT_NE(why.find(name + " for a block of 16384 bytes"), std::string::npos) << why;
+      }
+    }
+    // Raw codes: the output fit the scan's budget (the default pool's: aligned to its
+    // allocation unit from 2.3 on).
+    s.code_kind = state::CodeKind::kRaw;
+    const uint64_t budget = zfs::CompressionBudget(
+        zfs::DedupPolicyOf(s.options.profile, s.options.vdev, s.options.ashift), comps[col],
+        16 * 1024);
+    const auto last = static_cast<ddt::PsizeCode>((budget + 511) / 512);
+    EXPECT_TRUE(load_with(last).ok()) << name << " " << last;
+    Result<state::ScanState> beyond = load_with(static_cast<ddt::PsizeCode>(last + 1));
+    ASSERT_FALSE(beyond.ok()) << name << " " << last + 1;
+    EXPECT_NE(beyond.status().message().find("the scan gave it"), std::string::npos)
+        << beyond.status().message();
+    s.code_kind = state::CodeKind::kLeastBudgetZstd;
   }
 }
 
