@@ -188,17 +188,22 @@ TEST(CodecBudgetScanTest, FewSampledBlocksGiveAnIntervalHoldingTheExactRatio) {
   ExpectHonestInterval(tmp);
 }
 
-// Text-like 8 KiB records, each unique: words from a vocabulary whose size varies from record to
-// record (2 to 241 words), so gzip's levels compress them from about 30x to 2x.
-void WriteWordRecords(testing::TempDir& tmp, int records) {
-  constexpr size_t kWordRecord = 8192;
+// xorshift64: a fixed stream of pseudo-random words, the same on every platform.
+struct XorShift {
   uint64_t x = 0x9e3779b97f4a7c15ULL;
-  auto next = [&x] {
+  uint64_t operator()() {
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;
     return x;
-  };
+  }
+};
+
+// Text-like 8 KiB records, each unique: words from a vocabulary whose size varies from record to
+// record (2 to 241 words), so gzip's levels compress them from about 30x to 2x.
+void WriteWordRecords(testing::TempDir& tmp, int records) {
+  constexpr size_t kWordRecord = 8192;
+  XorShift next;
   std::vector<std::string> words;
   for (int w = 0; w < 256; ++w) {
     std::string word;
@@ -339,13 +344,7 @@ TEST(CodecBudgetScanTest, AReportAtAnotherRoundingUnitEqualsItsScanOrIsRefused) 
 void WriteSectorEdgeRecords(testing::TempDir& tmp, int salt) {
   constexpr int kRecords = 1200;
   constexpr size_t kWordRecord = 8192;
-  uint64_t x = 0x9e3779b97f4a7c15ULL;
-  auto next = [&x] {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return x;
-  };
+  XorShift next;
   std::vector<std::string> words, phrases;
   for (int w = 0; w < 256; ++w) {
     std::string word;
