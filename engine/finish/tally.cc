@@ -240,15 +240,11 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   for (size_t c = 0; c < settings_; ++c) whole[c] = known[c] < 0;
   const std::vector<int> near = estimate::NearAnchors(options_.compressions, whole);
   std::vector<int> anchor(settings_, -1);
-  std::vector<bool> regression_anchor(settings_, false);
+  std::vector<bool> near_anchored(settings_, false);  // a ratio estimate on anchor[c]
   for (size_t c = 0; c < settings_; ++c) {
     if (m > 1) continue;  // FinishSampledTable calibrates on lsize
-    anchor[c] = sampling.anchors[c];
-    regression_anchor[c] = anchor[c] >= 0;
-    if (near[c] >= 0) {
-      anchor[c] = near[c];
-      regression_anchor[c] = false;
-    }
+    near_anchored[c] = near[c] >= 0;
+    anchor[c] = near_anchored[c] ? near[c] : sampling.anchors[c];
   }
   if (any_sampled) {
     codes.ForEach(table, [&](const ddt::EntryView& e) {
@@ -325,10 +321,13 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   // how far each unsampled one could (rare_difference.h), for when too few differ to rest a
   // normal interval on.
   std::vector<estimate::RareDifferenceBound> rare(settings_);
-  auto near_anchored = [&](size_t c) { return near[c] >= 0 && anchor[c] == near[c]; };
   // Entries below a record, (unique, duplicate): an entry's lsize is exact even where its psize
   // is sampled (whether a sampled entry is embedded, and so has no entry, is not known).
   std::vector<PartialEntries> partial(settings_);
+  // A sampled setting on a regression anchor (not a near one) whose samples carry the fit.
+  auto regresses = [&](size_t c) {
+    return Regresses(anchor[c] >= 0 && !near_anchored[c], sampled_ref[c], sampled_alloc[c]);
+  };
   codes.ForEach(table, [&](const ddt::EntryView& e) {
     const uint64_t refs = e.refcount;
     const int lv = estimate::SampleLevel(e.key.lo);
@@ -355,7 +354,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         b.anchor += x;
         b.ref_anchor += double(refs) * x;
         if (code == ddt::kPendingCode || lv < level[c]) {
-          if (near_anchored(c)) {
+          if (near_anchored[c]) {
             rare[c].AddUnsampled(double(refs) * (double(e.lsize) - x), double(refs) * x);
           }
           continue;
@@ -383,7 +382,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
           b.s_ref_emb_bytes += double(refs * ddt::EmbeddedPayload(code));
         }
         sampled_ratio[c].Add(double(refs) * x, double(refs * psize));
-        if (near_anchored(c)) rare[c].AddSampled(double(refs * psize), double(refs) * x);
+        if (near_anchored[c]) rare[c].AddSampled(double(refs * psize), double(refs) * x);
         sampled_ref[c].Add(double(refs * e.lsize), double(refs) * x, double(refs * psize));
         sampled_alloc[c].Add(double(e.lsize), x, double(psize));
         continue;
@@ -422,7 +421,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     // sampled, borrowed the whole sample's residual while the 24,351 referenced once took their
     // own, which put zstd-3 0.6% low, outside its +-0.31%.) Otherwise ratios to the anchor
     // (lsize).
-    const bool regression = Regresses(regression_anchor[c], sampled_ref[c], sampled_alloc[c]);
+    const bool regression = regresses(c);
     const estimate::RegressionEstimator::Fit fit_ref =
         regression ? sampled_ref[c].Coefficients() : estimate::RegressionEstimator::Fit{};
     const estimate::RegressionEstimator::Fit fit_alloc =
@@ -494,14 +493,15 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       // the metadata are exact.
       const uint64_t meta_psize = MetadataOf(row, c, s).MetadataPsize();
       double ref_lsize = 0, ref_anchor = 0;
+      BucketSums sample;  // every bucket's sampled sums
       for (const BucketSums& b : buckets[c]) {
         ref_lsize += b.ref_lsize;
         ref_anchor += b.ref_anchor;
+        sample.AddSample(b);
       }
-      const double rel =
-          Regresses(regression_anchor[c], sampled_ref[c], sampled_alloc[c])
-              ? sampled_ref[c].RelativeHalfWidth95(double(population[c]), ref_lsize, ref_anchor)
-              : sampled_ratio[c].RelativeHalfWidth95(double(population[c]));
+      const double rel = regresses(c) ? sampled_ref[c].RelativeHalfWidth95(double(population[c]),
+                                                                           ref_lsize, ref_anchor)
+                                      : sampled_ratio[c].RelativeHalfWidth95(double(population[c]));
       const double p = double(s.psize - std::min(s.psize, census_psize[c]));
       std::array<double, 2> p_range{p * (1 - rel), p * (1 + rel)};
       // A sample worth fewer than kMinIntervalBlocks blocks (a row with few unique blocks, a
@@ -516,22 +516,12 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       // exactly, plus what a 97.5% bound on the count of unsampled differing blocks could rise
       // or fall. They lie within the certain bounds (an unsampled block between 0 and its
       // lsize), so they take their place too where the sample is worth few blocks.
-      if (near_anchored(c) && (rare[c].differing() < estimate::kMinIntervalBlocks || few_units)) {
-        double s_ref_psize = 0, s_ref_anchor = 0;
-        for (const BucketSums& b : buckets[c]) {
-          s_ref_psize += b.s_ref_psize;
-          s_ref_anchor += b.s_ref_anchor;
-        }
-        const double known = s_ref_psize + (ref_anchor - s_ref_anchor);
+      if (near_anchored[c] && (rare[c].differing() < estimate::kMinIntervalBlocks || few_units)) {
+        const double known = sample.s_ref_psize + (ref_anchor - sample.s_ref_anchor);
         const std::array<double, 2> d = rare[c].Bounds();
         p_range = {std::max(0.0, known - d[0]), known + d[1]};
       } else if (few_units) {
-        double s_ref_lsize = 0, s_ref_psize = 0;
-        for (const BucketSums& b : buckets[c]) {
-          s_ref_lsize += b.s_ref_lsize;
-          s_ref_psize += b.s_ref_psize;
-        }
-        p_range = estimate::CertainPsizeBounds(s_ref_psize, ref_lsize - s_ref_lsize);
+        p_range = estimate::CertainPsizeBounds(sample.s_ref_psize, ref_lsize - sample.s_ref_lsize);
       }
       s.ci95 =
           CompressRatioInterval(double(s.lsize + meta_psize), double(census_psize[c] + meta_psize),
