@@ -191,8 +191,9 @@ uint64_t PsizeRoundingUnit(const WritePolicy& policy) {
   switch (RuleFor(policy.profile).rounding) {
     case CompressionRule::Rounding::kSector512:
       return kMinBlockBytes;
-    case CompressionRule::Rounding::kMinAlloc:
-    case CompressionRule::Rounding::kMinAllocThenGcd:
+    case CompressionRule::Rounding::kMinAlloc:  // AcceptCompressed: up to min_alloc
+      return policy.geometry.min_alloc;
+    case CompressionRule::Rounding::kMinAllocThenGcd:  // min_alloc, then steps of gcd_alloc
       return std::max(policy.geometry.min_alloc, policy.geometry.gcd_alloc);
   }
   return policy.geometry.min_alloc;
