@@ -12,7 +12,6 @@
 #include <iterator>
 #include <limits>
 #include <string>
-#include <thread>
 
 #include "engine/estimate/sample_level.h"
 #include "engine/mpi/census.h"
@@ -175,18 +174,19 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   if (rank != 0) local.progress = nullptr;
   std::unique_ptr<WorkPool> pool;
   const WorkWait work_wait = std::make_shared<std::atomic<uint64_t>>(0);
-  std::thread server;
-  WorkTraffic work;
+  // Rank 0 answers the others' requests for work from its scan (work.h WorkServer), and once its
+  // scan is over until each has had its last batch: only if the scan asked for its source, past
+  // the checks that refuse options (which every rank makes alike, so no rank then asks for work).
+  std::unique_ptr<WorkServer> server;
+  bool serving = false;
   if (rank == 0) {
     pool = std::make_unique<WorkPool>(pipeline::MakeWalk(resolved, fs),
                                       EnvCount("ZSIM_MPI_BATCH_BYTES"),
                                       pipeline::ChunkBytes(resolved));
-    // Started when the scan asks for its source, past the checks that refuse options (which
-    // every rank makes alike, so no rank is then waiting for work).
+    if (size > 1) server = std::make_unique<WorkServer>(pool.get(), size, control.cancel);
     local.source = [&] {
-      if (size > 1)
-        server = std::thread([&] { work = ServeWork(pool.get(), size, control.cancel); });
-      return LocalShare(pool.get(), work_wait);
+      serving = server != nullptr;
+      return LocalShare(pool.get(), server.get(), work_wait);
     };
   } else {
     local.source = [work_wait] { return RemoteShare(work_wait); };
@@ -221,7 +221,10 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
     local.tables_started = [&stream](const std::vector<ddt::DedupTable*>& tables) {
       stream->Start(tables);
     };
-    local.chunk_done = [&stream] { stream->AfterChunk(); };
+    local.chunk_done = [&stream, work_server = server.get()] {
+      if (work_server) work_server->Poll();
+      stream->AfterChunk();
+    };
     if (own_census) {
       local.census_refcount = census.refcount;
       const ShippedKeys* shipped = &stream->shipped();
@@ -237,13 +240,18 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   };
   Result<state::ScanState> scanned = pipeline::ScanToState(resolved, fs, local);
   const auto scan_end = std::chrono::steady_clock::now();
-  // Every rank ships no more and has merged what others shipped to it (refused options: no rank
-  // started the stream). Before rank 0's work server ends, which waits for the last rank's scan:
-  // meanwhile the stream merges what comes.
+  // Rank 0 answers the others until each has had its last batch (their scans end with it), then
+  // every rank ships no more and has merged what others shipped to it (refused options: no rank
+  // started the stream).
+  WorkTraffic work;
+  if (serving) {
+    server->Drain();
+    work = server->traffic();
+  }
   Status streamed = stream ? stream->Finish() : Status::Ok();
-  if (server.joinable()) server.join();
   const std::vector<walk::WalkItem> split =
       pool ? pool->SplitFiles() : std::vector<walk::WalkItem>();
+  server.reset();
   pool.reset();
   // Refused options: every rank refuses alike before asking for work.
   if (!scanned.ok()) return scanned.status();
