@@ -27,10 +27,15 @@ std::mutex& MpiLock() {
   return mu;
 }
 
-void PollBackoff::Pause() {
-  const timespec ts{0, static_cast<long>(next_.count()) * 1000};
-  nanosleep(&ts, nullptr);
+std::chrono::microseconds PollBackoff::Advance() {
+  const std::chrono::microseconds pause = next_;
   next_ = std::min(next_ * 2, std::max(longest_, kFirst));
+  return pause;
+}
+
+void PollBackoff::Pause() {
+  const timespec ts{0, static_cast<long>(Advance().count()) * 1000};
+  nanosleep(&ts, nullptr);
 }
 
 bool TryReceiveSmall(int source, int tag, std::string* bytes, int* from) {

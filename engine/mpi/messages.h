@@ -63,6 +63,8 @@ class PollBackoff {
   explicit PollBackoff(std::chrono::microseconds longest = kLongest) : longest_(longest) {}
   // Sleeps the next pause, then doubles it (up to the longest).
   void Pause();
+  // The next pause, doubling it (up to the longest), for a wait that sleeps on its own terms.
+  std::chrono::microseconds Advance();
   void Reset() { next_ = kFirst; }
   std::chrono::microseconds next() const { return next_; }
 
