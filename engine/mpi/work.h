@@ -36,9 +36,9 @@
 namespace zsim::mpi {
 
 // Default batch: 32 MiB of file size, at most 256 items. The next batch's request travels while
-// one is scanned, so a batch must outlast the round trip, and on a node where every core runs a
-// rank's scan, rank 0's server thread first waits for a core (the scheduler's slice, about a
-// millisecond or more). At 4 MiB (one 8 MiB chunk, 1.5 ms at 5.5 GB/s from the page cache) rank 1
+// one is scanned, so a batch must outlast the round trip, which includes rank 0 reaching the end
+// of its current chunk (WorkServer; before, a server thread that first waited for a core on a
+// node where every core runs a rank's scan). At 4 MiB (one 8 MiB chunk, 1.5 ms at 5.5 GB/s from the page cache) rank 1
 // of 2 waited 8% of its scan for work; at 32 MiB (about 6 ms) 0.2% (ZSIM_MPI_STATS'
 // work_wait_seconds; bench/results/2026-12-02-s27-mpi). What a rank may hold unscanned at the
 // end is one batch. ZSIM_MPI_BATCH_BYTES overrides the size (tests use small batches to spread a
