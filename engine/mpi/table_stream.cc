@@ -15,6 +15,7 @@
 #include "engine/mpi/messages.h"
 #include "engine/mpi/partition.h"
 #include "engine/mpi/tuning.h"
+#include "engine/state/table_budget.h"
 
 namespace zsim::mpi {
 namespace {
@@ -219,7 +220,9 @@ void TableStream::MergeInbox() {
     if (!parts[row]) continue;
     if (census_) {
       received_[row]->Merge(*parts[row]);
-      Fit(received_);
+      std::vector<ddt::DedupTable*> received;
+      for (const auto& t : received_) received.push_back(t.get());
+      Fit(received);
     } else {
       std::lock_guard<pipeline::TableGate> gate(gate_);
       tables_[row]->Merge(*parts[row]);
@@ -229,20 +232,15 @@ void TableStream::MergeInbox() {
   }
 }
 
-template <typename Tables>
-void TableStream::Fit(const Tables& tables) {
+void TableStream::Fit(const std::vector<ddt::DedupTable*>& tables) const {
+  state::FitTablesToShards(tables);
+  if (budget_bytes_ == 0) return;
   for (;;) {
     const uint32_t shift = tables[0]->sample_shift();
-    if (shift >= 40) return;
     uint64_t bytes = 0;
-    bool full = false;
-    for (const auto& t : tables) {
-      bytes += t->local_memory_bytes();
-      // fullest_shard() rounds down to a multiple of 4096.
-      full = full || uint64_t{t->fullest_shard()} + 4096 > ddt::DedupTable::kShardEntriesToSample;
-    }
-    if (!full && (budget_bytes_ == 0 || bytes <= budget_bytes_)) return;
-    for (const auto& t : tables) t->RaiseSampleShift(shift + 1);
+    for (const ddt::DedupTable* t : tables) bytes += t->local_memory_bytes();
+    if (shift >= 40 || bytes <= budget_bytes_) return;
+    for (ddt::DedupTable* t : tables) t->RaiseSampleShift(shift + 1);
   }
 }
 

@@ -116,10 +116,9 @@ class TableStream {
   // one arena would not serve the other's growth, about 10-15 MB more resident per rank at
   // 2 GiB of 512-byte records), and from the thread once the scan is over.
   void MergeInbox();
-  // Raises `tables`' sample shift, alike, while a shard nears its limit or they outgrow the
-  // budget (see the top of the file).
-  template <typename Tables>
-  void Fit(const Tables& tables);
+  // Raises `tables`' sample shift, alike, while a shard nears its limit (as one process's,
+  // state::FitTablesToShards) or they outgrow the budget (see the top of the file).
+  void Fit(const std::vector<ddt::DedupTable*>& tables) const;
 
   const int rank_, size_;
   uint64_t ship_bytes_;
