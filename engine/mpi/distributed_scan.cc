@@ -186,6 +186,7 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
     if (size > 1) server = std::make_unique<WorkServer>(pool.get(), size, control.cancel);
     local.source = [&] {
       serving = server != nullptr;
+      if (serving) server->Start();
       return LocalShare(pool.get(), server.get(), work_wait);
     };
   } else {
@@ -245,7 +246,7 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   // started the stream).
   WorkTraffic work;
   if (serving) {
-    server->Drain();
+    server->Finish();
     work = server->traffic();
   }
   Status streamed = stream ? stream->Finish() : Status::Ok();

@@ -56,7 +56,9 @@ class Local : public BatchSource {
     // The others first: a rank whose scan finds no data to read (directories, empty files)
     // calls no chunk's end, and would otherwise take every batch itself.
     if (server_) server_->Poll();
-    return pool_->Take();
+    std::vector<walk::WalkItem> batch = pool_->Take();
+    if (batch.empty() && server_) server_->DrainInBackground();
+    return batch;
   }
   WorkPool* pool_;
   WorkServer* server_;
@@ -64,22 +66,46 @@ class Local : public BatchSource {
 
 class Remote : public BatchSource {
  public:
-  explicit Remote(WorkWait wait) : BatchSource(std::move(wait)) { Ask(true); }
+  // Its first batch comes unasked (work.h).
+  explicit Remote(WorkWait wait) : BatchSource(std::move(wait)) {}
   ~Remote() override {
-    if (done_) return;
-    // Interrupted: take the answer on its way (its items go unscanned: the state is partial),
-    // then say goodbye so rank 0 stops waiting for this rank.
-    ReceiveSmall(0, kTagWorkBatch, nullptr);
-    Ask(false);
+    if (!done_) {
+      // Interrupted: take the answer on its way (its items go unscanned: the state is partial),
+      // then say goodbye so rank 0 stops waiting for this rank.
+      ReceiveSmall(0, kTagWorkBatch, nullptr);
+      Ask(false);
+    }
+    EndAsk();
   }
 
  private:
-  void Ask(bool more) { SendSmall(0, kTagWorkRequest, std::string(1, more ? '\1' : '\0')); }
+  // A request goes out without waiting for its send to complete, which may wait for rank 0 to
+  // call into MPI, and rank 0 does only between its chunks (WorkServer).
+  void Ask(bool more) {
+    EndAsk();  // the previous one, taken by rank 0 when it answered
+    ask_ = std::string(1, more ? '\1' : '\0');
+    std::lock_guard<std::mutex> lock(MpiLock());
+    MPI_Isend(ask_.data(), 1, MPI_BYTE, 0, kTagWorkRequest, MPI_COMM_WORLD, &asking_);
+  }
+  void EndAsk() {
+    PollBackoff backoff;
+    for (;;) {
+      int done = 0;
+      {
+        std::lock_guard<std::mutex> lock(MpiLock());
+        MPI_Test(&asking_, &done, MPI_STATUS_IGNORE);  // at once for MPI_REQUEST_NULL
+      }
+      if (done) return;
+      backoff.Pause();
+    }
+  }
   std::vector<walk::WalkItem> Refill() override {
     std::vector<walk::WalkItem> batch = DecodeItems(ReceiveSmall(0, kTagWorkBatch, nullptr));
     if (!batch.empty()) Ask(true);  // the next batch travels while this one is scanned
     return batch;
   }
+  std::string ask_;
+  MPI_Request asking_ = MPI_REQUEST_NULL;
 };
 
 uint64_t ItemBytes(const walk::WalkItem& item) {
@@ -226,9 +252,11 @@ struct WorkServer::Answer {
 };
 
 WorkServer::WorkServer(WorkPool* pool, int ranks, const std::atomic<bool>* cancel)
-    : pool_(pool), cancel_(cancel), active_(ranks - 1) {}
+    : pool_(pool), cancel_(cancel), ranks_(ranks), active_(ranks - 1) {}
 
-WorkServer::~WorkServer() = default;
+WorkServer::~WorkServer() {
+  if (drainer_.joinable()) drainer_.join();
+}
 
 WorkTraffic WorkServer::traffic() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -261,13 +289,18 @@ bool WorkServer::AnswerOne() {
     --active_;  // left early
     return true;
   }
+  SendBatch(from);
+  return true;
+}
+
+void WorkServer::SendBatch(int to) {
   const bool stop = cancel_ != nullptr && cancel_->load();
   const std::vector<walk::WalkItem> batch = stop ? std::vector<walk::WalkItem>() : pool_->Take();
   auto answer = std::make_unique<Answer>();
   answer->bytes = EncodeItems(batch);
   {
     std::lock_guard<std::mutex> lock(MpiLock());
-    MPI_Isend(answer->bytes.data(), static_cast<int>(answer->bytes.size()), MPI_BYTE, from,
+    MPI_Isend(answer->bytes.data(), static_cast<int>(answer->bytes.size()), MPI_BYTE, to,
               kTagWorkBatch, MPI_COMM_WORLD, &answer->request);
   }
   traffic_.bytes += answer->bytes.size();
@@ -277,17 +310,32 @@ bool WorkServer::AnswerOne() {
   } else {
     ++traffic_.batches;
   }
-  return true;
+}
+
+void WorkServer::Start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int to = 1; to < ranks_; ++to) SendBatch(to);
 }
 
 void WorkServer::Poll() {
-  std::lock_guard<std::mutex> lock(mu_);
+  // Held by the draining thread from its start to its end: it answers meanwhile.
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return;
   const auto now = std::chrono::steady_clock::now();
   if (now - last_poll_ < kPollEvery) return;
   last_poll_ = now;
   Progress();
   while (AnswerOne()) {
   }
+}
+
+void WorkServer::DrainInBackground() {
+  std::call_once(drain_once_, [this] { drainer_ = std::thread([this] { Drain(); }); });
+}
+
+void WorkServer::Finish() {
+  DrainInBackground();  // no-op if started: then the thread drains
+  drainer_.join();
 }
 
 void WorkServer::Drain() {
