@@ -223,20 +223,42 @@ enum class CodeKind : uint8_t {
   // fits (zfs::LeastBudgetKnown); zstd: as kRaw (state format 8)
   kLeastBudget = 2,
   // As kLeastBudget, and zstd's blocks too where early abort does not apply under the scan's
-  // policy (zfs::LeastBudgetKept); zstd's others as kRaw (every scan; state format >= 9)
+  // policy (zfs::LeastBudgetKept); zstd's others as kRaw (state format 9)
   kLeastBudgetZstd = 3,
+  // Every codec but off keeps least-budget codes at every lsize whatever the scan's profile, and
+  // every zstd setting of level 3 and up one more column, its early-abort code (ddt::EncodeProbe,
+  // ProbeColumns), so a report answers early abort under any profile and budget (every scan;
+  // state format >= 10)
+  kEarlyAbort = 4,
 };
 
 // True when a table of `kind` made under the scan policy `scan` holds a least-budget code for a
 // block of `lsize` under `c` (else a raw or rounded one).
 bool KeepsLeastBudget(CodeKind kind, const zfs::WritePolicy& scan, Compression c, uint64_t lsize);
 
+// True when a table of `kind` gives setting `c` an early-abort column (kEarlyAbort, zstd of
+// level 3 and up).
+bool HasProbe(CodeKind kind, Compression c);
+
+// The columns of a dedup table of `kind`: one per setting (options order), then one early-abort
+// column per setting HasProbe says (in the settings' order). Per setting, the column of its
+// early-abort code, or kNoProbe.
+inline constexpr size_t kNoProbe = SIZE_MAX;
+std::vector<size_t> ProbeColumns(CodeKind kind, const std::vector<Compression>& compressions);
+
+// The dedup table layout a scan with `options` (resolved) builds for codes of `kind`, `sampled`
+// per setting (SamplingState::sampled): compression=off derived from lsize, a sampled codec kept
+// aside, the others inline, zero blocks holes where the scan's write rules say so; an early-abort
+// column stored as its setting.
+std::vector<ddt::SettingStorage> TableLayout(const ScanOptions& options,
+                                             const std::vector<bool>& sampled, CodeKind kind);
+
 struct ScanState {
   // The scan's options with every default resolved (pipeline/scan.h ResolveOptions). The fields
   // that fixed the content are listed by ContentOptions; the others are the report's defaults.
   ScanOptions options;
   SamplingState sampling;
-  CodeKind code_kind = CodeKind::kLeastBudgetZstd;
+  CodeKind code_kind = CodeKind::kEarlyAbort;
   size_t featured = 0;  // the breakdowns' setting: the first that compresses
   std::vector<RowState> rows;
   std::map<DirectoryShape, uint64_t> directories;
