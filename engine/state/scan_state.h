@@ -15,12 +15,12 @@
 //
 // Nothing in it depends on the pool's allocation (vdev, ashift, copies), the RAM budget or the DDT
 // format: Finish applies those. The tables keep what each codec produced
-// (CodeKind::kLeastBudgetZstd: for lzjb, zle, lz4 and gzip, and zstd where early abort does not
-// apply, the output under the largest budget and the smallest budget it fits; for zstd's others the
-// output under the scan's budget), from which Finish derives psize and embedding under the report's
-// profile and pool geometry (finish/settled_codes.h); it refuses what they cannot answer (zstd
-// under another budget or early abort, zero blocks with compression=off: finish/finish.h
-// CheckReportOptions). States of format 7 keep every codec's output under the scan's budget
+// (CodeKind::kEarlyAbort: the output under the largest budget and the smallest budget it fits,
+// and for zstd-3 and up the smallest budget its early abort lets a block through, in a column of
+// its own: ProbeColumns), from which Finish derives psize and embedding under the report's
+// profile and pool geometry (finish/settled_codes.h); it refuses what they cannot answer (zero
+// blocks with compression=off; in states of format 9, zstd early abort under another budget or
+// profile: finish/finish.h CheckReportOptions). States of format 7 keep every codec's output under the scan's budget
 // (CodeKind::kRaw); states of format 6 and older hold psize rounded under the scan's profile and
 // geometry (CodeKind::kRounded), which those reports must keep. With --sample 1/M or --max-memory,
 // the occurrence sample's and sketches' auxiliary sizes were taken under the scan's allocation,
