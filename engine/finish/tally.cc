@@ -362,14 +362,22 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   // from its near anchor takes the bounds of a rare difference (pass 2), which are wide where a
   // sample is a small share of its row: at 4K sectors zstd-4 equals zstd-1 on most 16K blocks of
   // the file-server sample, and coded on a quarter of them under the cap its interval spanned
-  // +-12% to +-42%. Where the regression anchor differs from it on at least kMinIntervalBlocks
-  // sampled blocks, the regression's residuals carry a normal interval; the setting takes the
-  // regression when that interval is the narrower. A choice by the codes of the blocks at the
-  // setting's level only: the same for any thread count and in a merge.
+  // +-12% to +-42%. Where the regression on its plan's anchor (lz4) leaves residuals on at least
+  // kMinIntervalBlocks sampled blocks of at least kMinSampledBlocks, those carry a normal
+  // interval; the setting takes the regression when that interval is the narrower. Not on fewer
+  // blocks: the regression's residuals are heavy-tailed and its interval undercovers on a small
+  // sample (gzip-9 at ashift 9 on 15 salted 150-block trees of the database sample, some 80
+  // blocks sampled: +-3% where the rare-difference bounds gave +-90-135%, and one of 11 missed
+  // by -2.9%). Nor where the sample is worth fewer than kMinIntervalBlocks blocks (a few large
+  // blocks among many small ones, the 1M row): there the certain bounds would apply (pass 2),
+  // wider than the rare difference's, which lie within them. A choice by the codes of the blocks at
+  // the setting's level only: the same for any thread count and in a merge.
   for (size_t c = 0; c < settings_; ++c) {
     if (!choice[c] || level[c] < 0) continue;
     const FollowerChoice& f = *choice[c];
     if (f.rare.differing() >= estimate::kMinIntervalBlocks ||
+        f.regression.n() < estimate::kMinSampledBlocks ||
+        f.ratio.EffectiveUnits() < double(estimate::kMinIntervalBlocks) ||
         f.ResidualBlocks() < estimate::kMinIntervalBlocks) {
       continue;
     }
