@@ -35,12 +35,12 @@ zfs::MetadataContext ContextFor(const ScanOptions& o) {
 }
 
 DdtFootprint Footprint(const ScanOptions& o, DdtFormat format, uint64_t unique, uint64_t duplicate,
-                       uint64_t typical_asize, const PartialEntries& partial) {
+                       uint64_t typical_asize, const KeySizeMixes& mixes) {
   zfs::DdtFootprintInput in;
   in.unique_entries = unique;
   in.duplicate_entries = duplicate;
-  in.unique_partial_entries = partial[0];
-  in.duplicate_partial_entries = partial[1];
+  in.unique_size_diversity = mixes[0].Diversity();
+  in.duplicate_size_diversity = mixes[1].Diversity();
   in.profile = o.profile;
   in.format = format;
   in.vdev = o.vdev;
@@ -417,9 +417,8 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   // how far each unsampled one could (rare_difference.h), for when too few differ to rest a
   // normal interval on.
   std::vector<estimate::RareDifferenceBound> rare(settings_);
-  // Entries below a record, (unique, duplicate): an entry's lsize is exact even where its psize
-  // is sampled (whether a sampled entry is embedded, and so has no entry, is not known).
-  std::vector<PartialEntries> partial(settings_);
+  // The entries' sizes, (unique, duplicate): of a sampled setting, those of its sampled entries.
+  std::vector<KeySizeMixes> mixes(settings_);
   // A sampled setting on a regression anchor (not a near one) whose samples carry the fit.
   auto regresses = [&](size_t c) {
     return Regresses(anchor[c] >= 0 && !near_anchored[c], sampled_ref[c], sampled_alloc[c]);
@@ -438,9 +437,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         continue;
       }
       s.lsize += e.lsize * refs;
-      const bool partial_record = e.lsize != block_bytes;
       if (level[c] >= 0 && !census(e, c)) {
-        partial[c][refs == 1 ? 0 : 1] += partial_record ? 1 : 0;
         BucketSums& b = buckets[c][zfs::DdtBucket(refs)];
         b.entries += 1;
         b.refs += double(refs);
@@ -458,6 +455,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         const bool emb = ddt::IsEmbeddedCode(code);
         const uint64_t psize = emb ? 0 : ddt::AllocatedPsize(code);
         const zfs::BlockSpace space = emb ? zfs::BlockSpace{} : alloc.Block(psize, options_.copies);
+        if (!emb) mixes[c][refs == 1 ? 0 : 1].Add(e.lsize, psize);
         b.n += 1;
         b.s_refs += double(refs);
         b.s_lsize += double(e.lsize);
@@ -497,7 +495,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       s.asize += space.asize * refs;
       ref_dsize[c] += space.dsize * refs;
       dedup_asize[c] += space.asize;  // once per entry: what the pool allocates with dedup
-      partial[c][refs == 1 ? 0 : 1] += partial_record ? 1 : 0;
+      mixes[c][refs == 1 ? 0 : 1].Add(e.lsize, psize);
       ddt[c].AddEntry(refs, e.lsize, psize, space.dsize);
     }
   });
@@ -580,7 +578,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     SettingResult& s = out[c];
     s.blocks.holes += sparse_holes;
     s.dedup = ddt[c].Result();
-    Complete(row, c, ref_dsize[c], dedup_asize[c], &s, partial[c]);
+    Complete(row, c, ref_dsize[c], dedup_asize[c], &s, mixes[c]);
     if (level[c] >= 0) {
       // The psize estimate imputes each histogram bucket with its own ratio where it has enough
       // sampled entries; its relative error is that of the whole sample's ratio R = psize /
@@ -636,16 +634,16 @@ zfs::MetadataTally Tally::MetadataOf(size_t row, size_t c, const SettingResult& 
 }
 
 void Tally::Complete(size_t row, size_t c, uint64_t ref_dsize, uint64_t dedup_asize,
-                     SettingResult* sp, const PartialEntries& partial) const {
+                     SettingResult* sp, const KeySizeMixes& mixes) const {
   SettingResult& s = *sp;
   const zfs::MetadataTally meta = MetadataOf(row, c, s);
   const uint64_t entries = s.dedup.unique_entries + s.dedup.duplicate_entries;
   const uint64_t typical_asize = entries ? dedup_asize / entries : 0;
   s.dedup.footprints.push_back(Footprint(options_, DdtFormat::kLegacy, s.dedup.unique_entries,
-                                         s.dedup.duplicate_entries, typical_asize, partial));
+                                         s.dedup.duplicate_entries, typical_asize, mixes));
   if (zfs::RulesFor(options_.profile).has_fast_dedup) {
     s.dedup.footprints.push_back(Footprint(options_, DdtFormat::kFast, s.dedup.unique_entries,
-                                           s.dedup.duplicate_entries, typical_asize, partial));
+                                           s.dedup.duplicate_entries, typical_asize, mixes));
   }
   const DdtFormat chosen = options_.ddt_format.value_or(DdtFormat::kLegacy);
   uint64_t ddt_asize = 0;
@@ -751,6 +749,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
   std::vector<std::array<std::array<BucketRows, 64>, 2>> rows(settings_);
   std::vector<ZeroSums> zero(settings_);
   std::vector<zfs::DdtStatsBuilder> zero_ddt(settings_);
+  std::vector<KeySizeMixes> mixes(settings_);  // the zero entries' and the kept entries' sizes
   // A non-zero kept entry whose code under setting c is known and of a level the estimate uses
   // (both passes below take exactly these).
   struct KeptUnit {
@@ -794,6 +793,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
         const uint64_t psize = ddt::AllocatedPsize(code);
         const zfs::BlockSpace space = alloc.Block(psize, options_.copies);
         zero_ddt[c].AddEntry(refs, e.lsize, psize, space.dsize);
+        mixes[c][refs == 1 ? 0 : 1].Add(e.lsize, psize);
         z.allocated += DdtStat{1, e.lsize, psize, space.dsize};
         z.referenced += DdtStat{refs, refs * e.lsize, refs * psize, refs * space.dsize};
         z.entries += 1;
@@ -832,6 +832,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
         rs.r_emb_bytes += r * double(ddt::EmbeddedPayload(code));
         continue;
       }
+      mixes[c][refs == 1 ? 0 : 1].Add(e.lsize, psize);
       st.ne += 1;
       st.unique_ne += refs == 1;
       st.lsize_ne += double(e.lsize);
@@ -1077,7 +1078,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
           ratio * (1 + 1.96 * ref_rel) * a_dsize / std::max(a_least, a_dsize - 1.96 * a_sd);
       s.dedup.ratio_ci95 = std::array<double, 2>{std::max(1.0, lo), std::max(1.0, hi)};
     }
-    Complete(row, c, ref.dsize, Round(asize), &s);
+    Complete(row, c, ref.dsize, Round(asize), &s, mixes[c]);
     // compressratio's interval from the psize-per-auxiliary-byte ratio's.
     // Without a usable sample (none, or a single entry) the interval of psize per u is infinite.
     const uint64_t meta_psize = MetadataOf(row, c, s).MetadataPsize();

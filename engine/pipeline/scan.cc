@@ -98,7 +98,10 @@ struct FileJob {
   std::vector<zfs::RecordLayout> layouts;  // per row
   std::atomic<uint64_t> chunks_left{0};
   std::mutex mu;
-  Status status;  // Guarded by mu. First failure of any chunk.
+  // Guarded by mu: the failure of the chunk at the lowest offset (failed_at), whatever order the
+  // chunks failed in, so that the message reported does not depend on the threads' timing.
+  Status status;
+  uint64_t failed_at = UINT64_MAX;
   // Per (row, setting): L0 blocks that are not holes (data or embedded). Metadata model input.
   std::vector<std::atomic<uint64_t>> non_hole;
   std::vector<std::atomic<uint64_t>> zero_blocks;  // per row: L0 blocks read and all zero
@@ -122,9 +125,12 @@ struct FileJob {
   // (zero files cost nothing with compression on and are ZFS's holes, not block cloning's).
   std::atomic<bool> has_data{false};
 
-  void Fail(Status s) {
+  void Fail(uint64_t offset, Status s) {
     std::lock_guard<std::mutex> lock(mu);
-    if (status.ok()) status = std::move(s);
+    if (offset < failed_at) {
+      failed_at = offset;
+      status = std::move(s);
+    }
   }
 };
 
@@ -999,15 +1005,15 @@ void Scan::CompressOccurrences(size_t r, uint64_t bs, Worker& w, FileJob& job) {
 void Scan::Process(Chunk& chunk, Worker& w) {
   FileJob& job = *chunk.file;
   if (chunk.length == 0) return;
-  {
-    std::lock_guard<std::mutex> lock(job.mu);
-    if (!job.status.ok()) return;  // an earlier chunk failed: the file is counted as failed
-  }
+  // A chunk is read and counted even when another chunk of the file has failed: what a file
+  // that fails part-way leaves in the tables is every chunk that could be read, the same set
+  // whatever order the threads reach them in (docs/inputs.md).
   if (abandoned_.load()) return;
+  const uint64_t at = chunk.offset;
   try {
     std::optional<Reading> reading(std::in_place, this, job.path);  // until the I/O is done
     Result<io::File*> file = job.input->Open(fs_);
-    if (!file.ok()) return job.Fail(file.status());
+    if (!file.ok()) return job.Fail(at, file.status());
     // The chunk's records end at most at the next multiple of the largest block size.
     uint64_t fill_end = chunk.offset + chunk.length;
     for (const zfs::RecordLayout& l : job.layouts) {
@@ -1016,21 +1022,22 @@ void Scan::Process(Chunk& chunk, Worker& w) {
       fill_end = std::max(fill_end, end);
     }
     Status s = ReadChunk(chunk, w, **file, fill_end);
-    if (!s.ok()) return job.Fail(std::move(s));
+    if (!s.ok()) return job.Fail(at, std::move(s));
     if (abandoned_.load()) return;  // no more I/O for a result already built
     if (chunk.offset + chunk.length == job.size) {
       // The last chunk: a byte past the size seen by the walk means the file grew while read.
       uint8_t probe = 0;
       Result<size_t> more = (*file)->ReadAt(job.size, MutableByteView(&probe, 1));
       if (more.ok() && *more > 0) {
-        return job.Fail(Status::Changed("file grew while read: more than the " +
-                                        std::to_string(job.size) + " bytes listed"));
+        return job.Fail(at, Status::Changed("file grew while read: more than the " +
+                                            std::to_string(job.size) + " bytes listed"));
       }
     }
     if (chunk.offset == 0 && chunk.length == job.size) {
       // The whole file in this chunk: one that changed while read never reaches the tables.
       // (A file of several chunks is checked once all are done: FinishFile.)
-      if (Status same = job.input->CheckUnchanged(); !same.ok()) return job.Fail(std::move(same));
+      if (Status same = job.input->CheckUnchanged(); !same.ok())
+        return job.Fail(at, std::move(same));
     }
     reading.reset();
     WorkScope scope(this);
@@ -1049,9 +1056,9 @@ void Scan::Process(Chunk& chunk, Worker& w) {
     live_.codec_ns.fetch_add(chunk.codec_ns - w.live_ns, std::memory_order_relaxed);
     live_.unique.fetch_add(chunk.unique, std::memory_order_relaxed);
   } catch (const std::bad_alloc&) {
-    job.Fail(Status::OutOfMemory("out of memory while processing this file"));
+    job.Fail(at, Status::OutOfMemory("out of memory while processing this file"));
   } catch (const std::exception& e) {
-    job.Fail(Status::Internal(e.what()));
+    job.Fail(at, Status::Internal(e.what()));
   }
 }
 
@@ -1104,7 +1111,7 @@ void Scan::FinishFile(FileJob& job) {
   const bool linked = job.linked && job.status.ok();
   const state::FileIndirects indirects = IndirectsOf(job);
   if (record_ || linked) {
-    // Also for a file that failed: the blocks of its chunks read before are in the tables.
+    // Also for a file that failed: the blocks of every chunk it could read are in the tables.
     state::FileRecord rec;
     rec.path = job.path;
     rec.root = job.root;
@@ -1146,7 +1153,7 @@ void Scan::FinishFile(FileJob& job) {
   if (!job.status.ok()) {
     file_errors_.push_back(PathError{job.path, job.status.ToString()});
     // Not counted as a file, nor its bytes as logical bytes: the summary would read them as
-    // holes. (Blocks of earlier chunks read before a later one failed stay in the tables.)
+    // holes. (The blocks of every chunk that could be read stay in the tables: docs/inputs.md.)
     ++failed_files_;
     failed_bytes_ += job.size;
     return;

@@ -14,10 +14,11 @@ namespace zsim::testing {
 namespace {
 
 struct FileFaults {
-  std::optional<std::pair<uint64_t, int>> fail;
+  std::vector<std::pair<uint64_t, int>> fail;
   size_t max_read = 0;
   std::optional<uint64_t> bad_alloc_at;
   double slow_seconds = 0;
+  std::optional<std::pair<uint64_t, double>> slow_at;
 };
 
 bool Covers(uint64_t offset, size_t length, uint64_t byte) {
@@ -31,14 +32,19 @@ class FaultyFile : public io::File {
       : real_(std::move(real)),
         path_(std::move(path)),
         size_(size),
-        faults_(faults),
+        faults_(std::move(faults)),
         actions_(std::move(actions)) {}
   uint64_t size() const override { return size_; }
   Result<io::FileInfo> Stat() override { return real_->Stat(); }
   Result<size_t> ReadAt(uint64_t offset, MutableByteView dst) override {
     if (faults_.max_read > 0 && dst.size() > faults_.max_read) dst = dst.first(faults_.max_read);
-    if (faults_.fail && Covers(offset, dst.size(), faults_.fail->first)) {
-      return Status::FromErrno("read at offset " + std::to_string(offset), faults_.fail->second);
+    if (faults_.slow_at && Covers(offset, dst.size(), faults_.slow_at->first)) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(faults_.slow_at->second));
+    }
+    for (const auto& [byte, err] : faults_.fail) {
+      if (Covers(offset, dst.size(), byte)) {
+        return Status::FromErrno("read at offset " + std::to_string(offset), err);
+      }
     }
     if (faults_.bad_alloc_at && Covers(offset, dst.size(), *faults_.bad_alloc_at)) {
       throw std::bad_alloc();
@@ -46,6 +52,7 @@ class FaultyFile : public io::File {
     if (faults_.slow_seconds > 0) {
       std::this_thread::sleep_for(std::chrono::duration<double>(faults_.slow_seconds));
     }
+
     ApplyOneShot(offset, dst.size());
     return real_->ReadAt(offset, dst);
   }
@@ -164,6 +171,7 @@ Result<std::unique_ptr<io::File>> FaultyFileSystem::Open(const std::string& path
   if (auto it = short_reads_.find(path); it != short_reads_.end()) faults.max_read = it->second;
   if (auto it = bad_alloc_.find(path); it != bad_alloc_.end()) faults.bad_alloc_at = it->second;
   if (auto it = slow_reads_.find(path); it != slow_reads_.end()) faults.slow_seconds = it->second;
+  if (auto it = slow_read_at_.find(path); it != slow_read_at_.end()) faults.slow_at = it->second;
   std::shared_ptr<Actions> actions;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -34,9 +34,9 @@ class FaultyFileSystem : public io::FileSystem {
   void FailStat(const std::string& path, int err) { stat_errors_[path] = err; }
   void FailList(const std::string& path, int err) { list_errors_[path] = err; }
   void FailOpen(const std::string& path, int err) { open_errors_[path] = err; }
-  // Reads covering byte `offset` of `path` fail with `err`.
+  // Reads covering byte `offset` of `path` fail with `err` (several offsets per path may fail).
   void FailReadAt(const std::string& path, uint64_t offset, int err) {
-    read_errors_[path] = {offset, err};
+    read_errors_[path].emplace_back(offset, err);
   }
   // Every read of `path` returns at most `max_bytes` bytes.
   void ShortReads(const std::string& path, size_t max_bytes) { short_reads_[path] = max_bytes; }
@@ -67,6 +67,11 @@ class FaultyFileSystem : public io::FileSystem {
   }
   // Every read of `path` takes `seconds` first (a slow disk).
   void SlowReads(const std::string& path, double seconds) { slow_reads_[path] = seconds; }
+  // Reads of `path` covering byte `offset` take `seconds` first, also one that then fails: that
+  // part of the file is read (or fails) after the others (a slow region of a disk).
+  void SlowReadAt(const std::string& path, uint64_t offset, double seconds) {
+    slow_read_at_[path] = {offset, seconds};
+  }
 
   uint64_t opens() const { return opens_.load(); }
   // Opens of one path (every chunk of a file opens it again).
@@ -87,7 +92,7 @@ class FaultyFileSystem : public io::FileSystem {
  private:
   std::shared_ptr<io::FileSystem> real_;
   std::map<std::string, int> stat_errors_, list_errors_, open_errors_;
-  std::map<std::string, std::pair<uint64_t, int>> read_errors_;
+  std::map<std::string, std::vector<std::pair<uint64_t, int>>> read_errors_;
   std::map<std::string, size_t> short_reads_;
   std::map<std::string, uint64_t> sizes_;
   std::map<std::string, uint64_t> bad_alloc_;
@@ -97,6 +102,7 @@ class FaultyFileSystem : public io::FileSystem {
   std::map<std::string, uint64_t> rewrite_at_read_;
   std::map<std::string, std::string> symlink_at_open_;
   std::map<std::string, double> slow_reads_;
+  std::map<std::string, std::pair<uint64_t, double>> slow_read_at_;
   std::shared_ptr<Actions> actions_;
   mutable std::mutex mu_;
   std::map<std::string, uint64_t> opens_by_path_;
