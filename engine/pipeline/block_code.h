@@ -38,7 +38,13 @@ struct BlockCodes {
 };
 BlockCodes CodeBlock(const zfs::WritePolicy& policy, Compression comp, ByteView block, bool is_zero,
                      codec::Compressor& compressor, MutableByteView scratch,
-                     state::CodeKind kind = state::CodeKind::kEarlyAbort);
+                     state::CodeKind kind = state::CodeKind::kEarlyAbort, bool with_probe = true);
+
+// The early-abort code of `block` (a zstd setting of level 3 and up in a kEarlyAbort table)
+// whose own code CodeBlock gave as `code`: 0 under 128K or for a hole. `with_probe` false above
+// leaves `probe` to this (a scan times the two apart: the probe's runs are not zstd's speed).
+ddt::PsizeCode EarlyAbortCode(ByteView block, ddt::PsizeCode code, codec::Compressor& compressor,
+                              MutableByteView scratch);
 
 }  // namespace zsim::pipeline
 
