@@ -412,15 +412,17 @@ TEST(CodecBudgetScanTest, ANearAnchorsFollowerWithRareDifferencesIsCodedWholeAtF
 
 // Under the cap a costly level is coded on a small share of its row, and at 4K sectors its psize
 // equals its near anchor's on most blocks: zstd-16 on zstd-1, 8 KiB blocks (0-5,000 random
-// bytes, then text) of 1 or 2 sectors. A state of 4,000 such blocks (each in its own file), every
-// block coded, has its plan raised to 8,000 records of 128K: the cap then takes zstd-16 to level
-// 3 (an eighth, some 500 blocks) with zstd-1 still whole, its near anchor, so the figures use the
-// blocks a scan of that plan would have coded. Fewer than 30 of them differ from zstd-1, and the
-// bounds of a rare difference span about +-10% (3,200 blocks: 29 of 387, [1.30, 1.60] around
-// 1.45); lz4 (coded whole, the plan's regression anchor) leaves residuals on most of them, and
-// the regression on it gives the narrower interval, holding the exact figure (the state's own
-// report, every block coded).
-TEST(CodecBudgetScanTest, ARareDifferenceFromTheNearAnchorTakesTheRegressionWhereItIsNarrower) {
+// bytes, then text) of 1 or 2 sectors, with lz4 (coded whole) the plan's regression anchor. A
+// state of 4,000 such blocks (each in its own file), every block coded, has its plan raised to
+// 8,000 records of 128K: the cap then takes zstd-16 to level 3 (an eighth) with zstd-1 still
+// whole, so the figures use the blocks a scan of that plan would have coded. The interval holds
+// the exact figure (the state's own report) and stays within +-6%. A guard, not a test of the
+// estimator choice (Tally::Finish, FollowerChoice): here the sample holds 30 or more blocks
+// differing from zstd-1 and takes the near anchor's normal interval, with or without the choice
+// (at 3,200 blocks, 29 of 387 differ and the rare-difference bounds span [1.30, 1.60] around 1.45,
+// but 387 is under the 400 the regression needs). The choice is checked by the bench
+// (bench/results/2026-12-02-s28-cost).
+TEST(CodecBudgetScanTest, AFollowerUnderTheCapBesideLz4HoldsTheExactFigure) {
   testing::TempDir tmp;
   constexpr int kFiles = 4000;
   constexpr size_t kFile = 8192;
