@@ -122,9 +122,12 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
                    "volblocksize=, compression=, copies=, ashift=")
       ->type_name("PROPERTY=VALUE");
   scan->add_flag("--exact", exact,
-                 "run every codec on every unique block (default: each codec runs on a sample "
-                 "of 4096-8192 of them per recordsize, 1 in 128 above 64 GiB at 128K, fixed "
-                 "from the tree's size before any is coded, with a 95% interval)");
+                 "run every codec on every unique block (default: lz4 runs on all of them when "
+                 "the list holds another codec; every other codec on those among 1 in 2^L of "
+                 "the tree's blocks by fingerprint bits, L fixed from the tree's size before any "
+                 "is coded: all of a tree under 8192 blocks per recordsize, 4096-8191 of a "
+                 "larger one, 1 in 128 above 64 GiB at 128K; a long list shares a cap of about "
+                 "28 CPU seconds, its costliest codecs on fewer; each with a 95% interval)");
   scan->add_option("--sample", sample,
                    "dedup sampling: keep 1/M of the fingerprints and scale up, e.g. 1/64")
       ->type_name("1/M");
