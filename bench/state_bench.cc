@@ -23,7 +23,6 @@
 #include "engine/state/merge.h"
 #include "engine/state/scan_state.h"
 #include "engine/state/state_file.h"
-#include "engine/zfs/write_rules.h"
 
 namespace {
 
@@ -50,17 +49,9 @@ state::ScanState MakeState(uint64_t entries, uint64_t seed) {
   s.sampling.sampled = plan.sampled;
   s.sampling.anchors = plan.anchors;
   s.featured = state::FeaturedSetting(o.compressions);
-  zfs::WritePolicy policy;
-  policy.profile = o.profile;
-  std::vector<ddt::SettingStorage> layout(settings);
-  for (size_t c = 0; c < settings; ++c) {
-    layout[c].zero_is_hole = zfs::ZeroBlockIsHole(policy, o.compressions[c]);
-    if (o.compressions[c].algorithm == CompressionAlgorithm::kOff) {
-      layout[c].kind = ddt::SettingStorage::Kind::kFromLsize;
-    } else if (plan.sampled[c]) {
-      layout[c].kind = ddt::SettingStorage::Kind::kSide;
-    }
-  }
+  // The layout a scan builds: with zstd-3 one more column, its early-abort code (format 10).
+  const std::vector<ddt::SettingStorage> layout = state::TableLayout(o, plan.sampled, s.code_kind);
+  const std::vector<size_t> probes = state::ProbeColumns(s.code_kind, o.compressions);
   state::RowState& row = s.rows.emplace_back();
   row.block_bytes = 128 << 10;
   row.table = std::make_unique<ddt::DedupTable>(layout);
@@ -68,7 +59,7 @@ state::ScanState MakeState(uint64_t entries, uint64_t seed) {
   row.files.resize(settings);
   row.codec_seconds.assign(settings, 0);
   row.codec_bytes.assign(settings, 0);
-  std::vector<ddt::PsizeCode> codes(settings);
+  std::vector<ddt::PsizeCode> codes(layout.size());
   uint64_t refs = 0;
   for (uint64_t i = 0; i < entries; ++i) {
     const uint64_t h = Mix(seed + i);
@@ -77,9 +68,14 @@ state::ScanState MakeState(uint64_t entries, uint64_t seed) {
     for (uint32_t k = 0; k < r; ++k) row.table->Insert(key, row.block_bytes);
     refs += r;
     for (size_t c = 0; c < settings; ++c) {
-      codes[c] = plan.sampled[c] && (h >> 20) % 64 != 0
-                     ? ddt::kPendingCode
-                     : ddt::EncodeAllocated(4096 * (1 + (h >> (8 + c)) % 31));
+      // Least-budget codes: outputs of 4K to 108K (within 112K, the largest budget of 128K),
+      // each fitting its own unit's end; early abort lets it through from there.
+      const uint64_t out = 4096 * (1 + (h >> (8 + c)) % 27);
+      const bool skipped = plan.sampled[c] && (h >> 20) % 64 != 0;
+      codes[c] = skipped ? ddt::kPendingCode : ddt::EncodeLeastBudget(out, out);
+      if (probes[c] != state::kNoProbe) {
+        codes[probes[c]] = skipped ? ddt::kPendingCode : ddt::EncodeProbe(out);
+      }
     }
     row.table->SetCodes(key, codes);
     row.distinct->Add(key.lo, row.block_bytes, 256, false);

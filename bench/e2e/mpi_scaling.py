@@ -138,6 +138,15 @@ def main():
                                               sorted(ranks, key=lambda r: r["rank"])),
                 "scan_seconds": " ".join(str(r.get("scan_seconds", 0)) for r in
                                          sorted(ranks, key=lambda r: r["rank"])),
+                # The longest rank's scan, and what the job adds after it (rank 0's stream end,
+                # barriers, partition, reduction, fit: a fixed cost per job), and the reduction
+                # alone (the state's encoding, transfer, decoding and merge).
+                "mb_per_s_scan": round(read / max(r.get("scan_seconds", 0) for r in ranks)
+                                       / 1e6, 1),
+                "after_scan_seconds": " ".join(str(r.get("after_scan_seconds", 0)) for r in
+                                               sorted(ranks, key=lambda r: r["rank"])),
+                "reduce_seconds": " ".join(str(r.get("reduce_seconds", 0)) for r in
+                                           sorted(ranks, key=lambda r: r["rank"])),
                 "exchange_cpu_seconds": round(sum(r.get("exchange_cpu_seconds", 0) for r in ranks), 3),
                 "report_streamed_bytes": int(streamed),
                 "report_streams": int(tail.get("streams", 0)),
@@ -172,7 +181,13 @@ def main():
     for n in ns[1:]:
         print(f"n={n} against n={ns[0]}: {median(n, 'mb_per_s') / median(ns[0], 'mb_per_s'):.2f}x "
               f"over the job, {median(n, 'mb_per_s_mpirun') / median(ns[0], 'mb_per_s_mpirun'):.2f}x "
-              f"over mpirun")
+              f"over mpirun, {median(n, 'mb_per_s_scan') / median(ns[0], 'mb_per_s_scan'):.2f}x "
+              f"over the longest rank's scan")
+    for n in ns:
+        after = [float(r["after_scan_seconds"].split()[0]) for r in rows if r["ranks"] == n]
+        job = [r["job_s"] for r in rows if r["ranks"] == n]
+        print(f"n={n}: rank 0 after its scan: median {statistics.median(after) * 1e3:.1f} ms "
+              f"({statistics.median(a / j for a, j in zip(after, job)) * 100:.1f}% of the job)")
 
 
 if __name__ == "__main__":

@@ -122,9 +122,12 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
                    "volblocksize=, compression=, copies=, ashift=")
       ->type_name("PROPERTY=VALUE");
   scan->add_flag("--exact", exact,
-                 "run every codec on every unique block (default: each codec runs on a sample "
-                 "of 4096-8192 of them per recordsize, 1 in 128 above 64 GiB at 128K, fixed "
-                 "from the tree's size before any is coded, with a 95% interval)");
+                 "run every codec on every unique block (default: lz4 runs on all of them when "
+                 "the list holds another codec; every other codec on those among 1 in 2^L of "
+                 "the tree's blocks by fingerprint bits, L fixed from the tree's size before any "
+                 "is coded: all of a tree under 8192 blocks per recordsize, 4096-8191 of a "
+                 "larger one, 1 in 128 above 64 GiB at 128K; a long list shares a cap of about "
+                 "28 CPU seconds, its costliest codecs on fewer; each with a 95% interval)");
   scan->add_option("--sample", sample,
                    "dedup sampling: keep 1/M of the fingerprints and scale up, e.g. 1/64")
       ->type_name("1/M");
@@ -166,13 +169,13 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
       "report",
       "report from state files written by zsim scan --save; several are merged first (one "
       "pool for all of them). May change: --vdev, --copies, --ram, --ddt-format, --ashift and "
-      "--profile (a profile with the scan's codecs): the state keeps each codec's output "
-      "and, for lzjb, zle, lz4, gzip and zstd blocks without early abort, the least budget it "
-      "fits, so these answer any ashift, vdev and copies. Refused (exit 2, saying why) where "
-      "the state cannot tell a block's fate: zstd early abort (zstd-3 and up, blocks of 128K "
-      "and more) under another budget (from 2.3 the budget follows the ashift and dRAID "
-      "width), a block compressed under another budget in an older state (zstd in format 8, "
-      "any codec in format 7), zstd early abort (2.1 against 2.2+), zero blocks with "
+      "--profile (a profile with the scan's codecs): the state keeps each codec's output, "
+      "the least budget it fits and, for zstd-3 and up, the least budget its early abort lets "
+      "a block through, so these answer any ashift, vdev, copies and profile. Refused (exit "
+      "2, saying why) where the state cannot tell a block's fate: in an older state, zstd "
+      "early abort (zstd-3 and up, blocks of 128K and more) under another budget or profile "
+      "(format 9 and older) or a block compressed under another budget (zstd in format 8, "
+      "any codec in format 7); zero blocks with "
       "compression=off (2.4 against older), a sampled table "
       "(--sample, --max-memory), a state of format 6 or older (profile and rounding unit "
       "fixed). Fixed by the scan: recordsizes, compressions, checksum, sampling");

@@ -1,5 +1,6 @@
 #include "engine/codec/zfs_block.h"
 
+#include <algorithm>
 #include <cassert>
 
 namespace zsim::codec {
@@ -67,6 +68,45 @@ std::optional<Compressor::Fit> ZstdLeastBudget(Compression c, ByteView block,
   if (candidate >= largest || candidate - *out >= margin || fits(candidate)) return fit;
   fit.least_budget = candidate + 1;  // the next candidate fits: it lies at least margin beyond
   return fit;
+}
+
+namespace {
+
+// The budget ddt::EncodeProbe and ddt::EncodeLeastBudget keep a least budget as: the smallest
+// candidate (112, a multiple of 512, or `largest`) at or above it.
+uint64_t CandidateAtOrAbove(uint64_t least, uint64_t largest) {
+  if (least <= zfs::kEmbeddedPayloadBytes) return zfs::kEmbeddedPayloadBytes;
+  const uint64_t unit =
+      (least + zfs::kMinBlockBytes - 1) / zfs::kMinBlockBytes * zfs::kMinBlockBytes;
+  return std::min(unit, largest);
+}
+
+}  // namespace
+
+std::optional<uint64_t> EarlyAbortLeastBudget(ByteView block,
+                                              const std::optional<Compressor::Fit>& zstd,
+                                              Compressor& compressor, MutableByteView scratch) {
+  if (!zstd) return std::nullopt;
+  const uint64_t largest = zfs::LargestCompressionBudget(block.size());
+  assert(scratch.size() >= largest);
+  const MutableByteView dst = scratch.first(static_cast<size_t>(largest));
+  const uint64_t own = CandidateAtOrAbove(zstd->least_budget, largest);
+  // lz4 passes under B when it fits B and its output is below B: from max(least, output + 1).
+  std::optional<uint64_t> pass;
+  if (const auto lz4 = compressor.CompressFit({CompressionAlgorithm::kLz4, 0}, block, dst)) {
+    const uint64_t least = std::max<uint64_t>(lz4->least_budget, lz4->length + 1);
+    if (least <= largest) pass = CandidateAtOrAbove(least, largest);
+  }
+  // Where lz4 lets it through at or below zstd's own least budget, zstd-1 cannot lower the answer.
+  if (!pass || *pass > own) {
+    if (const auto one =
+            ZstdLeastBudget({CompressionAlgorithm::kZstd, 1}, block, compressor, scratch)) {
+      const uint64_t least = CandidateAtOrAbove(one->least_budget, largest);
+      pass = pass ? std::min(*pass, least) : least;
+    }
+  }
+  if (!pass) return std::nullopt;
+  return std::max(*pass, own);
 }
 
 zfs::BlockWrite CompressZfsBlock(const zfs::WritePolicy& policy, Compression c, ByteView block,

@@ -61,6 +61,20 @@ std::optional<Compressor::Fit> ZstdLeastBudget(Compression c, ByteView block,
                                                Compressor& compressor, MutableByteView scratch,
                                                uint64_t margin = kZstdRunMargin);
 
+// zstd early abort (OpenZFS 2.2+, module/zstd/zfs_zstd.c zfs_zstd_compress_wrap: zstd level 3
+// and up, blocks of zstd_abort_size = 128K and more) under a budget B: ZFS's lz4 runs first and
+// lets the block through when its output is strictly below B; else zstd-1 runs and lets it
+// through when it fits B; else the block is stored as is without running the real level. So the
+// block compresses under B when B is at least the least budget that lets it through AND at least
+// zstd's own least budget (`zstd`: ZstdLeastBudget of the setting), with zstd's output. Returns
+// the larger of the two (in the class ddt::EncodeProbe keeps: lz4's is exact, zstd-1's as
+// ZstdLeastBudget finds it), or nullopt when no budget up to zfs::LargestCompressionBudget lets it
+// through or zstd does not fit. zstd-1 runs only where lz4 leaves it open. `scratch` as
+// ZstdLeastBudget's.
+std::optional<uint64_t> EarlyAbortLeastBudget(ByteView block,
+                                              const std::optional<Compressor::Fit>& zstd,
+                                              Compressor& compressor, MutableByteView scratch);
+
 // Returns what ZFS stores for `block` (lsize = block.size()) written with `c` under `policy`:
 // RawZfsCompress, then zfs::ReplayCompressed. Arguments as RawZfsCompress's.
 // A compressor failure counts as "did not fit" (ZFS does the same).

@@ -50,6 +50,20 @@ LeastBudget LeastBudgetOf(PsizeCode c) {
   return {u * 512, std::max<uint64_t>((u - 1) * 512, 112), u * 512};
 }
 
+PsizeCode EncodeProbe(std::optional<uint64_t> least) {
+  if (!least) return kNoFitCode;
+  if (*least <= 112) return kProbeSmallCode;
+  assert(*least <= uint64_t{kLeastLastUnit} * 512);
+  return static_cast<PsizeCode>((*least + 511) / 512);
+}
+
+LeastBudget ProbeOf(PsizeCode c) {
+  if (c == kNoFitCode) return {};
+  if (c == kProbeSmallCode) return {0, 0, 112};
+  const uint64_t u = c;
+  return {0, u == 1 ? 112 : (u - 1) * 512, u * 512};
+}
+
 namespace {
 
 // A shard's chunks hold 64, 128, then 256 entries each: an empty table costs 400 KB (small

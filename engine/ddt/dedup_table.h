@@ -121,6 +121,23 @@ struct LeastBudget {
 };
 // REQUIRES: not a hole or pending code; c <= kLeastLastCode or kNoFitCode.
 LeastBudget LeastBudgetOf(PsizeCode c);
+
+// Early-abort codes (state files from format 10, one more column per zstd setting of level 3 and
+// up, state::ProbeColumns): where the least budget lies under which zstd's early abort (2.2+,
+// blocks of 128K and more, codec/zfs_block.h EarlyAbortLeastBudget) lets the block through AND
+// zstd's output fits, whatever the budget is made of:
+//   0                       no such budget asked: a hole, or a block under 128K
+//   1 .. 28672              u: 512(u-1) < least <= 512u (u = 1: 112 < least <= 512)
+//   32768                   least <= 112
+//   0xFFFE                  no budget up to lsize - lsize/8 lets it through (stored as is)
+//   0xFFFF                  not computed (as the setting's own code)
+// As for least-budget codes, only the class matters: every budget ZFS computes is 112 bytes, a
+// multiple of 512 or lsize - lsize/8, and a least budget up to that largest one has a code.
+PsizeCode EncodeProbe(std::optional<uint64_t> least);
+// An early-abort code read back: above < least <= at_most (length unset), or no length when it
+// never passes. REQUIRES: 1..kLeastLastUnit, kEmbeddedBase or kNoFitCode.
+LeastBudget ProbeOf(PsizeCode c);
+inline constexpr PsizeCode kProbeSmallCode = kEmbeddedBase;
 inline bool IsHoleCode(PsizeCode c) { return c == kHoleCode; }
 inline bool IsEmbeddedCode(PsizeCode c) { return c > kEmbeddedBase && c < kNoFitCode; }
 inline uint64_t AllocatedPsize(PsizeCode c) { return uint64_t{c} * 512; }

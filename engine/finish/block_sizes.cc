@@ -34,7 +34,7 @@ void FillBlockSizes(const ddt::DedupTable& table, const CodeSettler& codes, uint
     for (size_t c = 0; c < n && c < e.codes.size(); ++c) {
       Sums& s = sums[c];
       const ddt::PsizeCode code = codes.Settle(
-          KnownCode(e, c, c < known_levels.size() ? known_levels[c] : -1, shift), c, e.lsize);
+          e, KnownCode(e, c, c < known_levels.size() ? known_levels[c] : -1, shift), c);
       s.all_lsize += e.lsize * e.refcount;
       if (code == ddt::kPendingCode) continue;
       s.known_lsize += e.lsize * e.refcount;

@@ -59,7 +59,7 @@ void FinishBreakdowns(const state::BreakdownState& bd,
         for (size_t c = 0; c < settings; ++c) {
           const int level = c < known_levels[r].size() ? known_levels[r][c] : -1;
           codes.push_back(
-              settlers[r].Settle(KnownCode(e, c, level, tables[r]->sample_shift()), c, e.lsize));
+              settlers[r].Settle(e, KnownCode(e, c, level, tables[r]->sample_shift()), c));
         }
       });
     }

@@ -85,8 +85,9 @@ Status CheckRawCodes(const state::ScanState& s, const ReportOptions& r) {
   }
   // zstd early abort applies from 128K on: only the lsizes the tables hold there matter (a file
   // smaller than the recordsize has one block of its size rounded up to 512), whatever kind of
-  // code their entries keep.
-  if (zstd) {
+  // code their entries keep. States from format 10 keep its least budget (CodeKind::kEarlyAbort):
+  // every profile and budget is answered.
+  if (zstd && s.code_kind != state::CodeKind::kEarlyAbort) {
     constexpr uint64_t kFrom = 128u << 10;
     std::vector<bool> held;  // by lsize / 512
     for (const state::RowState& row : s.rows) {

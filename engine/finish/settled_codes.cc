@@ -10,6 +10,11 @@ CodeSettler::CodeSettler(state::CodeKind kind, const ScanOptions& scanned,
       policy_(zfs::DedupPolicyOf(options.profile, options.vdev, options.ashift)),
       compressions_(options.compressions),
       kind_(kind) {
+  probe_ = state::ProbeColumns(kind, compressions_);
+  for (size_t i = 0; i < compressions_.size(); ++i) {
+    abort_.push_back(probe_[i] != state::kNoProbe &&
+                     zfs::ZstdEarlyAbortApplies(policy_, compressions_[i], zfs::kMaxBlockBytes));
+  }
   for (const Compression& c : compressions_) {
     off_.push_back(c.algorithm == CompressionAlgorithm::kOff);
     // Least-budget codes at some lsize (zstd's only where early abort does not apply).
@@ -64,6 +69,20 @@ ddt::PsizeCode CodeSettler::Derive(ddt::PsizeCode code, size_t c, uint64_t lsize
   return known ? SettledCodeOf(*known) : kUnknownCode;
 }
 
+ddt::PsizeCode CodeSettler::SettleEarlyAbort(ddt::PsizeCode code, ddt::PsizeCode probe, size_t c,
+                                             uint64_t lsize) const {
+  if (code == ddt::kPendingCode || code == ddt::kHoleCode) return code;
+  // A block of 128K or more has an early-abort code with its own (the loader checks it).
+  if (probe == ddt::kPendingCode || probe == ddt::kHoleCode) return kUnknownCode;
+  const ddt::LeastBudget through = ddt::ProbeOf(probe);
+  const std::optional<uint64_t> length = code == ddt::kNoFitCode || probe == ddt::kNoFitCode
+                                             ? std::nullopt
+                                             : ddt::LeastBudgetOf(code).length;
+  const std::optional<zfs::BlockWrite> known = zfs::ReplayLeastBudget(
+      policy_, compressions_[c], lsize, length, through.above, through.at_most);
+  return known ? SettledCodeOf(*known) : kUnknownCode;
+}
+
 ddt::PsizeCode SettledCodeOf(const zfs::BlockWrite& w) {
   switch (w.kind) {
     case zfs::BlockKind::kHole:
@@ -82,7 +101,7 @@ std::vector<uint64_t> CodeSettler::CountUnknown(const ddt::DedupTable& table) co
   if (!raw_ || !may_be_unknown_) return out;
   table.ForEach([&](const ddt::EntryView& e) {
     for (size_t c = 0; c < e.codes.size() && c < out.size(); ++c) {
-      out[c] += Settle(e.codes[c], c, e.lsize) == kUnknownCode;
+      out[c] += Settle(e, e.codes[c], c) == kUnknownCode;
     }
   });
   return out;

@@ -21,6 +21,7 @@
 #ifndef ZSIM_ENGINE_FINISH_SETTLED_CODES_H_
 #define ZSIM_ENGINE_FINISH_SETTLED_CODES_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -59,7 +60,18 @@ class CodeSettler {
     return Derive(code, c, lsize);
   }
 
-  // Calls fn(entry) for every entry of `table`, its codes settled (table.ForEach's order).
+  // Setting `c`'s rounded code for entry `e` whose code (e.codes[c], or what the caller made of
+  // it: finish/known_codes.h) is `code`: as Settle, and where the report's profile applies zstd
+  // early abort to the block, from its early-abort code too (state::ProbeColumns).
+  ddt::PsizeCode Settle(const ddt::EntryView& e, ddt::PsizeCode code, size_t c) const {
+    if (abort_[c] && e.lsize >= zfs::kZstdEarlyAbortBytes) {
+      return SettleEarlyAbort(code, e.codes[probe_[c]], c, e.lsize);
+    }
+    return Settle(code, c, e.lsize);
+  }
+
+  // Calls fn(entry) for every entry of `table`, its codes settled (table.ForEach's order): one
+  // per setting (a table's early-abort columns are read, not passed on).
   // Per setting, the entries of `table` whose code is unknown under the report's options.
   std::vector<uint64_t> CountUnknown(const ddt::DedupTable& table) const;
 
@@ -71,8 +83,9 @@ class CodeSettler {
     }
     std::vector<ddt::PsizeCode> codes;
     table.ForEach([&](const ddt::EntryView& e) {
-      codes.resize(e.codes.size());
-      for (size_t c = 0; c < e.codes.size(); ++c) codes[c] = Settle(e.codes[c], c, e.lsize);
+      const size_t n = std::min(e.codes.size(), compressions_.size());
+      codes.resize(n);
+      for (size_t c = 0; c < n; ++c) codes[c] = Settle(e, e.codes[c], c);
       ddt::EntryView settled = e;
       settled.codes = codes;
       fn(settled);
@@ -81,6 +94,10 @@ class CodeSettler {
 
  private:
   ddt::PsizeCode Derive(ddt::PsizeCode code, size_t c, uint64_t lsize) const;
+  // A zstd block of 128K or more under a profile with early abort: its least-budget code and its
+  // early-abort code (ddt::EncodeProbe) give the outcome under every budget ZFS computes.
+  ddt::PsizeCode SettleEarlyAbort(ddt::PsizeCode code, ddt::PsizeCode probe, size_t c,
+                                  uint64_t lsize) const;
   // Setting c's code of a block of lsize is a least-budget one (else raw).
   bool LeastAt(size_t c, uint64_t lsize) const {
     return least_[c] && state::KeepsLeastBudget(kind_, scanned_, compressions_[c], lsize);
@@ -93,6 +110,10 @@ class CodeSettler {
   state::CodeKind kind_;
   std::vector<bool> off_;    // per setting: compression=off (derived code)
   std::vector<bool> least_;  // per setting: least-budget codes at some lsize (else raw)
+  // Per setting: the table column of its early-abort code (state::ProbeColumns), and whether
+  // the report reads it (the report's profile applies early abort to the setting).
+  std::vector<size_t> probe_;
+  std::vector<bool> abort_;
   // Per setting, kLookupCodes codes: settled code of each raw or least-budget one (hole to the
   // largest exact length) for a block of block_bytes_; and for least-budget settings, the
   // kNextCodes codes above (kLeastSmallBase + 1 to kLeastLastCode).

@@ -35,12 +35,12 @@ zfs::MetadataContext ContextFor(const ScanOptions& o) {
 }
 
 DdtFootprint Footprint(const ScanOptions& o, DdtFormat format, uint64_t unique, uint64_t duplicate,
-                       uint64_t typical_asize, const PartialEntries& partial) {
+                       uint64_t typical_asize, const KeySizeMixes& mixes) {
   zfs::DdtFootprintInput in;
   in.unique_entries = unique;
   in.duplicate_entries = duplicate;
-  in.unique_partial_entries = partial[0];
-  in.duplicate_partial_entries = partial[1];
+  in.unique_size_diversity = mixes[0].Diversity();
+  in.duplicate_size_diversity = mixes[1].Diversity();
   in.profile = o.profile;
   in.format = format;
   in.vdev = o.vdev;
@@ -129,6 +129,40 @@ double Anchor(const ddt::EntryView& e, int anchor) {
   const ddt::PsizeCode code = e.codes[static_cast<size_t>(anchor)];
   return code == ddt::kPendingCode ? double(e.lsize) : double(ddt::StoredPsize(code));
 }
+
+// A near-anchored setting (estimate::NearAnchors) whose plan also gives it a regression anchor
+// (SamplingPlan::anchors: lz4, coded whole): both estimators' intervals on the blocks its final
+// level samples, to take the narrower where the near anchor's would be the bounds of a rare
+// difference (Tally::Finish).
+struct FollowerChoice {
+  estimate::RareDifferenceBound rare;          // on the near anchor
+  estimate::RegressionEstimator regression;    // on the regression anchor, per referenced block
+  estimate::RatioEstimator ratio;              // the same, where the regression has no fit
+  std::vector<std::array<double, 3>> sampled;  // (lsize, anchor, psize), each x refs
+  double sampled_psize = 0, unsampled_near = 0, ref_lsize = 0, ref_regression = 0;
+
+  // Sampled blocks whose residual about the fit (the regression's, else the ratio's) is not 0:
+  // those carry its variance. A sample whose psize the anchor predicts exactly but on a few
+  // blocks (psize equal on every sampled block, or equal to the anchor's) leaves a normal
+  // interval of about zero width, whatever the unsampled blocks hold.
+  uint64_t ResidualBlocks() const {
+    double a = 0, b = 0;
+    if (regression.HasFit()) {
+      const estimate::RegressionEstimator::Fit fit = regression.Coefficients();
+      a = fit.a;
+      b = fit.b;
+    } else {
+      b = ratio.Ratio();
+    }
+    double mean = 0;
+    for (const auto& [l, x, y] : sampled) mean += y - a * l - b * x;
+    mean /= std::max<double>(1, double(sampled.size()));
+    uint64_t count = 0;
+    // Half a byte: the sizes are whole bytes, rounding noise of the fit is far below.
+    for (const auto& [l, x, y] : sampled) count += std::abs(y - a * l - b * x - mean) > 0.5;
+    return count;
+  }
+};
 
 }  // namespace
 
@@ -246,6 +280,14 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     near_anchored[c] = near[c] >= 0;
     anchor[c] = near_anchored[c] ? near[c] : sampling.anchors[c];
   }
+  // Near-anchored settings that may take their regression anchor instead (FollowerChoice), at
+  // their final level: the base (they never take a higher one, below).
+  std::vector<std::optional<FollowerChoice>> choice(settings_);
+  for (size_t c = 0; c < settings_; ++c) {
+    if (level[c] >= 0 && near_anchored[c] && sampling.anchors[c] >= 0 && known[c] > 0) {
+      choice[c].emplace();
+    }
+  }
   if (any_sampled) {
     codes.ForEach(table, [&](const ddt::EntryView& e) {
       const int lv = estimate::SampleLevel(e.key.lo);
@@ -253,6 +295,25 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         if (level[c] < 0 || ddt::IsHoleCode(e.codes[c])) continue;
         if (census(e, c)) continue;
         ++population[c];
+        if (choice[c]) {
+          FollowerChoice& f = *choice[c];
+          const double refs = double(e.refcount), x = Anchor(e, anchor[c]);
+          const double z = Anchor(e, sampling.anchors[c]);
+          f.ref_lsize += refs * double(e.lsize);
+          f.ref_regression += refs * z;
+          if (e.codes[c] == ddt::kPendingCode || lv < known[c]) {
+            f.rare.AddUnsampled(refs * (double(e.lsize) - x), refs * x);
+            f.unsampled_near += refs * x;
+          } else {
+            const double y =
+                ddt::IsEmbeddedCode(e.codes[c]) ? 0.0 : double(ddt::AllocatedPsize(e.codes[c]));
+            f.rare.AddSampled(refs * y, refs * x);
+            f.regression.Add(refs * double(e.lsize), refs * z, refs * y);
+            f.ratio.Add(refs * z, refs * y);
+            f.sampled.push_back({refs * double(e.lsize), refs * z, refs * y});
+            f.sampled_psize += refs * y;
+          }
+        }
         if (e.codes[c] == ddt::kPendingCode || lv < complete[c]) continue;
         const uint64_t psize =
             ddt::IsEmbeddedCode(e.codes[c]) ? 0 : ddt::AllocatedPsize(e.codes[c]);
@@ -297,6 +358,41 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       }
     }
   }
+  // A near-anchored setting whose sample holds fewer than kMinIntervalBlocks blocks differing
+  // from its near anchor takes the bounds of a rare difference (pass 2), which are wide where a
+  // sample is a small share of its row: at 4K sectors zstd-4 equals zstd-1 on most 16K blocks of
+  // the file-server sample, and coded on a quarter of them under the cap its interval spanned
+  // +-12% to +-42%. Where the regression on its plan's anchor (lz4) leaves residuals on at least
+  // kMinIntervalBlocks sampled blocks of at least kMinSampledBlocks, those carry a normal
+  // interval; the setting takes the regression when that interval is the narrower. Not on fewer
+  // blocks: the regression's residuals are heavy-tailed and its interval undercovers on a small
+  // sample (gzip-9 at ashift 9 on 15 salted 150-block trees of the database sample, some 80
+  // blocks sampled: +-3% where the rare-difference bounds gave +-90-135%, and one of 11 missed
+  // by -2.9%). Nor where the sample is worth fewer than kMinIntervalBlocks blocks (a few large
+  // blocks among many small ones, the 1M row): there the certain bounds would apply (pass 2),
+  // wider than the rare difference's, which lie within them. A choice by the codes of the blocks at
+  // the setting's level only: the same for any thread count and in a merge.
+  for (size_t c = 0; c < settings_; ++c) {
+    if (!choice[c] || level[c] < 0) continue;
+    const FollowerChoice& f = *choice[c];
+    if (f.rare.differing() >= estimate::kMinIntervalBlocks ||
+        f.regression.n() < estimate::kMinSampledBlocks ||
+        f.ratio.EffectiveUnits() < double(estimate::kMinIntervalBlocks) ||
+        f.ResidualBlocks() < estimate::kMinIntervalBlocks) {
+      continue;
+    }
+    const std::array<double, 2> d = f.rare.Bounds();
+    const double near_known = f.sampled_psize + f.unsampled_near;
+    const double rare_rel = near_known > 0 ? (d[0] + d[1]) / 2 / near_known : 0.0;
+    const double units = double(population[c]);
+    const double regression_rel = f.regression.HasFit() ? f.regression.RelativeHalfWidth95(
+                                                              units, f.ref_lsize, f.ref_regression)
+                                                        : f.ratio.RelativeHalfWidth95(units);
+    if (std::isfinite(regression_rel) && regression_rel < rare_rel) {
+      near_anchored[c] = false;
+      anchor[c] = sampling.anchors[c];
+    }
+  }
   if (m > 1) {
     return FinishSampledTable(row, block_bytes, table, codes, sparse_holes, level, distinct,
                               occurrences, sampling.occurrence_level);
@@ -321,9 +417,8 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   // how far each unsampled one could (rare_difference.h), for when too few differ to rest a
   // normal interval on.
   std::vector<estimate::RareDifferenceBound> rare(settings_);
-  // Entries below a record, (unique, duplicate): an entry's lsize is exact even where its psize
-  // is sampled (whether a sampled entry is embedded, and so has no entry, is not known).
-  std::vector<PartialEntries> partial(settings_);
+  // The entries' sizes, (unique, duplicate): of a sampled setting, those of its sampled entries.
+  std::vector<KeySizeMixes> mixes(settings_);
   // A sampled setting on a regression anchor (not a near one) whose samples carry the fit.
   auto regresses = [&](size_t c) {
     return Regresses(anchor[c] >= 0 && !near_anchored[c], sampled_ref[c], sampled_alloc[c]);
@@ -343,9 +438,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         continue;
       }
       s.lsize += e.lsize * refs;
-      const bool partial_record = e.lsize != block_bytes;
       if (level[c] >= 0 && !census(e, c)) {
-        partial[c][refs == 1 ? 0 : 1] += partial_record ? 1 : 0;
         BucketSums& b = buckets[c][zfs::DdtBucket(refs)];
         b.entries += 1;
         b.refs += double(refs);
@@ -363,6 +456,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         const bool emb = ddt::IsEmbeddedCode(code);
         const uint64_t psize = emb ? 0 : ddt::AllocatedPsize(code);
         const zfs::BlockSpace space = emb ? zfs::BlockSpace{} : alloc.Block(psize, options_.copies);
+        if (!emb) mixes[c][refs == 1 ? 0 : 1].Add(e.lsize, psize);
         b.n += 1;
         b.s_refs += double(refs);
         b.s_lsize += double(e.lsize);
@@ -402,7 +496,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       s.asize += space.asize * refs;
       ref_dsize[c] += space.dsize * refs;
       dedup_asize[c] += space.asize;  // once per entry: what the pool allocates with dedup
-      partial[c][refs == 1 ? 0 : 1] += partial_record ? 1 : 0;
+      mixes[c][refs == 1 ? 0 : 1].Add(e.lsize, psize);
       ddt[c].AddEntry(refs, e.lsize, psize, space.dsize);
     }
   });
@@ -485,7 +579,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     SettingResult& s = out[c];
     s.blocks.holes += sparse_holes;
     s.dedup = ddt[c].Result();
-    Complete(row, c, ref_dsize[c], dedup_asize[c], &s, partial[c]);
+    Complete(row, c, ref_dsize[c], dedup_asize[c], &s, mixes[c]);
     if (level[c] >= 0) {
       // The psize estimate imputes each histogram bucket with its own ratio where it has enough
       // sampled entries; its relative error is that of the whole sample's ratio R = psize /
@@ -541,16 +635,16 @@ zfs::MetadataTally Tally::MetadataOf(size_t row, size_t c, const SettingResult& 
 }
 
 void Tally::Complete(size_t row, size_t c, uint64_t ref_dsize, uint64_t dedup_asize,
-                     SettingResult* sp, const PartialEntries& partial) const {
+                     SettingResult* sp, const KeySizeMixes& mixes) const {
   SettingResult& s = *sp;
   const zfs::MetadataTally meta = MetadataOf(row, c, s);
   const uint64_t entries = s.dedup.unique_entries + s.dedup.duplicate_entries;
   const uint64_t typical_asize = entries ? dedup_asize / entries : 0;
   s.dedup.footprints.push_back(Footprint(options_, DdtFormat::kLegacy, s.dedup.unique_entries,
-                                         s.dedup.duplicate_entries, typical_asize, partial));
+                                         s.dedup.duplicate_entries, typical_asize, mixes));
   if (zfs::RulesFor(options_.profile).has_fast_dedup) {
     s.dedup.footprints.push_back(Footprint(options_, DdtFormat::kFast, s.dedup.unique_entries,
-                                           s.dedup.duplicate_entries, typical_asize, partial));
+                                           s.dedup.duplicate_entries, typical_asize, mixes));
   }
   const DdtFormat chosen = options_.ddt_format.value_or(DdtFormat::kLegacy);
   uint64_t ddt_asize = 0;
@@ -657,6 +751,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
   std::vector<std::array<std::array<BucketRows, 64>, 2>> rows(settings_);
   std::vector<ZeroSums> zero(settings_);
   std::vector<zfs::DdtStatsBuilder> zero_ddt(settings_);
+  std::vector<KeySizeMixes> mixes(settings_);  // the zero entries' and the kept entries' sizes
   // A non-zero kept entry whose code under setting c is known and of a level the estimate uses
   // (both passes below take exactly these).
   struct KeptUnit {
@@ -701,6 +796,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
         const uint64_t psize = ddt::AllocatedPsize(code);
         const zfs::BlockSpace space = alloc.Block(psize, options_.copies);
         zero_ddt[c].AddEntry(refs, e.lsize, psize, space.dsize);
+        mixes[c][refs == 1 ? 0 : 1].Add(e.lsize, psize);
         z.allocated += DdtStat{1, e.lsize, psize, space.dsize};
         z.referenced += DdtStat{refs, refs * e.lsize, refs * psize, refs * space.dsize};
         z.entries += 1;
@@ -739,6 +835,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
         rs.r_emb_bytes += r * double(ddt::EmbeddedPayload(code));
         continue;
       }
+      mixes[c][refs == 1 ? 0 : 1].Add(e.lsize, psize);
       st.ne += 1;
       st.unique_ne += refs == 1;
       st.lsize_ne += double(e.lsize);
@@ -985,7 +1082,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
           ratio * (1 + 1.96 * ref_rel) * a_dsize / std::max(a_least, a_dsize - 1.96 * a_sd);
       s.dedup.ratio_ci95 = std::array<double, 2>{std::max(1.0, lo), std::max(1.0, hi)};
     }
-    Complete(row, c, ref.dsize, Round(asize), &s);
+    Complete(row, c, ref.dsize, Round(asize), &s, mixes[c]);
     // compressratio's interval from the psize-per-auxiliary-byte ratio's.
     // Without a usable sample (none, or a single entry) the interval of psize per u is infinite.
     const uint64_t meta_psize = MetadataOf(row, c, s).MetadataPsize();

@@ -21,6 +21,7 @@
 #include "engine/finish/settled_codes.h"
 #include "engine/state/scan_state.h"
 #include "engine/zfs/allocation.h"
+#include "engine/zfs/ddt_footprint.h"
 #include "engine/zfs/metadata.h"
 #include "engine/zfs/record_layout.h"
 #include "zsim/scan_result.h"
@@ -34,8 +35,9 @@ namespace zsim::finish {
 // dsize itself is not a multiple of 512 on raidz and dRAID.
 uint64_t AuxiliarySize(const zfs::AllocationModel& alloc, uint64_t lsize, int copies);
 
-// DDT entries (unique, duplicate) whose lsize is not the recordsize (zfs::DdtLeafLz4Bytes).
-using PartialEntries = std::array<uint64_t, 2>;
+// The sizes of the DDT's entries, (unique, duplicate): how often two of them differ
+// (zfs::DdtKeySizeMix, zfs::DdtLeafLz4Bytes).
+using KeySizeMixes = std::array<zfs::DdtKeySizeMix, 2>;
 
 class Tally {
  public:
@@ -71,10 +73,10 @@ class Tally {
                                                 int occurrence_level) const;
   // What both paths share once blocks, sizes and the histogram are known: DDT footprints,
   // metadata, compressratio, used, pool_alloc.
-  // `partial`: the unique and duplicate entries whose lsize is not the recordsize, where the path
-  // counts them ({0, 0} otherwise: the DDT footprint as of full records).
+  // `mixes`: the sizes of the entries whose psize the path knows (a sampled setting's sampled
+  // entries, a sampled table's kept ones), per class.
   void Complete(size_t row, size_t setting, uint64_t ref_dsize, uint64_t dedup_asize,
-                SettingResult* s, const PartialEntries& partial = {}) const;
+                SettingResult* s, const KeySizeMixes& mixes) const;
   // The metadata model of (row, setting) (`written_zeros`: the one of the no-dedup write path,
   // metadata_without_dedup_) told which of its files hold an embedded block, from `s`'s blocks.
   zfs::MetadataTally MetadataOf(size_t row, size_t setting, const SettingResult& s,

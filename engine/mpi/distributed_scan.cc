@@ -12,7 +12,6 @@
 #include <iterator>
 #include <limits>
 #include <string>
-#include <thread>
 
 #include "engine/estimate/sample_level.h"
 #include "engine/mpi/census.h"
@@ -52,6 +51,10 @@ struct RankStats {
   uint64_t peak_rss = 0;  // by the end of the scan, before the partition
   double seconds = 0;
   double work_wait_seconds = 0;  // the scan waiting for its next batch of work (work.h)
+  // From the end of this rank's scan to its part of the report's state (the stream's end, the
+  // barriers, the partition, the reduction, the fit): what the distributed scan adds to a plain
+  // scan of the same share, a fixed cost per job.
+  double after_scan_seconds = 0;
 };
 
 RankStats StatsOf(const state::ScanState& state, const PieceMap& pieces) {
@@ -72,7 +75,7 @@ RankStats StatsOf(const state::ScanState& state, const PieceMap& pieces) {
   return r;
 }
 
-void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t state_received,
+void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, const ReduceStats& reduce,
                 const StreamStats& stream, const PartitionStats& exchange,
                 const HeavyCensusStats& heavy, const std::vector<ddt::DedupTable*>& owned) {
   uint64_t owned_entries = 0, owned_bytes = 0;
@@ -90,13 +93,14 @@ void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t 
       "exchange_rounds=%llu exchange_seconds=%.3f exchange_cpu_seconds=%.3f owned_entries=%llu "
       "owned_table_bytes=%llu census_asked=%llu census_reread=%llu census_reread_bytes=%llu "
       "census_changed=%llu census_origin_bytes=%llu scan_seconds=%.3f work_wait_seconds=%.4f "
-      "scan_peak_rss_bytes=%llu peak_rss_bytes=%llu\n",
+      "reduce_seconds=%.4f after_scan_seconds=%.4f scan_peak_rss_bytes=%llu peak_rss_bytes=%llu\n",
       rank, static_cast<unsigned long long>(r.files), static_cast<unsigned long long>(r.pieces),
       static_cast<unsigned long long>(r.bytes_read),
       static_cast<unsigned long long>(r.blocks + stream.references_sent - stream.references_merged),
       static_cast<unsigned long long>(r.table_entries),
       static_cast<unsigned long long>(r.table_bytes), static_cast<unsigned long long>(work.batches),
-      static_cast<unsigned long long>(work.bytes), static_cast<unsigned long long>(state_received),
+      static_cast<unsigned long long>(work.bytes),
+      static_cast<unsigned long long>(reduce.bytes_received),
       static_cast<unsigned long long>(stream.ships),
       static_cast<unsigned long long>(stream.bytes_sent),
       static_cast<unsigned long long>(stream.entries_sent),
@@ -111,7 +115,8 @@ void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, uint64_t 
       static_cast<unsigned long long>(heavy.reread_bytes),
       static_cast<unsigned long long>(heavy.changed),
       static_cast<unsigned long long>(heavy.origin_bytes), r.seconds, r.work_wait_seconds,
-      static_cast<unsigned long long>(r.peak_rss), static_cast<unsigned long long>(PeakRssBytes()));
+      reduce.seconds, r.after_scan_seconds, static_cast<unsigned long long>(r.peak_rss),
+      static_cast<unsigned long long>(PeakRssBytes()));
 }
 
 // The overrides of the exchanges' sizes (tuning.h). Each rank reads its own environment, and the
@@ -169,18 +174,20 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   if (rank != 0) local.progress = nullptr;
   std::unique_ptr<WorkPool> pool;
   const WorkWait work_wait = std::make_shared<std::atomic<uint64_t>>(0);
-  std::thread server;
-  WorkTraffic work;
+  // Rank 0 answers the others' requests for work from its scan (work.h WorkServer), and once its
+  // scan is over until each has had its last batch: only if the scan asked for its source, past
+  // the checks that refuse options (which every rank makes alike, so no rank then asks for work).
+  std::unique_ptr<WorkServer> server;
+  bool serving = false;
   if (rank == 0) {
     pool = std::make_unique<WorkPool>(pipeline::MakeWalk(resolved, fs),
                                       EnvCount("ZSIM_MPI_BATCH_BYTES"),
                                       pipeline::ChunkBytes(resolved));
-    // Started when the scan asks for its source, past the checks that refuse options (which
-    // every rank makes alike, so no rank is then waiting for work).
+    if (size > 1) server = std::make_unique<WorkServer>(pool.get(), size, control.cancel);
     local.source = [&] {
-      if (size > 1)
-        server = std::thread([&] { work = ServeWork(pool.get(), size, control.cancel); });
-      return LocalShare(pool.get(), work_wait);
+      serving = server != nullptr;
+      if (serving) server->Start();
+      return LocalShare(pool.get(), server.get(), work_wait);
     };
   } else {
     local.source = [work_wait] { return RemoteShare(work_wait); };
@@ -215,7 +222,10 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
     local.tables_started = [&stream](const std::vector<ddt::DedupTable*>& tables) {
       stream->Start(tables);
     };
-    local.chunk_done = [&stream] { stream->AfterChunk(); };
+    local.chunk_done = [&stream, work_server = server.get()] {
+      if (work_server) work_server->Poll();
+      stream->AfterChunk();
+    };
     if (own_census) {
       local.census_refcount = census.refcount;
       const ShippedKeys* shipped = &stream->shipped();
@@ -230,13 +240,19 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
     pipeline::AddPiece(pieces[p.file], p);
   };
   Result<state::ScanState> scanned = pipeline::ScanToState(resolved, fs, local);
-  // Every rank ships no more and has merged what others shipped to it (refused options: no rank
-  // started the stream). Before rank 0's work server ends, which waits for the last rank's scan:
-  // meanwhile the stream merges what comes.
+  const auto scan_end = std::chrono::steady_clock::now();
+  // Rank 0 answers the others until each has had its last batch (their scans end with it), then
+  // every rank ships no more and has merged what others shipped to it (refused options: no rank
+  // started the stream).
+  WorkTraffic work;
+  if (serving) {
+    server->Finish();
+    work = server->traffic();
+  }
   Status streamed = stream ? stream->Finish() : Status::Ok();
-  if (server.joinable()) server.join();
   const std::vector<walk::WalkItem> split =
       pool ? pool->SplitFiles() : std::vector<walk::WalkItem>();
+  server.reset();
   pool.reset();
   // Refused options: every rank refuses alike before asking for work.
   if (!scanned.ok()) return scanned.status();
@@ -336,8 +352,10 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   FitPartitionedTables(tables, static_cast<uint32_t>(shared_fit[1]), shared_fit[0],
                        resolved.max_memory_bytes);
   if (print_stats) {
-    PrintStats(rank, mine, work, stats.bytes_received, stream ? stream->stats() : StreamStats{},
-               exchange, heavy, tables);
+    mine.after_scan_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - scan_end).count();
+    PrintStats(rank, mine, work, stats, stream ? stream->stats() : StreamStats{}, exchange, heavy,
+               tables);
   }
   if (rank != 0) {
     ServeTables(std::vector<const ddt::DedupTable*>(tables.begin(), tables.end()));

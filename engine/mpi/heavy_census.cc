@@ -46,21 +46,25 @@ bool SameKey(const ddt::Fingerprint& block, const ddt::Fingerprint& entry) {
 // an ok flag (uint16) and a code per setting, in the order of `requests`.
 class Rereader {
  public:
+  // `columns`: the tables' (ddt::DedupTable::settings: the settings' codes, then their
+  // early-abort codes, state::ProbeColumns).
   Rereader(const BlockOrigins& origins, const ScanOptions& options, io::FileSystem* fs,
-           std::vector<PathError>* errors, HeavyCensusStats* stats)
+           std::vector<PathError>* errors, HeavyCensusStats* stats, size_t columns)
       : origins_(origins),
         options_(options),
         fs_(fs),
         errors_(errors),
         stats_(stats),
         policy_(pipeline::ScanWritePolicy(options)),
-        sampled_(estimate::PlanSampling(options.compressions, options.exact).sampled) {
+        sampled_(estimate::PlanSampling(options.compressions, options.exact).sampled),
+        probe_columns_(state::ProbeColumns(state::CodeKind::kEarlyAbort, options.compressions)),
+        columns_(columns) {
     for (const PathError& e : *errors) listed_.insert(e.path);
   }
 
   void Answer(const Request& q, std::string* out) {
     const size_t settings = options_.compressions.size();
-    std::vector<ddt::PsizeCode> codes(settings, ddt::kPendingCode);
+    std::vector<ddt::PsizeCode> codes(columns_, ddt::kPendingCode);
     BlockOrigins::Place place;
     bool ok = origins_.Locate(q.origin, &place);
     if (!ok) {
@@ -88,8 +92,11 @@ class Rereader {
       const bool is_zero = IsAllZero(block_);
       for (size_t c = 0; c < settings; ++c) {
         if (!sampled_[c]) continue;
-        codes[c] = pipeline::RawBlockCode(policy_, options_.compressions[c], block_, is_zero,
-                                          compressor_, MutableByteView(scratch_.data(), q.lsize));
+        const pipeline::BlockCodes got =
+            pipeline::CodeBlock(policy_, options_.compressions[c], block_, is_zero, compressor_,
+                                MutableByteView(scratch_.data(), q.lsize));
+        codes[c] = got.code;
+        if (probe_columns_[c] < columns_) codes[probe_columns_[c]] = got.probe;
       }
     } else {
       ++stats_->changed;
@@ -135,6 +142,8 @@ class Rereader {
   HeavyCensusStats* stats_;
   const zfs::WritePolicy policy_;
   const std::vector<bool> sampled_;
+  const std::vector<size_t> probe_columns_;
+  const size_t columns_;
   std::set<std::string> listed_;  // paths among the errors already
   codec::Compressor compressor_;
   std::vector<uint8_t> block_, scratch_;
@@ -223,8 +232,10 @@ Status CodeHeavyKeys(const std::vector<ddt::DedupTable*>& tables, const BlockOri
       ++stats->asked;
     });
   }
-  Rereader rereader(origins, options, fs, errors, stats);
-  const size_t answer_bytes = 2 + 2 * settings;
+  // Every column of the tables: the settings' codes and their early-abort codes.
+  const size_t columns = tables.empty() ? settings : tables.front()->settings();
+  Rereader rereader(origins, options, fs, errors, stats, columns);
+  const size_t answer_bytes = 2 + 2 * columns;
   std::vector<size_t> next(size, 0);
   std::vector<int> send_counts(size), recv_counts(size), send_at(size), recv_at(size);
   std::vector<int> answer_counts(size), answer_recv(size), answer_at(size), answer_recv_at(size);
@@ -279,12 +290,12 @@ Status CodeHeavyKeys(const std::vector<ddt::DedupTable*>& tables, const BlockOri
     std::string got(taken * answer_bytes, '\0');
     MPI_Alltoallv(answers.data(), answer_counts.data(), answer_at.data(), MPI_BYTE, got.data(),
                   answer_recv.data(), answer_recv_at.data(), MPI_BYTE, MPI_COMM_WORLD);
-    std::vector<ddt::PsizeCode> codes(settings);
+    std::vector<ddt::PsizeCode> codes(columns);
     for (int d = 0; d < size; ++d) {
       for (size_t i = 0; i < sent[d].size(); ++i) {
         const char* p = got.data() + answer_recv_at[d] + i * answer_bytes;
         if (GetWire<uint16_t>(p) != 1) continue;  // not coded: its file is among the errors
-        for (size_t c = 0; c < settings; ++c) codes[c] = GetWire<uint16_t>(p + 2 + 2 * c);
+        for (size_t c = 0; c < columns; ++c) codes[c] = GetWire<uint16_t>(p + 2 + 2 * c);
         const Request& q = *sent[d][i];
         tables[q.row]->SetCodes(q.key, codes);
       }

@@ -8,8 +8,8 @@
 //
 // Thread safety: MPI runs at MPI_THREAD_SERIALIZED (session.h): one call at a time. These
 // functions take MpiLock() around each MPI call they make, so any threads may use them at once
-// (rank 0's work server, a rank's input stage and its table exchange during the scan); a wait
-// never holds it (it polls).
+// (rank 0's scan answering requests for work, a rank's input stage and its table exchange during
+// the scan); a wait never holds it (it polls).
 
 #ifndef ZSIM_ENGINE_MPI_MESSAGES_H_
 #define ZSIM_ENGINE_MPI_MESSAGES_H_
@@ -52,9 +52,9 @@ std::string ReceiveLarge(int source);
 // to `longest`, and short again once something came (Reset). Messages that follow each other
 // are taken within tens of microseconds. MPI moves a large message only while both ends call
 // into it (Open MPI has no progress thread here), so a wait for a transfer never pauses longer
-// than kLongest (200 us, the fixed pause it had). Rank 0's work server waits for small requests
-// that come a batch ahead and pauses up to 1 ms: on a node whose cores all scan, each wake takes
-// a core from a scanning thread for a moment, and the fixed 200 us woke it 5,000 times a second.
+// than kLongest (200 us, the fixed pause it had). A wait for small messages that come seldom
+// pauses longer (rank 0's drain of the last requests for work: 1 ms): on a node whose cores all
+// scan, each wake takes a core from a scanning thread for a moment.
 class PollBackoff {
  public:
   static constexpr std::chrono::microseconds kFirst{25};
@@ -63,6 +63,8 @@ class PollBackoff {
   explicit PollBackoff(std::chrono::microseconds longest = kLongest) : longest_(longest) {}
   // Sleeps the next pause, then doubles it (up to the longest).
   void Pause();
+  // The next pause, doubling it (up to the longest), for a wait that sleeps on its own terms.
+  std::chrono::microseconds Advance();
   void Reset() { next_ = kFirst; }
   std::chrono::microseconds next() const { return next_; }
 

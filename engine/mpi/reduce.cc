@@ -1,5 +1,6 @@
 #include "engine/mpi/reduce.h"
 
+#include <chrono>
 #include <cstring>
 
 #include "engine/mpi/messages.h"
@@ -22,10 +23,7 @@ std::string EncodePart(const state::ScanState& state, const PieceMap& pieces) {
   return out;
 }
 
-}  // namespace
-
-Status ReduceToRoot(state::ScanState& state, PieceMap& pieces, int rank, int size,
-                    ReduceStats* stats) {
+Status Reduce(state::ScanState& state, PieceMap& pieces, int rank, int size, ReduceStats* stats) {
   Status failure;
   for (int step = 1; step < size; step *= 2) {
     if (rank % (2 * step) == step) {
@@ -80,6 +78,19 @@ Status ReduceToRoot(state::ScanState& state, PieceMap& pieces, int rank, int siz
     state::FitTablesToBudget(state.rows, state.options.max_memory_bytes);
   }
   return failure;
+}
+
+}  // namespace
+
+Status ReduceToRoot(state::ScanState& state, PieceMap& pieces, int rank, int size,
+                    ReduceStats* stats) {
+  const auto start = std::chrono::steady_clock::now();
+  Status s = Reduce(state, pieces, rank, size, stats);
+  if (stats) {
+    stats->seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  return s;
 }
 
 }  // namespace zsim::mpi

@@ -25,6 +25,7 @@ namespace zsim::mpi {
 
 struct ReduceStats {
   uint64_t bytes_received = 0;  // serialized state bytes this rank received
+  double seconds = 0;           // this rank's part: encoding, sending, receiving and merging
 };
 
 // Merges every rank's `state` into rank 0's, and adds every rank's `pieces` into rank 0's. On

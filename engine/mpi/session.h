@@ -26,8 +26,9 @@
 //
 // Thread safety: one Session per process, made on the main thread before any other MPI call.
 // MPI is initialised at MPI_THREAD_SERIALIZED: MPI calls come from one thread at a time. During
-// the scan three threads make them (rank 0's work server, a rank's pipeline input stage asking
-// for work, its table stream), each call under MpiLock() (messages.h) and none of them blocking
+// the scan several threads make them (rank 0's pipeline answering requests for work, and at its
+// end a thread draining them; a rank's pipeline input stage asking for work; its table stream),
+// each call under MpiLock() (messages.h) and none of them blocking
 // (every wait polls); before and after the scan, the main thread alone.
 
 #ifndef ZSIM_ENGINE_MPI_SESSION_H_

@@ -15,6 +15,7 @@
 #include "engine/mpi/messages.h"
 #include "engine/mpi/partition.h"
 #include "engine/mpi/tuning.h"
+#include "engine/state/table_budget.h"
 
 namespace zsim::mpi {
 namespace {
@@ -23,6 +24,14 @@ namespace {
 constexpr size_t kMessageBytes = size_t{1} << 20;
 // How often the thread measures the tables (stats: the largest they were during the scan).
 constexpr auto kLookEvery = std::chrono::milliseconds(5);
+// The thread's longest pause while the scan runs and nothing of its own is on the way: it then
+// only looks for other ranks' ships (a few a second at most; one waits this long at worst to be
+// received). Each wake takes a core from a scanning thread for a moment: at the 1 ms it had,
+// each rank's thread woke about 900 times a second at N = 2 on 2 cores. A ship of its own or the
+// scan's end wakes it at once (Wake); while its sends are under way it polls within 1 ms, as
+// a transfer moves only while both ends call into MPI.
+constexpr auto kIdleLongest = std::chrono::milliseconds(5);
+constexpr auto kBusyLongest = std::chrono::milliseconds(1);
 
 std::string Header(int32_t row) {
   std::string h(sizeof row, '\0');
@@ -76,8 +85,17 @@ void TableStream::Start(const std::vector<ddt::DedupTable*>& tables) {
   thread_ = std::thread([this] { Run(); });
 }
 
+void TableStream::Wake() {
+  {
+    std::lock_guard<std::mutex> lock(wake_mu_);
+    woken_ = true;
+  }
+  wake_cv_.notify_one();
+}
+
 Status TableStream::Finish() {
   scanning_.store(false);
+  Wake();
   if (thread_.joinable()) thread_.join();
   stats_.shipped_keys_bytes = shipped_.memory_bytes();
   return failure_;
@@ -135,10 +153,13 @@ void TableStream::AfterChunk() {
     }
   }
   ++stats_.ships;
-  std::lock_guard<std::mutex> lock(outbox_mu_);
-  for (auto& send : sends) outbox_.push_back(std::move(send));
-  in_flight_.store(true);
-  untrimmed_ += shipped;
+  {
+    std::lock_guard<std::mutex> lock(outbox_mu_);
+    for (auto& send : sends) outbox_.push_back(std::move(send));
+    in_flight_.store(true);
+    untrimmed_ += shipped;
+  }
+  Wake();
 }
 
 bool TableStream::ReceiveWaiting() {
@@ -199,7 +220,9 @@ void TableStream::MergeInbox() {
     if (!parts[row]) continue;
     if (census_) {
       received_[row]->Merge(*parts[row]);
-      Fit(received_);
+      std::vector<ddt::DedupTable*> received;
+      for (const auto& t : received_) received.push_back(t.get());
+      Fit(received);
     } else {
       std::lock_guard<pipeline::TableGate> gate(gate_);
       tables_[row]->Merge(*parts[row]);
@@ -209,20 +232,15 @@ void TableStream::MergeInbox() {
   }
 }
 
-template <typename Tables>
-void TableStream::Fit(const Tables& tables) {
+void TableStream::Fit(const std::vector<ddt::DedupTable*>& tables) const {
+  state::FitTablesToShards(tables);
+  if (budget_bytes_ == 0) return;
   for (;;) {
     const uint32_t shift = tables[0]->sample_shift();
-    if (shift >= 40) return;
     uint64_t bytes = 0;
-    bool full = false;
-    for (const auto& t : tables) {
-      bytes += t->local_memory_bytes();
-      // fullest_shard() rounds down to a multiple of 4096.
-      full = full || uint64_t{t->fullest_shard()} + 4096 > ddt::DedupTable::kShardEntriesToSample;
-    }
-    if (!full && (budget_bytes_ == 0 || bytes <= budget_bytes_)) return;
-    for (const auto& t : tables) t->RaiseSampleShift(shift + 1);
+    for (const ddt::DedupTable* t : tables) bytes += t->local_memory_bytes();
+    if (shift >= 40 || bytes <= budget_bytes_) return;
+    for (ddt::DedupTable* t : tables) t->RaiseSampleShift(shift + 1);
   }
 }
 
@@ -252,8 +270,9 @@ void TableStream::Fail(const char* what) const {
 
 void TableStream::Loop() {
   bool told = false;
-  // Idle, it pauses up to 1 ms (as it always did), and polls sooner after a ship or a send.
-  PollBackoff backoff(std::chrono::milliseconds(1));
+  // Idle, it pauses up to kIdleLongest while the scan runs (else kBusyLongest), and polls sooner
+  // after a ship or a send.
+  PollBackoff backoff(std::chrono::duration_cast<std::chrono::microseconds>(kIdleLongest));
   auto last_look = std::chrono::steady_clock::now();
   for (;;) {
     bool busy = ReceiveWaiting();
@@ -323,9 +342,16 @@ void TableStream::Loop() {
     }
     if (busy) {
       backoff.Reset();
-    } else {
-      backoff.Pause();
+      continue;
     }
+    std::chrono::microseconds pause = backoff.Advance();
+    if (!scanning || !sends_.empty()) {
+      pause = std::min<std::chrono::microseconds>(pause, kBusyLongest);
+    }
+    std::unique_lock<std::mutex> lock(wake_mu_);
+    wake_cv_.wait_for(lock, pause, [this] { return woken_; });
+    if (woken_) backoff.Reset();
+    woken_ = false;
   }
 }
 

@@ -39,6 +39,7 @@
 #define ZSIM_ENGINE_MPI_TABLE_STREAM_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -115,10 +116,9 @@ class TableStream {
   // one arena would not serve the other's growth, about 10-15 MB more resident per rank at
   // 2 GiB of 512-byte records), and from the thread once the scan is over.
   void MergeInbox();
-  // Raises `tables`' sample shift, alike, while a shard nears its limit or they outgrow the
-  // budget (see the top of the file).
-  template <typename Tables>
-  void Fit(const Tables& tables);
+  // Raises `tables`' sample shift, alike, while a shard nears its limit (as one process's,
+  // state::FitTablesToShards) or they outgrow the budget (see the top of the file).
+  void Fit(const std::vector<ddt::DedupTable*>& tables) const;
 
   const int rank_, size_;
   uint64_t ship_bytes_;
@@ -140,7 +140,12 @@ class TableStream {
   std::vector<std::string> inbox_;      // received, not yet merged. Guarded by inbox_mu_.
   std::mutex merge_mu_;                 // one MergeInbox at a time
   std::atomic<bool> in_flight_{false};  // a ship is in the outbox or under way
-  uint64_t untrimmed_ = 0;              // bytes shipped since the last trim. Guarded by outbox_mu_.
+  // Wakes the thread from its pause at once: a ship in the outbox, the scan's end.
+  void Wake();
+  std::mutex wake_mu_;
+  std::condition_variable wake_cv_;
+  bool woken_ = false;      // Guarded by wake_mu_.
+  uint64_t untrimmed_ = 0;  // bytes shipped since the last trim. Guarded by outbox_mu_.
   std::thread thread_;
 };
 

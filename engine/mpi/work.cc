@@ -48,31 +48,64 @@ class BatchSource : public walk::WalkSource {
 
 class Local : public BatchSource {
  public:
-  Local(WorkPool* pool, WorkWait wait) : BatchSource(std::move(wait)), pool_(pool) {}
+  Local(WorkPool* pool, WorkServer* server, WorkWait wait)
+      : BatchSource(std::move(wait)), pool_(pool), server_(server) {}
 
  private:
-  std::vector<walk::WalkItem> Refill() override { return pool_->Take(); }
+  std::vector<walk::WalkItem> Refill() override {
+    // The others first: a rank whose scan finds no data to read (directories, empty files)
+    // calls no chunk's end, and would otherwise take every batch itself.
+    if (server_) server_->Poll();
+    std::vector<walk::WalkItem> batch = pool_->Take();
+    if (batch.empty() && server_) server_->DrainInBackground();
+    return batch;
+  }
   WorkPool* pool_;
+  WorkServer* server_;
 };
 
 class Remote : public BatchSource {
  public:
-  explicit Remote(WorkWait wait) : BatchSource(std::move(wait)) { Ask(true); }
+  // Its first batch comes unasked (work.h).
+  explicit Remote(WorkWait wait) : BatchSource(std::move(wait)) {}
   ~Remote() override {
-    if (done_) return;
-    // Interrupted: take the answer on its way (its items go unscanned: the state is partial),
-    // then say goodbye so rank 0 stops waiting for this rank.
-    ReceiveSmall(0, kTagWorkBatch, nullptr);
-    Ask(false);
+    if (!done_) {
+      // Interrupted: take the answer on its way (its items go unscanned: the state is partial),
+      // then say goodbye so rank 0 stops waiting for this rank.
+      ReceiveSmall(0, kTagWorkBatch, nullptr);
+      Ask(false);
+    }
+    EndAsk();
   }
 
  private:
-  void Ask(bool more) { SendSmall(0, kTagWorkRequest, std::string(1, more ? '\1' : '\0')); }
+  // A request goes out without waiting for its send to complete, which may wait for rank 0 to
+  // call into MPI, and rank 0 does only between its chunks (WorkServer).
+  void Ask(bool more) {
+    EndAsk();  // the previous one, taken by rank 0 when it answered
+    ask_ = std::string(1, more ? '\1' : '\0');
+    std::lock_guard<std::mutex> lock(MpiLock());
+    MPI_Isend(ask_.data(), 1, MPI_BYTE, 0, kTagWorkRequest, MPI_COMM_WORLD, &asking_);
+  }
+  void EndAsk() {
+    PollBackoff backoff;
+    for (;;) {
+      int done = 0;
+      {
+        std::lock_guard<std::mutex> lock(MpiLock());
+        MPI_Test(&asking_, &done, MPI_STATUS_IGNORE);  // at once for MPI_REQUEST_NULL
+      }
+      if (done) return;
+      backoff.Pause();
+    }
+  }
   std::vector<walk::WalkItem> Refill() override {
     std::vector<walk::WalkItem> batch = DecodeItems(ReceiveSmall(0, kTagWorkBatch, nullptr));
     if (!batch.empty()) Ask(true);  // the next batch travels while this one is scanned
     return batch;
   }
+  std::string ask_;
+  MPI_Request asking_ = MPI_REQUEST_NULL;
 };
 
 uint64_t ItemBytes(const walk::WalkItem& item) {
@@ -205,44 +238,121 @@ std::vector<walk::WalkItem> WorkPool::SplitFiles() {
   return split_;
 }
 
-std::unique_ptr<walk::WalkSource> LocalShare(WorkPool* pool, WorkWait wait) {
-  return std::make_unique<Local>(pool, std::move(wait));
+std::unique_ptr<walk::WalkSource> LocalShare(WorkPool* pool, WorkServer* server, WorkWait wait) {
+  return std::make_unique<Local>(pool, server, std::move(wait));
 }
 
 std::unique_ptr<walk::WalkSource> RemoteShare(WorkWait wait) {
   return std::make_unique<Remote>(std::move(wait));
 }
 
-WorkTraffic ServeWork(WorkPool* pool, int ranks, const std::atomic<bool>* cancel) {
-  int active = ranks - 1;
-  WorkTraffic traffic;
-  // A rank asks for its next batch a batch ahead (a few ms of its reading): a millisecond's
-  // delay in answering costs it nothing.
-  PollBackoff backoff(std::chrono::milliseconds(1));
-  while (active > 0) {
-    std::string request;
-    int from = 0;
-    if (!TryReceiveSmall(MPI_ANY_SOURCE, kTagWorkRequest, &request, &from)) {
-      backoff.Pause();
-      continue;
+struct WorkServer::Answer {
+  std::string bytes;
+  MPI_Request request;
+};
+
+WorkServer::WorkServer(WorkPool* pool, int ranks, const std::atomic<bool>* cancel)
+    : pool_(pool), cancel_(cancel), ranks_(ranks), active_(ranks - 1) {}
+
+WorkServer::~WorkServer() {
+  if (drainer_.joinable()) drainer_.join();
+}
+
+WorkTraffic WorkServer::traffic() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return traffic_;
+}
+
+void WorkServer::Progress() {
+  for (size_t i = 0; i < sending_.size();) {
+    int done = 0;
+    {
+      std::lock_guard<std::mutex> lock(MpiLock());
+      MPI_Test(&sending_[i]->request, &done, MPI_STATUS_IGNORE);
     }
-    backoff.Reset();
-    if (request.empty() || request[0] == '\0') {
-      --active;  // left early
-      continue;
-    }
-    const bool stop = cancel != nullptr && cancel->load();
-    const std::vector<walk::WalkItem> batch = stop ? std::vector<walk::WalkItem>() : pool->Take();
-    const std::string bytes = EncodeItems(batch);
-    SendSmall(from, kTagWorkBatch, bytes);
-    traffic.bytes += bytes.size();
-    if (batch.empty()) {
-      --active;
+    if (done) {
+      sending_[i] = std::move(sending_.back());
+      sending_.pop_back();
     } else {
-      ++traffic.batches;
+      ++i;
     }
   }
-  return traffic;
+}
+
+bool WorkServer::AnswerOne() {
+  std::string request;
+  int from = 0;
+  if (active_ <= 0 || !TryReceiveSmall(MPI_ANY_SOURCE, kTagWorkRequest, &request, &from)) {
+    return false;
+  }
+  if (request.empty() || request[0] == '\0') {
+    --active_;  // left early
+    return true;
+  }
+  SendBatch(from);
+  return true;
+}
+
+void WorkServer::SendBatch(int to) {
+  const bool stop = cancel_ != nullptr && cancel_->load();
+  const std::vector<walk::WalkItem> batch = stop ? std::vector<walk::WalkItem>() : pool_->Take();
+  auto answer = std::make_unique<Answer>();
+  answer->bytes = EncodeItems(batch);
+  {
+    std::lock_guard<std::mutex> lock(MpiLock());
+    MPI_Isend(answer->bytes.data(), static_cast<int>(answer->bytes.size()), MPI_BYTE, to,
+              kTagWorkBatch, MPI_COMM_WORLD, &answer->request);
+  }
+  traffic_.bytes += answer->bytes.size();
+  sending_.push_back(std::move(answer));
+  if (batch.empty()) {
+    --active_;
+  } else {
+    ++traffic_.batches;
+  }
+}
+
+void WorkServer::Start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int to = 1; to < ranks_; ++to) SendBatch(to);
+}
+
+void WorkServer::Poll() {
+  // Held by the draining thread from its start to its end: it answers meanwhile.
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_poll_ < kPollEvery) return;
+  last_poll_ = now;
+  Progress();
+  while (AnswerOne()) {
+  }
+}
+
+void WorkServer::DrainInBackground() {
+  std::call_once(drain_once_, [this] { drainer_ = std::thread([this] { Drain(); }); });
+}
+
+void WorkServer::Finish() {
+  DrainInBackground();  // no-op if started: then the thread drains
+  drainer_.join();
+}
+
+void WorkServer::Drain() {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Rank 0's scan is over; the others' may not be: their requests come a batch apart.
+  PollBackoff backoff(std::chrono::milliseconds(1));
+  for (;;) {
+    Progress();
+    if (AnswerOne()) {
+      backoff.Reset();
+      continue;
+    }
+    if (active_ <= 0 && sending_.empty()) return;
+    // An answer on its way moves only while this end polls: the shortest pauses meanwhile.
+    if (!sending_.empty()) backoff.Reset();
+    backoff.Pause();
+  }
 }
 
 }  // namespace zsim::mpi

@@ -12,21 +12,27 @@
 // A piece's records are the whole file's (pipeline/file_pieces.h); the pool keeps the split
 // files, whose per-file figures rank 0 counts once from the pieces' sums (distributed_scan.cc).
 //
-// Protocol (messages.h): rank k > 0 keeps one request outstanding (kTagWorkRequest, byte 1),
-// rank 0's server answers with a batch (kTagWorkBatch), empty when the walk is done; a rank that
-// stops early (Ctrl-C) says so (byte 0) and gets no answer.
+// Protocol (messages.h): rank 0 sends every rank k > 0 its first batch unasked as its own scan
+// starts (kTagWorkBatch); from then on rank k keeps one request outstanding (kTagWorkRequest,
+// byte 1) for the batch after the one it scans, and rank 0 answers with a batch, empty when the
+// walk is done. So one batch is always on its way to each rank until it is told the walk is
+// done. A rank that stops early (Ctrl-C) takes the batch on its way, says so (byte 0) and gets no
+// answer.
 //
-// Thread safety: WorkPool::Take from any thread (locked). ServeWork on one thread; RemoteShare's
-// Next from one thread at a time (the pipeline's serial input stage).
+// Thread safety: WorkPool::Take from any thread (locked); WorkServer's members from any thread
+// (locked); RemoteShare's Next from one thread at a time (the pipeline's serial input
+// stage).
 
 #ifndef ZSIM_ENGINE_MPI_WORK_H_
 #define ZSIM_ENGINE_MPI_WORK_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/walk/walker.h"
@@ -34,13 +40,13 @@
 namespace zsim::mpi {
 
 // Default batch: 32 MiB of file size, at most 256 items. The next batch's request travels while
-// one is scanned, so a batch must outlast the round trip, and on a node where every core runs a
-// rank's scan, rank 0's server thread first waits for a core (the scheduler's slice, about a
-// millisecond or more). At 4 MiB (one 8 MiB chunk, 1.5 ms at 5.5 GB/s from the page cache) rank 1
-// of 2 waited 8% of its scan for work; at 32 MiB (about 6 ms) 0.2% (ZSIM_MPI_STATS'
-// work_wait_seconds; bench/results/2026-12-02-s27-mpi). What a rank may hold unscanned at the
-// end is one batch. ZSIM_MPI_BATCH_BYTES overrides the size (tests use small batches to spread a
-// small tree over every rank).
+// one is scanned, so a batch must outlast the round trip, which includes rank 0 reaching the end
+// of its current chunk (WorkServer; before, a server thread that first waited for a core on a
+// node where every core runs a rank's scan). At 4 MiB (one 8 MiB chunk, 1.5 ms at 5.5 GB/s from
+// the page cache) rank 1 of 2 waited 8% of its scan for work; at 32 MiB (about 6 ms) 0.2%
+// (ZSIM_MPI_STATS' work_wait_seconds; bench/results/2026-12-02-s27-mpi). What a rank may hold
+// unscanned at the end is one batch. ZSIM_MPI_BATCH_BYTES overrides the size (tests use small
+// batches to spread a small tree over every rank).
 inline constexpr uint64_t kBatchBytes = uint64_t{32} << 20;
 inline constexpr size_t kBatchItems = 256;
 
@@ -74,20 +80,75 @@ class WorkPool {
 // abandoned scan may still call its source after the scan has returned.
 using WorkWait = std::shared_ptr<std::atomic<uint64_t>>;
 
-// Rank 0's own share: batches taken from the pool directly. Both shares add the time their
-// scan waited for each batch to `wait` (may be null).
-std::unique_ptr<walk::WalkSource> LocalShare(WorkPool* pool, WorkWait wait);
-
 // What rank 0's server sent.
 struct WorkTraffic {
   uint64_t batches = 0;  // non-empty batches
   uint64_t bytes = 0;    // encoded items
 };
 
-// Answers ranks 1 .. ranks-1 until each was told the walk is done or has left. Once `*cancel` is
-// set (an interrupted scan; may be null) every rank is told the walk is done: the ranks end
-// with the work they have.
-WorkTraffic ServeWork(WorkPool* pool, int ranks, const std::atomic<bool>* cancel);
+class WorkServer;
+
+// Rank 0's own share: batches taken from the pool directly, the other ranks' waiting requests
+// answered first through `server` (null with one rank). Both shares add the time their scan
+// waited for each batch to `wait` (may be null).
+std::unique_ptr<walk::WalkSource> LocalShare(WorkPool* pool, WorkServer* server, WorkWait wait);
+
+// Rank 0's answers to ranks 1 .. ranks-1, given without a thread of their own: rank 0's scan
+// calls Poll between its chunks and whenever it takes a batch itself, and, once its scan is over,
+// Drain until every rank was told the walk is done or has left. A rank asks for its next batch a
+// batch ahead (32 MiB, four of rank 0's chunks), so an answer at rank 0's next chunk boundary is in
+// time; a server thread polling on a timer instead woke about 1,500 times a second at N = 2 on
+// 2 cores, each wake taking a core from a scanning thread (bench/results/2026-12-02-s28-mpi).
+// Once `*cancel` is set (an interrupted scan; may be null) every rank is told the walk is done:
+// the ranks end with the work they have.
+// The answers are sent without waiting (a batch of many small files exceeds MPI's eager size:
+// its bytes move as both ends call into MPI, on rank 0 at its next Poll, every chunk: a small
+// file's chunk is short). Poll looks for requests at most every kPollEvery.
+class WorkServer {
+ public:
+  static constexpr std::chrono::microseconds kPollEvery{100};
+
+  WorkServer(WorkPool* pool, int ranks, const std::atomic<bool>* cancel);
+  ~WorkServer();  // REQUIRES: Finish has returned (every answer sent)
+  WorkServer(const WorkServer&) = delete;
+  WorkServer& operator=(const WorkServer&) = delete;
+  // Sends every other rank its first batch (the protocol above), once, as rank 0's scan starts:
+  // rank 0 answers requests only between its own chunks, and no rank then waits for rank 0's
+  // first chunk to end.
+  void Start();
+  // Answers the requests waiting, if any; returns at once.
+  void Poll();
+  // Once rank 0's own share finds the walk done: a thread of its own drains the rest (Drain), so
+  // that the others' last requests are answered while rank 0's scan finishes its last chunks and
+  // builds its state, not after. Poll does nothing from then on. Once.
+  void DrainInBackground();
+  // After rank 0's scan: waits for that thread (started now if the walk was not done: an
+  // interrupted scan). Every rank has then been told the walk is done or has left.
+  void Finish();
+  WorkTraffic traffic() const;
+
+ private:
+  struct Answer;
+  // Answers one waiting request; false when none is waiting. REQUIRES: mu_ held.
+  bool AnswerOne();
+  // Sends rank `to` its next batch. REQUIRES: mu_ held.
+  void SendBatch(int to);
+  // Forgets the answers sent. REQUIRES: mu_ held.
+  void Progress();
+  // Answers requests, waiting for them by polling (messages.h), until no rank is left to answer
+  // and every answer has been sent.
+  void Drain();
+  mutable std::mutex mu_;  // Poll and Drain from any thread, one at a time
+  WorkPool* const pool_;
+  const std::atomic<bool>* const cancel_;
+  const int ranks_;
+  int active_;  // ranks not yet told the walk is done. Guarded by mu_, as are the three below.
+  std::vector<std::unique_ptr<Answer>> sending_;
+  std::chrono::steady_clock::time_point last_poll_{};
+  WorkTraffic traffic_;
+  std::once_flag drain_once_;
+  std::thread drainer_;
+};
 
 // A rank k > 0's share: batches asked of rank 0. Destroying it before the walk is done (an
 // interrupted scan) tells rank 0 this rank has left.

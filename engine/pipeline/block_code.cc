@@ -1,5 +1,7 @@
 #include "engine/pipeline/block_code.h"
 
+#include <algorithm>
+
 #include "engine/codec/zfs_block.h"
 
 namespace zsim::pipeline {
@@ -8,22 +10,47 @@ zfs::WritePolicy ScanWritePolicy(const ScanOptions& options) {
   return zfs::DedupPolicyOf(options.profile, options.vdev, options.ashift);
 }
 
-ddt::PsizeCode RawBlockCode(const zfs::WritePolicy& policy, Compression comp, ByteView block,
-                            bool is_zero, codec::Compressor& compressor, MutableByteView scratch,
-                            state::CodeKind kind) {
-  // What the compressor produced, whatever the pool: the report settles it. lzjb, zle, lz4,
-  // gzip and zstd without early abort under the largest budget, with the least budget their
-  // output fits.
+BlockCodes CodeBlock(const zfs::WritePolicy& policy, Compression comp, ByteView block, bool is_zero,
+                     codec::Compressor& compressor, MutableByteView scratch, state::CodeKind kind,
+                     bool with_probe) {
+  // What the compressor produced, whatever the pool: the report settles it.
+  if (kind == state::CodeKind::kEarlyAbort && comp.algorithm == CompressionAlgorithm::kZstd) {
+    // zstd under the largest budget with its least budget, and early abort's (2.2+, level 3 and
+    // up, 128K and more) whatever the scan's profile: a report may ask either.
+    if (is_zero && zfs::ZeroBlockIsHole(policy, comp)) return {ddt::kHoleCode, ddt::kHoleCode};
+    const std::optional<codec::Compressor::Fit> fit =
+        codec::ZstdLeastBudget(comp, block, compressor, scratch);
+    BlockCodes out;
+    out.code = fit ? ddt::EncodeLeastBudget(fit->length, fit->least_budget) : ddt::kNoFitCode;
+    if (with_probe && state::HasProbe(kind, comp)) {
+      out.probe = EarlyAbortCode(block, out.code, compressor, scratch);
+    }
+    return out;
+  }
+  // lzjb, zle, lz4, gzip (and zstd without early abort in a format-9 table) under the largest
+  // budget, with the least budget their output fits.
   if (state::KeepsLeastBudget(kind, policy, comp, block.size())) {
     const codec::LeastBudgetOutcome out =
         codec::LeastBudgetZfsCompress(policy, comp, block, is_zero, compressor, scratch);
-    if (out.hole) return ddt::kHoleCode;
-    if (!out.fit) return ddt::kNoFitCode;
-    return ddt::EncodeLeastBudget(out.fit->length, out.fit->least_budget);
+    if (out.hole) return {ddt::kHoleCode};
+    if (!out.fit) return {ddt::kNoFitCode};
+    return {ddt::EncodeLeastBudget(out.fit->length, out.fit->least_budget)};
   }
   const codec::RawOutcome raw =
       codec::RawZfsCompress(policy, comp, block, is_zero, compressor, scratch);
-  return raw.hole ? ddt::kHoleCode : ddt::EncodeRawLength(raw.length);
+  return {raw.hole ? ddt::kHoleCode : ddt::EncodeRawLength(raw.length)};
+}
+
+ddt::PsizeCode EarlyAbortCode(ByteView block, ddt::PsizeCode code, codec::Compressor& compressor,
+                              MutableByteView scratch) {
+  if (block.size() < zfs::kZstdEarlyAbortBytes || code == ddt::kHoleCode) return ddt::kHoleCode;
+  if (code == ddt::kNoFitCode) return ddt::kNoFitCode;
+  // zstd's own least budget as its code keeps it (the class is all early abort's answer needs).
+  const ddt::LeastBudget own = ddt::LeastBudgetOf(code);
+  const codec::Compressor::Fit fit{
+      static_cast<size_t>(*own.length),
+      static_cast<size_t>(std::min(own.at_most, zfs::LargestCompressionBudget(block.size())))};
+  return ddt::EncodeProbe(codec::EarlyAbortLeastBudget(block, fit, compressor, scratch));
 }
 
 }  // namespace zsim::pipeline

@@ -1,10 +1,11 @@
 // engine/pipeline/block_code.h
 //
-// The code a scan stores for one block under one compression setting (state format 9,
-// state::CodeKind::kLeastBudgetZstd: for lzjb, zle, lz4, gzip and zstd without early abort a
-// least-budget ddt::PsizeCode, the output under the largest budget and the least budget it fits;
-// for zstd with early abort a raw one, its output under the scan's budget; format 8,
-// kLeastBudget, kept zstd's raw always), and the write policy it codes under.
+// The codes a scan stores for one block under one compression setting (state format 10,
+// state::CodeKind::kEarlyAbort: for every codec but off a least-budget ddt::PsizeCode, the output
+// under the largest budget and the least budget it fits, and for zstd of level 3 and up a second
+// code for early abort, ddt::EncodeProbe; format 9, kLeastBudgetZstd, kept zstd's raw output
+// where early abort applied under the scan's profile, format 8, kLeastBudget, always), and the
+// write policy it codes under.
 // The scan's first sightings (scan.cc) and a distributed scan's census, which reads a block again
 // after the table exchange (engine/mpi/heavy_census.h), code alike.
 //
@@ -25,12 +26,25 @@ namespace zsim::pipeline {
 // The policy a scan with `options` (resolved) codes its blocks under.
 zfs::WritePolicy ScanWritePolicy(const ScanOptions& options);
 
-// The code of `block` (lsize = block.size()) under `comp` in a table of least-budget codes
-// (`kind`: kLeastBudgetZstd, or kLeastBudget for a --since scan from a state of format 8).
+// The codes of `block` (lsize = block.size()) under `comp` in a table of least-budget codes
+// (`kind`: kEarlyAbort, or kLeastBudgetZstd / kLeastBudget for a --since scan from a state of
+// format 9 / 8): the setting's code, and its early-abort column's (state::ProbeColumns; only in
+// a table of kind kEarlyAbort, for zstd of level 3 and up: ddt::EncodeProbe of
+// codec::EarlyAbortLeastBudget for a block of 128K and more, 0 under 128K or for a hole).
 // REQUIRES: scratch.size() >= block.size().
-ddt::PsizeCode RawBlockCode(const zfs::WritePolicy& policy, Compression comp, ByteView block,
-                            bool is_zero, codec::Compressor& compressor, MutableByteView scratch,
-                            state::CodeKind kind = state::CodeKind::kLeastBudgetZstd);
+struct BlockCodes {
+  ddt::PsizeCode code = ddt::kPendingCode;
+  ddt::PsizeCode probe = ddt::kHoleCode;
+};
+BlockCodes CodeBlock(const zfs::WritePolicy& policy, Compression comp, ByteView block, bool is_zero,
+                     codec::Compressor& compressor, MutableByteView scratch,
+                     state::CodeKind kind = state::CodeKind::kEarlyAbort, bool with_probe = true);
+
+// The early-abort code of `block` (a zstd setting of level 3 and up in a kEarlyAbort table)
+// whose own code CodeBlock gave as `code`: 0 under 128K or for a hole. `with_probe` false above
+// leaves `probe` to this (a scan times the two apart: the probe's runs are not zstd's speed).
+ddt::PsizeCode EarlyAbortCode(ByteView block, ddt::PsizeCode code, codec::Compressor& compressor,
+                              MutableByteView scratch);
 
 }  // namespace zsim::pipeline
 

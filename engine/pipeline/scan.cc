@@ -239,7 +239,6 @@ class Scan : public std::enable_shared_from_this<Scan> {
     // Per setting, decided once: does an all-zero block become a hole, and does the codec run on
     // a sample only. The dedup table's layout follows: compression=off needs no stored code
     // (psize = lsize), sampled codecs keep codes only for the blocks they ran on.
-    std::vector<ddt::SettingStorage> layout;
     const estimate::SamplingPlan plan =
         estimate::PlanSampling(options_.compressions, options_.exact);
     sampling_.sampled = plan.sampled;
@@ -255,15 +254,10 @@ class Scan : public std::enable_shared_from_this<Scan> {
       const Compression& c = options_.compressions[i];
       zero_is_hole_.push_back(zfs::ZeroBlockIsHole(policy_, c));
       zero_written_without_dedup_.push_back(zfs::ZeroBlockWrittenOnlyWithoutDedup(policy_, c));
-      ddt::SettingStorage s;
-      s.zero_is_hole = zero_is_hole_.back();
-      if (c.algorithm == CompressionAlgorithm::kOff) {
-        s.kind = ddt::SettingStorage::Kind::kFromLsize;
-      } else if (sampling_.sampled[i]) {
-        s.kind = ddt::SettingStorage::Kind::kSide;
-      }
-      layout.push_back(s);
     }
+    const std::vector<ddt::SettingStorage> layout =
+        state::TableLayout(options_, sampling_.sampled, state_.code_kind);
+    probe_columns_ = state::ProbeColumns(state_.code_kind, options_.compressions);
     for (state::RowState& r : rows_) {
       r.table = std::make_unique<ddt::DedupTable>(layout);
       r.distinct = std::make_unique<estimate::DistinctBlocks>(r.block_bytes);
@@ -467,7 +461,10 @@ class Scan : public std::enable_shared_from_this<Scan> {
   void CompressFirstSightings(size_t r, uint64_t bs, Worker& w);
   // The table code of `block` under `comp`: its raw outcome (CodeKind::kRaw), or its psize
   // rounded under the scan's policy (a --since scan from a state of rounded codes).
-  ddt::PsizeCode CodeOf(Compression comp, ByteView block, bool is_zero, Worker& w) const;
+  BlockCodes CodeOf(Compression comp, ByteView block, bool is_zero, Worker& w) const;
+  // Per setting, the table column of its early-abort code (state::ProbeColumns of the tables'
+  // code kind), or state::kNoProbe.
+  std::vector<size_t> probe_columns_;
   void CompressOccurrences(size_t r, uint64_t bs, Worker& w, FileJob& job);
   // A linked file counted whole (state::LinkedFile): from its record, its stat as the walk saw
   // it, the bytes this run read of it and, under --sample, its occurrences' sums per row. Takes
@@ -887,46 +884,58 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
 // heavy), one setting at a time: the codec's state stays hot, and one pair of thread-CPU clock
 // reads per (chunk, setting) gives its speed without charging it other processes' time or the
 // clock's own cost per block.
-ddt::PsizeCode Scan::CodeOf(Compression comp, ByteView block, bool is_zero, Worker& w) const {
+BlockCodes Scan::CodeOf(Compression comp, ByteView block, bool is_zero, Worker& w) const {
   const MutableByteView scratch(w.scratch.get(), block.size());
-  if (state_.code_kind == state::CodeKind::kLeastBudgetZstd ||
+  if (state_.code_kind == state::CodeKind::kEarlyAbort ||
+      state_.code_kind == state::CodeKind::kLeastBudgetZstd ||
       state_.code_kind == state::CodeKind::kLeastBudget) {
-    return RawBlockCode(policy_, comp, block, is_zero, w.compressor, scratch, state_.code_kind);
+    return CodeBlock(policy_, comp, block, is_zero, w.compressor, scratch, state_.code_kind, false);
   }
   if (state_.code_kind == state::CodeKind::kRaw) {
     // A --since scan from a state of format 7: every codec's output under the scan's budget.
     const codec::RawOutcome raw =
         codec::RawZfsCompress(policy_, comp, block, is_zero, w.compressor, scratch);
-    return raw.hole ? ddt::kHoleCode : ddt::EncodeRawLength(raw.length);
+    return {raw.hole ? ddt::kHoleCode : ddt::EncodeRawLength(raw.length)};
   }
   // A --since scan from a state of format 6 or older: its table holds rounded codes.
-  return finish::SettledCodeOf(
-      codec::CompressZfsBlock(policy_, comp, block, is_zero, w.compressor, scratch));
+  return {finish::SettledCodeOf(
+      codec::CompressZfsBlock(policy_, comp, block, is_zero, w.compressor, scratch))};
 }
 
 void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
   const size_t settings = options_.compressions.size();
+  const size_t columns = rows_[r].table->settings();  // the settings' codes, then early abort's
   const size_t n = w.first_seen.size();
   if (n == 0) return;
-  w.first_codes.assign(n * settings, ddt::kPendingCode);
+  w.first_codes.assign(n * columns, ddt::kPendingCode);
   for (const size_t c : order_) {
     const Compression comp = options_.compressions[c];
     const uint64_t t0 = ThreadCpuNanos();
     uint64_t bytes = 0;
+    uint64_t probe_ns = 0;                 // early abort's runs, left out of the codec's time
     uint64_t live_t = t0, live_bytes = 0;  // published to live_ every kLiveCodecBytes
     for (size_t i = 0; i < n; ++i) {
       const FirstSeen& f = w.first_seen[i];
-      ddt::PsizeCode& code = w.first_codes[i * settings + c];
+      ddt::PsizeCode& code = w.first_codes[i * columns + c];
+      const size_t probe = probe_columns_[c];
       const int lv = estimate::SampleLevel(f.key.lo);
       if (f.census ? !sampling_.sampled[c]
                    : sampling_.sampled[c] && lv < w.levels[c] && !f.every_codec) {
         // A census entry keeps the exact settings' codes of its first sighting (kPendingCode
         // leaves them). Outside the sample: a zero block's fate is known without compressing it.
         code = !f.census && f.is_zero && zero_is_hole_[c] ? ddt::kHoleCode : ddt::kPendingCode;
+        if (probe != state::kNoProbe) w.first_codes[i * columns + probe] = code;
         continue;
       }
       const ByteView block(w.buffer.get() + f.offset, bs);
-      code = CodeOf(comp, block, f.is_zero, w);
+      code = CodeOf(comp, block, f.is_zero, w).code;
+      if (probe != state::kNoProbe) {
+        // zstd early abort's runs (lz4, zstd-1) are not zstd's speed: timed apart, left out.
+        const uint64_t p0 = ThreadCpuNanos();
+        w.first_codes[i * columns + probe] = EarlyAbortCode(
+            block, code, w.compressor, MutableByteView(w.scratch.get(), block.size()));
+        probe_ns += ThreadCpuNanos() - p0;
+      }
       bytes += bs;
       live_bytes += bs;
       if (live_bytes >= kLiveCodecBytes) {
@@ -937,11 +946,11 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
         live_bytes = 0;
       }
     }
-    w.codec_ns[r * settings + c] += ThreadCpuNanos() - t0;
+    w.codec_ns[r * settings + c] += ThreadCpuNanos() - t0 - probe_ns;
     w.codec_bytes[r * settings + c] += bytes;
   }
   for (size_t i = 0; i < n; ++i) {
-    const std::span<const ddt::PsizeCode> codes(w.first_codes.data() + i * settings, settings);
+    const std::span<const ddt::PsizeCode> codes(w.first_codes.data() + i * columns, columns);
     rows_[r].table->SetCodes(w.first_seen[i].key, codes);
   }
 }
@@ -1245,6 +1254,7 @@ std::vector<zfs::RecordLayout> Scan::Layouts(uint64_t size, bool is_zvol) const 
 void Scan::StartFrom(state::ScanState base) {
   since_ = record_ = true;
   state_.code_kind = base.code_kind;  // new entries' codes as the base's
+  probe_columns_ = state::ProbeColumns(state_.code_kind, options_.compressions);
   for (size_t r = 0; r < rows_.size(); ++r) {
     rows_[r].table = std::move(base.rows[r].table);
     base_codec_seconds_.push_back(std::move(base.rows[r].codec_seconds));

@@ -129,7 +129,7 @@ Status CheckMergeable(const ScanState& a, const ScanState& b) {
   const ScanOptions& y = b.options;
   ZSIM_RETURN_IF_ERROR(CheckSameContent(x, y, "merge"));
   if (a.code_kind != b.code_kind) {
-    // Four kinds since format 9: name both, the older first.
+    // Five kinds since format 10: name both, the older first.
     const auto what = [](CodeKind k) -> std::string {
       switch (k) {
         case CodeKind::kRounded:
@@ -140,10 +140,13 @@ Status CheckMergeable(const ScanState& a, const ScanState& b) {
         case CodeKind::kLeastBudget:
           return "the compressors' output with the least budget it fits but for zstd (format 8)";
         case CodeKind::kLeastBudgetZstd:
+          return "the compressors' output with the least budget it fits, zstd's too where early "
+                 "abort does not apply (format 9)";
+        case CodeKind::kEarlyAbort:
           break;
       }
-      return "the compressors' output with the least budget it fits, zstd's too where early "
-             "abort does not apply (format 9)";
+      return "the compressors' output with the least budget it fits, and zstd early abort's "
+             "(format 10)";
     };
     const CodeKind older = std::min(a.code_kind, b.code_kind);
     const CodeKind newer = std::max(a.code_kind, b.code_kind);

@@ -35,8 +35,42 @@ bool KeepsLeastBudget(CodeKind kind, const zfs::WritePolicy& scan, Compression c
       return zfs::LeastBudgetKnown(c);
     case CodeKind::kLeastBudgetZstd:
       break;
+    case CodeKind::kEarlyAbort:
+      return c.algorithm != CompressionAlgorithm::kOff;
   }
   return zfs::LeastBudgetKept(scan, c, lsize);
+}
+
+bool HasProbe(CodeKind kind, Compression c) {
+  return kind == CodeKind::kEarlyAbort && zfs::ZstdEarlyAbortLevel(c);
+}
+
+std::vector<size_t> ProbeColumns(CodeKind kind, const std::vector<Compression>& compressions) {
+  std::vector<size_t> out(compressions.size(), kNoProbe);
+  size_t next = compressions.size();
+  for (size_t c = 0; c < compressions.size(); ++c) {
+    if (HasProbe(kind, compressions[c])) out[c] = next++;
+  }
+  return out;
+}
+
+std::vector<ddt::SettingStorage> TableLayout(const ScanOptions& options,
+                                             const std::vector<bool>& sampled, CodeKind kind) {
+  const zfs::WritePolicy policy = zfs::DedupPolicyOf(options.profile, options.vdev, options.ashift);
+  const std::vector<Compression>& comps = options.compressions;
+  std::vector<ddt::SettingStorage> layout(comps.size());
+  for (size_t c = 0; c < comps.size(); ++c) {
+    layout[c].zero_is_hole = zfs::ZeroBlockIsHole(policy, comps[c]);
+    if (comps[c].algorithm == CompressionAlgorithm::kOff) {
+      layout[c].kind = ddt::SettingStorage::Kind::kFromLsize;
+    } else if (c < sampled.size() && sampled[c]) {
+      layout[c].kind = ddt::SettingStorage::Kind::kSide;
+    }
+  }
+  for (size_t c = 0; c < comps.size(); ++c) {
+    if (HasProbe(kind, comps[c])) layout.push_back(layout[c]);
+  }
+  return layout;
 }
 
 }  // namespace zsim::state

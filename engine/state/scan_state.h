@@ -15,12 +15,12 @@
 //
 // Nothing in it depends on the pool's allocation (vdev, ashift, copies), the RAM budget or the DDT
 // format: Finish applies those. The tables keep what each codec produced
-// (CodeKind::kLeastBudgetZstd: for lzjb, zle, lz4 and gzip, and zstd where early abort does not
-// apply, the output under the largest budget and the smallest budget it fits; for zstd's others the
-// output under the scan's budget), from which Finish derives psize and embedding under the report's
-// profile and pool geometry (finish/settled_codes.h); it refuses what they cannot answer (zstd
-// under another budget or early abort, zero blocks with compression=off: finish/finish.h
-// CheckReportOptions). States of format 7 keep every codec's output under the scan's budget
+// (CodeKind::kEarlyAbort: the output under the largest budget and the smallest budget it fits,
+// and for zstd-3 and up the smallest budget its early abort lets a block through, in a column of
+// its own: ProbeColumns), from which Finish derives psize and embedding under the report's
+// profile and pool geometry (finish/settled_codes.h); it refuses what they cannot answer (zero
+// blocks with compression=off; in states of format 9, zstd early abort under another budget or
+// profile: finish/finish.h CheckReportOptions). States of format 7 keep every codec's output under the scan's budget
 // (CodeKind::kRaw); states of format 6 and older hold psize rounded under the scan's profile and
 // geometry (CodeKind::kRounded), which those reports must keep. With --sample 1/M or --max-memory,
 // the occurrence sample's and sketches' auxiliary sizes were taken under the scan's allocation,
@@ -223,20 +223,42 @@ enum class CodeKind : uint8_t {
   // fits (zfs::LeastBudgetKnown); zstd: as kRaw (state format 8)
   kLeastBudget = 2,
   // As kLeastBudget, and zstd's blocks too where early abort does not apply under the scan's
-  // policy (zfs::LeastBudgetKept); zstd's others as kRaw (every scan; state format >= 9)
+  // policy (zfs::LeastBudgetKept); zstd's others as kRaw (state format 9)
   kLeastBudgetZstd = 3,
+  // Every codec but off keeps least-budget codes at every lsize whatever the scan's profile, and
+  // every zstd setting of level 3 and up one more column, its early-abort code (ddt::EncodeProbe,
+  // ProbeColumns), so a report answers early abort under any profile and budget (every scan;
+  // state format >= 10)
+  kEarlyAbort = 4,
 };
 
 // True when a table of `kind` made under the scan policy `scan` holds a least-budget code for a
 // block of `lsize` under `c` (else a raw or rounded one).
 bool KeepsLeastBudget(CodeKind kind, const zfs::WritePolicy& scan, Compression c, uint64_t lsize);
 
+// True when a table of `kind` gives setting `c` an early-abort column (kEarlyAbort, zstd of
+// level 3 and up).
+bool HasProbe(CodeKind kind, Compression c);
+
+// The columns of a dedup table of `kind`: one per setting (options order), then one early-abort
+// column per setting HasProbe says (in the settings' order). Per setting, the column of its
+// early-abort code, or kNoProbe.
+inline constexpr size_t kNoProbe = SIZE_MAX;
+std::vector<size_t> ProbeColumns(CodeKind kind, const std::vector<Compression>& compressions);
+
+// The dedup table layout a scan with `options` (resolved) builds for codes of `kind`, `sampled`
+// per setting (SamplingState::sampled): compression=off derived from lsize, a sampled codec kept
+// aside, the others inline, zero blocks holes where the scan's write rules say so; an early-abort
+// column stored as its setting.
+std::vector<ddt::SettingStorage> TableLayout(const ScanOptions& options,
+                                             const std::vector<bool>& sampled, CodeKind kind);
+
 struct ScanState {
   // The scan's options with every default resolved (pipeline/scan.h ResolveOptions). The fields
   // that fixed the content are listed by ContentOptions; the others are the report's defaults.
   ScanOptions options;
   SamplingState sampling;
-  CodeKind code_kind = CodeKind::kLeastBudgetZstd;
+  CodeKind code_kind = CodeKind::kEarlyAbort;
   size_t featured = 0;  // the breakdowns' setting: the first that compresses
   std::vector<RowState> rows;
   std::map<DirectoryShape, uint64_t> directories;

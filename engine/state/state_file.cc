@@ -436,10 +436,46 @@ bool CodeBeyondBudget(ddt::PsizeCode c, CodeKind kind, bool least, uint64_t lsiz
 }
 
 // `policy`: the scan's (its profile decides where zstd's codes are least-budget ones).
-std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r, size_t settings,
+// Why early-abort code `probe` (ddt::EncodeProbe) cannot go with `code`, the same setting's
+// least-budget code, for a block of `lsize`, or nullptr.
+const char* ProbeMismatch(ddt::PsizeCode code, ddt::PsizeCode probe, uint64_t lsize) {
+  const bool valid = probe == ddt::kPendingCode || probe == ddt::kHoleCode ||
+                     probe == ddt::kNoFitCode || probe == ddt::kProbeSmallCode ||
+                     probe <= ddt::kLeastLastUnit;
+  if (!valid) return "an early-abort code out of range";
+  if ((code == ddt::kPendingCode) != (probe == ddt::kPendingCode)) {
+    return "an early-abort code without its codec's, or the other way round";
+  }
+  if (code == ddt::kPendingCode) return nullptr;
+  // A hole or a block under 128K has none; the others one.
+  if ((code == ddt::kHoleCode || lsize < zfs::kZstdEarlyAbortBytes) != (probe == ddt::kHoleCode)) {
+    return "an early-abort code where none applies, or none where one does";
+  }
+  if (probe == ddt::kHoleCode) return nullptr;
+  if (code == ddt::kNoFitCode) {
+    return probe == ddt::kNoFitCode ? nullptr
+                                    : "an early-abort budget for a block that fits no budget";
+  }
+  if (probe == ddt::kNoFitCode) return nullptr;
+  // Early abort lets it through where zstd fits and the probes pass: never below zstd's own
+  // least budget, and within the largest budget.
+  const ddt::LeastBudget through = ddt::ProbeOf(probe);
+  if (through.at_most < ddt::LeastBudgetOf(code).at_most) {
+    return "an early-abort budget below the codec's own least budget";
+  }
+  if (through.above >= zfs::LargestCompressionBudget(lsize)) {
+    return "an early-abort budget beyond the largest compression budget of that size";
+  }
+  return nullptr;
+}
+
+std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r,
                                           const std::vector<ddt::SettingStorage>& expected,
                                           CodeKind kind, const std::vector<Compression>& comps,
                                           const zfs::WritePolicy& policy) {
+  // The settings' columns, then their early-abort columns (ProbeColumns).
+  const size_t settings = expected.size();
+  const std::vector<size_t> probes = ProbeColumns(kind, comps);
   std::vector<ddt::SettingStorage> layout(settings);
   for (size_t c = 0; c < settings; ++c) {
     const uint8_t kind = r.U8();
@@ -480,14 +516,22 @@ std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r, size_t settings,
         const bool least = c < comps.size() && KeepsLeastBudget(kind, policy, comps[c], e.lsize);
         if (!ValidCode(codes[c], kind, least)) {
           r.Fail("corrupt: a codec outcome");
-        } else if (c < comps.size() &&
-                   CodeBeyondBudget(codes[c], kind, least, e.lsize,
+        } else if (c >= comps.size()) {
+          continue;  // an early-abort code: checked with its setting's below
+        } else if (CodeBeyondBudget(codes[c], kind, least, e.lsize,
                                     zfs::CompressionBudget(policy, comps[c], e.lsize))) {
           r.Fail("corrupt: a codec outcome of " + CompressionName(comps[c]) + " for a block of " +
                  std::to_string(e.lsize) + " bytes lies beyond " +
                  (least ? "the largest compression budget of that size"
                         : "the compression budget the scan gave it"));
         }
+      }
+    }
+    for (size_t c = 0; c < comps.size() && r.ok(); ++c) {
+      if (probes[c] == kNoProbe) continue;
+      if (const char* why = ProbeMismatch(codes[c], codes[probes[c]], e.lsize)) {
+        r.Fail("corrupt: " + std::string(why) + " (" + CompressionName(comps[c]) + ", a block of " +
+               std::to_string(e.lsize) + " bytes)");
       }
     }
     if (!r.ok()) break;
@@ -645,7 +689,8 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version) {
     // Format 7 wrote raw codes only; format 8 scans write least-budget ones but for zstd, format
     // 9 scans zstd's too where early abort does not apply (the older kinds after --since from
     // an older state).
-    const uint8_t newest = static_cast<uint8_t>(version >= 9   ? CodeKind::kLeastBudgetZstd
+    const uint8_t newest = static_cast<uint8_t>(version >= 10  ? CodeKind::kEarlyAbort
+                                                : version >= 9 ? CodeKind::kLeastBudgetZstd
                                                 : version >= 8 ? CodeKind::kLeastBudget
                                                                : CodeKind::kRaw);
     if (kind > newest) r.Fail("corrupt: code kind");
@@ -793,16 +838,9 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version) {
     // The scan's policy: its profile decides where zstd's codes are least-budget ones, its
     // geometry the budget raw codes were made under.
     const zfs::WritePolicy policy = zfs::DedupPolicyOf(o.profile, o.vdev, o.ashift);
-    std::vector<ddt::SettingStorage> expected(settings);
-    for (size_t c = 0; c < settings; ++c) {
-      expected[c].zero_is_hole = zfs::ZeroBlockIsHole(policy, o.compressions[c]);
-      if (o.compressions[c].algorithm == CompressionAlgorithm::kOff) {
-        expected[c].kind = ddt::SettingStorage::Kind::kFromLsize;
-      } else if (s.sampling.sampled[c]) {
-        expected[c].kind = ddt::SettingStorage::Kind::kSide;
-      }
-    }
-    rs.table = GetTable(r, settings, expected, s.code_kind, o.compressions, policy);
+    const std::vector<ddt::SettingStorage> expected =
+        TableLayout(o, s.sampling.sampled, s.code_kind);
+    rs.table = GetTable(r, expected, s.code_kind, o.compressions, policy);
   }
   if (version >= 3 && r.ok()) GetRecords(r, s, version);
   if (version >= 5 && r.ok()) GetLinks(r, s, version);

@@ -52,6 +52,12 @@ namespace zsim::state {
 // profile for them whatever the blocks; zstd's stay raw.
 // 9: zstd's codes too where early abort does not apply under the scan's profile (blocks under
 // 128K, levels 1 and 2, 2.1: CodeKind::kLeastBudgetZstd); its other blocks' stay raw.
+// 10: zstd's codes are least-budget ones at every lsize whatever the scan's profile, and each
+// zstd setting of level 3 and up has a second column, the least budget early abort lets its
+// blocks of 128K and more through (CodeKind::kEarlyAbort, ddt::EncodeProbe): a report may change
+// the profile, ashift and vdev for every codec.
+// Version 9 is still read as CodeKind::kLeastBudgetZstd (zstd's raw where early abort applied
+// under the scan's profile, with their refusals).
 // Version 8 is still read as CodeKind::kLeastBudget (zstd's raw, with their refusals).
 // Version 7 is still read as raw codes (CodeKind::kRaw, with its refusals of blocks compressed
 // under another budget). Versions 2 to 6 are still read: their codes as CodeKind::kRounded (psize
@@ -59,7 +65,7 @@ namespace zsim::state {
 // without records, without a plan (their levels taken as recorded), without links (a merge counts a
 // file linked across them in each), or without indirect counts (the metadata model takes their data
 // as spread over each file).
-inline constexpr uint32_t kStateFormatVersion = 9;
+inline constexpr uint32_t kStateFormatVersion = 10;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process

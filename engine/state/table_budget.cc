@@ -22,15 +22,26 @@ void FitTablesToBudget(std::vector<RowState>& rows, uint64_t budget_bytes) {
 
 void FitTablesToShards(std::vector<RowState>& rows, const std::vector<RowState>* also,
                        uint64_t limit) {
-  if (rows.empty()) return;
+  std::vector<ddt::DedupTable*> tables;
+  std::vector<const ddt::DedupTable*> merged;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    tables.push_back(rows[r].table.get());
+    if (also != nullptr) merged.push_back(r < also->size() ? (*also)[r].table.get() : nullptr);
+  }
+  FitTablesToShards(tables, merged, limit);
+}
+
+void FitTablesToShards(const std::vector<ddt::DedupTable*>& tables,
+                       const std::vector<const ddt::DedupTable*>& also, uint64_t limit) {
+  if (tables.empty()) return;
   for (;;) {
-    const uint32_t shift = rows[0].table->sample_shift();
+    const uint32_t shift = tables[0]->sample_shift();
     bool over = false;
-    for (size_t r = 0; r < rows.size(); ++r) {
+    for (size_t r = 0; r < tables.size(); ++r) {
       // fullest_shard() rounds down to a multiple of 4096.
-      uint64_t fullest = uint64_t{rows[r].table->fullest_shard()} + 4096;
-      if (also != nullptr && r < also->size()) {
-        const ddt::DedupTable& t = *(*also)[r].table;
+      uint64_t fullest = uint64_t{tables[r]->fullest_shard()} + 4096;
+      if (r < also.size() && also[r] != nullptr) {
+        const ddt::DedupTable& t = *also[r];
         // Of the other table's keys, those the raised shift leaves.
         const uint32_t drop = shift > t.sample_shift() ? shift - t.sample_shift() : 0;
         fullest += (uint64_t{t.fullest_shard()} + 4096) >> std::min<uint32_t>(drop, 63);
@@ -38,7 +49,7 @@ void FitTablesToShards(std::vector<RowState>& rows, const std::vector<RowState>*
       over = over || fullest > limit;
     }
     if (!over || shift >= 40) return;
-    for (RowState& row : rows) row.table->RaiseSampleShift(shift + 1);
+    for (ddt::DedupTable* t : tables) t->RaiseSampleShift(shift + 1);
   }
 }
 

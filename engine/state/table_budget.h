@@ -34,6 +34,11 @@ void FitTablesToBudget(std::vector<RowState>& rows, uint64_t budget_bytes);
 // (a test's smaller one).
 void FitTablesToShards(std::vector<RowState>& rows, const std::vector<RowState>* also = nullptr,
                        uint64_t limit = ddt::DedupTable::kShardEntriesToSample);
+// The same over bare tables (a distributed scan's stream holds some outside a state, engine/mpi):
+// `also`, when not empty, holds per table the one about to be merged into it, or null.
+void FitTablesToShards(const std::vector<ddt::DedupTable*>& tables,
+                       const std::vector<const ddt::DedupTable*>& also = {},
+                       uint64_t limit = ddt::DedupTable::kShardEntriesToSample);
 
 }  // namespace zsim::state
 

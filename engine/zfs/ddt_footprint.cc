@@ -46,53 +46,43 @@ constexpr double kLeafBytesPerEntrySmallSector = 58;
 constexpr double kLz4LeafBytesPerKiB = 171.875;
 constexpr double kLz4LeafBytesPerEntry = 24;
 constexpr double kLz4LeafBytesPerChunk = 7;
-// The flat phys of fast dedup (7 chunks, 32 of its 73 value bytes the zero DVAs) refitted on the
-// compressed leaves alone, raw ones (ddt_log_drain.h) left out: 5500 B per 32K leaf + 60 B per
-// entry. Measured leaves (entries -> asize at ashift 12): database 100 -> 12K (25 of 29; 4 16K),
-// 108 -> 12-16K; source 141 -> 16K (24 of 25); fileserver 157 -> 16K (9 of 12; 3 20K); vmstore
-// 157 and 160 -> 16K (all 26), 172 -> 16K (7 of 9; 2 20K); tiny 2 and 21 -> 8K, 56 -> 12K, 90
-// -> 12K, 124 -> 16K; at ashift 9: 90 -> 11776, 124 -> 13312 bytes.
-constexpr double kLz4FlatLeafBytesPerKiB = 171.875;
-constexpr double kLz4FlatLeafBytesPerEntry = 60;
-// Below ashift 12 the flat phys's DVA (offset and asize in 512-byte sectors) varies in its low
-// bits, which 4K allocations keep at zero: fast-dedup leaves at ashift 9 measured 66-71 B per
-// entry over 5,500 B against 60 at ashift 12 (OpenZFS 2.3.2, zdb -dddddd psize of every
-// compressed leaf: database 16K 103 entries per leaf 12,535 B, source 16K 107 12,999 B, vmstore
-// 16K 145 15,360 B, fileserver 128K 148 14,809 B). +3 B per entry is what the tables' on-disk
-// figures take (the full-matrix cells at ashift 9, disk, lz4 and off, 16K and 128K: 6 of 38
-// tables more than 5 % and 16K off before, 1 after, with the mix term below; +4 B put 2, +5 B 3,
-// the one-leaf 128K duplicate tables going high); the rest of the gap is in the leaf count and
-// the raw leaves. (v23's lzjb leaves show the same: kLeafBytesPerEntrySmallSector.)
-constexpr double kLz4FlatLeafBytesPerEntrySmallSector = 3;
-// The key's size fields (ddt_key_t dk_prop: lsize, psize, compression; stored big-endian in the
-// ZAP's array chunks, zap_leaf.c: zap_leaf_array_create) repeat from entry to entry when the
-// records are full, and lz4 copies them; a small file's only block (its own size rounded to 512)
-// breaks the run. Measured on OpenZFS 2.3.2's fast-dedup leaves, read back with `zdb -R ... :dr`
-// and compressed with the lz4 command (ashift 12): setting dk_prop to one value made source 16K's
-// leaves (113 entries, 53 % of them partial) 200 B smaller, database 16K's (100 entries, 1 %) 4 B;
-// the lsize field alone 125 B and 7 B. The tables of nearly only partial entries (source and
-// fileserver at 128K and 1M, 92-100 %) are no larger per entry than full-record ones (ashift 9,
-// exact psize: 62.8-68.5 B per entry over 5,500 against 64-71), so the cost goes with the mix,
-// the chance 2 p (1 - p) that two entries differ in kind: 4 B per entry at a mix of 1 (200 B
-// measured, 225 B modelled for source 16K's leaves). The on-disk cells at ashift 12 favour 8 B
-// (source 16K lz4 -9.0 % -> -6.5 %, against -7.8 % at 4; no cell at ashift 9 moves past 5 %
-// either way). A term linear in p instead (4 B per partial entry) put source and fileserver 128K
-// off at +6.6 % and +9.6 %. The legacy format's fit (kLz4LeafBytesPerEntry) already averages the
-// samples' mixes: the same term on it, with its per-entry bytes lowered to keep its mean (24 ->
-// 22 or 23), closed database 16K raidz2:6 (+10.5 % -> 0.0 %) but put source 128K raidz2:6 and
-// mirror:2 past 5 % (5 failing legacy tables of 64 at ashift 12 on mirror:2 and raidz2:6, 3
-// before): left out.
-constexpr double kLz4FlatLeafBytesPerMixedEntry = 4;
-// The 32K leaves of one table differ by +-1.2K compressed (their entries by about the square
-// root of the mean, ~12 of 150-210): spread over 2.4K, a table whose mean leaf sits near a 4K
-// step (raidz2:6: 24K for 16K, 36K for 16.5K) is not all on one side of it. Measured: source 16K
-// legacy on raidz2:6 (210 entries per leaf) +6.0% with a 512-byte spread, +1.2% with this one.
-// Smaller leaves (4K in 2.1) hold an eighth of the entries: the spread scales with the square
-// root of the leaf size. (A spread of sqrt(12 x entries) x bytes per entry, 2.7K here, put the
-// database 16K legacy tables at +6.0 % instead of +4.5 %.)
-constexpr double kLz4LeafSpreadPer32K = 2400;
-// The legacy format's (refit above): a leaf's entries vary by about the square root of their
-// mean (14 of 200) at ~35 B each at the margin.
+// Fast dedup's leaves (7 chunks per entry: the raw 73-byte value of the 72-byte flat phys, see
+// DdtEntryChunks), fitted on the leaves themselves: 484 compressed 32K leaves of 27 DDT objects
+// of OpenZFS 2.3.2 (database, fileserver, source, vmstore at 16K and 128K, lz4 and off, ashift 9
+// and 12, disk; each leaf read back with `zdb -R ... :dr` and compressed with the lz4 command,
+// whose sizes agree with zdb's psize to the sector; entries and key sizes from the leaf's own
+// chunks, zap_leaf.h). A leaf of n entries: 6,750 B + (51.5 + 4.75 D) n, 1 B less per entry
+// at ashift 12 and up, D the chance that two entries' sizes differ (DdtKeySizeMix::Diversity);
+// residuals 118 B rms per leaf (without D: 228). The parts, each made one value in every entry of a
+// leaf and the leaf compressed again: the 32-byte checksum and the 8-byte ZAP hash (le_hash, the
+// checksum's first word in the other byte order) do not compress, about 40 B per entry; the DVA's
+// offset costs 4-7 B, the birth txg 0-1.5 B (only where the copy spanned txgs: vmstore), the DVA's
+// asize 0 (all one size) to 1.8 B and the key's size fields (dk_prop) 0 to 2.3 B: those two are
+// what D counts. The 1,278 chunks not taken by entries are free chunks (ZAP_CHUNK_FREE and a next
+// index) and the 2K hash table mostly CHAIN_END: both compress, and an entry takes 7 of them, hence
+// the slope below the entry's own bytes. The DVA offset's low bits, always zero at 4K sectors, save
+// about 1 B per entry (the ashift-12 leaves of database, fileserver and source 16K). The former fit
+// (5,500 B + 60 B per entry, +3 B per entry below ashift 12, +4 B x 2p(1-p) for the mix of partial
+// records) was 200-550 B below most of these leaves of about 100-140 entries and 600 B above
+// vmstore's uncompressed records'.
+constexpr double kLz4FlatLeafBytesPerKiB = 6750.0 / 32;
+constexpr double kLz4FlatLeafBytesPerEntry = 51.5;
+constexpr double kLz4FlatLeafBytesPerDiverseEntry = 4.75;
+constexpr double kLz4FlatLeafBytesPerEntryLargeSector = -1;
+// A table's leaves are not all alike: a leaf split in two holds about half of what its
+// neighbours do (zap_leaf_split), so a table between two doublings has leaves of two sizes
+// (vmstore 16K unique: 85 to 179 entries). Each modelled leaf takes its own entry count from the
+// simulated table (SimResult::occupancy) and its asize is rounded on its own; what is left
+// within a count (the residuals above) spreads over 512 B.
+constexpr double kLz4FlatLeafResidualSpread = 512;
+// The 32K leaves of one legacy table differ by a few entries (about the square root of the
+// mean, 14 of 200) at ~35 B each at the margin, so a table whose mean leaf sits near a 4K step
+// (raidz2:6: 24K for 16K, 36K for 16.5K) is not all on one side of it: spread over 1,600 B (the
+// refit above). Smaller leaves (4K in 2.1) hold an eighth of the entries: the spread scales
+// with the square root of the leaf size. (Fast dedup's leaves take their entry counts from the
+// simulated table instead: kLz4FlatLeafResidualSpread. Measured, their spread within a table
+// is 790 B standard deviation, median of 22 tables of 5 or more leaves: 85 to 179 entries in
+// vmstore 16K's, 90 to 114 in database 16K's.)
 constexpr double kLz4LegacyLeafSpreadPer32K = 1600;
 constexpr double kIndirectBytesPerBp = 62;  // compressed bytes per MOS block pointer
 constexpr double kHeaderBytesPer4K = 256;   // compressed ZAP header (fits one sector)
@@ -103,11 +93,6 @@ constexpr uint64_t kSimulationSeeds = 9;
 
 uint64_t DivRoundUp(uint64_t n, uint64_t d) { return (n + d - 1) / d; }
 
-// part / all, in [0, 1] (0 for an empty class).
-double Share(uint64_t part, uint64_t all) {
-  return all == 0 ? 0.0 : static_cast<double>(std::min(part, all)) / static_cast<double>(all);
-}
-
 uint64_t SplitMix64(uint64_t* state) { return Mix64(*state += kGoldenGamma); }
 
 struct SimResult {
@@ -117,6 +102,9 @@ struct SimResult {
   // ids of the freed ones (pointer tables outgrown by a later doubling).
   uint64_t block_ids = 2;
   std::vector<uint64_t> hole_ids;
+  // Entries per leaf (of the simulated table: the same per leaf when scaled); MedianSimulation
+  // gives those of all its runs.
+  std::vector<uint32_t> occupancy;
 };
 
 // Extendible hashing exactly as the fat ZAP does it: a pointer table indexed by the top
@@ -176,7 +164,10 @@ SimResult SimulateZap(uint64_t entries, uint64_t capacity, int embedded_shift, u
       for (uint64_t j = first + span / 2; j < first + span; ++j) table[j] = ni;
     }
   }
-  return SimResult{leaves.size(), shift, next_id, std::move(holes)};
+  std::vector<uint32_t> occupancy;
+  occupancy.reserve(leaves.size());
+  for (const Leaf& l : leaves) occupancy.push_back(static_cast<uint32_t>(l.hashes.size()));
+  return SimResult{leaves.size(), shift, next_id, std::move(holes), std::move(occupancy)};
 }
 
 // One hash sequence is one possible table; the median leaf count of a few seeds stands for the
@@ -194,7 +185,14 @@ SimResult MedianSimulation(uint64_t n, uint64_t capacity, int embedded_shift,
     }
     std::sort(runs.begin(), runs.end(),
               [](const SimResult& a, const SimResult& b) { return a.leaves < b.leaves; });
-    return std::move(runs[kSimulationSeeds / 2]);
+    // The leaves' entry counts of every run: which leaves sit past a sector step is a draw of
+    // the hash values too, and the runs together give its expectation.
+    std::vector<uint32_t> occupancy;
+    for (const SimResult& r : runs)
+      occupancy.insert(occupancy.end(), r.occupancy.begin(), r.occupancy.end());
+    SimResult median = std::move(runs[kSimulationSeeds / 2]);
+    median.occupancy = std::move(occupancy);
+    return median;
   });
 }
 
@@ -310,19 +308,30 @@ int DdtEntryChunks(DdtFormat format, int copies, uint64_t asize, uint64_t refcou
 }
 
 double DdtLeafLz4Bytes(int leaf_shift, double entries_per_leaf, int chunks_per_entry,
-                       bool flat_phys, double partial_share, int ashift) {
+                       bool flat_phys, double size_diversity, int ashift) {
   const double leaf_kib = static_cast<double>((uint64_t{1} << leaf_shift) >> 10);
   if (!flat_phys) {
     return kLz4LeafBytesPerKiB * leaf_kib +
            (kLz4LeafBytesPerEntry + kLz4LeafBytesPerChunk * chunks_per_entry) * entries_per_leaf;
   }
-  // Two entries of a leaf differ in kind (a full record, a small file's only block) with
-  // probability 2 p (1 - p): the key's size fields lz4 cannot copy from the entry before.
-  const double mixed = 2 * partial_share * (1 - partial_share);
-  const double sector_bytes = ashift < 12 ? kLz4FlatLeafBytesPerEntrySmallSector : 0;
+  const double sector = ashift >= 12 ? kLz4FlatLeafBytesPerEntryLargeSector : 0;
   return kLz4FlatLeafBytesPerKiB * leaf_kib +
-         (kLz4FlatLeafBytesPerEntry + sector_bytes + kLz4FlatLeafBytesPerMixedEntry * mixed) *
+         (kLz4FlatLeafBytesPerEntry + kLz4FlatLeafBytesPerDiverseEntry * size_diversity + sector) *
              entries_per_leaf;
+}
+
+void DdtKeySizeMix::Add(uint64_t lsize, uint64_t psize) {
+  ++counts_[(lsize << 32) ^ psize];
+  ++entries_;
+}
+
+double DdtKeySizeMix::Diversity() const {
+  if (entries_ < 2) return 0;
+  double same = 0;
+  for (const auto& [sizes, n] : counts_)
+    same += static_cast<double>(n) * static_cast<double>(n - 1);
+  const double n = static_cast<double>(entries_);
+  return 1 - same / (n * (n - 1));
 }
 
 uint64_t ExpectedZapLeaves(uint64_t entries, int chunks_per_entry, int leaf_chunks) {
@@ -332,7 +341,7 @@ uint64_t ExpectedZapLeaves(uint64_t entries, int chunks_per_entry, int leaf_chun
 
 DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunks_per_entry,
                               int leaf_shift, bool lz4_metadata, const AllocationModel& alloc,
-                              const DdtRawBlocks& raw, bool flat_phys, uint64_t partial_entries) {
+                              const DdtRawBlocks& raw, bool flat_phys, double size_diversity) {
   DdtObjectModel m;
   m.entries = entries;
   if (entries == 0) return m;
@@ -351,20 +360,33 @@ DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunk
 
   const double entries_per_leaf = static_cast<double>(entries) / static_cast<double>(m.leaves);
   const double leaf_kib = static_cast<double>(leaf_bytes >> 10);
-  const double leaf_raw =
-      lz4_metadata
-          ? DdtLeafLz4Bytes(leaf_shift, entries_per_leaf, chunks_per_entry, flat_phys,
-                            Share(partial_entries, entries), alloc.ashift())
-          : kLeafHeaderBytesPer4K * static_cast<double>(leaf_bytes) / 4096.0 +
-                (alloc.ashift() < 12 ? kLeafBytesPerEntrySmallSector : kLeafBytesPerEntry) *
-                    entries_per_leaf;
+  const double diversity = std::clamp(size_diversity, 0.0, 1.0);
   auto asize_of = [&](double bytes) { return ExpectedAsize(bytes, leaf_bytes, alloc); };
   const double raw_block = static_cast<double>(alloc.Asize(leaf_bytes));
-  const double leaf_asize =
-      lz4_metadata ? ExpectedAsize(leaf_raw, leaf_bytes, alloc,
-                                   (flat_phys ? kLz4LeafSpreadPer32K : kLz4LegacyLeafSpreadPer32K) *
-                                       std::sqrt(leaf_kib / 32.0))
-                   : asize_of(leaf_raw);
+  double leaf_asize = 0;
+  if (lz4_metadata && flat_phys) {
+    // Leaf by leaf at the simulated tables' counts, scaled from their entries to `entries`.
+    double simulated = 0;
+    for (uint32_t n : sim.occupancy) simulated += n;
+    const double scale =
+        entries_per_leaf * static_cast<double>(sim.occupancy.size()) / std::max(1.0, simulated);
+    for (uint32_t n : sim.occupancy) {
+      leaf_asize += ExpectedAsize(
+          DdtLeafLz4Bytes(leaf_shift, n * scale, chunks_per_entry, true, diversity, alloc.ashift()),
+          leaf_bytes, alloc, kLz4FlatLeafResidualSpread * std::sqrt(leaf_kib / 32.0));
+    }
+    leaf_asize /= static_cast<double>(std::max<size_t>(1, sim.occupancy.size()));
+  } else if (lz4_metadata) {
+    const double leaf_raw = DdtLeafLz4Bytes(leaf_shift, entries_per_leaf, chunks_per_entry, false,
+                                            diversity, alloc.ashift());
+    leaf_asize = ExpectedAsize(leaf_raw, leaf_bytes, alloc,
+                               kLz4LegacyLeafSpreadPer32K * std::sqrt(leaf_kib / 32.0));
+  } else {
+    leaf_asize =
+        asize_of(kLeafHeaderBytesPer4K * static_cast<double>(leaf_bytes) / 4096.0 +
+                 (alloc.ashift() < 12 ? kLeafBytesPerEntrySmallSector : kLeafBytesPerEntry) *
+                     entries_per_leaf);
+  }
   double asize = static_cast<double>(m.leaves) *
                  ((1 - raw.leaf_share) * leaf_asize + raw.leaf_share * raw_block);
   // The header: the ZAP's phys header and (while it fits) the pointer table, whose entries
@@ -438,10 +460,10 @@ DdtFootprintModel ModelDdtFootprint(const DdtFootprintInput& in) {
   }
   out.unique =
       ModelDdtObject(in.unique_entries, peak, unique_chunks, leaf_shift, lz4, alloc, drain.unique,
-                     in.format == DdtFormat::kFast, in.unique_partial_entries);
+                     in.format == DdtFormat::kFast, in.unique_size_diversity);
   out.duplicate = ModelDdtObject(in.duplicate_entries, in.duplicate_entries, duplicate_chunks,
                                  leaf_shift, lz4, alloc, drain.duplicate,
-                                 in.format == DdtFormat::kFast, in.duplicate_partial_entries);
+                                 in.format == DdtFormat::kFast, in.duplicate_size_diversity);
   DdtFootprint& t = out.totals;
   t.format = in.format;
   t.leaf_bytes = uint64_t{1} << leaf_shift;

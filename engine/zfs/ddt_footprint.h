@@ -23,8 +23,9 @@
 // 640 + 53 bytes per entry, 58 below ashift 12 (docs/space_model.md); with lz4 (0.6.5+) on
 // OpenZFS 2.3.2's 32K leaves: 5,500 B per leaf + 24 + 7 per chunk per entry, legacy (see the
 // .cc); fast dedup's tables keep some blocks raw, written late in the log drain's txgs
-// (ddt_log_drain.h), and their compressed leaves grow with the mix of small files' keys among
-// full records' and below ashift 12 (DdtLeafLz4Bytes).
+// (ddt_log_drain.h), and their compressed leaves were fitted on the leaves themselves (6,700 B
+// + 51.5 B per entry + 4.75 B x the chance that two entries' key sizes differ, each leaf at its
+// own simulated entry count: DdtLeafLz4Bytes).
 //
 // Thread safety: pure functions.
 
@@ -32,6 +33,7 @@
 #define ZSIM_ENGINE_ZFS_DDT_FOOTPRINT_H_
 
 #include <cstdint>
+#include <unordered_map>
 
 #include "engine/zfs/allocation.h"
 #include "engine/zfs/ddt_log_drain.h"
@@ -73,12 +75,27 @@ struct DdtFootprintInput {
   int copies = 1;                            // data copies: DVAs per DDT entry
   uint64_t typical_block_asize = 128 << 10;  // for the ZLE size of the phys value
   uint64_t ram_bytes = 0;  // for the fast-dedup log bound (1 % of RAM, at least 1 MiB)
-  // Entries of each class whose lsize is not the recordsize (a file's only block, smaller than a
-  // record): mixed with full records they vary the size fields of the DDT keys, which lz4 then
-  // copies less often in fast dedup's leaves (DdtLeafLz4Bytes). 0 when not known: the table as
-  // of full records.
-  uint64_t unique_partial_entries = 0;
-  uint64_t duplicate_partial_entries = 0;
+  // Of each class, the chance that two of its entries differ in their sizes (lsize, psize:
+  // DdtKeySizeMix::Diversity), which lz4 then copies less often in fast dedup's leaves
+  // (DdtLeafLz4Bytes). 1 when not known (compressed records' sizes differ from entry to entry).
+  double unique_size_diversity = 1.0;
+  double duplicate_size_diversity = 1.0;
+};
+
+// The sizes of one DDT class's entries, for the chance that two of them differ: the key's size
+// fields (ddt_key_t dk_prop: lsize, psize, compression; a block stored uncompressed is the one
+// whose psize is its lsize) and the DVA's asize, which follows psize.
+class DdtKeySizeMix {
+ public:
+  void Add(uint64_t lsize, uint64_t psize);
+  // 1 - sum n_k (n_k - 1) / (N (N - 1)) over the distinct (lsize, psize) of N entries: the chance
+  // that two distinct entries differ (Simpson's index, unbiased on a sample of entries too); 0
+  // with fewer than two entries.
+  double Diversity() const;
+
+ private:
+  std::unordered_map<uint64_t, uint64_t> counts_;
+  uint64_t entries_ = 0;
 };
 
 // One ZAP object of `entries` entries (`peak_entries` >= entries sized its leaves) with
@@ -86,21 +103,22 @@ struct DdtFootprintInput {
 // the v23 pool: lzjb metadata and zdb's first-block-pointer fill count. `raw`: the blocks the
 // fast-dedup log's drain left uncompressed (ddt_log_drain.h; none for the legacy format);
 // `flat_phys`: fast dedup's 72-byte flat phys (its own compressed-leaf fit).
-// `partial_entries`: how many of the `entries` have an lsize other than the recordsize.
+// `size_diversity`: DdtKeySizeMix::Diversity of the `entries`.
 // REQUIRES: 3 <= chunks_per_entry; leaf_shift 12..17; the model's vdev/ashift valid.
 DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunks_per_entry,
                               int leaf_shift, bool lz4_metadata, const AllocationModel& alloc,
                               const DdtRawBlocks& raw = {}, bool flat_phys = false,
-                              uint64_t partial_entries = 0);
+                              double size_diversity = 1.0);
 
 // Mean lz4-compressed bytes of one DDT leaf of 1 << leaf_shift bytes holding `entries_per_leaf`
 // entries of `chunks_per_entry` chunks (2.x: lz4 is the MOS's metadata compression), before
-// rounding to sectors. `flat_phys` (fast dedup's raw 72-byte value): of the entries,
-// `partial_share` have an lsize other than the recordsize, and the leaf grows with how they mix
-// with full records; its DVAs cost more below ashift 12. The legacy fit takes neither. Fitted on
-// OpenZFS 2.3.2's leaves (see the .cc). REQUIRES: 0 <= partial_share <= 1.
+// rounding to sectors. `flat_phys` (fast dedup's raw 72-byte value): the leaf grows with
+// `size_diversity`, the chance that two of its entries differ in their sizes
+// (DdtKeySizeMix::Diversity), and is 1 B per entry smaller from ashift 12 on. The legacy fit
+// takes neither. Fitted on OpenZFS 2.3.2's leaves (see the .cc).
+// REQUIRES: 0 <= size_diversity <= 1.
 double DdtLeafLz4Bytes(int leaf_shift, double entries_per_leaf, int chunks_per_entry,
-                       bool flat_phys, double partial_share, int ashift);
+                       bool flat_phys, double size_diversity, int ashift);
 
 // RAM of one fast-dedup log entry: DDT_LOG_ENTRY_FLAT_SIZE (ddt_log.c).
 inline constexpr uint64_t kDdtLogEntryBytes = 144;

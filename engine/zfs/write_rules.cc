@@ -202,8 +202,12 @@ uint64_t PsizeRoundingUnit(const WritePolicy& policy) {
 bool ZstdEarlyAbortApplies(const WritePolicy& policy, Compression c, uint64_t lsize) {
   // zfs_zstd_compress_buf (2.2.0+): zstd_earlyabort_pass = 1, zstd_cutoff_level = 3 (the test
   // is level >= 3, so never zstd-1/2 or zstd-fast), zstd_abort_size = 128K.
-  return RulesFor(policy.profile).zstd_early_abort && c.algorithm == CompressionAlgorithm::kZstd &&
-         c.level >= 3 && lsize >= (128u << 10);
+  return RulesFor(policy.profile).zstd_early_abort && ZstdEarlyAbortLevel(c) &&
+         lsize >= kZstdEarlyAbortBytes;
+}
+
+bool ZstdEarlyAbortLevel(Compression c) {
+  return c.algorithm == CompressionAlgorithm::kZstd && c.level >= 3;
 }
 
 }  // namespace zsim::zfs

@@ -142,6 +142,10 @@ uint64_t PsizeRoundingUnit(const WritePolicy& policy);
 
 // zstd early abort applies (2.2+, zstd level >= 3, lsize >= 128K): see codec/zfs_block.h.
 bool ZstdEarlyAbortApplies(const WritePolicy& policy, Compression c, uint64_t lsize);
+// The settings early abort may apply to under some profile (zstd level >= 3, zstd_cutoff_level),
+// and the least lsize it applies to (zstd_abort_size).
+bool ZstdEarlyAbortLevel(Compression c);
+inline constexpr uint64_t kZstdEarlyAbortBytes = uint64_t{128} << 10;
 
 }  // namespace zsim::zfs
 

@@ -18,11 +18,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (s.status().message().empty()) __builtin_trap();  // every refusal says why
       continue;
     }
-    // A state that parses is whole: a table and sketches per row, the sizes its options say.
+    // A state that parses is whole: a table and sketches per row, the sizes its options say. The
+    // table has a column per setting, then one per early-abort code (state::ProbeColumns).
     const size_t settings = s->options.compressions.size();
+    size_t columns = settings;
+    for (zsim::Compression c : s->options.compressions) {
+      if (zsim::state::HasProbe(s->code_kind, c)) ++columns;
+    }
     for (const zsim::state::RowState& r : s->rows) {
-      if (!r.table || !r.distinct || r.files.size() != settings ||
-          r.table->settings() != settings) {
+      if (!r.table || !r.distinct || r.files.size() != settings || r.table->settings() != columns) {
         __builtin_trap();
       }
     }

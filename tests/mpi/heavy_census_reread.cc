@@ -109,8 +109,9 @@ int main(int argc, char** argv) {
     codec::Compressor compressor;
     std::vector<uint8_t> scratch(4096);
     const ddt::PsizeCode want =
-        pipeline::RawBlockCode(pipeline::ScanWritePolicy(options), options.compressions[1],
-                               peer_block0, false, compressor, scratch);
+        pipeline::CodeBlock(pipeline::ScanWritePolicy(options), options.compressions[1],
+                            peer_block0, false, compressor, scratch)
+            .code;
     int seen = 0;
     table.ForEach([&](const ddt::EntryView& e) {
       for (int i = 0; i < 3; ++i) {

@@ -223,6 +223,19 @@ def compare(label, args, ranks=(1, 2, 3, 4), spread=True, sampled=False, pieces=
         scanned = rank_seconds(got.stderr, "scan_seconds")
         check(len(waited) == n and all(w <= s + 0.001 for w, s in zip(waited, scanned)),
               f"{label} n={n}: waits for work {waited}, scans {scanned}")
+        # What follows the scan (the reduction among it) is each rank's own, and rank 0's is
+        # part of the job's time after its scan.
+        reduced = rank_seconds(got.stderr, "reduce_seconds")
+        after = rank_seconds(got.stderr, "after_scan_seconds")
+        check(len(reduced) == n and len(after) == n and
+              all(0 <= r <= a + 0.001 for r, a in zip(reduced, after)),
+              f"{label} n={n}: reductions {reduced}, after the scans {after}")
+        rank0 = re.search(r"zsim-mpi-stats rank=0 .*\bscan_seconds=([0-9.]+) .*"
+                          r"\bafter_scan_seconds=([0-9.]+)", got.stderr)
+        check(rank0 is not None and
+              float(rank0.group(1)) + float(rank0.group(2)) <= report["seconds"] + 0.002,
+              f"{label} n={n}: rank 0's scan and what followed it "
+              f"({rank0.groups() if rank0 else None}) outlast the job ({report['seconds']} s)")
         if spread and n > 1:
             used = ranks_with_files(got.stderr)
             check(used >= 2, f"{label} n={n}: only {used} rank(s) scanned files")

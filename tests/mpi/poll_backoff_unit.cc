@@ -38,5 +38,19 @@ TEST(PollBackoffTest, ALongerLongestIsReachedAndKept) {
   EXPECT_EQ(backoff.next(), microseconds(1000));
 }
 
+// A wait that sleeps on its own terms (the table stream waits on a condition variable, woken
+// early by a ship or the scan's end) takes its pauses from Advance, which does not sleep.
+TEST(PollBackoffTest, AdvanceHandsOutThePausesWithoutSleeping) {
+  PollBackoff backoff(std::chrono::milliseconds(5));  // the table stream's while idle
+  const microseconds want[] = {microseconds(25),   microseconds(50),   microseconds(100),
+                               microseconds(200),  microseconds(400),  microseconds(800),
+                               microseconds(1600), microseconds(3200), microseconds(5000),
+                               microseconds(5000)};
+  for (microseconds w : want) EXPECT_EQ(backoff.Advance(), w);
+  EXPECT_EQ(backoff.next(), microseconds(5000));
+  backoff.Reset();
+  EXPECT_EQ(backoff.Advance(), microseconds(25));
+}
+
 }  // namespace
 }  // namespace zsim::mpi

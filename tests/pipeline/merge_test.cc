@@ -365,19 +365,20 @@ TEST(MergeTest, StatesOfOtherSettingsAreRefused) {
   refused(x, "profile");
 }
 
-// Codes of another kind (a state of format 8, 7, or of 6 and older) do not merge with a format-9
-// scan's, and the refusal names the formats the two states hold.
+// Codes of another kind (a state of format 9, 8, 7, or of 6 and older) do not merge with a
+// format-10 scan's, and the refusal names the formats the two states hold.
 TEST(MergeTest, StatesOfAnotherCodeKindAreRefusedNamingTheirFormats) {
   testing::TempDir dir;
   BuildParts(dir);
   auto fs = io::PosixFileSystem();
   Result<state::ScanState> base = ScanToState(OptionsFor({(dir.path() / "a").string()}), fs.get());
   ASSERT_TRUE(base.ok());
-  ASSERT_EQ(base->code_kind, state::CodeKind::kLeastBudgetZstd);
+  ASSERT_EQ(base->code_kind, state::CodeKind::kEarlyAbort);
   const struct {
     state::CodeKind kind;
     const char* holds;
-  } kOlder[] = {{state::CodeKind::kLeastBudget, "format 8"},
+  } kOlder[] = {{state::CodeKind::kLeastBudgetZstd, "format 9"},
+                {state::CodeKind::kLeastBudget, "format 8"},
                 {state::CodeKind::kRaw, "format 7"},
                 {state::CodeKind::kRounded, "format 6"}};
   for (const auto& older : kOlder) {
@@ -390,7 +391,7 @@ TEST(MergeTest, StatesOfAnotherCodeKindAreRefusedNamingTheirFormats) {
          {state::CheckMergeable(*base, other), state::CheckMergeable(other, *base)}) {
       EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
       EXPECT_NE(st.message().find(older.holds), std::string::npos) << st.message();
-      EXPECT_NE(st.message().find("format 9"), std::string::npos) << st.message();
+      EXPECT_NE(st.message().find("format 10"), std::string::npos) << st.message();
     }
   }
 }

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "engine/ddt/dedup_table.h"
 #include "engine/io/file_system.h"
 #include "engine/pipeline/scan.h"
 #include "engine/zfs/write_rules.h"
@@ -23,10 +24,16 @@
 namespace zsim::pipeline {
 namespace {
 
-state::ScanState ScannedState(const testing::TempDir& dir, bool exact = false) {
+// `zstd_level`: of the default list's zstd (a level under 3 has no early-abort column, so the
+// table's layout is the one every kind of codes has).
+state::ScanState ScannedState(const testing::TempDir& dir, bool exact = false, int zstd_level = 3) {
   ScanOptions o;
   o.paths = {dir.path().string()};
   o.exact = exact;
+  o.compressions = DefaultCompressions(o.profile);
+  for (Compression& c : o.compressions) {
+    if (c.algorithm == CompressionAlgorithm::kZstd) c.level = zstd_level;
+  }
   o.recordsizes = {16 * 1024};
   o.threads = 1;
   auto fs = io::PosixFileSystem();
@@ -165,8 +172,9 @@ TEST(StateFileTest, RawCodesAndTheirKindReadBack) {
   dir.WriteFile("random.bin", testing::Xorshift64Bytes(3, 64 * 1024));
   dir.WriteFile("small.txt", std::vector<uint8_t>(3000, 'a'));
   dir.WriteFile("text.bin", testing::GenerateBlock(100 * 1024, 0.6, 9));
-  state::ScanState s = ScannedState(dir);
-  ASSERT_EQ(s.code_kind, state::CodeKind::kLeastBudgetZstd);
+  // zstd-1: no early-abort column, so the older kinds' layout is this table's.
+  state::ScanState s = ScannedState(dir, false, 1);
+  ASSERT_EQ(s.code_kind, state::CodeKind::kEarlyAbort);
   auto codes_of = [](const state::ScanState& st) {
     std::vector<std::vector<ddt::PsizeCode>> out;
     st.rows[0].table->ForEach(
@@ -194,8 +202,9 @@ TEST(StateFileTest, RawCodesAndTheirKindReadBack) {
           beyond && s.options.compressions[i].algorithm == CompressionAlgorithm::kZstd;
     }
   }
-  for (state::CodeKind kind : {state::CodeKind::kLeastBudgetZstd, state::CodeKind::kLeastBudget,
-                               state::CodeKind::kRaw, state::CodeKind::kRounded}) {
+  for (state::CodeKind kind :
+       {state::CodeKind::kEarlyAbort, state::CodeKind::kLeastBudgetZstd,
+        state::CodeKind::kLeastBudget, state::CodeKind::kRaw, state::CodeKind::kRounded}) {
     s.code_kind = kind;
     const std::string bytes = state::EncodeState(s);
     Result<state::ScanState> back =
@@ -228,8 +237,9 @@ TEST(StateFileTest, ALeastBudgetUnitAboveTheLargestBudgetIsRefused) {
   testing::TempDir dir;
   dir.WriteFile("text.bin", testing::GenerateBlock(64 * 1024, 0.6, 9));
   // --exact: every codec's codes inline (SetCodes rewrites them).
-  state::ScanState s = ScannedState(dir, true);
-  ASSERT_EQ(s.code_kind, state::CodeKind::kLeastBudgetZstd);
+  // zstd-1: no early-abort column, so the raw kind's layout is this table's.
+  state::ScanState s = ScannedState(dir, true, 1);
+  ASSERT_EQ(s.code_kind, state::CodeKind::kEarlyAbort);
   const std::vector<Compression>& comps = s.options.compressions;
   // Every entry "did not fit" (valid under every kind of raw or least-budget codes) but the one
   // code each case sets.
@@ -260,7 +270,7 @@ TEST(StateFileTest, ALeastBudgetUnitAboveTheLargestBudgetIsRefused) {
       return state::ParseState(
           ByteView(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
     };
-    s.code_kind = state::CodeKind::kLeastBudgetZstd;
+    s.code_kind = state::CodeKind::kEarlyAbort;
     for (ddt::PsizeCode good : {ddt::PsizeCode{28}, ddt::PsizeCode{ddt::kLeastNextBase + 27}}) {
       Result<state::ScanState> back = load_with(good);
       EXPECT_TRUE(back.ok()) << name << " " << good << " " << back.status().ToString();
@@ -289,7 +299,72 @@ TEST(StateFileTest, ALeastBudgetUnitAboveTheLargestBudgetIsRefused) {
     ASSERT_FALSE(beyond.ok()) << name << " " << last + 1;
     EXPECT_NE(beyond.status().message().find("the scan gave it"), std::string::npos)
         << beyond.status().message();
-    s.code_kind = state::CodeKind::kLeastBudgetZstd;
+    s.code_kind = state::CodeKind::kEarlyAbort;
+  }
+}
+
+// Format 10 keeps zstd-3's early-abort code in a column of its own: it must go with its codec's
+// code (none for a block under 128K or a hole, "never" when zstd fits no budget, never below
+// zstd's own least budget nor beyond the largest budget); any other is corrupt, not a figure.
+TEST(StateFileTest, AnEarlyAbortCodeThatDoesNotGoWithItsCodecsIsRefused) {
+  testing::TempDir dir;
+  dir.WriteFile("text.bin", testing::GenerateBlock(128 * 1024, 0.6, 9));
+  dir.WriteFile("small.bin", testing::GenerateBlock(16 * 1024, 0.6, 10));
+  ScanOptions o;
+  o.paths = {dir.path().string()};
+  o.exact = true;  // every code inline
+  o.recordsizes = {128 * 1024};
+  o.compressions = {{CompressionAlgorithm::kZstd, 3}};
+  o.threads = 1;
+  auto fs = io::PosixFileSystem();
+  Result<state::ScanState> scanned = ScanToState(o, fs.get());
+  ASSERT_TRUE(scanned.ok());
+  state::ScanState& s = *scanned;
+  ASSERT_EQ(s.code_kind, state::CodeKind::kEarlyAbort);
+  ASSERT_EQ(s.rows[0].table->settings(), 2u);
+  std::vector<std::pair<ddt::Fingerprint, std::vector<ddt::PsizeCode>>> big, small;
+  s.rows[0].table->ForEach([&](const ddt::EntryView& e) {
+    auto& to = e.lsize == 128 * 1024 ? big : small;
+    to.emplace_back(e.key, std::vector<ddt::PsizeCode>(e.codes.begin(), e.codes.end()));
+  });
+  ASSERT_EQ(big.size(), 1u);
+  ASSERT_EQ(small.size(), 1u);
+  EXPECT_NE(big[0].second[1], ddt::kHoleCode);
+  EXPECT_EQ(small[0].second[1], ddt::kHoleCode);
+  const auto load_with = [&](const auto& entry, ddt::PsizeCode code, ddt::PsizeCode probe) {
+    s.rows[0].table->SetCodes(entry.first, std::vector<ddt::PsizeCode>{code, probe});
+    const std::string bytes = state::EncodeState(s);
+    Result<state::ScanState> back =
+        state::ParseState(ByteView(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+    s.rows[0].table->SetCodes(entry.first, entry.second);
+    return back;
+  };
+  ASSERT_TRUE(load_with(big[0], big[0].second[0], big[0].second[1]).ok());
+  const ddt::PsizeCode code = big[0].second[0];
+  const uint64_t own = ddt::LeastBudgetOf(code).at_most;
+  // Valid: "never", or any class from zstd's own up to the largest budget (112K: unit 224).
+  for (ddt::PsizeCode good : {ddt::kNoFitCode, ddt::EncodeProbe(own), ddt::PsizeCode{224}}) {
+    Result<state::ScanState> back = load_with(big[0], code, good);
+    EXPECT_TRUE(back.ok()) << good << " " << back.status().ToString();
+  }
+  const struct {
+    const char* what;
+    bool on_big;
+    ddt::PsizeCode code, probe;
+  } kBad[] = {
+      {"none where one does", true, code, ddt::kHoleCode},
+      {"below the codec's own", true, code, ddt::EncodeProbe(own - 1024)},
+      {"beyond the largest", true, code, ddt::PsizeCode{225}},
+      {"out of range", true, code, ddt::PsizeCode{ddt::kEmbeddedBase + 5}},
+      {"fits no budget", true, ddt::kNoFitCode, ddt::PsizeCode{224}},
+      {"where none applies", false, small[0].second[0], ddt::PsizeCode{20}},
+  };
+  for (const auto& bad : kBad) {
+    Result<state::ScanState> back = load_with(bad.on_big ? big[0] : small[0], bad.code, bad.probe);
+    ASSERT_FALSE(back.ok()) << bad.what;
+    EXPECT_NE(back.status().message().find("early-abort"), std::string::npos)
+        << back.status().message();
+    EXPECT_NE(back.status().message().find(bad.what), std::string::npos) << back.status().message();
   }
 }
 

@@ -50,5 +50,25 @@ TEST(TableBudgetTest, AShardNearItsLimitSamplesTheTable) {
   EXPECT_EQ(rows[0].table->sample_shift(), 2u);
 }
 
+// The same over bare tables (engine/mpi's stream holds its received tables outside a state): the
+// tables about to be merged are given per table, null where none is.
+TEST(TableBudgetTest, BareTablesSampleAsRowsDo) {
+  std::vector<RowState> rows;
+  rows.push_back(RowOf(20000, 1));
+  rows.push_back(RowOf(100, 2));
+  const std::vector<ddt::DedupTable*> tables = {rows[0].table.get(), rows[1].table.get()};
+  FitTablesToShards(tables, {}, 40000);
+  EXPECT_EQ(tables[0]->sample_shift(), 0u);
+  FitTablesToShards(tables, {}, 20000);
+  EXPECT_EQ(tables[0]->sample_shift(), 1u);
+  EXPECT_EQ(tables[1]->sample_shift(), 1u);
+  EXPECT_EQ(tables[0]->entries(), 10000u);
+  std::vector<RowState> other;
+  other.push_back(RowOf(20000, 3));
+  FitTablesToShards(tables, {other[0].table.get(), nullptr}, 20000);
+  EXPECT_EQ(tables[0]->sample_shift(), 2u);
+  EXPECT_EQ(tables[1]->sample_shift(), 2u);
+}
+
 }  // namespace
 }  // namespace zsim::state

@@ -39,6 +39,24 @@ std::vector<uint8_t> GenerateBlock(size_t n, double match_fraction, uint64_t see
   return out;
 }
 
+std::vector<uint8_t> AlphabetBlock(size_t n, uint64_t alphabet, double copy_fraction,
+                                   uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> coin(0.0, 1.0);
+  std::vector<uint8_t> out;
+  out.reserve(n);
+  while (out.size() < n) {
+    if (out.size() >= 64 && coin(rng) < copy_fraction) {
+      const size_t from = rng() % (out.size() - 32);
+      const size_t len = 8 + rng() % 17;
+      for (size_t i = 0; i < len && out.size() < n; ++i) out.push_back(out[from + i]);
+    } else {
+      out.push_back(static_cast<uint8_t>(rng() % alphabet));
+    }
+  }
+  return out;
+}
+
 TempDir::TempDir() {
   std::string tmpl = (std::filesystem::temp_directory_path() / "zsim-test-XXXXXX").string();
   char* made = mkdtemp(tmpl.data());

@@ -31,6 +31,13 @@ uint64_t SplitMix64(uint64_t seed, uint64_t i);
 // `match_fraction`, random bytes otherwise. Deterministic for a seed.
 std::vector<uint8_t> GenerateBlock(size_t n, double match_fraction, uint64_t seed);
 
+// Bytes drawn from `alphabet` values (entropy coding, which zstd has and lz4 lacks), with short
+// copies (8 to 24 bytes) from anywhere before, started at each byte with probability
+// `copy_fraction` (zstd-1's match finder misses more of them than zstd-3's). zstd's early abort
+// (lz4, then zstd-1) decides such blocks near every budget. Deterministic for a seed.
+std::vector<uint8_t> AlphabetBlock(size_t n, uint64_t alphabet, double copy_fraction,
+                                   uint64_t seed);
+
 // A fresh empty directory under the system temp dir, removed (recursively) on destruction.
 class TempDir {
  public:

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstring>
 #include <vector>
 
 namespace zsim::zfs {
@@ -109,62 +110,77 @@ TEST(DdtFootprintTest, LegacyTablesNearASectorStepAsMeasured) {
   EXPECT_NEAR(double(LegacyUniqueOnDisk(3201, "raidz2:6")), 859136, 0.06 * 859136);
 }
 
-// Fast-dedup leaves of OpenZFS 2.3.2 at ashift 9 (psize exact to the sector; zdb -dddddd, the
-// mean psize of a table's compressed 32K leaves, raw ones left out), with the share of the
-// table's entries whose lsize is not the recordsize (zdb -DDDDD).
+// Fast-dedup leaves of OpenZFS 2.3.2 (the harness's pools, disk): each compressed 32K leaf of a
+// DDT object read back with `zdb -R ... :dr` and compressed with the lz4 command (its sizes agree
+// with zdb's psize to the sector); per table the mean entries per leaf, the mean compressed bytes
+// and D, the chance that two entries' (lsize, psize) differ, read from the leaves' keys.
 struct MeasuredLeaf {
   const char* table;
   double entries_per_leaf;
-  double partial_share;
-  double psize;
+  double diversity;
+  double bytes;
 };
 
-TEST(DdtLeafLz4BytesTest, FastLeavesAtAshift9AsMeasured) {
+TEST(DdtLeafLz4BytesTest, FastLeavesAsMeasured) {
   const MeasuredLeaf leaves[] = {
-      {"database 16K unique", 103.3, 0.01, 12535},
-      {"source 16K unique", 106.6, 0.53, 12999},
-      {"vmstore 16K unique", 144.9, 0.0, 15360},
-      {"fileserver 128K unique", 148.1, 0.92, 14809},
+      {"database 16K lz4 a9 unique", 103.1, 0.70, 12256},
+      {"database 16K lz4 a12 unique", 104.4, 0.43, 12183},
+      {"database 16K off a9 unique", 104.7, 0.09, 12298},
+      {"fileserver 16K off a9 duplicate", 114.4, 0.02, 12665},
+      {"fileserver 128K lz4 a9 unique", 143.8, 0.81, 14424},
+      {"source 16K lz4 a12 unique", 107.8, 0.88, 12684},
+      {"vmstore 16K off a9 duplicate", 157.7, 0.0, 14837},
+      {"vmstore 16K lz4 a9 duplicate", 157.8, 0.95, 15424},
   };
   for (const MeasuredLeaf& m : leaves) {
-    const double model = DdtLeafLz4Bytes(15, m.entries_per_leaf, 7, true, m.partial_share, 9);
-    EXPECT_NEAR(model, m.psize, 0.05 * m.psize) << m.table;
-    // The DVA's low sector bits vary below ashift 12: 3 B per entry more than at 4K sectors.
-    EXPECT_NEAR(model - DdtLeafLz4Bytes(15, m.entries_per_leaf, 7, true, m.partial_share, 12),
-                3 * m.entries_per_leaf, 1e-6)
+    const int ashift = std::strstr(m.table, " a12 ") != nullptr ? 12 : 9;
+    EXPECT_NEAR(DdtLeafLz4Bytes(15, m.entries_per_leaf, 7, true, m.diversity, ashift), m.bytes,
+                0.02 * m.bytes)
         << m.table;
   }
 }
 
-TEST(DdtLeafLz4BytesTest, PartialRecordKeysCompressLessAsMeasured) {
-  // Source 16K's fast-dedup leaves at ashift 12 (113 entries, 53 % of them a small file's only
-  // block), decompressed with zdb -R and compressed with the lz4 command: 200 B larger than with
-  // the keys' size fields set to one value; database 16K's (100 entries, 1 % partial): 4 B.
-  const double full = DdtLeafLz4Bytes(15, 113, 7, true, 0.0, 12);
-  EXPECT_NEAR(DdtLeafLz4Bytes(15, 113, 7, true, 0.53, 12) - full, 200, 50);
-  EXPECT_LT(DdtLeafLz4Bytes(15, 100, 7, true, 0.01, 12) - DdtLeafLz4Bytes(15, 100, 7, true, 0, 12),
-            10);
-  // Nearly all partial (source 128K: 97 %) costs no more per entry than full records measured.
-  EXPECT_LT(DdtLeafLz4Bytes(15, 141, 7, true, 0.97, 9) - DdtLeafLz4Bytes(15, 141, 7, true, 0, 9),
-            50);
-  // The legacy fit already averages the samples' mixes.
-  EXPECT_EQ(DdtLeafLz4Bytes(15, 210, 4, false, 0.53, 12),
-            DdtLeafLz4Bytes(15, 210, 4, false, 0, 12));
+TEST(DdtLeafLz4BytesTest, DiverseKeySizesCompressLessAsMeasured) {
+  // vmstore 16K at ashift 9, the duplicate tables (158 entries per leaf): every entry a full
+  // record stored as is (D = 0) against lz4's psizes (D = 0.95): 587 B per leaf apart.
+  EXPECT_NEAR(
+      DdtLeafLz4Bytes(15, 157.8, 7, true, 0.95, 9) - DdtLeafLz4Bytes(15, 157.8, 7, true, 0, 9), 587,
+      150);
+  // The legacy fit does not take it.
+  EXPECT_EQ(DdtLeafLz4Bytes(15, 210, 4, false, 0.9, 12), DdtLeafLz4Bytes(15, 210, 4, false, 0, 12));
 }
 
-TEST(DdtFootprintTest, PartialEntriesReachTheirOwnClass) {
+TEST(DdtKeySizeMixTest, ChanceThatTwoEntriesDifferInSize) {
+  DdtKeySizeMix mix;
+  EXPECT_EQ(mix.Diversity(), 0);
+  mix.Add(16384, 16384);
+  EXPECT_EQ(mix.Diversity(), 0);  // no pair
+  for (int i = 0; i < 3; ++i) mix.Add(16384, 16384);
+  EXPECT_EQ(mix.Diversity(), 0);  // all alike
+  // 4 records stored as is, 2 compressed to 4K, 2 small files of 2K: of the 28 pairs, 6 + 1 + 1
+  // alike.
+  mix.Add(16384, 4096);
+  mix.Add(16384, 4096);
+  mix.Add(2048, 2048);
+  mix.Add(2048, 2048);
+  EXPECT_DOUBLE_EQ(mix.Diversity(), 1 - 16.0 / 56.0);
+}
+
+TEST(DdtFootprintTest, SizeDiversityReachesItsOwnClass) {
   DdtFootprintInput in;
   in.profile = Profile::kZfs23;
   in.format = DdtFormat::kFast;
-  in.ashift = 12;
+  in.ashift = 9;
   in.unique_entries = 6715;
   in.duplicate_entries = 6715;
-  const DdtFootprintModel full = ModelDdtFootprint(in);
-  in.unique_partial_entries = 3578;  // source 16K: 53 % of its unique entries
-  const DdtFootprintModel mixed = ModelDdtFootprint(in);
-  EXPECT_GT(mixed.unique.dspace_bytes, full.unique.dspace_bytes);
-  EXPECT_EQ(mixed.duplicate.dspace_bytes, full.duplicate.dspace_bytes);
-  EXPECT_EQ(mixed.unique.mspace_bytes, full.unique.mspace_bytes);  // the same leaves in core
+  in.unique_size_diversity = 0;
+  in.duplicate_size_diversity = 0;
+  const DdtFootprintModel alike = ModelDdtFootprint(in);
+  in.unique_size_diversity = 0.96;  // source 16K lz4
+  const DdtFootprintModel diverse = ModelDdtFootprint(in);
+  EXPECT_GT(diverse.unique.dspace_bytes, alike.unique.dspace_bytes);
+  EXPECT_EQ(diverse.duplicate.dspace_bytes, alike.duplicate.dspace_bytes);
+  EXPECT_EQ(diverse.unique.mspace_bytes, alike.unique.mspace_bytes);  // the same leaves in core
 }
 
 }  // namespace

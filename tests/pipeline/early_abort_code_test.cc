@@ -1,0 +1,117 @@
+// zstd early abort from the state's two codes (state format 10): a zstd-3 block's least-budget
+// code and its early-abort code (pipeline::CodeBlock), settled as a report settles them
+// (finish::CodeSettler), against ZFS's write path run at the report's budget
+// (codec::CompressZfsBlock: module/zstd/zfs_zstd.c zfs_zstd_compress_wrap's lz4 pass, zstd-1
+// pass, then the real level). Blocks: alphabets of 4 to 7 bits with short copies
+// (testing::AlphabetBlock: outputs near 64K, 96K, 108K and 112K, where lz4 fails and zstd-1 and
+// zstd-3 part), text-like ones, incompressible ones, of 128K, 256K and 1M. Reports: 2.1 (no early
+// abort), 2.2 (budget lsize - lsize/8), 2.4 (budget aligned to gcd_alloc) at ashift 9 to 16 and
+// dRAID data widths 2 to 7.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/codec/codec.h"
+#include "engine/codec/zfs_block.h"
+#include "engine/ddt/dedup_table.h"
+#include "engine/finish/settled_codes.h"
+#include "engine/pipeline/block_code.h"
+#include "engine/state/scan_state.h"
+#include "engine/zfs/write_rules.h"
+#include "tests/util/test_util.h"
+#include "zsim/scan_options.h"
+
+namespace zsim::pipeline {
+namespace {
+
+std::vector<std::vector<uint8_t>> Blocks() {
+  std::vector<std::vector<uint8_t>> blocks;
+  uint64_t seed = 1;
+  for (uint64_t alphabet : {16, 64, 108, 128}) {
+    for (int step = 0; step < 12; ++step) {
+      blocks.push_back(testing::AlphabetBlock(128 * 1024, alphabet, 0.002 * step, seed++));
+    }
+    blocks.push_back(testing::AlphabetBlock(256 * 1024, alphabet, 0.004, seed++));
+  }
+  for (double m : {0.05, 0.2, 0.5}) blocks.push_back(testing::GenerateBlock(128 * 1024, m, seed++));
+  blocks.push_back(testing::Xorshift64Bytes(9, 128 * 1024));
+  blocks.push_back(testing::AlphabetBlock(1 << 20, 100, 0.003, seed++));
+  return blocks;
+}
+
+ScanOptions Options(Profile profile, const char* vdev, int ashift) {
+  ScanOptions o;
+  o.profile = profile;
+  o.vdev = *ParseVdev(vdev);
+  o.ashift = ashift;
+  o.compressions = {{CompressionAlgorithm::kZstd, 3}};
+  return o;
+}
+
+TEST(EarlyAbortCodeTest, TheTwoCodesDecideEveryBudgetAsZfsDoes) {
+  const Compression zstd3{CompressionAlgorithm::kZstd, 3};
+  const ScanOptions scanned = Options(Profile::kZfs24, "disk", 12);
+  const zfs::WritePolicy scan_policy = ScanWritePolicy(scanned);
+  const std::vector<ddt::SettingStorage> layout =
+      state::TableLayout(scanned, {false}, state::CodeKind::kEarlyAbort);
+  ASSERT_EQ(layout.size(), 2u);
+  struct Alloc {
+    const char* vdev;
+    int ashift;
+  };
+  std::vector<Alloc> allocs;
+  for (int ashift = 9; ashift <= 16; ++ashift) allocs.push_back({"disk", ashift});
+  for (const char* d : {"draid1:2:4", "draid1:3:5", "draid2:5:8", "draid1:6:8", "draid2:7:10"}) {
+    allocs.push_back({d, 9});
+    allocs.push_back({d, 12});
+  }
+  codec::Compressor compressor;
+  const std::vector<std::vector<uint8_t>> blocks = Blocks();
+  size_t decided = 0, abort_decided = 0;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const std::vector<uint8_t>& block = blocks[i];
+    const uint64_t lsize = block.size();
+    std::vector<uint8_t> scratch(lsize);
+    const BlockCodes codes = CodeBlock(scan_policy, zstd3, block, false, compressor, scratch,
+                                       state::CodeKind::kEarlyAbort);
+    ddt::DedupTable table(layout);
+    const ddt::Fingerprint key{i + 1, (i + 1) << 8};
+    table.Insert(key, lsize);
+    const std::vector<ddt::PsizeCode> set = {codes.code, codes.probe};
+    table.SetCodes(key, set);
+    for (Profile profile : {Profile::kZfs21, Profile::kZfs22, Profile::kZfs24}) {
+      for (const Alloc& a : allocs) {
+        const ScanOptions report = Options(profile, a.vdev, a.ashift);
+        const zfs::WritePolicy policy = ScanWritePolicy(report);
+        const finish::CodeSettler settler(state::CodeKind::kEarlyAbort, scanned, report,
+                                          128 * 1024);
+        ASSERT_FALSE(settler.may_be_unknown());
+        ddt::PsizeCode settled = ddt::kPendingCode;
+        settler.ForEach(table, [&](const ddt::EntryView& s) { settled = s.codes[0]; });
+        const ddt::PsizeCode ran = finish::SettledCodeOf(
+            codec::CompressZfsBlock(policy, zstd3, block, false, compressor, scratch));
+        ++decided;
+        EXPECT_EQ(settled, ran) << "block " << i << " (" << lsize << " bytes) under "
+                                << ProfileName(profile) << " " << a.vdev << " ashift " << a.ashift
+                                << ": codes " << codes.code << " and " << codes.probe;
+        // Where zstd alone would fit this budget and early abort stores the block as is.
+        const ddt::LeastBudget own = ddt::LeastBudgetOf(codes.code);
+        const uint64_t budget = zfs::CompressionBudget(policy, zstd3, lsize);
+        abort_decided +=
+            zfs::ZstdEarlyAbortApplies(policy, zstd3, lsize) && own.length &&
+            (budget >= own.at_most || budget >= zfs::LargestCompressionBudget(lsize)) &&
+            ran == ddt::EncodeAllocated(lsize);
+      }
+    }
+  }
+  EXPECT_GT(decided, 3000u);
+  // The data makes early abort decide, so the early-abort code is what answers.
+  EXPECT_GT(abort_decided, 20u);
+  std::printf("decided %zu, by early abort against zstd's own fit %zu\n", decided, abort_decided);
+}
+
+}  // namespace
+}  // namespace zsim::pipeline
