@@ -111,7 +111,7 @@ struct TimedRecord {
 // such files). The slope is never negative, and lz4's cost per byte of a record outside the
 // timed records' range is held to it (the line is not extended past them). With fewer than 3
 // timed records, or no spread in lz4's cost among them, their mean alone; 0 when none was timed.
-// On the database sample the plain mean of 10 timed records was 1.3-1.5 times the scan's codec
+// On the database sample the plain mean of 10 timed records was 1.3-1.4 times the scan's codec
 // cost per byte, the regression within 8% (bench/results/2026-12-03-s29-cost).
 double CodecCpuPerByte(const std::vector<TimedRecord>& records);
 
