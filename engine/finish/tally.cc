@@ -434,6 +434,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       if (level[c] < 0 && code == ddt::kPendingCode) code = ddt::EncodeAllocated(e.lsize);
       if (ddt::IsHoleCode(code)) {
         s.blocks.holes += refs;
+        s.zero_lsize += e.lsize * refs;
         continue;
       }
       s.lsize += e.lsize * refs;
@@ -658,6 +659,7 @@ void Tally::Complete(size_t row, size_t c, uint64_t ref_dsize, uint64_t dedup_as
   const uint64_t meta_psize = meta.MetadataPsize();
   s.compressratio = zfs::RatioPercentFloor(s.lsize + meta_psize, s.psize + meta_psize);
   s.used = ref_dsize + s.metadata_bytes;
+  s.dedup_write_used = s.used;
   if (zero_written_without_dedup_[c]) {
     // Without dedup the zero blocks are written as data (docs/zfs_model.md §1 "Holes": 2.4.0/2.3.3
     // dmu_write_policy() in module/zfs/dmu.c switches compression=off to "empty" only when dedup
@@ -718,8 +720,8 @@ struct BucketRows {
 
 // Exact sums over the all-zero entries (the table keeps every one).
 struct ZeroSums {
-  uint64_t holes = 0, embedded = 0, embedded_bytes = 0, non_hole_refs = 0, non_hole_lsize = 0,
-           non_hole_u = 0;
+  uint64_t holes = 0, hole_lsize = 0, embedded = 0, embedded_bytes = 0, non_hole_refs = 0,
+           non_hole_lsize = 0, non_hole_u = 0;
   DdtStat allocated, referenced;  // DDT entries only
   uint64_t entries = 0, unique = 0, asize = 0, ref_asize = 0;
 };
@@ -779,6 +781,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
         ZeroSums& z = zero[c];
         if (ddt::IsHoleCode(code)) {
           z.holes += refs;
+          z.hole_lsize += refs * e.lsize;
           continue;
         }
         if (code == ddt::kPendingCode) code = ddt::EncodeAllocated(e.lsize);
@@ -944,6 +947,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
     s.blocks.embedded = non_hole_blocks_[i] - std::min(non_hole_blocks_[i], ref.blocks);
     s.embedded_bytes = Round(nz_lsize * occ.emb_bytes_per_lsize) + z.embedded_bytes;
     s.blocks.holes = z.holes + sparse_holes;
+    s.zero_lsize = z.hole_lsize;
 
     // Allocated side, per stratum, from the kept entries: a key counts once there, so no key
     // can weigh more than one block, and the estimate improves with the number kept. With an

@@ -64,6 +64,7 @@ AdviceItem CompressionItem(const Context& c) {
   item.figures = {{"compressratio", r},
                   {"saved_percent", double(SavedPercentOf(c.d.space.saved))},
                   {"lsize_bytes", double(f.lsize)},
+                  {"logical_bytes", double(c.d.space.logical_bytes)},
                   {"psize_bytes", double(f.psize)},
                   {"used_bytes", double(f.used)}};
   const int cheap = CheapIndex(c.r.results, f.recordsize);
@@ -93,11 +94,12 @@ AdviceItem CompressionItem(const Context& c) {
     item.sentence = fmt::format(
         "{} compresses the records {} for almost no CPU, but sector rounding and metadata still "
         "make the data take more room than its logical size: {} {} ({} of records stored in {}).",
-        c.codec, Ratio(r), c.codec, saves, FormatBytes(f.lsize), FormatBytes(f.used));
+        c.codec, Ratio(r), c.codec, saves, FormatBytes(c.d.space.logical_bytes),
+        FormatBytes(f.used));
   } else {
-    item.sentence =
-        fmt::format("{} {} (compressratio {}) for almost no CPU: {} of records stored in {}.",
-                    c.codec, saves, Ratio(r), FormatBytes(f.lsize), FormatBytes(f.used));
+    item.sentence = fmt::format(
+        "{} {} (compressratio {}) for almost no CPU: {} of records stored in {}.", c.codec, saves,
+        Ratio(r), FormatBytes(c.d.space.logical_bytes), FormatBytes(f.used));
   }
   const int best = StrongestWorthwhileIndex(c.r.results, f.recordsize);
   if (best >= 0 && &c.r.results[size_t(best)] != &f) {
@@ -243,7 +245,7 @@ std::optional<AdviceItem> BlockSizeItem(const Context& c) {
   const SettingResult& best_s = c.r.results[size_t(best->index)];
   if (item.verdict == Verdict::kPreferRecordsize) {
     item.sentence = fmt::format("{} stores least: {} stored in {}{}, {} less than {} ({}).",
-                                SettingsText(o, c.f), FormatBytes(c.f.lsize),
+                                SettingsText(o, c.f), FormatBytes(LogicalOf(c.f)),
                                 FormatBytes(d.stored_bytes), how, Percent(featured_gain),
                                 SettingsText(o, first_s), FormatBytes(first.stored_bytes));
   } else if (best == &first) {
@@ -275,13 +277,12 @@ std::optional<AdviceItem> NoDdtItem(const Context& c) {
                      {"dedup_removed_bytes", double(n.removed_lsize)},
                      {"share_percent", std::round(n.share * 100.0)},
                      {"residual_dedup_ratio", n.residual_ratio}}};
-    const std::string who = n.counts_zero_blocks
-                                ? fmt::format("Whole-file duplicates and all-zero blocks ({})",
-                                              FormatBytes(n.no_ddt_bytes))
-                                : fmt::format("Whole-file duplicates ({} file{}, {})",
-                                              src.duplicate_files,
-                                              src.duplicate_files == 1 ? "" : "s",
-                                              FormatBytes(n.no_ddt_bytes));
+    const std::string who =
+        n.counts_zero_blocks
+            ? fmt::format("Whole-file duplicates and all-zero blocks ({})",
+                          FormatBytes(n.no_ddt_bytes))
+            : fmt::format("Whole-file duplicates ({} file{}, {})", src.duplicate_files,
+                          src.duplicate_files == 1 ? "" : "s", FormatBytes(n.no_ddt_bytes));
     const std::string share =
         n.no_ddt_bytes >= n.removed_lsize
             ? fmt::format("cover all of what dedup removes ({})", FormatBytes(n.removed_lsize))

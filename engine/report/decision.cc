@@ -81,13 +81,16 @@ Decision DecideFor(const ScanResult& r, size_t index, const Decision& base) {
 
 }  // namespace
 
+uint64_t LogicalOf(const SettingResult& s) { return s.lsize + s.zero_lsize; }
+
 SettingSpace SpaceOf(const SettingResult& s, const ScanOptions& o) {
   SettingSpace space;
-  space.logical_bytes = s.lsize;
+  space.logical_bytes = LogicalOf(s);
   space.stored_bytes = s.used;
-  // With dedup: `used` less what dedup removes (referenced - allocated DSIZE, both deflated as
-  // `used` is) plus the DDT's own blocks, deflated by the same vdev_deflate_ratio. The pool-wide
-  // overhead in ALLOC (MOS, space maps) is on neither side.
+  // With dedup: `used` as the dedup write path lays the data out (compression=off makes
+  // all-zero blocks holes there) less what dedup removes (referenced - allocated DSIZE, both
+  // deflated as `used` is) plus the DDT's own blocks, deflated by the same vdev_deflate_ratio.
+  // The pool-wide overhead in ALLOC (MOS, space maps) is on neither side.
   const DdtStat& ref = s.dedup.total.referenced;
   const DdtStat& alloc = s.dedup.total.allocated;
   const uint64_t removed = ref.dsize > alloc.dsize ? ref.dsize - alloc.dsize : 0;
@@ -98,10 +101,11 @@ SettingSpace SpaceOf(const SettingResult& s, const ScanOptions& o) {
                                : 512;
     ddt = zfs::DeflatedSize(fp->asize_bytes, ratio);
   }
-  space.stored_dedup_bytes = (s.used > removed ? s.used - removed : 0) + ddt;
-  if (s.lsize > 0) {
-    space.saved = 1.0 - double(space.stored_bytes) / double(s.lsize);
-    space.saved_dedup = 1.0 - double(space.stored_dedup_bytes) / double(s.lsize);
+  const uint64_t written = s.dedup_write_used;
+  space.stored_dedup_bytes = (written > removed ? written - removed : 0) + ddt;
+  if (space.logical_bytes > 0) {
+    space.saved = 1.0 - double(space.stored_bytes) / double(space.logical_bytes);
+    space.saved_dedup = 1.0 - double(space.stored_dedup_bytes) / double(space.logical_bytes);
   }
   return space;
 }
@@ -162,7 +166,7 @@ Decision Decide(const ScanResult& r) {
   base.ddt_format = DdtFormatInForce(r.options);
   base.zvol = r.options.volblocksize.has_value();
   uint64_t lsize = 0;
-  for (const SettingResult& s : r.results) lsize = std::max(lsize, s.lsize);
+  for (const SettingResult& s : r.results) lsize = std::max(lsize, LogicalOf(s));
   if (r.results.empty() || lsize == 0) {
     base.featured = r.results.empty() ? -1 : 0;
     base.verdict = Verdict::kNothingScanned;

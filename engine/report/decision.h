@@ -61,13 +61,20 @@ enum class Verdict : uint8_t {
 };
 std::string_view VerdictName(Verdict verdict);
 
+// The data the files hold in a setting's records: lsize plus the all-zero records (holes in
+// the tables, written as data by compression=off without dedup). The same for every compression
+// of a record size, so that each saved figure of a row rests on one base, and a codec turning
+// zero blocks into holes shows as a saving.
+uint64_t LogicalOf(const SettingResult& setting);
+
 // One setting's space on the one base of every "saved" figure.
 struct SettingSpace {
-  uint64_t logical_bytes = 0;       // lsize
-  uint64_t stored_bytes = 0;        // usable bytes without dedup: `used`
-  uint64_t stored_dedup_bytes = 0;  // usable bytes with dedup: used - removed DSIZE + DDT
-  double saved = 0;                 // 1 - stored_bytes / logical_bytes (0 when nothing logical)
-  double saved_dedup = 0;           // 1 - stored_dedup_bytes / logical_bytes
+  uint64_t logical_bytes = 0;  // LogicalOf
+  uint64_t stored_bytes = 0;   // usable bytes without dedup: `used`
+  // usable bytes with dedup: dedup_write_used - removed DSIZE + DDT
+  uint64_t stored_dedup_bytes = 0;
+  double saved = 0;        // 1 - stored_bytes / logical_bytes (0 when nothing logical)
+  double saved_dedup = 0;  // 1 - stored_dedup_bytes / logical_bytes
 };
 SettingSpace SpaceOf(const SettingResult& setting, const ScanOptions& options);
 

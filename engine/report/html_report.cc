@@ -112,11 +112,12 @@ void SettingsTable(const ScanResult& r, const Advice& a, std::string& out) {
         "<tr{}><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
         int(i) == a.featured ? " class=\"featured\"" : "", zfs::NiceBytes(s.recordsize),
-        CompressionName(s.compression), FormatBytes(s.lsize), FormatBytes(s.psize),
+        CompressionName(s.compression), FormatBytes(space.logical_bytes), FormatBytes(s.psize),
         FormatBytes(s.asize), Estimated(s.compressratio, s.ci95),
         Estimated(s.dedup.ratio, s.dedup.ratio_ci95), Ratio(s.dedup.zdb_total), FormatBytes(s.used),
-        s.lsize > 0 ? SavedText(space.saved) : "-", FormatBytes(space.stored_dedup_bytes),
-        s.lsize > 0 ? SavedText(space.saved_dedup) : "-", FormatBytes(s.pool_alloc));
+        space.logical_bytes > 0 ? SavedText(space.saved) : "-",
+        FormatBytes(space.stored_dedup_bytes),
+        space.logical_bytes > 0 ? SavedText(space.saved_dedup) : "-", FormatBytes(s.pool_alloc));
   }
   out +=
       "</table></div>\n<p class=\"meta\">saved: 1 &minus; stored / logical, one base for every "

@@ -79,6 +79,7 @@ json Setting(const SettingResult& s, const ScanOptions& o, DdtFormat chosen) {
       {"psize", s.psize},
       {"asize", s.asize},
       {"embedded_bytes", s.embedded_bytes},
+      {"zero_lsize", s.zero_lsize},
       {"compressratio", s.compressratio},
       {"exact", s.exact},
       {"dedup",

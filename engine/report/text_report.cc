@@ -76,14 +76,15 @@ void Settings(const ScanResult& r, const Advice& a, const TextOptions& t, std::s
     const bool sampled_compress = s.ci95.has_value();
     const bool sampled_dedup = s.dedup.ratio_ci95.has_value();
     table.AddRow({int(i) == a.featured ? "*" : "", zfs::NiceBytes(s.recordsize),
-                  CompressionName(s.compression), zfs::NiceBytes(s.lsize), zfs::NiceBytes(s.psize),
-                  zfs::NiceBytes(s.asize),
+                  CompressionName(s.compression), zfs::NiceBytes(space.logical_bytes),
+                  zfs::NiceBytes(s.psize), zfs::NiceBytes(s.asize),
                   fmt::format("{}{}", sampled_compress ? "~" : "", Ratio(s.compressratio)),
                   fmt::format("{}{}", sampled_dedup ? "~" : "", Ratio(s.dedup.ratio)),
                   Ratio(s.dedup.zdb_total), zfs::NiceBytes(s.used),
-                  s.lsize > 0 ? SavedText(space.saved) : "-",
+                  space.logical_bytes > 0 ? SavedText(space.saved) : "-",
                   zfs::NiceBytes(space.stored_dedup_bytes),
-                  s.lsize > 0 ? SavedText(space.saved_dedup) : "-", zfs::NiceBytes(s.pool_alloc)});
+                  space.logical_bytes > 0 ? SavedText(space.saved_dedup) : "-",
+                  zfs::NiceBytes(s.pool_alloc)});
     if (!sampled_compress && !sampled_dedup) continue;
     std::string line =
         fmt::format("{} {}:", zfs::NiceBytes(s.recordsize), CompressionName(s.compression));
@@ -99,7 +100,8 @@ void Settings(const ScanResult& r, const Advice& a, const TextOptions& t, std::s
   }
   out += table.Render(t.width, t.wide);
   out += Wrap(
-      "saved: 1 - stored/logical, one base for every saved figure in this report. Stored is "
+      "saved: 1 - stored/logical, one base for every saved figure in this report. Logical is "
+      "the data in records, all-zero ones included (compression makes them holes). Stored is "
       "usable space as `zfs get used` counts it (parity and padding deflated by the vdev's "
       "ratio): used without dedup; used+dedup is used less what dedup removes plus the DDT, "
       "deflated the same way. ALLOC(raw): `zpool list` ALLOC with dedup, parity and the pool's "

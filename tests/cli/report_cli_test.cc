@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
+#include <vector>
 
 #include "engine/report/text_table.h"
 #include "tests/util/report_json.h"
@@ -165,6 +168,39 @@ TEST_F(MixedTree, SavedWithAndWithoutDedupShareOneBaseOnRaidz) {
                                s["lsize"].get<double>();
     EXPECT_GE(with_dedup, saved - static_cast<int>(ddt_percent) - 1) << s["compression"];
   }
+}
+
+// All-zero records are data the files hold: compression=off writes them without dedup and
+// makes them holes with it (dmu_write_policy), and compression always makes them holes. The
+// saving base counts them for every codec, so off saves about nothing (it read -100% here when
+// the base left them out), lz4's holes show as a saving, and used+dedup under off leaves them
+// out (it kept them, above the pool's ALLOC).
+TEST(ReportCliTest, AllZeroRecordsAreInTheBaseAndHolesUnderDedup) {
+  testing::TempDir tmp;
+  std::vector<uint8_t> data(2048 * K, 0);
+  const std::vector<uint8_t> random = testing::Xorshift64Bytes(5, 1024 * K);
+  std::copy(random.begin(), random.end(), data.begin());  // 8 random records, then 8 zero ones
+  tmp.WriteFile("image", data);
+  const auto r = RunZsim({"scan", tmp.path().string(), "-q", "--json", "--compression", "off,lz4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = testing::ParseReportJson(r);
+  const json& off = testing::ResultFor(j, 128 * K, "off");
+  const json& lz4 = testing::ResultFor(j, 128 * K, "lz4");
+  for (const json* s : {&off, &lz4}) {
+    EXPECT_EQ((*s)["lsize"].get<uint64_t>(), 1024 * K);
+    EXPECT_EQ((*s)["zero_lsize"].get<uint64_t>(), 1024 * K);
+  }
+  // off without dedup stores both halves: its logical size and metadata.
+  EXPECT_GE(off["used"].get<uint64_t>(), 2048 * K);
+  EXPECT_GE(off["saved_percent"].get<int>(), -8);  // a tiny dataset's metadata
+  EXPECT_LE(off["saved_percent"].get<int>(), 0);
+  // With dedup the zero half is holes: the random half, its metadata and the DDT.
+  EXPECT_LT(off["used_with_dedup"].get<uint64_t>(), 1024 * K + 256 * K);
+  EXPECT_LE(off["used_with_dedup"].get<uint64_t>(), off["pool_alloc"].get<uint64_t>());
+  EXPECT_GE(off["saved_with_dedup_percent"].get<int>(), 44);
+  // lz4 (random data does not compress) stores the random half only: about half saved.
+  EXPECT_GE(lz4["saved_percent"].get<int>(), 45);
+  EXPECT_LE(lz4["saved_percent"].get<int>(), 50);
 }
 
 // The breakdown is the recommended setting's, not the first codec's.

@@ -11,6 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -157,6 +158,22 @@ void CheckJson(const json& r) {
   }
   EXPECT_EQ(Item(r, "dedup")["figures"]["saved_percent"].get<int>(), saved);
   EXPECT_EQ(Item(r, "dedup")["figures"]["saved_with_dedup_percent"].get<int>(), saved_dedup);
+  // Every row: its savings on its logical base (all-zero records included), one base for every
+  // compression of a record size, and with dedup no more usable space than the pool allocates.
+  for (const json& s : r["results"]) {
+    const double logical = s["lsize"].get<double>() + s["zero_lsize"].get<double>();
+    if (logical == 0) continue;
+    EXPECT_EQ(s["saved_percent"].get<int>(),
+              static_cast<int>(std::round(100.0 * (1.0 - s["used"].get<double>() / logical))))
+        << s["compression"];
+    EXPECT_LE(s["used_with_dedup"].get<double>(), s["pool_alloc"].get<double>())
+        << s["recordsize"] << " " << s["compression"];
+    for (const json& t : r["results"]) {
+      if (t["recordsize"] != s["recordsize"]) continue;
+      EXPECT_EQ(t["lsize"].get<double>() + t["zero_lsize"].get<double>(), logical)
+          << s["compression"] << " vs " << t["compression"];
+    }
+  }
   // The DDT's fit.
   if (!Item(r, "ddt_memory").empty()) {
     EXPECT_EQ(Item(r, "ddt_memory")["verdict"] == "ddt_fits_in_ram",
