@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "engine/base/temp_files.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/state/frame_stream.h"
 #include "engine/zfs/write_rules.h"
@@ -898,6 +899,8 @@ Status SaveState(const ScanState& state, const std::string& path, uint64_t* byte
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return Status::FromErrno("cannot create " + tmp, errno);
+  // Removed by a second Ctrl-C's abrupt exit too, until renamed or removed here.
+  const TempFileRegistration registered(tmp);
   auto fail = [&](Status s) {
     ::close(fd);
     ::unlink(tmp.c_str());
