@@ -328,15 +328,32 @@ double DdtLeafLz4Bytes(int leaf_shift, double entries_per_leaf, int chunks_per_e
 }
 
 void DdtKeySizeMix::Add(uint64_t lsize, uint64_t psize) {
-  ++counts_[(lsize << 32) ^ psize];
   ++entries_;
+  const uint64_t l = lsize / 512, p = psize / 512;
+  if (lsize % 512 != 0 || psize % 512 != 0 || l >= kUnits || p >= kUnits) {
+    ++other_[(lsize << 32) ^ psize];
+    return;
+  }
+  if (row_of_.empty()) row_of_.assign(kUnits, 0);
+  uint32_t& r = row_of_[l];
+  if (r == 0) {
+    rows_.emplace_back();
+    r = static_cast<uint32_t>(rows_.size());
+  }
+  std::vector<uint64_t>& row = rows_[r - 1];
+  if (row.size() <= p) row.resize(p + 1);
+  ++row[p];
 }
 
 double DdtKeySizeMix::Diversity() const {
   if (entries_ < 2) return 0;
   double same = 0;
-  for (const auto& [sizes, n] : counts_)
-    same += static_cast<double>(n) * static_cast<double>(n - 1);
+  for (const std::vector<uint64_t>& row : rows_) {
+    for (uint64_t n : row) {
+      if (n > 1) same += static_cast<double>(n) * static_cast<double>(n - 1);
+    }
+  }
+  for (const auto& [sizes, n] : other_) same += static_cast<double>(n) * static_cast<double>(n - 1);
   const double n = static_cast<double>(entries_);
   return 1 - same / (n * (n - 1));
 }
