@@ -127,6 +127,13 @@ DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunk
 double DdtLeafLz4Bytes(int leaf_shift, double entries_per_leaf, int chunks_per_entry,
                        bool flat_phys, double size_diversity, int ashift);
 
+// lz4-compressed bytes of a fat ZAP's header block (block 0) whose embedded pointer table maps
+// `leaves` leaves of 1 << leaf_shift bytes (2.x: lz4 is the MOS's metadata compression), before
+// rounding: the zap_phys_t fields and one run of equal leaf ids per leaf (see the .cc). One
+// 512-byte sector up to about 40 leaves, where the earlier flat fit charged 2K at ashift 9.
+// REQUIRES: leaf_shift 12..17.
+double DdtZapHeaderLz4Bytes(uint64_t leaves, int leaf_shift);
+
 // RAM of one fast-dedup log entry: DDT_LOG_ENTRY_FLAT_SIZE (ddt_log.c).
 inline constexpr uint64_t kDdtLogEntryBytes = 144;
 
