@@ -282,7 +282,12 @@ int main(int argc, char** argv) {
       since = std::move(*base);
     }
     if (progress) control.progress = [](const pipeline::Progress& p) { cli::DrawProgress(p); };
-    if (!cmd->quiet) {
+    // The warning of a costly scan is for codec work asked for (a codec list, recordsizes,
+    // --exact): the default scan's codecs are zsim's own choice, bounded by the codec budget,
+    // and "fewer codecs or recordsizes" is no advice to a user who named none.
+    const bool asked = !cmd->options.compressions.empty() || cmd->options.exact ||
+                       cmd->options.recordsizes != ScanOptions().recordsizes;
+    if (!cmd->quiet && asked) {
       control.forecast = [progress](const pipeline::CostForecast& f) {
         const std::string warning = cli::FormatCostWarning(f);
         if (warning.empty()) return;

@@ -12,6 +12,12 @@ CostForecast CalibratedForecast(const CostForecast& nominal, const PaceState& s)
   return f;
 }
 
+CostForecast MeasuredForecast(const CostForecast& nominal, const ProbeFigures& probe) {
+  CostForecast f = nominal;
+  f.codec_cpu_seconds = probe.unique_bytes * probe.codec_cpu_per_byte;
+  return f;
+}
+
 double ExpectedSeconds(const CostForecast& nominal, const PaceState& s) {
   const uint64_t total = std::max(s.read_total, s.read_done);
   const uint64_t left = total - s.read_done;
@@ -67,6 +73,22 @@ double ExpectedSeconds(const PaceState& s, const ProbeFigures& probe, int thread
     }
   }
   return s.seconds + left / std::max(1, threads);
+}
+
+ShownExpected ExpectedToShow(const CostForecast& nominal, const PaceState& chunks,
+                             const PaceState& live, const std::optional<ProbeFigures>& probe,
+                             bool probing, int threads) {
+  ShownExpected shown;
+  if (probe) {
+    shown.seconds = ExpectedSeconds(live, *probe, threads);
+    shown.codec_share = CodecShare(live, *probe);
+  } else if (!probing) {
+    const CostForecast f = CalibratedForecast(nominal, chunks);
+    const double cpu = f.read_cpu_seconds + f.codec_cpu_seconds;
+    shown.codec_share = cpu > 0 ? f.codec_cpu_seconds / cpu : 0;
+    shown.seconds = ExpectedSeconds(nominal, chunks);
+  }
+  return shown;
 }
 
 }  // namespace zsim::pipeline

@@ -25,6 +25,7 @@
 #define ZSIM_ENGINE_PIPELINE_EXPECTED_TIME_H_
 
 #include <cstdint>
+#include <optional>
 
 #include "engine/estimate/codec_cost.h"
 #include "engine/pipeline/cost_forecast.h"
@@ -91,11 +92,37 @@ double ExpectedSeconds(const CostForecast& nominal, const PaceState& s);
 // The codecs' share of the whole work (done and left), for the progress line.
 double CodecShare(const PaceState& s, const ProbeFigures& probe);
 
+// The forecast with the codecs' CPU seconds as the cost probe measured them on this CPU: the
+// unique bytes it expects times its codec CPU seconds per unique byte (each codec at the share of
+// blocks the scan codes with it, over every recordsize). The nominal speeds
+// (estimate/codec_cost.h) are fixed for the budget's sake and 1.5-3x slower than the bench
+// machine's, and they count every allocated byte as unique: a warning on them alone
+// (IsCostly) would name a default scan costly where its codecs take a few seconds. The reading
+// stays nominal (it was measured on the bench machine). A probe that timed no codec (an empty or
+// all-zero tree): the codecs cost nothing.
+CostForecast MeasuredForecast(const CostForecast& nominal, const ProbeFigures& probe);
+
 // With the probe's figures: the pace of work since the first chunk done once the probe was
 // known, when a fortieth of the whole work has been done since; else since the first chunk done,
 // when a fortieth has been done since; else the elapsed seconds plus the work left on `threads`
 // cores. Never less than the seconds already spent.
 double ExpectedSeconds(const PaceState& s, const ProbeFigures& probe, int threads);
+
+// What the progress line shows: the expected seconds (0: none) and the codecs' share of the work.
+struct ShownExpected {
+  double seconds = 0;
+  double codec_share = 0;
+};
+// With the probe's figures, ExpectedSeconds(live, *probe, threads) and CodecShare. While the
+// probe is still measuring (`probing`), nothing: the forecast and the pace of bytes it would fall
+// back on were off by up to half before the probe's figures came (bench/results/
+// 2026-12-03-s30-cost: 0.45 on the file server, whose first sixth is cheap), and they come within
+// the first second or so. Without a probe (none, or it failed), the calibrated forecast's
+// ExpectedSeconds(nominal, chunks) and share. `chunks`: the chunks done; `live`: the work as the
+// workers do it (both PaceState).
+ShownExpected ExpectedToShow(const CostForecast& nominal, const PaceState& chunks,
+                             const PaceState& live, const std::optional<ProbeFigures>& probe,
+                             bool probing, int threads);
 
 }  // namespace zsim::pipeline
 

@@ -348,6 +348,8 @@ class Scan : public std::enable_shared_from_this<Scan> {
   void CloseInput();
   void MaybeReportProgress(bool force);
   void MaybeForecast();
+  // Once: the forecast to control_.forecast, measured by the probe when one runs.
+  void MaybeTellForecast();
   // A worker's codec CPU nanoseconds so far and their nominal CPU seconds (estimate/codec_cost.h).
   struct CodecWork {
     uint64_t ns = 0;
@@ -359,7 +361,9 @@ class Scan : public std::enable_shared_from_this<Scan> {
   // `s` (the chunks done) with the live work instead (live_).
   PaceState LivePace(const PaceState& s) const;
   std::optional<CostForecast> forecast_;  // once the sizing walk has finished
-  // With the progress line, once the sizing walk has finished: reads ahead (cost_probe.h).
+  bool forecast_told_ = false;            // control_.forecast called (serial stage only)
+  // With the progress line, or where the nominal forecast IsCostly, once the sizing walk has
+  // finished: reads ahead (cost_probe.h).
   std::unique_ptr<CostProbe> probe_;
   // The work done so far as the workers do it, not as chunks finish: the pace of work would
   // otherwise miss up to 2 x threads chunks in flight, each up to 8 MiB of codec work, most of a
@@ -1446,16 +1450,12 @@ void Scan::MaybeReportProgress(bool force) {
     PaceState s = pace_;
     s.seconds = p.seconds;
     s.read_total = sizer_ ? sizer_->data_bytes() : 0;
-    if (const std::optional<ProbeFigures> probed = probe_ ? probe_->figures() : std::nullopt) {
-      const PaceState live = LivePace(s);
-      p.expected_seconds = ExpectedSeconds(live, *probed, options_.threads);
-      p.codec_share = CodecShare(live, *probed);
-    } else {
-      const CostForecast f = CalibratedForecast(*forecast_, s);
-      const double cpu = f.read_cpu_seconds + f.codec_cpu_seconds;
-      p.codec_share = cpu > 0 ? f.codec_cpu_seconds / cpu : 0;
-      p.expected_seconds = ExpectedSeconds(*forecast_, s);
-    }
+    const std::optional<ProbeFigures> probed = probe_ ? probe_->figures() : std::nullopt;
+    const ShownExpected shown =
+        ExpectedToShow(*forecast_, s, LivePace(s), probed, probe_ != nullptr && !probe_->failed(),
+                       options_.threads);
+    p.expected_seconds = shown.seconds;
+    p.codec_share = shown.codec_share;
   }
   control_.progress(p);
 }
@@ -1504,14 +1504,29 @@ PaceState Scan::LivePace(const PaceState& s) const {
 void Scan::MaybeForecast() {
   if (forecast_ || !sizer_ || !sizer_->finished()) return;
   forecast_ = ForecastCost(options_, sizer_->allocated_bytes());
-  if (control_.forecast) control_.forecast(*forecast_);
-  if (control_.progress) {
+  // The probe measures the codecs for the progress line, and for the warning of a costly scan
+  // where the nominal speeds (slower than this CPU's) find one.
+  if (control_.progress || (control_.forecast && IsCostly(*forecast_))) {
     walk::FileSample& sample = sizer_->file_sample();
     const int level = sample.level();
     probe_ =
         std::make_unique<CostProbe>(fs_, sample.Take(), level, sizer_->data_bytes(), options_,
                                     policy_, forecast_->coded_shares, forecast_->codec_cpu_seconds);
   }
+}
+
+void Scan::MaybeTellForecast() {
+  if (forecast_told_ || !forecast_ || !control_.forecast) return;
+  if (probe_ && !probe_->failed()) {
+    const std::optional<ProbeFigures> probed = probe_->figures();
+    if (!probed) return;  // still measuring
+    forecast_told_ = true;
+    control_.forecast(MeasuredForecast(*forecast_, *probed));
+    return;
+  }
+  // Not measured (the nominal forecast found the codecs cheap, or the probe failed): nominal.
+  forecast_told_ = true;
+  control_.forecast(*forecast_);
 }
 
 void Scan::RunPipeline() {
@@ -1552,6 +1567,7 @@ void Scan::RunPipeline() {
               EnforceTableBudget();
               if (control_.chunk_done) control_.chunk_done();
               MaybeForecast();
+              MaybeTellForecast();
               if (chunk->file->chunks_left.fetch_sub(1) == 1) {
                 FinishFile(*chunk->file);
               }

@@ -44,9 +44,8 @@ struct Progress {
   uint64_t files_discovered = 0;
   bool walk_finished = false;  // the figures above are the totals
   double seconds = 0;
-  // Once the sizing walk has finished: the whole scan's expected wall seconds, from the forecast
-  // (cost_forecast.h) and, once a twentieth of the bytes is done, from the pace so far; and the
-  // codecs' share of the forecast. 0 before.
+  // Once the cost probe has measured (expected_time.h ExpectedToShow): the whole scan's expected
+  // wall seconds and the codecs' share of the work. 0 before (and without a sized tree).
   double expected_seconds = 0;
   double codec_share = 0;
 };
@@ -63,7 +62,10 @@ struct ScanControl {
   // Called from the pipeline's serial stage at most every `progress_interval_seconds`.
   std::function<void(const Progress&)> progress;
   double progress_interval_seconds = 0.2;
-  // Called once from the pipeline's serial stage when the sizing walk has sized the tree.
+  // Called once from the pipeline's serial stage with the scan's forecast (cost_forecast.h): when
+  // the sizing walk has sized the tree, or, where the cost probe runs (with `progress`, or when
+  // the nominal forecast IsCostly), once it has measured the codecs on this CPU
+  // (expected_time.h MeasuredForecast). Not called when the scan ends first.
   std::function<void(const CostForecast&)> forecast;
   // When set, the scan takes its files from the source this returns instead of walking
   // options.paths itself (a distributed scan's share, engine/mpi). The source's items must come
