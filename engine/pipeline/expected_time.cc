@@ -41,14 +41,20 @@ double UniqueLeft(const PaceState& s, const ProbeFigures& probe) {
 
 }  // namespace
 
+double CodecWorkLeft(const PaceState& s, const ProbeFigures& probe) {
+  const double per_byte = UniqueLeft(s, probe) * probe.codec_cpu_per_byte;
+  const double whole =
+      std::max(0.0, probe.unique_bytes * probe.codec_cpu_per_byte - s.codec_cpu_seconds);
+  return std::clamp(whole, per_byte / kCodecLeftBound, per_byte * kCodecLeftBound);
+}
+
 double WorkLeft(const PaceState& s, const ProbeFigures& probe) {
   const uint64_t total = std::max(s.read_total, s.read_done);
-  return double(total - s.read_done) * kReadWorkPerByte +
-         UniqueLeft(s, probe) * probe.codec_cpu_per_byte;
+  return double(total - s.read_done) * kReadWorkPerByte + CodecWorkLeft(s, probe);
 }
 
 double CodecShare(const PaceState& s, const ProbeFigures& probe) {
-  const double codecs = s.codec_cpu_seconds + UniqueLeft(s, probe) * probe.codec_cpu_per_byte;
+  const double codecs = s.codec_cpu_seconds + CodecWorkLeft(s, probe);
   const double whole = double(std::max(s.read_total, s.read_done)) * kReadWorkPerByte + codecs;
   return whole > 0 ? codecs / whole : 0;
 }

@@ -13,9 +13,9 @@
 //     is its reading (nominal CPU seconds per byte read) plus its codecs' CPU seconds, which run
 //     on unique blocks only and cost per byte what the data makes them cost. Work done: the
 //     bytes read and the codec CPU seconds measured so far; work left: the bytes left to read,
-//     and the probe's codec CPU seconds per unique byte over the unique bytes the probe expects
-//     in the whole tree less those coded so far. The pace is then wall seconds per unit of work
-//     since the first chunk (a twentieth of the whole work at least), and applies to the work
+//     and the probe's codec CPU seconds for the whole tree less those measured (CodecWorkLeft).
+//     The pace is then wall seconds per unit of work since the first chunk (a fortieth of the
+//     whole work at least), and applies to the work
 //     left: a tree whose first tenth is unique and the rest clones and zeros (a VM store), or
 //     whose costly directories come first, is no longer taken to cost as its first tenth did.
 //
@@ -75,9 +75,19 @@ struct ProbeFigures {
 // Work (CPU seconds) per byte read: reading, fingerprinting, the dedup table.
 inline constexpr double kReadWorkPerByte = 1.0 / estimate::kReadBytesPerSecond;
 
-// The work left (see above): the reading of the bytes left, and the codecs on the unique bytes
-// the probe expects beyond those already coded, but never on more than the bytes left to read
-// (a probe that expected too many would otherwise leave codec work after the last byte).
+// The codecs' CPU seconds left: the probe's whole codec work (its unique bytes times its cost
+// per unique byte) less the codec CPU seconds measured so far. Not the probe's cost per byte
+// times the unique bytes left: the cost per byte differs along a tree, and where the costly part
+// comes first that counted it again in what is left (the database sample's first sixth, 600
+// files of 8 KiB, costs 20-40 ns per unique byte against 14-17 after it: the work left came out
+// 1.3-1.4 times the true, bench/results/2026-12-03-s30-cost). Held within kCodecLeftBound of
+// the unique bytes left times the probe's cost per byte, never on more than the bytes left to
+// read (the probe's total has its own error, which a difference magnifies as the scan ends, and
+// more unique bytes than it expected may already be coded).
+inline constexpr double kCodecLeftBound = 2;
+double CodecWorkLeft(const PaceState& s, const ProbeFigures& probe);
+
+// The work left (see above): the reading of the bytes left, and CodecWorkLeft.
 double WorkLeft(const PaceState& s, const ProbeFigures& probe);
 
 // The forecast with its codec CPU seconds scaled to this CPU (unchanged until at least

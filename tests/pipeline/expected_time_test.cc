@@ -144,10 +144,34 @@ TEST(ExpectedTimeTest, ProbeSeesTheCodecWorkAhead) {
   // More unique bytes coded than the probe expected: nothing left for the codecs, never less.
   s.unique_done = 300 * kMiB;
   EXPECT_DOUBLE_EQ(WorkLeft(s, probe), 300.0 * kMiB * kReadWorkPerByte);
-  // The probe expected more unique bytes than are left to read: at most those.
+  // The probe expected more unique bytes than are left to read: at most those, at no more than
+  // kCodecLeftBound times the probe's cost per byte.
   s.unique_done = 0;
   s.read_done = 390 * kMiB;
-  EXPECT_DOUBLE_EQ(WorkLeft(s, probe), 10.0 * kMiB * (kReadWorkPerByte + 0.1 / kMiB));
+  EXPECT_DOUBLE_EQ(WorkLeft(s, probe),
+                   10.0 * kMiB * (kReadWorkPerByte + kCodecLeftBound * 0.1 / kMiB));
+}
+
+// The costly part first: the probe expects 220 MiB unique at 0.1 CPU s per MiB, 22 CPU s in all;
+// the first 20 MiB unique took 6 CPU s (small files: 0.3 per MiB). What is left is 16 CPU s, not
+// the probe's cost per byte on the 200 MiB left (20 CPU s), which counted the costly part again.
+// Within kCodecLeftBound of that either way.
+TEST(ExpectedTimeTest, TheCodecWorkLeftIsTheProbesWholeLessTheWorkDone) {
+  PaceState s = Read(400 * kMiB, 0.0, 0, 1.0, 100 * kMiB);
+  s.codec_cpu_seconds = 6.0;
+  s.unique_done = 20 * kMiB;
+  const ProbeFigures probe = Probe(220 * kMiB, 0.1 / kMiB);
+  EXPECT_NEAR(CodecWorkLeft(s, probe), 16.0, 1e-9);
+  EXPECT_NEAR(WorkLeft(s, probe), 300.0 * kMiB * kReadWorkPerByte + 16.0, 1e-9);
+  const double done = 100.0 * kMiB * kReadWorkPerByte + 6.0;
+  EXPECT_NEAR(ExpectedSeconds(s, probe, 2), 1.0 + 1.0 / done * WorkLeft(s, probe), 1e-9);
+  // Far more done than the probe's whole: at least half its cost per byte on what is left.
+  s.codec_cpu_seconds = 21.5;
+  EXPECT_NEAR(CodecWorkLeft(s, probe), 20.0 / kCodecLeftBound, 1e-9);
+  // Far cheaper so far than the probe's cost per byte: at most twice it on what is left.
+  s.codec_cpu_seconds = 0;
+  s.unique_done = 200 * kMiB;
+  EXPECT_NEAR(CodecWorkLeft(s, probe), 2.0 * kCodecLeftBound, 1e-9);
 }
 
 // The pace of work waits for a fortieth of the whole work since the first chunk; before, the
