@@ -134,6 +134,9 @@ def main():
                 "max_shipped_keys_bytes": int(max(r.get("stream_shipped_keys_bytes", 0)
                                                   for r in ranks)),
                 "max_exchange_seconds": max(r.get("exchange_seconds", 0) for r in ranks),
+                # Times each rank's table stream thread slept and woke (engine/mpi/table_stream.h).
+                "stream_wakes": " ".join(str(int(r.get("stream_wakes", 0))) for r in
+                                         sorted(ranks, key=lambda r: r["rank"])),
                 "work_wait_seconds": " ".join(str(r.get("work_wait_seconds", 0)) for r in
                                               sorted(ranks, key=lambda r: r["rank"])),
                 "scan_seconds": " ".join(str(r.get("scan_seconds", 0)) for r in

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "engine/base/temp_files.h"
 #include "engine/cli/flags.h"
 #include "engine/cli/messages.h"
 #include "engine/cli/output_file.h"
@@ -42,10 +43,15 @@ void OnSignal(int) {
     if (!g_abort_message.empty()) {
       (void)!::write(STDERR_FILENO, g_abort_message.data(), g_abort_message.size());
     }
+    zsim::RemoveTempFiles();
     _exit(zsim::cli::kExitInterrupted);
   }
-  // First Ctrl-C: stop feeding, drain, print what was scanned. Second: leave at once.
-  if (g_signals++ > 0) _exit(zsim::cli::kExitInterrupted);
+  // First Ctrl-C: stop feeding, drain, print what was scanned. Second: leave at once, leaving
+  // no output file behind (the --html and --save targets are as they were: base/temp_files.h).
+  if (g_signals++ > 0) {
+    zsim::RemoveTempFiles();
+    _exit(zsim::cli::kExitInterrupted);
+  }
   g_cancel.store(true);
 }
 
@@ -295,6 +301,7 @@ int main(int argc, char** argv) {
         if (!g_cancel.load()) return cli::kExitOk;
         // Interrupted: abandoned reads may still hold threads (see the end of main).
         session.Finalize();
+        RemoveTempFiles();  // --html's, never committed
         _exit(cli::kExitInterrupted);
       }
       if (merged.ok()) {

@@ -115,7 +115,8 @@ Status OutputFile::CheckTarget(std::string_view flag, const std::string& path,
 OutputFile::OutputFile(OutputFile&& other) noexcept
     : path_(std::move(other.path_)),
       temp_path_(std::move(other.temp_path_)),
-      fd_(std::exchange(other.fd_, -1)) {}
+      fd_(std::exchange(other.fd_, -1)),
+      registered_(std::move(other.registered_)) {}
 
 OutputFile::~OutputFile() {
   if (fd_ < 0) return;
@@ -129,6 +130,7 @@ Status OutputFile::Commit(std::string_view contents) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
     ::unlink(temp_path_.c_str());
+    registered_.Release();
     return Status(StatusCode::kIoError,
                   "cannot write the report to " + path_ + ": " + what + ": " + std::strerror(err));
   };
@@ -149,6 +151,7 @@ Status OutputFile::Commit(std::string_view contents) {
   const int fd = std::exchange(fd_, -1);
   if (::close(fd) != 0) return fail("close");
   if (::rename(temp_path_.c_str(), path_.c_str()) != 0) return fail("rename");
+  registered_.Release();
   return Status::Ok();
 }
 

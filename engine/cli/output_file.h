@@ -12,7 +12,8 @@
 // 0666 less the umask), which proves the directory writable. Commit() writes the report there,
 // syncs it and renames it over the target: the target is replaced whole or not at all, and an
 // existing file's contents (or another name of its inode) are never written through. Destroying
-// an OutputFile that was not committed removes the temporary file.
+// an OutputFile that was not committed removes the temporary file, and so does an abrupt exit
+// on a second Ctrl-C (base/temp_files.h).
 //
 // Thread safety: one thread.
 
@@ -23,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/base/temp_files.h"
 #include "zsim/status.h"
 
 namespace zsim::cli {
@@ -51,11 +53,15 @@ class OutputFile {
 
  private:
   OutputFile(std::string path, std::string temp_path, int fd)
-      : path_(std::move(path)), temp_path_(std::move(temp_path)), fd_(fd) {}
+      : path_(std::move(path)),
+        temp_path_(std::move(temp_path)),
+        fd_(fd),
+        registered_(temp_path_) {}
 
   std::string path_;
   std::string temp_path_;
-  int fd_ = -1;  // -1 once committed (or moved from)
+  int fd_ = -1;                      // -1 once committed (or moved from)
+  TempFileRegistration registered_;  // while the temporary file exists
 };
 
 }  // namespace zsim::cli

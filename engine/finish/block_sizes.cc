@@ -1,7 +1,7 @@
 #include "engine/finish/block_sizes.h"
 
 #include <bit>
-#include <map>
+#include <vector>
 
 #include "engine/finish/known_codes.h"
 
@@ -10,9 +10,11 @@ namespace {
 
 constexpr uint64_t kSmallestThreshold = 4096;
 
+// Per setting, by psize / 512 (every allocated psize is a multiple of 512): the references and
+// the entries of that psize. The buckets and thresholds are summed from them at the end, so a
+// table of 10 million entries costs two increments per entry and setting.
 struct Sums {
-  std::map<uint64_t, BlockSizeBucket> buckets;  // by bucket size
-  std::vector<SmallBlocks> small;
+  std::vector<uint64_t> refs, unique;
   uint64_t known_lsize = 0, all_lsize = 0;  // references with a code, and all of them
 };
 
@@ -23,12 +25,6 @@ void FillBlockSizes(const ddt::DedupTable& table, const CodeSettler& codes, uint
                     const std::vector<int>& known_levels, std::vector<SettingResult>* settings) {
   const size_t n = settings->size();
   std::vector<Sums> sums(n);
-  for (Sums& s : sums) {
-    for (uint64_t t = kSmallestThreshold; t <= block_bytes / 2; t *= 2) {
-      s.small.push_back(SmallBlocks{t, 0, 0, 0, 0});
-    }
-  }
-  const uint64_t sector = alloc.sector_bytes();
   const uint32_t shift = table.sample_shift();
   table.ForEach([&](const ddt::EntryView& e) {
     for (size_t c = 0; c < n && c < e.codes.size(); ++c) {
@@ -39,43 +35,60 @@ void FillBlockSizes(const ddt::DedupTable& table, const CodeSettler& codes, uint
       if (code == ddt::kPendingCode) continue;
       s.known_lsize += e.lsize * e.refcount;
       if (ddt::IsHoleCode(code) || ddt::IsEmbeddedCode(code)) continue;
-      const uint64_t psize = ddt::AllocatedPsize(code);
-      const uint64_t asize = alloc.Block(psize, copies).asize;
-      BlockSizeBucket& b = s.buckets[std::bit_floor(psize)];
-      b.size = std::bit_floor(psize);
-      b.blocks += e.refcount;
-      b.psize += psize * e.refcount;
-      b.asize += asize * e.refcount;
-      b.unique_blocks += 1;
-      b.unique_asize += asize;
-      const uint64_t special_asize = (psize + sector - 1) / sector * sector * uint64_t(copies);
-      for (SmallBlocks& small : s.small) {
-        if (psize > small.threshold) continue;
-        small.blocks += e.refcount;
-        small.unique_blocks += 1;
-        small.asize += special_asize * e.refcount;
-        small.unique_asize += special_asize;
+      const size_t unit = code;  // psize / 512 (ddt::AllocatedPsize)
+      if (unit >= s.refs.size()) {
+        s.refs.resize(unit + 1);
+        s.unique.resize(unit + 1);
       }
+      s.refs[unit] += e.refcount;
+      s.unique[unit] += 1;
     }
   });
+  const uint64_t sector = alloc.sector_bytes();
   const double sampled = double(uint64_t{1} << table.sample_shift());
   for (size_t c = 0; c < n; ++c) {
     const Sums& s = sums[c];
+    // Power-of-two buckets by psize, and what each special_small_blocks threshold takes.
+    std::vector<BlockSizeBucket> buckets;
+    std::vector<SmallBlocks> small;
+    for (uint64_t t = kSmallestThreshold; t <= block_bytes / 2; t *= 2) {
+      small.push_back(SmallBlocks{t, 0, 0, 0, 0});
+    }
+    for (size_t unit = 1; unit < s.refs.size(); ++unit) {
+      if (s.unique[unit] == 0) continue;
+      const uint64_t psize = uint64_t{unit} * 512, refs = s.refs[unit], unique = s.unique[unit];
+      const uint64_t asize = alloc.Block(psize, copies).asize;
+      const uint64_t size = std::bit_floor(psize);
+      if (buckets.empty() || buckets.back().size != size) buckets.push_back(BlockSizeBucket{size});
+      BlockSizeBucket& b = buckets.back();
+      b.blocks += refs;
+      b.psize += psize * refs;
+      b.asize += asize * refs;
+      b.unique_blocks += unique;
+      b.unique_asize += asize * unique;
+      const uint64_t special_asize = (psize + sector - 1) / sector * sector * uint64_t(copies);
+      for (SmallBlocks& t : small) {
+        if (psize > t.threshold) continue;
+        t.blocks += refs;
+        t.unique_blocks += unique;
+        t.asize += special_asize * refs;
+        t.unique_asize += special_asize * unique;
+      }
+    }
     // Scale: the table's key sampling, and a sampled codec's blocks without a code.
     const double scale =
         sampled * (s.known_lsize > 0 ? double(s.all_lsize) / double(s.known_lsize) : 1.0);
     auto up = [scale](uint64_t v) { return static_cast<uint64_t>(double(v) * scale + 0.5); };
     SettingResult& out = (*settings)[c];
     out.block_sizes.clear();
-    for (const auto& [size, b] : s.buckets) {
-      out.block_sizes.push_back(BlockSizeBucket{size, up(b.blocks), up(b.psize), up(b.asize),
+    for (const BlockSizeBucket& b : buckets) {
+      out.block_sizes.push_back(BlockSizeBucket{b.size, up(b.blocks), up(b.psize), up(b.asize),
                                                 up(b.unique_blocks), up(b.unique_asize)});
     }
     out.small_blocks.clear();
-    for (const SmallBlocks& small : s.small) {
-      out.small_blocks.push_back(SmallBlocks{small.threshold, up(small.blocks),
-                                             up(small.unique_blocks), up(small.asize),
-                                             up(small.unique_asize)});
+    for (const SmallBlocks& t : small) {
+      out.small_blocks.push_back(SmallBlocks{t.threshold, up(t.blocks), up(t.unique_blocks),
+                                             up(t.asize), up(t.unique_asize)});
     }
   }
 }

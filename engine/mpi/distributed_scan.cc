@@ -89,7 +89,8 @@ void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, const Red
       "table_entries=%llu table_bytes=%llu work_batches=%llu work_bytes=%llu "
       "state_bytes_received=%llu stream_ships=%llu stream_bytes_sent=%llu "
       "stream_entries_sent=%llu stream_entries_received=%llu stream_peak_table_bytes=%llu "
-      "stream_shipped_keys_bytes=%llu exchange_bytes_sent=%llu exchange_entries_sent=%llu "
+      "stream_shipped_keys_bytes=%llu stream_wakes=%llu exchange_bytes_sent=%llu "
+      "exchange_entries_sent=%llu "
       "exchange_rounds=%llu exchange_seconds=%.3f exchange_cpu_seconds=%.3f owned_entries=%llu "
       "owned_table_bytes=%llu census_asked=%llu census_reread=%llu census_reread_bytes=%llu "
       "census_changed=%llu census_origin_bytes=%llu scan_seconds=%.3f work_wait_seconds=%.4f "
@@ -107,6 +108,7 @@ void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, const Red
       static_cast<unsigned long long>(stream.entries_received),
       static_cast<unsigned long long>(stream.peak_table_bytes),
       static_cast<unsigned long long>(stream.shipped_keys_bytes),
+      static_cast<unsigned long long>(stream.wakes),
       static_cast<unsigned long long>(exchange.bytes_sent),
       static_cast<unsigned long long>(exchange.entries_sent),
       static_cast<unsigned long long>(exchange.rounds), exchange.seconds, exchange.cpu_seconds,

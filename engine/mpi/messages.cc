@@ -20,6 +20,31 @@ std::string ReceiveProbed(const MPI_Status& st, int tag) {
   return bytes;
 }
 
+// True if a message is waiting, its envelope in *st. MpiLock() held by the caller.
+bool Probe(int source, int tag, MPI_Status* st) {
+  int flag = 0;
+  MPI_Iprobe(source, tag, MPI_COMM_WORLD, &flag, st);
+  // Open MPI's probe looks at what it has already taken in before it progresses the transport:
+  // a message waiting there is found only by the next probe. Without this second look half of
+  // rank 1's batches (of 2) were found one pause late, once rank 0 stopped polling all the time.
+  if (!flag) MPI_Iprobe(source, tag, MPI_COMM_WORLD, &flag, st);
+  return flag != 0;
+}
+
+// Waits for `request` by polling MPI_Test, MpiLock() held only around each test.
+void Wait(MPI_Request* request) {
+  int done = 0;
+  PollBackoff backoff;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(MpiLock());
+      MPI_Test(request, &done, MPI_STATUS_IGNORE);
+    }
+    if (done) return;
+    backoff.Pause();
+  }
+}
+
 }  // namespace
 
 std::mutex& MpiLock() {
@@ -39,18 +64,18 @@ void PollBackoff::Pause() {
 }
 
 bool TryReceiveSmall(int source, int tag, std::string* bytes, int* from) {
-  int flag = 0;
   MPI_Status st;
   std::lock_guard<std::mutex> lock(MpiLock());
-  MPI_Iprobe(source, tag, MPI_COMM_WORLD, &flag, &st);
-  // Open MPI's probe looks at what it has already taken in before it progresses the transport:
-  // a message waiting there is found only by the next probe. Without this second look half of
-  // rank 1's batches (of 2) were found one pause late, once rank 0 stopped polling all the time.
-  if (!flag) MPI_Iprobe(source, tag, MPI_COMM_WORLD, &flag, &st);
-  if (!flag) return false;
+  if (!Probe(source, tag, &st)) return false;
   *bytes = ReceiveProbed(st, tag);
   if (from) *from = st.MPI_SOURCE;
   return true;
+}
+
+bool MessageWaiting(int source, int tag) {
+  MPI_Status st;
+  std::lock_guard<std::mutex> lock(MpiLock());
+  return Probe(source, tag, &st);
 }
 
 std::string ReceiveSmall(int source, int tag, int* from) {
@@ -58,19 +83,6 @@ std::string ReceiveSmall(int source, int tag, int* from) {
   PollBackoff backoff;
   while (!TryReceiveSmall(source, tag, &bytes, from)) backoff.Pause();
   return bytes;
-}
-
-void Wait(MPI_Request* request) {
-  int done = 0;
-  PollBackoff backoff;
-  for (;;) {
-    {
-      std::lock_guard<std::mutex> lock(MpiLock());
-      MPI_Test(request, &done, MPI_STATUS_IGNORE);
-    }
-    if (done) return;
-    backoff.Pause();
-  }
 }
 
 void SendSmall(int dest, int tag, const std::string& bytes) {

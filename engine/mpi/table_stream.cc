@@ -22,15 +22,15 @@ namespace {
 
 // Entry bytes per message: whole entries, small beside the tables.
 constexpr size_t kMessageBytes = size_t{1} << 20;
-// How often the thread measures the tables (stats: the largest they were during the scan).
-constexpr auto kLookEvery = std::chrono::milliseconds(5);
-// The thread's longest pause while the scan runs and nothing of its own is on the way: it then
-// only looks for other ranks' ships (a few a second at most; one waits this long at worst to be
-// received). Each wake takes a core from a scanning thread for a moment: at the 1 ms it had,
-// each rank's thread woke about 900 times a second at N = 2 on 2 cores. A ship of its own or the
-// scan's end wakes it at once (Wake); while its sends are under way it polls within 1 ms, as
-// a transfer moves only while both ends call into MPI.
-constexpr auto kIdleLongest = std::chrono::milliseconds(5);
+// The thread's longest wait while the scan runs and nothing of its own is on the way. It then
+// only waits for other ranks' ships, and the scan's serial stage looks for those after each
+// chunk (AfterChunk) and wakes it when one is waiting, as a ship of its own and the scan's end
+// wake it: so it sleeps on its condition, and this bound only covers the stretches when no chunk
+// ends (a rank waiting for work, rank 0 answering the last requests for work, a slow chunk). At
+// the 5 ms poll it had, each rank's thread woke about 200 times a second, each wake taking a
+// core from a scanning thread for a moment. While its sends are under way it polls within 1 ms,
+// as a transfer moves only while both ends call into MPI.
+constexpr auto kIdleLongest = std::chrono::milliseconds(50);
 constexpr auto kBusyLongest = std::chrono::milliseconds(1);
 
 std::string Header(int32_t row) {
@@ -116,6 +116,12 @@ uint64_t TableStream::ForeignBytes() const {
 void TableStream::AfterChunk() {
   if (tables_.empty()) return;
   MergeInbox();
+  uint64_t held = 0;
+  for (const ddt::DedupTable* t : tables_) held += t->local_memory_bytes();
+  for (const auto& t : received_) held += t->local_memory_bytes();
+  stats_.peak_table_bytes = std::max(stats_.peak_table_bytes, held);
+  // Another rank's ship waiting: the thread receives it (it does not poll for them).
+  if (MessageWaiting(MPI_ANY_SOURCE, kTagTableShip)) Wake();
   // One ship in flight at a time: what waits to leave stays within ship_bytes plus one ship.
   if (in_flight_.load() || ForeignBytes() < ship_bytes_) return;
   // The entries read out of the scan's tables straight into messages of at most kMessageBytes per
@@ -270,10 +276,9 @@ void TableStream::Fail(const char* what) const {
 
 void TableStream::Loop() {
   bool told = false;
-  // Idle, it pauses up to kIdleLongest while the scan runs (else kBusyLongest), and polls sooner
+  // Idle, it waits up to kIdleLongest while the scan runs (else kBusyLongest), and polls sooner
   // after a ship or a send.
   PollBackoff backoff(std::chrono::duration_cast<std::chrono::microseconds>(kIdleLongest));
-  auto last_look = std::chrono::steady_clock::now();
   for (;;) {
     bool busy = ReceiveWaiting();
     // Once the scan is over its serial stage merges no more: this thread does.
@@ -316,14 +321,6 @@ void TableStream::Loop() {
       std::lock_guard<std::mutex> lock(outbox_mu_);
       if (outbox_.empty()) in_flight_.store(false);
     }
-    const auto now = std::chrono::steady_clock::now();
-    if (scanning && now - last_look >= kLookEvery) {
-      last_look = now;
-      uint64_t held = 0;
-      for (const ddt::DedupTable* t : tables_) held += t->local_memory_bytes();
-      for (const auto& t : received_) held += t->local_memory_bytes();
-      stats_.peak_table_bytes = std::max(stats_.peak_table_bytes, held);
-    }
     if (!scanning && !told) {
       // After every batch to each rank (MPI keeps one sender's messages with one tag in order):
       // the scan has returned, so its last ship is in the outbox taken above.
@@ -350,6 +347,7 @@ void TableStream::Loop() {
     }
     std::unique_lock<std::mutex> lock(wake_mu_);
     wake_cv_.wait_for(lock, pause, [this] { return woken_; });
+    ++stats_.wakes;
     if (woken_) backoff.Reset();
     woken_ = false;
   }

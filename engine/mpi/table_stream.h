@@ -6,12 +6,13 @@
 //    bytes, entry_wire.h), it takes the scan's table gate (pipeline/table_gate.h), reads those
 //    shards out and drops them, and sends each owner its part, a message per row of at most
 //    1 MiB; it ships again only once those sends are done;
-//  - merges: what other ranks ship to it is received by the thread and, after each chunk (by the
-//    scan's serial stage) or once the scan is over (by the thread), goes into the scan's tables,
-//    by ddt::DedupTable::Merge, the one merge logic, under the gate; or, when the scan runs a
-//    census on its own references (sampled codecs without --sample), into a table of its own per
-//    row (received()) without stopping the scan, so that the scan's tables hold only this rank's
-//    own sightings, which the census (pipeline/scan.cc) counts.
+//  - merges: what other ranks ship to it is received by the thread (woken by the scan's serial
+//    stage when one is waiting after a chunk; else it looks every 50 ms while the scan runs)
+//    and, after each chunk (by the serial stage) or once the scan is over (by the thread), goes
+//    into the scan's tables, by ddt::DedupTable::Merge, the one merge logic, under the gate; or,
+//    when the scan runs a census on its own references (sampled codecs without --sample), into a
+//    table of its own per row (received()) without stopping the scan, so that the scan's tables
+//    hold only this rank's own sightings, which the census (pipeline/scan.cc) counts.
 // So during the scan a rank holds the shards it owns (with a census: of what it read, and apart
 // what others sent of them, both at most the shards' whole) and at most `ship_bytes` (plus one
 // ship in flight) of the others'. After the scan, partition.h moves what is left to the owners in
@@ -63,10 +64,11 @@ struct StreamStats {
   // Their references, where merged into the scan's tables (without a census): not blocks this
   // rank read.
   uint64_t references_merged = 0;
-  // The most the scan's tables and the received ones took at once (looked at every 5 ms), and
-  // the shipped keys' filter at the end.
+  // The most the scan's tables and the received ones took at once (looked at after each chunk),
+  // and the shipped keys' filter at the end.
   uint64_t peak_table_bytes = 0;
   uint64_t shipped_keys_bytes = 0;
+  uint64_t wakes = 0;  // times the thread slept and woke (woken, or its wait's bound passed)
 };
 
 class TableStream {
@@ -88,8 +90,8 @@ class TableStream {
   // Starts the thread over the scan's tables (one per row).
   void Start(const std::vector<ddt::DedupTable*>& tables);
   // From the scan's serial stage after each chunk (ScanControl::chunk_done), not holding the
-  // gate: merges what arrived, and ships when the foreign entries reached ship_bytes and no ship
-  // is under way.
+  // gate: merges what arrived, notes the tables' size, wakes the thread when another rank's ship
+  // is waiting, and ships when the foreign entries reached ship_bytes and no ship is under way.
   void AfterChunk();
   // See the top of the file. Fails when a message does not read back (ranks built differently).
   Status Finish();
@@ -140,7 +142,8 @@ class TableStream {
   std::vector<std::string> inbox_;      // received, not yet merged. Guarded by inbox_mu_.
   std::mutex merge_mu_;                 // one MergeInbox at a time
   std::atomic<bool> in_flight_{false};  // a ship is in the outbox or under way
-  // Wakes the thread from its pause at once: a ship in the outbox, the scan's end.
+  // Wakes the thread from its pause at once: a ship in the outbox, another rank's ship waiting,
+  // the scan's end.
   void Wake();
   std::mutex wake_mu_;
   std::condition_variable wake_cv_;

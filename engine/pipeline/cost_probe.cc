@@ -13,6 +13,7 @@
 #include "engine/codec/zfs_block.h"
 #include "engine/estimate/codec_budget.h"
 #include "engine/estimate/codec_cost.h"
+#include "engine/pipeline/block_code.h"
 
 namespace zsim::pipeline {
 namespace {
@@ -25,6 +26,17 @@ uint64_t BlockBytes(const ScanOptions& options) {
   const std::vector<uint64_t> rows = estimate::RowBlockSizes(options);
   return rows.empty() ? 128 << 10 : rows.front();
 }
+
+// A short file's draw: the hash of its name (the path's last component) and size, so that
+// copies of it under the same name are probed together.
+uint64_t SmallFileKey(std::string_view path, uint64_t size) {
+  const size_t slash = path.find_last_of('/');
+  const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  return XXH3_64bits_withSeed(name.data(), name.size(), kSmallFileSeed ^ size);
+}
+
+// lz4: the auxiliary codec timed on every distinct record (CodecCpuPerByte).
+constexpr Compression kLz4{CompressionAlgorithm::kLz4, 0};
 
 }  // namespace
 
@@ -43,7 +55,7 @@ ProbedRecords ProbedRecordsOf(std::string_view path, uint64_t size, uint64_t str
   if (size >= stride) {
     p.count = (size + stride - 1) / stride;
     p.bytes_each = double(size) / double(p.count);
-  } else if (XXH3_64bits_withSeed(path.data(), path.size(), kSmallFileSeed) % stride < size) {
+  } else if (SmallFileKey(path, size) % stride < size) {
     p.count = 1;
     p.bytes_each = double(stride);
   }
@@ -70,6 +82,51 @@ size_t ProbeTimedRecords(double forecast_codec_cpu_seconds, double record_nomina
   if (record_nominal_seconds <= 0) return 0;
   const double n = 0.015 * forecast_codec_cpu_seconds / record_nominal_seconds;
   return static_cast<size_t>(std::clamp(n, 8.0, 64.0));
+}
+
+double CodecCpuPerByte(const std::vector<TimedRecord>& records) {
+  // Per record: lz4's and the codecs' nanoseconds per byte, weighted by what it stands for.
+  struct Point {
+    double w, x, y;
+  };
+  std::vector<Point> all, timed;
+  for (const TimedRecord& r : records) {
+    if (r.bytes == 0 || r.stands_for <= 0) continue;
+    const Point p{r.stands_for, r.lz4_ns / double(r.bytes), r.codecs_ns / double(r.bytes)};
+    all.push_back(p);
+    if (r.codecs_ns >= 0) timed.push_back(p);
+  }
+  double w = 0, x = 0, y = 0;
+  for (const Point& p : timed) {
+    w += p.w;
+    x += p.w * p.x;
+    y += p.w * p.y;
+  }
+  if (w <= 0) return 0;
+  x /= w;
+  y /= w;
+  // The slope of the codecs' cost on lz4's over the timed records (never negative: the codecs
+  // do not get cheaper where lz4 gets costlier).
+  double sxx = 0, sxy = 0, lo = timed.front().x, hi = lo;
+  for (const Point& p : timed) {
+    sxx += p.w * (p.x - x) * (p.x - x);
+    sxy += p.w * (p.x - x) * (p.y - y);
+    lo = std::min(lo, p.x);
+    hi = std::max(hi, p.x);
+  }
+  if (timed.size() < 3 || !(sxx > 0)) return y * 1e-9;
+  const double slope = std::max(0.0, sxy / sxx);
+  // lz4's mean over every record, each held to the timed records' range: a tiny file's lz4 cost
+  // per byte is its call's fixed cost, far above any timed record's, and the line is not
+  // extended there.
+  double w_all = 0, x_all = 0;
+  for (const Point& p : all) {
+    w_all += p.w;
+    x_all += p.w * std::clamp(p.x, lo, hi);
+  }
+  x_all /= w_all;
+  const double estimate = y + slope * (x_all - x);
+  return (estimate > 0 ? estimate : y) * 1e-9;
 }
 
 double UniqueBytes(const std::vector<ProbedRecord>& records, uint64_t data_bytes) {
@@ -127,13 +184,27 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
   std::unique_ptr<uint8_t[]> buffer(new uint8_t[bs]);
   std::unique_ptr<uint8_t[]> scratch(new uint8_t[bs]);
   codec::Compressor compressor;
-  // Reading: every probed record's key; the distinct non-zero ones kept for the codecs.
+  // A block as the scan codes it, timed in thread CPU nanoseconds: a small file's is its size
+  // rounded up to a sector, the rest zeros.
+  auto lsize_of = [&](uint64_t capacity) {
+    return std::min(bs, (capacity + kSector - 1) / kSector * kSector);
+  };
+  auto time_code = [&](Compression comp, ByteView block) {
+    const uint64_t t0 = ThreadCpuNanos();
+    CodeBlock(policy_, comp, block, false, compressor,
+              MutableByteView(scratch.get(), block.size()));
+    return double(ThreadCpuNanos() - t0);
+  };
+  bool lz4_ready = false;  // its first call sets up its context: untimed
+  // Reading: every probed record's key; the distinct non-zero ones kept for the codecs, lz4
+  // timed on each.
   std::vector<ProbedRecord> records;
   struct Kept {
     std::string path;
     uint64_t offset, capacity;
   };
   std::vector<std::pair<uint64_t, Kept>> distinct;  // (key, where)
+  std::vector<TimedRecord> timed_records;           // per distinct record, in the same order
   std::unordered_set<uint64_t> seen;
   for (const walk::SampledFile& f : files) {
     if (stop_.load(std::memory_order_relaxed)) return;
@@ -158,6 +229,14 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
       records.push_back(r);
       if (!r.is_zero && seen.insert(r.key).second) {
         distinct.push_back({r.key, Kept{f.path, offset, capacity}});
+        const uint64_t lsize = lsize_of(capacity);
+        std::fill(buffer.get() + capacity, buffer.get() + lsize, 0);
+        const ByteView block(buffer.get(), lsize);
+        if (!lz4_ready) {
+          time_code(kLz4, block);
+          lz4_ready = true;
+        }
+        timed_records.push_back({r.stands_for, capacity, time_code(kLz4, block), -1});
       }
     }
   }
@@ -171,38 +250,31 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
   }
   const size_t timed =
       std::min(distinct.size(), ProbeTimedRecords(forecast_codec_cpu_seconds, record_nominal));
-  std::partial_sort(distinct.begin(), distinct.begin() + timed, distinct.end(),
-                    [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<uint64_t> ns(options_.compressions.size(), 0);
-  uint64_t timed_bytes = 0;
+  std::vector<size_t> order(distinct.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::partial_sort(order.begin(), order.begin() + timed, order.end(),
+                    [&](size_t a, size_t b) { return distinct[a].first < distinct[b].first; });
+  std::vector<bool> ready(options_.compressions.size(), false);
   for (size_t i = 0; i < timed; ++i) {
     if (stop_.load(std::memory_order_relaxed)) return;
-    const Kept& k = distinct[i].second;
+    const Kept& k = distinct[order[i]].second;
     Result<std::unique_ptr<io::File>> file = fs_->Open(k.path, Follow(k.path));
     if (!file.ok()) continue;
-    // A small file's block: its size rounded up to a sector, the rest zeros (as the scan's).
-    const uint64_t lsize = std::min(bs, (k.capacity + kSector - 1) / kSector * kSector);
+    const uint64_t lsize = lsize_of(k.capacity);
     std::fill(buffer.get(), buffer.get() + lsize, 0);
     if (!io::ReadFully(**file, k.offset, MutableByteView(buffer.get(), k.capacity)).ok()) continue;
     const ByteView block(buffer.get(), lsize);
+    double ns = 0;
     for (size_t c = 0; c < options_.compressions.size(); ++c) {
       if (shares_[c] <= 0) continue;
-      if (i == 0) {  // untimed: a codec's first call sets up its context
-        codec::CompressZfsBlock(policy_, options_.compressions[c], block, false, compressor,
-                                MutableByteView(scratch.get(), lsize));
-      }
-      const uint64_t t0 = ThreadCpuNanos();
-      codec::CompressZfsBlock(policy_, options_.compressions[c], block, false, compressor,
-                              MutableByteView(scratch.get(), lsize));
-      ns[c] += ThreadCpuNanos() - t0;
+      // Untimed first: a codec's first call sets up its context.
+      if (!ready[c]) time_code(options_.compressions[c], block);
+      ready[c] = true;
+      ns += shares_[c] * time_code(options_.compressions[c], block);
     }
-    timed_bytes += k.capacity;
+    timed_records[order[i]].codecs_ns = ns;
   }
-  if (timed_bytes > 0) {
-    for (size_t c = 0; c < ns.size(); ++c) {
-      figures.codec_cpu_per_byte += shares_[c] * double(ns[c]) * 1e-9 / double(timed_bytes);
-    }
-  }
+  figures.codec_cpu_per_byte = CodecCpuPerByte(timed_records);
   figures_ = figures;
   done_.store(true, std::memory_order_release);
 }

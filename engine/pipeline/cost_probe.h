@@ -9,20 +9,28 @@
 // Which blocks: the sizing walk's file sample (walk/file_sample.h), and in each file the records
 // at offsets that are multiples of a stride (a multiple of the block size, so a clone's probed
 // records meet their twins'). A file shorter than the stride is probed, at offset 0, with
-// probability size/stride (by its path's hash: by size, a database's thousands of 8 KiB files
-// would be in or out together). Each probed record then stands for `stride` bytes of the tree (a
+// probability size/stride, by the hash of its name (the path's last component) and size: a copy
+// of a short file keeps both (a copied tree, a database's template copies: bench/results/
+// 2026-12-03-s29-cost), so its twin is probed with it and found a duplicate, where by the whole
+// path a copy was mostly probed alone and taken for unique (the database sample's unique bytes
+// came out 24% high). By name and size, not by size alone: a database's thousands of 8 KiB files
+// would be in or out together. Each probed record then stands for `stride` bytes of the tree (a
 // long file's for its share of the file), times 2^level of the file sample (which cancels in the
-// unique share, UniqueBytes, but keeps the records' weights true). So a copy of a long
-// file meets its twin, a copy of a short one mostly not (taken for unique: the estimate is then
-// high by the short files' duplicates).
+// unique share, UniqueBytes, but keeps the records' weights true). So a copy of a long file meets
+// its twin, and so does a copy of a short one under the same name (one renamed is taken for
+// unique).
 // What it measures: the bytes of the tree in distinct non-zero blocks (the blocks the codecs run
-// on), and on a few of them (ProbeTimedRecords) the codecs' CPU time per byte, each codec
-// weighted by the share of blocks the scan codes with it (cost_forecast.h
-// CostForecast::coded_shares). Timing moves only the expected time, never a figure.
+// on), and the codecs' CPU time per byte of them, each codec weighted by the share of blocks the
+// scan codes with it (cost_forecast.h CostForecast::coded_shares), timed as the scan codes
+// (pipeline/block_code.h CodeBlock). The codecs' cost per byte differs several times between
+// blocks of one tree (6-41 ns per byte on the database sample), and only a few records
+// (ProbeTimedRecords) can be timed under every codec: lz4, a few percent of the default list's
+// cost and rising and falling with it, is timed on every distinct record, and the few records' cost
+// is taken relative to it (CodecCpuPerByte). Timing moves only the expected time, never a figure.
 //
 // Cost: about 1/kProbeShare of the data read again (from the page cache, as the scan reads it
-// just after), and the codecs on ProbeTimedRecords records, about 1.5% of the forecast's codec
-// time.
+// just after), lz4 on the distinct records read, and the codecs on ProbeTimedRecords records,
+// about 1.5% of the forecast's codec time.
 //
 // Thread safety: the pure functions are. CostProbe runs on a thread of its own; figures() may
 // be called from any thread.
@@ -84,6 +92,28 @@ struct ProbedRecord {
   bool is_zero = false;
   double stands_for = 0;  // bytes of the tree it stands for
 };
+
+// A distinct non-zero record as the probe timed it: what it stands for, its data bytes, lz4's
+// thread CPU nanoseconds on it, and the scan's codecs' (each weighted by its coded share), or a
+// negative value when the codecs were not timed on it.
+struct TimedRecord {
+  double stands_for = 0;
+  uint64_t bytes = 0;
+  double lz4_ns = 0;
+  double codecs_ns = -1;
+};
+
+// The codecs' CPU seconds per unique byte of the tree, a regression estimator (Cochran,
+// "Sampling Techniques", 7.1): the timed records' mean cost per byte, corrected by the slope of
+// their cost on lz4's times how far lz4's mean over every record is from its mean over the timed
+// ones. Means weighted by the bytes each record stands for (each stands for as many bytes of the
+// tree, whatever its size: a tiny file's fixed cost per call counts as often as the tree holds
+// such files). The slope is never negative, and lz4's cost per byte of a record outside the
+// timed records' range is held to it (the line is not extended past them). With fewer than 3
+// timed records, or no spread in lz4's cost among them, their mean alone; 0 when none was timed.
+// On the database sample the plain mean of 10 timed records was 1.3-1.4 times the scan's codec
+// cost per byte, the regression within 8% (bench/results/2026-12-03-s29-cost).
+double CodecCpuPerByte(const std::vector<TimedRecord>& records);
 
 // The tree's bytes in distinct non-zero blocks, from the probed records: the share of the data
 // they stand for that is in distinct non-zero keys (each key counted once, with what its first

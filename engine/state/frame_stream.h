@@ -44,6 +44,9 @@ class FrameWriter {
   void I32(int32_t v) { Raw(&v, 4); }
   void F64(double v) { Raw(&v, 8); }
   void Str(const std::string& s);
+  // Ends the current frame (when anything is pending): what follows starts a frame of its own
+  // (the run section of a state file, state_file.h).
+  void EndFrame() { Flush(); }
   // Writes what is pending and the end frame. The first write error, if any.
   Status Finish();
   // Bytes written so far (frames and their framing).

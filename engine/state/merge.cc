@@ -146,7 +146,7 @@ Status CheckMergeable(const ScanState& a, const ScanState& b) {
           break;
       }
       return "the compressors' output with the least budget it fits, and zstd early abort's "
-             "(format 10)";
+             "(format 10 or later)";
     };
     const CodeKind older = std::min(a.code_kind, b.code_kind);
     const CodeKind newer = std::max(a.code_kind, b.code_kind);

@@ -9,9 +9,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <tuple>
 
+#include "engine/base/temp_files.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/state/frame_stream.h"
+#include "engine/state/save_order.h"
 #include "engine/zfs/write_rules.h"
 
 namespace zsim::state {
@@ -22,6 +25,9 @@ constexpr size_t kMaxSettings = 64;
 constexpr size_t kMaxRows = 64;
 constexpr uint64_t kMaxCount = uint64_t{1} << 40;  // any list longer is corrupt
 constexpr uint8_t kZeroFlag = 1, kSideFlag = 2;
+// The bits of a key's hi a dedup table keeps (ddt::EntryView): the top 8 and the low 32.
+constexpr uint64_t kTableHiBits = 0xFF000000FFFFFFFFull;
+using LinkedFileCells = std::vector<std::pair<uint32_t, estimate::OccurrenceSums>>;
 
 std::string Join(const std::vector<std::string>& v) {
   std::string s;
@@ -80,7 +86,6 @@ void PutOptions(FrameWriter& w, const ScanOptions& o) {
   w.U8(o.exact);
   w.U64(o.sample_modulus);
   w.U64(o.max_memory_bytes);
-  w.I32(o.threads);
   w.U8(o.one_file_system);
   w.U8(o.follow_symlinks);
   w.U32(static_cast<uint32_t>(o.excludes.size()));
@@ -93,7 +98,9 @@ void PutMoments(FrameWriter& w, const estimate::RatioEstimator& r) {
   for (double v : {m.sx, m.sy, m.sxx, m.syy, m.sxy}) w.F64(v);
 }
 
-void PutTable(FrameWriter& w, const ddt::DedupTable& t) {
+// The entries in the order of their keys (state/save_order.h); `map`, when given, receives their
+// references as the loaded table will number them.
+void PutTable(FrameWriter& w, const ddt::DedupTable& t, ddt::DedupTable::RefMap* map) {
   const std::vector<ddt::SettingStorage>& layout = t.layout();
   for (const ddt::SettingStorage& s : layout) {
     w.U8(static_cast<uint8_t>(s.kind));
@@ -101,37 +108,41 @@ void PutTable(FrameWriter& w, const ddt::DedupTable& t) {
   }
   w.U32(t.sample_shift());
   w.U64(t.entries());
-  t.ForEach([&](const ddt::EntryView& e) {
-    bool side = false;
-    for (size_t c = 0; c < layout.size(); ++c) {
-      side = side || (layout[c].kind == ddt::SettingStorage::Kind::kSide &&
-                      e.codes[c] != ddt::kPendingCode);
-    }
-    w.U64(e.key.lo);
-    w.U8(static_cast<uint8_t>(e.key.hi >> 56));
-    w.U32(static_cast<uint32_t>(e.key.hi));
-    w.U32(e.refcount);
-    w.U16(static_cast<uint16_t>(e.lsize / 512 - 1));
-    w.U8((e.is_zero ? kZeroFlag : 0) | (side ? kSideFlag : 0));
-    for (size_t c = 0; c < layout.size(); ++c) {
-      if (layout[c].kind == ddt::SettingStorage::Kind::kInline ||
-          (side && layout[c].kind == ddt::SettingStorage::Kind::kSide)) {
-        w.U16(e.codes[c]);
-      }
-    }
-  });
+  ForEachInKeyOrder(
+      t,
+      [&](const ddt::EntryView& e) {
+        bool side = false;
+        for (size_t c = 0; c < layout.size(); ++c) {
+          side = side || (layout[c].kind == ddt::SettingStorage::Kind::kSide &&
+                          e.codes[c] != ddt::kPendingCode);
+        }
+        w.U64(e.key.lo);
+        w.U8(static_cast<uint8_t>(e.key.hi >> 56));
+        w.U32(static_cast<uint32_t>(e.key.hi));
+        w.U32(e.refcount);
+        w.U16(static_cast<uint16_t>(e.lsize / 512 - 1));
+        w.U8((e.is_zero ? kZeroFlag : 0) | (side ? kSideFlag : 0));
+        for (size_t c = 0; c < layout.size(); ++c) {
+          if (layout[c].kind == ddt::SettingStorage::Kind::kInline ||
+              (side && layout[c].kind == ddt::SettingStorage::Kind::kSide)) {
+            w.U16(e.codes[c]);
+          }
+        }
+      },
+      map);
 }
 
 // File records (format version 3), after the tables their references name.
 constexpr uint8_t kZvolRecord = 1, kFailedRecord = 2, kDataRecord = 4;
 
 // What a file record or a link keeps of one row: zero blocks, holes, entry references.
+// The references renumbered by `map` (the table's as written, PutTable) and sorted.
 void PutRowBlocks(FrameWriter& w, uint64_t zero_blocks, uint64_t holes,
-                  const std::vector<uint32_t>& refs) {
+                  const std::vector<uint32_t>& refs, const ddt::DedupTable::RefMap& map) {
   w.U64(zero_blocks);
   w.U64(holes);
   w.U64(refs.size());
-  for (uint32_t ref : refs) w.U32(ref);
+  for (uint32_t ref : SortedRefs(refs, map)) w.U32(ref);
 }
 
 // Indirect blocks per level (format version 6): FileShape::indirects, FileIndirects' rows.
@@ -145,11 +156,14 @@ void PutIndirects(FrameWriter& w, const FileIndirects& f, size_t row) {
   PutLevels(w, row < f.nonzero.size() ? f.nonzero[row] : std::vector<uint64_t>{});
 }
 
-void PutRecords(FrameWriter& w, const ScanState& s) {
+// `maps`: per row, the references of its table as written. Records by input and path.
+void PutRecords(FrameWriter& w, const ScanState& s,
+                const std::vector<ddt::DedupTable::RefMap>& maps) {
   w.U8(s.has_records);
   if (!s.has_records) return;
   w.U64(s.records.size());
-  for (const FileRecord& f : s.records) {
+  for (uint32_t i : RecordOrder(s.records)) {
+    const FileRecord& f = s.records[i];
     w.Str(f.path);
     w.U32(f.root);
     w.U64(f.dev);
@@ -162,7 +176,7 @@ void PutRecords(FrameWriter& w, const ScanState& s) {
     w.U64(f.content_lo);
     w.U64(f.content_hi);
     for (size_t r = 0; r < s.rows.size(); ++r) {
-      PutRowBlocks(w, f.zero_blocks[r], f.holes[r], f.refs[r]);
+      PutRowBlocks(w, f.zero_blocks[r], f.holes[r], f.refs[r], maps[r]);
       PutIndirects(w, f.indirects, r);
     }
   }
@@ -175,10 +189,13 @@ void PutOccurrenceSums(FrameWriter& w, const estimate::OccurrenceSums& o) {
   PutMoments(w, o.dsize_per_u);
 }
 
-// Files with several names (format version 5), after the tables their references name.
-void PutLinks(FrameWriter& w, const ScanState& s) {
+// Files with several names (format version 5), after the tables their references name: by
+// path, their breakdown rows as written (`directories`, `extensions`: each index's new one).
+void PutLinks(FrameWriter& w, const ScanState& s, const std::vector<ddt::DedupTable::RefMap>& maps,
+              const std::vector<uint32_t>& directories, const std::vector<uint32_t>& extensions) {
   w.U64(s.links.size());
-  for (const LinkedFile& f : s.links) {
+  for (uint32_t i : LinkOrder(s.links)) {
+    const LinkedFile& f = s.links[i];
     w.Str(f.path);
     w.U64(f.fs);
     w.U64(f.ino);
@@ -187,21 +204,44 @@ void PutLinks(FrameWriter& w, const ScanState& s) {
     w.U64(f.allocated);
     w.U64(static_cast<uint64_t>(f.mtime_ns));
     w.U64(static_cast<uint64_t>(f.ctime_ns));
-    w.U32(f.directory);
-    w.U32(f.extension);
-    w.U64(f.bytes_read);
+    w.U32(directories[f.directory]);
+    w.U32(extensions[f.extension]);
     w.U8(f.has_data);
     w.U64(f.content_lo);
     w.U64(f.content_hi);
     for (size_t r = 0; r < s.rows.size(); ++r) {
-      PutRowBlocks(w, f.zero_blocks[r], f.holes[r], f.refs[r]);
+      PutRowBlocks(w, f.zero_blocks[r], f.holes[r], f.refs[r], maps[r]);
       PutIndirects(w, f.indirects, r);
-      const size_t cells = r < f.occurrences.size() ? f.occurrences[r].size() : 0;
-      w.U32(static_cast<uint32_t>(cells));
-      for (size_t k = 0; k < cells; ++k) {
-        w.U32(f.occurrences[r][k].first);
-        PutOccurrenceSums(w, f.occurrences[r][k].second);
+      // The cells by index.
+      auto cells = r < f.occurrences.size() ? f.occurrences[r] : LinkedFileCells{};
+      std::stable_sort(cells.begin(), cells.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      w.U32(static_cast<uint32_t>(cells.size()));
+      for (const auto& [index, sums] : cells) {
+        w.U32(index);
+        PutOccurrenceSums(w, sums);
       }
+    }
+  }
+}
+
+// The run section (format 11): what the run did, which depends on how the state was made (one
+// scan, a merge of parts, a --since rescan, the machine and its load) and not on the data and
+// options alone, in a frame of its own at the end, so that every byte before it is a function of
+// those. The bytes read in all and of each file with several names (in PutLinks' order: what this
+// run read, 0 for what a --since rescan did not read), and per row and setting the codec's
+// seconds and the bytes it compressed.
+void PutRun(FrameWriter& w, const ScanState& s) {
+  w.EndFrame();
+  w.Str(s.host);
+  w.F64(s.seconds);
+  w.I32(s.options.threads);
+  w.U64(s.input.bytes_read);
+  for (uint32_t i : LinkOrder(s.links)) w.U64(s.links[i].bytes_read);
+  for (const RowState& r : s.rows) {
+    for (size_t c = 0; c < r.codec_seconds.size(); ++c) {
+      w.F64(r.codec_seconds[c]);
+      w.U64(r.codec_bytes[c]);
     }
   }
 }
@@ -223,8 +263,6 @@ void PutState(FrameWriter& w, const ScanState& s) {
   w.U8(static_cast<uint8_t>(s.code_kind));
   w.U32(static_cast<uint32_t>(s.featured));
   w.U8(s.partial);
-  w.F64(s.seconds);
-  w.Str(s.host);
   w.U64(s.file_ids.size());
   for (uint64_t id : s.file_ids) w.U64(id);
   // Input summary.
@@ -234,14 +272,17 @@ void PutState(FrameWriter& w, const ScanState& s) {
   w.U64(in.files);
   w.U64(in.directories);
   w.U64(in.bytes_logical);
-  w.U64(in.bytes_read);
   w.U32(static_cast<uint32_t>(in.skipped.size()));
   for (const auto& [reason, n] : in.skipped) {
     w.Str(reason);
     w.U64(n);
   }
-  w.U64(in.errors.size());
-  for (const PathError& e : in.errors) {
+  std::vector<PathError> errors = in.errors;
+  std::sort(errors.begin(), errors.end(), [](const PathError& a, const PathError& b) {
+    return std::tie(a.path, a.error) < std::tie(b.path, b.error);
+  });
+  w.U64(errors.size());
+  for (const PathError& e : errors) {
     w.Str(e.path);
     w.Str(e.error);
   }
@@ -252,14 +293,21 @@ void PutState(FrameWriter& w, const ScanState& s) {
     w.U64(d.longest_name);
     w.U64(n);
   }
-  // Breakdown.
+  // Breakdown: rows by name, references by row and key (their rows renumbered to match).
   const BreakdownState& b = s.breakdown;
-  for (const auto* names : {&b.directory_names, &b.extension_names}) {
+  const std::vector<uint32_t> directory_order = NameOrder(b.directory_names);
+  const std::vector<uint32_t> extension_order = NameOrder(b.extension_names);
+  const std::vector<uint32_t> directory_at = Inverse(directory_order);
+  const std::vector<uint32_t> extension_at = Inverse(extension_order);
+  for (const auto& [names, order] : {std::pair{&b.directory_names, &directory_order},
+                                     std::pair{&b.extension_names, &extension_order}}) {
     w.U32(static_cast<uint32_t>(names->size()));
-    for (const std::string& n : *names) w.Str(n);
+    for (uint32_t i : *order) w.Str((*names)[i]);
   }
-  for (const auto* rows : {&b.directories, &b.extensions}) {
-    for (const BreakdownRowSums& r : *rows) {
+  for (const auto& [rows, order] :
+       {std::pair{&b.directories, &directory_order}, std::pair{&b.extensions, &extension_order}}) {
+    for (uint32_t i : *order) {
+      const BreakdownRowSums& r = (*rows)[i];
       w.U64(r.files);
       w.U64(r.bytes);
       w.U64(r.lsize);
@@ -268,8 +316,21 @@ void PutState(FrameWriter& w, const ScanState& s) {
     }
   }
   w.U32(b.shift);
-  w.U64(b.references.size());
-  for (const BreakdownState::Reference& r : b.references) {
+  std::vector<BreakdownState::Reference> references = b.references;
+  for (BreakdownState::Reference& r : references) {
+    r.directory = directory_at[r.directory];
+    r.extension = extension_at[r.extension];
+    // Only the bits of hi a table keeps (ddt::EntryView): a --since rescan takes the keys of the
+    // files it does not read from the table. Reports read lo and the sample's low bits.
+    r.key.hi &= kTableHiBits;
+  }
+  std::sort(references.begin(), references.end(),
+            [](const BreakdownState::Reference& x, const BreakdownState::Reference& y) {
+              return std::tie(x.row, x.key.hi, x.key.lo, x.directory, x.extension) <
+                     std::tie(y.row, y.key.hi, y.key.lo, y.directory, y.extension);
+            });
+  w.U64(references.size());
+  for (const BreakdownState::Reference& r : references) {
     w.U64(r.key.lo);
     w.U64(r.key.hi);
     w.U32(r.directory);
@@ -285,14 +346,15 @@ void PutState(FrameWriter& w, const ScanState& s) {
   }
   w.U64(b.zero_blocks);
   w.U64(b.zero_bytes);
-  // Rows.
+  // Rows. The file records and links name entries as the tables are written.
+  const bool refs = s.has_records || !s.links.empty();
+  std::vector<ddt::DedupTable::RefMap> maps(s.rows.size());
   w.U32(static_cast<uint32_t>(s.rows.size()));
-  for (const RowState& r : s.rows) {
+  for (size_t row = 0; row < s.rows.size(); ++row) {
+    const RowState& r = s.rows[row];
     w.U64(r.block_bytes);
     w.U64(r.sparse_holes);
     for (size_t c = 0; c < settings; ++c) {
-      w.F64(r.codec_seconds[c]);
-      w.U64(r.codec_bytes[c]);
       w.U64(r.files[c].size());
       for (const auto& [shape, n] : r.files[c]) {
         w.U64(shape.block_bytes);
@@ -310,10 +372,11 @@ void PutState(FrameWriter& w, const ScanState& s) {
       w.U8(static_cast<uint8_t>(dc.precision()));
       for (size_t i = 0; i < (size_t{1} << dc.precision()); ++i) w.U8(dc.register_at(i));
     }
-    PutTable(w, *r.table);
+    PutTable(w, *r.table, refs ? &maps[row] : nullptr);
   }
-  PutRecords(w, s);
-  PutLinks(w, s);
+  PutRecords(w, s, maps);
+  PutLinks(w, s, maps, directory_at, extension_at);
+  PutRun(w, s);
 }
 
 // ---- reading ----
@@ -330,7 +393,7 @@ uint32_t Count32(FrameReader& r, uint32_t max, const char* what) {
   return r.ok() ? n : 0;
 }
 
-void GetOptions(FrameReader& r, ScanOptions& o) {
+void GetOptions(FrameReader& r, ScanOptions& o, uint32_t version) {
   o.paths.clear();
   for (uint32_t i = 0, n = Count32(r, 1 << 20, "path"); i < n && r.ok(); ++i) {
     o.paths.push_back(r.Str());
@@ -369,7 +432,7 @@ void GetOptions(FrameReader& r, ScanOptions& o) {
   o.exact = r.U8() != 0;
   o.sample_modulus = r.U64();
   o.max_memory_bytes = r.U64();
-  o.threads = r.I32();
+  if (version < 11) o.threads = r.I32();  // from 11 in the run section
   o.one_file_system = r.U8() != 0;
   o.follow_symlinks = r.U8() != 0;
   o.excludes.clear();
@@ -624,7 +687,7 @@ void GetLinks(FrameReader& r, ScanState& s, uint32_t version) {
         f.extension >= s.breakdown.extensions.size()) {
       r.Fail("corrupt: a linked file's breakdown row");
     }
-    f.bytes_read = r.U64();
+    if (version < 11) f.bytes_read = r.U64();  // from 11 in the run section
     const uint8_t has_data = r.U8();
     if (has_data > 1) r.Fail("corrupt: a linked file");
     f.has_data = has_data != 0;
@@ -646,7 +709,7 @@ void GetLinks(FrameReader& r, ScanState& s, uint32_t version) {
 }
 
 void GetState(FrameReader& r, ScanState& s, uint32_t version) {
-  GetOptions(r, s.options);
+  GetOptions(r, s.options, version);
   if (!r.ok()) return;
   const ScanOptions& o = s.options;
   const size_t settings = o.compressions.size();
@@ -699,8 +762,10 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version) {
   s.featured = r.U32();
   if (s.featured >= settings) r.Fail("corrupt: featured setting");
   s.partial = r.U8() != 0;
-  s.seconds = r.F64();
-  s.host = r.Str();
+  if (version < 11) {  // from 11 in the run section
+    s.seconds = r.F64();
+    s.host = r.Str();
+  }
   for (uint64_t i = 0, n = Count(r, kMaxCount, "file"); i < n && r.ok(); ++i) {
     s.file_ids.push_back(r.U64());
     if (i > 0 && s.file_ids[i] < s.file_ids[i - 1]) r.Fail("corrupt: file identities not sorted");
@@ -712,7 +777,7 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version) {
   in.files = r.U64();
   in.directories = r.U64();
   in.bytes_logical = r.U64();
-  in.bytes_read = r.U64();
+  if (version < 11) in.bytes_read = r.U64();  // from 11 in the run section
   for (uint32_t i = 0, n = Count32(r, 1 << 16, "skip reason"); i < n && r.ok(); ++i) {
     std::string reason = r.Str();
     in.skipped[reason] = r.U64();
@@ -792,8 +857,10 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version) {
     rs.codec_seconds.resize(settings);
     rs.codec_bytes.resize(settings);
     for (size_t c = 0; c < settings && r.ok(); ++c) {
-      rs.codec_seconds[c] = r.F64();
-      rs.codec_bytes[c] = r.U64();
+      if (version < 11) {  // from 11 in the run section
+        rs.codec_seconds[c] = r.F64();
+        rs.codec_bytes[c] = r.U64();
+      }
       for (uint64_t i = 0, n = Count(r, kMaxCount, "file shape"); i < n && r.ok(); ++i) {
         FileShape f;
         f.block_bytes = r.U64();
@@ -844,6 +911,22 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version) {
   }
   if (version >= 3 && r.ok()) GetRecords(r, s, version);
   if (version >= 5 && r.ok()) GetLinks(r, s, version);
+  if (version >= 11 && r.ok()) {
+    s.host = r.Str();
+    s.seconds = r.F64();
+    s.options.threads = r.I32();
+    ScanOptions check = s.options;
+    if (check.paths.empty()) check.paths.push_back(".");
+    if (!ValidateScanOptions(check).ok()) r.Fail("corrupt: the run's thread count");
+    s.input.bytes_read = r.U64();
+    for (LinkedFile& f : s.links) f.bytes_read = r.U64();
+    for (RowState& row : s.rows) {
+      for (size_t c = 0; c < row.codec_seconds.size(); ++c) {
+        row.codec_seconds[c] = r.F64();
+        row.codec_bytes[c] = r.U64();
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -898,6 +981,8 @@ Status SaveState(const ScanState& state, const std::string& path, uint64_t* byte
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return Status::FromErrno("cannot create " + tmp, errno);
+  // Removed by a second Ctrl-C's abrupt exit too, until renamed or removed here.
+  const TempFileRegistration registered(tmp);
   auto fail = [&](Status s) {
     ::close(fd);
     ::unlink(tmp.c_str());

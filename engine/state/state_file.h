@@ -12,6 +12,10 @@
 //     indirect blocks per level), then the files with several names (path, identity, stamps,
 //     breakdown rows, sizes, per recordsize zero blocks, holes, 4 bytes per block the table
 //     kept, indirect blocks per level, occurrence sums)
+//   | the run section, a frame of its own (format 11): what the run did (the host, the wall
+//     time, the thread count, the bytes read in all and of each file with several names, per
+//     recordsize and compression the codec's seconds and the bytes it compressed); every byte
+//     before it is a function of the data and the options (state/save_order.h)
 //   | end frame
 //
 // The text header describes the file to a person (`head -c 400 FILE`): the zsim version that
@@ -56,16 +60,22 @@ namespace zsim::state {
 // zstd setting of level 3 and up has a second column, the least budget early abort lets its
 // blocks of 128K and more through (CodeKind::kEarlyAbort, ddt::EncodeProbe): a report may change
 // the profile, ashift and vdev for every codec.
-// Version 9 is still read as CodeKind::kLeastBudgetZstd (zstd's raw where early abort applied
-// under the scan's profile, with their refusals).
-// Version 8 is still read as CodeKind::kLeastBudget (zstd's raw, with their refusals).
-// Version 7 is still read as raw codes (CodeKind::kRaw, with its refusals of blocks compressed
-// under another budget). Versions 2 to 6 are still read: their codes as CodeKind::kRounded (psize
-// under the scan's profile and geometry, which their reports keep); versions 2 to 5 as states
-// without records, without a plan (their levels taken as recorded), without links (a merge counts a
-// file linked across them in each), or without indirect counts (the metadata model takes their data
-// as spread over each file).
-inline constexpr uint32_t kStateFormatVersion = 10;
+// 11: the bytes are a function of the data and the options (state/save_order.h): the table's
+// entries by key (the file records' and links' references renumbered to match and sorted),
+// breakdown names, file records and links by name, breakdown references by row and key, path
+// errors by path; and what depends on the run (the host, the wall time, the thread count, the
+// codecs' seconds and bytes, the bytes read in all and of each linked file) moved out of the
+// payload into the run section, the last frame before the end frame. Version 10 is read as before
+// (its tables' codes are those of version 11). Version 9 is still read as
+// CodeKind::kLeastBudgetZstd (zstd's raw where early abort applied under the scan's profile, with
+// their refusals). Version 8 is still read as CodeKind::kLeastBudget (zstd's raw, with their
+// refusals). Version 7 is still read as raw codes (CodeKind::kRaw, with its refusals of blocks
+// compressed under another budget). Versions 2 to 6 are still read: their codes as
+// CodeKind::kRounded (psize under the scan's profile and geometry, which their reports keep);
+// versions 2 to 5 as states without records, without a plan (their levels taken as recorded),
+// without links (a merge counts a file linked across them in each), or without indirect counts (the
+// metadata model takes their data as spread over each file).
+inline constexpr uint32_t kStateFormatVersion = 11;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process

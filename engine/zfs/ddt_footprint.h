@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <vector>
 
 #include "engine/zfs/allocation.h"
 #include "engine/zfs/ddt_log_drain.h"
@@ -85,6 +86,8 @@ struct DdtFootprintInput {
 // The sizes of one DDT class's entries, for the chance that two of them differ: the key's size
 // fields (ddt_key_t dk_prop: lsize, psize, compression; a block stored uncompressed is the one
 // whose psize is its lsize) and the DVA's asize, which follows psize.
+// Called once per DDT entry and setting by a report (10 million entries: 60 million calls), so
+// the sizes every table gives (multiples of 512 up to 16 MiB) are counted in arrays, not a map.
 class DdtKeySizeMix {
  public:
   void Add(uint64_t lsize, uint64_t psize);
@@ -94,7 +97,11 @@ class DdtKeySizeMix {
   double Diversity() const;
 
  private:
-  std::unordered_map<uint64_t, uint64_t> counts_;
+  static constexpr uint64_t kUnits = (uint64_t{16} << 20) / 512 + 1;  // sizes / 512, 0..16M
+  // Per lsize / 512: 0, or 1 + the index in `rows_` of its counts by psize / 512.
+  std::vector<uint32_t> row_of_;
+  std::vector<std::vector<uint64_t>> rows_;
+  std::unordered_map<uint64_t, uint64_t> other_;  // any other sizes, by (lsize << 32) ^ psize
   uint64_t entries_ = 0;
 };
 
@@ -119,6 +126,13 @@ DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunk
 // REQUIRES: 0 <= size_diversity <= 1.
 double DdtLeafLz4Bytes(int leaf_shift, double entries_per_leaf, int chunks_per_entry,
                        bool flat_phys, double size_diversity, int ashift);
+
+// lz4-compressed bytes of a fat ZAP's header block (block 0) whose embedded pointer table maps
+// `leaves` leaves of 1 << leaf_shift bytes (2.x: lz4 is the MOS's metadata compression), before
+// rounding: the zap_phys_t fields and one run of equal leaf ids per leaf (see the .cc). One
+// 512-byte sector up to about 40 leaves, where the earlier flat fit charged 2K at ashift 9.
+// REQUIRES: leaf_shift 12..17.
+double DdtZapHeaderLz4Bytes(uint64_t leaves, int leaf_shift);
 
 // RAM of one fast-dedup log entry: DDT_LOG_ENTRY_FLAT_SIZE (ddt_log.c).
 inline constexpr uint64_t kDdtLogEntryBytes = 144;

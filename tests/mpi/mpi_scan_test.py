@@ -52,7 +52,8 @@ owns some and none more than 1.5 x its 1/N share.
   text_html     text and HTML reports: the same as one process's, written by rank 0 alone
   save          --save under mpirun: the state file reports as one process's does
   unreadable    paths no rank can read appear as errors, with one process's exit code
-  interrupted   Ctrl-C (SIGINT) to mpirun ends the job with zsim's message and no report;
+  interrupted   Ctrl-C (SIGINT) to mpirun ends the job with zsim's message (looked for over up
+                to 3 aborts: Open MPI may drop it) and no report;
                 SIGUSR1 to mpirun gives the partial report, marked partial, exit code 130
   rank_killed   a rank killed mid-scan fails the job with a message naming it, no report
 """
@@ -670,13 +671,23 @@ def interrupted(sig):
 
 
 def case_interrupted():
-    # Ctrl-C to mpirun: Open MPI aborts the job (SIGTERM to every rank, SIGKILL a second later)
-    # and stops relaying output, so zsim ends each rank at once: no report, rank 0 says why.
-    code, out, err, seconds = interrupted(signal.SIGINT)
-    check(code != 0, f"interrupted SIGINT: exit 0")
-    check(out.strip() == "", f"interrupted SIGINT: something on stdout: {out[:300]}")
-    check("no report is printed" in err, f"interrupted SIGINT: no message: {err[:600]}")
-    check(seconds < 20, f"interrupted SIGINT: the job took {seconds:.1f} s to end")
+    # Ctrl-C to mpirun: Open MPI aborts the job (SIGCONT to every rank, SIGTERM a second later,
+    # then SIGKILL), so zsim ends each rank at once: no report, rank 0 says why. mpirun reads
+    # the ranks' output only after it has sent SIGKILL, and under load it sometimes exits
+    # without relaying rank 0's line (strace: the line written at the SIGTERM, read by mpirun
+    # after its SIGKILL; about 1 abort in 15 lost at a load average of 15 on 2 cores, with or
+    # without the rank staying alive after writing it). So the line is looked for over up to 3
+    # aborts: a zsim that does not write it fails all 3.
+    for attempt in range(1, 4):
+        code, out, err, seconds = interrupted(signal.SIGINT)
+        check(code != 0, f"interrupted SIGINT: exit 0")
+        check(out.strip() == "", f"interrupted SIGINT: something on stdout: {out[:300]}")
+        check(seconds < 20, f"interrupted SIGINT: the job took {seconds:.1f} s to end")
+        if "no report is printed" in err:
+            break
+        print(f"interrupted SIGINT: mpirun relayed no message (abort {attempt} of 3): "
+              f"{err[:300]!r}", flush=True)
+    check("no report is printed" in err, f"interrupted SIGINT: no message in 3 aborts: {err[:600]}")
     print(f"ok interrupted SIGINT ({seconds:.1f} s)", flush=True)
     # SIGUSR1 to mpirun, passed on to every rank: the partial report of what was scanned.
     code, out, err, seconds = interrupted(signal.SIGUSR1)

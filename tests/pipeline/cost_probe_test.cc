@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -81,6 +82,90 @@ ScanOptions Options(std::vector<Compression> compressions) {
   o.compressions = std::move(compressions);
   o.threads = 1;
   return o;
+}
+
+// A short file is drawn by its name and size: its copies elsewhere in the tree (a copied tree,
+// a database's template copies) are probed with it or not at all, so their twins are met.
+TEST(CostProbeTest, CopiesOfShortFilesAreDrawnTogether) {
+  const uint64_t stride = 16 * kBlock;
+  int probed = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const std::string name = testing::NumberedName("rel", i);
+    const uint64_t size = 8192;
+    const uint64_t a = ProbedRecordsOf("pg/base/1/" + name, size, stride).count;
+    EXPECT_EQ(ProbedRecordsOf("pg/base/16384/" + name, size, stride).count, a) << name;
+    EXPECT_EQ(ProbedRecordsOf(name, size, stride).count, a) << name;
+    probed += int(a);
+  }
+  EXPECT_NEAR(probed, 2000.0 * 8192 / double(stride), 40);  // still size/stride of them
+}
+
+// Short files in three directories, each a copy of the others (a template and two copies): the
+// probe finds the unique bytes a third of the data, where a draw by the whole path found nearly
+// all of it (each copy probed without its twins, taken for unique).
+TEST(CostProbeTest, UniqueBytesOfCopiedShortFiles) {
+  testing::TempDir tmp;
+  std::vector<walk::SampledFile> files;
+  const uint64_t size = 8192;
+  const int n = 200;
+  for (int i = 0; i < n; ++i) {
+    const std::vector<uint8_t> bytes = testing::Xorshift64Bytes(1000 + uint64_t(i), size);
+    for (const char* dir : {"template/", "copy1/", "copy2/"}) {
+      const std::string path = tmp.WriteFile(dir + testing::NumberedName("f", i), bytes).string();
+      files.push_back({path, size});
+    }
+  }
+  std::sort(files.begin(), files.end(),
+            [](const walk::SampledFile& a, const walk::SampledFile& b) { return a.path < b.path; });
+  const uint64_t data = 3 * n * size;
+  std::shared_ptr<io::FileSystem> fs = io::PosixFileSystem();
+  const ScanOptions o = Options({Compression{CompressionAlgorithm::kLz4, 0}});
+  CostProbe probe(fs.get(), files, 0, data, o, zfs::WritePolicy{}, {1.0}, 1.0);
+  std::optional<ProbeFigures> f;
+  while (!(f = probe.figures())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_NEAR(f->unique_bytes / double(data), 1.0 / 3, 0.02);
+}
+
+// The codecs' cost per byte from a few timed records, corrected by lz4's cost on every record.
+// Half the records cost 10 ns per byte (lz4: 0.1), half 30 (lz4: 1.0); the ten timed happen to
+// be eight costly and two cheap: their mean alone says 26, the regression the tree's 20.
+TEST(CostProbeTest, CodecCostOfTheFewTimedIsCorrectedByLz4) {
+  std::vector<TimedRecord> r;
+  for (int i = 0; i < 100; ++i) {
+    const bool costly = i % 2 == 0;
+    TimedRecord t;
+    t.stands_for = 1e6;
+    t.bytes = 131072;
+    t.lz4_ns = (costly ? 1.0 : 0.1) * double(t.bytes);
+    const bool timed = costly ? i < 16 : i == 1 || i == 3;
+    if (timed) t.codecs_ns = (costly ? 30.0 : 10.0) * double(t.bytes);
+    r.push_back(t);
+  }
+  EXPECT_NEAR(CodecCpuPerByte(r) * 1e9, 20.0, 1e-6);
+  // A record's size does not weigh: what it stands for does (a 16 KiB file's record stands for as
+  // many bytes of the tree as a long file's).
+  for (TimedRecord& t : r) {
+    if (t.lz4_ns < 0.5 * double(t.bytes)) {  // the cheap ones, as small records
+      t.lz4_ns /= 8;
+      t.bytes /= 8;
+      if (t.codecs_ns >= 0) t.codecs_ns /= 8;
+    }
+  }
+  EXPECT_NEAR(CodecCpuPerByte(r) * 1e9, 20.0, 1e-6);
+  // A tiny file whose lz4 cost per byte (its call's fixed cost) is far above every timed
+  // record's is held to their range: it counts as the costliest timed ones.
+  TimedRecord tiny;
+  tiny.stands_for = 1e6;
+  tiny.bytes = 512;
+  tiny.lz4_ns = 50.0 * 512;
+  r.push_back(tiny);
+  EXPECT_NEAR(CodecCpuPerByte(r) * 1e9, (50 * 30.0 + 50 * 10.0 + 30.0) / 101, 1e-6);
+  // Fewer than three timed: their mean; none: 0.
+  std::vector<TimedRecord> two(r.begin(), r.begin() + 2);
+  two[1].codecs_ns = 10.0 * double(two[1].bytes);
+  EXPECT_NEAR(CodecCpuPerByte(two) * 1e9, 20.0, 1e-6);
+  for (TimedRecord& t : two) t.codecs_ns = -1;
+  EXPECT_EQ(CodecCpuPerByte(two), 0);
 }
 
 // 32 MiB random, its clone, 64 MiB of zeros and a sparse image: the unique bytes are the first

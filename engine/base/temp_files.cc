@@ -1,0 +1,54 @@
+#include "engine/base/temp_files.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+
+namespace zsim {
+namespace {
+
+// A slot is free (0), being written or released (1), or holds a path (2): RemoveTempFiles
+// reads only slots that hold one.
+constexpr int kFree = 0, kBusy = 1, kHeld = 2;
+std::atomic<int> g_state[kMaxTempFiles];
+char g_paths[kMaxTempFiles][kMaxTempPathBytes];
+
+}  // namespace
+
+TempFileRegistration::TempFileRegistration(const std::string& path) {
+  if (path.size() >= kMaxTempPathBytes) return;
+  for (size_t i = 0; i < kMaxTempFiles; ++i) {
+    int expected = kFree;
+    if (!g_state[i].compare_exchange_strong(expected, kBusy)) continue;
+    std::memcpy(g_paths[i], path.c_str(), path.size() + 1);
+    g_state[i].store(kHeld, std::memory_order_release);
+    slot_ = static_cast<int>(i);
+    return;
+  }
+}
+
+TempFileRegistration& TempFileRegistration::operator=(TempFileRegistration&& other) noexcept {
+  if (this != &other) {
+    Release();
+    slot_ = other.slot_;
+    other.slot_ = -1;
+  }
+  return *this;
+}
+
+void TempFileRegistration::Release() {
+  if (slot_ < 0) return;
+  g_state[slot_].store(kBusy, std::memory_order_release);
+  g_paths[slot_][0] = '\0';
+  g_state[slot_].store(kFree, std::memory_order_release);
+  slot_ = -1;
+}
+
+void RemoveTempFiles() {
+  for (size_t i = 0; i < kMaxTempFiles; ++i) {
+    if (g_state[i].load(std::memory_order_acquire) == kHeld) ::unlink(g_paths[i]);
+  }
+}
+
+}  // namespace zsim

@@ -1,0 +1,195 @@
+// An interrupted scan, through the binary: SIGINT or SIGTERM ends it with exit code 130 and the
+// message, the --html and --save targets written whole (a partial report and a state marked
+// partial), and a second signal while the report is still being written ends it at once with
+// no output file left behind: neither the --html target nor its temporary file (created before
+// the scan starts). The waits are guards against a hang, not speed assertions.
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/util/run_command.h"
+#include "tests/util/test_util.h"
+
+namespace zsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A zsim started with stdout and stderr on pipes the test reads (or leaves unread) itself.
+struct Child {
+  pid_t pid = -1;
+  int out = -1;
+  int err = -1;
+};
+
+Child Spawn(const std::vector<std::string>& args) {
+  Child c;
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) return c;
+  c.pid = fork();
+  if (c.pid == 0) {
+    const int devnull = open("/dev/null", O_RDONLY);
+    dup2(devnull, STDIN_FILENO);
+    dup2(out[1], STDOUT_FILENO);
+    dup2(err[1], STDERR_FILENO);
+    std::vector<char*> argv = {const_cast<char*>(ZSIM_BINARY)};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(out[1]);
+  close(err[1]);
+  c.out = out[0];
+  c.err = err[0];
+  return c;
+}
+
+// Reads fd until `needle` shows up (true) or the fd closes (false), appending what it read.
+bool ReadUntil(int fd, const std::string& needle, std::string* got) {
+  char buf[4096];
+  while (got->find(needle) == std::string::npos) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) return false;
+    got->append(buf, static_cast<size_t>(n));
+  }
+  return true;
+}
+
+void ReadAll(int fd, std::string* got) {
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) return;
+    got->append(buf, static_cast<size_t>(n));
+  }
+}
+
+// The exit code (128 + the signal if killed by one); -1 if still alive after `limit` (then
+// killed): a guard against a hang.
+int WaitExit(pid_t pid, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+std::vector<std::string> Names(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+    names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Sparse files of 2 GiB with a little data in every 8 MiB chunk: each chunk is opened and read,
+// so the scan lasts long enough to be interrupted.
+void WriteSlowTree(const fs::path& dir, int files) {
+  fs::create_directories(dir);
+  const std::vector<uint8_t> block = testing::Xorshift64Bytes(99, 4096);
+  for (int i = 0; i < files; ++i) {
+    const fs::path path = dir / testing::NumberedName("img", i);
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(ftruncate(fd, off_t{2} << 30), 0);
+    for (uint64_t off = 0; off < (2ull << 30); off += 8ull << 20) {
+      ASSERT_EQ(pwrite(fd, block.data(), block.size(), static_cast<off_t>(off + uint64_t(i) * 64)),
+                static_cast<ssize_t>(block.size()));
+    }
+    close(fd);
+  }
+}
+
+// The first SIGINT or SIGTERM: exit 130 with the message, the report and the state written
+// whole, nothing else left in the output directory.
+TEST(InterruptCliTest, SignalWritesThePartialOutputsWholeAndExits130) {
+  testing::TempDir tmp;
+  WriteSlowTree(tmp.path() / "in", 40);
+  for (int sig : {SIGINT, SIGTERM}) {
+    const fs::path out_dir = tmp.path() / ("out" + std::to_string(sig));
+    fs::create_directories(out_dir);
+    Child c =
+        Spawn({"scan", (tmp.path() / "in").string(), "--compression", "off", "--progress", "--html",
+               (out_dir / "r.html").string(), "--save", (out_dir / "s.state").string()});
+    ASSERT_GT(c.pid, 0);
+    std::string err;
+    ASSERT_TRUE(ReadUntil(c.err, " of 40 files", &err)) << err;  // under way, the tree sized
+    kill(c.pid, sig);
+    std::string out;
+    ReadAll(c.out, &out);
+    ReadAll(c.err, &err);
+    close(c.out);
+    close(c.err);
+    EXPECT_EQ(WaitExit(c.pid, std::chrono::seconds(60)), 130) << err;
+    EXPECT_NE(err.find("zsim: interrupted"), std::string::npos) << err;
+    EXPECT_EQ(Names(out_dir), (std::vector<std::string>{"r.html", "s.state"}));
+    const testing::CommandResult report =
+        testing::RunZsim({"report", (out_dir / "s.state").string(), "--json"});
+    EXPECT_EQ(report.exit_code, 130) << report.err;  // reported as the interrupted scan was
+    const nlohmann::json j = nlohmann::json::parse(report.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << report.out.substr(0, 300);
+    EXPECT_EQ(j["partial"], true);
+  }
+}
+
+// A second SIGINT while the first one's report is still being written (stdout never read: the
+// report, over 64 KiB with its 1500 errors, blocks in write()) ends the scan at once, and the
+// --html target, not written yet, is left as it was: no file, no temporary file.
+TEST(InterruptCliTest, SecondSignalLeavesNoOutputFileBehind) {
+  testing::TempDir tmp;
+  const std::string long_name(150, 'n');
+  fs::create_directories(tmp.path() / "loops");
+  for (int i = 0; i < 1500; ++i) {
+    ASSERT_EQ(
+        symlink(".", (tmp.path() / "loops" / testing::NumberedName(long_name.c_str(), i)).c_str()),
+        0);
+  }
+  WriteSlowTree(tmp.path() / "images", 40);
+  const fs::path out_dir = tmp.path() / "out";
+  fs::create_directories(out_dir);
+  Child c = Spawn({"scan", (tmp.path() / "loops").string(), (tmp.path() / "images").string(),
+                   "--follow-symlinks", "--compression", "off", "--json", "--progress", "--html",
+                   (out_dir / "r.html").string()});
+  ASSERT_GT(c.pid, 0);
+  std::string err;
+  ASSERT_TRUE(ReadUntil(c.err, "scanned", &err)) << err;
+  EXPECT_EQ(Names(out_dir).size(), 1u);  // the --html temporary file, made before the scan
+  kill(c.pid, SIGINT);
+  bool stuck = false;
+  for (int i = 0; i < 1500 && !stuck; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    int queued = 0;
+    stuck = ioctl(c.out, FIONREAD, &queued) == 0 && queued >= 65536;
+  }
+  ASSERT_TRUE(stuck) << "the report never filled the pipe";
+  kill(c.pid, SIGINT);
+  EXPECT_EQ(WaitExit(c.pid, std::chrono::seconds(60)), 130);
+  close(c.out);
+  close(c.err);
+  EXPECT_EQ(Names(out_dir), std::vector<std::string>{});
+}
+
+}  // namespace
+}  // namespace zsim
