@@ -88,10 +88,9 @@ AdviceItem CompressionItem(const Context& c) {
     item.figures.push_back({"cheap_compressratio", cheap_s->compressratio});
     item.figures.push_back({"gain_over_cheap_percent", std::round(gain * 100.0)});
     item.sentence = fmt::format(
-        "{} {} (compressratio {}){}, storing {} less than {} ({}{}): worth its CPU cost on "
-        "this data.",
-        c.codec, saves, Ratio(r), SpeedText(f), Percent(gain),
-        CompressionName(cheap_s->compression), Ratio(cheap_s->compressratio), SpeedText(*cheap_s));
+        "{} {} ({}){}, storing {} less than {} ({}{}): worth its CPU cost on this data.", c.codec,
+        saves, CompressText(f), SpeedText(f), Percent(gain), CompressionName(cheap_s->compression),
+        Ratio(cheap_s->compressratio), SpeedText(*cheap_s));
     return item;
   }
   if (DataCompression(f) < kCompressionPaysRatio) {
