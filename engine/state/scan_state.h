@@ -186,6 +186,11 @@ struct FileRecord {
   // (ddt::DedupTable::Insert) per record read, in no particular order.
   std::vector<uint64_t> zero_blocks, holes;
   std::vector<std::vector<uint32_t>> refs;
+  // A distributed scan's (pipeline::ScanControl::record_keys): per row, the key of each record
+  // read, in place of `refs` (empty then), its rank's table entries moving to other ranks; the
+  // state file writes them as references to the entries of the whole table (state_file.h).
+  // Empty otherwise.
+  std::vector<std::vector<ddt::Fingerprint>> keys;
   FileIndirects indirects;  // per row (empty from states of format < 6)
 };
 
