@@ -659,14 +659,15 @@ void Tally::Complete(size_t row, size_t c, uint64_t ref_dsize, uint64_t dedup_as
   const uint64_t meta_psize = meta.MetadataPsize();
   s.compressratio = zfs::RatioPercentFloor(s.lsize + meta_psize, s.psize + meta_psize);
   s.used = ref_dsize + s.metadata_bytes;
-  s.dedup_write_used = s.used;
   if (zero_written_without_dedup_[c]) {
     // Without dedup the zero blocks are written as data (docs/zfs_model.md §1 "Holes": 2.4.0/2.3.3
     // dmu_write_policy() in module/zfs/dmu.c switches compression=off to "empty" only when dedup
     // is on; zio_write_compress() tests for zeros only when a compression runs).
     const size_t i = row * settings_ + c;
     s.metadata_bytes = MetadataOf(row, c, s, /*written_zeros=*/true).DatasetMetadataDsize();
+    const uint64_t dedup_layout_used = s.used;
     s.used = ref_dsize + zero_dsize_without_dedup_[i] + s.metadata_bytes;
+    s.zero_used_without_dedup = s.used - std::min(s.used, dedup_layout_used);
   }
   zfs::PoolDdt pool_ddt;
   pool_ddt.present = entries != 0;

@@ -49,6 +49,16 @@ std::string BlockSetting(const ScanOptions& o, uint64_t bytes) {
   return fmt::format("{}={}", BlockSizeProperty(o), zfs::NiceBytes(bytes));
 }
 
+// "compressratio 1.00x", and where the codec's holes for all-zero records save more than the
+// ratio shows (DataCompression above it), how much of the data they are.
+std::string CompressText(const SettingResult& s) {
+  std::string text = fmt::format("compressratio {}", Ratio(s.compressratio));
+  if (s.zero_lsize > 0 && DataCompression(s) > s.compressratio * 1.005) {
+    text += fmt::format(", and {} of all-zero records stored as holes", FormatBytes(s.zero_lsize));
+  }
+  return text;
+}
+
 AdviceItem CompressionItem(const Context& c) {
   AdviceItem item{AdviceKind::kCompression, Verdict::kCompress, "", {}};
   const SettingResult& f = c.f;
@@ -67,6 +77,9 @@ AdviceItem CompressionItem(const Context& c) {
                   {"logical_bytes", double(c.d.space.logical_bytes)},
                   {"psize_bytes", double(f.psize)},
                   {"used_bytes", double(f.used)}};
+  if (std::isfinite(DataCompression(f))) {
+    item.figures.push_back({"data_compressratio", DataCompression(f)});
+  }
   const int cheap = CheapIndex(c.r.results, f.recordsize);
   const SettingResult* cheap_s = cheap >= 0 ? &c.r.results[size_t(cheap)] : nullptr;
   const bool featured_is_cheap = cheap_s == &f || cheap_s == nullptr;
@@ -75,18 +88,17 @@ AdviceItem CompressionItem(const Context& c) {
     item.figures.push_back({"cheap_compressratio", cheap_s->compressratio});
     item.figures.push_back({"gain_over_cheap_percent", std::round(gain * 100.0)});
     item.sentence = fmt::format(
-        "{} {} (compressratio {}){}, storing {} less than {} ({}{}): worth its CPU cost on "
-        "this data.",
-        c.codec, saves, Ratio(r), SpeedText(f), Percent(gain),
-        CompressionName(cheap_s->compression), Ratio(cheap_s->compressratio), SpeedText(*cheap_s));
+        "{} {} ({}){}, storing {} less than {} ({}{}): worth its CPU cost on this data.", c.codec,
+        saves, CompressText(f), SpeedText(f), Percent(gain), CompressionName(cheap_s->compression),
+        Ratio(cheap_s->compressratio), SpeedText(*cheap_s));
     return item;
   }
-  if (r < kCompressionPaysRatio) {
+  if (DataCompression(f) < kCompressionPaysRatio) {
     item.verdict = Verdict::kCompressAnyway;
     item.sentence = fmt::format(
-        "The data barely compresses: {} {} (compressratio {}). Keep {} on anyway: it gives "
-        "up early on incompressible blocks and stores all-zero blocks as holes.",
-        c.codec, saves, Ratio(r), c.codec);
+        "The data barely compresses: {} {} ({}). Keep {} on anyway: it gives up early on "
+        "incompressible blocks and stores all-zero blocks as holes.",
+        c.codec, saves, CompressText(f), c.codec);
     return item;
   }
   if (SavedPercentOf(c.d.space.saved) < 0) {
@@ -97,9 +109,9 @@ AdviceItem CompressionItem(const Context& c) {
         c.codec, Ratio(r), c.codec, saves, FormatBytes(c.d.space.logical_bytes),
         FormatBytes(f.used));
   } else {
-    item.sentence = fmt::format(
-        "{} {} (compressratio {}) for almost no CPU: {} of records stored in {}.", c.codec, saves,
-        Ratio(r), FormatBytes(c.d.space.logical_bytes), FormatBytes(f.used));
+    item.sentence =
+        fmt::format("{} {} ({}) for almost no CPU: {} of records stored in {}.", c.codec, saves,
+                    CompressText(f), FormatBytes(c.d.space.logical_bytes), FormatBytes(f.used));
   }
   const int best = StrongestWorthwhileIndex(c.r.results, f.recordsize);
   if (best >= 0 && &c.r.results[size_t(best)] != &f) {
@@ -441,9 +453,9 @@ AdviceItem SummaryItem(const Context& c) {
     case Verdict::kCompressionOnly:
       if (SavedPercentOf(d.space.saved) >= 0 && SavedPercentOf(d.space.saved_dedup) >= 0) {
         item.sentence = fmt::format(
-            "Compression only: {}, dedup=off {} (compressratio {}); dedup ({}) would make "
-            "that {} for {} of DDT RAM: not worth it.",
-            c.settings, saves, Ratio(r), Ratio(ratio), SavedText(d.space.saved_dedup), need);
+            "Compression only: {}, dedup=off {} ({}); dedup ({}) would make that {} for {} of "
+            "DDT RAM: not worth it.",
+            c.settings, saves, CompressText(f), Ratio(ratio), SavedText(d.space.saved_dedup), need);
       } else {
         item.sentence = fmt::format(
             "Compression only: {}, dedup=off {} (compressratio {}: sector rounding and metadata "

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "engine/report/advice.h"
 #include "engine/report/codec_choice.h"
@@ -69,7 +70,7 @@ Decision DecideFor(const ScanResult& r, size_t index, const Decision& base) {
   } else if (d.dedup.verdict == Verdict::kDedupNeedsHardware) {
     d.verdict = Verdict::kDedupNeedsHardware;
     d.dedup_with_hardware = true;
-  } else if (s.compressratio >= kCompressionPaysRatio) {
+  } else if (DataCompression(s) >= kCompressionPaysRatio) {
     d.verdict = Verdict::kCompressionOnly;
   } else {
     d.verdict = Verdict::kStoreAsIs;
@@ -82,6 +83,18 @@ Decision DecideFor(const ScanResult& r, size_t index, const Decision& base) {
 }  // namespace
 
 uint64_t LogicalOf(const SettingResult& s) { return s.lsize + s.zero_lsize; }
+
+double DataCompression(const SettingResult& s) {
+  // The all-zero records this setting writes as data without dedup (compression=off): they
+  // take their lsize, like the records compressratio already counts at 1x.
+  const uint64_t written_zero = s.zero_used_without_dedup > 0 ? s.zero_lsize : 0;
+  const uint64_t written_lsize = s.lsize + written_zero;
+  if (written_lsize == 0) {
+    // Every record is all-zero and a hole: unbounded, unless nothing was scanned.
+    return LogicalOf(s) > 0 ? std::numeric_limits<double>::infinity() : s.compressratio;
+  }
+  return s.compressratio * double(LogicalOf(s)) / double(written_lsize);
+}
 
 SettingSpace SpaceOf(const SettingResult& s, const ScanOptions& o) {
   SettingSpace space;
@@ -101,7 +114,7 @@ SettingSpace SpaceOf(const SettingResult& s, const ScanOptions& o) {
                                : 512;
     ddt = zfs::DeflatedSize(fp->asize_bytes, ratio);
   }
-  const uint64_t written = s.dedup_write_used;
+  const uint64_t written = s.used - std::min(s.used, s.zero_used_without_dedup);
   space.stored_dedup_bytes = (written > removed ? written - removed : 0) + ddt;
   if (space.logical_bytes > 0) {
     space.saved = 1.0 - double(space.stored_bytes) / double(space.logical_bytes);

@@ -6,13 +6,13 @@
 // settings table's mark, the JSON "decision" object and the HTML highlight are all written from
 // it, so they cannot disagree.
 //
-// One definition of "saved" (SpaceOf): 1 - stored / logical, where logical is the lsize the
-// dataset accounts (`zfs get logicalused`) and stored is usable space as `zfs get used` counts it:
-// parity and padding deflated by the vdev's ratio (vdev_deflate_ratio). Without dedup stored is
-// `used`; with dedup it is `used` less what dedup removes (referenced - allocated DSIZE) plus the
-// DDT's blocks deflated alike, so both sides of every comparison carry parity and padding the
-// same way, and neither the pool-wide overhead that `zpool list` ALLOC adds (MOS, space maps).
-// The legend of every report says so.
+// One definition of "saved" (SpaceOf): 1 - stored / logical, where logical is the data in
+// records, all-zero ones included (LogicalOf) and stored is usable space as `zfs get used` counts
+// it: parity and padding deflated by the vdev's ratio (vdev_deflate_ratio). Without dedup stored
+// is `used`; with dedup it is `used` as dedup writes the data (less zero_used_without_dedup), less
+// what dedup removes (referenced - allocated DSIZE), plus the DDT's blocks deflated alike, so both
+// sides of every comparison carry parity and padding the same way, and neither the pool-wide
+// overhead that `zpool list` ALLOC adds (MOS, space maps). The legend of every report says so.
 //
 // The policy thresholds live in advice.h. Thread safety: pure functions.
 
@@ -67,11 +67,19 @@ std::string_view VerdictName(Verdict verdict);
 // zero blocks into holes shows as a saving.
 uint64_t LogicalOf(const SettingResult& setting);
 
+// What compression does to the data in records, all-zero ones included: compressratio scaled
+// by logical bytes over the bytes compressratio's records stand for plus the all-zero records
+// written as data. Equal to compressratio where no record is all-zero or where zero records are
+// written (compression=off); above it where a codec makes them holes. The compression verdict
+// and advice judge on this, so that a codec saving by holes is not called useless. Infinite
+// where every record is an all-zero hole.
+double DataCompression(const SettingResult& setting);
+
 // One setting's space on the one base of every "saved" figure.
 struct SettingSpace {
   uint64_t logical_bytes = 0;  // LogicalOf
   uint64_t stored_bytes = 0;   // usable bytes without dedup: `used`
-  // usable bytes with dedup: dedup_write_used - removed DSIZE + DDT
+  // usable bytes with dedup: used less zero_used_without_dedup, less removed DSIZE, plus DDT
   uint64_t stored_dedup_bytes = 0;
   double saved = 0;        // 1 - stored_bytes / logical_bytes (0 when nothing logical)
   double saved_dedup = 0;  // 1 - stored_dedup_bytes / logical_bytes

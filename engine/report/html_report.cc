@@ -122,8 +122,10 @@ void SettingsTable(const ScanResult& r, const Advice& a, std::string& out) {
   out +=
       "</table></div>\n<p class=\"meta\">saved: 1 &minus; stored / logical, one base for every "
       "saved figure of this report; stored is usable space as <code>zfs get used</code> counts it "
-      "(parity and padding deflated by the vdev's ratio); with dedup: used less what dedup "
-      "removes, plus the DDT, deflated alike. ALLOC (raw): <code>zpool list</code> ALLOC with "
+      "(parity and padding deflated by the vdev's ratio); logical is the data in records, "
+      "all-zero ones included (compression makes them holes); with dedup: used as dedup writes "
+      "the data, less what dedup removes, plus the DDT, deflated alike. ALLOC (raw): <code>zpool "
+      "list</code> ALLOC with "
       "dedup, parity and the pool's own metadata included. Highlighted: the setting the advice "
       "recommends, shown in full below. ~: estimated from a sample, with the 95% interval "
       "(<code>--exact</code> "

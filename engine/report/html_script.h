@@ -277,7 +277,7 @@ inline constexpr const char* kHtmlScript = R"JS(
   }
   function drawSavings(svg) {
     note(svg, 'saved: 1 - stored / logical, stored as zfs used counts it (parity deflated); ' +
-         'with dedup: less what dedup removes, plus the DDT.');
+         'with dedup: as dedup writes the data, less what dedup removes, plus the DDT.');
     return bars(svg, results.map(function (r) { return niceSize(r.recordsize) + ' ' +
                                                        r.compression; }),
                 [{ name: 'saved without dedup', values: results.map(function (r) {

@@ -103,7 +103,8 @@ void Settings(const ScanResult& r, const Advice& a, const TextOptions& t, std::s
       "saved: 1 - stored/logical, one base for every saved figure in this report. Logical is "
       "the data in records, all-zero ones included (compression makes them holes). Stored is "
       "usable space as `zfs get used` counts it (parity and padding deflated by the vdev's "
-      "ratio): used without dedup; used+dedup is used less what dedup removes plus the DDT, "
+      "ratio): used without dedup; used+dedup is used as dedup writes the data, less what dedup "
+      "removes, plus the DDT, "
       "deflated the same way. ALLOC(raw): `zpool list` ALLOC with dedup, parity and the pool's "
       "own metadata included. * the recommended setting, featured below." +
           std::string(t.wide ? "" : " --wide shows every column."),

@@ -141,10 +141,10 @@ struct SettingResult {
   // tables, so not in lsize. lsize + zero_lsize is the data the files hold, the base of every
   // "saved" figure (report/decision.h SpaceOf).
   uint64_t zero_lsize = 0;
-  // `used` as the dedup=on write path lays the data out, before dedup shares a block: less than
-  // `used` where compression=off writes all-zero blocks as data without dedup but makes them
-  // holes with it (zfs/write_rules.h ZeroBlockWrittenOnlyWithoutDedup); else equal.
-  uint64_t dedup_write_used = 0;
+  // The part of `used` the dedup=on write path does not write: all-zero records (and their
+  // metadata) that compression=off writes as data without dedup but as holes with it
+  // (zfs/write_rules.h ZeroBlockWrittenOnlyWithoutDedup); 0 for every other setting.
+  uint64_t zero_used_without_dedup = 0;
   uint64_t pool_alloc = 0;      // zpool list ALLOC: deduplicated, with metadata and the DDT
   uint64_t metadata_bytes = 0;  // the metadata part of `used` (dnodes, indirects, ZAPs)
   // Time spent in this setting's codec over every thread, and the bytes it compressed (unique

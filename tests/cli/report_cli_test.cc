@@ -201,6 +201,39 @@ TEST(ReportCliTest, AllZeroRecordsAreInTheBaseAndHolesUnderDedup) {
   // lz4 (random data does not compress) stores the random half only: about half saved.
   EXPECT_GE(lz4["saved_percent"].get<int>(), 45);
   EXPECT_LE(lz4["saved_percent"].get<int>(), 50);
+  // The verdict and the advice judge compression on the same base: lz4's holes halve the data
+  // although compressratio is 1.00x, so compression pays (not "neither saves much").
+  const json& advice = j["advice"];
+  EXPECT_EQ(advice["decision"]["verdict"], "compression_only");
+  EXPECT_NE(advice["summary"].get<std::string>().find("all-zero records stored as holes"),
+            std::string::npos)
+      << advice["summary"];
+  bool compression_item = false;
+  for (const json& item : advice["items"]) {
+    if (item["kind"] != "compression") continue;
+    compression_item = true;
+    EXPECT_EQ(item["verdict"], "compress") << item["sentence"];
+    EXPECT_NEAR(item["figures"]["data_compressratio"].get<double>(), 2.0, 0.01);
+  }
+  EXPECT_TRUE(compression_item);
+}
+
+// A file of nothing but zeros: every record a hole under lz4, so compression saves almost all of
+// it; the verdict must say so, and the unbounded ratio is left out of the JSON figures.
+TEST(ReportCliTest, AnAllZeroFileIsCompressionThatPays) {
+  testing::TempDir tmp;
+  tmp.WriteFile("zeros", std::vector<uint8_t>(4096 * K, 0));
+  const auto r = RunZsim({"scan", tmp.path().string(), "-q", "--json", "--compression", "off,lz4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = testing::ParseReportJson(r);
+  EXPECT_EQ(j["advice"]["decision"]["verdict"], "compression_only");
+  EXPECT_EQ(j["advice"]["decision"]["compression"], "lz4");
+  EXPECT_GE(j["advice"]["decision"]["saved_percent"].get<int>(), 90);
+  for (const json& item : j["advice"]["items"]) {
+    if (item["kind"] != "compression") continue;
+    EXPECT_EQ(item["verdict"], "compress") << item["sentence"];
+    EXPECT_FALSE(item["figures"].contains("data_compressratio"));
+  }
 }
 
 // The breakdown is the recommended setting's, not the first codec's.

@@ -77,7 +77,6 @@ inline SettingResult MakeSetting(const SettingSpec& spec) {
   s.asize = s.psize;
   s.compressratio = s.psize ? double(s.lsize * 100 / s.psize) / 100.0 : 1.0;
   s.used = s.psize;
-  s.dedup_write_used = s.used;  // no all-zero records: dedup lays out what `used` counts
   s.pool_alloc = a.dsize + spec.ddt_on_disk_bytes;
   return s;
 }
