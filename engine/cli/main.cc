@@ -260,12 +260,9 @@ int main(int argc, char** argv) {
     const bool progress = cmd->progress.value_or(::isatty(STDERR_FILENO) == 1);
     pipeline::ScanControl control;
     control.cancel = &g_cancel;
-    // A saved state keeps its file records: the base of a later --since.
+    // A saved state keeps its file records: the base of a later --since (under mpirun too: the
+    // ranks' records keep their blocks' keys, mpi/distributed_scan.h).
     control.record_files = cmd->save_path.has_value();
-#ifdef ZSIM_MPI
-    // The ranks' states merge, which drops records (their entry references are each rank's own).
-    if (session.active()) control.record_files = false;
-#endif
     std::optional<state::ScanState> since;
     if (cmd->since_path) {
 #ifdef ZSIM_MPI

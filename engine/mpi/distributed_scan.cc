@@ -26,6 +26,7 @@
 #include "engine/mpi/tuning.h"
 #include "engine/mpi/work.h"
 #include "engine/state/merge.h"
+#include "engine/state/save_order.h"
 
 namespace zsim::mpi {
 namespace {
@@ -174,6 +175,8 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
 
   pipeline::ScanControl local = control;
   if (rank != 0) local.progress = nullptr;
+  // File records (a save's) keep their blocks' keys: the entries they name move to other ranks.
+  local.record_keys = true;
   std::unique_ptr<WorkPool> pool;
   const WorkWait work_wait = std::make_shared<std::atomic<uint64_t>>(0);
   // Rank 0 answers the others' requests for work from its scan (work.h WorkServer), and once its
@@ -353,6 +356,17 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   MPI_Bcast(shared_fit, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   FitPartitionedTables(tables, static_cast<uint32_t>(shared_fit[1]), shared_fit[0],
                        resolved.max_memory_bytes);
+  if (control.record_files) {
+    // A save follows: each rank's shards in the order of their keys, so that the whole table
+    // reads in the order a state file writes it (state/save_order.h), whatever N. The records
+    // serve a --since only over exact tables, as one process's (pipeline/scan.cc).
+    for (size_t r = 0; r < owned.size(); ++r) {
+      owned[r] = state::InKeyOrder(*owned[r]);
+      tables[r] = owned[r].get();
+      if (tables[r]->sample_shift() != 0) state.has_records = false;
+    }
+    if (!state.has_records) state.records.clear();
+  }
   if (print_stats) {
     mine.after_scan_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - scan_end).count();

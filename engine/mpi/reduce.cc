@@ -19,7 +19,8 @@ std::string EncodePart(const state::ScanState& state, const PieceMap& pieces) {
   std::string out = "S";
   out.append(reinterpret_cast<const char*>(&n), sizeof n);
   out += p;
-  out += state::EncodeState(state);
+  // File records keep their keys: the tables they name are partitioned among the ranks.
+  out += state::EncodeState(state, /*keep_keys=*/true);
   return out;
 }
 
@@ -59,7 +60,8 @@ Status Reduce(state::ScanState& state, PieceMap& pieces, int rank, int size, Red
       continue;
     }
     AddPieces(pieces, *part_pieces);
-    Result<state::ScanState> part = state::ParseState(ByteView(data + n, left - n));
+    Result<state::ScanState> part =
+        state::ParseState(ByteView(data + n, left - n), true, /*keep_keys=*/true);
     if (!part.ok()) {
       failure =
           Status::Internal(from + "'s scan state does not read back: " + part.status().message());

@@ -114,6 +114,9 @@ struct FileJob {
   // Per row, when the scan keeps file records or the file is linked: the table entry of every
   // record read. Guarded by mu.
   std::vector<std::vector<uint32_t>> refs;
+  // Per row, when the records keep keys (ScanControl::record_keys): the key of every record read
+  // that the table kept. Guarded by mu.
+  std::vector<std::vector<ddt::Fingerprint>> keys;
   // --sample 1/M, a linked file: per row, what its sampled occurrences added. Guarded by mu.
   std::vector<OccurrenceSample> occurrences;
   std::atomic<uint64_t> bytes_read{0};
@@ -200,6 +203,7 @@ struct Worker {
   std::vector<OccurrenceSample> occurrences;
   std::vector<std::pair<uint64_t, int>> occurrence_blocks;
   std::vector<uint32_t> refs;  // the current row's entry references in the chunk (file records)
+  std::vector<ddt::Fingerprint> keys;  // and their keys (ScanControl::record_keys)
   // A linked file's sampled occurrences in the current row of the chunk, and the cells touched.
   OccurrenceSample linked_occurrences;
   // Per row, as FileJob::ranges, the current chunk's.
@@ -726,6 +730,7 @@ std::shared_ptr<FileJob> Scan::MakeJob(walk::WalkItem item, uint64_t size) {
   job->ranges.resize(2 * rows_.size());
   job->linked = !job->piece && item.kind == walk::WalkItem::Kind::kFile && item.info.nlink > 1;
   if (record_ || job->linked) job->refs.resize(rows_.size());
+  if (record_ && control_.record_keys) job->keys.resize(rows_.size());
   if (job->linked && occurrences_) {
     job->occurrences.assign(rows_.size(), OccurrenceSample(options_.compressions.size()));
   }
@@ -794,6 +799,7 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
     size_t ext = 0;
     uint64_t row_zero_blocks = 0, row_holes = 0;
     w.refs.clear();
+    w.keys.clear();
     zfs::IndirectRanges& read_ranges = w.ranges[2 * r];
     zfs::IndirectRanges& nonzero_ranges = w.ranges[2 * r + 1];
     read_ranges.Clear();
@@ -840,6 +846,9 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
           rows_[r].table->Insert(fp, bs, is_zero, keep_ref ? &ref : nullptr,
                                  job.origin != 0 ? job.origin + (rec_begin - job.begin) / 512 : 0);
       if (keep_ref && outcome != ddt::InsertOutcome::kSampledOut) w.refs.push_back(ref);
+      if (record_ && control_.record_keys && outcome != ddt::InsertOutcome::kSampledOut) {
+        w.keys.push_back(fp);
+      }
       if (outcome == ddt::InsertOutcome::kFirst) {
         // Read here before and shipped to its owner since: the census's repeated sighting.
         const bool again =
@@ -868,6 +877,7 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
     if (!w.refs.empty() || !read_ranges.empty()) {
       std::lock_guard<std::mutex> lock(job.mu);
       if (!w.refs.empty()) job.refs[r].insert(job.refs[r].end(), w.refs.begin(), w.refs.end());
+      if (!w.keys.empty()) job.keys[r].insert(job.keys[r].end(), w.keys.begin(), w.keys.end());
       job.ranges[2 * r].Merge(read_ranges);
       job.ranges[2 * r + 1].Merge(nonzero_ranges);
     }
@@ -1142,6 +1152,7 @@ void Scan::FinishFile(FileJob& job) {
     {
       std::lock_guard<std::mutex> lock(job.mu);
       rec.refs = std::move(job.refs);
+      rec.keys = std::move(job.keys);
     }
     if (linked) {
       // Its block references move to the link unless the record goes into the state too.
@@ -1156,6 +1167,8 @@ void Scan::FinishFile(FileJob& job) {
       if (!state::StampsVouch(rec.mtime_ns, rec.ctime_ns, stamp_floor_ns_)) {
         rec.ctime_ns = state::kUntrustedStamp;
       }
+      // Keys instead of references (the table's entries move to other ranks).
+      if (control_.record_keys) rec.refs.clear();
       state_.records.push_back(std::move(rec));
     }
   }

@@ -79,6 +79,10 @@ struct ScanControl {
   // 4 bytes per block per recordsize), so that a saved state can be the base of a --since scan.
   // Dropped when the tables end up sampled (--sample, --max-memory). Not for pieces of files.
   bool record_files = false;
+  // With `record_files`: each record keeps, per row, the key of every block it read
+  // (state::FileRecord::keys, 16 bytes a block) instead of its table entry's reference: the
+  // records of a distributed scan's rank, whose table entries move to other ranks (engine/mpi).
+  bool record_keys = false;
   // A distributed scan's exchange of table entries while it reads (engine/mpi/table_stream.h).
   // When set, `tables_started` is called once from the scan's thread with the rows' tables (in
   // row order) before the first chunk is read; from then until the pipeline has drained, the scan

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/base/size_suffix.h"
+#include "engine/report/decision.h"
 
 namespace zsim::report {
 namespace {
@@ -18,6 +19,7 @@ struct Figure {
   double old_value, new_value;
   bool is_bytes;  // printed as a size, else as a ratio or count
   bool is_ratio;
+  bool is_saved = false;  // a saved fraction of the logical size (decision.h SettingSpace)
 };
 
 uint64_t DdtRamBytes(const SettingResult& s, const ScanOptions& o) {
@@ -33,8 +35,11 @@ std::vector<Figure> Figures(const SettingResult& a, const ScanOptions& ao, const
   auto entries = [](const SettingResult& s) {
     return double(s.dedup.unique_entries + s.dedup.duplicate_entries);
   };
+  // The logical size and the savings on the one base of every report's saved figure
+  // (decision.h LogicalOf: the all-zero records a codec makes holes are in it).
+  const SettingSpace sa = SpaceOf(a, ao), sb = SpaceOf(b, bo);
   return {
-      {"lsize", double(a.lsize), double(b.lsize), true, false},
+      {"logical", double(sa.logical_bytes), double(sb.logical_bytes), true, false},
       {"psize", double(a.psize), double(b.psize), true, false},
       {"compressratio", a.compressratio, b.compressratio, false, true},
       {"dedup_ratio", a.dedup.ratio, b.dedup.ratio, false, true},
@@ -42,6 +47,8 @@ std::vector<Figure> Figures(const SettingResult& a, const ScanOptions& ao, const
       {"ddt_ram_bytes", double(DdtRamBytes(a, ao)), double(DdtRamBytes(b, bo)), true, false},
       {"used", double(a.used), double(b.used), true, false},
       {"pool_alloc", double(a.pool_alloc), double(b.pool_alloc), true, false},
+      {"saved", sa.saved, sb.saved, false, false, true},
+      {"saved_dedup", sa.saved_dedup, sb.saved_dedup, false, false, true},
   };
 }
 
@@ -60,6 +67,7 @@ std::vector<std::pair<size_t, size_t>> Common(const ScanResult& a, const ScanRes
 }
 
 std::string Value(const Figure& f, double v) {
+  if (f.is_saved) return SavedText(v);
   if (f.is_ratio) return fmt::format("{:.2f}x", v);
   if (f.is_bytes) return FormatBytes(static_cast<uint64_t>(v));
   return fmt::format("{:.0f}", v);
@@ -67,6 +75,9 @@ std::string Value(const Figure& f, double v) {
 
 std::string Change(const Figure& f) {
   if (f.old_value == f.new_value) return "=";
+  // A saved fraction changes by percentage points, as the reports round it.
+  if (f.is_saved)
+    return fmt::format("{:+d} pts", SavedPercentOf(f.new_value) - SavedPercentOf(f.old_value));
   if (f.old_value == 0) return "new";
   return fmt::format("{:+.1f}%", (f.new_value / f.old_value - 1) * 100);
 }
@@ -100,9 +111,9 @@ std::string DiffJson(const ScanResult& a, const ScanResult& b, const std::string
     const SettingResult& x = a.results[i];
     json r = {{"recordsize", x.recordsize}, {"compression", CompressionName(x.compression)}};
     for (const Figure& f : Figures(x, a.options, b.results[j], b.options)) {
-      r[f.name] = f.is_ratio ? json::array({f.old_value, f.new_value})
-                             : json::array({static_cast<uint64_t>(f.old_value),
-                                            static_cast<uint64_t>(f.new_value)});
+      r[f.name] = f.is_ratio || f.is_saved ? json::array({f.old_value, f.new_value})
+                                           : json::array({static_cast<uint64_t>(f.old_value),
+                                                          static_cast<uint64_t>(f.new_value)});
     }
     results.push_back(std::move(r));
   }

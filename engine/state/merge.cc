@@ -249,9 +249,13 @@ MergeCounts Merge(ScanState& into, const ScanState& from) {
   for (const RowState& r : into.rows) records = records && r.table->sample_shift() == 0;
   if (records) {
     into.records.reserve(into.records.size() + from.records.size());
+    // A part without inputs of its own (a distributed scan's rank: engine/mpi/reduce.h) scanned
+    // `into`'s: its records name those.
+    const uint32_t root_offset = from.options.paths.empty() ? 0 : paths_before;
     for (const FileRecord& f : from.records) {
       FileRecord& g = into.records.emplace_back(f);
-      g.root += paths_before;
+      g.root += root_offset;
+      // Records that keep keys (FileRecord::keys) need no lookup.
       for (size_t r = 0; r < g.refs.size(); ++r) {
         for (uint32_t& ref : g.refs[r]) {
           ref = into.rows[r].table->Find(from.rows[r].table->KeyOf(ref));

@@ -6,6 +6,18 @@
 
 namespace zsim::state {
 
+namespace {
+
+// One shard's entries, copied in their places' order (a place is its id), then given by key.
+struct Entry {
+  ddt::Fingerprint key;
+  uint64_t lsize, origin;
+  uint32_t refcount, id;
+  bool is_zero;
+};
+
+}  // namespace
+
 void ForEachInKeyOrder(const ddt::DedupTable& table,
                        const std::function<void(const ddt::EntryView&)>& fn,
                        ddt::DedupTable::RefMap* map) {
@@ -19,13 +31,6 @@ void ForEachInKeyOrder(const ddt::DedupTable& table,
     table.ForEach(fn);
     return;
   }
-  // One shard's entries, copied in their places' order (a place is its id), then given by key.
-  struct Entry {
-    ddt::Fingerprint key;
-    uint64_t lsize, origin;
-    uint32_t refcount, id;
-    bool is_zero;
-  };
   const size_t settings = table.settings();
   std::vector<Entry> entries;
   std::vector<ddt::PsizeCode> codes;
@@ -54,6 +59,20 @@ void ForEachInKeyOrder(const ddt::DedupTable& table,
       fn(view);
     }
   }
+}
+
+std::unique_ptr<ddt::DedupTable> InKeyOrder(ddt::DedupTable& table) {
+  auto out = std::make_unique<ddt::DedupTable>(table.layout());
+  out->RaiseSampleShift(table.sample_shift());
+  // Shard by shard: ForEachInKeyOrder gives shard k's entries before any of shard k + 1's.
+  size_t shard = 0;
+  ForEachInKeyOrder(table, [&](const ddt::EntryView& e) {
+    const size_t k = ddt::DedupTable::ShardOf(e.key);
+    for (; shard < k; ++shard) table.DropShard(shard);
+    out->LoadNewEntry(e);
+  });
+  for (; shard < ddt::DedupTable::kShards; ++shard) table.DropShard(shard);
+  return out;
 }
 
 std::vector<uint32_t> SortedRefs(const std::vector<uint32_t>& refs,

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,11 +32,20 @@ namespace zsim::state {
 // reference it gets in a table loaded in that order (ddt::DedupTable::LoadNewEntry numbers
 // entries as they come, per shard). Holds one shard's entries at a time (about 40 bytes plus 2
 // per setting each). A partitioned table (a distributed scan's, ddt::RemotePart) is given in
-// its own order instead: its remote entries cannot be gathered per shard, and its local
-// entries keep their references (the remote ones lie in other shards).
+// its own order instead (its local entries, then the remote part's): its remote entries cannot
+// be gathered per shard, and its local entries keep their references (the remote ones lie in
+// other shards). That is the order of the keys when every part holds its shards in key order
+// (InKeyOrder) and the remote part gives shards above the local ones, in order: a distributed
+// scan's partition (mpi/partition.h: rank k owns the k-th range of shards) before a save.
 void ForEachInKeyOrder(const ddt::DedupTable& table,
                        const std::function<void(const ddt::EntryView&)>& fn,
                        ddt::DedupTable::RefMap* map = nullptr);
+
+// `table`'s entries (not partitioned) in a new table of the same layout and sample shift, each
+// shard's in the order of their keys, so that its ForEach gives them as ForEachInKeyOrder does;
+// `table`'s shards are freed as they are copied (at most one shard held twice). Origins and the
+// census refcount are not kept (a table whose scan is over).
+std::unique_ptr<ddt::DedupTable> InKeyOrder(ddt::DedupTable& table);
 
 // The entry references `refs` renumbered by `map` (ForEachInKeyOrder) and sorted.
 std::vector<uint32_t> SortedRefs(const std::vector<uint32_t>& refs,

@@ -20,11 +20,11 @@
 // its own: ProbeColumns), from which Finish derives psize and embedding under the report's
 // profile and pool geometry (finish/settled_codes.h); it refuses what they cannot answer (zero
 // blocks with compression=off; in states of format 9, zstd early abort under another budget or
-// profile: finish/finish.h CheckReportOptions). States of format 7 keep every codec's output under the scan's budget
-// (CodeKind::kRaw); states of format 6 and older hold psize rounded under the scan's profile and
-// geometry (CodeKind::kRounded), which those reports must keep. With --sample 1/M or --max-memory,
-// the occurrence sample's and sketches' auxiliary sizes were taken under the scan's allocation,
-// which the report must then keep.
+// profile: finish/finish.h CheckReportOptions). States of format 7 keep every codec's output under
+// the scan's budget (CodeKind::kRaw); states of format 6 and older hold psize rounded under the
+// scan's profile and geometry (CodeKind::kRounded), which those reports must keep. With --sample
+// 1/M or --max-memory, the occurrence sample's and sketches' auxiliary sizes were taken under the
+// scan's allocation, which the report must then keep.
 //
 // Merge (state/merge.h) adds one state into another.
 //
@@ -186,6 +186,11 @@ struct FileRecord {
   // (ddt::DedupTable::Insert) per record read, in no particular order.
   std::vector<uint64_t> zero_blocks, holes;
   std::vector<std::vector<uint32_t>> refs;
+  // A distributed scan's (pipeline::ScanControl::record_keys): per row, the key of each record
+  // read, in place of `refs` (empty then), its rank's table entries moving to other ranks; the
+  // state file writes them as references to the entries of the whole table (state_file.h).
+  // Empty otherwise.
+  std::vector<std::vector<ddt::Fingerprint>> keys;
   FileIndirects indirects;  // per row (empty from states of format < 6)
 };
 

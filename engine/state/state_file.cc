@@ -98,9 +98,46 @@ void PutMoments(FrameWriter& w, const estimate::RatioEstimator& r) {
   for (double v : {m.sx, m.sy, m.sxx, m.syy, m.sxy}) w.F64(v);
 }
 
+// Keys of records (FileRecord::keys) and the references of their entries in the table as written.
+struct KeyRefs {
+  std::vector<ddt::Fingerprint> keys;  // sorted by (hi, lo), hi as the table keeps it
+  std::vector<uint32_t> refs;          // kDroppedRef: not in the table
+  uint32_t RefOf(ddt::Fingerprint key) const {
+    key.hi &= kTableHiBits;
+    const auto it = std::lower_bound(keys.begin(), keys.end(), key, KeyLess);
+    return it != keys.end() && it->hi == key.hi && it->lo == key.lo
+               ? refs[static_cast<size_t>(it - keys.begin())]
+               : ddt::DedupTable::kDroppedRef;
+  }
+  static bool KeyLess(const ddt::Fingerprint& a, const ddt::Fingerprint& b) {
+    return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo;
+  }
+};
+
+// Row `row`'s keys of every record that keeps keys, to be looked up in its table.
+KeyRefs RecordKeys(const ScanState& s, size_t row) {
+  KeyRefs k;
+  for (const FileRecord& f : s.records) {
+    if (row >= f.keys.size()) continue;
+    for (ddt::Fingerprint key : f.keys[row]) {
+      key.hi &= kTableHiBits;
+      k.keys.push_back(key);
+    }
+  }
+  std::sort(k.keys.begin(), k.keys.end(), KeyRefs::KeyLess);
+  k.keys.erase(
+      std::unique(k.keys.begin(), k.keys.end(),
+                  [](const auto& a, const auto& b) { return a.hi == b.hi && a.lo == b.lo; }),
+      k.keys.end());
+  k.refs.assign(k.keys.size(), ddt::DedupTable::kDroppedRef);
+  return k;
+}
+
 // The entries in the order of their keys (state/save_order.h); `map`, when given, receives their
-// references as the loaded table will number them.
-void PutTable(FrameWriter& w, const ddt::DedupTable& t, ddt::DedupTable::RefMap* map) {
+// references as the loaded table will number them, and `keys`, when given, the references of
+// its keys (the entries' places in their shards as written, which the loaded table gives them).
+void PutTable(FrameWriter& w, const ddt::DedupTable& t, ddt::DedupTable::RefMap* map,
+              KeyRefs* keys = nullptr) {
   const std::vector<ddt::SettingStorage>& layout = t.layout();
   for (const ddt::SettingStorage& s : layout) {
     w.U8(static_cast<uint8_t>(s.kind));
@@ -108,9 +145,22 @@ void PutTable(FrameWriter& w, const ddt::DedupTable& t, ddt::DedupTable::RefMap*
   }
   w.U32(t.sample_shift());
   w.U64(t.entries());
+  size_t shard = ddt::DedupTable::kShards;  // the current entry's, and its place there
+  uint32_t place = 0;
   ForEachInKeyOrder(
       t,
       [&](const ddt::EntryView& e) {
+        if (keys) {
+          const size_t k = ddt::DedupTable::ShardOf(e.key);
+          place = k == shard ? place + 1 : 0;
+          shard = k;
+          const auto it =
+              std::lower_bound(keys->keys.begin(), keys->keys.end(), e.key, KeyRefs::KeyLess);
+          if (it != keys->keys.end() && it->hi == e.key.hi && it->lo == e.key.lo) {
+            keys->refs[static_cast<size_t>(it - keys->keys.begin())] =
+                static_cast<uint32_t>(k << 24) | place;
+          }
+        }
         bool side = false;
         for (size_t c = 0; c < layout.size(); ++c) {
           side = side || (layout[c].kind == ddt::SettingStorage::Kind::kSide &&
@@ -134,6 +184,9 @@ void PutTable(FrameWriter& w, const ddt::DedupTable& t, ddt::DedupTable::RefMap*
 
 // File records (format version 3), after the tables their references name.
 constexpr uint8_t kZvolRecord = 1, kFailedRecord = 2, kDataRecord = 4;
+// A record that keeps keys (FileRecord::keys): in the parts a distributed scan's ranks send
+// each other only (EncodeState with keyed records kept), never in a file.
+constexpr uint8_t kKeyedRecord = 8;
 
 // What a file record or a link keeps of one row: zero blocks, holes, entry references.
 // The references renumbered by `map` (the table's as written, PutTable) and sorted.
@@ -156,9 +209,11 @@ void PutIndirects(FrameWriter& w, const FileIndirects& f, size_t row) {
   PutLevels(w, row < f.nonzero.size() ? f.nonzero[row] : std::vector<uint64_t>{});
 }
 
-// `maps`: per row, the references of its table as written. Records by input and path.
+// `maps`: per row, the references of its table as written; `keys`: per row, those of the records'
+// keys, or empty to write keys as keys (a part, kKeyedRecord). Records by input and path.
 void PutRecords(FrameWriter& w, const ScanState& s,
-                const std::vector<ddt::DedupTable::RefMap>& maps) {
+                const std::vector<ddt::DedupTable::RefMap>& maps,
+                const std::vector<KeyRefs>& keys) {
   w.U8(s.has_records);
   if (!s.has_records) return;
   w.U64(s.records.size());
@@ -171,12 +226,34 @@ void PutRecords(FrameWriter& w, const ScanState& s,
     w.U64(f.size);
     w.U64(static_cast<uint64_t>(f.mtime_ns));
     w.U64(static_cast<uint64_t>(f.ctime_ns));
+    const bool keyed = !f.keys.empty();
+    const bool as_keys = keyed && keys.empty();
     w.U8((f.is_zvol ? kZvolRecord : 0) | (f.failed ? kFailedRecord : 0) |
-         (f.has_data ? kDataRecord : 0));
+         (f.has_data ? kDataRecord : 0) | (as_keys ? kKeyedRecord : 0));
     w.U64(f.content_lo);
     w.U64(f.content_hi);
     for (size_t r = 0; r < s.rows.size(); ++r) {
-      PutRowBlocks(w, f.zero_blocks[r], f.holes[r], f.refs[r], maps[r]);
+      if (as_keys) {
+        w.U64(f.zero_blocks[r]);
+        w.U64(f.holes[r]);
+        w.U64(f.keys[r].size());
+        for (const ddt::Fingerprint& key : f.keys[r]) {
+          w.U64(key.lo);
+          w.U64(key.hi);
+        }
+      } else if (keyed) {
+        // The entries' references in the table as written, sorted (as PutRowBlocks writes).
+        std::vector<uint32_t> refs;
+        refs.reserve(f.keys[r].size());
+        for (const ddt::Fingerprint& key : f.keys[r]) refs.push_back(keys[r].RefOf(key));
+        std::sort(refs.begin(), refs.end());
+        w.U64(f.zero_blocks[r]);
+        w.U64(f.holes[r]);
+        w.U64(refs.size());
+        for (uint32_t ref : refs) w.U32(ref);
+      } else {
+        PutRowBlocks(w, f.zero_blocks[r], f.holes[r], f.refs[r], maps[r]);
+      }
       PutIndirects(w, f.indirects, r);
     }
   }
@@ -246,7 +323,10 @@ void PutRun(FrameWriter& w, const ScanState& s) {
   }
 }
 
-void PutState(FrameWriter& w, const ScanState& s) {
+// `resolve_keys`: records that keep keys (FileRecord::keys) are written with the references of
+// their entries (a file), else with their keys (a distributed scan's part, whose tables are
+// elsewhere).
+void PutState(FrameWriter& w, const ScanState& s, bool resolve_keys) {
   PutOptions(w, s.options);
   const size_t settings = s.options.compressions.size();
   for (size_t c = 0; c < settings; ++c) {
@@ -349,6 +429,13 @@ void PutState(FrameWriter& w, const ScanState& s) {
   // Rows. The file records and links name entries as the tables are written.
   const bool refs = s.has_records || !s.links.empty();
   std::vector<ddt::DedupTable::RefMap> maps(s.rows.size());
+  const bool keyed =
+      s.has_records && std::any_of(s.records.begin(), s.records.end(),
+                                   [](const FileRecord& f) { return !f.keys.empty(); });
+  std::vector<KeyRefs> keys;
+  if (keyed && resolve_keys) {
+    for (size_t row = 0; row < s.rows.size(); ++row) keys.push_back(RecordKeys(s, row));
+  }
   w.U32(static_cast<uint32_t>(s.rows.size()));
   for (size_t row = 0; row < s.rows.size(); ++row) {
     const RowState& r = s.rows[row];
@@ -372,9 +459,9 @@ void PutState(FrameWriter& w, const ScanState& s) {
       w.U8(static_cast<uint8_t>(dc.precision()));
       for (size_t i = 0; i < (size_t{1} << dc.precision()); ++i) w.U8(dc.register_at(i));
     }
-    PutTable(w, *r.table, refs ? &maps[row] : nullptr);
+    PutTable(w, *r.table, refs ? &maps[row] : nullptr, keys.empty() ? nullptr : &keys[row]);
   }
-  PutRecords(w, s, maps);
+  PutRecords(w, s, maps, keys);
   PutLinks(w, s, maps, directory_at, extension_at);
   PutRun(w, s);
 }
@@ -639,7 +726,8 @@ void GetIndirects(FrameReader& r, FileIndirects& f) {
   f.nonzero.push_back(GetLevels(r));
 }
 
-void GetRecords(FrameReader& r, ScanState& s, uint32_t version) {
+// `keyed`: records that keep keys are accepted (a distributed scan's part), else corrupt.
+void GetRecords(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
   s.has_records = r.U8() != 0;
   if (!s.has_records || !r.ok()) return;
   const uint64_t n = Count(r, kMaxCount, "file record");
@@ -654,15 +742,31 @@ void GetRecords(FrameReader& r, ScanState& s, uint32_t version) {
     f.mtime_ns = static_cast<int64_t>(r.U64());
     f.ctime_ns = static_cast<int64_t>(r.U64());
     const uint8_t flags = r.U8();
-    if (flags > (kZvolRecord | kFailedRecord | kDataRecord)) r.Fail("corrupt: a file record");
+    const uint8_t known = kZvolRecord | kFailedRecord | kDataRecord | (keyed ? kKeyedRecord : 0);
+    if ((flags & ~known) != 0) r.Fail("corrupt: a file record");
     f.is_zvol = (flags & kZvolRecord) != 0;
     f.failed = (flags & kFailedRecord) != 0;
     f.has_data = (flags & kDataRecord) != 0;
     f.content_lo = r.U64();
     f.content_hi = r.U64();
     for (size_t row = 0; row < s.rows.size() && r.ok(); ++row) {
-      GetRowBlocks(r, *s.rows[row].table, f.zero_blocks, f.holes, f.refs);
-      if (f.zero_blocks[row] > f.refs[row].size()) r.Fail("corrupt: a file record's zero blocks");
+      if ((flags & kKeyedRecord) != 0) {
+        f.zero_blocks.push_back(r.U64());
+        f.holes.push_back(r.U64());
+        std::vector<ddt::Fingerprint>& v = f.keys.emplace_back();
+        const uint64_t blocks = Count(r, kMaxCount, "block key");
+        v.reserve(std::min<uint64_t>(blocks, 1 << 16));
+        for (uint64_t k = 0; k < blocks && r.ok(); ++k) {
+          ddt::Fingerprint key;
+          key.lo = r.U64();
+          key.hi = r.U64();
+          v.push_back(key);
+        }
+        if (f.zero_blocks[row] > v.size()) r.Fail("corrupt: a file record's zero blocks");
+      } else {
+        GetRowBlocks(r, *s.rows[row].table, f.zero_blocks, f.holes, f.refs);
+        if (f.zero_blocks[row] > f.refs[row].size()) r.Fail("corrupt: a file record's zero blocks");
+      }
       if (version >= 6) GetIndirects(r, f.indirects);
     }
     s.records.push_back(std::move(f));
@@ -708,7 +812,7 @@ void GetLinks(FrameReader& r, ScanState& s, uint32_t version) {
   }
 }
 
-void GetState(FrameReader& r, ScanState& s, uint32_t version) {
+void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
   GetOptions(r, s.options, version);
   if (!r.ok()) return;
   const ScanOptions& o = s.options;
@@ -909,7 +1013,7 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version) {
         TableLayout(o, s.sampling.sampled, s.code_kind);
     rs.table = GetTable(r, expected, s.code_kind, o.compressions, policy);
   }
-  if (version >= 3 && r.ok()) GetRecords(r, s, version);
+  if (version >= 3 && r.ok()) GetRecords(r, s, version, keyed);
   if (version >= 5 && r.ok()) GetLinks(r, s, version);
   if (version >= 11 && r.ok()) {
     s.host = r.Str();
@@ -968,10 +1072,10 @@ std::string HeadBytes(const ScanState& state) {
 
 }  // namespace
 
-std::string EncodeState(const ScanState& state) {
+std::string EncodeState(const ScanState& state, bool keep_keys) {
   std::string bytes = HeadBytes(state);
   FrameWriter w(&bytes);
-  PutState(w, state);
+  PutState(w, state, !keep_keys);
   w.Finish();  // appending to a string does not fail
   return bytes;
 }
@@ -996,7 +1100,7 @@ Status SaveState(const ScanState& state, const std::string& path, uint64_t* byte
     done += static_cast<size_t>(w);
   }
   FrameWriter w(fd);
-  PutState(w, state);
+  PutState(w, state, /*resolve_keys=*/true);
   const Status written = w.Finish();
   if (!written.ok()) return fail(written);
   if (::fsync(fd) != 0) return fail(Status::FromErrno("cannot sync " + tmp, errno));
@@ -1025,7 +1129,8 @@ namespace {
 // Reads magic, version and text header through `read` (n bytes into p, false when short), then
 // the frames through `reader`. `name` prefixes every message.
 template <typename ReadFn>
-Result<ScanState> Parse(ReadFn read, FrameReader& reader, const std::string& name, bool verify) {
+Result<ScanState> Parse(ReadFn read, FrameReader& reader, const std::string& name, bool verify,
+                        bool keyed) {
   char magic[sizeof kMagic];
   uint32_t version = 0, len = 0;
   if (!read(magic, sizeof magic) || std::memcmp(magic, kMagic, sizeof kMagic) != 0) {
@@ -1052,7 +1157,7 @@ Result<ScanState> Parse(ReadFn read, FrameReader& reader, const std::string& nam
         ": report it with the zsim that wrote it, or scan again");
   }
   ScanState s;
-  GetState(reader, s, version);
+  GetState(reader, s, version, keyed);
   const Status end = reader.End();
   if (!end.ok()) return Status::Corruption(name + " is " + end.message());
   return s;
@@ -1075,12 +1180,12 @@ Result<ScanState> LoadState(const std::string& path) {
     }
     return true;
   };
-  Result<ScanState> s = Parse(read, reader, path, true);
+  Result<ScanState> s = Parse(read, reader, path, true, /*keyed=*/false);
   ::close(fd);
   return s;
 }
 
-Result<ScanState> ParseState(ByteView bytes, bool verify_checksums) {
+Result<ScanState> ParseState(ByteView bytes, bool verify_checksums, bool keep_keys) {
   size_t pos = 0;
   auto read = [&](void* p, size_t n) {
     if (bytes.size() - pos < n) return false;
@@ -1098,7 +1203,7 @@ Result<ScanState> ParseState(ByteView bytes, bool verify_checksums) {
   }
   pos = 0;
   FrameReader reader(bytes.subspan(std::min(header_end, bytes.size())), verify_checksums);
-  return Parse(read, reader, "the state", verify_checksums);
+  return Parse(read, reader, "the state", verify_checksums, keep_keys);
 }
 
 }  // namespace zsim::state

@@ -455,5 +455,48 @@ TEST_F(StateCliTest, DiffShowsWhatChangedBetweenTwoScans) {
   EXPECT_FALSE(bad.err.empty());
 }
 
+// The diff's logical size and savings rest on the reports' one base (report/decision.h
+// LogicalOf: lsize plus the all-zero records a codec makes holes), so the saved fraction a diff
+// shows is the report's: with all-zero files under lz4, lsize alone would leave the zeros out
+// of the base and make the saving look smaller.
+TEST_F(StateCliTest, DiffRestsOnTheReportsLogicalBase) {
+  testing::TempDir data;
+  data.WriteFile("t/text.bin", testing::GenerateBlock(400 * 1024, 0.7, 3));
+  const std::vector<std::string> flags = {"--recordsize", "128K", "--compression", "off,lz4"};
+  const json before = ScanSaving({(data.path() / "t").string()}, flags, StatePath("z-before"));
+  data.WriteFile("t/zeros.img", std::vector<uint8_t>(1024 * 1024, 0));
+  const json after = ScanSaving({(data.path() / "t").string()}, flags, StatePath("z-after"));
+  const testing::CommandResult r =
+      testing::RunZsim({"diff", StatePath("z-before"), StatePath("z-after"), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json d = testing::ParseReportJson(r);
+  ASSERT_EQ(d["results"].size(), 2u);
+  for (const json& row : d["results"]) {
+    const std::string c = row["compression"];
+    SCOPED_TRACE(c);
+    for (int k = 0; k < 2; ++k) {
+      const json& s = testing::ResultFor(k == 0 ? before : after, 128 * 1024, c);
+      const uint64_t logical = s["lsize"].get<uint64_t>() + s["zero_lsize"].get<uint64_t>();
+      ASSERT_TRUE(row.contains("logical")) << row.dump();
+      EXPECT_EQ(row["logical"][k].get<uint64_t>(), logical);
+      EXPECT_DOUBLE_EQ(row["saved"][k].get<double>(),
+                       1.0 - s["used"].get<double>() / static_cast<double>(logical));
+    }
+  }
+  // lz4 makes the zeros holes: in its base all the same (off's, which writes them), and saved.
+  const json& lz4 = testing::ResultFor(after, 128 * 1024, "lz4");
+  ASSERT_GT(lz4["zero_lsize"].get<uint64_t>(), 0u);
+  const json& off_row = d["results"][0];
+  const json& lz4_row = d["results"][1];
+  ASSERT_EQ(lz4_row["compression"], "lz4");
+  EXPECT_EQ(lz4_row["logical"][1].get<uint64_t>(), off_row["logical"][1].get<uint64_t>());
+  EXPECT_GT(lz4_row["saved"][1].get<double>(), lz4_row["saved"][0].get<double>());
+  const testing::CommandResult text =
+      testing::RunZsim({"diff", StatePath("z-before"), StatePath("z-after")});
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("saved"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(" pts"), std::string::npos) << text.out;
+}
+
 }  // namespace
 }  // namespace zsim

@@ -15,10 +15,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <string>
 
 #include "engine/ddt/dedup_table.h"
 #include "engine/io/file_system.h"
 #include "engine/pipeline/scan.h"
+#include "engine/state/save_order.h"
 #include "engine/zfs/write_rules.h"
 #include "tests/util/test_util.h"
 
@@ -115,6 +118,91 @@ TEST(StateFileTest, ASparseFilesIndirectBlocksAreCountedAndReadBack) {
   EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
   EXPECT_NE(refused.status().message().find("file shape"), std::string::npos)
       << refused.status().message();
+}
+
+// A distributed scan's ranks keep their records' blocks as keys (FileRecord::keys: their table
+// entries move to other ranks). Saved, such records are the references of their entries in the
+// table as written: the bytes of the same state whose records hold references. In a part sent
+// between ranks (EncodeState with keep_keys) they stay keys, which only ParseState with
+// keep_keys reads: a file holding them is refused.
+TEST(StateFileTest, RecordsThatKeepKeysAreWrittenAsTheirEntriesReferences) {
+  testing::TempDir dir;
+  const std::vector<uint8_t> shared = testing::GenerateBlock(96 * 1024, 0.5, 3);
+  dir.WriteFile("a/one.bin", shared);
+  dir.WriteFile("b/two.bin", shared);
+  dir.WriteFile("b/zeros.img", std::vector<uint8_t>(64 * 1024, 0));
+  for (int i = 0; i < 12; ++i) {
+    dir.WriteFile("c/" + testing::NumberedName("f", i), testing::GenerateBlock(20000, 0.4, 10 + i));
+  }
+  const state::ScanState with_refs = ScannedState(dir);
+  ASSERT_TRUE(with_refs.has_records);
+  state::ScanState with_keys = ScannedState(dir);
+  ASSERT_EQ(with_keys.records.size(), with_refs.records.size());
+  // The run section's figures alike (the bytes before it are the data's).
+  with_keys.seconds = with_refs.seconds;
+  for (size_t r = 0; r < with_keys.rows.size(); ++r) {
+    with_keys.rows[r].codec_seconds = with_refs.rows[r].codec_seconds;
+  }
+  // A stamp as recent as the scan's start is stored as untrusted: the second scan may see it so
+  // where the first did not.
+  std::map<std::string, int64_t> ctimes;
+  for (const state::FileRecord& f : with_refs.records) ctimes[f.path] = f.ctime_ns;
+  uint64_t keys = 0;
+  for (state::FileRecord& f : with_keys.records) {
+    f.ctime_ns = ctimes.at(f.path);
+    for (size_t r = 0; r < f.refs.size(); ++r) {
+      auto& k = f.keys.emplace_back();
+      for (uint32_t ref : f.refs[r]) k.push_back(with_keys.rows[r].table->KeyOf(ref));
+      keys += k.size();
+    }
+    f.refs.clear();
+  }
+  ASSERT_GT(keys, 20u);
+  const std::string want = state::EncodeState(with_refs);
+  EXPECT_TRUE(state::EncodeState(with_keys) == want) << "keys not written as references";
+
+  const std::string part = state::EncodeState(with_keys, /*keep_keys=*/true);
+  EXPECT_NE(part, want);
+  const ByteView view(reinterpret_cast<const uint8_t*>(part.data()), part.size());
+  Result<state::ScanState> back = state::ParseState(view, true, /*keep_keys=*/true);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_EQ(back->records.size(), with_keys.records.size());
+  for (size_t i = 0; i < back->records.size(); ++i) {
+    EXPECT_TRUE(back->records[i].refs.empty());
+    EXPECT_EQ(back->records[i].keys.size(), with_keys.rows.size());
+  }
+  const Result<state::ScanState> refused = state::ParseState(view);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("file record"), std::string::npos)
+      << refused.status().ToString();
+}
+
+// InKeyOrder: the same entries, each shard's in the order of its keys (its ForEach then gives
+// what ForEachInKeyOrder gives), the source's shards freed.
+TEST(StateFileTest, ATableInKeyOrderHoldsItsEntriesByKey) {
+  testing::TempDir dir;
+  for (int i = 0; i < 20; ++i) {
+    dir.WriteFile(testing::NumberedName("f", i), testing::GenerateBlock(60000, 0.3, 40 + i));
+  }
+  state::ScanState s = ScannedState(dir);
+  ddt::DedupTable& table = *s.rows[0].table;
+  const uint64_t entries = table.entries();
+  ASSERT_GT(entries, 50u);
+  std::vector<std::pair<ddt::Fingerprint, uint32_t>> want;
+  state::ForEachInKeyOrder(table,
+                           [&](const ddt::EntryView& e) { want.emplace_back(e.key, e.refcount); });
+  const std::unique_ptr<ddt::DedupTable> sorted = state::InKeyOrder(table);
+  EXPECT_EQ(table.local_entries(), 0u);
+  EXPECT_EQ(sorted->entries(), entries);
+  size_t i = 0;
+  sorted->ForEach([&](const ddt::EntryView& e) {
+    ASSERT_LT(i, want.size());
+    EXPECT_EQ(e.key.hi, want[i].first.hi);
+    EXPECT_EQ(e.key.lo, want[i].first.lo);
+    EXPECT_EQ(e.refcount, want[i].second);
+    ++i;
+  });
+  EXPECT_EQ(i, want.size());
 }
 
 TEST(StateFileTest, ATableKeyGivenTwiceIsRefused) {
