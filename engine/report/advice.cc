@@ -49,6 +49,28 @@ std::string BlockSetting(const ScanOptions& o, uint64_t bytes) {
   return fmt::format("{}={}", BlockSizeProperty(o), zfs::NiceBytes(bytes));
 }
 
+// The figure the compression verdict rests on (DataCompression), floored to two decimals as
+// compressratio is; left out where it is unbounded (every record an all-zero hole).
+void AddDataCompression(const SettingResult& s, AdviceItem& item) {
+  const double x = DataCompression(s);
+  if (std::isfinite(x))
+    item.figures.push_back({"data_compressratio", std::floor(x * 100 + 1e-9) / 100});
+}
+
+// "for almost no CPU" for a cheap codec (lz4, lzjb, zle); a costlier one's measured speed.
+std::string CpuText(const SettingResult& s) {
+  switch (s.compression.algorithm) {
+    case CompressionAlgorithm::kLz4:
+    case CompressionAlgorithm::kLzjb:
+    case CompressionAlgorithm::kZle:
+      return "for almost no CPU";
+    default:
+      break;
+  }
+  const std::string speed = SpeedText(s);
+  return speed.empty() ? "for its CPU cost" : speed.substr(1);
+}
+
 // "compressratio 1.00x", and where the codec's holes for all-zero records save more than the
 // ratio shows (DataCompression above it), how much of the data they are.
 std::string CompressText(const SettingResult& s) {
@@ -77,9 +99,7 @@ AdviceItem CompressionItem(const Context& c) {
                   {"logical_bytes", double(c.d.space.logical_bytes)},
                   {"psize_bytes", double(f.psize)},
                   {"used_bytes", double(f.used)}};
-  if (std::isfinite(DataCompression(f))) {
-    item.figures.push_back({"data_compressratio", DataCompression(f)});
-  }
+  AddDataCompression(f, item);
   const int cheap = CheapIndex(c.r.results, f.recordsize);
   const SettingResult* cheap_s = cheap >= 0 ? &c.r.results[size_t(cheap)] : nullptr;
   const bool featured_is_cheap = cheap_s == &f || cheap_s == nullptr;
@@ -104,14 +124,14 @@ AdviceItem CompressionItem(const Context& c) {
   if (SavedPercentOf(c.d.space.saved) < 0) {
     // Compression pays, yet the data takes more room than its logical size: say both.
     item.sentence = fmt::format(
-        "{} compresses the records {} for almost no CPU, but sector rounding and metadata still "
-        "make the data take more room than its logical size: {} {} ({} of records stored in {}).",
-        c.codec, Ratio(r), c.codec, saves, FormatBytes(c.d.space.logical_bytes),
+        "{} pays ({}) {}, but sector rounding and metadata still make the data take more room "
+        "than its logical size: {} {} ({} of records stored in {}).",
+        c.codec, CompressText(f), CpuText(f), c.codec, saves, FormatBytes(c.d.space.logical_bytes),
         FormatBytes(f.used));
   } else {
     item.sentence =
-        fmt::format("{} {} ({}) for almost no CPU: {} of records stored in {}.", c.codec, saves,
-                    CompressText(f), FormatBytes(c.d.space.logical_bytes), FormatBytes(f.used));
+        fmt::format("{} {} ({}) {}: {} of records stored in {}.", c.codec, saves, CompressText(f),
+                    CpuText(f), FormatBytes(c.d.space.logical_bytes), FormatBytes(f.used));
   }
   const int best = StrongestWorthwhileIndex(c.r.results, f.recordsize);
   if (best >= 0 && &c.r.results[size_t(best)] != &f) {
@@ -421,6 +441,7 @@ AdviceItem SummaryItem(const Context& c) {
                   {"ram_bytes", double(d.ram_bytes)},
                   {"used_bytes", double(f.used)},
                   {"pool_alloc_bytes", double(f.pool_alloc)}};
+  AddDataCompression(f, item);
   switch (d.verdict) {
     case Verdict::kCloneInsteadOfDedup:
       item.sentence = fmt::format(
@@ -458,10 +479,10 @@ AdviceItem SummaryItem(const Context& c) {
             c.settings, saves, CompressText(f), Ratio(ratio), SavedText(d.space.saved_dedup), need);
       } else {
         item.sentence = fmt::format(
-            "Compression only: {}, dedup=off {} (compressratio {}: sector rounding and metadata "
-            "outweigh what compression saves); with dedup ({}) it would {}, for {} of DDT RAM: "
-            "not worth it.",
-            c.settings, saves, Ratio(r), Ratio(ratio), SavesText(d.space.saved_dedup, true), need);
+            "Compression only: {}, dedup=off {} ({}: sector rounding and metadata outweigh what "
+            "compression saves); with dedup ({}) it would {}, for {} of DDT RAM: not worth it.",
+            c.settings, saves, CompressText(f), Ratio(ratio), SavesText(d.space.saved_dedup, true),
+            need);
       }
       break;
     default:

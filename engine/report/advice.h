@@ -34,8 +34,9 @@ inline constexpr double kDedupNotWorthRatio = 1.10;
 // of RAM: ARC's default ceiling on Linux is half of RAM and the table shares it with data and
 // other metadata, so a quarter keeps most of the table cached.
 inline constexpr double kDdtRamFraction = 0.25;
-// Compression "pays" from this compressratio on (5 % saved); below it, lz4 is still advised
-// because it gives up early on incompressible blocks and turns all-zero blocks into holes.
+// Compression "pays" from this ratio on (5 % saved), judged on DataCompression (decision.h):
+// compressratio with the all-zero records the codec stores as holes counted in; below it, lz4 is
+// still advised because it gives up early on incompressible blocks.
 inline constexpr double kCompressionPaysRatio = 1.05;
 // A costlier codec (zstd, gzip) is advised over the cheap one (lz4; lzjb where lz4 does not
 // exist) only when it stores at least this fraction less (`used` bytes).

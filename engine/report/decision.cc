@@ -9,6 +9,7 @@
 #include "engine/report/advice.h"
 #include "engine/report/codec_choice.h"
 #include "engine/zfs/allocation.h"
+#include "engine/zfs/write_rules.h"
 
 namespace zsim::report {
 namespace {
@@ -85,9 +86,14 @@ Decision DecideFor(const ScanResult& r, size_t index, const Decision& base) {
 uint64_t LogicalOf(const SettingResult& s) { return s.lsize + s.zero_lsize; }
 
 double DataCompression(const SettingResult& s) {
-  // The all-zero records this setting writes as data without dedup (compression=off): they
-  // take their lsize, like the records compressratio already counts at 1x.
-  const uint64_t written_zero = s.zero_used_without_dedup > 0 ? s.zero_lsize : 0;
+  // The all-zero records this setting writes as data without dedup: with dedup=off only a
+  // compressor makes them holes (zfs/write_rules.h ZeroBlockIsHole, zio_write_compress); they
+  // take their lsize, like the records compressratio already counts at 1x. (zero_lsize holds
+  // them where the dedup=on path makes them holes; where neither path does, lsize has them.)
+  zfs::WritePolicy without_dedup;
+  without_dedup.dedup = false;
+  const uint64_t written_zero =
+      zfs::ZeroBlockIsHole(without_dedup, s.compression) ? 0 : s.zero_lsize;
   const uint64_t written_lsize = s.lsize + written_zero;
   if (written_lsize == 0) {
     // Every record is all-zero and a hole: unbounded, unless nothing was scanned.

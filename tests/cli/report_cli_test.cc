@@ -229,11 +229,52 @@ TEST(ReportCliTest, AnAllZeroFileIsCompressionThatPays) {
   EXPECT_EQ(j["advice"]["decision"]["verdict"], "compression_only");
   EXPECT_EQ(j["advice"]["decision"]["compression"], "lz4");
   EXPECT_GE(j["advice"]["decision"]["saved_percent"].get<int>(), 90);
+  bool found = false;
   for (const json& item : j["advice"]["items"]) {
     if (item["kind"] != "compression") continue;
+    found = true;
     EXPECT_EQ(item["verdict"], "compress") << item["sentence"];
     EXPECT_FALSE(item["figures"].contains("data_compressratio"));
   }
+  EXPECT_TRUE(found);
+}
+
+// Half zeros, half random, compression off alone: without dedup off writes the zero records as
+// data, so nothing is compressed and nothing saved; the verdict must not count them as holes
+// (the dedup=on path makes them holes and zero_lsize holds them). A costly codec alone (gzip-6)
+// makes them holes and pays, but is not called cheap.
+TEST(ReportCliTest, HalfZeroDataUnderOffIsStoredAsIsAndGzipIsNotCalledCheap) {
+  testing::TempDir tmp;
+  std::vector<uint8_t> data(2048 * K, 0);
+  const std::vector<uint8_t> random = testing::Xorshift64Bytes(7, 1024 * K);
+  std::copy(random.begin(), random.end(), data.begin());
+  tmp.WriteFile("image", data);
+  const auto off = RunZsim({"scan", tmp.path().string(), "-q", "--json", "--compression", "off"});
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  const json j = testing::ParseReportJson(off);
+  EXPECT_EQ(j["advice"]["decision"]["verdict"], "store_as_is");
+  EXPECT_EQ(testing::ResultFor(j, 128 * K, "off")["zero_lsize"].get<uint64_t>(), 1024 * K);
+  for (const json& item : j["advice"]["items"]) {
+    if (item["kind"] != "summary") continue;
+    EXPECT_NEAR(item["figures"]["data_compressratio"].get<double>(), 1.0, 1e-9);
+    EXPECT_EQ(item["sentence"].get<std::string>().find("holes"), std::string::npos)
+        << item["sentence"];
+  }
+  const auto gzip =
+      RunZsim({"scan", tmp.path().string(), "-q", "--json", "--compression", "gzip-6"});
+  ASSERT_EQ(gzip.exit_code, 0) << gzip.err;
+  const json g = testing::ParseReportJson(gzip);
+  EXPECT_EQ(g["advice"]["decision"]["verdict"], "compression_only");
+  bool found = false;
+  for (const json& item : g["advice"]["items"]) {
+    if (item["kind"] != "compression") continue;
+    found = true;
+    EXPECT_EQ(item["verdict"], "compress");
+    const std::string sentence = item["sentence"];
+    EXPECT_EQ(sentence.find("almost no CPU"), std::string::npos) << sentence;
+    EXPECT_NE(sentence.find("all-zero records stored as holes"), std::string::npos) << sentence;
+  }
+  EXPECT_TRUE(found);
 }
 
 // The breakdown is the recommended setting's, not the first codec's.

@@ -3,9 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <regex>
 
 #include "engine/base/size_suffix.h"
+#include "engine/report/decision.h"
 #include "tests/report/report_fixtures.h"
 
 namespace zsim::report {
@@ -50,6 +52,36 @@ ScanResult VmStore() {
                                    .ddt_in_core_bytes = 300 * kMiB,
                                    .ddt_on_disk_bytes = 700 * kMiB}));
   return r;
+}
+
+// DataCompression, the ratio the compression verdict judges on: the all-zero records a codec
+// stores as holes count in; under compression=off they are written as data without dedup, even
+// where zero_used_without_dedup says nothing of them (a file that failed part-way leaves its
+// blocks in the table but not in the file figures that charge them).
+TEST(DataCompressionTest, CountsHolesOnlyWhereACodecMakesThem) {
+  SettingResult off;
+  off.compression = {.algorithm = CompressionAlgorithm::kOff};
+  off.compressratio = 1.0;
+  off.lsize = 1 * kMiB;
+  off.zero_lsize = 48 * kMiB;
+  off.zero_used_without_dedup = 0;
+  EXPECT_DOUBLE_EQ(DataCompression(off), 1.0);
+  off.zero_used_without_dedup = 48 * kMiB;
+  EXPECT_DOUBLE_EQ(DataCompression(off), 1.0);
+
+  SettingResult lz4 = off;
+  lz4.compression = {.algorithm = CompressionAlgorithm::kLz4};
+  lz4.zero_used_without_dedup = 0;
+  lz4.compressratio = 1.5;
+  EXPECT_DOUBLE_EQ(DataCompression(lz4), 1.5 * 49);
+  lz4.zero_lsize = 0;
+  EXPECT_DOUBLE_EQ(DataCompression(lz4), 1.5);  // no zero record: compressratio itself
+  lz4.lsize = 0;
+  lz4.zero_lsize = 4 * kMiB;
+  EXPECT_TRUE(std::isinf(DataCompression(lz4)));  // every record a hole
+  lz4.zero_lsize = 0;
+  lz4.compressratio = 1.0;
+  EXPECT_DOUBLE_EQ(DataCompression(lz4), 1.0);  // nothing scanned
 }
 
 TEST(AdviceTest, VmStoreOfNearIdenticalImagesGetsDedupPays) {
@@ -127,7 +159,8 @@ TEST(AdviceTest, DataLargerThanItsLogicalSizeIsSaidInWords) {
                          "more than the logical size (compressratio 1.15x: sector rounding"));
   EXPECT_DOUBLE_EQ(summary.Figure("saved_percent"), -40.0);
   const AdviceItem& comp = Item(a, AdviceKind::kCompression);
-  EXPECT_THAT(comp.sentence, StartsWith("lz4 compresses the records 1.15x for almost no CPU"));
+  EXPECT_THAT(comp.sentence,
+              StartsWith("lz4 pays (compressratio 1.15x) for almost no CPU, but sector rounding"));
   EXPECT_THAT(comp.sentence, HasSubstr("lz4 stores 40% more than the logical size"));
   const AdviceItem& dedup = Item(a, AdviceKind::kDedup);
   EXPECT_THAT(dedup.sentence,
