@@ -804,6 +804,11 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
     uint64_t row_zero_blocks = 0, row_holes = 0;
     w.refs.clear();
     w.keys.clear();
+    // What is kept of each block read: its key for a record whose table entries move to other
+    // ranks (record_keys), else its entry's reference for a record; a linked file's reference
+    // either way (its link names entries of this rank's table).
+    const bool keep_key = record_ && control_.record_keys;
+    const bool keep_ref = (record_ && !keep_key) || job.linked;
     zfs::IndirectRanges& read_ranges = w.ranges[2 * r];
     zfs::IndirectRanges& nonzero_ranges = w.ranges[2 * r + 1];
     read_ranges.Clear();
@@ -845,14 +850,11 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
           w.occurrence_blocks.emplace_back(rec_begin - chunk.offset, ol);
       }
       uint32_t ref = 0;
-      const bool keep_ref = record_ || job.linked;
       const ddt::InsertOutcome outcome =
           rows_[r].table->Insert(fp, bs, is_zero, keep_ref ? &ref : nullptr,
                                  job.origin != 0 ? job.origin + (rec_begin - job.begin) / 512 : 0);
       if (keep_ref && outcome != ddt::InsertOutcome::kSampledOut) w.refs.push_back(ref);
-      if (record_ && control_.record_keys && outcome != ddt::InsertOutcome::kSampledOut) {
-        w.keys.push_back(fp);
-      }
+      if (keep_key && outcome != ddt::InsertOutcome::kSampledOut) w.keys.push_back(fp);
       if (outcome == ddt::InsertOutcome::kFirst) {
         // Read here before and shipped to its owner since: the census's repeated sighting.
         const bool again =
@@ -878,7 +880,7 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
     CompressOccurrences(r, bs, w, job);
     if (row_zero_blocks != 0) job.zero_blocks[r].fetch_add(row_zero_blocks);
     if (row_holes != 0) job.holes[r].fetch_add(row_holes, std::memory_order_relaxed);
-    if (!w.refs.empty() || !read_ranges.empty()) {
+    if (!w.refs.empty() || !w.keys.empty() || !read_ranges.empty()) {
       std::lock_guard<std::mutex> lock(job.mu);
       if (!w.refs.empty()) job.refs[r].insert(job.refs[r].end(), w.refs.begin(), w.refs.end());
       if (!w.keys.empty()) job.keys[r].insert(job.keys[r].end(), w.keys.begin(), w.keys.end());

@@ -57,18 +57,11 @@ void AddDataCompression(const SettingResult& s, AdviceItem& item) {
     item.figures.push_back({"data_compressratio", std::floor(x * 100 + 1e-9) / 100});
 }
 
-// "for almost no CPU" for a cheap codec (lz4, lzjb, zle); a costlier one's measured speed.
+// "for almost no CPU" for a cheap codec (IsCheapCodec); a costlier one's measured speed.
 std::string CpuText(const SettingResult& s) {
-  switch (s.compression.algorithm) {
-    case CompressionAlgorithm::kLz4:
-    case CompressionAlgorithm::kLzjb:
-    case CompressionAlgorithm::kZle:
-      return "for almost no CPU";
-    default:
-      break;
-  }
-  const std::string speed = SpeedText(s);
-  return speed.empty() ? "for its CPU cost" : speed.substr(1);
+  if (IsCheapCodec(s.compression.algorithm)) return "for almost no CPU";
+  const double bps = CodecBytesPerSecond(s);
+  return bps > 0 ? fmt::format("at {:.0f} MB/s per core", bps / 1e6) : "for its CPU cost";
 }
 
 // "compressratio 1.00x", and where the codec's holes for all-zero records save more than the

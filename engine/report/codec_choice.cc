@@ -41,6 +41,10 @@ int CostRank(CompressionAlgorithm a) {
 
 }  // namespace
 
+bool IsCheapCodec(CompressionAlgorithm a) {
+  return a != CompressionAlgorithm::kOff && CostRank(a) <= CostRank(CompressionAlgorithm::kLzjb);
+}
+
 int CheapIndex(const std::vector<SettingResult>& rs, uint64_t block_bytes) {
   for (CompressionAlgorithm a : {CompressionAlgorithm::kLz4, CompressionAlgorithm::kLzjb}) {
     for (size_t i = 0; i < rs.size(); ++i) {

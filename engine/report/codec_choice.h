@@ -16,6 +16,9 @@
 
 namespace zsim::report {
 
+// lz4, zle and lzjb: codecs that cost almost no CPU (the three cheapest of CostRank's order).
+bool IsCheapCodec(CompressionAlgorithm algorithm);
+
 // Index of the cheap codec at `block_bytes` (lz4, else lzjb), -1 when neither was evaluated.
 int CheapIndex(const std::vector<SettingResult>& results, uint64_t block_bytes);
 

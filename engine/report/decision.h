@@ -70,9 +70,9 @@ uint64_t LogicalOf(const SettingResult& setting);
 // What compression does to the data in records, all-zero ones included: compressratio scaled
 // by logical bytes over the bytes compressratio's records stand for plus the all-zero records
 // written as data without dedup. Equal to compressratio where no record is all-zero or where
-// zero records are written as data (compression=off); above it where a codec makes them holes. The compression verdict
-// and advice judge on this, so that a codec saving by holes is not called useless. Infinite
-// where every record is an all-zero hole.
+// zero records are written as data (compression=off); above it where a codec makes them holes.
+// The compression verdict and advice judge on this, so that a codec saving by holes is not
+// called useless. Infinite where every record is an all-zero hole.
 double DataCompression(const SettingResult& setting);
 
 // One setting's space on the one base of every "saved" figure.

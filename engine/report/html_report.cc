@@ -125,8 +125,8 @@ void SettingsTable(const ScanResult& r, const Advice& a, std::string& out) {
       "(parity and padding deflated by the vdev's ratio); logical is the data in records, "
       "all-zero ones included (compression makes them holes); with dedup: used as dedup writes "
       "the data, less what dedup removes, plus the DDT, deflated alike. ALLOC (raw): <code>zpool "
-      "list</code> ALLOC with "
-      "dedup, parity and the pool's own metadata included. Highlighted: the setting the advice "
+      "list</code> ALLOC with dedup, parity and the pool's own metadata included. Highlighted: the "
+      "setting the advice "
       "recommends, shown in full below. ~: estimated from a sample, with the 95% interval "
       "(<code>--exact</code> "
       "computes every block).</p>\n";

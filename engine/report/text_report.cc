@@ -104,8 +104,8 @@ void Settings(const ScanResult& r, const Advice& a, const TextOptions& t, std::s
       "the data in records, all-zero ones included (compression makes them holes). Stored is "
       "usable space as `zfs get used` counts it (parity and padding deflated by the vdev's "
       "ratio): used without dedup; used+dedup is used as dedup writes the data, less what dedup "
-      "removes, plus the DDT, "
-      "deflated the same way. ALLOC(raw): `zpool list` ALLOC with dedup, parity and the pool's "
+      "removes, plus the DDT, deflated the same way. ALLOC(raw): `zpool list` ALLOC with dedup, "
+      "parity and the pool's "
       "own metadata included. * the recommended setting, featured below." +
           std::string(t.wide ? "" : " --wide shows every column."),
       t.width, "", "");

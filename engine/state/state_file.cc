@@ -105,9 +105,8 @@ struct KeyRefs {
   uint32_t RefOf(ddt::Fingerprint key) const {
     key.hi &= kTableHiBits;
     const auto it = std::lower_bound(keys.begin(), keys.end(), key, KeyLess);
-    return it != keys.end() && it->hi == key.hi && it->lo == key.lo
-               ? refs[static_cast<size_t>(it - keys.begin())]
-               : ddt::DedupTable::kDroppedRef;
+    return it != keys.end() && *it == key ? refs[static_cast<size_t>(it - keys.begin())]
+                                          : ddt::DedupTable::kDroppedRef;
   }
   static bool KeyLess(const ddt::Fingerprint& a, const ddt::Fingerprint& b) {
     return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo;
@@ -125,10 +124,7 @@ KeyRefs RecordKeys(const ScanState& s, size_t row) {
     }
   }
   std::sort(k.keys.begin(), k.keys.end(), KeyRefs::KeyLess);
-  k.keys.erase(
-      std::unique(k.keys.begin(), k.keys.end(),
-                  [](const auto& a, const auto& b) { return a.hi == b.hi && a.lo == b.lo; }),
-      k.keys.end());
+  k.keys.erase(std::unique(k.keys.begin(), k.keys.end()), k.keys.end());
   k.refs.assign(k.keys.size(), ddt::DedupTable::kDroppedRef);
   return k;
 }
@@ -156,7 +152,7 @@ void PutTable(FrameWriter& w, const ddt::DedupTable& t, ddt::DedupTable::RefMap*
           shard = k;
           const auto it =
               std::lower_bound(keys->keys.begin(), keys->keys.end(), e.key, KeyRefs::KeyLess);
-          if (it != keys->keys.end() && it->hi == e.key.hi && it->lo == e.key.lo) {
+          if (it != keys->keys.end() && *it == e.key) {
             keys->refs[static_cast<size_t>(it - keys->keys.begin())] =
                 static_cast<uint32_t>(k << 24) | place;
           }
@@ -188,14 +184,20 @@ constexpr uint8_t kZvolRecord = 1, kFailedRecord = 2, kDataRecord = 4;
 // each other only (EncodeState with keyed records kept), never in a file.
 constexpr uint8_t kKeyedRecord = 8;
 
-// What a file record or a link keeps of one row: zero blocks, holes, entry references.
-// The references renumbered by `map` (the table's as written, PutTable) and sorted.
-void PutRowBlocks(FrameWriter& w, uint64_t zero_blocks, uint64_t holes,
-                  const std::vector<uint32_t>& refs, const ddt::DedupTable::RefMap& map) {
+// What a file record or a link keeps of one row: zero blocks, holes, and the references of its
+// entries in the table as written, sorted.
+void PutRowRefs(FrameWriter& w, uint64_t zero_blocks, uint64_t holes,
+                const std::vector<uint32_t>& sorted_refs) {
   w.U64(zero_blocks);
   w.U64(holes);
-  w.U64(refs.size());
-  for (uint32_t ref : SortedRefs(refs, map)) w.U32(ref);
+  w.U64(sorted_refs.size());
+  for (uint32_t ref : sorted_refs) w.U32(ref);
+}
+
+// PutRowRefs with the scan's references renumbered by `map` (the table's as written, PutTable).
+void PutRowBlocks(FrameWriter& w, uint64_t zero_blocks, uint64_t holes,
+                  const std::vector<uint32_t>& refs, const ddt::DedupTable::RefMap& map) {
+  PutRowRefs(w, zero_blocks, holes, SortedRefs(refs, map));
 }
 
 // Indirect blocks per level (format version 6): FileShape::indirects, FileIndirects' rows.
@@ -247,10 +249,7 @@ void PutRecords(FrameWriter& w, const ScanState& s,
         refs.reserve(f.keys[r].size());
         for (const ddt::Fingerprint& key : f.keys[r]) refs.push_back(keys[r].RefOf(key));
         std::sort(refs.begin(), refs.end());
-        w.U64(f.zero_blocks[r]);
-        w.U64(f.holes[r]);
-        w.U64(refs.size());
-        for (uint32_t ref : refs) w.U32(ref);
+        PutRowRefs(w, f.zero_blocks[r], f.holes[r], refs);
       } else {
         PutRowBlocks(w, f.zero_blocks[r], f.holes[r], f.refs[r], maps[r]);
       }
