@@ -32,20 +32,22 @@ constexpr double kLeafBytesPerEntrySmallSector = 58;
 // entry brings ~50 incompressible bytes (8-byte hash, 32-byte checksum, DVA offset, birth).
 // (The first fit, 109 B per KiB + 34 + 7 c, left a 2-entry leaf at 4K: -23 % on the full tiny
 // matrix's 1M raidz2:6 legacy tables.)
-// Refitted on every legacy table of the full matrices of database, source and fileserver (322
-// DDT objects; tests/accuracy/openzfs23, `--only ddt=legacy`): 5,500 B per 32K leaf + 52 B per
-// 4-chunk entry, the leaves spread over 1,600 bytes (below). A 32K leaf of n entries measured
-// (ashift 9, psize per leaf): database 16K 195-209 entries 15.8-16.2K, source 16K 210 entries
-// 16.9K, single never-split leaves 109 -> 12K, 264 -> 18.5K; at ashift 12 1 to 3 of database's
-// 16 leaves of ~200 entries were past 16K, where 5,000 + 55 B and a 2,400-byte spread put 5.
-// What the fit cannot see: the key's logical-size field. Database's full 16K records repeat it
-// (lz4 finds the match), source's small files vary it: randomising it in a database leaf made
-// it 508 B (2.7 B per entry) larger, fixing it in a source leaf 248 B smaller (the lz4 command
-// on leaves read with `zdb -R`). Database 16K with compression off (lsize and psize alike) stays
-// +7 %, fileserver 128K raidz2:6 -5.9 %.
-constexpr double kLz4LeafBytesPerKiB = 171.875;
-constexpr double kLz4LeafBytesPerEntry = 24;
+// Refitted (s31) on the leaves themselves, as fast dedup's were (below): 128 legacy leaves of 11
+// DDT objects of OpenZFS 2.3.2 (database 16K lz4 a9 and off a12, fileserver 128K lz4 a12 and 1M
+// lz4 a9, source 16K lz4 a9, vmstore 16K off a12; disk; tests/accuracy/openzfs23/leaf_survey.py
+// --ddt legacy: each leaf read back with `zdb -R ... :dr` and compressed with the lz4 command,
+// entries and key sizes from its chunks). A leaf of n 4-chunk entries: 6,815 B + (43.5 + 3.14 D) n,
+// D the chance that two of the class's entries differ in (lsize, psize) (DdtKeySizeMix); residuals
+// 106 B rms per leaf. The fit before (5,500 B + 52 B per entry, the leaves spread over 1,600 B,
+// made on table totals of the full matrices, model change 13) was 446 B rms on these leaves and
+// 370-770 B high on tables of equal sizes (database 16K off: D 0.09; vmstore 16K off: 0), which a
+// 16K step on raidz2:6 made +10.5 %. The same fields as in fast dedup's leaves make D: the key's
+// dk_prop and the DVA's asize repeat where every block has the same sizes, and lz4 copies them.
+// Other chunk counts (copies 2 and 3: more DVAs) keep 7 B per chunk.
+constexpr double kLz4LeafBytesPerKiB = 6815.0 / 32;
+constexpr double kLz4LeafBytesPerEntry = 43.5 - 4 * 7;
 constexpr double kLz4LeafBytesPerChunk = 7;
+constexpr double kLz4LeafBytesPerDiverseEntry = 3.14;
 // Fast dedup's leaves (7 chunks per entry: the raw 73-byte value of the 72-byte flat phys, see
 // DdtEntryChunks), fitted on the leaves themselves: 484 compressed 32K leaves of 27 DDT objects
 // of OpenZFS 2.3.2 (database, fileserver, source, vmstore at 16K and 128K, lz4 and off, ashift 9
@@ -75,15 +77,6 @@ constexpr double kLz4FlatLeafBytesPerEntryLargeSector = -1;
 // simulated table (SimResult::occupancy) and its asize is rounded on its own; what is left
 // within a count (the residuals above) spreads over 512 B.
 constexpr double kLz4FlatLeafResidualSpread = 512;
-// The 32K leaves of one legacy table differ by a few entries (about the square root of the
-// mean, 14 of 200) at ~35 B each at the margin, so a table whose mean leaf sits near a 4K step
-// (raidz2:6: 24K for 16K, 36K for 16.5K) is not all on one side of it: spread over 1,600 B (the
-// refit above). Smaller leaves (4K in 2.1) hold an eighth of the entries: the spread scales
-// with the square root of the leaf size. (Fast dedup's leaves take their entry counts from the
-// simulated table instead: kLz4FlatLeafResidualSpread. Measured, their spread within a table
-// is 790 B standard deviation, median of 22 tables of 5 or more leaves: 85 to 179 entries in
-// vmstore 16K's, 90 to 114 in database 16K's.)
-constexpr double kLz4LegacyLeafSpreadPer32K = 1600;
 constexpr double kIndirectBytesPerBp = 62;  // compressed bytes per MOS block pointer
 constexpr double kHeaderBytesPer4K = 256;   // v23's lzjb ZAP header (fits one sector)
 // The fat ZAP's header block under lz4 (DdtZapHeaderLz4Bytes): the 13 words of zap_phys_t and
@@ -319,7 +312,9 @@ double DdtLeafLz4Bytes(int leaf_shift, double entries_per_leaf, int chunks_per_e
   const double leaf_kib = static_cast<double>((uint64_t{1} << leaf_shift) >> 10);
   if (!flat_phys) {
     return kLz4LeafBytesPerKiB * leaf_kib +
-           (kLz4LeafBytesPerEntry + kLz4LeafBytesPerChunk * chunks_per_entry) * entries_per_leaf;
+           (kLz4LeafBytesPerEntry + kLz4LeafBytesPerChunk * chunks_per_entry +
+            kLz4LeafBytesPerDiverseEntry * size_diversity) *
+               entries_per_leaf;
   }
   const double sector = ashift >= 12 ? kLz4FlatLeafBytesPerEntryLargeSector : 0;
   return kLz4FlatLeafBytesPerKiB * leaf_kib +
@@ -398,23 +393,19 @@ DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunk
   auto asize_of = [&](double bytes) { return ExpectedAsize(bytes, leaf_bytes, alloc); };
   const double raw_block = static_cast<double>(alloc.Asize(leaf_bytes));
   double leaf_asize = 0;
-  if (lz4_metadata && flat_phys) {
+  if (lz4_metadata) {
     // Leaf by leaf at the simulated tables' counts, scaled from their entries to `entries`.
     double simulated = 0;
     for (uint32_t n : sim.occupancy) simulated += n;
     const double scale =
         entries_per_leaf * static_cast<double>(sim.occupancy.size()) / std::max(1.0, simulated);
     for (uint32_t n : sim.occupancy) {
-      leaf_asize += ExpectedAsize(
-          DdtLeafLz4Bytes(leaf_shift, n * scale, chunks_per_entry, true, diversity, alloc.ashift()),
-          leaf_bytes, alloc, kLz4FlatLeafResidualSpread * std::sqrt(leaf_kib / 32.0));
+      leaf_asize +=
+          ExpectedAsize(DdtLeafLz4Bytes(leaf_shift, n * scale, chunks_per_entry, flat_phys,
+                                        diversity, alloc.ashift()),
+                        leaf_bytes, alloc, kLz4FlatLeafResidualSpread * std::sqrt(leaf_kib / 32.0));
     }
     leaf_asize /= static_cast<double>(std::max<size_t>(1, sim.occupancy.size()));
-  } else if (lz4_metadata) {
-    const double leaf_raw = DdtLeafLz4Bytes(leaf_shift, entries_per_leaf, chunks_per_entry, false,
-                                            diversity, alloc.ashift());
-    leaf_asize = ExpectedAsize(leaf_raw, leaf_bytes, alloc,
-                               kLz4LegacyLeafSpreadPer32K * std::sqrt(leaf_kib / 32.0));
   } else {
     leaf_asize =
         asize_of(kLeafHeaderBytesPer4K * static_cast<double>(leaf_bytes) / 4096.0 +

@@ -21,11 +21,11 @@
 //     dnode holds 3 block pointers, so a ZAP of <= 3 blocks has no indirect block.
 // The compressed leaf size was fitted on zfs-fuse 0.7.0 (pool v23, lzjb, 4K leaves):
 // 640 + 53 bytes per entry, 58 below ashift 12 (docs/space_model.md); with lz4 (0.6.5+) on
-// OpenZFS 2.3.2's 32K leaves: 5,500 B per leaf + 24 + 7 per chunk per entry, legacy (see the
-// .cc); fast dedup's tables keep some blocks raw, written late in the log drain's txgs
-// (ddt_log_drain.h), and their compressed leaves were fitted on the leaves themselves (6,700 B
-// + 51.5 B per entry + 4.75 B x the chance that two entries' key sizes differ, each leaf at its
-// own simulated entry count: DdtLeafLz4Bytes).
+// OpenZFS 2.3.2's 32K leaves, fitted on the leaves themselves, each leaf at its own simulated
+// entry count (DdtLeafLz4Bytes): legacy 6,815 B + (43.5 + 3.14 D) B per 4-chunk entry, fast
+// dedup 6,750 B + (51.5 + 4.75 D) B per entry, D the chance that two entries' key sizes differ;
+// fast dedup's tables keep some blocks raw, written late in the log drain's txgs
+// (ddt_log_drain.h).
 //
 // Thread safety: pure functions.
 
@@ -119,10 +119,10 @@ DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunk
 
 // Mean lz4-compressed bytes of one DDT leaf of 1 << leaf_shift bytes holding `entries_per_leaf`
 // entries of `chunks_per_entry` chunks (2.x: lz4 is the MOS's metadata compression), before
-// rounding to sectors. `flat_phys` (fast dedup's raw 72-byte value): the leaf grows with
-// `size_diversity`, the chance that two of its entries differ in their sizes
-// (DdtKeySizeMix::Diversity), and is 1 B per entry smaller from ashift 12 on. The legacy fit
-// takes neither. Fitted on OpenZFS 2.3.2's leaves (see the .cc).
+// rounding to sectors. The leaf grows with `size_diversity`, the chance that two of its entries
+// differ in their sizes (DdtKeySizeMix::Diversity); `flat_phys` (fast dedup's raw 72-byte value)
+// has its own fit, 1 B per entry smaller from ashift 12 on. Both fitted on OpenZFS 2.3.2's
+// leaves (see the .cc).
 // REQUIRES: 0 <= size_diversity <= 1.
 double DdtLeafLz4Bytes(int leaf_shift, double entries_per_leaf, int chunks_per_entry,
                        bool flat_phys, double size_diversity, int ashift);
