@@ -272,6 +272,33 @@ class DedupTable {
   // be filled with a known number of entries: loading a saved one), so the fill rebuilds no index.
   void Reserve(uint64_t entries);
 
+  // Loads a saved table whose entries come in key order (shard, then hi, then lo: the order a
+  // state file holds them in) into a table only the calling thread uses meanwhile. Add is
+  // LoadNewEntry without the probe per entry: the order itself shows a key given twice, and a
+  // shard's index is built in one pass, in its slots' order, once its entries are in (the next
+  // shard's first entry, or Finish). An entry out of key order (a file that predates the order)
+  // makes the rest go through LoadNewEntry. The table is whole again once Finish returns (the
+  // destructor calls it); use nothing else of it before.
+  class OrderedLoader {
+   public:
+    explicit OrderedLoader(DedupTable& table) : table_(table) {}
+    ~OrderedLoader() { Finish(); }
+    OrderedLoader(const OrderedLoader&) = delete;
+    OrderedLoader& operator=(const OrderedLoader&) = delete;
+    // As LoadNewEntry: false, and nothing stored, for a key given before, outside the sampled
+    // key space, or in a full shard.
+    bool Add(const EntryView& e);
+    void Finish();
+
+   private:
+    void IndexPending();
+    DedupTable& table_;
+    size_t shard_ = SIZE_MAX;                       // the shard whose index is not built yet
+    Fingerprint last_{};                            // the last key added to it
+    bool probing_ = false;                          // out of order once: LoadNewEntry from then on
+    std::vector<uint32_t> homes_, starts_, order_;  // BuildIndex's scratch, kept across shards
+  };
+
   // How each setting's codes are kept.
   const std::vector<SettingStorage>& layout() const { return layout_; }
 
@@ -341,11 +368,17 @@ class DedupTable {
   // Stores `codes` into entry `id` of `shard` (inline codes where not kPendingCode; a side
   // record when a side code is neither pending nor derivable). REQUIRES: shard.mu held.
   void StoreCodes(Shard& shard, uint32_t id, std::span<const PsizeCode> codes);
+  // `slot` SIZE_MAX: no index slot taken (OrderedLoader builds the index afterwards).
   uint32_t AppendEntry(Shard& shard, size_t slot, uint64_t lo, uint32_t hi32, uint32_t refcount,
                        uint64_t lsize, bool is_zero, uint64_t origin);
   // One entry of another table (see Merge); `side_order`: this shard's side records when the
   // merge began, by entry (Shard::SideOrder; empty: none read).
   void MergeEntry(const EntryView& e, const std::vector<uint32_t>& side_order);
+  // Builds the index of a shard whose entries were appended without one (OrderedLoader), in
+  // home order: each entry at the first slot from its home not taken, without a probe.
+  // `homes`, `starts`, `order`: scratch. REQUIRES: the table to the calling thread alone.
+  void BuildIndex(Shard& shard, std::vector<uint32_t>& homes, std::vector<uint32_t>& starts,
+                  std::vector<uint32_t>& order);
   // Grows the shard's index when one more entry would load it past 7/8. REQUIRES: shard.mu
   // held, or the table to the calling thread alone.
   void MakeRoom(Shard& shard);

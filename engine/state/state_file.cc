@@ -645,6 +645,7 @@ std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r,
   // must not make the loader allocate what the file does not hold.
   if (n > 0 && n <= r.remaining_hint() / 20) table->Reserve(n);
   std::vector<ddt::PsizeCode> codes(settings);
+  ddt::DedupTable::OrderedLoader loader(*table);
   for (uint64_t i = 0; i < n && r.ok(); ++i) {
     ddt::EntryView e{};
     e.key.lo = r.U64();
@@ -687,9 +688,10 @@ std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r,
     e.codes = codes;
     // A key given twice (or one the table's sample excludes) would shift the reference of
     // every later entry of its shard, which the file records name.
-    if (!table->LoadNewEntry(e))
+    if (!loader.Add(e))
       r.Fail("corrupt: a dedup table key is given twice or lies outside its sample");
   }
+  loader.Finish();
   return table;
 }
 
