@@ -459,12 +459,12 @@ void DedupTable::OrderedLoader::Finish() {
 
 void DedupTable::OrderedLoader::IndexPending() {
   if (shard_ == SIZE_MAX) return;
-  table_.BuildIndex(*table_.shards_[shard_], homes_, starts_, order_);
+  table_.BuildIndex(*table_.shards_[shard_], placed_, order_, starts_);
   shard_ = SIZE_MAX;
 }
 
-void DedupTable::BuildIndex(Shard& shard, std::vector<uint32_t>& homes,
-                            std::vector<uint32_t>& starts, std::vector<uint32_t>& order) {
+void DedupTable::BuildIndex(Shard& shard, std::vector<uint64_t>& placed,
+                            std::vector<uint64_t>& order, std::vector<uint32_t>& starts) {
   const uint32_t n = shard.count;
   if (n == 0) return;
   // The size the entries' one-by-one insertion would have grown the index to (MakeRoom), so the
@@ -478,38 +478,37 @@ void DedupTable::BuildIndex(Shard& shard, std::vector<uint32_t>& homes,
     std::fill(shard.index.begin(), shard.index.end(), 0u);
   }
   bytes_.fetch_add((shard.index.capacity() - before) * sizeof(uint32_t), std::memory_order_relaxed);
-  // The ids by home (a counting sort), then each at the first slot from its home that the
-  // entries of lower homes left free. Those fill their slots without gaps from their homes, so
-  // every slot from an entry's home to its own is taken: a lookup walks to it. Entries pushed
-  // past the last slot wrap to the first free ones from slot 0 (a lookup wraps there too).
-  homes.resize(n);
+  // Each entry's home and slot value, sorted by home (a counting sort), then each at the first
+  // slot from its home that the entries of lower homes left free. Those fill their slots without
+  // gaps from their homes, so every slot from an entry's home to its own is taken: a lookup
+  // walks to it. Entries pushed past the last slot wrap to the first free ones from slot 0 (a
+  // lookup wraps there too).
+  placed.resize(n);
   starts.assign(slots + 1, 0);
   for (uint32_t id = 0; id < n; ++id) {
-    const uint32_t h =
-        static_cast<uint32_t>(Home(Load<uint64_t>(shard.Entry(id, entry_bytes_)), slots));
-    homes[id] = h;
-    ++starts[h + 1];
+    const uint64_t lo = Load<uint64_t>(shard.Entry(id, entry_bytes_));
+    const uint64_t home = Home(lo, slots);
+    placed[id] = (home << 32) | (Tag(lo) << kIdBits) | (id + 1);
+    ++starts[home + 1];
   }
   for (size_t i = 1; i <= slots; ++i) starts[i] += starts[i - 1];
   order.resize(n);
-  for (uint32_t id = 0; id < n; ++id) order[starts[homes[id]]++] = id;
+  for (const uint64_t p : placed) order[starts[p >> 32]++] = p;
   size_t next = 0;  // the first slot no entry has passed
   size_t wrapped = 0;
-  for (uint32_t k = 0; k < n; ++k) {
-    const uint32_t id = order[k];
-    const size_t slot = std::max<size_t>(homes[id], next);
+  for (const uint64_t p : order) {
+    const size_t slot = std::max<size_t>(p >> 32, next);
     if (slot >= slots) {
-      order[wrapped++] = id;  // k >= wrapped: order[k] is read already
+      placed[wrapped++] = p;
       continue;
     }
-    shard.index[slot] = (Tag(Load<uint64_t>(shard.Entry(id, entry_bytes_))) << kIdBits) | (id + 1);
+    shard.index[slot] = static_cast<uint32_t>(p);
     next = slot + 1;
   }
   size_t slot = 0;
   for (size_t k = 0; k < wrapped; ++k) {
     while (shard.index[slot] != 0) ++slot;
-    const uint32_t id = order[k];
-    shard.index[slot] = (Tag(Load<uint64_t>(shard.Entry(id, entry_bytes_))) << kIdBits) | (id + 1);
+    shard.index[slot] = static_cast<uint32_t>(placed[k]);
   }
 }
 

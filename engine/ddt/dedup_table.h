@@ -293,10 +293,11 @@ class DedupTable {
    private:
     void IndexPending();
     DedupTable& table_;
-    size_t shard_ = SIZE_MAX;                       // the shard whose index is not built yet
-    Fingerprint last_{};                            // the last key added to it
-    bool probing_ = false;                          // out of order once: LoadNewEntry from then on
-    std::vector<uint32_t> homes_, starts_, order_;  // BuildIndex's scratch, kept across shards
+    size_t shard_ = SIZE_MAX;               // the shard whose index is not built yet
+    Fingerprint last_{};                    // the last key added to it
+    bool probing_ = false;                  // out of order once: LoadNewEntry from then on
+    std::vector<uint64_t> placed_, order_;  // BuildIndex's scratch, kept across shards
+    std::vector<uint32_t> starts_;
   };
 
   // How each setting's codes are kept.
@@ -376,9 +377,9 @@ class DedupTable {
   void MergeEntry(const EntryView& e, const std::vector<uint32_t>& side_order);
   // Builds the index of a shard whose entries were appended without one (OrderedLoader), in
   // home order: each entry at the first slot from its home not taken, without a probe.
-  // `homes`, `starts`, `order`: scratch. REQUIRES: the table to the calling thread alone.
-  void BuildIndex(Shard& shard, std::vector<uint32_t>& homes, std::vector<uint32_t>& starts,
-                  std::vector<uint32_t>& order);
+  // `placed`, `order`, `starts`: scratch. REQUIRES: the table to the calling thread alone.
+  void BuildIndex(Shard& shard, std::vector<uint64_t>& placed, std::vector<uint64_t>& order,
+                  std::vector<uint32_t>& starts);
   // Grows the shard's index when one more entry would load it past 7/8. REQUIRES: shard.mu
   // held, or the table to the calling thread alone.
   void MakeRoom(Shard& shard);
