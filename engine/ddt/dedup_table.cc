@@ -433,6 +433,7 @@ bool DedupTable::OrderedLoader::Add(const EntryView& view) {
   if (!in_order) {
     if (k == shard_ && view.key == last_) return false;  // given twice
     IndexPending();
+    Wait();
     probing_ = true;
     return table_.LoadNewEntry(view);
   }
@@ -454,13 +455,25 @@ bool DedupTable::OrderedLoader::Add(const EntryView& view) {
 
 void DedupTable::OrderedLoader::Finish() {
   IndexPending();
-  shard_ = SIZE_MAX;
+  Wait();
+}
+
+void DedupTable::OrderedLoader::Wait() {
+  if (building_.valid()) building_.get();
 }
 
 void DedupTable::OrderedLoader::IndexPending() {
+  Wait();  // one build at a time: they share the scratch
   if (shard_ == SIZE_MAX) return;
-  table_.BuildIndex(*table_.shards_[shard_], placed_, order_, starts_);
+  Shard& shard = *table_.shards_[shard_];
   shard_ = SIZE_MAX;
+  // A small shard's index costs less than a thread's start.
+  if (shard.count < 4096) {
+    table_.BuildIndex(shard, placed_, order_, starts_);
+    return;
+  }
+  building_ = std::async(std::launch::async,
+                         [this, &shard] { table_.BuildIndex(shard, placed_, order_, starts_); });
 }
 
 void DedupTable::BuildIndex(Shard& shard, std::vector<uint64_t>& placed,

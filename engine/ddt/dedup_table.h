@@ -38,7 +38,9 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -276,13 +278,21 @@ class DedupTable {
   // state file holds them in) into a table only the calling thread uses meanwhile. Add is
   // LoadNewEntry without the probe per entry: the order itself shows a key given twice, and a
   // shard's index is built in one pass, in its slots' order, once its entries are in (the next
-  // shard's first entry, or Finish). An entry out of key order (a file that predates the order)
-  // makes the rest go through LoadNewEntry. The table is whole again once Finish returns (the
-  // destructor calls it); use nothing else of it before.
+  // shard's first entry, or Finish), on a thread of its own for a large shard while the next
+  // one's entries come in. An entry out of key order (a file that predates the order) makes the
+  // rest go through LoadNewEntry. The table is whole again once Finish returns; use nothing else
+  // of it before. The destructor finishes (an exception there ends the process: call Finish),
+  // or while an exception unwinds, only waits for a build under way.
   class OrderedLoader {
    public:
     explicit OrderedLoader(DedupTable& table) : table_(table) {}
-    ~OrderedLoader() { Finish(); }
+    ~OrderedLoader() {
+      if (std::uncaught_exceptions() == 0) {
+        Finish();
+      } else if (building_.valid()) {
+        building_.wait();
+      }
+    }
     OrderedLoader(const OrderedLoader&) = delete;
     OrderedLoader& operator=(const OrderedLoader&) = delete;
     // As LoadNewEntry: false, and nothing stored, for a key given before, outside the sampled
@@ -291,8 +301,10 @@ class DedupTable {
     void Finish();
 
    private:
-    void IndexPending();
+    void IndexPending();  // starts the pending shard's build, after the one under way
+    void Wait();          // for the build under way (its exception goes on)
     DedupTable& table_;
+    std::future<void> building_;
     size_t shard_ = SIZE_MAX;               // the shard whose index is not built yet
     Fingerprint last_{};                    // the last key added to it
     bool probing_ = false;                  // out of order once: LoadNewEntry from then on

@@ -590,7 +590,8 @@ std::vector<std::tuple<uint64_t, uint64_t, uint32_t, uint64_t, std::vector<Psize
 
 // The loader of saved tables: in key order it appends without probing and builds each shard's
 // index at once; the table it gives is LoadNewEntry's, entry for entry and byte for byte, and
-// every key is found. Keys whose homes lie at the end of their shard's index wrap to its start.
+// every key is found. Keys whose homes lie at the end of their shard's index wrap to its start;
+// a large shard's index is built while the next shards load.
 TEST(DedupTableTest, AnOrderedLoadGivesTheTableOfEntryByEntryLoading) {
   using Kind = SettingStorage::Kind;
   const std::vector<SettingStorage> layout = {{Kind::kInline, true}, {Kind::kSide, true}};
@@ -609,9 +610,16 @@ TEST(DedupTableTest, AnOrderedLoadGivesTheTableOfEntryByEntryLoading) {
     const Fingerprint k{(i << 32) | 0xFFFFFFFFu | ((i * 0x9E37) << 48), (uint64_t{7} << 56) | i};
     source.Insert(k, 8192);
   }
+  // Shard 3: 6,000 keys more, enough for its index to be built on a thread of its own while
+  // the next shards load.
+  for (uint64_t i = 0; i < 6000; ++i) {
+    Fingerprint k = Key(100000 + i);
+    k.hi = (uint64_t{3} << 56) | (k.hi & 0xFFFFFFFFu);
+    source.Insert(k, 4096);
+  }
   std::vector<PsizeCode> codes;
   const std::vector<EntryView> views = InKeyOrder(source, &codes);
-  ASSERT_EQ(views.size(), 30300u);
+  ASSERT_EQ(views.size(), 36300u);
 
   DedupTable probed(layout), ordered(layout);
   probed.Reserve(views.size());
