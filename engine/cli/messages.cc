@@ -64,12 +64,13 @@ void PrintError(const std::string& message) {
 
 namespace {
 
-// Seconds for the progress line: tenths under 10 s (a short scan's whole seconds would be off by
-// up to half a second), whole seconds above.
+// Seconds for the progress line, to two significant digits: hundredths under 1 s (the small
+// samples scan in 0.13-0.25 s, which tenths would show as 0.1 or 0.2: up to 40% off), tenths
+// under 10 s, whole seconds above.
 std::string FormatSeconds(double seconds) {
   if (seconds < 9.95) {
     char buf[16];
-    std::snprintf(buf, sizeof buf, "%.1f", seconds);
+    std::snprintf(buf, sizeof buf, seconds < 0.995 ? "%.2f" : "%.1f", seconds);
     return buf;
   }
   return std::to_string(static_cast<uint64_t>(seconds + 0.5));

@@ -49,7 +49,8 @@ double ProcessCpuSeconds() {
 // reads it): its own share before the reduction, the bytes it moved.
 struct RankStats {
   uint64_t files = 0, pieces = 0, bytes_read = 0, blocks = 0, table_entries = 0, table_bytes = 0;
-  uint64_t peak_rss = 0;  // by the end of the scan, before the partition
+  uint64_t linked_files = 0;  // files with several names this rank counted whole
+  uint64_t peak_rss = 0;      // by the end of the scan, before the partition
   double seconds = 0;
   double work_wait_seconds = 0;  // the scan waiting for its next batch of work (work.h)
   // From the end of this rank's scan to its part of the report's state (the stream's end, the
@@ -61,6 +62,7 @@ struct RankStats {
 RankStats StatsOf(const state::ScanState& state, const PieceMap& pieces) {
   RankStats r;
   r.files = state.input.files;
+  r.linked_files = state.links.size();
   r.bytes_read = state.input.bytes_read;
   for (const auto& [file, p] : pieces) {
     r.pieces += p.pieces;
@@ -86,7 +88,7 @@ void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, const Red
   }
   std::fprintf(
       stderr,
-      "zsim-mpi-stats rank=%d files=%llu pieces=%llu bytes_read=%llu blocks=%llu "
+      "zsim-mpi-stats rank=%d files=%llu pieces=%llu linked_files=%llu bytes_read=%llu blocks=%llu "
       "table_entries=%llu table_bytes=%llu work_batches=%llu work_bytes=%llu "
       "state_bytes_received=%llu stream_ships=%llu stream_bytes_sent=%llu "
       "stream_entries_sent=%llu stream_entries_received=%llu stream_peak_table_bytes=%llu "
@@ -97,6 +99,7 @@ void PrintStats(int rank, const RankStats& r, const WorkTraffic& work, const Red
       "census_changed=%llu census_origin_bytes=%llu scan_seconds=%.3f work_wait_seconds=%.4f "
       "reduce_seconds=%.4f after_scan_seconds=%.4f scan_peak_rss_bytes=%llu peak_rss_bytes=%llu\n",
       rank, static_cast<unsigned long long>(r.files), static_cast<unsigned long long>(r.pieces),
+      static_cast<unsigned long long>(r.linked_files),
       static_cast<unsigned long long>(r.bytes_read),
       static_cast<unsigned long long>(r.blocks + stream.references_sent - stream.references_merged),
       static_cast<unsigned long long>(r.table_entries),
@@ -175,8 +178,9 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
 
   pipeline::ScanControl local = control;
   if (rank != 0) local.progress = nullptr;
-  // File records (a save's) keep their blocks' keys: the entries they name move to other ranks.
-  local.record_keys = true;
+  // A save's file records and linked files (and the pieces of files, for theirs) keep their
+  // blocks' keys: the entries they name move to other ranks.
+  local.record_keys = control.record_files;
   std::unique_ptr<WorkPool> pool;
   const WorkWait work_wait = std::make_shared<std::atomic<uint64_t>>(0);
   // Rank 0 answers the others' requests for work from its scan (work.h WorkServer), and once its
@@ -284,10 +288,10 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   // table, whole, out of the state; the rest of the state goes to rank 0 by the tree merge.
   std::vector<std::unique_ptr<ddt::DedupTable>> owned;
   std::vector<ddt::DedupTable*> tables;
-  // The links' references (state/linked_files.h) name entries of the tables leaving the state:
-  // dropped (one walk counts every linked file once; a merge with another state counts a file
-  // linked across them in each, with a warning).
-  state.links.clear();
+  // The links (state/linked_files.h) are a saved state's only (a merge with another state counts
+  // a file linked across them once): there they keep their keys, their entries moving to their
+  // owners; else their references name entries of the tables leaving the state: dropped.
+  if (!control.record_files) state.links.clear();
   for (state::RowState& row : state.rows) {
     owned.push_back(std::move(row.table));
     tables.push_back(owned.back().get());
@@ -333,7 +337,9 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
       f.item = split[i];
       if (auto it = pieces.find(i); it != pieces.end()) f.sums = std::move(it->second);
     }
-    state::ScanState whole_files = pipeline::StateOfPiecedFiles(state.options, files);
+    // Under a save, with each file's record (and link) from its pieces' keys.
+    state::ScanState whole_files =
+        pipeline::StateOfPiecedFiles(state.options, std::move(files), control.record_files);
     whole_files.options.paths.clear();
     whole_files.input.paths.clear();
     whole_files.host = state.host;  // one name per host in the merged state
@@ -359,13 +365,20 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   if (control.record_files) {
     // A save follows: each rank's shards in the order of their keys, so that the whole table
     // reads in the order a state file writes it (state/save_order.h), whatever N. The records
-    // serve a --since only over exact tables, as one process's (pipeline/scan.cc).
+    // serve a --since only over exact tables, and the links are kept only where no table was
+    // sampled more coarsely than --sample asked, as one process's (pipeline/scan.cc).
+    const auto asked = static_cast<uint32_t>(std::countr_zero(state.options.sample_modulus));
+    bool links = true;
     for (size_t r = 0; r < owned.size(); ++r) {
       owned[r] = state::InKeyOrder(*owned[r]);
       tables[r] = owned[r].get();
       if (tables[r]->sample_shift() != 0) state.has_records = false;
+      if (tables[r]->sample_shift() != asked) links = false;
     }
     if (!state.has_records) state.records.clear();
+    if (!links) state.links.clear();
+  } else {
+    state.links.clear();  // the split files' (StateOfPiecedFiles), whose references name nothing
   }
   if (print_stats) {
     mine.after_scan_seconds =

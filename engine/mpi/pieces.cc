@@ -13,6 +13,23 @@ void PutList(state::FrameWriter& w, const std::vector<uint64_t>& v) {
   for (uint64_t x : v) w.U64(x);
 }
 
+void PutMoments(state::FrameWriter& w, const estimate::RatioEstimator& e) {
+  const estimate::RatioEstimator::Moments m = e.moments();
+  w.U64(m.n);
+  for (double v : {m.sx, m.sy, m.sxx, m.syy, m.sxy}) w.F64(v);
+}
+
+estimate::RatioEstimator GetMoments(state::FrameReader& r) {
+  estimate::RatioEstimator::Moments m;
+  m.n = r.U64();
+  m.sx = r.F64();
+  m.sy = r.F64();
+  m.sxx = r.F64();
+  m.syy = r.F64();
+  m.sxy = r.F64();
+  return estimate::RatioEstimator::FromMoments(m);
+}
+
 std::vector<uint64_t> GetList(state::FrameReader& r) {
   const uint64_t n = r.U64();
   if (n > r.remaining_hint() / 8) {
@@ -40,6 +57,7 @@ std::string EncodePieces(const PieceMap& pieces) {
     w.U64(p.pieces);
     PutList(w, p.non_hole);
     PutList(w, p.zero_blocks);
+    PutList(w, p.holes);
     w.U64(p.ranges.size());
     for (const zfs::IndirectRanges& ranges : p.ranges) {
       PutList(w, ranges.inside());
@@ -52,6 +70,26 @@ std::string EncodePieces(const PieceMap& pieces) {
     w.U64(p.failed_at);
     w.I32(static_cast<int32_t>(p.failure.code()));
     w.Str(p.failure.ok() ? std::string() : p.failure.message());
+    w.U64(static_cast<uint64_t>(p.stamp_floor_ns));
+    w.U64(p.keys.size());
+    for (const std::vector<ddt::Fingerprint>& row : p.keys) {
+      w.U64(row.size());
+      for (const ddt::Fingerprint& key : row) {
+        w.U64(key.lo);
+        w.U64(key.hi);
+      }
+    }
+    w.U64(p.occurrences.size());
+    for (const auto& cells : p.occurrences) {
+      w.U64(cells.size());
+      for (const auto& [index, o] : cells) {
+        w.U32(index);
+        w.U64(o.ne);
+        for (double v : {o.lsize, o.lsize_ne, o.asize, o.emb_bytes}) w.F64(v);
+        PutMoments(w, o.psize_per_u);
+        PutMoments(w, o.dsize_per_u);
+      }
+    }
   }
   w.Finish();  // appending to a string does not fail
   return out;
@@ -68,6 +106,7 @@ Result<PieceMap> DecodePieces(ByteView bytes) {
     p.pieces = r.U64();
     p.non_hole = GetList(r);
     p.zero_blocks = GetList(r);
+    p.holes = GetList(r);
     const uint64_t ranges = r.U64();
     if (ranges > r.remaining_hint() / 16) {
       r.Fail("more indirect ranges than the message holds");
@@ -87,6 +126,49 @@ Result<PieceMap> DecodePieces(ByteView bytes) {
     const auto code = static_cast<StatusCode>(r.I32());
     std::string message = r.Str(size_t{1} << 20);
     if (code != StatusCode::kOk) p.failure = Status(code, std::move(message));
+    p.stamp_floor_ns = static_cast<int64_t>(r.U64());
+    const uint64_t rows = r.U64();
+    if (rows > r.remaining_hint() / 8) {
+      r.Fail("more rows of keys than the message holds");
+      break;
+    }
+    p.keys.resize(rows);
+    for (std::vector<ddt::Fingerprint>& row : p.keys) {
+      const uint64_t keys = r.U64();
+      if (keys > r.remaining_hint() / 16) {
+        r.Fail("more keys than the message holds");
+        break;
+      }
+      row.resize(keys);
+      for (ddt::Fingerprint& key : row) {
+        key.lo = r.U64();
+        key.hi = r.U64();
+      }
+    }
+    const uint64_t occurrence_rows = r.U64();
+    if (occurrence_rows > r.remaining_hint() / 8) {
+      r.Fail("more rows of occurrences than the message holds");
+      break;
+    }
+    p.occurrences.resize(occurrence_rows);
+    for (auto& cells : p.occurrences) {
+      const uint64_t n_cells = r.U64();
+      if (n_cells > r.remaining_hint() / 140) {
+        r.Fail("more occurrence cells than the message holds");
+        break;
+      }
+      cells.resize(n_cells);
+      for (auto& [index, o] : cells) {
+        index = r.U32();
+        o.ne = r.U64();
+        o.lsize = r.F64();
+        o.lsize_ne = r.F64();
+        o.asize = r.F64();
+        o.emb_bytes = r.F64();
+        o.psize_per_u = GetMoments(r);
+        o.dsize_per_u = GetMoments(r);
+      }
+    }
     const uint64_t file = p.file;
     out[file] = std::move(p);
   }

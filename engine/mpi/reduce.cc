@@ -19,7 +19,8 @@ std::string EncodePart(const state::ScanState& state, const PieceMap& pieces) {
   std::string out = "S";
   out.append(reinterpret_cast<const char*>(&n), sizeof n);
   out += p;
-  // File records keep their keys: the tables they name are partitioned among the ranks.
+  // File records and linked files keep their keys: the tables they name are partitioned among
+  // the ranks.
   out += state::EncodeState(state, /*keep_keys=*/true);
   return out;
 }

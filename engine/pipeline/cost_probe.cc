@@ -78,10 +78,18 @@ std::optional<uint64_t> NextProbedRecord(io::File& file, uint64_t size, const Pr
   return std::nullopt;
 }
 
-size_t ProbeTimedRecords(double forecast_codec_cpu_seconds, double record_nominal_seconds) {
-  if (record_nominal_seconds <= 0) return 0;
-  const double n = 0.015 * forecast_codec_cpu_seconds / record_nominal_seconds;
-  return static_cast<size_t>(std::clamp(n, 8.0, 64.0));
+size_t ProbeTimedRecords(double forecast_codec_cpu_seconds, double nominal_seconds_per_byte,
+                         const std::vector<uint64_t>& lsizes) {
+  if (nominal_seconds_per_byte <= 0) return 0;
+  const double budget = 0.015 * forecast_codec_cpu_seconds;
+  const size_t most = std::min(lsizes.size(), kProbeMaxTimed);
+  double spent = 0;
+  size_t n = 0;
+  while (n < most && (n < kProbeMinTimed || spent < budget)) {
+    spent += double(lsizes[n]) * nominal_seconds_per_byte;
+    ++n;
+  }
+  return n;
 }
 
 double CodecCpuPerByte(const std::vector<TimedRecord>& records) {
@@ -243,17 +251,19 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
   ProbeFigures figures;
   figures.unique_bytes = UniqueBytes(records, data_bytes);
   // Codecs: on the distinct records with the lowest keys (a deterministic spread), each timed.
-  double record_nominal = 0;
+  double nominal_per_byte = 0;
   for (size_t c = 0; c < options_.compressions.size(); ++c) {
     const double speed = estimate::NominalCodecBytesPerSecond(options_.compressions[c]);
-    if (speed > 0) record_nominal += double(bs) / speed;
+    if (speed > 0) nominal_per_byte += 1 / speed;
   }
-  const size_t timed =
-      std::min(distinct.size(), ProbeTimedRecords(forecast_codec_cpu_seconds, record_nominal));
   std::vector<size_t> order(distinct.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::partial_sort(order.begin(), order.begin() + timed, order.end(),
-                    [&](size_t a, size_t b) { return distinct[a].first < distinct[b].first; });
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return distinct[a].first < distinct[b].first; });
+  std::vector<uint64_t> lsizes(order.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    lsizes[i] = lsize_of(distinct[order[i]].second.capacity);
+  const size_t timed = ProbeTimedRecords(forecast_codec_cpu_seconds, nominal_per_byte, lsizes);
   std::vector<bool> ready(options_.compressions.size(), false);
   for (size_t i = 0; i < timed; ++i) {
     if (stop_.load(std::memory_order_relaxed)) return;

@@ -82,9 +82,18 @@ ProbedRecords ProbedRecordsOf(std::string_view path, uint64_t size, uint64_t str
 std::optional<uint64_t> NextProbedRecord(io::File& file, uint64_t size, const ProbedRecords& p,
                                          uint64_t k, uint64_t block_bytes);
 
-// How many of the distinct records the codecs are timed on: about 1.5% of the forecast's codec
-// CPU seconds, at `record_nominal_seconds` per record for the whole codec list, within [8, 64].
-size_t ProbeTimedRecords(double forecast_codec_cpu_seconds, double record_nominal_seconds);
+// How many of the distinct records the codecs are timed on, taken in the order of `lsizes`
+// (their block sizes, as the scan codes them): the fewest whose nominal cost for the whole codec
+// list (`nominal_seconds_per_byte` times their bytes) reaches 1.5% of the forecast's codec CPU
+// seconds, within [kProbeMinTimed, kProbeMaxTimed] (all of them when fewer). By each record's
+// own size, not the block size: a tree of small files has small records, and counting each as a
+// whole block timed a tenth of the budget's bytes. On the source sample (4,508 files of 12 KiB
+// on average) that was 8 records, whose cost per byte came out 0.97-1.32 times the scan's
+// (median 1.16); with 64, 1.01-1.11 (bench/results/2026-12-03-s31-cost).
+inline constexpr size_t kProbeMinTimed = 8;
+inline constexpr size_t kProbeMaxTimed = 64;
+size_t ProbeTimedRecords(double forecast_codec_cpu_seconds, double nominal_seconds_per_byte,
+                         const std::vector<uint64_t>& lsizes);
 
 // One probed record, as the probe measured it.
 struct ProbedRecord {

@@ -18,6 +18,8 @@
 #include <limits>
 #include <vector>
 
+#include "engine/ddt/fingerprint.h"
+#include "engine/estimate/occurrence_sample.h"
 #include "engine/zfs/indirect_ranges.h"
 #include "zsim/status.h"
 
@@ -29,6 +31,7 @@ struct PieceSums {
   uint64_t pieces = 0;
   std::vector<uint64_t> non_hole;     // per (row, setting): L0 blocks that are not holes
   std::vector<uint64_t> zero_blocks;  // per row: L0 blocks read and all zero
+  std::vector<uint64_t> holes;        // per row: records wholly in holes
   // Per row, [2r]: indirect-block ranges over the blocks read, [2r + 1]: over those not all
   // zero (zfs/indirect_ranges.h: pieces merge in any order).
   std::vector<zfs::IndirectRanges> ranges;
@@ -36,6 +39,17 @@ struct PieceSums {
   // Order-independent sums over the featured row's records (pipeline/scan.cc FileJob).
   uint64_t content_lo = 0, content_hi = 0;
   bool has_data = false;  // some featured-row record is not all zero
+  // Per row, when the scans keep keys for their records (ScanControl::record_files and
+  // record_keys): the key of every block read that the table kept, in no particular order (the
+  // whole file's record and link). Empty otherwise.
+  std::vector<std::vector<ddt::Fingerprint>> keys;
+  // Per row, with `keys` under --sample 1/M, for a file with several names: what its sampled
+  // occurrences added, by index into estimate::OccurrenceSample::sums, the cells touched only
+  // (its link's, state::LinkedFile::occurrences). Empty otherwise.
+  std::vector<std::vector<std::pair<uint32_t, estimate::OccurrenceSums>>> occurrences;
+  // The earliest start (CLOCK_REALTIME_COARSE) of the scans that read the pieces: the file's
+  // stamps vouch for its content only from before it (state/since.h StampsVouch).
+  int64_t stamp_floor_ns = std::numeric_limits<int64_t>::max();
   // The failed piece that starts first (its offset and status), so the file's error is the
   // same whichever scan read which piece. Ok when none failed.
   uint64_t failed_at = std::numeric_limits<uint64_t>::max();

@@ -114,10 +114,11 @@ struct FileJob {
   // Per row, when the scan keeps file records or the file is linked: the table entry of every
   // record read. Guarded by mu.
   std::vector<std::vector<uint32_t>> refs;
-  // Per row, when the records keep keys (ScanControl::record_keys): the key of every record read
-  // that the table kept. Guarded by mu.
+  // Per row, in place of `refs` when they keep keys (ScanControl::record_keys): the key of every
+  // record read that the table kept. Guarded by mu.
   std::vector<std::vector<ddt::Fingerprint>> keys;
-  // --sample 1/M, a linked file: per row, what its sampled occurrences added. Guarded by mu.
+  // --sample 1/M, a linked file, or a piece of one whose pieces give it a link (a save's,
+  // ScanControl::record_keys): per row, what its sampled occurrences added. Guarded by mu.
   std::vector<OccurrenceSample> occurrences;
   std::atomic<uint64_t> bytes_read{0};
   FileGroups groups;  // breakdown rows
@@ -323,7 +324,7 @@ class Scan : public std::enable_shared_from_this<Scan> {
   bool BaseFitsBudget() const;
   const SinceSummary& since_summary() const { return since_summary_; }
   // The state of files others read in pieces (StateOfPiecedFiles): this scan reads nothing.
-  state::ScanState CountPiecedFiles(const std::vector<PiecedFile>& files);
+  state::ScanState CountPiecedFiles(std::vector<PiecedFile>& files);
   // Refuses a --max-memory budget the tables could not stay within even by sampling: each
   // row's distinct-block counters and its table's floor (one chunk of entries per shard) are
   // fixed, and the budget must leave room for entries beyond them (256 KiB per row).
@@ -733,9 +734,14 @@ std::shared_ptr<FileJob> Scan::MakeJob(walk::WalkItem item, uint64_t size) {
   job->holes = std::vector<std::atomic<uint64_t>>(rows_.size());
   job->ranges.resize(2 * rows_.size());
   job->linked = !job->piece && item.kind == walk::WalkItem::Kind::kFile && item.info.nlink > 1;
-  if (record_ || job->linked) job->refs.resize(rows_.size());
-  if (record_ && control_.record_keys) job->keys.resize(rows_.size());
-  if (job->linked && occurrences_) {
+  if ((record_ || job->linked) && control_.record_keys) {
+    job->keys.resize(rows_.size());
+  } else if (record_ || job->linked) {
+    job->refs.resize(rows_.size());
+  }
+  const bool link_piece = job->piece && item.kind == walk::WalkItem::Kind::kFile &&
+                          item.info.nlink > 1 && control_.record_keys;
+  if ((job->linked || link_piece) && occurrences_) {
     job->occurrences.assign(rows_.size(), OccurrenceSample(options_.compressions.size()));
   }
   job->groups = breakdown_.Groups(options_.paths[item.root], job->path);
@@ -804,11 +810,10 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
     uint64_t row_zero_blocks = 0, row_holes = 0;
     w.refs.clear();
     w.keys.clear();
-    // What is kept of each block read: its key for a record whose table entries move to other
-    // ranks (record_keys), else its entry's reference for a record; a linked file's reference
-    // either way (its link names entries of this rank's table).
-    const bool keep_key = record_ && control_.record_keys;
-    const bool keep_ref = (record_ && !keep_key) || job.linked;
+    // What is kept of each block read, for a record or a linked file: its key where the table
+    // entries move to other ranks (record_keys), else its entry's reference.
+    const bool keep_key = (record_ || job.linked) && control_.record_keys;
+    const bool keep_ref = (record_ || job.linked) && !control_.record_keys;
     zfs::IndirectRanges& read_ranges = w.ranges[2 * r];
     zfs::IndirectRanges& nonzero_ranges = w.ranges[2 * r + 1];
     read_ranges.Clear();
@@ -984,8 +989,9 @@ void Scan::RaiseSettingLevel(size_t r, size_t c, int level) {
 // into the worker's sums per occurrence level.
 void Scan::CompressOccurrences(size_t r, uint64_t bs, Worker& w, FileJob& job) {
   if (w.occurrence_blocks.empty()) return;
-  // A linked file's own sums too, so a merge can take them back out (state::LinkedFile).
-  OccurrenceSample* linked = job.linked ? &w.linked_occurrences : nullptr;
+  // A linked file's own sums too, so a merge can take them back out (state::LinkedFile), and
+  // those of a piece of one (MakeJob: its occurrences sized then, read-only since).
+  OccurrenceSample* linked = !job.occurrences.empty() ? &w.linked_occurrences : nullptr;
   const size_t settings = options_.compressions.size();
   const double u = double(AuxiliarySize(alloc_, bs, options_.copies));
   OccurrenceSample& sample = w.occurrences[r];
@@ -1173,8 +1179,6 @@ void Scan::FinishFile(FileJob& job) {
       if (!state::StampsVouch(rec.mtime_ns, rec.ctime_ns, stamp_floor_ns_)) {
         rec.ctime_ns = state::kUntrustedStamp;
       }
-      // Keys instead of references (the table's entries move to other ranks).
-      if (control_.record_keys) rec.refs.clear();
       state_.records.push_back(std::move(rec));
     }
   }
@@ -1224,6 +1228,7 @@ void Scan::KeepLink(state::FileRecord rec, FileGroups groups, const io::FileInfo
   f.zero_blocks = std::move(rec.zero_blocks);
   f.holes = std::move(rec.holes);
   f.refs = std::move(rec.refs);
+  f.keys = std::move(rec.keys);
   f.indirects = std::move(rec.indirects);
   for (const OccurrenceSample& sample : occurrences) {
     auto& cells = f.occurrences.emplace_back();
@@ -1385,10 +1390,19 @@ PieceSums Scan::SumsOf(FileJob& job) const {
   p.pieces = 1;
   for (const std::atomic<uint64_t>& n : job.non_hole) p.non_hole.push_back(n.load());
   for (const std::atomic<uint64_t>& n : job.zero_blocks) p.zero_blocks.push_back(n.load());
+  for (const std::atomic<uint64_t>& n : job.holes) p.holes.push_back(n.load());
   {
     std::lock_guard<std::mutex> lock(job.mu);  // every chunk is done; the lock says who owns it
     p.ranges = job.ranges;
+    p.keys = std::move(job.keys);
+    for (const OccurrenceSample& sample : job.occurrences) {
+      auto& cells = p.occurrences.emplace_back();
+      for (size_t i = 0; i < sample.sums.size(); ++i) {
+        if (sample.sums[i].n() != 0) cells.emplace_back(static_cast<uint32_t>(i), sample.sums[i]);
+      }
+    }
   }
+  p.stamp_floor_ns = stamp_floor_ns_;
   p.bytes_read = job.bytes_read.load();
   p.content_lo = job.content_lo.load();
   p.content_hi = job.content_hi.load();
@@ -1400,10 +1414,10 @@ PieceSums Scan::SumsOf(FileJob& job) const {
   return p;
 }
 
-state::ScanState Scan::CountPiecedFiles(const std::vector<PiecedFile>& files) {
+state::ScanState Scan::CountPiecedFiles(std::vector<PiecedFile>& files) {
   start_ = Clock::now();
   const size_t settings = options_.compressions.size();
-  for (const PiecedFile& f : files) {
+  for (PiecedFile& f : files) {
     // No piece read (an interrupted scan): not found yet, as one scan counts a file once it
     // starts reading it.
     if (f.sums.pieces == 0) continue;
@@ -1411,13 +1425,30 @@ state::ScanState Scan::CountPiecedFiles(const std::vector<PiecedFile>& files) {
     item.piece_begin = item.piece_end = 0;  // the whole file
     const uint64_t size = item.info.size;
     std::shared_ptr<FileJob> job = MakeJob(std::move(item), size);
-    const PieceSums& p = f.sums;
+    PieceSums& p = f.sums;
     if (p.bytes != size) continue;  // not every piece was read: found, not finished
     for (size_t i = 0; i < job->non_hole.size() && i < p.non_hole.size(); ++i) {
       job->non_hole[i].store(p.non_hole[i]);
     }
     for (size_t i = 0; i < job->zero_blocks.size() && i < p.zero_blocks.size(); ++i) {
       job->zero_blocks[i].store(p.zero_blocks[i]);
+    }
+    for (size_t i = 0; i < job->holes.size() && i < p.holes.size(); ++i) {
+      job->holes[i].store(p.holes[i]);
+    }
+    // Its blocks' keys for its record or link (ScanControl::record_keys), as the pieces' scans
+    // kept them, and their stamps vouch as far as the first of those scans began.
+    if (!job->keys.empty()) {
+      for (size_t r = 0; r < job->keys.size() && r < p.keys.size(); ++r) {
+        job->keys[r] = std::move(p.keys[r]);
+      }
+    }
+    stamp_floor_ns_ = p.stamp_floor_ns;
+    for (size_t r = 0; r < job->occurrences.size() && r < p.occurrences.size(); ++r) {
+      std::vector<OccurrenceSums>& sums = job->occurrences[r].sums;
+      for (const auto& [index, cell] : p.occurrences[r]) {
+        if (index < sums.size()) sums[index].Merge(cell);
+      }
     }
     for (size_t i = 0; i < job->ranges.size() && i < p.ranges.size(); ++i) {
       job->ranges[i] = p.ranges[i];
@@ -1435,6 +1466,7 @@ state::ScanState Scan::CountPiecedFiles(const std::vector<PiecedFile>& files) {
   }
   CloseInput();
   breakdown_.MoveInto({}, &state_.breakdown);
+  state_.has_records = record_;  // its tables are empty, so exact
   return std::move(state_);
 }
 
@@ -1810,9 +1842,12 @@ std::unique_ptr<walk::WalkSource> MakeWalk(const ScanOptions& options, io::FileS
                                                 std::clamp(options.threads, 1, 16));
 }
 
-state::ScanState StateOfPiecedFiles(const ScanOptions& options,
-                                    const std::vector<PiecedFile>& files) {
-  auto scan = std::make_shared<Scan>(options, nullptr, ScanControl{});
+state::ScanState StateOfPiecedFiles(const ScanOptions& options, std::vector<PiecedFile> files,
+                                    bool keep_records) {
+  ScanControl control;
+  control.record_keys = keep_records;
+  auto scan = std::make_shared<Scan>(options, nullptr, control);
+  if (keep_records) scan->KeepRecords();
   return scan->CountPiecedFiles(files);
 }
 

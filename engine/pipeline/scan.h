@@ -79,11 +79,14 @@ struct ScanControl {
   std::function<void(const PieceSums&)> piece_done;
   // Keep a record of every file read (state::FileRecord: about 170 bytes and its path per file,
   // 4 bytes per block per recordsize), so that a saved state can be the base of a --since scan.
-  // Dropped when the tables end up sampled (--sample, --max-memory). Not for pieces of files.
+  // Dropped when the tables end up sampled (--sample, --max-memory). A piece of a file gives its
+  // blocks to its PieceSums instead (with `record_keys`), for StateOfPiecedFiles.
   bool record_files = false;
-  // With `record_files`: each record keeps, per row, the key of every block it read
-  // (state::FileRecord::keys, 16 bytes a block) instead of its table entry's reference: the
-  // records of a distributed scan's rank, whose table entries move to other ranks (engine/mpi).
+  // Each record, and each linked file (state::LinkedFile), keeps per row the key of every block
+  // it read (FileRecord::keys, LinkedFile::keys, 16 bytes a block) instead of its table entry's
+  // reference, and so does each piece of a file with `record_files` (PieceSums::keys): the
+  // records and links of a distributed scan's rank saving a state, whose table entries move to
+  // other ranks (engine/mpi).
   bool record_keys = false;
   // A distributed scan's exchange of table entries while it reads (engine/mpi/table_stream.h).
   // When set, `tables_started` is called once from the scan's thread with the rows' tables (in
@@ -154,9 +157,13 @@ struct PiecedFile {
 // breakdown rows and whole-file content, or its error (the first failed piece's) and no shape.
 // A file whose pieces do not cover it (a scan interrupted) counts in the files and bytes found
 // only, as a file one scan left unfinished does; one with no piece read is not counted at all. For
-// state::Merge into the scans' merged state. REQUIRES: `options` resolved, the scans' own.
-state::ScanState StateOfPiecedFiles(const ScanOptions& options,
-                                    const std::vector<PiecedFile>& files);
+// state::Merge into the scans' merged state. `keep_records`: the pieces were read with
+// ScanControl::record_files and record_keys (their sums hold their blocks' keys): each file gets
+// its record (state::FileRecord, keys in place of references), and a linked one its link (its
+// blocks' keys), as one scan of the whole file keeps them. REQUIRES: `options` resolved, the
+// scans' own.
+state::ScanState StateOfPiecedFiles(const ScanOptions& options, std::vector<PiecedFile> files,
+                                    bool keep_records = false);
 
 // The chunk size of a scan with `options` (resolved): the pieces of a file begin at multiples of
 // it. At least every block size the scan cuts, so a piece holds whole records.

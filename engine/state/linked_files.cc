@@ -210,6 +210,11 @@ LinkKeys KeysOfLinks(const ScanState& s) {
   for (size_t i = 0; i < s.links.size(); ++i) {
     const LinkedFile& f = s.links[i];
     keys[i].resize(s.rows.size());
+    if (!f.keys.empty()) {
+      // Keys kept (a distributed scan's: its tables are partitioned among the ranks).
+      for (size_t r = 0; r < s.rows.size() && r < f.keys.size(); ++r) keys[i][r] = f.keys[r];
+      continue;
+    }
     for (size_t r = 0; r < s.rows.size() && r < f.refs.size(); ++r) {
       keys[i][r].reserve(f.refs[r].size());
       for (uint32_t ref : f.refs[r]) keys[i][r].push_back(s.rows[r].table->KeyOf(ref));
@@ -221,6 +226,11 @@ LinkKeys KeysOfLinks(const ScanState& s) {
 void SetLinkRefs(ScanState& s, const LinkKeys& keys) {
   for (size_t i = 0; i < s.links.size(); ++i) {
     LinkedFile& f = s.links[i];
+    if (!f.keys.empty()) {
+      // It keeps its keys: the state's tables are elsewhere (a distributed scan's rank).
+      f.keys = keys[i];
+      continue;
+    }
     f.refs.assign(s.rows.size(), {});
     for (size_t r = 0; r < s.rows.size(); ++r) {
       f.refs[r].reserve(keys[i][r].size());

@@ -49,11 +49,13 @@ uint64_t LinkedFileSystem(uint64_t dev, const std::string& path);
 // Per link, per row: the keys of the entries its references name.
 using LinkKeys = std::vector<std::vector<std::vector<ddt::Fingerprint>>>;
 
-// The keys of every link's references, in `s`'s tables (before the tables change).
+// The keys of every link's references, in `s`'s tables (before the tables change); a link that
+// keeps keys (LinkedFile::keys), its keys.
 LinkKeys KeysOfLinks(const ScanState& s);
 
 // Sets every link's references from `keys`, in `s`'s tables; a key a table no longer holds
-// (sampled out by a coarser merge) is left out.
+// (sampled out by a coarser merge) is left out. A link that keeps keys keeps them (`keys`'):
+// its references are made when the state is saved (state_file.h).
 void SetLinkRefs(ScanState& s, const LinkKeys& keys);
 
 struct LinkMerge {

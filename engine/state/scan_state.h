@@ -214,6 +214,10 @@ struct LinkedFile {
   // the table kept (all of them unless sampled).
   std::vector<uint64_t> zero_blocks, holes;
   std::vector<std::vector<uint32_t>> refs;
+  // A distributed scan's saving one (pipeline::ScanControl::record_keys): per row, the key of
+  // each record the table kept, in place of `refs` (empty then), as FileRecord::keys. Empty
+  // otherwise.
+  std::vector<std::vector<ddt::Fingerprint>> keys;
   FileIndirects indirects;  // as FileRecord
   // --sample 1/M, per row: what its sampled occurrences added, by index into
   // estimate::OccurrenceSample::sums (the cells it touched only).

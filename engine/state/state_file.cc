@@ -98,7 +98,8 @@ void PutMoments(FrameWriter& w, const estimate::RatioEstimator& r) {
   for (double v : {m.sx, m.sy, m.sxx, m.syy, m.sxy}) w.F64(v);
 }
 
-// Keys of records (FileRecord::keys) and the references of their entries in the table as written.
+// Keys of records and links (FileRecord::keys, LinkedFile::keys) and the references of their
+// entries in the table as written.
 struct KeyRefs {
   std::vector<ddt::Fingerprint> keys;  // sorted by (hi, lo), hi as the table keeps it
   std::vector<uint32_t> refs;          // kDroppedRef: not in the table
@@ -113,16 +114,18 @@ struct KeyRefs {
   }
 };
 
-// Row `row`'s keys of every record that keeps keys, to be looked up in its table.
+// Row `row`'s keys of every record and link that keeps keys, to be looked up in its table.
 KeyRefs RecordKeys(const ScanState& s, size_t row) {
   KeyRefs k;
-  for (const FileRecord& f : s.records) {
-    if (row >= f.keys.size()) continue;
-    for (ddt::Fingerprint key : f.keys[row]) {
+  auto add = [&](const std::vector<std::vector<ddt::Fingerprint>>& keys) {
+    if (row >= keys.size()) return;
+    for (ddt::Fingerprint key : keys[row]) {
       key.hi &= kTableHiBits;
       k.keys.push_back(key);
     }
-  }
+  };
+  for (const FileRecord& f : s.records) add(f.keys);
+  for (const LinkedFile& f : s.links) add(f.keys);
   std::sort(k.keys.begin(), k.keys.end(), KeyRefs::KeyLess);
   k.keys.erase(std::unique(k.keys.begin(), k.keys.end()), k.keys.end());
   k.refs.assign(k.keys.size(), ddt::DedupTable::kDroppedRef);
@@ -183,6 +186,9 @@ constexpr uint8_t kZvolRecord = 1, kFailedRecord = 2, kDataRecord = 4;
 // A record that keeps keys (FileRecord::keys): in the parts a distributed scan's ranks send
 // each other only (EncodeState with keyed records kept), never in a file.
 constexpr uint8_t kKeyedRecord = 8;
+// A linked file's flags (format version 5): its data, and, as kKeyedRecord, its keys kept
+// (LinkedFile::keys).
+constexpr uint8_t kDataLink = 1, kKeyedLink = 2;
 
 // What a file record or a link keeps of one row: zero blocks, holes, and the references of its
 // entries in the table as written, sorted.
@@ -198,6 +204,28 @@ void PutRowRefs(FrameWriter& w, uint64_t zero_blocks, uint64_t holes,
 void PutRowBlocks(FrameWriter& w, uint64_t zero_blocks, uint64_t holes,
                   const std::vector<uint32_t>& refs, const ddt::DedupTable::RefMap& map) {
   PutRowRefs(w, zero_blocks, holes, SortedRefs(refs, map));
+}
+
+// One row of a record or link that keeps keys: as keys (`keys` null: a part, kKeyedRecord,
+// kKeyedLink), else as the references of their entries in the table as written, sorted (as
+// PutRowBlocks writes).
+void PutRowKeys(FrameWriter& w, uint64_t zero_blocks, uint64_t holes,
+                const std::vector<ddt::Fingerprint>& row, const KeyRefs* keys) {
+  if (keys == nullptr) {
+    w.U64(zero_blocks);
+    w.U64(holes);
+    w.U64(row.size());
+    for (const ddt::Fingerprint& key : row) {
+      w.U64(key.lo);
+      w.U64(key.hi);
+    }
+    return;
+  }
+  std::vector<uint32_t> refs;
+  refs.reserve(row.size());
+  for (const ddt::Fingerprint& key : row) refs.push_back(keys->RefOf(key));
+  std::sort(refs.begin(), refs.end());
+  PutRowRefs(w, zero_blocks, holes, refs);
 }
 
 // Indirect blocks per level (format version 6): FileShape::indirects, FileIndirects' rows.
@@ -235,21 +263,8 @@ void PutRecords(FrameWriter& w, const ScanState& s,
     w.U64(f.content_lo);
     w.U64(f.content_hi);
     for (size_t r = 0; r < s.rows.size(); ++r) {
-      if (as_keys) {
-        w.U64(f.zero_blocks[r]);
-        w.U64(f.holes[r]);
-        w.U64(f.keys[r].size());
-        for (const ddt::Fingerprint& key : f.keys[r]) {
-          w.U64(key.lo);
-          w.U64(key.hi);
-        }
-      } else if (keyed) {
-        // The entries' references in the table as written, sorted (as PutRowBlocks writes).
-        std::vector<uint32_t> refs;
-        refs.reserve(f.keys[r].size());
-        for (const ddt::Fingerprint& key : f.keys[r]) refs.push_back(keys[r].RefOf(key));
-        std::sort(refs.begin(), refs.end());
-        PutRowRefs(w, f.zero_blocks[r], f.holes[r], refs);
+      if (keyed) {
+        PutRowKeys(w, f.zero_blocks[r], f.holes[r], f.keys[r], as_keys ? nullptr : &keys[r]);
       } else {
         PutRowBlocks(w, f.zero_blocks[r], f.holes[r], f.refs[r], maps[r]);
       }
@@ -267,8 +282,10 @@ void PutOccurrenceSums(FrameWriter& w, const estimate::OccurrenceSums& o) {
 
 // Files with several names (format version 5), after the tables their references name: by
 // path, their breakdown rows as written (`directories`, `extensions`: each index's new one).
+// `keys` as PutRecords'.
 void PutLinks(FrameWriter& w, const ScanState& s, const std::vector<ddt::DedupTable::RefMap>& maps,
-              const std::vector<uint32_t>& directories, const std::vector<uint32_t>& extensions) {
+              const std::vector<KeyRefs>& keys, const std::vector<uint32_t>& directories,
+              const std::vector<uint32_t>& extensions) {
   w.U64(s.links.size());
   for (uint32_t i : LinkOrder(s.links)) {
     const LinkedFile& f = s.links[i];
@@ -282,11 +299,17 @@ void PutLinks(FrameWriter& w, const ScanState& s, const std::vector<ddt::DedupTa
     w.U64(static_cast<uint64_t>(f.ctime_ns));
     w.U32(directories[f.directory]);
     w.U32(extensions[f.extension]);
-    w.U8(f.has_data);
+    const bool keyed = !f.keys.empty();
+    const bool as_keys = keyed && keys.empty();
+    w.U8((f.has_data ? kDataLink : 0) | (as_keys ? kKeyedLink : 0));
     w.U64(f.content_lo);
     w.U64(f.content_hi);
     for (size_t r = 0; r < s.rows.size(); ++r) {
-      PutRowBlocks(w, f.zero_blocks[r], f.holes[r], f.refs[r], maps[r]);
+      if (keyed) {
+        PutRowKeys(w, f.zero_blocks[r], f.holes[r], f.keys[r], as_keys ? nullptr : &keys[r]);
+      } else {
+        PutRowBlocks(w, f.zero_blocks[r], f.holes[r], f.refs[r], maps[r]);
+      }
       PutIndirects(w, f.indirects, r);
       // The cells by index.
       auto cells = r < f.occurrences.size() ? f.occurrences[r] : LinkedFileCells{};
@@ -429,8 +452,10 @@ void PutState(FrameWriter& w, const ScanState& s, bool resolve_keys) {
   const bool refs = s.has_records || !s.links.empty();
   std::vector<ddt::DedupTable::RefMap> maps(s.rows.size());
   const bool keyed =
-      s.has_records && std::any_of(s.records.begin(), s.records.end(),
-                                   [](const FileRecord& f) { return !f.keys.empty(); });
+      (s.has_records && std::any_of(s.records.begin(), s.records.end(),
+                                    [](const FileRecord& f) { return !f.keys.empty(); })) ||
+      std::any_of(s.links.begin(), s.links.end(),
+                  [](const LinkedFile& f) { return !f.keys.empty(); });
   std::vector<KeyRefs> keys;
   if (keyed && resolve_keys) {
     for (size_t row = 0; row < s.rows.size(); ++row) keys.push_back(RecordKeys(s, row));
@@ -461,7 +486,7 @@ void PutState(FrameWriter& w, const ScanState& s, bool resolve_keys) {
     PutTable(w, *r.table, refs ? &maps[row] : nullptr, keys.empty() ? nullptr : &keys[row]);
   }
   PutRecords(w, s, maps, keys);
-  PutLinks(w, s, maps, directory_at, extension_at);
+  PutLinks(w, s, maps, keys, directory_at, extension_at);
   PutRun(w, s);
 }
 
@@ -739,6 +764,22 @@ void GetIndirects(FrameReader& r, FileIndirects& f) {
   f.nonzero.push_back(GetLevels(r));
 }
 
+// A row of a record or link that keeps keys (PutRowKeys without references).
+void GetRowKeys(FrameReader& r, std::vector<uint64_t>& zero_blocks, std::vector<uint64_t>& holes,
+                std::vector<std::vector<ddt::Fingerprint>>& keys) {
+  zero_blocks.push_back(r.U64());
+  holes.push_back(r.U64());
+  std::vector<ddt::Fingerprint>& v = keys.emplace_back();
+  const uint64_t blocks = Count(r, kMaxCount, "block key");
+  v.reserve(std::min<uint64_t>(blocks, 1 << 16));
+  for (uint64_t k = 0; k < blocks && r.ok(); ++k) {
+    ddt::Fingerprint key;
+    key.lo = r.U64();
+    key.hi = r.U64();
+    v.push_back(key);
+  }
+}
+
 // `keyed`: records that keep keys are accepted (a distributed scan's part), else corrupt.
 void GetRecords(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
   s.has_records = r.U8() != 0;
@@ -764,18 +805,10 @@ void GetRecords(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
     f.content_hi = r.U64();
     for (size_t row = 0; row < s.rows.size() && r.ok(); ++row) {
       if ((flags & kKeyedRecord) != 0) {
-        f.zero_blocks.push_back(r.U64());
-        f.holes.push_back(r.U64());
-        std::vector<ddt::Fingerprint>& v = f.keys.emplace_back();
-        const uint64_t blocks = Count(r, kMaxCount, "block key");
-        v.reserve(std::min<uint64_t>(blocks, 1 << 16));
-        for (uint64_t k = 0; k < blocks && r.ok(); ++k) {
-          ddt::Fingerprint key;
-          key.lo = r.U64();
-          key.hi = r.U64();
-          v.push_back(key);
+        GetRowKeys(r, f.zero_blocks, f.holes, f.keys);
+        if (f.zero_blocks[row] > f.keys[row].size()) {
+          r.Fail("corrupt: a file record's zero blocks");
         }
-        if (f.zero_blocks[row] > v.size()) r.Fail("corrupt: a file record's zero blocks");
       } else {
         GetRowBlocks(r, *s.rows[row].table, f.zero_blocks, f.holes, f.refs);
         if (f.zero_blocks[row] > f.refs[row].size()) r.Fail("corrupt: a file record's zero blocks");
@@ -786,7 +819,8 @@ void GetRecords(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
   }
 }
 
-void GetLinks(FrameReader& r, ScanState& s, uint32_t version) {
+// `keyed`: links that keep keys are accepted (a distributed scan's part), else corrupt.
+void GetLinks(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
   const uint64_t n = Count(r, kMaxCount, "linked file");
   for (uint64_t i = 0; i < n && r.ok(); ++i) {
     LinkedFile f;
@@ -805,13 +839,17 @@ void GetLinks(FrameReader& r, ScanState& s, uint32_t version) {
       r.Fail("corrupt: a linked file's breakdown row");
     }
     if (version < 11) f.bytes_read = r.U64();  // from 11 in the run section
-    const uint8_t has_data = r.U8();
-    if (has_data > 1) r.Fail("corrupt: a linked file");
-    f.has_data = has_data != 0;
+    const uint8_t flags = r.U8();
+    if ((flags & ~(kDataLink | (keyed ? kKeyedLink : 0))) != 0) r.Fail("corrupt: a linked file");
+    f.has_data = (flags & kDataLink) != 0;
     f.content_lo = r.U64();
     f.content_hi = r.U64();
     for (size_t row = 0; row < s.rows.size() && r.ok(); ++row) {
-      GetRowBlocks(r, *s.rows[row].table, f.zero_blocks, f.holes, f.refs);
+      if ((flags & kKeyedLink) != 0) {
+        GetRowKeys(r, f.zero_blocks, f.holes, f.keys);
+      } else {
+        GetRowBlocks(r, *s.rows[row].table, f.zero_blocks, f.holes, f.refs);
+      }
       if (version >= 6) GetIndirects(r, f.indirects);
       const size_t sums = s.rows[row].occurrences.sums.size();
       auto& cells = f.occurrences.emplace_back();
@@ -1027,7 +1065,7 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
     rs.table = GetTable(r, expected, s.code_kind, o.compressions, policy);
   }
   if (version >= 3 && r.ok()) GetRecords(r, s, version, keyed);
-  if (version >= 5 && r.ok()) GetLinks(r, s, version);
+  if (version >= 5 && r.ok()) GetLinks(r, s, version, keyed);
   if (version >= 11 && r.ok()) {
     s.host = r.Str();
     s.seconds = r.F64();

@@ -13,7 +13,8 @@
 //     breakdown rows, sizes, per recordsize zero blocks, holes, 4 bytes per block the table
 //     kept, indirect blocks per level, occurrence sums)
 //     (a distributed scan's ranks send each other states in this form, EncodeState, whose
-//     records keep their blocks' keys in place of references, flagged: never in a file)
+//     records and linked files keep their blocks' keys in place of references, flagged: never
+//     in a file)
 //   | the run section, a frame of its own (format 11): what the run did (the host, the wall
 //     time, the thread count, the bytes read in all and of each file with several names, per
 //     recordsize and compression the codec's seconds and the bytes it compressed); every byte
@@ -88,10 +89,10 @@ Status CheckSavePath(const std::string& path);
 Status SaveState(const ScanState& state, const std::string& path, uint64_t* bytes = nullptr);
 
 // The bytes SaveState would write, in memory (a state sent to another process: engine/mpi
-// sends them, ParseState reads them back). `keep_keys`: file records that keep keys
-// (FileRecord::keys: a distributed scan's rank, whose tables are partitioned away) are written
-// as keys, for ParseState with `keep_keys`; SaveState writes them as the references of their
-// entries in the state's table, as any record.
+// sends them, ParseState reads them back). `keep_keys`: file records and linked files that keep
+// keys (FileRecord::keys, LinkedFile::keys: a distributed scan's rank, whose tables are
+// partitioned away) are written as keys, for ParseState with `keep_keys`; SaveState writes them
+// as the references of their entries in the state's table, as any record or link.
 std::string EncodeState(const ScanState& state, bool keep_keys = false);
 
 // Reads a state file. kNotFound/kPermissionDenied when it cannot be opened; kCorruption or
@@ -100,7 +101,8 @@ Result<ScanState> LoadState(const std::string& path);
 
 // The same from bytes in memory; `verify_checksums` false only for the fuzz target (so it reaches
 // the parser): whatever the bytes, an error or a valid state, never a crash. `keep_keys`: file
-// records that keep keys are read (EncodeState's), else refused as corrupt (as LoadState does).
+// records and linked files that keep keys are read (EncodeState's), else refused as corrupt (as
+// LoadState does).
 Result<ScanState> ParseState(ByteView bytes, bool verify_checksums = true, bool keep_keys = false);
 
 }  // namespace zsim::state

@@ -62,7 +62,7 @@ int LastFlushPass(uint64_t entries, uint64_t per_txg = kDdtLogFlushEntriesMin);
 // `leaf_capacity` entries, at `per_txg` entries per txg. Large tables are simulated at 1/2^k of
 // their entries (the raw share is a local property: entries per leaf and per pass do not change
 // with the table's size); the header and indirect flags then follow LastFlushPass of the real
-// count. The mean of a few seeded runs. Deterministic.
+// count. The mean over seeded key sets (about 2^20 simulated entries in all). Deterministic.
 // REQUIRES: leaf_capacity >= 1, per_txg >= kDdtLogFlushPassesMax.
 DdtLogDrain SimulateDdtLogDrain(uint64_t unique, uint64_t duplicate, uint64_t leaf_capacity,
                                 uint64_t per_txg = kDdtLogFlushEntriesMin);

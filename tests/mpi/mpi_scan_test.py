@@ -54,7 +54,10 @@ owns some and none more than 1.5 x its 1/N share.
   save_bytes    --save under mpirun -n 1..4 writes the bytes one process's --save writes, up to
                 the run section (docs/state.md), at two pairs of recordsizes, exact (with file
                 records) and under --sample 1/4; and the distributed save is the base of a
-                --since that gives those bytes again
+                --since that gives those bytes again. Over three trees: no hard link and no file
+                split; hard links (the tiny sample's, and several across directories, held by
+                ranks other than 0: the linked-files section); and files read in pieces by
+                several ranks (their file records), one of them hard-linked
   unreadable    paths no rank can read appear as errors, with one process's exit code
   interrupted   Ctrl-C (SIGINT) to mpirun ends the job with zsim's message (looked for over up
                 to 3 aborts: Open MPI may drop it) and no report;
@@ -631,10 +634,13 @@ def case_save():
         print(f"ok save n={n}", flush=True)
 
 
-def save_tree():
-    """Files shared within and across directories, all-zero and random ones, tiny ones, no hard
-    link (a distributed scan keeps no linked files) and none large enough to be split."""
-    path = os.path.join(WORK, "save_bytes")
+def save_tree(name="save_bytes", links=False, pieces=False):
+    """Files shared within and across directories, all-zero and random ones, tiny ones. `links`:
+    some with a second name, in another directory or the same one (a distributed scan must keep
+    its linked files). `pieces`: two files larger than a piece (pipeline::ChunkBytes, 8 MiB),
+    with holes and records repeated within and across them, one of them with a second name (read
+    in pieces, a distributed scan must keep their records)."""
+    path = os.path.join(WORK, name)
     if os.path.isdir(path):
         return path
     rnd = random.Random(15)
@@ -657,6 +663,33 @@ def save_tree():
         f.write(bytes(300 * 1024))
     with open(os.path.join(path, "b/empty"), "wb"):
         pass
+    if links:
+        # Spread over the walk, so that the ranks other than 0 count some of them.
+        for i in range(0, 90, 7):
+            src = os.path.join(path, ["a", "b/deep", "c"][i % 3],
+                               f"f{i:03d}" + (".log" if i % 2 else ".dat"))
+            other = ["c", "a", "b/deep"][i % 3] if i % 2 else ["a", "b/deep", "c"][i % 3]
+            os.link(src, os.path.join(path, other, f"link{i:03d}.bin"))
+        os.link(os.path.join(path, "c/zeros.img"), os.path.join(path, "a/zeros-link.img"))
+    if pieces:
+        os.makedirs(os.path.join(path, "big"), exist_ok=True)
+        rec = 64 * 1024
+        pattern = [rnd.randbytes(rec) for _ in range(4)]
+        for name, records, linked in (("big/disk.img", 330, False), ("big/linked.img", 170, True)):
+            image = os.path.join(path, name)
+            with open(image, "wb") as f:
+                for k in range(records):
+                    if 100 <= k < 140:
+                        f.seek(rec, 1)  # a hole of 2.5 MiB
+                    elif k % 3 == 0:
+                        f.write(pattern[k % 4])
+                    elif k % 3 == 1:
+                        f.write(text[(k * 131) % 50000:][:rec].ljust(rec, b"."))
+                    else:
+                        f.write(shared[:rec // 2] + rnd.randbytes(rec // 2))
+                f.write(text[:4321])  # a partial last record
+            if linked:
+                os.link(image, os.path.join(path, "c", "linked-big.img"))
     return path
 
 
@@ -686,37 +719,56 @@ def same_bytes(label, want, got):
 
 
 def case_save_bytes():
-    t = save_tree()
     one_state = os.path.join(WORK, "bytes-one.zstate")
     many_state = os.path.join(WORK, "bytes-many.zstate")
     again_state = os.path.join(WORK, "bytes-again.zstate")
-    for label, opts in (("exact", ["--recordsize", "4K,128K", "--compression", "off,lz4,zstd-3"]),
-                        ("sample", ["--recordsize", "16K,1M", "--compression", "lz4",
-                                    "--sample", "1/4"])):
-        got = run([ZSIM, "scan", "-q", "--threads", "2", "--save", one_state] + opts + [t])
-        check(got.returncode == 0, f"save_bytes {label}: one process exits {got.returncode}: "
-                                   f"{got.stderr}")
-        want = state_data(one_state)
-        for n in (1, 2, 3, 4):
-            if os.path.exists(many_state):
-                os.remove(many_state)
-            got = mpirun(n, ["scan", "-q", "--save", many_state] + opts + [t], SMALL_BATCHES)
-            check(got.returncode == 0, f"save_bytes {label} n={n}: exit {got.returncode}: "
+    exact = ["--recordsize", "4K,128K", "--compression", "off,lz4,zstd-3"]
+    sample = ["--recordsize", "16K,1M", "--compression", "lz4", "--sample", "1/4"]
+    trees = (("plain", save_tree(), (1, 2, 3, 4)),
+             ("links", save_tree("save_links", links=True), (1, 2, 3, 4)),
+             ("tiny", tiny(), (2, 3)),
+             ("pieces", save_tree("save_pieces", links=True, pieces=True), (1, 2, 3, 4)))
+    for tree, t, ranks in trees:
+        for label, opts in (("exact", exact), ("sample", sample)):
+            label = f"{tree} {label}"
+            got = run([ZSIM, "scan", "-q", "--threads", "2", "--save", one_state] + opts + [t])
+            check(got.returncode == 0, f"save_bytes {label}: one process exits {got.returncode}: "
                                        f"{got.stderr}")
-            if n > 1:
-                check(ranks_with_files(got.stderr) >= 2,
-                      f"save_bytes {label} n={n}: one rank scanned everything")
-            if not same_bytes(f"save_bytes {label} n={n}", want, state_data(many_state)):
-                continue
-            if label == "exact" and n in (2, 4):
-                # The distributed save as the base of a rescan: nothing changed, nothing read,
-                # the same bytes.
-                got = run([ZSIM, "scan", "-q", "--since", many_state, "--save", again_state] +
-                          opts + [t])
-                check(got.returncode == 0, f"save_bytes since n={n}: exit {got.returncode}: "
+            want = state_data(one_state)
+            for n in ranks:
+                if os.path.exists(many_state):
+                    os.remove(many_state)
+                got = mpirun(n, ["scan", "-q", "--save", many_state] + opts + [t], SMALL_BATCHES)
+                check(got.returncode == 0, f"save_bytes {label} n={n}: exit {got.returncode}: "
                                            f"{got.stderr}")
-                same_bytes(f"save_bytes since n={n}", want, state_data(again_state))
-            print(f"ok save_bytes {label} n={n}", flush=True)
+                if n > 1:
+                    check(ranks_with_files(got.stderr) >= 2,
+                          f"save_bytes {label} n={n}: one rank scanned everything")
+                    # Linked files counted by ranks other than 0 travel to it, their blocks'
+                    # entries held by their owners.
+                    linked = {int(m.group(1)): int(m.group(2)) for m in re.finditer(
+                        r"zsim-mpi-stats rank=(\d+) .*\blinked_files=(\d+)", got.stderr)}
+                    check(tree != "links" or sum(v for r, v in linked.items() if r != 0) > 0,
+                          f"save_bytes {label} n={n}: linked files per rank {linked}")
+                    if tree == "pieces":
+                        per_rank = rank_stats(got.stderr, "pieces")
+                        check(len([p for p in per_rank if p > 0]) >= 2,
+                              f"save_bytes {label} n={n}: pieces read per rank {per_rank}")
+                if not same_bytes(f"save_bytes {label} n={n}", want, state_data(many_state)):
+                    continue
+                if label.endswith("exact") and n in (2, ranks[-1]):
+                    # The distributed save as the base of a rescan: nothing changed, nothing
+                    # read, the same bytes.
+                    got = run([ZSIM, "scan", "-q", "--since", many_state, "--save", again_state] +
+                              opts + [t])
+                    check(got.returncode == 0, f"save_bytes {label} since n={n}: exit "
+                                               f"{got.returncode}: {got.stderr}")
+                    same_bytes(f"save_bytes {label} since n={n}", want, state_data(again_state))
+                    read = run([ZSIM, "report", "--json", again_state])
+                    if read.returncode == 0:
+                        check(json.loads(read.stdout)["input"]["bytes_read"] == 0,
+                              f"save_bytes {label} since n={n}: the rescan read files again")
+                print(f"ok save_bytes {label} n={n}", flush=True)
 
 
 def case_unreadable():

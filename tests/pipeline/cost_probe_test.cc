@@ -126,6 +126,28 @@ TEST(CostProbeTest, UniqueBytesOfCopiedShortFiles) {
   EXPECT_NEAR(f->unique_bytes / double(data), 1.0 / 3, 0.02);
 }
 
+// The codecs are timed on 1.5% of the forecast's nominal codec work, counted by each record's own
+// size: a forecast whose 1.5% is 7.5 blocks' worth times 8 whole records, or 64 (the most) of
+// 12 KiB, the source sample's files; counted as whole blocks, those were 8 too, whose cost per
+// byte came out up to a third above the scan's.
+TEST(CostProbeTest, TimedRecordsAreCountedByTheirOwnSize) {
+  const double per_byte = 1e-8;  // nominal CPU seconds per byte, the whole list
+  const double forecast = 7.5 * double(kBlock) * per_byte / 0.015;
+  const std::vector<uint64_t> blocks(500, kBlock);
+  EXPECT_EQ(ProbeTimedRecords(forecast, per_byte, blocks), 8u);
+  // 12 KiB records: 7.5 blocks' worth is 80 of them, held to 64.
+  const std::vector<uint64_t> small(500, 12 << 10);
+  EXPECT_EQ(ProbeTimedRecords(forecast, per_byte, small), kProbeMaxTimed);
+  // Mixed, in the order given: 4 whole blocks, then 3.5 blocks' worth of small ones (38).
+  std::vector<uint64_t> mixed(4, kBlock);
+  mixed.insert(mixed.end(), 100, 12 << 10);
+  EXPECT_EQ(ProbeTimedRecords(forecast, per_byte, mixed), 4u + 38u);
+  // Never fewer than kProbeMinTimed, never more than there are, none without a codec cost.
+  EXPECT_EQ(ProbeTimedRecords(forecast / 100, per_byte, blocks), kProbeMinTimed);
+  EXPECT_EQ(ProbeTimedRecords(forecast, per_byte, std::vector<uint64_t>(5, 512)), 5u);
+  EXPECT_EQ(ProbeTimedRecords(forecast, 0, blocks), 0u);
+}
+
 // The codecs' cost per byte from a few timed records, corrected by lz4's cost on every record.
 // Half the records cost 10 ns per byte (lz4: 0.1), half 30 (lz4: 1.0); the ten timed happen to
 // be eight costly and two cheap: their mean alone says 26, the regression the tree's 20.

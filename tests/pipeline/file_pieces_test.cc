@@ -21,6 +21,7 @@
 #include "engine/io/file_system.h"
 #include "engine/pipeline/scan.h"
 #include "engine/state/merge.h"
+#include "engine/state/state_file.h"
 #include "tests/util/result_compare.h"
 #include "tests/util/test_util.h"
 
@@ -110,13 +111,17 @@ struct Pieced {
   state::ScanState state;
   uint64_t pieces = 0;
 };
-Pieced ScanInPieces(const ScanOptions& o, io::FileSystem* fs, const Split& split) {
+// `records`: as a distributed scan saving a state, every scan keeps its records and links by
+// their blocks' keys (ScanControl::record_files, record_keys), and the pieced files get theirs.
+Pieced ScanInPieces(const ScanOptions& o, io::FileSystem* fs, const Split& split,
+                    bool records = false) {
   std::map<uint64_t, PieceSums> sums;
   std::optional<state::ScanState> merged;
   Pieced out;
   for (const std::vector<walk::WalkItem>& share : split.shares) {
     ScanControl control;
     control.source = [share] { return std::make_unique<ListSource>(share); };
+    control.record_files = control.record_keys = records;
     control.piece_done = [&](const PieceSums& p) {
       AddPiece(sums[p.file], p);
       ++out.pieces;
@@ -134,7 +139,7 @@ Pieced ScanInPieces(const ScanOptions& o, io::FileSystem* fs, const Split& split
   }
   std::vector<PiecedFile> files;
   for (size_t i = 0; i < split.files.size(); ++i) files.push_back({split.files[i], sums[i]});
-  state::ScanState whole = StateOfPiecedFiles(merged->options, files);
+  state::ScanState whole = StateOfPiecedFiles(merged->options, files, records);
   whole.options.paths.clear();
   whole.input.paths.clear();
   EXPECT_TRUE(state::CheckMergeable(*merged, whole).ok());
@@ -202,6 +207,48 @@ TEST(FilePiecesTest, ALargerRecordThanTheChunkKeepsPiecesAtRecordBoundaries) {
   const Pieced pieced = ScanInPieces(o, fs.get(), split);
   EXPECT_EQ(pieced.pieces, 4u);  // [0, 16M) and a last piece of one partial record, twice
   testing::ExpectSameFigures(Report(pieced.state), *whole);
+}
+
+// A distributed save's pieces (ScanInPieces with records): each file read in pieces gets the
+// record one scan of the whole file keeps (its blocks, holes, zero blocks, stamps), and the
+// image, which has a second name, its link: the state's bytes are one scan's (its run section
+// aside), at two recordsizes, exact and under --sample 1/4 (the link's sampled occurrences).
+TEST(FilePiecesTest, PiecesGiveTheWholeFilesRecordsAndLinks) {
+  testing::TempDir dir;
+  BuildTree(dir.path());
+  std::filesystem::create_hard_link(dir.path() / "image.raw", dir.path() / "sub" / "image.link");
+  auto fs = io::PosixFileSystem();
+  for (const uint32_t modulus : {1u, 4u}) {
+    ScanOptions o;
+    o.paths = {dir.path().string()};
+    o.recordsizes = {4096, 128 * 1024};
+    o.compressions = {Compression{CompressionAlgorithm::kLz4, 0}};
+    o.sample_modulus = modulus;
+    o.threads = 2;
+    ScanControl control;
+    control.record_files = true;
+    Result<state::ScanState> one = ScanToState(o, fs.get(), control);
+    ASSERT_TRUE(one.ok()) << one.status().ToString();
+    ASSERT_EQ(one->links.size(), 1u);
+    ASSERT_EQ(one->has_records, modulus == 1);
+    const Split split = SplitWalk(o, fs.get(), ChunkBytes(ResolveOptions(o)), 3);
+    ASSERT_EQ(split.files.size(), 2u);
+    state::ScanState pieced = ScanInPieces(o, fs.get(), split, /*records=*/true).state;
+    ASSERT_EQ(pieced.links.size(), 1u);
+    ASSERT_EQ(pieced.records.size(), one->records.size());
+    // What the run section holds, and the stamps a scan may not trust (as recent as its start).
+    pieced.seconds = one->seconds;
+    pieced.input.bytes_read = one->input.bytes_read;
+    pieced.links[0].bytes_read = one->links[0].bytes_read;
+    for (size_t r = 0; r < pieced.rows.size(); ++r) {
+      pieced.rows[r].codec_seconds = one->rows[r].codec_seconds;
+      pieced.rows[r].codec_bytes = one->rows[r].codec_bytes;
+    }
+    std::map<std::string, int64_t> ctimes;
+    for (const state::FileRecord& f : one->records) ctimes[f.path] = f.ctime_ns;
+    for (state::FileRecord& f : pieced.records) f.ctime_ns = ctimes.at(f.path);
+    EXPECT_TRUE(state::EncodeState(pieced) == state::EncodeState(*one)) << "1/" << modulus;
+  }
 }
 
 // The tree's images handed out in pieces whose items were changed by `edit`, in one scan.

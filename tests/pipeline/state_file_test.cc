@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
@@ -174,6 +175,58 @@ TEST(StateFileTest, RecordsThatKeepKeysAreWrittenAsTheirEntriesReferences) {
   const Result<state::ScanState> refused = state::ParseState(view);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("file record"), std::string::npos)
+      << refused.status().ToString();
+}
+
+// The same for files with several names (a distributed save's linked files keep their blocks'
+// keys, state::LinkedFile::keys): a file writes them as their entries' references, as links
+// that hold references; a part keeps them as keys, which a file never holds.
+TEST(StateFileTest, LinksThatKeepKeysAreWrittenAsTheirEntriesReferences) {
+  testing::TempDir dir;
+  dir.WriteFile("a/one.bin", testing::GenerateBlock(96 * 1024, 0.5, 3));
+  dir.WriteFile("b/zeros.img", std::vector<uint8_t>(64 * 1024, 0));
+  dir.WriteFile("c/other.bin", testing::GenerateBlock(40000, 0.4, 4));
+  std::filesystem::create_hard_link(dir.path() / "a/one.bin", dir.path() / "c/one.link");
+  std::filesystem::create_hard_link(dir.path() / "b/zeros.img", dir.path() / "a/zeros.link");
+  const state::ScanState with_refs = ScannedState(dir);
+  ASSERT_EQ(with_refs.links.size(), 2u);
+  state::ScanState with_keys = ScannedState(dir);
+  ASSERT_EQ(with_keys.links.size(), 2u);
+  with_keys.seconds = with_refs.seconds;
+  for (size_t r = 0; r < with_keys.rows.size(); ++r) {
+    with_keys.rows[r].codec_seconds = with_refs.rows[r].codec_seconds;
+  }
+  std::map<std::string, int64_t> ctimes;
+  for (const state::FileRecord& f : with_refs.records) ctimes[f.path] = f.ctime_ns;
+  for (state::FileRecord& f : with_keys.records) f.ctime_ns = ctimes.at(f.path);
+  uint64_t keys = 0;
+  for (state::LinkedFile& f : with_keys.links) {
+    for (size_t r = 0; r < f.refs.size(); ++r) {
+      auto& k = f.keys.emplace_back();
+      for (uint32_t ref : f.refs[r]) k.push_back(with_keys.rows[r].table->KeyOf(ref));
+      keys += k.size();
+    }
+    f.refs.clear();
+  }
+  ASSERT_GE(keys, 10u);
+  const std::string want = state::EncodeState(with_refs);
+  EXPECT_TRUE(state::EncodeState(with_keys) == want) << "keys not written as references";
+
+  const std::string part = state::EncodeState(with_keys, /*keep_keys=*/true);
+  EXPECT_NE(part, want);
+  const ByteView view(reinterpret_cast<const uint8_t*>(part.data()), part.size());
+  Result<state::ScanState> back = state::ParseState(view, true, /*keep_keys=*/true);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_EQ(back->links.size(), 2u);
+  for (const state::LinkedFile& f : back->links) {
+    EXPECT_TRUE(f.refs.empty());
+    EXPECT_EQ(f.keys.size(), with_keys.rows.size());
+  }
+  // Read back as a part, the keys give the file's bytes again.
+  EXPECT_TRUE(state::EncodeState(*back) == want);
+  const Result<state::ScanState> refused = state::ParseState(view);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("linked file"), std::string::npos)
       << refused.status().ToString();
 }
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""The fast-dedup DDT leaves of one OpenZFS 2.3.2 pool, leaf by leaf (what zsim's leaf model,
-zfs::DdtLeafLz4Bytes, was fitted on; docs/accuracy.md model change 15).
+"""The DDT leaves of one OpenZFS 2.3.2 pool, leaf by leaf (what zsim's leaf model,
+zfs::DdtLeafLz4Bytes, was fitted on for fast dedup; docs/accuracy.md model change 15). `--ddt
+legacy` surveys a legacy table the same way (its ZAPs sit in the MOS directory, not under a
+DDT-sha256 object).
 
 Writes TREE into a fresh pool with the harness (as oracle23.measure does, the pool kept until the
 end), then for each DDT class: every L0 leaf's psize (`zdb -dddddd`), and for each compressed
@@ -12,7 +14,7 @@ bytes). Prints one line per leaf and one per table: leaves, raw leaves, mean ent
 bytes, D (the chance that two of the table's entries differ in (lsize, psize)).
 
   leaf_survey.py --env BUILD/accuracy/openzfs23/env --tree BUILD/samples-data/database \\
-      --recordsize 16k --compression lz4 --ashift 9 [--workdir DIR]
+      --recordsize 16k --compression lz4 --ashift 9 [--ddt fast|legacy] [--workdir DIR]
 
 Standard library, the lz4 command, the packaged zdb. Slow on the larger samples (one zdb per
 leaf: a few minutes).
@@ -82,9 +84,10 @@ def lz4_bytes(data):
 def survey(env, pool_dir, pool):
     top = zdb(env, pool_dir, "-dddd", pool, "1").decode()
     ddt_dir = re.search(r"DDT-sha256 = (\d+)", top)
-    if not ddt_dir:
+    # fast dedup: the class ZAPs under the DDT's own directory object; legacy: in the MOS's
+    listing = zdb(env, pool_dir, "-dddd", pool, ddt_dir.group(1)).decode() if ddt_dir else top
+    if not re.search(r"DDT-sha256-zap-\w+ = \d+", listing):
         raise SystemExit("leaf_survey: no DDT in the pool")
-    listing = zdb(env, pool_dir, "-dddd", pool, ddt_dir.group(1)).decode()
     for m in re.finditer(r"DDT-sha256-zap-(\w+) = (\d+)", listing):
         cls, obj = m.group(1), m.group(2)
         text = zdb(env, pool_dir, "-dddddd", pool, obj).decode()
@@ -120,6 +123,7 @@ def main(argv):
     ap.add_argument("--recordsize", default="16k")
     ap.add_argument("--compression", default="lz4")
     ap.add_argument("--ashift", type=int, default=9)
+    ap.add_argument("--ddt", choices=("fast", "legacy"), default="fast")
     ap.add_argument("--workdir")
     a = ap.parse_args(argv)
     env = oracle23.load_env(a.env)
@@ -128,7 +132,8 @@ def main(argv):
         cmd = [env["HARNESS"], "--tree", a.tree, "--pool-dir", tmp, "--pool", oracle23.POOL,
                "--vdev", "disk", "--ashift", str(a.ashift), "--recordsize", a.recordsize,
                "--compression", a.compression, "--checksum", "sha256", "--dedup", "on",
-               "--fast-dedup", "on", "--exclude-prefix", ".zsim-sample", "--layout", "zpl"]
+               "--fast-dedup", "on" if a.ddt == "fast" else "off",
+               "--exclude-prefix", ".zsim-sample", "--layout", "zpl"]
         p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if p.returncode != 0:
             raise SystemExit("leaf_survey: harness exit %d: %s" % (p.returncode, p.stderr[-2000:]))

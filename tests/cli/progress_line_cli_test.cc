@@ -1,0 +1,42 @@
+// The progress line's text (cli/messages.h FormatProgress).
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "engine/cli/messages.h"
+
+namespace zsim::cli {
+namespace {
+
+pipeline::Progress Finished(double seconds, double expected) {
+  pipeline::Progress p;
+  p.files_done = p.files_discovered = 54;
+  p.bytes_done = p.bytes_discovered = 7749120;
+  p.walk_finished = true;
+  p.seconds = seconds;
+  p.expected_seconds = expected;
+  p.codec_share = 0.99;
+  return p;
+}
+
+// A scan of a fifth of a second (the tiny sample) draws its only line at 100%, expecting what it
+// has taken: shown in tenths, 0.14 s read as "0.1 s", 29% below the truth.
+TEST(ProgressLineTest, SubSecondTimesKeepTwoDigits) {
+  const std::string line = FormatProgress(Finished(0.14, 0.14));
+  EXPECT_NE(line.find(", expected 0.14 s,"), std::string::npos) << line;
+}
+
+TEST(ProgressLineTest, SecondsKeepTenthsAndLongScansWholeSeconds) {
+  pipeline::Progress p = Finished(1.2, 4.26);
+  p.bytes_done /= 4;
+  const std::string line = FormatProgress(p);
+  EXPECT_NE(line.find(", expected 4.3 s,"), std::string::npos) << line;
+  EXPECT_NE(line.find(", ETA 3.1 s"), std::string::npos) << line;
+  EXPECT_NE(FormatProgress(Finished(30, 42.4)).find(", expected 42 s,"), std::string::npos);
+  // 0.996 rounds to 1.00 in hundredths: shown as a second, in tenths.
+  EXPECT_NE(FormatProgress(Finished(0.996, 0.996)).find(", expected 1.0 s,"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace zsim::cli
