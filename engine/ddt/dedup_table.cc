@@ -250,7 +250,7 @@ uint32_t DedupTable::AppendEntry(Shard& shard, size_t slot, uint64_t lo, uint32_
   for (size_t c = 0; c < inline_count_; ++c)
     Store<PsizeCode>(e + kCodesOffset + 2 * c, kPendingCode);
   if (origin_offset_ != 0) Store<uint64_t>(e + origin_offset_, origin);
-  shard.index[slot] = (Tag(lo) << kIdBits) | (id + 1);
+  if (slot != SIZE_MAX) shard.index[slot] = (Tag(lo) << kIdBits) | (id + 1);
   return id;
 }
 
@@ -419,6 +419,110 @@ bool DedupTable::LoadNewEntry(const EntryView& view) {
                                   view.is_zero, view.origin);
   StoreCodes(shard, id, view.codes);
   return true;
+}
+
+bool DedupTable::OrderedLoader::Add(const EntryView& view) {
+  if (probing_) return table_.LoadNewEntry(view);
+  const size_t k = view.key.hi >> (64 - kShardBits);
+  Shard& shard = *table_.shards_[k];
+  // A shard's entries come together (the shards' own order does not matter), each key above
+  // the one before.
+  const bool in_order =
+      k != shard_ ? shard.count == 0
+                  : (view.key.hi != last_.hi ? view.key.hi > last_.hi : view.key.lo > last_.lo);
+  if (!in_order) {
+    if (k == shard_ && view.key == last_) return false;  // given twice
+    IndexPending();
+    Wait();
+    probing_ = true;
+    return table_.LoadNewEntry(view);
+  }
+  if (!view.is_zero && SampledOut(view.key, table_.sample_shift_.load(std::memory_order_relaxed))) {
+    return false;
+  }
+  if (shard.count >= kMaxEntriesPerShard) return false;
+  if (k != shard_) {
+    IndexPending();
+    shard_ = k;
+  }
+  last_ = view.key;
+  const uint32_t id =
+      table_.AppendEntry(shard, SIZE_MAX, view.key.lo, static_cast<uint32_t>(view.key.hi),
+                         view.refcount, view.lsize, view.is_zero, view.origin);
+  table_.StoreCodes(shard, id, view.codes);
+  return true;
+}
+
+void DedupTable::OrderedLoader::Finish() {
+  IndexPending();
+  Wait();
+}
+
+void DedupTable::OrderedLoader::Wait() {
+  if (building_.valid()) building_.get();
+}
+
+void DedupTable::OrderedLoader::IndexPending() {
+  Wait();  // one build at a time: they share the scratch
+  if (shard_ == SIZE_MAX) return;
+  Shard& shard = *table_.shards_[shard_];
+  shard_ = SIZE_MAX;
+  // A small shard's index costs less than a thread's start.
+  if (shard.count < 4096) {
+    table_.BuildIndex(shard, placed_, order_, starts_);
+    return;
+  }
+  building_ = std::async(std::launch::async,
+                         [this, &shard] { table_.BuildIndex(shard, placed_, order_, starts_); });
+}
+
+void DedupTable::BuildIndex(Shard& shard, std::vector<uint64_t>& placed,
+                            std::vector<uint64_t>& order, std::vector<uint32_t>& starts) {
+  const uint32_t n = shard.count;
+  if (n == 0) return;
+  // The size the entries' one-by-one insertion would have grown the index to (MakeRoom), so the
+  // table's memory is what LoadNewEntry gives.
+  size_t slots = shard.index.size();
+  while (size_t{n} * 8 > slots * 7) slots = NextIndexSize(slots);
+  const size_t before = shard.index.capacity();
+  if (slots != shard.index.size()) {
+    std::vector<uint32_t>(slots, 0).swap(shard.index);
+  } else {
+    std::fill(shard.index.begin(), shard.index.end(), 0u);
+  }
+  bytes_.fetch_add((shard.index.capacity() - before) * sizeof(uint32_t), std::memory_order_relaxed);
+  // Each entry's home and slot value, sorted by home (a counting sort), then each at the first
+  // slot from its home that the entries of lower homes left free. Those fill their slots without
+  // gaps from their homes, so every slot from an entry's home to its own is taken: a lookup
+  // walks to it. Entries pushed past the last slot wrap to the first free ones from slot 0 (a
+  // lookup wraps there too).
+  placed.resize(n);
+  starts.assign(slots + 1, 0);
+  for (uint32_t id = 0; id < n; ++id) {
+    const uint64_t lo = Load<uint64_t>(shard.Entry(id, entry_bytes_));
+    const uint64_t home = Home(lo, slots);
+    placed[id] = (home << 32) | (Tag(lo) << kIdBits) | (id + 1);
+    ++starts[home + 1];
+  }
+  for (size_t i = 1; i <= slots; ++i) starts[i] += starts[i - 1];
+  order.resize(n);
+  for (const uint64_t p : placed) order[starts[p >> 32]++] = p;
+  size_t next = 0;  // the first slot no entry has passed
+  size_t wrapped = 0;
+  for (const uint64_t p : order) {
+    const size_t slot = std::max<size_t>(p >> 32, next);
+    if (slot >= slots) {
+      placed[wrapped++] = p;
+      continue;
+    }
+    shard.index[slot] = static_cast<uint32_t>(p);
+    next = slot + 1;
+  }
+  size_t slot = 0;
+  for (size_t k = 0; k < wrapped; ++k) {
+    while (shard.index[slot] != 0) ++slot;
+    shard.index[slot] = static_cast<uint32_t>(placed[k]);
+  }
 }
 
 void DedupTable::RaiseSampleShift(uint32_t shift) {

@@ -38,7 +38,9 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -272,6 +274,44 @@ class DedupTable {
   // be filled with a known number of entries: loading a saved one), so the fill rebuilds no index.
   void Reserve(uint64_t entries);
 
+  // Loads a saved table whose entries come in key order (shard, then hi, then lo: the order a
+  // state file holds them in) into a table only the calling thread uses meanwhile. Add is
+  // LoadNewEntry without the probe per entry: the order itself shows a key given twice, and a
+  // shard's index is built in one pass, in its slots' order, once its entries are in (the next
+  // shard's first entry, or Finish), on a thread of its own for a large shard while the next
+  // one's entries come in. An entry out of key order (a file that predates the order) makes the
+  // rest go through LoadNewEntry. The table is whole again once Finish returns; use nothing else
+  // of it before. The destructor finishes (an exception there ends the process: call Finish),
+  // or while an exception unwinds, only waits for a build under way.
+  class OrderedLoader {
+   public:
+    explicit OrderedLoader(DedupTable& table) : table_(table) {}
+    ~OrderedLoader() {
+      if (std::uncaught_exceptions() == 0) {
+        Finish();
+      } else if (building_.valid()) {
+        building_.wait();
+      }
+    }
+    OrderedLoader(const OrderedLoader&) = delete;
+    OrderedLoader& operator=(const OrderedLoader&) = delete;
+    // As LoadNewEntry: false, and nothing stored, for a key given before, outside the sampled
+    // key space, or in a full shard.
+    bool Add(const EntryView& e);
+    void Finish();
+
+   private:
+    void IndexPending();  // starts the pending shard's build, after the one under way
+    void Wait();          // for the build under way (its exception goes on)
+    DedupTable& table_;
+    std::future<void> building_;
+    size_t shard_ = SIZE_MAX;               // the shard whose index is not built yet
+    Fingerprint last_{};                    // the last key added to it
+    bool probing_ = false;                  // out of order once: LoadNewEntry from then on
+    std::vector<uint64_t> placed_, order_;  // BuildIndex's scratch, kept across shards
+    std::vector<uint32_t> starts_;
+  };
+
   // How each setting's codes are kept.
   const std::vector<SettingStorage>& layout() const { return layout_; }
 
@@ -341,11 +381,17 @@ class DedupTable {
   // Stores `codes` into entry `id` of `shard` (inline codes where not kPendingCode; a side
   // record when a side code is neither pending nor derivable). REQUIRES: shard.mu held.
   void StoreCodes(Shard& shard, uint32_t id, std::span<const PsizeCode> codes);
+  // `slot` SIZE_MAX: no index slot taken (OrderedLoader builds the index afterwards).
   uint32_t AppendEntry(Shard& shard, size_t slot, uint64_t lo, uint32_t hi32, uint32_t refcount,
                        uint64_t lsize, bool is_zero, uint64_t origin);
   // One entry of another table (see Merge); `side_order`: this shard's side records when the
   // merge began, by entry (Shard::SideOrder; empty: none read).
   void MergeEntry(const EntryView& e, const std::vector<uint32_t>& side_order);
+  // Builds the index of a shard whose entries were appended without one (OrderedLoader), in
+  // home order: each entry at the first slot from its home not taken, without a probe.
+  // `placed`, `order`, `starts`: scratch. REQUIRES: the table to the calling thread alone.
+  void BuildIndex(Shard& shard, std::vector<uint64_t>& placed, std::vector<uint64_t>& order,
+                  std::vector<uint32_t>& starts);
   // Grows the shard's index when one more entry would load it past 7/8. REQUIRES: shard.mu
   // held, or the table to the calling thread alone.
   void MakeRoom(Shard& shard);

@@ -233,12 +233,6 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
   const ScanOptions options = Effective(s.options, r);
   const size_t settings = options.compressions.size();
   Tally tally(options, s.rows.size());
-  for (size_t row = 0; row < s.rows.size(); ++row) {
-    for (size_t c = 0; c < settings; ++c) {
-      for (const auto& [shape, count] : s.rows[row].files[c]) tally.AddFiles(row, c, shape, count);
-    }
-  }
-  for (const auto& [dir, count] : s.directories) tally.AddDirectories(dir, count);
 
   ScanResult result;
   result.partial = s.partial;
@@ -268,6 +262,13 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
                      known_levels[row], &sizes[row]);
     }
   });
+  // The files' and directories' metadata meanwhile.
+  for (size_t row = 0; row < s.rows.size(); ++row) {
+    for (size_t c = 0; c < settings; ++c) {
+      for (const auto& [shape, count] : s.rows[row].files[c]) tally.AddFiles(row, c, shape, count);
+    }
+  }
+  for (const auto& [dir, count] : s.directories) tally.AddDirectories(dir, count);
   std::vector<std::vector<SettingResult>> outs;
   for (size_t row = 0; row < s.rows.size(); ++row) {
     const state::RowState& rs = s.rows[row];

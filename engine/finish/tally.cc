@@ -12,6 +12,7 @@
 #include "engine/estimate/ratio_regression.h"
 #include "engine/estimate/regression_estimator.h"
 #include "engine/estimate/sample_level.h"
+#include "engine/finish/exact_classes.h"
 #include "engine/finish/known_codes.h"
 #include "engine/zfs/allocation.h"
 #include "engine/zfs/ddt_footprint.h"
@@ -423,6 +424,10 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   auto regresses = [&](size_t c) {
     return Regresses(anchor[c] >= 0 && !near_anchored[c], sampled_ref[c], sampled_alloc[c]);
   };
+  // An exact setting's entries of the row's block size, counted by (refcount bucket, code): what
+  // they add is integer sums linear in their entries and references, taken once per class after
+  // the pass (a 10M-entry table has a few hundred classes per setting).
+  ExactClasses classes(settings_, block_bytes);
   codes.ForEach(table, [&](const ddt::EntryView& e) {
     const uint64_t refs = e.refcount;
     const int lv = estimate::SampleLevel(e.key.lo);
@@ -482,6 +487,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         sampled_alloc[c].Add(double(e.lsize), x, double(psize));
         continue;
       }
+      if (level[c] < 0 && e.lsize == block_bytes && classes.Add(c, code, refs)) continue;
       if (ddt::IsEmbeddedCode(code)) {
         // BP_GET_PSIZE is 0 for an embedded block: lsize counts, psize and asize do not.
         s.blocks.embedded += refs;
@@ -499,6 +505,24 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       mixes[c][refs == 1 ? 0 : 1].Add(e.lsize, psize);
       ddt[c].AddEntry(refs, e.lsize, psize, space.dsize);
     }
+  });
+  // The classes, as the pass adds each entry above.
+  classes.ForEach([&](size_t c, int bucket, ddt::PsizeCode code, uint64_t entries, uint64_t refs) {
+    SettingResult& s = out[c];
+    if (ddt::IsEmbeddedCode(code)) {
+      s.blocks.embedded += refs;
+      s.embedded_bytes += ddt::EmbeddedPayload(code) * refs;
+      return;
+    }
+    const uint64_t psize = ddt::AllocatedPsize(code);
+    const zfs::BlockSpace space = alloc.Block(psize, options_.copies);
+    s.blocks.data += refs;
+    s.psize += psize * refs;
+    s.asize += space.asize * refs;
+    ref_dsize[c] += space.dsize * refs;
+    dedup_asize[c] += space.asize * entries;
+    mixes[c][bucket == 0 ? 0 : 1].Add(block_bytes, psize, entries);
+    ddt[c].AddEntriesOfBucket(bucket, entries, refs, block_bytes, psize, space.dsize);
   });
 
   // Sampled settings: each bucket's exact lsize times the sample's ratios (its own when it has

@@ -670,6 +670,15 @@ std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r,
   // must not make the loader allocate what the file does not hold.
   if (n > 0 && n <= r.remaining_hint() / 20) table->Reserve(n);
   std::vector<ddt::PsizeCode> codes(settings);
+  // Per setting, what its codes are checked against for the last lsize met (nearly every entry
+  // of a row has the same).
+  struct Rule {
+    uint64_t lsize = 0;
+    bool least = false;
+    uint64_t budget = 0;
+  };
+  std::vector<Rule> rules(settings);
+  ddt::DedupTable::OrderedLoader loader(*table);
   for (uint64_t i = 0; i < n && r.ok(); ++i) {
     ddt::EntryView e{};
     e.key.lo = r.U64();
@@ -687,13 +696,17 @@ std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r,
       if (layout[c].kind == ddt::SettingStorage::Kind::kInline ||
           ((flags & kSideFlag) && layout[c].kind == ddt::SettingStorage::Kind::kSide)) {
         codes[c] = r.U16();
-        const bool least = c < comps.size() && KeepsLeastBudget(kind, policy, comps[c], e.lsize);
+        Rule& rule = rules[c];
+        if (rule.lsize != e.lsize && c < comps.size()) {
+          rule = {e.lsize, KeepsLeastBudget(kind, policy, comps[c], e.lsize),
+                  zfs::CompressionBudget(policy, comps[c], e.lsize)};
+        }
+        const bool least = rule.least;
         if (!ValidCode(codes[c], kind, least)) {
           r.Fail("corrupt: a codec outcome");
         } else if (c >= comps.size()) {
           continue;  // an early-abort code: checked with its setting's below
-        } else if (CodeBeyondBudget(codes[c], kind, least, e.lsize,
-                                    zfs::CompressionBudget(policy, comps[c], e.lsize))) {
+        } else if (CodeBeyondBudget(codes[c], kind, least, e.lsize, rule.budget)) {
           r.Fail("corrupt: a codec outcome of " + CompressionName(comps[c]) + " for a block of " +
                  std::to_string(e.lsize) + " bytes lies beyond " +
                  (least ? "the largest compression budget of that size"
@@ -712,9 +725,10 @@ std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r,
     e.codes = codes;
     // A key given twice (or one the table's sample excludes) would shift the reference of
     // every later entry of its shard, which the file records name.
-    if (!table->LoadNewEntry(e))
+    if (!loader.Add(e))
       r.Fail("corrupt: a dedup table key is given twice or lies outside its sample");
   }
+  loader.Finish();
   return table;
 }
 

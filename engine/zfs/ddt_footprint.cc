@@ -322,11 +322,12 @@ double DdtLeafLz4Bytes(int leaf_shift, double entries_per_leaf, int chunks_per_e
              entries_per_leaf;
 }
 
-void DdtKeySizeMix::Add(uint64_t lsize, uint64_t psize) {
-  ++entries_;
+void DdtKeySizeMix::Add(uint64_t lsize, uint64_t psize, uint64_t count) {
+  if (count == 0) return;
+  entries_ += count;
   const uint64_t l = lsize / 512, p = psize / 512;
   if (lsize % 512 != 0 || psize % 512 != 0 || l >= kUnits || p >= kUnits) {
-    ++other_[(lsize << 32) ^ psize];
+    other_[(lsize << 32) ^ psize] += count;
     return;
   }
   if (row_of_.empty()) row_of_.assign(kUnits, 0);
@@ -337,7 +338,7 @@ void DdtKeySizeMix::Add(uint64_t lsize, uint64_t psize) {
   }
   std::vector<uint64_t>& row = rows_[r - 1];
   if (row.size() <= p) row.resize(p + 1);
-  ++row[p];
+  row[p] += count;
 }
 
 double DdtKeySizeMix::Diversity() const {

@@ -90,7 +90,9 @@ struct DdtFootprintInput {
 // the sizes every table gives (multiples of 512 up to 16 MiB) are counted in arrays, not a map.
 class DdtKeySizeMix {
  public:
-  void Add(uint64_t lsize, uint64_t psize);
+  // One entry of these sizes; `count` entries.
+  void Add(uint64_t lsize, uint64_t psize) { Add(lsize, psize, 1); }
+  void Add(uint64_t lsize, uint64_t psize, uint64_t count);
   // 1 - sum n_k (n_k - 1) / (N (N - 1)) over the distinct (lsize, psize) of N entries: the chance
   // that two distinct entries differ (Simpson's index, unbiased on a sample of entries too); 0
   // with fewer than two entries.

@@ -5,11 +5,6 @@
 
 namespace zsim::zfs {
 
-int DdtBucket(uint64_t refcount) {
-  assert(refcount >= 1);
-  return static_cast<int>(std::bit_width(refcount)) - 1;
-}
-
 double RatioPercentFloor(uint64_t a, uint64_t b) {
   if (b == 0) return 1.0;
   // floor(a * 100 / b) without forming a * 100, which passes 2^64 for pools above 160 PiB.
@@ -19,6 +14,23 @@ double RatioPercentFloor(uint64_t a, uint64_t b) {
 
 void DdtStatsBuilder::AddEntry(uint64_t refcount, uint64_t lsize, uint64_t psize, uint64_t dsize) {
   AddEntries(1, refcount, lsize, psize, dsize);
+}
+
+void DdtStatsBuilder::AddEntriesOfBucket(int bucket, uint64_t count, uint64_t refs, uint64_t lsize,
+                                         uint64_t psize, uint64_t dsize) {
+  if (count == 0) return;
+  assert(bucket >= 0 && bucket < 64 && refs >= count);
+  DdtStat& a = allocated_[bucket];
+  a.blocks += count;
+  a.lsize += count * lsize;
+  a.psize += count * psize;
+  a.dsize += count * dsize;
+  DdtStat& r = referenced_[bucket];
+  r.blocks += refs;
+  r.lsize += refs * lsize;
+  r.psize += refs * psize;
+  r.dsize += refs * dsize;
+  (bucket == 0 ? unique_entries_ : duplicate_entries_) += count;
 }
 
 void DdtStatsBuilder::AddEntries(uint64_t count, uint64_t refcount, uint64_t lsize, uint64_t psize,

@@ -20,6 +20,8 @@
 #define ZSIM_ENGINE_ZFS_DDT_STATS_H_
 
 #include <array>
+#include <bit>
+#include <cassert>
 #include <cstdint>
 
 #include "zsim/scan_result.h"
@@ -28,7 +30,10 @@ namespace zsim::zfs {
 
 // Histogram bucket of a refcount: floor(log2(refcount)) (highbit64(refcount) - 1).
 // REQUIRES: refcount >= 1.
-int DdtBucket(uint64_t refcount);
+inline int DdtBucket(uint64_t refcount) {
+  assert(refcount >= 1);
+  return static_cast<int>(std::bit_width(refcount)) - 1;
+}
 
 // floor(a * 100 / b) / 100, the 2-decimal truncation ZFS uses for `dedupratio` and
 // `compressratio` (ratios stored as integer percent). 1.0 when b == 0.
@@ -44,6 +49,11 @@ class DdtStatsBuilder {
   // Adds `count` entries that share refcount and sizes (a run of equal entries, cheaper).
   void AddEntries(uint64_t count, uint64_t refcount, uint64_t lsize, uint64_t psize,
                   uint64_t dsize);
+
+  // Adds `count` entries of bucket `bucket` (0 = refcount 1) and sizes that hold `refs`
+  // references together: as AddEntry of each (the histogram's sums are linear in the refcounts).
+  void AddEntriesOfBucket(int bucket, uint64_t count, uint64_t refs, uint64_t lsize, uint64_t psize,
+                          uint64_t dsize);
 
   // Adds whole bucket sums at once: `entries` entries of bucket `bucket` (0 = refcount 1) whose
   // allocated and referenced sums are given. For estimates built from a sample (the sums are

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <thread>
+#include <tuple>
 
 #include "engine/ddt/fingerprint.h"
 #include "tests/util/test_util.h"
@@ -556,6 +558,127 @@ TEST(DedupTableTest, OriginsStayWithTheirEntryThroughMergeAndSamplingAndCostNoBu
   });
   EXPECT_GT(seen, 2000u);
   plain.ForEach([](const EntryView& e) { EXPECT_EQ(e.origin, 0u); });
+}
+
+// Entries in key order (shard, hi, lo), as a state file holds them, with refcounts and codes.
+std::vector<EntryView> InKeyOrder(const DedupTable& table, std::vector<PsizeCode>* codes) {
+  std::vector<EntryView> views;
+  table.ForEach([&](const EntryView& e) {
+    views.push_back(e);
+    codes->insert(codes->end(), e.codes.begin(), e.codes.end());
+  });
+  const size_t n = table.settings();
+  for (size_t i = 0; i < views.size(); ++i) {
+    views[i].codes = std::span<const PsizeCode>(*codes).subspan(i * n, n);
+  }
+  std::sort(views.begin(), views.end(), [](const EntryView& a, const EntryView& b) {
+    return a.key.hi != b.key.hi ? a.key.hi < b.key.hi : a.key.lo < b.key.lo;
+  });
+  return views;
+}
+
+// Everything a table's ForEach gives, in its order.
+std::vector<std::tuple<uint64_t, uint64_t, uint32_t, uint64_t, std::vector<PsizeCode>>> Dump(
+    const DedupTable& table) {
+  std::vector<std::tuple<uint64_t, uint64_t, uint32_t, uint64_t, std::vector<PsizeCode>>> out;
+  table.ForEach([&](const EntryView& e) {
+    out.emplace_back(e.key.hi, e.key.lo, e.refcount, e.lsize,
+                     std::vector<PsizeCode>(e.codes.begin(), e.codes.end()));
+  });
+  return out;
+}
+
+// The loader of saved tables: in key order it appends without probing and builds each shard's
+// index at once; the table it gives is LoadNewEntry's, entry for entry and byte for byte, and
+// every key is found. Keys whose homes lie at the end of their shard's index wrap to its start;
+// a large shard's index is built while the next shards load.
+TEST(DedupTableTest, AnOrderedLoadGivesTheTableOfEntryByEntryLoading) {
+  using Kind = SettingStorage::Kind;
+  const std::vector<SettingStorage> layout = {{Kind::kInline, true}, {Kind::kSide, true}};
+  DedupTable source(layout);
+  for (uint64_t i = 0; i < 40000; ++i) {
+    const Fingerprint k = Key(i % 30000);
+    if (source.Insert(k, 4096) == InsertOutcome::kFirst) {
+      const PsizeCode c[2] = {EncodeAllocated(512 * (1 + i % 8)),
+                              i % 5 == 0 ? EncodeAllocated(1024) : kPendingCode};
+      source.SetCodes(k, c);
+    }
+  }
+  // Shard 7: 300 keys whose home is the last slot of any index (Home takes lo's low 32 bits
+  // first), so most of them wrap to slot 0 and on.
+  for (uint64_t i = 0; i < 300; ++i) {
+    const Fingerprint k{(i << 32) | 0xFFFFFFFFu | ((i * 0x9E37) << 48), (uint64_t{7} << 56) | i};
+    source.Insert(k, 8192);
+  }
+  // Shard 3: 6,000 keys more, enough for its index to be built on a thread of its own while
+  // the next shards load.
+  for (uint64_t i = 0; i < 6000; ++i) {
+    Fingerprint k = Key(100000 + i);
+    k.hi = (uint64_t{3} << 56) | (k.hi & 0xFFFFFFFFu);
+    source.Insert(k, 4096);
+  }
+  std::vector<PsizeCode> codes;
+  const std::vector<EntryView> views = InKeyOrder(source, &codes);
+  ASSERT_EQ(views.size(), 36300u);
+
+  DedupTable probed(layout), ordered(layout);
+  probed.Reserve(views.size());
+  ordered.Reserve(views.size());
+  for (const EntryView& e : views) ASSERT_TRUE(probed.LoadNewEntry(e));
+  {
+    DedupTable::OrderedLoader loader(ordered);
+    for (const EntryView& e : views) ASSERT_TRUE(loader.Add(e));
+  }
+  EXPECT_EQ(Dump(ordered), Dump(probed));
+  EXPECT_EQ(ordered.memory_bytes(), probed.memory_bytes());
+  for (const EntryView& e : views) {
+    const uint32_t ref = ordered.Find(e.key);
+    ASSERT_NE(ref, DedupTable::kDroppedRef);
+    EXPECT_EQ(ref, probed.Find(e.key));
+  }
+  // The index takes more keys afterwards, and knows the loaded ones.
+  EXPECT_EQ(ordered.Insert(views[123].key, 4096), InsertOutcome::kDuplicate);
+  EXPECT_EQ(ordered.Insert(Key(999999), 4096), InsertOutcome::kFirst);
+  EXPECT_EQ(ordered.entries(), views.size() + 1);
+}
+
+// A key given twice is refused in order and out of it; keys out of key order (a file written
+// before the order) still load, by probing, to the same table; a sampled-out key is refused.
+TEST(DedupTableTest, AnOrderedLoadRefusesRepeatsAndTakesKeysOutOfOrder) {
+  DedupTable source(1);
+  for (uint64_t i = 0; i < 5000; ++i) source.Insert(Key(i), 4096);
+  std::vector<PsizeCode> codes;
+  std::vector<EntryView> views = InKeyOrder(source, &codes);
+  {
+    DedupTable t(1);
+    DedupTable::OrderedLoader loader(t);
+    ASSERT_TRUE(loader.Add(views[0]));
+    EXPECT_FALSE(loader.Add(views[0]));
+    ASSERT_TRUE(loader.Add(views[1]));
+    EXPECT_FALSE(loader.Add(views[0])) << "an earlier key again, once probing";
+  }
+  // Shards in reverse, and within them the keys in reverse from the middle on.
+  std::reverse(views.begin(), views.end());
+  std::reverse(views.begin(), views.begin() + views.size() / 2);
+  DedupTable probed(1), ordered(1);
+  for (const EntryView& e : views) ASSERT_TRUE(probed.LoadNewEntry(e));
+  {
+    DedupTable::OrderedLoader loader(ordered);
+    for (const EntryView& e : views) ASSERT_TRUE(loader.Add(e));
+    EXPECT_FALSE(loader.Add(views[17]));
+  }
+  EXPECT_EQ(Dump(ordered), Dump(probed));
+  for (const EntryView& e : views) EXPECT_NE(ordered.Find(e.key), DedupTable::kDroppedRef);
+
+  DedupTable sampled(1);
+  sampled.RaiseSampleShift(1);
+  DedupTable::OrderedLoader loader(sampled);
+  size_t kept = 0;
+  for (const EntryView& e : InKeyOrder(source, &codes)) kept += loader.Add(e);
+  loader.Finish();
+  EXPECT_GT(kept, 2000u);
+  EXPECT_LT(kept, 3000u);
+  EXPECT_EQ(sampled.entries(), kept);
 }
 
 TEST(DedupTableTest, CodesRoundTrip) {
