@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "engine/state/frame_stream.h"
+#include "engine/state/occurrence_io.h"
 
 namespace zsim::mpi {
 namespace {
@@ -11,23 +12,6 @@ namespace {
 void PutList(state::FrameWriter& w, const std::vector<uint64_t>& v) {
   w.U64(v.size());
   for (uint64_t x : v) w.U64(x);
-}
-
-void PutMoments(state::FrameWriter& w, const estimate::RatioEstimator& e) {
-  const estimate::RatioEstimator::Moments m = e.moments();
-  w.U64(m.n);
-  for (double v : {m.sx, m.sy, m.sxx, m.syy, m.sxy}) w.F64(v);
-}
-
-estimate::RatioEstimator GetMoments(state::FrameReader& r) {
-  estimate::RatioEstimator::Moments m;
-  m.n = r.U64();
-  m.sx = r.F64();
-  m.sy = r.F64();
-  m.sxx = r.F64();
-  m.syy = r.F64();
-  m.sxy = r.F64();
-  return estimate::RatioEstimator::FromMoments(m);
 }
 
 std::vector<uint64_t> GetList(state::FrameReader& r) {
@@ -84,10 +68,7 @@ std::string EncodePieces(const PieceMap& pieces) {
       w.U64(cells.size());
       for (const auto& [index, o] : cells) {
         w.U32(index);
-        w.U64(o.ne);
-        for (double v : {o.lsize, o.lsize_ne, o.asize, o.emb_bytes}) w.F64(v);
-        PutMoments(w, o.psize_per_u);
-        PutMoments(w, o.dsize_per_u);
+        state::PutOccurrenceSums(w, o);
       }
     }
   }
@@ -160,13 +141,7 @@ Result<PieceMap> DecodePieces(ByteView bytes) {
       cells.resize(n_cells);
       for (auto& [index, o] : cells) {
         index = r.U32();
-        o.ne = r.U64();
-        o.lsize = r.F64();
-        o.lsize_ne = r.F64();
-        o.asize = r.F64();
-        o.emb_bytes = r.F64();
-        o.psize_per_u = GetMoments(r);
-        o.dsize_per_u = GetMoments(r);
+        o = state::GetOccurrenceSums(r);
       }
     }
     const uint64_t file = p.file;

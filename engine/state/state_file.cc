@@ -14,6 +14,7 @@
 #include "engine/base/temp_files.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/state/frame_stream.h"
+#include "engine/state/occurrence_io.h"
 #include "engine/state/save_order.h"
 #include "engine/zfs/write_rules.h"
 
@@ -90,12 +91,6 @@ void PutOptions(FrameWriter& w, const ScanOptions& o) {
   w.U8(o.follow_symlinks);
   w.U32(static_cast<uint32_t>(o.excludes.size()));
   for (const std::string& e : o.excludes) w.Str(e);
-}
-
-void PutMoments(FrameWriter& w, const estimate::RatioEstimator& r) {
-  const estimate::RatioEstimator::Moments m = r.moments();
-  w.U64(m.n);
-  for (double v : {m.sx, m.sy, m.sxx, m.syy, m.sxy}) w.F64(v);
 }
 
 // Keys of records and links (FileRecord::keys, LinkedFile::keys) and the references of their
@@ -271,13 +266,6 @@ void PutRecords(FrameWriter& w, const ScanState& s,
       PutIndirects(w, f.indirects, r);
     }
   }
-}
-
-void PutOccurrenceSums(FrameWriter& w, const estimate::OccurrenceSums& o) {
-  w.U64(o.ne);
-  for (double v : {o.lsize, o.lsize_ne, o.asize, o.emb_bytes}) w.F64(v);
-  PutMoments(w, o.psize_per_u);
-  PutMoments(w, o.dsize_per_u);
 }
 
 // Files with several names (format version 5), after the tables their references name: by
@@ -555,29 +543,6 @@ void GetOptions(FrameReader& r, ScanOptions& o, uint32_t version) {
   if (check.paths.empty()) check.paths.push_back(".");
   const Status valid = ValidateScanOptions(check);
   if (!valid.ok()) r.Fail("corrupt: its options are invalid (" + valid.message() + ")");
-}
-
-estimate::RatioEstimator GetMoments(FrameReader& r) {
-  estimate::RatioEstimator::Moments m;
-  m.n = r.U64();
-  m.sx = r.F64();
-  m.sy = r.F64();
-  m.sxx = r.F64();
-  m.syy = r.F64();
-  m.sxy = r.F64();
-  return estimate::RatioEstimator::FromMoments(m);
-}
-
-estimate::OccurrenceSums GetOccurrenceSums(FrameReader& r) {
-  estimate::OccurrenceSums os;
-  os.ne = r.U64();
-  os.lsize = r.F64();
-  os.lsize_ne = r.F64();
-  os.asize = r.F64();
-  os.emb_bytes = r.F64();
-  os.psize_per_u = GetMoments(r);
-  os.dsize_per_u = GetMoments(r);
-  return os;
 }
 
 // `least`: the setting keeps least-budget codes (ddt/dedup_table.h).

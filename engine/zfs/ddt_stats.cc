@@ -36,18 +36,7 @@ void DdtStatsBuilder::AddEntriesOfBucket(int bucket, uint64_t count, uint64_t re
 void DdtStatsBuilder::AddEntries(uint64_t count, uint64_t refcount, uint64_t lsize, uint64_t psize,
                                  uint64_t dsize) {
   if (count == 0) return;
-  const int b = DdtBucket(refcount);
-  DdtStat& a = allocated_[b];
-  a.blocks += count;
-  a.lsize += count * lsize;
-  a.psize += count * psize;
-  a.dsize += count * dsize;
-  DdtStat& r = referenced_[b];
-  r.blocks += count * refcount;
-  r.lsize += count * refcount * lsize;
-  r.psize += count * refcount * psize;
-  r.dsize += count * refcount * dsize;
-  (refcount == 1 ? unique_entries_ : duplicate_entries_) += count;
+  AddEntriesOfBucket(DdtBucket(refcount), count, count * refcount, lsize, psize, dsize);
 }
 
 void DdtStatsBuilder::Merge(const DdtStatsBuilder& other) {
