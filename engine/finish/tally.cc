@@ -428,6 +428,28 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   // they add is integer sums linear in their entries and references, taken once per class after
   // the pass (a 10M-entry table has a few hundred classes per setting).
   ExactClasses classes(settings_, block_bytes);
+  // What `entries` entries of bucket `bucket`, `lsize` and stored code `code` holding `refs`
+  // references add to setting c: one entry of the pass, or a class of them.
+  auto add_stored = [&](size_t c, int bucket, uint64_t lsize, ddt::PsizeCode code, uint64_t entries,
+                        uint64_t refs) {
+    SettingResult& s = out[c];
+    if (ddt::IsEmbeddedCode(code)) {
+      // BP_GET_PSIZE is 0 for an embedded block: lsize counts, psize and asize do not.
+      s.blocks.embedded += refs;
+      s.embedded_bytes += ddt::EmbeddedPayload(code) * refs;
+      return;
+    }
+    const uint64_t psize = ddt::AllocatedPsize(code);
+    const zfs::BlockSpace space = alloc.Block(psize, options_.copies);
+    if (level[c] >= 0) census_psize[c] += psize * refs;
+    s.blocks.data += refs;
+    s.psize += psize * refs;
+    s.asize += space.asize * refs;
+    ref_dsize[c] += space.dsize * refs;
+    dedup_asize[c] += space.asize * entries;  // once per entry: what the pool allocates with dedup
+    mixes[c][bucket == 0 ? 0 : 1].Add(lsize, psize, entries);
+    ddt[c].AddEntriesOfBucket(bucket, entries, refs, lsize, psize, space.dsize);
+  };
   codes.ForEach(table, [&](const ddt::EntryView& e) {
     const uint64_t refs = e.refcount;
     const int lv = estimate::SampleLevel(e.key.lo);
@@ -488,41 +510,11 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         continue;
       }
       if (level[c] < 0 && e.lsize == block_bytes && classes.Add(c, code, refs)) continue;
-      if (ddt::IsEmbeddedCode(code)) {
-        // BP_GET_PSIZE is 0 for an embedded block: lsize counts, psize and asize do not.
-        s.blocks.embedded += refs;
-        s.embedded_bytes += ddt::EmbeddedPayload(code) * refs;
-        continue;
-      }
-      const uint64_t psize = ddt::AllocatedPsize(code);
-      const zfs::BlockSpace space = alloc.Block(psize, options_.copies);
-      if (level[c] >= 0) census_psize[c] += psize * refs;
-      s.blocks.data += refs;
-      s.psize += psize * refs;
-      s.asize += space.asize * refs;
-      ref_dsize[c] += space.dsize * refs;
-      dedup_asize[c] += space.asize;  // once per entry: what the pool allocates with dedup
-      mixes[c][refs == 1 ? 0 : 1].Add(e.lsize, psize);
-      ddt[c].AddEntry(refs, e.lsize, psize, space.dsize);
+      add_stored(c, zfs::DdtBucket(refs), e.lsize, code, 1, refs);
     }
   });
-  // The classes, as the pass adds each entry above.
   classes.ForEach([&](size_t c, int bucket, ddt::PsizeCode code, uint64_t entries, uint64_t refs) {
-    SettingResult& s = out[c];
-    if (ddt::IsEmbeddedCode(code)) {
-      s.blocks.embedded += refs;
-      s.embedded_bytes += ddt::EmbeddedPayload(code) * refs;
-      return;
-    }
-    const uint64_t psize = ddt::AllocatedPsize(code);
-    const zfs::BlockSpace space = alloc.Block(psize, options_.copies);
-    s.blocks.data += refs;
-    s.psize += psize * refs;
-    s.asize += space.asize * refs;
-    ref_dsize[c] += space.dsize * refs;
-    dedup_asize[c] += space.asize * entries;
-    mixes[c][bucket == 0 ? 0 : 1].Add(block_bytes, psize, entries);
-    ddt[c].AddEntriesOfBucket(bucket, entries, refs, block_bytes, psize, space.dsize);
+    add_stored(c, bucket, block_bytes, code, entries, refs);
   });
 
   // Sampled settings: each bucket's exact lsize times the sample's ratios (its own when it has

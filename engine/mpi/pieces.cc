@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "engine/state/frame_stream.h"
-#include "engine/state/occurrence_io.h"
+#include "engine/state/value_io.h"
 
 namespace zsim::mpi {
 namespace {
@@ -58,10 +58,7 @@ std::string EncodePieces(const PieceMap& pieces) {
     w.U64(p.keys.size());
     for (const std::vector<ddt::Fingerprint>& row : p.keys) {
       w.U64(row.size());
-      for (const ddt::Fingerprint& key : row) {
-        w.U64(key.lo);
-        w.U64(key.hi);
-      }
+      state::PutKeys(w, row);
     }
     w.U64(p.occurrences.size());
     for (const auto& cells : p.occurrences) {
@@ -120,11 +117,7 @@ Result<PieceMap> DecodePieces(ByteView bytes) {
         r.Fail("more keys than the message holds");
         break;
       }
-      row.resize(keys);
-      for (ddt::Fingerprint& key : row) {
-        key.lo = r.U64();
-        key.hi = r.U64();
-      }
+      state::GetKeys(r, keys, row);
     }
     const uint64_t occurrence_rows = r.U64();
     if (occurrence_rows > r.remaining_hint() / 8) {

@@ -1438,10 +1438,8 @@ state::ScanState Scan::CountPiecedFiles(std::vector<PiecedFile>& files) {
     }
     // Its blocks' keys for its record or link (ScanControl::record_keys), as the pieces' scans
     // kept them, and their stamps vouch as far as the first of those scans began.
-    if (!job->keys.empty()) {
-      for (size_t r = 0; r < job->keys.size() && r < p.keys.size(); ++r) {
-        job->keys[r] = std::move(p.keys[r]);
-      }
+    for (size_t r = 0; r < job->keys.size() && r < p.keys.size(); ++r) {
+      job->keys[r] = std::move(p.keys[r]);
     }
     stamp_floor_ns_ = p.stamp_floor_ns;
     for (size_t r = 0; r < job->occurrences.size() && r < p.occurrences.size(); ++r) {

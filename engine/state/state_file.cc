@@ -14,8 +14,8 @@
 #include "engine/base/temp_files.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/state/frame_stream.h"
-#include "engine/state/occurrence_io.h"
 #include "engine/state/save_order.h"
+#include "engine/state/value_io.h"
 #include "engine/zfs/write_rules.h"
 
 namespace zsim::state {
@@ -210,10 +210,7 @@ void PutRowKeys(FrameWriter& w, uint64_t zero_blocks, uint64_t holes,
     w.U64(zero_blocks);
     w.U64(holes);
     w.U64(row.size());
-    for (const ddt::Fingerprint& key : row) {
-      w.U64(key.lo);
-      w.U64(key.hi);
-    }
+    PutKeys(w, row);
     return;
   }
   std::vector<uint32_t> refs;
@@ -734,15 +731,7 @@ void GetRowKeys(FrameReader& r, std::vector<uint64_t>& zero_blocks, std::vector<
                 std::vector<std::vector<ddt::Fingerprint>>& keys) {
   zero_blocks.push_back(r.U64());
   holes.push_back(r.U64());
-  std::vector<ddt::Fingerprint>& v = keys.emplace_back();
-  const uint64_t blocks = Count(r, kMaxCount, "block key");
-  v.reserve(std::min<uint64_t>(blocks, 1 << 16));
-  for (uint64_t k = 0; k < blocks && r.ok(); ++k) {
-    ddt::Fingerprint key;
-    key.lo = r.U64();
-    key.hi = r.U64();
-    v.push_back(key);
-  }
+  GetKeys(r, Count(r, kMaxCount, "block key"), keys.emplace_back());
 }
 
 // `keyed`: records that keep keys are accepted (a distributed scan's part), else corrupt.

@@ -121,6 +121,31 @@ TEST(StateFileTest, ASparseFilesIndirectBlocksAreCountedAndReadBack) {
       << refused.status().message();
 }
 
+// `b` with `a`'s run section figures and its records' stamps: the bytes before the run section
+// are the data's, and a stamp as recent as a scan's start is stored as untrusted, which the
+// second scan may see where the first did not.
+void AlignRunAndStamps(state::ScanState& b, const state::ScanState& a) {
+  b.seconds = a.seconds;
+  for (size_t r = 0; r < b.rows.size(); ++r) b.rows[r].codec_seconds = a.rows[r].codec_seconds;
+  std::map<std::string, int64_t> ctimes;
+  for (const state::FileRecord& f : a.records) ctimes[f.path] = f.ctime_ns;
+  for (state::FileRecord& f : b.records) f.ctime_ns = ctimes.at(f.path);
+}
+
+// A record's or link's references made keys (FileRecord::keys, LinkedFile::keys), as a
+// distributed scan's rank keeps them; returns how many.
+template <class File>
+uint64_t KeysInPlaceOfRefs(File& f, const state::ScanState& s) {
+  uint64_t keys = 0;
+  for (size_t r = 0; r < f.refs.size(); ++r) {
+    auto& k = f.keys.emplace_back();
+    for (uint32_t ref : f.refs[r]) k.push_back(s.rows[r].table->KeyOf(ref));
+    keys += k.size();
+  }
+  f.refs.clear();
+  return keys;
+}
+
 // A distributed scan's ranks keep their records' blocks as keys (FileRecord::keys: their table
 // entries move to other ranks). Saved, such records are the references of their entries in the
 // table as written: the bytes of the same state whose records hold references. In a part sent
@@ -139,25 +164,9 @@ TEST(StateFileTest, RecordsThatKeepKeysAreWrittenAsTheirEntriesReferences) {
   ASSERT_TRUE(with_refs.has_records);
   state::ScanState with_keys = ScannedState(dir);
   ASSERT_EQ(with_keys.records.size(), with_refs.records.size());
-  // The run section's figures alike (the bytes before it are the data's).
-  with_keys.seconds = with_refs.seconds;
-  for (size_t r = 0; r < with_keys.rows.size(); ++r) {
-    with_keys.rows[r].codec_seconds = with_refs.rows[r].codec_seconds;
-  }
-  // A stamp as recent as the scan's start is stored as untrusted: the second scan may see it so
-  // where the first did not.
-  std::map<std::string, int64_t> ctimes;
-  for (const state::FileRecord& f : with_refs.records) ctimes[f.path] = f.ctime_ns;
+  AlignRunAndStamps(with_keys, with_refs);
   uint64_t keys = 0;
-  for (state::FileRecord& f : with_keys.records) {
-    f.ctime_ns = ctimes.at(f.path);
-    for (size_t r = 0; r < f.refs.size(); ++r) {
-      auto& k = f.keys.emplace_back();
-      for (uint32_t ref : f.refs[r]) k.push_back(with_keys.rows[r].table->KeyOf(ref));
-      keys += k.size();
-    }
-    f.refs.clear();
-  }
+  for (state::FileRecord& f : with_keys.records) keys += KeysInPlaceOfRefs(f, with_keys);
   ASSERT_GT(keys, 20u);
   const std::string want = state::EncodeState(with_refs);
   EXPECT_TRUE(state::EncodeState(with_keys) == want) << "keys not written as references";
@@ -192,22 +201,9 @@ TEST(StateFileTest, LinksThatKeepKeysAreWrittenAsTheirEntriesReferences) {
   ASSERT_EQ(with_refs.links.size(), 2u);
   state::ScanState with_keys = ScannedState(dir);
   ASSERT_EQ(with_keys.links.size(), 2u);
-  with_keys.seconds = with_refs.seconds;
-  for (size_t r = 0; r < with_keys.rows.size(); ++r) {
-    with_keys.rows[r].codec_seconds = with_refs.rows[r].codec_seconds;
-  }
-  std::map<std::string, int64_t> ctimes;
-  for (const state::FileRecord& f : with_refs.records) ctimes[f.path] = f.ctime_ns;
-  for (state::FileRecord& f : with_keys.records) f.ctime_ns = ctimes.at(f.path);
+  AlignRunAndStamps(with_keys, with_refs);
   uint64_t keys = 0;
-  for (state::LinkedFile& f : with_keys.links) {
-    for (size_t r = 0; r < f.refs.size(); ++r) {
-      auto& k = f.keys.emplace_back();
-      for (uint32_t ref : f.refs[r]) k.push_back(with_keys.rows[r].table->KeyOf(ref));
-      keys += k.size();
-    }
-    f.refs.clear();
-  }
+  for (state::LinkedFile& f : with_keys.links) keys += KeysInPlaceOfRefs(f, with_keys);
   ASSERT_GE(keys, 10u);
   const std::string want = state::EncodeState(with_refs);
   EXPECT_TRUE(state::EncodeState(with_keys) == want) << "keys not written as references";

@@ -1,4 +1,6 @@
-#include "engine/state/occurrence_io.h"
+#include "engine/state/value_io.h"
+
+#include <algorithm>
 
 namespace zsim::state {
 namespace {
@@ -21,6 +23,23 @@ estimate::RatioEstimator GetMoments(FrameReader& r) {
 }
 
 }  // namespace
+
+void PutKeys(FrameWriter& w, const std::vector<ddt::Fingerprint>& keys) {
+  for (const ddt::Fingerprint& key : keys) {
+    w.U64(key.lo);
+    w.U64(key.hi);
+  }
+}
+
+void GetKeys(FrameReader& r, uint64_t n, std::vector<ddt::Fingerprint>& out) {
+  out.reserve(out.size() + std::min<uint64_t>(n, 1 << 16));
+  for (uint64_t k = 0; k < n && r.ok(); ++k) {
+    ddt::Fingerprint key;
+    key.lo = r.U64();
+    key.hi = r.U64();
+    out.push_back(key);
+  }
+}
 
 void PutOccurrenceSums(FrameWriter& w, const estimate::OccurrenceSums& o) {
   w.U64(o.ne);
