@@ -35,9 +35,31 @@ zfs::MetadataContext ContextFor(const ScanOptions& o) {
   return ctx;
 }
 
+// True when the table's keys of setting `c` are the keys ZFS's DDT would hold: SHA-256 (ZFS's
+// dedup checksum) of the block as stored, i.e. as read where compression is off, and few enough
+// entries for the footprint to lay its leaves out on them (zfs::kMaxKnownKeyEntries per class).
+bool KeysAreZfsKeys(const ScanOptions& o, size_t c, uint64_t entries) {
+  return o.checksum == ChecksumKind::kSha256 &&
+         o.compressions[c].algorithm == CompressionAlgorithm::kOff &&
+         entries <= 2 * zfs::kMaxKnownKeyEntries;
+}
+
+// The DDT ZAP's hash of a key: the checksum's first word (zap_micro.c: zap_hash with
+// ZAP_FLAG_PRE_HASHED_KEY), which ZFS stores big-endian-converted (abd_checksum_sha256: BE_64 of
+// the digest's first 8 bytes); Fingerprint::lo holds those bytes as read on a little-endian load.
+uint64_t ZapHashOf(const ddt::Fingerprint& key) {
+  uint64_t h = 0;
+  for (int i = 0; i < 8; ++i) h = (h << 8) | ((key.lo >> (8 * i)) & 0xFF);
+  return h;
+}
+
 DdtFootprint Footprint(const ScanOptions& o, DdtFormat format, uint64_t unique, uint64_t duplicate,
-                       uint64_t typical_asize, const KeySizeMixes& mixes) {
+                       uint64_t typical_asize, const KeySizeMixes& mixes, const ZapHashes* hashes) {
   zfs::DdtFootprintInput in;
+  if (hashes != nullptr) {
+    in.unique_hashes = (*hashes)[0];
+    in.duplicate_hashes = (*hashes)[1];
+  }
   in.unique_entries = unique;
   in.duplicate_entries = duplicate;
   in.unique_size_diversity = mixes[0].Diversity();
@@ -428,6 +450,13 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   // they add is integer sums linear in their entries and references, taken once per class after
   // the pass (a 10M-entry table has a few hundred classes per setting).
   ExactClasses classes(settings_, block_bytes);
+  // The settings whose DDT keys the table holds as ZFS makes them (KeysAreZfsKeys): their
+  // entries' ZAP hashes, per class, for the footprint's leaves.
+  std::vector<ZapHashes> hashes(settings_);
+  std::vector<bool> keys_known(settings_, false);
+  for (size_t c = 0; c < settings_; ++c) {
+    keys_known[c] = level[c] < 0 && KeysAreZfsKeys(options_, c, table.entries());
+  }
   // What `entries` entries of bucket `bucket`, `lsize` and stored code `code` holding `refs`
   // references add to setting c: one entry of the pass, or a class of them.
   auto add_stored = [&](size_t c, int bucket, uint64_t lsize, ddt::PsizeCode code, uint64_t entries,
@@ -465,6 +494,9 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         continue;
       }
       s.lsize += e.lsize * refs;
+      if (keys_known[c] && !ddt::IsEmbeddedCode(code)) {
+        hashes[c][refs == 1 ? 0 : 1].push_back(ZapHashOf(e.key));
+      }
       if (level[c] >= 0 && !census(e, c)) {
         BucketSums& b = buckets[c][zfs::DdtBucket(refs)];
         b.entries += 1;
@@ -595,7 +627,10 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     SettingResult& s = out[c];
     s.blocks.holes += sparse_holes;
     s.dedup = ddt[c].Result();
-    Complete(row, c, ref_dsize[c], dedup_asize[c], &s, mixes[c]);
+    for (std::vector<uint64_t>& h : hashes[c]) std::sort(h.begin(), h.end());
+    Complete(row, c, ref_dsize[c], dedup_asize[c], &s, mixes[c],
+             keys_known[c] ? &hashes[c] : nullptr);
+    hashes[c] = {};
     if (level[c] >= 0) {
       // The psize estimate imputes each histogram bucket with its own ratio where it has enough
       // sampled entries; its relative error is that of the whole sample's ratio R = psize /
@@ -651,16 +686,17 @@ zfs::MetadataTally Tally::MetadataOf(size_t row, size_t c, const SettingResult& 
 }
 
 void Tally::Complete(size_t row, size_t c, uint64_t ref_dsize, uint64_t dedup_asize,
-                     SettingResult* sp, const KeySizeMixes& mixes) const {
+                     SettingResult* sp, const KeySizeMixes& mixes, const ZapHashes* hashes) const {
   SettingResult& s = *sp;
   const zfs::MetadataTally meta = MetadataOf(row, c, s);
   const uint64_t entries = s.dedup.unique_entries + s.dedup.duplicate_entries;
   const uint64_t typical_asize = entries ? dedup_asize / entries : 0;
   s.dedup.footprints.push_back(Footprint(options_, DdtFormat::kLegacy, s.dedup.unique_entries,
-                                         s.dedup.duplicate_entries, typical_asize, mixes));
+                                         s.dedup.duplicate_entries, typical_asize, mixes, hashes));
   if (zfs::RulesFor(options_.profile).has_fast_dedup) {
     s.dedup.footprints.push_back(Footprint(options_, DdtFormat::kFast, s.dedup.unique_entries,
-                                           s.dedup.duplicate_entries, typical_asize, mixes));
+                                           s.dedup.duplicate_entries, typical_asize, mixes,
+                                           hashes));
   }
   const DdtFormat chosen = options_.ddt_format.value_or(DdtFormat::kLegacy);
   uint64_t ddt_asize = 0;

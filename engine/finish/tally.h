@@ -38,6 +38,9 @@ uint64_t AuxiliarySize(const zfs::AllocationModel& alloc, uint64_t lsize, int co
 // The sizes of the DDT's entries, (unique, duplicate): how often two of them differ
 // (zfs::DdtKeySizeMix, zfs::DdtLeafLz4Bytes).
 using KeySizeMixes = std::array<zfs::DdtKeySizeMix, 2>;
+// The ZAP hashes of the DDT's entries in key order, (unique, duplicate), where the table holds
+// ZFS's own keys (zfs::DdtFootprintInput::unique_hashes).
+using ZapHashes = std::array<std::vector<uint64_t>, 2>;
 
 class Tally {
  public:
@@ -75,8 +78,10 @@ class Tally {
   // metadata, compressratio, used, pool_alloc.
   // `mixes`: the sizes of the entries whose psize the path knows (a sampled setting's sampled
   // entries, a sampled table's kept ones), per class.
+  // `hashes`: the entries' ZAP hashes where the table holds ZFS's own keys, else null.
   void Complete(size_t row, size_t setting, uint64_t ref_dsize, uint64_t dedup_asize,
-                SettingResult* s, const KeySizeMixes& mixes) const;
+                SettingResult* s, const KeySizeMixes& mixes,
+                const ZapHashes* hashes = nullptr) const;
   // The metadata model of (row, setting) (`written_zeros`: the one of the no-dedup write path,
   // metadata_without_dedup_) told which of its files hold an embedded block, from `s`'s blocks.
   zfs::MetadataTally MetadataOf(size_t row, size_t setting, const SettingResult& s,

@@ -41,6 +41,7 @@ json Footprint(const DdtFootprint& f) {
               {"rule_of_thumb_320", f.rule_of_thumb_320},
               {"asize", f.asize_bytes},
               {"cached", f.cached_bytes},
+              {"leaves_from_keys", f.leaves_from_keys},
               {"unique", ClassFootprint(f.unique)},
               {"duplicate", ClassFootprint(f.duplicate)}};
 }

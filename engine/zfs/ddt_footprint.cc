@@ -5,6 +5,7 @@
 #include <cassert>
 #include <cmath>
 #include <cstring>
+#include <span>
 #include <tuple>
 #include <vector>
 
@@ -113,8 +114,9 @@ struct SimResult {
 // zap_allocate_blocks: 0 the header, 1 the first leaf, then leaves and pointer tables in the
 // order they are needed; the table lives in the header up to `embedded_shift`, then in
 // 8 << shift bytes of blocks of `block_bytes`; a table replaced by its double is freed.
-SimResult SimulateZap(uint64_t entries, uint64_t capacity, int embedded_shift, uint64_t block_bytes,
-                      uint64_t seed_index) {
+// `hashes` in insertion order.
+SimResult SimulateZapOf(std::span<const uint64_t> hashes, uint64_t capacity, int embedded_shift,
+                        uint64_t block_bytes) {
   struct Leaf {
     int prefix_len = 0;
     std::vector<uint64_t> hashes;
@@ -125,9 +127,7 @@ SimResult SimulateZap(uint64_t entries, uint64_t capacity, int embedded_shift, u
   uint64_t next_id = 2;
   uint64_t table_id = 0, table_blocks = 0;
   std::vector<uint64_t> holes;
-  uint64_t seed = 0x5A17ED + 0x1000193 * seed_index;  // fixed: the model is deterministic
-  for (uint64_t i = 0; i < entries; ++i) {
-    const uint64_t h = SplitMix64(&seed);
+  for (const uint64_t h : hashes) {
     while (true) {
       const uint64_t idx = shift == 0 ? 0 : h >> (64 - shift);
       const uint32_t li = table[idx];
@@ -168,6 +168,15 @@ SimResult SimulateZap(uint64_t entries, uint64_t capacity, int embedded_shift, u
   occupancy.reserve(leaves.size());
   for (const Leaf& l : leaves) occupancy.push_back(static_cast<uint32_t>(l.hashes.size()));
   return SimResult{leaves.size(), shift, next_id, std::move(holes), std::move(occupancy)};
+}
+
+// One table of `entries` uniform hashes, the `seed_index`-th of the model's fixed seeds.
+SimResult SimulateZap(uint64_t entries, uint64_t capacity, int embedded_shift, uint64_t block_bytes,
+                      uint64_t seed_index) {
+  std::vector<uint64_t> hashes(entries);
+  uint64_t seed = 0x5A17ED + 0x1000193 * seed_index;  // fixed: the model is deterministic
+  for (uint64_t& h : hashes) h = SplitMix64(&seed);
+  return SimulateZapOf(hashes, capacity, embedded_shift, block_bytes);
 }
 
 // One hash sequence is one possible table; the median leaf count of a few seeds stands for the
@@ -246,6 +255,11 @@ double ExpectedAsize(double raw, uint64_t lsize, const AllocationModel& alloc,
 
 void PutLe(uint8_t* p, uint64_t v) {
   for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+// The table's own hashes stand for it: one per entry, and few enough to simulate the ZAP on.
+bool KnownHashes(std::span<const uint64_t> hashes, uint64_t entries) {
+  return hashes.size() == entries && entries <= kMaxKnownKeyEntries;
 }
 
 }  // namespace
@@ -371,7 +385,8 @@ uint64_t ExpectedZapLeaves(uint64_t entries, int chunks_per_entry, int leaf_chun
 
 DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunks_per_entry,
                               int leaf_shift, bool lz4_metadata, const AllocationModel& alloc,
-                              const DdtRawBlocks& raw, bool flat_phys, double size_diversity) {
+                              const DdtRawBlocks& raw, bool flat_phys, double size_diversity,
+                              std::span<const uint64_t> hashes) {
   DdtObjectModel m;
   m.entries = entries;
   if (entries == 0) return m;
@@ -381,7 +396,9 @@ DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunk
   // The pointer table lives in the header block up to 2^(leaf_shift - 4) entries, then in
   // blocks of its own; each earlier table is freed (a hole) when the table doubles.
   const int embedded_shift = leaf_shift - 4;
-  const SimResult sim = SimulateScaled(peak_entries, capacity, embedded_shift, leaf_bytes);
+  const bool known = !hashes.empty() && KnownHashes(hashes, entries) && peak_entries == entries;
+  const SimResult sim = known ? SimulateZapOf(hashes, capacity, embedded_shift, leaf_bytes)
+                              : SimulateScaled(peak_entries, capacity, embedded_shift, leaf_bytes);
   m.leaves = sim.leaves;
   const uint64_t table_blocks =
       sim.table_shift > embedded_shift ? (uint64_t{8} << sim.table_shift) / leaf_bytes : 0;
@@ -486,20 +503,33 @@ DdtFootprintModel ModelDdtFootprint(const DdtFootprintInput& in) {
   const int duplicate_chunks = DdtEntryChunks(in.format, in.copies, asize, 2);
   // The legacy format has no log, and 2.4 flushes it in sync pass 1 only: every block
   // compressed. 2.3 spreads the flush over 8 passes (profile.h: ddt_log_flush_passes).
+  // The table's own keys, where the scan knows them (DdtFootprintInput::unique_hashes): both
+  // classes, or neither.
+  const bool known = in.unique_hashes.size() + in.duplicate_hashes.size() > 0 &&
+                     KnownHashes(in.unique_hashes, in.unique_entries) &&
+                     KnownHashes(in.duplicate_hashes, in.duplicate_entries) &&
+                     peak == in.unique_entries;
+  const std::span<const uint64_t> unique_hashes =
+      known ? in.unique_hashes : std::span<const uint64_t>{};
+  const std::span<const uint64_t> duplicate_hashes =
+      known ? in.duplicate_hashes : std::span<const uint64_t>{};
   DdtLogDrain drain;
   if (in.format == DdtFormat::kFast && rules.ddt_log_flush_passes == kDdtLogFlushPassesMax) {
     const uint64_t capacity = static_cast<uint64_t>(ZapLeafChunks(leaf_shift) /
                                                     std::max(unique_chunks, duplicate_chunks));
-    drain = SimulateDdtLogDrain(in.unique_entries, in.duplicate_entries, capacity);
+    drain = known ? DdtLogDrainOfKeys(unique_hashes, duplicate_hashes, capacity)
+                  : SimulateDdtLogDrain(in.unique_entries, in.duplicate_entries, capacity);
   }
   out.unique =
       ModelDdtObject(in.unique_entries, peak, unique_chunks, leaf_shift, lz4, alloc, drain.unique,
-                     in.format == DdtFormat::kFast, in.unique_size_diversity);
-  out.duplicate = ModelDdtObject(in.duplicate_entries, in.duplicate_entries, duplicate_chunks,
-                                 leaf_shift, lz4, alloc, drain.duplicate,
-                                 in.format == DdtFormat::kFast, in.duplicate_size_diversity);
+                     in.format == DdtFormat::kFast, in.unique_size_diversity, unique_hashes);
+  out.duplicate =
+      ModelDdtObject(in.duplicate_entries, in.duplicate_entries, duplicate_chunks, leaf_shift, lz4,
+                     alloc, drain.duplicate, in.format == DdtFormat::kFast,
+                     in.duplicate_size_diversity, duplicate_hashes);
   DdtFootprint& t = out.totals;
   t.format = in.format;
+  t.leaves_from_keys = known;
   t.leaf_bytes = uint64_t{1} << leaf_shift;
   t.in_core_bytes = out.unique.mspace_bytes + out.duplicate.mspace_bytes;
   t.on_disk_bytes = out.unique.dspace_bytes + out.duplicate.dspace_bytes;

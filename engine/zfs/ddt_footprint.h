@@ -9,9 +9,10 @@
 //   - leaves: 24-byte chunks, 158 per 4K leaf (v23..2.1), 1278 per 32K leaf (2.2+); the ZAP
 //     splits a full leaf by the next hash bit (extendible hashing). The leaf count is simulated
 //     with that rule on uniform hashes (the DDT's hash is the checksum's first word), the median
-//     of 9 seeded runs, block ids (and the holes of outgrown pointer tables) tracked; above a
-//     few hundred leaves the result is scaled by powers of two, which keeps the fill
-//     oscillation ZFS shows between about 53 % and 75 %;
+//     of 9 seeded runs (or once on the table's own hashes, where the scan knows them), block ids
+//     (and the holes of outgrown pointer tables) tracked; above a few hundred leaves the result is
+//     scaled by powers of two, which keeps the fill oscillation ZFS shows between about 53 % and 75
+//     %;
 //   - in core (zdb mspace) = fill count x leaf size: v23's zdb counted the fill of the dnode's
 //     first block pointer only (measured), i.e. the header alone for a ZAP of <= 3 blocks, the
 //     first 32 (two levels) or 1024 (three) block ids less freed pointer tables; later versions
@@ -33,6 +34,7 @@
 #define ZSIM_ENGINE_ZFS_DDT_FOOTPRINT_H_
 
 #include <cstdint>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -42,6 +44,11 @@
 #include "zsim/scan_result.h"
 
 namespace zsim::zfs {
+
+// The most entries of one class whose own hashes a footprint's ZAP is laid out on
+// (DdtFootprintInput::unique_hashes): 32 MB of hashes. Past it the seeded model's draw is a
+// fraction of a percent of the table (the leaf count's spread shrinks as the table grows).
+inline constexpr uint64_t kMaxKnownKeyEntries = uint64_t{1} << 22;
 
 // Geometry of one modelled DDT ZAP object.
 struct DdtObjectModel {
@@ -81,6 +88,15 @@ struct DdtFootprintInput {
   // (DdtLeafLz4Bytes). 1 when not known (compressed records' sizes differ from entry to entry).
   double unique_size_diversity = 1.0;
   double duplicate_size_diversity = 1.0;
+  // The ZAP hashes of the table's entries per class, in key order, where the scan knows ZFS's own
+  // keys (a whole table of SHA-256 checksums of blocks stored as read: compression off): a DDT
+  // ZAP's hash is the key's first word (zap_micro.c: zap_hash, ZAP_FLAG_PRE_HASHED_KEY), the
+  // checksum's first 8 bytes read big-endian (zio_checksum.c: abd_checksum_sha256, BE_64). The
+  // leaves, their entries and the log drain's raw blocks are then simulated on those keys, one
+  // table, not the expectation over uniform ones. Used only when both classes hold one hash per
+  // entry (at most 2^22 each) and unique_peak_entries is not set; else ignored.
+  std::span<const uint64_t> unique_hashes;
+  std::span<const uint64_t> duplicate_hashes;
 };
 
 // The sizes of one DDT class's entries, for the chance that two of them differ: the key's size
@@ -112,12 +128,13 @@ class DdtKeySizeMix {
 // the v23 pool: lzjb metadata and zdb's first-block-pointer fill count. `raw`: the blocks the
 // fast-dedup log's drain left uncompressed (ddt_log_drain.h; none for the legacy format);
 // `flat_phys`: fast dedup's 72-byte flat phys (its own compressed-leaf fit).
-// `size_diversity`: DdtKeySizeMix::Diversity of the `entries`.
+// `size_diversity`: DdtKeySizeMix::Diversity of the `entries`. `hashes`: the entries' own ZAP
+// hashes in key order (DdtFootprintInput::unique_hashes), or empty for uniform ones.
 // REQUIRES: 3 <= chunks_per_entry; leaf_shift 12..17; the model's vdev/ashift valid.
 DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunks_per_entry,
                               int leaf_shift, bool lz4_metadata, const AllocationModel& alloc,
                               const DdtRawBlocks& raw = {}, bool flat_phys = false,
-                              double size_diversity = 1.0);
+                              double size_diversity = 1.0, std::span<const uint64_t> hashes = {});
 
 // Mean lz4-compressed bytes of one DDT leaf of 1 << leaf_shift bytes holding `entries_per_leaf`
 // entries of `chunks_per_entry` chunks (2.x: lz4 is the MOS's metadata compression), before

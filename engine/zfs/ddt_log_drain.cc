@@ -1,6 +1,7 @@
 #include "engine/zfs/ddt_log_drain.h"
 
 #include <algorithm>
+#include <span>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -133,15 +134,9 @@ struct RunResult {
 
 // The flush of ddt_sync_flush_log_incremental: each txg `per_txg` entries in key order, pass p
 // taking what is left of them / (passes_max + 1 - p) (at least one), until the log is empty.
-RunResult RunDrain(uint64_t unique, uint64_t duplicate, uint64_t capacity, uint64_t per_txg,
-                   uint64_t seed_index) {
-  std::vector<std::pair<uint64_t, int>> stream;
-  stream.reserve(unique + duplicate);
-  uint64_t seed = 0xD1A1A5EDull + 0x1000193ull * seed_index;  // fixed: deterministic
-  for (uint64_t i = 0; i < unique + duplicate; ++i) {
-    stream.emplace_back(Mix64(seed += kGoldenGamma), i < unique ? 0 : 1);
-  }
-  std::sort(stream.begin(), stream.end());
+// `stream`: every entry's hash and class (0 unique, 1 duplicate), sorted.
+RunResult RunDrain(const std::vector<std::pair<uint64_t, int>>& stream, uint64_t capacity,
+                   uint64_t per_txg) {
   ZapDrain zaps[2] = {ZapDrain(capacity), ZapDrain(capacity)};
   size_t pos = 0;
   for (uint64_t txg = 1; pos < stream.size(); ++txg) {
@@ -165,6 +160,19 @@ RunResult RunDrain(uint64_t unique, uint64_t duplicate, uint64_t capacity, uint6
   return r;
 }
 
+// One seeded key set of `unique` + `duplicate` uniform hashes.
+RunResult RunSeededDrain(uint64_t unique, uint64_t duplicate, uint64_t capacity, uint64_t per_txg,
+                         uint64_t seed_index) {
+  std::vector<std::pair<uint64_t, int>> stream;
+  stream.reserve(unique + duplicate);
+  uint64_t seed = 0xD1A1A5EDull + 0x1000193ull * seed_index;  // fixed: deterministic
+  for (uint64_t i = 0; i < unique + duplicate; ++i) {
+    stream.emplace_back(Mix64(seed += kGoldenGamma), i < unique ? 0 : 1);
+  }
+  std::sort(stream.begin(), stream.end());
+  return RunDrain(stream, capacity, per_txg);
+}
+
 // The mean over seeds; header and indirect raw when most runs had them raw.
 DdtLogDrain MeanDrain(uint64_t unique, uint64_t duplicate, uint64_t capacity, uint64_t per_txg) {
   using Key = std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>;
@@ -175,7 +183,7 @@ DdtLogDrain MeanDrain(uint64_t unique, uint64_t duplicate, uint64_t capacity, ui
     const uint64_t seeds = std::clamp<uint64_t>(
         kSimulatedEntries / std::max<uint64_t>(1, unique + duplicate), kMinSeeds, kMaxSeeds);
     for (uint64_t s = 0; s < seeds; ++s) {
-      const RunResult r = RunDrain(unique, duplicate, capacity, per_txg, s);
+      const RunResult r = RunSeededDrain(unique, duplicate, capacity, per_txg, s);
       for (int c = 0; c < 2; ++c) {
         if (r.leaves[c] == 0 || (c == 0 ? unique : duplicate) == 0) continue;
         share[c] += static_cast<double>(r.raw_leaves[c]) / static_cast<double>(r.leaves[c]);
@@ -231,6 +239,26 @@ DdtLogDrain SimulateDdtLogDrain(uint64_t unique, uint64_t duplicate, uint64_t le
       const bool busy = counts[c] * per_pass >= unique + duplicate;  // ~1 entry per pass
       cls[c]->header_raw = cls[c]->indirects_raw = late && busy;
     }
+  }
+  return out;
+}
+
+DdtLogDrain DdtLogDrainOfKeys(std::span<const uint64_t> unique_hashes,
+                              std::span<const uint64_t> duplicate_hashes, uint64_t leaf_capacity,
+                              uint64_t per_txg) {
+  std::vector<std::pair<uint64_t, int>> stream;
+  stream.reserve(unique_hashes.size() + duplicate_hashes.size());
+  for (uint64_t h : unique_hashes) stream.emplace_back(h, 0);
+  for (uint64_t h : duplicate_hashes) stream.emplace_back(h, 1);
+  std::sort(stream.begin(), stream.end());
+  const RunResult r = RunDrain(stream, leaf_capacity, per_txg);
+  DdtLogDrain out;
+  DdtRawBlocks* cls[2] = {&out.unique, &out.duplicate};
+  for (int c = 0; c < 2; ++c) {
+    if (r.leaves[c] == 0 || (c == 0 ? unique_hashes : duplicate_hashes).empty()) continue;
+    cls[c]->leaf_share = static_cast<double>(r.raw_leaves[c]) / static_cast<double>(r.leaves[c]);
+    cls[c]->header_raw = r.header_raw[c];
+    cls[c]->indirects_raw = r.indirect_raw[c];
   }
   return out;
 }

@@ -32,6 +32,7 @@
 #define ZSIM_ENGINE_ZFS_DDT_LOG_DRAIN_H_
 
 #include <cstdint>
+#include <span>
 
 namespace zsim::zfs {
 
@@ -66,6 +67,14 @@ int LastFlushPass(uint64_t entries, uint64_t per_txg = kDdtLogFlushEntriesMin);
 // REQUIRES: leaf_capacity >= 1, per_txg >= kDdtLogFlushPassesMax.
 DdtLogDrain SimulateDdtLogDrain(uint64_t unique, uint64_t duplicate, uint64_t leaf_capacity,
                                 uint64_t per_txg = kDdtLogFlushEntriesMin);
+
+// The drain of the table whose entries' ZAP hashes (each key's first word) are known: the same
+// rule on those keys, one run. What it leaves raw is then the table's own, not an expectation
+// (tests/accuracy/openzfs23/drain_replay.py: on OpenZFS 2.3.2's own keys the rule gives its raw
+// leaves exactly). Any order of hashes. REQUIRES: as SimulateDdtLogDrain.
+DdtLogDrain DdtLogDrainOfKeys(std::span<const uint64_t> unique_hashes,
+                              std::span<const uint64_t> duplicate_hashes, uint64_t leaf_capacity,
+                              uint64_t per_txg = kDdtLogFlushEntriesMin);
 
 }  // namespace zsim::zfs
 

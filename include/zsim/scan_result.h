@@ -76,6 +76,10 @@ struct DdtFootprint {
   // Usually what zdb prints as "in core"; in v23 zdb counts only the first block pointer's fill
   // (docs/space_model.md), so there the two differ and this is the one to size RAM by.
   uint64_t cached_bytes = 0;
+  // The ZAP leaves were laid out on the table's own keys (SHA-256 checksums of blocks stored
+  // as read: --checksum sha256, compression off, a whole table), not on the expectation over
+  // uniform ones: the figures above are then this table's, not a typical one's.
+  bool leaves_from_keys = false;
   DdtClassFootprint unique;
   DdtClassFootprint duplicate;
 };

@@ -7,6 +7,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/base/byte_view.h"
+#include "engine/ddt/fingerprint.h"
+#include "engine/zfs/ddt_footprint.h"
 #include "tests/util/report_json.h"
 #include "tests/util/run_command.h"
 #include "tests/util/test_util.h"
@@ -267,6 +270,65 @@ TEST(ScanCliTest, SeveralRecordsizesInOnePassEqualSeparatePasses) {
     const json jo = WithoutTimings(ParseJson(one));
     for (const char* c : {"lz4", "gzip-6"}) {
       EXPECT_EQ(ResultFor(jb, rs, c).dump(), ResultFor(jo, rs, c).dump()) << rs << " " << c;
+    }
+  }
+}
+
+// With --checksum sha256 (ZFS's dedup checksum) and compression off, the keys zsim computes are
+// the DDT's own: the footprint lays the ZAP's leaves out on them (the ZAP's hash is the
+// checksum's first word, big-endian) instead of on uniform keys; any other setting, and a
+// sampled table, keep the model.
+TEST(ScanCliTest, DdtLeavesAreLaidOutOnZfsKeysWhereTheScanHasThem) {
+  testing::TempDir tmp;
+  constexpr uint64_t kBlock = 16 * K, kBlocks = 1500, kCopied = 300;
+  const std::vector<uint8_t> a = testing::Xorshift64Bytes(11, kBlocks * kBlock);
+  tmp.WriteFile("a", a);
+  tmp.WriteFile("b", std::vector<uint8_t>(a.begin(), a.begin() + kCopied * kBlock));
+  const std::vector<std::string> args = {
+      "scan",    tmp.path().string(), "--recordsize", "16k", "--compression",
+      "off,lz4", "--exact",           "--profile",    "2.3", "--json"};
+  const auto sha = RunWith(args, {"--checksum", "sha256"});
+  ASSERT_EQ(sha.exit_code, 0) << sha.err;
+  const json j = ParseJson(sha);
+  // What the footprint of those keys is: ZFS's hashes computed here from the same bytes.
+  zfs::DdtFootprintInput in;
+  in.unique_entries = kBlocks - kCopied;
+  in.duplicate_entries = kCopied;
+  in.profile = Profile::kZfs23;
+  in.typical_block_asize = kBlock;
+  in.unique_size_diversity = in.duplicate_size_diversity = 0;  // every entry 16K, stored whole
+  std::vector<uint64_t> hashes[2];
+  for (uint64_t i = 0; i < kBlocks; ++i) {
+    const ddt::Fingerprint fp =
+        ddt::ComputeFingerprint(ChecksumKind::kSha256, ByteView(a.data() + i * kBlock, kBlock));
+    uint64_t h = 0;
+    for (int b = 0; b < 8; ++b) h = (h << 8) | ((fp.lo >> (8 * b)) & 0xFF);  // digest[0..8] BE
+    hashes[i < kCopied ? 1 : 0].push_back(h);
+  }
+  for (auto& h : hashes) std::sort(h.begin(), h.end());
+  in.unique_hashes = hashes[0];
+  in.duplicate_hashes = hashes[1];
+  for (const json& f : ResultFor(j, kBlock, "off")["dedup"]["ddt_formats"]) {
+    EXPECT_TRUE(f["leaves_from_keys"].get<bool>()) << f.dump();
+    in.format = f["format"] == "fast" ? DdtFormat::kFast : DdtFormat::kLegacy;
+    const zfs::DdtFootprintModel m = zfs::ModelDdtFootprint(in);
+    EXPECT_TRUE(m.totals.leaves_from_keys);
+    EXPECT_EQ(f["unique"]["entries"], kBlocks - kCopied);
+    EXPECT_EQ(f["in_core"], m.totals.in_core_bytes) << f["format"];
+    EXPECT_EQ(f["on_disk"], m.totals.on_disk_bytes) << f["format"];
+    EXPECT_EQ(f["unique"]["on_disk"], m.unique.dspace_bytes) << f["format"];
+  }
+  for (const json& f : ResultFor(j, kBlock, "lz4")["dedup"]["ddt_formats"]) {
+    EXPECT_FALSE(f["leaves_from_keys"].get<bool>());  // keys of lz4's output: not computed
+  }
+  for (const auto& extra : {std::vector<std::string>{},  // xxh128: not ZFS's keys
+                            std::vector<std::string>{"--checksum", "sha256", "--sample", "1/2"}}) {
+    std::vector<std::string> run = args;
+    run.insert(run.end(), extra.begin(), extra.end());
+    const auto r = RunZsim(run);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const json& f : ResultFor(ParseJson(r), kBlock, "off")["dedup"]["ddt_formats"]) {
+      EXPECT_FALSE(f["leaves_from_keys"].get<bool>());
     }
   }
 }
