@@ -140,6 +140,12 @@ void DdtSize(const SettingResult& f, const Advice& a, const TextOptions& t, std:
     out += Wrap(line, t.width, "", "  ");
   }
   if (f.dedup.footprints.empty()) out += "(the engine computed no DDT size for this setting)\n";
+  if (!f.dedup.footprints.empty() && f.dedup.footprints.front().leaves_from_keys) {
+    out += Wrap(
+        "The ZAP leaves were laid out on this table's own SHA-256 keys (the DDT's keys at "
+        "compression off): the sizes are this data's, not a typical table's.",
+        t.width, "", "  ");
+  }
   if (entries > 0) {
     out += Wrap(fmt::format("For comparison: 320 B per entry (rule of thumb) = {}; 1.25 GiB per "
                             "TiB (zfsconcepts) = {}",

@@ -321,6 +321,16 @@ TEST(ScanCliTest, DdtLeavesAreLaidOutOnZfsKeysWhereTheScanHasThem) {
   for (const json& f : ResultFor(j, kBlock, "lz4")["dedup"]["ddt_formats"]) {
     EXPECT_FALSE(f["leaves_from_keys"].get<bool>());  // keys of lz4's output: not computed
   }
+  // The text report says which it was.
+  const std::vector<std::string> text = {
+      "scan", tmp.path().string(), "--recordsize", "16k", "--compression",
+      "off",  "--profile",         "2.3"};
+  const auto keyed_text = RunWith(text, {"--checksum", "sha256"});
+  const auto model_text = RunZsim(text);
+  ASSERT_EQ(keyed_text.exit_code, 0) << keyed_text.err;
+  EXPECT_NE(keyed_text.out.find("this table's own SHA-256 keys"), std::string::npos)
+      << keyed_text.out;
+  EXPECT_EQ(model_text.out.find("own SHA-256 keys"), std::string::npos) << model_text.out;
   for (const auto& extra : {std::vector<std::string>{},  // xxh128: not ZFS's keys
                             std::vector<std::string>{"--checksum", "sha256", "--sample", "1/2"}}) {
     std::vector<std::string> run = args;
