@@ -72,7 +72,11 @@ CI_MATRIX = {
     "source": [_row("lz4", "128k", 12, "disk", "fast"),
                _row("zstd-3", "16k", 12, "raidz2:6", "legacy")],
     "vmstore": [_row("lz4", "16k", 12, "disk", "fast"),
-                _row("zstd-3", "128k", 12, "raidz2:6", "fast")],
+                _row("zstd-3", "128k", 12, "raidz2:6", "fast"),
+                # compression off with sha256: zsim lays the DDT out on the pool's own keys
+                # (model change 19), 20 unique and 34 duplicate leaves, some left raw by the
+                # log's drain: in core must be exact
+                _row("off", "16k", 12, "disk", "fast")],
     "database": [_row("lz4", "16k", 12, "disk", "fast"),
                  _row("gzip-6", "16k", 12, "mirror:2", "legacy")],
     "fileserver": [_row("lz4", "128k", 12, "disk", "fast"),
