@@ -90,7 +90,15 @@ constexpr double kZapHeaderBytesPerLeafLz4 = 8;
 constexpr uint64_t kDdtDnodeBlkptrs = 3;  // dn_nblkptr of a ZAP dnode without bonus
 // Simulate until about this many leaves, then scale by powers of two.
 constexpr uint64_t kSimulatedLeaves = 512;
+// Seeded tables per simulated entry count, whose median leaf count stands for the table. The
+// median of 9 was itself a draw where a table has few leaves and one leaf is several percent of
+// it (vmstore 16K duplicate, 5,119 entries: 34 leaves, where the distribution's median is 33 and
+// OpenZFS 2.3.2 had 32; docs/accuracy.md "The in-core leaf count as a draw"): up to
+// kSmallTableEntries entries (about 180 leaves) 33 tables, cheap at that size; above, 9 (a
+// leaf is a fraction of a percent there, and a report of large tables would pay 4 times the CPU).
 constexpr uint64_t kSimulationSeeds = 9;
+constexpr uint64_t kSimulationSeedsSmall = 33;
+constexpr uint64_t kSmallTableEntries = uint64_t{1} << 15;
 
 uint64_t DivRoundUp(uint64_t n, uint64_t d) { return (n + d - 1) / d; }
 
@@ -179,17 +187,17 @@ SimResult SimulateZap(uint64_t entries, uint64_t capacity, int embedded_shift, u
   return SimulateZapOf(hashes, capacity, embedded_shift, block_bytes);
 }
 
-// One hash sequence is one possible table; the median leaf count of a few seeds stands for the
+// One hash sequence is one possible table; the median leaf count of several seeds stands for the
 // expected one (small tables vary by a leaf or two either way). A report models each setting's
 // DDT objects in two formats, most of them of the same entry count: the simulations of a
 // process are kept (a few hundred at most, of a few KB each) and each is run once.
-SimResult MedianSimulation(uint64_t n, uint64_t capacity, int embedded_shift,
-                           uint64_t block_bytes) {
-  using Key = std::tuple<uint64_t, uint64_t, int, uint64_t>;
+SimResult MedianSimulation(uint64_t n, uint64_t capacity, int embedded_shift, uint64_t block_bytes,
+                           uint64_t seeds) {
+  using Key = std::tuple<uint64_t, uint64_t, int, uint64_t, uint64_t>;
   static SimulationCache<Key, SimResult> cache(4096);
-  return cache.GetOrCompute(Key{n, capacity, embedded_shift, block_bytes}, [&] {
+  return cache.GetOrCompute(Key{n, capacity, embedded_shift, block_bytes, seeds}, [&] {
     std::vector<SimResult> runs;
-    for (uint64_t seed = 0; seed < kSimulationSeeds; ++seed) {
+    for (uint64_t seed = 0; seed < seeds; ++seed) {
       runs.push_back(SimulateZap(n, capacity, embedded_shift, block_bytes, seed));
     }
     std::sort(runs.begin(), runs.end(),
@@ -199,7 +207,7 @@ SimResult MedianSimulation(uint64_t n, uint64_t capacity, int embedded_shift,
     std::vector<uint32_t> occupancy;
     for (const SimResult& r : runs)
       occupancy.insert(occupancy.end(), r.occupancy.begin(), r.occupancy.end());
-    SimResult median = std::move(runs[kSimulationSeeds / 2]);
+    SimResult median = std::move(runs[seeds / 2]);
     median.occupancy = std::move(occupancy);
     return median;
   });
@@ -216,7 +224,11 @@ SimResult SimulateScaled(uint64_t entries, uint64_t capacity, int embedded_shift
     n = (n + 1) / 2;
     ++k;
   }
-  SimResult r = MedianSimulation(n, capacity, embedded_shift, block_bytes);
+  // A table simulated whole and small takes more seeds (kSimulationSeedsSmall); a scaled one is
+  // large, whatever the entries it is simulated at.
+  const uint64_t seeds =
+      k == 0 && n <= kSmallTableEntries ? kSimulationSeedsSmall : kSimulationSeeds;
+  SimResult r = MedianSimulation(n, capacity, embedded_shift, block_bytes, seeds);
   if (k == 0) return r;
   r.leaves <<= k;
   r.table_shift += k;

@@ -9,9 +9,10 @@
 //   - leaves: 24-byte chunks, 158 per 4K leaf (v23..2.1), 1278 per 32K leaf (2.2+); the ZAP
 //     splits a full leaf by the next hash bit (extendible hashing). The leaf count is simulated
 //     with that rule on uniform hashes (the DDT's hash is the checksum's first word), the median
-//     of 9 seeded runs (or once on the table's own hashes, where the scan knows them), block ids
-//     (and the holes of outgrown pointer tables) tracked; above a few hundred leaves the result is
-//     scaled by powers of two, which keeps the fill oscillation ZFS shows between about 53 % and 75
+//     of 33 seeded runs (9 above 2^15 entries; or once on the table's own hashes, where the scan
+//     knows them), block ids (and the holes of outgrown pointer tables) tracked; above a few
+//     hundred leaves the result is scaled by powers of two, which keeps the fill oscillation ZFS
+//     shows between about 53 % and 75
 //     %;
 //   - in core (zdb mspace) = fill count x leaf size: v23's zdb counted the fill of the dnode's
 //     first block pointer only (measured), i.e. the header alone for a ZAP of <= 3 blocks, the
