@@ -1,6 +1,8 @@
 #include "engine/finish/tally.h"
 
 #include <algorithm>
+#include <bit>
+#include <cassert>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -35,18 +37,21 @@ zfs::MetadataContext ContextFor(const ScanOptions& o) {
   return ctx;
 }
 
-// True when the table's keys of setting `c` are the keys ZFS's DDT would hold: SHA-256 (ZFS's
-// dedup checksum) of the block as stored, i.e. as read where compression is off, and few enough
-// entries for the footprint to lay its leaves out on them (zfs::kMaxKnownKeyEntries per class).
-bool KeysAreZfsKeys(const ScanOptions& o, size_t c, uint64_t entries) {
+// True when the table's keys of setting `c` are the keys ZFS's DDT would hold: SHA-256 (the
+// checksum dedup=on selects) of the block as stored, i.e. as read where compression is off. The
+// footprint uses them up to zfs::kMaxKnownKeyEntries per class (Tally::Finish stops collecting
+// past that).
+bool KeysAreZfsKeys(const ScanOptions& o, size_t c) {
   return o.checksum == ChecksumKind::kSha256 &&
-         o.compressions[c].algorithm == CompressionAlgorithm::kOff &&
-         entries <= 2 * zfs::kMaxKnownKeyEntries;
+         o.compressions[c].algorithm == CompressionAlgorithm::kOff;
 }
 
 // The DDT ZAP's hash of a key: the checksum's first word (zap_micro.c: zap_hash with
 // ZAP_FLAG_PRE_HASHED_KEY), which ZFS stores big-endian-converted (abd_checksum_sha256: BE_64 of
-// the digest's first 8 bytes); Fingerprint::lo holds those bytes as read on a little-endian load.
+// the digest's first 8 bytes); Fingerprint::lo holds those bytes as a little-endian load left them
+// (fingerprint.cc: memcpy).
+static_assert(std::endian::native == std::endian::little,
+              "Fingerprint::lo is a little-endian load");
 uint64_t ZapHashOf(const ddt::Fingerprint& key) {
   uint64_t h = 0;
   for (int i = 0; i < 8; ++i) h = (h << 8) | ((key.lo >> (8 * i)) & 0xFF);
@@ -455,7 +460,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   std::vector<ZapHashes> hashes(settings_);
   std::vector<bool> keys_known(settings_, false);
   for (size_t c = 0; c < settings_; ++c) {
-    keys_known[c] = level[c] < 0 && KeysAreZfsKeys(options_, c, table.entries());
+    keys_known[c] = level[c] < 0 && KeysAreZfsKeys(options_, c);
   }
   // What `entries` entries of bucket `bucket`, `lsize` and stored code `code` holding `refs`
   // references add to setting c: one entry of the pass, or a class of them.
@@ -495,7 +500,13 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       }
       s.lsize += e.lsize * refs;
       if (keys_known[c] && !ddt::IsEmbeddedCode(code)) {
-        hashes[c][refs == 1 ? 0 : 1].push_back(ZapHashOf(e.key));
+        std::vector<uint64_t>& h = hashes[c][refs == 1 ? 0 : 1];
+        if (h.size() < zfs::kMaxKnownKeyEntries) {
+          h.push_back(ZapHashOf(e.key));
+        } else {  // a class too large for the footprint to lay out: the model, without the keys
+          keys_known[c] = false;
+          hashes[c] = {};
+        }
       }
       if (level[c] >= 0 && !census(e, c)) {
         BucketSums& b = buckets[c][zfs::DdtBucket(refs)];
@@ -628,6 +639,9 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     s.blocks.holes += sparse_holes;
     s.dedup = ddt[c].Result();
     for (std::vector<uint64_t>& h : hashes[c]) std::sort(h.begin(), h.end());
+    // One key per entry of each class, or the footprint would quietly take the model.
+    assert(!keys_known[c] || (hashes[c][0].size() == s.dedup.unique_entries &&
+                              hashes[c][1].size() == s.dedup.duplicate_entries));
     Complete(row, c, ref_dsize[c], dedup_asize[c], &s, mixes[c],
              keys_known[c] ? &hashes[c] : nullptr);
     hashes[c] = {};

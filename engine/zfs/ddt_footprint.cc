@@ -122,7 +122,8 @@ struct SimResult {
 // zap_allocate_blocks: 0 the header, 1 the first leaf, then leaves and pointer tables in the
 // order they are needed; the table lives in the header up to `embedded_shift`, then in
 // 8 << shift bytes of blocks of `block_bytes`; a table replaced by its double is freed.
-// `hashes` in insertion order.
+// `hashes` in the order they are inserted (the table's leaves do not depend on it; its block ids
+// do).
 SimResult SimulateZapOf(std::span<const uint64_t> hashes, uint64_t capacity, int embedded_shift,
                         uint64_t block_bytes) {
   struct Leaf {
@@ -408,7 +409,7 @@ DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunk
   // The pointer table lives in the header block up to 2^(leaf_shift - 4) entries, then in
   // blocks of its own; each earlier table is freed (a hole) when the table doubles.
   const int embedded_shift = leaf_shift - 4;
-  const bool known = !hashes.empty() && KnownHashes(hashes, entries) && peak_entries == entries;
+  const bool known = !hashes.empty() && KnownHashes(hashes, peak_entries);
   const SimResult sim = known ? SimulateZapOf(hashes, capacity, embedded_shift, leaf_bytes)
                               : SimulateScaled(peak_entries, capacity, embedded_shift, leaf_bytes);
   m.leaves = sim.leaves;
@@ -513,23 +514,31 @@ DdtFootprintModel ModelDdtFootprint(const DdtFootprintInput& in) {
   const uint64_t peak = std::max(in.unique_peak_entries, in.unique_entries);
   const int unique_chunks = DdtEntryChunks(in.format, in.copies, asize, 1);
   const int duplicate_chunks = DdtEntryChunks(in.format, in.copies, asize, 2);
-  // The legacy format has no log, and 2.4 flushes it in sync pass 1 only: every block
-  // compressed. 2.3 spreads the flush over 8 passes (profile.h: ddt_log_flush_passes).
   // The table's own keys, where the scan knows them (DdtFootprintInput::unique_hashes): both
-  // classes, or neither.
-  const bool known = in.unique_hashes.size() + in.duplicate_hashes.size() > 0 &&
-                     KnownHashes(in.unique_hashes, in.unique_entries) &&
-                     KnownHashes(in.duplicate_hashes, in.duplicate_entries) &&
-                     peak == in.unique_entries;
-  const std::span<const uint64_t> unique_hashes =
-      known ? in.unique_hashes : std::span<const uint64_t>{};
+  // classes, or neither. The unique object at its peak of unique + duplicate entries (every
+  // duplicate once sat in it) held both classes' keys.
+  const bool known =
+      in.unique_hashes.size() + in.duplicate_hashes.size() > 0 &&
+      KnownHashes(in.unique_hashes, in.unique_entries) &&
+      KnownHashes(in.duplicate_hashes, in.duplicate_entries) &&
+      (peak == in.unique_entries || peak == in.unique_entries + in.duplicate_entries);
   const std::span<const uint64_t> duplicate_hashes =
       known ? in.duplicate_hashes : std::span<const uint64_t>{};
+  std::span<const uint64_t> unique_hashes = known ? in.unique_hashes : std::span<const uint64_t>{};
+  std::vector<uint64_t> peak_hashes;
+  if (known && peak != in.unique_entries) {
+    peak_hashes.resize(peak);
+    std::merge(in.unique_hashes.begin(), in.unique_hashes.end(), in.duplicate_hashes.begin(),
+               in.duplicate_hashes.end(), peak_hashes.begin());
+    unique_hashes = peak_hashes;
+  }
+  // The legacy format has no log, and 2.4 flushes it in sync pass 1 only: every block
+  // compressed. 2.3 spreads the flush over 8 passes (profile.h: ddt_log_flush_passes).
   DdtLogDrain drain;
   if (in.format == DdtFormat::kFast && rules.ddt_log_flush_passes == kDdtLogFlushPassesMax) {
     const uint64_t capacity = static_cast<uint64_t>(ZapLeafChunks(leaf_shift) /
                                                     std::max(unique_chunks, duplicate_chunks));
-    drain = known ? DdtLogDrainOfKeys(unique_hashes, duplicate_hashes, capacity)
+    drain = known ? DdtLogDrainOfKeys(in.unique_hashes, duplicate_hashes, capacity)
                   : SimulateDdtLogDrain(in.unique_entries, in.duplicate_entries, capacity);
   }
   out.unique =

@@ -95,7 +95,8 @@ struct DdtFootprintInput {
   // checksum's first 8 bytes read big-endian (zio_checksum.c: abd_checksum_sha256, BE_64). The
   // leaves, their entries and the log drain's raw blocks are then simulated on those keys, one
   // table, not the expectation over uniform ones. Used only when both classes hold one hash per
-  // entry (at most 2^22 each) and unique_peak_entries is not set; else ignored.
+  // entry (at most kMaxKnownKeyEntries each) and unique_peak_entries is unset or unique +
+  // duplicate (the unique object then held both classes' keys); else ignored.
   std::span<const uint64_t> unique_hashes;
   std::span<const uint64_t> duplicate_hashes;
 };
@@ -129,8 +130,9 @@ class DdtKeySizeMix {
 // the v23 pool: lzjb metadata and zdb's first-block-pointer fill count. `raw`: the blocks the
 // fast-dedup log's drain left uncompressed (ddt_log_drain.h; none for the legacy format);
 // `flat_phys`: fast dedup's 72-byte flat phys (its own compressed-leaf fit).
-// `size_diversity`: DdtKeySizeMix::Diversity of the `entries`. `hashes`: the entries' own ZAP
-// hashes in key order (DdtFootprintInput::unique_hashes), or empty for uniform ones.
+// `size_diversity`: DdtKeySizeMix::Diversity of the `entries`. `hashes`: the ZAP hashes of the
+// `peak_entries` the object held, in key order (DdtFootprintInput::unique_hashes), or empty for
+// uniform ones.
 // REQUIRES: 3 <= chunks_per_entry; leaf_shift 12..17; the model's vdev/ashift valid.
 DdtObjectModel ModelDdtObject(uint64_t entries, uint64_t peak_entries, int chunks_per_entry,
                               int leaf_shift, bool lz4_metadata, const AllocationModel& alloc,

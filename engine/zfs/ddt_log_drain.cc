@@ -134,17 +134,26 @@ struct RunResult {
 
 // The flush of ddt_sync_flush_log_incremental: each txg `per_txg` entries in key order, pass p
 // taking what is left of them / (passes_max + 1 - p) (at least one), until the log is empty.
-// `stream`: every entry's hash and class (0 unique, 1 duplicate), sorted.
-RunResult RunDrain(const std::vector<std::pair<uint64_t, int>>& stream, uint64_t capacity,
+// `hashes`: each class's entries (0 unique, 1 duplicate), each sorted; the log holds them merged.
+RunResult RunDrain(const std::span<const uint64_t> (&hashes)[2], uint64_t capacity,
                    uint64_t per_txg) {
   ZapDrain zaps[2] = {ZapDrain(capacity), ZapDrain(capacity)};
+  size_t next[2] = {0, 0};
+  const size_t total = hashes[0].size() + hashes[1].size();
   size_t pos = 0;
-  for (uint64_t txg = 1; pos < stream.size(); ++txg) {
+  for (uint64_t txg = 1; pos < total; ++txg) {
     uint64_t left = per_txg;
-    for (int pass = 1; pass <= kDdtLogFlushPassesMax && pos < stream.size(); ++pass) {
+    for (int pass = 1; pass <= kDdtLogFlushPassesMax && pos < total; ++pass) {
       const uint64_t want = std::max<uint64_t>(1, left / (kDdtLogFlushPassesMax + 1 - pass));
-      const size_t take = static_cast<size_t>(std::min<uint64_t>(want, stream.size() - pos));
-      for (size_t i = 0; i < take; ++i) zaps[stream[pos + i].second].Add(stream[pos + i].first);
+      const size_t take = static_cast<size_t>(std::min<uint64_t>(want, total - pos));
+      for (size_t i = 0; i < take; ++i) {
+        // The smaller of the two classes' next keys (ddt_log_take_first: the tree's first).
+        const int c = next[0] == hashes[0].size()               ? 1
+                      : next[1] == hashes[1].size()             ? 0
+                      : hashes[1][next[1]] < hashes[0][next[0]] ? 1
+                                                                : 0;
+        zaps[c].Add(hashes[c][next[c]++]);
+      }
       pos += take;
       left -= std::min<uint64_t>(left, take);
       for (ZapDrain& z : zaps) z.Write(txg, pass + 1);
@@ -163,14 +172,16 @@ RunResult RunDrain(const std::vector<std::pair<uint64_t, int>>& stream, uint64_t
 // One seeded key set of `unique` + `duplicate` uniform hashes.
 RunResult RunSeededDrain(uint64_t unique, uint64_t duplicate, uint64_t capacity, uint64_t per_txg,
                          uint64_t seed_index) {
-  std::vector<std::pair<uint64_t, int>> stream;
-  stream.reserve(unique + duplicate);
+  std::vector<uint64_t> keys[2];
+  keys[0].reserve(unique);
+  keys[1].reserve(duplicate);
   uint64_t seed = 0xD1A1A5EDull + 0x1000193ull * seed_index;  // fixed: deterministic
   for (uint64_t i = 0; i < unique + duplicate; ++i) {
-    stream.emplace_back(Mix64(seed += kGoldenGamma), i < unique ? 0 : 1);
+    keys[i < unique ? 0 : 1].push_back(Mix64(seed += kGoldenGamma));
   }
-  std::sort(stream.begin(), stream.end());
-  return RunDrain(stream, capacity, per_txg);
+  for (std::vector<uint64_t>& k : keys) std::sort(k.begin(), k.end());
+  const std::span<const uint64_t> spans[2] = {keys[0], keys[1]};
+  return RunDrain(spans, capacity, per_txg);
 }
 
 // The mean over seeds; header and indirect raw when most runs had them raw.
@@ -246,12 +257,16 @@ DdtLogDrain SimulateDdtLogDrain(uint64_t unique, uint64_t duplicate, uint64_t le
 DdtLogDrain DdtLogDrainOfKeys(std::span<const uint64_t> unique_hashes,
                               std::span<const uint64_t> duplicate_hashes, uint64_t leaf_capacity,
                               uint64_t per_txg) {
-  std::vector<std::pair<uint64_t, int>> stream;
-  stream.reserve(unique_hashes.size() + duplicate_hashes.size());
-  for (uint64_t h : unique_hashes) stream.emplace_back(h, 0);
-  for (uint64_t h : duplicate_hashes) stream.emplace_back(h, 1);
-  std::sort(stream.begin(), stream.end());
-  const RunResult r = RunDrain(stream, leaf_capacity, per_txg);
+  // Sorted copies only of a class given out of order (a report's are sorted already).
+  std::vector<uint64_t> sorted[2];
+  std::span<const uint64_t> spans[2] = {unique_hashes, duplicate_hashes};
+  for (int c = 0; c < 2; ++c) {
+    if (std::is_sorted(spans[c].begin(), spans[c].end())) continue;
+    sorted[c].assign(spans[c].begin(), spans[c].end());
+    std::sort(sorted[c].begin(), sorted[c].end());
+    spans[c] = sorted[c];
+  }
+  const RunResult r = RunDrain(spans, leaf_capacity, per_txg);
   DdtLogDrain out;
   DdtRawBlocks* cls[2] = {&out.unique, &out.duplicate};
   for (int c = 0; c < 2; ++c) {

@@ -321,6 +321,17 @@ TEST(ScanCliTest, DdtLeavesAreLaidOutOnZfsKeysWhereTheScanHasThem) {
   for (const json& f : ResultFor(j, kBlock, "lz4")["dedup"]["ddt_formats"]) {
     EXPECT_FALSE(f["leaves_from_keys"].get<bool>());  // keys of lz4's output: not computed
   }
+  // The same figures for any thread count, and from the saved state.
+  testing::TempDir out;  // zsim never writes inside what it scans
+  const std::string state = (out.path() / "keys.zsim").string();
+  const auto one_thread =
+      RunWith(args, {"--checksum", "sha256", "--threads", "1", "--save", state});
+  ASSERT_EQ(one_thread.exit_code, 0) << one_thread.err;
+  EXPECT_EQ(WithoutTimings(ParseJson(one_thread)), WithoutTimings(j));
+  const auto reported = RunZsim({"report", state, "--json"});
+  ASSERT_EQ(reported.exit_code, 0) << reported.err;
+  EXPECT_EQ(ResultFor(ParseJson(reported), kBlock, "off")["dedup"]["ddt_formats"],
+            ResultFor(j, kBlock, "off")["dedup"]["ddt_formats"]);
   // The text report says which it was.
   const std::vector<std::string> text = {
       "scan", tmp.path().string(), "--recordsize", "16k", "--compression",

@@ -36,6 +36,7 @@ inline void ExpectSameDdt(const DedupResult& a, const DedupResult& b, const std:
     EXPECT_EQ(a.footprints[i].asize_bytes, b.footprints[i].asize_bytes) << where;
     EXPECT_EQ(a.footprints[i].cached_bytes, b.footprints[i].cached_bytes) << where;
     EXPECT_EQ(a.footprints[i].l2arc_header_bytes, b.footprints[i].l2arc_header_bytes) << where;
+    EXPECT_EQ(a.footprints[i].leaves_from_keys, b.footprints[i].leaves_from_keys) << where;
   }
 }
 

@@ -91,13 +91,47 @@ TEST(DdtKnownKeysTest, KeysAreIgnoredUnlessThereIsOneForEveryEntry) {
   in.duplicate_hashes = std::span<const uint64_t>(d).first(499);  // one short
   same_as_model(in);
   in.duplicate_hashes = d;
-  in.unique_peak_entries = 3500;  // the peak's table is not the keys' table
+  in.unique_peak_entries = 3200;  // a peak whose keys are not known: the model
   DdtFootprintInput peak_model = Fast23(3000, 500);
-  peak_model.unique_peak_entries = 3500;
+  peak_model.unique_peak_entries = 3200;
   EXPECT_FALSE(ModelDdtFootprint(in).totals.leaves_from_keys);
   EXPECT_EQ(ModelDdtFootprint(in).totals.in_core_bytes,
             ModelDdtFootprint(peak_model).totals.in_core_bytes);
   in.unique_peak_entries = 0;
+  EXPECT_TRUE(ModelDdtFootprint(in).totals.leaves_from_keys);
+}
+
+TEST(DdtKnownKeysTest, TheUniqueObjectsPeakHoldsBothClassesKeys) {
+  // Every duplicate once sat in the unique object (unique_peak_entries = unique + duplicate):
+  // its leaves are those of both classes' keys together, emptied of the duplicates.
+  std::vector<uint64_t> u = Hashes(3000, 5), d = Hashes(3000, 6);
+  for (uint64_t& x : d) x >>= 8;  // the duplicates in 1/256 of the hash space: deep splits there
+  std::sort(d.begin(), d.end());
+  DdtFootprintInput in = Fast23(3000, 3000);
+  in.unique_hashes = u;
+  in.duplicate_hashes = d;
+  const DdtFootprintModel final_table = ModelDdtFootprint(in);
+  in.unique_peak_entries = 6000;
+  const DdtFootprintModel peak = ModelDdtFootprint(in);
+  EXPECT_TRUE(peak.totals.leaves_from_keys);
+  EXPECT_EQ(peak.unique.entries, 3000u);
+  EXPECT_GT(peak.unique.leaves, final_table.unique.leaves + 8);  // the duplicates' splits stay
+  EXPECT_EQ(peak.duplicate.mspace_bytes, final_table.duplicate.mspace_bytes);
+}
+
+TEST(DdtKnownKeysTest, AClassPastTheCapKeepsTheModel) {
+  const uint64_t n = kMaxKnownKeyEntries + 1;
+  std::vector<uint64_t> u = Hashes(n, 9);
+  DdtFootprintInput in = Fast23(n, 0);
+  in.format = DdtFormat::kLegacy;
+  const DdtFootprintModel model = ModelDdtFootprint(in);
+  in.unique_hashes = u;
+  const DdtFootprintModel m = ModelDdtFootprint(in);
+  EXPECT_FALSE(m.totals.leaves_from_keys);
+  EXPECT_EQ(m.totals.in_core_bytes, model.totals.in_core_bytes);
+  // One fewer entry is laid out on its keys.
+  in.unique_entries = n - 1;
+  in.unique_hashes = std::span<const uint64_t>(u).first(n - 1);
   EXPECT_TRUE(ModelDdtFootprint(in).totals.leaves_from_keys);
 }
 
