@@ -112,8 +112,10 @@ def run_zsim(zsim, tree, settings, ashift):
     for _, c, a in settings:
         if a == ashift and c not in comps:
             comps.append(c)
+    # sha256: the checksum v23's dedup=on uses, so that at compression off zsim's keys are the
+    # pool's and the DDT is laid out on them (docs/accuracy.md, model change 19).
     cmd = [zsim, "scan", tree, "--profile", "v23", "--exact", "--json", "--quiet",
-           "--recordsize", ",".join("%dk" % (r >> 10) for r in rss),
+           "--checksum", "sha256", "--recordsize", ",".join("%dk" % (r >> 10) for r in rss),
            "--compression", ",".join(comps), "--ashift", str(ashift), "--vdev", "disk",
            "--exclude", ".zsim-sample*"]
     t0 = time.time()
