@@ -330,7 +330,8 @@ TEST(ScanCliTest, DdtLeavesAreLaidOutOnZfsKeysWhereTheScanHasThem) {
   EXPECT_EQ(WithoutTimings(ParseJson(one_thread)), WithoutTimings(j));
   const auto reported = RunZsim({"report", state, "--json"});
   ASSERT_EQ(reported.exit_code, 0) << reported.err;
-  EXPECT_EQ(ResultFor(ParseJson(reported), kBlock, "off")["dedup"]["ddt_formats"],
+  const json from_state = ParseJson(reported);
+  EXPECT_EQ(ResultFor(from_state, kBlock, "off")["dedup"]["ddt_formats"],
             ResultFor(j, kBlock, "off")["dedup"]["ddt_formats"]);
   // The text report says which it was.
   const std::vector<std::string> text = {
@@ -348,7 +349,8 @@ TEST(ScanCliTest, DdtLeavesAreLaidOutOnZfsKeysWhereTheScanHasThem) {
     run.insert(run.end(), extra.begin(), extra.end());
     const auto r = RunZsim(run);
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    for (const json& f : ResultFor(ParseJson(r), kBlock, "off")["dedup"]["ddt_formats"]) {
+    const json report = ParseJson(r);  // alive through the loop: ResultFor returns into it
+    for (const json& f : ResultFor(report, kBlock, "off")["dedup"]["ddt_formats"]) {
       EXPECT_FALSE(f["leaves_from_keys"].get<bool>());
     }
   }
