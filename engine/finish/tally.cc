@@ -52,11 +52,7 @@ bool KeysAreZfsKeys(const ScanOptions& o, size_t c) {
 // (fingerprint.cc: memcpy).
 static_assert(std::endian::native == std::endian::little,
               "Fingerprint::lo is a little-endian load");
-uint64_t ZapHashOf(const ddt::Fingerprint& key) {
-  uint64_t h = 0;
-  for (int i = 0; i < 8; ++i) h = (h << 8) | ((key.lo >> (8 * i)) & 0xFF);
-  return h;
-}
+uint64_t ZapHashOf(const ddt::Fingerprint& key) { return __builtin_bswap64(key.lo); }
 
 DdtFootprint Footprint(const ScanOptions& o, DdtFormat format, uint64_t unique, uint64_t duplicate,
                        uint64_t typical_asize, const KeySizeMixes& mixes, const ZapHashes* hashes) {

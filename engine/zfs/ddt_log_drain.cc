@@ -125,18 +125,11 @@ class ZapDrain {
   std::vector<size_t> dirty_;
 };
 
-struct RunResult {
-  uint64_t leaves[2] = {0, 0};
-  uint64_t raw_leaves[2] = {0, 0};
-  bool header_raw[2] = {false, false};
-  bool indirect_raw[2] = {false, false};
-};
-
 // The flush of ddt_sync_flush_log_incremental: each txg `per_txg` entries in key order, pass p
 // taking what is left of them / (passes_max + 1 - p) (at least one), until the log is empty.
 // `hashes`: each class's entries (0 unique, 1 duplicate), each sorted; the log holds them merged.
-RunResult RunDrain(const std::span<const uint64_t> (&hashes)[2], uint64_t capacity,
-                   uint64_t per_txg) {
+DdtLogDrain RunDrain(const std::span<const uint64_t> (&hashes)[2], uint64_t capacity,
+                     uint64_t per_txg) {
   ZapDrain zaps[2] = {ZapDrain(capacity), ZapDrain(capacity)};
   size_t next[2] = {0, 0};
   const size_t total = hashes[0].size() + hashes[1].size();
@@ -159,19 +152,21 @@ RunResult RunDrain(const std::span<const uint64_t> (&hashes)[2], uint64_t capaci
       for (ZapDrain& z : zaps) z.Write(txg, pass + 1);
     }
   }
-  RunResult r;
+  // What this one table left raw (a class without entries: one empty leaf, nothing raw).
+  DdtLogDrain out;
+  DdtRawBlocks* cls[2] = {&out.unique, &out.duplicate};
   for (int c = 0; c < 2; ++c) {
-    r.leaves[c] = zaps[c].leaves();
-    r.raw_leaves[c] = zaps[c].raw_leaves();
-    r.header_raw[c] = zaps[c].header_raw();
-    r.indirect_raw[c] = zaps[c].indirect_raw();
+    cls[c]->leaf_share =
+        static_cast<double>(zaps[c].raw_leaves()) / static_cast<double>(zaps[c].leaves());
+    cls[c]->header_raw = zaps[c].header_raw();
+    cls[c]->indirects_raw = zaps[c].indirect_raw();
   }
-  return r;
+  return out;
 }
 
 // One seeded key set of `unique` + `duplicate` uniform hashes.
-RunResult RunSeededDrain(uint64_t unique, uint64_t duplicate, uint64_t capacity, uint64_t per_txg,
-                         uint64_t seed_index) {
+DdtLogDrain RunSeededDrain(uint64_t unique, uint64_t duplicate, uint64_t capacity, uint64_t per_txg,
+                           uint64_t seed_index) {
   std::vector<uint64_t> keys[2];
   keys[0].reserve(unique);
   keys[1].reserve(duplicate);
@@ -194,12 +189,12 @@ DdtLogDrain MeanDrain(uint64_t unique, uint64_t duplicate, uint64_t capacity, ui
     const uint64_t seeds = std::clamp<uint64_t>(
         kSimulatedEntries / std::max<uint64_t>(1, unique + duplicate), kMinSeeds, kMaxSeeds);
     for (uint64_t s = 0; s < seeds; ++s) {
-      const RunResult r = RunSeededDrain(unique, duplicate, capacity, per_txg, s);
+      const DdtLogDrain r = RunSeededDrain(unique, duplicate, capacity, per_txg, s);
+      const DdtRawBlocks* run[2] = {&r.unique, &r.duplicate};
       for (int c = 0; c < 2; ++c) {
-        if (r.leaves[c] == 0 || (c == 0 ? unique : duplicate) == 0) continue;
-        share[c] += static_cast<double>(r.raw_leaves[c]) / static_cast<double>(r.leaves[c]);
-        header[c] += r.header_raw[c] ? 1 : 0;
-        indirect[c] += r.indirect_raw[c] ? 1 : 0;
+        share[c] += run[c]->leaf_share;
+        header[c] += run[c]->header_raw ? 1 : 0;
+        indirect[c] += run[c]->indirects_raw ? 1 : 0;
       }
     }
     DdtLogDrain out;
@@ -266,16 +261,7 @@ DdtLogDrain DdtLogDrainOfKeys(std::span<const uint64_t> unique_hashes,
     std::sort(sorted[c].begin(), sorted[c].end());
     spans[c] = sorted[c];
   }
-  const RunResult r = RunDrain(spans, leaf_capacity, per_txg);
-  DdtLogDrain out;
-  DdtRawBlocks* cls[2] = {&out.unique, &out.duplicate};
-  for (int c = 0; c < 2; ++c) {
-    if (r.leaves[c] == 0 || (c == 0 ? unique_hashes : duplicate_hashes).empty()) continue;
-    cls[c]->leaf_share = static_cast<double>(r.raw_leaves[c]) / static_cast<double>(r.leaves[c]);
-    cls[c]->header_raw = r.header_raw[c];
-    cls[c]->indirects_raw = r.indirect_raw[c];
-  }
-  return out;
+  return RunDrain(spans, leaf_capacity, per_txg);
 }
 
 }  // namespace zsim::zfs
