@@ -20,8 +20,10 @@ void* operator new(size_t n) {
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc();
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
+// Not inlined: GCC at -O1 sees free() inlined against a `new` it takes for the built-in one and
+// warns (-Wmismatched-new-delete) though both are these replacements.
+[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, size_t) noexcept { std::free(p); }
 
 namespace zsim::codec {
 namespace {
