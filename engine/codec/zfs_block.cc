@@ -119,4 +119,25 @@ zfs::BlockWrite CompressZfsBlock(const zfs::WritePolicy& policy, Compression c, 
   return zfs::AcceptCompressed(policy, lsize, raw.length);
 }
 
+WrittenBlock WriteZfsBlock(const zfs::WritePolicy& policy, Compression c, ByteView block,
+                           bool is_all_zero, Compressor& compressor, MutableByteView scratch) {
+  const RawOutcome raw = RawZfsCompress(policy, c, block, is_all_zero, compressor, scratch);
+  if (raw.hole) return {{zfs::BlockKind::kHole, 0}, {}};
+  const zfs::BlockWrite write = zfs::AcceptCompressed(policy, block.size(), raw.length);
+  switch (write.kind) {
+    case zfs::BlockKind::kHole:
+    case zfs::BlockKind::kEmbedded:
+      return {write, {}};
+    case zfs::BlockKind::kUncompressed:
+      return {write, block};
+    case zfs::BlockKind::kCompressed:
+      break;
+  }
+  // The output is in scratch's first raw.length bytes; psize <= lsize <= scratch.size().
+  assert(raw.length && write.psize >= *raw.length && write.psize <= scratch.size());
+  std::fill(scratch.begin() + static_cast<ptrdiff_t>(*raw.length),
+            scratch.begin() + static_cast<ptrdiff_t>(write.psize), uint8_t{0});
+  return {write, scratch.first(static_cast<size_t>(write.psize))};
+}
+
 }  // namespace zsim::codec

@@ -81,6 +81,20 @@ std::optional<uint64_t> EarlyAbortLeastBudget(ByteView block,
 zfs::BlockWrite CompressZfsBlock(const zfs::WritePolicy& policy, Compression c, ByteView block,
                                  bool is_all_zero, Compressor& compressor, MutableByteView scratch);
 
+// The bytes ZFS writes for `block` (lsize = block.size()) with `c` under `policy`, which its
+// checksum, and so a DDT key, covers: for a block that compresses, the compressor's output
+// followed by zeros up to the rounded psize (zio_write_compress in module/zfs/zio.c zeroes the
+// tail with abd_zero_off before the checksum is taken); the block itself when it is stored as is;
+// none for a hole or an embedded block (no allocation, no DDT entry). `bytes` points into
+// `scratch` (which must hold block.size() bytes; clobbered) or into `block`. Other arguments as
+// RawZfsCompress's; `write` is what CompressZfsBlock returns.
+struct WrittenBlock {
+  zfs::BlockWrite write;
+  ByteView bytes;
+};
+WrittenBlock WriteZfsBlock(const zfs::WritePolicy& policy, Compression c, ByteView block,
+                           bool is_all_zero, Compressor& compressor, MutableByteView scratch);
+
 }  // namespace zsim::codec
 
 #endif  // ZSIM_ENGINE_CODEC_ZFS_BLOCK_H_

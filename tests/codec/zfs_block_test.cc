@@ -3,9 +3,12 @@
 
 #include "engine/codec/zfs_block.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "tests/util/test_util.h"
@@ -124,6 +127,70 @@ TEST(ZfsBlockTest, IncompressibleBlocksAreStoredWhole) {
     EXPECT_EQ(w.kind, BlockKind::kUncompressed) << CompressionName(c);
     EXPECT_EQ(w.psize, 131072u);
   }
+}
+
+// What ZFS checksums (and so keys a DDT entry on): the output padded with zeros to psize.
+TEST(ZfsBlockTest, WrittenBytesAreTheOutputPaddedWithZerosToPsize) {
+  const std::vector<uint8_t> block = testing::GenerateBlock(131072, 0.6, 7);
+  Compressor compressor;
+  int padded = 0;
+  for (Compression c : {Compression{A::kLz4, 0}, Compression{A::kGzip, 6}, Compression{A::kLzjb, 0},
+                        Compression{A::kZstd, 3}}) {
+    for (uint64_t sector : {512u, 4096u}) {
+      SCOPED_TRACE(CompressionName(c) + " sector " + std::to_string(sector));
+      const zfs::WritePolicy policy = Policy(Profile::kZfs23, true, sector);
+      // The same compressor call the write path makes, under the same budget, on its own.
+      std::vector<uint8_t> output(131072);
+      const std::optional<size_t> length = ZfsCompress(
+          policy, c, block, compressor,
+          MutableByteView(output).first(zfs::CompressionBudget(policy, c, block.size())));
+      ASSERT_TRUE(length.has_value());
+
+      std::vector<uint8_t> scratch(block.size(), 0xAB);  // no zero where padding is due
+      const WrittenBlock w = WriteZfsBlock(policy, c, block, false, compressor, scratch);
+      EXPECT_EQ(w.write.kind, BlockKind::kCompressed);
+      EXPECT_EQ(w.write.psize, Write(policy, c, block).psize);
+      EXPECT_EQ(w.write.psize % sector, 0u);
+      ASSERT_EQ(w.bytes.size(), w.write.psize);
+      ASSERT_GE(w.bytes.size(), *length);
+      EXPECT_TRUE(std::equal(w.bytes.begin(), w.bytes.begin() + *length, output.begin()));
+      EXPECT_TRUE(IsAllZero(w.bytes.subspan(*length)));
+      padded += w.bytes.size() > *length;
+    }
+  }
+  EXPECT_EQ(padded, 8);  // no output of these ends on a sector boundary
+}
+
+TEST(ZfsBlockTest, WrittenBytesOfAStoredBlockAreTheBlockAndHolesOrEmbeddedHaveNone) {
+  Compressor compressor;
+  std::vector<uint8_t> scratch(131072);
+  const zfs::WritePolicy policy = Policy(Profile::kZfs23, true);
+
+  const std::vector<uint8_t> random = testing::Xorshift64Bytes(42, 131072);
+  const WrittenBlock stored =
+      WriteZfsBlock(policy, {A::kLz4, 0}, random, false, compressor, scratch);
+  EXPECT_EQ(stored.write.kind, BlockKind::kUncompressed);
+  EXPECT_EQ(stored.bytes.data(), random.data());
+  EXPECT_EQ(stored.bytes.size(), random.size());
+  const WrittenBlock off = WriteZfsBlock(policy, {A::kOff, 0}, random, false, compressor, scratch);
+  EXPECT_EQ(off.write.kind, BlockKind::kUncompressed);
+  EXPECT_EQ(off.bytes.data(), random.data());
+
+  const std::vector<uint8_t> zeros(131072, 0);
+  const WrittenBlock hole = WriteZfsBlock(policy, {A::kLz4, 0}, zeros, true, compressor, scratch);
+  EXPECT_EQ(hole.write.kind, BlockKind::kHole);
+  EXPECT_TRUE(hole.bytes.empty());
+  // 2.3 with dedup and compression off writes the zeros (the "empty" rule came in 2.3.3).
+  const WrittenBlock zeros_off =
+      WriteZfsBlock(policy, {A::kOff, 0}, zeros, true, compressor, scratch);
+  EXPECT_EQ(zeros_off.write.kind, BlockKind::kUncompressed);
+  EXPECT_EQ(zeros_off.bytes.size(), zeros.size());
+
+  const std::vector<uint8_t> sparse = Sparse4K();
+  const WrittenBlock embedded =
+      WriteZfsBlock(policy, {A::kLz4, 0}, sparse, false, compressor, scratch);
+  EXPECT_EQ(embedded.write.kind, BlockKind::kEmbedded);
+  EXPECT_TRUE(embedded.bytes.empty());
 }
 
 TEST(ZfsBlockTest, ZstdEarlyAbortGivesUpWhereZstd3AloneWouldFit) {

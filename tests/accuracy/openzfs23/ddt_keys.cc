@@ -4,11 +4,10 @@
 //
 // Prints, for every block of every regular file under TREE, the first word of the DDT key that
 // OpenZFS 2.3 with dedup=on and checksum=sha256 gives it on a single-disk pool of that ashift,
-// computed from zsim's own codecs and write rules: the SHA-256 of what ZFS writes, the
-// compressor's output padded with zeros to its rounded psize (zio_write_compress in
-// module/zfs/zio.c: abd_zero_off up to zio_roundup_alloc_size) when the block compresses, else
-// the block itself; read as ZFS reads the digest into zc_word[0] (big-endian,
-// abd_checksum_sha256 in module/zfs/sha2_zfs.c). One line per block: the word in hex,
+// computed from zsim's own codecs and write rules: the SHA-256 of what ZFS writes
+// (codec::WriteZfsBlock: the compressor's output padded with zeros to its rounded psize when the
+// block compresses, else the block itself), read as ZFS reads the digest into zc_word[0]
+// (big-endian, abd_checksum_sha256 in module/zfs/sha2_zfs.c). One line per block: the word in hex,
 // "compressed" or "stored", the bytes hashed, and the file's path relative to TREE. Holes and
 // embedded blocks have no DDT entry and are not printed.
 //
@@ -21,7 +20,6 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -48,6 +46,11 @@ int Usage(const char* why) {
   return 2;
 }
 
+int Fail(const std::string& why) {
+  std::fprintf(stderr, "ddt_keys: %s\n", why.c_str());
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -64,43 +67,29 @@ int main(int argc, char** argv) {
   const Compression c = *compression;
   const zfs::WritePolicy policy = zfs::DedupPolicyOf(Profile::kZfs23, VdevLayout{}, ashift);
   codec::Compressor compressor;
-  std::vector<uint8_t> output(recordsize), padded(recordsize);
+  std::vector<uint8_t> scratch(recordsize);
 
   std::error_code error;
-  for (auto it = std::filesystem::recursive_directory_iterator(tree, error);
-       it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
-    if (error) return Usage(error.message().c_str());
+  auto it = std::filesystem::recursive_directory_iterator(tree, error);
+  for (; !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
     if (it->is_symlink() || !it->is_regular_file()) continue;
     std::ifstream in(it->path(), std::ios::binary);
     std::vector<uint8_t> data((std::istreambuf_iterator<char>(in)), {});
-    if (!in.eof() && in.fail()) return Usage(("cannot read " + it->path().string()).c_str());
+    if (in.bad() || !in.is_open()) return Fail("cannot read " + it->path().string());
     if (data.empty()) continue;
     const uint64_t lsize = data.size() <= recordsize ? (data.size() + 511) / 512 * 512 : recordsize;
     data.resize((data.size() + lsize - 1) / lsize * lsize, 0);
 
     for (uint64_t offset = 0; offset < data.size(); offset += lsize) {
       const ByteView block(data.data() + offset, lsize);
-      if (IsAllZero(block) && zfs::ZeroBlockIsHole(policy, c)) continue;
-      ByteView written = block;
-      if (c.algorithm != CompressionAlgorithm::kOff) {
-        const uint64_t budget = zfs::CompressionBudget(policy, c, lsize);
-        std::optional<size_t> length;
-        if (budget != 0)
-          length = codec::ZfsCompress(policy, c, block, compressor,
-                                      MutableByteView(output.data(), budget));
-        const zfs::BlockWrite write = zfs::AcceptCompressed(policy, lsize, length);
-        if (write.kind == zfs::BlockKind::kEmbedded || write.kind == zfs::BlockKind::kHole)
-          continue;
-        if (write.kind == zfs::BlockKind::kCompressed) {
-          std::memcpy(padded.data(), output.data(), *length);
-          std::memset(padded.data() + *length, 0, write.psize - *length);
-          written = ByteView(padded.data(), write.psize);
-        }
-      }
-      std::printf("%016" PRIx64 " %s %zu %s\n", KeyWord(written),
-                  written.data() == block.data() ? "stored" : "compressed", written.size(),
-                  it->path().lexically_relative(tree).c_str());
+      const codec::WrittenBlock w =
+          codec::WriteZfsBlock(policy, c, block, IsAllZero(block), compressor, scratch);
+      if (w.bytes.empty()) continue;  // a hole or an embedded block: no DDT entry
+      std::printf("%016" PRIx64 " %s %zu %s\n", KeyWord(w.bytes),
+                  w.write.kind == zfs::BlockKind::kCompressed ? "compressed" : "stored",
+                  w.bytes.size(), it->path().lexically_relative(tree).c_str());
     }
   }
+  if (error) return Fail(tree.string() + ": " + error.message());
   return 0;
 }
