@@ -13,6 +13,7 @@
 #ifndef ZSIM_ENGINE_DDT_FINGERPRINT_H_
 #define ZSIM_ENGINE_DDT_FINGERPRINT_H_
 
+#include <bit>
 #include <cstdint>
 #include <functional>
 
@@ -30,6 +31,14 @@ struct Fingerprint {
 // XXH3-128 (default) or the first 128 bits of SHA-256 (--checksum sha256, ZFS's dedup checksum)
 // of the bytes.
 Fingerprint ComputeFingerprint(ChecksumKind kind, ByteView bytes);
+
+// The first word of ZFS's SHA-256 checksum of the same bytes, given their kSha256 fingerprint:
+// the first word of a DDT key, and the DDT ZAP's hash of it (zap_micro.c: zap_hash with
+// ZAP_FLAG_PRE_HASHED_KEY). ZFS reads the digest's first 8 bytes big-endian (sha2_zfs.c:
+// abd_checksum_sha256, BE_64); `lo` holds them as a little-endian load left them (memcpy).
+static_assert(std::endian::native == std::endian::little,
+              "Fingerprint::lo is a little-endian load");
+inline uint64_t ZfsChecksumWord0(const Fingerprint& sha256) { return __builtin_bswap64(sha256.lo); }
 
 }  // namespace zsim::ddt
 

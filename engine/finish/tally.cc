@@ -1,7 +1,6 @@
 #include "engine/finish/tally.h"
 
 #include <algorithm>
-#include <bit>
 #include <cassert>
 #include <cmath>
 #include <limits>
@@ -45,14 +44,6 @@ bool KeysAreZfsKeys(const ScanOptions& o, size_t c) {
   return o.checksum == ChecksumKind::kSha256 &&
          o.compressions[c].algorithm == CompressionAlgorithm::kOff;
 }
-
-// The DDT ZAP's hash of a key: the checksum's first word (zap_micro.c: zap_hash with
-// ZAP_FLAG_PRE_HASHED_KEY), which ZFS stores big-endian-converted (abd_checksum_sha256: BE_64 of
-// the digest's first 8 bytes); Fingerprint::lo holds those bytes as a little-endian load left them
-// (fingerprint.cc: memcpy).
-static_assert(std::endian::native == std::endian::little,
-              "Fingerprint::lo is a little-endian load");
-uint64_t ZapHashOf(const ddt::Fingerprint& key) { return __builtin_bswap64(key.lo); }
 
 DdtFootprint Footprint(const ScanOptions& o, DdtFormat format, uint64_t unique, uint64_t duplicate,
                        uint64_t typical_asize, const KeySizeMixes& mixes, const ZapHashes* hashes) {
@@ -498,7 +489,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       if (keys_known[c] && !ddt::IsEmbeddedCode(code)) {
         std::vector<uint64_t>& h = hashes[c][refs == 1 ? 0 : 1];
         if (h.size() < zfs::kMaxKnownKeyEntries) {
-          h.push_back(ZapHashOf(e.key));
+          h.push_back(ddt::ZfsChecksumWord0(e.key));  // the key's ZAP hash
         } else {  // a class too large for the footprint to lay out: the model, without the keys
           keys_known[c] = false;
           hashes[c] = {};
