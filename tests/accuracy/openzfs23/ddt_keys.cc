@@ -12,32 +12,28 @@
 // are not printed.
 //
 // The blocks are the harness's (zpool_harness.c): zfs::FileLayout's, and only those that hold
-// some of the file's data extents (SEEK_DATA / SEEK_HOLE): it writes data extents only, so a
+// some of the file's data (io::File::NextData, SEEK_DATA): it writes data extents only, so a
 // block wholly inside a sparse hole is never written. key_check.py compares these words with
 // the keys `zdb -DDDDD` prints for the same tree written by OpenZFS 2.3.2: equal words mean
 // zsim's compressor emitted OpenZFS's bytes, not only their count.
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <bit>
-#include <cerrno>
 #include <charconv>
 #include <cinttypes>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "engine/base/byte_view.h"
 #include "engine/base/size_suffix.h"
 #include "engine/codec/zfs_block.h"
 #include "engine/ddt/fingerprint.h"
+#include "engine/io/file_system.h"
 #include "engine/zfs/record_layout.h"
 #include "engine/zfs/write_rules.h"
 
@@ -50,47 +46,9 @@ int Usage(const char* why) {
   return 2;
 }
 
-int Fail(const std::string& what, int error) {
-  std::fprintf(stderr, "ddt_keys: %s: %s\n", what.c_str(), std::strerror(error));
+int Fail(const std::string& what, const std::string& why) {
+  std::fprintf(stderr, "ddt_keys: %s: %s\n", what.c_str(), why.c_str());
   return 1;
-}
-
-// The file's data extents [begin, end), as the harness finds them; the whole file where the
-// file system does not tell holes apart (every byte reads as data).
-bool DataExtents(int fd, uint64_t size, std::vector<std::pair<uint64_t, uint64_t>>* extents) {
-  extents->clear();
-  off_t pos = 0;
-  while (static_cast<uint64_t>(pos) < size) {
-    const off_t data = lseek(fd, pos, SEEK_DATA);
-    if (data < 0) return errno == ENXIO;  // no data past pos
-    const off_t hole = lseek(fd, data, SEEK_HOLE);
-    if (hole < 0) return false;
-    extents->emplace_back(data, hole);
-    pos = hole;
-  }
-  return true;
-}
-
-bool Overlaps(const std::vector<std::pair<uint64_t, uint64_t>>& extents, uint64_t begin,
-              uint64_t end) {
-  return std::any_of(extents.begin(), extents.end(),
-                     [&](const auto& e) { return e.first < end && begin < e.second; });
-}
-
-// Reads [offset, offset + out.size()) of the file, zeros past its end. False on a read error.
-bool ReadBlock(int fd, uint64_t offset, uint64_t size, MutableByteView out) {
-  std::fill(out.begin(), out.end(), uint8_t{0});
-  const uint64_t want = std::min<uint64_t>(out.size(), size - offset);
-  for (uint64_t done = 0; done < want;) {
-    const ssize_t got = pread(fd, out.data() + done, want - done, offset + done);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) {
-      if (got == 0) errno = EIO;  // the file shrank under us
-      return false;
-    }
-    done += static_cast<uint64_t>(got);
-  }
-  return true;
 }
 
 }  // namespace
@@ -118,35 +76,32 @@ int main(int argc, char** argv) {
   for (; !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
     if (!it->is_symlink() && it->is_regular_file()) files.push_back(it->path());
   }
-  if (error) return Fail(tree.string(), error.value());
+  if (error) return Fail(tree.string(), error.message());
   std::sort(files.begin(), files.end());
 
   const Compression c = *compression;
   const zfs::WritePolicy policy = zfs::DedupPolicyOf(Profile::kZfs23, VdevLayout{}, ashift);
+  const std::shared_ptr<io::FileSystem> fs = io::PosixFileSystem();
   codec::Compressor compressor;
   std::vector<uint8_t> block_bytes, scratch;
-  std::vector<std::pair<uint64_t, uint64_t>> extents;
   for (const std::filesystem::path& path : files) {
-    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Fail(path.string(), errno);
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !DataExtents(fd, st.st_size, &extents)) {
-      const int e = errno;
-      close(fd);
-      return Fail(path.string(), e);
-    }
-    const uint64_t size = static_cast<uint64_t>(st.st_size);
+    Result<std::unique_ptr<io::File>> file = fs->Open(path, /*follow=*/false);
+    if (!file.ok()) return Fail(path.string(), file.status().ToString());
+    const uint64_t size = (*file)->size();
     const zfs::RecordLayout layout = zfs::FileLayout(size, *recordsize);
     block_bytes.resize(layout.block_bytes);
     scratch.resize(layout.block_bytes);
     for (uint64_t i = 0; i < layout.blocks; ++i) {
       const uint64_t offset = i * layout.block_bytes;
-      if (!Overlaps(extents, offset, offset + layout.block_bytes)) continue;  // never written
-      if (!ReadBlock(fd, offset, size, block_bytes)) {
-        const int e = errno;
-        close(fd);
-        return Fail(path.string(), e);
-      }
+      // The harness writes data extents only: a block wholly inside a hole is never written.
+      const Result<std::optional<uint64_t>> data = (*file)->NextData(offset);
+      if (!data.ok()) return Fail(path.string(), data.status().ToString());
+      if (!*data || **data >= offset + layout.block_bytes) continue;
+      const uint64_t in_file = std::min<uint64_t>(layout.block_bytes, size - offset);
+      std::fill(block_bytes.begin() + static_cast<ptrdiff_t>(in_file), block_bytes.end(), 0);
+      const Status read =
+          io::ReadFully(**file, offset, MutableByteView(block_bytes).first(in_file));
+      if (!read.ok()) return Fail(path.string(), read.ToString());
       const codec::WrittenBlock w =
           codec::WriteZfsBlock(policy, c, block_bytes, IsAllZero(block_bytes), compressor, scratch);
       if (w.bytes.empty()) continue;  // a hole or an embedded block: no DDT entry
@@ -156,7 +111,6 @@ int main(int argc, char** argv) {
                   w.write.kind == zfs::BlockKind::kCompressed ? "compressed" : "stored",
                   w.bytes.size(), path.lexically_relative(tree).c_str());
     }
-    close(fd);
   }
   return 0;
 }

@@ -26,7 +26,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import oracle23  # noqa: E402
 
-EXCLUDE = ".zsim-sample"
 # Every codec whose output zsim claims is OpenZFS's byte for byte, at both ashifts and at a small
 # and a large recordsize between them.
 DEFAULT_SETTINGS = ["lz4:128k:12", "lz4:16k:9", "gzip-6:128k:9", "gzip-6:16k:12",
@@ -37,10 +36,9 @@ def pool_keys(env, tree, compression, recordsize, ashift, workdir):
     """The first key word of every DDT entry OpenZFS 2.3.2 made of TREE."""
     tmp = tempfile.mkdtemp(prefix="zsim-keys-", dir=workdir)
     try:
-        cmd = [env["HARNESS"], "--tree", tree, "--pool-dir", tmp, "--pool", oracle23.POOL,
-               "--vdev", "disk", "--ashift", str(ashift), "--recordsize", recordsize,
-               "--compression", compression, "--checksum", "sha256", "--dedup", "on",
-               "--fast-dedup", "on", "--exclude-prefix", EXCLUDE, "--layout", "zpl"]
+        cmd = oracle23.harness_command(env, tree, tmp, {
+            "vdev": "disk", "ashift": ashift, "recordsize": recordsize,
+            "compression": compression, "ddt": "fast"})
         p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if p.returncode != 0:
             raise SystemExit("key_check: harness exit %d: %s" % (p.returncode, p.stderr[-2000:]))
@@ -69,7 +67,7 @@ def zsim_keys(ddt_keys, tree, compression, recordsize, ashift):
     for line in out.stdout.splitlines():
         word, kind, _, path = line.split(" ", 3)
         # The harness skips every entry named so, directories with all they hold.
-        if not any(part.startswith(EXCLUDE) for part in path.split("/")):
+        if not any(part.startswith(oracle23.EXCLUDE) for part in path.split("/")):
             keys[int(word, 16)] = kind
     return keys
 

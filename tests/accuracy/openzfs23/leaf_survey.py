@@ -129,11 +129,9 @@ def main(argv):
     env = oracle23.load_env(a.env)
     tmp = tempfile.mkdtemp(prefix="zsim-leaves-", dir=a.workdir)
     try:
-        cmd = [env["HARNESS"], "--tree", a.tree, "--pool-dir", tmp, "--pool", oracle23.POOL,
-               "--vdev", "disk", "--ashift", str(a.ashift), "--recordsize", a.recordsize,
-               "--compression", a.compression, "--checksum", "sha256", "--dedup", "on",
-               "--fast-dedup", "on" if a.ddt == "fast" else "off",
-               "--exclude-prefix", ".zsim-sample", "--layout", "zpl"]
+        cmd = oracle23.harness_command(env, a.tree, tmp, {
+            "vdev": "disk", "ashift": a.ashift, "recordsize": a.recordsize,
+            "compression": a.compression, "ddt": a.ddt})
         p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if p.returncode != 0:
             raise SystemExit("leaf_survey: harness exit %d: %s" % (p.returncode, p.stderr[-2000:]))

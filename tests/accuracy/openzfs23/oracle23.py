@@ -115,18 +115,28 @@ def assertion_line(stderr):
     return "no assertion text"
 
 
+EXCLUDE = ".zsim-sample"  # the sample's stamp: the harness skips every entry named so
+
+
+def harness_command(env, tree, pool_dir, setting):
+    """The harness's command line writing `tree` into a fresh pool in `pool_dir` with `setting`
+    ({recordsize, compression, ashift, vdev, ddt: 'fast'|'legacy', dedup: 'on' (default)|'off'}),
+    checksum sha256, as a filesystem lays the tree out."""
+    return [env["HARNESS"], "--tree", tree, "--pool-dir", pool_dir, "--pool", POOL,
+            "--vdev", setting["vdev"], "--ashift", str(setting["ashift"]),
+            "--recordsize", setting["recordsize"], "--compression", setting["compression"],
+            "--checksum", "sha256", "--dedup", setting.get("dedup", "on"),
+            "--fast-dedup", "on" if setting["ddt"] == "fast" else "off",
+            "--exclude-prefix", EXCLUDE, "--layout", "zpl"]
+
+
 def measure(env, tree, setting, workdir=None, timeout=3600):
     """Writes `tree` into a fresh pool with `setting` ({recordsize, compression, ashift, vdev,
     ddt: 'fast'|'legacy', dedup: 'on' (default)|'off'}), returns the harness's JSON plus 'zdb' (parsed -DD) and 'zdb_diffs'
     (where the two disagree). The pool's files are removed whatever happens."""
     tmp = tempfile.mkdtemp(prefix="zsim-oz23-", dir=workdir)
     try:
-        cmd = [env["HARNESS"], "--tree", tree, "--pool-dir", tmp, "--pool", POOL,
-               "--vdev", setting["vdev"], "--ashift", str(setting["ashift"]),
-               "--recordsize", setting["recordsize"], "--compression", setting["compression"],
-               "--checksum", "sha256", "--dedup", setting.get("dedup", "on"),
-               "--fast-dedup", "on" if setting["ddt"] == "fast" else "off",
-               "--exclude-prefix", ".zsim-sample", "--layout", "zpl"]
+        cmd = harness_command(env, tree, tmp, setting)
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            timeout=timeout)
         if crashed_inside_libzpool(p):
