@@ -91,21 +91,43 @@ BlockWrite AcceptCompressed(const WritePolicy& policy, uint64_t lsize,
   assert(c > 0);
   // Embedded: 0 < c <= BPE_PAYLOAD_SIZE, tested before any rounding (zio_write_compress).
   if (c <= kEmbeddedPayloadBytes && EmbeddingAllowed(policy)) return {BlockKind::kEmbedded, c};
-  const PoolGeometry& g = policy.geometry;
-  uint64_t rounded = 0;
-  switch (RuleFor(policy.profile).rounding) {
-    case CompressionRule::Rounding::kSector512:
-      rounded = RoundUp(c, kMinBlockBytes);
-      break;
-    case CompressionRule::Rounding::kMinAlloc:
-      rounded = RoundUp(c, g.min_alloc);
-      break;
-    case CompressionRule::Rounding::kMinAllocThenGcd:
-      rounded = c <= g.min_alloc ? g.min_alloc : RoundUp(c, g.gcd_alloc);
-      break;
-  }
+  const uint64_t rounded = RoundedPsize(policy, c);
   if (rounded >= lsize) return {BlockKind::kUncompressed, lsize};
   return {BlockKind::kCompressed, rounded};
+}
+
+namespace {
+
+// How `policy` rounds an output up (RoundedPsize): to `first` up to `first`, then to a multiple
+// of `step`. v23: 512 bytes whatever the pool; 2.1 min_alloc; 2.2+ min_alloc, then gcd_alloc.
+struct Rounding {
+  uint64_t first = kMinBlockBytes;
+  uint64_t step = kMinBlockBytes;
+  friend bool operator==(const Rounding&, const Rounding&) = default;
+};
+
+Rounding RoundingOf(const WritePolicy& policy) {
+  const PoolGeometry& g = policy.geometry;
+  switch (RuleFor(policy.profile).rounding) {
+    case CompressionRule::Rounding::kSector512:
+      return {kMinBlockBytes, kMinBlockBytes};
+    case CompressionRule::Rounding::kMinAlloc:
+      return {g.min_alloc, g.min_alloc};
+    case CompressionRule::Rounding::kMinAllocThenGcd:
+      return {g.min_alloc, g.gcd_alloc};
+  }
+  return {g.min_alloc, g.min_alloc};
+}
+
+}  // namespace
+
+uint64_t RoundedPsize(const WritePolicy& policy, uint64_t c) {
+  const Rounding r = RoundingOf(policy);
+  return c <= r.first ? r.first : RoundUp(c, r.step);
+}
+
+bool SamePsizeRounding(const WritePolicy& a, const WritePolicy& b) {
+  return RoundingOf(a) == RoundingOf(b);
 }
 
 std::optional<BlockWrite> ReplayCompressed(const WritePolicy& scanned, const WritePolicy& policy,

@@ -72,6 +72,17 @@ uint64_t CompressionBudget(const WritePolicy& policy, Compression c, uint64_t ls
 BlockWrite AcceptCompressed(const WritePolicy& policy, uint64_t lsize,
                             std::optional<uint64_t> compressed_bytes);
 
+// The psize an output of `c` bytes (not embedded) is rounded up to under `policy`, before
+// AcceptCompressed compares it with lsize: zio_write_compress (module/zfs/zio.c) rounds with
+// zio_roundup_alloc_size in 2.2 and later (min_alloc up to min_alloc, then multiples of
+// gcd_alloc), P2ROUNDUP to spa_min_alloc in 2.1, to SPA_MINBLOCKSIZE (512) in v23; and zeroes
+// the bytes between the output and the rounded psize before the checksum is taken.
+uint64_t RoundedPsize(const WritePolicy& policy, uint64_t c);
+
+// True when `a` and `b` round every output alike (RoundedPsize): a block that compresses under
+// both writes the same bytes, so has the same checksum and DDT key.
+bool SamePsizeRounding(const WritePolicy& a, const WritePolicy& b);
+
 // What ZFS stores under `policy` for a block of `lsize` (not all zero) written with `c` (not off),
 // given what the compressor did under `scanned`'s budget (state format 7, ddt/dedup_table.h raw
 // codes): `raw` bytes of output, or nullopt when it did not fit that budget (or failed, or was not
