@@ -50,7 +50,8 @@ state::ScanState MakeState(uint64_t entries, uint64_t seed) {
   s.sampling.anchors = plan.anchors;
   s.featured = state::FeaturedSetting(o.compressions);
   // The layout a scan builds: with zstd-3 one more column, its early-abort code (format 10).
-  const std::vector<ddt::SettingStorage> layout = state::TableLayout(o, plan.sampled, s.code_kind);
+  const std::vector<ddt::SettingStorage> layout =
+      state::TableLayout(o, plan.sampled, s.code_kind, s.written_keys);
   const std::vector<size_t> probes = state::ProbeColumns(s.code_kind, o.compressions);
   state::RowState& row = s.rows.emplace_back();
   row.block_bytes = 128 << 10;

@@ -233,6 +233,13 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
   const ScanOptions options = Effective(s.options, r);
   const size_t settings = options.compressions.size();
   Tally tally(options, s.rows.size());
+  // The written keys are the report's DDT keys where its pool pads an output as the scan's did.
+  if (zfs::SamePsizeRounding(
+          zfs::DedupPolicyOf(s.options.profile, s.options.vdev, s.options.ashift),
+          zfs::DedupPolicyOf(options.profile, options.vdev, options.ashift))) {
+    tally.set_written_keys(
+        state::KeyColumns(s.options, s.sampling.sampled, s.code_kind, s.written_keys));
+  }
 
   ScanResult result;
   result.partial = s.partial;

@@ -71,7 +71,7 @@ class CodeSettler {
   }
 
   // Calls fn(entry) for every entry of `table`, its codes settled (table.ForEach's order): one
-  // per setting (a table's early-abort columns are read, not passed on).
+  // per setting, then the table's other columns as they are (early-abort codes, written keys).
   // Per setting, the entries of `table` whose code is unknown under the report's options.
   std::vector<uint64_t> CountUnknown(const ddt::DedupTable& table) const;
 
@@ -84,7 +84,7 @@ class CodeSettler {
     std::vector<ddt::PsizeCode> codes;
     table.ForEach([&](const ddt::EntryView& e) {
       const size_t n = std::min(e.codes.size(), compressions_.size());
-      codes.resize(n);
+      codes.assign(e.codes.begin(), e.codes.end());
       for (size_t c = 0; c < n; ++c) codes[c] = Settle(e, e.codes[c], c);
       ddt::EntryView settled = e;
       settled.codes = codes;

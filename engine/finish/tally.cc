@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 
+#include "engine/ddt/written_key.h"
 #include "engine/estimate/rare_difference.h"
 #include "engine/estimate/ratio_estimator.h"
 #include "engine/estimate/ratio_interval.h"
@@ -37,12 +38,29 @@ zfs::MetadataContext ContextFor(const ScanOptions& o) {
 }
 
 // True when the table's keys of setting `c` are the keys ZFS's DDT would hold: SHA-256 (the
-// checksum dedup=on selects) of the block as stored, i.e. as read where compression is off. The
-// footprint uses them up to zfs::kMaxKnownKeyEntries per class (Tally::Finish stops collecting
-// past that).
-bool KeysAreZfsKeys(const ScanOptions& o, size_t c) {
+// checksum dedup=on selects) of the block as stored, i.e. as read where compression is off or
+// the block is stored as is, and where it compresses the written key the table keeps
+// (`written_key`: Tally::set_written_keys, ddt/written_key.h). The footprint uses them up to
+// zfs::kMaxKnownKeyEntries per class (Tally::Finish stops collecting past that).
+bool KeysAreZfsKeys(const ScanOptions& o, size_t c, size_t written_key) {
   return o.checksum == ChecksumKind::kSha256 &&
-         o.compressions[c].algorithm == CompressionAlgorithm::kOff;
+         (o.compressions[c].algorithm == CompressionAlgorithm::kOff ||
+          written_key != state::kNoKey);
+}
+
+// The ZAP hash of entry `e`'s DDT key under setting `c` whose settled code is `code` (not a hole
+// or embedded), or nullopt when the table does not keep it: the key's first word when the
+// block is stored as is, else its written key's (`written_key`: its first column).
+std::optional<uint64_t> ZapHashOf(const ddt::EntryView& e, ddt::PsizeCode code,
+                                  size_t written_key) {
+  if (ddt::AllocatedPsize(code) >= e.lsize) return ddt::ZfsChecksumWord0(e.key);
+  if (written_key == state::kNoKey || written_key + ddt::kWrittenKeyColumns > e.codes.size()) {
+    return std::nullopt;
+  }
+  const ddt::WrittenKey k =
+      ddt::DecodeWrittenKey(e.codes.subspan(written_key, ddt::kWrittenKeyColumns));
+  if (k.kind != ddt::WrittenKey::Kind::kWord) return std::nullopt;
+  return k.word;
 }
 
 DdtFootprint Footprint(const ScanOptions& o, DdtFormat format, uint64_t unique, uint64_t duplicate,
@@ -446,8 +464,10 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   // entries' ZAP hashes, per class, for the footprint's leaves.
   std::vector<ZapHashes> hashes(settings_);
   std::vector<bool> keys_known(settings_, false);
+  std::vector<size_t> written_key(settings_, state::kNoKey);
   for (size_t c = 0; c < settings_; ++c) {
-    keys_known[c] = level[c] < 0 && KeysAreZfsKeys(options_, c);
+    if (c < written_keys_.size()) written_key[c] = written_keys_[c];
+    keys_known[c] = level[c] < 0 && KeysAreZfsKeys(options_, c, written_key[c]);
   }
   // What `entries` entries of bucket `bucket`, `lsize` and stored code `code` holding `refs`
   // references add to setting c: one entry of the pass, or a class of them.
@@ -488,9 +508,11 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       s.lsize += e.lsize * refs;
       if (keys_known[c] && !ddt::IsEmbeddedCode(code)) {
         std::vector<uint64_t>& h = hashes[c][refs == 1 ? 0 : 1];
-        if (h.size() < zfs::kMaxKnownKeyEntries) {
-          h.push_back(ddt::ZfsChecksumWord0(e.key));  // the key's ZAP hash
-        } else {  // a class too large for the footprint to lay out: the model, without the keys
+        const std::optional<uint64_t> hash = ZapHashOf(e, code, written_key[c]);
+        if (hash && h.size() < zfs::kMaxKnownKeyEntries) {
+          h.push_back(*hash);
+        } else {  // a key not kept, or a class too large for the footprint to lay out: the
+                  // model, without the keys
           keys_known[c] = false;
           hashes[c] = {};
         }

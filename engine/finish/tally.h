@@ -52,6 +52,10 @@ class Tally {
   void AddFiles(size_t row, size_t setting, const state::FileShape& shape, uint64_t count);
   // `count` directories of one shape.
   void AddDirectories(const state::DirectoryShape& dir, uint64_t count);
+  // Per setting, the first table column of the written keys (state::KeyColumns) that hold the
+  // report's DDT keys of its compressed blocks (the scan's pool rounded outputs as the report's
+  // does, zfs::SamePsizeRounding), or state::kNoKey. None before this is called.
+  void set_written_keys(std::vector<size_t> columns) { written_keys_ = std::move(columns); }
 
   // The results of row `row` (one per setting, in the options' order). `sparse_holes` counts the
   // row's records that lie entirely in holes of the files; `distinct` counted every block of the
@@ -88,6 +92,7 @@ class Tally {
                                 bool written_zeros = false) const;
 
   ScanOptions options_;
+  std::vector<size_t> written_keys_;
   zfs::AllocationModel alloc_;
   size_t rows_;
   size_t settings_;

@@ -1,8 +1,10 @@
 #include "engine/pipeline/block_code.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include "engine/codec/zfs_block.h"
+#include "engine/ddt/fingerprint.h"
 
 namespace zsim::pipeline {
 
@@ -17,7 +19,8 @@ BlockCodes CodeBlock(const zfs::WritePolicy& policy, Compression comp, ByteView 
   if (kind == state::CodeKind::kEarlyAbort && comp.algorithm == CompressionAlgorithm::kZstd) {
     // zstd under the largest budget with its least budget, and early abort's (2.2+, level 3 and
     // up, 128K and more) whatever the scan's profile: a report may ask either.
-    if (is_zero && zfs::ZeroBlockIsHole(policy, comp)) return {ddt::kHoleCode, ddt::kHoleCode};
+    if (is_zero && zfs::ZeroBlockIsHole(policy, comp))
+      return {ddt::kHoleCode, ddt::kHoleCode, std::nullopt};
     const std::optional<codec::Compressor::Fit> fit =
         codec::ZstdLeastBudget(comp, block, compressor, scratch);
     BlockCodes out;
@@ -32,13 +35,29 @@ BlockCodes CodeBlock(const zfs::WritePolicy& policy, Compression comp, ByteView 
   if (state::KeepsLeastBudget(kind, policy, comp, block.size())) {
     const codec::LeastBudgetOutcome out =
         codec::LeastBudgetZfsCompress(policy, comp, block, is_zero, compressor, scratch);
-    if (out.hole) return {ddt::kHoleCode};
-    if (!out.fit) return {ddt::kNoFitCode};
-    return {ddt::EncodeLeastBudget(out.fit->length, out.fit->least_budget)};
+    if (out.hole) return {ddt::kHoleCode, ddt::kHoleCode, std::nullopt};
+    if (!out.fit) return {ddt::kNoFitCode, ddt::kHoleCode, std::nullopt};
+    return {ddt::EncodeLeastBudget(out.fit->length, out.fit->least_budget), ddt::kHoleCode,
+            out.fit->length};
   }
   const codec::RawOutcome raw =
       codec::RawZfsCompress(policy, comp, block, is_zero, compressor, scratch);
-  return {raw.hole ? ddt::kHoleCode : ddt::EncodeRawLength(raw.length)};
+  return {raw.hole ? ddt::kHoleCode : ddt::EncodeRawLength(raw.length), ddt::kHoleCode,
+          std::nullopt};
+}
+
+std::optional<uint64_t> WrittenKeyWord(const zfs::WritePolicy& policy, uint64_t lsize,
+                                       const BlockCodes& codes, MutableByteView scratch) {
+  if (!codes.output) return std::nullopt;
+  const uint64_t length = *codes.output;
+  const uint64_t rounded = zfs::RoundedPsize(policy, length);
+  if (rounded >= lsize) return std::nullopt;
+  assert(rounded <= scratch.size());
+  // zio_write_compress zeroes the rounded tail before the checksum (codec::WriteZfsBlock).
+  std::fill(scratch.begin() + static_cast<ptrdiff_t>(length),
+            scratch.begin() + static_cast<ptrdiff_t>(rounded), uint8_t{0});
+  return ddt::ZfsChecksumWord0(
+      ddt::ComputeFingerprint(ChecksumKind::kSha256, scratch.first(static_cast<size_t>(rounded))));
 }
 
 ddt::PsizeCode EarlyAbortCode(ByteView block, ddt::PsizeCode code, codec::Compressor& compressor,

@@ -14,6 +14,9 @@
 #ifndef ZSIM_ENGINE_PIPELINE_BLOCK_CODE_H_
 #define ZSIM_ENGINE_PIPELINE_BLOCK_CODE_H_
 
+#include <cstdint>
+#include <optional>
+
 #include "engine/base/byte_view.h"
 #include "engine/codec/codec.h"
 #include "engine/ddt/dedup_table.h"
@@ -35,10 +38,21 @@ zfs::WritePolicy ScanWritePolicy(const ScanOptions& options);
 struct BlockCodes {
   ddt::PsizeCode code = ddt::kPendingCode;
   ddt::PsizeCode probe = ddt::kHoleCode;
+  // The exact length of the output under the largest budget, left in scratch's first bytes
+  // (lzjb, zle, lz4 and gzip in a least-budget table; nullopt otherwise, or when it did not fit).
+  std::optional<uint64_t> output;
 };
 BlockCodes CodeBlock(const zfs::WritePolicy& policy, Compression comp, ByteView block, bool is_zero,
                      codec::Compressor& compressor, MutableByteView scratch,
                      state::CodeKind kind = state::CodeKind::kEarlyAbort, bool with_probe = true);
+
+// The first word of the DDT key ZFS gives a block of `lsize` whose output CodeBlock left in
+// `scratch` (`codes.output`), written under `policy`'s rounding (zfs::RoundedPsize): the SHA-256
+// of the output padded with zeros to its rounded psize (codec::WriteZfsBlock), read as ZFS reads
+// it (ddt::ZfsChecksumWord0). Nullopt when there is no output, or it rounds up to lsize (stored
+// as is: the key is the block's own). Pads scratch in place.
+std::optional<uint64_t> WrittenKeyWord(const zfs::WritePolicy& policy, uint64_t lsize,
+                                       const BlockCodes& codes, MutableByteView scratch);
 
 // The early-abort code of `block` (a zstd setting of level 3 and up in a kEarlyAbort table)
 // whose own code CodeBlock gave as `code`: 0 under 128K or for a hole. `with_probe` false above

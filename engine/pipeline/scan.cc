@@ -26,6 +26,7 @@
 #include "engine/base/thread_cpu.h"
 #include "engine/codec/zfs_block.h"
 #include "engine/ddt/dedup_table.h"
+#include "engine/ddt/written_key.h"
 #include "engine/estimate/codec_budget.h"
 #include "engine/estimate/codec_cost.h"
 #include "engine/estimate/distinct_blocks.h"
@@ -261,8 +262,10 @@ class Scan : public std::enable_shared_from_this<Scan> {
       zero_written_without_dedup_.push_back(zfs::ZeroBlockWrittenOnlyWithoutDedup(policy_, c));
     }
     const std::vector<ddt::SettingStorage> layout =
-        state::TableLayout(options_, sampling_.sampled, state_.code_kind);
+        state::TableLayout(options_, sampling_.sampled, state_.code_kind, state_.written_keys);
     probe_columns_ = state::ProbeColumns(state_.code_kind, options_.compressions);
+    key_columns_ =
+        state::KeyColumns(options_, sampling_.sampled, state_.code_kind, state_.written_keys);
     for (state::RowState& r : rows_) {
       r.table = std::make_unique<ddt::DedupTable>(layout);
       r.distinct = std::make_unique<estimate::DistinctBlocks>(r.block_bytes);
@@ -474,6 +477,8 @@ class Scan : public std::enable_shared_from_this<Scan> {
   // Per setting, the table column of its early-abort code (state::ProbeColumns of the tables'
   // code kind), or state::kNoProbe.
   std::vector<size_t> probe_columns_;
+  // Per setting, the first table column of its written keys (state::KeyColumns), or kNoKey.
+  std::vector<size_t> key_columns_;
   void CompressOccurrences(size_t r, uint64_t bs, Worker& w, FileJob& job);
   // A linked file counted whole (state::LinkedFile): from its record, its stat as the walk saw
   // it, the bytes this run read of it and, under --sample, its occurrences' sums per row. Takes
@@ -916,11 +921,13 @@ BlockCodes Scan::CodeOf(Compression comp, ByteView block, bool is_zero, Worker& 
     // A --since scan from a state of format 7: every codec's output under the scan's budget.
     const codec::RawOutcome raw =
         codec::RawZfsCompress(policy_, comp, block, is_zero, w.compressor, scratch);
-    return {raw.hole ? ddt::kHoleCode : ddt::EncodeRawLength(raw.length)};
+    return {raw.hole ? ddt::kHoleCode : ddt::EncodeRawLength(raw.length), ddt::kHoleCode,
+            std::nullopt};
   }
   // A --since scan from a state of format 6 or older: its table holds rounded codes.
   return {finish::SettledCodeOf(
-      codec::CompressZfsBlock(policy_, comp, block, is_zero, w.compressor, scratch))};
+              codec::CompressZfsBlock(policy_, comp, block, is_zero, w.compressor, scratch)),
+          ddt::kHoleCode, std::nullopt};
 }
 
 void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
@@ -933,7 +940,7 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
     const Compression comp = options_.compressions[c];
     const uint64_t t0 = ThreadCpuNanos();
     uint64_t bytes = 0;
-    uint64_t probe_ns = 0;                 // early abort's runs, left out of the codec's time
+    uint64_t probe_ns = 0;  // early abort's runs and written keys, left out of the codec's time
     uint64_t live_t = t0, live_bytes = 0;  // published to live_ every kLiveCodecBytes
     for (size_t i = 0; i < n; ++i) {
       const FirstSeen& f = w.first_seen[i];
@@ -949,7 +956,18 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
         continue;
       }
       const ByteView block(w.buffer.get() + f.offset, bs);
-      code = CodeOf(comp, block, f.is_zero, w).code;
+      const BlockCodes got = CodeOf(comp, block, f.is_zero, w);
+      code = got.code;
+      if (key_columns_[c] != state::kNoKey) {
+        // The key ZFS would give it, from the output still in scratch (ddt/written_key.h); a
+        // checksum, not the codec's work: timed apart, left out.
+        const uint64_t k0 = ThreadCpuNanos();
+        ddt::EncodeWrittenKey(
+            WrittenKeyWord(policy_, bs, got, MutableByteView(w.scratch.get(), bs)),
+            std::span<ddt::PsizeCode>(&w.first_codes[i * columns + key_columns_[c]],
+                                      ddt::kWrittenKeyColumns));
+        probe_ns += ThreadCpuNanos() - k0;
+      }
       if (probe != state::kNoProbe) {
         // zstd early abort's runs (lz4, zstd-1) are not zstd's speed: timed apart, left out.
         const uint64_t p0 = ThreadCpuNanos();
@@ -1278,7 +1296,10 @@ std::vector<zfs::RecordLayout> Scan::Layouts(uint64_t size, bool is_zvol) const 
 void Scan::StartFrom(state::ScanState base) {
   since_ = record_ = true;
   state_.code_kind = base.code_kind;  // new entries' codes as the base's
+  state_.written_keys = base.written_keys;
   probe_columns_ = state::ProbeColumns(state_.code_kind, options_.compressions);
+  key_columns_ =
+      state::KeyColumns(options_, sampling_.sampled, state_.code_kind, state_.written_keys);
   for (size_t r = 0; r < rows_.size(); ++r) {
     rows_[r].table = std::move(base.rows[r].table);
     base_codec_seconds_.push_back(std::move(base.rows[r].codec_seconds));

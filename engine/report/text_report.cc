@@ -142,8 +142,9 @@ void DdtSize(const SettingResult& f, const Advice& a, const TextOptions& t, std:
   if (f.dedup.footprints.empty()) out += "(the engine computed no DDT size for this setting)\n";
   if (!f.dedup.footprints.empty() && f.dedup.footprints.front().leaves_from_keys) {
     out += Wrap(
-        "The ZAP leaves were laid out on this table's own SHA-256 keys (the DDT's keys at "
-        "compression off): the sizes are this data's, not a typical table's.",
+        "The ZAP leaves were laid out on this table's own SHA-256 keys (the DDT's keys: the "
+        "blocks' where they are stored as is, the written bytes' where they compress): the "
+        "sizes are this data's, not a typical table's.",
         t.width, "", "  ");
   }
   if (entries > 0) {

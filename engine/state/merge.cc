@@ -153,6 +153,15 @@ Status CheckMergeable(const ScanState& a, const ScanState& b) {
     return Status::InvalidArgument("one state holds " + what(older) + " and the other " +
                                    what(newer) + ": they do not merge; scan the older part again");
   }
+  if (KeyColumns(x, a.sampling.sampled, a.code_kind, a.written_keys) !=
+      KeyColumns(y, b.sampling.sampled, b.code_kind, b.written_keys)) {
+    return Status::InvalidArgument(
+        std::string("one state keeps the DDT keys of compressed blocks (state format 12) and the "
+                    "other does not (") +
+        (a.written_keys ? "the second" : "the first") +
+        ", format 11 or older, or a --since scan from one): they do not merge; scan the older "
+        "part again");
+  }
   if ((Sampled(a) || Sampled(b)) &&
       (x.vdev != y.vdev || x.ashift != y.ashift || x.copies != y.copies)) {
     return Differ("allocation of a sampled table (--sample, --max-memory)",

@@ -1,6 +1,7 @@
 #include "engine/state/scan_state.h"
 
 #include "engine/base/mix.h"
+#include "engine/ddt/written_key.h"
 
 namespace zsim::state {
 
@@ -54,8 +55,30 @@ std::vector<size_t> ProbeColumns(CodeKind kind, const std::vector<Compression>& 
   return out;
 }
 
+bool KeepsWrittenKey(const ScanOptions& options, const std::vector<bool>& sampled, size_t c) {
+  const CompressionAlgorithm a = options.compressions[c].algorithm;
+  return options.checksum == ChecksumKind::kSha256 && a != CompressionAlgorithm::kOff &&
+         a != CompressionAlgorithm::kZstd && !(c < sampled.size() && sampled[c]);
+}
+
+std::vector<size_t> KeyColumns(const ScanOptions& options, const std::vector<bool>& sampled,
+                               CodeKind kind, bool written_keys) {
+  const std::vector<Compression>& comps = options.compressions;
+  std::vector<size_t> out(comps.size(), kNoKey);
+  if (!written_keys) return out;
+  size_t next = comps.size();
+  for (const Compression& c : comps) next += HasProbe(kind, c) ? 1 : 0;
+  for (size_t c = 0; c < comps.size(); ++c) {
+    if (!KeepsWrittenKey(options, sampled, c)) continue;
+    out[c] = next;
+    next += ddt::kWrittenKeyColumns;
+  }
+  return out;
+}
+
 std::vector<ddt::SettingStorage> TableLayout(const ScanOptions& options,
-                                             const std::vector<bool>& sampled, CodeKind kind) {
+                                             const std::vector<bool>& sampled, CodeKind kind,
+                                             bool written_keys) {
   const zfs::WritePolicy policy = zfs::DedupPolicyOf(options.profile, options.vdev, options.ashift);
   const std::vector<Compression>& comps = options.compressions;
   std::vector<ddt::SettingStorage> layout(comps.size());
@@ -69,6 +92,13 @@ std::vector<ddt::SettingStorage> TableLayout(const ScanOptions& options,
   }
   for (size_t c = 0; c < comps.size(); ++c) {
     if (HasProbe(kind, comps[c])) layout.push_back(layout[c]);
+  }
+  const std::vector<size_t> keys = KeyColumns(options, sampled, kind, written_keys);
+  for (size_t c = 0; c < comps.size(); ++c) {
+    if (keys[c] == kNoKey) continue;
+    ddt::SettingStorage column;  // inline: every entry has its word
+    column.zero_is_hole = layout[c].zero_is_hole;
+    layout.insert(layout.end(), ddt::kWrittenKeyColumns, column);
   }
   return layout;
 }

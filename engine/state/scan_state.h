@@ -255,12 +255,28 @@ bool HasProbe(CodeKind kind, Compression c);
 inline constexpr size_t kNoProbe = SIZE_MAX;
 std::vector<size_t> ProbeColumns(CodeKind kind, const std::vector<Compression>& compressions);
 
+// True when a scan with `options` (resolved), `sampled` per setting, keeps the DDT key words of
+// setting `c`'s compressed blocks (ddt/written_key.h) in a table that keeps them
+// (ScanState::written_keys): under --checksum sha256 (the key ZFS's dedup uses), for an exact
+// codec whose bytes are OpenZFS's (lzjb, zle, lz4, gzip; zsim's zstd is a newer release than
+// OpenZFS carries, whose output differs).
+bool KeepsWrittenKey(const ScanOptions& options, const std::vector<bool>& sampled, size_t c);
+
+// The columns of a dedup table that keeps written keys: after the settings' and early-abort
+// columns (ProbeColumns), ddt::kWrittenKeyColumns per setting KeepsWrittenKey says (in the
+// settings' order). Per setting, its first one, or kNoKey (every one when `written_keys` is
+// false).
+inline constexpr size_t kNoKey = SIZE_MAX;
+std::vector<size_t> KeyColumns(const ScanOptions& options, const std::vector<bool>& sampled,
+                               CodeKind kind, bool written_keys);
+
 // The dedup table layout a scan with `options` (resolved) builds for codes of `kind`, `sampled`
 // per setting (SamplingState::sampled): compression=off derived from lsize, a sampled codec kept
 // aside, the others inline, zero blocks holes where the scan's write rules say so; an early-abort
-// column stored as its setting.
+// column stored as its setting; written-key columns (KeyColumns) inline.
 std::vector<ddt::SettingStorage> TableLayout(const ScanOptions& options,
-                                             const std::vector<bool>& sampled, CodeKind kind);
+                                             const std::vector<bool>& sampled, CodeKind kind,
+                                             bool written_keys);
 
 struct ScanState {
   // The scan's options with every default resolved (pipeline/scan.h ResolveOptions). The fields
@@ -268,6 +284,9 @@ struct ScanState {
   ScanOptions options;
   SamplingState sampling;
   CodeKind code_kind = CodeKind::kEarlyAbort;
+  // The tables keep the DDT key words of compressed blocks (KeyColumns, state format 12; a
+  // --since scan keeps its base's choice).
+  bool written_keys = true;
   size_t featured = 0;  // the breakdowns' setting: the first that compresses
   std::vector<RowState> rows;
   std::map<DirectoryShape, uint64_t> directories;

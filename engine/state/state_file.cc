@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "engine/base/temp_files.h"
+#include "engine/ddt/written_key.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/state/frame_stream.h"
 #include "engine/state/save_order.h"
@@ -348,6 +349,7 @@ void PutState(FrameWriter& w, const ScanState& s, bool resolve_keys) {
   w.U32(static_cast<uint32_t>(s.sampling.setting_levels.size()));
   for (int lv : s.sampling.setting_levels) w.I32(lv);
   w.U8(static_cast<uint8_t>(s.code_kind));
+  w.U8(s.written_keys);
   w.U32(static_cast<uint32_t>(s.featured));
   w.U8(s.partial);
   w.U64(s.file_ids.size());
@@ -608,10 +610,17 @@ const char* ProbeMismatch(ddt::PsizeCode code, ddt::PsizeCode probe, uint64_t ls
 std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r,
                                           const std::vector<ddt::SettingStorage>& expected,
                                           CodeKind kind, const std::vector<Compression>& comps,
-                                          const zfs::WritePolicy& policy) {
-  // The settings' columns, then their early-abort columns (ProbeColumns).
+                                          const zfs::WritePolicy& policy,
+                                          const std::vector<size_t>& keys) {
+  // The settings' columns, then their early-abort columns (ProbeColumns), then their written
+  // keys' (KeyColumns).
   const size_t settings = expected.size();
   const std::vector<size_t> probes = ProbeColumns(kind, comps);
+  std::vector<bool> key_column(settings, false);
+  for (const size_t k : keys) {
+    if (k == kNoKey) continue;
+    for (size_t i = 0; i < ddt::kWrittenKeyColumns; ++i) key_column[k + i] = true;
+  }
   std::vector<ddt::SettingStorage> layout(settings);
   for (size_t c = 0; c < settings; ++c) {
     const uint8_t kind = r.U8();
@@ -658,6 +667,7 @@ std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r,
       if (layout[c].kind == ddt::SettingStorage::Kind::kInline ||
           ((flags & kSideFlag) && layout[c].kind == ddt::SettingStorage::Kind::kSide)) {
         codes[c] = r.U16();
+        if (key_column[c]) continue;  // checked as a whole below
         Rule& rule = rules[c];
         if (rule.lsize != e.lsize && c < comps.size()) {
           rule = {e.lsize, KeepsLeastBudget(kind, policy, comps[c], e.lsize),
@@ -675,6 +685,12 @@ std::unique_ptr<ddt::DedupTable> GetTable(FrameReader& r,
                         : "the compression budget the scan gave it"));
         }
       }
+    }
+    for (size_t c = 0; c < comps.size() && r.ok(); ++c) {
+      if (keys[c] == kNoKey) continue;
+      const ddt::WrittenKey key = ddt::DecodeWrittenKey(
+          std::span<const ddt::PsizeCode>(&codes[keys[c]], ddt::kWrittenKeyColumns));
+      if (key.kind == ddt::WrittenKey::Kind::kCorrupt) r.Fail("corrupt: a written key");
     }
     for (size_t c = 0; c < comps.size() && r.ok(); ++c) {
       if (probes[c] == kNoProbe) continue;
@@ -868,6 +884,13 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
     if (kind > newest) r.Fail("corrupt: code kind");
     s.code_kind = static_cast<CodeKind>(kind);
   }
+  // Written keys from format 12 (older tables have no such columns).
+  s.written_keys = false;
+  if (version >= 12) {
+    const uint8_t keys = r.U8();
+    if (keys > 1) r.Fail("corrupt: written keys flag");
+    s.written_keys = keys != 0;
+  }
   s.featured = r.U32();
   if (s.featured >= settings) r.Fail("corrupt: featured setting");
   s.partial = r.U8() != 0;
@@ -1015,8 +1038,9 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
     // geometry the budget raw codes were made under.
     const zfs::WritePolicy policy = zfs::DedupPolicyOf(o.profile, o.vdev, o.ashift);
     const std::vector<ddt::SettingStorage> expected =
-        TableLayout(o, s.sampling.sampled, s.code_kind);
-    rs.table = GetTable(r, expected, s.code_kind, o.compressions, policy);
+        TableLayout(o, s.sampling.sampled, s.code_kind, s.written_keys);
+    rs.table = GetTable(r, expected, s.code_kind, o.compressions, policy,
+                        KeyColumns(o, s.sampling.sampled, s.code_kind, s.written_keys));
   }
   if (version >= 3 && r.ok()) GetRecords(r, s, version, keyed);
   if (version >= 5 && r.ok()) GetLinks(r, s, version, keyed);

@@ -78,7 +78,12 @@ namespace zsim::state {
 // versions 2 to 5 as states without records, without a plan (their levels taken as recorded),
 // without links (a merge counts a file linked across them in each), or without indirect counts (the
 // metadata model takes their data as spread over each file).
-inline constexpr uint32_t kStateFormatVersion = 11;
+// 12: a flag after the code kind, ScanState::written_keys: under --checksum sha256 the tables
+// keep, per exact lzjb, zle, lz4 or gzip setting, the first word of the DDT key ZFS gives each
+// compressed block, in four more columns after the early-abort ones (state::KeyColumns,
+// ddt/written_key.h), from which a report lays out the DDT's leaves on ZFS's own keys. Version
+// 11 and older are read without them (the leaves of compressed tables are then the model's).
+inline constexpr uint32_t kStateFormatVersion = 12;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process

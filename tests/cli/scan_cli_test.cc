@@ -8,8 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/base/byte_view.h"
+#include "engine/codec/zfs_block.h"
 #include "engine/ddt/fingerprint.h"
 #include "engine/zfs/ddt_footprint.h"
+#include "engine/zfs/write_rules.h"
 #include "tests/util/report_json.h"
 #include "tests/util/run_command.h"
 #include "tests/util/test_util.h"
@@ -318,8 +320,13 @@ TEST(ScanCliTest, DdtLeavesAreLaidOutOnZfsKeysWhereTheScanHasThem) {
     EXPECT_EQ(f["on_disk"], m.totals.on_disk_bytes) << f["format"];
     EXPECT_EQ(f["unique"]["on_disk"], m.unique.dspace_bytes) << f["format"];
   }
-  for (const json& f : ResultFor(j, kBlock, "lz4")["dedup"]["ddt_formats"]) {
-    EXPECT_FALSE(f["leaves_from_keys"].get<bool>());  // keys of lz4's output: not computed
+  // lz4 stores this random data as is: its keys are the blocks' own, and so its footprint.
+  const json& off_formats = ResultFor(j, kBlock, "off")["dedup"]["ddt_formats"];
+  const json& lz4_formats = ResultFor(j, kBlock, "lz4")["dedup"]["ddt_formats"];
+  ASSERT_EQ(lz4_formats.size(), off_formats.size());
+  for (size_t i = 0; i < lz4_formats.size(); ++i) {
+    EXPECT_TRUE(lz4_formats[i]["leaves_from_keys"].get<bool>());
+    EXPECT_EQ(lz4_formats[i]["in_core"], off_formats[i]["in_core"]);
   }
   // The same figures for any thread count, and from the saved state.
   testing::TempDir out;  // zsim never writes inside what it scans
@@ -353,6 +360,97 @@ TEST(ScanCliTest, DdtLeavesAreLaidOutOnZfsKeysWhereTheScanHasThem) {
     for (const json& f : ResultFor(report, kBlock, "off")["dedup"]["ddt_formats"]) {
       EXPECT_FALSE(f["leaves_from_keys"].get<bool>());
     }
+  }
+}
+
+// A compressed block's DDT key is the checksum of the bytes ZFS writes (the output padded to its
+// rounded psize), not of the block: under --checksum sha256 the scan keeps those keys' first
+// words for lzjb, zle, lz4 and gzip, the state file carries them, and the footprint lays the
+// leaves out on them, as long as the report's pool pads outputs as the scan's did.
+TEST(ScanCliTest, CompressedTablesAreLaidOutOnTheKeysOfTheWrittenBytes) {
+  testing::TempDir tmp;
+  // 16K blocks of 8K random bytes and 8K zeros: lz4 makes about 8.2K of each, 12K at ashift 12
+  // (every entry the same sizes); 300 of them twice.
+  constexpr uint64_t kBlock = 16 * K, kBlocks = 1500, kCopied = 300;
+  std::vector<uint8_t> a(kBlocks * kBlock, 0);
+  for (uint64_t i = 0; i < kBlocks; ++i) {
+    const std::vector<uint8_t> r = testing::Xorshift64Bytes(100 + i, kBlock / 2);
+    std::copy(r.begin(), r.end(), a.begin() + static_cast<ptrdiff_t>(i * kBlock));
+  }
+  tmp.WriteFile("a", a);
+  tmp.WriteFile("b", std::vector<uint8_t>(a.begin(), a.begin() + kCopied * kBlock));
+  testing::TempDir out;
+  const std::string state = (out.path() / "written.zsim").string();
+  const auto run = RunZsim({"scan", tmp.path().string(), "--recordsize", "16k", "--compression",
+                            "lz4,zstd-3", "--exact", "--profile", "2.3", "--ashift", "12",
+                            "--checksum", "sha256", "--json", "--save", state});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json j = ParseJson(run);
+  // ZFS's hashes, from the bytes codec::WriteZfsBlock says ZFS writes (checked against
+  // OpenZFS 2.3.2's own DDT keys by the accuracy suite's accuracy23_keys).
+  const zfs::WritePolicy policy = zfs::DedupPolicyOf(Profile::kZfs23, VdevLayout{}, 12);
+  codec::Compressor compressor;
+  std::vector<uint8_t> scratch(kBlock);
+  std::vector<uint64_t> hashes[2];
+  for (uint64_t i = 0; i < kBlocks; ++i) {
+    const ByteView block(a.data() + i * kBlock, kBlock);
+    const codec::WrittenBlock w =
+        codec::WriteZfsBlock(policy, Compression{CompressionAlgorithm::kLz4, 0}, block, false,
+                             compressor, MutableByteView(scratch.data(), scratch.size()));
+    ASSERT_EQ(w.write.kind, zfs::BlockKind::kCompressed);
+    ASSERT_EQ(w.write.psize, 12 * K);
+    hashes[i < kCopied ? 1 : 0].push_back(
+        ddt::ZfsChecksumWord0(ddt::ComputeFingerprint(ChecksumKind::kSha256, w.bytes)) &
+        ~uint64_t{0xF});  // the 60 bits a table keeps (ddt/written_key.h)
+  }
+  for (auto& h : hashes) std::sort(h.begin(), h.end());
+  zfs::DdtFootprintInput in;
+  in.unique_entries = kBlocks - kCopied;
+  in.duplicate_entries = kCopied;
+  in.profile = Profile::kZfs23;
+  in.typical_block_asize = 12 * K;
+  in.unique_size_diversity = in.duplicate_size_diversity = 0;  // every entry 16K -> 12K
+  in.unique_hashes = hashes[0];
+  in.duplicate_hashes = hashes[1];
+  const auto expect_keyed = [&](const json& result, const char* what) {
+    ASSERT_FALSE(result["dedup"]["ddt_formats"].empty()) << what;
+    for (const json& f : result["dedup"]["ddt_formats"]) {
+      EXPECT_TRUE(f["leaves_from_keys"].get<bool>()) << what << f.dump();
+      in.format = f["format"] == "fast" ? DdtFormat::kFast : DdtFormat::kLegacy;
+      const zfs::DdtFootprintModel m = zfs::ModelDdtFootprint(in);
+      EXPECT_EQ(f["in_core"], m.totals.in_core_bytes) << what << " " << f["format"];
+      EXPECT_EQ(f["on_disk"], m.totals.on_disk_bytes) << what << " " << f["format"];
+    }
+  };
+  expect_keyed(ResultFor(j, kBlock, "lz4"), "scan");
+  for (const json& f : ResultFor(j, kBlock, "zstd-3")["dedup"]["ddt_formats"]) {
+    EXPECT_FALSE(f["leaves_from_keys"].get<bool>());  // zsim's zstd is not OpenZFS's
+  }
+  // From the saved state; and on a pool that pads alike (raidz2 at ashift 12) or not (ashift 9,
+  // where the model takes over).
+  const auto reported = RunZsim({"report", state, "--json"});
+  ASSERT_EQ(reported.exit_code, 0) << reported.err;
+  const json from_state = ParseJson(reported);
+  expect_keyed(ResultFor(from_state, kBlock, "lz4"), "report");
+  const auto raidz = RunZsim({"report", state, "--vdev", "raidz2:6", "--json"});
+  ASSERT_EQ(raidz.exit_code, 0) << raidz.err;
+  const json rz = ParseJson(raidz);
+  for (const json& f : ResultFor(rz, kBlock, "lz4")["dedup"]["ddt_formats"]) {
+    EXPECT_TRUE(f["leaves_from_keys"].get<bool>()) << f.dump();
+  }
+  const auto a9 = RunZsim({"report", state, "--ashift", "9", "--json"});
+  ASSERT_EQ(a9.exit_code, 0) << a9.err;
+  const json r9 = ParseJson(a9);
+  for (const json& f : ResultFor(r9, kBlock, "lz4")["dedup"]["ddt_formats"]) {
+    EXPECT_FALSE(f["leaves_from_keys"].get<bool>()) << f.dump();
+  }
+  // Without ZFS's checksum there is nothing to keep.
+  const auto xxh = RunZsim({"scan", tmp.path().string(), "--recordsize", "16k", "--compression",
+                            "lz4", "--exact", "--profile", "2.3", "--json"});
+  ASSERT_EQ(xxh.exit_code, 0) << xxh.err;
+  const json jx = ParseJson(xxh);
+  for (const json& f : ResultFor(jx, kBlock, "lz4")["dedup"]["ddt_formats"]) {
+    EXPECT_FALSE(f["leaves_from_keys"].get<bool>());
   }
 }
 

@@ -56,7 +56,7 @@ TEST(EarlyAbortCodeTest, TheTwoCodesDecideEveryBudgetAsZfsDoes) {
   const ScanOptions scanned = Options(Profile::kZfs24, "disk", 12);
   const zfs::WritePolicy scan_policy = ScanWritePolicy(scanned);
   const std::vector<ddt::SettingStorage> layout =
-      state::TableLayout(scanned, {false}, state::CodeKind::kEarlyAbort);
+      state::TableLayout(scanned, {false}, state::CodeKind::kEarlyAbort, true);
   ASSERT_EQ(layout.size(), 2u);
   struct Alloc {
     const char* vdev;

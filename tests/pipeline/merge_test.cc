@@ -396,5 +396,54 @@ TEST(MergeTest, StatesOfAnotherCodeKindAreRefusedNamingTheirFormats) {
   }
 }
 
+// Under --checksum sha256 the tables keep the DDT keys of compressed blocks (state::KeyColumns):
+// merged parts carry them into one table whose figures, the DDT's leaves laid out on them
+// included, are the whole scan's.
+TEST(MergeTest, MergedPartsEqualOneScanWithWrittenKeys) {
+  testing::TempDir dir;
+  BuildParts(dir);
+  ScanOptions o = OptionsFor({});
+  o.checksum = ChecksumKind::kSha256;
+  o.exact = true;
+  o.compressions = {{CompressionAlgorithm::kOff, 0},
+                    {CompressionAlgorithm::kLz4, 0},
+                    {CompressionAlgorithm::kGzip, 6}};
+  auto fs = io::PosixFileSystem();
+  o.paths = Parts(dir, {"a", "b", "c"});
+  Result<ScanResult> whole = RunScan(o, fs.get());
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  int keyed = 0;
+  for (const SettingResult& r : whole->results) {
+    for (const DdtFootprint& f : r.dedup.footprints) keyed += f.leaves_from_keys;
+  }
+  EXPECT_GT(keyed, 0);
+  ExpectSameFigures(MergedParts(o.paths, o, fs.get()), *whole);
+}
+
+TEST(MergeTest, AStateWithoutWrittenKeysIsRefusedWhereTheOtherHasThem) {
+  testing::TempDir dir;
+  BuildParts(dir);
+  auto fs = io::PosixFileSystem();
+  for (const ChecksumKind checksum : {ChecksumKind::kSha256, ChecksumKind::kXxh128}) {
+    ScanOptions a = OptionsFor({(dir.path() / "a").string()});
+    ScanOptions b = OptionsFor({(dir.path() / "b").string()});
+    a.checksum = b.checksum = checksum;
+    a.exact = b.exact = true;
+    Result<state::ScanState> sa = ScanToState(a, fs.get());
+    Result<state::ScanState> sb = ScanToState(b, fs.get());
+    ASSERT_TRUE(sa.ok() && sb.ok());
+    ASSERT_TRUE(sa->written_keys);
+    sb->written_keys = false;  // as a state of format 11 reads
+    for (const Status& st : {state::CheckMergeable(*sa, *sb), state::CheckMergeable(*sb, *sa)}) {
+      if (checksum == ChecksumKind::kXxh128) {
+        EXPECT_TRUE(st.ok()) << st.ToString();  // no key is kept without ZFS's checksum
+        continue;
+      }
+      EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+      EXPECT_NE(st.message().find("format 12"), std::string::npos) << st.message();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace zsim::pipeline

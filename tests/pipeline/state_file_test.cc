@@ -20,6 +20,7 @@
 #include <string>
 
 #include "engine/ddt/dedup_table.h"
+#include "engine/ddt/written_key.h"
 #include "engine/io/file_system.h"
 #include "engine/pipeline/scan.h"
 #include "engine/state/save_order.h"
@@ -520,6 +521,73 @@ TEST(StateFileTest, AnEarlyAbortCodeThatDoesNotGoWithItsCodecsIsRefused) {
     EXPECT_NE(back.status().message().find("early-abort"), std::string::npos)
         << back.status().message();
     EXPECT_NE(back.status().message().find(bad.what), std::string::npos) << back.status().message();
+  }
+}
+
+// Format 12 keeps, under --checksum sha256, the DDT key words of compressed blocks in four more
+// columns (ddt/written_key.h): they read back as written, and columns no scan writes (part of a
+// marker with bits beside it, a 16th bit set) are corrupt, not keys. (SetCodes cannot store a
+// pending column over a set one: ColumnsKeepTheTopSixtyBitsAndSayWhichHaveNone covers those.)
+TEST(StateFileTest, WrittenKeysReadBackAndColumnsNoScanWritesAreRefused) {
+  testing::TempDir dir;
+  dir.WriteFile("text.bin", testing::GenerateBlock(64 * 1024, 0.6, 9));
+  dir.WriteFile("random.bin", testing::Xorshift64Bytes(4, 16 * 1024));
+  ScanOptions o;
+  o.paths = {dir.path().string()};
+  o.exact = true;
+  o.recordsizes = {16 * 1024};
+  o.compressions = {{CompressionAlgorithm::kLz4, 0}};
+  o.checksum = ChecksumKind::kSha256;
+  o.threads = 1;
+  auto fs = io::PosixFileSystem();
+  Result<state::ScanState> scanned = ScanToState(o, fs.get());
+  ASSERT_TRUE(scanned.ok());
+  state::ScanState& s = *scanned;
+  ASSERT_TRUE(s.written_keys);
+  ASSERT_EQ(s.rows[0].table->settings(), 1u + ddt::kWrittenKeyColumns);
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<ddt::PsizeCode>> codes;
+  int words = 0, none = 0;
+  s.rows[0].table->ForEach([&](const ddt::EntryView& e) {
+    codes[{e.key.lo, e.key.hi}].assign(e.codes.begin(), e.codes.end());
+    const ddt::WrittenKey k = ddt::DecodeWrittenKey(e.codes.subspan(1));
+    words += k.kind == ddt::WrittenKey::Kind::kWord;
+    none += k.kind == ddt::WrittenKey::Kind::kNone;
+  });
+  EXPECT_EQ(words, 4);  // the text's four blocks compress
+  EXPECT_EQ(none, 1);   // the random one is stored as is
+  const std::string bytes = state::EncodeState(s);
+  Result<state::ScanState> back =
+      state::ParseState(ByteView(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(back->written_keys);
+  size_t seen = 0;
+  back->rows[0].table->ForEach([&](const ddt::EntryView& e) {
+    ++seen;
+    const std::vector<ddt::PsizeCode> read(e.codes.begin(), e.codes.end());
+    EXPECT_EQ(read, (codes[{e.key.lo, e.key.hi}]));
+  });
+  EXPECT_EQ(seen, codes.size());
+  ddt::Fingerprint key{};
+  std::vector<ddt::PsizeCode> original;
+  s.rows[0].table->ForEach([&](const ddt::EntryView& e) {
+    if (ddt::DecodeWrittenKey(e.codes.subspan(1)).kind == ddt::WrittenKey::Kind::kWord) {
+      key = e.key;
+      original.assign(e.codes.begin(), e.codes.end());
+    }
+  });
+  for (const std::vector<ddt::PsizeCode>& cols :
+       {std::vector<ddt::PsizeCode>{ddt::kNoWrittenKey, 0, 7, 0},
+        std::vector<ddt::PsizeCode>{0x9000, 1, 2, 3},
+        std::vector<ddt::PsizeCode>{1, 2, 0x8003, 4}}) {
+    std::vector<ddt::PsizeCode> bad = original;
+    std::copy(cols.begin(), cols.end(), bad.begin() + 1);
+    s.rows[0].table->SetCodes(key, bad);
+    const std::string corrupt = state::EncodeState(s);
+    s.rows[0].table->SetCodes(key, original);
+    Result<state::ScanState> r = state::ParseState(
+        ByteView(reinterpret_cast<const uint8_t*>(corrupt.data()), corrupt.size()));
+    ASSERT_FALSE(r.ok()) << cols[0];
+    EXPECT_NE(r.status().message().find("written key"), std::string::npos) << r.status().message();
   }
 }
 
