@@ -43,8 +43,8 @@ class ZdbParserTest(unittest.TestCase):
         self.assertIn("DDT format", oracle23.cross_check(doc, bad)[0])
 
 
-def zsim_result(unique=124, dup=90, on_disk=61440, used=4087808):
-    fmt = {"format": "fast", "leaf_bytes": 32768, "log_bytes": 30816,
+def zsim_result(unique=124, dup=90, on_disk=61440, used=4087808, keyed=True):
+    fmt = {"format": "fast", "leaf_bytes": 32768, "log_bytes": 30816, "leaves_from_keys": keyed,
            "unique": {"entries": unique, "on_disk": on_disk, "in_core": 65536},
            "duplicate": {"entries": dup, "on_disk": 49152, "in_core": 65536}}
     return {"dedup": {"entries": {"unique": unique, "duplicate": dup}, "ratio": 1.60,
@@ -115,16 +115,40 @@ class CompareTest(unittest.TestCase):
         # raidz1:3 at ashift 9: 256 sectors + 128 parity = 384, a multiple of 2.
         self.assertEqual(run_openzfs23.raidz_inflation("raidz1:3", 9), 1.5)
 
-    def test_fast_ddt_on_disk(self):
-        # 16 KiB or 5 % strict; widened by one raw 32K leaf in 3 copies (the drain's draw of raw
-        # leaves), and one more per leaf the in-core figure is off; beyond that it fails.
-        self.assertTrue(self.checks(zsim_result(on_disk=61440 + 16384))
-                        ["DDT unique on disk"]["strict"])
+    def test_compressed_cells_must_use_the_written_keys(self):
+        # lz4 (and lzjb, zle, gzip): zsim keeps the keys of the bytes ZFS writes, so the layout
+        # must be on them and in core exact; zstd is not keyed.
+        c = self.checks(zsim_result(keyed=False))
+        self.assertFalse(c["DDT laid out on the pool's keys"]["ok"])
+        res = zsim_result()
+        res["dedup"]["ddt_formats"][0]["unique"]["in_core"] = 65536 + 32768
+        c = self.checks(res)["DDT unique in core"]
+        self.assertEqual((c["tol"], c["strict"], c["ok"]), ("exact", False, False))
+        # On disk with fast dedup: one raw leaf in 3 copies (the drain's pass 8), no more.
         c = self.checks(zsim_result(on_disk=61440 + 100000))["DDT unique on disk"]
         self.assertEqual((c["strict"], c["ok"]), (False, True))
         self.assertFalse(self.checks(zsim_result(on_disk=61440 + 102000))
                          ["DDT unique on disk"]["ok"])
-        res = zsim_result(on_disk=61440 + 150000)
+        self.setting["ddt"] = "legacy"
+        res = zsim_result(on_disk=61440 + 100000)
+        res["dedup"]["ddt_formats"][0]["format"] = "legacy"
+        self.assertFalse(self.checks(res)["DDT unique on disk"]["ok"])
+        self.setting["ddt"] = "fast"
+        self.setting["compression"] = "zstd-3"
+        self.assertNotIn("DDT laid out on the pool's keys", self.checks(zsim_result(keyed=False)))
+
+    def test_fast_ddt_on_disk(self):
+        # A cell not laid out on the pool's keys (zstd): 16 KiB or 5 % strict; widened by one raw
+        # 32K leaf in 3 copies (the drain's draw of raw leaves), and one more per leaf the
+        # in-core figure is off; beyond that it fails.
+        self.setting["compression"] = "zstd-3"
+        self.assertTrue(self.checks(zsim_result(on_disk=61440 + 16384, keyed=False))
+                        ["DDT unique on disk"]["strict"])
+        c = self.checks(zsim_result(on_disk=61440 + 100000, keyed=False))["DDT unique on disk"]
+        self.assertEqual((c["strict"], c["ok"]), (False, True))
+        self.assertFalse(self.checks(zsim_result(on_disk=61440 + 102000, keyed=False))
+                         ["DDT unique on disk"]["ok"])
+        res = zsim_result(on_disk=61440 + 150000, keyed=False)
         res["dedup"]["ddt_formats"][0]["unique"]["in_core"] = 65536 + 32768  # one leaf more
         self.assertTrue(self.checks(res)["DDT unique on disk"]["ok"])
 
