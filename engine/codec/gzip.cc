@@ -5,6 +5,8 @@
 #include <cassert>
 #include <limits>
 #include <new>
+#include <string>
+#include <vector>
 
 namespace zsim::codec {
 
@@ -67,6 +69,55 @@ Status GzipDecompress(ByteView src, MutableByteView dst) {
     return Status::Corruption("gzip: invalid or short zlib stream");
   }
   return Status::Ok();
+}
+
+namespace {
+
+// 64 KiB of text-like bytes: words of a small vocabulary in an order from a fixed LCG, with
+// numbers, so that every level finds matches of several lengths and literals.
+std::vector<uint8_t> ReferenceDeflateInput() {
+  static constexpr const char* kWords[] = {
+      "pool ",   "block ", "dedup ", "table ", "leaf ",   "zap ", "entry ", "checksum ",
+      "record ", "txg ",   "sync ",  "vdev ",  "ashift ", "\n",   ", ",     ". "};
+  std::vector<uint8_t> out;
+  out.reserve(size_t{64} << 10);
+  uint64_t x = 0x5EED5EED;
+  while (out.size() < (size_t{64} << 10)) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const char* w = kWords[(x >> 60) & 15];
+    while (*w != '\0' && out.size() < (size_t{64} << 10)) out.push_back(static_cast<uint8_t>(*w++));
+    if (((x >> 52) & 7) == 0) {
+      for (char c : std::to_string((x >> 20) & 0xFFFF)) {
+        if (out.size() < (size_t{64} << 10)) out.push_back(static_cast<uint8_t>(c));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool GzipWritesReferenceBytes() {
+  // (level, output length, CRC-32 of the output) as Debian's zlib 1.2.13 writes them.
+  static constexpr struct {
+    int level;
+    size_t length;
+    uint32_t crc;
+  } kReference[] = {{1, 20531, 0x969A74CE}, {6, 16446, 0x16022F37}, {9, 16082, 0x963563E0}};
+  static const bool same = [] {
+    const std::vector<uint8_t> in = ReferenceDeflateInput();
+    std::vector<uint8_t> out(in.size() * 2);
+    GzipCompressor gzip;
+    for (const auto& ref : kReference) {
+      const std::optional<size_t> n = gzip.Compress(ref.level, ByteView(in.data(), in.size()),
+                                                    MutableByteView(out.data(), out.size()));
+      if (!n || *n != ref.length || crc32(0, out.data(), static_cast<uInt>(*n)) != ref.crc) {
+        return false;
+      }
+    }
+    return true;
+  }();
+  return same;
 }
 
 }  // namespace zsim::codec

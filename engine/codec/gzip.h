@@ -35,6 +35,13 @@ class GzipCompressor {
   std::array<std::unique_ptr<Stream>, 9> streams_;  // created on first use of each level
 };
 
+// True when the linked zlib deflates a reference input (ReferenceDeflateInput) at levels 1, 6
+// and 9 into the bytes the zlib did whose gzip output was checked against OpenZFS 2.3.2's own
+// DDT keys (Debian's zlib 1.2.13, tests/accuracy/openzfs23/key_check.py). Another deflate
+// (zlib-ng, a hardware offload) may compress as well yet write other bytes, so other keys: a
+// scan then keeps no written keys for gzip (ddt/written_key.h). Computed once.
+bool GzipWritesReferenceBytes();
+
 // Inflates a zlib stream into dst (size = lsize). Returns kCorruption unless it is a complete
 // valid stream of exactly dst.size() bytes.
 Status GzipDecompress(ByteView src, MutableByteView dst);

@@ -237,8 +237,7 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
   if (zfs::SamePsizeRounding(
           zfs::DedupPolicyOf(s.options.profile, s.options.vdev, s.options.ashift),
           zfs::DedupPolicyOf(options.profile, options.vdev, options.ashift))) {
-    tally.set_written_keys(
-        state::KeyColumns(s.options, s.sampling.sampled, s.code_kind, s.written_keys));
+    tally.set_written_keys(state::KeyColumns(s.options, s.code_kind, s.written_keys));
   }
 
   ScanResult result;

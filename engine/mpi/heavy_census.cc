@@ -10,6 +10,7 @@
 #include "engine/base/byte_view.h"
 #include "engine/codec/codec.h"
 #include "engine/ddt/fingerprint.h"
+#include "engine/ddt/written_key.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/mpi/entry_wire.h"
 #include "engine/pipeline/block_code.h"
@@ -58,6 +59,7 @@ class Rereader {
         policy_(pipeline::ScanWritePolicy(options)),
         sampled_(estimate::PlanSampling(options.compressions, options.exact).sampled),
         probe_columns_(state::ProbeColumns(state::CodeKind::kEarlyAbort, options.compressions)),
+        key_columns_(state::KeyColumns(options, state::CodeKind::kEarlyAbort, true)),
         columns_(columns) {
     for (const PathError& e : *errors) listed_.insert(e.path);
   }
@@ -97,6 +99,14 @@ class Rereader {
                                 MutableByteView(scratch_.data(), q.lsize));
         codes[c] = got.code;
         if (probe_columns_[c] < columns_) codes[probe_columns_[c]] = got.probe;
+        const size_t key = key_columns_[c];
+        if (key != state::kNoKey && key + ddt::kWrittenKeyColumns <= columns_ &&
+            pipeline::WritesZfsBytes(options_.compressions[c])) {
+          // As the scan's first sightings: the key ZFS gives it (ddt/written_key.h).
+          ddt::EncodeWrittenKey(pipeline::WrittenKeyWord(policy_, q.lsize, got,
+                                                         MutableByteView(scratch_.data(), q.lsize)),
+                                std::span<ddt::PsizeCode>(&codes[key], ddt::kWrittenKeyColumns));
+        }
       }
     } else {
       ++stats_->changed;
@@ -143,6 +153,7 @@ class Rereader {
   const zfs::WritePolicy policy_;
   const std::vector<bool> sampled_;
   const std::vector<size_t> probe_columns_;
+  const std::vector<size_t> key_columns_;  // state::KeyColumns of a fresh scan's tables
   const size_t columns_;
   std::set<std::string> listed_;  // paths among the errors already
   codec::Compressor compressor_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 
+#include "engine/codec/gzip.h"
 #include "engine/codec/zfs_block.h"
 #include "engine/ddt/fingerprint.h"
 
@@ -44,6 +45,10 @@ BlockCodes CodeBlock(const zfs::WritePolicy& policy, Compression comp, ByteView 
       codec::RawZfsCompress(policy, comp, block, is_zero, compressor, scratch);
   return {raw.hole ? ddt::kHoleCode : ddt::EncodeRawLength(raw.length), ddt::kHoleCode,
           std::nullopt};
+}
+
+bool WritesZfsBytes(Compression c) {
+  return c.algorithm != CompressionAlgorithm::kGzip || codec::GzipWritesReferenceBytes();
 }
 
 std::optional<uint64_t> WrittenKeyWord(const zfs::WritePolicy& policy, uint64_t lsize,

@@ -46,6 +46,12 @@ BlockCodes CodeBlock(const zfs::WritePolicy& policy, Compression comp, ByteView 
                      codec::Compressor& compressor, MutableByteView scratch,
                      state::CodeKind kind = state::CodeKind::kEarlyAbort, bool with_probe = true);
 
+// True when this build's codec for `c` writes OpenZFS's bytes, so that the keys WrittenKeyWord
+// takes are ZFS's (gzip: codec::GzipWritesReferenceBytes, the linked zlib; lzjb, zle and lz4
+// are zsim's own). A scan leaves the written-key columns of another pending: the report then
+// keeps the model.
+bool WritesZfsBytes(Compression c);
+
 // The first word of the DDT key ZFS gives a block of `lsize` whose output CodeBlock left in
 // `scratch` (`codes.output`), written under `policy`'s rounding (zfs::RoundedPsize): the SHA-256
 // of the output padded with zeros to its rounded psize (codec::WriteZfsBlock), read as ZFS reads

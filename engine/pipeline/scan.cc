@@ -264,8 +264,7 @@ class Scan : public std::enable_shared_from_this<Scan> {
     const std::vector<ddt::SettingStorage> layout =
         state::TableLayout(options_, sampling_.sampled, state_.code_kind, state_.written_keys);
     probe_columns_ = state::ProbeColumns(state_.code_kind, options_.compressions);
-    key_columns_ =
-        state::KeyColumns(options_, sampling_.sampled, state_.code_kind, state_.written_keys);
+    key_columns_ = state::KeyColumns(options_, state_.code_kind, state_.written_keys);
     for (state::RowState& r : rows_) {
       r.table = std::make_unique<ddt::DedupTable>(layout);
       r.distinct = std::make_unique<estimate::DistinctBlocks>(r.block_bytes);
@@ -942,6 +941,8 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
     uint64_t bytes = 0;
     uint64_t probe_ns = 0;  // early abort's runs and written keys, left out of the codec's time
     uint64_t live_t = t0, live_bytes = 0;  // published to live_ every kLiveCodecBytes
+    // The written keys, where this build's codec writes OpenZFS's bytes (else left pending).
+    const bool keyed = key_columns_[c] != state::kNoKey && WritesZfsBytes(comp);
     for (size_t i = 0; i < n; ++i) {
       const FirstSeen& f = w.first_seen[i];
       ddt::PsizeCode& code = w.first_codes[i * columns + c];
@@ -958,7 +959,7 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
       const ByteView block(w.buffer.get() + f.offset, bs);
       const BlockCodes got = CodeOf(comp, block, f.is_zero, w);
       code = got.code;
-      if (key_columns_[c] != state::kNoKey) {
+      if (keyed) {
         // The key ZFS would give it, from the output still in scratch (ddt/written_key.h); a
         // checksum, not the codec's work: timed apart, left out.
         const uint64_t k0 = ThreadCpuNanos();
@@ -1298,8 +1299,7 @@ void Scan::StartFrom(state::ScanState base) {
   state_.code_kind = base.code_kind;  // new entries' codes as the base's
   state_.written_keys = base.written_keys;
   probe_columns_ = state::ProbeColumns(state_.code_kind, options_.compressions);
-  key_columns_ =
-      state::KeyColumns(options_, sampling_.sampled, state_.code_kind, state_.written_keys);
+  key_columns_ = state::KeyColumns(options_, state_.code_kind, state_.written_keys);
   for (size_t r = 0; r < rows_.size(); ++r) {
     rows_[r].table = std::move(base.rows[r].table);
     base_codec_seconds_.push_back(std::move(base.rows[r].codec_seconds));

@@ -153,8 +153,7 @@ Status CheckMergeable(const ScanState& a, const ScanState& b) {
     return Status::InvalidArgument("one state holds " + what(older) + " and the other " +
                                    what(newer) + ": they do not merge; scan the older part again");
   }
-  if (KeyColumns(x, a.sampling.sampled, a.code_kind, a.written_keys) !=
-      KeyColumns(y, b.sampling.sampled, b.code_kind, b.written_keys)) {
+  if (KeyColumns(x, a.code_kind, a.written_keys) != KeyColumns(y, b.code_kind, b.written_keys)) {
     return Status::InvalidArgument(
         std::string("one state keeps the DDT keys of compressed blocks (state format 12) and the "
                     "other does not (") +

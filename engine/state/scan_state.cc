@@ -55,21 +55,21 @@ std::vector<size_t> ProbeColumns(CodeKind kind, const std::vector<Compression>& 
   return out;
 }
 
-bool KeepsWrittenKey(const ScanOptions& options, const std::vector<bool>& sampled, size_t c) {
+bool KeepsWrittenKey(const ScanOptions& options, size_t c) {
   const CompressionAlgorithm a = options.compressions[c].algorithm;
   return options.checksum == ChecksumKind::kSha256 && a != CompressionAlgorithm::kOff &&
-         a != CompressionAlgorithm::kZstd && !(c < sampled.size() && sampled[c]);
+         a != CompressionAlgorithm::kZstd;
 }
 
-std::vector<size_t> KeyColumns(const ScanOptions& options, const std::vector<bool>& sampled,
-                               CodeKind kind, bool written_keys) {
+std::vector<size_t> KeyColumns(const ScanOptions& options, CodeKind kind, bool written_keys) {
   const std::vector<Compression>& comps = options.compressions;
   std::vector<size_t> out(comps.size(), kNoKey);
-  if (!written_keys) return out;
+  // Only least-budget codes leave the output a key is taken of (pipeline::CodeBlock).
+  if (!written_keys || kind != CodeKind::kEarlyAbort) return out;
   size_t next = comps.size();
   for (const Compression& c : comps) next += HasProbe(kind, c) ? 1 : 0;
   for (size_t c = 0; c < comps.size(); ++c) {
-    if (!KeepsWrittenKey(options, sampled, c)) continue;
+    if (!KeepsWrittenKey(options, c)) continue;
     out[c] = next;
     next += ddt::kWrittenKeyColumns;
   }
@@ -93,12 +93,11 @@ std::vector<ddt::SettingStorage> TableLayout(const ScanOptions& options,
   for (size_t c = 0; c < comps.size(); ++c) {
     if (HasProbe(kind, comps[c])) layout.push_back(layout[c]);
   }
-  const std::vector<size_t> keys = KeyColumns(options, sampled, kind, written_keys);
+  const std::vector<size_t> keys = KeyColumns(options, kind, written_keys);
   for (size_t c = 0; c < comps.size(); ++c) {
     if (keys[c] == kNoKey) continue;
-    ddt::SettingStorage column;  // inline: every entry has its word
-    column.zero_is_hole = layout[c].zero_is_hole;
-    layout.insert(layout.end(), ddt::kWrittenKeyColumns, column);
+    // Stored as the setting: inline, or beside the entries a sampled codec ran on.
+    layout.insert(layout.end(), ddt::kWrittenKeyColumns, layout[c]);
   }
   return layout;
 }

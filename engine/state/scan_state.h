@@ -255,20 +255,20 @@ bool HasProbe(CodeKind kind, Compression c);
 inline constexpr size_t kNoProbe = SIZE_MAX;
 std::vector<size_t> ProbeColumns(CodeKind kind, const std::vector<Compression>& compressions);
 
-// True when a scan with `options` (resolved), `sampled` per setting, keeps the DDT key words of
-// setting `c`'s compressed blocks (ddt/written_key.h) in a table that keeps them
-// (ScanState::written_keys): under --checksum sha256 (the key ZFS's dedup uses), for an exact
-// codec whose bytes are OpenZFS's (lzjb, zle, lz4, gzip; zsim's zstd is a newer release than
-// OpenZFS carries, whose output differs).
-bool KeepsWrittenKey(const ScanOptions& options, const std::vector<bool>& sampled, size_t c);
+// True when a scan with `options` (resolved) keeps the DDT key words of setting `c`'s compressed
+// blocks (ddt/written_key.h) in a table that keeps them (ScanState::written_keys): under
+// --checksum sha256 (the key ZFS's dedup uses), for a codec whose bytes are OpenZFS's (lzjb,
+// zle, lz4, gzip; zsim's zstd is a newer release than OpenZFS carries, whose output differs).
+// A sampled codec keeps them for the blocks it runs on (the report uses them where it ran on
+// every one).
+bool KeepsWrittenKey(const ScanOptions& options, size_t c);
 
 // The columns of a dedup table that keeps written keys: after the settings' and early-abort
 // columns (ProbeColumns), ddt::kWrittenKeyColumns per setting KeepsWrittenKey says (in the
-// settings' order). Per setting, its first one, or kNoKey (every one when `written_keys` is
-// false).
+// settings' order), stored as their setting. Per setting, its first one, or kNoKey (every one
+// when `written_keys` is false or `kind` is not kEarlyAbort).
 inline constexpr size_t kNoKey = SIZE_MAX;
-std::vector<size_t> KeyColumns(const ScanOptions& options, const std::vector<bool>& sampled,
-                               CodeKind kind, bool written_keys);
+std::vector<size_t> KeyColumns(const ScanOptions& options, CodeKind kind, bool written_keys);
 
 // The dedup table layout a scan with `options` (resolved) builds for codes of `kind`, `sampled`
 // per setting (SamplingState::sampled): compression=off derived from lsize, a sampled codec kept

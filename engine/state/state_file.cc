@@ -349,7 +349,7 @@ void PutState(FrameWriter& w, const ScanState& s, bool resolve_keys) {
   w.U32(static_cast<uint32_t>(s.sampling.setting_levels.size()));
   for (int lv : s.sampling.setting_levels) w.I32(lv);
   w.U8(static_cast<uint8_t>(s.code_kind));
-  w.U8(s.written_keys);
+  w.U8(s.written_keys && s.code_kind == CodeKind::kEarlyAbort);  // KeyColumns: none otherwise
   w.U32(static_cast<uint32_t>(s.featured));
   w.U8(s.partial);
   w.U64(s.file_ids.size());
@@ -888,7 +888,11 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
   s.written_keys = false;
   if (version >= 12) {
     const uint8_t keys = r.U8();
-    if (keys > 1) r.Fail("corrupt: written keys flag");
+    // Only a table of the codecs' least-budget outputs (the kind format 12 scans write) has
+    // them: the others' codes leave no output to take a key of.
+    if (keys > 1 || (keys == 1 && s.code_kind != CodeKind::kEarlyAbort)) {
+      r.Fail("corrupt: written keys flag");
+    }
     s.written_keys = keys != 0;
   }
   s.featured = r.U32();
@@ -1040,7 +1044,7 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
     const std::vector<ddt::SettingStorage> expected =
         TableLayout(o, s.sampling.sampled, s.code_kind, s.written_keys);
     rs.table = GetTable(r, expected, s.code_kind, o.compressions, policy,
-                        KeyColumns(o, s.sampling.sampled, s.code_kind, s.written_keys));
+                        KeyColumns(o, s.code_kind, s.written_keys));
   }
   if (version >= 3 && r.ok()) GetRecords(r, s, version, keyed);
   if (version >= 5 && r.ok()) GetLinks(r, s, version, keyed);

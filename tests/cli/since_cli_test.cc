@@ -127,6 +127,31 @@ TEST_F(SinceCliTest, EveryKindOfChangeGivesTheFullScansFigures) {
   });
 }
 
+// Under --checksum sha256 the tables keep the keys of the bytes compressed blocks write (state
+// format 12): a --since scan keeps the base's and adds the new blocks', so the DDT is laid out
+// on the keys as a full scan's is, with the same figures.
+TEST_F(SinceCliTest, WrittenKeysCarryOverAndCoverTheNewBlocks) {
+  for (int i = 0; i < 4; ++i) {
+    Write("a/" + testing::NumberedName("t", i) + ".txt",
+          testing::GenerateBlock(120000 + i * 30000, 0.6, 60 + i));
+  }
+  Write("b/random.bin", testing::Xorshift64Bytes(5, 100 * 1024));
+  const std::vector<std::string> flags = {
+      "--recordsize", "16k", "--compression", "off,lz4,gzip-6", "--checksum", "sha256", "--exact"};
+  SettleStamps();
+  Full(flags, 0);
+  Write("a/t1.txt", testing::GenerateBlock(90000, 0.3, 98));
+  Write("c/new.txt", testing::GenerateBlock(200000, 0.5, 97));
+  const json since = Since(flags, 0, 2);
+  const json full = Full(flags, 1);
+  testing::ExpectSameFigures(since, full, kRunCosts);
+  for (const char* c : {"off", "lz4", "gzip-6"}) {
+    for (const json& f : testing::ResultFor(since, 16 * 1024, c)["dedup"]["ddt_formats"]) {
+      EXPECT_TRUE(f["leaves_from_keys"].get<bool>()) << c << " " << f.dump();
+    }
+  }
+}
+
 // Enough unique blocks (about 14,000 of 4K) that the sampled codecs rise to level 1 (8,000 and
 // more): the levels and the codes of a --since scan must still be the full scan's; a quarter
 // gone keeps level 1, but with three quarters gone the level is 0, where the base left blocks
