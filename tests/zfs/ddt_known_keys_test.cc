@@ -56,6 +56,25 @@ TEST(DdtKnownKeysTest, UniformKeysOfALargeTableGiveTheModelsLeaves) {
               0.03 * double(model.unique.dspace_bytes));
 }
 
+// Keys a leaf cannot tell apart (one word: a table keeps 30 bits of a compressed block's key)
+// must not double the pointer table without end, in the layout or in the fast log's drain: the
+// leaf holds them, and the figures stay finite.
+TEST(DdtKnownKeysTest, KeysThatShareEveryBitDoNotSplitWithoutEnd) {
+  for (uint64_t shared : {uint64_t{1000}, uint64_t{5000}}) {
+    std::vector<uint64_t> u = Hashes(20000, 3);
+    for (uint64_t i = 0; i < shared; ++i) u[i] = 0xABCDE00000000000ULL;  // all one word
+    std::sort(u.begin(), u.end());
+    DdtFootprintInput in = Fast23(u.size(), 0);
+    in.unique_hashes = u;
+    in.duplicate_hashes = {};
+    const DdtFootprintModel m = ModelDdtFootprint(in);
+    EXPECT_TRUE(m.totals.leaves_from_keys);
+    EXPECT_GT(m.unique.leaves, 64u);
+    EXPECT_LT(m.unique.leaves, 400u) << shared;
+    EXPECT_GT(m.unique.mspace_bytes, 0u);
+  }
+}
+
 TEST(DdtKnownKeysTest, KeysSharingAPrefixSplitTheZapDeeperThanUniformOnes) {
   // 400 keys in 1/2^16 of the hash space: the ZAP splits on 16 bits that send every entry to the
   // same side, each split leaving an empty leaf (zap_leaf_split), before the keys part. Uniform
