@@ -4,15 +4,17 @@
 // bytes it writes: for a compressed block the compressor's output padded with zeros to its
 // rounded psize (codec::WriteZfsBlock), not the logical block the table's key covers. The DDT
 // ZAP's hash, which decides the table's leaves, is that checksum's first word
-// (ZfsChecksumWord0). Under --checksum sha256 a scan keeps that word for every exact compressing
-// setting (state::KeyColumns), in four of the table's 16-bit columns, 15 bits in each: the
-// word's top 60 bits. The leaves split on the hash's top bits, one more per split; a ZAP of
-// 2^40 leaves would be the first to need the rest.
+// (ZfsChecksumWord0). Under --checksum sha256 a scan keeps that word's top 30 bits for every
+// lzjb, zle, lz4 and gzip setting (state::KeyColumns), in two of the table's 16-bit columns, 15
+// bits in each: 4 bytes per entry and setting. The leaves split on the hash's top bits, one
+// more per split: a table laid out on its keys holds at most 2^22 entries per class
+// (zfs::kMaxKnownKeyEntries) in leaves of at least 128 (2^15 leaves), so 30 bits leave room for
+// 15 splits past the even ones before two keys could not be told apart.
 //
-// Column values: 0 .. 0x7FFF a word's 15 bits; kNoWrittenKey in the first column (the others
-// 0) when the block writes no compressed bytes under the scan's rounding (a hole, no fit, or an
-// output that rounds up to lsize: stored as is, whose key is the table's own); kPendingCode when
-// not computed.
+// Column values: 0 .. 0x7FFF a word's 15 bits; kNoWrittenKey in the first column (the other 0)
+// when the block writes no compressed bytes under the scan's rounding (a hole, no fit, or an
+// output that rounds up to lsize: stored as is, whose key is the table's own); kPendingCode in
+// both when not computed.
 //
 // Thread safety: pure functions.
 
@@ -27,10 +29,11 @@
 
 namespace zsim::ddt {
 
-inline constexpr size_t kWrittenKeyColumns = 4;
+inline constexpr size_t kWrittenKeyColumns = 2;
+inline constexpr int kWrittenKeyBits = 15 * static_cast<int>(kWrittenKeyColumns);
 inline constexpr PsizeCode kNoWrittenKey = 0x8000;
 
-// The four columns of `word` (nullopt: kNoWrittenKey).
+// The columns of `word` (nullopt: kNoWrittenKey).
 inline void EncodeWrittenKey(std::optional<uint64_t> word, std::span<PsizeCode> out) {
   for (size_t i = 0; i < kWrittenKeyColumns; ++i) {
     out[i] = word ? static_cast<PsizeCode>((*word >> (64 - 15 * (i + 1))) & 0x7FFF) : 0;
@@ -38,11 +41,11 @@ inline void EncodeWrittenKey(std::optional<uint64_t> word, std::span<PsizeCode> 
   if (!word) out[0] = kNoWrittenKey;
 }
 
-// What four columns hold.
+// What the columns hold.
 struct WrittenKey {
   enum class Kind : uint8_t { kWord, kNone, kPending, kCorrupt };
   Kind kind = Kind::kPending;
-  uint64_t word = 0;  // kWord: the top 60 bits, the low 4 zero
+  uint64_t word = 0;  // kWord: the top kWrittenKeyBits bits, the others zero
 };
 inline WrittenKey DecodeWrittenKey(std::span<const PsizeCode> in) {
   if (in[0] == kPendingCode) {
@@ -67,7 +70,9 @@ inline WrittenKey DecodeWrittenKey(std::span<const PsizeCode> in) {
 }
 
 // The part of a word the columns keep.
-inline uint64_t KeptWord(uint64_t word) { return word & ~uint64_t{0xF}; }
+inline uint64_t KeptWord(uint64_t word) {
+  return word & ~((uint64_t{1} << (64 - kWrittenKeyBits)) - 1);
+}
 
 }  // namespace zsim::ddt
 

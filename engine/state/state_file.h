@@ -80,7 +80,7 @@ namespace zsim::state {
 // metadata model takes their data as spread over each file).
 // 12: a flag after the code kind, ScanState::written_keys: under --checksum sha256 the tables
 // keep, per exact lzjb, zle, lz4 or gzip setting, the first word of the DDT key ZFS gives each
-// compressed block, in four more columns after the early-abort ones (state::KeyColumns,
+// compressed block, in two more columns after the early-abort ones (state::KeyColumns,
 // ddt/written_key.h), from which a report lays out the DDT's leaves on ZFS's own keys. Version
 // 11 and older are read without them (the leaves of compressed tables are then the model's).
 inline constexpr uint32_t kStateFormatVersion = 12;

@@ -10,6 +10,7 @@
 #include "engine/base/byte_view.h"
 #include "engine/codec/zfs_block.h"
 #include "engine/ddt/fingerprint.h"
+#include "engine/ddt/written_key.h"
 #include "engine/zfs/ddt_footprint.h"
 #include "engine/zfs/write_rules.h"
 #include "tests/util/report_json.h"
@@ -399,9 +400,8 @@ TEST(ScanCliTest, CompressedTablesAreLaidOutOnTheKeysOfTheWrittenBytes) {
                              compressor, MutableByteView(scratch.data(), scratch.size()));
     ASSERT_EQ(w.write.kind, zfs::BlockKind::kCompressed);
     ASSERT_EQ(w.write.psize, 12 * K);
-    hashes[i < kCopied ? 1 : 0].push_back(
-        ddt::ZfsChecksumWord0(ddt::ComputeFingerprint(ChecksumKind::kSha256, w.bytes)) &
-        ~uint64_t{0xF});  // the 60 bits a table keeps (ddt/written_key.h)
+    hashes[i < kCopied ? 1 : 0].push_back(ddt::KeptWord(ddt::ZfsChecksumWord0(
+        ddt::ComputeFingerprint(ChecksumKind::kSha256, w.bytes))));  // the bits a table keeps
   }
   for (auto& h : hashes) std::sort(h.begin(), h.end());
   zfs::DdtFootprintInput in;

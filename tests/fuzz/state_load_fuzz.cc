@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "engine/ddt/written_key.h"
 #include "engine/state/state_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -20,14 +21,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     // A state that parses is whole: a table and sketches per row, the sizes its options say. The
     // table has a column per setting, then one per early-abort code (state::ProbeColumns), then
-    // four per written key (state::KeyColumns).
+    // two per written key (state::KeyColumns).
     const size_t settings = s->options.compressions.size();
     size_t columns = settings;
     for (zsim::Compression c : s->options.compressions) {
       if (zsim::state::HasProbe(s->code_kind, c)) ++columns;
     }
     for (size_t k : zsim::state::KeyColumns(s->options, s->code_kind, s->written_keys)) {
-      if (k != zsim::state::kNoKey) columns += 4;
+      if (k != zsim::state::kNoKey) columns += zsim::ddt::kWrittenKeyColumns;
     }
     for (const zsim::state::RowState& r : s->rows) {
       if (!r.table || !r.distinct || r.files.size() != settings || r.table->settings() != columns) {

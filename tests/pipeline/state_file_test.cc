@@ -524,7 +524,7 @@ TEST(StateFileTest, AnEarlyAbortCodeThatDoesNotGoWithItsCodecsIsRefused) {
   }
 }
 
-// Format 12 keeps, under --checksum sha256, the DDT key words of compressed blocks in four more
+// Format 12 keeps, under --checksum sha256, the DDT key words of compressed blocks in two more
 // columns (ddt/written_key.h): they read back as written, and columns no scan writes (part of a
 // marker with bits beside it, a 16th bit set) are corrupt, not keys. (SetCodes cannot store a
 // pending column over a set one: ColumnsKeepTheTopSixtyBitsAndSayWhichHaveNone covers those.)
@@ -576,9 +576,8 @@ TEST(StateFileTest, WrittenKeysReadBackAndColumnsNoScanWritesAreRefused) {
     }
   });
   for (const std::vector<ddt::PsizeCode>& cols :
-       {std::vector<ddt::PsizeCode>{ddt::kNoWrittenKey, 0, 7, 0},
-        std::vector<ddt::PsizeCode>{0x9000, 1, 2, 3},
-        std::vector<ddt::PsizeCode>{1, 2, 0x8003, 4}}) {
+       {std::vector<ddt::PsizeCode>{ddt::kNoWrittenKey, 7}, std::vector<ddt::PsizeCode>{0x9000, 1},
+        std::vector<ddt::PsizeCode>{1, 0x8003}}) {
     std::vector<ddt::PsizeCode> bad = original;
     std::copy(cols.begin(), cols.end(), bad.begin() + 1);
     s.rows[0].table->SetCodes(key, bad);

@@ -3,8 +3,8 @@
 // of the SHA-256 of the bytes codec::WriteZfsBlock says ZFS writes (which accuracy23_keys checks
 // against OpenZFS 2.3.2's own DDT), for every codec a table keeps them for, at every rounding
 // (v23's 512 bytes, 2.1's min_alloc, 2.2+'s min_alloc then gcd_alloc, dRAID), for blocks that
-// compress, that round up to lsize, and that do not fit. The table's four columns keep its top
-// 60 bits and say which entries have none.
+// compress, that round up to lsize, and that do not fit. The table's two columns keep its top
+// 30 bits and say which entries have none.
 
 #include "engine/ddt/written_key.h"
 
@@ -104,7 +104,7 @@ TEST(WrittenKeyTest, TheLinkedZlibWritesTheReferenceBytes) {
   EXPECT_TRUE(WritesZfsBytes({CompressionAlgorithm::kLz4, 0}));
 }
 
-TEST(WrittenKeyTest, ColumnsKeepTheTopSixtyBitsAndSayWhichHaveNone) {
+TEST(WrittenKeyTest, ColumnsKeepTheTopThirtyBitsAndSayWhichHaveNone) {
   for (uint64_t w : {uint64_t{0}, ~uint64_t{0}, uint64_t{0x0123456789ABCDEF},
                      uint64_t{0x8000000000000000}, uint64_t{0x7FFF7FFF7FFF7FFF}}) {
     ddt::PsizeCode cols[ddt::kWrittenKeyColumns];
@@ -113,18 +113,20 @@ TEST(WrittenKeyTest, ColumnsKeepTheTopSixtyBitsAndSayWhichHaveNone) {
     const ddt::WrittenKey k = ddt::DecodeWrittenKey(cols);
     EXPECT_EQ(k.kind, ddt::WrittenKey::Kind::kWord);
     EXPECT_EQ(k.word, ddt::KeptWord(w));
+    EXPECT_EQ(k.word >> 34, w >> 34);
+    EXPECT_EQ(k.word & ((uint64_t{1} << 34) - 1), 0u);
   }
   ddt::PsizeCode none[ddt::kWrittenKeyColumns];
   ddt::EncodeWrittenKey(std::nullopt, none);
   EXPECT_EQ(ddt::DecodeWrittenKey(none).kind, ddt::WrittenKey::Kind::kNone);
-  const ddt::PsizeCode pending[] = {ddt::kPendingCode, ddt::kPendingCode, ddt::kPendingCode,
-                                    ddt::kPendingCode};
+  const ddt::PsizeCode pending[] = {ddt::kPendingCode, ddt::kPendingCode};
   EXPECT_EQ(ddt::DecodeWrittenKey(pending).kind, ddt::WrittenKey::Kind::kPending);
   // What a scan never writes: a state file holding it is corrupt.
-  for (const auto& bad : {std::vector<ddt::PsizeCode>{ddt::kPendingCode, 0, 0, 0},
-                          std::vector<ddt::PsizeCode>{ddt::kNoWrittenKey, 1, 0, 0},
-                          std::vector<ddt::PsizeCode>{0x8001, 0, 0, 0},
-                          std::vector<ddt::PsizeCode>{0, 0, 0x8000, 0}}) {
+  for (const auto& bad :
+       {std::vector<ddt::PsizeCode>{ddt::kPendingCode, 0},
+        std::vector<ddt::PsizeCode>{0, ddt::kPendingCode},
+        std::vector<ddt::PsizeCode>{ddt::kNoWrittenKey, 1}, std::vector<ddt::PsizeCode>{0x8001, 0},
+        std::vector<ddt::PsizeCode>{0, 0x8000}}) {
     EXPECT_EQ(ddt::DecodeWrittenKey(bad).kind, ddt::WrittenKey::Kind::kCorrupt);
   }
 }
@@ -139,16 +141,16 @@ TEST(WrittenKeyTest, KeyColumnsFollowTheProbesForTheCodecsOfOpenZfs) {
   o.checksum = ChecksumKind::kSha256;
   const std::vector<bool> sampled = {false, false, false, false, true};
   const auto kind = state::CodeKind::kEarlyAbort;
-  // Columns: 5 settings, zstd-3's early-abort column (5), then lz4's four (6), gzip's (10) and
-  // lzjb's (14); off has no output, zstd is not OpenZFS's release.
+  // Columns: 5 settings, zstd-3's early-abort column (5), then lz4's two (6), gzip's (8) and
+  // lzjb's (10); off has no output, zstd is not OpenZFS's release.
   const std::vector<size_t> keys = state::KeyColumns(o, kind, true);
-  EXPECT_EQ(keys, (std::vector<size_t>{state::kNoKey, 6, state::kNoKey, 10, 14}));
+  EXPECT_EQ(keys, (std::vector<size_t>{state::kNoKey, 6, state::kNoKey, 8, 10}));
   const std::vector<ddt::SettingStorage> layout = state::TableLayout(o, sampled, kind, true);
-  ASSERT_EQ(layout.size(), 18u);
+  ASSERT_EQ(layout.size(), 12u);
   // Stored as their setting: lzjb's beside the entries its sampled codec ran on.
   for (size_t i = 0; i < ddt::kWrittenKeyColumns; ++i) {
     EXPECT_EQ(layout[6 + i].kind, ddt::SettingStorage::Kind::kInline);
-    EXPECT_EQ(layout[14 + i].kind, ddt::SettingStorage::Kind::kSide);
+    EXPECT_EQ(layout[10 + i].kind, ddt::SettingStorage::Kind::kSide);
   }
   EXPECT_EQ(state::TableLayout(o, sampled, kind, false).size(), 6u);
   EXPECT_EQ(state::KeyColumns(o, kind, false), std::vector<size_t>(5, state::kNoKey));
