@@ -116,11 +116,6 @@ struct SimResult {
   std::vector<uint32_t> occupancy;
 };
 
-// True when every hash of a full leaf, and `h`, are one value: no split separates them.
-bool LeafCannotSplit(const std::vector<uint64_t>& hashes, uint64_t h) {
-  return std::all_of(hashes.begin(), hashes.end(), [h](uint64_t x) { return x == h; });
-}
-
 // Extendible hashing exactly as the fat ZAP does it: a pointer table indexed by the top
 // `shift` hash bits; a full leaf whose prefix is as long as the table doubles the table first,
 // then splits on its next prefix bit (zap.c: zap_expand_leaf, zap_leaf_split). Block ids follow
@@ -131,10 +126,6 @@ bool LeafCannotSplit(const std::vector<uint64_t>& hashes, uint64_t h) {
 // do).
 SimResult SimulateZapOf(std::span<const uint64_t> hashes, uint64_t capacity, int embedded_shift,
                         uint64_t block_bytes) {
-  // Keys no split can tell apart (a table keeps 30 bits of a compressed block's key word,
-  // ddt/written_key.h: more than `capacity` equal words) would double the pointer table
-  // without end: such a leaf holds them all (ZFS would chain it), which distinct words never
-  // need. See LeafCannotSplit.
   struct Leaf {
     int prefix_len = 0;
     std::vector<uint64_t> hashes;
@@ -149,7 +140,7 @@ SimResult SimulateZapOf(std::span<const uint64_t> hashes, uint64_t capacity, int
     while (true) {
       const uint64_t idx = shift == 0 ? 0 : h >> (64 - shift);
       const uint32_t li = table[idx];
-      if (leaves[li].hashes.size() < capacity || LeafCannotSplit(leaves[li].hashes, h)) {
+      if (leaves[li].hashes.size() < capacity || ZapLeafCannotSplit(leaves[li].hashes, h)) {
         leaves[li].hashes.push_back(h);
         break;
       }

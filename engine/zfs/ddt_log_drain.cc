@@ -43,11 +43,7 @@ class ZapDrain {
     while (true) {
       const uint64_t idx = shift_ == 0 ? 0 : h >> (64 - shift_);
       const uint32_t li = table_[idx];
-      // Equal hashes no split separates (a table's 30-bit written keys): the leaf holds them,
-      // as SimulateZapOf's (ddt_footprint.cc) does.
-      if (leaves_[li].hashes.size() < capacity_ ||
-          std::all_of(leaves_[li].hashes.begin(), leaves_[li].hashes.end(),
-                      [h](uint64_t x) { return x == h; })) {
+      if (leaves_[li].hashes.size() < capacity_ || ZapLeafCannotSplit(leaves_[li].hashes, h)) {
         leaves_[li].hashes.push_back(h);
         Dirty(leaves_[li].block);
         return;

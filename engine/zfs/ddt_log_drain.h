@@ -43,6 +43,17 @@ inline constexpr int kDdtLogFlushPassesMax = 8;
 // zfs_sync_pass_dont_compress (zio.c).
 inline constexpr int kSyncPassDontCompress = 8;
 
+// True when a full ZAP leaf's hashes, and `h` coming in, are one value: no split separates
+// them (a table keeps 30 bits of a compressed block's key word, ddt/written_key.h), so the leaf
+// holds them all (ZFS would chain it) rather than the pointer table doubling without end. Both
+// simulations of the ZAP (this drain's and ddt_footprint.cc's layout) ask it.
+inline bool ZapLeafCannotSplit(std::span<const uint64_t> hashes, uint64_t h) {
+  for (const uint64_t x : hashes) {
+    if (x != h) return false;
+  }
+  return true;
+}
+
 // What the drain leaves stored raw in one class's ZAP.
 struct DdtRawBlocks {
   double leaf_share = 0;       // raw leaves / leaves (expected)
