@@ -5,6 +5,7 @@
 #include <span>
 
 #include "engine/zfs/ddt_footprint.h"
+#include "engine/zfs/microzap.h"
 #include "engine/zfs/pool_overhead.h"
 #include "engine/zfs/profile.h"
 #include "engine/zfs/write_rules.h"
@@ -62,8 +63,6 @@ constexpr uint64_t kExtraObjects = 4;  // slot 0, master node, delete queue, sha
 constexpr uint64_t kExtraObjectsSa = 7;
 // v23: objset, master node, delete queue, 2 user/group, shares
 constexpr int kFixedSmallBlocks = 6;
-constexpr uint64_t kMicrozapMaxBytes = 128 << 10;
-constexpr uint64_t kMicrozapNameMax = 50;  // MZAP_NAME_LEN
 
 uint64_t DivRoundUp(uint64_t n, uint64_t d) { return (n + d - 1) / d; }
 
@@ -174,14 +173,19 @@ void MetadataTally::AddFile(uint64_t block_slots, uint64_t data_blocks,
   }
 }
 
-void MetadataTally::AddDirectory(uint64_t entries, uint64_t name_bytes, uint64_t longest_name) {
+void MetadataTally::AddDirectory(uint64_t entries, uint64_t name_bytes, uint64_t longest_name,
+                                 uint64_t microzap_lz4_bytes) {
   ++directories_;
   const int mcopies = MetadataCopies(context_.copies);
-  const uint64_t mzap_bytes = RoundUp((entries + 1) * 64, 512);
-  if (mzap_bytes <= kMicrozapMaxBytes && longest_name < kMicrozapNameMax) {
-    AddBlock(static_cast<double>(mzap_bytes),
-             kMicrozapHeaderBytes + kMicrozapBytesPerEntry * static_cast<double>(entries) +
-                 kMicrozapBytesPerNameByte * static_cast<double>(name_bytes),
+  if (IsMicrozap(entries, longest_name)) {
+    // The block compressed as it is written (microzap.h), from 0.7 where metadata is lz4 and
+    // the scan measured it; else (v23's lzjb, a state without it) the fit.
+    const bool measured = microzap_lz4_bytes != 0 && context_.profile != Profile::kV23;
+    AddBlock(static_cast<double>(MicrozapBlockBytes(entries)),
+             measured
+                 ? static_cast<double>(microzap_lz4_bytes)
+                 : kMicrozapHeaderBytes + kMicrozapBytesPerEntry * static_cast<double>(entries) +
+                       kMicrozapBytesPerNameByte * static_cast<double>(name_bytes),
              mcopies, &variable_, /*embeddable=*/true);
     return;
   }

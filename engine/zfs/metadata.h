@@ -16,9 +16,10 @@
 //     (indirect_ranges.h), each compressed to 38 + 8 bytes per DVA per block pointer (v23,
 //     lzjb) or 70 bytes + 34 + 8 per DVA per block pointer (lz4, 0.7 on) plus the compressor's
 //     cost of the zero rest (IndirectBlockPsize);
-//   - directories: a micro-ZAP (64-byte entries, block grows 512 B at a time, fitted at
-//     64 + 4 bytes per entry + 0.7 per name byte compressed) while entries <= 2047 and names < 50
-//     bytes, else a fat ZAP of 16K leaves (not measured);
+//   - directories: a micro-ZAP (microzap.h: 64-byte entries, block grows 512 B at a time) while
+//     its block is at most 128K and names < 50 bytes, compressed by lz4 as the scan measured it
+//     (from 0.7), or fitted at 64 + 4 bytes per entry + 0.7 per name byte compressed (v23's
+//     lzjb; states that did not measure it); else a fat ZAP of 16K leaves (not measured);
 //   - fixed objects: objset, master node, delete queue, user/group used, shares directory.
 // Pool overhead (MOS, space maps, the pool's root dataset): before 2.3 a fitted constant per
 // sector size plus a term proportional to allocated space (calibration points:
@@ -63,8 +64,11 @@ class MetadataTally {
                std::span<const uint64_t> indirects = {});
 
   // A directory with `entries` names (excluding . and ..), `name_bytes` their total length and
-  // `longest_name` the longest (>= 50 bytes forces a fat ZAP).
-  void AddDirectory(uint64_t entries, uint64_t name_bytes, uint64_t longest_name);
+  // `longest_name` the longest (>= 50 bytes forces a fat ZAP). `microzap_lz4_bytes`: its
+  // micro-ZAP block (microzap.h) compressed by ZFS's lz4, header included, as the scan measured
+  // it; 0 when not measured (the fit below serves, as it does for v23's lzjb metadata).
+  void AddDirectory(uint64_t entries, uint64_t name_bytes, uint64_t longest_name,
+                    uint64_t microzap_lz4_bytes = 0);
 
   // The data blocks of the setting stored embedded in their block pointer (every reference, so
   // one per file holding one: embedding needs a block of <= 112 compressed bytes, in practice
