@@ -201,7 +201,7 @@ class ParallelWalk {
       Emit(Failed(dir.path, entries.status()), dir.root);
       return;
     }
-    if (!Emit(DirectoryItem(dir.path, dir.info, *entries), dir.root)) return;
+    if (!Emit(DirectoryItem(dir.path, dir.info, *entries, options_), dir.root)) return;
     for (const io::DirEntry& entry : *entries) {
       std::string path = JoinPath(dir.path, entry.name);
       if (Excluded(options_.excludes, path)) {

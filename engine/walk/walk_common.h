@@ -38,9 +38,11 @@ bool Excluded(const std::vector<std::string>& excludes, std::string_view path);
 // The skip reason of a type that is neither a regular file, a block device nor a directory
 // (nullopt for those three).
 std::optional<SkipReason> SkipReasonOfType(io::FileType type);
-// A directory listing as a kDirectory item (entry count, name bytes, longest name).
+// A directory listing as a kDirectory item: entry count, name bytes, longest name and
+// options.directory_zap_bytes over the entries that `options.excludes` leave (a copy of the tree
+// would not hold the others).
 WalkItem DirectoryItem(std::string path, const io::FileInfo& info,
-                       const std::vector<io::DirEntry>& entries);
+                       const std::vector<io::DirEntry>& entries, const WalkOptions& options);
 
 }  // namespace zsim::walk::internal
 

@@ -115,16 +115,25 @@ bool IsARoot(const std::vector<std::optional<FileKey>>& ids, const FileKey& key)
 }
 
 WalkItem DirectoryItem(std::string path, const io::FileInfo& info,
-                       const std::vector<io::DirEntry>& entries) {
+                       const std::vector<io::DirEntry>& entries, const WalkOptions& options) {
   WalkItem item;
   item.kind = WalkItem::Kind::kDirectory;
-  item.path = std::move(path);
   item.info = info;
-  item.dir_entries = entries.size();
-  for (const io::DirEntry& e : entries) {
+  std::vector<io::DirEntry> kept_storage;
+  const std::vector<io::DirEntry>* kept = &entries;
+  if (!options.excludes.empty()) {
+    for (const io::DirEntry& e : entries) {
+      if (!Excluded(options.excludes, JoinPath(path, e.name))) kept_storage.push_back(e);
+    }
+    kept = &kept_storage;
+  }
+  item.dir_entries = kept->size();
+  for (const io::DirEntry& e : *kept) {
     item.dir_name_bytes += e.name.size();
     item.dir_longest_name = std::max<uint64_t>(item.dir_longest_name, e.name.size());
   }
+  if (options.directory_zap_bytes) item.dir_zap_bytes = options.directory_zap_bytes(*kept);
+  item.path = std::move(path);
   return item;
 }
 
@@ -194,7 +203,7 @@ WalkItem Walker::Classify(std::string path, const io::FileInfo& info, bool is_ro
       Result<std::vector<io::DirEntry>> entries =
           fs_->ListDirectory(path, is_root || options_.follow_symlinks);
       if (!entries.ok()) return Failed(std::move(path), entries.status());
-      WalkItem item = internal::DirectoryItem(path, info, *entries);
+      WalkItem item = internal::DirectoryItem(path, info, *entries, options_);
       stack_.push_back(Frame{std::move(path), info.dev, info.ino, std::move(*entries), 0});
       return item;
     }

@@ -19,9 +19,11 @@
 #define ZSIM_ENGINE_WALK_WALKER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -55,6 +57,11 @@ struct WalkOptions {
   bool follow_symlinks = false;
   bool one_file_system = false;
   std::vector<std::string> excludes;  // fnmatch globs, tried on the base name and the full path
+  // Called for every directory listed, on the walking thread, with the entries `excludes`
+  // leave, in the listing's order: what a scan measures of a listing beyond its counts (the
+  // pipeline: the compressed size of the directory's micro-ZAP). Its result goes to
+  // WalkItem::dir_zap_bytes; unset, that stays 0.
+  std::function<uint64_t(std::span<const io::DirEntry>)> directory_zap_bytes;
 };
 
 struct WalkItem {
@@ -68,6 +75,7 @@ struct WalkItem {
   uint64_t dir_entries = 0;       // kDirectory: entries listed
   uint64_t dir_name_bytes = 0;    // kDirectory: sum of entry name lengths
   uint64_t dir_longest_name = 0;  // kDirectory: longest entry name
+  uint64_t dir_zap_bytes = 0;     // kDirectory: WalkOptions::directory_zap_bytes of its listing
   // kFile, never set by a walk: a piece of the file, the bytes [piece_begin, piece_end) at chunk
   // boundaries, and the file's number among the files split (a distributed scan hands large
   // files out in pieces: pipeline/file_pieces.h). piece_end == 0: the whole file.

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -124,6 +125,48 @@ TEST(WalkerTest, ExcludeGlobsMatchNamesAndPaths) {
   EXPECT_EQ(w.files, std::vector<std::string>{"keep.txt"});
   EXPECT_EQ(w.skipped.at("drop.log"), "excluded");
   EXPECT_EQ(w.skipped.at("cache"), "excluded");
+}
+
+// A directory's counts and the listing handed to directory_zap_bytes leave out what --exclude
+// drops (a copy of the tree would not hold it), in both walks; the hook's result is the item's.
+TEST(WalkerTest, DirectoryItemsLeaveExcludedNamesOut) {
+  testing::TempDir tmp;
+  tmp.WriteFile("keep.txt", {1});
+  tmp.WriteFile("drop.log", {1});
+  tmp.WriteFile("a-much-longer-name-that-is-excluded.log", {1});
+  tmp.WriteFile("sub/x", {1});
+  WalkOptions options;
+  options.excludes = {"*.log"};
+  std::mutex mu;
+  std::map<std::string, std::vector<std::string>> seen;  // by entry count and first name
+  options.directory_zap_bytes = [&](std::span<const io::DirEntry> entries) {
+    std::vector<std::string> names;
+    for (const io::DirEntry& e : entries) names.push_back(e.name);
+    std::sort(names.begin(), names.end());
+    std::lock_guard<std::mutex> lock(mu);
+    seen[names.empty() ? "" : names.front()] = names;
+    return uint64_t{1000} + entries.size();
+  };
+  auto fs = io::PosixFileSystem();
+  auto check = [&](WalkSource& walker) {
+    std::map<std::string, WalkItem> dirs;
+    while (auto item = walker.Next()) {
+      if (item->kind == WalkItem::Kind::kDirectory) dirs[item->path] = *item;
+    }
+    ASSERT_EQ(dirs.size(), 2u);
+    const WalkItem& root = dirs.at(tmp.path().string());
+    EXPECT_EQ(root.dir_entries, 2u);  // keep.txt, sub
+    EXPECT_EQ(root.dir_name_bytes, 11u);
+    EXPECT_EQ(root.dir_longest_name, 8u);
+    EXPECT_EQ(root.dir_zap_bytes, 1002u);
+    EXPECT_EQ(dirs.at((tmp.path() / "sub").string()).dir_zap_bytes, 1001u);
+    EXPECT_EQ(seen.at("keep.txt"), (std::vector<std::string>{"keep.txt", "sub"}));
+  };
+  Walker serial(fs.get(), {tmp.path().string()}, options);
+  check(serial);
+  seen.clear();
+  ParallelWalker parallel(fs.get(), {tmp.path().string()}, options, 2, 64);
+  check(parallel);
 }
 
 TEST(WalkerTest, FollowingSymlinksVisitsTargetsOnceAndReportsLoops) {
