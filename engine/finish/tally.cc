@@ -253,11 +253,11 @@ void Tally::AddFiles(size_t row, size_t setting, const state::FileShape& shape, 
 void Tally::AddDirectories(const state::DirectoryShape& dir, uint64_t count) {
   for (zfs::MetadataTally& m : metadata_) {
     for (uint64_t k = 0; k < count; ++k)
-      m.AddDirectory(dir.entries, dir.name_bytes, dir.longest_name);
+      m.AddDirectory(dir.entries, dir.name_bytes, dir.longest_name, dir.microzap_lz4_bytes);
   }
   for (zfs::MetadataTally& m : metadata_without_dedup_) {
     for (uint64_t k = 0; k < count; ++k)
-      m.AddDirectory(dir.entries, dir.name_bytes, dir.longest_name);
+      m.AddDirectory(dir.entries, dir.name_bytes, dir.longest_name, dir.microzap_lz4_bytes);
   }
 }
 

@@ -124,7 +124,7 @@ uint64_t PieceBytes(uint64_t batch_bytes, uint64_t chunk_bytes) {
 }  // namespace
 
 // Every field is sent: a field added to these structs must be added here too.
-static_assert(sizeof(io::FileInfo) == 64 && sizeof(walk::WalkItem) == 176,
+static_assert(sizeof(io::FileInfo) == 64 && sizeof(walk::WalkItem) == 184,
               "a walk item field is not sent to the other ranks (EncodeItems, DecodeItems)");
 
 std::string EncodeItems(const std::vector<walk::WalkItem>& items) {
@@ -149,6 +149,7 @@ std::string EncodeItems(const std::vector<walk::WalkItem>& items) {
     w.U64(it.dir_entries);
     w.U64(it.dir_name_bytes);
     w.U64(it.dir_longest_name);
+    w.U64(it.dir_zap_bytes);
     w.U64(it.piece_begin);
     w.U64(it.piece_end);
     w.U64(it.piece_file);
@@ -181,6 +182,7 @@ std::vector<walk::WalkItem> DecodeItems(const std::string& bytes) {
     it.dir_entries = r.U64();
     it.dir_name_bytes = r.U64();
     it.dir_longest_name = r.U64();
+    it.dir_zap_bytes = r.U64();
     it.piece_begin = r.U64();
     it.piece_end = r.U64();
     it.piece_file = r.U64();

@@ -39,6 +39,7 @@
 #include "engine/pipeline/block_code.h"
 #include "engine/pipeline/breakdown.h"
 #include "engine/pipeline/cost_probe.h"
+#include "engine/pipeline/directory_zap.h"
 #include "engine/pipeline/expected_time.h"
 #include "engine/pipeline/input_file.h"
 #include "engine/pipeline/read_throttle.h"
@@ -659,8 +660,9 @@ bool Scan::NextChunk(Chunk* out) {
         switch (item->kind) {
           case walk::WalkItem::Kind::kDirectory:
             ++input_.directories;
-            ++state_.directories[state::DirectoryShape{item->dir_entries, item->dir_name_bytes,
-                                                       item->dir_longest_name}];
+            ++state_
+                  .directories[state::DirectoryShape{item->dir_entries, item->dir_name_bytes,
+                                                     item->dir_longest_name, item->dir_zap_bytes}];
             break;
           case walk::WalkItem::Kind::kSkipped:
             ++input_.skipped[std::string(walk::SkipReasonName(item->skip_reason))];
@@ -1853,6 +1855,7 @@ std::unique_ptr<walk::WalkSource> MakeWalk(const ScanOptions& options, io::FileS
   wo.follow_symlinks = options.follow_symlinks;
   wo.one_file_system = options.one_file_system;
   wo.excludes = options.excludes;
+  wo.directory_zap_bytes = MicrozapLz4Bytes;
   // Walking threads: listing directories and stat'ing files waits on the storage, not the CPU,
   // so up to 16 of them overlap those waits even when fewer cores scan. Following symlinks needs
   // each path's ancestors (loop detection): that walk is serial.

@@ -122,6 +122,9 @@ struct DirectoryShape {
   uint64_t entries = 0;
   uint64_t name_bytes = 0;
   uint64_t longest_name = 0;
+  // Its micro-ZAP block compressed by ZFS's lz4 (pipeline/directory_zap.h); 0: a fat ZAP, or
+  // not measured (states of format < 13).
+  uint64_t microzap_lz4_bytes = 0;
   auto operator<=>(const DirectoryShape&) const = default;
 };
 

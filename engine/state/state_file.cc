@@ -380,6 +380,7 @@ void PutState(FrameWriter& w, const ScanState& s, bool resolve_keys) {
     w.U64(d.entries);
     w.U64(d.name_bytes);
     w.U64(d.longest_name);
+    w.U64(d.microzap_lz4_bytes);
     w.U64(n);
   }
   // Breakdown: rows by name, references by row and key (their rows renumbered to match).
@@ -929,6 +930,7 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
     d.entries = r.U64();
     d.name_bytes = r.U64();
     d.longest_name = r.U64();
+    if (version >= 13) d.microzap_lz4_bytes = r.U64();
     s.directories[d] += r.U64();
   }
   BreakdownState& b = s.breakdown;

@@ -83,7 +83,9 @@ namespace zsim::state {
 // compressed block, in two more columns after the early-abort ones (state::KeyColumns,
 // ddt/written_key.h), from which a report lays out the DDT's leaves on ZFS's own keys. Version
 // 11 and older are read without them (the leaves of compressed tables are then the model's).
-inline constexpr uint32_t kStateFormatVersion = 12;
+// 13: each directory shape holds its micro-ZAP's lz4 size (DirectoryShape::microzap_lz4_bytes);
+// version 12 and older are read without it (the metadata model then fits the directory's size).
+inline constexpr uint32_t kStateFormatVersion = 13;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process

@@ -22,6 +22,7 @@
 #include "engine/ddt/dedup_table.h"
 #include "engine/ddt/written_key.h"
 #include "engine/io/file_system.h"
+#include "engine/pipeline/directory_zap.h"
 #include "engine/pipeline/scan.h"
 #include "engine/state/save_order.h"
 #include "engine/zfs/write_rules.h"
@@ -528,6 +529,30 @@ TEST(StateFileTest, AnEarlyAbortCodeThatDoesNotGoWithItsCodecsIsRefused) {
 // columns (ddt/written_key.h): they read back as written, and columns no scan writes (part of a
 // marker with bits beside it, a 16th bit set) are corrupt, not keys. (SetCodes cannot store a
 // pending column over a set one: ColumnsKeepTheTopSixtyBitsAndSayWhichHaveNone covers those.)
+// Each directory shape keeps its micro-ZAP's lz4 size (format 13): measured by the scan, equal
+// to the walk's listing built and compressed again, and read back.
+TEST(StateFileTest, DirectoriesKeepTheirMicrozapSize) {
+  testing::TempDir dir;
+  for (int i = 0; i < 40; ++i) dir.WriteFile("d/file" + std::to_string(i), {1});
+  dir.WriteFile("top.txt", {1});
+  const state::ScanState s = ScannedState(dir);
+  std::vector<io::DirEntry> listing;
+  for (int i = 0; i < 40; ++i)
+    listing.push_back({"file" + std::to_string(i), io::FileType::kRegular});
+  const uint64_t forty = MicrozapLz4Bytes(listing);
+  const uint64_t root = MicrozapLz4Bytes(std::vector<io::DirEntry>{
+      {"d", io::FileType::kDirectory}, {"top.txt", io::FileType::kRegular}});
+  ASSERT_GT(forty, 112u);
+  const std::map<state::DirectoryShape, uint64_t> want = {{{40, 40 * 5 + 30, 6, forty}, 1},
+                                                          {{2, 8, 7, root}, 1}};
+  EXPECT_EQ(s.directories, want);
+  const std::string bytes = state::EncodeState(s);
+  Result<state::ScanState> back =
+      state::ParseState(ByteView(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->directories, want);
+}
+
 TEST(StateFileTest, WrittenKeysReadBackAndColumnsNoScanWritesAreRefused) {
   testing::TempDir dir;
   dir.WriteFile("text.bin", testing::GenerateBlock(64 * 1024, 0.6, 9));
