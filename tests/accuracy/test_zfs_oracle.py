@@ -141,6 +141,54 @@ def zsim_result(oracle):
                       "histogram": hist, "ddt_per_entry": per}}
 
 
+class WatchTest(unittest.TestCase):
+    """run_watched: the copy into a pool runs in a child whose progress is watched."""
+
+    def test_returns_what_the_work_returns(self):
+        def work(n, progress):
+            for _ in range(n):
+                progress.value += 1
+            return n * 2
+        self.assertEqual(zfs_oracle.run_watched(work, (5,), "work", stall_seconds=5), 10)
+
+    def test_an_error_in_the_work_is_an_oracle_error(self):
+        def work(progress):
+            raise OSError(28, "No space left on device")
+        with self.assertRaisesRegex(zfs_oracle.OracleError, "No space left"):
+            zfs_oracle.run_watched(work, (), "copying", stall_seconds=5)
+
+    def test_work_that_stops_progressing_is_killed(self):
+        import time
+
+        def work(progress):
+            progress.value += 1
+            time.sleep(3600)  # as a write into a hung FUSE mount waits
+        t0 = time.time()
+        with self.assertRaisesRegex(zfs_oracle.DaemonStalled, "no progress for 1 s after 1 steps"):
+            zfs_oracle.run_watched(work, (), "copying", stall_seconds=1)
+        self.assertLess(time.time() - t0, 30)
+
+    def test_slow_work_that_progresses_is_not_stopped(self):
+        import time
+
+        def work(progress):
+            for _ in range(6):
+                time.sleep(0.4)
+                progress.value += 1
+            return "done"
+        self.assertEqual(zfs_oracle.run_watched(work, (), "copying", stall_seconds=1), "done")
+
+    def test_copy_tree_steps_its_progress(self):
+        import multiprocessing
+        with tempfile.TemporaryDirectory() as src, tempfile.TemporaryDirectory() as dst:
+            os.mkdir(os.path.join(src, "d"))
+            with open(os.path.join(src, "d", "f"), "wb") as f:
+                f.write(b"x" * 100)
+            progress = multiprocessing.Value("Q", 0)
+            self.assertEqual(zfs_oracle.copy_tree(src, dst, progress=progress), 100)
+            self.assertEqual(progress.value, 2)  # the directory, the one write
+
+
 class CompareTest(unittest.TestCase):
     def test_equal_figures_pass(self):
         o = oracle_from_fixture()

@@ -50,6 +50,18 @@ class OracleError(Exception):
     """A step against real ZFS failed (command, parse or settle)."""
 
 
+class DaemonStalled(OracleError):
+    """A copy into a zfs-fuse pool made no progress for STALL_SECONDS: the daemon stopped
+    answering (seen once: every FUSE request of the copy waiting, the daemon's threads idle)."""
+
+
+# A copy that writes nothing for this long is taken as a hung daemon (a healthy one writes a MiB
+# in well under a second here; a whole sample copies in under a minute).
+STALL_SECONDS = 180
+# Set once a copy stalled: every later command against the daemon would wait for its timeout.
+_daemon_stalled = None
+
+
 def log(msg):
     sys.stderr.write("zfs_oracle: %s\n" % msg)
     sys.stderr.flush()
@@ -187,10 +199,14 @@ class SkipTest(Exception):
 # ----------------------------------------------------------------------------------------------
 # Copying a tree
 
-def copy_tree(src, dst, exclude=(".zsim-sample", ".zsim-sample.partial")):
+def copy_tree(src, dst, exclude=(".zsim-sample", ".zsim-sample.partial"), progress=None):
     """Copies src into the existing directory dst: directories, regular files (data extents written
     byte for byte, holes kept, size set), symlinks, hard links (by (dev, ino)), modes and mtimes.
-    Special files are skipped (zsim skips them too). Returns the number of bytes written."""
+    Special files are skipped (zsim skips them too). Returns the number of bytes written.
+    `progress`: a multiprocessing Value counting the steps done (a name made, a MiB written)."""
+    def step():
+        if progress is not None:
+            progress.value += 1
     seen = {}
     written = 0
     dirs = []
@@ -206,6 +222,7 @@ def copy_tree(src, dst, exclude=(".zsim-sample", ".zsim-sample.partial")):
                 os.symlink(os.readlink(full), target)
                 continue
             os.mkdir(target)
+            step()
             dirs.append((target, st))
         dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
         for name in sorted(filenames):
@@ -222,7 +239,7 @@ def copy_tree(src, dst, exclude=(".zsim-sample", ".zsim-sample.partial")):
                     os.link(seen[key], target)
                     continue
                 seen[key] = target
-                written += copy_file(full, target, st.st_size)
+                written += copy_file(full, target, st.st_size, step)
                 os.chmod(target, stat.S_IMODE(st.st_mode))
                 os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
     for target, st in reversed(dirs):
@@ -250,7 +267,7 @@ def data_extents(fd, size):
     return out
 
 
-def copy_file(src, dst, size):
+def copy_file(src, dst, size, step=lambda: None):
     chunk = 1 << 20
     written = 0
     fin = os.open(src, os.O_RDONLY)
@@ -266,6 +283,7 @@ def copy_file(src, dst, size):
                     view = memoryview(buf)
                     while view:
                         n = os.pwrite(fout, view, off)
+                        step()
                         view = view[n:]
                         off += n
                         written += n
@@ -509,7 +527,15 @@ class Pool:
     def zdb(self, *args, timeout=900):
         return run(["zdb", "-e", "-p", self.dir] + list(args) + [self.name], timeout=timeout)
 
+    def abandon(self):
+        """Leaves the pool to the daemon's end: a hung daemon answers no destroy."""
+        log("leaving pool %s (%s) to the daemon's end: it does not answer" % (self.name, self.dir))
+        self.imported = False
+        self.dir = None
+
     def destroy(self):
+        if self.dir is None:
+            return
         if self.imported:
             # Right after an import or a copy the mount can be busy for a moment.
             for attempt in range(20):
@@ -540,11 +566,62 @@ def settle(pool, dataset, tries=20):
     raise OracleError("figures of %s did not settle after %d forced txgs" % (pool, tries))
 
 
+def run_watched(fn, args, what, stall_seconds=None):
+    """Runs fn(*args, progress) in a child process and returns what it returns (a picklable
+    value); `progress` is a shared counter fn steps as it goes. If the counter stands still for
+    stall_seconds (STALL_SECONDS), the child is killed (a process waiting on a hung FUSE mount
+    still dies of SIGKILL) and DaemonStalled raised: a clear failure within minutes rather than
+    a test sitting to its timeout. An exception in fn comes back as OracleError."""
+    import multiprocessing
+    stall = STALL_SECONDS if stall_seconds is None else stall_seconds
+    ctx = multiprocessing.get_context("fork")
+    progress = ctx.Value("Q", 0)
+    reader, writer = ctx.Pipe(duplex=False)
+
+    def child():
+        try:
+            writer.send(("ok", fn(*args, progress)))
+        except BaseException as e:  # noqa: B902: everything goes back to the parent
+            writer.send(("error", "%s: %s" % (type(e).__name__, e)))
+
+    p = ctx.Process(target=child, daemon=True)
+    p.start()
+    writer.close()
+    last, since = -1, time.time()
+    try:
+        while True:
+            if reader.poll(min(5.0, max(stall / 4.0, 0.05))):
+                kind, value = reader.recv()
+                p.join()
+                if kind == "error":
+                    raise OracleError("%s: %s" % (what, value))
+                return value
+            if not p.is_alive():
+                raise OracleError("%s: the copying process died (exit %s)" % (what, p.exitcode))
+            now = progress.value
+            if now != last:
+                last, since = now, time.time()
+            elif time.time() - since > stall:
+                p.kill()
+                p.join(30)
+                raise DaemonStalled("%s made no progress for %d s after %d steps: the zfs-fuse "
+                                    "daemon stopped answering (its log: %s)" % (
+                                        what, stall, now, os.path.join(
+                                            tempfile.gettempdir(), "zacc-zfs-fuse.log")))
+    finally:
+        reader.close()
+        if p.is_alive():
+            p.kill()
+            p.join(30)
+
+
 def copy_with(mode, src, dst):
     """Copies src into dst with COPY_MODEL ("extents") or, to compare, with cp: "cp-auto",
-    "cp-always", "cp-never" (`cp -a --sparse=...`). Returns the bytes copy_tree wrote (0 for cp)."""
+    "cp-always", "cp-never" (`cp -a --sparse=...`). Returns the bytes copy_tree wrote (0 for cp).
+    The extents copy is watched (run_watched): a hung daemon fails it with DaemonStalled."""
     if mode == "extents":
-        return copy_tree(src, dst)
+        return run_watched(lambda s, d, progress: copy_tree(s, d, progress=progress), (src, dst),
+                           "copying %s into %s" % (src, dst))
     sparse = {"cp-auto": "auto", "cp-always": "always", "cp-never": "never"}[mode]
     names = [n for n in os.listdir(src) if n not in (".zsim-sample", ".zsim-sample.partial")]
     if names:
@@ -561,6 +638,9 @@ def measure(src, recordsize, compression, ashift, workdir, image_size=8 << 30, k
     ratio, histogram_rounded}, 'histogram': {bucket: exact row}, 'entries': {class: n},
     'zdb_b': {...}, 'ashift': as zdb -C shows, 'seconds': {...}}. The pool is destroyed
     whatever happens."""
+    global _daemon_stalled
+    if _daemon_stalled:
+        raise OracleError("not measured: %s" % _daemon_stalled)
     pool = Pool(workdir, ashift, image_size)
     t = {}
     try:
@@ -571,7 +651,12 @@ def measure(src, recordsize, compression, ashift, workdir, image_size=8 << 30, k
              "compression=%s" % compression, "-o", "dedup=on", "-o", "atime=off", ds])
         t["create"] = time.time() - t0
         t0 = time.time()
-        written = copy_with(copy, src, os.path.join(pool.mnt, "data"))
+        try:
+            written = copy_with(copy, src, os.path.join(pool.mnt, "data"))
+        except DaemonStalled as e:
+            _daemon_stalled = str(e)
+            pool.abandon()
+            raise
         t["copy"] = time.time() - t0
         t0 = time.time()
         zget, zlist = settle(pool.name, ds)
