@@ -164,9 +164,18 @@ class WatchTest(unittest.TestCase):
             progress.value += 1
             time.sleep(3600)  # as a write into a hung FUSE mount waits
         t0 = time.time()
+        stalled = []
         with self.assertRaisesRegex(zfs_oracle.DaemonStalled, "no progress for 1 s after 1 steps"):
-            zfs_oracle.run_watched(work, (), "copying", stall_seconds=1)
+            zfs_oracle.run_watched(work, (), "copying", stall_seconds=1,
+                                   on_stall=lambda: stalled.append(True))
+        self.assertEqual(stalled, [True])
         self.assertLess(time.time() - t0, 30)
+
+    def test_a_child_that_ends_without_an_answer_is_an_oracle_error(self):
+        def work(progress):
+            os._exit(3)
+        with self.assertRaisesRegex(zfs_oracle.OracleError, "without an answer .exit 3"):
+            zfs_oracle.run_watched(work, (), "copying", stall_seconds=5)
 
     def test_slow_work_that_progresses_is_not_stopped(self):
         import time
@@ -184,9 +193,12 @@ class WatchTest(unittest.TestCase):
             os.mkdir(os.path.join(src, "d"))
             with open(os.path.join(src, "d", "f"), "wb") as f:
                 f.write(b"x" * 100)
+            os.link(os.path.join(src, "d", "f"), os.path.join(src, "d", "g"))
+            os.symlink("f", os.path.join(src, "d", "s"))
             progress = multiprocessing.Value("Q", 0)
             self.assertEqual(zfs_oracle.copy_tree(src, dst, progress=progress), 100)
-            self.assertEqual(progress.value, 2)  # the directory, the one write
+            # the directory; f made and written; the link; the symlink
+            self.assertEqual(progress.value, 5)
 
 
 class CompareTest(unittest.TestCase):

@@ -220,6 +220,7 @@ def copy_tree(src, dst, exclude=(".zsim-sample", ".zsim-sample.partial"), progre
             target = os.path.join(out_dir, name)
             if stat.S_ISLNK(st.st_mode):  # os.walk lists symlinks to directories as dirs
                 os.symlink(os.readlink(full), target)
+                step()
                 continue
             os.mkdir(target)
             step()
@@ -233,10 +234,12 @@ def copy_tree(src, dst, exclude=(".zsim-sample", ".zsim-sample.partial"), progre
             st = os.lstat(full)
             if stat.S_ISLNK(st.st_mode):
                 os.symlink(os.readlink(full), target)
+                step()
             elif stat.S_ISREG(st.st_mode):
                 key = (st.st_dev, st.st_ino)
                 if key in seen:
                     os.link(seen[key], target)
+                    step()
                     continue
                 seen[key] = target
                 written += copy_file(full, target, st.st_size, step)
@@ -273,6 +276,7 @@ def copy_file(src, dst, size, step=lambda: None):
     fin = os.open(src, os.O_RDONLY)
     try:
         fout = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        step()
         try:
             for off, length in data_extents(fin, size):
                 end = off + length
@@ -566,12 +570,14 @@ def settle(pool, dataset, tries=20):
     raise OracleError("figures of %s did not settle after %d forced txgs" % (pool, tries))
 
 
-def run_watched(fn, args, what, stall_seconds=None):
+def run_watched(fn, args, what, stall_seconds=None, on_stall=None):
     """Runs fn(*args, progress) in a child process and returns what it returns (a picklable
     value); `progress` is a shared counter fn steps as it goes. If the counter stands still for
-    stall_seconds (STALL_SECONDS), the child is killed (a process waiting on a hung FUSE mount
-    still dies of SIGKILL) and DaemonStalled raised: a clear failure within minutes rather than
-    a test sitting to its timeout. An exception in fn comes back as OracleError."""
+    stall_seconds (STALL_SECONDS), on_stall() runs (copy_with aborts the FUSE connection there:
+    a request the daemon has taken and never answers holds its caller past SIGKILL), the child
+    is killed and DaemonStalled raised: a clear failure within minutes rather than a test
+    sitting to its timeout. An exception in fn, or a child that ends without an answer, comes
+    back as OracleError."""
     import multiprocessing
     stall = STALL_SECONDS if stall_seconds is None else stall_seconds
     ctx = multiprocessing.get_context("fork")
@@ -587,21 +593,26 @@ def run_watched(fn, args, what, stall_seconds=None):
     p = ctx.Process(target=child, daemon=True)
     p.start()
     writer.close()
-    last, since = -1, time.time()
+    last, since = -1, time.monotonic()
     try:
         while True:
             if reader.poll(min(5.0, max(stall / 4.0, 0.05))):
-                kind, value = reader.recv()
+                try:
+                    kind, value = reader.recv()
+                except EOFError:  # the child ended without sending
+                    p.join(30)
+                    raise OracleError("%s: the copying process ended without an answer (exit "
+                                      "%s)" % (what, p.exitcode))
                 p.join()
                 if kind == "error":
                     raise OracleError("%s: %s" % (what, value))
                 return value
-            if not p.is_alive():
-                raise OracleError("%s: the copying process died (exit %s)" % (what, p.exitcode))
             now = progress.value
             if now != last:
-                last, since = now, time.time()
-            elif time.time() - since > stall:
+                last, since = now, time.monotonic()
+            elif time.monotonic() - since > stall:
+                if on_stall is not None:
+                    on_stall()
                 p.kill()
                 p.join(30)
                 raise DaemonStalled("%s made no progress for %d s after %d steps: the zfs-fuse "
@@ -615,13 +626,38 @@ def run_watched(fn, args, what, stall_seconds=None):
             p.join(30)
 
 
+FUSECTL = "/sys/fs/fuse/connections"
+
+
+def abort_fuse_connection(minor):
+    """Aborts the FUSE connection of the mount whose st_dev minor is `minor` (fusectl's abort:
+    every request pending on it fails, so processes blocked on the mount return). Mounts
+    fusectl for it if it is not, and unmounts what it mounted. Best effort: logs what fails."""
+    mounted_here = False
+    try:
+        if not os.path.isdir(os.path.join(FUSECTL, str(minor))) and not os.listdir(FUSECTL):
+            p = subprocess.run(["mount", "-t", "fusectl", "fusectl", FUSECTL],
+                               capture_output=True, text=True, timeout=10)
+            mounted_here = p.returncode == 0
+        with open(os.path.join(FUSECTL, str(minor), "abort"), "w") as f:
+            f.write("1")
+        log("aborted FUSE connection %d" % minor)
+    except (OSError, subprocess.SubprocessError) as e:
+        log("could not abort FUSE connection %d: %s" % (minor, e))
+    finally:
+        if mounted_here:
+            subprocess.run(["umount", FUSECTL], capture_output=True, timeout=10)
+
+
 def copy_with(mode, src, dst):
     """Copies src into dst with COPY_MODEL ("extents") or, to compare, with cp: "cp-auto",
     "cp-always", "cp-never" (`cp -a --sparse=...`). Returns the bytes copy_tree wrote (0 for cp).
     The extents copy is watched (run_watched): a hung daemon fails it with DaemonStalled."""
     if mode == "extents":
+        minor = os.minor(os.stat(dst).st_dev)  # now, while the mount answers
         return run_watched(lambda s, d, progress: copy_tree(s, d, progress=progress), (src, dst),
-                           "copying %s into %s" % (src, dst))
+                           "copying %s into %s" % (src, dst),
+                           on_stall=lambda: abort_fuse_connection(minor))
     sparse = {"cp-auto": "auto", "cp-always": "always", "cp-never": "never"}[mode]
     names = [n for n in os.listdir(src) if n not in (".zsim-sample", ".zsim-sample.partial")]
     if names:
