@@ -41,8 +41,8 @@ uint64_t MicrozapLz4Bytes(std::span<const io::DirEntry> entries) {
   names.reserve(entries.size());
   for (const io::DirEntry& e : entries) names.push_back({e.name, DirentTypeOf(e.type)});
   const std::vector<uint8_t> block = zfs::MicrozapImage(std::move(names));
-  // ZFS compresses into a buffer of the block's size (zio_compress_data's d_len); giving up
-  // there stores the block as it is.
+  // The compressor's whole output, whatever budget a pool would give it: the metadata model
+  // decides from its length what the pool keeps (zfs::AcceptCompressed, with the profile's d_len).
   std::vector<uint8_t> out(block.size());
   codec::Lz4ZfsCompressor lz4;
   const std::optional<size_t> n =

@@ -17,8 +17,10 @@
 namespace zsim::pipeline {
 
 // Bytes of the directory's micro-ZAP block after ZFS's lz4 (its 4-byte header included; the
-// block's own size when lz4 gives up), or 0 when the listing makes a fat ZAP (a name of 50
-// bytes or more, a block past 128K), which the model does not build.
+// block's own size when lz4 gives up within it), or 0 when the listing makes a fat ZAP (a name
+// of 50 bytes or more, a block past 128K), which the model does not build. Independent of the
+// listing's order (the block is laid out in name order). Listings whose entries carry no type
+// (DT_UNKNOWN) are taken as regular files.
 uint64_t MicrozapLz4Bytes(std::span<const io::DirEntry> entries);
 
 }  // namespace zsim::pipeline

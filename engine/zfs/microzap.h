@@ -7,18 +7,26 @@
 // mze_value, mze_cd, mze_pad, mze_name[MZAP_NAME_LEN = 50], the name NUL-padded), all words
 // little-endian on the machines zsim models. A directory entry's value is ZFS_DIRENT_MAKE(type,
 // object) = DT_* type << 60 | object number (include/sys/zfs_znode.h, zfs_dir.c zfs_link_create).
-// Entries take the first free chunk (zap_micro.c mzap_addent), so they lie in insertion order;
-// a full block grows by SPA_MINBLOCKSIZE (zap_micro.c zap_lockdir_impl) up to zap_micro_max_size
-// (128K by default in 2.3), and a name of MZAP_NAME_LEN bytes or more, or a block past that size,
-// turns the directory into a fat ZAP (zap_add_impl, mzap_upgrade).
+// An entry takes the next free chunk from zap_alloc_next (zap_micro.c mzap_addent), so in a
+// directory only ever added to, entries lie in insertion order; a full block grows by
+// SPA_MINBLOCKSIZE (zap_micro.c zap_lockdir_impl) up to zap_micro_max_size (128K by default in
+// 2.3, SPA_OLD_MAXBLOCKSIZE; a tunable that can reach 1M with the large_microzap feature, which
+// zsim does not model), past which zap_lockdir_impl upgrades it to a fat ZAP, as zap_add_impl does
+// for a name of MZAP_NAME_LEN bytes or more (mzap_upgrade).
 //
-// What zsim cannot know and assumes (checked in tests/accuracy/openzfs23: every stored micro-ZAP
-// of the source and database samples rebuilt this way compresses to OpenZFS 2.3.2's psize):
-// entries inserted in byte order of their names (as rsync and the suite's harness copy a tree);
-// object numbers consecutive in that order, from kMicrozapFirstObject (a subdirectory's own
-// descendants are numbered before its next sibling in a real copy; a jump in the sequence
-// changes an lz4 block by a few bytes); one fixed salt (OpenZFS draws it at random, 8 bytes that
-// do not compress either way); mze_cd 0 (it counts 64-bit hash collisions in one directory).
+// What zsim cannot know and assumes (checked against OpenZFS 2.3.2 pools of the source and
+// database samples, tests/accuracy/openzfs23: the directories' psize totals come out equal,
+// 100,864 and 14,336 bytes at ashift 9, and 235 of their 241 directories take OpenZFS's psize
+// each; the others lie near the 112-byte embedding line, where the salt and the object numbers
+// decide whether a block is embedded):
+// entries inserted in byte order of their names, one after the other, as the suite's harness
+// copies a tree (zpool_harness.c, strcmp order; a copy that writes each file under a temporary
+// name and renames it, as rsync does, frees a chunk per file and leaves gaps); object numbers
+// consecutive in that order, from kMicrozapFirstObject (a subdirectory's own descendants are
+// numbered before its next sibling in a real copy; a jump in the sequence changes an lz4 block
+// by a few bytes); one fixed salt (OpenZFS derives it from kernel pointers and the object
+// number, mzap_create_impl: 8 bytes that do not compress either way); mze_cd 0 (it counts
+// 64-bit hash collisions in one directory).
 //
 // Thread safety: pure functions.
 

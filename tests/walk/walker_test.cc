@@ -138,7 +138,7 @@ TEST(WalkerTest, DirectoryItemsLeaveExcludedNamesOut) {
   WalkOptions options;
   options.excludes = {"*.log"};
   std::mutex mu;
-  std::map<std::string, std::vector<std::string>> seen;  // by entry count and first name
+  std::map<std::string, std::vector<std::string>> seen;  // by first name
   options.directory_zap_bytes = [&](std::span<const io::DirEntry> entries) {
     std::vector<std::string> names;
     for (const io::DirEntry& e : entries) names.push_back(e.name);
