@@ -553,6 +553,16 @@ TEST(StateFileTest, DirectoriesKeepTheirMicrozapSize) {
   EXPECT_EQ(back->directories, want);
 }
 
+// A state of format 12 (the fuzz corpus's seed, written by the zsim before format 13) reads
+// with no directory measured: the metadata model then fits each directory, as that zsim did.
+TEST(StateFileTest, AFormat12StateReadsWithoutMicrozapSizes) {
+  Result<state::ScanState> s =
+      state::LoadState(ZSIM_SOURCE_DIR "/tests/fuzz/corpus/state_load/v12_records");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_FALSE(s->directories.empty());
+  for (const auto& [d, n] : s->directories) EXPECT_EQ(d.microzap_lz4_bytes, 0u) << d.entries;
+}
+
 TEST(StateFileTest, WrittenKeysReadBackAndColumnsNoScanWritesAreRefused) {
   testing::TempDir dir;
   dir.WriteFile("text.bin", testing::GenerateBlock(64 * 1024, 0.6, 9));
