@@ -201,10 +201,15 @@ class ParallelWalk {
       Emit(Failed(dir.path, entries.status()), dir.root);
       return;
     }
-    if (!Emit(DirectoryItem(dir.path, dir.info, *entries, options_), dir.root)) return;
-    for (const io::DirEntry& entry : *entries) {
+    const size_t kept = PartitionExcluded(dir.path, options_.excludes, &*entries);
+    if (!Emit(DirectoryItem(dir.path, dir.info, std::span(*entries).first(kept), options_),
+              dir.root)) {
+      return;
+    }
+    for (size_t i = 0; i < entries->size(); ++i) {
+      const io::DirEntry& entry = (*entries)[i];
       std::string path = JoinPath(dir.path, entry.name);
-      if (Excluded(options_.excludes, path)) {
+      if (i >= kept) {
         if (!Emit(Skipped(std::move(path), SkipReason::kExcluded), dir.root)) return;
         continue;
       }

@@ -9,6 +9,7 @@
 #define ZSIM_ENGINE_WALK_WALK_COMMON_H_
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -38,11 +39,16 @@ bool Excluded(const std::vector<std::string>& excludes, std::string_view path);
 // The skip reason of a type that is neither a regular file, a block device nor a directory
 // (nullopt for those three).
 std::optional<SkipReason> SkipReasonOfType(io::FileType type);
+// Moves the entries of the listing of `dir` that a glob of `excludes` matches to its end, each
+// part in listing order; returns how many are kept (those before). Each entry is matched once:
+// the walk skips the rest as excluded without matching again.
+size_t PartitionExcluded(const std::string& dir, const std::vector<std::string>& excludes,
+                         std::vector<io::DirEntry>* entries);
 // A directory listing as a kDirectory item: entry count, name bytes, longest name and
-// options.directory_zap_bytes over the entries that `options.excludes` leave (a copy of the tree
-// would not hold the others).
+// options.directory_zap_bytes over `kept`, the entries PartitionExcluded keeps (a copy of the
+// tree would not hold the others).
 WalkItem DirectoryItem(std::string path, const io::FileInfo& info,
-                       const std::vector<io::DirEntry>& entries, const WalkOptions& options);
+                       std::span<const io::DirEntry> kept, const WalkOptions& options);
 
 }  // namespace zsim::walk::internal
 

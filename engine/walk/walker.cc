@@ -114,26 +114,27 @@ bool IsARoot(const std::vector<std::optional<FileKey>>& ids, const FileKey& key)
   return std::find(ids.begin(), ids.end(), std::optional<FileKey>(key)) != ids.end();
 }
 
+size_t PartitionExcluded(const std::string& dir, const std::vector<std::string>& excludes,
+                         std::vector<io::DirEntry>* entries) {
+  if (excludes.empty()) return entries->size();
+  const auto kept_end = std::stable_partition(
+      entries->begin(), entries->end(),
+      [&](const io::DirEntry& e) { return !Excluded(excludes, JoinPath(dir, e.name)); });
+  return static_cast<size_t>(kept_end - entries->begin());
+}
+
 WalkItem DirectoryItem(std::string path, const io::FileInfo& info,
-                       const std::vector<io::DirEntry>& entries, const WalkOptions& options) {
+                       std::span<const io::DirEntry> kept, const WalkOptions& options) {
   WalkItem item;
   item.kind = WalkItem::Kind::kDirectory;
+  item.path = std::move(path);
   item.info = info;
-  std::vector<io::DirEntry> kept_storage;
-  const std::vector<io::DirEntry>* kept = &entries;
-  if (!options.excludes.empty()) {
-    for (const io::DirEntry& e : entries) {
-      if (!Excluded(options.excludes, JoinPath(path, e.name))) kept_storage.push_back(e);
-    }
-    kept = &kept_storage;
-  }
-  item.dir_entries = kept->size();
-  for (const io::DirEntry& e : *kept) {
+  item.dir_entries = kept.size();
+  for (const io::DirEntry& e : kept) {
     item.dir_name_bytes += e.name.size();
     item.dir_longest_name = std::max<uint64_t>(item.dir_longest_name, e.name.size());
   }
-  if (options.directory_zap_bytes) item.dir_zap_bytes = options.directory_zap_bytes(*kept);
-  item.path = std::move(path);
+  if (options.directory_zap_bytes) item.dir_zap_bytes = options.directory_zap_bytes(kept);
   return item;
 }
 
@@ -203,8 +204,10 @@ WalkItem Walker::Classify(std::string path, const io::FileInfo& info, bool is_ro
       Result<std::vector<io::DirEntry>> entries =
           fs_->ListDirectory(path, is_root || options_.follow_symlinks);
       if (!entries.ok()) return Failed(std::move(path), entries.status());
-      WalkItem item = internal::DirectoryItem(path, info, *entries, options_);
-      stack_.push_back(Frame{std::move(path), info.dev, info.ino, std::move(*entries), 0});
+      const size_t kept = internal::PartitionExcluded(path, options_.excludes, &*entries);
+      WalkItem item =
+          internal::DirectoryItem(path, info, std::span(*entries).first(kept), options_);
+      stack_.push_back(Frame{std::move(path), info.dev, info.ino, std::move(*entries), 0, kept});
       return item;
     }
     default:
@@ -225,11 +228,10 @@ std::optional<WalkItem> Walker::VisitRoot(const std::string& path) {
 }
 
 std::optional<WalkItem> Walker::VisitEntry(const std::string& parent_path,
-                                           const io::DirEntry& entry) {
+                                           const io::DirEntry& entry, bool excluded) {
   // parent_path lives in stack_, which Classify may grow: it is used only before that.
   std::string path = JoinPath(parent_path, entry.name);
-  if (internal::Excluded(options_.excludes, path))
-    return Skipped(std::move(path), SkipReason::kExcluded);
+  if (excluded) return Skipped(std::move(path), SkipReason::kExcluded);
   // d_type spares an lstat for the common cases that need no stat at all.
   if (entry.type == io::FileType::kSymlink && !options_.follow_symlinks) {
     return Skipped(std::move(path), SkipReason::kSymlink);
@@ -253,8 +255,9 @@ std::optional<WalkItem> Walker::Next() {
       stack_.pop_back();
       continue;
     }
+    const bool excluded = top.next >= top.kept;
     const io::DirEntry entry = std::move(top.entries[top.next++]);
-    std::optional<WalkItem> item = VisitEntry(top.path, entry);
+    std::optional<WalkItem> item = VisitEntry(top.path, entry, excluded);
     if (item) item->root = next_root_ - 1;
     return item;
   }

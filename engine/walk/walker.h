@@ -105,12 +105,14 @@ class Walker : public WalkSource {
     std::string path;
     uint64_t dev = 0;
     uint64_t ino = 0;
-    std::vector<io::DirEntry> entries;
+    std::vector<io::DirEntry> entries;  // the kept ones first (internal::PartitionExcluded)
     size_t next = 0;
+    size_t kept = 0;  // entries from here on are excluded
   };
 
   std::optional<WalkItem> VisitRoot(const std::string& path);
-  std::optional<WalkItem> VisitEntry(const std::string& parent_path, const io::DirEntry& entry);
+  std::optional<WalkItem> VisitEntry(const std::string& parent_path, const io::DirEntry& entry,
+                                     bool excluded);
   // Classifies a stat'ed path; pushes a frame for a directory. `via_symlink`: the entry is a
   // symlink followed (--follow-symlinks), so a directory already on the path is a loop.
   WalkItem Classify(std::string path, const io::FileInfo& info, bool is_root, uint64_t root_dev,
