@@ -5,8 +5,6 @@
 #include <cstring>
 #include <string>
 
-#include "engine/zfs/metadata.h"
-
 namespace zsim::zfs {
 namespace {
 
@@ -52,37 +50,6 @@ TEST(MicrozapTest, ImageLaysEntriesOutInNameOrder) {
     for (size_t k = 14 + std::strlen(names[i]); k < 64; ++k) EXPECT_EQ(b[at + k], 0) << i;
   }
   for (size_t at = 4 * 64; at < b.size(); ++at) EXPECT_EQ(b[at], 0) << at;
-}
-
-MetadataTally Tally(Profile profile) {
-  MetadataContext ctx;
-  ctx.profile = profile;
-  ctx.ashift = 9;
-  return MetadataTally(ctx);
-}
-
-// A directory measured by the scan is charged what its block compresses to; v23 (lzjb metadata)
-// and a directory not measured keep the fit (64 + 4 per entry + 0.7 per name byte).
-TEST(MicrozapTest, MeasuredSizeReplacesTheFitFrom2x) {
-  // The database sample's base/1: 298 names, 1,479 bytes; fitted at 2,291 bytes (2,560 at ashift
-  // 9), OpenZFS 2.3.2 wrote 3,072 (tests/pipeline/microzap_measured.inc).
-  for (Profile p : {Profile::kV23, Profile::kZfs23, Profile::kZfs24}) {
-    MetadataTally empty = Tally(p), fitted = Tally(p), measured = Tally(p);
-    fitted.AddDirectory(298, 1479, 8);
-    measured.AddDirectory(298, 1479, 8, 2700);
-    // Both differences from the empty tally hold the new dnode's share of its block too.
-    const uint64_t fit = fitted.MetadataPsize() - empty.MetadataPsize();
-    EXPECT_GE(fit, 2560u) << ProfileName(p);
-    EXPECT_LT(fit, 3072u) << ProfileName(p);
-    EXPECT_EQ(measured.MetadataPsize() - fitted.MetadataPsize(), p == Profile::kV23 ? 0u : 512u)
-        << ProfileName(p);
-  }
-  // Measured at 112 bytes or less, it is embedded in its block pointer.
-  MetadataTally embedded = Tally(Profile::kZfs23), stored = Tally(Profile::kZfs23);
-  embedded.AddDirectory(3, 30, 10, 112);
-  stored.AddDirectory(3, 30, 10, 113);
-  EXPECT_EQ(stored.MetadataPsize() - embedded.MetadataPsize(), 512u);
-  EXPECT_EQ(stored.MetadataLsize(), embedded.MetadataLsize());
 }
 
 }  // namespace
