@@ -318,6 +318,7 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   }
 
   // -o property=value, as zfs create / zpool create spell them, beside the long options.
+  std::vector<std::string> set_by_o;  // each property once: a second value is not a list
   for (const std::string& p : properties) {
     const size_t eq = p.find('=');
     const std::string name = p.substr(0, eq);
@@ -346,7 +347,24 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
       return Status::InvalidArgument("-o " + p + " and --" + name + " both set " + name +
                                      ": give it once");
     }
+    if (std::find(set_by_o.begin(), set_by_o.end(), name) != set_by_o.end()) {
+      const std::string list = name == "compression"  ? ", as a list: -o compression=lz4,zstd"
+                               : name == "recordsize" ? ", as a list: -o recordsize=16k,128k"
+                                                      : "";
+      return Status::InvalidArgument("-o " + name + "= was given twice: give it once" + list);
+    }
+    set_by_o.push_back(name);
     *t->text = value;
+  }
+  // A zvol's volblocksize and a filesystem's recordsize cut the same inputs two ways: one scan
+  // evaluates one of them, so asking for both is refused rather than one silently dropped.
+  const auto given = [&](CLI::Option* opt, const char* name) {
+    return opt->count() > 0 || std::find(set_by_o.begin(), set_by_o.end(), name) != set_by_o.end();
+  };
+  if (given(volblocksize_opt, "volblocksize") && given(recordsize_opt, "recordsize")) {
+    return Status::InvalidArgument(
+        "--volblocksize and --recordsize both given: --volblocksize cuts every input as a zvol, "
+        "--recordsize as files of a filesystem; give one (a scan per layout)");
   }
   int ashift = 0, copies = 0, threads = 0;
   ZSIM_RETURN_IF_ERROR(

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -203,6 +204,16 @@ int main(int argc, char** argv) {
     WriteStdout(cmd->help_text);
     return cli::kExitOk;
   }
+  // Two outputs on one file: the second written would replace the first (the state a user
+  // asked to keep, overwritten by the HTML report), so the pair is refused before any I/O.
+  if (cmd->save_path && cmd->html_path &&
+      cli::OutputFile::SameTarget(*cmd->save_path, *cmd->html_path)) {
+    if (!quiet_rank) {
+      cli::PrintError("--html " + *cmd->html_path + " and --save " + *cmd->save_path +
+                      " name the same file: give each its own");
+    }
+    return refuse_output();
+  }
   if (cmd->save_path && !quiet_rank) {
     Status can_save = cli::OutputFile::CheckTarget("--save", *cmd->save_path, cmd->options.paths);
     if (can_save.ok()) can_save = state::CheckSavePath(*cmd->save_path);
@@ -240,8 +251,9 @@ int main(int argc, char** argv) {
   std::optional<cli::OutputFile> html;
   if (cmd->html_path && !quiet_rank) {
     // What is read: the scan's inputs, or the state files of `zsim report`.
-    const std::vector<std::string>& inputs =
+    std::vector<std::string> inputs =
         cmd->kind == cli::Command::Kind::kReport ? cmd->report.state_paths : cmd->options.paths;
+    if (cmd->since_path) inputs.push_back(*cmd->since_path);  // --since's state is read too
     Result<cli::OutputFile> out = cli::OutputFile::Prepare("--html", *cmd->html_path, inputs);
     if (!out.ok()) {
       cli::PrintError(out.status().message());
@@ -336,7 +348,27 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", cli::FormatSinceSummary(since_summary).c_str());
     }
     if (cmd->save_path) {
-      const Status saved = state::SaveState(*scanned, *cmd->save_path);
+      // An interrupted scan's state never replaces a state already at the --save path: with
+      // `--since base --save base` (the weekly rescan) that file is the baseline the next run
+      // needs, and a partial state cannot serve as one. It goes beside it as PATH.partial.
+      std::string save_path = *cmd->save_path;
+      struct stat existing;
+      if (scanned->partial && ::lstat(save_path.c_str(), &existing) == 0) {
+        save_path += ".partial";
+        Status can_save = cli::OutputFile::CheckTarget("--save", save_path, cmd->options.paths);
+        if (can_save.ok()) can_save = state::CheckSavePath(save_path);
+        if (!can_save.ok()) {
+          cli::PrintError("the scan was interrupted; its partial state was not saved, and " +
+                          *cmd->save_path + " is kept as it was: " + can_save.message());
+          save_path.clear();
+        } else if (!cmd->quiet) {
+          std::fprintf(stderr,
+                       "zsim: the scan was interrupted: %s is kept as it was; the partial state "
+                       "went to %s\n",
+                       cmd->save_path->c_str(), save_path.c_str());
+        }
+      }
+      const Status saved = save_path.empty() ? Status::Ok() : state::SaveState(*scanned, save_path);
       if (!saved.ok()) {
         cli::PrintError("the state was not saved: " + saved.message());
         return cli::kExitUnreadable;

@@ -34,7 +34,26 @@ Status Refuse(std::string_view flag, const std::string& path, const std::string&
   return Status::InvalidArgument(std::move(msg));
 }
 
+// Where `path` lands: its directory's real path and its last component (the file itself need not
+// exist); empty when the directory cannot be resolved.
+std::string Landing(const std::string& path) {
+  char* real = ::realpath(DirectoryOf(path).c_str(), nullptr);
+  if (real == nullptr) return "";
+  std::string dir = real;
+  std::free(real);
+  return (dir == "/" ? "" : dir) + "/" + BaseOf(path);
+}
+
 }  // namespace
+
+bool OutputFile::SameTarget(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  if (::lstat(a.c_str(), &sa) == 0 && ::lstat(b.c_str(), &sb) == 0) {
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  }
+  const std::string la = Landing(a);
+  return !la.empty() && la == Landing(b);
+}
 
 Result<OutputFile> OutputFile::Prepare(std::string_view flag, const std::string& path,
                                        const std::vector<std::string>& inputs) {

@@ -40,6 +40,10 @@ class OutputFile {
   static Status CheckTarget(std::string_view flag, const std::string& path,
                             const std::vector<std::string>& inputs);
 
+  // True when the two paths name one file: the same (device, inode) where both exist, else the
+  // same last component in the same real directory (`x`, `./x` and `D/../x` are one file).
+  static bool SameTarget(const std::string& a, const std::string& b);
+
   OutputFile(OutputFile&& other) noexcept;
   OutputFile& operator=(OutputFile&&) = delete;
   OutputFile(const OutputFile&) = delete;

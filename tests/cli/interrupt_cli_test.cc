@@ -154,6 +154,48 @@ TEST(InterruptCliTest, SignalWritesThePartialOutputsWholeAndExits130) {
   }
 }
 
+// The weekly rescan, `--since base --save base`, interrupted: the baseline stays as it was (a
+// partial state cannot serve a later --since; writing it there lost the baseline) and the
+// partial state goes to base.partial, marked partial. --max-rate keeps the rescan under way.
+TEST(InterruptCliTest, AnInterruptedRescanKeepsItsBaseline) {
+  testing::TempDir tmp;
+  const fs::path in = tmp.path() / "in";
+  WriteSlowTree(in, 8);
+  const std::string base = (tmp.path() / "base.zstate").string();
+  const testing::CommandResult first =
+      testing::RunZsim({"scan", in.string(), "--compression", "off", "-q", "--save", base});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const std::vector<uint8_t> baseline = testing::ReadFileBytes(base);
+  for (const fs::directory_entry& e : fs::directory_iterator(in)) {
+    fs::last_write_time(e.path(), fs::last_write_time(e.path()) + std::chrono::seconds(10));
+  }
+  Child c = Spawn({"scan", in.string(), "--compression", "off", "--progress", "--max-rate", "1M",
+                   "--since", base, "--save", base});
+  ASSERT_GT(c.pid, 0);
+  std::string err;
+  ASSERT_TRUE(ReadUntil(c.err, " of 8 files", &err)) << err;
+  kill(c.pid, SIGINT);
+  std::string out;
+  ReadAll(c.out, &out);
+  ReadAll(c.err, &err);
+  close(c.out);
+  close(c.err);
+  EXPECT_EQ(WaitExit(c.pid, std::chrono::seconds(60)), 130) << err;
+  EXPECT_NE(err.find(base + " is kept as it was"), std::string::npos) << err;
+  EXPECT_EQ(testing::ReadFileBytes(base), baseline);
+  const testing::CommandResult kept = testing::RunZsim({"report", base, "--json", "-q"});
+  EXPECT_EQ(kept.exit_code, 0) << kept.err;
+  EXPECT_EQ(nlohmann::json::parse(kept.out, nullptr, false)["partial"], false);
+  const testing::CommandResult partial =
+      testing::RunZsim({"report", base + ".partial", "--json", "-q"});
+  EXPECT_EQ(partial.exit_code, 130) << partial.err;
+  EXPECT_EQ(nlohmann::json::parse(partial.out, nullptr, false)["partial"], true);
+  // The baseline still serves the next rescan.
+  const testing::CommandResult next = testing::RunZsim(
+      {"scan", in.string(), "--compression", "off", "-q", "--since", base, "--save", base});
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+}
+
 // A second SIGINT while the first one's report is still being written (stdout never read: the
 // report, over 64 KiB with its 1500 errors, blocks in write()) ends the scan at once, and the
 // --html target, not written yet, is left as it was: no file, no temporary file.

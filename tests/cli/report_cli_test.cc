@@ -61,9 +61,16 @@ TEST_F(MixedTree, ZfsPropertySpellingsEqualTheLongOptions) {
   EXPECT_EQ(a["settings"]["copies"], 2);
   EXPECT_EQ(a["settings"]["ashift"], 9);
   EXPECT_EQ(a["results"][0]["recordsize"], 1024 * K);
-  // Both spellings of one property, an unknown property, no value: refused before any I/O.
+  // Both spellings of one property, one property twice (the first value was dropped before),
+  // a zvol's and a filesystem's block size together (the recordsize was dropped), an unknown
+  // property, no value: refused before any I/O.
   for (const std::vector<std::string>& bad :
        {std::vector<std::string>{"-o", "recordsize=1M", "--recordsize", "4k"},
+        {"-o", "recordsize=1M", "-o", "recordsize=128k"},
+        {"-o", "compression=lz4", "-o", "compression=zstd"},
+        {"-o", "ashift=9", "-o", "ashift=12"},
+        {"-o", "volblocksize=16k", "-o", "recordsize=128k"},
+        {"-o", "volblocksize=16k", "--recordsize", "128k"},
         {"-o", "dedup=on"},
         {"-o", "recordsize"},
         {"-o", "compression=nope"}}) {
@@ -75,6 +82,11 @@ TEST_F(MixedTree, ZfsPropertySpellingsEqualTheLongOptions) {
     const std::string property = bad[1].substr(0, bad[1].find('='));
     EXPECT_NE(r.err.find(property), std::string::npos) << r.err;
   }
+  const auto both =
+      RunZsim({"scan", "/nonexistent-zsim-path", "--volblocksize", "16k", "--recordsize", "128k"});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("--volblocksize and --recordsize both given"), std::string::npos)
+      << both.err;
 }
 
 TEST_F(MixedTree, ZpoolDraidSpellingIsAccepted) {

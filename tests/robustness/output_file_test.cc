@@ -83,6 +83,40 @@ TEST_F(OutputFileTest, SaveOverOrInsideAScannedTreeIsRefused) {
   EXPECT_FALSE(fs::exists(tree_ / "state.zsim"));
 }
 
+// --html and --save naming one file, by any spelling: the HTML report would replace the state
+// the user asked to keep (it did, with exit 0). And the --since state is read: the HTML report
+// may not replace it either. Both refused before the scan, the existing file kept.
+TEST_F(OutputFileTest, HtmlOverTheSavedOrTheSinceStateIsRefused) {
+  const fs::path out = tmp_.path() / "out";
+  const fs::path state = out / "s.zstate";
+  for (const auto& [html, save] :
+       {std::pair<std::string, std::string>{state.string(), state.string()},
+        {(out / "." / "s.zstate").string(), (out / ".." / "out" / "s.zstate").string()}}) {
+    const testing::CommandResult r =
+        RunZsim({"scan", tree_.string(), "-q", "--html", html, "--save", save});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find("name the same file"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(state));
+  }
+  const testing::CommandResult saved = RunZsim({"scan", tree_.string(), "-q", "--save", state});
+  ASSERT_EQ(saved.exit_code, 0) << saved.err;
+  const std::vector<uint8_t> kept = testing::ReadFileBytes(state);
+  // Existing now: compared by inode, through another spelling.
+  const testing::CommandResult again = RunZsim(
+      {"scan", tree_.string(), "-q", "--html", (out / "." / "s.zstate").string(), "--save", state});
+  EXPECT_EQ(again.exit_code, 2) << again.err;
+  const testing::CommandResult since =
+      RunZsim({"scan", tree_.string(), "-q", "--since", state, "--html", state});
+  EXPECT_EQ(since.exit_code, 2) << since.err;
+  EXPECT_NE(since.err.find("is one of the inputs"), std::string::npos) << since.err;
+  EXPECT_EQ(testing::ReadFileBytes(state), kept);
+  // Separate files are fine.
+  const testing::CommandResult ok = RunZsim(
+      {"scan", tree_.string(), "-q", "--since", state, "--save", state, "--html", out / "r.html"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
 TEST_F(OutputFileTest, HtmlAtASymlinkIsRefusedAndItsTargetUntouched) {
   const fs::path link = tmp_.path() / "out" / "report.html";
   fs::create_symlink(file_, link);
