@@ -141,14 +141,20 @@ void FinishBreakdowns(const state::BreakdownState& bd,
     }
   }
 
-  DedupSources& src = result->dedup_sources;
-  for (const auto& [content, copies] : bd.contents) {
-    if (copies < 2) continue;
-    src.duplicate_files += copies - 1;
-    src.duplicate_file_bytes += (copies - 1) * content.lsize;
+  // Per block size: a copy's lsize and the all-zero blocks are the row's (a state of format < 14
+  // has the first row's only, state::ContentLsize).
+  result->dedup_sources.assign(block_bytes.size(), DedupSources{});
+  for (size_t r = 0; r < block_bytes.size(); ++r) {
+    DedupSources& src = result->dedup_sources[r];
+    src.recordsize = block_bytes[r];
+    for (const auto& [content, copies] : bd.contents) {
+      if (copies < 2) continue;
+      src.duplicate_files += copies - 1;
+      src.duplicate_file_bytes += (copies - 1) * state::ContentLsize(content, r);
+    }
+    src.zero_blocks = state::RowCount(bd.zero_blocks, r);
+    src.zero_block_bytes = state::RowCount(bd.zero_bytes, r);
   }
-  src.zero_blocks = bd.zero_blocks;
-  src.zero_block_bytes = bd.zero_bytes;
 }
 
 }  // namespace zsim::finish

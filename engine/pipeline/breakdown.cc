@@ -90,26 +90,33 @@ void BreakdownCollector::Sample(const ddt::Fingerprint& key, FileGroups groups, 
   local->counted = local->refs.size();
 }
 
-void BreakdownCollector::AddFile(FileGroups groups, uint64_t bytes, uint64_t lsize,
+void BreakdownCollector::AddFile(FileGroups groups, uint64_t bytes,
+                                 const std::vector<uint64_t>& lsize,
                                  const std::vector<uint64_t>& setting_lsize,
                                  ddt::Fingerprint content, bool has_data) {
+  const uint64_t first = lsize.empty() ? 0 : lsize[0];
   std::lock_guard<std::mutex> lock(rows_mu_);
   for (Row* row : {&directories_[groups.directory], &extensions_[groups.extension]}) {
     ++row->files;
     row->bytes += bytes;
-    row->lsize += lsize;
+    row->lsize += first;
     if (row->setting_lsize.size() < setting_lsize.size()) {
       row->setting_lsize.resize(setting_lsize.size(), 0);
     }
     for (size_t i = 0; i < setting_lsize.size(); ++i) row->setting_lsize[i] += setting_lsize[i];
   }
-  if (lsize > 0 && has_data)
+  if (first > 0 && has_data) {
     ++contents_[state::BreakdownState::Content{content.lo, content.hi, lsize}];
+  }
 }
 
-void BreakdownCollector::AddZeroBlocks(uint64_t blocks, uint64_t bytes) {
-  zero_blocks_ += blocks;
-  zero_bytes_ += bytes;
+void BreakdownCollector::AddZeroBlocks(size_t row, uint64_t blocks, uint64_t bytes) {
+  if (zero_blocks_.size() <= row) {
+    zero_blocks_.resize(row + 1, 0);
+    zero_bytes_.resize(row + 1, 0);
+  }
+  zero_blocks_[row] += blocks;
+  zero_bytes_[row] += bytes;
 }
 
 void BreakdownCollector::MoveInto(const std::vector<const Local*>& locals,

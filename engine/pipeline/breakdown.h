@@ -61,14 +61,14 @@ class BreakdownCollector {
   };
   void Sample(const ddt::Fingerprint& key, FileGroups groups, uint32_t row, Local* local);
 
-  // A finished file: its st_size, featured-row lsize (non-hole blocks x block size), the lsize
-  // of every (row, setting) (row major), whole content hash (for whole-file duplicates) and
-  // whether any record holds non-zero bytes (all-zero files are never counted as whole-file
-  // duplicates: compression makes them holes).
-  void AddFile(FileGroups groups, uint64_t bytes, uint64_t lsize,
+  // A finished file: its st_size, the featured setting's lsize per row (non-hole blocks x block
+  // size; the first is the breakdown rows'), the lsize of every (row, setting) (row major),
+  // whole content hash (for whole-file duplicates) and whether any record holds non-zero bytes
+  // (all-zero files are never counted as whole-file duplicates: compression makes them holes).
+  void AddFile(FileGroups groups, uint64_t bytes, const std::vector<uint64_t>& lsize,
                const std::vector<uint64_t>& setting_lsize, ddt::Fingerprint content, bool has_data);
-  // All-zero data blocks of the featured row.
-  void AddZeroBlocks(uint64_t blocks, uint64_t bytes);
+  // All-zero data blocks of row `row`.
+  void AddZeroBlocks(size_t row, uint64_t blocks, uint64_t bytes);
 
   // Hands what was collected to the state (rows by name, the kept references, contents).
   // REQUIRES: no Sample is running; `locals` holds every thread's list.
@@ -95,7 +95,7 @@ class BreakdownCollector {
   std::unordered_map<std::string, uint32_t> directory_ids_, extension_ids_;
   std::vector<Row> directories_, extensions_;
   std::map<state::BreakdownState::Content, uint64_t> contents_;  // whole-file content -> copies
-  uint64_t zero_blocks_ = 0, zero_bytes_ = 0;
+  std::vector<uint64_t> zero_blocks_, zero_bytes_;               // per row
 };
 
 }  // namespace zsim::pipeline

@@ -175,6 +175,7 @@ struct Worker {
         sparse_holes(rows, 0),
         codec_ns(rows * settings, 0),
         codec_bytes(rows * settings, 0),
+        zero_blocks(rows, 0),
         non_hole(rows * settings, 0),
         levels(settings, 0),
         occurrences(occurrence_sample ? rows : 0, OccurrenceSample(settings)),
@@ -193,7 +194,7 @@ struct Worker {
   std::vector<uint64_t> codec_ns, codec_bytes;         // per (row, setting)
   uint64_t live_ns = 0;  // the current chunk's codec nanoseconds already in Scan::live_
   BreakdownCollector::Local sampled;  // every row's sampled references
-  uint64_t zero_blocks = 0;           // featured row's all-zero records
+  std::vector<uint64_t> zero_blocks;  // per row: all-zero records
   // The current row's first sightings in the chunk, and their codes (block-major).
   std::vector<FirstSeen> first_seen;
   std::vector<uint64_t> non_hole;  // per (row, setting), the current chunk's non-hole blocks
@@ -846,12 +847,9 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       if (r == 0) {
         content_lo += Mix64(fp.lo ^ (b * kGoldenGamma));
         content_hi += Mix64(fp.hi + b);
-        if (is_zero) {
-          ++w.zero_blocks;
-        } else {
-          chunk_has_data = true;
-        }
+        if (!is_zero) chunk_has_data = true;
       }
+      if (is_zero) ++w.zero_blocks[r];
       rows_[r].distinct->Add(fp.lo, bs, aux_units, is_zero);
       if (occurrences_ && !is_zero) {
         // Chosen by position, whatever the table keeps; every level at or above the final one
@@ -1277,12 +1275,15 @@ void Scan::AddFileFigures(const std::vector<zfs::RecordLayout>& layouts, uint64_
                                            state::IndirectsFor(indirects, r, zero_is_hole_[c])}];
     }
   }
-  const uint64_t featured_lsize =
-      non_hole[featured_] * (layouts.empty() ? 0 : layouts[0].block_bytes);
-  // lsize per (row, setting): its non-hole blocks x the row's block size.
+  // lsize per (row, setting): its non-hole blocks x the row's block size; per row, the
+  // featured setting's.
   std::vector<uint64_t> setting_lsize(non_hole.size(), 0);
   for (size_t i = 0; i < setting_lsize.size() && i / settings < layouts.size(); ++i) {
     setting_lsize[i] = non_hole[i] * layouts[i / settings].block_bytes;
+  }
+  std::vector<uint64_t> featured_lsize(layouts.size(), 0);
+  for (size_t r = 0; r < layouts.size() && r * settings + featured_ < setting_lsize.size(); ++r) {
+    featured_lsize[r] = setting_lsize[r * settings + featured_];
   }
   breakdown_.AddFile(groups, size, featured_lsize, setting_lsize, content, has_data);
 }
@@ -1372,7 +1373,9 @@ void Scan::FinishSince() {
     AddFileFigures(Layouts(rec.size, rec.is_zvol), rec.size, non_hole, rec.zero_blocks,
                    rec.indirects, groups, ddt::Fingerprint{rec.content_lo, rec.content_hi},
                    rec.has_data, state::FileIdentity(rec.dev, rec.ino));
-    breakdown_.AddZeroBlocks(rec.zero_blocks[0], rec.zero_blocks[0] * rows_[0].block_bytes);
+    for (size_t r = 0; r < rows_.size() && r < rec.zero_blocks.size(); ++r) {
+      breakdown_.AddZeroBlocks(r, rec.zero_blocks[r], rec.zero_blocks[r] * rows_[r].block_bytes);
+    }
     for (size_t r = 0; r < rows_.size(); ++r) {
       skipped_holes_[r] += rec.holes[r];
       for (uint32_t ref : rec.refs[r]) {
@@ -1841,7 +1844,9 @@ state::ScanState Scan::Run() {
   std::vector<const BreakdownCollector::Local*> sampled{&replayed_};
   for (const Worker& w : workers) {
     sampled.push_back(&w.sampled);
-    breakdown_.AddZeroBlocks(w.zero_blocks, w.zero_blocks * rows_[0].block_bytes);
+    for (size_t r = 0; r < rows_.size() && r < w.zero_blocks.size(); ++r) {
+      breakdown_.AddZeroBlocks(r, w.zero_blocks[r], w.zero_blocks[r] * rows_[r].block_bytes);
+    }
   }
   breakdown_.MoveInto(sampled, &state_.breakdown);
   state_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();

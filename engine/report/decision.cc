@@ -42,8 +42,8 @@ NoDdtShare ComputeNoDdtShare(const ScanResult& r, const SettingResult& f) {
   const DdtStat& alloc = f.dedup.total.allocated;
   n.removed_lsize = ref.lsize > alloc.lsize ? ref.lsize - alloc.lsize : 0;
   n.counts_zero_blocks = IsOff(f);
-  n.no_ddt_bytes = r.dedup_sources.duplicate_file_bytes +
-                   (n.counts_zero_blocks ? r.dedup_sources.zero_block_bytes : 0);
+  const DedupSources& src = DedupSourcesOf(r, f);  // of the setting's own block size
+  n.no_ddt_bytes = src.duplicate_file_bytes + (n.counts_zero_blocks ? src.zero_block_bytes : 0);
   if (n.removed_lsize == 0) return n;
   n.share = std::min(1.0, Fraction(double(n.no_ddt_bytes), double(n.removed_lsize)));
   const double rest = double(ref.lsize) - std::min(double(n.no_ddt_bytes), double(n.removed_lsize));

@@ -264,11 +264,30 @@ json BreakdownJson(const Breakdowns* b, int index) {
               {"extensions", BreakdownRows(b->extensions)}};
 }
 
+json DedupSourcesJson(const DedupSources& d) {
+  return {{"recordsize", d.recordsize},
+          {"duplicate_files", d.duplicate_files},
+          {"duplicate_file_bytes", d.duplicate_file_bytes},
+          {"zero_blocks", d.zero_blocks},
+          {"zero_block_bytes", d.zero_block_bytes}};
+}
+
+// The advice's setting's block size (the one its sentences use), else the first block size.
+const DedupSources& FeaturedDedupSources(const ScanResult& r, const Advice& advice) {
+  static const DedupSources kNone;
+  if (advice.featured >= 0 && size_t(advice.featured) < r.results.size()) {
+    return DedupSourcesOf(r, r.results[size_t(advice.featured)]);
+  }
+  return r.dedup_sources.empty() ? kNone : r.dedup_sources[0];
+}
+
 }  // namespace
 
 std::string ToJson(const ScanResult& r) { return ToJson(r, ComputeAdvice(r)); }
 
 std::string ToJson(const ScanResult& r, const Advice& advice) {
+  json by_recordsize = json::array();
+  for (const DedupSources& d : r.dedup_sources) by_recordsize.push_back(DedupSourcesJson(d));
   const ScanOptions& o = r.options;
   json skipped = json::object();
   for (const auto& [reason, n] : r.input.skipped) skipped[reason] = n;
@@ -318,11 +337,8 @@ std::string ToJson(const ScanResult& r, const Advice& advice) {
         {"distinct_sketch_bytes", r.memory.sketch_bytes}}},
       {"advice", AdviceJson(r, advice)},
       {"breakdown", BreakdownJson(BreakdownFor(r, advice.featured), advice.featured)},
-      {"dedup_sources",
-       {{"duplicate_files", r.dedup_sources.duplicate_files},
-        {"duplicate_file_bytes", r.dedup_sources.duplicate_file_bytes},
-        {"zero_blocks", r.dedup_sources.zero_blocks},
-        {"zero_block_bytes", r.dedup_sources.zero_block_bytes}}},
+      {"dedup_sources", DedupSourcesJson(FeaturedDedupSources(r, advice))},
+      {"dedup_sources_by_recordsize", by_recordsize},
   };
   // `replace` keeps invalid UTF-8 visible as U+FFFD instead of throwing mid-report.
   EncodeNamesIn(out);  // names that are not UTF-8, losslessly (name_encoding.h)

@@ -150,11 +150,19 @@ class TakeOut {
       }
     }
     if (featured_lsize > 0 && f.has_data) {
-      Decrement(b.contents, BreakdownState::Content{f.content_lo, f.content_hi, featured_lsize});
+      BreakdownState::Content content{f.content_lo, f.content_hi, {}};
+      for (size_t r = 0; r < s_.rows.size(); ++r) {
+        content.lsize.push_back(setting_lsize[r * settings + s_.featured]);
+      }
+      if (b.contents.count(content) == 0) content.lsize.resize(1);  // a state of format < 14
+      Decrement(b.contents, content);
     }
-    if (!s_.rows.empty() && !f.zero_blocks.empty()) {
-      b.zero_blocks -= f.zero_blocks[0];
-      b.zero_bytes -= f.zero_blocks[0] * s_.rows[0].block_bytes;
+    for (size_t r = 0; r < s_.rows.size() && r < f.zero_blocks.size(); ++r) {
+      if (r < b.zero_blocks.size())
+        b.zero_blocks[r] -= std::min(b.zero_blocks[r], f.zero_blocks[r]);
+      if (r < b.zero_bytes.size()) {
+        b.zero_bytes[r] -= std::min(b.zero_bytes[r], f.zero_blocks[r] * s_.rows[r].block_bytes);
+      }
     }
   }
 

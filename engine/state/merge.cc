@@ -87,8 +87,12 @@ std::pair<std::vector<uint32_t>, std::vector<uint32_t>> MergeBreakdown(Breakdown
         BreakdownState::Reference{r.key, dirs[r.directory], exts[r.extension], r.row});
   }
   for (const auto& [content, copies] : from.contents) into.contents[content] += copies;
-  into.zero_blocks += from.zero_blocks;
-  into.zero_bytes += from.zero_bytes;
+  const auto add = [](std::vector<uint64_t>& to, const std::vector<uint64_t>& v) {
+    if (to.size() < v.size()) to.resize(v.size(), 0);
+    for (size_t r = 0; r < v.size(); ++r) to[r] += v[r];
+  };
+  add(into.zero_blocks, from.zero_blocks);
+  add(into.zero_bytes, from.zero_bytes);
   return {dirs, exts};
 }
 

@@ -163,14 +163,29 @@ struct BreakdownState {
     uint32_t row = 0;  // the block size (index in rows) the block was cut with
   };
   std::vector<Reference> references;
-  // Whole-file contents (order-independent hash of its featured-row keys, lsize) -> copies.
+  // Whole-file contents (order-independent hash of its first row's keys, and per row the
+  // featured setting's lsize: non-hole records x the row's block size) -> copies. Per row,
+  // because a copy's lsize is the row's: a 130K file is 256K of records at 128K, 132K at 4K.
+  // States of format < 14 hold the first row's lsize only (ContentLsize falls back to it).
   struct Content {
-    uint64_t lo = 0, hi = 0, lsize = 0;
+    uint64_t lo = 0, hi = 0;
+    std::vector<uint64_t> lsize;
     auto operator<=>(const Content&) const = default;
   };
   std::map<Content, uint64_t> contents;
-  uint64_t zero_blocks = 0, zero_bytes = 0;  // all-zero blocks of the featured row
+  // Per row: all-zero records read, and their bytes (states of format < 14: the first row's).
+  std::vector<uint64_t> zero_blocks, zero_bytes;
 };
+
+// A content's lsize in row `row` (the first row's where a state of format < 14 has no other).
+inline uint64_t ContentLsize(const BreakdownState::Content& c, size_t row) {
+  return row < c.lsize.size() ? c.lsize[row] : c.lsize.empty() ? 0 : c.lsize[0];
+}
+
+// Per-row counts of `v` at `row` (0 where a state of format < 14 had only the first row).
+inline uint64_t RowCount(const std::vector<uint64_t>& v, size_t row) {
+  return row < v.size() ? v[row] : 0;
+}
 
 // A file as the scan read it: what `zsim scan --since` needs to tell whether it changed, and to
 // take what it added back out of the state (state/since.h). Kept when the scan was asked to

@@ -427,15 +427,20 @@ void PutState(FrameWriter& w, const ScanState& s, bool resolve_keys) {
     w.U32(r.extension);
     w.U32(r.row);
   }
+  // From format 14, a content's lsize and the zero blocks per row.
   w.U64(b.contents.size());
   for (const auto& [c, n] : b.contents) {
     w.U64(c.lo);
     w.U64(c.hi);
-    w.U64(c.lsize);
+    w.U32(static_cast<uint32_t>(c.lsize.size()));
+    for (uint64_t l : c.lsize) w.U64(l);
     w.U64(n);
   }
-  w.U64(b.zero_blocks);
-  w.U64(b.zero_bytes);
+  w.U32(static_cast<uint32_t>(b.zero_blocks.size()));
+  for (size_t r = 0; r < b.zero_blocks.size(); ++r) {
+    w.U64(b.zero_blocks[r]);
+    w.U64(r < b.zero_bytes.size() ? b.zero_bytes[r] : 0);
+  }
   // Rows. The file records and links name entries as the tables are written.
   const bool refs = s.has_records || !s.links.empty();
   std::vector<ddt::DedupTable::RefMap> maps(s.rows.size());
@@ -971,11 +976,20 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
     BreakdownState::Content c;
     c.lo = r.U64();
     c.hi = r.U64();
-    c.lsize = r.U64();
+    const uint32_t rows = version >= 14 ? r.U32() : 1;
+    if (rows > kMaxRows) {
+      r.Fail("corrupt: a content's rows");
+      break;
+    }
+    for (uint32_t k = 0; k < rows && r.ok(); ++k) c.lsize.push_back(r.U64());
     b.contents[c] += r.U64();
   }
-  b.zero_blocks = r.U64();
-  b.zero_bytes = r.U64();
+  const uint32_t zero_rows = version >= 14 ? r.U32() : 1;
+  if (zero_rows > kMaxRows) r.Fail("corrupt: the zero blocks' rows");
+  for (uint32_t k = 0; k < zero_rows && r.ok(); ++k) {
+    b.zero_blocks.push_back(r.U64());
+    b.zero_bytes.push_back(r.U64());
+  }
   if (!r.ok()) return;
 
   // Rows: as many as the options say, each with its block size.

@@ -85,7 +85,10 @@ namespace zsim::state {
 // 11 and older are read without them (the leaves of compressed tables are then the model's).
 // 13: each directory shape holds its micro-ZAP's lz4 size (DirectoryShape::microzap_lz4_bytes);
 // version 12 and older are read without it (the metadata model then fits the directory's size).
-inline constexpr uint32_t kStateFormatVersion = 13;
+// 14: the breakdown's whole-file contents hold their lsize per row, and the all-zero blocks are
+// counted per row (BreakdownState); version 13 and older are read with the first row's, which
+// then stands for every row.
+inline constexpr uint32_t kStateFormatVersion = 14;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process

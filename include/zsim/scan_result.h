@@ -200,12 +200,13 @@ struct Breakdowns {
   uint64_t sample_modulus = 1;
 };
 
-// Dedup that needs no DDT: whole-file duplicates (block cloning / hard links would get them) and
-// all-zero blocks (holes with compression on).
+// Dedup that needs no DDT, at one block size: whole-file duplicates (block cloning / hard links
+// would get them) and all-zero blocks (holes with compression on).
 struct DedupSources {
+  uint64_t recordsize = 0;            // the block size (recordsize or volblocksize) they are of
   uint64_t duplicate_files = 0;       // files whose whole content another file also has
-  uint64_t duplicate_file_bytes = 0;  // their lsize beyond the first copy
-  uint64_t zero_blocks = 0;           // all-zero data blocks (featured recordsize)
+  uint64_t duplicate_file_bytes = 0;  // their lsize at this block size beyond the first copy
+  uint64_t zero_blocks = 0;           // all-zero data blocks of this block size
   uint64_t zero_block_bytes = 0;
 };
 
@@ -223,10 +224,21 @@ struct ScanResult {
   ScanOptions options;  // as resolved (defaults filled in)
   std::vector<SettingResult> results;
   std::vector<Breakdowns> breakdowns;  // one per setting, in `results` order
-  DedupSources dedup_sources;
+  // One per block size, in the order of the options' recordsizes: a setting's advice takes its
+  // own block size's (DedupSourcesOf).
+  std::vector<DedupSources> dedup_sources;
   ScanMemory memory;
   double seconds = 0;  // wall time of the scan
 };
+
+// The dedup sources of `setting`'s block size; all zeros when the result has none for it.
+inline const DedupSources& DedupSourcesOf(const ScanResult& result, const SettingResult& setting) {
+  static const DedupSources kNone;
+  for (const DedupSources& d : result.dedup_sources) {
+    if (d.recordsize == setting.recordsize) return d;
+  }
+  return kNone;
+}
 
 }  // namespace zsim
 

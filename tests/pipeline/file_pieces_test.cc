@@ -170,8 +170,8 @@ void ExpectPiecesEqualOneScan(ScanOptions o, size_t ranks) {
   // Every byte read once, by one of the pieces.
   EXPECT_EQ(got.input.bytes_read, whole->input.bytes_read);
   EXPECT_EQ(got.input.files, 3u);
-  EXPECT_EQ(got.dedup_sources.duplicate_files, whole->dedup_sources.duplicate_files);
-  EXPECT_EQ(whole->dedup_sources.duplicate_files, 1u);  // the image's copy, found from pieces
+  EXPECT_EQ(got.dedup_sources[0].duplicate_files, whole->dedup_sources[0].duplicate_files);
+  EXPECT_EQ(whole->dedup_sources[0].duplicate_files, 1u);  // the image's copy, found from pieces
 }
 
 TEST(FilePiecesTest, PiecesInAnyOrderGiveOneScanAtEveryRecordsize) {

@@ -103,12 +103,12 @@ TEST(MergeTest, MergedPartsEqualOneScanExact) {
   for (const std::string& p : Parts(dir, {"a", "b", "c"})) {
     Result<ScanResult> alone = RunScan(OptionsFor({p}), fs.get());
     ASSERT_TRUE(alone.ok());
-    EXPECT_EQ(alone->dedup_sources.duplicate_files, 0u) << p;
+    EXPECT_EQ(alone->dedup_sources[0].duplicate_files, 0u) << p;
   }
   o.paths = Parts(dir, {"a", "b", "c"});
   Result<ScanResult> whole = RunScan(o, fs.get());
   ASSERT_TRUE(whole.ok());
-  EXPECT_EQ(whole->dedup_sources.duplicate_files, 2u);
+  EXPECT_EQ(whole->dedup_sources[0].duplicate_files, 2u);
   EXPECT_GT(whole->results[0].dedup.duplicate_entries, 40u);
 }
 

@@ -41,6 +41,40 @@ const BreakdownRow* Row(const std::vector<BreakdownRow>& rows, const std::string
   return nullptr;
 }
 
+// Whole-file copies and all-zero blocks are counted per block size: a copy's lsize and the
+// zero blocks are the row's, and each setting's advice takes its own row's (before, every row
+// had the first recordsize's, and the advice for 128K quoted the 16K figures).
+TEST(ScanTest, DedupSourcesAreEachBlockSizesOwn) {
+  testing::TempDir tmp;
+  const std::vector<uint8_t> file = testing::Xorshift64Bytes(12, 130 * K);
+  tmp.WriteFile("a.bin", file);
+  tmp.WriteFile("b.bin", file);
+  std::vector<uint8_t> zeros_inside = testing::Xorshift64Bytes(13, 1024 * K);
+  std::fill(zeros_inside.begin() + 256 * K, zeros_inside.begin() + 768 * K, 0);
+  tmp.WriteFile("c.bin", zeros_inside);
+  ScanOptions o = Options(tmp.path(), {kLz4});
+  o.recordsizes = {16 * K, 128 * K};
+  auto fs = io::PosixFileSystem();
+  Result<ScanResult> r = RunScan(o, fs.get());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->dedup_sources.size(), 2u);
+  const DedupSources& small = r->dedup_sources[0];
+  const DedupSources& large = r->dedup_sources[1];
+  EXPECT_EQ(small.recordsize, 16 * K);
+  EXPECT_EQ(large.recordsize, 128 * K);
+  EXPECT_EQ(small.duplicate_files, 1u);
+  EXPECT_EQ(large.duplicate_files, 1u);
+  EXPECT_EQ(small.duplicate_file_bytes, 9 * 16 * K);   // 130K in 16K records: 144K
+  EXPECT_EQ(large.duplicate_file_bytes, 2 * 128 * K);  // in 128K records: 256K
+  EXPECT_EQ(small.zero_blocks, 32u);                   // 512K of zeros
+  EXPECT_EQ(large.zero_blocks, 4u);
+  EXPECT_EQ(small.zero_block_bytes, 512 * K);
+  EXPECT_EQ(large.zero_block_bytes, 512 * K);
+  for (const SettingResult& s : r->results) {
+    EXPECT_EQ(&DedupSourcesOf(*r, s), s.recordsize == 16 * K ? &small : &large);
+  }
+}
+
 TEST(ScanTest, BreakdownsAttributeDuplicatesToEveryCopyAndCountWholeFileDuplicates) {
   testing::TempDir tmp;
   const std::vector<uint8_t> image = testing::Xorshift64Bytes(11, 512 * K);  // 4 records
@@ -88,7 +122,9 @@ TEST(ScanTest, BreakdownsAttributeDuplicatesToEveryCopyAndCountWholeFileDuplicat
   EXPECT_EQ(img->files, 2u);
   EXPECT_NE(Row(b.extensions, ".bin"), nullptr);
 
-  const DedupSources& d = r->dedup_sources;
+  ASSERT_EQ(r->dedup_sources.size(), 1u);
+  const DedupSources& d = r->dedup_sources[0];
+  EXPECT_EQ(d.recordsize, 128 * K);
   EXPECT_EQ(d.duplicate_files, 1u);
   EXPECT_EQ(d.duplicate_file_bytes, 512 * K);
   EXPECT_EQ(d.zero_blocks, 4u);

@@ -21,6 +21,7 @@
 
 #include "engine/ddt/dedup_table.h"
 #include "engine/ddt/written_key.h"
+#include "engine/finish/finish.h"
 #include "engine/io/file_system.h"
 #include "engine/pipeline/directory_zap.h"
 #include "engine/pipeline/scan.h"
@@ -561,6 +562,55 @@ TEST(StateFileTest, AFormat12StateReadsWithoutMicrozapSizes) {
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   ASSERT_FALSE(s->directories.empty());
   for (const auto& [d, n] : s->directories) EXPECT_EQ(d.microzap_lz4_bytes, 0u) << d.entries;
+}
+
+// Format 13 kept whole-file contents and zero blocks of the first recordsize only: read, they
+// stand for every row (state::ContentLsize, state::RowCount), and the report still runs.
+TEST(StateFileTest, AFormat13StateReadsWithTheFirstRowsDedupSources) {
+  Result<state::ScanState> s =
+      state::LoadState(ZSIM_SOURCE_DIR "/tests/fuzz/corpus/state_load/v13_two_recordsizes");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->rows.size(), 2u);
+  ASSERT_FALSE(s->breakdown.contents.empty());
+  for (const auto& [c, n] : s->breakdown.contents) {
+    ASSERT_EQ(c.lsize.size(), 1u);
+    EXPECT_EQ(state::ContentLsize(c, 1), c.lsize[0]);
+  }
+  EXPECT_EQ(s->breakdown.zero_blocks.size(), 1u);
+  const ScanResult r = finish::Finish(*s, finish::ReportOptionsOf(s->options));
+  ASSERT_EQ(r.dedup_sources.size(), 2u);
+  EXPECT_EQ(r.dedup_sources[1].duplicate_file_bytes, r.dedup_sources[0].duplicate_file_bytes);
+}
+
+// Format 14 keeps them per row: a saved scan of two recordsizes reads back with each row's.
+TEST(StateFileTest, DedupSourcesPerRowSurviveTheFile) {
+  testing::TempDir dir;
+  const std::vector<uint8_t> file = testing::Xorshift64Bytes(21, 130 * 1024);
+  dir.WriteFile("a.bin", file);
+  dir.WriteFile("b.bin", file);
+  std::vector<uint8_t> z = testing::Xorshift64Bytes(22, 512 * 1024);
+  std::fill(z.begin() + 128 * 1024, z.begin() + 384 * 1024, 0);
+  dir.WriteFile("z.bin", z);
+  ScanOptions o;
+  o.paths = {dir.path().string()};
+  o.recordsizes = {16 * 1024, 128 * 1024};
+  o.compressions = {{CompressionAlgorithm::kLz4, 0}};
+  o.threads = 1;
+  auto fs = io::PosixFileSystem();
+  Result<state::ScanState> scanned = ScanToState(o, fs.get());
+  ASSERT_TRUE(scanned.ok());
+  const std::string path = (dir.path() / "s.zstate").string();
+  ASSERT_TRUE(state::SaveState(*scanned, path).ok());
+  Result<state::ScanState> back = state::LoadState(path);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->breakdown.contents, scanned->breakdown.contents);
+  EXPECT_EQ(back->breakdown.zero_blocks, (std::vector<uint64_t>{16, 2}));
+  EXPECT_EQ(back->breakdown.zero_bytes, (std::vector<uint64_t>{256 * 1024, 256 * 1024}));
+  ASSERT_EQ(back->breakdown.contents.size(), 2u);  // a.bin and b.bin's content, z.bin's
+  const auto copied = std::find_if(back->breakdown.contents.begin(), back->breakdown.contents.end(),
+                                   [](const auto& content) { return content.second == 2; });
+  ASSERT_NE(copied, back->breakdown.contents.end());
+  EXPECT_EQ(copied->first.lsize, (std::vector<uint64_t>{144 * 1024, 256 * 1024}));
 }
 
 TEST(StateFileTest, WrittenKeysReadBackAndColumnsNoScanWritesAreRefused) {

@@ -318,8 +318,9 @@ TEST(AdviceTest, WholeFileDuplicatesSuggestBlockCloningOrHardLinks) {
                                    .ddt_in_core_bytes = 120 * kMiB}));
   const DdtHistogramRow& total = r.results[0].dedup.total;
   const uint64_t removed = total.referenced.lsize - total.allocated.lsize;
-  r.dedup_sources.duplicate_files = 1200;
-  r.dedup_sources.duplicate_file_bytes = removed / 10 * 9;
+  r.dedup_sources = {DedupSources{.recordsize = r.results[0].recordsize}};
+  r.dedup_sources[0].duplicate_files = 1200;
+  r.dedup_sources[0].duplicate_file_bytes = removed / 10 * 9;
   const Advice a = ComputeAdvice(r);
 
   const AdviceItem& clone = Item(a, AdviceKind::kDedupWithoutDdt);
@@ -339,7 +340,7 @@ TEST(AdviceTest, WholeFileDuplicatesSuggestBlockCloningOrHardLinks) {
   EXPECT_THAT(summary.sentence, HasSubstr("no dedup"));
 
   // Copies larger than what dedup removes (their zero blocks are holes, not DDT entries).
-  r.dedup_sources.duplicate_file_bytes = removed * 2;
+  r.dedup_sources[0].duplicate_file_bytes = removed * 2;
   EXPECT_THAT(Item(ComputeAdvice(r), AdviceKind::kDedupWithoutDdt).sentence,
               HasSubstr(") cover all of what dedup removes (" + FormatBytes(removed) + ")"));
 
@@ -351,8 +352,9 @@ TEST(AdviceTest, WholeFileDuplicatesSuggestBlockCloningOrHardLinks) {
 
 TEST(AdviceTest, ZeroBlocksAreFreeWithCompression) {
   ScanResult r = SourceTree();
-  r.dedup_sources.zero_blocks = 4096;
-  r.dedup_sources.zero_block_bytes = 4096 * 128 * kKiB;
+  r.dedup_sources = {DedupSources{.recordsize = r.results[0].recordsize,
+                                  .zero_blocks = 4096,
+                                  .zero_block_bytes = 4096 * 128 * kKiB}};
   const Advice a = ComputeAdvice(r);
   const AdviceItem& item = Item(a, AdviceKind::kDedupWithoutDdt);
   EXPECT_EQ(item.verdict, Verdict::kZeroBlocksAreFree);
@@ -370,8 +372,9 @@ TEST(AdviceTest, RecordsizeThatStoresMostIsFeatured) {
   EXPECT_EQ(rs.verdict, Verdict::kPreferRecordsize);
   EXPECT_DOUBLE_EQ(rs.Figure("gain_percent"), 17.0);  // 1 - 2.0 / 2.4
   EXPECT_THAT(rs.sentence,
-              StartsWith("compression=lz4, recordsize=1M stores least: 8.00 GiB stored in 3.33 "
-                         "GiB, 17% less than compression=lz4, recordsize=128K (4.00 GiB)."));
+              StartsWith("recordsize=1M stores least of the recordsizes (with compression=lz4): "
+                         "8.00 GiB stored in 3.33 GiB, 17% less than compression=lz4, "
+                         "recordsize=128K (4.00 GiB)."));
 
   // 1% better is not worth a change.
   r.results[1] = MakeSetting({.recordsize = 1024 * kKiB, .lsize = 8 * kGiB, .compressratio = 2.02});

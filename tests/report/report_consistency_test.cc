@@ -127,7 +127,7 @@ void CheckJson(const json& r) {
   const json& advice = r["advice"];
   const json& d = advice["decision"];
   ASSERT_TRUE(d.is_object()) << advice.dump();
-  EXPECT_EQ(r["schema_version"].get<int>(), 3);
+  EXPECT_EQ(r["schema_version"].get<int>(), 4);
   const int index = d["index"].get<int>();
   const json& f = r["results"][size_t(index)];
   EXPECT_EQ(advice["featured"]["index"], index);

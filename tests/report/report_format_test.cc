@@ -153,7 +153,9 @@ TEST(TextReportTest, EmptyBreakdownSaysSoAndControlCharactersCannotForgeLines) {
 
 TEST(JsonReportTest, CarriesAdviceBreakdownAndDedupSources) {
   ScanResult r = VmLike();
-  r.dedup_sources = {3, 12 * kGiB, 77, 77 * 128 * kKiB};
+  // Two block sizes: the top-level object is the advice's setting's (128K), the array has both.
+  r.dedup_sources = {{r.results[0].recordsize, 3, 12 * kGiB, 77, 77 * 128 * kKiB},
+                     {r.results[0].recordsize / 8, 3, 11 * kGiB, 616, 77 * 128 * kKiB}};
   const Advice a = ComputeAdvice(r);
   const nlohmann::json j = nlohmann::json::parse(ToJson(r));
   // Existing contract fields are still there.
@@ -194,6 +196,9 @@ TEST(JsonReportTest, CarriesAdviceBreakdownAndDedupSources) {
   EXPECT_EQ(j["dedup_sources"]["duplicate_files"], 3);
   EXPECT_EQ(j["dedup_sources"]["duplicate_file_bytes"], 12 * kGiB);
   EXPECT_EQ(j["dedup_sources"]["zero_blocks"], 77);
+  EXPECT_EQ(j["dedup_sources"]["recordsize"], r.results[size_t(a.featured)].recordsize);
+  ASSERT_EQ(j["dedup_sources_by_recordsize"].size(), 2u);
+  EXPECT_EQ(j["dedup_sources_by_recordsize"][1]["zero_blocks"], 616);
 }
 
 TEST(JsonReportTest, EmptyScanStillHasAdvice) {

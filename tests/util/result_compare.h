@@ -101,10 +101,15 @@ inline void ExpectSameFigures(const ScanResult& a, const ScanResult& b) {
       EXPECT_EQ(a.results[i].block_sizes[k].asize, b.results[i].block_sizes[k].asize);
     }
   }
-  EXPECT_EQ(a.dedup_sources.duplicate_files, b.dedup_sources.duplicate_files);
-  EXPECT_EQ(a.dedup_sources.duplicate_file_bytes, b.dedup_sources.duplicate_file_bytes);
-  EXPECT_EQ(a.dedup_sources.zero_blocks, b.dedup_sources.zero_blocks);
-  EXPECT_EQ(a.dedup_sources.zero_block_bytes, b.dedup_sources.zero_block_bytes);
+  ASSERT_EQ(a.dedup_sources.size(), b.dedup_sources.size());
+  for (size_t r = 0; r < a.dedup_sources.size(); ++r) {
+    EXPECT_EQ(a.dedup_sources[r].recordsize, b.dedup_sources[r].recordsize) << r;
+    EXPECT_EQ(a.dedup_sources[r].duplicate_files, b.dedup_sources[r].duplicate_files) << r;
+    EXPECT_EQ(a.dedup_sources[r].duplicate_file_bytes, b.dedup_sources[r].duplicate_file_bytes)
+        << r;
+    EXPECT_EQ(a.dedup_sources[r].zero_blocks, b.dedup_sources[r].zero_blocks) << r;
+    EXPECT_EQ(a.dedup_sources[r].zero_block_bytes, b.dedup_sources[r].zero_block_bytes) << r;
+  }
 }
 
 }  // namespace zsim::testing
