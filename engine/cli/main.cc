@@ -262,6 +262,39 @@ int main(int argc, char** argv) {
     html.emplace(std::move(*out));
   }
 
+  // The scan's paths as named: when none exists there is nothing to scan (a typo, most likely),
+  // which is bad usage, said before anything is read; a path among others that does not exist,
+  // or one zsim does not read (a character device, a fifo, a socket), is said at once, and the
+  // others are scanned (the missing one is listed with the errors at the end, exit code 1).
+  if (cmd->kind == cli::Command::Kind::kScan && !quiet_rank) {
+    size_t missing = 0;
+    std::string notes;
+    for (const std::string& path : cmd->options.paths) {
+      struct stat st;
+      if (::stat(path.c_str(), &st) != 0) {
+        if (errno != ENOENT && errno != ENOTDIR) continue;  // listed by the scan with its error
+        ++missing;
+        notes += "zsim: " + path + ": " + std::strerror(errno) + "; scanning the other paths\n";
+        continue;
+      }
+      const char* kind = S_ISCHR(st.st_mode)    ? "a character device"
+                         : S_ISFIFO(st.st_mode) ? "a fifo"
+                         : S_ISSOCK(st.st_mode) ? "a socket"
+                                                : nullptr;
+      if (kind != nullptr) {
+        notes += "zsim: " + path + " is " + kind +
+                 ": not scanned (zsim reads files, directories and block devices)\n";
+      }
+    }
+    if (missing != 0 && missing == cmd->options.paths.size()) {
+      cli::PrintError(cmd->options.paths[0] + ": " + std::strerror(ENOENT) +
+                      (missing > 1 ? " (nor does any other path given)" : "") +
+                      ": nothing to scan");
+      return refuse_output();
+    }
+    if (!cmd->quiet) std::fputs(notes.c_str(), stderr);
+  }
+
   Result<ScanResult> result = Status::Internal("no result");
   if (cmd->kind == cli::Command::Kind::kReport) {
     int exit_code = cli::kExitUsage;

@@ -156,10 +156,37 @@ TEST(RealFilesTest, FifosSocketsAndDeviceNodesAreSkippedWithoutBlocking) {
   EXPECT_TRUE(j["input"]["errors"].empty());
   EXPECT_EQ(ResultFor(j, 128 * K, "off")["lsize"], 64 * K);
 
-  // A fifo named on the command line is skipped too, not opened.
+  // A fifo named on the command line is skipped too, not opened, and stderr says so at once.
   const auto f = RunZsim({"scan", (tmp.path() / "fifo").string(), "--json"});
   EXPECT_EQ(f.exit_code, 0) << f.err;
   EXPECT_EQ(ParseJson(f)["input"]["skipped"]["fifo"], 1);
+  EXPECT_NE(f.err.find("fifo is a fifo: not scanned"), std::string::npos) << f.err;
+}
+
+// Paths named that do not exist: all of them, nothing to scan, bad usage before any read (it was
+// exit 1 with a whole "nothing to advise" report); one among others, said at once on stderr, the
+// others scanned and the missing one listed with the errors (exit 1).
+TEST(RealFilesTest, NamedPathsThatDoNotExist) {
+  testing::TempDir tmp;
+  tmp.WriteFile("data", testing::Xorshift64Bytes(1, 64 * K));
+  const std::string gone = (tmp.path() / "no-such-dir").string();
+  for (const std::vector<std::string>& paths :
+       {std::vector<std::string>{gone}, {gone, gone + "2"}}) {
+    std::vector<std::string> args = {"scan"};
+    args.insert(args.end(), paths.begin(), paths.end());
+    const auto r = RunZsim(args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find(gone + ": No such file or directory"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("nothing to scan"), std::string::npos) << r.err;
+  }
+  const auto some = RunZsim({"scan", gone, (tmp.path() / "data").string(), "--json"});
+  EXPECT_EQ(some.exit_code, 1) << some.err;
+  EXPECT_EQ(some.err.find("zsim: " + gone + ": No such file or directory; scanning the other"), 0u)
+      << some.err;
+  const json j = ParseJson(some);
+  EXPECT_EQ(j["input"]["files"], 1);
+  EXPECT_EQ(j["input"]["errors"].size(), 1u);
 }
 
 TEST(RealFilesTest, ProcFilesWhoseSizeLiesNeitherHangNorCrash) {
