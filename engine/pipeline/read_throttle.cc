@@ -15,12 +15,13 @@ void ReadThrottle::Acquire(uint64_t bytes, const std::atomic<bool>* cancel) {
   Clock::time_point begin;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    // Generic cell rate algorithm: a read may begin once the bytes granted before it are paid
-    // for, less the burst; an idle spell earns no credit beyond the burst.
-    begin = std::max(Clock::now(), next_ - burst_);
-    next_ =
-        std::max(next_, begin) +
+    // A token bucket in virtual time: `next_` is when the bytes granted so far are paid for. A
+    // read begins once its own bytes are paid too, so the bytes read from the start never run
+    // ahead of the rate; an idle spell banks at most the burst (then one read goes at once).
+    next_ = std::max(next_, Clock::now() - burst_);
+    next_ +=
         std::chrono::nanoseconds(static_cast<int64_t>(static_cast<double>(bytes) * ns_per_byte_));
+    begin = next_;
   }
   for (;;) {
     const Clock::time_point now = Clock::now();
