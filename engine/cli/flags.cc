@@ -216,6 +216,7 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     cmd.kind = Command::Kind::kHelp;
     cmd.help_text = (scan->parsed()     ? scan->help()
                      : report->parsed() ? report->help()
+                     : diff->parsed()   ? diff->help()
                                         : app.help());
     return cmd;
   } catch (const CLI::CallForVersion&) {
@@ -224,7 +225,12 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     return cmd;
   } catch (const CLI::ParseError& e) {
     std::string msg = e.what();
-    msg += "\nRun 'zsim scan --help' for the options.";
+    msg += std::string("\nRun 'zsim ") +
+           (report->parsed() ? "report "
+            : diff->parsed() ? "diff "
+            : scan->parsed() ? "scan "
+                             : "") +
+           "--help' for the options.";
     return Status::InvalidArgument(std::move(msg));
   }
   if (diff->parsed()) {

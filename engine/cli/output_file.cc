@@ -87,7 +87,9 @@ Status OutputFile::CheckTarget(std::string_view flag, const std::string& path,
                     "is a symbolic link; zsim does not write through links: name the file itself");
     }
     if (S_ISDIR(st.st_mode)) {
-      return Refuse(flag, path, "is a directory; give a file name, e.g. " + path + "/report.html");
+      return Refuse(flag, path,
+                    "is a directory; give a file name, e.g. " + path +
+                        (flag == "--save" ? "/scan.zstate" : "/report.html"));
     }
     if (!S_ISREG(st.st_mode)) return Refuse(flag, path, "exists and is not a regular file");
   } else if (errno != ENOENT) {

@@ -16,7 +16,8 @@ Status CheckUnchangedSince(const io::FileInfo& at_open, const io::FileInfo& now)
   }
   if (now.mtime_ns != at_open.mtime_ns || now.ctime_ns != at_open.ctime_ns) {
     return Status::Changed(
-        "modified while read (its change time moved): the figures would mix two versions");
+        "changed while read (modified, or renamed, linked or removed: its change time moved): "
+        "the figures would mix two versions");
   }
   return Status::Ok();
 }

@@ -95,6 +95,25 @@ TEST_F(MixedTree, ZpoolDraidSpellingIsAccepted) {
   EXPECT_EQ(testing::ParseReportJson(r)["settings"]["vdev"], "draid2:4:11");
 }
 
+// A usage error points at the help of the command that was typed, and a directory given to
+// --save is answered with a state file's name, not a report's.
+TEST(ReportCliTest, UsageErrorsPointAtTheirOwnCommandsHelp) {
+  for (const auto& [args, help] :
+       {std::pair<std::vector<std::string>, std::string>{{"report"}, "zsim report --help"},
+        {{"diff", "a.zstate"}, "zsim diff --help"},
+        {{"scan"}, "zsim scan --help"},
+        {{"bogus"}, "zsim --help"}}) {
+    const auto r = RunZsim(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0];
+    EXPECT_NE(r.err.find("Run '" + help + "' for the options."), std::string::npos) << r.err;
+  }
+  testing::TempDir tmp;
+  const auto save = RunZsim({"scan", "/nonexistent-zsim-path", "--save", tmp.path().string()});
+  EXPECT_EQ(save.exit_code, 2);
+  EXPECT_NE(save.err.find("e.g. " + tmp.path().string() + "/scan.zstate"), std::string::npos)
+      << save.err;
+}
+
 TEST(ReportCliTest, HelpShowsEachValueTypeAndVersionItsBuild) {
   const auto help = RunZsim({"scan", "--help"});
   ASSERT_EQ(help.exit_code, 0);

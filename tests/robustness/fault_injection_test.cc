@@ -208,7 +208,7 @@ TEST_F(FaultTest, FileReplacedByRenameWhileReadIsReportedNotMixed) {
   const ScanResult r = ScanExpectingOneError(bad, "changed_while_read", 5, /*threads=*/1);
   EXPECT_EQ(fs_.opens(bad.string()), 1u);  // one descriptor for the three chunks
   ASSERT_EQ(r.input.errors.size(), 1u);
-  EXPECT_NE(r.input.errors[0].error.find("modified while read"), std::string::npos)
+  EXPECT_NE(r.input.errors[0].error.find("changed while read"), std::string::npos)
       << r.input.errors[0].error;
 }
 
