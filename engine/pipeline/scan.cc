@@ -1202,7 +1202,7 @@ void Scan::FinishFile(FileJob& job) {
     }
   }
   if (!job.status.ok()) {
-    file_errors_.push_back(PathError{job.path, job.status.ToString()});
+    file_errors_.push_back(PathError{job.path, job.status.ToString(), job.size});
     // Not counted as a file, nor its bytes as logical bytes: the summary would read them as
     // holes. (The blocks of every chunk that could be read stay in the tables: docs/inputs.md.)
     ++failed_files_;

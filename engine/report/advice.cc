@@ -549,6 +549,20 @@ std::string ZdbBlock(const SettingResult& s, DdtFormat format, Profile profile) 
   return zfs::ZdbDedupText(s.dedup, objects, profile);
 }
 
+std::string UnreadSentence(const ScanResult& r) {
+  const uint64_t unread = UnreadBytes(r.input.errors);
+  if (unread == 0) return "";
+  const size_t files = size_t(std::count_if(r.input.errors.begin(), r.input.errors.end(),
+                                            [](const PathError& e) { return e.bytes > 0; }));
+  const double share = double(unread) / double(unread + r.input.bytes_logical);
+  return fmt::format(
+      "{} in {} file{} could not be read ({} of the data named): every figure here covers the "
+      "rest.",
+      FormatBytes(unread), files, files == 1 ? "" : "s",
+      share >= 0.999 && r.input.bytes_logical > 0 ? std::string("nearly all")
+                                                  : fmt::format("{:.1f}%", share * 100.0));
+}
+
 std::string SettingsText(const ScanOptions& o, const SettingResult& s) {
   return fmt::format("compression={}, {}", CompressionName(s.compression),
                      BlockSetting(o, s.recordsize));

@@ -114,6 +114,11 @@ Advice ComputeAdvice(const ScanResult& result);
 // setting.
 std::string SettingsText(const ScanOptions& options, const SettingResult& setting);
 
+// Said beside the verdict when files the scan could not read hold data (their size known):
+// "100 MiB in 1 file could not be read (99.9% of the data named): every figure here covers the
+// rest." Empty when nothing of known size went unread.
+std::string UnreadSentence(const ScanResult& result);
+
 // The whole `zdb -DD` block for `setting` (object lines sized with `format`, histogram, ratio
 // line), as text and HTML both print it.
 std::string ZdbBlock(const SettingResult& setting, DdtFormat format, Profile profile);

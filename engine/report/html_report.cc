@@ -74,7 +74,8 @@ void Scanned(const ScanResult& r, std::string& out) {
   if (!r.input.errors.empty()) {
     out += fmt::format("<p>Could not read {} path(s):</p>\n<ul>\n", r.input.errors.size());
     for (const PathError& e : r.input.errors) {
-      out += "<li><code>" + HtmlEscape(e.path) + "</code>: " + HtmlEscape(e.error) + "</li>\n";
+      out += "<li><code>" + HtmlEscape(e.path) + "</code>: " + HtmlEscape(e.error) +
+             (e.bytes ? " (" + FormatBytes(e.bytes) + ")" : "") + "</li>\n";
     }
     out += "</ul>\n";
   }
@@ -354,6 +355,9 @@ std::string ToHtml(const ScanResult& r, const Advice& a) {
   if (summary != nullptr) {
     out += fmt::format("<p class=\"verdict {}\" id=\"verdict\">{}</p>\n",
                        VerdictName(summary->verdict), HtmlEscape(summary->sentence));
+  }
+  if (const std::string unread = UnreadSentence(r); !unread.empty()) {
+    out += "<p><strong>NOT READ: " + HtmlEscape(unread) + "</strong></p>\n";
   }
   out += "<h2>Advice</h2>\n<ul class=\"advice\">\n";
   for (const AdviceItem& item : a.items) {

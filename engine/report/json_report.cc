@@ -293,7 +293,7 @@ std::string ToJson(const ScanResult& r, const Advice& advice) {
   for (const auto& [reason, n] : r.input.skipped) skipped[reason] = n;
   json errors = json::array();
   for (const PathError& e : r.input.errors) {
-    errors.push_back(json{{"path", e.path}, {"error", e.error}});
+    errors.push_back(json{{"path", e.path}, {"error", e.error}, {"bytes", e.bytes}});
   }
   json recordsizes = json::array();
   for (uint64_t rs : o.recordsizes) recordsizes.push_back(rs);
@@ -326,6 +326,7 @@ std::string ToJson(const ScanResult& r, const Advice& advice) {
         {"directories", r.input.directories},
         {"bytes_logical", r.input.bytes_logical},
         {"bytes_read", r.input.bytes_read},
+        {"bytes_unread", UnreadBytes(r.input.errors)},
         {"skipped", skipped},
         {"errors", errors}}},
       {"settings", settings},

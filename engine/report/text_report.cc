@@ -45,10 +45,13 @@ void Scanned(const ScanResult& r, std::string& out) {
     out += "Skipped: " + list + "\n";
   }
   if (!r.input.errors.empty()) {
-    out += fmt::format("Could not read {} path{}:\n", r.input.errors.size(),
-                       r.input.errors.size() == 1 ? "" : "s");
+    const uint64_t unread = UnreadBytes(r.input.errors);
+    out += fmt::format("Could not read {} path{}{}:\n", r.input.errors.size(),
+                       r.input.errors.size() == 1 ? "" : "s",
+                       unread ? fmt::format(" ({} of files)", FormatBytes(unread)) : "");
     for (const PathError& e : r.input.errors) {
-      out += fmt::format("  {}: {}\n", Printable(e.path), e.error);
+      out += fmt::format("  {}: {}{}\n", Printable(e.path), e.error,
+                         e.bytes ? fmt::format(" ({})", FormatBytes(e.bytes)) : "");
     }
   }
 }
@@ -320,6 +323,9 @@ std::string ToText(const ScanResult& r, const Advice& a, const TextOptions& t) {
   if (r.partial) out += "PARTIAL: the scan was interrupted; figures cover what was read.\n";
   if (const AdviceItem* s = a.Find(AdviceKind::kSummary)) {
     out += Wrap(s->sentence, t.width, "Verdict: ", "  ");
+  }
+  if (const std::string unread = UnreadSentence(r); !unread.empty()) {
+    out += Wrap(unread, t.width, "NOT READ: ", "  ");
   }
   Scanned(r, out);
   Settings(r, a, t, out);

@@ -374,6 +374,7 @@ void PutState(FrameWriter& w, const ScanState& s, bool resolve_keys) {
   for (const PathError& e : errors) {
     w.Str(e.path);
     w.Str(e.error);
+    w.U64(e.bytes);  // from format 14
   }
   w.U64(s.directories.size());
   for (const auto& [d, n] : s.directories) {
@@ -928,6 +929,7 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
     PathError e;
     e.path = r.Str();
     e.error = r.Str();
+    if (version >= 14) e.bytes = r.U64();
     in.errors.push_back(std::move(e));
   }
   for (uint64_t i = 0, n = Count(r, kMaxCount, "directory shape"); i < n && r.ok(); ++i) {

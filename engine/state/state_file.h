@@ -86,8 +86,9 @@ namespace zsim::state {
 // 13: each directory shape holds its micro-ZAP's lz4 size (DirectoryShape::microzap_lz4_bytes);
 // version 12 and older are read without it (the metadata model then fits the directory's size).
 // 14: the breakdown's whole-file contents hold their lsize per row, and the all-zero blocks are
-// counted per row (BreakdownState); version 13 and older are read with the first row's, which
-// then stands for every row.
+// counted per row (BreakdownState), and each unreadable path its size (PathError::bytes);
+// version 13 and older are read with the first row's, which then stands for every row, and
+// errors without sizes.
 inline constexpr uint32_t kStateFormatVersion = 14;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 

@@ -166,7 +166,16 @@ struct SettingResult {
 struct PathError {
   std::string path;
   std::string error;
+  uint64_t bytes = 0;  // a file's size (st_size) where the scan knew it, else 0
 };
+
+// What the paths named hold that the scan could not read: the sizes its errors know of (a file
+// that failed to open or to read; a directory that could not be listed counts 0).
+inline uint64_t UnreadBytes(const std::vector<PathError>& errors) {
+  uint64_t n = 0;
+  for (const PathError& e : errors) n += e.bytes;
+  return n;
+}
 
 struct InputSummary {
   std::vector<std::string> paths;

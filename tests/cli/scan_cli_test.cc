@@ -183,9 +183,25 @@ TEST(ScanCliTest, HardLinkFifoAndUnreadableFileAreCountedAndTheScanGoesOn) {
   EXPECT_EQ(j["input"]["errors"][0]["path"], (tmp.path() / "secret").string());
   EXPECT_NE(j["input"]["errors"][0]["error"].get<std::string>().find("permission_denied"),
             std::string::npos);
+  // Its size is known, and said: the verdict covers 64K of the 72K named.
+  EXPECT_EQ(j["input"]["errors"][0]["bytes"], 8 * K);
+  EXPECT_EQ(j["input"]["bytes_unread"], 8 * K);
   // The readable file is modelled in full: 64K below recordsize -> one 64K block.
   EXPECT_EQ(ResultFor(j, 128 * K, "off")["lsize"], 64 * K);
   EXPECT_NE(r.err.find("secret"), std::string::npos);  // and the user is told on stderr
+  // The text report says it beside the verdict, with the share of the data named.
+  argv.pop_back();  // --json
+  const testing::CommandResult text = ::geteuid() == 0 ? testing::RunCommand([&] {
+    std::vector<std::string> v = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                  ZSIM_BINARY};
+    v.insert(v.end(), argv.begin(), argv.end());
+    return v;
+  }())
+                                                       : RunZsim(argv);
+  EXPECT_NE(text.out.find("\nNOT READ: 8.00 KiB in 1 file could not be read (11.1% of the data "
+                          "named)"),
+            std::string::npos)
+      << text.out.substr(0, 600);
 }
 
 TEST(ScanCliTest, SparseFileHolesAreNeitherReadNorAllocated) {
