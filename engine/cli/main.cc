@@ -433,7 +433,8 @@ int main(int argc, char** argv) {
     cli::FinishMessages(*result, /*quiet=*/true);
     code = cli::kExitOutputFailed;
   } else {
-    code = cli::FinishMessages(*result, /*quiet=*/cmd->quiet || stdout_error == EPIPE);
+    code = cli::FinishMessages(*result, /*quiet=*/cmd->quiet || stdout_error == EPIPE,
+                               /*from_states=*/cmd->kind == cli::Command::Kind::kReport);
   }
   if (result->partial) {
     // Interrupted: reads that did not return may still be under way on the scan's threads

@@ -144,7 +144,7 @@ void ClearProgress() {
   std::fflush(stderr);
 }
 
-int FinishMessages(const ScanResult& result, bool quiet) {
+int FinishMessages(const ScanResult& result, bool quiet, bool from_states) {
   const size_t errors = result.input.errors.size();
   if (!quiet && errors > 0) {
     std::fprintf(stderr, "zsim: %zu path%s could not be read; listed in the report:\n", errors,
@@ -170,7 +170,12 @@ int FinishMessages(const ScanResult& result, bool quiet) {
                  static_cast<unsigned long long>(kept));
   }
   if (result.partial) {
-    if (!quiet) std::fprintf(stderr, "zsim: interrupted: the report covers what was scanned\n");
+    if (!quiet) {
+      std::fputs(from_states ? "zsim: the state comes from an interrupted scan: the report "
+                               "covers what that scan read\n"
+                             : "zsim: interrupted: the report covers what was scanned\n",
+                 stderr);
+    }
     return kExitInterrupted;
   }
   return errors > 0 ? kExitUnreadable : kExitOk;

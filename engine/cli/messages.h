@@ -36,8 +36,9 @@ std::string FormatCostWarning(const pipeline::CostForecast& f);
 std::string FormatSinceSummary(const pipeline::SinceSummary& s);
 
 // After the report: warnings about unreadable paths / partial results (unless quiet), and the
-// exit code the run ends with.
-int FinishMessages(const ScanResult& result, bool quiet);
+// exit code the run ends with. `from_states`: the result is `zsim report`'s of saved states
+// (a partial one was interrupted when it was scanned, not now).
+int FinishMessages(const ScanResult& result, bool quiet, bool from_states = false);
 
 }  // namespace zsim::cli
 

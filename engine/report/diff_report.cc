@@ -87,6 +87,15 @@ std::string Change(const Figure& f) {
 std::string DiffText(const ScanResult& a, const ScanResult& b, const std::string& old_name,
                      const std::string& new_name) {
   std::string out = fmt::format("zsim diff: {} -> {}\n", old_name, new_name);
+  // A state saved by an interrupted scan covers part of its tree: its figures are not the tree's,
+  // and a change against it is mostly what it did not read.
+  for (const auto& [scan, name] :
+       {std::pair<const ScanResult*, const std::string*>{&a, &old_name}, {&b, &new_name}}) {
+    if (scan->partial) {
+      out += fmt::format("PARTIAL: {} is of an interrupted scan: its figures cover what it read\n",
+                         *name);
+    }
+  }
   out += fmt::format("files {} -> {}, logical bytes {} -> {}\n", a.input.files, b.input.files,
                      FormatBytes(a.input.bytes_logical), FormatBytes(b.input.bytes_logical));
   const auto common = Common(a, b);
@@ -119,6 +128,7 @@ std::string DiffJson(const ScanResult& a, const ScanResult& b, const std::string
   }
   const json out = {{"old", old_name},
                     {"new", new_name},
+                    {"partial", {a.partial, b.partial}},
                     {"input",
                      {{"files", {a.input.files, b.input.files}},
                       {"bytes_logical", {a.input.bytes_logical, b.input.bytes_logical}}}},

@@ -190,6 +190,20 @@ TEST(InterruptCliTest, AnInterruptedRescanKeepsItsBaseline) {
       testing::RunZsim({"report", base + ".partial", "--json", "-q"});
   EXPECT_EQ(partial.exit_code, 130) << partial.err;
   EXPECT_EQ(nlohmann::json::parse(partial.out, nullptr, false)["partial"], true);
+  // Reported later, it is said to come from an interrupted scan (this run was not interrupted),
+  // and a diff against it says which side is partial.
+  const testing::CommandResult later = testing::RunZsim({"report", base + ".partial"});
+  EXPECT_NE(later.err.find("the state comes from an interrupted scan"), std::string::npos)
+      << later.err;
+  const testing::CommandResult diff = testing::RunZsim({"diff", base + ".partial", base});
+  EXPECT_EQ(diff.exit_code, 0) << diff.err;
+  EXPECT_NE(diff.out.find("PARTIAL: " + base + ".partial is of an interrupted scan"),
+            std::string::npos)
+      << diff.out;
+  const testing::CommandResult diff_json =
+      testing::RunZsim({"diff", base + ".partial", base, "--json"});
+  EXPECT_EQ(nlohmann::json::parse(diff_json.out, nullptr, false)["partial"],
+            nlohmann::json::array({true, false}));
   // The baseline still serves the next rescan.
   const testing::CommandResult next = testing::RunZsim(
       {"scan", in.string(), "--compression", "off", "-q", "--since", base, "--save", base});
