@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -65,6 +66,32 @@ Status ParseWholeNumber(const std::string& flag, const std::string& text, const 
   }
   *out = value;
   return Status::Ok();
+}
+
+// --exclude's globs as the walk matches them (walk::Excluded): a trailing '/' ("logs/", as rsync
+// and .gitignore write a directory) dropped, and an absolute glob under a scanned path also
+// spelled from that path as typed ("/srv/data/tmp" scanning "data": "data/tmp"), since the walk's
+// paths begin with the path as typed.
+std::vector<std::string> ExcludeGlobs(const std::vector<std::string>& globs,
+                                      const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (std::string glob : globs) {
+    while (glob.size() > 1 && glob.back() == '/') glob.pop_back();
+    out.push_back(glob);
+    if (glob.front() != '/') continue;
+    for (const std::string& path : paths) {
+      char* real = ::realpath(path.c_str(), nullptr);
+      if (real == nullptr) continue;
+      std::string root = real;
+      std::free(real);
+      if (root == "/") continue;
+      if (glob.compare(0, root.size(), root) == 0 &&
+          (glob.size() == root.size() || glob[root.size()] == '/')) {
+        out.push_back(path + glob.substr(root.size()));
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -477,7 +504,7 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   o.threads = threads;
   o.one_file_system = one_fs;
   o.follow_symlinks = follow;
-  o.excludes = excludes;
+  o.excludes = ExcludeGlobs(excludes, paths);
   if (progress && no_progress) {
     return Status::InvalidArgument("--progress and --no-progress contradict each other: pick one");
   }

@@ -380,6 +380,15 @@ int main(int argc, char** argv) {
     if (cmd->since_path && !cmd->quiet) {
       std::fprintf(stderr, "%s\n", cli::FormatSinceSummary(since_summary).c_str());
     }
+    // An --exclude that left everything in is most often a pattern spelled for another tool.
+    if (!cmd->quiet && !cmd->options.excludes.empty() && !scanned->partial &&
+        !scanned->input.skipped.contains("excluded")) {
+      std::fprintf(stderr,
+                   "zsim: --exclude matched nothing: a glob is tried on each name (\"*.iso\"), on "
+                   "the path as the scan spells it (from the path typed: \"%s/...\"), and, "
+                   "holding a '/', on the path below any directory (\"vm/old\")\n",
+                   cmd->options.paths.empty() ? "." : cmd->options.paths[0].c_str());
+    }
     if (cmd->save_path) {
       // An interrupted scan's state never replaces a state already at the --save path: with
       // `--since base --save base` (the weekly rescan) that file is the baseline the next run

@@ -648,6 +648,30 @@ TEST(ScanCliTest, SampledCodecsGiveTheSameFiguresForAnyThreadCount) {
 }
 
 // --max-rate: a rate, refused otherwise before any I/O (exit 2); a capped scan reads as much.
+// --exclude as other tools spell it: a directory with a trailing '/', an absolute path under a
+// scanned path typed relative; and one that matches nothing is said on stderr (each of these
+// silently excluded nothing before).
+TEST(ScanCliTest, ExcludeTakesOtherToolsSpellingsAndSaysWhenItMatchedNothing) {
+  testing::TempDir tmp;
+  tmp.WriteFile("t/keep.bin", testing::Xorshift64Bytes(1, 4 * K));
+  tmp.WriteFile("t/logs/a.log", testing::Xorshift64Bytes(2, 4 * K));
+  const std::string abs_logs = std::filesystem::canonical(tmp.path()).string() + "/t/logs";
+  for (const std::string& glob : {std::string("logs/"), abs_logs}) {
+    const testing::CommandResult r =
+        testing::RunCommand({"/bin/sh", "-c",
+                             "cd '" + tmp.path().string() + "' && exec '" + ZSIM_BINARY +
+                                 "' scan t --json --exclude '" + glob + "'"});
+    ASSERT_EQ(r.exit_code, 0) << glob << ": " << r.err;
+    const json j = ParseJson(r);
+    EXPECT_EQ(j["input"]["skipped"]["excluded"], 1) << glob;
+    EXPECT_EQ(j["input"]["files"], 1) << glob;
+    EXPECT_EQ(r.err.find("matched nothing"), std::string::npos) << r.err;
+  }
+  const auto none = RunZsim({"scan", (tmp.path() / "t").string(), "--exclude", "*.iso"});
+  EXPECT_EQ(none.exit_code, 0);
+  EXPECT_NE(none.err.find("zsim: --exclude matched nothing"), std::string::npos) << none.err;
+}
+
 TEST(ScanCliTest, MaxRateIsCheckedAndCapsTheReading) {
   testing::TempDir tmp;
   tmp.WriteFile("a", testing::GenerateBlock(3 << 20, 0.5, 7));
