@@ -141,9 +141,10 @@ TEST(ExpectedTimeTest, ProbeSeesTheCodecWorkAhead) {
   const double done = 100.0 * kMiB * kReadWorkPerByte + 2.0;
   EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 1.0 + 1.0 / done * left);
   EXPECT_GT(ExpectedSeconds(s, probe, 2), 10.0);  // the pace of bytes says 4 s
-  // More unique bytes coded than the probe expected: nothing left for the codecs, never less.
+  // More unique bytes coded than the probe expected: its unique share is proven low, and what is
+  // left is taken as unique as what was read (all of it here), not as nothing.
   s.unique_done = 300 * kMiB;
-  EXPECT_DOUBLE_EQ(WorkLeft(s, probe), 300.0 * kMiB * kReadWorkPerByte);
+  EXPECT_DOUBLE_EQ(WorkLeft(s, probe), 300.0 * kMiB * kReadWorkPerByte + 30.0);
   // The probe expected more unique bytes than are left to read: at most those, at no more than
   // kCodecLeftBound times the probe's cost per byte.
   s.unique_done = 0;
@@ -172,6 +173,22 @@ TEST(ExpectedTimeTest, TheCodecWorkLeftIsTheProbesWholeLessTheWorkDone) {
   s.codec_cpu_seconds = 0;
   s.unique_done = 200 * kMiB;
   EXPECT_NEAR(CodecWorkLeft(s, probe), 2.0 * kCodecLeftBound, 1e-9);
+}
+
+// More unique bytes coded than the probe expected in the whole tree: its unique share is proven
+// low, and the bytes left are taken to be unique at the share read so far, at its cost per byte
+// (before, the work left was the bound's half of nothing: an ETA of 0.01 s for half the scan).
+TEST(ExpectedTimeTest, AProbeProvenLowGivesWayToTheUniqueShareReadSoFar) {
+  PaceState s = Read(400 * kMiB, 0.0, 0, 1.0, 100 * kMiB);
+  s.unique_done = 70 * kMiB;  // the probe expected 50 MiB in all
+  s.codec_cpu_seconds = 7.0;
+  const ProbeFigures probe = Probe(50 * kMiB, 0.1 / kMiB);
+  // 300 MiB left, 70% unique: 210 MiB at 0.1 CPU s per MiB.
+  EXPECT_NEAR(CodecWorkLeft(s, probe), 21.0, 1e-9);
+  // Below the probe's whole, its figures hold as before.
+  s.unique_done = 40 * kMiB;
+  s.codec_cpu_seconds = 4.0;
+  EXPECT_NEAR(CodecWorkLeft(s, probe), 1.0 * kCodecLeftBound / kCodecLeftBound, 1e-9);
 }
 
 // The pace of work waits for a fortieth of the whole work since the first chunk; before, the
