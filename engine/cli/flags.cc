@@ -68,18 +68,28 @@ Status ParseWholeNumber(const std::string& flag, const std::string& text, const 
   return Status::Ok();
 }
 
-// --exclude's globs as the walk matches them (walk::Excluded): a trailing '/' ("logs/", as rsync
-// and .gitignore write a directory) dropped, and an absolute glob under a scanned path also
-// spelled from that path as typed ("/srv/data/tmp" scanning "data": "data/tmp"), since the walk's
-// paths begin with the path as typed.
+// --exclude's globs as the walk matches them (walk::Excluded: on each name and on the path, which
+// begins with the scanned path as typed): a trailing '/' ("logs/", as rsync and .gitignore write a
+// directory) dropped; an absolute glob under a scanned path also spelled from that path as typed
+// ("/srv/data/tmp" scanning "data": "data/tmp"); a relative glob holding a '/' ("docs/*.txt")
+// also spelled below each scanned path, at its top and deeper ("data/docs/*.txt",
+// "data/*/docs/*.txt": fnmatch's '*' crosses '/'), never above it.
 std::vector<std::string> ExcludeGlobs(const std::vector<std::string>& globs,
                                       const std::vector<std::string>& paths) {
   std::vector<std::string> out;
   for (std::string glob : globs) {
     while (glob.size() > 1 && glob.back() == '/') glob.pop_back();
     out.push_back(glob);
-    if (glob.front() != '/') continue;
-    for (const std::string& path : paths) {
+    const bool absolute = glob.front() == '/';
+    if (!absolute && glob.find('/') == std::string::npos) continue;  // a name: as it is
+    for (std::string path : paths) {
+      while (path.size() > 1 && path.back() == '/') path.pop_back();  // as the walk joins it
+      const std::string prefix = path == "/" ? "" : path;
+      if (!absolute) {
+        out.push_back(prefix + "/" + glob);
+        out.push_back(prefix + "/*/" + glob);
+        continue;
+      }
       char* real = ::realpath(path.c_str(), nullptr);
       if (real == nullptr) continue;
       std::string root = real;
@@ -87,7 +97,7 @@ std::vector<std::string> ExcludeGlobs(const std::vector<std::string>& globs,
       if (root == "/") continue;
       if (glob.compare(0, root.size(), root) == 0 &&
           (glob.size() == root.size() || glob[root.size()] == '/')) {
-        out.push_back(path + glob.substr(root.size()));
+        out.push_back(prefix + glob.substr(root.size()));
       }
     }
   }

@@ -268,12 +268,12 @@ int main(int argc, char** argv) {
   // others are scanned (the missing one is listed with the errors at the end, exit code 1).
   if (cmd->kind == cli::Command::Kind::kScan && !quiet_rank) {
     size_t missing = 0;
-    std::string notes;
+    std::string notes, first_missing;  // the first missing path's message
     for (const std::string& path : cmd->options.paths) {
       struct stat st;
       if (::stat(path.c_str(), &st) != 0) {
         if (errno != ENOENT && errno != ENOTDIR) continue;  // listed by the scan with its error
-        ++missing;
+        if (missing++ == 0) first_missing = path + ": " + std::strerror(errno);
         notes += "zsim: " + path + ": " + std::strerror(errno) + "; scanning the other paths\n";
         continue;
       }
@@ -287,8 +287,7 @@ int main(int argc, char** argv) {
       }
     }
     if (missing != 0 && missing == cmd->options.paths.size()) {
-      cli::PrintError(cmd->options.paths[0] + ": " + std::strerror(ENOENT) +
-                      (missing > 1 ? " (nor does any other path given)" : "") +
+      cli::PrintError(first_missing + (missing > 1 ? " (and no other path named exists)" : "") +
                       ": nothing to scan");
       return refuse_output();
     }

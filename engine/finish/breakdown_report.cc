@@ -141,8 +141,8 @@ void FinishBreakdowns(const state::BreakdownState& bd,
     }
   }
 
-  // Per block size: a copy's lsize and the all-zero blocks are the row's (a state of format < 14
-  // has the first row's only, state::ContentLsize).
+  // Per block size: a copy's lsize and the all-zero blocks are the row's (a state of format < 14,
+  // or a merge with one, has the first row's only, which then stands for every row, as it did).
   result->dedup_sources.assign(block_bytes.size(), DedupSources{});
   for (size_t r = 0; r < block_bytes.size(); ++r) {
     DedupSources& src = result->dedup_sources[r];

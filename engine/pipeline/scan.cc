@@ -176,6 +176,7 @@ struct Worker {
         codec_ns(rows * settings, 0),
         codec_bytes(rows * settings, 0),
         zero_blocks(rows, 0),
+        zero_bytes(rows, 0),
         non_hole(rows * settings, 0),
         levels(settings, 0),
         occurrences(occurrence_sample ? rows : 0, OccurrenceSample(settings)),
@@ -193,8 +194,8 @@ struct Worker {
   std::vector<std::pair<uint64_t, uint64_t>> extents;  // data ranges of the current chunk
   std::vector<uint64_t> codec_ns, codec_bytes;         // per (row, setting)
   uint64_t live_ns = 0;  // the current chunk's codec nanoseconds already in Scan::live_
-  BreakdownCollector::Local sampled;  // every row's sampled references
-  std::vector<uint64_t> zero_blocks;  // per row: all-zero records
+  BreakdownCollector::Local sampled;              // every row's sampled references
+  std::vector<uint64_t> zero_blocks, zero_bytes;  // per row: all-zero records, their lsize
   // The current row's first sightings in the chunk, and their codes (block-major).
   std::vector<FirstSeen> first_seen;
   std::vector<uint64_t> non_hole;  // per (row, setting), the current chunk's non-hole blocks
@@ -849,7 +850,10 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
         content_hi += Mix64(fp.hi + b);
         if (!is_zero) chunk_has_data = true;
       }
-      if (is_zero) ++w.zero_blocks[r];
+      if (is_zero) {
+        ++w.zero_blocks[r];
+        w.zero_bytes[r] += bs;  // the file's block size: a small file's block is its own size
+      }
       rows_[r].distinct->Add(fp.lo, bs, aux_units, is_zero);
       if (occurrences_ && !is_zero) {
         // Chosen by position, whatever the table keeps; every level at or above the final one
@@ -1202,7 +1206,9 @@ void Scan::FinishFile(FileJob& job) {
     }
   }
   if (!job.status.ok()) {
-    file_errors_.push_back(PathError{job.path, job.status.ToString(), job.size});
+    // What of it was not read (chunks read before the failure stay in the tables).
+    file_errors_.push_back(PathError{job.path, job.status.ToString(),
+                                     job.size - std::min(job.size, job.bytes_read.load())});
     // Not counted as a file, nor its bytes as logical bytes: the summary would read them as
     // holes. (The blocks of every chunk that could be read stay in the tables: docs/inputs.md.)
     ++failed_files_;
@@ -1373,8 +1379,9 @@ void Scan::FinishSince() {
     AddFileFigures(Layouts(rec.size, rec.is_zvol), rec.size, non_hole, rec.zero_blocks,
                    rec.indirects, groups, ddt::Fingerprint{rec.content_lo, rec.content_hi},
                    rec.has_data, state::FileIdentity(rec.dev, rec.ino));
-    for (size_t r = 0; r < rows_.size() && r < rec.zero_blocks.size(); ++r) {
-      breakdown_.AddZeroBlocks(r, rec.zero_blocks[r], rec.zero_blocks[r] * rows_[r].block_bytes);
+    const std::vector<zfs::RecordLayout> layouts = Layouts(rec.size, rec.is_zvol);
+    for (size_t r = 0; r < layouts.size() && r < rec.zero_blocks.size(); ++r) {
+      breakdown_.AddZeroBlocks(r, rec.zero_blocks[r], rec.zero_blocks[r] * layouts[r].block_bytes);
     }
     for (size_t r = 0; r < rows_.size(); ++r) {
       skipped_holes_[r] += rec.holes[r];
@@ -1845,7 +1852,7 @@ state::ScanState Scan::Run() {
   for (const Worker& w : workers) {
     sampled.push_back(&w.sampled);
     for (size_t r = 0; r < rows_.size() && r < w.zero_blocks.size(); ++r) {
-      breakdown_.AddZeroBlocks(r, w.zero_blocks[r], w.zero_blocks[r] * rows_[r].block_bytes);
+      breakdown_.AddZeroBlocks(r, w.zero_blocks[r], w.zero_bytes[r]);
     }
   }
   breakdown_.MoveInto(sampled, &state_.breakdown);

@@ -109,11 +109,13 @@ class TakeOut {
 
     const size_t settings = s_.options.compressions.size();
     std::vector<uint64_t> setting_lsize(s_.rows.size() * settings, 0);
+    std::vector<uint64_t> row_block_bytes(s_.rows.size(), 0);  // the file's block size per row
     for (size_t r = 0; r < s_.rows.size(); ++r) {
       RowState& row = s_.rows[r];
       const zfs::RecordLayout layout = s_.options.volblocksize
                                            ? zfs::ZvolLayout(f.size, *s_.options.volblocksize)
                                            : zfs::FileLayout(f.size, row.block_bytes);
+      row_block_bytes[r] = layout.block_bytes;
       const uint64_t read = layout.blocks - std::min(layout.blocks, f.holes[r]);
       row.sparse_holes -= std::min(row.sparse_holes, f.holes[r]);
       for (size_t c = 0; c < settings; ++c) {
@@ -154,14 +156,16 @@ class TakeOut {
       for (size_t r = 0; r < s_.rows.size(); ++r) {
         content.lsize.push_back(setting_lsize[r * settings + s_.featured]);
       }
-      if (b.contents.count(content) == 0) content.lsize.resize(1);  // a state of format < 14
+      if (content.lsize.size() > 1 && b.contents.count(content) == 0) {  // the first row's only
+        content.lsize.erase(content.lsize.begin() + 1, content.lsize.end());
+      }
       Decrement(b.contents, content);
     }
     for (size_t r = 0; r < s_.rows.size() && r < f.zero_blocks.size(); ++r) {
       if (r < b.zero_blocks.size())
         b.zero_blocks[r] -= std::min(b.zero_blocks[r], f.zero_blocks[r]);
       if (r < b.zero_bytes.size()) {
-        b.zero_bytes[r] -= std::min(b.zero_bytes[r], f.zero_blocks[r] * s_.rows[r].block_bytes);
+        b.zero_bytes[r] -= std::min(b.zero_bytes[r], f.zero_blocks[r] * row_block_bytes[r]);
       }
     }
   }

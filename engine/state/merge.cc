@@ -48,6 +48,24 @@ Status Differ(const std::string& what, const std::string& a, const std::string& 
 
 // `from`'s breakdown rows and references into `into`'s, matched by name. Returns where `from`'s
 // directory and extension rows went.
+}  // namespace
+
+void KeepFirstRowOnly(BreakdownState* b) {
+  std::map<BreakdownState::Content, uint64_t> contents;
+  for (const auto& [content, copies] : b->contents) {
+    BreakdownState::Content c = content;
+    if (c.lsize.size() > 1) c.lsize.erase(c.lsize.begin() + 1, c.lsize.end());
+    contents[c] += copies;
+  }
+  b->contents = std::move(contents);
+  if (b->zero_blocks.size() > 1)
+    b->zero_blocks.erase(b->zero_blocks.begin() + 1, b->zero_blocks.end());
+  if (b->zero_bytes.size() > 1) b->zero_bytes.erase(b->zero_bytes.begin() + 1, b->zero_bytes.end());
+  b->first_row_only = true;
+}
+
+namespace {
+
 std::pair<std::vector<uint32_t>, std::vector<uint32_t>> MergeBreakdown(BreakdownState& into,
                                                                        const BreakdownState& from) {
   auto remap = [](std::vector<std::string>& names, std::vector<BreakdownRowSums>& rows,
@@ -86,13 +104,28 @@ std::pair<std::vector<uint32_t>, std::vector<uint32_t>> MergeBreakdown(Breakdown
     into.references.push_back(
         BreakdownState::Reference{r.key, dirs[r.directory], exts[r.extension], r.row});
   }
-  for (const auto& [content, copies] : from.contents) into.contents[content] += copies;
+  // A state of format < 14 (or a merge with one) knows the first row only: both sides are taken
+  // to that, or a file's content would not meet its copy's under the other's key.
+  if (from.first_row_only && !into.first_row_only) KeepFirstRowOnly(&into);
+  for (const auto& [content, copies] : from.contents) {
+    BreakdownState::Content c = content;
+    if (into.first_row_only && c.lsize.size() > 1) {
+      c.lsize.erase(c.lsize.begin() + 1, c.lsize.end());
+    }
+    into.contents[c] += copies;
+  }
+  std::vector<uint64_t> from_zero_blocks = from.zero_blocks, from_zero_bytes = from.zero_bytes;
+  if (into.first_row_only) {
+    for (std::vector<uint64_t>* v : {&from_zero_blocks, &from_zero_bytes}) {
+      if (v->size() > 1) v->erase(v->begin() + 1, v->end());
+    }
+  }
   const auto add = [](std::vector<uint64_t>& to, const std::vector<uint64_t>& v) {
     if (to.size() < v.size()) to.resize(v.size(), 0);
     for (size_t r = 0; r < v.size(); ++r) to[r] += v[r];
   };
-  add(into.zero_blocks, from.zero_blocks);
-  add(into.zero_bytes, from.zero_bytes);
+  add(into.zero_blocks, from_zero_blocks);
+  add(into.zero_bytes, from_zero_bytes);
   return {dirs, exts};
 }
 

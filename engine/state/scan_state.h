@@ -173,18 +173,25 @@ struct BreakdownState {
     auto operator<=>(const Content&) const = default;
   };
   std::map<Content, uint64_t> contents;
-  // Per row: all-zero records read, and their bytes (states of format < 14: the first row's).
+  // Per row: all-zero records read, and their bytes.
   std::vector<uint64_t> zero_blocks, zero_bytes;
+  // The contents and zero blocks are the first row's only, standing for every row: a state of
+  // format < 14 of several rows, or a merge with one (KeepFirstRowOnly).
+  bool first_row_only = false;
 };
 
-// A content's lsize in row `row` (the first row's where a state of format < 14 has no other).
+// Reduces `b` to what a state of format < 14 holds (the first row's contents and zero blocks),
+// so that it merges with one: their contents then meet under the same key.
+void KeepFirstRowOnly(BreakdownState* b);
+
+// A content's lsize in row `row` (the first row's where the state has no other).
 inline uint64_t ContentLsize(const BreakdownState::Content& c, size_t row) {
   return row < c.lsize.size() ? c.lsize[row] : c.lsize.empty() ? 0 : c.lsize[0];
 }
 
-// Per-row counts of `v` at `row` (0 where a state of format < 14 had only the first row).
+// A per-row count of the breakdown at `row`: the first row's where the state has no other.
 inline uint64_t RowCount(const std::vector<uint64_t>& v, size_t row) {
-  return row < v.size() ? v[row] : 0;
+  return row < v.size() ? v[row] : v.empty() ? 0 : v[0];
 }
 
 // A file as the scan read it: what `zsim scan --since` needs to tell whether it changed, and to

@@ -368,7 +368,7 @@ void PutState(FrameWriter& w, const ScanState& s, bool resolve_keys) {
   }
   std::vector<PathError> errors = in.errors;
   std::sort(errors.begin(), errors.end(), [](const PathError& a, const PathError& b) {
-    return std::tie(a.path, a.error) < std::tie(b.path, b.error);
+    return std::tie(a.path, a.error, a.bytes) < std::tie(b.path, b.error, b.bytes);
   });
   w.U64(errors.size());
   for (const PathError& e : errors) {
@@ -992,6 +992,13 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
     b.zero_blocks.push_back(r.U64());
     b.zero_bytes.push_back(r.U64());
   }
+  // The first row's only: a state of format < 14, or one written from a merge with such a state
+  // (state::KeepFirstRowOnly), when it has several rows.
+  const size_t row_count = s.options.volblocksize ? 1 : s.options.recordsizes.size();
+  b.first_row_only =
+      row_count > 1 && (version < 14 || zero_rows == 1 ||
+                        std::any_of(b.contents.begin(), b.contents.end(),
+                                    [](const auto& c) { return c.first.lsize.size() == 1; }));
   if (!r.ok()) return;
 
   // Rows: as many as the options say, each with its block size.

@@ -34,8 +34,7 @@ bool IsARoot(const std::vector<std::optional<FileKey>>& ids, const FileKey& key)
 WalkItem Skipped(std::string path, SkipReason reason);
 WalkItem Failed(std::string path, Status status);
 std::string JoinPath(const std::string& dir, const std::string& name);
-// True if a glob of `excludes` matches the path's base name, the full path, or (a glob holding a
-// '/' but not starting with one) the path below any of its directories (fnmatch).
+// True if a glob of `excludes` matches the path's base name or the full path (fnmatch).
 bool Excluded(const std::vector<std::string>& excludes, std::string_view path);
 // The skip reason of a type that is neither a regular file, a block device nor a directory
 // (nullopt for those three).

@@ -65,14 +65,6 @@ bool Excluded(const std::vector<std::string>& excludes, std::string_view path) {
   for (const std::string& glob : excludes) {
     if (fnmatch(glob.c_str(), base.c_str(), 0) == 0) return true;
     if (fnmatch(glob.c_str(), full.c_str(), 0) == 0) return true;
-    // A glob naming a path below some directory ("docs/*.txt", "vm/old") matches the path from
-    // any directory down, as it would from the scanned root (the walk's paths begin with the
-    // path as typed: "tiny/docs/x.txt").
-    if (glob.find('/') == std::string::npos || glob.front() == '/') continue;
-    for (size_t at = full.find('/'); at != std::string::npos && at + 1 < full.size();
-         at = full.find('/', at + 1)) {
-      if (fnmatch(glob.c_str(), full.c_str() + at + 1, 0) == 0) return true;
-    }
   }
   return false;
 }

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "tests/util/run_command.h"
@@ -104,6 +105,25 @@ std::vector<std::string> Names(const fs::path& dir) {
   return names;
 }
 
+// Runs zsim with `args`, sends `sig` once stderr shows `under_way`, and returns its exit code
+// (WaitExit's) with all it wrote on stderr. Fails the test if it ends before saying it.
+std::pair<int, std::string> Interrupted(const std::vector<std::string>& args,
+                                        const std::string& under_way, int sig) {
+  Child c = Spawn(args);
+  EXPECT_GT(c.pid, 0);
+  if (c.pid <= 0) return {-1, ""};
+  std::string err;
+  const bool seen = ReadUntil(c.err, under_way, &err);
+  EXPECT_TRUE(seen) << err;
+  kill(c.pid, sig);
+  std::string out;
+  ReadAll(c.out, &out);
+  ReadAll(c.err, &err);
+  close(c.out);
+  close(c.err);
+  return {WaitExit(c.pid, std::chrono::seconds(60)), err};
+}
+
 // Sparse files of 2 GiB with a little data in every 8 MiB chunk: each chunk is opened and read,
 // so the scan lasts long enough to be interrupted.
 void WriteSlowTree(const fs::path& dir, int files) {
@@ -130,19 +150,12 @@ TEST(InterruptCliTest, SignalWritesThePartialOutputsWholeAndExits130) {
   for (int sig : {SIGINT, SIGTERM}) {
     const fs::path out_dir = tmp.path() / ("out" + std::to_string(sig));
     fs::create_directories(out_dir);
-    Child c =
-        Spawn({"scan", (tmp.path() / "in").string(), "--compression", "off", "--progress", "--html",
-               (out_dir / "r.html").string(), "--save", (out_dir / "s.state").string()});
-    ASSERT_GT(c.pid, 0);
-    std::string err;
-    ASSERT_TRUE(ReadUntil(c.err, " of 40 files", &err)) << err;  // under way, the tree sized
-    kill(c.pid, sig);
-    std::string out;
-    ReadAll(c.out, &out);
-    ReadAll(c.err, &err);
-    close(c.out);
-    close(c.err);
-    EXPECT_EQ(WaitExit(c.pid, std::chrono::seconds(60)), 130) << err;
+    // Signalled once under way, the tree sized.
+    const auto [code, err] = Interrupted(
+        {"scan", (tmp.path() / "in").string(), "--compression", "off", "--progress", "--html",
+         (out_dir / "r.html").string(), "--save", (out_dir / "s.state").string()},
+        " of 40 files", sig);
+    EXPECT_EQ(code, 130) << err;
     EXPECT_NE(err.find("zsim: interrupted"), std::string::npos) << err;
     EXPECT_EQ(Names(out_dir), (std::vector<std::string>{"r.html", "s.state"}));
     const testing::CommandResult report =
@@ -169,18 +182,10 @@ TEST(InterruptCliTest, AnInterruptedRescanKeepsItsBaseline) {
   for (const fs::directory_entry& e : fs::directory_iterator(in)) {
     fs::last_write_time(e.path(), fs::last_write_time(e.path()) + std::chrono::seconds(10));
   }
-  Child c = Spawn({"scan", in.string(), "--compression", "off", "--progress", "--max-rate", "1M",
-                   "--since", base, "--save", base});
-  ASSERT_GT(c.pid, 0);
-  std::string err;
-  ASSERT_TRUE(ReadUntil(c.err, " of 8 files", &err)) << err;
-  kill(c.pid, SIGINT);
-  std::string out;
-  ReadAll(c.out, &out);
-  ReadAll(c.err, &err);
-  close(c.out);
-  close(c.err);
-  EXPECT_EQ(WaitExit(c.pid, std::chrono::seconds(60)), 130) << err;
+  const auto [code, err] = Interrupted({"scan", in.string(), "--compression", "off", "--progress",
+                                        "--max-rate", "1M", "--since", base, "--save", base},
+                                       " of 8 files", SIGINT);
+  EXPECT_EQ(code, 130) << err;
   EXPECT_NE(err.find(base + " is kept as it was"), std::string::npos) << err;
   EXPECT_EQ(testing::ReadFileBytes(base), baseline);
   const testing::CommandResult kept = testing::RunZsim({"report", base, "--json", "-q"});

@@ -647,31 +647,36 @@ TEST(ScanCliTest, SampledCodecsGiveTheSameFiguresForAnyThreadCount) {
   EXPECT_EQ(WithoutTimings(ParseJson(r))["results"], first_results);
 }
 
-// --max-rate: a rate, refused otherwise before any I/O (exit 2); a capped scan reads as much.
 // --exclude as other tools spell it: a directory with a trailing '/', an absolute path under a
-// scanned path typed relative; and one that matches nothing is said on stderr (each of these
-// silently excluded nothing before).
+// scanned path typed relative (with or without its own trailing '/'), a glob holding a '/' below
+// the scanned path; never above it; and one that matches nothing is said on stderr (the first
+// three silently excluded nothing before).
 TEST(ScanCliTest, ExcludeTakesOtherToolsSpellingsAndSaysWhenItMatchedNothing) {
   testing::TempDir tmp;
   tmp.WriteFile("t/keep.bin", testing::Xorshift64Bytes(1, 4 * K));
   tmp.WriteFile("t/logs/a.log", testing::Xorshift64Bytes(2, 4 * K));
   const std::string abs_logs = std::filesystem::canonical(tmp.path()).string() + "/t/logs";
-  for (const std::string& glob : {std::string("logs/"), abs_logs}) {
+  for (const auto& [scanned, glob] : {std::pair<std::string, std::string>{"t", "logs/"},
+                                      {"t", abs_logs},
+                                      {"t/", abs_logs},
+                                      {"t/", "logs/*.log"}}) {
     const testing::CommandResult r =
         testing::RunCommand({"/bin/sh", "-c",
                              "cd '" + tmp.path().string() + "' && exec '" + ZSIM_BINARY +
-                                 "' scan t --json --exclude '" + glob + "'"});
+                                 "' scan " + scanned + " --json --exclude '" + glob + "'"});
     ASSERT_EQ(r.exit_code, 0) << glob << ": " << r.err;
     const json j = ParseJson(r);
-    EXPECT_EQ(j["input"]["skipped"]["excluded"], 1) << glob;
-    EXPECT_EQ(j["input"]["files"], 1) << glob;
+    EXPECT_EQ(j["input"]["skipped"]["excluded"], 1) << scanned << " " << glob;
+    EXPECT_EQ(j["input"]["files"], 1) << scanned << " " << glob;
     EXPECT_EQ(r.err.find("matched nothing"), std::string::npos) << r.err;
   }
-  const auto none = RunZsim({"scan", (tmp.path() / "t").string(), "--exclude", "*.iso"});
-  EXPECT_EQ(none.exit_code, 0);
-  EXPECT_NE(none.err.find("zsim: --exclude matched nothing"), std::string::npos) << none.err;
+  // Scanning /.../t, "t/*" names nothing below it: the tree is not excluded.
+  const auto above = RunZsim({"scan", (tmp.path() / "t").string(), "--json", "--exclude", "t/*"});
+  EXPECT_EQ(ParseJson(above)["input"]["files"], 2);
+  EXPECT_NE(above.err.find("zsim: --exclude matched nothing"), std::string::npos) << above.err;
 }
 
+// --max-rate: a rate, refused otherwise before any I/O (exit 2); a capped scan reads as much.
 TEST(ScanCliTest, MaxRateIsCheckedAndCapsTheReading) {
   testing::TempDir tmp;
   tmp.WriteFile("a", testing::GenerateBlock(3 << 20, 0.5, 7));
@@ -681,7 +686,7 @@ TEST(ScanCliTest, MaxRateIsCheckedAndCapsTheReading) {
     EXPECT_NE(r.err.find("--max-rate"), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
-  // 3 MiB at 6 MiB/s: the file's one chunk waits its half second, the same figures.
+  // 3 MiB at 6 MiB/s (the file's one chunk waits for its own bytes): the same figures.
   const auto capped =
       RunZsim({"scan", tmp.path().string(), "--json", "--exact", "--max-rate", "6M/s"});
   const auto free = RunZsim({"scan", tmp.path().string(), "--json", "--exact"});

@@ -14,6 +14,7 @@
 #include "engine/finish/finish.h"
 #include "engine/io/file_system.h"
 #include "engine/pipeline/scan.h"
+#include "engine/state/state_file.h"
 #include "tests/util/result_compare.h"
 #include "tests/util/test_util.h"
 
@@ -110,6 +111,45 @@ TEST(MergeTest, MergedPartsEqualOneScanExact) {
   ASSERT_TRUE(whole.ok());
   EXPECT_EQ(whole->dedup_sources[0].duplicate_files, 2u);
   EXPECT_GT(whole->results[0].dedup.duplicate_entries, 40u);
+}
+
+// A state of format < 14 knows whole-file contents and zero blocks for its first recordsize only
+// (state::KeepFirstRowOnly gives a new one that form, as loading an old file does). Merged with a
+// new state, both sides are taken to the first row: a copy spanning the two is still found (it
+// was lost: the old content's key never met the new one's), and the form survives the file.
+TEST(MergeTest, AStateOfTheFirstRowOnlyMergesWithANewOne) {
+  testing::TempDir dir;
+  BuildParts(dir);
+  ScanOptions o = OptionsFor({});
+  o.recordsizes = {16 * 1024, 128 * 1024};
+  auto fs = io::PosixFileSystem();
+  o.paths = Parts(dir, {"a"});
+  Result<state::ScanState> a = ScanToState(o, fs.get());
+  o.paths = Parts(dir, {"b"});
+  Result<state::ScanState> b = ScanToState(o, fs.get());
+  ASSERT_TRUE(a.ok() && b.ok());
+  state::KeepFirstRowOnly(&a->breakdown);
+  const std::string path = (dir.path() / "old.zstate").string();
+  ASSERT_TRUE(state::SaveState(*a, path).ok());
+  Result<state::ScanState> old = state::LoadState(path);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_TRUE(old->breakdown.first_row_only);
+  // New into old, and old into new.
+  Result<state::ScanState> old_again = state::LoadState(path);
+  ASSERT_TRUE(old_again.ok());
+  Result<state::ScanState> b_again = ScanToState(o, fs.get());
+  ASSERT_TRUE(b_again.ok());
+  state::Merge(*old, *b);
+  state::Merge(*b_again, *old_again);
+  for (const state::ScanState* merged : {&*old, &*b_again}) {
+    EXPECT_TRUE(merged->breakdown.first_row_only);
+    const ScanResult r = finish::Finish(*merged, finish::ReportOptionsOf(merged->options));
+    ASSERT_EQ(r.dedup_sources.size(), 2u);
+    // a/shared.bin and b/x/shared.copy: one whole-file duplicate, at the first row's lsize.
+    EXPECT_EQ(r.dedup_sources[0].duplicate_files, 1u);
+    EXPECT_EQ(r.dedup_sources[1].duplicate_files, 1u);
+    EXPECT_EQ(r.dedup_sources[1].duplicate_file_bytes, r.dedup_sources[0].duplicate_file_bytes);
+  }
 }
 
 TEST(MergeTest, MergedPartsEqualOneScanWithSampledCodecsInAnyOrder) {

@@ -52,6 +52,8 @@ TEST(ScanTest, DedupSourcesAreEachBlockSizesOwn) {
   std::vector<uint8_t> zeros_inside = testing::Xorshift64Bytes(13, 1024 * K);
   std::fill(zeros_inside.begin() + 256 * K, zeros_inside.begin() + 768 * K, 0);
   tmp.WriteFile("c.bin", zeros_inside);
+  // A small all-zero file is one block of its own size (4K) at either recordsize, not a record.
+  tmp.WriteFile("z.bin", std::vector<uint8_t>(4 * K, 0));
   ScanOptions o = Options(tmp.path(), {kLz4});
   o.recordsizes = {16 * K, 128 * K};
   auto fs = io::PosixFileSystem();
@@ -66,10 +68,10 @@ TEST(ScanTest, DedupSourcesAreEachBlockSizesOwn) {
   EXPECT_EQ(large.duplicate_files, 1u);
   EXPECT_EQ(small.duplicate_file_bytes, 9 * 16 * K);   // 130K in 16K records: 144K
   EXPECT_EQ(large.duplicate_file_bytes, 2 * 128 * K);  // in 128K records: 256K
-  EXPECT_EQ(small.zero_blocks, 32u);                   // 512K of zeros
-  EXPECT_EQ(large.zero_blocks, 4u);
-  EXPECT_EQ(small.zero_block_bytes, 512 * K);
-  EXPECT_EQ(large.zero_block_bytes, 512 * K);
+  EXPECT_EQ(small.zero_blocks, 33u);                   // 512K of zeros, and z.bin
+  EXPECT_EQ(large.zero_blocks, 5u);
+  EXPECT_EQ(small.zero_block_bytes, 516 * K);
+  EXPECT_EQ(large.zero_block_bytes, 516 * K);
   for (const SettingResult& s : r->results) {
     EXPECT_EQ(&DedupSourcesOf(*r, s), s.recordsize == 16 * K ? &small : &large);
   }

@@ -577,9 +577,13 @@ TEST(StateFileTest, AFormat13StateReadsWithTheFirstRowsDedupSources) {
     EXPECT_EQ(state::ContentLsize(c, 1), c.lsize[0]);
   }
   EXPECT_EQ(s->breakdown.zero_blocks.size(), 1u);
+  EXPECT_TRUE(s->breakdown.first_row_only);
   const ScanResult r = finish::Finish(*s, finish::ReportOptionsOf(s->options));
   ASSERT_EQ(r.dedup_sources.size(), 2u);
+  EXPECT_GT(r.dedup_sources[0].duplicate_file_bytes, 0u);
   EXPECT_EQ(r.dedup_sources[1].duplicate_file_bytes, r.dedup_sources[0].duplicate_file_bytes);
+  EXPECT_EQ(r.dedup_sources[1].zero_blocks, r.dedup_sources[0].zero_blocks);
+  EXPECT_EQ(r.dedup_sources[1].zero_block_bytes, r.dedup_sources[0].zero_block_bytes);
 }
 
 // Format 14 keeps them per row: a saved scan of two recordsizes reads back with each row's.

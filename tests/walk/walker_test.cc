@@ -127,23 +127,6 @@ TEST(WalkerTest, ExcludeGlobsMatchNamesAndPaths) {
   EXPECT_EQ(w.skipped.at("cache"), "excluded");
 }
 
-// A glob holding a '/' matches the path below any directory, as from the scanned root: the
-// walk's paths begin with the root as typed, so "docs/*.txt" matched nothing before.
-TEST(WalkerTest, AGlobWithADirectoryMatchesBelowAnyDirectory) {
-  testing::TempDir tmp;
-  tmp.WriteFile("docs/a.txt", {1});
-  tmp.WriteFile("docs/b.md", {1});
-  tmp.WriteFile("other/docs/c.txt", {1});
-  tmp.WriteFile("other/c.txt", {1});
-  WalkOptions options;
-  options.excludes = {"docs/*.txt"};
-  auto fs = io::PosixFileSystem();
-  const Walked w = WalkAll(fs.get(), tmp.path(), options);
-  EXPECT_EQ(w.files, (std::vector<std::string>{"docs/b.md", "other/c.txt"}));
-  EXPECT_EQ(w.skipped.at("docs/a.txt"), "excluded");
-  EXPECT_EQ(w.skipped.at("other/docs/c.txt"), "excluded");
-}
-
 // A directory's counts and the listing handed to directory_zap_bytes leave out what --exclude
 // drops (a copy of the tree would not hold it), in both walks; the hook's result is the item's.
 TEST(WalkerTest, DirectoryItemsLeaveExcludedNamesOut) {
