@@ -850,10 +850,6 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
         content_hi += Mix64(fp.hi + b);
         if (!is_zero) chunk_has_data = true;
       }
-      if (is_zero) {
-        ++w.zero_blocks[r];
-        w.zero_bytes[r] += bs;  // the file's block size: a small file's block is its own size
-      }
       rows_[r].distinct->Add(fp.lo, bs, aux_units, is_zero);
       if (occurrences_ && !is_zero) {
         // Chosen by position, whatever the table keeps; every level at or above the final one
@@ -891,7 +887,11 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
     }
     CompressFirstSightings(r, bs, w);
     CompressOccurrences(r, bs, w, job);
-    if (row_zero_blocks != 0) job.zero_blocks[r].fetch_add(row_zero_blocks);
+    if (row_zero_blocks != 0) {
+      job.zero_blocks[r].fetch_add(row_zero_blocks);
+      w.zero_blocks[r] += row_zero_blocks;
+      w.zero_bytes[r] += row_zero_blocks * bs;  // the file's block size: a small file's is its own
+    }
     if (row_holes != 0) job.holes[r].fetch_add(row_holes, std::memory_order_relaxed);
     if (!w.refs.empty() || !w.keys.empty() || !read_ranges.empty()) {
       std::lock_guard<std::mutex> lock(job.mu);
@@ -1376,10 +1376,10 @@ void Scan::FinishSince() {
       // Not read by this run; no occurrences (--since does not sample the table).
       KeepLink(rec, groups, linked->second, 0, {});
     }
-    AddFileFigures(Layouts(rec.size, rec.is_zvol), rec.size, non_hole, rec.zero_blocks,
-                   rec.indirects, groups, ddt::Fingerprint{rec.content_lo, rec.content_hi},
-                   rec.has_data, state::FileIdentity(rec.dev, rec.ino));
     const std::vector<zfs::RecordLayout> layouts = Layouts(rec.size, rec.is_zvol);
+    AddFileFigures(layouts, rec.size, non_hole, rec.zero_blocks, rec.indirects, groups,
+                   ddt::Fingerprint{rec.content_lo, rec.content_hi}, rec.has_data,
+                   state::FileIdentity(rec.dev, rec.ino));
     for (size_t r = 0; r < layouts.size() && r < rec.zero_blocks.size(); ++r) {
       breakdown_.AddZeroBlocks(r, rec.zero_blocks[r], rec.zero_blocks[r] * layouts[r].block_bytes);
     }

@@ -156,9 +156,7 @@ class TakeOut {
       for (size_t r = 0; r < s_.rows.size(); ++r) {
         content.lsize.push_back(setting_lsize[r * settings + s_.featured]);
       }
-      if (content.lsize.size() > 1 && b.contents.count(content) == 0) {  // the first row's only
-        content.lsize.erase(content.lsize.begin() + 1, content.lsize.end());
-      }
+      if (b.first_row_only) KeepFirst(&content.lsize);
       Decrement(b.contents, content);
     }
     for (size_t r = 0; r < s_.rows.size() && r < f.zero_blocks.size(); ++r) {

@@ -54,13 +54,12 @@ void KeepFirstRowOnly(BreakdownState* b) {
   std::map<BreakdownState::Content, uint64_t> contents;
   for (const auto& [content, copies] : b->contents) {
     BreakdownState::Content c = content;
-    if (c.lsize.size() > 1) c.lsize.erase(c.lsize.begin() + 1, c.lsize.end());
+    KeepFirst(&c.lsize);
     contents[c] += copies;
   }
   b->contents = std::move(contents);
-  if (b->zero_blocks.size() > 1)
-    b->zero_blocks.erase(b->zero_blocks.begin() + 1, b->zero_blocks.end());
-  if (b->zero_bytes.size() > 1) b->zero_bytes.erase(b->zero_bytes.begin() + 1, b->zero_bytes.end());
+  KeepFirst(&b->zero_blocks);
+  KeepFirst(&b->zero_bytes);
   b->first_row_only = true;
 }
 
@@ -109,23 +108,17 @@ std::pair<std::vector<uint32_t>, std::vector<uint32_t>> MergeBreakdown(Breakdown
   if (from.first_row_only && !into.first_row_only) KeepFirstRowOnly(&into);
   for (const auto& [content, copies] : from.contents) {
     BreakdownState::Content c = content;
-    if (into.first_row_only && c.lsize.size() > 1) {
-      c.lsize.erase(c.lsize.begin() + 1, c.lsize.end());
-    }
+    if (into.first_row_only) KeepFirst(&c.lsize);
     into.contents[c] += copies;
   }
-  std::vector<uint64_t> from_zero_blocks = from.zero_blocks, from_zero_bytes = from.zero_bytes;
-  if (into.first_row_only) {
-    for (std::vector<uint64_t>* v : {&from_zero_blocks, &from_zero_bytes}) {
-      if (v->size() > 1) v->erase(v->begin() + 1, v->end());
-    }
-  }
-  const auto add = [](std::vector<uint64_t>& to, const std::vector<uint64_t>& v) {
-    if (to.size() < v.size()) to.resize(v.size(), 0);
-    for (size_t r = 0; r < v.size(); ++r) to[r] += v[r];
+  // Per row; into the first row only when `into` holds no other.
+  const auto add = [&](std::vector<uint64_t>& to, const std::vector<uint64_t>& v) {
+    const size_t rows = into.first_row_only ? std::min<size_t>(v.size(), 1) : v.size();
+    if (to.size() < rows) to.resize(rows, 0);
+    for (size_t r = 0; r < rows; ++r) to[r] += v[r];
   };
-  add(into.zero_blocks, from_zero_blocks);
-  add(into.zero_bytes, from_zero_bytes);
+  add(into.zero_blocks, from.zero_blocks);
+  add(into.zero_bytes, from.zero_bytes);
   return {dirs, exts};
 }
 

@@ -183,6 +183,10 @@ struct BreakdownState {
 // Reduces `b` to what a state of format < 14 holds (the first row's contents and zero blocks),
 // so that it merges with one: their contents then meet under the same key.
 void KeepFirstRowOnly(BreakdownState* b);
+// A per-row vector cut to its first row (what KeepFirstRowOnly does to each).
+inline void KeepFirst(std::vector<uint64_t>* v) {
+  if (v->size() > 1) v->erase(v->begin() + 1, v->end());
+}
 
 // A content's lsize in row `row` (the first row's where the state has no other).
 inline uint64_t ContentLsize(const BreakdownState::Content& c, size_t row) {

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/util/child_process.h"
 #include "tests/util/run_command.h"
 #include "tests/util/test_util.h"
 
@@ -28,73 +29,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A zsim started with stdout and stderr on pipes the test reads (or leaves unread) itself.
-struct Child {
-  pid_t pid = -1;
-  int out = -1;
-  int err = -1;
-};
-
-Child Spawn(const std::vector<std::string>& args) {
-  Child c;
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) return c;
-  c.pid = fork();
-  if (c.pid == 0) {
-    const int devnull = open("/dev/null", O_RDONLY);
-    dup2(devnull, STDIN_FILENO);
-    dup2(out[1], STDOUT_FILENO);
-    dup2(err[1], STDERR_FILENO);
-    std::vector<char*> argv = {const_cast<char*>(ZSIM_BINARY)};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  close(out[1]);
-  close(err[1]);
-  c.out = out[0];
-  c.err = err[0];
-  return c;
-}
-
-// Reads fd until `needle` shows up (true) or the fd closes (false), appending what it read.
-bool ReadUntil(int fd, const std::string& needle, std::string* got) {
-  char buf[4096];
-  while (got->find(needle) == std::string::npos) {
-    const ssize_t n = read(fd, buf, sizeof buf);
-    if (n <= 0) return false;
-    got->append(buf, static_cast<size_t>(n));
-  }
-  return true;
-}
-
-void ReadAll(int fd, std::string* got) {
-  char buf[65536];
-  for (;;) {
-    const ssize_t n = read(fd, buf, sizeof buf);
-    if (n <= 0) return;
-    got->append(buf, static_cast<size_t>(n));
-  }
-}
-
-// The exit code (128 + the signal if killed by one); -1 if still alive after `limit` (then
-// killed): a guard against a hang.
-int WaitExit(pid_t pid, std::chrono::seconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  for (;;) {
-    int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) {
-      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
+using testing::Child;
+using testing::Collect;
+using testing::ReadUntil;
+using testing::Spawn;
+using testing::WaitExit;
 
 std::vector<std::string> Names(const fs::path& dir) {
   std::vector<std::string> names;
@@ -117,11 +56,8 @@ std::pair<int, std::string> Interrupted(const std::vector<std::string>& args,
   EXPECT_TRUE(seen) << err;
   kill(c.pid, sig);
   std::string out;
-  ReadAll(c.out, &out);
-  ReadAll(c.err, &err);
-  close(c.out);
-  close(c.err);
-  return {WaitExit(c.pid, std::chrono::seconds(60)), err};
+  const int code = Collect(c, std::chrono::seconds(60), &out, &err);
+  return {code, err};
 }
 
 // Sparse files of 2 GiB with a little data in every 8 MiB chunk: each chunk is opened and read,

@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/util/child_process.h"
 #include "tests/util/report_json.h"
 #include "tests/util/run_command.h"
 #include "tests/util/test_util.h"
@@ -45,75 +46,12 @@ constexpr uint64_t M = 1024 * K;
 json ParseJson(const testing::CommandResult& r) { return testing::ParseReportJson(r); }
 using testing::ResultFor;
 
-// A process started with its stdout and stderr on pipes the test reads (or closes) itself.
-struct Child {
-  pid_t pid = -1;
-  int out = -1;
-  int err = -1;
-};
-
-Child Spawn(const std::vector<std::string>& args) {
-  Child c;
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) return c;
-  c.pid = fork();
-  if (c.pid == 0) {
-    const int devnull = open("/dev/null", O_RDONLY);
-    dup2(devnull, STDIN_FILENO);
-    dup2(out[1], STDOUT_FILENO);
-    dup2(err[1], STDERR_FILENO);
-    std::vector<char*> argv = {const_cast<char*>(ZSIM_BINARY)};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  close(out[1]);
-  close(err[1]);
-  c.out = out[0];
-  c.err = err[0];
-  return c;
-}
-
-// Reads fd until `needle` shows up (true) or the fd closes (false). Appends what it read.
-bool ReadUntil(int fd, const std::string& needle, std::string* got) {
-  char buf[4096];
-  while (got->find(needle) == std::string::npos) {
-    const ssize_t n = read(fd, buf, sizeof buf);
-    if (n <= 0) return false;
-    got->append(buf, static_cast<size_t>(n));
-  }
-  return true;
-}
-
-void ReadAll(int fd, std::string* got) {
-  char buf[65536];
-  for (;;) {
-    const ssize_t n = read(fd, buf, sizeof buf);
-    if (n <= 0) return;
-    got->append(buf, static_cast<size_t>(n));
-  }
-}
-
-// Waits for the child; a guard (not a speed assertion): a child still alive after `limit` is
-// killed and reported as a hang (-1).
-int WaitExit(pid_t pid, std::chrono::seconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  for (;;) {
-    int status = 0;
-    const pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) {
-      if (WIFEXITED(status)) return WEXITSTATUS(status);
-      return 128 + WTERMSIG(status);
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
+using testing::Child;
+using testing::Collect;
+using testing::ReadAll;
+using testing::ReadUntil;
+using testing::Spawn;
+using testing::WaitExit;
 
 // A sparse file of `size` bytes with `data` written at `offset`.
 void WriteSparse(const fs::path& path, uint64_t size, uint64_t offset,
@@ -473,11 +411,7 @@ TEST(RealFilesTest, FirstInterruptPrintsAPartialReportAndExits130) {
     ASSERT_TRUE(ReadUntil(c.err, " of 200 files", &err)) << err;
     kill(c.pid, sig);
     std::string out;
-    ReadAll(c.out, &out);
-    ReadAll(c.err, &err);
-    close(c.out);
-    close(c.err);
-    EXPECT_EQ(WaitExit(c.pid, std::chrono::seconds(120)), 130) << err;
+    EXPECT_EQ(Collect(c, std::chrono::seconds(120), &out, &err), 130) << err;
     const json j = json::parse(out, nullptr, /*allow_exceptions=*/false);
     ASSERT_FALSE(j.is_discarded()) << out.substr(0, 300);
     EXPECT_EQ(j["partial"], true);
