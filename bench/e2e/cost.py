@@ -10,6 +10,10 @@ average at each run (other work shares the machine).
 Usage:
   bench/e2e/cost.py --zsim BUILD/zsim --out DIR --warm DIR... [--cold DIR...] [--all DIR]
                     [--rate DIR] [--progress DIR...] [--exact DIR...] [--reps 3]
+                  [--progress-args "--compression all"]
+
+--progress-args: options added to the --progress stage's scans (e.g. a codec list, whose cost
+warning, when printed, is logged with the scan's actual time).
 """
 import argparse
 import json
@@ -204,8 +208,12 @@ def progress(args, log, d):
     run(cat_cmd(d), shell=True)
     ratios = []
     for _ in range(args.reps):
-        w, out, err = run([args.zsim, "scan", d, "--json", "--progress", "--threads", str(CORES)])
+        w, out, err = run([args.zsim, "scan", d, "--json", "--progress", "--threads", str(CORES)]
+                          + args.progress_args.split())
         text = err.decode(errors="replace").replace("\x1b[K", "")
+        for ln in text.replace("\r", "\n").split("\n"):
+            if "expected to take" in ln:
+                log.add("cost-warning", name, w, "actual %.2f s | %s" % (w, ln.strip()))
         shown = None
         for ln in text.replace("\n", "\r").split("\r"):
             if not ln.startswith("scanned ") or "%)" not in ln or "expected " not in ln:
@@ -234,6 +242,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--all-reps", type=int, default=1)
+    ap.add_argument("--progress-args", default="")
     # Each stage takes the dataset directories it runs on, in this order.
     stages = (("warm", warm), ("exact", intervals), ("cold", cold), ("all", all_vs_default),
               ("rate", rate), ("progress", progress))

@@ -40,24 +40,71 @@ constexpr Compression kLz4{CompressionAlgorithm::kLz4, 0};
 
 }  // namespace
 
-uint64_t ProbeStride(uint64_t data_bytes, uint64_t block_bytes) {
-  if (block_bytes == 0) return 0;
-  const uint64_t records =
-      std::clamp(data_bytes / block_bytes / kProbeShare, kProbeMinRecords, kProbeMaxRecords);
-  const uint64_t stride = data_bytes / records;
-  return std::max<uint64_t>(1, (stride + block_bytes - 1) / block_bytes) * block_bytes;
+ProbeStrides ProbeStridesFor(const std::vector<walk::SampledFile>& files, uint64_t data_bytes,
+                             uint64_t block_bytes) {
+  ProbeStrides out;
+  if (block_bytes == 0) return out;
+  const uint64_t least = std::max(kProbeMinRecords * block_bytes, kProbeMinBytes);
+  const double budget = double(
+      std::clamp(data_bytes / kProbeShare, least, std::max(least, kProbeMaxRecords * block_bytes)));
+  double sampled = 0;  // the sample's apparent bytes
+  for (const walk::SampledFile& f : files) sampled += double(f.size);
+  const double scale = sampled > 0 ? double(data_bytes) / sampled : 0;
+  // The expected bytes read and records of the sample's files at these strides, scaled to the
+  // data.
+  auto fits = [&](uint64_t stride, uint64_t short_stride) {
+    if (sampled <= 0) return double(data_bytes / stride * block_bytes) <= budget;
+    double reads = 0, records = 0;
+    for (const walk::SampledFile& f : files) {
+      if (f.size >= stride) {
+        const uint64_t count = (f.size + stride - 1) / stride;
+        records += double(count);
+        reads += double((count - 1) * block_bytes +
+                        std::min(block_bytes, f.size - (count - 1) * stride));
+      } else {
+        const double drawn = std::min(1.0, double(f.size) / double(short_stride));
+        records += drawn;
+        reads += drawn * double(std::min(block_bytes, f.size));
+      }
+    }
+    return reads * scale <= budget && records * scale <= double(kProbeMaxReads);
+  };
+  // The fewest blocks per stride that fit: reads and records fall as the stride grows, and a
+  // stride longer than all the data reads at most one record.
+  const uint64_t most = std::max<uint64_t>(data_bytes, uint64_t(sampled)) / block_bytes + 1;
+  uint64_t hi = 1;
+  while (hi < most && !fits(hi * block_bytes, hi * block_bytes)) hi = std::min(most, hi * 2);
+  uint64_t lo = hi / 2;  // does not fit (or 0)
+  while (hi - lo > 1) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    (fits(mid * block_bytes, mid * block_bytes) ? hi : lo) = mid;
+  }
+  out.stride = out.short_stride = hi * block_bytes;
+  if (sampled <= 0) return out;
+  // The short files' stride: as short as the bytes and records left allow.
+  uint64_t short_lo = 0, short_hi = out.stride;  // short_lo does not fit (0: by definition)
+  while (short_hi - short_lo > 1) {
+    const uint64_t mid = short_lo + (short_hi - short_lo) / 2;
+    (fits(out.stride, mid) ? short_hi : short_lo) = mid;
+  }
+  out.short_stride = short_hi;
+  return out;
 }
 
-ProbedRecords ProbedRecordsOf(std::string_view path, uint64_t size, uint64_t stride) {
+ProbedRecords ProbedRecordsOf(std::string_view path, uint64_t size, const ProbeStrides& strides) {
   ProbedRecords p;
-  if (size == 0 || stride == 0) return p;
-  p.stride = stride;
-  if (size >= stride) {
-    p.count = (size + stride - 1) / stride;
+  if (size == 0 || strides.stride == 0) return p;
+  p.stride = strides.stride;
+  if (size >= strides.stride) {
+    p.count = (size + strides.stride - 1) / strides.stride;
     p.bytes_each = double(size) / double(p.count);
-  } else if (SmallFileKey(path, size) % stride < size) {
+    return p;
+  }
+  p.short_file = true;
+  const uint64_t short_stride = std::max<uint64_t>(1, strides.short_stride);
+  if (size >= short_stride || SmallFileKey(path, size) % short_stride < size) {
     p.count = 1;
-    p.bytes_each = double(stride);
+    p.bytes_each = double(std::max(size, short_stride));
   }
   return p;
 }
@@ -137,11 +184,12 @@ double CodecCpuPerByte(const std::vector<TimedRecord>& records) {
   return (estimate > 0 ? estimate : y) * 1e-9;
 }
 
-double UniqueBytes(const std::vector<ProbedRecord>& records, uint64_t data_bytes) {
+double UniqueBytes(const std::vector<ProbedRecord>& records, double short_bytes,
+                   uint64_t data_bytes) {
   std::unordered_set<uint64_t> seen;
-  double unique = 0, data = 0;
+  double unique = 0, data = short_bytes;
   for (const ProbedRecord& r : records) {
-    data += r.stands_for;
+    if (!r.short_file) data += r.stands_for;
     if (!r.is_zero && seen.insert(r.key).second) unique += r.stands_for;
   }
   return data > 0 ? double(data_bytes) * unique / data : 0;
@@ -187,7 +235,7 @@ bool CostProbe::Follow(const std::string& path) const {
 void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64_t data_bytes,
                     double forecast_codec_cpu_seconds) {
   const uint64_t bs = BlockBytes(options_);
-  const uint64_t stride = ProbeStride(data_bytes, bs);
+  const ProbeStrides strides = ProbeStridesFor(files, data_bytes, bs);
   const double scale = std::ldexp(1.0, file_level);
   std::unique_ptr<uint8_t[]> buffer(new uint8_t[bs]);
   std::unique_ptr<uint8_t[]> scratch(new uint8_t[bs]);
@@ -214,9 +262,11 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
   std::vector<std::pair<uint64_t, Kept>> distinct;  // (key, where)
   std::vector<TimedRecord> timed_records;           // per distinct record, in the same order
   std::unordered_set<uint64_t> seen;
+  double short_bytes = 0;  // the short files' bytes, drawn or not (UniqueBytes)
   for (const walk::SampledFile& f : files) {
     if (stop_.load(std::memory_order_relaxed)) return;
-    const ProbedRecords p = ProbedRecordsOf(f.path, f.size, stride);
+    const ProbedRecords p = ProbedRecordsOf(f.path, f.size, strides);
+    if (p.short_file) short_bytes += double(f.size) * scale;
     if (p.count == 0) continue;
     Result<std::unique_ptr<io::File>> file = fs_->Open(f.path, Follow(f.path));
     if (!file.ok()) continue;  // gone since the walk: the scan says so
@@ -229,6 +279,7 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
       const uint64_t capacity = std::min(bs, f.size - offset);
       ProbedRecord r;
       r.stands_for = p.bytes_each * scale;
+      r.short_file = p.short_file;
       // The whole record, as the scan reads it (a short read is not the record's end).
       if (!io::ReadFully(**file, offset, MutableByteView(buffer.get(), capacity)).ok()) break;
       const ByteView bytes(buffer.get(), capacity);
@@ -249,7 +300,7 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
     }
   }
   ProbeFigures figures;
-  figures.unique_bytes = UniqueBytes(records, data_bytes);
+  figures.unique_bytes = UniqueBytes(records, short_bytes, data_bytes);
   // Codecs: on the distinct records with the lowest keys (a deterministic spread), each timed.
   double nominal_per_byte = 0;
   for (size_t c = 0; c < options_.compressions.size(); ++c) {

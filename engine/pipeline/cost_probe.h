@@ -6,19 +6,20 @@
 // and zeros later cost a read; a file server's directories differ 30x in codec cost per byte.
 // The pace of the first tenth cannot see what comes later; the probe reads a little of all of it.
 //
-// Which blocks: the sizing walk's file sample (walk/file_sample.h), and in each file the records
-// at offsets that are multiples of a stride (a multiple of the block size, so a clone's probed
-// records meet their twins'). A file shorter than the stride is probed, at offset 0, with
-// probability size/stride, by the hash of its name (the path's last component) and size: a copy
-// of a short file keeps both (a copied tree, a database's template copies: bench/results/
-// 2026-12-03-s29-cost), so its twin is probed with it and found a duplicate, where by the whole
-// path a copy was mostly probed alone and taken for unique (the database sample's unique bytes
-// came out 24% high). By name and size, not by size alone: a database's thousands of 8 KiB files
-// would be in or out together. Each probed record then stands for `stride` bytes of the tree (a
-// long file's for its share of the file), times 2^level of the file sample (which cancels in the
-// unique share, UniqueBytes, but keeps the records' weights true). So a copy of a long file meets
-// its twin, and so does a copy of a short one under the same name (one renamed is taken for
-// unique).
+// Which blocks: the sizing walk's file sample (walk/file_sample.h), and in each long file the
+// records at offsets that are multiples of a stride (a multiple of the block size, so a clone's
+// probed records meet their twins'). A file shorter than the stride is probed, at offset 0, with
+// probability size/short_stride (1 from that size on), by the hash of its name (the path's last
+// component) and size: a copy of a short file keeps both (a copied tree, a database's template
+// copies: bench/results/2026-12-03-s29-cost), so its twin is probed with it and found a
+// duplicate, where by the whole path a copy was mostly probed alone and taken for unique (the
+// database sample's unique bytes came out 24% high). By name and size, not by size alone: a
+// database's thousands of 8 KiB files would be in or out together. Each probed record then
+// stands for the bytes it was drawn for (a long file's record for its share of the file, a
+// short file's for its size over its probability), times 2^level of the file sample (which
+// cancels in the unique share, UniqueBytes, but keeps the records' weights true). So a copy of
+// a long file meets its twin, and so does a copy of a short one under the same name (one
+// renamed is taken for unique).
 // What it measures: the bytes of the tree in distinct non-zero blocks (the blocks the codecs run
 // on), and the codecs' CPU time per byte of them, each codec weighted by the share of blocks the
 // scan codes with it (cost_forecast.h CostForecast::coded_shares), timed as the scan codes
@@ -54,15 +55,37 @@
 
 namespace zsim::pipeline {
 
-// The probe reads about 1/kProbeShare of the data bytes, in kProbeMinRecords to
-// kProbeMaxRecords records.
+// The probe reads about 1/kProbeShare of the data bytes, at least kProbeMinRecords blocks' worth
+// or kProbeMinBytes (the more) and at most kProbeMaxRecords blocks' worth, in at most
+// kProbeMaxReads records. kProbeMinBytes: on /usr/include (121 MB of small files) 8 MiB drew
+// unique shares of 0.49-0.80 over 40 draws, truth 0.61, 16 MiB 0.53-0.73
+// (bench/results/2026-12-04-s37-probe); lz4 on 16 MiB is some 30 ms of a core.
 inline constexpr uint64_t kProbeShare = 64;
 inline constexpr uint64_t kProbeMinRecords = 64;
+inline constexpr uint64_t kProbeMinBytes = 16 << 20;
 inline constexpr uint64_t kProbeMaxRecords = 512;
+inline constexpr uint64_t kProbeMaxReads = 4096;
 
-// The stride for a tree of `data_bytes` read in blocks of `block_bytes`: a multiple of the block
-// size, at least one block.
-uint64_t ProbeStride(uint64_t data_bytes, uint64_t block_bytes);
+// The strides of a probe: a long file's records are read every `stride` bytes (a multiple of the
+// block size); a file shorter than `stride` is read at offset 0 with probability
+// size/short_stride (short_stride <= stride), or always when it is that long.
+struct ProbeStrides {
+  uint64_t stride = 0;
+  uint64_t short_stride = 0;
+};
+
+// The strides for a tree of `data_bytes` read in blocks of `block_bytes`, whose files are `files`
+// (the sizing walk's sample, apparent sizes, each standing for as many bytes as the others), set
+// by the bytes and records read (kProbeShare and the bounds above, the sample's expected reads
+// scaled to the data): first the shortest stride, in whole blocks, with short files drawn at
+// size/stride; then the shortest short_stride that the bytes and records left allow. By the
+// bytes read, not a count of records: a record of a tree of small files reads a file, a few
+// KiB. Where a count of 64 records read 1/64 of a tree of big files, it read 64 files of
+// /usr/include (8,400 files, 121 MB, groups of up to 59 copies): 1/30 of the bytes it reads of a
+// tree of big files; and a tree smaller than the budget is read whole
+// (bench/results/2026-12-04-s37-probe). With no sample, every file is taken as long.
+ProbeStrides ProbeStridesFor(const std::vector<walk::SampledFile>& files, uint64_t data_bytes,
+                             uint64_t block_bytes);
 
 // The records probed in a file of `size` bytes: `count` of them (0: not probed), record k at
 // offset k * stride, and the bytes of the tree each of them stands for (before the file sample's
@@ -71,8 +94,9 @@ struct ProbedRecords {
   uint64_t count = 0;
   uint64_t stride = 0;
   double bytes_each = 0;
+  bool short_file = false;  // shorter than the stride: drawn by chance (ProbeStrides)
 };
-ProbedRecords ProbedRecordsOf(std::string_view path, uint64_t size, uint64_t stride);
+ProbedRecords ProbedRecordsOf(std::string_view path, uint64_t size, const ProbeStrides& strides);
 
 // The first record k' >= k of `p` that holds data in `file` (of `size` bytes, records of
 // `block_bytes`), stepping over holes with SEEK_DATA: nullopt when none is left. A record wholly
@@ -99,7 +123,8 @@ size_t ProbeTimedRecords(double forecast_codec_cpu_seconds, double nominal_secon
 struct ProbedRecord {
   uint64_t key = 0;  // the record's hash (xxh3-64 of its bytes)
   bool is_zero = false;
-  double stands_for = 0;  // bytes of the tree it stands for
+  double stands_for = 0;    // bytes of the tree it stands for
+  bool short_file = false;  // a short file's, drawn by chance (ProbedRecordsOf)
 };
 
 // A distinct non-zero record as the probe timed it: what it stands for, its data bytes, lz4's
@@ -124,12 +149,18 @@ struct TimedRecord {
 // cost per byte, the regression within 8% (bench/results/2026-12-03-s29-cost).
 double CodecCpuPerByte(const std::vector<TimedRecord>& records);
 
-// The tree's bytes in distinct non-zero blocks, from the probed records: the share of the data
-// they stand for that is in distinct non-zero keys (each key counted once, with what its first
-// record stands for), times
-// the tree's `data_bytes` (the sizing walk's). A ratio: how many short files happened to be
-// probed (each by chance, size/stride) cancels out.
-double UniqueBytes(const std::vector<ProbedRecord>& records, uint64_t data_bytes);
+// The tree's bytes in distinct non-zero blocks, from the probed records: the bytes of the
+// distinct non-zero keys (each key counted once, with what its first record stands for) as a
+// share of the data the probe covered, times the tree's `data_bytes` (the sizing walk's). The
+// data covered is what the long files' records stand for (every record of a long file is
+// probed, holes aside) plus `short_bytes`, the short files' bytes, drawn or not: known, so not
+// estimated from the draw. From the draw (the sum of what the records stand for), a group of
+// copies of a short file (58 copies of each of node's OpenSSL headers in /usr/include) added 58
+// strides of data to one of unique bytes when drawn and nothing when not, and the unique share
+// of /usr/include came out 0.27-1.0 over 40 draws, truth 0.61; with the bytes known, 0.46-0.75
+// (bench/results/2026-12-04-s37-probe).
+double UniqueBytes(const std::vector<ProbedRecord>& records, double short_bytes,
+                   uint64_t data_bytes);
 
 class CostProbe {
  public:
