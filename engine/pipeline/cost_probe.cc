@@ -45,8 +45,9 @@ ProbeStrides ProbeStridesFor(const std::vector<walk::SampledFile>& files, uint64
   ProbeStrides out;
   if (block_bytes == 0) return out;
   const uint64_t least = std::max(kProbeMinRecords * block_bytes, kProbeMinBytes);
-  const double budget = double(
-      std::clamp(data_bytes / kProbeShare, least, std::max(least, kProbeMaxRecords * block_bytes)));
+  const double budget = double(std::min(
+      std::clamp(data_bytes / kProbeShare, least, std::max(least, kProbeMaxRecords * block_bytes)),
+      std::max(data_bytes / kProbeMostShare, kProbeMinRecords * block_bytes)));
   double sampled = 0;  // the sample's apparent bytes
   for (const walk::SampledFile& f : files) sampled += double(f.size);
   const double scale = sampled > 0 ? double(data_bytes) / sampled : 0;

@@ -57,14 +57,18 @@ namespace zsim::pipeline {
 
 // The probe reads about 1/kProbeShare of the data bytes, at least kProbeMinRecords blocks' worth
 // or kProbeMinBytes (the more) and at most kProbeMaxRecords blocks' worth, in at most
-// kProbeMaxReads records. kProbeMinBytes: on /usr/include (121 MB of small files) 8 MiB drew
-// unique shares of 0.49-0.80 over 40 draws, truth 0.61, 16 MiB 0.53-0.73
-// (bench/results/2026-12-04-s37-probe); lz4 on 16 MiB is some 30 ms of a core.
+// kProbeMaxReads records; and at most 1/kProbeMostShare of the data unless that is less than
+// kProbeMinRecords blocks' worth (a tree that small is read whole). kProbeMinBytes: on
+// /usr/include (121 MB of small files) 8 MiB drew unique shares of 0.49-0.80 over 40 draws,
+// truth 0.61, 16 MiB 0.53-0.73 (bench/results/2026-12-04-s37-probe); lz4 on 16 MiB is some
+// 30 ms of a core. kProbeMostShare: the probe shares the cores with the scan's first tenth, whose
+// pace the expected time measures.
 inline constexpr uint64_t kProbeShare = 64;
 inline constexpr uint64_t kProbeMinRecords = 64;
 inline constexpr uint64_t kProbeMinBytes = 16 << 20;
 inline constexpr uint64_t kProbeMaxRecords = 512;
 inline constexpr uint64_t kProbeMaxReads = 4096;
+inline constexpr uint64_t kProbeMostShare = 8;
 
 // The strides of a probe: a long file's records are read every `stride` bytes (a multiple of the
 // block size); a file shorter than `stride` is read at offset 0 with probability
@@ -80,10 +84,10 @@ struct ProbeStrides {
 // scaled to the data): first the shortest stride, in whole blocks, with short files drawn at
 // size/stride; then the shortest short_stride that the bytes and records left allow. By the
 // bytes read, not a count of records: a record of a tree of small files reads a file, a few
-// KiB. Where a count of 64 records read 1/64 of a tree of big files, it read 64 files of
-// /usr/include (8,400 files, 121 MB, groups of up to 59 copies): 1/30 of the bytes it reads of a
-// tree of big files; and a tree smaller than the budget is read whole
-// (bench/results/2026-12-04-s37-probe). With no sample, every file is taken as long.
+// KiB, and 64 records, a stride of 14 blocks, drew 74 files of /usr/include (8,400 files, 121 MB,
+// groups of up to 59 copies), 3.9 MB; by bytes, 15 MB (bench/results/2026-12-04-s37-probe). A
+// tree of fewer than kProbeMinRecords blocks is read whole. With no sample, every file is taken
+// as long.
 ProbeStrides ProbeStridesFor(const std::vector<walk::SampledFile>& files, uint64_t data_bytes,
                              uint64_t block_bytes);
 

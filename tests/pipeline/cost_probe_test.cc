@@ -36,8 +36,9 @@ TEST(CostProbeTest, StrideIsWholeBlocksAndBounded) {
   EXPECT_EQ(big / Stride(big), kProbeMaxRecords);
   const uint64_t mid = 3ull << 30;  // 24576 blocks: 384 records
   EXPECT_NEAR(double(mid / Stride(mid)), 24576.0 / kProbeShare, 2);
-  // A small tree: about kProbeMinBytes (less by the stride's rounding up to whole blocks).
-  const double least = double(kProbeMinBytes / kBlock);
+  // A small tree: about kProbeMinBytes, at most 1/kProbeMostShare of it (less by the stride's
+  // rounding up to whole blocks).
+  const double least = double(std::min(kProbeMinBytes, 100 * kMiB / kProbeMostShare) / kBlock);
   const double small = double(100 * kMiB) / double(Stride(100 * kMiB));
   EXPECT_LE(small, least);
   EXPECT_GT(small, 0.85 * least);
@@ -78,27 +79,27 @@ Reads ExpectedReads(const std::vector<walk::SampledFile>& files, uint64_t data, 
 
 // A tree of small files: the strides are set by the bytes they read, not by a count of records.
 // 8,000 files of 12 KiB (94 MiB): a count of 64 records read 64 files (0.8 MiB); by bytes, the
-// short files' stride is the shortest that reads at most kProbeMinBytes (16 MiB), about 1,360
-// files.
+// short files' stride is the shortest that reads at most an eighth of the tree (kProbeMostShare:
+// 11.7 MiB, under kProbeMinBytes), about 1,000 files.
 TEST(CostProbeTest, StridesOfSmallFilesAreSetByTheBytesRead) {
   std::vector<walk::SampledFile> files;
   for (int i = 0; i < 8000; ++i) files.push_back({testing::NumberedName("f", i), 12 << 10});
   const uint64_t data = 8000 * (12 << 10);
-  const double budget = double(kProbeMinBytes);
+  const double budget = double(std::min(kProbeMinBytes, data / kProbeMostShare));
   const ProbeStrides s = ProbeStridesFor(files, data, kBlock);
   EXPECT_EQ(s.stride % kBlock, 0u);
   EXPECT_LE(s.short_stride, s.stride);
   const Reads at = ExpectedReads(files, data, s);
   EXPECT_LE(at.bytes, budget);
   EXPECT_GT(ExpectedReads(files, data, {s.stride, s.short_stride - 1}).bytes, budget);
-  EXPECT_GT(at.records, 1300.0);
+  EXPECT_GT(at.records, 950.0);
   // The sample stands for a tree 100 times its size: held to kProbeMaxReads records.
   const ProbeStrides s100 = ProbeStridesFor(files, 100 * data, kBlock);
   const Reads at100 = ExpectedReads(files, 100 * data, s100);
   EXPECT_LE(at100.bytes, double(kProbeMaxRecords * kBlock));
   EXPECT_LE(at100.records, double(kProbeMaxReads));
   EXPECT_GT(at100.records, 0.99 * double(kProbeMaxReads));
-  // A tree smaller than the budget is read whole.
+  // A tree of less than kProbeMinRecords blocks is read whole.
   const std::vector<walk::SampledFile> few(files.begin(), files.begin() + 300);
   const ProbeStrides whole = ProbeStridesFor(few, 300 * (12 << 10), kBlock);
   for (const walk::SampledFile& f : few) {
