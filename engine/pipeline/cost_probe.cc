@@ -236,6 +236,7 @@ bool CostProbe::Follow(const std::string& path) const {
 void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64_t data_bytes,
                     double forecast_codec_cpu_seconds) {
   const uint64_t bs = BlockBytes(options_);
+  const uint64_t cpu_start = ThreadCpuNanos();
   const ProbeStrides strides = ProbeStridesFor(files, data_bytes, bs);
   const double scale = std::ldexp(1.0, file_level);
   std::unique_ptr<uint8_t[]> buffer(new uint8_t[bs]);
@@ -337,6 +338,7 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
     timed_records[order[i]].codecs_ns = ns;
   }
   figures.codec_cpu_per_byte = CodecCpuPerByte(timed_records);
+  figures.cpu_seconds = double(ThreadCpuNanos() - cpu_start) * 1e-9;
   figures_ = figures;
   done_.store(true, std::memory_order_release);
 }

@@ -72,6 +72,14 @@ double CodecShare(const PaceState& s, const ProbeFigures& probe) {
   return whole > 0 ? codecs / whole : 0;
 }
 
+double ProbeCpuAfter(const PaceState& s, const ProbeFigures& probe, double since) {
+  if (s.probe_started_seconds < 0 || s.probed_seconds < 0) return 0;
+  const double run = s.probed_seconds - s.probe_started_seconds;
+  if (run <= 0) return since <= s.probe_started_seconds ? probe.cpu_seconds : 0;
+  const double after = s.probed_seconds - std::max(since, s.probe_started_seconds);
+  return probe.cpu_seconds * std::clamp(after / run, 0.0, 1.0);
+}
+
 double ExpectedSeconds(const PaceState& s, const ProbeFigures& probe, int threads) {
   const double left = WorkLeft(s, probe);
   const double done = double(s.read_done) * kReadWorkPerByte + s.codec_cpu_seconds;
@@ -88,7 +96,8 @@ double ExpectedSeconds(const PaceState& s, const ProbeFigures& probe, int thread
         double(s.read_done - std::min(s.read_done, start.read_done)) * kReadWorkPerByte +
         std::max(0.0, s.codec_cpu_seconds - start.codec_cpu_seconds);
     if (since > 0 && since * kWorkPaceShare >= done + left) {
-      return s.seconds + (s.seconds - start.seconds) / since * left;
+      const double cores_used = since + ProbeCpuAfter(s, probe, start.seconds);
+      return s.seconds + (s.seconds - start.seconds) / cores_used * left;
     }
   }
   return s.seconds + left / std::max(1, threads);

@@ -62,6 +62,8 @@ struct PaceState {
   double probed_seconds = -1;
   uint64_t probed_read_done = 0;
   double probed_codec_cpu_seconds = 0;
+  // When the cost probe started (wall seconds; < 0: no probe). Its run ends by probed_seconds.
+  double probe_started_seconds = -1;
 };
 
 // What the cost probe found (cost_probe.h).
@@ -70,6 +72,8 @@ struct ProbeFigures {
   double unique_bytes = 0;
   // The codecs' CPU seconds per unique byte, at the shares of blocks the scan codes (0: none).
   double codec_cpu_per_byte = 0;
+  // The probe's own CPU seconds (its thread's): cores the scan did not have while it ran.
+  double cpu_seconds = 0;
 };
 
 // Work (CPU seconds) per byte read: reading, fingerprinting, the dedup table.
@@ -112,10 +116,18 @@ double CodecShare(const PaceState& s, const ProbeFigures& probe);
 // all-zero tree): the codecs cost nothing.
 CostForecast MeasuredForecast(const CostForecast& nominal, const ProbeFigures& probe);
 
+// The probe's CPU seconds after `since` (wall seconds): its CPU seconds spread evenly over its run,
+// from probe_started_seconds to probed_seconds (0 when either is unknown).
+double ProbeCpuAfter(const PaceState& s, const ProbeFigures& probe, double since);
+
 // With the probe's figures: the pace of work since the first chunk done once the probe was
 // known, when a fortieth of the whole work has been done since; else since the first chunk done,
 // when a fortieth has been done since; else the elapsed seconds plus the work left on `threads`
-// cores. Never less than the seconds already spent.
+// cores. Never less than the seconds already spent. The pace since the first chunk counts the
+// probe's CPU seconds in that time (ProbeCpuAfter) as work done on the same cores: on a small
+// tree the probe runs through much of the first tenth, and the scan's work alone then made the
+// pace slow (source-small: expected 1.10 of the actual at the median, up to 1.53;
+// bench/results/2026-12-04-s37-probe).
 double ExpectedSeconds(const PaceState& s, const ProbeFigures& probe, int threads);
 
 // What the progress line shows: the expected seconds (0: none) and the codecs' share of the work.

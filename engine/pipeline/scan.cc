@@ -1587,6 +1587,7 @@ void Scan::MaybeForecast() {
   if (control_.progress || (control_.forecast && IsCostly(*forecast_))) {
     walk::FileSample& sample = sizer_->file_sample();
     const int level = sample.level();
+    pace_.probe_started_seconds = std::chrono::duration<double>(Clock::now() - start_).count();
     probe_ =
         std::make_unique<CostProbe>(fs_, sample.Take(), level, sizer_->data_bytes(), options_,
                                     policy_, forecast_->coded_shares, forecast_->codec_cpu_seconds);

@@ -230,6 +230,31 @@ TEST(ExpectedTimeTest, ProbePaceFromTheProbedChunk) {
   EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 6.0 + 6.0 / all * left);
 }
 
+// The probe's CPU seconds after the first chunk count as work done on the scan's cores: a probe
+// that took one of two cores for most of the time since left the scan's work alone at half the
+// machine's pace. Here it ran from 0.5 s to 5.5 s (5 CPU s); the first chunk was done at 1 s.
+TEST(ExpectedTimeTest, ThePaceSinceTheFirstChunkCountsTheProbesCores) {
+  PaceState s = Read(400 * kMiB, 0.0, 0, 6.0, 200 * kMiB);
+  s.first_seconds = 1.0;
+  s.codec_cpu_seconds = 10;
+  s.unique_done = 100 * kMiB;
+  ProbeFigures probe = Probe(200 * kMiB, 0.1 / kMiB);
+  probe.cpu_seconds = 5;
+  s.probe_started_seconds = 0.5;
+  s.probed_seconds = 5.5;  // the chunk after it: under a fortieth since, so the first chunk's pace
+  s.probed_read_done = 200 * kMiB;
+  s.probed_codec_cpu_seconds = 10;
+  EXPECT_DOUBLE_EQ(ProbeCpuAfter(s, probe, 1.0), 4.5);  // 4.5 of its 5 s after 1 s
+  EXPECT_DOUBLE_EQ(ProbeCpuAfter(s, probe, 5.5), 0);
+  EXPECT_DOUBLE_EQ(ProbeCpuAfter(s, probe, 0.0), 5);
+  const double left = WorkLeft(s, probe);
+  const double all = 200.0 * kMiB * kReadWorkPerByte + 10;
+  EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 6.0 + 5.0 / (all + 4.5) * left);
+  // No start known (no probe, or a state from before): the scan's work alone.
+  s.probe_started_seconds = -1;
+  EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 6.0 + 5.0 / all * left);
+}
+
 // The progress line's expected time: the probe's once it has measured; nothing while it
 // measures (the file server's first sixth, cheap images, read at a pace that put the whole scan
 // at 0.45 of its time); the calibrated forecast only without a probe.
