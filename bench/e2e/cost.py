@@ -10,7 +10,7 @@ average at each run (other work shares the machine).
 Usage:
   bench/e2e/cost.py --zsim BUILD/zsim --out DIR --warm DIR... [--cold DIR...] [--all DIR]
                     [--rate DIR] [--progress DIR...] [--exact DIR...] [--reps 3]
-                  [--progress-args "--compression all"]
+                  [--progress-args="--compression all"]
 
 --progress-args: options added to the --progress stage's scans (e.g. a codec list, whose cost
 warning, when printed, is logged with the scan's actual time).
@@ -18,6 +18,7 @@ warning, when printed, is logged with the scan's actual time).
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -209,7 +210,7 @@ def progress(args, log, d):
     ratios = []
     for _ in range(args.reps):
         w, out, err = run([args.zsim, "scan", d, "--json", "--progress", "--threads", str(CORES)]
-                          + args.progress_args.split())
+                          + shlex.split(args.progress_args))
         text = err.decode(errors="replace").replace("\x1b[K", "")
         for ln in text.replace("\r", "\n").split("\n"):
             if "expected to take" in ln:

@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <unordered_set>
@@ -40,8 +41,8 @@ constexpr Compression kLz4{CompressionAlgorithm::kLz4, 0};
 
 }  // namespace
 
-ProbeStrides ProbeStridesFor(const std::vector<walk::SampledFile>& files, uint64_t data_bytes,
-                             uint64_t block_bytes) {
+ProbeStrides ProbeStridesFor(const std::vector<walk::SampledFile>& files, int file_level,
+                             uint64_t data_bytes, uint64_t block_bytes) {
   ProbeStrides out;
   if (block_bytes == 0) return out;
   const uint64_t least = std::max(kProbeMinRecords * block_bytes, kProbeMinBytes);
@@ -50,9 +51,10 @@ ProbeStrides ProbeStridesFor(const std::vector<walk::SampledFile>& files, uint64
       std::max(data_bytes / kProbeMostShare, kProbeMinRecords * block_bytes)));
   double sampled = 0;  // the sample's apparent bytes
   for (const walk::SampledFile& f : files) sampled += double(f.size);
-  const double scale = sampled > 0 ? double(data_bytes) / sampled : 0;
-  // The expected bytes read and records of the sample's files at these strides, scaled to the
-  // data.
+  // The probe reads the sample's files only: their expected reads, times the share of their
+  // apparent bytes that holds data (holes are not read; a compressed file system allocates less).
+  const double allocated =
+      sampled > 0 ? std::min(1.0, double(data_bytes) / (sampled * std::ldexp(1.0, file_level))) : 0;
   auto fits = [&](uint64_t stride, uint64_t short_stride) {
     if (sampled <= 0) return double(data_bytes / stride * block_bytes) <= budget;
     double reads = 0, records = 0;
@@ -68,7 +70,7 @@ ProbeStrides ProbeStridesFor(const std::vector<walk::SampledFile>& files, uint64
         reads += drawn * double(std::min(block_bytes, f.size));
       }
     }
-    return reads * scale <= budget && records * scale <= double(kProbeMaxReads);
+    return reads * allocated <= budget && records * allocated <= double(kProbeMaxReads);
   };
   // The fewest blocks per stride that fit: reads and records fall as the stride grows, and a
   // stride longer than all the data reads at most one record.
@@ -237,7 +239,8 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
                     double forecast_codec_cpu_seconds) {
   const uint64_t bs = BlockBytes(options_);
   const uint64_t cpu_start = ThreadCpuNanos();
-  const ProbeStrides strides = ProbeStridesFor(files, data_bytes, bs);
+  const auto wall_start = std::chrono::steady_clock::now();
+  const ProbeStrides strides = ProbeStridesFor(files, file_level, data_bytes, bs);
   const double scale = std::ldexp(1.0, file_level);
   std::unique_ptr<uint8_t[]> buffer(new uint8_t[bs]);
   std::unique_ptr<uint8_t[]> scratch(new uint8_t[bs]);
@@ -264,14 +267,18 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
   std::vector<std::pair<uint64_t, Kept>> distinct;  // (key, where)
   std::vector<TimedRecord> timed_records;           // per distinct record, in the same order
   std::unordered_set<uint64_t> seen;
-  double short_bytes = 0;  // the short files' bytes, drawn or not (UniqueBytes)
+  // The short files' bytes, drawn or not, less those drawn that could not be read (UniqueBytes).
+  double short_bytes = 0;
   for (const walk::SampledFile& f : files) {
     if (stop_.load(std::memory_order_relaxed)) return;
     const ProbedRecords p = ProbedRecordsOf(f.path, f.size, strides);
     if (p.short_file) short_bytes += double(f.size) * scale;
     if (p.count == 0) continue;
     Result<std::unique_ptr<io::File>> file = fs_->Open(f.path, Follow(f.path));
-    if (!file.ok()) continue;  // gone since the walk: the scan says so
+    if (!file.ok()) {  // gone since the walk: the scan says so
+      if (p.short_file) short_bytes -= double(f.size) * scale;  // out of the data, as a long one
+      continue;
+    }
     // Records wholly in a hole (a sparse image's unwritten space) are not read: they cost the
     // scan nothing either, and hold no data for UniqueBytes.
     for (std::optional<uint64_t> k = NextProbedRecord(**file, f.size, p, 0, bs); k;
@@ -283,7 +290,10 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
       r.stands_for = p.bytes_each * scale;
       r.short_file = p.short_file;
       // The whole record, as the scan reads it (a short read is not the record's end).
-      if (!io::ReadFully(**file, offset, MutableByteView(buffer.get(), capacity)).ok()) break;
+      if (!io::ReadFully(**file, offset, MutableByteView(buffer.get(), capacity)).ok()) {
+        if (p.short_file) short_bytes -= double(f.size) * scale;
+        break;
+      }
       const ByteView bytes(buffer.get(), capacity);
       r.key = XXH3_64bits(bytes.data(), bytes.size());
       r.is_zero = IsAllZero(bytes);
@@ -339,6 +349,8 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
   }
   figures.codec_cpu_per_byte = CodecCpuPerByte(timed_records);
   figures.cpu_seconds = double(ThreadCpuNanos() - cpu_start) * 1e-9;
+  figures.run_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   figures_ = figures;
   done_.store(true, std::memory_order_release);
 }

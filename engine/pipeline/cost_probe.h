@@ -55,12 +55,12 @@
 
 namespace zsim::pipeline {
 
-// The probe reads about 1/kProbeShare of the data bytes, at least kProbeMinRecords blocks' worth
-// or kProbeMinBytes (the more) and at most kProbeMaxRecords blocks' worth, in at most
-// kProbeMaxReads records; and at most 1/kProbeMostShare of the data unless that is less than
-// kProbeMinRecords blocks' worth (a tree that small is read whole). kProbeMinBytes: on
+// The probe reads about 1/kProbeShare of the data bytes: at least kProbeMinRecords blocks' worth
+// or kProbeMinBytes, the more; at most kProbeMaxRecords blocks' worth or that floor, the more;
+// and at most 1/kProbeMostShare of the data or kProbeMinRecords blocks' worth, the more (a tree
+// smaller than that is read whole); in at most kProbeMaxReads records. kProbeMinBytes: on
 // /usr/include (121 MB of small files) 8 MiB drew unique shares of 0.49-0.80 over 40 draws,
-// truth 0.61, 16 MiB 0.53-0.73 (bench/results/2026-12-04-s37-probe); lz4 on 16 MiB is some
+// truth 0.615, 16 MiB 0.53-0.73 (bench/results/2026-12-04-s37-probe); lz4 on 16 MiB is some
 // 30 ms of a core. kProbeMostShare: the probe shares the cores with the scan's first tenth, whose
 // pace the expected time measures.
 inline constexpr uint64_t kProbeShare = 64;
@@ -79,17 +79,17 @@ struct ProbeStrides {
 };
 
 // The strides for a tree of `data_bytes` read in blocks of `block_bytes`, whose files are `files`
-// (the sizing walk's sample, apparent sizes, each standing for as many bytes as the others), set
-// by the bytes and records read (kProbeShare and the bounds above, the sample's expected reads
-// scaled to the data): first the shortest stride, in whole blocks, with short files drawn at
-// size/stride; then the shortest short_stride that the bytes and records left allow. By the
-// bytes read, not a count of records: a record of a tree of small files reads a file, a few
-// KiB, and 64 records, a stride of 14 blocks, drew 74 files of /usr/include (8,400 files, 121 MB,
-// groups of up to 59 copies), 3.9 MB; by bytes, 15 MB (bench/results/2026-12-04-s37-probe). A
-// tree of fewer than kProbeMinRecords blocks is read whole. With no sample, every file is taken
-// as long.
-ProbeStrides ProbeStridesFor(const std::vector<walk::SampledFile>& files, uint64_t data_bytes,
-                             uint64_t block_bytes);
+// (the sizing walk's sample at `file_level`: apparent sizes), set by the bytes and records the
+// probe reads of them (the bounds above; the sample's expected reads times the share of its
+// apparent bytes that holds data, data_bytes over its bytes times 2^level): first the shortest
+// stride, in whole blocks, with short files drawn at size/stride; then the shortest
+// short_stride that the bytes and records left allow. By the bytes read, not a count of records:
+// a record of a tree of small files reads a file, a few KiB, and 64 records, a stride of 14
+// blocks, drew 74 files of /usr/include (8,392 files, 121 MB, groups of up to 59 copies), 3.9 MB;
+// by bytes, 15 MB (bench/results/2026-12-04-s37-probe). With no sample, every file is taken as
+// long.
+ProbeStrides ProbeStridesFor(const std::vector<walk::SampledFile>& files, int file_level,
+                             uint64_t data_bytes, uint64_t block_bytes);
 
 // The records probed in a file of `size` bytes: `count` of them (0: not probed), record k at
 // offset k * stride, and the bytes of the tree each of them stands for (before the file sample's
@@ -159,10 +159,10 @@ double CodecCpuPerByte(const std::vector<TimedRecord>& records);
 // data covered is what the long files' records stand for (every record of a long file is
 // probed, holes aside) plus `short_bytes`, the short files' bytes, drawn or not: known, so not
 // estimated from the draw. From the draw (the sum of what the records stand for), a group of
-// copies of a short file (58 copies of each of node's OpenSSL headers in /usr/include) added 58
+// copies of a short file (59 copies of each of node's OpenSSL headers in /usr/include) added 59
 // strides of data to one of unique bytes when drawn and nothing when not, and the unique share
-// of /usr/include came out 0.27-1.0 over 40 draws, truth 0.61; with the bytes known, 0.46-0.75
-// (bench/results/2026-12-04-s37-probe).
+// of /usr/include came out 0.27-1.00 over 40 draws, truth 0.615; with the bytes known, 0.46-0.77
+// at the same strides (bench/results/2026-12-04-s37-probe).
 double UniqueBytes(const std::vector<ProbedRecord>& records, double short_bytes,
                    uint64_t data_bytes);
 

@@ -73,11 +73,11 @@ double CodecShare(const PaceState& s, const ProbeFigures& probe) {
 }
 
 double ProbeCpuAfter(const PaceState& s, const ProbeFigures& probe, double since) {
-  if (s.probe_started_seconds < 0 || s.probed_seconds < 0) return 0;
-  const double run = s.probed_seconds - s.probe_started_seconds;
-  if (run <= 0) return since <= s.probe_started_seconds ? probe.cpu_seconds : 0;
-  const double after = s.probed_seconds - std::max(since, s.probe_started_seconds);
-  return probe.cpu_seconds * std::clamp(after / run, 0.0, 1.0);
+  if (s.probe_started_seconds < 0) return 0;
+  if (probe.run_seconds <= 0) return since <= s.probe_started_seconds ? probe.cpu_seconds : 0;
+  const double after =
+      s.probe_started_seconds + probe.run_seconds - std::max(since, s.probe_started_seconds);
+  return probe.cpu_seconds * std::clamp(after / probe.run_seconds, 0.0, 1.0);
 }
 
 double ExpectedSeconds(const PaceState& s, const ProbeFigures& probe, int threads) {
@@ -96,8 +96,12 @@ double ExpectedSeconds(const PaceState& s, const ProbeFigures& probe, int thread
         double(s.read_done - std::min(s.read_done, start.read_done)) * kReadWorkPerByte +
         std::max(0.0, s.codec_cpu_seconds - start.codec_cpu_seconds);
     if (since > 0 && since * kWorkPaceShare >= done + left) {
-      const double cores_used = since + ProbeCpuAfter(s, probe, start.seconds);
-      return s.seconds + (s.seconds - start.seconds) / cores_used * left;
+      // The probe's CPU seconds, as far as the scan's work filled the rest of its cores.
+      const double wall = s.seconds - start.seconds;
+      const double probe_cpu = ProbeCpuAfter(s, probe, start.seconds);
+      const double room = double(std::max(1, threads)) * wall - probe_cpu;
+      const double busy = room > 0 ? std::clamp(since / room, 0.0, 1.0) : 1.0;
+      return s.seconds + wall / (since + probe_cpu * busy) * left;
     }
   }
   return s.seconds + left / std::max(1, threads);

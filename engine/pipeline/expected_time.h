@@ -62,7 +62,8 @@ struct PaceState {
   double probed_seconds = -1;
   uint64_t probed_read_done = 0;
   double probed_codec_cpu_seconds = 0;
-  // When the cost probe started (wall seconds; < 0: no probe). Its run ends by probed_seconds.
+  // When the cost probe started (wall seconds), where it shares the scan's cores (the scan has
+  // a thread per core); < 0: no probe, or one on a core the scan leaves idle.
   double probe_started_seconds = -1;
 };
 
@@ -72,8 +73,9 @@ struct ProbeFigures {
   double unique_bytes = 0;
   // The codecs' CPU seconds per unique byte, at the shares of blocks the scan codes (0: none).
   double codec_cpu_per_byte = 0;
-  // The probe's own CPU seconds (its thread's): cores the scan did not have while it ran.
+  // The probe's own CPU seconds (its thread's) and the wall seconds of its run.
   double cpu_seconds = 0;
+  double run_seconds = 0;
 };
 
 // Work (CPU seconds) per byte read: reading, fingerprinting, the dedup table.
@@ -117,16 +119,18 @@ double CodecShare(const PaceState& s, const ProbeFigures& probe);
 CostForecast MeasuredForecast(const CostForecast& nominal, const ProbeFigures& probe);
 
 // The probe's CPU seconds after `since` (wall seconds): its CPU seconds spread evenly over its run,
-// from probe_started_seconds to probed_seconds (0 when either is unknown).
+// from probe_started_seconds for run_seconds (0 without a start).
 double ProbeCpuAfter(const PaceState& s, const ProbeFigures& probe, double since);
 
 // With the probe's figures: the pace of work since the first chunk done once the probe was
 // known, when a fortieth of the whole work has been done since; else since the first chunk done,
 // when a fortieth has been done since; else the elapsed seconds plus the work left on `threads`
 // cores. Never less than the seconds already spent. The pace since the first chunk counts the
-// probe's CPU seconds in that time (ProbeCpuAfter) as work done on the same cores: on a small
-// tree the probe runs through much of the first tenth, and the scan's work alone then made the
-// pace slow (source-small: expected 1.10 of the actual at the median, up to 1.53;
+// probe's CPU seconds in that time (ProbeCpuAfter) as work done on the scan's cores, as far as
+// the scan's own work filled the rest of them (a scan held back by --max-rate or its disk lost
+// nothing to the probe): on a small tree the probe runs through much of the first tenth, and
+// the scan's work alone made the pace slow (source-small, 15 runs: expected 1.01-1.76 of the
+// actual, median 1.22; counting the probe, 1.00-1.21, median 1.10;
 // bench/results/2026-12-04-s37-probe).
 double ExpectedSeconds(const PaceState& s, const ProbeFigures& probe, int threads);
 

@@ -1587,7 +1587,11 @@ void Scan::MaybeForecast() {
   if (control_.progress || (control_.forecast && IsCostly(*forecast_))) {
     walk::FileSample& sample = sizer_->file_sample();
     const int level = sample.level();
-    pace_.probe_started_seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+    // The probe's CPU seconds count in the pace where it shares the scan's cores
+    // (expected_time.h ExpectedSeconds); with fewer threads than cores it runs on an idle one.
+    if (options_.threads >= int(std::max(1u, std::thread::hardware_concurrency()))) {
+      pace_.probe_started_seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+    }
     probe_ =
         std::make_unique<CostProbe>(fs_, sample.Take(), level, sizer_->data_bytes(), options_,
                                     policy_, forecast_->coded_shares, forecast_->codec_cpu_seconds);

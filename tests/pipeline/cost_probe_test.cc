@@ -26,7 +26,7 @@ namespace {
 constexpr uint64_t kBlock = 128 << 10;
 constexpr uint64_t kMiB = 1 << 20;
 
-uint64_t Stride(uint64_t data) { return ProbeStridesFor({}, data, kBlock).stride; }
+uint64_t Stride(uint64_t data) { return ProbeStridesFor({}, 0, data, kBlock).stride; }
 
 // Without a file sample: about 1/kProbeShare of a large tree's blocks, within the bounds, in
 // whole blocks.
@@ -43,24 +43,22 @@ TEST(CostProbeTest, StrideIsWholeBlocksAndBounded) {
   EXPECT_LE(small, least);
   EXPECT_GT(small, 0.85 * least);
   // At 1M, kProbeMinRecords blocks are more than kProbeMinBytes.
-  EXPECT_EQ(ProbeStridesFor({}, 1000 * kMiB, kMiB).stride, 16 * kMiB);
+  EXPECT_EQ(ProbeStridesFor({}, 0, 1000 * kMiB, kMiB).stride, 16 * kMiB);
   EXPECT_EQ(Stride(1000), kBlock);  // a tiny tree: one block
   // A sample of big files: the same strides, within the block the sums' rounding moves.
   const std::vector<walk::SampledFile> images = {{"a.img", 32ull << 30}, {"b.img", 32ull << 30}};
-  const ProbeStrides s = ProbeStridesFor(images, big, kBlock);
+  const ProbeStrides s = ProbeStridesFor(images, 0, big, kBlock);
   EXPECT_NEAR(double(s.stride), double(Stride(big)), double(kBlock));
   EXPECT_EQ(s.stride % kBlock, 0u);
 }
 
-// The bytes and records the strides read, as the sample says (ProbeStridesFor's own sums).
+// The bytes and records the probe reads of the sample's files at these strides, on average.
 struct Reads {
   double bytes = 0, records = 0;
 };
-Reads ExpectedReads(const std::vector<walk::SampledFile>& files, uint64_t data, ProbeStrides s) {
+Reads ExpectedReads(const std::vector<walk::SampledFile>& files, ProbeStrides s) {
   Reads r;
-  double sampled = 0;
   for (const walk::SampledFile& f : files) {
-    sampled += double(f.size);
     if (f.size < s.stride) {
       const double p = std::min(1.0, double(f.size) / double(s.short_stride));
       r.records += p;
@@ -72,8 +70,6 @@ Reads ExpectedReads(const std::vector<walk::SampledFile>& files, uint64_t data, 
       r.bytes += double(std::min(kBlock, f.size - offset));
     }
   }
-  r.bytes *= double(data) / sampled;
-  r.records *= double(data) / sampled;
   return r;
 }
 
@@ -86,22 +82,33 @@ TEST(CostProbeTest, StridesOfSmallFilesAreSetByTheBytesRead) {
   for (int i = 0; i < 8000; ++i) files.push_back({testing::NumberedName("f", i), 12 << 10});
   const uint64_t data = 8000 * (12 << 10);
   const double budget = double(std::min(kProbeMinBytes, data / kProbeMostShare));
-  const ProbeStrides s = ProbeStridesFor(files, data, kBlock);
+  const ProbeStrides s = ProbeStridesFor(files, 0, data, kBlock);
   EXPECT_EQ(s.stride % kBlock, 0u);
   EXPECT_LE(s.short_stride, s.stride);
-  const Reads at = ExpectedReads(files, data, s);
+  const Reads at = ExpectedReads(files, s);
   EXPECT_LE(at.bytes, budget);
-  EXPECT_GT(ExpectedReads(files, data, {s.stride, s.short_stride - 1}).bytes, budget);
+  EXPECT_GT(ExpectedReads(files, {s.stride, s.short_stride - 1}).bytes, budget);
   EXPECT_GT(at.records, 950.0);
-  // The sample stands for a tree 100 times its size: held to kProbeMaxReads records.
-  const ProbeStrides s100 = ProbeStridesFor(files, 100 * data, kBlock);
-  const Reads at100 = ExpectedReads(files, 100 * data, s100);
-  EXPECT_LE(at100.bytes, double(kProbeMaxRecords * kBlock));
-  EXPECT_LE(at100.records, double(kProbeMaxReads));
-  EXPECT_GT(at100.records, 0.99 * double(kProbeMaxReads));
-  // A tree of less than kProbeMinRecords blocks is read whole.
+  // The same files as the sample, at level 3, of a tree 8 times their size: the probe reads the
+  // sample only, and the budget is the bigger tree's (kProbeMinBytes), so it reads more of them.
+  const ProbeStrides s3 = ProbeStridesFor(files, 3, 8 * data, kBlock);
+  const Reads at3 = ExpectedReads(files, s3);
+  EXPECT_LE(at3.bytes, double(kProbeMinBytes));
+  EXPECT_GT(at3.bytes, 0.99 * double(kProbeMinBytes));
+  // At level 7, files of 1 KiB (10,000 standing for 1.28 million): the bytes are few (the
+  // sample's 10 MB, under the budget), the records are held to kProbeMaxReads.
+  std::vector<walk::SampledFile> tiny;
+  for (int i = 0; i < 10000; ++i) tiny.push_back({testing::NumberedName("t", i), 1024});
+  const ProbeStrides t = ProbeStridesFor(tiny, 7, 128 * 10000 * 1024ull, kBlock);
+  EXPECT_LE(ExpectedReads(tiny, t).records, double(kProbeMaxReads));
+  EXPECT_GT(ExpectedReads(tiny, t).records, 0.99 * double(kProbeMaxReads));
+  // A sample of sparse files, a tenth of whose apparent bytes hold data: the probe reads a tenth
+  // of what their sizes say (holes are skipped), so the strides are several times shorter.
+  const ProbeStrides sparse = ProbeStridesFor(files, 0, data / 10, kBlock);
+  EXPECT_LT(sparse.short_stride, s.short_stride / 5);
+  // A tree of fewer than kProbeMinRecords blocks is read whole.
   const std::vector<walk::SampledFile> few(files.begin(), files.begin() + 300);
-  const ProbeStrides whole = ProbeStridesFor(few, 300 * (12 << 10), kBlock);
+  const ProbeStrides whole = ProbeStridesFor(few, 0, 300 * (12 << 10), kBlock);
   for (const walk::SampledFile& f : few) {
     const ProbedRecords p = ProbedRecordsOf(f.path, f.size, whole);
     EXPECT_EQ(p.count, 1u);
@@ -110,7 +117,8 @@ TEST(CostProbeTest, StridesOfSmallFilesAreSetByTheBytesRead) {
 }
 
 // A long file: records at multiples of the stride, standing for the file's bytes together. A
-// short one: at offset 0 with probability size/stride, standing for a stride.
+// short one: at offset 0 with probability size/short_stride, standing for max(size,
+// short_stride).
 TEST(CostProbeTest, RecordsOfLongAndShortFiles) {
   const uint64_t stride = 8 * kBlock;
   const ProbeStrides strides{stride, 2 * kBlock};
@@ -157,7 +165,7 @@ TEST(CostProbeTest, UniqueBytesCountEachKeyOnce) {
 }
 
 // Trees of short files of 16 KiB, half of them unique and half in 30 groups of 40 copies (a
-// copied header set, as /usr/include holds node's OpenSSL headers 58 times over): the unique
+// copied header set, as /usr/include holds node's OpenSSL headers 59 times over): the unique
 // share is 0.5125. Over 100 trees (other names, so other draws) the probe's estimate is within
 // 0.1 of it on at least 95. Were the data covered taken from the draw, each group drawn would
 // add 40 strides of data to one of unique bytes, and the estimate swing with the groups drawn.
@@ -181,7 +189,7 @@ TEST(CostProbeTest, CopiesOfShortFilesDoNotSwingTheUniqueShare) {
       contents.push_back(uint64_t(1000 + u));
     }
     const uint64_t data = files.size() * size;
-    const ProbeStrides strides = ProbeStridesFor(files, data, kBlock);
+    const ProbeStrides strides = ProbeStridesFor(files, 0, data, kBlock);
     std::vector<ProbedRecord> records;
     double short_bytes = 0;
     for (size_t i = 0; i < files.size(); ++i) {
@@ -382,7 +390,7 @@ TEST(CostProbeTest, HugeSparseFileVisitsOnlyItsData) {
     GTEST_SKIP() << "the temp dir's file system does not report holes (SEEK_DATA)";
   }
   const uint64_t data = 8 * kMiB;
-  const ProbeStrides strides = ProbeStridesFor({}, data, kBlock);
+  const ProbeStrides strides = ProbeStridesFor({}, 0, data, kBlock);
   const uint64_t stride = strides.stride;
   ASSERT_EQ(stride, kBlock);
   const ProbedRecords p = ProbedRecordsOf(path, apparent, strides);

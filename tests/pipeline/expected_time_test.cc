@@ -234,25 +234,32 @@ TEST(ExpectedTimeTest, ProbePaceFromTheProbedChunk) {
 // that took one of two cores for most of the time since left the scan's work alone at half the
 // machine's pace. Here it ran from 0.5 s to 5.5 s (5 CPU s); the first chunk was done at 1 s.
 TEST(ExpectedTimeTest, ThePaceSinceTheFirstChunkCountsTheProbesCores) {
-  PaceState s = Read(400 * kMiB, 0.0, 0, 6.0, 200 * kMiB);
-  s.first_seconds = 1.0;
-  s.codec_cpu_seconds = 10;
+  PaceState s = Read(400 * kMiB, 1.0, 0, 6.0, 200 * kMiB);
+  s.codec_cpu_seconds = 6;
   s.unique_done = 100 * kMiB;
-  ProbeFigures probe = Probe(200 * kMiB, 0.1 / kMiB);
+  ProbeFigures probe = Probe(200 * kMiB, 0.05 / kMiB);
   probe.cpu_seconds = 5;
+  probe.run_seconds = 5;
   s.probe_started_seconds = 0.5;
-  s.probed_seconds = 5.5;  // the chunk after it: under a fortieth since, so the first chunk's pace
-  s.probed_read_done = 200 * kMiB;
-  s.probed_codec_cpu_seconds = 10;
   EXPECT_DOUBLE_EQ(ProbeCpuAfter(s, probe, 1.0), 4.5);  // 4.5 of its 5 s after 1 s
   EXPECT_DOUBLE_EQ(ProbeCpuAfter(s, probe, 5.5), 0);
   EXPECT_DOUBLE_EQ(ProbeCpuAfter(s, probe, 0.0), 5);
   const double left = WorkLeft(s, probe);
-  const double all = 200.0 * kMiB * kReadWorkPerByte + 10;
+  const double all = 200.0 * kMiB * kReadWorkPerByte + 6;
+  // 2 cores for 5 s: the scan's work (6 CPU s) filled the 5.5 the probe left: all of it counts.
+  ASSERT_GE(all, 2 * 5.0 - 4.5);
   EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 6.0 + 5.0 / (all + 4.5) * left);
-  // No start known (no probe, or a state from before): the scan's work alone.
+  // No start (no probe, or one on a core the scan left idle): the scan's work alone.
   s.probe_started_seconds = -1;
   EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 6.0 + 5.0 / all * left);
+  // A scan that filled a fifth of the room the probe left (held back by --max-rate, or by its
+  // disk) lost little to it: a fifth of the probe's seconds count.
+  s.probe_started_seconds = 0.5;
+  const double read_work = 200.0 * kMiB * kReadWorkPerByte;
+  s.codec_cpu_seconds = 0.2 * (2 * 5.0 - 4.5) - read_work;  // since = 1.1, room = 5.5
+  const double since = read_work + s.codec_cpu_seconds;
+  EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2),
+                   6.0 + 5.0 / (since + 4.5 * 0.2) * WorkLeft(s, probe));
 }
 
 // The progress line's expected time: the probe's once it has measured; nothing while it
