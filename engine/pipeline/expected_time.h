@@ -130,8 +130,8 @@ double ProbeCpuAfter(const PaceState& s, const ProbeFigures& probe, double since
 // the scan's own work filled the rest of them (a scan held back by --max-rate or its disk lost
 // nothing to the probe): on a small tree the probe runs through much of the first tenth, and
 // the scan's work alone made the pace slow (source-small, 15 runs: expected 1.01-1.76 of the
-// actual, median 1.22; counting the probe, 1.00-1.21, median 1.10;
-// bench/results/2026-12-04-s37-probe).
+// actual, median 1.22, 6 runs outside 25%; counting the probe, 0.97-1.31, median 1.08, 2
+// outside; bench/results/2026-12-04-s37-probe).
 double ExpectedSeconds(const PaceState& s, const ProbeFigures& probe, int threads);
 
 // What the progress line shows: the expected seconds (0: none) and the codecs' share of the work.
