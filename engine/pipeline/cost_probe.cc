@@ -49,16 +49,19 @@ ProbeStrides ProbeStridesFor(const std::vector<walk::SampledFile>& files, int fi
   const double budget = double(std::min(
       std::clamp(data_bytes / kProbeShare, least, std::max(least, kProbeMaxRecords * block_bytes)),
       std::max(data_bytes / kProbeMostShare, kProbeMinRecords * block_bytes)));
+  // With no sample, the data as one long file.
+  const std::vector<walk::SampledFile> whole = {{"", data_bytes}};
+  const std::vector<walk::SampledFile>& sample = files.empty() ? whole : files;
   double sampled = 0;  // the sample's apparent bytes
-  for (const walk::SampledFile& f : files) sampled += double(f.size);
+  for (const walk::SampledFile& f : sample) sampled += double(f.size);
   // The probe reads the sample's files only: their expected reads, times the share of their
   // apparent bytes that holds data (holes are not read; a compressed file system allocates less).
+  const int level = files.empty() ? 0 : file_level;
   const double allocated =
-      sampled > 0 ? std::min(1.0, double(data_bytes) / (sampled * std::ldexp(1.0, file_level))) : 0;
+      sampled > 0 ? std::min(1.0, double(data_bytes) / (sampled * std::ldexp(1.0, level))) : 0;
   auto fits = [&](uint64_t stride, uint64_t short_stride) {
-    if (sampled <= 0) return double(data_bytes / stride * block_bytes) <= budget;
     double reads = 0, records = 0;
-    for (const walk::SampledFile& f : files) {
+    for (const walk::SampledFile& f : sample) {
       if (f.size >= stride) {
         const uint64_t count = (f.size + stride - 1) / stride;
         records += double(count);
@@ -82,8 +85,7 @@ ProbeStrides ProbeStridesFor(const std::vector<walk::SampledFile>& files, int fi
     const uint64_t mid = lo + (hi - lo) / 2;
     (fits(mid * block_bytes, mid * block_bytes) ? hi : lo) = mid;
   }
-  out.stride = out.short_stride = hi * block_bytes;
-  if (sampled <= 0) return out;
+  out.stride = hi * block_bytes;
   // The short files' stride: as short as the bytes and records left allow.
   uint64_t short_lo = 0, short_hi = out.stride;  // short_lo does not fit (0: by definition)
   while (short_hi - short_lo > 1) {

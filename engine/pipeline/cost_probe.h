@@ -86,8 +86,8 @@ struct ProbeStrides {
 // short_stride that the bytes and records left allow. By the bytes read, not a count of records:
 // a record of a tree of small files reads a file, a few KiB, and 64 records, a stride of 14
 // blocks, drew 74 files of /usr/include (8,392 files, 121 MB, groups of up to 59 copies), 3.9 MB;
-// by bytes, 15 MB (bench/results/2026-12-04-s37-probe). With no sample, every file is taken as
-// long.
+// by bytes, 15 MB (bench/results/2026-12-04-s37-probe). With no sample, the data is taken as
+// one long file.
 ProbeStrides ProbeStridesFor(const std::vector<walk::SampledFile>& files, int file_level,
                              uint64_t data_bytes, uint64_t block_bytes);
 

@@ -73,8 +73,7 @@ double CodecShare(const PaceState& s, const ProbeFigures& probe) {
 }
 
 double ProbeCpuAfter(const PaceState& s, const ProbeFigures& probe, double since) {
-  if (s.probe_started_seconds < 0) return 0;
-  if (probe.run_seconds <= 0) return since <= s.probe_started_seconds ? probe.cpu_seconds : 0;
+  if (s.probe_started_seconds < 0 || probe.run_seconds <= 0) return 0;
   const double after =
       s.probe_started_seconds + probe.run_seconds - std::max(since, s.probe_started_seconds);
   return probe.cpu_seconds * std::clamp(after / probe.run_seconds, 0.0, 1.0);

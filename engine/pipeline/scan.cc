@@ -55,6 +55,9 @@
 namespace zsim::pipeline {
 namespace {
 
+// The cores the scan may use: its default thread count.
+int MachineCores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
 // Chunk of a file handed to one worker. 8 MiB: large enough that a read is one big request and
 // per-chunk costs (open, fstat, SEEK_DATA) vanish, small enough that threads x chunk stays modest.
 constexpr uint64_t kChunkBytes = 8ull << 20;
@@ -1589,7 +1592,7 @@ void Scan::MaybeForecast() {
     const int level = sample.level();
     // The probe's CPU seconds count in the pace where it shares the scan's cores
     // (expected_time.h ExpectedSeconds); with fewer threads than cores it runs on an idle one.
-    if (options_.threads >= int(std::max(1u, std::thread::hardware_concurrency()))) {
+    if (options_.threads >= MachineCores()) {
       pace_.probe_started_seconds = std::chrono::duration<double>(Clock::now() - start_).count();
     }
     probe_ =
@@ -1911,7 +1914,7 @@ ScanOptions ResolveOptions(const ScanOptions& in) {
     o.ddt_format = zfs::RulesFor(o.profile).has_fast_dedup ? DdtFormat::kFast : DdtFormat::kLegacy;
   }
   if (o.threads == 0) {
-    o.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    o.threads = MachineCores();
   }
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_bytes = sysconf(_SC_PAGESIZE);
