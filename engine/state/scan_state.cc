@@ -17,13 +17,76 @@ uint64_t FileIdentity(uint64_t dev, uint64_t ino) {
   return Mix64(Mix64(dev) ^ (ino * kGoldenGamma));
 }
 
+namespace {
+
+// Heap bytes of containers as libstdc++ lays them out: a vector's buffer, a string's beyond its
+// 15 inline bytes, and a std::map node's header (colour and three links) before its value.
+constexpr uint64_t kMapNodeHeader = 32;
+constexpr uint64_t kInlineStringBytes = 15;
+
+template <typename T>
+uint64_t Buffer(const std::vector<T>& v) {
+  return v.capacity() * sizeof(T);
+}
+uint64_t Buffer(const std::string& s) {
+  return s.capacity() > kInlineStringBytes ? s.capacity() + 1 : 0;
+}
+template <typename T>
+uint64_t Buffers(const std::vector<std::vector<T>>& v) {
+  uint64_t n = Buffer(v);
+  for (const std::vector<T>& inner : v) n += Buffer(inner);
+  return n;
+}
+template <typename K, typename V>
+uint64_t Nodes(const std::map<K, V>& m) {
+  return m.size() * (kMapNodeHeader + sizeof(typename std::map<K, V>::value_type));
+}
+
+uint64_t IndirectsBytes(const FileIndirects& f) { return Buffers(f.read) + Buffers(f.nonzero); }
+
+uint64_t RecordBytes(const FileRecord& r) {
+  return Buffer(r.path) + Buffer(r.zero_blocks) + Buffer(r.holes) + Buffers(r.refs) +
+         Buffers(r.keys) + IndirectsBytes(r.indirects);
+}
+
+uint64_t LinkBytes(const LinkedFile& l) {
+  return Buffer(l.path) + Buffer(l.zero_blocks) + Buffer(l.holes) + Buffers(l.refs) +
+         Buffers(l.keys) + IndirectsBytes(l.indirects) + Buffers(l.occurrences);
+}
+
+uint64_t BreakdownBytes(const BreakdownState& b) {
+  uint64_t n = Buffer(b.directory_names) + Buffer(b.extension_names) + Buffer(b.directories) +
+               Buffer(b.extensions) + Buffer(b.references) + Buffer(b.zero_blocks) +
+               Buffer(b.zero_bytes) + Nodes(b.contents);
+  for (const auto* names : {&b.directory_names, &b.extension_names}) {
+    for (const std::string& name : *names) n += Buffer(name);
+  }
+  for (const auto* rows : {&b.directories, &b.extensions}) {
+    for (const BreakdownRowSums& row : *rows) n += Buffer(row.setting_lsize);
+  }
+  for (const auto& [content, copies] : b.contents) n += Buffer(content.lsize);
+  return n;
+}
+
+}  // namespace
+
 ScanMemory StateMemory(const ScanState& state) {
   ScanMemory m;
+  uint64_t files = Buffer(state.file_ids) + Buffer(state.records) + Buffer(state.links) +
+                   Nodes(state.directories) + BreakdownBytes(state.breakdown);
+  for (const FileRecord& r : state.records) files += RecordBytes(r);
+  for (const LinkedFile& l : state.links) files += LinkBytes(l);
   for (const RowState& r : state.rows) {
     m.table_bytes += r.table->memory_bytes();
     m.table_entries += r.table->entries();
     m.sketch_bytes += r.distinct->memory_bytes();
+    files += Buffer(r.files);
+    for (const std::map<FileShape, uint64_t>& shapes : r.files) {
+      files += Nodes(shapes);
+      for (const auto& [shape, count] : shapes) files += Buffer(shape.indirects);
+    }
   }
+  m.file_state_bytes = files;
   return m;
 }
 

@@ -225,6 +225,12 @@ struct ScanMemory {
   uint64_t table_bytes = 0;    // every table's entries, index and side codes
   uint64_t table_entries = 0;  // the entries they hold (all kept keys)
   uint64_t sketch_bytes = 0;   // the distinct-block sketches (fixed: 208 KiB per recordsize)
+  // What grows with the files and directories rather than with the blocks: a hash of each
+  // file's identity (merges), one entry per distinct whole-file content, the breakdown's rows
+  // and sampled references, the histograms of file and directory shapes, and under --save or
+  // --since the per-file records. Their payloads and container headers, without the
+  // allocator's own overhead: a lower bound of what the heap holds for them.
+  uint64_t file_state_bytes = 0;
 };
 
 struct ScanResult {

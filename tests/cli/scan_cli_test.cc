@@ -155,6 +155,30 @@ TEST_F(KnownTree, JsonCarriesEveryFieldOfTheContract) {
   EXPECT_EQ(m["distinct_sketch_bytes"], 65536 + 16384 + 131072);
 }
 
+// The memory figure counts what grows with the files, not only the tables: per file at least
+// its identity hash (8 bytes) and, each content being distinct, an entry of the whole-file
+// contents (a map node of 32 + 48 bytes); under --save also a record with its path and
+// references. And nothing like a kilobyte per file for a tree of one-block files.
+TEST(ScanCliTest, MemoryCountsWhatGrowsWithTheFiles) {
+  testing::TempDir few, many;
+  for (int i = 0; i < 20; ++i) few.WriteFile(FileName(i), testing::Xorshift64Bytes(i + 1, 100));
+  for (int i = 0; i < 2020; ++i) {
+    many.WriteFile(FileName(i), testing::Xorshift64Bytes(i + 1, 100));
+  }
+  auto file_state = [](const testing::TempDir& tree, std::initializer_list<std::string> extra) {
+    const auto r = RunWith({"scan", tree.path().string(), "--compression", "off", "--json"}, extra);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return testing::ParseReportJson(r)["memory"]["file_state_bytes"].get<uint64_t>();
+  };
+  const uint64_t small = file_state(few, {}), large = file_state(many, {});
+  EXPECT_GE(large, small + 2000 * (8 + 80));
+  EXPECT_LE(large, 2020 * 1024);
+  testing::TempDir saves;
+  const std::string state = (saves.path() / "s.zstate").string();
+  const uint64_t saved = file_state(many, {"--save", state});
+  EXPECT_GE(saved, large + 2000 * 64);
+}
+
 TEST(ScanCliTest, HardLinkFifoAndUnreadableFileAreCountedAndTheScanGoesOn) {
   testing::TempDir tmp;
   tmp.WriteFile("data", testing::Xorshift64Bytes(3, 64 * K));

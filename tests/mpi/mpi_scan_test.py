@@ -617,7 +617,8 @@ def case_text_html():
         b = open(many_html).read()
         # The embedded JSON carries the timings: compare the page without numbers per second.
         norm = lambda s: re.sub(r'"(seconds|compress_bytes_per_second|codec_seconds|codec_bytes|'
-                                r'ddt_table_bytes|ddt_table_entries|distinct_sketch_bytes|cpu_seconds_per_gb)":'
+                                r'ddt_table_bytes|ddt_table_entries|distinct_sketch_bytes|file_state_bytes|'
+                                r'cpu_seconds_per_gb)":'
                                 r'\s*[0-9.e+-]+', "", strip(s))
         check(norm(a) == norm(b), f"html n={n}: differs from one process")
         print(f"ok text_html n={n}", flush=True)
