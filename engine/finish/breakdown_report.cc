@@ -152,6 +152,10 @@ void FinishBreakdowns(const state::BreakdownState& bd,
       src.duplicate_files += copies - 1;
       src.duplicate_file_bytes += (copies - 1) * state::ContentLsize(content, r);
     }
+    // Kept 1 in 2^content_shift by hash: each kept content stands for as many.
+    src.sample_modulus = uint64_t{1} << bd.content_shift;
+    src.duplicate_files *= src.sample_modulus;
+    src.duplicate_file_bytes *= src.sample_modulus;
     src.zero_blocks = state::RowCount(bd.zero_blocks, r);
     src.zero_block_bytes = state::RowCount(bd.zero_bytes, r);
   }

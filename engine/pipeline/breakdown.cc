@@ -48,8 +48,8 @@ uint32_t Intern(const std::string& key, std::unordered_map<std::string, uint32_t
 
 }  // namespace
 
-BreakdownCollector::BreakdownCollector(size_t max_sampled_refs)
-    : max_sampled_refs_(max_sampled_refs) {}
+BreakdownCollector::BreakdownCollector(size_t max_sampled_refs, size_t max_contents)
+    : max_sampled_refs_(max_sampled_refs), max_contents_(max_contents) {}
 
 FileGroups BreakdownCollector::Groups(const std::string& root, const std::string& path) {
   FileGroups g;
@@ -106,7 +106,17 @@ void BreakdownCollector::AddFile(FileGroups groups, uint64_t bytes,
     for (size_t i = 0; i < setting_lsize.size(); ++i) row->setting_lsize[i] += setting_lsize[i];
   }
   if (first > 0 && has_data) {
-    ++contents_[state::BreakdownState::Content{content.lo, content.hi, lsize}];
+    state::BreakdownState::Content c{content.lo, content.hi, lsize};
+    if (!state::ContentKept(c, content_shift_)) return;
+    ++contents_[std::move(c)];
+    // More distinct contents kept than the cap: the whole tree holds more too, so its settled
+    // shift is above this one (state/breakdown_sample.h).
+    if (contents_.size() > max_contents_ && content_shift_ < 63) {
+      ++content_shift_;
+      std::erase_if(contents_, [&](const auto& entry) {
+        return !state::ContentKept(entry.first, content_shift_);
+      });
+    }
   }
 }
 
@@ -141,9 +151,11 @@ void BreakdownCollector::MoveInto(const std::vector<const Local*>& locals,
     }
   }
   out->contents = std::move(contents_);
+  out->content_shift = content_shift_;
   out->zero_blocks = zero_blocks_;
   out->zero_bytes = zero_bytes_;
   state::SettleBreakdownSample(out, max_sampled_refs_);
+  state::SettleContentSample(out, max_contents_);
 }
 
 }  // namespace zsim::pipeline

@@ -15,6 +15,10 @@
 // kept reference is looked up in the dedup table and lends M x psize, and M x lsize x
 // (refcount - 1) / refcount as duplicate bytes, to its rows.
 //
+// Whole-file contents are kept alike, by their hash (state::SettleContentSample): all of them up
+// to state::kBreakdownMaxContents distinct ones; past that the shift rises and the contents it
+// no longer keeps are dropped, so memory stays bounded on a tree of billions of files.
+//
 // Thread safety: Group/AddFile from the serial stages; Sample from any thread through a
 // per-thread Local; MoveInto after the pipeline has drained.
 
@@ -42,7 +46,8 @@ struct FileGroups {
 
 class BreakdownCollector {
  public:
-  explicit BreakdownCollector(size_t max_sampled_refs = state::kBreakdownMaxRefs);
+  explicit BreakdownCollector(size_t max_sampled_refs = state::kBreakdownMaxRefs,
+                              size_t max_contents = state::kBreakdownMaxContents);
 
   // Group ids of a file (path under `root`, the input path it was found under).
   FileGroups Groups(const std::string& root, const std::string& path);
@@ -84,6 +89,7 @@ class BreakdownCollector {
   static constexpr int kShiftBits = 48;
   static constexpr uint64_t kCountMask = (uint64_t{1} << kShiftBits) - 1;
   size_t max_sampled_refs_;
+  size_t max_contents_;
   std::atomic<uint64_t> shift_and_count_{0};
   std::mutex rows_mu_;  // guards directories_, extensions_ and contents_
 
@@ -95,7 +101,8 @@ class BreakdownCollector {
   std::unordered_map<std::string, uint32_t> directory_ids_, extension_ids_;
   std::vector<Row> directories_, extensions_;
   std::map<state::BreakdownState::Content, uint64_t> contents_;  // whole-file content -> copies
-  std::vector<uint64_t> zero_blocks_, zero_bytes_;               // per row
+  uint32_t content_shift_ = 0;  // contents_ keeps those state::ContentKept under it
+  std::vector<uint64_t> zero_blocks_, zero_bytes_;  // per row
 };
 
 }  // namespace zsim::pipeline

@@ -312,7 +312,8 @@ std::optional<AdviceItem> NoDdtItem(const Context& c) {
         n.counts_zero_blocks
             ? fmt::format("Whole-file duplicates and all-zero blocks ({})",
                           FormatBytes(n.no_ddt_bytes))
-            : fmt::format("Whole-file duplicates ({} file{}, {})", src.duplicate_files,
+            : fmt::format("Whole-file duplicates ({}{} file{}, {})",
+                          src.sample_modulus > 1 ? "about " : "", src.duplicate_files,
                           src.duplicate_files == 1 ? "" : "s", FormatBytes(n.no_ddt_bytes));
     const std::string share =
         n.no_ddt_bytes >= n.removed_lsize

@@ -269,7 +269,8 @@ json DedupSourcesJson(const DedupSources& d) {
           {"duplicate_files", d.duplicate_files},
           {"duplicate_file_bytes", d.duplicate_file_bytes},
           {"zero_blocks", d.zero_blocks},
-          {"zero_block_bytes", d.zero_block_bytes}};
+          {"zero_block_bytes", d.zero_block_bytes},
+          {"sample_modulus", d.sample_modulus}};
 }
 
 // The advice's setting's block size (the one its sentences use), else the first block size.

@@ -106,11 +106,18 @@ std::pair<std::vector<uint32_t>, std::vector<uint32_t>> MergeBreakdown(Breakdown
   // A state of format < 14 (or a merge with one) knows the first row only: both sides are taken
   // to that, or a file's content would not meet its copy's under the other's key.
   if (from.first_row_only && !into.first_row_only) KeepFirstRowOnly(&into);
+  // The contents both keep (the coarser shift), then settled again: the union may hold more
+  // distinct ones than either part (breakdown_sample.h).
+  into.content_shift = std::max(into.content_shift, from.content_shift);
+  std::erase_if(into.contents,
+                [&](const auto& entry) { return !ContentKept(entry.first, into.content_shift); });
   for (const auto& [content, copies] : from.contents) {
+    if (!ContentKept(content, into.content_shift)) continue;
     BreakdownState::Content c = content;
     if (into.first_row_only) KeepFirst(&c.lsize);
     into.contents[c] += copies;
   }
+  SettleContentSample(&into);
   // Per row; into the first row only when `into` holds no other.
   const auto add = [&](std::vector<uint64_t>& to, const std::vector<uint64_t>& v) {
     const size_t rows = into.first_row_only ? std::min<size_t>(v.size(), 1) : v.size();

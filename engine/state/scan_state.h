@@ -173,12 +173,22 @@ struct BreakdownState {
     auto operator<=>(const Content&) const = default;
   };
   std::map<Content, uint64_t> contents;
+  // The contents kept: those whose `lo` has at least `content_shift` low zero bits, 1 in
+  // 2^content_shift of them (state/breakdown_sample.h SettleContentSample: the smallest shift
+  // that keeps at most kBreakdownMaxContents of the input's). 0 below that many distinct
+  // contents, which is every tree of fewer files; states of format < 15 hold 0.
+  uint32_t content_shift = 0;
   // Per row: all-zero records read, and their bytes.
   std::vector<uint64_t> zero_blocks, zero_bytes;
   // The contents and zero blocks are the first row's only, standing for every row: a state of
   // format < 14 of several rows, or a merge with one (KeepFirstRowOnly).
   bool first_row_only = false;
 };
+
+// True when the contents of a breakdown at `content_shift` keep `c` (BreakdownState::contents).
+inline bool ContentKept(const BreakdownState::Content& c, uint32_t content_shift) {
+  return content_shift < 64 && (c.lo & ((uint64_t{1} << content_shift) - 1)) == 0;
+}
 
 // Reduces `b` to what a state of format < 14 holds (the first row's contents and zero blocks),
 // so that it merges with one: their contents then meet under the same key.

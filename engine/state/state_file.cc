@@ -437,6 +437,7 @@ void PutState(FrameWriter& w, const ScanState& s, bool resolve_keys) {
     for (uint64_t l : c.lsize) w.U64(l);
     w.U64(n);
   }
+  w.U32(b.content_shift);  // from format 15
   w.U32(static_cast<uint32_t>(b.zero_blocks.size()));
   for (size_t r = 0; r < b.zero_blocks.size(); ++r) {
     w.U64(b.zero_blocks[r]);
@@ -985,6 +986,13 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
     }
     for (uint32_t k = 0; k < rows && r.ok(); ++k) c.lsize.push_back(r.U64());
     b.contents[c] += r.U64();
+  }
+  b.content_shift = version >= 15 ? r.U32() : 0;
+  if (b.content_shift > 63) r.Fail("corrupt: the contents' shift");
+  if (r.ok() && std::any_of(b.contents.begin(), b.contents.end(), [&](const auto& c) {
+        return !ContentKept(c.first, b.content_shift);
+      })) {
+    r.Fail("corrupt: a content its shift does not keep");
   }
   const uint32_t zero_rows = version >= 14 ? r.U32() : 1;
   if (zero_rows > kMaxRows) r.Fail("corrupt: the zero blocks' rows");

@@ -89,7 +89,10 @@ namespace zsim::state {
 // counted per row (BreakdownState), and each unreadable path its size (PathError::bytes);
 // version 13 and older are read with the first row's, which then stands for every row, and
 // errors without sizes.
-inline constexpr uint32_t kStateFormatVersion = 14;
+// 15: the breakdown's whole-file contents are a sample past kBreakdownMaxContents distinct ones
+// (BreakdownState::content_shift, after the contents); version 14 and older are read with
+// every content kept (shift 0), as they were written.
+inline constexpr uint32_t kStateFormatVersion = 15;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process

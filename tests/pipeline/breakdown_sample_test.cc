@@ -1,7 +1,8 @@
 // Which references a breakdown keeps depends on the input alone: the settled shift is the
 // smallest that keeps at most the cap; a collector fed from several threads in any order keeps
 // what one pass in order keeps; and a merge of parts keeps what a collector of the whole keeps,
-// also when the union holds more references than the cap and each part fewer.
+// also when the union holds more references than the cap and each part fewer. The same for the
+// whole-file contents, and their duplicates scaled up by the share kept.
 
 #include "engine/state/breakdown_sample.h"
 
@@ -14,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/finish/breakdown_report.h"
 #include "engine/pipeline/breakdown.h"
 #include "engine/state/merge.h"
 
@@ -137,6 +139,118 @@ TEST(BreakdownSampleTest, AMergeKeepsWhatOneCollectorOfTheUnionKeeps) {
   EXPECT_EQ(whole.shift, 1u);
   EXPECT_EQ(a.breakdown.shift, whole.shift);
   EXPECT_EQ(KeptKeys(a.breakdown), KeptKeys(whole));
+}
+
+// Whole-file content number i (one 128K record).
+state::BreakdownState::Content ContentOf(uint64_t i) {
+  const ddt::Fingerprint k = KeyOf(i);
+  return state::BreakdownState::Content{k.lo, k.hi, {128 * 1024}};
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> KeptContents(const state::BreakdownState& bd) {
+  std::vector<std::pair<uint64_t, uint64_t>> v;
+  for (const auto& [c, copies] : bd.contents) v.emplace_back(c.lo, copies);
+  return v;
+}
+
+// Files with contents `ids` (a repeated id is a copy), in the order given, into a collector of
+// content cap `cap`.
+state::BreakdownState CollectFiles(const std::vector<uint64_t>& ids, size_t cap) {
+  BreakdownCollector collector(state::kBreakdownMaxRefs, cap);
+  const FileGroups groups = collector.Groups("/data", "/data/x/file.bin");
+  for (uint64_t id : ids) {
+    const state::BreakdownState::Content c = ContentOf(id);
+    collector.AddFile(groups, 128 * 1024, c.lsize, {}, ddt::Fingerprint{c.lo, c.hi}, true);
+  }
+  state::BreakdownState out;
+  collector.MoveInto({}, &out);
+  return out;
+}
+
+TEST(BreakdownSampleTest, ContentsSettleOnTheSmallestShiftThatKeepsAtMostTheCap) {
+  state::BreakdownState bd;
+  for (uint64_t i = 0; i < 10000; ++i) bd.contents[ContentOf(i)] = 1 + i % 2;
+  state::SettleContentSample(&bd, 1000);
+  auto kept_under = [](uint32_t shift) {
+    uint64_t n = 0;
+    for (uint64_t i = 0; i < 10000; ++i) n += state::ContentKept(ContentOf(i), shift) ? 1 : 0;
+    return n;
+  };
+  ASSERT_GT(bd.content_shift, 0u);
+  EXPECT_LE(kept_under(bd.content_shift), 1000u);
+  EXPECT_GT(kept_under(bd.content_shift - 1), 1000u);
+  EXPECT_EQ(bd.contents.size(), kept_under(bd.content_shift));
+  // Each kept content with its copies.
+  for (uint64_t i = 0; i < 10000; ++i) {
+    const auto it = bd.contents.find(ContentOf(i));
+    if (!state::ContentKept(ContentOf(i), bd.content_shift)) {
+      EXPECT_EQ(it, bd.contents.end());
+    } else if (it == bd.contents.end()) {
+      ADD_FAILURE() << "content " << i << " dropped";
+    } else {
+      EXPECT_EQ(it->second, 1 + i % 2);
+    }
+  }
+}
+
+TEST(BreakdownSampleTest, OrderDoesNotChangeWhichContentsACollectorKeeps) {
+  constexpr size_t kCap = 2000;
+  // 100,000 distinct contents, every fifth in three copies, in three orders.
+  std::vector<uint64_t> ids;
+  for (uint64_t i = 0; i < 100000; ++i) {
+    for (int k = 0; k < (i % 5 == 0 ? 3 : 1); ++k) ids.push_back(i);
+  }
+  state::BreakdownState whole;
+  for (uint64_t id : ids) ++whole.contents[ContentOf(id)];
+  state::SettleContentSample(&whole, kCap);
+  ASSERT_GE(whole.content_shift, 5u);  // the collector must raise its shift on the way
+  for (uint64_t seed : {0u, 1u, 2u}) {
+    std::vector<uint64_t> order = ids;
+    if (seed) std::shuffle(order.begin(), order.end(), std::mt19937_64(seed));
+    const state::BreakdownState got = CollectFiles(order, kCap);
+    EXPECT_EQ(got.content_shift, whole.content_shift) << "order " << seed;
+    EXPECT_EQ(KeptContents(got), KeptContents(whole)) << "order " << seed;
+  }
+}
+
+TEST(BreakdownSampleTest, AMergeKeepsTheContentsOneCollectorOfTheUnionKeeps) {
+  // Each part holds fewer distinct contents than the cap, the union more, and the parts share
+  // some (copies across hosts): the merge raises the shift as one scan of both would.
+  const uint64_t part = state::kBreakdownMaxContents / 2 + 1000;
+  std::vector<uint64_t> a_ids, b_ids;
+  for (uint64_t i = 0; i < part; ++i) a_ids.push_back(i);
+  for (uint64_t i = part - 1000; i < 2 * part - 1000; ++i) b_ids.push_back(i);
+  state::ScanState a, b;
+  a.breakdown = CollectFiles(a_ids, state::kBreakdownMaxContents);
+  b.breakdown = CollectFiles(b_ids, state::kBreakdownMaxContents);
+  EXPECT_EQ(a.breakdown.content_shift, 0u);
+  EXPECT_EQ(b.breakdown.content_shift, 0u);
+  state::Merge(a, b);
+
+  std::vector<uint64_t> all = a_ids;
+  all.insert(all.end(), b_ids.begin(), b_ids.end());
+  const state::BreakdownState whole = CollectFiles(all, state::kBreakdownMaxContents);
+  EXPECT_EQ(whole.content_shift, 1u);
+  EXPECT_EQ(a.breakdown.content_shift, whole.content_shift);
+  EXPECT_EQ(KeptContents(a.breakdown), KeptContents(whole));
+}
+
+TEST(BreakdownSampleTest, SampledContentsStandForTheirShareOfTheDuplicates) {
+  // 300,000 distinct contents, every third in two copies: 100,000 duplicate files of 128K.
+  state::BreakdownState bd;
+  for (uint64_t i = 0; i < 300000; ++i) bd.contents[ContentOf(i)] = i % 3 == 0 ? 2 : 1;
+  state::SettleContentSample(&bd, 20000);
+  ASSERT_EQ(bd.content_shift, 4u);  // 300,000 / 16 = 18,750 kept
+  ScanResult result;
+  finish::FinishBreakdowns(bd, {}, {}, {}, {128 * 1024}, {}, 0, &result);
+  ASSERT_EQ(result.dedup_sources.size(), 1u);
+  const DedupSources& d = result.dedup_sources[0];
+  EXPECT_EQ(d.sample_modulus, 16u);
+  // The kept duplicates times 16: within 5% of the 100,000 (about 6,250 kept, +-1.3% each way
+  // at one standard deviation).
+  EXPECT_NEAR(double(d.duplicate_files), 100000.0, 5000.0);
+  EXPECT_EQ(d.duplicate_file_bytes, d.duplicate_files * 128 * 1024);
+  EXPECT_EQ(d.duplicate_files % 16, 0u);
 }
 
 }  // namespace
