@@ -514,7 +514,13 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   o.threads = threads;
   o.one_file_system = one_fs;
   o.follow_symlinks = follow;
-  o.excludes = ExcludeGlobs(excludes, paths);
+  // Glob by glob, so that each typed one knows the globs it became.
+  o.excludes.clear();
+  for (const std::string& glob : excludes) {
+    const std::vector<std::string> spelled = ExcludeGlobs({glob}, paths);
+    cmd.typed_excludes.emplace_back(glob, spelled.size());
+    o.excludes.insert(o.excludes.end(), spelled.begin(), spelled.end());
+  }
   if (progress && no_progress) {
     return Status::InvalidArgument("--progress and --no-progress contradict each other: pick one");
   }

@@ -40,6 +40,9 @@ struct Command {
   std::optional<std::string> since_path;  // scan --since FILE: read only what changed since
   ReportFlags report;                     // kReport; kDiff: state_paths = {old, new}
   std::optional<bool> progress;           // unset: when stderr is a terminal
+  // scan: each --exclude as typed, with how many globs of options.excludes it became (they
+  // follow in the same order): which of them matched nothing.
+  std::vector<std::pair<std::string, size_t>> typed_excludes;
 };
 
 // Parses the command line. On bad usage returns kInvalidArgument whose message is the whole text

@@ -307,6 +307,9 @@ int main(int argc, char** argv) {
     // A saved state keeps its file records: the base of a later --since (under mpirun too: the
     // ranks' records keep their blocks' keys, mpi/distributed_scan.h).
     control.record_files = cmd->save_path.has_value();
+    std::vector<uint64_t> exclude_matches;  // per walk glob (cmd->options.excludes)
+    control.exclude_matches = &exclude_matches;
+    bool distributed = false;  // each rank counted only its share of the excluded entries
     std::optional<state::ScanState> since;
     if (cmd->since_path) {
 #ifdef ZSIM_MPI
@@ -341,6 +344,7 @@ int main(int argc, char** argv) {
     // Under mpirun every rank scans a share; rank 0 gets the merged state, the others nothing.
     Result<state::ScanState> scanned = Status::Internal("not scanned");
     if (session.active()) {
+      distributed = true;
       Result<std::optional<state::ScanState>> merged =
           mpi::RunDistributedScan(cmd->options, io::PosixFileSystem().get(), control, session);
       if (merged.ok() && !merged->has_value()) {
@@ -387,6 +391,14 @@ int main(int argc, char** argv) {
                    "the path as the scan spells it (from the path typed: \"%s/...\"), and, "
                    "holding a '/', on the path below any directory (\"vm/old\")\n",
                    cmd->options.paths.empty() ? "." : cmd->options.paths[0].c_str());
+    } else if (!cmd->quiet && !scanned->partial && !distributed) {
+      // Several globs, some matching: the one that matched nothing would go unseen.
+      for (const std::string& glob : cli::UnmatchedExcludes(cmd->typed_excludes, exclude_matches)) {
+        std::fprintf(stderr,
+                     "zsim: --exclude '%s' matched nothing (the other --exclude globs did): a "
+                     "glob is tried on each name and on the path as the scan spells it\n",
+                     glob.c_str());
+      }
     }
     if (cmd->save_path) {
       // An interrupted scan's state never replaces a state already at the --save path: with

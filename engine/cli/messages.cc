@@ -181,4 +181,21 @@ int FinishMessages(const ScanResult& result, bool quiet, bool from_states) {
   return errors > 0 ? kExitUnreadable : kExitOk;
 }
 
+std::vector<std::string> UnmatchedExcludes(const std::vector<std::pair<std::string, size_t>>& typed,
+                                           const std::vector<uint64_t>& matches) {
+  std::vector<std::string> out;
+  size_t next = 0, total = 0;
+  for (const auto& [glob, spelled] : typed) total += spelled;
+  if (total != matches.size()) return out;
+  for (const auto& [glob, spelled] : typed) {
+    uint64_t hits = 0;
+    for (size_t i = 0; i < spelled; ++i) hits += matches[next + i];
+    next += spelled;
+    if (hits == 0) out.push_back(glob);
+  }
+  // Every glob excluding nothing is the other warning's case (main.cc): one line says it.
+  if (out.size() == typed.size()) out.clear();
+  return out;
+}
+
 }  // namespace zsim::cli

@@ -6,7 +6,10 @@
 #ifndef ZSIM_ENGINE_CLI_MESSAGES_H_
 #define ZSIM_ENGINE_CLI_MESSAGES_H_
 
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/pipeline/scan.h"
 #include "zsim/scan_result.h"
@@ -34,6 +37,13 @@ std::string FormatCostWarning(const pipeline::CostForecast& f);
 // After `zsim scan --since`: how many files were reused, read and taken out, or that the base
 // could not serve and everything was read.
 std::string FormatSinceSummary(const pipeline::SinceSummary& s);
+
+// The --exclude globs as typed (each with how many walk globs it became, in order) that excluded
+// nothing while `matches` (per walk glob, pipeline::ScanControl::exclude_matches) shows that
+// another did: a glob most likely spelled for another tool or with a typo. Empty when the counts
+// do not line up with the globs.
+std::vector<std::string> UnmatchedExcludes(const std::vector<std::pair<std::string, size_t>>& typed,
+                                           const std::vector<uint64_t>& matches);
 
 // After the report: warnings about unreadable paths / partial results (unless quiet), and the
 // exit code the run ends with. `from_states`: the result is `zsim report`'s of saved states

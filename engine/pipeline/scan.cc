@@ -671,6 +671,9 @@ bool Scan::NextChunk(Chunk* out) {
             break;
           case walk::WalkItem::Kind::kSkipped:
             ++input_.skipped[std::string(walk::SkipReasonName(item->skip_reason))];
+            if (item->skip_reason == walk::SkipReason::kExcluded && control_.exclude_matches) {
+              walk::CountExcludeMatches(options_.excludes, item->path, control_.exclude_matches);
+            }
             break;
           default:
             input_.errors.push_back(PathError{item->path, item->error.ToString()});

@@ -77,6 +77,10 @@ struct ScanControl {
   // the file nor its shape: the caller adds the pieces up and counts each file once
   // (StateOfPiecedFiles). Pieces are read only when the source hands them out.
   std::function<void(const PieceSums&)> piece_done;
+  // When set: per glob of options.excludes, how many walked entries it excluded (an entry several
+  // globs match counts for each; an excluded directory once, its contents never walked). This
+  // process's walk only: under a distributed scan, this rank's share.
+  std::vector<uint64_t>* exclude_matches = nullptr;
   // Keep a record of every file read (state::FileRecord: about 170 bytes and its path per file,
   // 4 bytes per block per recordsize), so that a saved state can be the base of a --since scan.
   // Dropped when the tables end up sampled (--sample, --max-memory). A piece of a file gives its

@@ -57,14 +57,24 @@ std::string JoinPath(const std::string& dir, const std::string& name) {
   return dir + "/" + name;
 }
 
+// A path and its base name, as an --exclude glob is tried on them.
+struct MatchedNames {
+  explicit MatchedNames(std::string_view path) : full(path) {
+    const size_t slash = full.find_last_of('/');
+    base = slash == std::string::npos ? full : full.substr(slash + 1);
+  }
+  bool MatchedBy(const std::string& glob) const {
+    return fnmatch(glob.c_str(), base.c_str(), 0) == 0 ||
+           fnmatch(glob.c_str(), full.c_str(), 0) == 0;
+  }
+  std::string full, base;
+};
+
 bool Excluded(const std::vector<std::string>& excludes, std::string_view path) {
   if (excludes.empty()) return false;
-  const std::string full(path);
-  const size_t slash = full.find_last_of('/');
-  const std::string base = slash == std::string::npos ? full : full.substr(slash + 1);
+  const MatchedNames names(path);
   for (const std::string& glob : excludes) {
-    if (fnmatch(glob.c_str(), base.c_str(), 0) == 0) return true;
-    if (fnmatch(glob.c_str(), full.c_str(), 0) == 0) return true;
+    if (names.MatchedBy(glob)) return true;
   }
   return false;
 }
@@ -139,6 +149,15 @@ WalkItem DirectoryItem(std::string path, const io::FileInfo& info,
 }
 
 }  // namespace internal
+
+void CountExcludeMatches(const std::vector<std::string>& excludes, std::string_view path,
+                         std::vector<uint64_t>* counts) {
+  if (counts->size() < excludes.size()) counts->resize(excludes.size(), 0);
+  const internal::MatchedNames names(path);
+  for (size_t i = 0; i < excludes.size(); ++i) {
+    if (names.MatchedBy(excludes[i])) ++(*counts)[i];
+  }
+}
 
 using internal::Failed;
 using internal::JoinPath;

@@ -53,6 +53,12 @@ enum class SkipReason : uint8_t {
 };
 std::string_view SkipReasonName(SkipReason reason);
 
+// For a path the walk excluded: adds 1 to counts[i] for each glob excludes[i] that matches it
+// (as the walk matches: its base name or the full path), `counts` grown to one per glob. What
+// tells a user which of several --exclude globs matched nothing.
+void CountExcludeMatches(const std::vector<std::string>& excludes, std::string_view path,
+                         std::vector<uint64_t>* counts);
+
 struct WalkOptions {
   bool follow_symlinks = false;
   bool one_file_system = false;

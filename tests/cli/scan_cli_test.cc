@@ -700,6 +700,37 @@ TEST(ScanCliTest, ExcludeTakesOtherToolsSpellingsAndSaysWhenItMatchedNothing) {
   EXPECT_NE(above.err.find("zsim: --exclude matched nothing"), std::string::npos) << above.err;
 }
 
+// Several --exclude globs: the one that matched nothing while the others did is named on
+// stderr (the overall warning stays silent then: something was excluded), each glob by what
+// its own spellings matched, and --quiet says nothing.
+TEST(ScanCliTest, ExcludeNamesTheGlobThatMatchedNothingAmongOthers) {
+  testing::TempDir tmp;
+  tmp.WriteFile("keep.bin", testing::Xorshift64Bytes(1, 4 * K));
+  tmp.WriteFile("a.log", testing::Xorshift64Bytes(2, 4 * K));
+  tmp.WriteFile("old/b.tmp", testing::Xorshift64Bytes(3, 4 * K));
+  const std::string root = tmp.path().string();
+  const auto r = RunZsim({"scan", root, "--json", "--exclude", "*.log", "--exclude", "*.lgo",
+                          "--exclude", "old/*.tmp"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = ParseJson(r);
+  EXPECT_EQ(j["input"]["skipped"]["excluded"], 2);
+  EXPECT_EQ(j["input"]["files"], 1);
+  EXPECT_NE(r.err.find("zsim: --exclude '*.lgo' matched nothing"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("'*.log' matched nothing"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("'old/*.tmp' matched nothing"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("zsim: --exclude matched nothing"), std::string::npos) << r.err;
+
+  // Every glob matched: nothing said.
+  const auto all = RunZsim({"scan", root, "--json", "--exclude", "*.log", "--exclude", "*.tmp"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(all.err.find("matched nothing"), std::string::npos) << all.err;
+  // --quiet: nothing either.
+  const auto quiet =
+      RunZsim({"scan", root, "--json", "--quiet", "--exclude", "*.log", "--exclude", "*.lgo"});
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err.find("matched nothing"), std::string::npos) << quiet.err;
+}
+
 // --max-rate: a rate, refused otherwise before any I/O (exit 2); a capped scan reads as much.
 TEST(ScanCliTest, MaxRateIsCheckedAndCapsTheReading) {
   testing::TempDir tmp;
