@@ -147,15 +147,15 @@ void FinishBreakdowns(const state::BreakdownState& bd,
   for (size_t r = 0; r < block_bytes.size(); ++r) {
     DedupSources& src = result->dedup_sources[r];
     src.recordsize = block_bytes[r];
+    // Contents under kWholeContentBytes are kept 1 in 2^content_shift by hash: each stands for
+    // as many; larger ones are all kept and stand for themselves.
+    src.sample_modulus = uint64_t{1} << bd.content_shift;
     for (const auto& [content, copies] : bd.contents) {
       if (copies < 2) continue;
-      src.duplicate_files += copies - 1;
-      src.duplicate_file_bytes += (copies - 1) * state::ContentLsize(content, r);
+      const uint64_t weight = state::ContentIsWhole(content) ? 1 : src.sample_modulus;
+      src.duplicate_files += (copies - 1) * weight;
+      src.duplicate_file_bytes += (copies - 1) * state::ContentLsize(content, r) * weight;
     }
-    // Kept 1 in 2^content_shift by hash: each kept content stands for as many.
-    src.sample_modulus = uint64_t{1} << bd.content_shift;
-    src.duplicate_files *= src.sample_modulus;
-    src.duplicate_file_bytes *= src.sample_modulus;
     src.zero_blocks = state::RowCount(bd.zero_blocks, r);
     src.zero_block_bytes = state::RowCount(bd.zero_bytes, r);
   }

@@ -105,17 +105,22 @@ void BreakdownCollector::AddFile(FileGroups groups, uint64_t bytes,
     }
     for (size_t i = 0; i < setting_lsize.size(); ++i) row->setting_lsize[i] += setting_lsize[i];
   }
-  if (first > 0 && has_data) {
-    state::BreakdownState::Content c{content.lo, content.hi, lsize};
-    if (!state::ContentKept(c, content_shift_)) return;
-    ++contents_[std::move(c)];
-    // More distinct contents kept than the cap: the whole tree holds more too, so its settled
+  state::BreakdownState::Content c{content.lo, content.hi, lsize};
+  if (first > 0 && has_data && state::ContentKept(c, content_shift_)) {
+    const bool sampled = !state::ContentIsWhole(c);
+    const auto [it, inserted] = contents_.try_emplace(std::move(c), 0);
+    ++it->second;
+    if (inserted && sampled) ++sampled_contents_;
+    // More sampled contents kept than the cap: the whole tree holds more too, so its settled
     // shift is above this one (state/breakdown_sample.h).
-    if (contents_.size() > max_contents_ && content_shift_ < 63) {
+    if (sampled_contents_ > max_contents_ && content_shift_ < 63) {
       ++content_shift_;
       std::erase_if(contents_, [&](const auto& entry) {
         return !state::ContentKept(entry.first, content_shift_);
       });
+      sampled_contents_ = static_cast<size_t>(
+          std::count_if(contents_.begin(), contents_.end(),
+                        [](const auto& entry) { return !state::ContentIsWhole(entry.first); }));
     }
   }
 }

@@ -16,8 +16,9 @@
 // (refcount - 1) / refcount as duplicate bytes, to its rows.
 //
 // Whole-file contents are kept alike, by their hash (state::SettleContentSample): all of them up
-// to state::kBreakdownMaxContents distinct ones; past that the shift rises and the contents it
-// no longer keeps are dropped, so memory stays bounded on a tree of billions of files.
+// to state::kBreakdownMaxContents distinct ones under state::kWholeContentBytes; past that the
+// shift rises and the contents it no longer keeps are dropped, so memory stays bounded on a tree
+// of billions of files. Larger contents are all kept.
 //
 // Thread safety: Group/AddFile from the serial stages; Sample from any thread through a
 // per-thread Local; MoveInto after the pipeline has drained.
@@ -101,7 +102,8 @@ class BreakdownCollector {
   std::unordered_map<std::string, uint32_t> directory_ids_, extension_ids_;
   std::vector<Row> directories_, extensions_;
   std::map<state::BreakdownState::Content, uint64_t> contents_;  // whole-file content -> copies
-  uint32_t content_shift_ = 0;  // contents_ keeps those state::ContentKept under it
+  uint32_t content_shift_ = 0;   // contents_ keeps those state::ContentKept under it
+  size_t sampled_contents_ = 0;  // those of contents_ under state::kWholeContentBytes
   std::vector<uint64_t> zero_blocks_, zero_bytes_;  // per row
 };
 

@@ -184,9 +184,10 @@ AdviceItem DedupItem(const Context& c) {
       break;
     case Verdict::kDedupCoveredByCloning:
       item.sentence = fmt::format(
-          "{}, but whole-file copies make up {} of what it removes: block cloning or hard links "
-          "get those without a DDT, and the rest is only {}: dedup=off.",
-          change, Percent(d.no_ddt.share), Ratio(d.no_ddt.residual_ratio));
+          "{}, but whole-file copies make up {}{} of what it removes: block cloning or hard "
+          "links get those without a DDT, and the rest is only {}: dedup=off.",
+          change, d.no_ddt.estimated ? "an estimated " : "", Percent(d.no_ddt.share),
+          Ratio(d.no_ddt.residual_ratio));
       break;
     case Verdict::kDedupMarginal:
       item.sentence = fmt::format(
@@ -310,11 +311,11 @@ std::optional<AdviceItem> NoDdtItem(const Context& c) {
                      {"residual_dedup_ratio", n.residual_ratio}}};
     const std::string who =
         n.counts_zero_blocks
-            ? fmt::format("Whole-file duplicates and all-zero blocks ({})",
-                          FormatBytes(n.no_ddt_bytes))
-            : fmt::format("Whole-file duplicates ({}{} file{}, {})",
-                          src.sample_modulus > 1 ? "about " : "", src.duplicate_files,
-                          src.duplicate_files == 1 ? "" : "s", FormatBytes(n.no_ddt_bytes));
+            ? fmt::format("Whole-file duplicates and all-zero blocks ({}{})",
+                          n.estimated ? "about " : "", FormatBytes(n.no_ddt_bytes))
+            : fmt::format("Whole-file duplicates ({}{} file{}, {})", n.estimated ? "about " : "",
+                          src.duplicate_files, src.duplicate_files == 1 ? "" : "s",
+                          FormatBytes(n.no_ddt_bytes));
     const std::string share =
         n.no_ddt_bytes >= n.removed_lsize
             ? fmt::format("cover all of what dedup removes ({})", FormatBytes(n.removed_lsize))
@@ -446,9 +447,10 @@ AdviceItem SummaryItem(const Context& c) {
     case Verdict::kCloneInsteadOfDedup:
       item.sentence = fmt::format(
           "Compression plus block cloning or hard links, no dedup: {}, dedup=off {}. "
-          "Whole-file copies make up {} of what dedup ({}) would remove, and without them dedup "
-          "is only {:.2f}x.",
-          c.settings, saves, Percent(d.no_ddt.share), Ratio(ratio), d.no_ddt.residual_ratio);
+          "Whole-file copies make up {}{} of what dedup ({}) would remove, and without them "
+          "dedup is only {:.2f}x.",
+          c.settings, saves, d.no_ddt.estimated ? "an estimated " : "", Percent(d.no_ddt.share),
+          Ratio(ratio), d.no_ddt.residual_ratio);
       break;
     case Verdict::kDedupPays: {
       const std::string without = SavedPercentOf(d.space.saved) >= 0

@@ -113,6 +113,9 @@ struct NoDdtShare {
   double share = 0;            // no_ddt_bytes / removed_lsize, at most 1
   double residual_ratio = 1;   // dedup ratio once those are gone (lsize based)
   bool counts_zero_blocks = false;
+  // The whole-file duplicates are an estimate (DedupSources::sample_modulus > 1): the sentences
+  // that quote them say so.
+  bool estimated = false;
 };
 
 struct Decision {

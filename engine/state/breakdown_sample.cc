@@ -6,33 +6,38 @@
 
 namespace zsim::state {
 
-void SettleBreakdownSample(BreakdownState* bd, size_t max_refs) {
-  // kept_at[s]: references whose key has at least s low zero bits of `hi` (kept under shift s).
-  std::array<uint64_t, 65> zeros{};
-  for (const BreakdownState::Reference& r : bd->references) {
-    ++zeros[std::min<int>(std::countr_zero(r.key.hi), 64)];
+namespace {
+
+// The smallest shift, not below `shift`, at which at most `cap` of the `items` that `sampled`
+// says are sampled have `word(item)`'s `shift` low bits all zero; the sampled items that shift
+// does not keep are dropped. A function of the set of items only.
+template <typename Items, typename Sampled, typename Word>
+uint32_t Settle(Items& items, uint32_t shift, size_t cap, Sampled sampled, Word word) {
+  std::array<uint64_t, 65> zeros{};  // sampled items by their word's low zero bits
+  for (const auto& item : items) {
+    if (sampled(item)) ++zeros[std::min<int>(std::countr_zero(word(item)), 64)];
   }
-  std::array<uint64_t, 66> kept_at{};
+  std::array<uint64_t, 66> kept_at{};  // kept under shift s
   for (int s = 64; s >= 0; --s) kept_at[s] = kept_at[s + 1] + zeros[s];
-  uint32_t shift = bd->shift;
-  while (shift < 63 && kept_at[shift] > max_refs) ++shift;
-  bd->shift = shift;
+  while (shift < 63 && kept_at[shift] > cap) ++shift;
   const uint64_t mask = (uint64_t{1} << shift) - 1;
-  std::erase_if(bd->references,
-                [&](const BreakdownState::Reference& r) { return (r.key.hi & mask) != 0; });
+  std::erase_if(items, [&](const auto& item) { return sampled(item) && (word(item) & mask) != 0; });
+  return shift;
+}
+
+}  // namespace
+
+void SettleBreakdownSample(BreakdownState* bd, size_t max_refs) {
+  bd->shift = Settle(
+      bd->references, bd->shift, max_refs, [](const BreakdownState::Reference&) { return true; },
+      [](const BreakdownState::Reference& r) { return r.key.hi; });
 }
 
 void SettleContentSample(BreakdownState* bd, size_t max_contents) {
-  std::array<uint64_t, 65> zeros{};
-  for (const auto& [content, copies] : bd->contents) {
-    ++zeros[std::min<int>(std::countr_zero(content.lo), 64)];
-  }
-  std::array<uint64_t, 66> kept_at{};
-  for (int s = 64; s >= 0; --s) kept_at[s] = kept_at[s + 1] + zeros[s];
-  uint32_t shift = bd->content_shift;
-  while (shift < 63 && kept_at[shift] > max_contents) ++shift;
-  bd->content_shift = shift;
-  std::erase_if(bd->contents, [&](const auto& entry) { return !ContentKept(entry.first, shift); });
+  bd->content_shift = Settle(
+      bd->contents, bd->content_shift, max_contents,
+      [](const auto& entry) { return !ContentIsWhole(entry.first); },
+      [](const auto& entry) { return entry.first.lo; });
 }
 
 }  // namespace zsim::state

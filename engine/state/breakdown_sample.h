@@ -25,9 +25,10 @@ namespace zsim::state {
 // 262,144 references (4 MiB of lists; 32 GiB of data at 128K records) are kept at most.
 inline constexpr size_t kBreakdownMaxRefs = size_t{1} << 18;
 
-// 1,048,576 distinct whole-file contents are kept at most (some 130 MB: a map node and an
-// lsize per row each); a tree of more distinct files keeps 1 in 2^content_shift of them, by
-// their hash (BreakdownState::content_shift), and its whole-file duplicates are estimated.
+// 1,048,576 distinct whole-file contents under kWholeContentBytes are kept at most (some 92 MB
+// as StateMemory counts them, about 130 MB of heap); a tree of more keeps 1 in 2^content_shift
+// of them, by their hash (BreakdownState::content_shift), and those files' duplicates are
+// estimated. Contents of kWholeContentBytes and more are all kept and counted exactly.
 inline constexpr size_t kBreakdownMaxContents = size_t{1} << 20;
 
 // Raises `bd->shift` to the smallest shift, not below the current one, at which at most
@@ -35,12 +36,13 @@ inline constexpr size_t kBreakdownMaxContents = size_t{1} << 20;
 // REQUIRES: `bd->references` are all kept under `bd->shift` or are dropped by this call.
 void SettleBreakdownSample(BreakdownState* bd, size_t max_refs = kBreakdownMaxRefs);
 
-// The same for the whole-file contents: raises `bd->content_shift` to the smallest shift, not
-// below the current one, at which at most `max_contents` of `bd->contents` are kept, and drops
-// the others. The rule depends only on the set of distinct contents, so a scan (any order), a
-// merge of parts and a --since rescan of the same tree keep the same ones: a part holds no more
-// distinct contents than the whole, so it never settles above the whole's shift, and a
-// collector may raise its shift whenever it holds more than `max_contents` (pipeline/breakdown.h).
+// The same for the whole-file contents under kWholeContentBytes: raises `bd->content_shift` to
+// the smallest shift, not below the current one, at which at most `max_contents` of them are
+// kept, and drops the others (never a content of kWholeContentBytes or more). The rule depends only
+// on the set of distinct contents, so a scan (any order), a merge of parts and a --since rescan of
+// the same tree keep the same ones: a part holds no more distinct contents than the whole, so it
+// never settles above the whole's shift, and a collector may raise its shift whenever it holds more
+// than `max_contents` (pipeline/breakdown.h).
 void SettleContentSample(BreakdownState* bd, size_t max_contents = kBreakdownMaxContents);
 
 }  // namespace zsim::state

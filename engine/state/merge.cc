@@ -106,18 +106,15 @@ std::pair<std::vector<uint32_t>, std::vector<uint32_t>> MergeBreakdown(Breakdown
   // A state of format < 14 (or a merge with one) knows the first row only: both sides are taken
   // to that, or a file's content would not meet its copy's under the other's key.
   if (from.first_row_only && !into.first_row_only) KeepFirstRowOnly(&into);
-  // The contents both keep (the coarser shift), then settled again: the union may hold more
-  // distinct ones than either part (breakdown_sample.h).
+  // At the coarser shift, settled below as the references are (which drops what it no longer
+  // keeps of `into`'s; `from`'s are not even added).
   into.content_shift = std::max(into.content_shift, from.content_shift);
-  std::erase_if(into.contents,
-                [&](const auto& entry) { return !ContentKept(entry.first, into.content_shift); });
   for (const auto& [content, copies] : from.contents) {
     if (!ContentKept(content, into.content_shift)) continue;
     BreakdownState::Content c = content;
     if (into.first_row_only) KeepFirst(&c.lsize);
     into.contents[c] += copies;
   }
-  SettleContentSample(&into);
   // Per row; into the first row only when `into` holds no other.
   const auto add = [&](std::vector<uint64_t>& to, const std::vector<uint64_t>& v) {
     const size_t rows = into.first_row_only ? std::min<size_t>(v.size(), 1) : v.size();
@@ -323,9 +320,10 @@ MergeCounts Merge(ScanState& into, const ScanState& from) {
   keys.insert(keys.end(), std::make_move_iterator(from_keys.begin()),
               std::make_move_iterator(from_keys.end()));
   const LinkMerge links = ResolveLinks(into, first_other, std::move(keys), plan_added);
-  // The union may keep more breakdown references than one scan of it would: settle as that scan
-  // does, once the linked files counted twice are out.
+  // The union may keep more breakdown references and contents than one scan of it would: settle
+  // as that scan does, once the linked files counted twice are out.
   SettleBreakdownSample(&into.breakdown);
+  SettleContentSample(&into.breakdown);
   MergeCounts counts;
   counts.linked = links.resolved;
   counts.changed = links.changed;

@@ -173,10 +173,12 @@ struct BreakdownState {
     auto operator<=>(const Content&) const = default;
   };
   std::map<Content, uint64_t> contents;
-  // The contents kept: those whose `lo` has at least `content_shift` low zero bits, 1 in
-  // 2^content_shift of them (state/breakdown_sample.h SettleContentSample: the smallest shift
-  // that keeps at most kBreakdownMaxContents of the input's). 0 below that many distinct
-  // contents, which is every tree of fewer files; states of format < 15 hold 0.
+  // The contents kept (ContentKept): every content of kWholeContentBytes or more, which stands
+  // for itself, and of the others those whose `lo` has at least `content_shift` low zero bits,
+  // 1 in 2^content_shift of them, each standing for 2^content_shift
+  // (state/breakdown_sample.h SettleContentSample: the smallest shift that keeps at most
+  // kBreakdownMaxContents of the input's). 0 below that many distinct contents, which is every
+  // tree of fewer files; states of format < 15 hold 0.
   uint32_t content_shift = 0;
   // Per row: all-zero records read, and their bytes.
   std::vector<uint64_t> zero_blocks, zero_bytes;
@@ -184,11 +186,6 @@ struct BreakdownState {
   // format < 14 of several rows, or a merge with one (KeepFirstRowOnly).
   bool first_row_only = false;
 };
-
-// True when the contents of a breakdown at `content_shift` keep `c` (BreakdownState::contents).
-inline bool ContentKept(const BreakdownState::Content& c, uint32_t content_shift) {
-  return content_shift < 64 && (c.lo & ((uint64_t{1} << content_shift) - 1)) == 0;
-}
 
 // Reduces `b` to what a state of format < 14 holds (the first row's contents and zero blocks),
 // so that it merges with one: their contents then meet under the same key.
@@ -201,6 +198,19 @@ inline void KeepFirst(std::vector<uint64_t>* v) {
 // A content's lsize in row `row` (the first row's where the state has no other).
 inline uint64_t ContentLsize(const BreakdownState::Content& c, size_t row) {
   return row < c.lsize.size() ? c.lsize[row] : c.lsize.empty() ? 0 : c.lsize[0];
+}
+
+// A content this large (its first row's lsize) is kept whatever the content shift and counts for
+// itself: a copy of a disk image is too large a share of the duplicates to be left to a draw, and
+// such files are few (4,096 per TiB at most), so keeping them all costs little memory.
+inline constexpr uint64_t kWholeContentBytes = uint64_t{256} << 20;
+inline bool ContentIsWhole(const BreakdownState::Content& c) {
+  return ContentLsize(c, 0) >= kWholeContentBytes;
+}
+// True when the contents of a breakdown at `content_shift` keep `c` (BreakdownState::contents).
+inline bool ContentKept(const BreakdownState::Content& c, uint32_t content_shift) {
+  return ContentIsWhole(c) ||
+         (content_shift < 64 && (c.lo & ((uint64_t{1} << content_shift) - 1)) == 0);
 }
 
 // A per-row count of the breakdown at `row`: the first row's where the state has no other.
@@ -356,7 +366,7 @@ size_t FeaturedSetting(const std::vector<Compression>& compressions);
 // The file_ids hash of a file's (device, inode).
 uint64_t FileIdentity(uint64_t dev, uint64_t ino);
 
-// Bytes the tables and sketches hold (ScanResult::memory).
+// Bytes the tables and sketches hold, and the state that grows with the files (ScanResult::memory).
 ScanMemory StateMemory(const ScanState& state);
 
 }  // namespace zsim::state

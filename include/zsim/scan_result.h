@@ -217,14 +217,14 @@ struct DedupSources {
   uint64_t duplicate_file_bytes = 0;  // their lsize at this block size beyond the first copy
   uint64_t zero_blocks = 0;           // all-zero data blocks of this block size
   uint64_t zero_block_bytes = 0;
-  // The whole-file duplicates are counted on the contents whose hash falls in 1/sample_modulus
-  // of the hash space, and scaled up (a tree of more than a million distinct file contents:
-  // state/breakdown_sample.h); 1: every content, exact.
+  // The whole-file duplicates of files under 256 MiB are counted on the contents whose hash falls
+  // in 1/sample_modulus of the hash space, and scaled up (a tree of more than a million distinct
+  // file contents: state/breakdown_sample.h); larger files all count. 1: exact.
   uint64_t sample_modulus = 1;
 };
 
-// zsim's own memory for the dedup tables at the end of the scan, summed over the recordsizes:
-// what --max-memory bounds (the tables and the distinct-block sketches).
+// zsim's own memory at the end of the scan, summed over the recordsizes: the tables and the
+// distinct-block sketches (what --max-memory bounds), and the state that grows with the files.
 struct ScanMemory {
   uint64_t table_bytes = 0;    // every table's entries, index and side codes
   uint64_t table_entries = 0;  // the entries they hold (all kept keys)

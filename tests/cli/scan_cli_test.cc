@@ -157,8 +157,8 @@ TEST_F(KnownTree, JsonCarriesEveryFieldOfTheContract) {
 
 // The memory figure counts what grows with the files, not only the tables: per file at least
 // its identity hash (8 bytes) and, each content being distinct, an entry of the whole-file
-// contents (a map node of 32 + 48 bytes); under --save also a record with its path and
-// references. And nothing like a kilobyte per file for a tree of one-block files.
+// contents (a map node of 32 + 48 bytes and its lsize, 8); under --save also a record with its
+// path and references. And nothing like a kilobyte per file for a tree of one-block files.
 TEST(ScanCliTest, MemoryCountsWhatGrowsWithTheFiles) {
   testing::TempDir few, many;
   for (int i = 0; i < 20; ++i) few.WriteFile(FileName(i), testing::Xorshift64Bytes(i + 1, 100));
@@ -171,7 +171,7 @@ TEST(ScanCliTest, MemoryCountsWhatGrowsWithTheFiles) {
     return testing::ParseReportJson(r)["memory"]["file_state_bytes"].get<uint64_t>();
   };
   const uint64_t small = file_state(few, {}), large = file_state(many, {});
-  EXPECT_GE(large, small + 2000 * (8 + 80));
+  EXPECT_GE(large, small + 2000 * (8 + 80 + 8));
   EXPECT_LE(large, 2020 * 1024);
   testing::TempDir saves;
   const std::string state = (saves.path() / "s.zstate").string();

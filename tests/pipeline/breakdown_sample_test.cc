@@ -141,11 +141,12 @@ TEST(BreakdownSampleTest, AMergeKeepsWhatOneCollectorOfTheUnionKeeps) {
   EXPECT_EQ(KeptKeys(a.breakdown), KeptKeys(whole));
 }
 
-// Whole-file content number i (one 128K record).
-state::BreakdownState::Content ContentOf(uint64_t i) {
+// Whole-file content number i (one 128K record, or `lsize`).
+state::BreakdownState::Content ContentOf(uint64_t i, uint64_t lsize = 128 * 1024) {
   const ddt::Fingerprint k = KeyOf(i);
-  return state::BreakdownState::Content{k.lo, k.hi, {128 * 1024}};
+  return state::BreakdownState::Content{k.lo, k.hi, {lsize}};
 }
+constexpr uint64_t kImage = uint64_t{1} << 30;  // a 1 GiB file: kept whatever the shift
 
 std::vector<std::pair<uint64_t, uint64_t>> KeptContents(const state::BreakdownState& bd) {
   std::vector<std::pair<uint64_t, uint64_t>> v;
@@ -153,13 +154,17 @@ std::vector<std::pair<uint64_t, uint64_t>> KeptContents(const state::BreakdownSt
   return v;
 }
 
-// Files with contents `ids` (a repeated id is a copy), in the order given, into a collector of
-// content cap `cap`.
+// Files with contents `ids` (a repeated id is a copy; ids from kFirstImage on are 1 GiB files),
+// in the order given, into a collector of content cap `cap`.
+constexpr uint64_t kFirstImage = uint64_t{1} << 40;
+state::BreakdownState::Content FileContent(uint64_t id) {
+  return id >= kFirstImage ? ContentOf(id, kImage) : ContentOf(id);
+}
 state::BreakdownState CollectFiles(const std::vector<uint64_t>& ids, size_t cap) {
   BreakdownCollector collector(state::kBreakdownMaxRefs, cap);
   const FileGroups groups = collector.Groups("/data", "/data/x/file.bin");
   for (uint64_t id : ids) {
-    const state::BreakdownState::Content c = ContentOf(id);
+    const state::BreakdownState::Content c = FileContent(id);
     collector.AddFile(groups, 128 * 1024, c.lsize, {}, ddt::Fingerprint{c.lo, c.hi}, true);
   }
   state::BreakdownState out;
@@ -170,6 +175,8 @@ state::BreakdownState CollectFiles(const std::vector<uint64_t>& ids, size_t cap)
 TEST(BreakdownSampleTest, ContentsSettleOnTheSmallestShiftThatKeepsAtMostTheCap) {
   state::BreakdownState bd;
   for (uint64_t i = 0; i < 10000; ++i) bd.contents[ContentOf(i)] = 1 + i % 2;
+  // 2,000 large files: all kept, and not counted against the cap.
+  for (uint64_t i = 10000; i < 12000; ++i) bd.contents[ContentOf(i, kImage)] = 2;
   state::SettleContentSample(&bd, 1000);
   auto kept_under = [](uint32_t shift) {
     uint64_t n = 0;
@@ -179,7 +186,8 @@ TEST(BreakdownSampleTest, ContentsSettleOnTheSmallestShiftThatKeepsAtMostTheCap)
   ASSERT_GT(bd.content_shift, 0u);
   EXPECT_LE(kept_under(bd.content_shift), 1000u);
   EXPECT_GT(kept_under(bd.content_shift - 1), 1000u);
-  EXPECT_EQ(bd.contents.size(), kept_under(bd.content_shift));
+  EXPECT_EQ(bd.contents.size(), kept_under(bd.content_shift) + 2000);
+  for (uint64_t i = 10000; i < 12000; ++i) EXPECT_EQ(bd.contents.count(ContentOf(i, kImage)), 1u);
   // Each kept content with its copies.
   for (uint64_t i = 0; i < 10000; ++i) {
     const auto it = bd.contents.find(ContentOf(i));
@@ -200,8 +208,9 @@ TEST(BreakdownSampleTest, OrderDoesNotChangeWhichContentsACollectorKeeps) {
   for (uint64_t i = 0; i < 100000; ++i) {
     for (int k = 0; k < (i % 5 == 0 ? 3 : 1); ++k) ids.push_back(i);
   }
+  for (uint64_t i = kFirstImage; i < kFirstImage + 3000; ++i) ids.push_back(i);  // all kept
   state::BreakdownState whole;
-  for (uint64_t id : ids) ++whole.contents[ContentOf(id)];
+  for (uint64_t id : ids) ++whole.contents[FileContent(id)];
   state::SettleContentSample(&whole, kCap);
   ASSERT_GE(whole.content_shift, 5u);  // the collector must raise its shift on the way
   for (uint64_t seed : {0u, 1u, 2u}) {
@@ -210,6 +219,7 @@ TEST(BreakdownSampleTest, OrderDoesNotChangeWhichContentsACollectorKeeps) {
     const state::BreakdownState got = CollectFiles(order, kCap);
     EXPECT_EQ(got.content_shift, whole.content_shift) << "order " << seed;
     EXPECT_EQ(KeptContents(got), KeptContents(whole)) << "order " << seed;
+    EXPECT_EQ(got.contents.count(FileContent(kFirstImage + 2999)), 1u) << "order " << seed;
   }
 }
 
@@ -233,12 +243,26 @@ TEST(BreakdownSampleTest, AMergeKeepsTheContentsOneCollectorOfTheUnionKeeps) {
   EXPECT_EQ(whole.content_shift, 1u);
   EXPECT_EQ(a.breakdown.content_shift, whole.content_shift);
   EXPECT_EQ(KeptContents(a.breakdown), KeptContents(whole));
+
+  // A third part, at shift 0, into the merge at shift 1: only what shift 1 keeps of it comes
+  // in, as one collector of all three keeps.
+  std::vector<uint64_t> c_ids;
+  for (uint64_t i = 2 * part; i < 2 * part + 5000; ++i) c_ids.push_back(i);
+  state::ScanState c;
+  c.breakdown = CollectFiles(c_ids, state::kBreakdownMaxContents);
+  EXPECT_EQ(c.breakdown.content_shift, 0u);
+  state::Merge(a, c);
+  all.insert(all.end(), c_ids.begin(), c_ids.end());
+  const state::BreakdownState three = CollectFiles(all, state::kBreakdownMaxContents);
+  EXPECT_EQ(a.breakdown.content_shift, three.content_shift);
+  EXPECT_EQ(KeptContents(a.breakdown), KeptContents(three));
 }
 
 TEST(BreakdownSampleTest, SampledContentsStandForTheirShareOfTheDuplicates) {
   // 300,000 distinct contents, every third in two copies: 100,000 duplicate files of 128K.
   state::BreakdownState bd;
   for (uint64_t i = 0; i < 300000; ++i) bd.contents[ContentOf(i)] = i % 3 == 0 ? 2 : 1;
+  bd.contents[ContentOf(300000, kImage)] = 2;  // one disk image and its copy: counted once
   state::SettleContentSample(&bd, 20000);
   ASSERT_EQ(bd.content_shift, 4u);  // 300,000 / 16 = 18,750 kept
   ScanResult result;
@@ -248,9 +272,9 @@ TEST(BreakdownSampleTest, SampledContentsStandForTheirShareOfTheDuplicates) {
   EXPECT_EQ(d.sample_modulus, 16u);
   // The kept duplicates times 16: within 5% of the 100,000 (about 6,250 kept, +-1.3% each way
   // at one standard deviation).
-  EXPECT_NEAR(double(d.duplicate_files), 100000.0, 5000.0);
-  EXPECT_EQ(d.duplicate_file_bytes, d.duplicate_files * 128 * 1024);
-  EXPECT_EQ(d.duplicate_files % 16, 0u);
+  EXPECT_NEAR(double(d.duplicate_files), 100001.0, 5000.0);
+  EXPECT_EQ(d.duplicate_file_bytes, (d.duplicate_files - 1) * 128 * 1024 + kImage);
+  EXPECT_EQ((d.duplicate_files - 1) % 16, 0u);
 }
 
 }  // namespace

@@ -617,6 +617,48 @@ TEST(StateFileTest, DedupSourcesPerRowSurviveTheFile) {
   EXPECT_EQ(copied->first.lsize, (std::vector<uint64_t>{144 * 1024, 256 * 1024}));
 }
 
+// Format 15 keeps the contents' shift: a sampled set of contents reads back with it, a content
+// the shift does not keep (no writer leaves one) is refused, and format 14 reads with shift 0.
+TEST(StateFileTest, TheContentsShiftSurvivesTheFileAndAContentItDropsIsRefused) {
+  testing::TempDir dir;
+  dir.WriteFile("a.bin", testing::Xorshift64Bytes(31, 64 * 1024));
+  ScanOptions o;
+  o.paths = {dir.path().string()};
+  o.recordsizes = {128 * 1024};
+  o.compressions = {{CompressionAlgorithm::kLz4, 0}};
+  o.threads = 1;
+  auto fs = io::PosixFileSystem();
+  Result<state::ScanState> scanned = ScanToState(o, fs.get());
+  ASSERT_TRUE(scanned.ok());
+  state::BreakdownState& b = scanned->breakdown;
+  b.contents.clear();
+  b.content_shift = 3;
+  b.contents[state::BreakdownState::Content{8, 1, {4096}}] = 2;   // lo: 3 low zero bits
+  b.contents[state::BreakdownState::Content{16, 2, {8192}}] = 1;  // 4
+  b.contents[state::BreakdownState::Content{5, 3, {state::kWholeContentBytes}}] = 2;  // whole
+  const std::string bytes = state::EncodeState(*scanned);
+  Result<state::ScanState> back =
+      state::ParseState(ByteView(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->breakdown.content_shift, 3u);
+  EXPECT_EQ(back->breakdown.contents, b.contents);
+
+  b.contents[state::BreakdownState::Content{12, 4, {4096}}] = 1;  // 2 low zero bits: dropped
+  const std::string corrupt = state::EncodeState(*scanned);
+  Result<state::ScanState> refused =
+      state::ParseState(ByteView(reinterpret_cast<const uint8_t*>(corrupt.data()), corrupt.size()));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(refused.status().message().find("a content its shift does not keep"), std::string::npos)
+      << refused.status().message();
+
+  Result<state::ScanState> v14 =
+      state::LoadState(ZSIM_SOURCE_DIR "/tests/fuzz/corpus/state_load/v14_records");
+  ASSERT_TRUE(v14.ok()) << v14.status().ToString();
+  EXPECT_EQ(v14->breakdown.content_shift, 0u);
+  EXPECT_FALSE(v14->breakdown.contents.empty());
+}
+
 TEST(StateFileTest, WrittenKeysReadBackAndColumnsNoScanWritesAreRefused) {
   testing::TempDir dir;
   dir.WriteFile("text.bin", testing::GenerateBlock(64 * 1024, 0.6, 9));

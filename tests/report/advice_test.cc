@@ -348,6 +348,17 @@ TEST(AdviceTest, WholeFileDuplicatesSuggestBlockCloningOrHardLinks) {
   r.options.profile = Profile::kV23;
   EXPECT_THAT(Item(ComputeAdvice(r), AdviceKind::kDedupWithoutDdt).sentence,
               HasSubstr("hard links (block cloning needs OpenZFS 2.2+)"));
+
+  // Duplicates counted on a sample of the contents (a tree of millions of files): estimates,
+  // said as such in the item and in the summary.
+  r.options.profile = Profile::kZfs24;
+  r.dedup_sources[0].duplicate_file_bytes = removed / 10 * 9;
+  r.dedup_sources[0].sample_modulus = 4;
+  const Advice sampled = ComputeAdvice(r);
+  EXPECT_THAT(Item(sampled, AdviceKind::kDedupWithoutDdt).sentence,
+              StartsWith("Whole-file duplicates (about 1200 files, "));
+  EXPECT_THAT(Item(sampled, AdviceKind::kSummary).sentence,
+              HasSubstr("Whole-file copies make up an estimated 90%"));
 }
 
 TEST(AdviceTest, ZeroBlocksAreFreeWithCompression) {

@@ -196,6 +196,7 @@ TEST(JsonReportTest, CarriesAdviceBreakdownAndDedupSources) {
   EXPECT_EQ(j["dedup_sources"]["duplicate_files"], 3);
   EXPECT_EQ(j["dedup_sources"]["duplicate_file_bytes"], 12 * kGiB);
   EXPECT_EQ(j["dedup_sources"]["zero_blocks"], 77);
+  EXPECT_EQ(j["dedup_sources"]["sample_modulus"], 1);  // every content compared: exact
   EXPECT_EQ(j["dedup_sources"]["recordsize"], r.results[size_t(a.featured)].recordsize);
   ASSERT_EQ(j["dedup_sources_by_recordsize"].size(), 2u);
   EXPECT_EQ(j["dedup_sources_by_recordsize"][1]["zero_blocks"], 616);

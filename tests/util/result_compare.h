@@ -109,6 +109,7 @@ inline void ExpectSameFigures(const ScanResult& a, const ScanResult& b) {
         << r;
     EXPECT_EQ(a.dedup_sources[r].zero_blocks, b.dedup_sources[r].zero_blocks) << r;
     EXPECT_EQ(a.dedup_sources[r].zero_block_bytes, b.dedup_sources[r].zero_block_bytes) << r;
+    EXPECT_EQ(a.dedup_sources[r].sample_modulus, b.dedup_sources[r].sample_modulus) << r;
   }
 }
 
