@@ -515,7 +515,6 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   o.one_file_system = one_fs;
   o.follow_symlinks = follow;
   // Glob by glob, so that each typed one knows the globs it became.
-  o.excludes.clear();
   for (const std::string& glob : excludes) {
     const std::vector<std::string> spelled = ExcludeGlobs({glob}, paths);
     cmd.typed_excludes.emplace_back(glob, spelled.size());

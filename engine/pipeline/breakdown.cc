@@ -113,14 +113,9 @@ void BreakdownCollector::AddFile(FileGroups groups, uint64_t bytes,
     if (inserted && sampled) ++sampled_contents_;
     // More sampled contents kept than the cap: the whole tree holds more too, so its settled
     // shift is above this one (state/breakdown_sample.h).
-    if (sampled_contents_ > max_contents_ && content_shift_ < 63) {
-      ++content_shift_;
-      std::erase_if(contents_, [&](const auto& entry) {
-        return !state::ContentKept(entry.first, content_shift_);
-      });
-      sampled_contents_ = static_cast<size_t>(
-          std::count_if(contents_.begin(), contents_.end(),
-                        [](const auto& entry) { return !state::ContentIsWhole(entry.first); }));
+    if (sampled_contents_ > max_contents_) {
+      content_shift_ =
+          state::SettleContents(&contents_, content_shift_, max_contents_, &sampled_contents_);
     }
   }
 }

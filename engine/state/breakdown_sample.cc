@@ -10,9 +10,11 @@ namespace {
 
 // The smallest shift, not below `shift`, at which at most `cap` of the `items` that `sampled`
 // says are sampled have `word(item)`'s `shift` low bits all zero; the sampled items that shift
-// does not keep are dropped. A function of the set of items only.
+// does not keep are dropped, and how many sampled ones are left goes to *kept when given. A
+// function of the set of items only.
 template <typename Items, typename Sampled, typename Word>
-uint32_t Settle(Items& items, uint32_t shift, size_t cap, Sampled sampled, Word word) {
+uint32_t Settle(Items& items, uint32_t shift, size_t cap, Sampled sampled, Word word,
+                size_t* kept = nullptr) {
   std::array<uint64_t, 65> zeros{};  // sampled items by their word's low zero bits
   for (const auto& item : items) {
     if (sampled(item)) ++zeros[std::min<int>(std::countr_zero(word(item)), 64)];
@@ -22,6 +24,7 @@ uint32_t Settle(Items& items, uint32_t shift, size_t cap, Sampled sampled, Word 
   while (shift < 63 && kept_at[shift] > cap) ++shift;
   const uint64_t mask = (uint64_t{1} << shift) - 1;
   std::erase_if(items, [&](const auto& item) { return sampled(item) && (word(item) & mask) != 0; });
+  if (kept) *kept = static_cast<size_t>(kept_at[shift]);
   return shift;
 }
 
@@ -33,11 +36,16 @@ void SettleBreakdownSample(BreakdownState* bd, size_t max_refs) {
       [](const BreakdownState::Reference& r) { return r.key.hi; });
 }
 
-void SettleContentSample(BreakdownState* bd, size_t max_contents) {
-  bd->content_shift = Settle(
-      bd->contents, bd->content_shift, max_contents,
+uint32_t SettleContents(std::map<BreakdownState::Content, uint64_t>* contents, uint32_t shift,
+                        size_t max_contents, size_t* sampled_kept) {
+  return Settle(
+      *contents, shift, max_contents,
       [](const auto& entry) { return !ContentIsWhole(entry.first); },
-      [](const auto& entry) { return entry.first.lo; });
+      [](const auto& entry) { return entry.first.lo; }, sampled_kept);
+}
+
+void SettleContentSample(BreakdownState* bd, size_t max_contents) {
+  bd->content_shift = SettleContents(&bd->contents, bd->content_shift, max_contents);
 }
 
 }  // namespace zsim::state

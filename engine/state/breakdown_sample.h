@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 
 #include "engine/state/scan_state.h"
 
@@ -44,6 +45,11 @@ void SettleBreakdownSample(BreakdownState* bd, size_t max_refs = kBreakdownMaxRe
 // never settles above the whole's shift, and a collector may raise its shift whenever it holds more
 // than `max_contents` (pipeline/breakdown.h).
 void SettleContentSample(BreakdownState* bd, size_t max_contents = kBreakdownMaxContents);
+
+// The same on a contents map at `shift` (a collector's, pipeline/breakdown.h): returns the settled
+// shift, and how many contents under kWholeContentBytes it keeps in *sampled_kept when given.
+uint32_t SettleContents(std::map<BreakdownState::Content, uint64_t>* contents, uint32_t shift,
+                        size_t max_contents, size_t* sampled_kept = nullptr);
 
 }  // namespace zsim::state
 
