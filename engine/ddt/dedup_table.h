@@ -136,6 +136,19 @@ LeastBudget LeastBudgetOf(PsizeCode c);
 // As for least-budget codes, only the class matters: every budget ZFS computes is 112 bytes, a
 // multiple of 512 or lsize - lsize/8, and a least budget up to that largest one has a code.
 PsizeCode EncodeProbe(std::optional<uint64_t> least);
+// The 512-byte units of the compressor output a stored code records, whatever the code's kind
+// (raw, least-budget or rounded, above): 0 for an output of at most 112 bytes, kNoFitUnits where
+// the output did not fit. Sampling classes (estimate/anchor_class.h) are read from it, so a
+// scan and a report of its state, under any profile or geometry, put a block in the same class.
+// REQUIRES: not a hole or pending code.
+inline constexpr uint64_t kNoFitUnits = ~uint64_t{0};
+inline uint64_t OutputUnitsOf(PsizeCode c) {
+  if (c == kNoFitCode) return kNoFitUnits;
+  if (c <= kEmbeddedBase) return c;
+  if (c <= kLeastNextBase) return 0;
+  return uint64_t{c} - kLeastNextBase;
+}
+
 // An early-abort code read back: above < least <= at_most (length unset), or no length when it
 // never passes. REQUIRES: 1..kLeastLastUnit, kEmbeddedBase or kNoFitCode.
 LeastBudget ProbeOf(PsizeCode c);

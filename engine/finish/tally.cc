@@ -16,6 +16,7 @@
 #include "engine/estimate/sample_level.h"
 #include "engine/finish/exact_classes.h"
 #include "engine/finish/known_codes.h"
+#include "engine/state/rare_classes.h"
 #include "engine/zfs/allocation.h"
 #include "engine/zfs/ddt_footprint.h"
 #include "engine/zfs/ddt_stats.h"
@@ -282,8 +283,13 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   // them can hold much of the referenced bytes, and a histogram bucket of few entries would
   // otherwise borrow the whole sample's ratio (RatioSource). Under dedup sampling the table's
   // own calibration applies (FinishSampledTable).
+  // So are the entries of rare anchor classes (state/rare_classes.h): the regression's residual
+  // sits mostly on them, and a sample of a few thousand holds too few of them to say how much.
+  const state::RareClasses rare_classes =
+      m == 1 ? state::RareClasses(table, sampling) : state::RareClasses();
   auto census = [&](const ddt::EntryView& e, size_t c) {
-    return m == 1 && e.refcount >= ddt::kHeavyRefcount && e.codes[c] != ddt::kPendingCode;
+    return m == 1 && e.codes[c] != ddt::kPendingCode &&
+           (e.refcount >= ddt::kHeavyRefcount || rare_classes.Census(c, e.key));
   };
   bool any_sampled = false;
   std::vector<int> complete(settings_, 0);

@@ -27,6 +27,7 @@
 #include "engine/codec/zfs_block.h"
 #include "engine/ddt/dedup_table.h"
 #include "engine/ddt/written_key.h"
+#include "engine/estimate/anchor_class.h"
 #include "engine/estimate/codec_budget.h"
 #include "engine/estimate/codec_cost.h"
 #include "engine/estimate/distinct_blocks.h"
@@ -203,6 +204,9 @@ struct Worker {
   std::vector<FirstSeen> first_seen;
   std::vector<uint64_t> non_hole;  // per (row, setting), the current chunk's non-hole blocks
   std::vector<ddt::PsizeCode> first_codes;
+  // Per first sighting: its anchor class had met at most estimate::kRareClassBlocks blocks
+  // (Scan::class_seen_), so the sampled codecs run on it whatever its level.
+  std::vector<uint8_t> rare;
   // Per setting, the current row's codec levels, read before the chunk's keys are inserted
   // (Scan::ProcessRows).
   std::vector<int> levels;
@@ -259,6 +263,12 @@ class Scan : public std::enable_shared_from_this<Scan> {
     occurrences_ = options_.sample_modulus > 1;
     adaptive_ = estimate::CensusRuns(options_);  // as a distributed scan decides it (engine/mpi)
     sampling_.adaptive = adaptive_;
+    // The rare-class census (estimate/anchor_class.h) where the budget samples codecs that
+    // regress on an exact anchor (PlanSampling gives them all the same one).
+    for (size_t c = 0; c < plan.anchors.size() && adaptive_; ++c) {
+      if (plan.sampled[c] && plan.anchors[c] >= 0) class_anchor_ = plan.anchors[c];
+    }
+    if (class_anchor_ >= 0) sampling_.rare_class_blocks = estimate::kRareClassBlocks;
     plan_wanted_ = any_sampled_ || occurrences_;
     if (occurrences_) entry_level_offset_ = std::countr_zero(options_.sample_modulus);
     bp_shift_ = zfs::BlockPointerShift(options_.profile);
@@ -298,6 +308,9 @@ class Scan : public std::enable_shared_from_this<Scan> {
     const size_t cells = rows_.size() * options_.compressions.size();
     setting_level_ = std::make_unique<std::atomic<int>[]>(cells);
     skip_bound_ = std::make_unique<std::atomic<int>[]>(rows_.size());
+    class_seen_ =
+        std::make_unique<std::atomic<uint64_t>[]>(rows_.size() * estimate::kAnchorClasses);
+    for (size_t i = 0; i < rows_.size() * estimate::kAnchorClasses; ++i) class_seen_[i].store(0);
     for (size_t i = 0; i < cells; ++i) setting_level_[i].store(0);
     for (size_t r = 0; r < rows_.size(); ++r) skip_bound_[r].store(0);
     // --sample 1/M: keep 1/M of the key space from the start.
@@ -427,6 +440,10 @@ class Scan : public std::enable_shared_from_this<Scan> {
   // thread read its levels before inserting the key, and the heavy sighting's thread reads the
   // bound after the shard's mutex has shown it that insert: it reads a bound at least as high.
   std::unique_ptr<std::atomic<int>[]> skip_bound_;
+  // The rare-class census: the setting whose code gives a block's class (-1: no census), and per
+  // (row, class) the first sightings met so far (row-major, estimate::kAnchorClasses per row).
+  int class_anchor_ = -1;
+  std::unique_ptr<std::atomic<uint64_t>[]> class_seen_;
   // File records (KeepRecords) and --since (StartFrom).
   bool record_ = false;
   // CLOCK_REALTIME_COARSE when Run began: a record stamped at or after it cannot vouch for the
@@ -945,6 +962,7 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
   const size_t n = w.first_seen.size();
   if (n == 0) return;
   w.first_codes.assign(n * columns, ddt::kPendingCode);
+  w.rare.assign(n, 0);
   for (const size_t c : order_) {
     const Compression comp = options_.compressions[c];
     const uint64_t t0 = ThreadCpuNanos();
@@ -958,8 +976,9 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
       ddt::PsizeCode& code = w.first_codes[i * columns + c];
       const size_t probe = probe_columns_[c];
       const int lv = estimate::SampleLevel(f.key.lo);
+      const bool rare = w.rare[i] && sampling_.anchors[c] >= 0;
       if (f.census ? !sampling_.sampled[c]
-                   : sampling_.sampled[c] && lv < w.levels[c] && !f.every_codec) {
+                   : sampling_.sampled[c] && lv < w.levels[c] && !f.every_codec && !rare) {
         // A census entry keeps the exact settings' codes of its first sighting (kPendingCode
         // leaves them). Outside the sample: a zero block's fate is known without compressing it.
         code = !f.census && f.is_zero && zero_is_hole_[c] ? ddt::kHoleCode : ddt::kPendingCode;
@@ -969,6 +988,16 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
       const ByteView block(w.buffer.get() + f.offset, bs);
       const BlockCodes got = CodeOf(comp, block, f.is_zero, w);
       code = got.code;
+      if (static_cast<int>(c) == class_anchor_ && !f.census && !ddt::IsHoleCode(code)) {
+        // Counted before the sampled codecs run (exact settings come first in order_), and only
+        // while the class may still be rare: a common class's counter is then only read, not
+        // written by every core for every block.
+        const int k = estimate::AnchorClass(ddt::OutputUnitsOf(code), bs);
+        std::atomic<uint64_t>& seen =
+            class_seen_[r * estimate::kAnchorClasses + static_cast<size_t>(k)];
+        w.rare[i] = seen.load(std::memory_order_relaxed) < estimate::kRareClassBlocks &&
+                    seen.fetch_add(1, std::memory_order_relaxed) < estimate::kRareClassBlocks;
+      }
       if (keyed) {
         // The key ZFS would give it, from the output still in scratch (ddt/written_key.h); a
         // checksum, not the codec's work: timed apart, left out.

@@ -246,6 +246,9 @@ MergeCounts Merge(ScanState& into, const ScanState& from) {
     into.sampling.planned_bytes =
         std::max(into.sampling.planned_bytes, from.sampling.planned_bytes);
   }
+  // A class of at most the smaller count of blocks in the union is whole in both parts.
+  into.sampling.rare_class_blocks =
+      std::min(into.sampling.rare_class_blocks, from.sampling.rare_class_blocks);
   // And per (row, setting): the higher of the two levels is complete in both.
   for (size_t i = 0; i < into.sampling.setting_levels.size(); ++i) {
     into.sampling.setting_levels[i] =

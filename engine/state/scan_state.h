@@ -82,6 +82,12 @@ struct SamplingState {
   // cheaper codec's far more closely than it follows lsize, so the same interval needs a much
   // smaller sample. -1: lsize is the auxiliary.
   std::vector<int> anchors;
+  // The rare-class census (estimate/anchor_class.h): a sampled setting with an anchor also went
+  // through every block of an anchor class of at most this many unique blocks in its row
+  // (estimate::kRareClassBlocks; state/rare_classes.h finds them). 0: no such census (scans
+  // before state format 16, --sample, lists without an anchor). A merge takes the smaller: a
+  // class of at most that many blocks in the union is whole in both parts.
+  uint64_t rare_class_blocks = 0;
 
   // The complete level of (row, setting).
   int LevelOf(size_t row, size_t setting) const {

@@ -5,6 +5,7 @@
 
 #include "engine/estimate/sample_level.h"
 #include "engine/state/merge.h"
+#include "engine/state/rare_classes.h"
 
 namespace zsim::state {
 namespace {
@@ -101,6 +102,8 @@ bool CodesCover(const ScanState& state) {
   const size_t settings = state.options.compressions.size();
   bool cover = true;
   for (size_t r = 0; r < state.rows.size() && cover; ++r) {
+    // The rare classes a full scan codes whole (a kept entry's old scan saw its class larger).
+    if (!RareClasses(*state.rows[r].table, state.sampling).complete()) return false;
     state.rows[r].table->ForEach([&](const ddt::EntryView& e) {
       const int lv = estimate::SampleLevel(e.key.lo);
       for (size_t c = 0; c < settings; ++c) {

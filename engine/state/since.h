@@ -12,7 +12,8 @@
 //     (RebuildDistinct), which hold every key the sketches would have met;
 //   - the sampled codecs' levels are the full scan's: the codec budget's level of the sizing
 //     walk's plan of the new tree (estimate/codec_budget.h); the rescan runs its codecs on every
-//     new block at or above it and on every key that becomes heavy, and CodesCover checks that
+//     new block at or above it, on every key that becomes heavy and on the blocks of rare anchor
+//     classes (estimate/anchor_class.h), and CodesCover checks that
 //     every entry an estimate uses has its codes (when the tree shrank below the base's sample
 //     it does not: the caller scans in full);
 //   - everything a file adds besides its blocks (shapes, breakdown rows and references,
@@ -66,7 +67,8 @@ void DropUnreferenced(std::vector<RowState>& rows, std::vector<FileRecord>& reco
 void RebuildDistinct(RowState& row, const std::function<uint64_t(uint64_t)>& aux_units);
 
 // True when every entry an estimate of `state` may use has the codes of every sampled codec:
-// the entries at or above that codec's level, and the heavy non-zero ones (ddt::kHeavyRefcount).
+// the entries at or above that codec's level, the heavy non-zero ones (ddt::kHeavyRefcount) and
+// those of the rare anchor classes (rare_classes.h).
 bool CodesCover(const ScanState& state);
 
 }  // namespace zsim::state

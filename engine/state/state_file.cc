@@ -15,6 +15,7 @@
 #include "engine/ddt/written_key.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/state/frame_stream.h"
+#include "engine/state/rare_classes.h"
 #include "engine/state/save_order.h"
 #include "engine/state/value_io.h"
 #include "engine/zfs/write_rules.h"
@@ -25,7 +26,8 @@ namespace {
 constexpr char kMagic[8] = {'Z', 'S', 'I', 'M', 'S', 'T', 'A', 'T'};
 constexpr size_t kMaxSettings = 64;
 constexpr size_t kMaxRows = 64;
-constexpr uint64_t kMaxCount = uint64_t{1} << 40;  // any list longer is corrupt
+constexpr uint64_t kMaxCount = uint64_t{1} << 40;            // any list longer is corrupt
+constexpr uint64_t kMaxRareClassBlocks = uint64_t{1} << 20;  // a census class larger is corrupt
 constexpr uint8_t kZeroFlag = 1, kSideFlag = 2;
 // The bits of a key's hi a dedup table keeps (ddt::EntryView): the top 8 and the low 32.
 constexpr uint64_t kTableHiBits = 0xFF000000FFFFFFFFull;
@@ -128,15 +130,47 @@ KeyRefs RecordKeys(const ScanState& s, size_t row) {
   return k;
 }
 
+// Whether row `row`'s entry `e` keeps its code of sampled setting `c` in a saved state: where an
+// estimate may use it (at or above the setting's level, heavy, or of a rare class). The others
+// were coded by the order the scan met its blocks (a rare class's first blocks before it grew,
+// blocks met before the sizing walk raised a level, keys a rank of a distributed scan met
+// often): no figure reads them, and leaving them out makes the saved bytes a function of the
+// data and the options alone.
+bool KeepsSideCode(const ScanState& s, size_t row, const RareClasses& rare, const ddt::EntryView& e,
+                   size_t c) {
+  if (!s.sampling.adaptive || c >= s.sampling.sampled.size() || !s.sampling.sampled[c]) return true;
+  return estimate::SampleLevel(e.key.lo) >= s.sampling.LevelOf(row, c) ||
+         e.refcount >= ddt::kHeavyRefcount || rare.Census(c, e.key);
+}
+
 // The entries in the order of their keys (state/save_order.h); `map`, when given, receives their
 // references as the loaded table will number them, and `keys`, when given, the references of
 // its keys (the entries' places in their shards as written, which the loaded table gives them).
-void PutTable(FrameWriter& w, const ddt::DedupTable& t, ddt::DedupTable::RefMap* map,
+// Row `row` of `s`: its side codes as KeepsSideCode says.
+void PutTable(FrameWriter& w, const ScanState& s, size_t row, ddt::DedupTable::RefMap* map,
               KeyRefs* keys = nullptr) {
+  const ddt::DedupTable& t = *s.rows[row].table;
+  const RareClasses rare(t, s.sampling);
   const std::vector<ddt::SettingStorage>& layout = t.layout();
-  for (const ddt::SettingStorage& s : layout) {
-    w.U8(static_cast<uint8_t>(s.kind));
-    w.U8(s.zero_is_hole);
+  // The setting each column belongs to: its own, then its early-abort and written-key columns.
+  const size_t settings = s.options.compressions.size();
+  std::vector<size_t> owner(layout.size());
+  for (size_t c = 0; c < owner.size(); ++c) owner[c] = c;
+  const std::vector<size_t> probes = ProbeColumns(s.code_kind, s.options.compressions);
+  const std::vector<size_t> key_columns = KeyColumns(s.options, s.code_kind, s.written_keys);
+  for (size_t c = 0; c < settings; ++c) {
+    if (c < probes.size() && probes[c] != kNoProbe && probes[c] < owner.size())
+      owner[probes[c]] = c;
+    if (c >= key_columns.size() || key_columns[c] == kNoKey) continue;
+    for (size_t k = 0; k < ddt::kWrittenKeyColumns && key_columns[c] + k < owner.size(); ++k) {
+      owner[key_columns[c] + k] = c;
+    }
+  }
+  std::vector<ddt::PsizeCode> codes(layout.size());  // the codes an entry writes
+  std::vector<bool> keeps(settings);
+  for (const ddt::SettingStorage& storage : layout) {
+    w.U8(static_cast<uint8_t>(storage.kind));
+    w.U8(storage.zero_is_hole);
   }
   w.U32(t.sample_shift());
   w.U64(t.entries());
@@ -156,10 +190,15 @@ void PutTable(FrameWriter& w, const ddt::DedupTable& t, ddt::DedupTable::RefMap*
                 static_cast<uint32_t>(k << 24) | place;
           }
         }
+        // The codes written: a side code left out (and its setting's other columns) reads
+        // pending.
+        for (size_t c = 0; c < settings; ++c) keeps[c] = KeepsSideCode(s, row, rare, e, c);
         bool side = false;
         for (size_t c = 0; c < layout.size(); ++c) {
-          side = side || (layout[c].kind == ddt::SettingStorage::Kind::kSide &&
-                          e.codes[c] != ddt::kPendingCode);
+          codes[c] = e.codes[c];
+          if (layout[c].kind != ddt::SettingStorage::Kind::kSide) continue;
+          if (owner[c] < settings && !keeps[owner[c]]) codes[c] = ddt::kPendingCode;
+          side = side || codes[c] != ddt::kPendingCode;
         }
         w.U64(e.key.lo);
         w.U8(static_cast<uint8_t>(e.key.hi >> 56));
@@ -170,7 +209,7 @@ void PutTable(FrameWriter& w, const ddt::DedupTable& t, ddt::DedupTable::RefMap*
         for (size_t c = 0; c < layout.size(); ++c) {
           if (layout[c].kind == ddt::SettingStorage::Kind::kInline ||
               (side && layout[c].kind == ddt::SettingStorage::Kind::kSide)) {
-            w.U16(e.codes[c]);
+            w.U16(codes[c]);
           }
         }
       },
@@ -348,6 +387,7 @@ void PutState(FrameWriter& w, const ScanState& s, bool resolve_keys) {
   w.U64(s.sampling.plan_scope);
   w.U32(static_cast<uint32_t>(s.sampling.setting_levels.size()));
   for (int lv : s.sampling.setting_levels) w.I32(lv);
+  w.U64(s.sampling.rare_class_blocks);
   w.U8(static_cast<uint8_t>(s.code_kind));
   w.U8(s.written_keys && s.code_kind == CodeKind::kEarlyAbort);  // KeyColumns: none otherwise
   w.U32(static_cast<uint32_t>(s.featured));
@@ -478,7 +518,7 @@ void PutState(FrameWriter& w, const ScanState& s, bool resolve_keys) {
       w.U8(static_cast<uint8_t>(dc.precision()));
       for (size_t i = 0; i < (size_t{1} << dc.precision()); ++i) w.U8(dc.register_at(i));
     }
-    PutTable(w, *r.table, refs ? &maps[row] : nullptr, keys.empty() ? nullptr : &keys[row]);
+    PutTable(w, s, row, refs ? &maps[row] : nullptr, keys.empty() ? nullptr : &keys[row]);
   }
   PutRecords(w, s, maps, keys);
   PutLinks(w, s, maps, keys, directory_at, extension_at);
@@ -877,6 +917,11 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
   }
   for (int lv : {s.sampling.complete_level, s.sampling.occurrence_level}) {
     if (lv < 0 || lv > estimate::kMaxSampleLevel) r.Fail("corrupt: sampling level");
+  }
+  // Format 16: the rare-class census (0 before: none ran).
+  if (version >= 16) {
+    s.sampling.rare_class_blocks = r.U64();
+    if (s.sampling.rare_class_blocks > kMaxRareClassBlocks) r.Fail("corrupt: rare class size");
   }
   // Before format 7 every table held psize rounded under the scan's policy.
   s.code_kind = CodeKind::kRounded;

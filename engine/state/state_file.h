@@ -92,7 +92,10 @@ namespace zsim::state {
 // 15: the breakdown's whole-file contents are a sample past kBreakdownMaxContents distinct ones
 // (BreakdownState::content_shift, after the contents); version 14 and older are read with
 // every content kept (shift 0), as they were written.
-inline constexpr uint32_t kStateFormatVersion = 15;
+// 16: the rare-class census's class size after the sampling levels
+// (SamplingState::rare_class_blocks, estimate/anchor_class.h); version 15 and older are read
+// with 0: no census ran, their sampled codecs' estimates are as they were.
+inline constexpr uint32_t kStateFormatVersion = 16;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process

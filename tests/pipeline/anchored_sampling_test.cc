@@ -1,8 +1,8 @@
 // Codec sampling with an exact auxiliary (estimate/sample_level.h PlanSampling,
 // estimate/regression_estimator.h): with lz4 in the list, lz4 runs on every unique block and the
 // other codecs' samples regress on its psize. Their intervals must hold the exact figures, be
-// narrower than the same codec's on lsize from the same coded blocks, and the figures must not
-// depend on the thread count.
+// narrower than the same codec's on lsize from the same coded blocks (and the first blocks of
+// each lz4 class: estimate/anchor_class.h), and the figures must not depend on the thread count.
 
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/estimate/anchor_class.h"
 #include "engine/estimate/codec_budget.h"
 #include "engine/io/file_system.h"
 #include "engine/pipeline/scan.h"
@@ -91,7 +92,10 @@ TEST(AnchoredSamplingTest, LzCodecsRegressOnAnExactLz4) {
   EXPECT_LE(HalfWidth(g), 0.005);
   EXPECT_LT(HalfWidth(g), 0.5 * HalfWidth(gl)) << HalfWidth(g) << " vs " << HalfWidth(gl);
   EXPECT_NEAR(double(g.psize) / double(ge.psize), 1.0, 0.005);
-  EXPECT_EQ(g.codec_bytes, gl.codec_bytes);
+  // The same blocks, and the first blocks of each lz4 class (estimate/anchor_class.h: at most
+  // 16 of each of the 33) besides.
+  EXPECT_GE(g.codec_bytes, gl.codec_bytes);
+  EXPECT_LE(g.codec_bytes - gl.codec_bytes, 33 * estimate::kRareClassBlocks * kRecord);
   EXPECT_LT(double(g.codec_bytes), 0.35 * double(ge.codec_bytes));
 
   // zle regresses on lz4 too (here its psize follows the random bytes as lz4's does).
@@ -103,7 +107,7 @@ TEST(AnchoredSamplingTest, LzCodecsRegressOnAnExactLz4) {
   EXPECT_LE((*z.ci95)[0], ze.compressratio + 0.01);
   EXPECT_GE((*z.ci95)[1], ze.compressratio - 0.01);
   EXPECT_LT(HalfWidth(z), 0.5 * HalfWidth(zl)) << HalfWidth(z) << " vs " << HalfWidth(zl);
-  EXPECT_EQ(z.codec_bytes, zl.codec_bytes);
+  EXPECT_EQ(z.codec_bytes, g.codec_bytes);
 
   // The same figures for any thread count.
   for (int threads : {1, 3}) {

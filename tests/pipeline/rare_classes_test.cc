@@ -1,0 +1,227 @@
+// The rare-class census (estimate/anchor_class.h, state/rare_classes.h): a codec that regresses
+// on lz4 also runs on every block of an lz4 class of at most 16 blocks, whatever the thread
+// count, in each part of a merge, and the estimate takes those blocks exactly.
+
+#include "engine/state/rare_classes.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/base/mix.h"
+#include "engine/estimate/anchor_class.h"
+#include "engine/estimate/codec_budget.h"
+#include "engine/finish/finish.h"
+#include "engine/io/file_system.h"
+#include "engine/pipeline/scan.h"
+#include "engine/state/merge.h"
+#include "tests/util/result_compare.h"
+#include "tests/util/test_util.h"
+
+namespace zsim::pipeline {
+namespace {
+
+// --- RareClasses over a table made by hand ---------------------------------------------------
+
+// A table of 4K blocks with lz4 (exact, inline) and gzip-1 (sampled, side) codes.
+struct HandTable {
+  HandTable()
+      : table({ddt::SettingStorage{ddt::SettingStorage::Kind::kInline, true},
+               ddt::SettingStorage{ddt::SettingStorage::Kind::kSide, true}}) {
+    sampling.sampled = {false, true};
+    sampling.anchors = {-1, 0};
+    sampling.rare_class_blocks = estimate::kRareClassBlocks;
+  }
+  // Adds `n` entries whose lz4 output is `lz4_units` 512-byte units; gzip-1's code where `coded`.
+  std::vector<ddt::Fingerprint> Add(int n, uint64_t lz4_units, bool coded) {
+    std::vector<ddt::Fingerprint> keys;
+    for (int i = 0; i < n; ++i, ++seed) {
+      const ddt::Fingerprint key{Mix64(seed * 2 + 1), Mix64(seed * 2 + 2) & 0xFF000000FFFFFFFFull};
+      EXPECT_EQ(table.Insert(key, 4096), ddt::InsertOutcome::kFirst);
+      const ddt::PsizeCode codes[2] = {ddt::EncodeRawLength(lz4_units * 512 - 10),
+                                       coded ? ddt::EncodeRawLength(300) : ddt::kPendingCode};
+      table.SetCodes(key, codes);
+      keys.push_back(key);
+    }
+    return keys;
+  }
+  ddt::DedupTable table;
+  state::SamplingState sampling;
+  uint64_t seed = 0;
+};
+
+TEST(RareClassesTest, ClassesOfAtMost16EntriesAllCodedAreACensus) {
+  HandTable t;
+  ASSERT_EQ(estimate::kRareClassBlocks, 16u);
+  const std::vector<ddt::Fingerprint> rare = t.Add(16, 1, true);    // class 4: rare, whole
+  const std::vector<ddt::Fingerprint> common = t.Add(17, 3, true);  // class 12: common
+  const std::vector<ddt::Fingerprint> other = t.Add(5, 7, true);    // class 28: rare, whole
+  const state::RareClasses classes(t.table, t.sampling);
+  EXPECT_TRUE(classes.complete());
+  EXPECT_EQ(classes.census_entries(1), 21u);
+  EXPECT_EQ(classes.census_entries(0), 0u);  // lz4 is exact: nothing to take whole
+  for (const auto& k : rare) EXPECT_TRUE(classes.Census(1, k));
+  for (const auto& k : other) EXPECT_TRUE(classes.Census(1, k));
+  for (const auto& k : common) EXPECT_FALSE(classes.Census(1, k));
+  EXPECT_FALSE(classes.Census(0, rare[0]));
+}
+
+TEST(RareClassesTest, ARareClassMissingACodeIsNoCensusAndIncomplete) {
+  // What a --since rescan's kept entries can hold: their old scan saw the class larger.
+  HandTable t;
+  const std::vector<ddt::Fingerprint> whole = t.Add(10, 1, true);
+  const std::vector<ddt::Fingerprint> coded = t.Add(9, 5, true);
+  t.Add(1, 5, false);
+  const state::RareClasses classes(t.table, t.sampling);
+  EXPECT_FALSE(classes.complete());
+  EXPECT_EQ(classes.census_entries(1), 10u);
+  EXPECT_TRUE(classes.Census(1, whole[0]));
+  EXPECT_FALSE(classes.Census(1, coded[0]));
+}
+
+TEST(RareClassesTest, NoCensusWhereTheScanRanNone) {
+  HandTable t;
+  t.Add(3, 1, true);
+  t.sampling.rare_class_blocks = 0;  // a state of format 15 or older, or a merge with one
+  EXPECT_EQ(state::RareClasses(t.table, t.sampling).census_entries(1), 0u);
+  t.sampling.rare_class_blocks = estimate::kRareClassBlocks;
+  t.sampling.anchors = {-1, -1};  // gzip-1 on lsize (no lz4 in the list)
+  EXPECT_EQ(state::RareClasses(t.table, t.sampling).census_entries(1), 0u);
+  t.sampling.anchors = {-1, 0};
+  EXPECT_EQ(state::RareClasses(t.table, t.sampling).census_entries(1), 3u);
+}
+
+// --- Scans --------------------------------------------------------------------------------------
+
+constexpr size_t kRecord = 4096;
+constexpr int kRecords = 8192;  // 32 MiB, every record unique
+
+// Record i, then zeros to 4K. Most hold 1,300 random bytes (lz4 and gzip-1 store 3 units: lz4's
+// class 12); records 5, 555, ... (15 of them) 4,096 letters of ACGT (lz4 6 units, class 24;
+// gzip-1 3: its Huffman codes see 2 bits a letter, lz4 only the repeats); records 7, 807, ...
+// (11) 2,200 random bytes (5 units for both, class 20); records 9, 209, ... (41) 3,300 random
+// bytes (7 units for both, class 28: more than 16 blocks). gzip-1's psize equals lz4's on every
+// block but the 15 ACGT ones, which the regression on lz4 cannot predict from the others: a
+// sample holding k of them expands k times its level's 2 blocks (never 15), the census counts
+// them exactly.
+std::vector<uint8_t> Record(int i) {
+  const uint64_t seed = static_cast<uint64_t>(i) * 131 + 17;
+  std::vector<uint8_t> r;
+  if (i % 550 == 5) {
+    r = testing::Xorshift64Bytes(seed, kRecord);
+    for (uint8_t& c : r) c = "ACGT"[c & 3];
+  } else if (i % 800 == 7) {
+    r = testing::Xorshift64Bytes(seed, 2200);
+  } else if (i % 200 == 9) {
+    r = testing::Xorshift64Bytes(seed, 3300);
+  } else {
+    r = testing::Xorshift64Bytes(seed, 1300);
+  }
+  r.resize(kRecord, 0);
+  return r;
+}
+
+void WriteTree(testing::TempDir& tmp, const std::string& prefix, int first, int last, int files) {
+  for (int f = 0; f < files; ++f) {
+    std::vector<uint8_t> data;
+    for (int i = first + f * (last - first) / files; i < first + (f + 1) * (last - first) / files;
+         ++i) {
+      const std::vector<uint8_t> r = Record(i);
+      data.insert(data.end(), r.begin(), r.end());
+    }
+    std::string name = prefix;
+    name += std::to_string(f);  // not prefix + ...: GCC 12's -Wrestrict misfires on it
+    tmp.WriteFile(name, data);
+  }
+}
+
+ScanOptions Options(std::vector<std::string> paths, bool exact, int threads) {
+  ScanOptions o;
+  o.paths = std::move(paths);
+  o.compressions = {{CompressionAlgorithm::kLz4, 0}, {CompressionAlgorithm::kGzip, 1}};
+  o.recordsizes = {kRecord};
+  o.ashift = 9;
+  o.exact = exact;
+  o.threads = threads;
+  return o;
+}
+
+TEST(RareClassesScanTest, EveryBlockOfARareClassIsCodedWhateverTheThreads) {
+  // The budget of 8,192 planned blocks codes half of them (level 1).
+  ASSERT_EQ(estimate::BudgetLevel(kRecords), 1);
+  testing::TempDir tmp;
+  WriteTree(tmp, "f", 0, kRecords, 8);
+  auto fs = io::PosixFileSystem();
+  const ScanOptions exact_options = Options({tmp.path().string()}, true, 2);
+  Result<ScanResult> exact = RunScan(exact_options, fs.get());
+  ASSERT_TRUE(exact.ok()) << exact.status().ToString();
+  std::vector<ScanResult> sampled;
+  for (int threads : {1, 2, 3}) {
+    SCOPED_TRACE(threads);
+    Result<state::ScanState> st =
+        ScanToState(Options({tmp.path().string()}, false, threads), fs.get());
+    ASSERT_TRUE(st.ok()) << st.status().ToString();
+    EXPECT_EQ(st->sampling.rare_class_blocks, estimate::kRareClassBlocks);
+    EXPECT_EQ(st->sampling.LevelOf(0, 1), 1);
+    // The 15 + 11 blocks of the two rare classes, each coded although half are below the
+    // level; not the 41 of the larger class.
+    const state::RareClasses classes(*st->rows[0].table, st->sampling);
+    EXPECT_TRUE(classes.complete());
+    EXPECT_EQ(classes.census_entries(1), 26u);
+    sampled.push_back(finish::Finish(*st, finish::ReportOptionsOf(st->options)));
+    // Without the census (as a state of format 15 reads) the same state's estimate is off: the
+    // ACGT blocks are then a sample like any other.
+    state::ScanState without = std::move(*st);
+    without.sampling.rare_class_blocks = 0;
+    const ScanResult r = finish::Finish(without, finish::ReportOptionsOf(without.options));
+    const double off = double(r.results[1].psize) / double(exact->results[1].psize) - 1;
+    EXPECT_GT(std::abs(off), 0.0005) << r.results[1].psize;
+  }
+  testing::ExpectSameFigures(sampled[0], sampled[1]);
+  testing::ExpectSameFigures(sampled[2], sampled[1]);
+  const SettingResult& s = sampled[1].results[1];
+  const SettingResult& e = exact->results[1];
+  ASSERT_FALSE(s.exact);
+  ASSERT_TRUE(s.ci95.has_value());
+  EXPECT_LE((*s.ci95)[0], e.compressratio + 0.01);
+  EXPECT_GE((*s.ci95)[1], e.compressratio - 0.01);
+  EXPECT_LT(double(s.codec_bytes), 0.6 * double(e.codec_bytes));
+  // With the census every block the regression cannot predict is counted: the estimate is the
+  // exact psize (the others lie on gzip-1 = lz4).
+  EXPECT_NEAR(double(s.psize) / double(e.psize), 1.0, 1e-6) << s.psize << " vs " << e.psize;
+}
+
+TEST(RareClassesScanTest, MergedPartsGiveTheScanOfBoth) {
+  // Each part meets some of each rare class (and more than 16 of the class of 41), so each
+  // codes them all by its own count; the union's census is what both parts coded.
+  testing::TempDir tmp;
+  WriteTree(tmp, "a/f", 0, kRecords / 2, 4);
+  WriteTree(tmp, "b/f", kRecords / 2, kRecords, 4);
+  const std::string a = (tmp.path() / "a").string(), b = (tmp.path() / "b").string();
+  auto fs = io::PosixFileSystem();
+  Result<ScanResult> whole = RunScan(Options({a, b}, false, 2), fs.get());
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  Result<state::ScanState> sa = ScanToState(Options({a}, false, 2), fs.get());
+  Result<state::ScanState> sb = ScanToState(Options({b}, false, 1), fs.get());
+  ASSERT_TRUE(sa.ok() && sb.ok());
+  ASSERT_TRUE(state::CheckMergeable(*sa, *sb).ok());
+  state::Merge(*sa, *sb);
+  EXPECT_EQ(sa->sampling.rare_class_blocks, estimate::kRareClassBlocks);
+  EXPECT_EQ(state::RareClasses(*sa->rows[0].table, sa->sampling).census_entries(1), 26u);
+  const ScanResult merged = finish::Finish(*sa, finish::ReportOptionsOf(sa->options));
+  testing::ExpectSameFigures(merged, *whole);
+  // A part from a scan without the census (format 15) takes the merge's census away.
+  Result<state::ScanState> sc = ScanToState(Options({b}, false, 1), fs.get());
+  ASSERT_TRUE(sc.ok());
+  sc->sampling.rare_class_blocks = 0;
+  Result<state::ScanState> sd = ScanToState(Options({a}, false, 2), fs.get());
+  ASSERT_TRUE(sd.ok());
+  state::Merge(*sd, *sc);
+  EXPECT_EQ(sd->sampling.rare_class_blocks, 0u);
+}
+
+}  // namespace
+}  // namespace zsim::pipeline
