@@ -31,18 +31,12 @@ const Compression kZle{CompressionAlgorithm::kZle, 0};
 template <typename RandomBytes>
 void WriteTree(testing::TempDir& tmp, RandomBytes random_bytes, int records = kRecords,
                const std::string& prefix = "f", int first = 0, int files = 12) {
-  for (int f = 0; f < files; ++f) {
-    std::vector<uint8_t> data;
-    for (int i = first + f * records / files; i < first + (f + 1) * records / files; ++i) {
-      const size_t n = random_bytes(i);
-      std::vector<uint8_t> r = testing::Xorshift64Bytes(static_cast<uint64_t>(i) * 31 + 5, n);
-      r.resize(kRecord, 0);
-      data.insert(data.end(), r.begin(), r.end());
-    }
-    std::string name = prefix;
-    name += std::to_string(f);  // not prefix + ...: GCC 12's -Wrestrict misfires on it
-    tmp.WriteFile(name, data);
-  }
+  testing::WriteRecordFiles(tmp, prefix, first, first + records, files, [&](int i) {
+    std::vector<uint8_t> r =
+        testing::Xorshift64Bytes(static_cast<uint64_t>(i) * 31 + 5, random_bytes(i));
+    r.resize(kRecord, 0);
+    return r;
+  });
 }
 
 ScanOptions Options(std::vector<std::string> paths, bool exact, int threads) {

@@ -125,17 +125,7 @@ std::vector<uint8_t> Record(int i) {
 }
 
 void WriteTree(testing::TempDir& tmp, const std::string& prefix, int first, int last, int files) {
-  for (int f = 0; f < files; ++f) {
-    std::vector<uint8_t> data;
-    for (int i = first + f * (last - first) / files; i < first + (f + 1) * (last - first) / files;
-         ++i) {
-      const std::vector<uint8_t> r = Record(i);
-      data.insert(data.end(), r.begin(), r.end());
-    }
-    std::string name = prefix;
-    name += std::to_string(f);  // not prefix + ...: GCC 12's -Wrestrict misfires on it
-    tmp.WriteFile(name, data);
-  }
+  testing::WriteRecordFiles(tmp, prefix, first, last, files, Record);
 }
 
 ScanOptions Options(std::vector<std::string> paths, bool exact, int threads) {

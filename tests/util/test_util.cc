@@ -104,6 +104,21 @@ std::string NumberedName(const char* prefix, int i) {
   return name;
 }
 
+void WriteRecordFiles(TempDir& tmp, const std::string& prefix, int first, int last, int files,
+                      const std::function<std::vector<uint8_t>(int)>& record) {
+  for (int f = 0; f < files; ++f) {
+    std::vector<uint8_t> data;
+    for (int i = first + f * (last - first) / files; i < first + (f + 1) * (last - first) / files;
+         ++i) {
+      const std::vector<uint8_t> r = record(i);
+      data.insert(data.end(), r.begin(), r.end());
+    }
+    std::string name = prefix;
+    name += std::to_string(f);  // not prefix + ...: GCC 12's -Wrestrict misfires on it
+    tmp.WriteFile(name, data);
+  }
+}
+
 std::filesystem::path GoldenDir() { return ZSIM_GOLDEN_DIR; }
 
 uint64_t SplitMix64(uint64_t seed, uint64_t i) {

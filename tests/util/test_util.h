@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,12 @@ class ScopedWorkingDirectory {
 // prefix followed by i ("f3"); built without operator+ on a literal, on which GCC 12's
 // -Wrestrict misfires.
 std::string NumberedName(const char* prefix, int i);
+
+// Writes records `first` to `last` - 1, record(i) each, into `files` files under `tmp` named
+// `prefix`0, `prefix`1, ..., each holding the next run of them (a tree of unique records, one
+// per block).
+void WriteRecordFiles(TempDir& tmp, const std::string& prefix, int first, int last, int files,
+                      const std::function<std::vector<uint8_t>(int)>& record);
 
 // A sample dataset's directory (samples/README.md): the one the environment variable
 // `variable` (ZSIM_SAMPLE_<NAME>) names, else the one ctest's sample fixtures built under the
