@@ -38,10 +38,11 @@ namespace zsim::estimate {
 // more (did not fit).
 inline constexpr int kAnchorClasses = 33;
 // A class of at most this many blocks is a census. 16, not 32: at 32 the database sample's
-// coverage was the same (91-97%) and the blocks coded before their class grew past the limit
-// cost twice as much: at most 33 x 16 = 528 more blocks per sampled codec and block size (at 32,
-// 2.7% more codec work on the large database sample, 14% on the VM store, 40% on the file
-// server, whose sample is small).
+// coverage was the same (91-97%), and the blocks coded before their class grew past the limit
+// cost more: at most 33 x 16 = 528 more blocks per sampled codec and block size (measured at 16:
+// 1.8% more codec work on the large database sample, 7% on the VM store, 37% on the file server,
+// whose sample is small; at 32: 2.7%, 14%, 40%). Where even that costs more than a quarter of
+// the codec's share of the cap, the codec has no census (codec_budget.h RareClassCensus).
 inline constexpr uint64_t kRareClassBlocks = 16;
 
 // The class of an anchor output of `units` 512-byte units (ddt::OutputUnitsOf; kNoFitUnits: did

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/estimate/anchor_class.h"
 #include "engine/estimate/codec_cost.h"
 #include "engine/zfs/write_rules.h"
 
@@ -19,8 +20,9 @@ struct Cell {
   double wish;               // seconds
 };
 
-// The cap shared out as water fills vessels (codec_budget.h BudgetLevels): raises `levels`.
-void ShareTheCap(std::vector<Cell> cells, std::vector<int>* levels_out) {
+// The cap shared out as water fills vessels (codec_budget.h BudgetLevels): raises `levels`, and
+// returns the share.
+double ShareTheCap(std::vector<Cell> cells, std::vector<int>* levels_out) {
   std::vector<int>& levels = *levels_out;
   const double cap = kCapSeconds;
   // The share: the smallest wishes granted in full while the rest split what is left evenly.
@@ -40,6 +42,7 @@ void ShareTheCap(std::vector<Cell> cells, std::vector<int>* levels_out) {
       ++level;
     }
   }
+  return share;
 }
 
 }  // namespace
@@ -55,11 +58,16 @@ int BudgetLevel(uint64_t planned_blocks) {
   return level;
 }
 
-std::vector<int> BudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
-                              uint64_t planned_bytes) {
+namespace {
+
+// BudgetLevels, and the share of the cap each costly setting got (kCapSeconds where the cap does
+// not bind): it only shrinks as planned_bytes grows (the wishes only grow).
+std::vector<int> LevelsAndShare(const ScanOptions& options, const std::vector<bool>& sampled,
+                                uint64_t planned_bytes, double* share) {
   const std::vector<uint64_t> rows = RowBlockSizes(options);
   const size_t settings = options.compressions.size();
   std::vector<int> levels(rows.size() * settings, 0);
+  *share = kCapSeconds;
   std::vector<Cell> cells;
   double wishes = 0;
   for (size_t r = 0; r < rows.size(); ++r) {
@@ -79,7 +87,7 @@ std::vector<int> BudgetLevels(const ScanOptions& options, const std::vector<bool
       wishes += cells.back().wish;
     }
   }
-  if (wishes > kCapSeconds) ShareTheCap(cells, &levels);
+  if (wishes > kCapSeconds) *share = ShareTheCap(cells, &levels);
   // A setting that follows a near anchor (sample_level.h NearAnchors) coded whole in its row
   // codes half the row's blocks, where the row plans enough of them for half to be a sample and
   // psize rounds to 512 bytes (NearAnchorsLowerLevels). Never a fall as the tree grows: the
@@ -99,6 +107,33 @@ std::vector<int> BudgetLevels(const ScanOptions& options, const std::vector<bool
     }
   }
   return levels;
+}
+
+}  // namespace
+
+std::vector<int> BudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
+                              uint64_t planned_bytes) {
+  double share = 0;
+  return LevelsAndShare(options, sampled, planned_bytes, &share);
+}
+
+std::vector<bool> RareClassCensus(const ScanOptions& options, const std::vector<bool>& sampled,
+                                  uint64_t planned_bytes) {
+  double share = 0;
+  LevelsAndShare(options, sampled, planned_bytes, &share);
+  const std::vector<uint64_t> rows = RowBlockSizes(options);
+  const std::vector<int> anchors = PlanSampling(options.compressions, options.exact).anchors;
+  const size_t settings = options.compressions.size();
+  std::vector<bool> out(rows.size() * settings, false);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    for (size_t c = 0; c < settings && c < sampled.size() && c < anchors.size(); ++c) {
+      const double speed = NominalCodecBytesPerSecond(options.compressions[c]);
+      if (!sampled[c] || anchors[c] < 0 || speed <= 0) continue;
+      const double most = double(kAnchorClasses) * double(kRareClassBlocks) * double(rows[r]);
+      out[r * settings + c] = most / speed <= kRareClassShareOfTheCap * share;
+    }
+  }
+  return out;
 }
 
 }  // namespace zsim::estimate

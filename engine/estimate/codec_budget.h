@@ -101,6 +101,18 @@ bool NearAnchorsLowerLevels(const ScanOptions& options);
 std::vector<int> BudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
                               uint64_t planned_bytes);
 
+// Per (row, setting), row-major: whether the rare-class census (anchor_class.h) runs for it: a
+// sampled setting with an anchor (sample_level.h PlanSampling) whose census could cost at most
+// kRareClassShareOfTheCap of the cap's share (kCapSeconds where the cap does not bind): at most
+// kAnchorClasses x kRareClassBlocks blocks of the row at the codec's nominal speed. gzip-6 at
+// 128K: 66 MiB, 1.7 nominal s, always; zstd-19 at 1M: 528 MiB, about 90 s, never. Never turns
+// back on as planned_bytes grows (the share only shrinks), so a scan that follows the sizing
+// walk's running sum and the estimate, which takes the whole plan's, agree: every class the
+// estimate takes whole was coded whole.
+inline constexpr double kRareClassShareOfTheCap = 0.25;
+std::vector<bool> RareClassCensus(const ScanOptions& options, const std::vector<bool>& sampled,
+                                  uint64_t planned_bytes);
+
 }  // namespace zsim::estimate
 
 #endif  // ZSIM_ENGINE_ESTIMATE_CODEC_BUDGET_H_

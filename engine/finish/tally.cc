@@ -286,7 +286,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   // So are the entries of rare anchor classes (state/rare_classes.h): the regression's residual
   // sits mostly on them, and a sample of a few thousand holds too few of them to say how much.
   const state::RareClasses rare_classes =
-      m == 1 ? state::RareClasses(table, sampling) : state::RareClasses();
+      m == 1 ? state::RareClasses(table, sampling, options_, row) : state::RareClasses();
   auto census = [&](const ddt::EntryView& e, size_t c) {
     return m == 1 && e.codes[c] != ddt::kPendingCode &&
            (e.refcount >= ddt::kHeavyRefcount || rare_classes.Census(c, e.key));

@@ -168,6 +168,9 @@ struct FirstSeen {
   bool census = false;
   // A first sighting that is a repeated one (ScanControl::shipped_before): every codec runs.
   bool every_codec = false;
+  // A key this rank met before and shipped to its owner: not counted again in its lz4 class
+  // (Scan::class_seen_ counts the distinct keys a rank met, at most its class's in all).
+  bool shipped = false;
 };
 
 // Everything a worker thread owns (STYLE.md §5: built once, nothing allocated per block).
@@ -311,6 +314,8 @@ class Scan : public std::enable_shared_from_this<Scan> {
     class_seen_ =
         std::make_unique<std::atomic<uint64_t>[]>(rows_.size() * estimate::kAnchorClasses);
     for (size_t i = 0; i < rows_.size() * estimate::kAnchorClasses; ++i) class_seen_[i].store(0);
+    census_on_ = std::make_unique<std::atomic<bool>[]>(cells);
+    for (size_t i = 0; i < cells; ++i) census_on_[i].store(class_anchor_ >= 0);
     for (size_t i = 0; i < cells; ++i) setting_level_[i].store(0);
     for (size_t r = 0; r < rows_.size(); ++r) skip_bound_[r].store(0);
     // --sample 1/M: keep 1/M of the key space from the start.
@@ -444,6 +449,9 @@ class Scan : public std::enable_shared_from_this<Scan> {
   // (row, class) the first sightings met so far (row-major, estimate::kAnchorClasses per row).
   int class_anchor_ = -1;
   std::unique_ptr<std::atomic<uint64_t>[]> class_seen_;
+  // Per (row, setting): the census runs for it (estimate::RareClassCensus of the bytes sized so
+  // far); only ever turned off, under level_mu_ (RaiseToBudget).
+  std::unique_ptr<std::atomic<bool>[]> census_on_;
   // File records (KeepRecords) and --since (StartFrom).
   bool record_ = false;
   // CLOCK_REALTIME_COARSE when Run began: a record stamped at or after it cannot vouch for the
@@ -888,12 +896,14 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       if (keep_ref && outcome != ddt::InsertOutcome::kSampledOut) w.refs.push_back(ref);
       if (keep_key && outcome != ddt::InsertOutcome::kSampledOut) w.keys.push_back(fp);
       if (outcome == ddt::InsertOutcome::kFirst) {
-        // Read here before and shipped to its owner since: the census's repeated sighting.
-        const bool again =
-            control_.shipped_before && any_sampled_ && !occurrences_ && !is_zero &&
-            estimate::SampleLevel(fp.lo) < skip_bound_[r].load(std::memory_order_acquire) &&
-            control_.shipped_before(fp);
-        w.first_seen.push_back(FirstSeen{rec_begin - chunk.offset, fp, is_zero, false, again});
+        // Read here before and shipped to its owner since: the census's repeated sighting (below
+        // the levels), and not a new key of its lz4 class (any level).
+        const bool below =
+            estimate::SampleLevel(fp.lo) < skip_bound_[r].load(std::memory_order_acquire);
+        const bool shipped = control_.shipped_before && any_sampled_ && !occurrences_ && !is_zero &&
+                             (below || class_anchor_ >= 0) && control_.shipped_before(fp);
+        w.first_seen.push_back(
+            FirstSeen{rec_begin - chunk.offset, fp, is_zero, false, shipped && below, shipped});
         if (r == 0 && !is_zero) chunk.unique += rec_data_end - rec_begin;
       } else if (outcome == ddt::InsertOutcome::kBecameHeavy && any_sampled_ && !occurrences_ &&
                  !is_zero &&
@@ -976,7 +986,8 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
       ddt::PsizeCode& code = w.first_codes[i * columns + c];
       const size_t probe = probe_columns_[c];
       const int lv = estimate::SampleLevel(f.key.lo);
-      const bool rare = w.rare[i] && sampling_.anchors[c] >= 0;
+      const bool rare = w.rare[i] && sampling_.anchors[c] >= 0 &&
+                        census_on_[r * settings + c].load(std::memory_order_relaxed);
       if (f.census ? !sampling_.sampled[c]
                    : sampling_.sampled[c] && lv < w.levels[c] && !f.every_codec && !rare) {
         // A census entry keeps the exact settings' codes of its first sighting (kPendingCode
@@ -988,7 +999,8 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
       const ByteView block(w.buffer.get() + f.offset, bs);
       const BlockCodes got = CodeOf(comp, block, f.is_zero, w);
       code = got.code;
-      if (static_cast<int>(c) == class_anchor_ && !f.census && !ddt::IsHoleCode(code)) {
+      if (static_cast<int>(c) == class_anchor_ && !f.census && !f.shipped &&
+          !ddt::IsHoleCode(code)) {
         // Counted before the sampled codecs run (exact settings come first in order_), and only
         // while the class may still be rare: a common class's counter is then only read, not
         // written by every core for every block.
@@ -1170,9 +1182,12 @@ void Scan::RaiseToBudget(uint64_t planned_bytes) {
   const size_t settings = options_.compressions.size();
   const std::vector<int> levels =
       estimate::BudgetLevels(options_, sampling_.sampled, planned_bytes);
+  const std::vector<bool> census =
+      estimate::RareClassCensus(options_, sampling_.sampled, planned_bytes);
   for (size_t r = 0; r < rows_.size(); ++r) {
     for (size_t c = 0; c < settings; ++c) {
       if (sampling_.sampled[c]) RaiseSettingLevel(r, c, levels[r * settings + c]);
+      if (!census[r * settings + c]) census_on_[r * settings + c].store(false);
     }
   }
 }

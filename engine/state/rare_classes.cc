@@ -4,6 +4,7 @@
 #include <array>
 
 #include "engine/estimate/anchor_class.h"
+#include "engine/estimate/codec_budget.h"
 
 namespace zsim::state {
 
@@ -17,15 +18,19 @@ struct Member {
 
 }  // namespace
 
-RareClasses::RareClasses(const ddt::DedupTable& table, const SamplingState& sampling) {
+RareClasses::RareClasses(const ddt::DedupTable& table, const SamplingState& sampling,
+                         const ScanOptions& options, size_t row) {
   const uint64_t limit = sampling.rare_class_blocks;
-  if (limit == 0 || table.sample_shift() != 0) return;
+  if (limit == 0 || table.sample_shift() != 0 || !sampling.adaptive) return;
   const size_t settings = sampling.sampled.size();
+  const std::vector<bool> census =
+      estimate::RareClassCensus(options, sampling.sampled, sampling.planned_bytes);
   // The settings the census covers, and their anchor (PlanSampling gives them all the same).
   std::vector<size_t> covered;
   int anchor = -1;
   for (size_t c = 0; c < settings && c < sampling.anchors.size(); ++c) {
     if (!sampling.sampled[c] || sampling.anchors[c] < 0) continue;
+    if (row * settings + c >= census.size() || !census[row * settings + c]) continue;
     if (anchor >= 0 && sampling.anchors[c] != anchor) continue;  // never: one anchor per plan
     anchor = sampling.anchors[c];
     covered.push_back(c);

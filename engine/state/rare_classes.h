@@ -22,6 +22,7 @@
 
 #include "engine/ddt/dedup_table.h"
 #include "engine/state/scan_state.h"
+#include "zsim/scan_options.h"
 
 namespace zsim::state {
 
@@ -29,9 +30,12 @@ class RareClasses {
  public:
   // No census: nothing is rare.
   RareClasses() = default;
-  // From every entry of `table`, a row of a state with `sampling`. Empty unless the state's scan
-  // ran the census (rare_class_blocks > 0) on a table keeping every key (sample_shift 0).
-  RareClasses(const ddt::DedupTable& table, const SamplingState& sampling);
+  // From every entry of `table`, row `row` of a state with `options` and `sampling`. Empty unless
+  // the state's scan ran the census (rare_class_blocks > 0) on a table keeping every key
+  // (sample_shift 0); only for the settings the whole plan gives a census
+  // (estimate::RareClassCensus: not those the cap holds back).
+  RareClasses(const ddt::DedupTable& table, const SamplingState& sampling,
+              const ScanOptions& options, size_t row);
 
   // Whether `key` is an entry of a rare class of setting `setting` whose codes are all there.
   bool Census(size_t setting, const ddt::Fingerprint& key) const;

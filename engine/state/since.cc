@@ -103,7 +103,9 @@ bool CodesCover(const ScanState& state) {
   bool cover = true;
   for (size_t r = 0; r < state.rows.size() && cover; ++r) {
     // The rare classes a full scan codes whole (a kept entry's old scan saw its class larger).
-    if (!RareClasses(*state.rows[r].table, state.sampling).complete()) return false;
+    if (!RareClasses(*state.rows[r].table, state.sampling, state.options, r).complete()) {
+      return false;
+    }
     state.rows[r].table->ForEach([&](const ddt::EntryView& e) {
       const int lv = estimate::SampleLevel(e.key.lo);
       for (size_t c = 0; c < settings; ++c) {

@@ -131,16 +131,16 @@ KeyRefs RecordKeys(const ScanState& s, size_t row) {
 }
 
 // Whether row `row`'s entry `e` keeps its code of sampled setting `c` in a saved state: where an
-// estimate may use it (at or above the setting's level, heavy, or of a rare class). The others
-// were coded by the order the scan met its blocks (a rare class's first blocks before it grew,
-// blocks met before the sizing walk raised a level, keys a rank of a distributed scan met
-// often): no figure reads them, and leaving them out makes the saved bytes a function of the
-// data and the options alone.
+// estimate may use it (at or above the setting's level, heavy and not all zero: the census, or of
+// a rare class). The others were coded by the order the scan met its blocks (a rare class's first
+// blocks before it grew, blocks met before the sizing walk raised a level, keys a rank of a
+// distributed scan met often): no figure reads them, and writing them as a block outside the
+// sample is stored (PutTable) makes the saved bytes a function of the data and the options.
 bool KeepsSideCode(const ScanState& s, size_t row, const RareClasses& rare, const ddt::EntryView& e,
                    size_t c) {
   if (!s.sampling.adaptive || c >= s.sampling.sampled.size() || !s.sampling.sampled[c]) return true;
   return estimate::SampleLevel(e.key.lo) >= s.sampling.LevelOf(row, c) ||
-         e.refcount >= ddt::kHeavyRefcount || rare.Census(c, e.key);
+         (e.refcount >= ddt::kHeavyRefcount && !e.is_zero) || rare.Census(c, e.key);
 }
 
 // The entries in the order of their keys (state/save_order.h); `map`, when given, receives their
@@ -150,11 +150,13 @@ bool KeepsSideCode(const ScanState& s, size_t row, const RareClasses& rare, cons
 void PutTable(FrameWriter& w, const ScanState& s, size_t row, ddt::DedupTable::RefMap* map,
               KeyRefs* keys = nullptr) {
   const ddt::DedupTable& t = *s.rows[row].table;
-  const RareClasses rare(t, s.sampling);
+  const RareClasses rare(t, s.sampling, s.options, row);
   const std::vector<ddt::SettingStorage>& layout = t.layout();
-  // The setting each column belongs to: its own, then its early-abort and written-key columns.
+  // The setting each column belongs to: its own, then its early-abort and written-key columns
+  // (`is_key`).
   const size_t settings = s.options.compressions.size();
   std::vector<size_t> owner(layout.size());
+  std::vector<bool> is_key(layout.size(), false);
   for (size_t c = 0; c < owner.size(); ++c) owner[c] = c;
   const std::vector<size_t> probes = ProbeColumns(s.code_kind, s.options.compressions);
   const std::vector<size_t> key_columns = KeyColumns(s.options, s.code_kind, s.written_keys);
@@ -164,6 +166,7 @@ void PutTable(FrameWriter& w, const ScanState& s, size_t row, ddt::DedupTable::R
     if (c >= key_columns.size() || key_columns[c] == kNoKey) continue;
     for (size_t k = 0; k < ddt::kWrittenKeyColumns && key_columns[c] + k < owner.size(); ++k) {
       owner[key_columns[c] + k] = c;
+      is_key[key_columns[c] + k] = true;
     }
   }
   std::vector<ddt::PsizeCode> codes(layout.size());  // the codes an entry writes
@@ -190,14 +193,20 @@ void PutTable(FrameWriter& w, const ScanState& s, size_t row, ddt::DedupTable::R
                 static_cast<uint32_t>(k << 24) | place;
           }
         }
-        // The codes written: a side code left out (and its setting's other columns) reads
-        // pending.
+        // The codes written. A code left out is written as the scan stores a block outside
+        // the sample (pipeline/scan.cc CompressFirstSightings): a hole for an all-zero block
+        // whose setting makes it one, else pending, and the same in its early-abort column;
+        // its written keys pending.
         for (size_t c = 0; c < settings; ++c) keeps[c] = KeepsSideCode(s, row, rare, e, c);
         bool side = false;
         for (size_t c = 0; c < layout.size(); ++c) {
           codes[c] = e.codes[c];
           if (layout[c].kind != ddt::SettingStorage::Kind::kSide) continue;
-          if (owner[c] < settings && !keeps[owner[c]]) codes[c] = ddt::kPendingCode;
+          const size_t o = owner[c];
+          if (o < settings && !keeps[o]) {
+            codes[c] = !is_key[c] && e.is_zero && layout[o].zero_is_hole ? ddt::kHoleCode
+                                                                         : ddt::kPendingCode;
+          }
           side = side || codes[c] != ddt::kPendingCode;
         }
         w.U64(e.key.lo);

@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,7 @@
 #include "engine/io/file_system.h"
 #include "engine/pipeline/scan.h"
 #include "engine/state/merge.h"
+#include "engine/state/state_file.h"
 #include "tests/util/result_compare.h"
 #include "tests/util/test_util.h"
 
@@ -31,8 +34,12 @@ struct HandTable {
   HandTable()
       : table({ddt::SettingStorage{ddt::SettingStorage::Kind::kInline, true},
                ddt::SettingStorage{ddt::SettingStorage::Kind::kSide, true}}) {
+    options.compressions = {{CompressionAlgorithm::kLz4, 0}, {CompressionAlgorithm::kGzip, 1}};
+    options.recordsizes = {4096};
     sampling.sampled = {false, true};
     sampling.anchors = {-1, 0};
+    sampling.adaptive = true;
+    sampling.planned_bytes = 100 * 4096;  // the cap far away: the census runs
     sampling.rare_class_blocks = estimate::kRareClassBlocks;
   }
   // Adds `n` entries whose lz4 output is `lz4_units` 512-byte units; gzip-1's code where `coded`.
@@ -49,6 +56,7 @@ struct HandTable {
     return keys;
   }
   ddt::DedupTable table;
+  ScanOptions options;
   state::SamplingState sampling;
   uint64_t seed = 0;
 };
@@ -59,7 +67,7 @@ TEST(RareClassesTest, ClassesOfAtMost16EntriesAllCodedAreACensus) {
   const std::vector<ddt::Fingerprint> rare = t.Add(16, 1, true);    // class 4: rare, whole
   const std::vector<ddt::Fingerprint> common = t.Add(17, 3, true);  // class 12: common
   const std::vector<ddt::Fingerprint> other = t.Add(5, 7, true);    // class 28: rare, whole
-  const state::RareClasses classes(t.table, t.sampling);
+  const state::RareClasses classes(t.table, t.sampling, t.options, 0);
   EXPECT_TRUE(classes.complete());
   EXPECT_EQ(classes.census_entries(1), 21u);
   EXPECT_EQ(classes.census_entries(0), 0u);  // lz4 is exact: nothing to take whole
@@ -75,7 +83,7 @@ TEST(RareClassesTest, ARareClassMissingACodeIsNoCensusAndIncomplete) {
   const std::vector<ddt::Fingerprint> whole = t.Add(10, 1, true);
   const std::vector<ddt::Fingerprint> coded = t.Add(9, 5, true);
   t.Add(1, 5, false);
-  const state::RareClasses classes(t.table, t.sampling);
+  const state::RareClasses classes(t.table, t.sampling, t.options, 0);
   EXPECT_FALSE(classes.complete());
   EXPECT_EQ(classes.census_entries(1), 10u);
   EXPECT_TRUE(classes.Census(1, whole[0]));
@@ -86,12 +94,53 @@ TEST(RareClassesTest, NoCensusWhereTheScanRanNone) {
   HandTable t;
   t.Add(3, 1, true);
   t.sampling.rare_class_blocks = 0;  // a state of format 15 or older, or a merge with one
-  EXPECT_EQ(state::RareClasses(t.table, t.sampling).census_entries(1), 0u);
+  EXPECT_EQ(state::RareClasses(t.table, t.sampling, t.options, 0).census_entries(1), 0u);
   t.sampling.rare_class_blocks = estimate::kRareClassBlocks;
   t.sampling.anchors = {-1, -1};  // gzip-1 on lsize (no lz4 in the list)
-  EXPECT_EQ(state::RareClasses(t.table, t.sampling).census_entries(1), 0u);
+  EXPECT_EQ(state::RareClasses(t.table, t.sampling, t.options, 0).census_entries(1), 0u);
   t.sampling.anchors = {-1, 0};
-  EXPECT_EQ(state::RareClasses(t.table, t.sampling).census_entries(1), 3u);
+  EXPECT_EQ(state::RareClasses(t.table, t.sampling, t.options, 0).census_entries(1), 3u);
+}
+
+TEST(RareClassesTest, NoCensusWhereItWouldCostMoreThanAQuarterOfTheCapsShare) {
+  // The default codecs at 128K: each codec on lz4 has its census (gzip-6's costs at most 528 x
+  // 128K at 40 MB/s nominal, 1.7 s), on a small tree and on 1 TiB, where the cap binds and
+  // shares 28 s among the costliest; lz4 (exact) has none.
+  ScanOptions o;
+  o.compressions = {{CompressionAlgorithm::kLz4, 0},
+                    {CompressionAlgorithm::kZstd, 3},
+                    {CompressionAlgorithm::kGzip, 6},
+                    {CompressionAlgorithm::kZle, 0}};
+  o.recordsizes = {128 * 1024};
+  const std::vector<bool> sampled = estimate::PlanSampling(o.compressions, false).sampled;
+  for (uint64_t bytes : {uint64_t{64} << 20, uint64_t{1} << 40}) {
+    EXPECT_EQ(estimate::RareClassCensus(o, sampled, bytes),
+              (std::vector<bool>{false, true, true, true}))
+        << bytes;
+  }
+  // zstd-19 at 1M: its census alone would be 528 MiB at 6 MB/s nominal, about 90 s: never;
+  // gzip-6's (14 s) neither, more than a quarter of the whole cap.
+  o.compressions.push_back({CompressionAlgorithm::kZstd, 19});
+  o.recordsizes = {1024 * 1024};
+  const std::vector<bool> with19 = estimate::PlanSampling(o.compressions, false).sampled;
+  EXPECT_EQ(estimate::RareClassCensus(o, with19, uint64_t{64} << 20),
+            (std::vector<bool>{false, true, false, true, false}));
+  // On 3 GiB the cap binds: gzip-6, zstd-3 and zstd-19 share what zle leaves of 28 s (under
+  // 9 s each), and zstd-3's census at 1M (528 MiB at 250 MB/s, 2.2 s) is then more than a
+  // quarter of that.
+  EXPECT_EQ(estimate::RareClassCensus(o, with19, uint64_t{3} << 30),
+            (std::vector<bool>{false, false, false, true, false}));
+  // Never back on as the tree grows.
+  for (const std::vector<uint64_t>& rows :
+       {std::vector<uint64_t>{16 * 1024, 128 * 1024, 1024 * 1024}, std::vector<uint64_t>{4096}}) {
+    o.recordsizes = rows;
+    std::vector<bool> previous = estimate::RareClassCensus(o, with19, 0);
+    for (uint64_t bytes = 1 << 20; bytes < (uint64_t{1} << 44); bytes += bytes / 7 + 12345) {
+      const std::vector<bool> now = estimate::RareClassCensus(o, with19, bytes);
+      for (size_t i = 0; i < now.size(); ++i) ASSERT_FALSE(now[i] && !previous[i]) << bytes;
+      previous = now;
+    }
+  }
 }
 
 // --- Scans --------------------------------------------------------------------------------------
@@ -139,16 +188,39 @@ ScanOptions Options(std::vector<std::string> paths, bool exact, int threads) {
   return o;
 }
 
+// A saved state's bytes before its run section (the last frame before the end frame), which
+// hold the data and the options only (docs/state.md).
+std::string BytesBeforeTheRun(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto u32 = [&](size_t at) {
+    uint32_t v = 0;
+    for (int k = 3; k >= 0; --k) v = v << 8 | uint8_t(b[at + size_t(k)]);
+    return v;
+  };
+  size_t at = 8 + 4;
+  at += 4 + u32(at) + 8;  // the text header
+  size_t last = 0;
+  while (at + 4 <= b.size() && u32(at) != 0) {
+    last = at;
+    at += 4 + u32(at) + 8;
+  }
+  return b.substr(0, last);
+}
+
 TEST(RareClassesScanTest, EveryBlockOfARareClassIsCodedWhateverTheThreads) {
   // The budget of 8,192 planned blocks codes half of them (level 1).
   ASSERT_EQ(estimate::BudgetLevel(kRecords), 1);
   testing::TempDir tmp;
   WriteTree(tmp, "f", 0, kRecords, 8);
+  tmp.WriteFile("zeros", std::vector<uint8_t>(16 * kRecord, 0));  // all-zero blocks: holes
   auto fs = io::PosixFileSystem();
   const ScanOptions exact_options = Options({tmp.path().string()}, true, 2);
   Result<ScanResult> exact = RunScan(exact_options, fs.get());
   ASSERT_TRUE(exact.ok()) << exact.status().ToString();
   std::vector<ScanResult> sampled;
+  std::vector<std::string> saved;
+  testing::TempDir states;  // not in the tree scanned
   for (int threads : {1, 2, 3}) {
     SCOPED_TRACE(threads);
     Result<state::ScanState> st =
@@ -158,10 +230,20 @@ TEST(RareClassesScanTest, EveryBlockOfARareClassIsCodedWhateverTheThreads) {
     EXPECT_EQ(st->sampling.LevelOf(0, 1), 1);
     // The 15 + 11 blocks of the two rare classes, each coded although half are below the
     // level; not the 41 of the larger class.
-    const state::RareClasses classes(*st->rows[0].table, st->sampling);
+    const state::RareClasses classes(*st->rows[0].table, st->sampling, st->options, 0);
     EXPECT_TRUE(classes.complete());
     EXPECT_EQ(classes.census_entries(1), 26u);
     sampled.push_back(finish::Finish(*st, finish::ReportOptionsOf(st->options)));
+    // Saved, the state reports the same figures, and its bytes are the data's: the blocks of
+    // the larger classes each thread happened to code first are not in them.
+    const std::string path = (states.path() / testing::NumberedName("state", threads)).string();
+    ASSERT_TRUE(state::SaveState(*st, path).ok());
+    Result<state::ScanState> loaded = state::LoadState(path);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    testing::ExpectSameFigures(finish::Finish(*loaded, finish::ReportOptionsOf(loaded->options)),
+                               sampled.back());
+    saved.push_back(BytesBeforeTheRun(path));
+    ASSERT_GT(saved.back().size(), 1000u);
     // Without the census (as a state of format 15 reads) the same state's estimate is off: the
     // ACGT blocks are then a sample like any other.
     state::ScanState without = std::move(*st);
@@ -172,6 +254,8 @@ TEST(RareClassesScanTest, EveryBlockOfARareClassIsCodedWhateverTheThreads) {
   }
   testing::ExpectSameFigures(sampled[0], sampled[1]);
   testing::ExpectSameFigures(sampled[2], sampled[1]);
+  EXPECT_TRUE(saved[0] == saved[1]);
+  EXPECT_TRUE(saved[2] == saved[1]);
   const SettingResult& s = sampled[1].results[1];
   const SettingResult& e = exact->results[1];
   ASSERT_FALSE(s.exact);
@@ -200,7 +284,8 @@ TEST(RareClassesScanTest, MergedPartsGiveTheScanOfBoth) {
   ASSERT_TRUE(state::CheckMergeable(*sa, *sb).ok());
   state::Merge(*sa, *sb);
   EXPECT_EQ(sa->sampling.rare_class_blocks, estimate::kRareClassBlocks);
-  EXPECT_EQ(state::RareClasses(*sa->rows[0].table, sa->sampling).census_entries(1), 26u);
+  EXPECT_EQ(state::RareClasses(*sa->rows[0].table, sa->sampling, sa->options, 0).census_entries(1),
+            26u);
   const ScanResult merged = finish::Finish(*sa, finish::ReportOptionsOf(sa->options));
   testing::ExpectSameFigures(merged, *whole);
   // A part from a scan without the census (format 15) takes the merge's census away.
