@@ -314,8 +314,12 @@ class Scan : public std::enable_shared_from_this<Scan> {
     class_seen_ =
         std::make_unique<std::atomic<uint64_t>[]>(rows_.size() * estimate::kAnchorClasses);
     for (size_t i = 0; i < rows_.size() * estimate::kAnchorClasses; ++i) class_seen_[i].store(0);
+    // The census of an empty plan (never turns on later): a codec whose census would cost more
+    // than a quarter of the whole cap (zstd-19 at 1M) has none even before the sizing walk's
+    // first bytes.
     census_on_ = std::make_unique<std::atomic<bool>[]>(cells);
-    for (size_t i = 0; i < cells; ++i) census_on_[i].store(class_anchor_ >= 0);
+    const std::vector<bool> census = estimate::RareClassCensus(options_, sampling_.sampled, 0);
+    for (size_t i = 0; i < cells; ++i) census_on_[i].store(class_anchor_ >= 0 && census[i]);
     for (size_t i = 0; i < cells; ++i) setting_level_[i].store(0);
     for (size_t r = 0; r < rows_.size(); ++r) skip_bound_[r].store(0);
     // --sample 1/M: keep 1/M of the key space from the start.
