@@ -168,9 +168,6 @@ struct FirstSeen {
   bool census = false;
   // A first sighting that is a repeated one (ScanControl::shipped_before): every codec runs.
   bool every_codec = false;
-  // A key this rank met before and shipped to its owner: not counted again in its lz4 class
-  // (Scan::class_seen_ counts the distinct keys a rank met, at most its class's in all).
-  bool shipped = false;
 };
 
 // Everything a worker thread owns (STYLE.md §5: built once, nothing allocated per block).
@@ -508,6 +505,11 @@ class Scan : public std::enable_shared_from_this<Scan> {
   // The table code of `block` under `comp`: its raw outcome (CodeKind::kRaw), or its psize
   // rounded under the scan's policy (a --since scan from a state of rounded codes).
   BlockCodes CodeOf(Compression comp, ByteView block, bool is_zero, Worker& w) const;
+  // A first sighting of a key this rank shipped to its owner before (ScanControl::shipped_before).
+  bool ShippedBefore(const FirstSeen& f) const {
+    return f.every_codec ||
+           (control_.shipped_before && !f.is_zero && control_.shipped_before(f.key));
+  }
   // Per setting, the table column of its early-abort code (state::ProbeColumns of the tables'
   // code kind), or state::kNoProbe.
   std::vector<size_t> probe_columns_;
@@ -900,14 +902,12 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       if (keep_ref && outcome != ddt::InsertOutcome::kSampledOut) w.refs.push_back(ref);
       if (keep_key && outcome != ddt::InsertOutcome::kSampledOut) w.keys.push_back(fp);
       if (outcome == ddt::InsertOutcome::kFirst) {
-        // Read here before and shipped to its owner since: the census's repeated sighting (below
-        // the levels), and not a new key of its lz4 class (any level).
-        const bool below =
-            estimate::SampleLevel(fp.lo) < skip_bound_[r].load(std::memory_order_acquire);
-        const bool shipped = control_.shipped_before && any_sampled_ && !occurrences_ && !is_zero &&
-                             (below || class_anchor_ >= 0) && control_.shipped_before(fp);
-        w.first_seen.push_back(
-            FirstSeen{rec_begin - chunk.offset, fp, is_zero, false, shipped && below, shipped});
+        // Read here before and shipped to its owner since: the census's repeated sighting.
+        const bool again =
+            control_.shipped_before && any_sampled_ && !occurrences_ && !is_zero &&
+            estimate::SampleLevel(fp.lo) < skip_bound_[r].load(std::memory_order_acquire) &&
+            control_.shipped_before(fp);
+        w.first_seen.push_back(FirstSeen{rec_begin - chunk.offset, fp, is_zero, false, again});
         if (r == 0 && !is_zero) chunk.unique += rec_data_end - rec_begin;
       } else if (outcome == ddt::InsertOutcome::kBecameHeavy && any_sampled_ && !occurrences_ &&
                  !is_zero &&
@@ -996,22 +996,24 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
                    : sampling_.sampled[c] && lv < w.levels[c] && !f.every_codec && !rare) {
         // A census entry keeps the exact settings' codes of its first sighting (kPendingCode
         // leaves them). Outside the sample: a zero block's fate is known without compressing it.
-        code = !f.census && f.is_zero && zero_is_hole_[c] ? ddt::kHoleCode : ddt::kPendingCode;
+        code = f.census ? ddt::kPendingCode : state::UnsampledCode(f.is_zero, zero_is_hole_[c]);
         if (probe != state::kNoProbe) w.first_codes[i * columns + probe] = code;
         continue;
       }
       const ByteView block(w.buffer.get() + f.offset, bs);
       const BlockCodes got = CodeOf(comp, block, f.is_zero, w);
       code = got.code;
-      if (static_cast<int>(c) == class_anchor_ && !f.census && !f.shipped &&
-          !ddt::IsHoleCode(code)) {
+      if (static_cast<int>(c) == class_anchor_ && !f.census && !ddt::IsHoleCode(code)) {
         // Counted before the sampled codecs run (exact settings come first in order_), and only
         // while the class may still be rare: a common class's counter is then only read, not
-        // written by every core for every block.
+        // written by every core for every block. A key this rank met before and shipped to its
+        // owner (a distributed scan's Bloom filter, asked only here) is not counted again: the
+        // counter counts the distinct keys a rank met, at most its class's in all.
         const int k = estimate::AnchorClass(ddt::OutputUnitsOf(code), bs);
         std::atomic<uint64_t>& seen =
             class_seen_[r * estimate::kAnchorClasses + static_cast<size_t>(k)];
         w.rare[i] = seen.load(std::memory_order_relaxed) < estimate::kRareClassBlocks &&
+                    !ShippedBefore(f) &&
                     seen.fetch_add(1, std::memory_order_relaxed) < estimate::kRareClassBlocks;
       }
       if (keyed) {

@@ -5,18 +5,9 @@
 
 #include "engine/estimate/anchor_class.h"
 #include "engine/estimate/codec_budget.h"
+#include "engine/estimate/sample_level.h"
 
 namespace zsim::state {
-
-namespace {
-
-// An entry of a class still small enough to be rare: its key and which settings lack a code.
-struct Member {
-  std::pair<uint64_t, uint64_t> key;
-  std::vector<bool> missing;
-};
-
-}  // namespace
 
 RareClasses::RareClasses(const ddt::DedupTable& table, const SamplingState& sampling,
                          const ScanOptions& options, size_t row) {
@@ -37,35 +28,39 @@ RareClasses::RareClasses(const ddt::DedupTable& table, const SamplingState& samp
   }
   if (covered.empty()) return;
   const size_t a = static_cast<size_t>(anchor);
+  // Per class: its entries, their keys while it may be rare, and per setting whether one of
+  // them lacks the code.
+  using Classes = std::array<bool, estimate::kAnchorClasses>;
   std::array<uint64_t, estimate::kAnchorClasses> count{};
-  std::array<std::vector<Member>, estimate::kAnchorClasses> members;
+  std::array<std::vector<std::pair<uint64_t, uint64_t>>, estimate::kAnchorClasses> members;
+  std::vector<Classes> missing(settings, Classes{});
   table.ForEach([&](const ddt::EntryView& e) {
     if (a >= e.codes.size()) return;
     const ddt::PsizeCode code = e.codes[a];
     if (ddt::IsHoleCode(code) || code == ddt::kPendingCode || e.lsize == 0) return;
-    const int k = estimate::AnchorClass(ddt::OutputUnitsOf(code), e.lsize);
-    if (++count[k] > limit) {
-      members[k] = {};  // common: the sample covers it
-      return;
-    }
-    Member m{{e.key.lo, e.key.hi}, std::vector<bool>(settings, false)};
-    for (size_t c : covered) m.missing[c] = e.codes[c] == ddt::kPendingCode;
-    members[k].push_back(std::move(m));
+    const size_t k = static_cast<size_t>(estimate::AnchorClass(ddt::OutputUnitsOf(code), e.lsize));
+    if (++count[k] > limit) return;  // common: the sample covers it
+    members[k].emplace_back(e.key.lo, e.key.hi);
+    for (size_t c : covered) missing[c][k] = missing[c][k] || e.codes[c] == ddt::kPendingCode;
   });
   keys_.resize(settings);
-  for (int k = 0; k < estimate::kAnchorClasses; ++k) {
+  for (size_t k = 0; k < count.size(); ++k) {
     if (count[k] == 0 || count[k] > limit) continue;
     for (size_t c : covered) {
-      const bool whole = std::none_of(members[k].begin(), members[k].end(),
-                                      [&](const Member& m) { return m.missing[c]; });
-      if (!whole) {
+      if (missing[c][k]) {
         complete_ = false;
         continue;
       }
-      for (const Member& m : members[k]) keys_[c].push_back(m.key);
+      keys_[c].insert(keys_[c].end(), members[k].begin(), members[k].end());
     }
   }
   for (auto& v : keys_) std::sort(v.begin(), v.end());
+}
+
+bool EstimateReadsCode(const SamplingState& sampling, size_t row, const RareClasses& rare,
+                       const ddt::EntryView& e, size_t c) {
+  return estimate::SampleLevel(e.key.lo) >= sampling.LevelOf(row, c) ||
+         (e.refcount >= ddt::kHeavyRefcount && !e.is_zero) || rare.Census(c, e.key);
 }
 
 bool RareClasses::Census(size_t setting, const ddt::Fingerprint& key) const {

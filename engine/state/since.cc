@@ -103,18 +103,12 @@ bool CodesCover(const ScanState& state) {
   bool cover = true;
   for (size_t r = 0; r < state.rows.size() && cover; ++r) {
     // The rare classes a full scan codes whole (a kept entry's old scan saw its class larger).
-    if (!RareClasses(*state.rows[r].table, state.sampling, state.options, r).complete()) {
-      return false;
-    }
+    const RareClasses rare(*state.rows[r].table, state.sampling, state.options, r);
+    if (!rare.complete()) return false;
     state.rows[r].table->ForEach([&](const ddt::EntryView& e) {
-      const int lv = estimate::SampleLevel(e.key.lo);
       for (size_t c = 0; c < settings; ++c) {
         if (!state.sampling.sampled[c] || e.codes[c] != ddt::kPendingCode) continue;
-        // Heavy all-zero keys go through no census (pipeline/scan.cc), in a full scan either.
-        if (lv >= state.sampling.LevelOf(r, c) ||
-            (e.refcount >= ddt::kHeavyRefcount && !e.is_zero)) {
-          cover = false;
-        }
+        if (EstimateReadsCode(state.sampling, r, rare, e, c)) cover = false;
       }
     });
   }

@@ -131,16 +131,15 @@ KeyRefs RecordKeys(const ScanState& s, size_t row) {
 }
 
 // Whether row `row`'s entry `e` keeps its code of sampled setting `c` in a saved state: where an
-// estimate may use it (at or above the setting's level, heavy and not all zero: the census, or of
-// a rare class). The others were coded by the order the scan met its blocks (a rare class's first
-// blocks before it grew, blocks met before the sizing walk raised a level, keys a rank of a
-// distributed scan met often): no figure reads them, and writing them as a block outside the
-// sample is stored (PutTable) makes the saved bytes a function of the data and the options.
+// estimate may read it (EstimateReadsCode). The others were coded by the order the scan met its
+// blocks (a rare class's first blocks before it grew, blocks met before the sizing walk raised a
+// level, keys a rank of a distributed scan met often): no figure reads them, and writing them as
+// a block outside the sample is stored (UnsampledCode) makes the saved bytes a function of the
+// data and the options.
 bool KeepsSideCode(const ScanState& s, size_t row, const RareClasses& rare, const ddt::EntryView& e,
                    size_t c) {
   if (!s.sampling.adaptive || c >= s.sampling.sampled.size() || !s.sampling.sampled[c]) return true;
-  return estimate::SampleLevel(e.key.lo) >= s.sampling.LevelOf(row, c) ||
-         (e.refcount >= ddt::kHeavyRefcount && !e.is_zero) || rare.Census(c, e.key);
+  return EstimateReadsCode(s.sampling, row, rare, e, c);
 }
 
 // The entries in the order of their keys (state/save_order.h); `map`, when given, receives their
@@ -194,9 +193,7 @@ void PutTable(FrameWriter& w, const ScanState& s, size_t row, ddt::DedupTable::R
           }
         }
         // The codes written. A code left out is written as the scan stores a block outside
-        // the sample (pipeline/scan.cc CompressFirstSightings): a hole for an all-zero block
-        // whose setting makes it one, else pending, and the same in its early-abort column;
-        // its written keys pending.
+        // the sample (UnsampledCode), in its early-abort column too; its written keys pending.
         for (size_t c = 0; c < settings; ++c) keeps[c] = KeepsSideCode(s, row, rare, e, c);
         bool side = false;
         for (size_t c = 0; c < layout.size(); ++c) {
@@ -204,8 +201,8 @@ void PutTable(FrameWriter& w, const ScanState& s, size_t row, ddt::DedupTable::R
           if (layout[c].kind != ddt::SettingStorage::Kind::kSide) continue;
           const size_t o = owner[c];
           if (o < settings && !keeps[o]) {
-            codes[c] = !is_key[c] && e.is_zero && layout[o].zero_is_hole ? ddt::kHoleCode
-                                                                         : ddt::kPendingCode;
+            codes[c] =
+                is_key[c] ? ddt::kPendingCode : UnsampledCode(e.is_zero, layout[o].zero_is_hole);
           }
           side = side || codes[c] != ddt::kPendingCode;
         }
