@@ -203,8 +203,12 @@ double UniqueBytes(const std::vector<ProbedRecord>& records, double short_bytes,
 CostProbe::CostProbe(io::FileSystem* fs, std::vector<walk::SampledFile> files, int file_level,
                      uint64_t data_bytes, const ScanOptions& options,
                      const zfs::WritePolicy& policy, std::vector<double> shares,
-                     double forecast_codec_cpu_seconds)
-    : fs_(fs), options_(options), policy_(policy), shares_(std::move(shares)) {
+                     double forecast_codec_cpu_seconds, PilotPlan pilot)
+    : fs_(fs),
+      options_(options),
+      policy_(policy),
+      shares_(std::move(shares)),
+      pilot_(std::move(pilot)) {
   thread_ = std::thread([this, files = std::move(files), file_level, data_bytes,
                          forecast_codec_cpu_seconds]() mutable {
     // The probe only feeds the progress line's expected time: a failure ends it, not the scan.
@@ -222,6 +226,21 @@ CostProbe::~CostProbe() {
 }
 
 void CostProbe::Stop() { stop_.store(true, std::memory_order_relaxed); }
+
+void CostProbe::Wait() {
+  if (thread_.joinable()) thread_.join();
+}
+
+std::vector<int> CostProbe::PilotLevels(
+    const std::vector<std::vector<estimate::PilotPoint>>& points, double unique_bytes) const {
+  const double unique_blocks = unique_bytes / double(BlockBytes(options_));
+  std::vector<int> levels(pilot_.budget_levels.size(), -1);
+  for (size_t c = 0; c < levels.size(); ++c) {
+    const int budget = pilot_.budget_levels[c];
+    if (budget >= 0) levels[c] = estimate::PilotLevel(points[c], unique_blocks, budget);
+  }
+  return levels;
+}
 
 std::optional<ProbeFigures> CostProbe::figures() const {
   if (!done_.load(std::memory_order_acquire)) return std::nullopt;
@@ -328,17 +347,70 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
   std::vector<uint64_t> lsizes(order.size());
   for (size_t i = 0; i < order.size(); ++i)
     lsizes[i] = lsize_of(distinct[order[i]].second.capacity);
+  // The records of lowest key again, as the scan codes them (nullopt: gone since).
+  auto reread = [&](size_t i) -> std::optional<ByteView> {
+    const Kept& k = distinct[order[i]].second;
+    Result<std::unique_ptr<io::File>> file = fs_->Open(k.path, Follow(k.path));
+    if (!file.ok()) return std::nullopt;
+    const uint64_t lsize = lsize_of(k.capacity);
+    std::fill(buffer.get(), buffer.get() + lsize, 0);
+    if (!io::ReadFully(**file, k.offset, MutableByteView(buffer.get(), k.capacity)).ok()) {
+      return std::nullopt;
+    }
+    return ByteView(buffer.get(), lsize);
+  };
+  // The pilot first: its levels change the shares the codecs are timed at.
+  if (!pilot_.budget_levels.empty()) {
+    const size_t settings = options_.compressions.size();
+    std::vector<std::vector<estimate::PilotPoint>> points(settings);
+    // A setting whose points already ask for far more blocks than a raise would leave stops
+    // early (estimate::PilotSettled), in key order: the same records decide it on every run.
+    const double unique_blocks = figures.unique_bytes / double(bs);
+    std::vector<bool> settled(settings, false);
+    // The codecs the pilot runs on a record: its settings not settled, and their anchors.
+    auto coded = [&](size_t c) {
+      if (pilot_.budget_levels[c] >= 0 && !settled[c]) return true;
+      for (size_t f = 0; f < settings; ++f) {
+        if (pilot_.anchors[f] == int(c) && pilot_.budget_levels[f] >= 0 && !settled[f]) return true;
+      }
+      return false;
+    };
+    std::vector<double> psize(settings, 0);
+    for (size_t i = 0; i < std::min(order.size(), estimate::kPilotRecords); ++i) {
+      if (stop_.load(std::memory_order_relaxed)) return;
+      const std::optional<ByteView> block = reread(i);
+      if (!block) return;  // no figures rather than a pilot of other records
+      for (size_t c = 0; c < settings; ++c) {
+        if (!coded(c)) continue;
+        const zfs::BlockWrite w =
+            codec::CompressZfsBlock(policy_, options_.compressions[c], *block, false, compressor,
+                                    MutableByteView(scratch.get(), block->size()));
+        // ZFS accounts nothing for an embedded block (zfs/write_rules.h BlockWrite).
+        psize[c] = w.kind == zfs::BlockKind::kEmbedded ? 0 : double(w.psize);
+      }
+      const double lsize = double(block->size());
+      for (size_t c = 0; c < settings; ++c) {
+        if (pilot_.budget_levels[c] < 0 || settled[c]) continue;
+        const int anchor = pilot_.anchors[c];
+        points[c].push_back({lsize, anchor >= 0 ? psize[anchor] : lsize, psize[c]});
+        settled[c] = estimate::PilotSettled(points[c], unique_blocks, pilot_.budget_levels[c]);
+      }
+    }
+    figures.pilot_levels = PilotLevels(points, figures.unique_bytes);
+    // Row 0's codecs run at the pilot's levels from here on (cost_forecast.h coded_shares).
+    for (size_t c = 0; c < settings && c < shares_.size(); ++c) {
+      const int budget = pilot_.budget_levels[c];
+      if (budget < 0) continue;
+      shares_[c] += std::ldexp(1.0, -figures.pilot_levels[c]) - std::ldexp(1.0, -budget);
+    }
+  }
   const size_t timed = ProbeTimedRecords(forecast_codec_cpu_seconds, nominal_per_byte, lsizes);
   std::vector<bool> ready(options_.compressions.size(), false);
   for (size_t i = 0; i < timed; ++i) {
     if (stop_.load(std::memory_order_relaxed)) return;
-    const Kept& k = distinct[order[i]].second;
-    Result<std::unique_ptr<io::File>> file = fs_->Open(k.path, Follow(k.path));
-    if (!file.ok()) continue;
-    const uint64_t lsize = lsize_of(k.capacity);
-    std::fill(buffer.get(), buffer.get() + lsize, 0);
-    if (!io::ReadFully(**file, k.offset, MutableByteView(buffer.get(), k.capacity)).ok()) continue;
-    const ByteView block(buffer.get(), lsize);
+    const std::optional<ByteView> read = reread(i);
+    if (!read) continue;
+    const ByteView block = *read;
     double ns = 0;
     for (size_t c = 0; c < options_.compressions.size(); ++c) {
       if (shares_[c] <= 0) continue;

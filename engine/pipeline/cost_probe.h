@@ -29,6 +29,14 @@
 // cost and rising and falling with it, is timed on every distinct record, and the few records' cost
 // is taken relative to it (CodecCpuPerByte). Timing moves only the expected time, never a figure.
 //
+// The pilot (estimate/pilot_level.h): where PilotPlan asks, the probe also codes the
+// kPilotRecords distinct records of lowest key with each sampled codec it names and with its
+// anchor, and gives each codec the level PilotLevel finds for the first row (the probe reads in
+// its block size) at the unique blocks it estimates. Those levels move figures, so they depend on
+// the tree only: the records are a function of the file sample and the sizes, the points are
+// taken in key order, and a probe stopped or failed gives none (the scan then waits for it, or
+// keeps the budget's levels: pipeline/scan.cc).
+//
 // Cost: about 1/kProbeShare of the data read again (from the page cache, as the scan reads it
 // just after), lz4 on the distinct records read, and the codecs on ProbeTimedRecords records,
 // about 1.5% of the forecast's codec time.
@@ -47,6 +55,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/estimate/pilot_level.h"
 #include "engine/io/file_system.h"
 #include "engine/pipeline/expected_time.h"
 #include "engine/walk/file_sample.h"
@@ -166,13 +175,21 @@ double CodecCpuPerByte(const std::vector<TimedRecord>& records);
 double UniqueBytes(const std::vector<ProbedRecord>& records, double short_bytes,
                    uint64_t data_bytes);
 
+// What the pilot raises: per setting of options.compressions, the budget's level of a sampled
+// codec in the first row (estimate/codec_budget.h), or -1 for a setting the pilot leaves alone;
+// and the setting each codes its anchor with (-1: lsize). Empty: no pilot.
+struct PilotPlan {
+  std::vector<int> budget_levels;
+  std::vector<int> anchors;
+};
+
 class CostProbe {
  public:
   // Starts reading at once, on its own thread. `shares`: cost_forecast.h
   // CostForecast::coded_shares.
   CostProbe(io::FileSystem* fs, std::vector<walk::SampledFile> files, int file_level,
             uint64_t data_bytes, const ScanOptions& options, const zfs::WritePolicy& policy,
-            std::vector<double> shares, double forecast_codec_cpu_seconds);
+            std::vector<double> shares, double forecast_codec_cpu_seconds, PilotPlan pilot = {});
   // Stops the reading (at the next record) and joins its thread.
   ~CostProbe();
   CostProbe(const CostProbe&) = delete;
@@ -181,6 +198,9 @@ class CostProbe {
   // Asks the probe to stop without waiting: it starts no I/O after the one under way, if any
   // (an abandoned scan's, whose reads may hang: the destructor joins later).
   void Stop();
+
+  // Blocks until the probe has finished (or stopped, or failed).
+  void Wait();
 
   // The figures once the probe has finished (nullopt before, after a read error, and after a
   // failure).
@@ -192,6 +212,9 @@ class CostProbe {
  private:
   void Run(std::vector<walk::SampledFile> files, int file_level, uint64_t data_bytes,
            double forecast_codec_cpu_seconds);
+  // The pilot's levels over `points[c]` (PilotPlan), for `unique_bytes` of the tree.
+  std::vector<int> PilotLevels(const std::vector<std::vector<estimate::PilotPoint>>& points,
+                               double unique_bytes) const;
   // Whether `path` is opened through a symlink, as the scan opens it.
   bool Follow(const std::string& path) const;
 
@@ -199,6 +222,7 @@ class CostProbe {
   ScanOptions options_;
   zfs::WritePolicy policy_;
   std::vector<double> shares_;
+  PilotPlan pilot_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> done_{false};
   std::atomic<bool> failed_{false};

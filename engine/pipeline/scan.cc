@@ -32,6 +32,7 @@
 #include "engine/estimate/codec_cost.h"
 #include "engine/estimate/distinct_blocks.h"
 #include "engine/estimate/occurrence_sample.h"
+#include "engine/estimate/pilot_level.h"
 #include "engine/estimate/ratio_estimator.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/finish/finish.h"
@@ -382,6 +383,12 @@ class Scan : public std::enable_shared_from_this<Scan> {
   void MaybeForecast();
   // Once: the forecast to control_.forecast, measured by the probe when one runs.
   void MaybeTellForecast();
+  // Once the probe's pilot has given its levels (estimate/pilot_level.h): the first row's codecs
+  // raised to them. Serial stage, or after the pipeline.
+  void MaybeApplyPilot();
+  // After the pipeline of a scan that ran to its end: the pilot's levels, waited for (the
+  // figures take them whether or not the reading met them), in pilot_levels_.
+  void FinishPilot();
   // A worker's codec CPU nanoseconds so far and their nominal CPU seconds (estimate/codec_cost.h).
   struct CodecWork {
     uint64_t ns = 0;
@@ -394,9 +401,14 @@ class Scan : public std::enable_shared_from_this<Scan> {
   PaceState LivePace(const PaceState& s) const;
   std::optional<CostForecast> forecast_;  // once the sizing walk has finished
   bool forecast_told_ = false;            // control_.forecast called (serial stage only)
-  // With the progress line, or where the nominal forecast IsCostly, once the sizing walk has
-  // finished: reads ahead (cost_probe.h).
+  // With the progress line, where the nominal forecast IsCostly, or where the pilot may raise a
+  // level (pilot_plan_), once the sizing walk has finished: reads ahead (cost_probe.h).
   std::unique_ptr<CostProbe> probe_;
+  // The pilot's plan, set with the forecast (empty budget_levels: no pilot), and once known the
+  // levels it gave the first row's settings (-1: none), applied once.
+  PilotPlan pilot_plan_;
+  std::vector<int> pilot_levels_;
+  bool pilot_applied_ = false;
   // The work done so far as the workers do it, not as chunks finish: the pace of work would
   // otherwise miss up to 2 x threads chunks in flight, each up to 8 MiB of codec work, most of a
   // small tree's work (the database sample: 11 chunks). Added once per chunk and once per
@@ -1640,7 +1652,13 @@ void Scan::MaybeForecast() {
   forecast_ = ForecastCost(options_, sizer_->allocated_bytes());
   // The probe measures the codecs for the progress line, and for the warning of a costly scan
   // where the nominal speeds (slower than this CPU's) find one.
-  if (control_.progress || (control_.forecast && IsCostly(*forecast_))) {
+  const std::vector<int> pilot = estimate::PilotBudgetLevels(options_, sampling_.sampled, adaptive_,
+                                                             sizer_->allocated_bytes());
+  if (std::any_of(pilot.begin(), pilot.end(), [](int level) { return level >= 0; })) {
+    pilot_plan_ = PilotPlan{pilot, sampling_.anchors};
+  }
+  if (control_.progress || (control_.forecast && IsCostly(*forecast_)) ||
+      !pilot_plan_.budget_levels.empty()) {
     walk::FileSample& sample = sizer_->file_sample();
     const int level = sample.level();
     // The probe's CPU seconds count in the pace where it shares the scan's cores
@@ -1648,10 +1666,32 @@ void Scan::MaybeForecast() {
     if (options_.threads >= MachineCores()) {
       pace_.probe_started_seconds = std::chrono::duration<double>(Clock::now() - start_).count();
     }
-    probe_ =
-        std::make_unique<CostProbe>(fs_, sample.Take(), level, sizer_->data_bytes(), options_,
-                                    policy_, forecast_->coded_shares, forecast_->codec_cpu_seconds);
+    probe_ = std::make_unique<CostProbe>(fs_, sample.Take(), level, sizer_->data_bytes(), options_,
+                                         policy_, forecast_->coded_shares,
+                                         forecast_->codec_cpu_seconds, pilot_plan_);
   }
+}
+
+void Scan::MaybeApplyPilot() {
+  if (pilot_applied_ || !probe_ || pilot_plan_.budget_levels.empty()) return;
+  const std::optional<ProbeFigures> probed = probe_->figures();
+  if (!probed || probed->pilot_levels.empty()) return;
+  pilot_applied_ = true;
+  pilot_levels_ = probed->pilot_levels;
+  std::lock_guard<std::mutex> lock(level_mu_);
+  for (size_t c = 0; c < pilot_levels_.size(); ++c) {
+    if (pilot_levels_[c] >= 0) RaiseSettingLevel(0, c, pilot_levels_[c]);
+  }
+}
+
+void Scan::FinishPilot() {
+  if (!adaptive_ || !sizer_ || cancelled_) return;
+  sizer_->Wait();
+  if (!sizer_->finished()) return;
+  MaybeForecast();  // where the reading ended before the sizing walk
+  if (!probe_ || pilot_plan_.budget_levels.empty()) return;
+  probe_->Wait();
+  MaybeApplyPilot();
 }
 
 void Scan::MaybeTellForecast() {
@@ -1707,6 +1747,7 @@ void Scan::RunPipeline() {
               if (control_.chunk_done) control_.chunk_done();
               MaybeForecast();
               MaybeTellForecast();
+              MaybeApplyPilot();
               if (chunk->file->chunks_left.fetch_sub(1) == 1) {
                 FinishFile(*chunk->file);
               }
@@ -1807,6 +1848,9 @@ state::ScanState Scan::Run() {
   }
   const tbb::enumerable_thread_specific<Worker>& workers = *workers_;
   MaybeReportProgress(true);
+  if (drained) FinishPilot();
+  // After an abandon the pipeline thread may still be in MaybeApplyPilot: not read then.
+  const std::vector<int> pilot_levels = drained ? pilot_levels_ : std::vector<int>();
   // Stops the probe if the scan was quicker. After an abandon it is only told to stop: it starts
   // no more I/O, and a read of its that hangs is not waited for (the Scan's end joins it).
   if (drained) {
@@ -1847,6 +1891,8 @@ state::ScanState Scan::Run() {
       // Under --since too: the plan is the whole new tree's (CodesCover checks that the kept
       // files' entries have their codes at this level).
       if (adaptive_) level = std::max(level, budget[r * settings + c]);
+      // The pilot's, whether or not the reading met it (FinishPilot).
+      if (r == 0 && c < pilot_levels.size()) level = std::max(level, pilot_levels[c]);
       sampling_.setting_levels[r * settings + c] = level;
       lowest = lowest < 0 ? level : std::min(lowest, level);
     }

@@ -107,7 +107,9 @@ TEST(AnchoredSamplingTest, LzCodecsRegressOnAnExactLz4) {
   EXPECT_LE((*z.ci95)[0], ze.compressratio + 0.01);
   EXPECT_GE((*z.ci95)[1], ze.compressratio - 0.01);
   EXPECT_LT(HalfWidth(z), 0.5 * HalfWidth(zl)) << HalfWidth(z) << " vs " << HalfWidth(zl);
-  EXPECT_EQ(z.codec_bytes, g.codec_bytes);
+  // Its psize follows lz4's more closely than gzip-1's does: the pilot (estimate/pilot_level.h)
+  // may give it a higher level, never a lower one.
+  EXPECT_LE(z.codec_bytes, g.codec_bytes);
 
   // The same figures for any thread count.
   for (int threads : {1, 3}) {

@@ -220,6 +220,7 @@ TEST(RareClassesScanTest, EveryBlockOfARareClassIsCodedWhateverTheThreads) {
   ASSERT_TRUE(exact.ok()) << exact.status().ToString();
   std::vector<ScanResult> sampled;
   std::vector<std::string> saved;
+  std::vector<int> levels;
   testing::TempDir states;  // not in the tree scanned
   for (int threads : {1, 2, 3}) {
     SCOPED_TRACE(threads);
@@ -227,8 +228,11 @@ TEST(RareClassesScanTest, EveryBlockOfARareClassIsCodedWhateverTheThreads) {
         ScanToState(Options({tmp.path().string()}, false, threads), fs.get());
     ASSERT_TRUE(st.ok()) << st.status().ToString();
     EXPECT_EQ(st->sampling.rare_class_blocks, estimate::kRareClassBlocks);
-    EXPECT_EQ(st->sampling.LevelOf(0, 1), 1);
-    // The 15 + 11 blocks of the two rare classes, each coded although half are below the
+    // The budget's level, or the pilot's above it (gzip-1's psize follows lz4's on nearly every
+    // block), the same whatever the threads.
+    EXPECT_GE(st->sampling.LevelOf(0, 1), 1);
+    levels.push_back(st->sampling.LevelOf(0, 1));
+    // The 15 + 11 blocks of the two rare classes, each coded although most are below the
     // level; not the 41 of the larger class.
     const state::RareClasses classes(*st->rows[0].table, st->sampling, st->options, 0);
     EXPECT_TRUE(classes.complete());
@@ -252,6 +256,8 @@ TEST(RareClassesScanTest, EveryBlockOfARareClassIsCodedWhateverTheThreads) {
     const double off = double(r.results[1].psize) / double(exact->results[1].psize) - 1;
     EXPECT_GT(std::abs(off), 0.0005) << r.results[1].psize;
   }
+  EXPECT_EQ(levels[0], levels[1]);
+  EXPECT_EQ(levels[2], levels[1]);
   testing::ExpectSameFigures(sampled[0], sampled[1]);
   testing::ExpectSameFigures(sampled[2], sampled[1]);
   EXPECT_TRUE(saved[0] == saved[1]);
@@ -268,9 +274,12 @@ TEST(RareClassesScanTest, EveryBlockOfARareClassIsCodedWhateverTheThreads) {
   EXPECT_NEAR(double(s.psize) / double(e.psize), 1.0, 1e-6) << s.psize << " vs " << e.psize;
 }
 
-TEST(RareClassesScanTest, MergedPartsGiveTheScanOfBoth) {
+TEST(RareClassesScanTest, MergedPartsGiveTheCensusOfBoth) {
   // Each part meets some of each rare class (and more than 16 of the class of 41), so each
-  // codes them all by its own count; the union's census is what both parts coded.
+  // codes them all by its own count; the union's census is what both parts coded. Not every
+  // figure of the scan of both: each part's pilot raised its level by its own blocks
+  // (estimate/pilot_level.h), and the merge keeps the higher; gzip-1's psize, counted exactly by
+  // the census where the regression cannot predict it, is the same.
   testing::TempDir tmp;
   WriteTree(tmp, "a/f", 0, kRecords / 2, 4);
   WriteTree(tmp, "b/f", kRecords / 2, kRecords, 4);
@@ -287,7 +296,13 @@ TEST(RareClassesScanTest, MergedPartsGiveTheScanOfBoth) {
   EXPECT_EQ(state::RareClasses(*sa->rows[0].table, sa->sampling, sa->options, 0).census_entries(1),
             26u);
   const ScanResult merged = finish::Finish(*sa, finish::ReportOptionsOf(sa->options));
-  testing::ExpectSameFigures(merged, *whole);
+  ASSERT_EQ(merged.results.size(), whole->results.size());
+  for (size_t c = 0; c < merged.results.size(); ++c) {
+    SCOPED_TRACE(c);
+    EXPECT_NEAR(double(merged.results[c].psize) / double(whole->results[c].psize), 1.0, 1e-6);
+    EXPECT_EQ(merged.results[c].lsize, whole->results[c].lsize);
+    EXPECT_EQ(merged.results[c].dedup.unique_entries, whole->results[c].dedup.unique_entries);
+  }
   // A part from a scan without the census (format 15) takes the merge's census away.
   Result<state::ScanState> sc = ScanToState(Options({b}, false, 1), fs.get());
   ASSERT_TRUE(sc.ok());

@@ -1,0 +1,97 @@
+#include "engine/estimate/pilot_level.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/estimate/codec_budget.h"
+
+namespace zsim::estimate {
+namespace {
+
+// The 95% normal quantile, as the estimate's intervals take it for large samples.
+constexpr double kZ95 = 1.959963985;
+
+}  // namespace
+
+std::vector<int> PilotBudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
+                                   bool adaptive, uint64_t planned_bytes) {
+  const size_t settings = options.compressions.size();
+  std::vector<int> out(settings, -1);
+  const std::vector<uint64_t> rows = RowBlockSizes(options);
+  if (!adaptive || options.exact || options.sample_modulus > 1 || rows.empty() || rows[0] == 0) {
+    return out;
+  }
+  const std::vector<int> budget = BudgetLevels(options, sampled, planned_bytes);
+  std::vector<bool> whole(settings, false);
+  for (size_t c = 0; c < settings; ++c) whole[c] = c < sampled.size() && !sampled[c];
+  for (size_t c = 0; c < settings; ++c) whole[c] = whole[c] || budget[c] == 0;
+  const std::vector<int> near = NearAnchors(options.compressions, whole);
+  std::vector<bool> root(settings, false);
+  for (int n : near) {
+    if (n >= 0) root[size_t(n)] = true;
+  }
+  for (size_t c = 0; c < settings && c < sampled.size(); ++c) {
+    if (!sampled[c] || near[c] >= 0 || root[c]) continue;
+    if (PilotWanted(planned_bytes / rows[0], budget[c])) out[c] = budget[c];
+  }
+  return out;
+}
+
+bool PilotWanted(uint64_t planned_blocks, int budget_level) {
+  if (budget_level < 0 || budget_level >= kMaxSampleLevel) return false;
+  return (planned_blocks >> budget_level) >= 2 * kPilotMinSample;
+}
+
+std::optional<double> PilotBlocks(const std::vector<PilotPoint>& points) {
+  const size_t m = points.size();
+  if (m < kPilotMinPoints) return std::nullopt;
+  // The estimate's line, through the origin: psize ~ a lsize + b anchor (regression_estimator.h),
+  // by least squares; psize ~ a lsize where the anchor adds nothing (no anchor, or one
+  // proportional to lsize).
+  double ss = 0, sx = 0, xx = 0, sy = 0, xy = 0, y_sum = 0;
+  for (const PilotPoint& p : points) {
+    ss += p.lsize * p.lsize;
+    sx += p.lsize * p.anchor;
+    xx += p.anchor * p.anchor;
+    sy += p.lsize * p.psize;
+    xy += p.anchor * p.psize;
+    y_sum += p.psize;
+  }
+  const double mean_y = y_sum / double(m);
+  if (!(ss > 0) || !(mean_y > 0)) return std::nullopt;
+  double a = sy / ss, b = 0;
+  const double det = ss * xx - sx * sx;
+  if (det > 1e-9 * ss * xx) {
+    a = (sy * xx - sx * xy) / det;
+    b = (ss * xy - sx * sy) / det;
+  }
+  // The residuals' spread about their mean, with the estimate's degrees of freedom (n - 3).
+  double e_sum = 0;
+  for (const PilotPoint& p : points) e_sum += p.psize - a * p.lsize - b * p.anchor;
+  const double e_mean = e_sum / double(m);
+  double e2 = 0;
+  for (const PilotPoint& p : points) {
+    const double e = p.psize - a * p.lsize - b * p.anchor - e_mean;
+    e2 += e * e;
+  }
+  const double sd = std::sqrt(e2 / double(m - 3));
+  const double blocks = kZ95 * sd / (mean_y * kPilotHalfWidth);
+  return blocks * blocks;
+}
+
+bool PilotSettled(const std::vector<PilotPoint>& points, double unique_blocks, int budget_level) {
+  if (points.empty() || points.size() % kPilotMinPoints != 0) return false;
+  const std::optional<double> wanted = PilotBlocks(points);
+  return wanted && *wanted > kPilotSettledFactor * std::ldexp(unique_blocks, -(budget_level + 1));
+}
+
+int PilotLevel(const std::vector<PilotPoint>& points, double unique_blocks, int budget_level) {
+  const std::optional<double> wanted = PilotBlocks(points);
+  if (!wanted || !(unique_blocks > 0)) return budget_level;
+  const double least = std::max(*wanted, double(kPilotMinSample));
+  int level = budget_level;
+  while (level < kMaxSampleLevel && std::ldexp(unique_blocks, -(level + 1)) >= least) ++level;
+  return level;
+}
+
+}  // namespace zsim::estimate

@@ -1,0 +1,92 @@
+// engine/estimate/pilot_level.h
+//
+// The pilot: how many blocks a sampled codec needs, seen on a small sample before the scan pays
+// for the budget's. The codec budget (codec_budget.h) fixes a sampled codec's blocks from the
+// tree's size alone: some 4,096 to 8,192 unique blocks per (recordsize, codec), enough for
+// +-0.5% at a unit spread of 0.16. Homogeneous data needs far fewer: on the database sample's
+// 3.2 GB, gzip-6's interval at the budget's 6,000 blocks was +-0.11%, and gzip-6 on them cost
+// two thirds of the scan's CPU time (bench/results/2026-12-05-s40-pilot). The pilot measures the
+// spread on a few hundred distinct records the cost probe reads anyway (pipeline/cost_probe.h),
+// and raises the codec's level where the whole tree's unique blocks leave enough at a higher one.
+//
+// The rule. A sampled setting's estimate is a regression of psize on lsize and its anchor's
+// psize (finish/tally.cc); its interval's relative half width at n sampled blocks is about
+// z s / (ybar sqrt(n)), s the residual standard deviation and ybar the mean psize. The pilot fits
+// the same line to its points and asks for n* = (z s / (ybar kPilotHalfWidth))^2 blocks, at least
+// kPilotMinSample: half the target's width (a quarter of its variance), as the pilot's spread is
+// itself an estimate from a few hundred blocks, and the refcounts the estimate weights by are not
+// in it. The level is the highest at or above the budget's at which the row's unique blocks
+// (the probe's estimate) still leave n*. The estimate then computes its interval from the blocks
+// it has, as before: a pilot that saw too little spread gives a wider interval, never a false one.
+//
+// Why the figures still depend on the data only: the pilot's records are the probe's, a function
+// of the tree (the sizing walk's file sample, sorted by path, and strides from its size), and
+// the points are the lowest-keyed distinct ones; the scan only ever raises a level (the blocks
+// below it go uncoded, and the estimate ignores any it had coded), and at its end takes the
+// pilot's levels whether or not it met them while reading (pipeline/scan.cc). A merge takes the
+// higher level of each part (state/merge.cc), as for any level.
+//
+// Thread safety: pure functions.
+
+#ifndef ZSIM_ENGINE_ESTIMATE_PILOT_LEVEL_H_
+#define ZSIM_ENGINE_ESTIMATE_PILOT_LEVEL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "engine/estimate/sample_level.h"
+#include "zsim/scan_options.h"
+
+namespace zsim::estimate {
+
+// One distinct block under one sampled setting, as ZFS would store it: its lsize, its anchor's
+// psize (the lsize again where the setting has no anchor) and its own psize, in bytes.
+struct PilotPoint {
+  double lsize = 0;
+  double anchor = 0;
+  double psize = 0;
+};
+
+// The pilot codes the kPilotRecords distinct records of lowest key; with fewer than
+// kPilotMinPoints points it raises nothing.
+inline constexpr size_t kPilotRecords = 256;
+inline constexpr size_t kPilotMinPoints = 64;
+// The half width the pilot sizes for: half the estimate's target (sample_level.h).
+inline constexpr double kPilotHalfWidth = kTargetRelativeHalfWidth / 2;
+// The fewest unique blocks a raised level is expected to leave a codec.
+inline constexpr uint64_t kPilotMinSample = 1024;
+
+// Whether the pilot may raise a row's levels: its budget's sample (planned blocks at the
+// budget's level) holds at least twice kPilotMinSample blocks. Below, the pilot's own cost would
+// eat what it saves. A function of the plan, so the scan and a report agree on it.
+bool PilotWanted(uint64_t planned_blocks, int budget_level);
+
+// Per setting of options.compressions: the budget's level (BudgetLevels of `planned_bytes`) of
+// each sampled setting the pilot may raise in the first row (the cost probe reads in its block
+// size), -1 for the others; all -1 where PilotWanted is false. Not --exact, not --sample (not
+// `adaptive`); not a near anchor's root or follower (sample_level.h NearAnchors): a follower's
+// estimate rests on its root coded whole, and its level on the root's.
+std::vector<int> PilotBudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
+                                   bool adaptive, uint64_t planned_bytes);
+
+// The level the pilot gives a setting whose budget gives `budget_level`, for a row of
+// `unique_blocks` unique blocks (the probe's estimate; 0: not known): at least budget_level.
+int PilotLevel(const std::vector<PilotPoint>& points, double unique_blocks, int budget_level);
+
+// True when `points` (a prefix, in key order, of the pilot's) already leave the budget's level:
+// at a multiple of kPilotMinPoints points, they ask for more than kPilotSettledFactor times the
+// blocks one level up would leave. PilotLevel on the prefix then gives budget_level, and the
+// pilot codes no more for it: homogeneous data is seen at once, and a VM store's spread (the
+// bundled sample's asks for 5-20 times its unique blocks) costs 64 records, not 256.
+inline constexpr double kPilotSettledFactor = 4;
+bool PilotSettled(const std::vector<PilotPoint>& points, double unique_blocks, int budget_level);
+
+// The blocks PilotLevel asks for (before kPilotMinSample): nullopt when the points cannot say
+// (too few, or no psize at all).
+std::optional<double> PilotBlocks(const std::vector<PilotPoint>& points);
+
+}  // namespace zsim::estimate
+
+#endif  // ZSIM_ENGINE_ESTIMATE_PILOT_LEVEL_H_

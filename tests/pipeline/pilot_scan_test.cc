@@ -1,0 +1,158 @@
+// The pilot through the C++ API (estimate/pilot_level.h): where the cost probe's records show a
+// sampled codec's psize following its anchor's closely, the scan codes it at a higher level than
+// the budget's, the same level for any thread count, with an interval that still holds the
+// exact value; where they show a wide spread, the budget's level stays; a merge keeps the higher
+// level of its parts.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/estimate/codec_budget.h"
+#include "engine/estimate/pilot_level.h"
+#include "engine/finish/finish.h"
+#include "engine/io/file_system.h"
+#include "engine/pipeline/scan.h"
+#include "engine/state/merge.h"
+#include "engine/state/state_file.h"
+#include "tests/util/result_compare.h"
+#include "tests/util/test_util.h"
+
+namespace zsim::pipeline {
+namespace {
+
+constexpr size_t kRecord = 4096;
+constexpr int kRecords = 8192;  // 32 MiB: the budget's level 1 leaves 4,096 blocks
+const Compression kLz4{CompressionAlgorithm::kLz4, 0};
+const Compression kGzip1{CompressionAlgorithm::kGzip, 1};
+
+// Record i: `random(i)` random bytes, `letters(i)` letters of ACGT, then zeros to 4K.
+template <typename Random, typename Letters>
+void WriteTree(testing::TempDir& tmp, const std::string& prefix, int first, int last, Random random,
+               Letters letters) {
+  testing::WriteRecordFiles(tmp, prefix, first, last, 8, [&](int i) {
+    std::vector<uint8_t> r = testing::Xorshift64Bytes(uint64_t(i) * 977 + 3, random(i));
+    std::vector<uint8_t> acgt = testing::Xorshift64Bytes(uint64_t(i) * 131 + 7, letters(i));
+    for (uint8_t& c : acgt) c = "ACGT"[c & 3];
+    r.insert(r.end(), acgt.begin(), acgt.end());
+    r.resize(kRecord, 0);
+    return r;
+  });
+}
+
+// Alike: 1,300 random bytes in each (lz4 and gzip-1 store 3 sectors of 512 on every block).
+void WriteAlike(testing::TempDir& tmp, const std::string& prefix, int first, int last) {
+  WriteTree(
+      tmp, prefix, first, last, [](int) { return size_t{1300}; }, [](int) { return 0; });
+}
+// Spread: 200 to 1,699 random bytes and 0 to 1,999 letters, drawn apart: lz4 stores the letters
+// nearly whole, gzip-1 in a quarter (2 bits a letter), so lz4's psize cannot tell gzip-1's.
+void WriteSpread(testing::TempDir& tmp, const std::string& prefix, int first, int last) {
+  WriteTree(
+      tmp, prefix, first, last, [](int i) { return size_t{200} + size_t(i * 104729 % 1500); },
+      [](int i) { return size_t(i * 7919 % 2000); });
+}
+
+ScanOptions Options(std::vector<std::string> paths, bool exact, int threads) {
+  ScanOptions o;
+  o.paths = std::move(paths);
+  o.compressions = {kLz4, kGzip1};
+  o.recordsizes = {kRecord};
+  o.ashift = 9;
+  o.exact = exact;
+  o.threads = threads;
+  return o;
+}
+
+Result<state::ScanState> ScanState(const std::vector<std::string>& paths, int threads) {
+  auto fs = io::PosixFileSystem();
+  return ScanToState(Options(paths, false, threads), fs.get());
+}
+
+ScanResult ExactScan(const std::vector<std::string>& paths) {
+  auto fs = io::PosixFileSystem();
+  Result<ScanResult> r = RunScan(Options(paths, true, 2), fs.get());
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? *r : ScanResult{};
+}
+
+void ExpectHolds(const SettingResult& s, const SettingResult& e) {
+  ASSERT_FALSE(s.exact);
+  ASSERT_TRUE(s.ci95.has_value());
+  EXPECT_LE((*s.ci95)[0], e.compressratio + 0.01);
+  EXPECT_GE((*s.ci95)[1], e.compressratio - 0.01);
+  EXPECT_NEAR(double(s.psize) / double(e.psize), 1.0, 0.005);
+}
+
+TEST(PilotScanTest, AlikeBlocksAreCodedAtThePilotsLevelWhateverTheThreads) {
+  ASSERT_EQ(estimate::BudgetLevel(kRecords), 1);
+  ASSERT_TRUE(estimate::PilotWanted(kRecords, 1));
+  testing::TempDir tmp;
+  WriteAlike(tmp, "f", 0, kRecords);
+  const std::string root = tmp.path().string();
+  const ScanResult exact = ExactScan({root});
+  std::vector<ScanResult> results;
+  testing::TempDir states;
+  for (int threads : {1, 2, 3}) {
+    SCOPED_TRACE(threads);
+    Result<state::ScanState> st = ScanState({root}, threads);
+    ASSERT_TRUE(st.ok()) << st.status().ToString();
+    // No spread: the floor decides. 8,192 unique blocks leave kPilotMinSample at level 3.
+    EXPECT_EQ(st->sampling.LevelOf(0, 1), 3);
+    results.push_back(finish::Finish(*st, finish::ReportOptionsOf(st->options)));
+    ExpectHolds(results.back().results[1], exact.results[1]);
+    // Saved and loaded, the same figures: the level is in the state.
+    const std::string path = (states.path() / testing::NumberedName("s", threads)).string();
+    ASSERT_TRUE(state::SaveState(*st, path).ok());
+    Result<state::ScanState> loaded = state::LoadState(path);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    EXPECT_EQ(loaded->sampling.LevelOf(0, 1), 3);
+    testing::ExpectSameFigures(finish::Finish(*loaded, finish::ReportOptionsOf(loaded->options)),
+                               results.back());
+  }
+  testing::ExpectSameFigures(results[0], results[1]);
+  testing::ExpectSameFigures(results[2], results[1]);
+  // Fewer blocks coded than the budget's half of the tree (the blocks met before the pilot's
+  // answer are coded at the budget's level).
+  EXPECT_LT(results[1].results[1].codec_bytes, exact.results[1].codec_bytes / 2);
+}
+
+TEST(PilotScanTest, ASpreadKeepsTheBudgetsLevel) {
+  testing::TempDir tmp;
+  WriteSpread(tmp, "f", 0, kRecords);
+  const std::string root = tmp.path().string();
+  const ScanResult exact = ExactScan({root});
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    Result<state::ScanState> st = ScanState({root}, threads);
+    ASSERT_TRUE(st.ok()) << st.status().ToString();
+    EXPECT_EQ(st->sampling.LevelOf(0, 1), 1);
+    const ScanResult r = finish::Finish(*st, finish::ReportOptionsOf(st->options));
+    ExpectHolds(r.results[1], exact.results[1]);
+  }
+}
+
+// Parts whose pilots differ (one alike, one spread): the merge keeps the higher level, which the
+// spread part did not code below; its figures hold the exact value of both, and the merged
+// interval is honest about the part coded at the budget's level only.
+TEST(PilotScanTest, AMergeKeepsTheHigherLevelOfItsParts) {
+  testing::TempDir tmp;
+  WriteAlike(tmp, "a/f", 0, kRecords);
+  WriteSpread(tmp, "b/f", kRecords, 2 * kRecords);
+  const std::string a = (tmp.path() / "a").string(), b = (tmp.path() / "b").string();
+  Result<state::ScanState> sa = ScanState({a}, 2);
+  Result<state::ScanState> sb = ScanState({b}, 2);
+  ASSERT_TRUE(sa.ok() && sb.ok());
+  ASSERT_EQ(sa->sampling.LevelOf(0, 1), 3);
+  ASSERT_EQ(sb->sampling.LevelOf(0, 1), 1);
+  ASSERT_TRUE(state::CheckMergeable(*sa, *sb).ok());
+  state::Merge(*sa, *sb);
+  EXPECT_EQ(sa->sampling.LevelOf(0, 1), 3);
+  const ScanResult merged = finish::Finish(*sa, finish::ReportOptionsOf(sa->options));
+  ExpectHolds(merged.results[1], ExactScan({a, b}).results[1]);
+}
+
+}  // namespace
+}  // namespace zsim::pipeline
