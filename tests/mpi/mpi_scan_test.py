@@ -899,6 +899,35 @@ def case_overrides():
     check(got.returncode == 0, f"overrides alike: exit {got.returncode}: {got.stderr[:600]}")
     print("ok overrides", flush=True)
 
+def pilot_tree():
+    """8,192 records of 4K in 8 files: 1,300 random bytes then zeros, which lz4 and gzip-1 store
+    alike, so the pilot (engine/estimate/pilot_level.h) raises gzip-1 from the budget's level 1
+    to 3 (tests/pipeline/pilot_scan_test.cc); and 8 files of records whose letters gzip-1 packs
+    and lz4 does not, so an interval has a spread to show."""
+    path = os.path.join(WORK, "pilot")
+    if os.path.isdir(path):
+        return path
+    os.makedirs(path)
+    rng = random.Random(40)
+    for f in range(8):
+        with open(os.path.join(path, f"alike{f}"), "wb") as out:
+            for _ in range(1024):
+                out.write(rng.randbytes(1300).ljust(4096, b"\0"))
+    for f in range(2):
+        with open(os.path.join(path, f"mixed{f}"), "wb") as out:
+            for _ in range(256):
+                letters = bytes(b"ACGT"[b & 3] for b in rng.randbytes(rng.randrange(2000)))
+                out.write((rng.randbytes(rng.randrange(200, 1700)) + letters).ljust(4096, b"\0"))
+    return path
+
+
+def case_pilot():
+    # Each rank sizes the whole tree and runs the same pilot: the figures, intervals included,
+    # are one process's for any number of ranks.
+    compare("pilot", ["--recordsize", "4K", "--ashift", "9", "--compression", "lz4,gzip-1",
+                      pilot_tree()], ranks=(1, 2, 3))
+
+
 os.makedirs(WORK, exist_ok=True)
 globals()["case_" + CASE]()
 if failures:
