@@ -8,8 +8,8 @@
 namespace zsim::estimate {
 namespace {
 
-// The 95% normal quantile, as the estimate's intervals take it for large samples.
-constexpr double kZ95 = 1.959963985;
+// The 95% normal quantile, as the estimates' intervals take it (regression_estimator.cc).
+constexpr double kZ95 = 1.96;
 
 }  // namespace
 
@@ -22,9 +22,10 @@ std::vector<int> PilotBudgetLevels(const ScanOptions& options, const std::vector
     return out;
   }
   const std::vector<int> budget = BudgetLevels(options, sampled, planned_bytes);
+  // Coded on every unique block of the row: exact settings and sampled ones at level 0 (the
+  // budget gives 0 to both), as codec_budget.cc asks NearAnchors.
   std::vector<bool> whole(settings, false);
-  for (size_t c = 0; c < settings; ++c) whole[c] = c < sampled.size() && !sampled[c];
-  for (size_t c = 0; c < settings; ++c) whole[c] = whole[c] || budget[c] == 0;
+  for (size_t c = 0; c < settings; ++c) whole[c] = budget[c] == 0;
   const std::vector<int> near = NearAnchors(options.compressions, whole);
   std::vector<bool> root(settings, false);
   for (int n : near) {
@@ -46,18 +47,20 @@ std::optional<double> PilotBlocks(const std::vector<PilotPoint>& points) {
   const size_t m = points.size();
   if (m < kPilotMinPoints) return std::nullopt;
   // The estimate's line, through the origin: psize ~ a lsize + b anchor (regression_estimator.h),
-  // by least squares; psize ~ a lsize where the anchor adds nothing (no anchor, or one
-  // proportional to lsize).
-  double ss = 0, sx = 0, xx = 0, sy = 0, xy = 0, y_sum = 0;
+  // by least squares weighted by the blocks each point stands for; psize ~ a lsize where the
+  // anchor adds nothing (no anchor, or one proportional to lsize).
+  double w_sum = 0, ss = 0, sx = 0, xx = 0, sy = 0, xy = 0, y_sum = 0;
   for (const PilotPoint& p : points) {
-    ss += p.lsize * p.lsize;
-    sx += p.lsize * p.anchor;
-    xx += p.anchor * p.anchor;
-    sy += p.lsize * p.psize;
-    xy += p.anchor * p.psize;
-    y_sum += p.psize;
+    w_sum += p.weight;
+    ss += p.weight * p.lsize * p.lsize;
+    sx += p.weight * p.lsize * p.anchor;
+    xx += p.weight * p.anchor * p.anchor;
+    sy += p.weight * p.lsize * p.psize;
+    xy += p.weight * p.anchor * p.psize;
+    y_sum += p.weight * p.psize;
   }
-  const double mean_y = y_sum / double(m);
+  if (!(w_sum > 0)) return std::nullopt;
+  const double mean_y = y_sum / w_sum;
   if (!(ss > 0) || !(mean_y > 0)) return std::nullopt;
   double a = sy / ss, b = 0;
   const double det = ss * xx - sx * sx;
@@ -67,14 +70,14 @@ std::optional<double> PilotBlocks(const std::vector<PilotPoint>& points) {
   }
   // The residuals' spread about their mean, with the estimate's degrees of freedom (n - 3).
   double e_sum = 0;
-  for (const PilotPoint& p : points) e_sum += p.psize - a * p.lsize - b * p.anchor;
-  const double e_mean = e_sum / double(m);
+  for (const PilotPoint& p : points) e_sum += p.weight * (p.psize - a * p.lsize - b * p.anchor);
+  const double e_mean = e_sum / w_sum;
   double e2 = 0;
   for (const PilotPoint& p : points) {
     const double e = p.psize - a * p.lsize - b * p.anchor - e_mean;
-    e2 += e * e;
+    e2 += p.weight * e * e;
   }
-  const double sd = std::sqrt(e2 / double(m - 3));
+  const double sd = std::sqrt(e2 / w_sum * double(m) / double(m - 3));
   const double blocks = kZ95 * sd / (mean_y * kPilotHalfWidth);
   return blocks * blocks;
 }
@@ -92,6 +95,15 @@ int PilotLevel(const std::vector<PilotPoint>& points, double unique_blocks, int 
   int level = budget_level;
   while (level < kMaxSampleLevel && std::ldexp(unique_blocks, -(level + 1)) >= least) ++level;
   return level;
+}
+
+std::vector<int> PilotLevels(const std::vector<std::vector<PilotPoint>>& points,
+                             double unique_blocks, const std::vector<int>& budget_levels) {
+  std::vector<int> levels(budget_levels.size(), -1);
+  for (size_t c = 0; c < levels.size() && c < points.size(); ++c) {
+    if (budget_levels[c] >= 0) levels[c] = PilotLevel(points[c], unique_blocks, budget_levels[c]);
+  }
+  return levels;
 }
 
 }  // namespace zsim::estimate

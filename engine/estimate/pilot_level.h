@@ -1,13 +1,11 @@
 // engine/estimate/pilot_level.h
 //
-// The pilot: how many blocks a sampled codec needs, seen on a small sample before the scan pays
-// for the budget's. The codec budget (codec_budget.h) fixes a sampled codec's blocks from the
-// tree's size alone: some 4,096 to 8,192 unique blocks per (recordsize, codec), enough for
-// +-0.5% at a unit spread of 0.16. Homogeneous data needs far fewer: on the database sample's
-// 3.2 GB, gzip-6's interval at the budget's 6,000 blocks was +-0.11%, and gzip-6 on them cost
-// two thirds of the scan's CPU time (bench/results/2026-12-05-s40-pilot). The pilot measures the
-// spread on a few hundred distinct records the cost probe reads anyway (pipeline/cost_probe.h),
-// and raises the codec's level where the whole tree's unique blocks leave enough at a higher one.
+// The pilot: how many blocks a sampled codec needs, seen on a small sample early in the scan.
+// The codec budget (codec_budget.h) fixes a sampled codec's blocks from the tree's size alone,
+// enough for +-0.5% at a unit spread of 0.16; homogeneous data needs far fewer (docs/estimation.md
+// has the figures). The pilot measures the spread on a few hundred distinct records the cost
+// probe reads anyway (pipeline/cost_probe.h), and raises the codec's level where the whole
+// tree's unique blocks leave enough at a higher one.
 //
 // The rule. A sampled setting's estimate is a regression of psize on lsize and its anchor's
 // psize (finish/tally.cc); its interval's relative half width at n sampled blocks is about
@@ -17,7 +15,7 @@
 // itself an estimate from a few hundred blocks, and the refcounts the estimate weights by are not
 // in it. The level is the highest at or above the budget's at which the row's unique blocks
 // (the probe's estimate) still leave n*. The estimate then computes its interval from the blocks
-// it has, as before: a pilot that saw too little spread gives a wider interval, never a false one.
+// it has, as before (how often it holds at the pilot's levels: docs/estimation.md).
 //
 // Why the figures still depend on the data only: the pilot's records are the probe's, a function
 // of the tree (the sizing walk's file sample, sorted by path, and strides from its size), and
@@ -42,11 +40,14 @@
 namespace zsim::estimate {
 
 // One distinct block under one sampled setting, as ZFS would store it: its lsize, its anchor's
-// psize (the lsize again where the setting has no anchor) and its own psize, in bytes.
+// psize (the lsize again where the setting has no anchor) and its own psize, in bytes; and the
+// blocks of the tree it stands for (the probe draws long files' records by stride and short
+// files by chance, each standing for its share of the tree: cost_probe.h).
 struct PilotPoint {
   double lsize = 0;
   double anchor = 0;
   double psize = 0;
+  double weight = 1;
 };
 
 // The pilot codes the kPilotRecords distinct records of lowest key; with fewer than
@@ -82,6 +83,10 @@ int PilotLevel(const std::vector<PilotPoint>& points, double unique_blocks, int 
 // bundled sample's asks for 5-20 times its unique blocks) costs 64 records, not 256.
 inline constexpr double kPilotSettledFactor = 4;
 bool PilotSettled(const std::vector<PilotPoint>& points, double unique_blocks, int budget_level);
+
+// PilotLevel per setting: for each budget_levels[c] >= 0 over points[c], -1 for the others.
+std::vector<int> PilotLevels(const std::vector<std::vector<PilotPoint>>& points,
+                             double unique_blocks, const std::vector<int>& budget_levels);
 
 // The blocks PilotLevel asks for (before kPilotMinSample): nullopt when the points cannot say
 // (too few, or no psize at all).

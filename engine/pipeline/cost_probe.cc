@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <unordered_set>
 
@@ -211,12 +212,14 @@ CostProbe::CostProbe(io::FileSystem* fs, std::vector<walk::SampledFile> files, i
       pilot_(std::move(pilot)) {
   thread_ = std::thread([this, files = std::move(files), file_level, data_bytes,
                          forecast_codec_cpu_seconds]() mutable {
-    // The probe only feeds the progress line's expected time: a failure ends it, not the scan.
+    // A failure ends the probe, not the scan: the expected time goes on without its figures, and
+    // the scan keeps the budget's levels (no pilot levels: the same on every run that fails so).
     try {
       Run(std::move(files), file_level, data_bytes, forecast_codec_cpu_seconds);
     } catch (...) {
       failed_.store(true, std::memory_order_release);
     }
+    finished_.store(true, std::memory_order_release);
   });
 }
 
@@ -227,19 +230,52 @@ CostProbe::~CostProbe() {
 
 void CostProbe::Stop() { stop_.store(true, std::memory_order_relaxed); }
 
-void CostProbe::Wait() {
-  if (thread_.joinable()) thread_.join();
+std::optional<std::vector<int>> CostProbe::pilot_levels() const {
+  if (!pilot_done_.load(std::memory_order_acquire)) return std::nullopt;
+  return pilot_levels_;
 }
 
-std::vector<int> CostProbe::PilotLevels(
-    const std::vector<std::vector<estimate::PilotPoint>>& points, double unique_bytes) const {
-  const double unique_blocks = unique_bytes / double(BlockBytes(options_));
-  std::vector<int> levels(pilot_.budget_levels.size(), -1);
-  for (size_t c = 0; c < levels.size(); ++c) {
-    const int budget = pilot_.budget_levels[c];
-    if (budget >= 0) levels[c] = estimate::PilotLevel(points[c], unique_blocks, budget);
+bool CostProbe::finished() const { return finished_.load(std::memory_order_acquire); }
+
+std::vector<int> CostProbe::RunPilot(const std::vector<double>& weights,
+                                     const std::function<std::optional<ByteView>(size_t)>& reread,
+                                     double unique_blocks, codec::Compressor& compressor,
+                                     uint8_t* scratch) {
+  const size_t settings = options_.compressions.size();
+  std::vector<std::vector<estimate::PilotPoint>> points(settings);
+  // A setting whose points already ask for far more blocks than a raise would leave stops early
+  // (estimate::PilotSettled), in key order: the same records decide it on every run.
+  std::vector<bool> settled(settings, false);
+  // The codecs the pilot runs on a record: its settings not settled, and their anchors.
+  auto coded = [&](size_t c) {
+    if (pilot_.budget_levels[c] >= 0 && !settled[c]) return true;
+    for (size_t f = 0; f < settings; ++f) {
+      if (pilot_.anchors[f] == int(c) && pilot_.budget_levels[f] >= 0 && !settled[f]) return true;
+    }
+    return false;
+  };
+  std::vector<double> psize(settings, 0);
+  for (size_t i = 0; i < std::min(weights.size(), estimate::kPilotRecords); ++i) {
+    if (stop_.load(std::memory_order_relaxed)) return {};
+    const std::optional<ByteView> block = reread(i);
+    if (!block) return {};
+    for (size_t c = 0; c < settings; ++c) {
+      if (!coded(c)) continue;
+      const zfs::BlockWrite w =
+          codec::CompressZfsBlock(policy_, options_.compressions[c], *block, false, compressor,
+                                  MutableByteView(scratch, block->size()));
+      // ZFS accounts nothing for an embedded block (zfs/write_rules.h BlockWrite).
+      psize[c] = w.kind == zfs::BlockKind::kEmbedded ? 0 : double(w.psize);
+    }
+    const double lsize = double(block->size());
+    for (size_t c = 0; c < settings; ++c) {
+      if (pilot_.budget_levels[c] < 0 || settled[c]) continue;
+      const int anchor = pilot_.anchors[c];
+      points[c].push_back({lsize, anchor >= 0 ? psize[anchor] : lsize, psize[c], weights[i]});
+      settled[c] = estimate::PilotSettled(points[c], unique_blocks, pilot_.budget_levels[c]);
+    }
   }
-  return levels;
+  return estimate::PilotLevels(points, unique_blocks, pilot_.budget_levels);
 }
 
 std::optional<ProbeFigures> CostProbe::figures() const {
@@ -359,50 +395,25 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
     }
     return ByteView(buffer.get(), lsize);
   };
-  // The pilot first: its levels change the shares the codecs are timed at.
+  // The pilot first: its levels change the shares the codecs are timed at. A record it cannot
+  // read again (gone since) ends the pilot, without levels: another record would make them depend
+  // on when the file went.
   if (!pilot_.budget_levels.empty()) {
-    const size_t settings = options_.compressions.size();
-    std::vector<std::vector<estimate::PilotPoint>> points(settings);
-    // A setting whose points already ask for far more blocks than a raise would leave stops
-    // early (estimate::PilotSettled), in key order: the same records decide it on every run.
-    const double unique_blocks = figures.unique_bytes / double(bs);
-    std::vector<bool> settled(settings, false);
-    // The codecs the pilot runs on a record: its settings not settled, and their anchors.
-    auto coded = [&](size_t c) {
-      if (pilot_.budget_levels[c] >= 0 && !settled[c]) return true;
-      for (size_t f = 0; f < settings; ++f) {
-        if (pilot_.anchors[f] == int(c) && pilot_.budget_levels[f] >= 0 && !settled[f]) return true;
-      }
-      return false;
-    };
-    std::vector<double> psize(settings, 0);
-    for (size_t i = 0; i < std::min(order.size(), estimate::kPilotRecords); ++i) {
-      if (stop_.load(std::memory_order_relaxed)) return;
-      const std::optional<ByteView> block = reread(i);
-      if (!block) return;  // no figures rather than a pilot of other records
-      for (size_t c = 0; c < settings; ++c) {
-        if (!coded(c)) continue;
-        const zfs::BlockWrite w =
-            codec::CompressZfsBlock(policy_, options_.compressions[c], *block, false, compressor,
-                                    MutableByteView(scratch.get(), block->size()));
-        // ZFS accounts nothing for an embedded block (zfs/write_rules.h BlockWrite).
-        psize[c] = w.kind == zfs::BlockKind::kEmbedded ? 0 : double(w.psize);
-      }
-      const double lsize = double(block->size());
-      for (size_t c = 0; c < settings; ++c) {
-        if (pilot_.budget_levels[c] < 0 || settled[c]) continue;
-        const int anchor = pilot_.anchors[c];
-        points[c].push_back({lsize, anchor >= 0 ? psize[anchor] : lsize, psize[c]});
-        settled[c] = estimate::PilotSettled(points[c], unique_blocks, pilot_.budget_levels[c]);
-      }
+    std::vector<double> weights(order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      const uint64_t capacity = distinct[order[i]].second.capacity;
+      weights[i] = capacity ? timed_records[order[i]].stands_for / double(capacity) : 0;
     }
-    figures.pilot_levels = PilotLevels(points, figures.unique_bytes);
+    std::vector<int> levels =
+        RunPilot(weights, reread, figures.unique_bytes / double(bs), compressor, scratch.get());
+    if (stop_.load(std::memory_order_relaxed)) return;
     // Row 0's codecs run at the pilot's levels from here on (cost_forecast.h coded_shares).
-    for (size_t c = 0; c < settings && c < shares_.size(); ++c) {
+    for (size_t c = 0; c < levels.size() && c < shares_.size(); ++c) {
       const int budget = pilot_.budget_levels[c];
-      if (budget < 0) continue;
-      shares_[c] += std::ldexp(1.0, -figures.pilot_levels[c]) - std::ldexp(1.0, -budget);
+      if (budget >= 0) shares_[c] += std::ldexp(1.0, -levels[c]) - std::ldexp(1.0, -budget);
     }
+    pilot_levels_ = std::move(levels);
+    pilot_done_.store(true, std::memory_order_release);
   }
   const size_t timed = ProbeTimedRecords(forecast_codec_cpu_seconds, nominal_per_byte, lsizes);
   std::vector<bool> ready(options_.compressions.size(), false);

@@ -34,12 +34,14 @@
 // anchor, and gives each codec the level PilotLevel finds for the first row (the probe reads in
 // its block size) at the unique blocks it estimates. Those levels move figures, so they depend on
 // the tree only: the records are a function of the file sample and the sizes, the points are
-// taken in key order, and a probe stopped or failed gives none (the scan then waits for it, or
-// keeps the budget's levels: pipeline/scan.cc).
+// taken in key order, and a probe that stops, fails or cannot read a record again gives none
+// (the scan then keeps the budget's levels: pipeline/scan.cc). They are published as soon as the
+// pilot has run, before the timing below.
 //
 // Cost: about 1/kProbeShare of the data read again (from the page cache, as the scan reads it
-// just after), lz4 on the distinct records read, and the codecs on ProbeTimedRecords records,
-// about 1.5% of the forecast's codec time.
+// just after), lz4 on the distinct records read, the codecs on ProbeTimedRecords records,
+// about 1.5% of the forecast's codec time, and with a pilot its codecs on up to kPilotRecords
+// records (64 per codec on data that settles at once).
 //
 // Thread safety: the pure functions are. CostProbe runs on a thread of its own; figures() may
 // be called from any thread.
@@ -49,12 +51,15 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "engine/base/byte_view.h"
+#include "engine/codec/codec.h"
 #include "engine/estimate/pilot_level.h"
 #include "engine/io/file_system.h"
 #include "engine/pipeline/expected_time.h"
@@ -199,8 +204,12 @@ class CostProbe {
   // (an abandoned scan's, whose reads may hang: the destructor joins later).
   void Stop();
 
-  // Blocks until the probe has finished (or stopped, or failed).
-  void Wait();
+  // The pilot's levels once it has given them (per setting: PilotLevel for those PilotPlan
+  // names, -1 for the others; empty when it could not read its records again); nullopt before,
+  // and for good where no pilot runs or the probe stopped or failed first (finished()).
+  std::optional<std::vector<int>> pilot_levels() const;
+  // The probe's thread has ended, whatever its outcome.
+  bool finished() const;
 
   // The figures once the probe has finished (nullopt before, after a read error, and after a
   // failure).
@@ -212,9 +221,12 @@ class CostProbe {
  private:
   void Run(std::vector<walk::SampledFile> files, int file_level, uint64_t data_bytes,
            double forecast_codec_cpu_seconds);
-  // The pilot's levels over `points[c]` (PilotPlan), for `unique_bytes` of the tree.
-  std::vector<int> PilotLevels(const std::vector<std::vector<estimate::PilotPoint>>& points,
-                               double unique_bytes) const;
+  // The pilot over the distinct records of lowest key, `reread(i)` giving the i-th and
+  // weights[i] the blocks of the tree it stands for; `unique_blocks` of the first row. Empty when
+  // a record cannot be read again, or on Stop.
+  std::vector<int> RunPilot(const std::vector<double>& weights,
+                            const std::function<std::optional<ByteView>(size_t)>& reread,
+                            double unique_blocks, codec::Compressor& compressor, uint8_t* scratch);
   // Whether `path` is opened through a symlink, as the scan opens it.
   bool Follow(const std::string& path) const;
 
@@ -226,7 +238,10 @@ class CostProbe {
   std::atomic<bool> stop_{false};
   std::atomic<bool> done_{false};
   std::atomic<bool> failed_{false};
-  ProbeFigures figures_;  // written before done_ (release), read after it (acquire)
+  std::atomic<bool> finished_{false};
+  std::atomic<bool> pilot_done_{false};
+  ProbeFigures figures_;           // written before done_ (release), read after it (acquire)
+  std::vector<int> pilot_levels_;  // written before pilot_done_ (release)
   std::thread thread_;
 };
 

@@ -76,9 +76,6 @@ struct ProbeFigures {
   // The probe's own CPU seconds (its thread's) and the wall seconds of its run.
   double cpu_seconds = 0;
   double run_seconds = 0;
-  // Per setting, the level the pilot gives the sampled codec in the first row
-  // (estimate/pilot_level.h; -1 for a setting it does not raise); empty when no pilot ran.
-  std::vector<int> pilot_levels;
 };
 
 // Work (CPU seconds) per byte read: reading, fingerprinting, the dedup table.

@@ -1674,10 +1674,10 @@ void Scan::MaybeForecast() {
 
 void Scan::MaybeApplyPilot() {
   if (pilot_applied_ || !probe_ || pilot_plan_.budget_levels.empty()) return;
-  const std::optional<ProbeFigures> probed = probe_->figures();
-  if (!probed || probed->pilot_levels.empty()) return;
+  std::optional<std::vector<int>> levels = probe_->pilot_levels();
+  if (!levels) return;
   pilot_applied_ = true;
-  pilot_levels_ = probed->pilot_levels;
+  pilot_levels_ = std::move(*levels);
   std::lock_guard<std::mutex> lock(level_mu_);
   for (size_t c = 0; c < pilot_levels_.size(); ++c) {
     if (pilot_levels_[c] >= 0) RaiseSettingLevel(0, c, pilot_levels_[c]);
@@ -1688,10 +1688,24 @@ void Scan::FinishPilot() {
   if (!adaptive_ || !sizer_ || cancelled_) return;
   sizer_->Wait();
   if (!sizer_->finished()) return;
-  MaybeForecast();  // where the reading ended before the sizing walk
+  if (!forecast_) {
+    // The reading ended before the sizing walk: a probe now only where a pilot may raise a level.
+    const std::vector<int> pilot = estimate::PilotBudgetLevels(
+        options_, sampling_.sampled, adaptive_, sizer_->allocated_bytes());
+    if (std::none_of(pilot.begin(), pilot.end(), [](int level) { return level >= 0; })) return;
+    MaybeForecast();
+  }
   if (!probe_ || pilot_plan_.budget_levels.empty()) return;
-  probe_->Wait();
-  MaybeApplyPilot();
+  // Waits for the pilot's answer, not the probe's timing after it; Ctrl-C makes the scan partial.
+  while (!probe_->pilot_levels() && !probe_->finished()) {
+    if (Cancelled()) {
+      cancelled_ = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  probe_->Stop();
+  if (!cancelled_) MaybeApplyPilot();
 }
 
 void Scan::MaybeTellForecast() {
@@ -1848,6 +1862,7 @@ state::ScanState Scan::Run() {
   }
   const tbb::enumerable_thread_specific<Worker>& workers = *workers_;
   MaybeReportProgress(true);
+  // A partial scan keeps the levels it reached: the pilot's if it had answered while reading.
   if (drained) FinishPilot();
   // After an abandon the pipeline thread may still be in MaybeApplyPilot: not read then.
   const std::vector<int> pilot_levels = drained ? pilot_levels_ : std::vector<int>();

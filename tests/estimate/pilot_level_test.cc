@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/estimate/codec_budget.h"
+#include "engine/estimate/regression_estimator.h"
 #include "zsim/scan_options.h"
 
 namespace zsim::estimate {
@@ -70,6 +71,43 @@ TEST(PilotLevelTest, BlocksFollowTheResidualSpread) {
   EXPECT_GT(want, 1562);
   EXPECT_LT(want, 3125);
   EXPECT_EQ(PilotLevel(points, 100000, 3), 5);
+}
+
+// At the blocks the pilot asks for, the estimate's own interval (RegressionEstimator, the
+// estimator finish/tally.cc uses) is kPilotHalfWidth wide: the points taken k times as a sample
+// of n = 256 k blocks of a population a million times larger (no finite-population gain).
+TEST(PilotLevelTest, AtTheBlocksAskedTheEstimatesIntervalHasThePilotsWidth) {
+  const std::vector<PilotPoint> points = Points(256, Spread(2100));
+  ASSERT_TRUE(PilotBlocks(points).has_value());
+  const double want = *PilotBlocks(points);
+  RegressionEstimator est;
+  double s = 0, x = 0;
+  constexpr int kTimes = 8;
+  for (int k = 0; k < kTimes; ++k) {
+    for (const PilotPoint& p : points) {
+      est.Add(p.lsize, p.anchor, p.psize);
+      s += p.lsize;
+      x += p.anchor;
+    }
+  }
+  const double n = double(est.n()), scale = 1e6;
+  const double width = est.RelativeHalfWidth95(n * scale, s * scale, x * scale);
+  // The width falls as 1 / sqrt(n): at `want` blocks it is width * sqrt(n / want).
+  EXPECT_NEAR(width * std::sqrt(n / want) / kPilotHalfWidth, 1.0, 0.02) << width << " at " << n;
+}
+
+// Points standing for more blocks count more: a spread on points of weight 4 among points on
+// the line asks for more blocks than the same spread at weight 1.
+TEST(PilotLevelTest, PointsCountByTheBlocksTheyStandFor) {
+  std::vector<PilotPoint> light = Points(256, [](size_t i) { return i % 8 ? 0.0 : 3000.0; });
+  std::vector<PilotPoint> heavy = light;
+  for (size_t i = 0; i < heavy.size(); i += 8) heavy[i].weight = 4;
+  ASSERT_TRUE(PilotBlocks(light) && PilotBlocks(heavy));
+  EXPECT_GT(*PilotBlocks(heavy), 1.5 * *PilotBlocks(light));
+  // Every weight alike: the same as unweighted.
+  std::vector<PilotPoint> alike = light;
+  for (PilotPoint& p : alike) p.weight = 7;
+  EXPECT_NEAR(*PilotBlocks(alike) / *PilotBlocks(light), 1.0, 1e-9);
 }
 
 TEST(PilotLevelTest, WideSpreadKeepsTheBudgetsLevel) {
