@@ -43,9 +43,12 @@ bool PilotWanted(uint64_t planned_blocks, int budget_level) {
   return (planned_blocks >> budget_level) >= 2 * kPilotMinSample;
 }
 
-std::optional<double> PilotBlocks(const std::vector<PilotPoint>& points) {
+namespace {
+
+// PilotBlocks over at least `least` points.
+std::optional<double> BlocksAsked(const std::vector<PilotPoint>& points, size_t least) {
   const size_t m = points.size();
-  if (m < kPilotMinPoints) return std::nullopt;
+  if (m < least || m < 4) return std::nullopt;
   // The estimate's line, through the origin: psize ~ a lsize + b anchor (regression_estimator.h),
   // by least squares weighted by the blocks each point stands for; psize ~ a lsize where the
   // anchor adds nothing (no anchor, or one proportional to lsize).
@@ -82,9 +85,15 @@ std::optional<double> PilotBlocks(const std::vector<PilotPoint>& points) {
   return blocks * blocks;
 }
 
+}  // namespace
+
+std::optional<double> PilotBlocks(const std::vector<PilotPoint>& points) {
+  return BlocksAsked(points, kPilotMinPoints);
+}
+
 bool PilotSettled(const std::vector<PilotPoint>& points, double unique_blocks, int budget_level) {
-  if (points.empty() || points.size() % kPilotMinPoints != 0) return false;
-  const std::optional<double> wanted = PilotBlocks(points);
+  if (points.empty() || points.size() % kPilotSettleStep != 0) return false;
+  const std::optional<double> wanted = BlocksAsked(points, kPilotSettleStep);
   return wanted && *wanted > kPilotSettledFactor * std::ldexp(unique_blocks, -(budget_level + 1));
 }
 

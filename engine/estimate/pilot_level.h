@@ -77,10 +77,12 @@ std::vector<int> PilotBudgetLevels(const ScanOptions& options, const std::vector
 int PilotLevel(const std::vector<PilotPoint>& points, double unique_blocks, int budget_level);
 
 // True when `points` (a prefix, in key order, of the pilot's) already leave the budget's level:
-// at a multiple of kPilotMinPoints points, they ask for more than kPilotSettledFactor times the
-// blocks one level up would leave. PilotLevel on the prefix then gives budget_level, and the
-// pilot codes no more for it: homogeneous data is seen at once, and a VM store's spread (the
-// bundled sample's asks for 5-20 times its unique blocks) costs 64 records, not 256.
+// at a multiple of kPilotSettleStep points, they ask for more than kPilotSettledFactor times the
+// blocks one level up would leave. The pilot then codes no more for it and gives budget_level:
+// a VM store's spread (the bench's asks for 5-20 times its unique blocks) costs 32 records, not
+// 256. Few points, but only ever to stop short of a raise, and the codecs the pilot runs
+// compete with the scan's first tenth, whose pace the expected time measures.
+inline constexpr size_t kPilotSettleStep = 32;
 inline constexpr double kPilotSettledFactor = 4;
 bool PilotSettled(const std::vector<PilotPoint>& points, double unique_blocks, int budget_level);
 

@@ -395,9 +395,9 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
     }
     return ByteView(buffer.get(), lsize);
   };
-  // The pilot first: its levels change the shares the codecs are timed at. A record it cannot
-  // read again (gone since) ends the pilot, without levels: another record would make them depend
-  // on when the file went.
+  // The pilot first, published at once: its levels change the shares the codecs are timed at
+  // below. A record it cannot read again (gone since) ends it without levels: another record
+  // would make them depend on when the file went.
   if (!pilot_.budget_levels.empty()) {
     std::vector<double> weights(order.size());
     for (size_t i = 0; i < order.size(); ++i) {

@@ -140,11 +140,12 @@ TEST(PilotLevelTest, WithoutAnAnchorTheSpreadIsPsizes) {
 }
 
 TEST(PilotLevelTest, SettledOnlyAtWholeStepsAndOnlyWhenNoRaiseCanFollow) {
-  const std::vector<PilotPoint> wide = Points(kPilotMinPoints, Spread(8000));
+  const std::vector<PilotPoint> wide = Points(kPilotSettleStep, Spread(8000));
   EXPECT_TRUE(PilotSettled(wide, 24000, 2));
+  EXPECT_TRUE(PilotSettled(Points(2 * kPilotSettleStep, Spread(8000)), 24000, 2));
   std::vector<PilotPoint> short_of_a_step(wide.begin(), wide.end() - 1);
   EXPECT_FALSE(PilotSettled(short_of_a_step, 24000, 2));
-  const std::vector<PilotPoint> tight = Points(kPilotMinPoints, Spread(50));
+  const std::vector<PilotPoint> tight = Points(kPilotSettleStep, Spread(50));
   EXPECT_FALSE(PilotSettled(tight, 24000, 2));
   // Settled means the level stays the budget's: the prefix gives budget_level.
   EXPECT_EQ(PilotLevel(wide, 24000, 2), 2);
