@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -454,6 +455,70 @@ TEST(CostProbeTest, SymlinksFollowTheScansOption) {
   o.follow_symlinks = false;
   o.paths = {link};  // an input path that is a symlink
   EXPECT_DOUBLE_EQ(unique(o), double(4 * kMiB));
+}
+
+// The pilot (estimate/pilot_level.h) in the probe: 2,560 records of 128 KiB, each 30,000 random
+// bytes then zeros, which lz4 and gzip-6 store in the same 4K sectors; and a file system whose
+// second open of a path fails (a file gone between the probe's reading and the pilot's).
+class SecondOpenFails : public io::FileSystem {
+ public:
+  Result<io::FileInfo> Stat(const std::string& path, bool follow) override {
+    return real_->Stat(path, follow);
+  }
+  Result<std::vector<io::DirEntry>> ListDirectory(const std::string& path, bool follow) override {
+    return real_->ListDirectory(path, follow);
+  }
+  Result<std::unique_ptr<io::File>> Open(const std::string& path, bool follow) override {
+    if (fail_ && opens_[path]++ > 0) return Status::FromErrno(path, ENOENT);
+    return real_->Open(path, follow);
+  }
+  void FailSecondOpens() { fail_ = true; }
+
+ private:
+  std::shared_ptr<io::FileSystem> real_ = io::PosixFileSystem();
+  bool fail_ = false;
+  std::map<std::string, int> opens_;  // the probe opens from one thread
+};
+
+TEST(CostProbeTest, PilotRaisesAlikeCodecsAndGivesNoLevelsWhenARecordIsGone) {
+  testing::TempDir tmp;
+  std::vector<walk::SampledFile> files;
+  for (int f = 0; f < 10; ++f) {
+    std::vector<uint8_t> bytes;
+    for (int r = 0; r < 256; ++r) {
+      std::vector<uint8_t> rec = testing::Xorshift64Bytes(uint64_t(f * 256 + r) + 1, 30000);
+      rec.resize(kBlock, 0);
+      bytes.insert(bytes.end(), rec.begin(), rec.end());
+    }
+    files.push_back({tmp.WriteFile(testing::NumberedName("f", f), bytes).string(), bytes.size()});
+  }
+  const uint64_t data = 10 * 256 * kBlock;
+  const ScanOptions options = Options(
+      {Compression{CompressionAlgorithm::kLz4, 0}, Compression{CompressionAlgorithm::kGzip, 6}});
+  // gzip-6 at the budget's level 0 (2,560 planned blocks), anchored on lz4 (setting 0).
+  const PilotPlan plan{{-1, 0}, {-1, 0}};
+  auto run = [&](io::FileSystem* fs) {
+    CostProbe probe(fs, files, 0, data, options, zfs::WritePolicy{}, {1.0, 1.0}, 10.0, plan);
+    while (!probe.finished()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return std::make_pair(probe.pilot_levels(), probe.figures());
+  };
+  SecondOpenFails fs;
+  const auto [levels, figures] = run(&fs);
+  ASSERT_TRUE(levels.has_value());
+  ASSERT_EQ(levels->size(), 2u);
+  EXPECT_EQ((*levels)[0], -1);
+  // No spread about the line: the floor decides. 2,560 unique blocks leave kPilotMinSample at
+  // level 1 (1,280), not at 2 (640).
+  EXPECT_EQ((*levels)[1], 1);
+  ASSERT_TRUE(figures.has_value());
+  EXPECT_NEAR(figures->unique_bytes, double(data), double(kBlock));
+  // The pilot reads its records again: with every second open failing it gives no levels, and
+  // the probe still gives the expected time its figures.
+  fs.FailSecondOpens();
+  const auto [none, still] = run(&fs);
+  ASSERT_TRUE(none.has_value());
+  EXPECT_TRUE(none->empty());
+  EXPECT_TRUE(still.has_value());
 }
 
 }  // namespace
