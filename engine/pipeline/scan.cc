@@ -380,14 +380,15 @@ class Scan : public std::enable_shared_from_this<Scan> {
   // The input summary's final figures (failed files out, errors sorted) and the file ids.
   void CloseInput();
   void MaybeReportProgress(bool force);
-  void MaybeForecast();
+  // `pilot_only`: at the end of the reading, a probe only where the pilot may raise a level.
+  void MaybeForecast(bool pilot_only = false);
   // Once: the forecast to control_.forecast, measured by the probe when one runs.
   void MaybeTellForecast();
   // Once the probe's pilot has given its levels (estimate/pilot_level.h): the first row's codecs
   // raised to them. Serial stage, or after the pipeline.
   void MaybeApplyPilot();
-  // After the pipeline of a scan that ran to its end: the pilot's levels, waited for (the
-  // figures take them whether or not the reading met them), in pilot_levels_.
+  // After the pipeline of a scan that ran to its end: the pilot's levels, waited for and applied
+  // (the figures take them whether or not the reading met them).
   void FinishPilot();
   // A worker's codec CPU nanoseconds so far and their nominal CPU seconds (estimate/codec_cost.h).
   struct CodecWork {
@@ -404,10 +405,9 @@ class Scan : public std::enable_shared_from_this<Scan> {
   // With the progress line, where the nominal forecast IsCostly, or where the pilot may raise a
   // level (pilot_plan_), once the sizing walk has finished: reads ahead (cost_probe.h).
   std::unique_ptr<CostProbe> probe_;
-  // The pilot's plan, set with the forecast (empty budget_levels: no pilot), and once known the
-  // levels it gave the first row's settings (-1: none), applied once.
+  // The pilot's plan, set with the forecast (empty budget_levels: no pilot), and whether its
+  // levels were applied (to SettingLevel, once).
   PilotPlan pilot_plan_;
-  std::vector<int> pilot_levels_;
   bool pilot_applied_ = false;
   // The work done so far as the workers do it, not as chunks finish: the pace of work would
   // otherwise miss up to 2 x threads chunks in flight, each up to 8 MiB of codec work, most of a
@@ -1647,7 +1647,7 @@ PaceState Scan::LivePace(const PaceState& s) const {
   return live;
 }
 
-void Scan::MaybeForecast() {
+void Scan::MaybeForecast(bool pilot_only) {
   if (forecast_ || !sizer_ || !sizer_->finished()) return;
   forecast_ = ForecastCost(options_, sizer_->allocated_bytes());
   // The probe measures the codecs for the progress line, and for the warning of a costly scan
@@ -1657,8 +1657,8 @@ void Scan::MaybeForecast() {
   if (std::any_of(pilot.begin(), pilot.end(), [](int level) { return level >= 0; })) {
     pilot_plan_ = PilotPlan{pilot, sampling_.anchors};
   }
-  if (control_.progress || (control_.forecast && IsCostly(*forecast_)) ||
-      !pilot_plan_.budget_levels.empty()) {
+  const bool measured = control_.progress || (control_.forecast && IsCostly(*forecast_));
+  if (!pilot_plan_.budget_levels.empty() || (measured && !pilot_only)) {
     walk::FileSample& sample = sizer_->file_sample();
     const int level = sample.level();
     // The probe's CPU seconds count in the pace where it shares the scan's cores
@@ -1674,13 +1674,12 @@ void Scan::MaybeForecast() {
 
 void Scan::MaybeApplyPilot() {
   if (pilot_applied_ || !probe_ || pilot_plan_.budget_levels.empty()) return;
-  std::optional<std::vector<int>> levels = probe_->pilot_levels();
+  const std::optional<std::vector<int>> levels = probe_->pilot_levels();
   if (!levels) return;
   pilot_applied_ = true;
-  pilot_levels_ = std::move(*levels);
   std::lock_guard<std::mutex> lock(level_mu_);
-  for (size_t c = 0; c < pilot_levels_.size(); ++c) {
-    if (pilot_levels_[c] >= 0) RaiseSettingLevel(0, c, pilot_levels_[c]);
+  for (size_t c = 0; c < levels->size(); ++c) {
+    if ((*levels)[c] >= 0) RaiseSettingLevel(0, c, (*levels)[c]);
   }
 }
 
@@ -1688,13 +1687,7 @@ void Scan::FinishPilot() {
   if (!adaptive_ || !sizer_ || cancelled_) return;
   sizer_->Wait();
   if (!sizer_->finished()) return;
-  if (!forecast_) {
-    // The reading ended before the sizing walk: a probe now only where a pilot may raise a level.
-    const std::vector<int> pilot = estimate::PilotBudgetLevels(
-        options_, sampling_.sampled, adaptive_, sizer_->allocated_bytes());
-    if (std::none_of(pilot.begin(), pilot.end(), [](int level) { return level >= 0; })) return;
-    MaybeForecast();
-  }
+  MaybeForecast(/*pilot_only=*/true);  // where the reading ended before the sizing walk
   if (!probe_ || pilot_plan_.budget_levels.empty()) return;
   // Waits for the pilot's answer, not the probe's timing after it; Ctrl-C makes the scan partial.
   while (!probe_->pilot_levels() && !probe_->finished()) {
@@ -1864,8 +1857,6 @@ state::ScanState Scan::Run() {
   MaybeReportProgress(true);
   // A partial scan keeps the levels it reached: the pilot's if it had answered while reading.
   if (drained) FinishPilot();
-  // After an abandon the pipeline thread may still be in MaybeApplyPilot: not read then.
-  const std::vector<int> pilot_levels = drained ? pilot_levels_ : std::vector<int>();
   // Stops the probe if the scan was quicker. After an abandon it is only told to stop: it starts
   // no more I/O, and a read of its that hangs is not waited for (the Scan's end joins it).
   if (drained) {
@@ -1906,8 +1897,6 @@ state::ScanState Scan::Run() {
       // Under --since too: the plan is the whole new tree's (CodesCover checks that the kept
       // files' entries have their codes at this level).
       if (adaptive_) level = std::max(level, budget[r * settings + c]);
-      // The pilot's, whether or not the reading met it (FinishPilot).
-      if (r == 0 && c < pilot_levels.size()) level = std::max(level, pilot_levels[c]);
       sampling_.setting_levels[r * settings + c] = level;
       lowest = lowest < 0 ? level : std::min(lowest, level);
     }
