@@ -204,12 +204,14 @@ double UniqueBytes(const std::vector<ProbedRecord>& records, double short_bytes,
 CostProbe::CostProbe(io::FileSystem* fs, std::vector<walk::SampledFile> files, int file_level,
                      uint64_t data_bytes, const ScanOptions& options,
                      const zfs::WritePolicy& policy, std::vector<double> shares,
-                     double forecast_codec_cpu_seconds, PilotPlan pilot)
+                     double forecast_codec_cpu_seconds, PilotPlan pilot,
+                     std::shared_ptr<ReadThrottle> throttle)
     : fs_(fs),
       options_(options),
       policy_(policy),
       shares_(std::move(shares)),
-      pilot_(std::move(pilot)) {
+      pilot_(std::move(pilot)),
+      throttle_(std::move(throttle)) {
   thread_ = std::thread([this, files = std::move(files), file_level, data_bytes,
                          forecast_codec_cpu_seconds]() mutable {
     // A failure ends the probe, not the scan: the expected time goes on without its figures, and
@@ -292,6 +294,14 @@ bool CostProbe::Follow(const std::string& path) const {
          std::find(options_.paths.begin(), options_.paths.end(), path) != options_.paths.end();
 }
 
+bool CostProbe::Read(io::File& file, uint64_t offset, MutableByteView dst) {
+  if (throttle_) {
+    throttle_->Acquire(dst.size(), &stop_);
+    if (stop_.load(std::memory_order_relaxed)) return false;
+  }
+  return io::ReadFully(file, offset, dst).ok();
+}
+
 void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64_t data_bytes,
                     double forecast_codec_cpu_seconds) {
   const uint64_t bs = BlockBytes(options_);
@@ -347,7 +357,8 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
       r.stands_for = p.bytes_each * scale;
       r.short_file = p.short_file;
       // The whole record, as the scan reads it (a short read is not the record's end).
-      if (!io::ReadFully(**file, offset, MutableByteView(buffer.get(), capacity)).ok()) {
+      if (!Read(**file, offset, MutableByteView(buffer.get(), capacity))) {
+        if (stop_.load(std::memory_order_relaxed)) return;
         if (p.short_file) short_bytes -= double(f.size) * scale;
         break;
       }
@@ -390,7 +401,7 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
     if (!file.ok()) return std::nullopt;
     const uint64_t lsize = lsize_of(k.capacity);
     std::fill(buffer.get(), buffer.get() + lsize, 0);
-    if (!io::ReadFully(**file, k.offset, MutableByteView(buffer.get(), k.capacity)).ok()) {
+    if (!Read(**file, k.offset, MutableByteView(buffer.get(), k.capacity))) {
       return std::nullopt;
     }
     return ByteView(buffer.get(), lsize);

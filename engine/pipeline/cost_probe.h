@@ -54,6 +54,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -65,6 +66,7 @@
 #include "engine/estimate/pilot_level.h"
 #include "engine/io/file_system.h"
 #include "engine/pipeline/expected_time.h"
+#include "engine/pipeline/read_throttle.h"
 #include "engine/walk/file_sample.h"
 #include "engine/zfs/write_rules.h"
 #include "zsim/scan_options.h"
@@ -193,10 +195,13 @@ struct PilotPlan {
 class CostProbe {
  public:
   // Starts reading at once, on its own thread. `shares`: cost_forecast.h
-  // CostForecast::coded_shares.
+  // CostForecast::coded_shares. `throttle`: the scan's --max-rate (null: none); every read of
+  // the probe's, the pilot's second reads too, waits on it as the scan's own reads do, so the
+  // cap holds for all the bytes the scan asks of the disks.
   CostProbe(io::FileSystem* fs, std::vector<walk::SampledFile> files, int file_level,
             uint64_t data_bytes, const ScanOptions& options, const zfs::WritePolicy& policy,
-            std::vector<double> shares, double forecast_codec_cpu_seconds, PilotPlan pilot = {});
+            std::vector<double> shares, double forecast_codec_cpu_seconds, PilotPlan pilot = {},
+            std::shared_ptr<ReadThrottle> throttle = nullptr);
   // Stops the reading (at the next record) and joins its thread.
   ~CostProbe();
   CostProbe(const CostProbe&) = delete;
@@ -231,12 +236,16 @@ class CostProbe {
                             double unique_blocks, codec::Compressor& compressor, uint8_t* scratch);
   // Whether `path` is opened through a symlink, as the scan opens it.
   bool Follow(const std::string& path) const;
+  // Reads `dst.size()` bytes at `offset` of `file` whole, after waiting on the throttle if any;
+  // false on an error or on Stop during the wait.
+  bool Read(io::File& file, uint64_t offset, MutableByteView dst);
 
   io::FileSystem* fs_;
   ScanOptions options_;
   zfs::WritePolicy policy_;
   std::vector<double> shares_;
   PilotPlan pilot_;
+  std::shared_ptr<ReadThrottle> throttle_;  // shared: an abandoned scan's probe may outlive it
   std::atomic<bool> stop_{false};
   std::atomic<bool> done_{false};
   std::atomic<bool> failed_{false};

@@ -12,6 +12,7 @@ ReadThrottle::ReadThrottle(uint64_t bytes_per_second, uint64_t burst_bytes)
       next_(Clock::now()) {}
 
 void ReadThrottle::Acquire(uint64_t bytes, const std::atomic<bool>* cancel) {
+  granted_.fetch_add(bytes, std::memory_order_relaxed);
   Clock::time_point begin;
   {
     std::lock_guard<std::mutex> lock(mu_);

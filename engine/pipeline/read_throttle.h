@@ -31,12 +31,16 @@ class ReadThrottle {
   // null: never).
   void Acquire(uint64_t bytes, const std::atomic<bool>* cancel);
 
+  // The bytes asked for so far, by every caller (a cancelled wait's too).
+  uint64_t granted() const { return granted_.load(std::memory_order_relaxed); }
+
  private:
   using Clock = std::chrono::steady_clock;
   const double ns_per_byte_;
   const Clock::duration burst_;
   std::mutex mu_;
   Clock::time_point next_;  // Guarded by mu_. When the bytes granted so far are paid for.
+  std::atomic<uint64_t> granted_{0};
 };
 
 }  // namespace zsim::pipeline

@@ -329,7 +329,7 @@ class Scan : public std::enable_shared_from_this<Scan> {
     table_budget_bytes_ = options_.max_memory_bytes;
     if (options_.max_read_bytes_per_second) {
       // One chunk may start at once; beyond it the rate holds.
-      throttle_ = std::make_unique<ReadThrottle>(options_.max_read_bytes_per_second, chunk_bytes_);
+      throttle_ = std::make_shared<ReadThrottle>(options_.max_read_bytes_per_second, chunk_bytes_);
     }
   }
 
@@ -564,7 +564,9 @@ class Scan : public std::enable_shared_from_this<Scan> {
   Clock::time_point start_;
   Clock::time_point last_progress_;
   std::atomic<bool> cancelled_{false};
-  std::unique_ptr<ReadThrottle> throttle_;  // --max-rate
+  // --max-rate: the workers' reads and the probe's (which holds it too: an abandoned scan's
+  // probe thread is joined last).
+  std::shared_ptr<ReadThrottle> throttle_;
   std::atomic<bool> walk_finished_{false};
 
   // Cancellation. The pipeline runs on a thread of its own while Run() watches ScanControl.cancel;
@@ -1668,7 +1670,7 @@ void Scan::MaybeForecast(bool pilot_only) {
     }
     probe_ = std::make_unique<CostProbe>(fs_, sample.Take(), level, sizer_->data_bytes(), options_,
                                          policy_, forecast_->coded_shares,
-                                         forecast_->codec_cpu_seconds, pilot_plan_);
+                                         forecast_->codec_cpu_seconds, pilot_plan_, throttle_);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -519,6 +520,92 @@ TEST(CostProbeTest, PilotRaisesAlikeCodecsAndGivesNoLevelsWhenARecordIsGone) {
   ASSERT_TRUE(none.has_value());
   EXPECT_TRUE(none->empty());
   EXPECT_TRUE(still.has_value());
+}
+
+// --max-rate holds for the probe's reads too, the pilot's second reads included: every byte it
+// reads is asked of the scan's throttle first. And a probe waiting on the throttle stops when
+// told to, without levels.
+class CountingFileSystem : public io::FileSystem {
+ public:
+  Result<io::FileInfo> Stat(const std::string& path, bool follow) override {
+    return real_->Stat(path, follow);
+  }
+  Result<std::vector<io::DirEntry>> ListDirectory(const std::string& path, bool follow) override {
+    return real_->ListDirectory(path, follow);
+  }
+  Result<std::unique_ptr<io::File>> Open(const std::string& path, bool follow) override {
+    Result<std::unique_ptr<io::File>> f = real_->Open(path, follow);
+    if (!f.ok()) return f;
+    return std::unique_ptr<io::File>(new Counted(std::move(*f), &read_));
+  }
+  uint64_t bytes_read() const { return read_.load(); }
+
+ private:
+  class Counted : public io::File {
+   public:
+    Counted(std::unique_ptr<io::File> f, std::atomic<uint64_t>* read)
+        : f_(std::move(f)), read_(read) {}
+    uint64_t size() const override { return f_->size(); }
+    Result<io::FileInfo> Stat() override { return f_->Stat(); }
+    Result<size_t> ReadAt(uint64_t offset, MutableByteView dst) override {
+      Result<size_t> n = f_->ReadAt(offset, dst);
+      if (n.ok()) read_->fetch_add(*n);
+      return n;
+    }
+    Result<std::optional<uint64_t>> NextData(uint64_t offset) override {
+      return f_->NextData(offset);
+    }
+    Result<uint64_t> NextHole(uint64_t offset) override { return f_->NextHole(offset); }
+
+   private:
+    std::unique_ptr<io::File> f_;
+    std::atomic<uint64_t>* read_;
+  };
+  std::shared_ptr<io::FileSystem> real_ = io::PosixFileSystem();
+  std::atomic<uint64_t> read_{0};
+};
+
+TEST(CostProbeTest, EveryReadWaitsOnTheThrottle) {
+  testing::TempDir tmp;
+  std::vector<walk::SampledFile> files;
+  for (int f = 0; f < 4; ++f) {
+    const std::vector<uint8_t> bytes = testing::Xorshift64Bytes(uint64_t(f) + 1, 64 * kBlock);
+    files.push_back({tmp.WriteFile(testing::NumberedName("f", f), bytes).string(), bytes.size()});
+  }
+  const uint64_t data = 4 * 64 * kBlock;
+  const ScanOptions options = Options(
+      {Compression{CompressionAlgorithm::kLz4, 0}, Compression{CompressionAlgorithm::kGzip, 6}});
+  const PilotPlan plan{{-1, 0}, {-1, 0}};
+  {
+    // A rate no read waits for: the bytes asked equal the bytes read, which are more than the
+    // first pass's (the pilot reads its records again).
+    CountingFileSystem fs;
+    auto throttle = std::make_shared<ReadThrottle>(uint64_t(1) << 40, data);
+    CostProbe probe(&fs, files, 0, data, options, zfs::WritePolicy{}, {1.0, 1.0}, 10.0, plan,
+                    throttle);
+    while (!probe.finished()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_TRUE(probe.figures().has_value());
+    ASSERT_TRUE(probe.pilot_levels().has_value());
+    EXPECT_FALSE(probe.pilot_levels()->empty());
+    const uint64_t stride = ProbeStridesFor(files, 0, data, kBlock).stride;
+    const uint64_t first_pass = 4 * ((64 * kBlock + stride - 1) / stride) * kBlock;
+    EXPECT_GT(fs.bytes_read(), first_pass);
+    EXPECT_EQ(throttle->granted(), fs.bytes_read());
+  }
+  {
+    // 64 KiB/s: the probe's first read waits 2 s for its bytes, and Stop ends the wait before
+    // it reads anything (the destructor would otherwise join a thread that reads for minutes).
+    CountingFileSystem fs;
+    auto throttle = std::make_shared<ReadThrottle>(64 << 10, kBlock);
+    auto probe = std::make_unique<CostProbe>(&fs, files, 0, data, options, zfs::WritePolicy{},
+                                             std::vector<double>{1.0, 1.0}, 10.0, plan, throttle);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    probe->Stop();
+    while (!probe->finished()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_FALSE(probe->pilot_levels().has_value());
+    EXPECT_FALSE(probe->figures().has_value());
+    EXPECT_EQ(fs.bytes_read(), 0u);
+  }
 }
 
 }  // namespace
