@@ -6,8 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/estimate/codec_budget.h"
@@ -51,8 +53,9 @@ void WriteAlike(testing::TempDir& tmp, const std::string& prefix, int first, int
 // nearly whole, gzip-1 in a quarter (2 bits a letter), so lz4's psize cannot tell gzip-1's.
 void WriteSpread(testing::TempDir& tmp, const std::string& prefix, int first, int last) {
   WriteTree(
-      tmp, prefix, first, last, [](int i) { return size_t{200} + size_t(i * 104729 % 1500); },
-      [](int i) { return size_t(i * 7919 % 2000); });
+      tmp, prefix, first, last,
+      [](int i) { return size_t{200} + size_t(int64_t{i} * 104729 % 1500); },
+      [](int i) { return size_t(int64_t{i} * 7919 % 2000); });
 }
 
 ScanOptions Options(std::vector<std::string> paths, bool exact, int threads) {
@@ -149,6 +152,91 @@ TEST(PilotScanTest, AMergeKeepsTheHigherLevelOfItsParts) {
   EXPECT_EQ(sa->sampling.LevelOf(0, 1), 3);
   const ScanResult merged = finish::Finish(*sa, finish::ReportOptionsOf(sa->options));
   ExpectHolds(merged.results[1], ExactScan({a, b}).results[1]);
+}
+
+// --since across a change of the pilot's level. The level is a draw of the tree's records, so
+// a rescan can ask for another level than its base's. Either way the level and the figures are a
+// full scan's of the tree as it is now: a lower one is covered only where the base coded the
+// kept entries below its own level (since.h CodesCover), else everything is read again.
+struct SinceRun {
+  int base_level = 0, since_level = 0, full_level = 0;
+  SinceSummary summary;
+  ScanResult since, full;
+};
+
+using Writer = void (*)(testing::TempDir&, const std::string&, int, int);
+
+// Copies file f (of eight, 1,024 records each) of records [first, first + kRecords) written by
+// `write` into `tmp`.
+void CopyFiles(Writer write, int first, int from, int to, testing::TempDir& tmp) {
+  testing::TempDir other;
+  write(other, "f", first, first + kRecords);
+  for (int f = from; f < to; ++f) {
+    const std::string name = testing::NumberedName("f", f);
+    tmp.WriteFile(name, testing::ReadFileBytes(other.path() / name));
+  }
+}
+
+// The base scanned with file 0 written by `kept` and files 1-7 by `before`; the rescan after
+// files 1-7 were rewritten by `after` (records the base never had), file 0 kept.
+SinceRun RescanAfter(Writer kept, Writer before, Writer after) {
+  testing::TempDir tmp;
+  CopyFiles(kept, 0, 0, 1, tmp);
+  CopyFiles(before, kRecords, 1, 8, tmp);
+  // Stamps older than the base's start, so that its records vouch for the kept file.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto fs = io::PosixFileSystem();
+  const ScanOptions options = Options({tmp.path().string()}, false, 2);
+  ScanControl control;
+  control.record_files = true;
+  SinceRun run;
+  Result<state::ScanState> base = ScanToState(options, fs.get(), control);
+  EXPECT_TRUE(base.ok()) << base.status().ToString();
+  if (!base.ok()) return run;
+  run.base_level = base->sampling.LevelOf(0, 1);
+  CopyFiles(after, 2 * kRecords, 1, 8, tmp);
+  Result<state::ScanState> since =
+      ScanSince(options, std::move(*base), fs.get(), control, &run.summary);
+  Result<state::ScanState> full = ScanToState(options, fs.get(), control);
+  EXPECT_TRUE(since.ok() && full.ok());
+  if (!since.ok() || !full.ok()) return run;
+  run.since_level = since->sampling.LevelOf(0, 1);
+  run.full_level = full->sampling.LevelOf(0, 1);
+  run.since = finish::Finish(*since, finish::ReportOptionsOf(since->options));
+  run.full = finish::Finish(*full, finish::ReportOptionsOf(full->options));
+  // What this run read is its own.
+  run.since.input.bytes_read = run.full.input.bytes_read = 0;
+  return run;
+}
+
+// A spread tree whose files but one become alike: the pilot asks for more than the base's
+// level, which the base's codes cover (the kept file's blocks are alike too: no rare class
+// would want more of them), so only the seven files are read.
+TEST(PilotScanTest, ARescanWhosePilotAsksForMoreKeepsTheBase) {
+  const SinceRun run = RescanAfter(WriteAlike, WriteSpread, WriteAlike);
+  EXPECT_EQ(run.base_level, 1);
+  ASSERT_GT(run.full_level, run.base_level);
+  EXPECT_EQ(run.since_level, run.full_level);
+  EXPECT_FALSE(run.summary.full_rescan);
+  EXPECT_EQ(run.summary.kept, 1u);
+  EXPECT_EQ(run.summary.read, 7u);
+  testing::ExpectSameFigures(run.since, run.full);
+}
+
+// An alike tree whose files but one spread out: the pilot asks for less than the base's level.
+// The kept file's blocks have their codes below the base's level only if the base met them
+// before its pilot answered (at the budget's level; a matter of timing), else the rescan reads
+// everything again; the figures are the full scan's in both cases.
+TEST(PilotScanTest, ARescanWhosePilotAsksForLessGivesTheFullScansFigures) {
+  const SinceRun run = RescanAfter(WriteAlike, WriteAlike, WriteSpread);
+  EXPECT_EQ(run.base_level, 3);
+  ASSERT_LT(run.full_level, run.base_level);
+  EXPECT_EQ(run.since_level, run.full_level);
+  if (!run.summary.full_rescan) {
+    EXPECT_EQ(run.summary.kept, 1u);
+    EXPECT_EQ(run.summary.read, 7u);
+  }
+  testing::ExpectSameFigures(run.since, run.full);
 }
 
 }  // namespace
