@@ -6,10 +6,17 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "engine/estimate/codec_budget.h"
@@ -239,5 +246,133 @@ TEST(PilotScanTest, ARescanWhosePilotAsksForLessGivesTheFullScansFigures) {
   testing::ExpectSameFigures(run.since, run.full);
 }
 
+// A file system that holds back the pilot's answer: the probe reads each of its records once
+// (4K reads) and the pilot reads its records again; a second 4K read of a record waits until
+// the scan has read every byte of the tree (its reads are whole files of 4 MiB), or, held,
+// until Release(). So the pilot answers only at the reading's end, where the scan waits for it.
+class PilotGate : public io::FileSystem {
+ public:
+  explicit PilotGate(uint64_t data_bytes) : data_bytes_(data_bytes) {}
+  void Hold() { held_ = true; }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_ = false;
+    cv_.notify_all();
+  }
+  // Whether a second read waited with the scan's reading done.
+  bool PilotWaited() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return waited_;
+  }
+  bool ScanReadAll() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return scan_read_ >= data_bytes_;
+  }
+
+  Result<io::FileInfo> Stat(const std::string& path, bool follow) override {
+    return real_->Stat(path, follow);
+  }
+  Result<std::vector<io::DirEntry>> ListDirectory(const std::string& path, bool follow) override {
+    return real_->ListDirectory(path, follow);
+  }
+  Result<std::unique_ptr<io::File>> Open(const std::string& path, bool follow) override {
+    Result<std::unique_ptr<io::File>> f = real_->Open(path, follow);
+    if (!f.ok()) return f;
+    return std::unique_ptr<io::File>(new Gated(std::move(*f), this, path));
+  }
+
+ private:
+  class Gated : public io::File {
+   public:
+    Gated(std::unique_ptr<io::File> f, PilotGate* gate, std::string path)
+        : f_(std::move(f)), gate_(gate), path_(std::move(path)) {}
+    uint64_t size() const override { return f_->size(); }
+    Result<io::FileInfo> Stat() override { return f_->Stat(); }
+    Result<size_t> ReadAt(uint64_t offset, MutableByteView dst) override {
+      const bool record = dst.size() == kRecord;
+      if (record) gate_->BeforeRecordRead(path_, offset);
+      Result<size_t> n = f_->ReadAt(offset, dst);
+      if (!record && n.ok()) gate_->ScanRead(*n);
+      return n;
+    }
+    Result<std::optional<uint64_t>> NextData(uint64_t offset) override {
+      return f_->NextData(offset);
+    }
+    Result<uint64_t> NextHole(uint64_t offset) override { return f_->NextHole(offset); }
+
+   private:
+    std::unique_ptr<io::File> f_;
+    PilotGate* gate_;
+    std::string path_;
+  };
+
+  void BeforeRecordRead(const std::string& path, uint64_t offset) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (read_once_.insert({path, offset}).second) return;  // the probe's first read
+    cv_.wait(lock, [&] { return !held_ && scan_read_ >= data_bytes_; });
+    if (scan_read_ >= data_bytes_) waited_ = true;
+  }
+  void ScanRead(uint64_t n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    scan_read_ += n;
+    cv_.notify_all();
+  }
+
+  std::shared_ptr<io::FileSystem> real_ = io::PosixFileSystem();
+  const uint64_t data_bytes_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool held_ = false;
+  bool waited_ = false;
+  uint64_t scan_read_ = 0;
+  std::set<std::pair<std::string, uint64_t>> read_once_;
+};
+
+// The pilot's answer at the reading's end, where the scan waits for it, gives the level and the
+// figures of an answer during the reading (the blocks met before it are coded at the budget's
+// level; the estimate never uses them).
+TEST(PilotScanTest, AnAnswerAtTheReadingsEndGivesTheSameFigures) {
+  testing::TempDir tmp;
+  WriteAlike(tmp, "f", 0, kRecords);
+  const ScanOptions options = Options({tmp.path().string()}, false, 2);
+  auto posix = io::PosixFileSystem();
+  Result<state::ScanState> during = ScanToState(options, posix.get());
+  PilotGate gate(uint64_t(kRecords) * kRecord);
+  Result<state::ScanState> at_end = ScanToState(options, &gate);
+  ASSERT_TRUE(during.ok() && at_end.ok());
+  EXPECT_TRUE(gate.PilotWaited());
+  EXPECT_EQ(during->sampling.LevelOf(0, 1), 3);
+  EXPECT_EQ(at_end->sampling.LevelOf(0, 1), 3);
+  testing::ExpectSameFigures(finish::Finish(*at_end, finish::ReportOptionsOf(options)),
+                             finish::Finish(*during, finish::ReportOptionsOf(options)));
+}
+
+// Ctrl-C while the scan waits for the pilot at the reading's end: the scan ends partial, with
+// the budget's level, and does not take the pilot's answer. The pilot here could answer only
+// after the gate opens, 1 s after the cancel; the scan sees the cancel within its 10 ms poll and
+// stops the probe, which then ends at its next record without levels (the scan's end joins it).
+TEST(PilotScanTest, CancelWhileWaitingForThePilotEndsTheScanPartial) {
+  testing::TempDir tmp;
+  WriteAlike(tmp, "f", 0, kRecords);
+  const ScanOptions options = Options({tmp.path().string()}, false, 2);
+  PilotGate gate(uint64_t(kRecords) * kRecord);
+  gate.Hold();
+  std::atomic<bool> cancel{false};
+  ScanControl control;
+  control.cancel = &cancel;
+  std::future<Result<state::ScanState>> scan =
+      std::async(std::launch::async, [&] { return ScanToState(options, &gate, control); });
+  while (!gate.ScanReadAll()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  cancel.store(true);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  gate.Release();
+  Result<state::ScanState> st = scan.get();
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  EXPECT_TRUE(st->partial);
+  EXPECT_EQ(st->sampling.LevelOf(0, 1), 1);
+  // Every byte was read before the cancel: the scan was waiting for the pilot only.
+  EXPECT_EQ(st->input.bytes_read, uint64_t(kRecords) * kRecord);
+}
 }  // namespace
 }  // namespace zsim::pipeline
