@@ -16,24 +16,33 @@ constexpr double kZ95 = 1.96;
 std::vector<int> PilotBudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
                                    bool adaptive, uint64_t planned_bytes) {
   const size_t settings = options.compressions.size();
-  std::vector<int> out(settings, -1);
   const std::vector<uint64_t> rows = RowBlockSizes(options);
+  std::vector<int> out(rows.size() * settings, -1);
   if (!adaptive || options.exact || options.sample_modulus > 1 || rows.empty() || rows[0] == 0) {
     return out;
   }
   const std::vector<int> budget = BudgetLevels(options, sampled, planned_bytes);
-  // Coded on every unique block of the row: exact settings and sampled ones at level 0 (the
-  // budget gives 0 to both), as codec_budget.cc asks NearAnchors.
-  std::vector<bool> whole(settings, false);
-  for (size_t c = 0; c < settings; ++c) whole[c] = budget[c] == 0;
-  const std::vector<int> near = NearAnchors(options.compressions, whole);
-  std::vector<bool> root(settings, false);
-  for (int n : near) {
-    if (n >= 0) root[size_t(n)] = true;
-  }
-  for (size_t c = 0; c < settings && c < sampled.size(); ++c) {
-    if (!sampled[c] || near[c] >= 0 || root[c]) continue;
-    if (PilotWanted(planned_bytes / rows[0], budget[c])) out[c] = budget[c];
+  for (size_t r = 0; r < rows.size(); ++r) {
+    // The probe reads and counts unique bytes in the first row's block size: a row of larger
+    // blocks has at least those unique bytes (fewer duplicates), so its unique blocks are not
+    // overestimated; a row of smaller ones could be, and is left alone.
+    if (rows[r] < rows[0]) continue;
+    const int* row_budget = budget.data() + r * settings;
+    // Coded on every unique block of the row: exact settings and sampled ones at level 0 (the
+    // budget gives 0 to both), as codec_budget.cc asks NearAnchors.
+    std::vector<bool> whole(settings, false);
+    for (size_t c = 0; c < settings; ++c) whole[c] = row_budget[c] == 0;
+    const std::vector<int> near = NearAnchors(options.compressions, whole);
+    std::vector<bool> root(settings, false);
+    for (int n : near) {
+      if (n >= 0) root[size_t(n)] = true;
+    }
+    for (size_t c = 0; c < settings && c < sampled.size(); ++c) {
+      if (!sampled[c] || near[c] >= 0 || root[c]) continue;
+      if (PilotWanted(planned_bytes / rows[r], row_budget[c])) {
+        out[r * settings + c] = row_budget[c];
+      }
+    }
   }
   return out;
 }

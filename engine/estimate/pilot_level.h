@@ -64,11 +64,13 @@ inline constexpr uint64_t kPilotMinSample = 1024;
 // eat what it saves. A function of the plan, so the scan and a report agree on it.
 bool PilotWanted(uint64_t planned_blocks, int budget_level);
 
-// Per setting of options.compressions: the budget's level (BudgetLevels of `planned_bytes`) of
-// each sampled setting the pilot may raise in the first row (the cost probe reads in its block
-// size), -1 for the others; all -1 where PilotWanted is false. Not --exact, not --sample (not
-// `adaptive`); not a near anchor's root or follower (sample_level.h NearAnchors): a follower's
-// estimate rests on its root coded whole, and its level on the root's.
+// Per (row, setting), row-major as BudgetLevels: the budget's level (BudgetLevels of
+// `planned_bytes`) of each sampled setting the pilot may raise, -1 for the others; all -1 where
+// PilotWanted is false. Not --exact, not --sample (not `adaptive`); not a near anchor's root or
+// follower (sample_level.h NearAnchors): a follower's estimate rests on its root coded whole, and
+// its level on the root's. Not a row of smaller blocks than the first: the cost probe counts
+// unique bytes in the first row's block size, which a row of larger blocks has at least of (the
+// pilot then takes the row for smaller than it is, and raises less) and a smaller one may not.
 std::vector<int> PilotBudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
                                    bool adaptive, uint64_t planned_bytes);
 

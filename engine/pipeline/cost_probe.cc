@@ -16,12 +16,12 @@
 #include "engine/estimate/codec_budget.h"
 #include "engine/estimate/codec_cost.h"
 #include "engine/pipeline/block_code.h"
+#include "engine/zfs/record_layout.h"
 
 namespace zsim::pipeline {
 namespace {
 
 constexpr uint64_t kSmallFileSeed = 0x70B3C0575EEDull;
-constexpr uint64_t kSector = 512;
 
 // The first row's block size (the probe reads and codes in those).
 uint64_t BlockBytes(const ScanOptions& options) {
@@ -239,45 +239,47 @@ std::optional<std::vector<int>> CostProbe::pilot_levels() const {
 
 bool CostProbe::finished() const { return finished_.load(std::memory_order_acquire); }
 
-std::vector<int> CostProbe::RunPilot(const std::vector<double>& weights,
-                                     const std::function<std::optional<ByteView>(size_t)>& reread,
-                                     double unique_blocks, codec::Compressor& compressor,
-                                     uint8_t* scratch) {
+std::vector<int> CostProbe::RunPilot(
+    const int* budget_levels, size_t records,
+    const std::function<std::optional<PilotBlock>(size_t)>& block_of, double unique_blocks,
+    codec::Compressor& compressor, uint8_t* scratch) {
   const size_t settings = options_.compressions.size();
+  const std::vector<int> budget(budget_levels, budget_levels + settings);
   std::vector<std::vector<estimate::PilotPoint>> points(settings);
   // A setting whose points already ask for far more blocks than a raise would leave stops early
   // (estimate::PilotSettled), in key order: the same records decide it on every run.
   std::vector<bool> settled(settings, false);
   // The codecs the pilot runs on a record: its settings not settled, and their anchors.
   auto coded = [&](size_t c) {
-    if (pilot_.budget_levels[c] >= 0 && !settled[c]) return true;
+    if (budget[c] >= 0 && !settled[c]) return true;
     for (size_t f = 0; f < settings; ++f) {
-      if (pilot_.anchors[f] == int(c) && pilot_.budget_levels[f] >= 0 && !settled[f]) return true;
+      if (pilot_.anchors[f] == int(c) && budget[f] >= 0 && !settled[f]) return true;
     }
     return false;
   };
   std::vector<double> psize(settings, 0);
-  for (size_t i = 0; i < std::min(weights.size(), estimate::kPilotRecords); ++i) {
+  for (size_t i = 0; i < std::min(records, estimate::kPilotRecords); ++i) {
     if (stop_.load(std::memory_order_relaxed)) return {};
-    const std::optional<ByteView> block = reread(i);
+    const std::optional<PilotBlock> block = block_of(i);
     if (!block) return {};
+    if (block->repeat) continue;
     for (size_t c = 0; c < settings; ++c) {
       if (!coded(c)) continue;
       const zfs::BlockWrite w =
-          codec::CompressZfsBlock(policy_, options_.compressions[c], *block, false, compressor,
-                                  MutableByteView(scratch, block->size()));
+          codec::CompressZfsBlock(policy_, options_.compressions[c], block->bytes, false,
+                                  compressor, MutableByteView(scratch, block->bytes.size()));
       // ZFS accounts nothing for an embedded block (zfs/write_rules.h BlockWrite).
       psize[c] = w.kind == zfs::BlockKind::kEmbedded ? 0 : double(w.psize);
     }
-    const double lsize = double(block->size());
+    const double lsize = double(block->bytes.size());
     for (size_t c = 0; c < settings; ++c) {
-      if (pilot_.budget_levels[c] < 0 || settled[c]) continue;
+      if (budget[c] < 0 || settled[c]) continue;
       const int anchor = pilot_.anchors[c];
-      points[c].push_back({lsize, anchor >= 0 ? psize[anchor] : lsize, psize[c], weights[i]});
-      settled[c] = estimate::PilotSettled(points[c], unique_blocks, pilot_.budget_levels[c]);
+      points[c].push_back({lsize, anchor >= 0 ? psize[anchor] : lsize, psize[c], block->weight});
+      settled[c] = estimate::PilotSettled(points[c], unique_blocks, budget[c]);
     }
   }
-  return estimate::PilotLevels(points, unique_blocks, pilot_.budget_levels);
+  return estimate::PilotLevels(points, unique_blocks, budget);
 }
 
 std::optional<ProbeFigures> CostProbe::figures() const {
@@ -305,17 +307,31 @@ bool CostProbe::Read(io::File& file, uint64_t offset, MutableByteView dst) {
 void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64_t data_bytes,
                     double forecast_codec_cpu_seconds) {
   const uint64_t bs = BlockBytes(options_);
+  const std::vector<uint64_t> rows = estimate::RowBlockSizes(options_);
+  const size_t settings = options_.compressions.size();
+  // The rows the pilot reads blocks of (PilotPlan), and the largest block read.
+  std::vector<size_t> piloted;
+  uint64_t most = bs;
+  for (size_t r = 0; r < rows.size() && !pilot_.budget_levels.empty(); ++r) {
+    const int* levels = pilot_.budget_levels.data() + r * settings;
+    if (std::any_of(levels, levels + settings, [](int l) { return l >= 0; })) {
+      piloted.push_back(r);
+      most = std::max(most, rows[r]);
+    }
+  }
   const uint64_t cpu_start = ThreadCpuNanos();
   const auto wall_start = std::chrono::steady_clock::now();
   const ProbeStrides strides = ProbeStridesFor(files, file_level, data_bytes, bs);
   const double scale = std::ldexp(1.0, file_level);
-  std::unique_ptr<uint8_t[]> buffer(new uint8_t[bs]);
-  std::unique_ptr<uint8_t[]> scratch(new uint8_t[bs]);
+  std::unique_ptr<uint8_t[]> buffer(new uint8_t[most]);
+  std::unique_ptr<uint8_t[]> scratch(new uint8_t[most]);
   codec::Compressor compressor;
-  // A block as the scan codes it, timed in thread CPU nanoseconds: a small file's is its size
-  // rounded up to a sector, the rest zeros.
-  auto lsize_of = [&](uint64_t capacity) {
-    return std::min(bs, (capacity + kSector - 1) / kSector * kSector);
+  // A block as the scan cuts it in blocks of `block_bytes` (zfs/record_layout.h): a file of at
+  // most that size is one block of its size rounded up to a sector; the bytes past the data
+  // are zeros.
+  auto lsize_of = [&](uint64_t file_size, uint64_t block_bytes) {
+    return options_.volblocksize ? zfs::ZvolLayout(file_size, block_bytes).block_bytes
+                                 : zfs::FileLayout(file_size, block_bytes).block_bytes;
   };
   auto time_code = [&](Compression comp, ByteView block) {
     const uint64_t t0 = ThreadCpuNanos();
@@ -329,7 +345,7 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
   std::vector<ProbedRecord> records;
   struct Kept {
     std::string path;
-    uint64_t offset, capacity;
+    uint64_t offset, capacity, file_size;
   };
   std::vector<std::pair<uint64_t, Kept>> distinct;  // (key, where)
   std::vector<TimedRecord> timed_records;           // per distinct record, in the same order
@@ -367,8 +383,8 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
       r.is_zero = IsAllZero(bytes);
       records.push_back(r);
       if (!r.is_zero && seen.insert(r.key).second) {
-        distinct.push_back({r.key, Kept{f.path, offset, capacity}});
-        const uint64_t lsize = lsize_of(capacity);
+        distinct.push_back({r.key, Kept{f.path, offset, capacity, f.size}});
+        const uint64_t lsize = lsize_of(f.size, bs);
         std::fill(buffer.get() + capacity, buffer.get() + lsize, 0);
         const ByteView block(buffer.get(), lsize);
         if (!lz4_ready) {
@@ -393,35 +409,62 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
             [&](size_t a, size_t b) { return distinct[a].first < distinct[b].first; });
   std::vector<uint64_t> lsizes(order.size());
   for (size_t i = 0; i < order.size(); ++i)
-    lsizes[i] = lsize_of(distinct[order[i]].second.capacity);
-  // The records of lowest key again, as the scan codes them (nullopt: gone since).
-  auto reread = [&](size_t i) -> std::optional<ByteView> {
+    lsizes[i] = lsize_of(distinct[order[i]].second.file_size, bs);
+  // The block of `block_bytes` that holds the i-th record of lowest key, read again as the scan
+  // codes it (nullopt: gone since).
+  auto reread = [&](size_t i, uint64_t block_bytes) -> std::optional<ByteView> {
     const Kept& k = distinct[order[i]].second;
     Result<std::unique_ptr<io::File>> file = fs_->Open(k.path, Follow(k.path));
     if (!file.ok()) return std::nullopt;
-    const uint64_t lsize = lsize_of(k.capacity);
+    const uint64_t offset = k.offset / block_bytes * block_bytes;
+    const uint64_t capacity = std::min(block_bytes, k.file_size - offset);
+    const uint64_t lsize = lsize_of(k.file_size, block_bytes);
     std::fill(buffer.get(), buffer.get() + lsize, 0);
-    if (!Read(**file, k.offset, MutableByteView(buffer.get(), k.capacity))) {
-      return std::nullopt;
-    }
+    if (!Read(**file, offset, MutableByteView(buffer.get(), capacity))) return std::nullopt;
     return ByteView(buffer.get(), lsize);
   };
   // The pilot first, published at once: its levels change the shares the codecs are timed at
   // below. A record it cannot read again (gone since) ends it without levels: another record
   // would make them depend on when the file went.
   if (!pilot_.budget_levels.empty()) {
-    std::vector<double> weights(order.size());
-    for (size_t i = 0; i < order.size(); ++i) {
-      const uint64_t capacity = distinct[order[i]].second.capacity;
-      weights[i] = capacity ? timed_records[order[i]].stands_for / double(capacity) : 0;
+    std::vector<int> levels(pilot_.budget_levels.size(), -1);
+    bool failed = false;
+    for (size_t r : piloted) {
+      const uint64_t block_bytes = rows[r];
+      // A row of larger blocks than the probe's: two records may lie in one block, and blocks
+      // of two places may be alike (the row's distinct blocks are what its estimate samples).
+      std::unordered_set<uint64_t> seen_blocks;
+      auto block_of = [&](size_t i) -> std::optional<PilotBlock> {
+        const std::optional<ByteView> bytes = reread(i, block_bytes);
+        if (!bytes) return std::nullopt;
+        const Kept& k = distinct[order[i]].second;
+        const uint64_t offset = k.offset / block_bytes * block_bytes;
+        const uint64_t capacity = std::min(block_bytes, k.file_size - offset);
+        PilotBlock b;
+        b.bytes = *bytes;
+        // The blocks of the tree it stands for: the bytes its record stands for, in its blocks.
+        b.weight = capacity ? timed_records[order[i]].stands_for / double(capacity) : 0;
+        b.repeat = r != 0 && !seen_blocks.insert(XXH3_64bits(bytes->data(), bytes->size())).second;
+        return b;
+      };
+      const std::vector<int> row =
+          RunPilot(pilot_.budget_levels.data() + r * settings, order.size(), block_of,
+                   figures.unique_bytes / double(block_bytes), compressor, scratch.get());
+      if (stop_.load(std::memory_order_relaxed)) return;
+      if (row.empty()) {
+        failed = true;
+        break;
+      }
+      std::copy(row.begin(), row.end(), levels.begin() + ptrdiff_t(r * settings));
     }
-    std::vector<int> levels =
-        RunPilot(weights, reread, figures.unique_bytes / double(bs), compressor, scratch.get());
-    if (stop_.load(std::memory_order_relaxed)) return;
-    // Row 0's codecs run at the pilot's levels from here on (cost_forecast.h coded_shares).
-    for (size_t c = 0; c < levels.size() && c < shares_.size(); ++c) {
-      const int budget = pilot_.budget_levels[c];
-      if (budget >= 0) shares_[c] += std::ldexp(1.0, -levels[c]) - std::ldexp(1.0, -budget);
+    if (failed) levels.clear();
+    // The codecs run at the pilot's levels from here on (cost_forecast.h coded_shares: a sum
+    // over the rows).
+    for (size_t i = 0; i < levels.size(); ++i) {
+      const int budget = pilot_.budget_levels[i];
+      if (budget >= 0 && i % settings < shares_.size()) {
+        shares_[i % settings] += std::ldexp(1.0, -levels[i]) - std::ldexp(1.0, -budget);
+      }
     }
     pilot_levels_ = std::move(levels);
     pilot_done_.store(true, std::memory_order_release);
@@ -430,7 +473,7 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
   std::vector<bool> ready(options_.compressions.size(), false);
   for (size_t i = 0; i < timed; ++i) {
     if (stop_.load(std::memory_order_relaxed)) return;
-    const std::optional<ByteView> read = reread(i);
+    const std::optional<ByteView> read = reread(i, bs);
     if (!read) continue;
     const ByteView block = *read;
     double ns = 0;

@@ -31,8 +31,10 @@
 //
 // The pilot (estimate/pilot_level.h): where PilotPlan asks, the probe also codes the
 // kPilotRecords distinct records of lowest key with each sampled codec it names and with its
-// anchor, and gives each codec the level PilotLevel finds for the first row (the probe reads in
-// its block size) at the unique blocks it estimates. Those levels move figures, so they depend on
+// anchor, and gives each codec the level PilotLevel finds at the unique blocks it estimates. In
+// the first row the records themselves; in a row of larger blocks the block that holds each
+// record, read again in that size (a block met twice counted once), with the unique bytes over
+// that block size for the row's unique blocks. Those levels move figures, so they depend on
 // the tree only: the records are a function of the file sample and the sizes, the points are
 // taken in key order, and a probe that stops, fails or cannot read a record again gives none
 // (the scan then keeps the budget's levels: pipeline/scan.cc). They are published as soon as
@@ -43,7 +45,7 @@
 // Cost: about 1/kProbeShare of the data read again (from the page cache, as the scan reads it
 // just after), lz4 on the distinct records read, the codecs on ProbeTimedRecords records,
 // about 1.5% of the forecast's codec time, and with a pilot its codecs on up to kPilotRecords
-// records (64 per codec on data that settles at once).
+// blocks per piloted row (32 per codec on data that settles at once), read again.
 //
 // Thread safety: the pure functions are. CostProbe runs on a thread of its own; figures() may
 // be called from any thread.
@@ -184,12 +186,21 @@ double CodecCpuPerByte(const std::vector<TimedRecord>& records);
 double UniqueBytes(const std::vector<ProbedRecord>& records, double short_bytes,
                    uint64_t data_bytes);
 
-// What the pilot raises: per setting of options.compressions, the budget's level of a sampled
-// codec in the first row (estimate/codec_budget.h), or -1 for a setting the pilot leaves alone;
-// and the setting each codes its anchor with (-1: lsize). Empty: no pilot.
+// What the pilot raises: per (row, setting), row-major as estimate::BudgetLevels, the budget's
+// level of a sampled codec the pilot may raise (estimate/pilot_level.h PilotBudgetLevels), or -1
+// for one it leaves alone; and per setting the setting it codes its anchor with (-1: lsize).
+// Empty: no pilot.
 struct PilotPlan {
   std::vector<int> budget_levels;
   std::vector<int> anchors;
+};
+
+// One block the pilot codes: its bytes as the scan codes them, the blocks of the tree it stands
+// for, and whether the row met the same block before (then skipped).
+struct PilotBlock {
+  ByteView bytes;
+  double weight = 0;
+  bool repeat = false;
 };
 
 class CostProbe {
@@ -211,9 +222,10 @@ class CostProbe {
   // (an abandoned scan's, whose reads may hang: the destructor joins later).
   void Stop();
 
-  // The pilot's levels once it has given them (per setting: PilotLevel for those PilotPlan
-  // names, -1 for the others; empty when it could not read its records again); nullopt before,
-  // and for good where no pilot runs or the probe stopped or failed first (finished()).
+  // The pilot's levels once it has given them (per (row, setting), row-major: PilotLevel for
+  // those PilotPlan names, -1 for the others; empty when it could not read its records again);
+  // nullopt before, and for good where no pilot runs or the probe stopped or failed first
+  // (finished()).
   std::optional<std::vector<int>> pilot_levels() const;
   // The probe's thread has ended, whatever its outcome.
   bool finished() const;
@@ -228,11 +240,12 @@ class CostProbe {
  private:
   void Run(std::vector<walk::SampledFile> files, int file_level, uint64_t data_bytes,
            double forecast_codec_cpu_seconds);
-  // The pilot over the distinct records of lowest key, `reread(i)` giving the i-th and
-  // weights[i] the blocks of the tree it stands for; `unique_blocks` of the first row. Empty when
-  // a record cannot be read again, or on Stop.
-  std::vector<int> RunPilot(const std::vector<double>& weights,
-                            const std::function<std::optional<ByteView>(size_t)>& reread,
+  // The pilot of one row over the distinct records of lowest key: `block_of(i)` gives the row's
+  // block holding the i-th of `records` (nullopt: it cannot be read again), `budget_levels` the
+  // row's slice of PilotPlan::budget_levels, `unique_blocks` the row's. The row's levels (per
+  // setting, -1 for those left alone); empty when a block cannot be read again, or on Stop.
+  std::vector<int> RunPilot(const int* budget_levels, size_t records,
+                            const std::function<std::optional<PilotBlock>(size_t)>& block_of,
                             double unique_blocks, codec::Compressor& compressor, uint8_t* scratch);
   // Whether `path` is opened through a symlink, as the scan opens it.
   bool Follow(const std::string& path) const;

@@ -384,8 +384,8 @@ class Scan : public std::enable_shared_from_this<Scan> {
   void MaybeForecast(bool pilot_only = false);
   // Once: the forecast to control_.forecast, measured by the probe when one runs.
   void MaybeTellForecast();
-  // Once the probe's pilot has given its levels (estimate/pilot_level.h): the first row's codecs
-  // raised to them. Serial stage, or after the pipeline.
+  // Once the probe's pilot has given its levels (estimate/pilot_level.h): the piloted rows'
+  // codecs raised to them. Serial stage, or after the pipeline.
   void MaybeApplyPilot();
   // After the pipeline of a scan that ran to its end: the pilot's levels, waited for and applied
   // (the figures take them whether or not the reading met them).
@@ -1679,9 +1679,11 @@ void Scan::MaybeApplyPilot() {
   const std::optional<std::vector<int>> levels = probe_->pilot_levels();
   if (!levels) return;
   pilot_applied_ = true;
+  // Per (row, setting), row-major; empty when the pilot could not read its records again.
+  const size_t settings = options_.compressions.size();
   std::lock_guard<std::mutex> lock(level_mu_);
-  for (size_t c = 0; c < levels->size(); ++c) {
-    if ((*levels)[c] >= 0) RaiseSettingLevel(0, c, (*levels)[c]);
+  for (size_t i = 0; i < levels->size() && i < rows_.size() * settings; ++i) {
+    if ((*levels)[i] >= 0) RaiseSettingLevel(i / settings, i % settings, (*levels)[i]);
   }
 }
 

@@ -195,5 +195,28 @@ TEST(PilotLevelTest, NearAnchorsAreLeftAlone) {
   EXPECT_EQ(PilotBudgetLevels(o, sampled, true, bytes), (std::vector<int>{-1, -1, -1}));
 }
 
+// Several recordsizes: each row of blocks at least the first's is piloted where its own budget
+// samples enough of it (row-major, as BudgetLevels); a row of smaller blocks than the first is
+// not (the probe's unique bytes, counted in the first row's blocks, could overstate its blocks).
+// The cap on codec work gives a 1M row few blocks: no pilot there.
+TEST(PilotLevelTest, RowsOfBlocksAtLeastTheFirstsArePilotedWhereLargeEnough) {
+  const Compression lz4{CompressionAlgorithm::kLz4, 0}, gzip6{CompressionAlgorithm::kGzip, 6};
+  ScanOptions o = Options({lz4, gzip6}, 12);
+  const std::vector<bool> sampled = {false, true};
+  o.recordsizes = {16384, 131072, 1 << 20, 4096};
+  const uint64_t bytes = uint64_t{24000} * 131072;
+  const std::vector<int> budget = BudgetLevels(o, sampled, bytes);
+  ASSERT_EQ(budget.size(), 8u);
+  ASSERT_TRUE(PilotWanted(bytes / 16384, budget[1]));
+  ASSERT_TRUE(PilotWanted(bytes / 131072, budget[3]));
+  ASSERT_FALSE(PilotWanted(bytes / (1 << 20), budget[5]));
+  ASSERT_TRUE(PilotWanted(bytes / 4096, budget[7]));
+  EXPECT_EQ(PilotBudgetLevels(o, sampled, true, bytes),
+            (std::vector<int>{-1, budget[1], -1, budget[3], -1, -1, -1, -1}));
+  // A first row of 4K blocks: the 128K row is piloted with it.
+  o.recordsizes = {4096, 131072};
+  ASSERT_TRUE(PilotWanted(bytes / 131072, BudgetLevels(o, sampled, bytes)[3]));
+  EXPECT_EQ(PilotBudgetLevels(o, sampled, true, bytes)[3], BudgetLevels(o, sampled, bytes)[3]);
+}
 }  // namespace
 }  // namespace zsim::estimate

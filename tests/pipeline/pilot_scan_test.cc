@@ -126,6 +126,35 @@ TEST(PilotScanTest, AlikeBlocksAreCodedAtThePilotsLevelWhateverTheThreads) {
   testing::ExpectSameFigures(results[2], results[1]);
 }
 
+// Two recordsizes: the 8K row's blocks (two alike records each) are piloted too, by the blocks
+// that hold the probe's 4K records, read again in 8K. 4,096 unique 8K blocks leave
+// kPilotMinSample at level 2.
+TEST(PilotScanTest, ARowOfLargerBlocksIsPilotedToo) {
+  testing::TempDir tmp;
+  WriteAlike(tmp, "f", 0, kRecords);
+  ScanOptions options = Options({tmp.path().string()}, true, 2);
+  options.recordsizes = {kRecord, 2 * kRecord};
+  auto fs = io::PosixFileSystem();
+  Result<ScanResult> exact = RunScan(options, fs.get());
+  ASSERT_TRUE(exact.ok()) << exact.status().ToString();
+  options.exact = false;
+  std::vector<ScanResult> results;
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    options.threads = threads;
+    Result<state::ScanState> st = ScanToState(options, fs.get());
+    ASSERT_TRUE(st.ok()) << st.status().ToString();
+    EXPECT_EQ(st->sampling.LevelOf(0, 1), 3);
+    EXPECT_EQ(st->sampling.LevelOf(1, 1), 2);
+    results.push_back(finish::Finish(*st, finish::ReportOptionsOf(st->options)));
+    ASSERT_EQ(results.back().results.size(), 4u);
+    ASSERT_EQ(results.back().results[3].recordsize, 2 * kRecord);
+    ExpectHolds(results.back().results[1], exact->results[1]);
+    ExpectHolds(results.back().results[3], exact->results[3]);
+  }
+  testing::ExpectSameFigures(results[0], results[1]);
+}
+
 TEST(PilotScanTest, ASpreadKeepsTheBudgetsLevel) {
   testing::TempDir tmp;
   WriteSpread(tmp, "f", 0, kRecords);
