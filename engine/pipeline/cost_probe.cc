@@ -298,7 +298,9 @@ bool CostProbe::Follow(const std::string& path) const {
 
 bool CostProbe::Read(io::File& file, uint64_t offset, MutableByteView dst) {
   if (throttle_) {
-    throttle_->Acquire(dst.size(), &stop_);
+    // Ahead of the workers' queue: behind it, one record at a time, the pilot answered only at
+    // the reading's end (read_throttle.h AcquireAhead).
+    throttle_->AcquireAhead(dst.size(), &stop_);
     if (stop_.load(std::memory_order_relaxed)) return false;
   }
   return io::ReadFully(file, offset, dst).ok();

@@ -45,7 +45,10 @@
 // Cost: about 1/kProbeShare of the data read again (from the page cache, as the scan reads it
 // just after), lz4 on the distinct records read, the codecs on ProbeTimedRecords records,
 // about 1.5% of the forecast's codec time, and with a pilot its codecs on up to kPilotRecords
-// blocks per piloted row (32 per codec on data that settles at once), read again.
+// blocks per piloted row (32 per codec on data that settles at once), read again. Under
+// --max-rate every read of the probe's is paid from the scan's cap, up to two bursts ahead of
+// the workers' queue (read_throttle.h AcquireAhead): behind it, the pilot answered only at the
+// reading's end.
 //
 // Thread safety: the pure functions are. CostProbe runs on a thread of its own; figures() may
 // be called from any thread.

@@ -12,17 +12,26 @@ ReadThrottle::ReadThrottle(uint64_t bytes_per_second, uint64_t burst_bytes)
       next_(Clock::now()) {}
 
 void ReadThrottle::Acquire(uint64_t bytes, const std::atomic<bool>* cancel) {
-  granted_.fetch_add(bytes, std::memory_order_relaxed);
+  Wait(bytes, Clock::duration::zero(), cancel);
+}
+
+void ReadThrottle::AcquireAhead(uint64_t bytes, const std::atomic<bool>* cancel) {
+  Wait(bytes, kAheadBursts * burst_, cancel);
+}
+
+void ReadThrottle::Wait(uint64_t bytes, Clock::duration ahead, const std::atomic<bool>* cancel) {
+  requested_.fetch_add(bytes, std::memory_order_relaxed);
   Clock::time_point begin;
   {
     std::lock_guard<std::mutex> lock(mu_);
     // A token bucket in virtual time: `next_` is when the bytes granted so far are paid for. A
-    // read begins once its own bytes are paid too, so the bytes read from the start never run
-    // ahead of the rate; an idle spell banks at most the burst (then one read goes at once).
+    // read begins once its own bytes are paid too (less `ahead`), so the bytes read from the
+    // start never run ahead of the rate by more; an idle spell banks at most the burst (then one
+    // read goes at once).
     next_ = std::max(next_, Clock::now() - burst_);
     next_ +=
         std::chrono::nanoseconds(static_cast<int64_t>(static_cast<double>(bytes) * ns_per_byte_));
-    begin = next_;
+    begin = next_ - ahead;
   }
   for (;;) {
     const Clock::time_point now = Clock::now();

@@ -590,18 +590,24 @@ TEST(CostProbeTest, EveryReadWaitsOnTheThrottle) {
     const uint64_t stride = ProbeStridesFor(files, 0, data, kBlock).stride;
     const uint64_t first_pass = 4 * ((64 * kBlock + stride - 1) / stride) * kBlock;
     EXPECT_GT(fs.bytes_read(), first_pass);
-    EXPECT_EQ(throttle->granted(), fs.bytes_read());
+    EXPECT_EQ(throttle->requested(), fs.bytes_read());
   }
   {
-    // 64 KiB/s: the probe's first read waits 2 s for its bytes, and Stop ends the wait before
-    // it reads anything (the destructor would otherwise join a thread that reads for minutes).
+    // 1 KiB/s, bursts of 1 KiB: the probe's first record is paid for 128 s on, and the probe
+    // may read 2 s ahead of that. Stop ends the wait before it reads anything: within 30 s here
+    // (50 ms in fact), where the wait would take two minutes.
     CountingFileSystem fs;
-    auto throttle = std::make_shared<ReadThrottle>(64 << 10, kBlock);
+    auto throttle = std::make_shared<ReadThrottle>(1 << 10, 1 << 10);
     auto probe = std::make_unique<CostProbe>(&fs, files, 0, data, options, zfs::WritePolicy{},
                                              std::vector<double>{1.0, 1.0}, 10.0, plan, throttle);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     probe->Stop();
-    while (!probe->finished()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const auto stopped = std::chrono::steady_clock::now();
+    while (!probe->finished() &&
+           std::chrono::steady_clock::now() - stopped < std::chrono::seconds(30)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_TRUE(probe->finished());
     EXPECT_FALSE(probe->pilot_levels().has_value());
     EXPECT_FALSE(probe->figures().has_value());
     EXPECT_EQ(fs.bytes_read(), 0u);

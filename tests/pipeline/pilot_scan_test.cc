@@ -277,25 +277,31 @@ TEST(PilotScanTest, ARescanWhosePilotAsksForLessGivesTheFullScansFigures) {
 
 // A file system that holds back the pilot's answer: the probe reads each of its records once
 // (4K reads) and the pilot reads its records again; a second 4K read of a record waits until
-// the scan has read every byte of the tree (its reads are whole files of 4 MiB), or, held,
-// until Release(). So the pilot answers only at the reading's end, where the scan waits for it.
+// every chunk of the scan is done (ChunkDone, from ScanControl::chunk_done), or, held, until
+// Release(). So the pilot answers only after the reading, where the scan waits for it.
 class PilotGate : public io::FileSystem {
  public:
-  explicit PilotGate(uint64_t data_bytes) : data_bytes_(data_bytes) {}
+  explicit PilotGate(int chunks) : chunks_(chunks) {}
   void Hold() { held_ = true; }
   void Release() {
     std::lock_guard<std::mutex> lock(mu_);
     held_ = false;
     cv_.notify_all();
   }
-  // Whether a second read waited with the scan's reading done.
+  void ChunkDone() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++chunks_done_;
+    cv_.notify_all();
+  }
+  // Whether a second read found the gate shut and waited.
   bool PilotWaited() {
     std::lock_guard<std::mutex> lock(mu_);
     return waited_;
   }
-  bool ScanReadAll() {
+  // Every chunk is done and a second read waits at the gate: the scan waits for the pilot.
+  bool ScanWaitsForThePilot() {
     std::lock_guard<std::mutex> lock(mu_);
-    return scan_read_ >= data_bytes_;
+    return chunks_done_ >= chunks_ && waiting_ > 0;
   }
 
   Result<io::FileInfo> Stat(const std::string& path, bool follow) override {
@@ -318,11 +324,8 @@ class PilotGate : public io::FileSystem {
     uint64_t size() const override { return f_->size(); }
     Result<io::FileInfo> Stat() override { return f_->Stat(); }
     Result<size_t> ReadAt(uint64_t offset, MutableByteView dst) override {
-      const bool record = dst.size() == kRecord;
-      if (record) gate_->BeforeRecordRead(path_, offset);
-      Result<size_t> n = f_->ReadAt(offset, dst);
-      if (!record && n.ok()) gate_->ScanRead(*n);
-      return n;
+      if (dst.size() == kRecord) gate_->BeforeRecordRead(path_, offset);
+      return f_->ReadAt(offset, dst);
     }
     Result<std::optional<uint64_t>> NextData(uint64_t offset) override {
       return f_->NextData(offset);
@@ -338,61 +341,70 @@ class PilotGate : public io::FileSystem {
   void BeforeRecordRead(const std::string& path, uint64_t offset) {
     std::unique_lock<std::mutex> lock(mu_);
     if (read_once_.insert({path, offset}).second) return;  // the probe's first read
-    cv_.wait(lock, [&] { return !held_ && scan_read_ >= data_bytes_; });
-    if (scan_read_ >= data_bytes_) waited_ = true;
-  }
-  void ScanRead(uint64_t n) {
-    std::lock_guard<std::mutex> lock(mu_);
-    scan_read_ += n;
-    cv_.notify_all();
+    auto open = [&] { return !held_ && chunks_done_ >= chunks_; };
+    if (open()) return;
+    waited_ = true;
+    ++waiting_;
+    cv_.wait(lock, open);
+    --waiting_;
   }
 
   std::shared_ptr<io::FileSystem> real_ = io::PosixFileSystem();
-  const uint64_t data_bytes_;
+  const int chunks_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool held_ = false;
   bool waited_ = false;
-  uint64_t scan_read_ = 0;
+  int chunks_done_ = 0;
+  int waiting_ = 0;
   std::set<std::pair<std::string, uint64_t>> read_once_;
 };
 
-// The pilot's answer at the reading's end, where the scan waits for it, gives the level and the
+// The tree's files (WriteTree), of 4 MiB each: one chunk each.
+constexpr int kFiles = 8;
+
+// The pilot's answer after the reading, where the scan waits for it, gives the level and the
 // figures of an answer during the reading (the blocks met before it are coded at the budget's
 // level; the estimate never uses them).
-TEST(PilotScanTest, AnAnswerAtTheReadingsEndGivesTheSameFigures) {
+TEST(PilotScanTest, AnAnswerAfterTheReadingGivesTheSameFigures) {
   testing::TempDir tmp;
   WriteAlike(tmp, "f", 0, kRecords);
   const ScanOptions options = Options({tmp.path().string()}, false, 2);
   auto posix = io::PosixFileSystem();
   Result<state::ScanState> during = ScanToState(options, posix.get());
-  PilotGate gate(uint64_t(kRecords) * kRecord);
-  Result<state::ScanState> at_end = ScanToState(options, &gate);
-  ASSERT_TRUE(during.ok() && at_end.ok());
+  PilotGate gate(kFiles);
+  ScanControl control;
+  control.chunk_done = [&] { gate.ChunkDone(); };
+  Result<state::ScanState> after = ScanToState(options, &gate, control);
+  ASSERT_TRUE(during.ok() && after.ok());
   EXPECT_TRUE(gate.PilotWaited());
   EXPECT_EQ(during->sampling.LevelOf(0, 1), 3);
-  EXPECT_EQ(at_end->sampling.LevelOf(0, 1), 3);
-  testing::ExpectSameFigures(finish::Finish(*at_end, finish::ReportOptionsOf(options)),
+  EXPECT_EQ(after->sampling.LevelOf(0, 1), 3);
+  testing::ExpectSameFigures(finish::Finish(*after, finish::ReportOptionsOf(options)),
                              finish::Finish(*during, finish::ReportOptionsOf(options)));
 }
 
-// Ctrl-C while the scan waits for the pilot at the reading's end: the scan ends partial, with
-// the budget's level, and does not take the pilot's answer. The pilot here could answer only
-// after the gate opens, 1 s after the cancel; the scan sees the cancel within its 10 ms poll and
-// stops the probe, which then ends at its next record without levels (the scan's end joins it).
+// Ctrl-C while the scan waits for the pilot after the reading: the scan ends partial, with the
+// budget's level, and does not take the pilot's answer. The cancel comes once every chunk is
+// done and the pilot waits at the gate, which opens 1 s later; the scan sees the cancel within
+// its 10 ms poll and stops the probe, which then ends at its next record without levels (the
+// scan's end joins it).
 TEST(PilotScanTest, CancelWhileWaitingForThePilotEndsTheScanPartial) {
   testing::TempDir tmp;
   WriteAlike(tmp, "f", 0, kRecords);
   const ScanOptions options = Options({tmp.path().string()}, false, 2);
-  PilotGate gate(uint64_t(kRecords) * kRecord);
+  PilotGate gate(kFiles);
   gate.Hold();
   std::atomic<bool> cancel{false};
   ScanControl control;
   control.cancel = &cancel;
+  control.chunk_done = [&] { gate.ChunkDone(); };
   std::future<Result<state::ScanState>> scan =
       std::async(std::launch::async, [&] { return ScanToState(options, &gate, control); });
-  while (!gate.ScanReadAll()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  while (!gate.ScanWaitsForThePilot()) {
+    if (scan.wait_for(std::chrono::milliseconds(5)) == std::future_status::ready) break;
+  }
+  ASSERT_TRUE(gate.ScanWaitsForThePilot());
   cancel.store(true);
   std::this_thread::sleep_for(std::chrono::seconds(1));
   gate.Release();

@@ -56,5 +56,35 @@ TEST(ReadThrottleTest, TheBytesReadNeverRunAheadOfTheRateAndIdleBanksOneBurst) {
   EXPECT_GE(std::chrono::duration<double>(Clock::now() - after_idle).count(), 0.09);
 }
 
+// A reader of small reads beside the workers (the cost probe) is not queued behind a worker's
+// chunk: with a worker waiting 1 s for its 1 MiB at 1 MiB/s, a 4 KiB AcquireAhead goes at once
+// (Acquire would wait behind the worker); its bytes are still paid, the worker's next MiB waits
+// for them. And it may run at most kAheadBursts bursts ahead: 3 MiB of AcquireAhead at 1 MiB/s
+// with 1 MiB bursts take at least 1 s.
+TEST(ReadThrottleTest, AnAheadReaderIsNotQueuedBehindTheWorkersButStaysWithinTwoBursts) {
+  constexpr uint64_t kMiB = 1 << 20;
+  {
+    ReadThrottle throttle(kMiB, kMiB);
+    std::atomic<bool> worker_asked{false};
+    std::thread worker([&] {
+      worker_asked = true;
+      throttle.Acquire(kMiB, nullptr);
+    });
+    while (!worker_asked) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the worker waits its 1 s
+    const Clock::time_point start = Clock::now();
+    throttle.AcquireAhead(4096, nullptr);
+    EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 0.5);
+    worker.join();
+    EXPECT_EQ(throttle.requested(), kMiB + 4096);
+  }
+  {
+    ReadThrottle throttle(kMiB, kMiB);
+    const Clock::time_point start = Clock::now();
+    for (int i = 0; i < 3 * 16; ++i) throttle.AcquireAhead(kMiB / 16, nullptr);
+    EXPECT_GE(std::chrono::duration<double>(Clock::now() - start).count(), 0.99);
+  }
+}
+
 }  // namespace
 }  // namespace zsim::pipeline
