@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tests/util/faulty_file_system.h"
+#include "tests/util/forwarding_file_system.h"
 #include "tests/util/test_util.h"
 
 namespace zsim::pipeline {
@@ -461,22 +462,15 @@ TEST(CostProbeTest, SymlinksFollowTheScansOption) {
 // The pilot (estimate/pilot_level.h) in the probe: 2,560 records of 128 KiB, each 30,000 random
 // bytes then zeros, which lz4 and gzip-6 store in the same 4K sectors; and a file system whose
 // second open of a path fails (a file gone between the probe's reading and the pilot's).
-class SecondOpenFails : public io::FileSystem {
+class SecondOpenFails : public testing::ForwardingFileSystem {
  public:
-  Result<io::FileInfo> Stat(const std::string& path, bool follow) override {
-    return real_->Stat(path, follow);
-  }
-  Result<std::vector<io::DirEntry>> ListDirectory(const std::string& path, bool follow) override {
-    return real_->ListDirectory(path, follow);
-  }
   Result<std::unique_ptr<io::File>> Open(const std::string& path, bool follow) override {
     if (fail_ && opens_[path]++ > 0) return Status::FromErrno(path, ENOENT);
-    return real_->Open(path, follow);
+    return ForwardingFileSystem::Open(path, follow);
   }
   void FailSecondOpens() { fail_ = true; }
 
  private:
-  std::shared_ptr<io::FileSystem> real_ = io::PosixFileSystem();
   bool fail_ = false;
   std::map<std::string, int> opens_;  // the probe opens from one thread
 };
@@ -525,43 +519,29 @@ TEST(CostProbeTest, PilotRaisesAlikeCodecsAndGivesNoLevelsWhenARecordIsGone) {
 // --max-rate holds for the probe's reads too, the pilot's second reads included: every byte it
 // reads is asked of the scan's throttle first. And a probe waiting on the throttle stops when
 // told to, without levels.
-class CountingFileSystem : public io::FileSystem {
+class CountingFileSystem : public testing::ForwardingFileSystem {
  public:
-  Result<io::FileInfo> Stat(const std::string& path, bool follow) override {
-    return real_->Stat(path, follow);
-  }
-  Result<std::vector<io::DirEntry>> ListDirectory(const std::string& path, bool follow) override {
-    return real_->ListDirectory(path, follow);
-  }
   Result<std::unique_ptr<io::File>> Open(const std::string& path, bool follow) override {
-    Result<std::unique_ptr<io::File>> f = real_->Open(path, follow);
+    Result<std::unique_ptr<io::File>> f = ForwardingFileSystem::Open(path, follow);
     if (!f.ok()) return f;
     return std::unique_ptr<io::File>(new Counted(std::move(*f), &read_));
   }
   uint64_t bytes_read() const { return read_.load(); }
 
  private:
-  class Counted : public io::File {
+  class Counted : public testing::ForwardingFile {
    public:
     Counted(std::unique_ptr<io::File> f, std::atomic<uint64_t>* read)
-        : f_(std::move(f)), read_(read) {}
-    uint64_t size() const override { return f_->size(); }
-    Result<io::FileInfo> Stat() override { return f_->Stat(); }
+        : ForwardingFile(std::move(f)), read_(read) {}
     Result<size_t> ReadAt(uint64_t offset, MutableByteView dst) override {
-      Result<size_t> n = f_->ReadAt(offset, dst);
+      Result<size_t> n = ForwardingFile::ReadAt(offset, dst);
       if (n.ok()) read_->fetch_add(*n);
       return n;
     }
-    Result<std::optional<uint64_t>> NextData(uint64_t offset) override {
-      return f_->NextData(offset);
-    }
-    Result<uint64_t> NextHole(uint64_t offset) override { return f_->NextHole(offset); }
 
    private:
-    std::unique_ptr<io::File> f_;
     std::atomic<uint64_t>* read_;
   };
-  std::shared_ptr<io::FileSystem> real_ = io::PosixFileSystem();
   std::atomic<uint64_t> read_{0};
 };
 

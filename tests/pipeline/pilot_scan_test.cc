@@ -26,6 +26,7 @@
 #include "engine/pipeline/scan.h"
 #include "engine/state/merge.h"
 #include "engine/state/state_file.h"
+#include "tests/util/forwarding_file_system.h"
 #include "tests/util/result_compare.h"
 #include "tests/util/test_util.h"
 
@@ -279,7 +280,7 @@ TEST(PilotScanTest, ARescanWhosePilotAsksForLessGivesTheFullScansFigures) {
 // (4K reads) and the pilot reads its records again; a second 4K read of a record waits until
 // every chunk of the scan is done (ChunkDone, from ScanControl::chunk_done), or, held, until
 // Release(). So the pilot answers only after the reading, where the scan waits for it.
-class PilotGate : public io::FileSystem {
+class PilotGate : public testing::ForwardingFileSystem {
  public:
   explicit PilotGate(int chunks) : chunks_(chunks) {}
   void Hold() { held_ = true; }
@@ -304,36 +305,23 @@ class PilotGate : public io::FileSystem {
     return chunks_done_ >= chunks_ && waiting_ > 0;
   }
 
-  Result<io::FileInfo> Stat(const std::string& path, bool follow) override {
-    return real_->Stat(path, follow);
-  }
-  Result<std::vector<io::DirEntry>> ListDirectory(const std::string& path, bool follow) override {
-    return real_->ListDirectory(path, follow);
-  }
   Result<std::unique_ptr<io::File>> Open(const std::string& path, bool follow) override {
-    Result<std::unique_ptr<io::File>> f = real_->Open(path, follow);
+    Result<std::unique_ptr<io::File>> f = ForwardingFileSystem::Open(path, follow);
     if (!f.ok()) return f;
     return std::unique_ptr<io::File>(new Gated(std::move(*f), this, path));
   }
 
  private:
-  class Gated : public io::File {
+  class Gated : public testing::ForwardingFile {
    public:
     Gated(std::unique_ptr<io::File> f, PilotGate* gate, std::string path)
-        : f_(std::move(f)), gate_(gate), path_(std::move(path)) {}
-    uint64_t size() const override { return f_->size(); }
-    Result<io::FileInfo> Stat() override { return f_->Stat(); }
+        : ForwardingFile(std::move(f)), gate_(gate), path_(std::move(path)) {}
     Result<size_t> ReadAt(uint64_t offset, MutableByteView dst) override {
       if (dst.size() == kRecord) gate_->BeforeRecordRead(path_, offset);
-      return f_->ReadAt(offset, dst);
+      return ForwardingFile::ReadAt(offset, dst);
     }
-    Result<std::optional<uint64_t>> NextData(uint64_t offset) override {
-      return f_->NextData(offset);
-    }
-    Result<uint64_t> NextHole(uint64_t offset) override { return f_->NextHole(offset); }
 
    private:
-    std::unique_ptr<io::File> f_;
     PilotGate* gate_;
     std::string path_;
   };
@@ -349,7 +337,6 @@ class PilotGate : public io::FileSystem {
     --waiting_;
   }
 
-  std::shared_ptr<io::FileSystem> real_ = io::PosixFileSystem();
   const int chunks_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -15,6 +15,7 @@
 #include <random>
 
 #include "tests/util/faulty_file_system.h"
+#include "tests/util/forwarding_file_system.h"
 #include "tests/util/stat_counting_file_system.h"
 #include "tests/util/test_util.h"
 
@@ -458,13 +459,12 @@ class PlanDuringTheFirstChunk : public testing::StatCountingFileSystem {
   }
 
  private:
-  class Watched : public io::File {
+  class Watched : public testing::ForwardingFile {
    public:
-    Watched(std::unique_ptr<io::File> f, PlanDuringTheFirstChunk* fs) : f_(std::move(f)), fs_(fs) {}
-    uint64_t size() const override { return f_->size(); }
-    Result<io::FileInfo> Stat() override { return f_->Stat(); }
+    Watched(std::unique_ptr<io::File> f, PlanDuringTheFirstChunk* fs)
+        : ForwardingFile(std::move(f)), fs_(fs) {}
     Result<size_t> ReadAt(uint64_t offset, MutableByteView dst) override {
-      Result<size_t> n = f_->ReadAt(offset, dst);
+      Result<size_t> n = ForwardingFile::ReadAt(offset, dst);
       if (offset >= kChunk) fs_->SecondChunk();
       if (offset < kChunk && n.ok() && offset + *n >= kChunk) {
         std::lock_guard<std::mutex> lock(fs_->mu_);
@@ -473,13 +473,8 @@ class PlanDuringTheFirstChunk : public testing::StatCountingFileSystem {
       }
       return n;
     }
-    Result<std::optional<uint64_t>> NextData(uint64_t offset) override {
-      return f_->NextData(offset);
-    }
-    Result<uint64_t> NextHole(uint64_t offset) override { return f_->NextHole(offset); }
 
    private:
-    std::unique_ptr<io::File> f_;
     PlanDuringTheFirstChunk* fs_;
   };
   static constexpr uint64_t kChunk = 8 * 1024 * 1024;  // the scan's chunk
