@@ -19,8 +19,9 @@
 // estimate's base, BudgetLevel of the whole plan, is at or above every level any scan of the
 // same data used. The estimate then takes the highest level at or above that base whose blocks
 // alone meet the target interval (homogeneous data: a narrower sample), else the base with the
-// interval it has. Where the pilot (pilot_level.h) finds the data alike, it raises the first
-// row's levels above the budget's, while the scan reads or at its end.
+// interval it has. Where the pilot (pilot_level.h) finds the data alike, it raises the levels
+// of the first row, and of rows of larger blocks, above the budget's, while the scan reads or
+// at its end.
 //
 // Thread safety: pure functions.
 

@@ -314,7 +314,7 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
   // The rows the pilot reads blocks of (PilotPlan), and the largest block read.
   std::vector<size_t> piloted;
   uint64_t most = bs;
-  for (size_t r = 0; r < rows.size() && !pilot_.budget_levels.empty(); ++r) {
+  for (size_t r = 0; r < rows.size() && (r + 1) * settings <= pilot_.budget_levels.size(); ++r) {
     const int* levels = pilot_.budget_levels.data() + r * settings;
     if (std::any_of(levels, levels + settings, [](int l) { return l >= 0; })) {
       piloted.push_back(r);
@@ -446,7 +446,7 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
         b.bytes = *bytes;
         // The blocks of the tree it stands for: the bytes its record stands for, in its blocks.
         b.weight = capacity ? timed_records[order[i]].stands_for / double(capacity) : 0;
-        b.repeat = r != 0 && !seen_blocks.insert(XXH3_64bits(bytes->data(), bytes->size())).second;
+        b.repeat = !seen_blocks.insert(XXH3_64bits(bytes->data(), bytes->size())).second;
         return b;
       };
       const std::vector<int> row =
