@@ -413,8 +413,12 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
   for (size_t i = 0; i < order.size(); ++i)
     lsizes[i] = lsize_of(distinct[order[i]].second.file_size, bs);
   // The block of `block_bytes` that holds the i-th record of lowest key, read again as the scan
-  // codes it (nullopt: gone since).
-  auto reread = [&](size_t i, uint64_t block_bytes) -> std::optional<ByteView> {
+  // codes it, and its data bytes (nullopt: gone since).
+  struct Reread {
+    ByteView bytes;
+    uint64_t capacity;
+  };
+  auto reread = [&](size_t i, uint64_t block_bytes) -> std::optional<Reread> {
     const Kept& k = distinct[order[i]].second;
     Result<std::unique_ptr<io::File>> file = fs_->Open(k.path, Follow(k.path));
     if (!file.ok()) return std::nullopt;
@@ -423,7 +427,7 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
     const uint64_t lsize = lsize_of(k.file_size, block_bytes);
     std::fill(buffer.get(), buffer.get() + lsize, 0);
     if (!Read(**file, offset, MutableByteView(buffer.get(), capacity))) return std::nullopt;
-    return ByteView(buffer.get(), lsize);
+    return Reread{ByteView(buffer.get(), lsize), capacity};
   };
   // The pilot first, published at once: its levels change the shares the codecs are timed at
   // below. A record it cannot read again (gone since) ends it without levels: another record
@@ -437,16 +441,13 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
       // of two places may be alike (the row's distinct blocks are what its estimate samples).
       std::unordered_set<uint64_t> seen_blocks;
       auto block_of = [&](size_t i) -> std::optional<PilotBlock> {
-        const std::optional<ByteView> bytes = reread(i, block_bytes);
-        if (!bytes) return std::nullopt;
-        const Kept& k = distinct[order[i]].second;
-        const uint64_t offset = k.offset / block_bytes * block_bytes;
-        const uint64_t capacity = std::min(block_bytes, k.file_size - offset);
+        const std::optional<Reread> read = reread(i, block_bytes);
+        if (!read) return std::nullopt;
         PilotBlock b;
-        b.bytes = *bytes;
+        b.bytes = read->bytes;
         // The blocks of the tree it stands for: the bytes its record stands for, in its blocks.
-        b.weight = capacity ? timed_records[order[i]].stands_for / double(capacity) : 0;
-        b.repeat = !seen_blocks.insert(XXH3_64bits(bytes->data(), bytes->size())).second;
+        b.weight = read->capacity ? timed_records[order[i]].stands_for / double(read->capacity) : 0;
+        b.repeat = !seen_blocks.insert(XXH3_64bits(b.bytes.data(), b.bytes.size())).second;
         return b;
       };
       const std::vector<int> row =
@@ -475,9 +476,9 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
   std::vector<bool> ready(options_.compressions.size(), false);
   for (size_t i = 0; i < timed; ++i) {
     if (stop_.load(std::memory_order_relaxed)) return;
-    const std::optional<ByteView> read = reread(i, bs);
+    const std::optional<Reread> read = reread(i, bs);
     if (!read) continue;
-    const ByteView block = *read;
+    const ByteView block = read->bytes;
     double ns = 0;
     for (size_t c = 0; c < options_.compressions.size(); ++c) {
       if (shares_[c] <= 0) continue;
