@@ -7,13 +7,11 @@
 #include <memory>
 #include <set>
 
-#include "engine/base/byte_view.h"
-#include "engine/codec/codec.h"
 #include "engine/ddt/fingerprint.h"
-#include "engine/ddt/written_key.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/mpi/entry_wire.h"
-#include "engine/pipeline/block_code.h"
+#include "engine/pipeline/block_recode.h"
+#include "engine/state/scan_state.h"
 
 namespace zsim::mpi {
 namespace {
@@ -36,15 +34,9 @@ struct Request {
   uint64_t origin;
 };
 
-// The fingerprint of a block equals an entry's key as the table keeps it (its top 8 and low 32
-// bits of hi).
-bool SameKey(const ddt::Fingerprint& block, const ddt::Fingerprint& entry) {
-  return block.lo == entry.lo && (block.hi >> 56) == (entry.hi >> 56) &&
-         static_cast<uint32_t>(block.hi) == static_cast<uint32_t>(entry.hi);
-}
-
-// Reads the requested blocks again and codes them with the sampled codecs; the answers, each
-// an ok flag (uint16) and a code per setting, in the order of `requests`.
+// Reads the requested blocks again and codes them with the sampled codecs
+// (pipeline/block_recode.h); the answers, each an ok flag (uint16) and a code per setting, in the
+// order of `requests`.
 class Rereader {
  public:
   // `columns`: the tables' (ddt::DedupTable::settings: the settings' codes, then their
@@ -52,20 +44,18 @@ class Rereader {
   Rereader(const BlockOrigins& origins, const ScanOptions& options, io::FileSystem* fs,
            std::vector<PathError>* errors, HeavyCensusStats* stats, size_t columns)
       : origins_(origins),
-        options_(options),
-        fs_(fs),
         errors_(errors),
         stats_(stats),
-        policy_(pipeline::ScanWritePolicy(options)),
         sampled_(estimate::PlanSampling(options.compressions, options.exact).sampled),
-        probe_columns_(state::ProbeColumns(state::CodeKind::kEarlyAbort, options.compressions)),
-        key_columns_(state::KeyColumns(options, state::CodeKind::kEarlyAbort, true)),
-        columns_(columns) {
+        columns_(columns),
+        recoder_(options, fs,
+                 state::ProbeColumns(state::CodeKind::kEarlyAbort, options.compressions),
+                 state::KeyColumns(options, state::CodeKind::kEarlyAbort, true), columns),
+        codec_ns_(options.compressions.size(), 0) {
     for (const PathError& e : *errors) listed_.insert(e.path);
   }
 
   void Answer(const Request& q, std::string* out) {
-    const size_t settings = options_.compressions.size();
     std::vector<ddt::PsizeCode> codes(columns_, ddt::kPendingCode);
     BlockOrigins::Place place;
     bool ok = origins_.Locate(q.origin, &place);
@@ -77,37 +67,15 @@ class Rereader {
                               "): a heavy block's sampled codes are missing");
     }
     if (ok) {
-      block_.assign(q.lsize, 0);
-      ok = Read(place, MutableByteView(block_.data(), block_.size()));
-      if (ok && !SameKey(ddt::ComputeFingerprint(options_.checksum, block_), q.key)) {
-        Changed(*place.path,
-                "its content changed after it was read (the census read a block "
-                "again at offset " +
-                    std::to_string(place.offset) + " and found other data)");
-        ok = false;
-      }
+      const Status s =
+          recoder_.Recode(*place.path, place.follow, place.offset, q.lsize, q.key, sampled_,
+                          std::span<ddt::PsizeCode>(codes), std::span<uint64_t>(codec_ns_));
+      if (!s.ok()) Changed(*place.path, s.message() + " (the census)");
+      ok = s.ok();
     }
     if (ok) {
       ++stats_->reread;
       stats_->reread_bytes += q.lsize;
-      scratch_.resize(std::max<size_t>(scratch_.size(), q.lsize));
-      const bool is_zero = IsAllZero(block_);
-      for (size_t c = 0; c < settings; ++c) {
-        if (!sampled_[c]) continue;
-        const pipeline::BlockCodes got =
-            pipeline::CodeBlock(policy_, options_.compressions[c], block_, is_zero, compressor_,
-                                MutableByteView(scratch_.data(), q.lsize));
-        codes[c] = got.code;
-        if (probe_columns_[c] < columns_) codes[probe_columns_[c]] = got.probe;
-        const size_t key = key_columns_[c];
-        if (key != state::kNoKey && key + ddt::kWrittenKeyColumns <= columns_ &&
-            pipeline::WritesZfsBytes(options_.compressions[c])) {
-          // As the scan's first sightings: the key ZFS gives it (ddt/written_key.h).
-          ddt::EncodeWrittenKey(pipeline::WrittenKeyWord(policy_, q.lsize, got,
-                                                         MutableByteView(scratch_.data(), q.lsize)),
-                                std::span<ddt::PsizeCode>(&codes[key], ddt::kWrittenKeyColumns));
-        }
-      }
     } else {
       ++stats_->changed;
     }
@@ -116,50 +84,18 @@ class Rereader {
   }
 
  private:
-  // The block at place (zeros past the end of the file, as the scan reads a last record).
-  bool Read(const BlockOrigins::Place& place, MutableByteView dst) {
-    if (!file_ || open_path_ != *place.path) {
-      file_.reset();
-      open_path_ = *place.path;
-      Result<std::unique_ptr<io::File>> f = fs_->Open(open_path_, place.follow);
-      if (!f.ok()) {
-        Changed(open_path_, "could not be opened again for the census: " + f.status().ToString());
-        return false;
-      }
-      file_ = std::move(*f);
-    }
-    size_t done = 0;
-    while (done < dst.size()) {
-      Result<size_t> n = file_->ReadAt(place.offset + done, dst.subspan(done));
-      if (!n.ok()) {
-        Changed(open_path_, "could not be read again for the census: " + n.status().ToString());
-        return false;
-      }
-      if (*n == 0) break;  // the end of the file: zeros past it
-      done += *n;
-    }
-    return true;
-  }
-
   void Changed(const std::string& path, const std::string& why) {
     if (listed_.insert(path).second) errors_->push_back(PathError{path, why});
   }
 
   const BlockOrigins& origins_;
-  const ScanOptions& options_;
-  io::FileSystem* fs_;
   std::vector<PathError>* errors_;
   HeavyCensusStats* stats_;
-  const zfs::WritePolicy policy_;
   const std::vector<bool> sampled_;
-  const std::vector<size_t> probe_columns_;
-  const std::vector<size_t> key_columns_;  // state::KeyColumns of a fresh scan's tables
   const size_t columns_;
   std::set<std::string> listed_;  // paths among the errors already
-  codec::Compressor compressor_;
-  std::vector<uint8_t> block_, scratch_;
-  std::string open_path_;
-  std::unique_ptr<io::File> file_;
+  pipeline::BlockRecoder recoder_;
+  std::vector<uint64_t> codec_ns_;  // not reported: the census's reads are few
 };
 
 }  // namespace

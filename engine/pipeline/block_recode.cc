@@ -1,0 +1,86 @@
+#include "engine/pipeline/block_recode.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "engine/base/byte_view.h"
+#include "engine/base/thread_cpu.h"
+#include "engine/ddt/fingerprint.h"
+#include "engine/ddt/written_key.h"
+#include "engine/pipeline/block_code.h"
+
+namespace zsim::pipeline {
+
+bool SameKey(const ddt::Fingerprint& block, const ddt::Fingerprint& entry) {
+  return block.lo == entry.lo && (block.hi >> 56) == (entry.hi >> 56) &&
+         static_cast<uint32_t>(block.hi) == static_cast<uint32_t>(entry.hi);
+}
+
+BlockRecoder::BlockRecoder(const ScanOptions& options, io::FileSystem* fs,
+                           std::vector<size_t> probe_columns, std::vector<size_t> key_columns,
+                           size_t columns)
+    : options_(options),
+      fs_(fs),
+      policy_(ScanWritePolicy(options)),
+      probe_columns_(std::move(probe_columns)),
+      key_columns_(std::move(key_columns)),
+      columns_(columns) {}
+
+Status BlockRecoder::Recode(const std::string& path, bool follow, uint64_t offset, uint64_t lsize,
+                            const ddt::Fingerprint& key, const std::vector<bool>& code,
+                            std::span<ddt::PsizeCode> codes, std::span<uint64_t> codec_ns) {
+  block_.assign(lsize, 0);
+  Status read = Read(path, follow, offset);
+  if (!read.ok()) return read;
+  if (!SameKey(ddt::ComputeFingerprint(options_.checksum, block_), key)) {
+    return Status::Changed("its content changed after it was read (a block read again at offset " +
+                           std::to_string(offset) + " had other data)");
+  }
+  scratch_.resize(std::max<size_t>(scratch_.size(), lsize));
+  const MutableByteView scratch(scratch_.data(), lsize);
+  const bool is_zero = IsAllZero(block_);
+  for (size_t c = 0; c < options_.compressions.size() && c < code.size(); ++c) {
+    if (!code[c]) continue;
+    const uint64_t t0 = ThreadCpuNanos();
+    const BlockCodes got =
+        CodeBlock(policy_, options_.compressions[c], block_, is_zero, compressor_, scratch);
+    if (c < codec_ns.size()) codec_ns[c] += ThreadCpuNanos() - t0;
+    codes[c] = got.code;
+    if (c < probe_columns_.size() && probe_columns_[c] < columns_) {
+      codes[probe_columns_[c]] = got.probe;
+    }
+    const size_t k = c < key_columns_.size() ? key_columns_[c] : state::kNoKey;
+    if (k != state::kNoKey && k + ddt::kWrittenKeyColumns <= columns_ &&
+        WritesZfsBytes(options_.compressions[c])) {
+      // As the scan's first sightings: the key ZFS gives it (ddt/written_key.h).
+      ddt::EncodeWrittenKey(WrittenKeyWord(policy_, lsize, got, scratch),
+                            codes.subspan(k, ddt::kWrittenKeyColumns));
+    }
+  }
+  return Status::Ok();
+}
+
+Status BlockRecoder::Read(const std::string& path, bool follow, uint64_t offset) {
+  if (!file_ || open_path_ != path) {
+    file_.reset();
+    open_path_ = path;
+    Result<std::unique_ptr<io::File>> f = fs_->Open(path, follow);
+    if (!f.ok()) {
+      open_path_.clear();
+      return Status(f.status().code(), "could not be opened again: " + f.status().ToString());
+    }
+    file_ = std::move(*f);
+  }
+  const MutableByteView dst(block_.data(), block_.size());
+  size_t done = 0;
+  while (done < dst.size()) {
+    Result<size_t> n = file_->ReadAt(offset + done, dst.subspan(done));
+    if (!n.ok())
+      return Status(n.status().code(), "could not be read again: " + n.status().ToString());
+    if (*n == 0) break;  // the end of the file: zeros past it
+    done += *n;
+  }
+  return Status::Ok();
+}
+
+}  // namespace zsim::pipeline
