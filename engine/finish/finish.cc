@@ -5,6 +5,7 @@
 #include <string>
 
 #include "engine/estimate/codec_budget.h"
+#include "engine/estimate/top_up.h"
 #include "engine/finish/block_sizes.h"
 #include "engine/finish/breakdown_report.h"
 #include "engine/finish/known_codes.h"
@@ -136,10 +137,10 @@ Status CheckRawCodes(const state::ScanState& s, const ReportOptions& r) {
 Status CheckBudgetLevels(const state::ScanState& s, const ScanOptions& effective) {
   const state::SamplingState& sampling = s.sampling;
   if (!sampling.adaptive) return Status::Ok();
-  const std::vector<int> scanned =
-      estimate::BudgetLevels(s.options, sampling.sampled, sampling.planned_bytes);
-  const std::vector<int> report =
-      estimate::BudgetLevels(effective, sampling.sampled, sampling.planned_bytes);
+  const std::vector<int> scanned = estimate::RowBudgetLevels(
+      s.options, sampling.sampled, sampling.planned_bytes, sampling.topped_bytes);
+  const std::vector<int> report = estimate::RowBudgetLevels(
+      effective, sampling.sampled, sampling.planned_bytes, sampling.topped_bytes);
   const size_t settings = s.options.compressions.size();
   for (size_t i = 0; i < scanned.size() && i < report.size(); ++i) {
     if (report[i] >= scanned[i]) continue;

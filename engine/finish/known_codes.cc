@@ -4,6 +4,7 @@
 
 #include "engine/estimate/codec_budget.h"
 #include "engine/estimate/sample_level.h"
+#include "engine/estimate/top_up.h"
 
 namespace zsim::finish {
 
@@ -13,7 +14,8 @@ std::vector<int> KnownCodeLevels(const ScanOptions& options, const state::Sampli
   std::vector<int> out(settings, -1);
   std::vector<int> budget;
   if (sampling.adaptive) {
-    budget = estimate::BudgetLevels(options, sampling.sampled, sampling.planned_bytes);
+    budget = estimate::RowBudgetLevels(options, sampling.sampled, sampling.planned_bytes,
+                                       sampling.topped_bytes);
   }
   for (size_t c = 0; c < settings && c < sampling.sampled.size(); ++c) {
     if (!sampling.sampled[c]) continue;

@@ -45,6 +45,7 @@
 #include "engine/pipeline/expected_time.h"
 #include "engine/pipeline/input_file.h"
 #include "engine/pipeline/read_throttle.h"
+#include "engine/pipeline/top_up.h"
 #include "engine/state/linked_files.h"
 #include "engine/state/scan_state.h"
 #include "engine/state/since.h"
@@ -99,8 +100,10 @@ struct FileJob {
   uint64_t begin = 0, end = 0, piece_file = 0;
   uint64_t identity = 0;  // state::FileIdentity of its device and inode
   uint64_t origin = 0;    // of its first 512 bytes (ScanControl::origin_of_item), 0: none
-  uint32_t root = 0;      // index of its input path
-  io::FileInfo info;      // as the walk saw it (the file's record keeps it)
+  // Its item among the blocks the sampled codecs skipped (top_up.h), once it has listed one.
+  std::atomic<uint32_t> skipped_item{SkippedBlocks::kNoItem};
+  uint32_t root = 0;                       // index of its input path
+  io::FileInfo info;                       // as the walk saw it (the file's record keeps it)
   std::unique_ptr<InputFile> input;        // one descriptor for every chunk, checked
   std::vector<zfs::RecordLayout> layouts;  // per row
   std::atomic<uint64_t> chunks_left{0};
@@ -208,6 +211,10 @@ struct Worker {
   // Per first sighting: its anchor class had met at most estimate::kRareClassBlocks blocks
   // (Scan::class_seen_), so the sampled codecs run on it whatever its level.
   std::vector<uint8_t> rare;
+  // Per first sighting: a sampled codec skipped it; and the chunk's such blocks of the current
+  // row, for the top-up (top_up.h).
+  std::vector<uint8_t> skipped;
+  std::vector<SkippedBlock> skipped_blocks;
   // Per setting, the current row's codec levels, read before the chunk's keys are inserted
   // (Scan::ProcessRows).
   std::vector<int> levels;
@@ -514,6 +521,14 @@ class Scan : public std::enable_shared_from_this<Scan> {
   int PlannedLevel() const { return estimate::PlanLevel(sizer_->allocated_bytes(), plan_block_); }
   void MaybeApplyPlan();
   void CompressFirstSightings(size_t r, uint64_t bs, Worker& w);
+  // The top-up (top_up.h): where the first sightings of row `r` a sampled codec skipped lie, for
+  // a scan that may top its rows up (skipped_). `chunk_offset`: of the worker's buffer in the file.
+  SkippedBlocks* skipped_ = nullptr;
+  std::unique_ptr<SkippedBlocks> own_skipped_;  // a scan that tops up itself
+  void ListSkipped(size_t r, FileJob& job, uint64_t chunk_offset, Worker& w);
+  // After the reading: the rows topped up, from the levels the scan ended at and the budget's.
+  void TopUp(const std::vector<int>& budget);
+  std::vector<uint64_t> topup_codec_ns_, topup_codec_bytes_;  // per (row, setting)
   // The table code of `block` under `comp`: its raw outcome (CodeKind::kRaw), or its psize
   // rounded under the scan's policy (a --since scan from a state of rounded codes).
   BlockCodes CodeOf(Compression comp, ByteView block, bool is_zero, Worker& w) const;
@@ -937,6 +952,7 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       for (size_t c = 0; c < settings; ++c) non_hole[c] += !(is_zero && zero_is_hole_[c]);
     }
     CompressFirstSightings(r, bs, w);
+    if (skipped_) ListSkipped(r, job, chunk.offset, w);
     CompressOccurrences(r, bs, w, job);
     if (row_zero_blocks != 0) {
       job.zero_blocks[r].fetch_add(row_zero_blocks);
@@ -991,6 +1007,7 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
   if (n == 0) return;
   w.first_codes.assign(n * columns, ddt::kPendingCode);
   w.rare.assign(n, 0);
+  w.skipped.assign(n, 0);
   for (const size_t c : order_) {
     const Compression comp = options_.compressions[c];
     const uint64_t t0 = ThreadCpuNanos();
@@ -1011,6 +1028,7 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
         // A census entry keeps the exact settings' codes of its first sighting (kPendingCode
         // leaves them). Outside the sample: a zero block's fate is known without compressing it.
         code = f.census ? ddt::kPendingCode : state::UnsampledCode(f.is_zero, zero_is_hole_[c]);
+        if (!f.census && !f.is_zero) w.skipped[i] = 1;
         if (probe != state::kNoProbe) w.first_codes[i * columns + probe] = code;
         continue;
       }
@@ -1073,6 +1091,33 @@ void Scan::RaiseSettingLevel(size_t r, size_t c, int level) {
     skip_bound_[r].store(level, std::memory_order_release);
   }
   current.store(level, std::memory_order_release);
+}
+
+void Scan::ListSkipped(size_t r, FileJob& job, uint64_t chunk_offset, Worker& w) {
+  w.skipped_blocks.clear();
+  for (size_t i = 0; i < w.first_seen.size(); ++i) {
+    if (!w.skipped[i]) continue;
+    if (!skipped_->Claim(r)) break;  // the row has more unique blocks than a top-up takes
+    const bool follow = options_.follow_symlinks || job.path == options_.paths[job.root];
+    w.skipped_blocks.push_back(SkippedBlock{w.first_seen[i].key,
+                                            chunk_offset + w.first_seen[i].offset,
+                                            skipped_->ItemOf(&job.skipped_item, job.path, follow)});
+  }
+  if (!w.skipped_blocks.empty()) skipped_->Add(r, w.skipped_blocks);
+}
+
+void Scan::TopUp(const std::vector<int>& budget) {
+  const size_t cells = rows_.size() * options_.compressions.size();
+  topup_codec_ns_.assign(cells, 0);
+  topup_codec_bytes_.assign(cells, 0);
+  const TopUpStats stats = TopUpRows(options_, fs_, rows_, *skipped_, budget, probe_columns_,
+                                     key_columns_, throttle_.get(), control_.cancel, &sampling_,
+                                     &topup_codec_ns_, &topup_codec_bytes_);
+  // A row a full scan would top up, whose kept files' blocks lack the codes: not what a full scan
+  // gives (a base scanned without the top-up, or for a larger tree).
+  if (since_ && stats.unplaced_rows != 0) since_complete_ = false;
+  skipped_ = nullptr;
+  own_skipped_.reset();
 }
 
 // --sample 1/M: every setting over the chunk's sampled occurrences of row `r` (non-zero blocks),
@@ -1835,6 +1880,19 @@ state::ScanState Scan::Run() {
   }
 
   const size_t settings = options_.compressions.size();
+  // The top-up (top_up.h) in a scan of this process alone, whose tables hold every key it read
+  // (not --sample). Under --since the kept files' blocks are not listed: a row is topped up only
+  // where the base had coded those its level needs.
+  const bool distributed = control_.table_gate || control_.origin_of_item ||
+                           control_.shipped_before || control_.record_keys || control_.piece_done;
+  if (control_.top_up && adaptive_ && any_sampled_ && !occurrences_) {
+    if (control_.skipped_blocks) {
+      skipped_ = control_.skipped_blocks.get();  // the caller's top-up
+    } else if (!distributed) {
+      own_skipped_ = std::make_unique<SkippedBlocks>(rows_.size());
+      skipped_ = own_skipped_.get();
+    }
+  }
   if (control_.tables_started) {
     std::vector<ddt::DedupTable*> tables;
     for (state::RowState& r : rows_) tables.push_back(r.table.get());
@@ -1893,7 +1951,6 @@ state::ScanState Scan::Run() {
   const std::vector<int> budget =
       adaptive_ ? estimate::BudgetLevels(options_, sampling_.sampled, sampling_.planned_bytes)
                 : std::vector<int>();
-  int lowest = -1;
   for (size_t r = 0; r < rows_.size(); ++r) {
     for (size_t c = 0; c < settings; ++c) {
       if (!sampling_.sampled[c]) continue;
@@ -1902,8 +1959,15 @@ state::ScanState Scan::Run() {
       // files' entries have their codes at this level).
       if (adaptive_) level = std::max(level, budget[r * settings + c]);
       sampling_.setting_levels[r * settings + c] = level;
-      lowest = lowest < 0 ? level : std::min(lowest, level);
     }
+  }
+  // Only after a whole reading: a row's list is complete when its table ends small.
+  if (own_skipped_ && drained && planned && !cancelled_) TopUp(budget);
+  int lowest = -1;
+  for (size_t i = 0; i < sampling_.setting_levels.size(); ++i) {
+    if (!sampling_.sampled[i % settings]) continue;
+    const int level = sampling_.setting_levels[i];
+    lowest = lowest < 0 ? level : std::min(lowest, level);
   }
   if (!abandoned_) {
     sizer_.reset();  // stops the walking threads (still under way after a cancel)
@@ -1944,6 +2008,10 @@ state::ScanState Scan::Run() {
         row.codec_seconds[c] += static_cast<double>(w.codec_ns[r * settings + c]) * 1e-9;
         row.codec_bytes[c] += w.codec_bytes[r * settings + c];
       }
+    }
+    for (size_t c = 0; c < settings && (r + 1) * settings <= topup_codec_ns_.size(); ++c) {
+      row.codec_seconds[c] += static_cast<double>(topup_codec_ns_[r * settings + c]) * 1e-9;
+      row.codec_bytes[c] += topup_codec_bytes_[r * settings + c];
     }
   }
   if (since_) CheckSinceTables();

@@ -28,6 +28,7 @@
 #include "engine/pipeline/cost_forecast.h"
 #include "engine/pipeline/file_pieces.h"
 #include "engine/pipeline/table_gate.h"
+#include "engine/pipeline/top_up.h"
 #include "engine/state/scan_state.h"
 #include "engine/walk/walker.h"
 #include "zsim/scan_options.h"
@@ -118,6 +119,15 @@ struct ScanControl {
   // the tables' Insert, is that plus the block's offset in the item / 512.
   std::function<uint64_t(const std::string& path, uint64_t begin, uint64_t length, bool follow)>
       origin_of_item;
+  // The top-up of rows of few unique blocks (top_up.h). False: none, as where it cannot run (a
+  // block changed since it was read): the intervals of rows left with few sampled blocks (tests).
+  bool top_up = true;
+  // A distributed scan's top-up (engine/mpi/distributed_top_up.h): when set (with `top_up`),
+  // the scan lists the first sightings its sampled codecs skipped there, one row per row, and
+  // leaves the top-up to the caller, after the tables' exchange (shared: an abandoned scan's
+  // workers may still list after ScanToState has returned). Unset, a scan of this process alone
+  // tops up itself; a distributed one (`table_gate` set) does not.
+  std::shared_ptr<SkippedBlocks> skipped_blocks;
 };
 
 // What ScanSince did.

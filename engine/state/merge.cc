@@ -254,6 +254,20 @@ MergeCounts Merge(ScanState& into, const ScanState& from) {
     into.sampling.setting_levels[i] =
         std::max(into.sampling.setting_levels[i], from.sampling.setting_levels[i]);
   }
+  // A row stays topped up (estimate/top_up.h) only where both parts topped it: its levels, the
+  // higher of each pair, are then at or above the budget of the bytes added up, which are at
+  // least the union's unique bytes (the larger, for parts of one scan, as the plan's bytes).
+  {
+    std::vector<uint64_t>& topped = into.sampling.topped_bytes;
+    const std::vector<uint64_t>& other = from.sampling.topped_bytes;
+    for (size_t r = 0; r < topped.size(); ++r) {
+      const bool both = r < other.size() && topped[r] != 0 && other[r] != 0;
+      topped[r] = !both ? 0 : plan_added ? topped[r] + other[r] : std::max(topped[r], other[r]);
+    }
+    if (std::all_of(topped.begin(), topped.end(), [](uint64_t b) { return b == 0; })) {
+      topped.clear();
+    }
+  }
   const size_t settings = o.compressions.size();
   // A table nearing its shards' limit keeps a coarser sample, never a truncated one.
   FitTablesToShards(into.rows, &from.rows);

@@ -88,6 +88,10 @@ struct SamplingState {
   // before state format 16, --sample, lists without an anchor). A merge takes the smaller: a
   // class of at most that many blocks in the union is whole in both parts.
   uint64_t rare_class_blocks = 0;
+  // Per row: 0, or the unique bytes of a row whose sampled codecs the scan topped up
+  // (estimate/top_up.h): its budget's levels are RowBudgetLevels of them. Empty: none topped
+  // (also states before format 17). A merge keeps a row's only where both parts have it, added.
+  std::vector<uint64_t> topped_bytes;
 
   // The complete level of (row, setting).
   int LevelOf(size_t row, size_t setting) const {

@@ -13,6 +13,7 @@
 
 #include "engine/base/temp_files.h"
 #include "engine/ddt/written_key.h"
+#include "engine/estimate/codec_budget.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/state/frame_stream.h"
 #include "engine/state/rare_classes.h"
@@ -394,6 +395,8 @@ void PutState(FrameWriter& w, const ScanState& s, bool resolve_keys) {
   w.U32(static_cast<uint32_t>(s.sampling.setting_levels.size()));
   for (int lv : s.sampling.setting_levels) w.I32(lv);
   w.U64(s.sampling.rare_class_blocks);
+  w.U32(static_cast<uint32_t>(s.sampling.topped_bytes.size()));
+  for (uint64_t b : s.sampling.topped_bytes) w.U64(b);
   w.U8(static_cast<uint8_t>(s.code_kind));
   w.U8(s.written_keys && s.code_kind == CodeKind::kEarlyAbort);  // KeyColumns: none otherwise
   w.U32(static_cast<uint32_t>(s.featured));
@@ -928,6 +931,16 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
   if (version >= 16) {
     s.sampling.rare_class_blocks = r.U64();
     if (s.sampling.rare_class_blocks > kMaxRareClassBlocks) r.Fail("corrupt: rare class size");
+  }
+  // Format 17: the topped rows' unique bytes (none before).
+  if (version >= 17) {
+    const uint32_t rows = r.U32();
+    if (rows != 0 && rows != estimate::RowBlockSizes(o).size()) {
+      r.Fail("corrupt: topped rows");
+      return;
+    }
+    s.sampling.topped_bytes.assign(rows, 0);
+    for (uint64_t& b : s.sampling.topped_bytes) b = r.U64();
   }
   // Before format 7 every table held psize rounded under the scan's policy.
   s.code_kind = CodeKind::kRounded;

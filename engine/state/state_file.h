@@ -95,7 +95,9 @@ namespace zsim::state {
 // 16: the rare-class census's class size after the sampling levels
 // (SamplingState::rare_class_blocks, estimate/anchor_class.h); version 15 and older are read
 // with 0: no census ran, their sampled codecs' estimates are as they were.
-inline constexpr uint32_t kStateFormatVersion = 16;
+// 17: per row, the unique bytes of a row the scan topped up (SamplingState::topped_bytes,
+// estimate/top_up.h), after the class size; version 16 and older are read with none topped.
+inline constexpr uint32_t kStateFormatVersion = 17;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process

@@ -5,15 +5,19 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/estimate/codec_budget.h"
+#include "engine/estimate/top_up.h"
 #include "engine/finish/finish.h"
 #include "engine/io/file_system.h"
 #include "engine/pipeline/scan.h"
 #include "engine/state/merge.h"
+#include "engine/state/state_file.h"
 #include "tests/util/result_compare.h"
 #include "tests/util/test_util.h"
 
@@ -50,9 +54,11 @@ ScanOptions Options(std::vector<std::string> paths, bool exact, int threads) {
   return o;
 }
 
-ScanResult Scan(const testing::TempDir& tmp, bool exact, int threads) {
+ScanResult Scan(const testing::TempDir& tmp, bool exact, int threads, bool top_up = true) {
   auto fs = io::PosixFileSystem();
-  Result<ScanResult> r = RunScan(Options({tmp.path().string()}, exact, threads), fs.get());
+  ScanControl control;
+  control.top_up = top_up;
+  Result<ScanResult> r = RunScan(Options({tmp.path().string()}, exact, threads), fs.get(), control);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   return r.ok() ? *r : ScanResult{};
 }
@@ -139,17 +145,19 @@ TEST(CodecBudgetScanTest, MergedPartsOfDifferentBudgetsEqualOneScan) {
 // the codecs run on about a quarter of the 42 unique blocks, some ten blocks: too few for a
 // normal interval. `random_bytes(k)`: the random bytes of the k-th unique block.
 template <typename RandomBytes>
-void WriteFewUniqueBlocks(testing::TempDir& tmp, RandomBytes random_bytes) {
+void WriteFewUniqueBlocks(testing::TempDir& tmp, RandomBytes random_bytes,
+                          const std::string& prefix = "f") {
   ASSERT_EQ(estimate::BudgetLevel(16800), 2);
   WriteTree(
-      tmp, [&](int i) { return i % 400 == 0 ? random_bytes(i / 400) : size_t{0}; }, 16800);
+      tmp, [&](int i) { return i % 400 == 0 ? random_bytes(i / 400) : size_t{0}; }, 16800, prefix);
 }
 
-// The sampled scan's interval holds the exact ratio and is not of zero width while some block
-// was not coded.
+// Without the top-up (as where it cannot run: a distributed scan, a file changed since it was
+// read), the sampled scan's interval holds the exact ratio and is not of zero width while some
+// block was not coded.
 void ExpectHonestInterval(const testing::TempDir& tmp) {
   const ScanResult exact = Scan(tmp, true, 2);
-  const ScanResult sampled = Scan(tmp, false, 2);
+  const ScanResult sampled = Scan(tmp, false, 2, /*top_up=*/false);
   ASSERT_EQ(sampled.results.size(), 2u);
   for (size_t c = 0; c < 2; ++c) {
     SCOPED_TRACE(c);
@@ -180,6 +188,164 @@ TEST(CodecBudgetScanTest, FewSampledBlocksGiveAnIntervalHoldingTheExactRatio) {
   testing::TempDir tmp;
   WriteFewUniqueBlocks(tmp, [](int k) { return k % 14 == 2 ? size_t{kRecord} : size_t{100}; });
   ExpectHonestInterval(tmp);
+}
+
+// With the top-up (estimate/top_up.h), the same rows of 42 unique blocks are coded whole after
+// the scan: the figures are the exact scan's, with no interval, for any thread count, and the
+// state says which rows were topped up and to which levels.
+void ExpectToppedUp(const testing::TempDir& tmp) {
+  const ScanResult exact = Scan(tmp, true, 2);
+  for (int threads : {1, 2, 3}) {
+    SCOPED_TRACE(threads);
+    const ScanResult topped = Scan(tmp, false, threads);
+    ASSERT_EQ(topped.results.size(), 2u);
+    for (size_t c = 0; c < 2; ++c) {
+      SCOPED_TRACE(c);
+      const SettingResult& e = exact.results[c];
+      const SettingResult& t = topped.results[c];
+      EXPECT_EQ(t.psize, e.psize);
+      EXPECT_EQ(t.asize, e.asize);
+      EXPECT_DOUBLE_EQ(t.compressratio, e.compressratio);
+      EXPECT_FALSE(t.ci95.has_value());
+    }
+  }
+  auto fs = io::PosixFileSystem();
+  Result<state::ScanState> s = ScanToState(Options({tmp.path().string()}, false, 2), fs.get());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->sampling.topped_bytes.size(), 1u);
+  EXPECT_EQ(s->sampling.topped_bytes[0], 42 * kRecord);  // the unique blocks not all zero
+  EXPECT_EQ(s->sampling.setting_levels, (std::vector<int>{0, 0}));
+  EXPECT_EQ(s->sampling.complete_level, 0);
+  // A saved state keeps it, and reports the same.
+  testing::TempDir states;  // not in the tree scanned
+  const std::string path = (states.path() / "s.zsim").string();
+  ASSERT_TRUE(state::SaveState(*s, path).ok());
+  Result<state::ScanState> loaded = state::LoadState(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->sampling.topped_bytes, s->sampling.topped_bytes);
+  testing::ExpectSameFigures(finish::Finish(*loaded, finish::ReportOptionsOf(loaded->options)),
+                             exact);
+}
+
+TEST(CodecBudgetScanTest, FewUniqueBlocksOfOneRatioAreToppedUpToTheExactFigures) {
+  testing::TempDir tmp;
+  WriteFewUniqueBlocks(tmp, [](int) { return size_t{kRecord}; });
+  ExpectToppedUp(tmp);
+}
+
+TEST(CodecBudgetScanTest, FewUniqueBlocksOfMixedRatiosAreToppedUpToTheExactFigures) {
+  testing::TempDir tmp;
+  WriteFewUniqueBlocks(tmp, [](int k) { return k % 14 == 2 ? size_t{kRecord} : size_t{100}; });
+  ExpectToppedUp(tmp);
+}
+
+// Two topped-up parts merge into the scan of both (their rows stay topped, with their unique
+// bytes added); a part scanned without the top-up leaves the merge at its levels.
+TEST(CodecBudgetScanTest, ToppedUpPartsMergeIntoTheScanOfBoth) {
+  testing::TempDir tmp;
+  WriteFewUniqueBlocks(
+      tmp, [](int k) { return k % 14 == 2 ? size_t{kRecord} : size_t{100}; }, "a/f");
+  WriteFewUniqueBlocks(
+      tmp, [](int k) { return k % 5 == 1 ? size_t{kRecord} : size_t{300}; }, "b/f");
+  const std::string a = (tmp.path() / "a").string(), b = (tmp.path() / "b").string();
+  auto fs = io::PosixFileSystem();
+  Result<ScanResult> whole = RunScan(Options({a, b}, false, 2), fs.get());
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  Result<state::ScanState> sa = ScanToState(Options({a}, false, 2), fs.get());
+  Result<state::ScanState> sb = ScanToState(Options({b}, false, 1), fs.get());
+  ASSERT_TRUE(sa.ok() && sb.ok());
+  ASSERT_TRUE(state::CheckMergeable(*sa, *sb).ok());
+  state::Merge(*sa, *sb);
+  EXPECT_EQ(sa->sampling.topped_bytes, (std::vector<uint64_t>{2 * 42 * kRecord}));
+  testing::ExpectSameFigures(finish::Finish(*sa, finish::ReportOptionsOf(sa->options)), *whole);
+
+  ScanControl without;
+  without.top_up = false;
+  Result<state::ScanState> sc = ScanToState(Options({a}, false, 2), fs.get());
+  Result<state::ScanState> sd = ScanToState(Options({b}, false, 2), fs.get(), without);
+  ASSERT_TRUE(sc.ok() && sd.ok());
+  state::Merge(*sc, *sd);
+  EXPECT_TRUE(sc->sampling.topped_bytes.empty());
+  EXPECT_EQ(sc->sampling.setting_levels, sd->sampling.setting_levels);
+}
+
+// A --since rescan of a topped-up base tops up too (its kept files' blocks were coded at the
+// base's level), and gives the full scan's figures without reading the kept files again; from a
+// base scanned without the top-up it cannot, and reads every file again (SinceSummary).
+TEST(CodecBudgetScanTest, ARescanSinceAToppedUpBaseIsToppedUpToo) {
+  for (bool base_topped : {true, false}) {
+    SCOPED_TRACE(base_topped);
+    testing::TempDir tmp;
+    WriteFewUniqueBlocks(tmp, [](int k) { return k % 14 == 2 ? size_t{kRecord} : size_t{100}; });
+    // Stamps older than the base's start, so that its records vouch for the kept files.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto fs = io::PosixFileSystem();
+    const ScanOptions options = Options({tmp.path().string()}, false, 2);
+    ScanControl control;
+    control.record_files = true;
+    control.top_up = base_topped;
+    Result<state::ScanState> base = ScanToState(options, fs.get(), control);
+    ASSERT_TRUE(base.ok()) << base.status().ToString();
+    EXPECT_EQ(base->sampling.topped_bytes.empty(), !base_topped);
+    // A new file: a copy of one of the tree's, whose blocks are all duplicates.
+    tmp.WriteFile("copy", testing::ReadFileBytes(tmp.path() / "f3"));
+    control.top_up = true;
+    SinceSummary summary;
+    Result<state::ScanState> since =
+        ScanSince(options, std::move(*base), fs.get(), control, &summary);
+    ASSERT_TRUE(since.ok()) << since.status().ToString();
+    EXPECT_EQ(summary.full_rescan, !base_topped);
+    EXPECT_EQ(summary.read, base_topped ? 1u : 13u);
+    ASSERT_EQ(since->sampling.topped_bytes.size(), 1u);
+    const ScanResult full = Scan(tmp, false, 2);
+    const ScanResult rescan = finish::Finish(*since, finish::ReportOptionsOf(since->options));
+    ASSERT_EQ(rescan.results.size(), full.results.size());
+    for (size_t c = 0; c < full.results.size(); ++c) {
+      SCOPED_TRACE(c);
+      EXPECT_FALSE(full.results[c].ci95.has_value());
+      EXPECT_FALSE(rescan.results[c].ci95.has_value());
+      EXPECT_EQ(rescan.results[c].psize, full.results[c].psize);
+      EXPECT_EQ(rescan.results[c].asize, full.results[c].asize);
+      EXPECT_EQ(rescan.results[c].pool_alloc, full.results[c].pool_alloc);
+    }
+  }
+}
+
+// A row of more unique blocks than a top-up takes (estimate::kTopUpMaxBlocks) keeps the budget's
+// level: 66,000 unique 512-byte blocks each twice (132,000 planned: level 5; the unique ones
+// alone would give 4). With 65,000 unique blocks the row is topped up to that level (3). Their
+// random bytes vary from 16 to 485, too wide a spread for the pilot to raise a level.
+TEST(CodecBudgetScanTest, ARowOfMoreUniqueBlocksThanATopUpTakesKeepsItsLevel) {
+  ASSERT_EQ(estimate::BudgetLevel(132000), 5);
+  ASSERT_EQ(estimate::BudgetLevel(66000), 4);
+  ASSERT_EQ(estimate::BudgetLevel(130000), 4);
+  ASSERT_EQ(estimate::BudgetLevel(65000), 3);
+  for (int unique : {66000, 65000}) {
+    SCOPED_TRACE(unique);
+    testing::TempDir tmp;
+    for (const char* copy : {"a/f", "b/f"}) {
+      testing::WriteRecordFiles(tmp, copy, 0, unique, 8, [](int i) {
+        std::vector<uint8_t> r = testing::Xorshift64Bytes(static_cast<uint64_t>(i) * 31 + 5,
+                                                          16 + size_t(i) * 7919 % 470);
+        r.resize(512, 0);
+        return r;
+      });
+    }
+    ScanOptions o = Options({tmp.path().string()}, false, 2);
+    o.recordsizes = {512};
+    auto fs = io::PosixFileSystem();
+    Result<state::ScanState> s = ScanToState(o, fs.get());
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_EQ(s->rows[0].table->entries(), uint64_t(unique));
+    if (unique > int(estimate::kTopUpMaxBlocks)) {
+      EXPECT_TRUE(s->sampling.topped_bytes.empty());
+      EXPECT_EQ(s->sampling.setting_levels, (std::vector<int>{5, 5}));
+    } else {
+      ASSERT_EQ(s->sampling.topped_bytes.size(), 1u);
+      EXPECT_EQ(s->sampling.topped_bytes[0], uint64_t(unique) * 512);
+      EXPECT_EQ(s->sampling.setting_levels, (std::vector<int>{3, 3}));
+    }
+  }
 }
 
 // xorshift64: a fixed stream of pseudo-random words, the same on every platform.

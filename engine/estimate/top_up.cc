@@ -1,0 +1,34 @@
+#include "engine/estimate/top_up.h"
+
+#include <algorithm>
+
+#include "engine/estimate/codec_budget.h"
+
+namespace zsim::estimate {
+
+std::vector<int> RowBudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
+                                 uint64_t planned_bytes, const std::vector<uint64_t>& row_bytes) {
+  std::vector<int> out = BudgetLevels(options, sampled, planned_bytes);
+  const size_t settings = options.compressions.size();
+  for (size_t r = 0; r < row_bytes.size() && (r + 1) * settings <= out.size(); ++r) {
+    if (row_bytes[r] == 0 || row_bytes[r] >= planned_bytes) continue;
+    // The whole budget again for a tree of the row's unique bytes (its share of the cap among
+    // rows of that size too), of which this row's cells are taken.
+    const std::vector<int> row = BudgetLevels(options, sampled, row_bytes[r]);
+    std::copy(row.begin() + r * settings, row.begin() + (r + 1) * settings,
+              out.begin() + r * settings);
+  }
+  return out;
+}
+
+std::vector<int> TopUpLevels(const std::vector<bool>& sampled, const std::vector<int>& levels,
+                             const std::vector<int>& planned, const std::vector<int>& unique) {
+  std::vector<int> out(levels.size(), -1);
+  for (size_t c = 0; c < levels.size() && c < sampled.size(); ++c) {
+    if (!sampled[c] || c >= planned.size() || c >= unique.size()) continue;
+    if (levels[c] == planned[c] && unique[c] < levels[c]) out[c] = unique[c];
+  }
+  return out;
+}
+
+}  // namespace zsim::estimate

@@ -1,0 +1,66 @@
+// engine/estimate/top_up.h
+//
+// The top-up: a row of few unique blocks has its sampled codecs brought down to the level those
+// blocks need, after the scan, by reading the blocks it skipped again.
+//
+// Why: the codec budget (codec_budget.h) fixes a codec's level from the bytes the sizing walk
+// finds, before anything is read, so that every unique block at that level is coded whenever the
+// threads meet it. Dedup only lowers the unique blocks below the planned ones, and a tree of
+// mostly duplicates (cloned VM images, backups of the same files) is left with a handful of
+// sampled blocks: the bench's 1.1 GB of images at 16K plans 65,536 blocks (level 4) and holds
+// 128 unique ones, of which the codecs ran on 8, and the report gave gzip-6 1.19x within
+// [1.01x, 17.2x]. The level cannot be lowered while reading (a block met before was not coded and
+// its data is gone), and a level that follows the unique blocks met so far would depend on the
+// threads' order.
+//
+// The rule, a function of the data only. A scan keeps where each first sighting lies that a
+// sampled codec skipped, while its row has skipped at most kTopUpMaxBlocks; a row whose table
+// ends with at most that many entries therefore has every skipped block listed, whatever order
+// the threads met them in. Such a row's budget is then taken from its unique bytes instead of
+// the planned ones (RowBudgetLevels: the budget of a tree as large as the row's unique blocks),
+// and each sampled setting whose level is the planned budget's (the pilot, pilot_level.h, did not
+// raise it) and above that budget goes down to it: the scan reads its listed blocks of the lower
+// levels again, checks each one's fingerprint, and codes them (pipeline/block_recode.h). The
+// cost is what the budget gives a tree of the row's unique blocks: at most 2 x kBudgetBlocks
+// blocks per codec, a few thousand reads. Where a block cannot be read again or has changed,
+// the row keeps its levels (its intervals stay honest, only wider).
+//
+// The state keeps each topped row's unique bytes (state::SamplingState::topped_bytes): the
+// estimate's base level (finish/known_codes.h) is RowBudgetLevels of them. A merge keeps a row
+// topped only where both parts are, with their bytes added (at least the union's): its levels,
+// the higher of each pair, stay at or above that base.
+//
+// Thread safety: pure functions.
+
+#ifndef ZSIM_ENGINE_ESTIMATE_TOP_UP_H_
+#define ZSIM_ENGINE_ESTIMATE_TOP_UP_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "zsim/scan_options.h"
+
+namespace zsim::estimate {
+
+// The most entries a row's table may end with and be topped up, and the most skipped blocks a
+// scan lists per row (about 40 bytes each: 2.6 MB). 65,536 unique blocks give a budget level of
+// at most 4 (codec_budget.h BudgetLevel).
+inline constexpr uint64_t kTopUpMaxBlocks = uint64_t{1} << 16;
+
+// Per (row, setting), row-major as BudgetLevels: the budget's levels, each row's from
+// min(planned_bytes, row_bytes[r]) where row_bytes[r] is not 0 (a topped row: its unique bytes),
+// else from planned_bytes. `row_bytes` may be empty (no row topped).
+std::vector<int> RowBudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
+                                 uint64_t planned_bytes, const std::vector<uint64_t>& row_bytes);
+
+// Per setting of one row: the level a top-up brings it to, or -1 to leave it. `levels`: the
+// row's levels the scan ended at (at or above the planned budget's), `planned`: the planned
+// budget's (BudgetLevels of planned_bytes), `unique`: RowBudgetLevels' for the row's unique
+// bytes. A sampled setting goes down where its level is the planned budget's and above the
+// unique bytes' budget.
+std::vector<int> TopUpLevels(const std::vector<bool>& sampled, const std::vector<int>& levels,
+                             const std::vector<int>& planned, const std::vector<int>& unique);
+
+}  // namespace zsim::estimate
+
+#endif  // ZSIM_ENGINE_ESTIMATE_TOP_UP_H_

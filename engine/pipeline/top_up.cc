@@ -1,0 +1,229 @@
+#include "engine/pipeline/top_up.h"
+
+#include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "engine/estimate/codec_budget.h"
+#include "engine/estimate/sample_level.h"
+#include "engine/pipeline/block_recode.h"
+
+namespace zsim::pipeline {
+
+SkippedBlocks::SkippedBlocks(size_t rows)
+    : claimed_(std::make_unique<std::atomic<uint64_t>[]>(rows)), rows_(rows) {
+  for (size_t r = 0; r < rows; ++r) claimed_[r].store(0);
+}
+
+uint32_t SkippedBlocks::ItemOf(std::atomic<uint32_t>* slot, const std::string& path, bool follow) {
+  uint32_t id = slot->load(std::memory_order_acquire);
+  if (id != kNoItem) return id;
+  std::lock_guard<std::mutex> lock(mu_);
+  id = slot->load(std::memory_order_relaxed);
+  if (id == kNoItem) {
+    id = static_cast<uint32_t>(items_.size());
+    items_.push_back(Item{path, follow});
+    slot->store(id, std::memory_order_release);
+  }
+  return id;
+}
+
+void SkippedBlocks::Add(size_t r, const std::vector<SkippedBlock>& blocks) {
+  std::lock_guard<std::mutex> lock(mu_);
+  rows_[r].insert(rows_[r].end(), blocks.begin(), blocks.end());
+}
+
+namespace {
+
+// A table's key as ForEach gives it: lo, and the top 8 and low 32 bits of hi.
+struct EntryKey {
+  uint64_t lo;
+  uint64_t hi;
+  explicit EntryKey(const ddt::Fingerprint& k)
+      : lo(k.lo), hi(k.hi & (uint64_t{0xff} << 56 | uint64_t{0xffffffff})) {}
+  bool operator==(const EntryKey&) const = default;
+};
+struct EntryKeyHash {
+  size_t operator()(const EntryKey& k) const { return static_cast<size_t>(k.lo); }
+};
+
+// A thread's share of RecodeBlocks.
+struct Local {
+  Local(const ScanOptions& options, io::FileSystem* fs, const std::vector<size_t>& probe_columns,
+        const std::vector<size_t>& key_columns, size_t columns)
+      : recoder(options, fs, probe_columns, key_columns, columns),
+        code(options.compressions.size()),
+        ns(options.compressions.size(), 0),
+        bytes(options.compressions.size(), 0) {}
+  BlockRecoder recoder;
+  std::vector<bool> code;
+  std::vector<uint64_t> ns, bytes;  // per setting
+  uint64_t reread = 0, reread_bytes = 0;
+};
+
+}  // namespace
+
+uint64_t UniqueBytes(const ddt::DedupTable& table) {
+  uint64_t bytes = 0;
+  table.ForEach([&](const ddt::EntryView& e) { bytes += e.is_zero ? 0 : e.lsize; });
+  return bytes;
+}
+
+std::vector<int> RowTopUpLevels(const ScanOptions& options, const state::SamplingState& sampling,
+                                const std::vector<int>& planned, size_t r, uint64_t unique_bytes) {
+  const size_t settings = options.compressions.size();
+  const std::vector<uint64_t> rows = estimate::RowBlockSizes(options);
+  if (unique_bytes == 0 || r >= rows.size() ||
+      sampling.setting_levels.size() < (r + 1) * settings || planned.size() < (r + 1) * settings) {
+    return std::vector<int>(settings, -1);
+  }
+  std::vector<uint64_t> row_bytes(rows.size(), 0);
+  row_bytes[r] = unique_bytes;
+  const std::vector<int> lower =
+      estimate::RowBudgetLevels(options, sampling.sampled, sampling.planned_bytes, row_bytes);
+  const size_t at = r * settings;
+  const auto slice = [&](const std::vector<int>& v) {
+    return std::vector<int>(v.begin() + at, v.begin() + at + settings);
+  };
+  return estimate::TopUpLevels(sampling.sampled, slice(sampling.setting_levels), slice(planned),
+                               slice(lower));
+}
+
+std::vector<TopUpBlock> WantedBlocks(const ddt::DedupTable& table, const std::vector<int>& to) {
+  std::vector<TopUpBlock> out;
+  table.ForEach([&](const ddt::EntryView& e) {
+    if (e.is_zero) return;
+    const int level = estimate::SampleLevel(e.key.lo);
+    for (size_t c = 0; c < to.size() && c < e.codes.size(); ++c) {
+      if (TopUpCodes(to, c, level) && e.codes[c] == ddt::kPendingCode) {
+        out.push_back(TopUpBlock{e.key, e.lsize, SkippedBlocks::kNoItem, 0});
+        return;
+      }
+    }
+  });
+  return out;
+}
+
+size_t PlaceBlocks(const std::vector<SkippedBlock>& listed, std::vector<TopUpBlock>* blocks) {
+  std::unordered_map<EntryKey, size_t, EntryKeyHash> index;
+  index.reserve(blocks->size());
+  for (size_t i = 0; i < blocks->size(); ++i) index.emplace(EntryKey((*blocks)[i].key), i);
+  size_t placed = 0;
+  for (const SkippedBlock& b : listed) {
+    const auto it = index.find(EntryKey(b.key));
+    if (it == index.end()) continue;
+    TopUpBlock& t = (*blocks)[it->second];
+    if (t.item != SkippedBlocks::kNoItem) continue;
+    t.item = b.item;
+    t.offset = b.offset;
+    ++placed;
+  }
+  return placed;
+}
+
+bool RecodeBlocks(const ScanOptions& options, io::FileSystem* fs,
+                  const std::vector<SkippedBlocks::Item>& items,
+                  const std::vector<TopUpBlock>& blocks, const std::vector<int>& to,
+                  const std::vector<size_t>& probe_columns, const std::vector<size_t>& key_columns,
+                  size_t columns, ReadThrottle* throttle, const std::atomic<bool>* cancel,
+                  std::vector<ddt::PsizeCode>* codes, std::span<uint64_t> codec_ns,
+                  std::span<uint64_t> codec_bytes, TopUpStats* stats) {
+  const size_t settings = options.compressions.size();
+  codes->assign(blocks.size() * columns, ddt::kPendingCode);
+  std::atomic<bool> failed{false};
+  tbb::enumerable_thread_specific<Local> locals(
+      [&] { return Local(options, fs, probe_columns, key_columns, columns); });
+  const auto recode = [&](const tbb::blocked_range<size_t>& range) {
+    Local& l = locals.local();
+    for (size_t i = range.begin(); i != range.end(); ++i) {
+      const TopUpBlock& b = blocks[i];
+      if (b.item == SkippedBlocks::kNoItem) continue;
+      if (failed.load(std::memory_order_relaxed) || (cancel && cancel->load())) {
+        failed.store(true);
+        return;
+      }
+      if (throttle) throttle->Acquire(b.lsize, cancel);
+      const int level = estimate::SampleLevel(b.key.lo);
+      for (size_t c = 0; c < settings; ++c) l.code[c] = TopUpCodes(to, c, level);
+      const SkippedBlocks::Item& item = items[b.item];
+      const std::span<ddt::PsizeCode> out(codes->data() + i * columns, columns);
+      if (!l.recoder.Recode(item.path, item.follow, b.offset, b.lsize, b.key, l.code, out, l.ns)
+               .ok()) {
+        failed.store(true);
+        return;
+      }
+      ++l.reread;
+      l.reread_bytes += b.lsize;
+      for (size_t c = 0; c < settings; ++c) l.bytes[c] += l.code[c] ? b.lsize : 0;
+    }
+  };
+  tbb::task_arena arena(std::max(1, options.threads));
+  arena.execute(
+      [&] { tbb::parallel_for(tbb::blocked_range<size_t>(0, blocks.size(), 4), recode); });
+  for (const Local& l : locals) {
+    stats->reread += l.reread;
+    stats->reread_bytes += l.reread_bytes;
+    for (size_t c = 0; c < settings && c < codec_ns.size() && c < codec_bytes.size(); ++c) {
+      codec_ns[c] += l.ns[c];
+      codec_bytes[c] += l.bytes[c];
+    }
+  }
+  return !failed.load();
+}
+
+TopUpStats TopUpRows(const ScanOptions& options, io::FileSystem* fs,
+                     const std::vector<state::RowState>& rows, const SkippedBlocks& skipped,
+                     const std::vector<int>& planned, const std::vector<size_t>& probe_columns,
+                     const std::vector<size_t>& key_columns, ReadThrottle* throttle,
+                     const std::atomic<bool>* cancel, state::SamplingState* sampling,
+                     std::vector<uint64_t>* codec_ns, std::vector<uint64_t>* codec_bytes) {
+  TopUpStats stats;
+  const size_t settings = options.compressions.size();
+  std::vector<uint64_t> topped(rows.size(), 0);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    if (cancel && cancel->load()) break;
+    ddt::DedupTable& table = *rows[r].table;
+    if (table.entries() > estimate::kTopUpMaxBlocks || table.sample_shift() != 0 ||
+        table.overflowed() || skipped.overflowed(r)) {
+      continue;
+    }
+    const uint64_t unique_bytes = UniqueBytes(table);
+    const std::vector<int> to = RowTopUpLevels(options, *sampling, planned, r, unique_bytes);
+    if (std::all_of(to.begin(), to.end(), [](int level) { return level < 0; })) continue;
+    std::vector<TopUpBlock> blocks = WantedBlocks(table, to);
+    if (PlaceBlocks(skipped.row(r), &blocks) != blocks.size()) {
+      ++stats.unplaced_rows;
+      continue;
+    }
+    const size_t columns = table.settings();
+    std::vector<ddt::PsizeCode> codes;
+    const size_t at = r * settings;
+    const bool coded =
+        RecodeBlocks(options, fs, skipped.items(), blocks, to, probe_columns, key_columns, columns,
+                     throttle, cancel, &codes, std::span<uint64_t>(codec_ns->data() + at, settings),
+                     std::span<uint64_t>(codec_bytes->data() + at, settings), &stats);
+    // A block that changed or could not be read again leaves the row at its levels (codes set
+    // below them are never used: finish/known_codes.h).
+    if (!coded) {
+      ++stats.failed_rows;
+      continue;
+    }
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      table.SetCodes(blocks[i].key,
+                     std::span<const ddt::PsizeCode>(codes.data() + i * columns, columns));
+    }
+    for (size_t c = 0; c < settings; ++c) {
+      if (to[c] >= 0) sampling->setting_levels[at + c] = to[c];
+    }
+    topped[r] = unique_bytes;
+    ++stats.rows;
+  }
+  if (stats.rows != 0) sampling->topped_bytes = std::move(topped);
+  return stats;
+}
+
+}  // namespace zsim::pipeline

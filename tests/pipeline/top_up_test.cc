@@ -1,0 +1,208 @@
+// The top-up after a scan (pipeline/top_up.h): a row of few unique blocks whose skipped blocks
+// are all listed is brought down to the budget of its unique bytes, its blocks read again and
+// coded as the scan codes them; a block that changed, a file gone, or a block not listed leaves
+// the row as it was. And the list's cap per row.
+
+#include "engine/pipeline/top_up.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/codec/codec.h"
+#include "engine/ddt/fingerprint.h"
+#include "engine/estimate/codec_budget.h"
+#include "engine/estimate/sample_level.h"
+#include "engine/estimate/top_up.h"
+#include "engine/io/file_system.h"
+#include "engine/pipeline/block_code.h"
+#include "tests/util/test_util.h"
+
+namespace zsim::pipeline {
+namespace {
+
+constexpr size_t kBlock = 1024;
+constexpr int kBlocks = 40;
+const Compression kLzjb{CompressionAlgorithm::kLzjb, 0};
+const Compression kZle{CompressionAlgorithm::kZle, 0};
+
+ScanOptions Options() {
+  ScanOptions o;
+  o.compressions = {kLzjb, kZle};
+  o.recordsizes = {kBlock};
+  o.ashift = 9;
+  o.threads = 2;
+  return o;
+}
+
+// Block i of the file: 100 to 900 random bytes, then zeros.
+std::vector<uint8_t> BlockOf(int i) {
+  std::vector<uint8_t> b =
+      testing::Xorshift64Bytes(static_cast<uint64_t>(i) + 77, 100 + size_t(i) * 37 % 800);
+  b.resize(kBlock, 0);
+  return b;
+}
+
+// A scan's row after its reading: kBlocks unique blocks of one file, none coded by the sampled
+// codecs (all skipped at the budget's level 2 of a tree of 16,800 planned blocks), every one
+// listed but `unlisted`.
+struct Fixture {
+  testing::TempDir tmp;
+  ScanOptions options = Options();
+  std::filesystem::path file;
+  std::vector<state::RowState> rows;
+  SkippedBlocks skipped{1};
+  state::SamplingState sampling;
+  std::vector<int> planned;
+
+  explicit Fixture(int unlisted = -1) {
+    std::vector<uint8_t> data;
+    for (int i = 0; i < kBlocks; ++i) {
+      const std::vector<uint8_t> b = BlockOf(i);
+      data.insert(data.end(), b.begin(), b.end());
+    }
+    file = tmp.WriteFile("f", data);
+    sampling.sampled = {true, true};
+    sampling.anchors = {-1, -1};
+    sampling.adaptive = true;
+    sampling.planned_bytes = 16800 * kBlock;
+    planned = estimate::BudgetLevels(options, sampling.sampled, sampling.planned_bytes);
+    EXPECT_EQ(planned, (std::vector<int>{2, 2}));
+    sampling.setting_levels = planned;
+    sampling.complete_level = 2;
+    rows.emplace_back().block_bytes = kBlock;
+    rows[0].table = std::make_unique<ddt::DedupTable>(
+        state::TableLayout(options, sampling.sampled, state::CodeKind::kEarlyAbort, false));
+    std::atomic<uint32_t> item{SkippedBlocks::kNoItem};
+    std::vector<SkippedBlock> listed;
+    for (int i = 0; i < kBlocks; ++i) {
+      const ddt::Fingerprint key = ddt::ComputeFingerprint(options.checksum, BlockOf(i));
+      EXPECT_EQ(rows[0].table->Insert(key, kBlock), ddt::InsertOutcome::kFirst);
+      if (i == unlisted) continue;
+      EXPECT_TRUE(skipped.Claim(0));
+      listed.push_back(
+          SkippedBlock{key, uint64_t(i) * kBlock, skipped.ItemOf(&item, file.string(), false)});
+    }
+    skipped.Add(0, listed);
+  }
+
+  TopUpStats Run() {
+    auto fs = io::PosixFileSystem();
+    codec_ns.assign(2, 0);
+    codec_bytes.assign(2, 0);
+    return TopUpRows(options, fs.get(), rows, skipped, planned,
+                     state::ProbeColumns(state::CodeKind::kEarlyAbort, options.compressions),
+                     state::KeyColumns(options, state::CodeKind::kEarlyAbort, false), nullptr,
+                     nullptr, &sampling, &codec_ns, &codec_bytes);
+  }
+
+  // Per block (by its key), the sampled codecs' codes in the table.
+  std::vector<std::vector<ddt::PsizeCode>> Codes() const {
+    std::vector<std::vector<ddt::PsizeCode>> out(kBlocks);
+    rows[0].table->ForEach([&](const ddt::EntryView& e) {
+      for (int i = 0; i < kBlocks; ++i) {
+        const ddt::Fingerprint k = ddt::ComputeFingerprint(options.checksum, BlockOf(i));
+        if (k.lo == e.key.lo) out[size_t(i)].assign(e.codes.begin(), e.codes.begin() + 2);
+      }
+    });
+    return out;
+  }
+  std::vector<uint64_t> codec_ns, codec_bytes;
+};
+
+TEST(TopUpTest, ARowOfFewUniqueBlocksIsCodedWholeAsTheScanCodesThem) {
+  Fixture f;
+  const TopUpStats stats = f.Run();
+  EXPECT_EQ(stats.rows, 1u);
+  EXPECT_EQ(stats.failed_rows, 0u);
+  EXPECT_EQ(stats.reread, uint64_t(kBlocks));  // 40 blocks: level 0, every block
+  EXPECT_EQ(f.sampling.setting_levels, (std::vector<int>{0, 0}));
+  EXPECT_EQ(f.sampling.topped_bytes, (std::vector<uint64_t>{kBlocks * kBlock}));
+  EXPECT_EQ(f.codec_bytes, (std::vector<uint64_t>{kBlocks * kBlock, kBlocks * kBlock}));
+  const zfs::WritePolicy policy = ScanWritePolicy(f.options);
+  codec::Compressor compressor;
+  std::vector<uint8_t> scratch(kBlock);
+  const std::vector<std::vector<ddt::PsizeCode>> codes = f.Codes();
+  for (int i = 0; i < kBlocks; ++i) {
+    SCOPED_TRACE(i);
+    const std::vector<uint8_t> block = BlockOf(i);
+    for (size_t c = 0; c < 2; ++c) {
+      const BlockCodes want = CodeBlock(policy, f.options.compressions[c], block, false, compressor,
+                                        MutableByteView(scratch.data(), kBlock));
+      ASSERT_EQ(codes[size_t(i)].size(), 2u);
+      EXPECT_EQ(codes[size_t(i)][c], want.code);
+    }
+  }
+}
+
+// Left as it was: levels, no topped bytes (the codes written below the levels are never used).
+void ExpectLeft(Fixture& f, const TopUpStats& stats, bool unplaced = false) {
+  EXPECT_EQ(stats.rows, 0u);
+  EXPECT_EQ(stats.failed_rows, unplaced ? 0u : 1u);
+  EXPECT_EQ(stats.unplaced_rows, unplaced ? 1u : 0u);
+  EXPECT_EQ(f.sampling.setting_levels, (std::vector<int>{2, 2}));
+  EXPECT_TRUE(f.sampling.topped_bytes.empty());
+}
+
+TEST(TopUpTest, ABlockThatChangedSinceItWasReadLeavesTheRow) {
+  Fixture f;
+  std::vector<uint8_t> data = testing::ReadFileBytes(f.file);
+  data[17 * kBlock + 3] ^= 0xff;
+  f.tmp.WriteFile("f", data);
+  ExpectLeft(f, f.Run());
+}
+
+TEST(TopUpTest, AFileGoneLeavesTheRow) {
+  Fixture f;
+  std::filesystem::remove(f.file);
+  ExpectLeft(f, f.Run());
+}
+
+TEST(TopUpTest, ABlockNotListedLeavesTheRow) {
+  Fixture f(/*unlisted=*/5);
+  ExpectLeft(f, f.Run(), /*unplaced=*/true);
+}
+
+// Levels at or below the unique bytes' budget, or raised above the planned budget (the pilot's),
+// are left alone; a row of more entries than kTopUpMaxBlocks is never read again.
+TEST(TopUpTest, OnlyLevelsAtThePlannedBudgetAboveTheUniqueBytesOnesGoDown) {
+  EXPECT_EQ(
+      estimate::TopUpLevels({true, true, false, true}, {3, 5, 0, 1}, {3, 3, 0, 1}, {0, 0, 0, 1}),
+      (std::vector<int>{0, -1, -1, -1}));
+  Fixture f;
+  f.sampling.setting_levels = {4, 2};  // lzjb raised by a pilot
+  const TopUpStats stats = f.Run();
+  EXPECT_EQ(stats.rows, 1u);
+  EXPECT_EQ(f.sampling.setting_levels, (std::vector<int>{4, 0}));
+  EXPECT_EQ(f.codec_bytes[0], 0u);
+}
+
+TEST(TopUpTest, AListHoldsAtMostTheCapOfBlocksPerRow) {
+  SkippedBlocks s(2);
+  for (uint64_t i = 0; i < estimate::kTopUpMaxBlocks; ++i) ASSERT_TRUE(s.Claim(1));
+  EXPECT_FALSE(s.Claim(1));
+  EXPECT_FALSE(s.Claim(1));
+  EXPECT_TRUE(s.Claim(0));
+}
+
+TEST(TopUpTest, TheBudgetOfAToppedRowIsThatOfItsUniqueBytes) {
+  ScanOptions o = Options();
+  o.recordsizes = {kBlock, 4 * kBlock};
+  const std::vector<bool> sampled = {true, true};
+  const uint64_t planned = 16800 * kBlock;
+  EXPECT_EQ(estimate::RowBudgetLevels(o, sampled, planned, {}),
+            estimate::BudgetLevels(o, sampled, planned));
+  // Row 0 topped with 40 blocks' bytes: level 0 there; row 1 keeps the planned budget.
+  const std::vector<int> topped = estimate::RowBudgetLevels(o, sampled, planned, {40 * kBlock, 0});
+  const std::vector<int> whole = estimate::BudgetLevels(o, sampled, planned);
+  EXPECT_EQ(topped, (std::vector<int>{0, 0, whole[2], whole[3]}));
+  EXPECT_EQ(whole[0], 2);
+  // Bytes above the plan change nothing.
+  EXPECT_EQ(estimate::RowBudgetLevels(o, sampled, planned, {2 * planned, 0}), whole);
+}
+
+}  // namespace
+}  // namespace zsim::pipeline
