@@ -13,8 +13,10 @@
 #include <limits>
 #include <string>
 
+#include "engine/estimate/codec_budget.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/mpi/census.h"
+#include "engine/mpi/distributed_top_up.h"
 #include "engine/mpi/heavy_census.h"
 #include "engine/mpi/messages.h"
 #include "engine/mpi/partition.h"
@@ -243,6 +245,14 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
       };
     }
   }
+  // The top-up of rows of few unique blocks, as one process tops them up (distributed_top_up.h):
+  // the first sightings this rank's sampled codecs skipped (shared with the scan's workers, which
+  // an abandoned scan may still run after ScanToState).
+  std::shared_ptr<pipeline::SkippedBlocks> skipped;
+  if (estimate::CensusRuns(resolved) && local.top_up) {
+    skipped = std::make_shared<pipeline::SkippedBlocks>(estimate::RowBlockSizes(resolved).size());
+    local.skipped_blocks = skipped;
+  }
   // The pieces of split files this rank read, added up per file (from the serial stage).
   PieceMap pieces;
   local.piece_done = [&pieces](const pipeline::PieceSums& p) {
@@ -322,6 +332,10 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   exchange.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - partition_start).count();
   exchange.cpu_seconds = ProcessCpuSeconds() - partition_cpu_start;
+  // What the top-up below needs of this rank's state, which the reduction takes.
+  const state::SamplingState sampling = state.sampling;
+  const bool complete = !state.partial;
+  const bool written_keys = state.written_keys;
   ReduceStats stats;
   Status reduced = ReduceToRoot(state, pieces, rank, size, &stats);
   if (reduced.ok()) reduced = partitioned;
@@ -362,6 +376,15 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   MPI_Bcast(shared_fit, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   FitPartitionedTables(tables, static_cast<uint32_t>(shared_fit[1]), shared_fit[0],
                        resolved.max_memory_bytes);
+  // Then the rows of few unique blocks, topped up where one process would top them up (over the
+  // tables as sampled for the whole); rank 0 sets their levels in the merged state.
+  if (skipped) {
+    pipeline::TopUpStats top_up;
+    const std::vector<RowTopUp> topped = TopUpDistributed(
+        tables, *skipped, sampling, complete, resolved, written_keys, fs, size, &top_up);
+    if (rank == 0) ApplyTopUp(topped, &state.sampling);
+    skipped.reset();
+  }
   if (control.record_files) {
     // A save follows: each rank's shards in the order of their keys, so that the whole table
     // reads in the order a state file writes it (state/save_order.h), whatever N. The records

@@ -1,0 +1,186 @@
+#include "engine/mpi/distributed_top_up.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <span>
+#include <string>
+#include <unordered_set>
+
+#include "engine/estimate/codec_budget.h"
+#include "engine/estimate/top_up.h"
+#include "engine/mpi/entry_wire.h"
+#include "engine/mpi/partition.h"
+
+namespace zsim::mpi {
+namespace {
+
+// A wanted key on the wire: key (16 bytes) and lsize (8).
+constexpr size_t kWantedBytes = 24;
+
+// A key as a table keeps it (pipeline::SameKey): lo, and the top 8 and low 32 bits of hi.
+struct KeyOf {
+  uint64_t lo, hi;
+  explicit KeyOf(const ddt::Fingerprint& k)
+      : lo(k.lo), hi(k.hi & (uint64_t{0xff} << 56 | uint64_t{0xffffffff})) {}
+  bool operator==(const KeyOf&) const = default;
+};
+struct KeyHash {
+  size_t operator()(const KeyOf& k) const { return static_cast<size_t>(k.lo); }
+};
+
+// Every rank's `mine`, one after the other, on every rank.
+std::string AllGather(const std::string& mine, int size) {
+  const int n = static_cast<int>(mine.size());
+  const size_t ranks = static_cast<size_t>(size);
+  std::vector<int> counts(ranks), at(ranks);
+  MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  int total = 0;
+  for (int d = 0; d < size; ++d) {
+    at[size_t(d)] = total;
+    total += counts[size_t(d)];
+  }
+  std::string all(size_t(total), '\0');
+  MPI_Allgatherv(mine.data(), n, MPI_BYTE, all.data(), counts.data(), at.data(), MPI_BYTE,
+                 MPI_COMM_WORLD);
+  return all;
+}
+
+// out[d] to rank d, for every d; returns what every rank sent this one, one after the other.
+std::string AllToAll(const std::vector<std::string>& out, int size) {
+  const size_t ranks = static_cast<size_t>(size);
+  std::vector<int> send(ranks), send_at(ranks), recv(ranks), recv_at(ranks);
+  std::string flat;
+  for (int d = 0; d < size; ++d) {
+    send_at[size_t(d)] = static_cast<int>(flat.size());
+    send[size_t(d)] = static_cast<int>(out[size_t(d)].size());
+    flat += out[size_t(d)];
+  }
+  MPI_Alltoall(send.data(), 1, MPI_INT, recv.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  int total = 0;
+  for (int d = 0; d < size; ++d) {
+    recv_at[size_t(d)] = total;
+    total += recv[size_t(d)];
+  }
+  std::string got(size_t(total), '\0');
+  MPI_Alltoallv(flat.data(), send.data(), send_at.data(), MPI_BYTE, got.data(), recv.data(),
+                recv_at.data(), MPI_BYTE, MPI_COMM_WORLD);
+  return got;
+}
+
+}  // namespace
+
+std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tables,
+                                       const pipeline::SkippedBlocks& skipped,
+                                       const state::SamplingState& sampling, bool complete,
+                                       const ScanOptions& options, bool written_keys,
+                                       io::FileSystem* fs, int size, pipeline::TopUpStats* stats) {
+  std::vector<RowTopUp> out(tables.size());
+  const size_t settings = options.compressions.size();
+  int all_complete = complete;
+  MPI_Allreduce(MPI_IN_PLACE, &all_complete, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  if (!all_complete) return out;
+  // The levels the merge of the ranks' states takes, and the plan (each rank sized the whole).
+  state::SamplingState merged = sampling;
+  if (merged.setting_levels.size() != tables.size() * settings) return out;
+  MPI_Allreduce(MPI_IN_PLACE, merged.setting_levels.data(),
+                static_cast<int>(merged.setting_levels.size()), MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &merged.planned_bytes, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  const std::vector<int> planned =
+      estimate::BudgetLevels(options, merged.sampled, merged.planned_bytes);
+  const std::vector<size_t> probe_columns =
+      state::ProbeColumns(state::CodeKind::kEarlyAbort, options.compressions);
+  const std::vector<size_t> key_columns =
+      state::KeyColumns(options, state::CodeKind::kEarlyAbort, written_keys);
+  std::vector<uint64_t> codec_ns(settings, 0), codec_bytes(settings, 0);
+  for (size_t r = 0; r < tables.size(); ++r) {
+    const ddt::DedupTable& table = *tables[r];
+    // Entries, unique bytes, and the reasons a process would not top the row up.
+    uint64_t sums[2] = {table.entries(), pipeline::UniqueBytes(table)};
+    int against = table.sample_shift() != 0 || table.overflowed() || skipped.overflowed(r);
+    MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &against, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    if (against || sums[0] > estimate::kTopUpMaxBlocks) continue;
+    const std::vector<int> to = pipeline::RowTopUpLevels(options, merged, planned, r, sums[1]);
+    if (std::all_of(to.begin(), to.end(), [](int level) { return level < 0; })) continue;
+
+    // This rank's entries to code, to every rank.
+    const std::vector<pipeline::TopUpBlock> owned = pipeline::WantedBlocks(table, to);
+    std::string mine;
+    for (const pipeline::TopUpBlock& b : owned) {
+      PutWire<uint64_t>(&mine, b.key.lo);
+      PutWire<uint64_t>(&mine, b.key.hi);
+      PutWire<uint64_t>(&mine, b.lsize);
+    }
+    const std::string wanted = AllGather(mine, size);
+    std::vector<pipeline::TopUpBlock> blocks(wanted.size() / kWantedBytes);
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      const char* p = wanted.data() + i * kWantedBytes;
+      blocks[i].key = ddt::Fingerprint{GetWire<uint64_t>(p), GetWire<uint64_t>(p + 8)};
+      blocks[i].lsize = GetWire<uint64_t>(p + 16);
+    }
+    // Those this rank listed, read again and coded, to their owners.
+    pipeline::PlaceBlocks(skipped.row(r), &blocks);
+    const size_t columns = table.settings();
+    std::vector<ddt::PsizeCode> codes;
+    int failed = !pipeline::RecodeBlocks(options, fs, skipped.items(), blocks, to, probe_columns,
+                                         key_columns, columns, nullptr, nullptr, &codes, codec_ns,
+                                         codec_bytes, stats);
+    std::vector<std::string> answers(static_cast<size_t>(size));
+    for (size_t i = 0; i < blocks.size() && !failed; ++i) {
+      if (blocks[i].item == pipeline::SkippedBlocks::kNoItem) continue;
+      std::string& a = answers[size_t(OwnerOfShard(ddt::DedupTable::ShardOf(blocks[i].key), size))];
+      PutWire<uint64_t>(&a, blocks[i].key.lo);
+      PutWire<uint64_t>(&a, blocks[i].key.hi);
+      for (size_t c = 0; c < columns; ++c) PutWire<uint16_t>(&a, codes[i * columns + c]);
+    }
+    const std::string got = AllToAll(answers, size);
+    // The owner's codes (a key several ranks listed comes from each: the same codes).
+    std::unordered_set<KeyOf, KeyHash> answered;
+    std::vector<ddt::PsizeCode> entry(columns);
+    const size_t answer_bytes = 16 + 2 * columns;
+    for (size_t at = 0; at + answer_bytes <= got.size(); at += answer_bytes) {
+      const char* p = got.data() + at;
+      const ddt::Fingerprint key{GetWire<uint64_t>(p), GetWire<uint64_t>(p + 8)};
+      for (size_t c = 0; c < columns; ++c) entry[c] = GetWire<uint16_t>(p + 16 + 2 * c);
+      tables[r]->SetCodes(key, entry);
+      answered.insert(KeyOf(key));
+    }
+    for (const pipeline::TopUpBlock& b : owned) {
+      if (!answered.contains(KeyOf(b.key))) failed = 1;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    if (failed) {
+      ++stats->failed_rows;
+      continue;
+    }
+    out[r].to = to;
+    out[r].unique_bytes = sums[1];
+    ++stats->rows;
+  }
+  return out;
+}
+
+void ApplyTopUp(const std::vector<RowTopUp>& rows, state::SamplingState* sampling) {
+  const size_t settings = sampling->sampled.size();
+  if (std::all_of(rows.begin(), rows.end(), [](const RowTopUp& t) { return t.to.empty(); })) {
+    return;
+  }
+  sampling->topped_bytes.assign(rows.size(), 0);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    if (rows[r].to.empty()) continue;
+    for (size_t c = 0; c < settings && (r + 1) * settings <= sampling->setting_levels.size(); ++c) {
+      if (rows[r].to[c] >= 0) sampling->setting_levels[r * settings + c] = rows[r].to[c];
+    }
+    sampling->topped_bytes[r] = rows[r].unique_bytes;
+  }
+  int lowest = -1;
+  for (size_t i = 0; i < sampling->setting_levels.size(); ++i) {
+    if (!sampling->sampled[i % settings]) continue;
+    const int level = sampling->setting_levels[i];
+    lowest = lowest < 0 ? level : std::min(lowest, level);
+  }
+  sampling->complete_level = std::max(lowest, 0);
+}
+
+}  // namespace zsim::mpi
