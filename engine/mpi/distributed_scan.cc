@@ -382,7 +382,7 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
     pipeline::TopUpStats top_up;
     const std::vector<RowTopUp> topped = TopUpDistributed(
         tables, *skipped, sampling, complete, resolved, written_keys, fs, size, &top_up);
-    if (rank == 0) ApplyTopUp(topped, &state.sampling);
+    if (rank == 0) ApplyTopUp(topped, &state);
     skipped.reset();
   }
   if (control.record_files) {

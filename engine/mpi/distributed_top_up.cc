@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <memory>
 #include <span>
 #include <string>
 #include <unordered_set>
@@ -11,6 +12,7 @@
 #include "engine/estimate/top_up.h"
 #include "engine/mpi/entry_wire.h"
 #include "engine/mpi/partition.h"
+#include "engine/pipeline/scan.h"
 
 namespace zsim::mpi {
 namespace {
@@ -92,7 +94,12 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
       state::ProbeColumns(state::CodeKind::kEarlyAbort, options.compressions);
   const std::vector<size_t> key_columns =
       state::KeyColumns(options, state::CodeKind::kEarlyAbort, written_keys);
-  std::vector<uint64_t> codec_ns(settings, 0), codec_bytes(settings, 0);
+  // --max-rate: this rank's reads again, as its scan's.
+  std::unique_ptr<pipeline::ReadThrottle> throttle;
+  if (options.max_read_bytes_per_second) {
+    throttle = std::make_unique<pipeline::ReadThrottle>(options.max_read_bytes_per_second,
+                                                        pipeline::ChunkBytes(options));
+  }
   for (size_t r = 0; r < tables.size(); ++r) {
     const ddt::DedupTable& table = *tables[r];
     // Entries, unique bytes, and the reasons a process would not top the row up.
@@ -123,9 +130,10 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
     pipeline::PlaceBlocks(skipped.row(r), &blocks);
     const size_t columns = table.settings();
     std::vector<ddt::PsizeCode> codes;
+    std::vector<uint64_t> codec_ns(settings, 0), codec_bytes(settings, 0);
     int failed = !pipeline::RecodeBlocks(options, fs, skipped.items(), blocks, to, probe_columns,
-                                         key_columns, columns, nullptr, nullptr, &codes, codec_ns,
-                                         codec_bytes, stats);
+                                         key_columns, columns, throttle.get(), nullptr, &codes,
+                                         codec_ns, codec_bytes, stats);
     std::vector<std::string> answers(static_cast<size_t>(size));
     for (size_t i = 0; i < blocks.size() && !failed; ++i) {
       if (blocks[i].item == pipeline::SkippedBlocks::kNoItem) continue;
@@ -150,6 +158,13 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
       if (!answered.contains(KeyOf(b.key))) failed = 1;
     }
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    // The codecs' work of every rank, for the report's speeds (as one process counts its own).
+    MPI_Allreduce(MPI_IN_PLACE, codec_ns.data(), static_cast<int>(settings), MPI_UINT64_T, MPI_SUM,
+                  MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, codec_bytes.data(), static_cast<int>(settings), MPI_UINT64_T,
+                  MPI_SUM, MPI_COMM_WORLD);
+    out[r].codec_ns = std::move(codec_ns);
+    out[r].codec_bytes = std::move(codec_bytes);
     if (failed) {
       ++stats->failed_rows;
       continue;
@@ -161,8 +176,16 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
   return out;
 }
 
-void ApplyTopUp(const std::vector<RowTopUp>& rows, state::SamplingState* sampling) {
+void ApplyTopUp(const std::vector<RowTopUp>& rows, state::ScanState* state) {
+  state::SamplingState* sampling = &state->sampling;
   const size_t settings = sampling->sampled.size();
+  for (size_t r = 0; r < rows.size() && r < state->rows.size(); ++r) {
+    state::RowState& row = state->rows[r];
+    for (size_t c = 0; c < rows[r].codec_ns.size() && c < row.codec_seconds.size(); ++c) {
+      row.codec_seconds[c] += static_cast<double>(rows[r].codec_ns[c]) * 1e-9;
+      row.codec_bytes[c] += rows[r].codec_bytes[c];
+    }
+  }
   if (std::all_of(rows.begin(), rows.end(), [](const RowTopUp& t) { return t.to.empty(); })) {
     return;
   }

@@ -34,10 +34,12 @@
 namespace zsim::mpi {
 
 // A row's outcome: the level of each setting it was topped up to (-1: left), empty where the row
-// was not topped up; and its unique bytes.
+// was not topped up; its unique bytes; and per setting the codecs' CPU nanoseconds and bytes over
+// every rank (whether or not the row was topped up: the work was done).
 struct RowTopUp {
   std::vector<int> to;
   uint64_t unique_bytes = 0;
+  std::vector<uint64_t> codec_ns, codec_bytes;
 };
 
 // See the top of the file. `tables`: this rank's shards, one per row; `sampling`: this rank's
@@ -50,9 +52,9 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
                                        const ScanOptions& options, bool written_keys,
                                        io::FileSystem* fs, int size, pipeline::TopUpStats* stats);
 
-// Sets the topped rows' levels (and the complete level, the lowest) and unique bytes in
-// `sampling` (the merged state's).
-void ApplyTopUp(const std::vector<RowTopUp>& rows, state::SamplingState* sampling);
+// Sets the topped rows' levels (and the complete level, the lowest) and unique bytes in the
+// merged `state`, and adds the codecs' work to its rows.
+void ApplyTopUp(const std::vector<RowTopUp>& rows, state::ScanState* state);
 
 }  // namespace zsim::mpi
 
