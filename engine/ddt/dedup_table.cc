@@ -747,4 +747,14 @@ uint64_t DedupTable::floor_bytes() const {
   return shard * shards_.size();
 }
 
+UniqueBlocks UniqueBlocksOf(const DedupTable& table) {
+  UniqueBlocks u;
+  table.ForEach([&](const EntryView& e) {
+    if (e.is_zero) return;
+    ++u.blocks;
+    u.bytes += e.lsize;
+  });
+  return u;
+}
+
 }  // namespace zsim::ddt

@@ -175,6 +175,20 @@ struct SettingStorage {
   bool zero_is_hole = true;
 };
 
+// A key as a table keeps it (EntryView::key): lo, and the top 8 and low 32 bits of hi. Two
+// blocks whose TableKeys are equal are one entry; a block read again matches its entry when its
+// fingerprint's TableKey is the entry's.
+struct TableKey {
+  uint64_t lo = 0;
+  uint64_t hi = 0;
+  explicit TableKey(const Fingerprint& k)
+      : lo(k.lo), hi(k.hi & (uint64_t{0xff} << 56 | uint64_t{0xffffffff})) {}
+  friend bool operator==(const TableKey&, const TableKey&) = default;
+};
+struct TableKeyHash {
+  size_t operator()(const TableKey& k) const { return static_cast<size_t>(k.lo); }
+};
+
 struct EntryView {
   Fingerprint key;  // lo exact; hi keeps its top 8 and low 32 bits (the rest reads as zero)
   uint32_t refcount;
@@ -431,6 +445,13 @@ class DedupTable {
   std::array<std::unique_ptr<Shard>, size_t{1} << kShardBits> shards_;
   std::shared_ptr<const RemotePart> remote_;
 };
+
+// A table's entries that are not all zero (its unique blocks), and their bytes.
+struct UniqueBlocks {
+  uint64_t blocks = 0;
+  uint64_t bytes = 0;
+};
+UniqueBlocks UniqueBlocksOf(const DedupTable& table);
 
 }  // namespace zsim::ddt
 

@@ -22,11 +22,13 @@ std::vector<int> RowBudgetLevels(const ScanOptions& options, const std::vector<b
 }
 
 std::vector<int> TopUpLevels(const std::vector<bool>& sampled, const std::vector<int>& levels,
-                             const std::vector<int>& planned, const std::vector<int>& unique) {
+                             const std::vector<int>& planned, const std::vector<int>& unique,
+                             uint64_t unique_blocks) {
   std::vector<int> out(levels.size(), -1);
   for (size_t c = 0; c < levels.size() && c < sampled.size(); ++c) {
     if (!sampled[c] || c >= planned.size() || c >= unique.size()) continue;
-    if (levels[c] == planned[c] && unique[c] < levels[c]) out[c] = unique[c];
+    const bool few = levels[c] >= 64 || (unique_blocks >> levels[c]) < kTopUpMinSample;
+    if (levels[c] == planned[c] && unique[c] < levels[c] && few) out[c] = unique[c];
   }
   return out;
 }

@@ -20,17 +20,6 @@ namespace {
 // A wanted key on the wire: key (16 bytes) and lsize (8).
 constexpr size_t kWantedBytes = 24;
 
-// A key as a table keeps it (pipeline::SameKey): lo, and the top 8 and low 32 bits of hi.
-struct KeyOf {
-  uint64_t lo, hi;
-  explicit KeyOf(const ddt::Fingerprint& k)
-      : lo(k.lo), hi(k.hi & (uint64_t{0xff} << 56 | uint64_t{0xffffffff})) {}
-  bool operator==(const KeyOf&) const = default;
-};
-struct KeyHash {
-  size_t operator()(const KeyOf& k) const { return static_cast<size_t>(k.lo); }
-};
-
 // Every rank's `mine`, one after the other, on every rank.
 std::string AllGather(const std::string& mine, int size) {
   const int n = static_cast<int>(mine.size());
@@ -79,21 +68,22 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
                                        io::FileSystem* fs, int size, pipeline::TopUpStats* stats) {
   std::vector<RowTopUp> out(tables.size());
   const size_t settings = options.compressions.size();
+  // Alike on every rank (the same options), so that every rank enters the collectives below.
+  if (sampling.setting_levels.size() != tables.size() * settings) return out;
   int all_complete = complete;
   MPI_Allreduce(MPI_IN_PLACE, &all_complete, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
   if (!all_complete) return out;
   // The levels the merge of the ranks' states takes, and the plan (each rank sized the whole).
   state::SamplingState merged = sampling;
-  if (merged.setting_levels.size() != tables.size() * settings) return out;
   MPI_Allreduce(MPI_IN_PLACE, merged.setting_levels.data(),
                 static_cast<int>(merged.setting_levels.size()), MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(MPI_IN_PLACE, &merged.planned_bytes, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
   const std::vector<int> planned =
       estimate::BudgetLevels(options, merged.sampled, merged.planned_bytes);
-  const std::vector<size_t> probe_columns =
-      state::ProbeColumns(state::CodeKind::kEarlyAbort, options.compressions);
-  const std::vector<size_t> key_columns =
-      state::KeyColumns(options, state::CodeKind::kEarlyAbort, written_keys);
+  pipeline::RecodeSpec spec{state::CodeKind::kEarlyAbort,
+                            state::ProbeColumns(state::CodeKind::kEarlyAbort, options.compressions),
+                            state::KeyColumns(options, state::CodeKind::kEarlyAbort, written_keys),
+                            0};
   // --max-rate: this rank's reads again, as its scan's.
   std::unique_ptr<pipeline::ReadThrottle> throttle;
   if (options.max_read_bytes_per_second) {
@@ -103,12 +93,14 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
   for (size_t r = 0; r < tables.size(); ++r) {
     const ddt::DedupTable& table = *tables[r];
     // Entries, unique bytes, and the reasons a process would not top the row up.
-    uint64_t sums[2] = {table.entries(), pipeline::UniqueBytes(table)};
+    const ddt::UniqueBlocks unique = ddt::UniqueBlocksOf(table);
+    uint64_t sums[3] = {table.entries(), unique.blocks, unique.bytes};
     int against = table.sample_shift() != 0 || table.overflowed() || skipped.overflowed(r);
-    MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &against, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
     if (against || sums[0] > estimate::kTopUpMaxBlocks) continue;
-    const std::vector<int> to = pipeline::RowTopUpLevels(options, merged, planned, r, sums[1]);
+    const std::vector<int> to =
+        pipeline::RowTopUpLevels(options, merged, planned, r, ddt::UniqueBlocks{sums[1], sums[2]});
     if (std::all_of(to.begin(), to.end(), [](int level) { return level < 0; })) continue;
 
     // This rank's entries to code, to every rank.
@@ -128,12 +120,13 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
     }
     // Those this rank listed, read again and coded, to their owners.
     pipeline::PlaceBlocks(skipped.row(r), &blocks);
-    const size_t columns = table.settings();
+    spec.columns = table.settings();
+    const size_t columns = spec.columns;
     std::vector<ddt::PsizeCode> codes;
     std::vector<uint64_t> codec_ns(settings, 0), codec_bytes(settings, 0);
-    int failed = !pipeline::RecodeBlocks(options, fs, skipped.items(), blocks, to, probe_columns,
-                                         key_columns, columns, throttle.get(), nullptr, &codes,
-                                         codec_ns, codec_bytes, stats);
+    int failed =
+        !pipeline::RecodeBlocks(options, fs, skipped.items(), blocks, to, spec, throttle.get(),
+                                nullptr, &codes, codec_ns, codec_bytes, stats);
     std::vector<std::string> answers(static_cast<size_t>(size));
     for (size_t i = 0; i < blocks.size() && !failed; ++i) {
       if (blocks[i].item == pipeline::SkippedBlocks::kNoItem) continue;
@@ -144,7 +137,7 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
     }
     const std::string got = AllToAll(answers, size);
     // The owner's codes (a key several ranks listed comes from each: the same codes).
-    std::unordered_set<KeyOf, KeyHash> answered;
+    std::unordered_set<ddt::TableKey, ddt::TableKeyHash> answered;
     std::vector<ddt::PsizeCode> entry(columns);
     const size_t answer_bytes = 16 + 2 * columns;
     for (size_t at = 0; at + answer_bytes <= got.size(); at += answer_bytes) {
@@ -152,10 +145,10 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
       const ddt::Fingerprint key{GetWire<uint64_t>(p), GetWire<uint64_t>(p + 8)};
       for (size_t c = 0; c < columns; ++c) entry[c] = GetWire<uint16_t>(p + 16 + 2 * c);
       tables[r]->SetCodes(key, entry);
-      answered.insert(KeyOf(key));
+      answered.insert(ddt::TableKey(key));
     }
     for (const pipeline::TopUpBlock& b : owned) {
-      if (!answered.contains(KeyOf(b.key))) failed = 1;
+      if (!answered.contains(ddt::TableKey(b.key))) failed = 1;
     }
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
     // The codecs' work of every rank, for the report's speeds (as one process counts its own).
@@ -170,40 +163,23 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
       continue;
     }
     out[r].to = to;
-    out[r].unique_bytes = sums[1];
+    out[r].unique_bytes = sums[2];
     ++stats->rows;
   }
   return out;
 }
 
 void ApplyTopUp(const std::vector<RowTopUp>& rows, state::ScanState* state) {
-  state::SamplingState* sampling = &state->sampling;
-  const size_t settings = sampling->sampled.size();
   for (size_t r = 0; r < rows.size() && r < state->rows.size(); ++r) {
     state::RowState& row = state->rows[r];
     for (size_t c = 0; c < rows[r].codec_ns.size() && c < row.codec_seconds.size(); ++c) {
       row.codec_seconds[c] += static_cast<double>(rows[r].codec_ns[c]) * 1e-9;
       row.codec_bytes[c] += rows[r].codec_bytes[c];
     }
-  }
-  if (std::all_of(rows.begin(), rows.end(), [](const RowTopUp& t) { return t.to.empty(); })) {
-    return;
-  }
-  sampling->topped_bytes.assign(rows.size(), 0);
-  for (size_t r = 0; r < rows.size(); ++r) {
-    if (rows[r].to.empty()) continue;
-    for (size_t c = 0; c < settings && (r + 1) * settings <= sampling->setting_levels.size(); ++c) {
-      if (rows[r].to[c] >= 0) sampling->setting_levels[r * settings + c] = rows[r].to[c];
+    if (!rows[r].to.empty()) {
+      pipeline::SetToppedRow(&state->sampling, rows.size(), r, rows[r].to, rows[r].unique_bytes);
     }
-    sampling->topped_bytes[r] = rows[r].unique_bytes;
   }
-  int lowest = -1;
-  for (size_t i = 0; i < sampling->setting_levels.size(); ++i) {
-    if (!sampling->sampled[i % settings]) continue;
-    const int level = sampling->setting_levels[i];
-    lowest = lowest < 0 ? level : std::min(lowest, level);
-  }
-  sampling->complete_level = std::max(lowest, 0);
 }
 
 }  // namespace zsim::mpi

@@ -49,8 +49,10 @@ class Rereader {
         sampled_(estimate::PlanSampling(options.compressions, options.exact).sampled),
         columns_(columns),
         recoder_(options, fs,
-                 state::ProbeColumns(state::CodeKind::kEarlyAbort, options.compressions),
-                 state::KeyColumns(options, state::CodeKind::kEarlyAbort, true), columns),
+                 pipeline::RecodeSpec{
+                     state::CodeKind::kEarlyAbort,
+                     state::ProbeColumns(state::CodeKind::kEarlyAbort, options.compressions),
+                     state::KeyColumns(options, state::CodeKind::kEarlyAbort, true), columns}),
         codec_ns_(options.compressions.size(), 0) {
     for (const PathError& e : *errors) listed_.insert(e.path);
   }

@@ -6,6 +6,7 @@
 #include "engine/codec/gzip.h"
 #include "engine/codec/zfs_block.h"
 #include "engine/ddt/fingerprint.h"
+#include "engine/finish/settled_codes.h"
 
 namespace zsim::pipeline {
 
@@ -75,6 +76,24 @@ ddt::PsizeCode EarlyAbortCode(ByteView block, ddt::PsizeCode code, codec::Compre
       static_cast<size_t>(*own.length),
       static_cast<size_t>(std::min(own.at_most, zfs::LargestCompressionBudget(block.size())))};
   return ddt::EncodeProbe(codec::EarlyAbortLeastBudget(block, fit, compressor, scratch));
+}
+
+BlockCodes CodeBlockOfKind(const zfs::WritePolicy& policy, Compression comp, ByteView block,
+                           bool is_zero, codec::Compressor& compressor, MutableByteView scratch,
+                           state::CodeKind kind) {
+  if (kind == state::CodeKind::kEarlyAbort || kind == state::CodeKind::kLeastBudgetZstd ||
+      kind == state::CodeKind::kLeastBudget) {
+    return CodeBlock(policy, comp, block, is_zero, compressor, scratch, kind, false);
+  }
+  if (kind == state::CodeKind::kRaw) {
+    const codec::RawOutcome raw =
+        codec::RawZfsCompress(policy, comp, block, is_zero, compressor, scratch);
+    return {raw.hole ? ddt::kHoleCode : ddt::EncodeRawLength(raw.length), ddt::kHoleCode,
+            std::nullopt};
+  }
+  return {finish::SettledCodeOf(
+              codec::CompressZfsBlock(policy, comp, block, is_zero, compressor, scratch)),
+          ddt::kHoleCode, std::nullopt};
 }
 
 }  // namespace zsim::pipeline

@@ -46,6 +46,15 @@ BlockCodes CodeBlock(const zfs::WritePolicy& policy, Compression comp, ByteView 
                      codec::Compressor& compressor, MutableByteView scratch,
                      state::CodeKind kind = state::CodeKind::kEarlyAbort, bool with_probe = true);
 
+// The table code of `block` under `comp` in a table of codes of `kind` (a --since scan keeps its
+// base's): CodeBlock's without the early-abort code (kEarlyAbort, and the least-budget kinds),
+// the compressor's raw outcome under the policy's budget (kRaw, format 7), or psize rounded under
+// the policy (kRounded, format 6 and older). The scan's first sightings and a block read again
+// after the scan (block_recode.h) code alike.
+BlockCodes CodeBlockOfKind(const zfs::WritePolicy& policy, Compression comp, ByteView block,
+                           bool is_zero, codec::Compressor& compressor, MutableByteView scratch,
+                           state::CodeKind kind);
+
 // True when this build's codec for `c` writes OpenZFS's bytes, so that the keys WrittenKeyWord
 // takes are ZFS's (gzip: codec::GzipWritesReferenceBytes, the linked zlib; lzjb, zle and lz4
 // are zsim's own). A scan leaves the written-key columns of another pending: the report then

@@ -11,20 +11,8 @@
 
 namespace zsim::pipeline {
 
-bool SameKey(const ddt::Fingerprint& block, const ddt::Fingerprint& entry) {
-  return block.lo == entry.lo && (block.hi >> 56) == (entry.hi >> 56) &&
-         static_cast<uint32_t>(block.hi) == static_cast<uint32_t>(entry.hi);
-}
-
-BlockRecoder::BlockRecoder(const ScanOptions& options, io::FileSystem* fs,
-                           std::vector<size_t> probe_columns, std::vector<size_t> key_columns,
-                           size_t columns)
-    : options_(options),
-      fs_(fs),
-      policy_(ScanWritePolicy(options)),
-      probe_columns_(std::move(probe_columns)),
-      key_columns_(std::move(key_columns)),
-      columns_(columns) {}
+BlockRecoder::BlockRecoder(const ScanOptions& options, io::FileSystem* fs, RecodeSpec spec)
+    : options_(options), fs_(fs), policy_(ScanWritePolicy(options)), spec_(std::move(spec)) {}
 
 Status BlockRecoder::Recode(const std::string& path, bool follow, uint64_t offset, uint64_t lsize,
                             const ddt::Fingerprint& key, const std::vector<bool>& code,
@@ -32,7 +20,7 @@ Status BlockRecoder::Recode(const std::string& path, bool follow, uint64_t offse
   block_.assign(lsize, 0);
   Status read = Read(path, follow, offset);
   if (!read.ok()) return read;
-  if (!SameKey(ddt::ComputeFingerprint(options_.checksum, block_), key)) {
+  if (!(ddt::TableKey(ddt::ComputeFingerprint(options_.checksum, block_)) == ddt::TableKey(key))) {
     return Status::Changed("its content changed after it was read (a block read again at offset " +
                            std::to_string(offset) + " had other data)");
   }
@@ -41,20 +29,23 @@ Status BlockRecoder::Recode(const std::string& path, bool follow, uint64_t offse
   const bool is_zero = IsAllZero(block_);
   for (size_t c = 0; c < options_.compressions.size() && c < code.size(); ++c) {
     if (!code[c]) continue;
+    const Compression comp = options_.compressions[c];
     const uint64_t t0 = ThreadCpuNanos();
     const BlockCodes got =
-        CodeBlock(policy_, options_.compressions[c], block_, is_zero, compressor_, scratch);
+        CodeBlockOfKind(policy_, comp, block_, is_zero, compressor_, scratch, spec_.kind);
     if (c < codec_ns.size()) codec_ns[c] += ThreadCpuNanos() - t0;
     codes[c] = got.code;
-    if (c < probe_columns_.size() && probe_columns_[c] < columns_) {
-      codes[probe_columns_[c]] = got.probe;
-    }
-    const size_t k = c < key_columns_.size() ? key_columns_[c] : state::kNoKey;
-    if (k != state::kNoKey && k + ddt::kWrittenKeyColumns <= columns_ &&
-        WritesZfsBytes(options_.compressions[c])) {
-      // As the scan's first sightings: the key ZFS gives it (ddt/written_key.h).
+    // As the scan's first sightings: the written key from the output still in scratch
+    // (ddt/written_key.h), then the early-abort code, which overwrites it.
+    const size_t k = c < spec_.key_columns.size() ? spec_.key_columns[c] : state::kNoKey;
+    if (k != state::kNoKey && k + ddt::kWrittenKeyColumns <= spec_.columns &&
+        WritesZfsBytes(comp)) {
       ddt::EncodeWrittenKey(WrittenKeyWord(policy_, lsize, got, scratch),
                             codes.subspan(k, ddt::kWrittenKeyColumns));
+    }
+    const size_t p = c < spec_.probe_columns.size() ? spec_.probe_columns[c] : state::kNoProbe;
+    if (p != state::kNoProbe && p < spec_.columns) {
+      codes[p] = EarlyAbortCode(block_, got.code, compressor_, scratch);
     }
   }
   return Status::Ok();

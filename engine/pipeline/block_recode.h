@@ -23,30 +23,36 @@
 #include "engine/codec/codec.h"
 #include "engine/ddt/dedup_table.h"
 #include "engine/io/file_system.h"
+#include "engine/state/scan_state.h"
 #include "engine/zfs/write_rules.h"
 #include "zsim/scan_options.h"
 #include "zsim/status.h"
 
 namespace zsim::pipeline {
 
-// The fingerprint of a block equals an entry's key as a table keeps it (its top 8 and low 32
-// bits of hi; ddt::EntryView).
-bool SameKey(const ddt::Fingerprint& block, const ddt::Fingerprint& entry);
+// How the scan's tables code a block: their code kind (a --since scan keeps its base's) and
+// columns (state::ProbeColumns, state::KeyColumns; `columns` in all).
+struct RecodeSpec {
+  state::CodeKind kind = state::CodeKind::kEarlyAbort;
+  std::vector<size_t> probe_columns;
+  std::vector<size_t> key_columns;
+  size_t columns = 0;
+};
 
 class BlockRecoder {
  public:
-  // `options`: the scan's, resolved; `probe_columns` and `key_columns`: the table's
-  // (state::ProbeColumns, state::KeyColumns), of `columns` columns in all.
-  BlockRecoder(const ScanOptions& options, io::FileSystem* fs, std::vector<size_t> probe_columns,
-               std::vector<size_t> key_columns, size_t columns);
+  // `options`: the scan's, resolved.
+  BlockRecoder(const ScanOptions& options, io::FileSystem* fs, RecodeSpec spec);
 
   // Reads `lsize` bytes of `path` (opened following symlinks when `follow`) at `offset`, checks
-  // that they have the fingerprint `key`, and codes them with each setting c where code[c] is
-  // set: into `codes` (the table's columns; the others left as they are): the setting's code,
-  // its early-abort code and its written key, where the table has those columns. Adds the
-  // codecs' CPU nanoseconds per setting to `codec_ns` (settings entries). Fails, coding nothing,
-  // when the file cannot be opened or read (kIoError) or the bytes differ (kFailedPrecondition);
-  // the message says which, without the path.
+  // that they are the block of `key` (ddt::TableKey of their fingerprint), and codes them with
+  // each setting c where code[c] is set, as the scan codes its first sightings: into `codes` (the
+  // table's columns; the others left as they are) the setting's code (CodeBlockOfKind), its
+  // written key and its early-abort code, where the table has those columns. Adds the codecs' CPU
+  // nanoseconds per setting to `codec_ns` (not the written keys' or early abort's, which the scan
+  // times apart too). Fails, coding nothing, when the file cannot be opened or read (the open's
+  // or read's status code) or the bytes differ (kChanged); the message says which, without the
+  // path.
   Status Recode(const std::string& path, bool follow, uint64_t offset, uint64_t lsize,
                 const ddt::Fingerprint& key, const std::vector<bool>& code,
                 std::span<ddt::PsizeCode> codes, std::span<uint64_t> codec_ns);
@@ -57,9 +63,7 @@ class BlockRecoder {
   const ScanOptions& options_;
   io::FileSystem* fs_;
   const zfs::WritePolicy policy_;
-  const std::vector<size_t> probe_columns_;
-  const std::vector<size_t> key_columns_;
-  const size_t columns_;
+  const RecodeSpec spec_;
   codec::Compressor compressor_;
   std::vector<uint8_t> block_, scratch_;
   std::string open_path_;

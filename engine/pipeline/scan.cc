@@ -981,23 +981,8 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
 // reads per (chunk, setting) gives its speed without charging it other processes' time or the
 // clock's own cost per block.
 BlockCodes Scan::CodeOf(Compression comp, ByteView block, bool is_zero, Worker& w) const {
-  const MutableByteView scratch(w.scratch.get(), block.size());
-  if (state_.code_kind == state::CodeKind::kEarlyAbort ||
-      state_.code_kind == state::CodeKind::kLeastBudgetZstd ||
-      state_.code_kind == state::CodeKind::kLeastBudget) {
-    return CodeBlock(policy_, comp, block, is_zero, w.compressor, scratch, state_.code_kind, false);
-  }
-  if (state_.code_kind == state::CodeKind::kRaw) {
-    // A --since scan from a state of format 7: every codec's output under the scan's budget.
-    const codec::RawOutcome raw =
-        codec::RawZfsCompress(policy_, comp, block, is_zero, w.compressor, scratch);
-    return {raw.hole ? ddt::kHoleCode : ddt::EncodeRawLength(raw.length), ddt::kHoleCode,
-            std::nullopt};
-  }
-  // A --since scan from a state of format 6 or older: its table holds rounded codes.
-  return {finish::SettledCodeOf(
-              codec::CompressZfsBlock(policy_, comp, block, is_zero, w.compressor, scratch)),
-          ddt::kHoleCode, std::nullopt};
+  return CodeBlockOfKind(policy_, comp, block, is_zero, w.compressor,
+                         MutableByteView(w.scratch.get(), block.size()), state_.code_kind);
 }
 
 void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
@@ -1095,9 +1080,9 @@ void Scan::RaiseSettingLevel(size_t r, size_t c, int level) {
 
 void Scan::ListSkipped(size_t r, FileJob& job, uint64_t chunk_offset, Worker& w) {
   w.skipped_blocks.clear();
+  if (!skipped_->Claim(r)) return;  // the row skipped more keys than a top-up takes
   for (size_t i = 0; i < w.first_seen.size(); ++i) {
     if (!w.skipped[i]) continue;
-    if (!skipped_->Claim(r)) break;  // the row has more unique blocks than a top-up takes
     const bool follow = options_.follow_symlinks || job.path == options_.paths[job.root];
     w.skipped_blocks.push_back(SkippedBlock{w.first_seen[i].key,
                                             chunk_offset + w.first_seen[i].offset,
@@ -1110,9 +1095,13 @@ void Scan::TopUp(const std::vector<int>& budget) {
   const size_t cells = rows_.size() * options_.compressions.size();
   topup_codec_ns_.assign(cells, 0);
   topup_codec_bytes_.assign(cells, 0);
-  const TopUpStats stats = TopUpRows(options_, fs_, rows_, *skipped_, budget, probe_columns_,
-                                     key_columns_, throttle_.get(), control_.cancel, &sampling_,
-                                     &topup_codec_ns_, &topup_codec_bytes_);
+  const TopUpStats stats =
+      TopUpRows(options_, fs_, rows_, *skipped_, budget,
+                RecodeSpec{state_.code_kind, probe_columns_, key_columns_, 0}, throttle_.get(),
+                control_.cancel, &sampling_, &topup_codec_ns_, &topup_codec_bytes_);
+  // An interrupt during the top-up: the rows not yet done keep their levels, the scan says it
+  // is partial.
+  if (control_.cancel && control_.cancel->load()) cancelled_ = true;
   // A row a full scan would top up, whose kept files' blocks lack the codes: not what a full scan
   // gives (a base scanned without the top-up, or for a larger tree).
   if (since_ && stats.unplaced_rows != 0) since_complete_ = false;
@@ -1883,12 +1872,10 @@ state::ScanState Scan::Run() {
   // The top-up (top_up.h) in a scan of this process alone, whose tables hold every key it read
   // (not --sample). Under --since the kept files' blocks are not listed: a row is topped up only
   // where the base had coded those its level needs.
-  const bool distributed = control_.table_gate || control_.origin_of_item ||
-                           control_.shipped_before || control_.record_keys || control_.piece_done;
   if (control_.top_up && adaptive_ && any_sampled_ && !occurrences_) {
     if (control_.skipped_blocks) {
       skipped_ = control_.skipped_blocks.get();  // the caller's top-up
-    } else if (!distributed) {
+    } else if (!control_.table_gate) {           // not a distributed scan's shared tables
       own_skipped_ = std::make_unique<SkippedBlocks>(rows_.size());
       skipped_ = own_skipped_.get();
     }
@@ -1963,12 +1950,6 @@ state::ScanState Scan::Run() {
   }
   // Only after a whole reading: a row's list is complete when its table ends small.
   if (own_skipped_ && drained && planned && !cancelled_) TopUp(budget);
-  int lowest = -1;
-  for (size_t i = 0; i < sampling_.setting_levels.size(); ++i) {
-    if (!sampling_.sampled[i % settings]) continue;
-    const int level = sampling_.setting_levels[i];
-    lowest = lowest < 0 ? level : std::min(lowest, level);
-  }
   if (!abandoned_) {
     sizer_.reset();  // stops the walking threads (still under way after a cancel)
     walker_.reset();
@@ -1995,7 +1976,7 @@ state::ScanState Scan::Run() {
   }
   CloseInput();
 
-  sampling_.complete_level = std::max(lowest, 0);
+  sampling_.complete_level = LowestLevel(sampling_);
   sampling_.occurrence_level = complete_level;
   for (size_t r = 0; r < rows_.size(); ++r) {
     state::RowState& row = rows_[r];

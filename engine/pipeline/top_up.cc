@@ -15,48 +15,12 @@
 
 namespace zsim::pipeline {
 
-SkippedBlocks::SkippedBlocks(size_t rows)
-    : claimed_(std::make_unique<std::atomic<uint64_t>[]>(rows)), rows_(rows) {
-  for (size_t r = 0; r < rows; ++r) claimed_[r].store(0);
-}
-
-uint32_t SkippedBlocks::ItemOf(std::atomic<uint32_t>* slot, const std::string& path, bool follow) {
-  uint32_t id = slot->load(std::memory_order_acquire);
-  if (id != kNoItem) return id;
-  std::lock_guard<std::mutex> lock(mu_);
-  id = slot->load(std::memory_order_relaxed);
-  if (id == kNoItem) {
-    id = static_cast<uint32_t>(items_.size());
-    items_.push_back(Item{path, follow});
-    slot->store(id, std::memory_order_release);
-  }
-  return id;
-}
-
-void SkippedBlocks::Add(size_t r, const std::vector<SkippedBlock>& blocks) {
-  std::lock_guard<std::mutex> lock(mu_);
-  rows_[r].insert(rows_[r].end(), blocks.begin(), blocks.end());
-}
-
 namespace {
-
-// A table's key as ForEach gives it: lo, and the top 8 and low 32 bits of hi.
-struct EntryKey {
-  uint64_t lo;
-  uint64_t hi;
-  explicit EntryKey(const ddt::Fingerprint& k)
-      : lo(k.lo), hi(k.hi & (uint64_t{0xff} << 56 | uint64_t{0xffffffff})) {}
-  bool operator==(const EntryKey&) const = default;
-};
-struct EntryKeyHash {
-  size_t operator()(const EntryKey& k) const { return static_cast<size_t>(k.lo); }
-};
 
 // A thread's share of RecodeBlocks.
 struct Local {
-  Local(const ScanOptions& options, io::FileSystem* fs, const std::vector<size_t>& probe_columns,
-        const std::vector<size_t>& key_columns, size_t columns)
-      : recoder(options, fs, probe_columns, key_columns, columns),
+  Local(const ScanOptions& options, io::FileSystem* fs, const RecodeSpec& spec)
+      : recoder(options, fs, spec),
         code(options.compressions.size()),
         ns(options.compressions.size(), 0),
         bytes(options.compressions.size(), 0) {}
@@ -68,14 +32,10 @@ struct Local {
 
 }  // namespace
 
-uint64_t UniqueBytes(const ddt::DedupTable& table) {
-  uint64_t bytes = 0;
-  table.ForEach([&](const ddt::EntryView& e) { bytes += e.is_zero ? 0 : e.lsize; });
-  return bytes;
-}
-
 std::vector<int> RowTopUpLevels(const ScanOptions& options, const state::SamplingState& sampling,
-                                const std::vector<int>& planned, size_t r, uint64_t unique_bytes) {
+                                const std::vector<int>& planned, size_t r,
+                                ddt::UniqueBlocks unique) {
+  const uint64_t unique_bytes = unique.bytes;
   const size_t settings = options.compressions.size();
   const std::vector<uint64_t> rows = estimate::RowBlockSizes(options);
   if (unique_bytes == 0 || r >= rows.size() ||
@@ -91,7 +51,7 @@ std::vector<int> RowTopUpLevels(const ScanOptions& options, const state::Samplin
     return std::vector<int>(v.begin() + at, v.begin() + at + settings);
   };
   return estimate::TopUpLevels(sampling.sampled, slice(sampling.setting_levels), slice(planned),
-                               slice(lower));
+                               slice(lower), unique.blocks);
 }
 
 std::vector<TopUpBlock> WantedBlocks(const ddt::DedupTable& table, const std::vector<int>& to) {
@@ -110,12 +70,12 @@ std::vector<TopUpBlock> WantedBlocks(const ddt::DedupTable& table, const std::ve
 }
 
 size_t PlaceBlocks(const std::vector<SkippedBlock>& listed, std::vector<TopUpBlock>* blocks) {
-  std::unordered_map<EntryKey, size_t, EntryKeyHash> index;
+  std::unordered_map<ddt::TableKey, size_t, ddt::TableKeyHash> index;
   index.reserve(blocks->size());
-  for (size_t i = 0; i < blocks->size(); ++i) index.emplace(EntryKey((*blocks)[i].key), i);
+  for (size_t i = 0; i < blocks->size(); ++i) index.emplace(ddt::TableKey((*blocks)[i].key), i);
   size_t placed = 0;
   for (const SkippedBlock& b : listed) {
-    const auto it = index.find(EntryKey(b.key));
+    const auto it = index.find(ddt::TableKey(b.key));
     if (it == index.end()) continue;
     TopUpBlock& t = (*blocks)[it->second];
     if (t.item != SkippedBlocks::kNoItem) continue;
@@ -129,11 +89,11 @@ size_t PlaceBlocks(const std::vector<SkippedBlock>& listed, std::vector<TopUpBlo
 bool RecodeBlocks(const ScanOptions& options, io::FileSystem* fs,
                   const std::vector<SkippedBlocks::Item>& items,
                   const std::vector<TopUpBlock>& blocks, const std::vector<int>& to,
-                  const std::vector<size_t>& probe_columns, const std::vector<size_t>& key_columns,
-                  size_t columns, ReadThrottle* throttle, const std::atomic<bool>* cancel,
+                  const RecodeSpec& spec, ReadThrottle* throttle, const std::atomic<bool>* cancel,
                   std::vector<ddt::PsizeCode>* codes, std::span<uint64_t> codec_ns,
                   std::span<uint64_t> codec_bytes, TopUpStats* stats) {
   const size_t settings = options.compressions.size();
+  const size_t columns = spec.columns;
   codes->assign(blocks.size() * columns, ddt::kPendingCode);
   // In the order of the files and their offsets: the reads of one file follow each other (a disk
   // that seeks reads them as a sequence, not at random), each thread taking a run of them.
@@ -146,8 +106,7 @@ bool RecodeBlocks(const ScanOptions& options, io::FileSystem* fs,
            std::pair(blocks[b].item, blocks[b].offset);
   });
   std::atomic<bool> failed{false};
-  tbb::enumerable_thread_specific<Local> locals(
-      [&] { return Local(options, fs, probe_columns, key_columns, columns); });
+  tbb::enumerable_thread_specific<Local> locals([&] { return Local(options, fs, spec); });
   const auto recode = [&](const tbb::blocked_range<size_t>& range) {
     Local& l = locals.local();
     for (size_t k = range.begin(); k != range.end(); ++k) {
@@ -188,13 +147,11 @@ bool RecodeBlocks(const ScanOptions& options, io::FileSystem* fs,
 
 TopUpStats TopUpRows(const ScanOptions& options, io::FileSystem* fs,
                      const std::vector<state::RowState>& rows, const SkippedBlocks& skipped,
-                     const std::vector<int>& planned, const std::vector<size_t>& probe_columns,
-                     const std::vector<size_t>& key_columns, ReadThrottle* throttle,
+                     const std::vector<int>& planned, RecodeSpec spec, ReadThrottle* throttle,
                      const std::atomic<bool>* cancel, state::SamplingState* sampling,
                      std::vector<uint64_t>* codec_ns, std::vector<uint64_t>* codec_bytes) {
   TopUpStats stats;
   const size_t settings = options.compressions.size();
-  std::vector<uint64_t> topped(rows.size(), 0);
   for (size_t r = 0; r < rows.size(); ++r) {
     if (cancel && cancel->load()) break;
     ddt::DedupTable& table = *rows[r].table;
@@ -202,23 +159,24 @@ TopUpStats TopUpRows(const ScanOptions& options, io::FileSystem* fs,
         table.overflowed() || skipped.overflowed(r)) {
       continue;
     }
-    const uint64_t unique_bytes = UniqueBytes(table);
-    const std::vector<int> to = RowTopUpLevels(options, *sampling, planned, r, unique_bytes);
+    const ddt::UniqueBlocks unique = ddt::UniqueBlocksOf(table);
+    const std::vector<int> to = RowTopUpLevels(options, *sampling, planned, r, unique);
     if (std::all_of(to.begin(), to.end(), [](int level) { return level < 0; })) continue;
     std::vector<TopUpBlock> blocks = WantedBlocks(table, to);
     if (PlaceBlocks(skipped.row(r), &blocks) != blocks.size()) {
       ++stats.unplaced_rows;
       continue;
     }
-    const size_t columns = table.settings();
+    spec.columns = table.settings();
+    const size_t columns = spec.columns;
     std::vector<ddt::PsizeCode> codes;
     const size_t at = r * settings;
     const bool coded =
-        RecodeBlocks(options, fs, skipped.items(), blocks, to, probe_columns, key_columns, columns,
-                     throttle, cancel, &codes, std::span<uint64_t>(codec_ns->data() + at, settings),
+        RecodeBlocks(options, fs, skipped.items(), blocks, to, spec, throttle, cancel, &codes,
+                     std::span<uint64_t>(codec_ns->data() + at, settings),
                      std::span<uint64_t>(codec_bytes->data() + at, settings), &stats);
-    // A block that changed or could not be read again leaves the row at its levels (codes set
-    // below them are never used: finish/known_codes.h).
+    // A block that changed or could not be read again leaves the row at its levels, and the
+    // table without the codes read so far.
     if (!coded) {
       ++stats.failed_rows;
       continue;
@@ -227,14 +185,33 @@ TopUpStats TopUpRows(const ScanOptions& options, io::FileSystem* fs,
       table.SetCodes(blocks[i].key,
                      std::span<const ddt::PsizeCode>(codes.data() + i * columns, columns));
     }
-    for (size_t c = 0; c < settings; ++c) {
-      if (to[c] >= 0) sampling->setting_levels[at + c] = to[c];
-    }
-    topped[r] = unique_bytes;
+    SetToppedRow(sampling, rows.size(), r, to, unique.bytes);
     ++stats.rows;
   }
-  if (stats.rows != 0) sampling->topped_bytes = std::move(topped);
   return stats;
+}
+
+void SetToppedRow(state::SamplingState* sampling, size_t rows, size_t r, const std::vector<int>& to,
+                  uint64_t unique_bytes) {
+  const size_t settings = sampling->sampled.size();
+  for (size_t c = 0; c < settings && c < to.size(); ++c) {
+    if (to[c] >= 0 && (r + 1) * settings <= sampling->setting_levels.size()) {
+      sampling->setting_levels[r * settings + c] = to[c];
+    }
+  }
+  sampling->topped_bytes.resize(rows, 0);
+  sampling->topped_bytes[r] = unique_bytes;
+  sampling->complete_level = LowestLevel(*sampling);
+}
+
+int LowestLevel(const state::SamplingState& sampling) {
+  const size_t settings = sampling.sampled.size();
+  int lowest = -1;
+  for (size_t i = 0; i < sampling.setting_levels.size() && settings != 0; ++i) {
+    if (!sampling.sampled[i % settings]) continue;
+    lowest = lowest < 0 ? sampling.setting_levels[i] : std::min(lowest, sampling.setting_levels[i]);
+  }
+  return std::max(lowest, 0);
 }
 
 }  // namespace zsim::pipeline

@@ -1,14 +1,13 @@
 // engine/pipeline/top_up.h
 //
 // The top-up of a scan's sampled codecs (the rule: estimate/top_up.h). While the scan reads, its
-// workers list each first sighting a sampled codec skipped (SkippedBlocks), up to
+// workers list each first sighting a sampled codec skipped (skipped_blocks.h), up to
 // estimate::kTopUpMaxBlocks per row; after the reading, TopUpRows lowers the levels of each row
 // whose table ends with at most that many entries to the budget of its unique bytes, reading the
 // listed blocks of the lower levels again and coding them (block_recode.h). A distributed scan
 // takes the same steps across its ranks (engine/mpi/distributed_top_up.h).
 //
-// Thread safety: SkippedBlocks::Claim, ItemOf and Add from any thread; TopUpRows once, after
-// the reading, with no other use of the tables.
+// Thread safety: TopUpRows once, after the reading, with no other use of the tables.
 
 #ifndef ZSIM_ENGINE_PIPELINE_TOP_UP_H_
 #define ZSIM_ENGINE_PIPELINE_TOP_UP_H_
@@ -25,67 +24,23 @@
 #include "engine/ddt/dedup_table.h"
 #include "engine/estimate/top_up.h"
 #include "engine/io/file_system.h"
+#include "engine/pipeline/block_recode.h"
 #include "engine/pipeline/read_throttle.h"
+#include "engine/pipeline/skipped_blocks.h"
 #include "engine/state/scan_state.h"
 #include "zsim/scan_options.h"
 
 namespace zsim::pipeline {
 
-// A first sighting a sampled codec skipped: its key, and where it lies (an item of
-// SkippedBlocks, the offset of its block in that file).
-struct SkippedBlock {
-  ddt::Fingerprint key;
-  uint64_t offset = 0;
-  uint32_t item = 0;
-};
-
-class SkippedBlocks {
- public:
-  static constexpr uint32_t kNoItem = UINT32_MAX;
-  explicit SkippedBlocks(size_t rows);
-
-  // A place for one more block of row `r`: false once the row has listed
-  // estimate::kTopUpMaxBlocks (it then met more unique blocks than a top-up takes; overflowed).
-  bool Claim(size_t r) {
-    std::atomic<uint64_t>& n = claimed_[r];
-    if (n.load(std::memory_order_relaxed) > kLimit) return false;
-    return n.fetch_add(1, std::memory_order_relaxed) < kLimit;
-  }
-  // True when a block of row `r` was refused (Claim): its list is not every skipped block.
-  bool overflowed(size_t r) const { return claimed_[r].load() > kLimit; }
-  // The item number of the file `path` (opened following symlinks when `follow`), kept in
-  // `*slot` (kNoItem until then): one entry per file that listed a block.
-  uint32_t ItemOf(std::atomic<uint32_t>* slot, const std::string& path, bool follow);
-  // Appends blocks of row `r` (whose places were claimed).
-  void Add(size_t r, const std::vector<SkippedBlock>& blocks);
-
-  struct Item {
-    std::string path;
-    bool follow = false;
-  };
-  const std::vector<Item>& items() const { return items_; }
-  const std::vector<SkippedBlock>& row(size_t r) const { return rows_[r]; }
-  size_t rows() const { return rows_.size(); }
-
- private:
-  static constexpr uint64_t kLimit = estimate::kTopUpMaxBlocks;
-  std::unique_ptr<std::atomic<uint64_t>[]> claimed_;  // per row
-  std::mutex mu_;
-  std::vector<Item> items_;                      // Guarded by mu_.
-  std::vector<std::vector<SkippedBlock>> rows_;  // Guarded by mu_.
-};
-
 // The steps of a row's top-up, which a scan of one process (TopUpRows) and a distributed scan
 // (engine/mpi/distributed_top_up.h) both take.
 
-// The bytes of a table's entries that are not all zero (the row's unique bytes).
-uint64_t UniqueBytes(const ddt::DedupTable& table);
-
 // Per setting of row `r`: the level its top-up brings it to, -1 for none (estimate::TopUpLevels
 // of sampling.setting_levels, `planned` (per (row, setting), BudgetLevels of
-// sampling.planned_bytes) and the budget of `unique_bytes`).
+// sampling.planned_bytes), the budget of the unique bytes, and the unique blocks).
 std::vector<int> RowTopUpLevels(const ScanOptions& options, const state::SamplingState& sampling,
-                                const std::vector<int>& planned, size_t r, uint64_t unique_bytes);
+                                const std::vector<int>& planned, size_t r,
+                                ddt::UniqueBlocks unique);
 
 // A block to code: its entry (key as the table gives it, lsize) and, once placed, where it lies.
 struct TopUpBlock {
@@ -119,17 +74,15 @@ struct TopUpStats {
 };
 
 // Reads the placed `blocks` (item != kNoItem) of `items` again and codes each with the settings
-// TopUpCodes gives, on `threads` threads: codes[i * columns ...] (the table's `columns`, pending
-// where not coded) for block i. False, when a block could not be read again or had changed (or
-// `cancel` was set): the codes are then not all there. The reads go through `throttle` (may be
-// null); the codecs' CPU nanoseconds and bytes per setting are added to codec_ns[c] and
-// codec_bytes[c]. `probe_columns` and `key_columns`: the tables' (state::ProbeColumns,
-// state::KeyColumns).
+// TopUpCodes gives, as `spec` says (block_recode.h), on options.threads threads: codes[i *
+// spec.columns ...] (pending where not coded) for block i. False, when a block could not be read
+// again or had changed (or `cancel` was set): the codes are then not all there. The reads go
+// through `throttle` (may be null); the codecs' CPU nanoseconds and bytes per setting are added
+// to codec_ns[c] and codec_bytes[c].
 bool RecodeBlocks(const ScanOptions& options, io::FileSystem* fs,
                   const std::vector<SkippedBlocks::Item>& items,
                   const std::vector<TopUpBlock>& blocks, const std::vector<int>& to,
-                  const std::vector<size_t>& probe_columns, const std::vector<size_t>& key_columns,
-                  size_t columns, ReadThrottle* throttle, const std::atomic<bool>* cancel,
+                  const RecodeSpec& spec, ReadThrottle* throttle, const std::atomic<bool>* cancel,
                   std::vector<ddt::PsizeCode>* codes, std::span<uint64_t> codec_ns,
                   std::span<uint64_t> codec_bytes, TopUpStats* stats);
 
@@ -139,13 +92,21 @@ bool RecodeBlocks(const ScanOptions& options, io::FileSystem* fs,
 // the codecs' CPU nanoseconds and bytes are added to `codec_ns` and `codec_bytes` (per (row,
 // setting)). `planned`: per (row, setting), BudgetLevels of sampling->planned_bytes. A row whose
 // blocks are not all listed (`skipped`), or one of which could not be read again or changed, is
-// left as it was. The reads stop at `cancel` (may be null).
+// left as it was. The blocks are coded as `spec` says (its `columns` each table's). The reads
+// stop at `cancel` (may be null).
 TopUpStats TopUpRows(const ScanOptions& options, io::FileSystem* fs,
                      const std::vector<state::RowState>& rows, const SkippedBlocks& skipped,
-                     const std::vector<int>& planned, const std::vector<size_t>& probe_columns,
-                     const std::vector<size_t>& key_columns, ReadThrottle* throttle,
+                     const std::vector<int>& planned, RecodeSpec spec, ReadThrottle* throttle,
                      const std::atomic<bool>* cancel, state::SamplingState* sampling,
                      std::vector<uint64_t>* codec_ns, std::vector<uint64_t>* codec_bytes);
+
+// Row r of a topped-up state: its levels `to` (where >= 0), its unique bytes among
+// sampling->topped_bytes (sized to `rows`), and the complete level again (LowestLevel).
+void SetToppedRow(state::SamplingState* sampling, size_t rows, size_t r, const std::vector<int>& to,
+                  uint64_t unique_bytes);
+
+// The lowest level of the sampled settings, 0 without any (SamplingState::complete_level).
+int LowestLevel(const state::SamplingState& sampling);
 
 }  // namespace zsim::pipeline
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "engine/estimate/top_up.h"
 #include "engine/state/breakdown_sample.h"
 #include "engine/state/linked_files.h"
 #include "engine/state/table_budget.h"
@@ -254,20 +255,6 @@ MergeCounts Merge(ScanState& into, const ScanState& from) {
     into.sampling.setting_levels[i] =
         std::max(into.sampling.setting_levels[i], from.sampling.setting_levels[i]);
   }
-  // A row stays topped up (estimate/top_up.h) only where both parts topped it: its levels, the
-  // higher of each pair, are then at or above the budget of the bytes added up, which are at
-  // least the union's unique bytes (the larger, for parts of one scan, as the plan's bytes).
-  {
-    std::vector<uint64_t>& topped = into.sampling.topped_bytes;
-    const std::vector<uint64_t>& other = from.sampling.topped_bytes;
-    for (size_t r = 0; r < topped.size(); ++r) {
-      const bool both = r < other.size() && topped[r] != 0 && other[r] != 0;
-      topped[r] = !both ? 0 : plan_added ? topped[r] + other[r] : std::max(topped[r], other[r]);
-    }
-    if (std::all_of(topped.begin(), topped.end(), [](uint64_t b) { return b == 0; })) {
-      topped.clear();
-    }
-  }
   const size_t settings = o.compressions.size();
   // A table nearing its shards' limit keeps a coarser sample, never a truncated one.
   FitTablesToShards(into.rows, &from.rows);
@@ -285,6 +272,25 @@ MergeCounts Merge(ScanState& into, const ScanState& from) {
       for (const auto& [shape, count] : b.files[c]) a.files[c][shape] += count;
       a.codec_seconds[c] += b.codec_seconds[c];
       a.codec_bytes[c] += b.codec_bytes[c];
+    }
+  }
+  // A row stays topped up (estimate/top_up.h) only where both parts topped it and the merged
+  // table is one a scan could top up (unsampled, at most kTopUpMaxBlocks entries): its levels, the
+  // higher of each pair, are complete in both, and the report's base, the budget of the union's
+  // unique bytes, is at or above each part's. Else the base is the plan's again, as for one scan
+  // of a table that large.
+  {
+    std::vector<uint64_t>& topped = into.sampling.topped_bytes;
+    const std::vector<uint64_t>& other = from.sampling.topped_bytes;
+    for (size_t r = 0; r < topped.size() && r < into.rows.size(); ++r) {
+      const ddt::DedupTable& t = *into.rows[r].table;
+      const bool both = r < other.size() && topped[r] != 0 && other[r] != 0;
+      const bool small =
+          t.sample_shift() == 0 && !t.overflowed() && t.entries() <= estimate::kTopUpMaxBlocks;
+      topped[r] = both && small ? ddt::UniqueBlocksOf(t).bytes : 0;
+    }
+    if (std::all_of(topped.begin(), topped.end(), [](uint64_t b) { return b == 0; })) {
+      topped.clear();
     }
   }
   for (const auto& [dir, count] : from.directories) into.directories[dir] += count;

@@ -152,8 +152,8 @@ void WriteFewUniqueBlocks(testing::TempDir& tmp, RandomBytes random_bytes,
       tmp, [&](int i) { return i % 400 == 0 ? random_bytes(i / 400) : size_t{0}; }, 16800, prefix);
 }
 
-// Without the top-up (as where it cannot run: a distributed scan, a file changed since it was
-// read), the sampled scan's interval holds the exact ratio and is not of zero width while some
+// Without the top-up (as where it cannot run: a file changed since it was read, a row whose
+// level leaves enough blocks), the sampled scan's interval holds the exact ratio and is not of zero width while some
 // block was not coded.
 void ExpectHonestInterval(const testing::TempDir& tmp) {
   const ScanResult exact = Scan(tmp, true, 2);
@@ -239,8 +239,9 @@ TEST(CodecBudgetScanTest, FewUniqueBlocksOfMixedRatiosAreToppedUpToTheExactFigur
   ExpectToppedUp(tmp);
 }
 
-// Two topped-up parts merge into the scan of both (their rows stay topped, with their unique
-// bytes added); a part scanned without the top-up leaves the merge at its levels.
+// Two topped-up parts merge into the scan of both (their rows stay topped, with the union's unique
+// bytes: block 16 is in both trees, so 83 blocks); a part scanned without the top-up leaves the
+// merge at its levels.
 TEST(CodecBudgetScanTest, ToppedUpPartsMergeIntoTheScanOfBoth) {
   testing::TempDir tmp;
   WriteFewUniqueBlocks(
@@ -256,7 +257,7 @@ TEST(CodecBudgetScanTest, ToppedUpPartsMergeIntoTheScanOfBoth) {
   ASSERT_TRUE(sa.ok() && sb.ok());
   ASSERT_TRUE(state::CheckMergeable(*sa, *sb).ok());
   state::Merge(*sa, *sb);
-  EXPECT_EQ(sa->sampling.topped_bytes, (std::vector<uint64_t>{2 * 42 * kRecord}));
+  EXPECT_EQ(sa->sampling.topped_bytes, (std::vector<uint64_t>{83 * kRecord}));
   testing::ExpectSameFigures(finish::Finish(*sa, finish::ReportOptionsOf(sa->options)), *whole);
 
   ScanControl without;
@@ -311,39 +312,35 @@ TEST(CodecBudgetScanTest, ARescanSinceAToppedUpBaseIsToppedUpToo) {
   }
 }
 
-// A row of more unique blocks than a top-up takes (estimate::kTopUpMaxBlocks) keeps the budget's
-// level: 66,000 unique 512-byte blocks each twice (132,000 planned: level 5; the unique ones
-// alone would give 4). With 65,000 unique blocks the row is topped up to that level (3). Their
-// random bytes vary from 16 to 485, too wide a spread for the pilot to raise a level.
-TEST(CodecBudgetScanTest, ARowOfMoreUniqueBlocksThanATopUpTakesKeepsItsLevel) {
-  ASSERT_EQ(estimate::BudgetLevel(132000), 5);
-  ASSERT_EQ(estimate::BudgetLevel(66000), 4);
-  ASSERT_EQ(estimate::BudgetLevel(130000), 4);
-  ASSERT_EQ(estimate::BudgetLevel(65000), 3);
-  for (int unique : {66000, 65000}) {
+// A row whose level leaves at least estimate::kTopUpMinSample of its unique blocks keeps it (its
+// intervals hold as the budget's); one that leaves fewer is topped up. 1 KiB records, each unique
+// one in several copies: 2,000 in 8 (16,000 planned: level 1, 1,000 blocks left) are coded whole;
+// 4,400 in 4 (17,600 planned: level 2, 1,100 left) keep level 2. Their random bytes vary from 16
+// to 895, too wide a spread for the pilot to raise a level.
+TEST(CodecBudgetScanTest, ARowLeftWithEnoughBlocksKeepsItsLevel) {
+  ASSERT_EQ(estimate::BudgetLevel(16000), 1);
+  ASSERT_EQ(estimate::BudgetLevel(17600), 2);
+  for (const auto& [unique, copies] : {std::pair{2000, 8}, std::pair{4400, 4}}) {
     SCOPED_TRACE(unique);
     testing::TempDir tmp;
-    for (const char* copy : {"a/f", "b/f"}) {
-      testing::WriteRecordFiles(tmp, copy, 0, unique, 8, [](int i) {
+    for (int copy = 0; copy < copies; ++copy) {
+      testing::WriteRecordFiles(tmp, "c" + std::to_string(copy) + "/f", 0, unique, 2, [](int i) {
         std::vector<uint8_t> r = testing::Xorshift64Bytes(static_cast<uint64_t>(i) * 31 + 5,
-                                                          16 + size_t(i) * 7919 % 470);
-        r.resize(512, 0);
+                                                          16 + size_t(i) * 7919 % 880);
+        r.resize(kRecord, 0);
         return r;
       });
     }
-    ScanOptions o = Options({tmp.path().string()}, false, 2);
-    o.recordsizes = {512};
     auto fs = io::PosixFileSystem();
-    Result<state::ScanState> s = ScanToState(o, fs.get());
+    Result<state::ScanState> s = ScanToState(Options({tmp.path().string()}, false, 2), fs.get());
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     ASSERT_EQ(s->rows[0].table->entries(), uint64_t(unique));
-    if (unique > int(estimate::kTopUpMaxBlocks)) {
-      EXPECT_TRUE(s->sampling.topped_bytes.empty());
-      EXPECT_EQ(s->sampling.setting_levels, (std::vector<int>{5, 5}));
+    if (unique == 2000) {
+      EXPECT_EQ(s->sampling.topped_bytes, (std::vector<uint64_t>{2000 * kRecord}));
+      EXPECT_EQ(s->sampling.setting_levels, (std::vector<int>{0, 0}));
     } else {
-      ASSERT_EQ(s->sampling.topped_bytes.size(), 1u);
-      EXPECT_EQ(s->sampling.topped_bytes[0], uint64_t(unique) * 512);
-      EXPECT_EQ(s->sampling.setting_levels, (std::vector<int>{3, 3}));
+      EXPECT_TRUE(s->sampling.topped_bytes.empty());
+      EXPECT_EQ(s->sampling.setting_levels, (std::vector<int>{2, 2}));
     }
   }
 }

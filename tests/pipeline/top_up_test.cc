@@ -58,7 +58,10 @@ struct Fixture {
   state::SamplingState sampling;
   std::vector<int> planned;
 
-  explicit Fixture(int unlisted = -1) {
+  state::CodeKind kind;
+
+  explicit Fixture(int unlisted = -1, state::CodeKind code_kind = state::CodeKind::kEarlyAbort)
+      : kind(code_kind) {
     std::vector<uint8_t> data;
     for (int i = 0; i < kBlocks; ++i) {
       const std::vector<uint8_t> b = BlockOf(i);
@@ -75,7 +78,7 @@ struct Fixture {
     sampling.complete_level = 2;
     rows.emplace_back().block_bytes = kBlock;
     rows[0].table = std::make_unique<ddt::DedupTable>(
-        state::TableLayout(options, sampling.sampled, state::CodeKind::kEarlyAbort, false));
+        state::TableLayout(options, sampling.sampled, kind, false));
     std::atomic<uint32_t> item{SkippedBlocks::kNoItem};
     std::vector<SkippedBlock> listed;
     for (int i = 0; i < kBlocks; ++i) {
@@ -94,9 +97,9 @@ struct Fixture {
     codec_ns.assign(2, 0);
     codec_bytes.assign(2, 0);
     return TopUpRows(options, fs.get(), rows, skipped, planned,
-                     state::ProbeColumns(state::CodeKind::kEarlyAbort, options.compressions),
-                     state::KeyColumns(options, state::CodeKind::kEarlyAbort, false), nullptr,
-                     nullptr, &sampling, &codec_ns, &codec_bytes);
+                     RecodeSpec{kind, state::ProbeColumns(kind, options.compressions),
+                                state::KeyColumns(options, kind, false), 0},
+                     nullptr, nullptr, &sampling, &codec_ns, &codec_bytes);
   }
 
   // Per block (by its key), the sampled codecs' codes in the table.
@@ -113,8 +116,8 @@ struct Fixture {
   std::vector<uint64_t> codec_ns, codec_bytes;
 };
 
-TEST(TopUpTest, ARowOfFewUniqueBlocksIsCodedWholeAsTheScanCodesThem) {
-  Fixture f;
+void ExpectCodedWhole(state::CodeKind kind) {
+  Fixture f(-1, kind);
   const TopUpStats stats = f.Run();
   EXPECT_EQ(stats.rows, 1u);
   EXPECT_EQ(stats.failed_rows, 0u);
@@ -130,12 +133,23 @@ TEST(TopUpTest, ARowOfFewUniqueBlocksIsCodedWholeAsTheScanCodesThem) {
     SCOPED_TRACE(i);
     const std::vector<uint8_t> block = BlockOf(i);
     for (size_t c = 0; c < 2; ++c) {
-      const BlockCodes want = CodeBlock(policy, f.options.compressions[c], block, false, compressor,
-                                        MutableByteView(scratch.data(), kBlock));
+      const BlockCodes want =
+          CodeBlockOfKind(policy, f.options.compressions[c], block, false, compressor,
+                          MutableByteView(scratch.data(), kBlock), kind);
       ASSERT_EQ(codes[size_t(i)].size(), 2u);
       EXPECT_EQ(codes[size_t(i)][c], want.code);
     }
   }
+}
+
+TEST(TopUpTest, ARowOfFewUniqueBlocksIsCodedWholeAsTheScanCodesThem) {
+  ExpectCodedWhole(state::CodeKind::kEarlyAbort);
+}
+
+// A --since scan keeps its base's code kind (an older state's): a block read again is coded in
+// it, as the scan's first sightings are (raw outcomes here, format 7).
+TEST(TopUpTest, ATableOfAnotherCodeKindGetsCodesOfItsKind) {
+  ExpectCodedWhole(state::CodeKind::kRaw);
 }
 
 // Left as it was: levels, no topped bytes (the codes written below the levels are never used).
@@ -166,12 +180,15 @@ TEST(TopUpTest, ABlockNotListedLeavesTheRow) {
   ExpectLeft(f, f.Run(), /*unplaced=*/true);
 }
 
-// Levels at or below the unique bytes' budget, or raised above the planned budget (the pilot's),
-// are left alone; a row of more entries than kTopUpMaxBlocks is never read again.
+// Levels at or below the unique bytes' budget, raised above the planned budget (the pilot's), or
+// leaving at least kTopUpMinSample unique blocks are left alone.
 TEST(TopUpTest, OnlyLevelsAtThePlannedBudgetAboveTheUniqueBytesOnesGoDown) {
-  EXPECT_EQ(
-      estimate::TopUpLevels({true, true, false, true}, {3, 5, 0, 1}, {3, 3, 0, 1}, {0, 0, 0, 1}),
-      (std::vector<int>{0, -1, -1, -1}));
+  EXPECT_EQ(estimate::TopUpLevels({true, true, false, true}, {3, 5, 0, 1}, {3, 3, 0, 1},
+                                  {0, 0, 0, 1}, 40),
+            (std::vector<int>{0, -1, -1, -1}));
+  // 8,191 blocks leave 1,023 at level 3, 8,192 leave 1,024.
+  EXPECT_EQ(estimate::TopUpLevels({true}, {3}, {3}, {0}, 8191), (std::vector<int>{0}));
+  EXPECT_EQ(estimate::TopUpLevels({true}, {3}, {3}, {0}, 8192), (std::vector<int>{-1}));
   Fixture f;
   f.sampling.setting_levels = {4, 2};  // lzjb raised by a pilot
   const TopUpStats stats = f.Run();
@@ -180,12 +197,39 @@ TEST(TopUpTest, OnlyLevelsAtThePlannedBudgetAboveTheUniqueBytesOnesGoDown) {
   EXPECT_EQ(f.codec_bytes[0], 0u);
 }
 
-TEST(TopUpTest, AListHoldsAtMostTheCapOfBlocksPerRow) {
+// A row of more entries than kTopUpMaxBlocks is never read again (its list may lack blocks).
+TEST(TopUpTest, ARowOfMoreEntriesThanTheCapIsLeft) {
+  Fixture f;
+  for (uint64_t i = 0; i < estimate::kTopUpMaxBlocks; ++i) {
+    f.rows[0].table->Insert(ddt::Fingerprint{testing::SplitMix64(7, i), testing::SplitMix64(9, i)},
+                            kBlock);
+  }
+  const TopUpStats stats = f.Run();
+  EXPECT_EQ(stats.rows + stats.failed_rows + stats.unplaced_rows + stats.reread, 0u);
+  EXPECT_EQ(f.sampling.setting_levels, (std::vector<int>{2, 2}));
+  EXPECT_TRUE(f.sampling.topped_bytes.empty());
+}
+
+// A row lists at most kTopUpMaxBlocks distinct keys; a key listed again (a rank that met it
+// again after shipping its entry) is kept once, so only more distinct keys overflow the row.
+TEST(TopUpTest, AListHoldsAtMostTheCapOfDistinctKeysPerRow) {
   SkippedBlocks s(2);
-  for (uint64_t i = 0; i < estimate::kTopUpMaxBlocks; ++i) ASSERT_TRUE(s.Claim(1));
+  std::vector<SkippedBlock> blocks;
+  for (uint64_t i = 0; i < estimate::kTopUpMaxBlocks; ++i) {
+    blocks.push_back(SkippedBlock{
+        ddt::Fingerprint{testing::SplitMix64(1, i), testing::SplitMix64(2, i)}, i * 512, 0});
+  }
+  s.Add(1, blocks);
+  s.Add(1, blocks);
+  EXPECT_FALSE(s.overflowed(1));
+  EXPECT_TRUE(s.Claim(1));
+  EXPECT_EQ(s.row(1).size(), estimate::kTopUpMaxBlocks);
+  s.Add(1, {SkippedBlock{ddt::Fingerprint{3, 4}, 0, 0}});
+  EXPECT_TRUE(s.overflowed(1));
   EXPECT_FALSE(s.Claim(1));
-  EXPECT_FALSE(s.Claim(1));
+  EXPECT_TRUE(s.row(1).empty());
   EXPECT_TRUE(s.Claim(0));
+  EXPECT_FALSE(s.overflowed(0));
 }
 
 TEST(TopUpTest, TheBudgetOfAToppedRowIsThatOfItsUniqueBytes) {
