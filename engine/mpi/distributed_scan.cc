@@ -380,9 +380,15 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   // tables as sampled for the whole); rank 0 sets their levels in the merged state.
   if (skipped) {
     pipeline::TopUpStats top_up;
-    const std::vector<RowTopUp> topped = TopUpDistributed(
-        tables, *skipped, sampling, complete, resolved, written_keys, fs, size, &top_up);
-    if (rank == 0) ApplyTopUp(topped, &state);
+    const std::vector<RowTopUp> topped =
+        TopUpDistributed(tables, *skipped, sampling, complete, resolved, written_keys, fs, size,
+                         control.cancel, &top_up);
+    if (rank == 0) {
+      ApplyTopUp(topped, &state);
+      // Interrupted during the top-up (mpirun passes the interrupt to every rank): the rows not
+      // yet done keep their levels, and the report says it is partial, as one process's does.
+      if (control.cancel && control.cancel->load()) state.partial = true;
+    }
     skipped.reset();
   }
   if (control.record_files) {

@@ -65,7 +65,9 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
                                        const pipeline::SkippedBlocks& skipped,
                                        const state::SamplingState& sampling, bool complete,
                                        const ScanOptions& options, bool written_keys,
-                                       io::FileSystem* fs, int size, pipeline::TopUpStats* stats) {
+                                       io::FileSystem* fs, int size,
+                                       const std::atomic<bool>* cancel,
+                                       pipeline::TopUpStats* stats) {
   std::vector<RowTopUp> out(tables.size());
   const size_t settings = options.compressions.size();
   // Alike on every rank (the same options), so that every rank enters the collectives below.
@@ -126,7 +128,7 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
     std::vector<uint64_t> codec_ns(settings, 0), codec_bytes(settings, 0);
     int failed =
         !pipeline::RecodeBlocks(options, fs, skipped.items(), blocks, to, spec, throttle.get(),
-                                nullptr, &codes, codec_ns, codec_bytes, stats);
+                                cancel, &codes, codec_ns, codec_bytes, stats);
     std::vector<std::string> answers(static_cast<size_t>(size));
     for (size_t i = 0; i < blocks.size() && !failed; ++i) {
       if (blocks[i].item == pipeline::SkippedBlocks::kNoItem) continue;

@@ -22,6 +22,7 @@
 #ifndef ZSIM_ENGINE_MPI_DISTRIBUTED_TOP_UP_H_
 #define ZSIM_ENGINE_MPI_DISTRIBUTED_TOP_UP_H_
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -44,13 +45,16 @@ struct RowTopUp {
 
 // See the top of the file. `tables`: this rank's shards, one per row; `sampling`: this rank's
 // state's; `complete`: this rank's scan read everything (none is topped up unless every rank's
-// did); `written_keys`: its tables keep written keys (ScanState::written_keys). The same result
-// on every rank.
+// did); `written_keys`: its tables keep written keys (ScanState::written_keys); `cancel` (may be
+// null): an interrupt stops this rank's reads, and the rows not yet done are left on every rank.
+// The same result on every rank.
 std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tables,
                                        const pipeline::SkippedBlocks& skipped,
                                        const state::SamplingState& sampling, bool complete,
                                        const ScanOptions& options, bool written_keys,
-                                       io::FileSystem* fs, int size, pipeline::TopUpStats* stats);
+                                       io::FileSystem* fs, int size,
+                                       const std::atomic<bool>* cancel,
+                                       pipeline::TopUpStats* stats);
 
 // Sets the topped rows' levels (and the complete level, the lowest) and unique bytes in the
 // merged `state`, and adds the codecs' work to its rows.

@@ -1081,9 +1081,9 @@ void Scan::RaiseSettingLevel(size_t r, size_t c, int level) {
 void Scan::ListSkipped(size_t r, FileJob& job, uint64_t chunk_offset, Worker& w) {
   w.skipped_blocks.clear();
   if (!skipped_->Claim(r)) return;  // the row skipped more keys than a top-up takes
+  const bool follow = options_.follow_symlinks || job.path == options_.paths[job.root];
   for (size_t i = 0; i < w.first_seen.size(); ++i) {
     if (!w.skipped[i]) continue;
-    const bool follow = options_.follow_symlinks || job.path == options_.paths[job.root];
     w.skipped_blocks.push_back(SkippedBlock{w.first_seen[i].key,
                                             chunk_offset + w.first_seen[i].offset,
                                             skipped_->ItemOf(&job.skipped_item, job.path, follow)});

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -92,14 +93,14 @@ struct Fixture {
     skipped.Add(0, listed);
   }
 
-  TopUpStats Run() {
+  TopUpStats Run(const std::atomic<bool>* cancel = nullptr) {
     auto fs = io::PosixFileSystem();
     codec_ns.assign(2, 0);
     codec_bytes.assign(2, 0);
     return TopUpRows(options, fs.get(), rows, skipped, planned,
                      RecodeSpec{kind, state::ProbeColumns(kind, options.compressions),
                                 state::KeyColumns(options, kind, false), 0},
-                     nullptr, nullptr, &sampling, &codec_ns, &codec_bytes);
+                     nullptr, cancel, &sampling, &codec_ns, &codec_bytes);
   }
 
   // Per block (by its key), the sampled codecs' codes in the table.
@@ -173,6 +174,16 @@ TEST(TopUpTest, AFileGoneLeavesTheRow) {
   Fixture f;
   std::filesystem::remove(f.file);
   ExpectLeft(f, f.Run());
+}
+
+// An interrupt: nothing read again, the row at its levels (the scan then says it is partial).
+TEST(TopUpTest, AnInterruptLeavesTheRow) {
+  Fixture f;
+  const std::atomic<bool> cancel{true};
+  const TopUpStats stats = f.Run(&cancel);
+  EXPECT_EQ(stats.rows + stats.reread, 0u);
+  EXPECT_EQ(f.sampling.setting_levels, (std::vector<int>{2, 2}));
+  EXPECT_TRUE(f.sampling.topped_bytes.empty());
 }
 
 TEST(TopUpTest, ABlockNotListedLeavesTheRow) {
