@@ -27,7 +27,7 @@ std::vector<int> TopUpLevels(const std::vector<bool>& sampled, const std::vector
   std::vector<int> out(levels.size(), -1);
   for (size_t c = 0; c < levels.size() && c < sampled.size(); ++c) {
     if (!sampled[c] || c >= planned.size() || c >= unique.size()) continue;
-    const bool few = levels[c] >= 64 || (unique_blocks >> levels[c]) < kTopUpMinSample;
+    const bool few = (unique_blocks >> levels[c]) < kTopUpMinSample;
     if (levels[c] == planned[c] && unique[c] < levels[c] && few) out[c] = unique[c];
   }
   return out;

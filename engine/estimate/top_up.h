@@ -42,6 +42,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/estimate/pilot_level.h"
 #include "zsim/scan_options.h"
 
 namespace zsim::estimate {
@@ -61,7 +62,7 @@ inline constexpr uint64_t kTopUpMaxBlocks = uint64_t{1} << 16;
 std::vector<int> RowBudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
                                  uint64_t planned_bytes, const std::vector<uint64_t>& row_bytes);
 
-inline constexpr uint64_t kTopUpMinSample = 1024;
+inline constexpr uint64_t kTopUpMinSample = kPilotMinSample;
 
 // Per setting of one row: the level a top-up brings it to, or -1 to leave it. `levels`: the
 // row's levels the scan ended at (at or above the planned budget's), `planned`: the planned

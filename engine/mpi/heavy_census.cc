@@ -52,8 +52,7 @@ class Rereader {
                  pipeline::RecodeSpec{
                      state::CodeKind::kEarlyAbort,
                      state::ProbeColumns(state::CodeKind::kEarlyAbort, options.compressions),
-                     state::KeyColumns(options, state::CodeKind::kEarlyAbort, true), columns}),
-        codec_ns_(options.compressions.size(), 0) {
+                     state::KeyColumns(options, state::CodeKind::kEarlyAbort, true), columns}) {
     for (const PathError& e : *errors) listed_.insert(e.path);
   }
 
@@ -69,9 +68,8 @@ class Rereader {
                               "): a heavy block's sampled codes are missing");
     }
     if (ok) {
-      const Status s =
-          recoder_.Recode(*place.path, place.follow, place.offset, q.lsize, q.key, sampled_,
-                          std::span<ddt::PsizeCode>(codes), std::span<uint64_t>(codec_ns_));
+      const Status s = recoder_.Recode(*place.path, place.follow, place.offset, q.lsize, q.key,
+                                       sampled_, std::span<ddt::PsizeCode>(codes), {});
       if (!s.ok()) Changed(*place.path, s.message() + " (the census)");
       ok = s.ok();
     }
@@ -95,9 +93,8 @@ class Rereader {
   HeavyCensusStats* stats_;
   const std::vector<bool> sampled_;
   const size_t columns_;
-  std::set<std::string> listed_;  // paths among the errors already
-  pipeline::BlockRecoder recoder_;
-  std::vector<uint64_t> codec_ns_;  // not reported: the census's reads are few
+  std::set<std::string> listed_;    // paths among the errors already
+  pipeline::BlockRecoder recoder_;  // its codecs' time not reported: the census's reads are few
 };
 
 }  // namespace

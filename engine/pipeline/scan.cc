@@ -528,7 +528,6 @@ class Scan : public std::enable_shared_from_this<Scan> {
   void ListSkipped(size_t r, FileJob& job, uint64_t chunk_offset, Worker& w);
   // After the reading: the rows topped up, from the levels the scan ended at and the budget's.
   void TopUp(const std::vector<int>& budget);
-  std::vector<uint64_t> topup_codec_ns_, topup_codec_bytes_;  // per (row, setting)
   // The table code of `block` under `comp`: its raw outcome (CodeKind::kRaw), or its psize
   // rounded under the scan's policy (a --since scan from a state of rounded codes).
   BlockCodes CodeOf(Compression comp, ByteView block, bool is_zero, Worker& w) const;
@@ -1080,25 +1079,32 @@ void Scan::RaiseSettingLevel(size_t r, size_t c, int level) {
 
 void Scan::ListSkipped(size_t r, FileJob& job, uint64_t chunk_offset, Worker& w) {
   w.skipped_blocks.clear();
-  if (!skipped_->Claim(r)) return;  // the row skipped more keys than a top-up takes
-  const bool follow = options_.follow_symlinks || job.path == options_.paths[job.root];
+  if (!skipped_->Claim(r)) return;         // the row skipped more keys than a top-up takes
+  uint32_t item = SkippedBlocks::kNoItem;  // the file's, once it lists a block
   for (size_t i = 0; i < w.first_seen.size(); ++i) {
     if (!w.skipped[i]) continue;
-    w.skipped_blocks.push_back(SkippedBlock{w.first_seen[i].key,
-                                            chunk_offset + w.first_seen[i].offset,
-                                            skipped_->ItemOf(&job.skipped_item, job.path, follow)});
+    if (item == SkippedBlocks::kNoItem) {
+      const bool follow = options_.follow_symlinks || job.path == options_.paths[job.root];
+      item = skipped_->ItemOf(&job.skipped_item, job.path, follow);
+    }
+    w.skipped_blocks.push_back(
+        SkippedBlock{w.first_seen[i].key, chunk_offset + w.first_seen[i].offset, item});
   }
   if (!w.skipped_blocks.empty()) skipped_->Add(r, w.skipped_blocks);
 }
 
 void Scan::TopUp(const std::vector<int>& budget) {
-  const size_t cells = rows_.size() * options_.compressions.size();
-  topup_codec_ns_.assign(cells, 0);
-  topup_codec_bytes_.assign(cells, 0);
+  const size_t settings = options_.compressions.size();
+  std::vector<uint64_t> codec_ns(rows_.size() * settings, 0), codec_bytes(codec_ns.size(), 0);
   const TopUpStats stats =
       TopUpRows(options_, fs_, rows_, *skipped_, budget,
                 RecodeSpec{state_.code_kind, probe_columns_, key_columns_, 0}, throttle_.get(),
-                control_.cancel, &sampling_, &topup_codec_ns_, &topup_codec_bytes_);
+                control_.cancel, &sampling_, &codec_ns, &codec_bytes);
+  // Its codecs' work, with the workers' (added to the rows at the scan's end).
+  for (size_t i = 0; i < codec_ns.size(); ++i) {
+    rows_[i / settings].codec_seconds[i % settings] += static_cast<double>(codec_ns[i]) * 1e-9;
+    rows_[i / settings].codec_bytes[i % settings] += codec_bytes[i];
+  }
   // An interrupt during the top-up: the rows not yet done keep their levels, the scan says it
   // is partial.
   if (control_.cancel && control_.cancel->load()) cancelled_ = true;
@@ -1989,10 +1995,6 @@ state::ScanState Scan::Run() {
         row.codec_seconds[c] += static_cast<double>(w.codec_ns[r * settings + c]) * 1e-9;
         row.codec_bytes[c] += w.codec_bytes[r * settings + c];
       }
-    }
-    for (size_t c = 0; c < settings && (r + 1) * settings <= topup_codec_ns_.size(); ++c) {
-      row.codec_seconds[c] += static_cast<double>(topup_codec_ns_[r * settings + c]) * 1e-9;
-      row.codec_bytes[c] += topup_codec_bytes_[r * settings + c];
     }
   }
   if (since_) CheckSinceTables();

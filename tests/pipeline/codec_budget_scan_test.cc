@@ -112,6 +112,20 @@ TEST(CodecBudgetScanTest, DataThatChangesKindAlongTheWalkGivesTheSameFiguresForA
   ExpectSampledLikeExact(tmp, 0.2, 0.03);
 }
 
+// The scan of tmp/a and tmp/b together (2 threads), and the state of each alone (2 and 1).
+struct Parts {
+  std::string a, b;
+  Result<ScanResult> whole;
+  Result<state::ScanState> sa, sb;
+};
+Parts ScanParts(const testing::TempDir& tmp) {
+  const std::string a = (tmp.path() / "a").string(), b = (tmp.path() / "b").string();
+  auto fs = io::PosixFileSystem();
+  return Parts{a, b, RunScan(Options({a, b}, false, 2), fs.get()),
+               ScanToState(Options({a}, false, 2), fs.get()),
+               ScanToState(Options({b}, false, 1), fs.get())};
+}
+
 // Two parts whose budgets differ (10,240 blocks: level 1; 7,168: level 0) and whose union's is
 // higher than either (17,408: level 2): the merged states must give the scan of both, which
 // needs the union's plan (the parts' bytes added up), not the coarser part's level.
@@ -123,12 +137,8 @@ TEST(CodecBudgetScanTest, MergedPartsOfDifferentBudgetsEqualOneScan) {
   auto size = [](int i) { return i % 7 == 0 ? size_t{900} : size_t{300} + size_t(i % 400); };
   WriteTree(tmp, size, 10240, "a/f", 0, 4);
   WriteTree(tmp, size, 7168, "b/f", 10240, 4);
-  const std::string a = (tmp.path() / "a").string(), b = (tmp.path() / "b").string();
-  auto fs = io::PosixFileSystem();
-  Result<ScanResult> whole = RunScan(Options({a, b}, false, 2), fs.get());
+  auto [a, b, whole, sa, sb] = ScanParts(tmp);
   ASSERT_TRUE(whole.ok()) << whole.status().ToString();
-  Result<state::ScanState> sa = ScanToState(Options({a}, false, 2), fs.get());
-  Result<state::ScanState> sb = ScanToState(Options({b}, false, 1), fs.get());
   ASSERT_TRUE(sa.ok() && sb.ok());
   EXPECT_EQ(sa->sampling.setting_levels[0], 1);
   EXPECT_EQ(sb->sampling.setting_levels[0], 0);
@@ -238,18 +248,15 @@ TEST(CodecBudgetScanTest, ToppedUpPartsMergeIntoTheScanOfBoth) {
       tmp, [](int k) { return k % 14 == 2 ? size_t{kRecord} : size_t{100}; }, "a/f");
   WriteFewUniqueBlocks(
       tmp, [](int k) { return k % 5 == 1 ? size_t{kRecord} : size_t{300}; }, "b/f");
-  const std::string a = (tmp.path() / "a").string(), b = (tmp.path() / "b").string();
-  auto fs = io::PosixFileSystem();
-  Result<ScanResult> whole = RunScan(Options({a, b}, false, 2), fs.get());
+  auto [a, b, whole, sa, sb] = ScanParts(tmp);
   ASSERT_TRUE(whole.ok()) << whole.status().ToString();
-  Result<state::ScanState> sa = ScanToState(Options({a}, false, 2), fs.get());
-  Result<state::ScanState> sb = ScanToState(Options({b}, false, 1), fs.get());
   ASSERT_TRUE(sa.ok() && sb.ok());
   ASSERT_TRUE(state::CheckMergeable(*sa, *sb).ok());
   state::Merge(*sa, *sb);
   EXPECT_EQ(sa->sampling.topped_bytes, (std::vector<uint64_t>{83 * kRecord}));
   testing::ExpectSameFigures(finish::Finish(*sa, finish::ReportOptionsOf(sa->options)), *whole);
 
+  auto fs = io::PosixFileSystem();
   ScanControl without;
   without.top_up = false;
   Result<state::ScanState> sc = ScanToState(Options({a}, false, 2), fs.get());
