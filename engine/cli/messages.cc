@@ -92,6 +92,13 @@ std::string FormatProgress(const pipeline::Progress& p) {
     const double done = std::min(1.0, double(p.bytes_done) / double(p.bytes_discovered));
     line += " (" + std::to_string(static_cast<int>(done * 100)) + "%)";
   }
+  if (p.topping_up) {
+    // After the reading: the rows of few unique blocks coded whole, a tail the expected time
+    // does not hold.
+    return line + ", top-up: " + std::to_string(p.top_up_blocks) + " block" +
+           (p.top_up_blocks == 1 ? "" : "s") + " read again to code them whole, " +
+           FormatSeconds(p.seconds) + " s";
+  }
   if (p.expected_seconds > 0) {
     line += ", expected " + FormatSeconds(p.expected_seconds) + " s, codecs " +
             std::to_string(static_cast<int>(p.codec_share * 100 + 0.5)) + "%";

@@ -195,6 +195,20 @@ bool TableSampled(const state::ScanState& s) {
   return s.options.sample_modulus > 1;
 }
 
+// The rows the top-up took up (a record) or that ended topped (a --since rescan may top a row up
+// reading nothing again), with what it read again and why a row was left.
+std::vector<TopUpSummary> TopUpSummaries(const state::ScanState& s) {
+  std::vector<TopUpSummary> out;
+  for (size_t r = 0; r < s.rows.size(); ++r) {
+    const state::TopUpRecord& t = s.rows[r].top_up;
+    const bool topped = r < s.sampling.topped_bytes.size() && s.sampling.topped_bytes[r] != 0;
+    if (!topped && t.blocks == 0 && t.left.empty()) continue;
+    out.push_back(TopUpSummary{s.rows[r].block_bytes, topped, t.blocks, t.bytes, t.seconds,
+                               topped ? std::string() : t.left});
+  }
+  return out;
+}
+
 }  // namespace
 
 ReportOptions ReportOptionsOf(const ScanOptions& o) {
@@ -245,6 +259,7 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
   result.partial = s.partial;
   result.options = options;
   result.input = s.input;
+  result.input.top_up = TopUpSummaries(s);
   // The sampled codecs' codes the histograms and breakdowns use (the same in every run), and
   // the block-size histograms, on a thread of their own: they only read the tables, as the
   // tally does meanwhile (a report of 10 million entries spends about a third of its time

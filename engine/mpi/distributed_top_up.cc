@@ -126,9 +126,11 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
     const size_t columns = spec.columns;
     std::vector<ddt::PsizeCode> codes;
     std::vector<uint64_t> codec_ns(settings, 0), codec_bytes(settings, 0);
-    int failed =
-        !pipeline::RecodeBlocks(options, fs, skipped.items(), blocks, to, spec, throttle.get(),
-                                cancel, &codes, codec_ns, codec_bytes, stats);
+    state::TopUpRecord& record = out[r].record;
+    const double start = MPI_Wtime();
+    int failed = !pipeline::RecodeBlocks(options, fs, skipped.items(), blocks, to, spec,
+                                         pipeline::RecodeControl{throttle.get(), cancel, nullptr},
+                                         &codes, codec_ns, codec_bytes, &record);
     std::vector<std::string> answers(static_cast<size_t>(size));
     for (size_t i = 0; i < blocks.size() && !failed; ++i) {
       if (blocks[i].item == pipeline::SkippedBlocks::kNoItem) continue;
@@ -153,6 +155,28 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
       if (!answered.contains(ddt::TableKey(b.key))) failed = 1;
     }
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    // What every rank read again, the row's wall time (the slowest rank's), and where it failed
+    // the first rank's reason.
+    uint64_t read_again[2] = {record.blocks, record.bytes};
+    MPI_Allreduce(MPI_IN_PLACE, read_again, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    record.blocks = read_again[0];
+    record.bytes = read_again[1];
+    record.seconds = MPI_Wtime() - start;
+    MPI_Allreduce(MPI_IN_PLACE, &record.seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    stats->reread += record.blocks;
+    stats->reread_bytes += record.bytes;
+    if (failed) {
+      std::string reason = record.left;
+      reason.push_back('\0');
+      const std::string reasons = AllGather(reason, size);  // each ends in a NUL
+      record.left.clear();
+      for (size_t at = 0; record.left.empty() && at < reasons.size();) {
+        const size_t end = reasons.find('\0', at);
+        record.left = reasons.substr(at, end - at);
+        at = end + 1;
+      }
+      if (record.left.empty()) record.left = "a block to code was read again by no rank";
+    }
     // The codecs' work of every rank, for the report's speeds (as one process counts its own).
     MPI_Allreduce(MPI_IN_PLACE, codec_ns.data(), static_cast<int>(settings), MPI_UINT64_T, MPI_SUM,
                   MPI_COMM_WORLD);
@@ -178,6 +202,7 @@ void ApplyTopUp(const std::vector<RowTopUp>& rows, state::ScanState* state) {
       row.codec_seconds[c] += static_cast<double>(rows[r].codec_ns[c]) * 1e-9;
       row.codec_bytes[c] += rows[r].codec_bytes[c];
     }
+    row.top_up = rows[r].record;
     if (!rows[r].to.empty()) {
       pipeline::SetToppedRow(&state->sampling, rows.size(), r, rows[r].to, rows[r].unique_bytes);
     }

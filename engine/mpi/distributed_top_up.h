@@ -35,12 +35,15 @@
 namespace zsim::mpi {
 
 // A row's outcome: the level of each setting it was topped up to (-1: left), empty where the row
-// was not topped up; its unique bytes; and per setting the codecs' CPU nanoseconds and bytes over
-// every rank (whether or not the row was topped up: the work was done).
+// was not topped up; its unique bytes; per setting the codecs' CPU nanoseconds and bytes over
+// every rank (whether or not the row was topped up: the work was done); and what the ranks read
+// again, the slowest rank's seconds and, where it was left, the first rank's reason (empty where
+// the row was not taken up).
 struct RowTopUp {
   std::vector<int> to;
   uint64_t unique_bytes = 0;
   std::vector<uint64_t> codec_ns, codec_bytes;
+  state::TopUpRecord record;
 };
 
 // See the top of the file. `tables`: this rank's shards, one per row; `sampling`: this rank's
@@ -57,7 +60,7 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
                                        pipeline::TopUpStats* stats);
 
 // Sets the topped rows' levels (and the complete level, the lowest) and unique bytes in the
-// merged `state`, and adds the codecs' work to its rows.
+// merged `state`, adds the codecs' work to its rows and sets their top-up records.
 void ApplyTopUp(const std::vector<RowTopUp>& rows, state::ScanState* state);
 
 }  // namespace zsim::mpi

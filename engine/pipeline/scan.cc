@@ -577,6 +577,9 @@ class Scan : public std::enable_shared_from_this<Scan> {
   PaceState pace_;  // the serial stage's, for the expected time (seconds set when reported)
   Clock::time_point start_;
   Clock::time_point last_progress_;
+  // While the top-up runs (after the reading), the blocks it read again so far, for the progress
+  // line (TopUp's ticker thread reports them); null before.
+  const std::atomic<uint64_t>* top_up_done_ = nullptr;
   std::atomic<bool> cancelled_{false};
   // --max-rate: the workers' reads and the probe's (which holds it too: an abandoned scan's
   // probe thread is joined last).
@@ -1096,10 +1099,37 @@ void Scan::ListSkipped(size_t r, FileJob& job, uint64_t chunk_offset, Worker& w)
 void Scan::TopUp(const std::vector<int>& budget) {
   const size_t settings = options_.compressions.size();
   std::vector<uint64_t> codec_ns(rows_.size() * settings, 0), codec_bytes(codec_ns.size(), 0);
-  const TopUpStats stats =
-      TopUpRows(options_, fs_, rows_, *skipped_, budget,
-                RecodeSpec{state_.code_kind, probe_columns_, key_columns_, 0}, throttle_.get(),
-                control_.cancel, &sampling_, &codec_ns, &codec_bytes);
+  // The progress line goes on during the reads again (they may take a while at large recordsizes),
+  // from a thread of its own: the workers only count.
+  std::atomic<uint64_t> done{0};
+  std::mutex ticker_mu;
+  std::condition_variable ticker_cv;
+  bool finished = false;
+  std::thread ticker;
+  if (control_.progress) {
+    top_up_done_ = &done;
+    ticker = std::thread([&] {
+      const auto interval = std::chrono::duration<double>(control_.progress_interval_seconds);
+      std::unique_lock<std::mutex> lock(ticker_mu);
+      while (!ticker_cv.wait_for(lock, interval, [&] { return finished; })) {
+        MaybeReportProgress(true);
+      }
+    });
+  }
+  const TopUpStats stats = TopUpRows(options_, fs_, &rows_, *skipped_, budget,
+                                     RecodeSpec{state_.code_kind, probe_columns_, key_columns_, 0},
+                                     RecodeControl{throttle_.get(), control_.cancel, &done},
+                                     &sampling_, &codec_ns, &codec_bytes);
+  if (ticker.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(ticker_mu);
+      finished = true;
+    }
+    ticker_cv.notify_all();
+    ticker.join();
+    MaybeReportProgress(true);  // the blocks read again in all
+    top_up_done_ = nullptr;
+  }
   // Its codecs' work, with the workers' (added to the rows at the scan's end).
   for (size_t i = 0; i < codec_ns.size(); ++i) {
     rows_[i / settings].codec_seconds[i % settings] += static_cast<double>(codec_ns[i]) * 1e-9;
@@ -1644,6 +1674,10 @@ void Scan::MaybeReportProgress(bool force) {
                        options_.threads);
     p.expected_seconds = shown.seconds;
     p.codec_share = shown.codec_share;
+  }
+  if (top_up_done_) {
+    p.topping_up = true;
+    p.top_up_blocks = top_up_done_->load(std::memory_order_relaxed);
   }
   control_.progress(p);
 }

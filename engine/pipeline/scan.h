@@ -49,6 +49,10 @@ struct Progress {
   // wall seconds and the codecs' share of the work. 0 before (and without a sized tree).
   double expected_seconds = 0;
   double codec_share = 0;
+  // After the reading, while the top-up (top_up.h) reads blocks of rows of few unique blocks
+  // again to code them: true, and the blocks it read again so far.
+  bool topping_up = false;
+  uint64_t top_up_blocks = 0;
 };
 
 struct ScanControl {
@@ -60,7 +64,8 @@ struct ScanControl {
   // end (WaitForAllScans): until then they may still use `fs` and its files, so `fs` must outlive
   // them (the command's PosixFileSystem is static); `cancel` and `progress` are not used again.
   const std::atomic<bool>* cancel = nullptr;
-  // Called from the pipeline's serial stage at most every `progress_interval_seconds`.
+  // Called from the pipeline's serial stage at most every `progress_interval_seconds`, and after
+  // the reading from the top-up's thread as often (one call at a time).
   std::function<void(const Progress&)> progress;
   double progress_interval_seconds = 0.2;
   // Called once from the pipeline's serial stage with the scan's forecast (cost_forecast.h): when

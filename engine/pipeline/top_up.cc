@@ -6,6 +6,9 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <string>
 #include <unordered_map>
 #include <utility>
 
@@ -89,9 +92,9 @@ size_t PlaceBlocks(const std::vector<SkippedBlock>& listed, std::vector<TopUpBlo
 bool RecodeBlocks(const ScanOptions& options, io::FileSystem* fs,
                   const std::vector<SkippedBlocks::Item>& items,
                   const std::vector<TopUpBlock>& blocks, const std::vector<int>& to,
-                  const RecodeSpec& spec, ReadThrottle* throttle, const std::atomic<bool>* cancel,
+                  const RecodeSpec& spec, const RecodeControl& control,
                   std::vector<ddt::PsizeCode>* codes, std::span<uint64_t> codec_ns,
-                  std::span<uint64_t> codec_bytes, TopUpStats* stats) {
+                  std::span<uint64_t> codec_bytes, state::TopUpRecord* record) {
   const size_t settings = options.compressions.size();
   const size_t columns = spec.columns;
   codes->assign(blocks.size() * columns, ddt::kPendingCode);
@@ -106,55 +109,61 @@ bool RecodeBlocks(const ScanOptions& options, io::FileSystem* fs,
            std::pair(blocks[b].item, blocks[b].offset);
   });
   std::atomic<bool> failed{false};
+  // The first failure's reason (the record's `left`).
+  std::mutex left_mu;
+  std::string left;
+  const auto fail = [&](std::string why) {
+    failed.store(true);
+    std::lock_guard<std::mutex> lock(left_mu);
+    if (left.empty()) left = std::move(why);
+  };
   tbb::enumerable_thread_specific<Local> locals([&] { return Local(options, fs, spec); });
   const auto recode = [&](const tbb::blocked_range<size_t>& range) {
     Local& l = locals.local();
     for (size_t k = range.begin(); k != range.end(); ++k) {
       const size_t i = order[k];
       const TopUpBlock& b = blocks[i];
-      if (failed.load(std::memory_order_relaxed) || (cancel && cancel->load())) {
-        failed.store(true);
-        return;
-      }
-      if (throttle) throttle->Acquire(b.lsize, cancel);
+      if (failed.load(std::memory_order_relaxed)) return;
+      if (control.cancel && control.cancel->load()) return fail(kTopUpInterrupted);
+      if (control.throttle) control.throttle->Acquire(b.lsize, control.cancel);
       const int level = estimate::SampleLevel(b.key.lo);
       for (size_t c = 0; c < settings; ++c) l.code[c] = TopUpCodes(to, c, level);
       const SkippedBlocks::Item& item = items[b.item];
       const std::span<ddt::PsizeCode> out(codes->data() + i * columns, columns);
-      if (!l.recoder.Recode(item.path, item.follow, b.offset, b.lsize, b.key, l.code, out, l.ns)
-               .ok()) {
-        failed.store(true);
-        return;
-      }
+      const Status recoded =
+          l.recoder.Recode(item.path, item.follow, b.offset, b.lsize, b.key, l.code, out, l.ns);
+      if (!recoded.ok()) return fail(item.path + ": " + recoded.ToString());
       ++l.reread;
       l.reread_bytes += b.lsize;
       for (size_t c = 0; c < settings; ++c) l.bytes[c] += l.code[c] ? b.lsize : 0;
+      if (control.blocks_done) control.blocks_done->fetch_add(1, std::memory_order_relaxed);
     }
   };
   tbb::task_arena arena(std::max(1, options.threads));
   arena.execute(
       [&] { tbb::parallel_for(tbb::blocked_range<size_t>(0, order.size(), 16), recode); });
   for (const Local& l : locals) {
-    stats->reread += l.reread;
-    stats->reread_bytes += l.reread_bytes;
+    record->blocks += l.reread;
+    record->bytes += l.reread_bytes;
     for (size_t c = 0; c < settings && c < codec_ns.size() && c < codec_bytes.size(); ++c) {
       codec_ns[c] += l.ns[c];
       codec_bytes[c] += l.bytes[c];
     }
   }
+  if (record->left.empty()) record->left = std::move(left);
   return !failed.load();
 }
 
 TopUpStats TopUpRows(const ScanOptions& options, io::FileSystem* fs,
-                     const std::vector<state::RowState>& rows, const SkippedBlocks& skipped,
-                     const std::vector<int>& planned, RecodeSpec spec, ReadThrottle* throttle,
-                     const std::atomic<bool>* cancel, state::SamplingState* sampling,
-                     std::vector<uint64_t>* codec_ns, std::vector<uint64_t>* codec_bytes) {
+                     std::vector<state::RowState>* rows, const SkippedBlocks& skipped,
+                     const std::vector<int>& planned, RecodeSpec spec, const RecodeControl& control,
+                     state::SamplingState* sampling, std::vector<uint64_t>* codec_ns,
+                     std::vector<uint64_t>* codec_bytes) {
   TopUpStats stats;
   const size_t settings = options.compressions.size();
-  for (size_t r = 0; r < rows.size(); ++r) {
-    if (cancel && cancel->load()) break;
-    ddt::DedupTable& table = *rows[r].table;
+  for (size_t r = 0; r < rows->size(); ++r) {
+    if (control.cancel && control.cancel->load()) break;
+    ddt::DedupTable& table = *(*rows)[r].table;
     if (table.entries() > estimate::kTopUpMaxBlocks || table.sample_shift() != 0 ||
         table.overflowed() || skipped.overflowed(r)) {
       continue;
@@ -171,10 +180,16 @@ TopUpStats TopUpRows(const ScanOptions& options, io::FileSystem* fs,
     const size_t columns = spec.columns;
     std::vector<ddt::PsizeCode> codes;
     const size_t at = r * settings;
+    state::TopUpRecord& record = (*rows)[r].top_up;
+    const auto start = std::chrono::steady_clock::now();
     const bool coded =
-        RecodeBlocks(options, fs, skipped.items(), blocks, to, spec, throttle, cancel, &codes,
+        RecodeBlocks(options, fs, skipped.items(), blocks, to, spec, control, &codes,
                      std::span<uint64_t>(codec_ns->data() + at, settings),
-                     std::span<uint64_t>(codec_bytes->data() + at, settings), &stats);
+                     std::span<uint64_t>(codec_bytes->data() + at, settings), &record);
+    record.seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    stats.reread += record.blocks;
+    stats.reread_bytes += record.bytes;
     // A block that changed or could not be read again leaves the row at its levels, and the
     // table without the codes read so far.
     if (!coded) {
@@ -185,7 +200,7 @@ TopUpStats TopUpRows(const ScanOptions& options, io::FileSystem* fs,
       table.SetCodes(blocks[i].key,
                      std::span<const ddt::PsizeCode>(codes.data() + i * columns, columns));
     }
-    SetToppedRow(sampling, rows.size(), r, to, unique.bytes);
+    SetToppedRow(sampling, rows->size(), r, to, unique.bytes);
     ++stats.rows;
   }
   return stats;

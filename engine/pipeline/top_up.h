@@ -73,32 +73,45 @@ struct TopUpStats {
   uint64_t unplaced_rows = 0;
 };
 
+// What steers a top-up's reads, each may be null: the read throttle (--max-rate), the interrupt,
+// and a count of the blocks read again and coded so far (a progress line's).
+struct RecodeControl {
+  ReadThrottle* throttle = nullptr;
+  const std::atomic<bool>* cancel = nullptr;
+  std::atomic<uint64_t>* blocks_done = nullptr;
+};
+
+// TopUpRecord::left of a row whose top-up an interrupt stopped.
+inline constexpr const char* kTopUpInterrupted = "the scan was interrupted";
+
 // Reads the placed `blocks` (item != kNoItem) of `items` again and codes each with the settings
 // TopUpCodes gives, as `spec` says (block_recode.h), on options.threads threads: codes[i *
 // spec.columns ...] (pending where not coded) for block i. False, when a block could not be read
-// again or had changed (or `cancel` was set): the codes are then not all there. The reads go
-// through `throttle` (may be null); the codecs' CPU nanoseconds and bytes per setting are added
-// to codec_ns[c] and codec_bytes[c].
+// again or had changed (or control.cancel was set): the codes are then not all there, and
+// record->left says why, unless it already held a reason. The blocks read again and their bytes
+// are added to `record`, the codecs' CPU nanoseconds and bytes per setting to codec_ns[c] and
+// codec_bytes[c].
 bool RecodeBlocks(const ScanOptions& options, io::FileSystem* fs,
                   const std::vector<SkippedBlocks::Item>& items,
                   const std::vector<TopUpBlock>& blocks, const std::vector<int>& to,
-                  const RecodeSpec& spec, ReadThrottle* throttle, const std::atomic<bool>* cancel,
+                  const RecodeSpec& spec, const RecodeControl& control,
                   std::vector<ddt::PsizeCode>* codes, std::span<uint64_t> codec_ns,
-                  std::span<uint64_t> codec_bytes, TopUpStats* stats);
+                  std::span<uint64_t> codec_bytes, state::TopUpRecord* record);
 
 // The top-up of a scan of one process: each row of `rows` that qualifies (estimate/top_up.h) has
 // its blocks coded in its table, its levels set in `sampling->setting_levels` (row-major, each
 // sampled setting's level the scan ended at) and its unique bytes in `sampling->topped_bytes`;
 // the codecs' CPU nanoseconds and bytes are added to `codec_ns` and `codec_bytes` (per (row,
-// setting)). `planned`: per (row, setting), BudgetLevels of sampling->planned_bytes. A row whose
-// blocks are not all listed (`skipped`), or one of which could not be read again or changed, is
-// left as it was. The blocks are coded as `spec` says (its `columns` each table's). The reads
-// stop at `cancel` (may be null).
+// setting)), and what it read again, its seconds and why it was left, to the row's `top_up`.
+// `planned`: per (row, setting), BudgetLevels of sampling->planned_bytes. A row whose blocks are
+// not all listed (`skipped`), or one of which could not be read again or changed, is left as it
+// was. The blocks are coded as `spec` says (its `columns` each table's), their reads as `control`
+// says (the rows after an interrupt are not taken up).
 TopUpStats TopUpRows(const ScanOptions& options, io::FileSystem* fs,
-                     const std::vector<state::RowState>& rows, const SkippedBlocks& skipped,
-                     const std::vector<int>& planned, RecodeSpec spec, ReadThrottle* throttle,
-                     const std::atomic<bool>* cancel, state::SamplingState* sampling,
-                     std::vector<uint64_t>* codec_ns, std::vector<uint64_t>* codec_bytes);
+                     std::vector<state::RowState>* rows, const SkippedBlocks& skipped,
+                     const std::vector<int>& planned, RecodeSpec spec, const RecodeControl& control,
+                     state::SamplingState* sampling, std::vector<uint64_t>* codec_ns,
+                     std::vector<uint64_t>* codec_bytes);
 
 // Row r of a topped-up state: its levels `to` (where >= 0), its unique bytes among
 // sampling->topped_bytes (sized to `rows`), and the complete level again (LowestLevel).

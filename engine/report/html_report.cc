@@ -79,6 +79,9 @@ void Scanned(const ScanResult& r, std::string& out) {
     }
     out += "</ul>\n";
   }
+  for (const TopUpSummary& t : r.input.top_up) {
+    out += "<p>Top-up: " + HtmlEscape(TopUpSentence(t, r.options)) + ".</p>\n";
+  }
 }
 
 void Charts(std::string& out) {

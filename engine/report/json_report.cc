@@ -317,6 +317,15 @@ std::string ToJson(const ScanResult& r, const Advice& advice) {
   };
   json results = json::array();
   for (const SettingResult& s : r.results) results.push_back(Setting(s, o, format));
+  json top_up = json::array();
+  for (const TopUpSummary& t : r.input.top_up) {
+    top_up.push_back({{"block_size", t.block_size},
+                      {"topped", t.topped},
+                      {"blocks_read_again", t.blocks},
+                      {"bytes_read_again", t.bytes},
+                      {"seconds", t.seconds},
+                      {"left", t.topped ? json(nullptr) : json(t.left)}});
+  }
   json out = {
       {"schema_version", kJsonSchemaVersion},
       {"zsim_version", ZSIM_VERSION_STRING},
@@ -329,7 +338,8 @@ std::string ToJson(const ScanResult& r, const Advice& advice) {
         {"bytes_read", r.input.bytes_read},
         {"bytes_unread", UnreadBytes(r.input.errors)},
         {"skipped", skipped},
-        {"errors", errors}}},
+        {"errors", errors},
+        {"top_up", top_up}}},
       {"settings", settings},
       {"results", results},
       {"seconds", r.seconds},

@@ -28,7 +28,7 @@ std::string Printable(const std::string& name) { return TerminalName(name); }
 
 const char* FormatName(DdtFormat f) { return f == DdtFormat::kFast ? "fast" : "legacy"; }
 
-void Scanned(const ScanResult& r, std::string& out) {
+void Scanned(const ScanResult& r, size_t width, std::string& out) {
   out += Section(kSectionScanned);
   out += fmt::format(
       "{} file{} in {} director{}: {} logical, {} read (holes are not read), {:.1f} s\n",
@@ -53,6 +53,9 @@ void Scanned(const ScanResult& r, std::string& out) {
       out += fmt::format("  {}: {}{}\n", Printable(e.path), e.error,
                          e.bytes ? fmt::format(" ({})", FormatBytes(e.bytes)) : "");
     }
+  }
+  for (const TopUpSummary& t : r.input.top_up) {
+    out += Wrap("Top-up: " + Printable(TopUpSentence(t, r.options)), width, "", "  ");
   }
 }
 
@@ -312,6 +315,25 @@ std::string RatioWithInterval(double ratio, const std::array<double, 2>& ci95) {
   return fmt::format("{:.2f}x ±{:.2f} ({:.2f}x-{:.2f}x)", ratio, half, lo, hi);
 }
 
+std::string TopUpSentence(const TopUpSummary& t, const ScanOptions& options) {
+  const std::string row =
+      fmt::format("{} {}", BlockSizeProperty(options), zfs::NiceBytes(t.block_size));
+  const std::string read =
+      t.blocks == 0 ? std::string()
+                    : fmt::format("{} block{}, {}, read again in {:.2f} s", t.blocks,
+                                  t.blocks == 1 ? "" : "s", FormatBytes(t.bytes), t.seconds);
+  if (t.topped) {
+    return fmt::format(
+        "{}: few unique blocks, coded whole by every codec after the reading, so its figures "
+        "are exact{}",
+        row, read.empty() ? "" : " (" + read + ")");
+  }
+  return fmt::format(
+      "{}: few unique blocks, but not coded whole{}, so its sampled figures keep "
+      "their wide intervals: {}",
+      row, read.empty() ? "" : " (" + read + ")", t.left);
+}
+
 std::string ToText(const ScanResult& r) { return ToText(r, ComputeAdvice(r)); }
 
 std::string ToText(const ScanResult& r, const Advice& a, const TextOptions& t) {
@@ -327,7 +349,7 @@ std::string ToText(const ScanResult& r, const Advice& a, const TextOptions& t) {
   if (const std::string unread = UnreadSentence(r); !unread.empty()) {
     out += Wrap(unread, t.width, "NOT READ: ", "  ");
   }
-  Scanned(r, out);
+  Scanned(r, t.width, out);
   Settings(r, a, t, out);
   if (a.featured >= 0) {
     const SettingResult& f = r.results[size_t(a.featured)];

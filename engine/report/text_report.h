@@ -58,6 +58,11 @@ std::string ToText(const ScanResult& result, const Advice& advice, const TextOpt
 // zpool print it, and so are the bounds: the interval of the figure shown.
 std::string RatioWithInterval(double ratio, const std::array<double, 2>& ci95);
 
+// What the top-up did with one row, in a sentence without a line break (the text and HTML
+// reports' "What was scanned"): "recordsize 16K: its 128 unique blocks ..." or why it kept its
+// sampled figures.
+std::string TopUpSentence(const TopUpSummary& t, const ScanOptions& options);
+
 }  // namespace zsim::report
 
 #endif  // ZSIM_ENGINE_REPORT_TEXT_REPORT_H_

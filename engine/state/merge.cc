@@ -273,6 +273,10 @@ MergeCounts Merge(ScanState& into, const ScanState& from) {
       a.codec_seconds[c] += b.codec_seconds[c];
       a.codec_bytes[c] += b.codec_bytes[c];
     }
+    a.top_up.blocks += b.top_up.blocks;
+    a.top_up.bytes += b.top_up.bytes;
+    a.top_up.seconds += b.top_up.seconds;
+    if (a.top_up.left.empty()) a.top_up.left = b.top_up.left;
   }
   // A row stays topped up (estimate/top_up.h) only where both parts topped it and the merged
   // table is one a scan could top up (unsampled, at most kTopUpMaxBlocks entries): its levels, the
@@ -281,13 +285,22 @@ MergeCounts Merge(ScanState& into, const ScanState& from) {
   // of a table that large.
   {
     std::vector<uint64_t>& topped = into.sampling.topped_bytes;
-    const std::vector<uint64_t>& other = from.sampling.topped_bytes;
-    for (size_t r = 0; r < topped.size() && r < into.rows.size(); ++r) {
+    std::vector<uint64_t> other = from.sampling.topped_bytes;
+    topped.resize(into.rows.size(), 0);
+    other.resize(into.rows.size(), 0);
+    for (size_t r = 0; r < into.rows.size(); ++r) {
       const ddt::DedupTable& t = *into.rows[r].table;
-      const bool both = r < other.size() && topped[r] != 0 && other[r] != 0;
+      const bool both = topped[r] != 0 && other[r] != 0;
+      const bool either = topped[r] != 0 || other[r] != 0;
       const bool small =
           t.sample_shift() == 0 && !t.overflowed() && t.entries() <= estimate::kTopUpMaxBlocks;
       topped[r] = both && small ? ddt::UniqueBlocksOf(t).bytes : 0;
+      // A part's exact figures the union does not keep: said, with the reason.
+      TopUpRecord& record = into.rows[r].top_up;
+      if (either && topped[r] == 0 && record.left.empty()) {
+        record.left = both ? "merged: the union has more unique blocks than a top-up codes"
+                           : "merged: topped up in one part only";
+      }
     }
     if (std::all_of(topped.begin(), topped.end(), [](uint64_t b) { return b == 0; })) {
       topped.clear();

@@ -138,6 +138,19 @@ struct DirectoryShape {
   auto operator<=>(const DirectoryShape&) const = default;
 };
 
+// What the top-up (estimate/top_up.h) did with a row, in this run: the blocks it read again and
+// coded, and when it could not code them all, why. Whether the row ended topped up is
+// SamplingState::topped_bytes; a row the top-up did not take up has an empty record. A merge adds
+// the parts' work and keeps the first reason.
+struct TopUpRecord {
+  uint64_t blocks = 0;  // blocks read again and coded
+  uint64_t bytes = 0;   // their lsize
+  double seconds = 0;   // wall time of the reads and codecs
+  // Why the row kept its sampled levels: the first block that could not be read again or had
+  // changed since it was read ("path: what happened"), or the interrupt. Empty: none.
+  std::string left;
+};
+
 struct RowState {
   uint64_t block_bytes = 0;  // recordsize or volblocksize
   std::unique_ptr<ddt::DedupTable> table;
@@ -151,6 +164,7 @@ struct RowState {
   // Per setting: CPU time of its codec over every thread, and the bytes it compressed.
   std::vector<double> codec_seconds;
   std::vector<uint64_t> codec_bytes;
+  TopUpRecord top_up;
 };
 
 // Where the space goes by directory and by extension, for the featured setting, and the dedup

@@ -375,6 +375,12 @@ void PutRun(FrameWriter& w, const ScanState& s) {
       w.U64(r.codec_bytes[c]);
     }
   }
+  for (const RowState& r : s.rows) {
+    w.U64(r.top_up.blocks);
+    w.U64(r.top_up.bytes);
+    w.F64(r.top_up.seconds);
+    w.Str(r.top_up.left);
+  }
 }
 
 // `resolve_keys`: records that keep keys (FileRecord::keys) are written with the references of
@@ -1158,6 +1164,18 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
       for (size_t c = 0; c < row.codec_seconds.size(); ++c) {
         row.codec_seconds[c] = r.F64();
         row.codec_bytes[c] = r.U64();
+      }
+    }
+  }
+  // Format 18: what the run's top-up did per row (nothing before).
+  if (version >= 18 && r.ok()) {
+    for (RowState& row : s.rows) {
+      row.top_up.blocks = r.U64();
+      row.top_up.bytes = r.U64();
+      row.top_up.seconds = r.F64();
+      row.top_up.left = r.Str();
+      if (row.top_up.bytes < row.top_up.blocks || !(row.top_up.seconds >= 0)) {
+        r.Fail("corrupt: a row's top-up");
       }
     }
   }

@@ -97,7 +97,9 @@ namespace zsim::state {
 // with 0: no census ran, their sampled codecs' estimates are as they were.
 // 17: per row, the unique bytes of a row the scan topped up (SamplingState::topped_bytes,
 // estimate/top_up.h), after the class size; version 16 and older are read with none topped.
-inline constexpr uint32_t kStateFormatVersion = 17;
+// 18: per row, what the run's top-up did (RowState::top_up: blocks and bytes read again, seconds,
+// why a row was left), at the end of the run section; version 17 and older are read with none.
+inline constexpr uint32_t kStateFormatVersion = 18;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process

@@ -177,6 +177,18 @@ inline uint64_t UnreadBytes(const std::vector<PathError>& errors) {
   return n;
 }
 
+// What the top-up did with one block size's row: a row of few unique blocks, of which the sampled
+// codecs had run on few, was read again after the reading and coded whole (docs/estimation.md,
+// "The top-up").
+struct TopUpSummary {
+  uint64_t block_size = 0;  // the row's recordsize or volblocksize
+  bool topped = false;      // its sampled codecs' figures are exact
+  uint64_t blocks = 0;      // blocks read again and coded
+  uint64_t bytes = 0;       // their lsize
+  double seconds = 0;       // wall time
+  std::string left;         // why it kept its sampled figures (empty where topped)
+};
+
 struct InputSummary {
   std::vector<std::string> paths;
   uint64_t files = 0;  // regular files (and zvol inputs) modelled
@@ -185,6 +197,9 @@ struct InputSummary {
   uint64_t bytes_read = 0;                  // bytes actually read (holes are not read)
   std::map<std::string, uint64_t> skipped;  // reason -> count
   std::vector<PathError> errors;
+  // The rows the top-up took up or that are topped, in the order of the block sizes; empty
+  // where none was (a scan's state keeps them: ScanResult is built from it, not saved).
+  std::vector<TopUpSummary> top_up;
 };
 
 // Where the space goes, by top-level directory and by file type, for one setting (recordsize or

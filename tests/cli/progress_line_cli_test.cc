@@ -38,5 +38,21 @@ TEST(ProgressLineTest, SecondsKeepTenthsAndLongScansWholeSeconds) {
   EXPECT_NE(FormatProgress(Finished(0.996, 0.996)).find(", expected 1.0 s,"), std::string::npos);
 }
 
+// After the reading, the top-up's reads: the line says what it does and how long the scan has
+// taken, not an expected time the top-up is not part of.
+TEST(ProgressLineTest, TheTopUpSaysWhatItReadsAgain) {
+  pipeline::Progress p = Finished(3.2, 3.0);
+  p.topping_up = true;
+  p.top_up_blocks = 1234;
+  const std::string line = FormatProgress(p);
+  EXPECT_NE(line.find(", top-up: 1234 blocks read again to code them whole, 3.2 s"),
+            std::string::npos)
+      << line;
+  EXPECT_EQ(line.find("expected"), std::string::npos) << line;
+  EXPECT_EQ(line.find("ETA"), std::string::npos) << line;
+  p.top_up_blocks = 1;
+  EXPECT_NE(FormatProgress(p).find(", top-up: 1 block read again"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace zsim::cli

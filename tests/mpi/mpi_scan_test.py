@@ -84,7 +84,10 @@ ENV.pop("ZSIM_MPI_STATS", None)
 # Small batches, so that a tree of a few MB is spread over all ranks.
 SMALL_BATCHES = {"ZSIM_MPI_BATCH_BYTES": "262144", "ZSIM_MPI_STATS": "1"}
 
-RUN_DEPENDENT = {"seconds", "compress_bytes_per_second", "timing", "memory"}
+# The top-up's reads again are the run's too: from several ranks a key each rank met first is
+# read again by each.
+RUN_DEPENDENT = {"seconds", "compress_bytes_per_second", "timing", "memory", "blocks_read_again",
+                 "bytes_read_again"}
 SPEED = re.compile(r"\d+(\.\d+)? [KMGT]?B/s")
 DURATION = re.compile(r"\b\d+(\.\d+)? (s|ms|min|h)\b")
 # The text report's line of codec CPU seconds per GB (measured, so run-dependent), with the
@@ -949,6 +952,35 @@ def top_up_tree():
     return path
 
 
+def reread_tree():
+    """16 files of 1,024 records of 4K: zeros but for 6 records of each, 48 distinct ones each
+    met in two files (200 to 3,000 random bytes, then ACGT letters): met twice, none is heavy,
+    and gzip-1 alone has no anchor (no rare-class census), so the top-up reads the blocks below
+    the budget's level again."""
+    path = os.path.join(WORK, "reread")
+    if os.path.isdir(path):
+        return path
+    os.makedirs(path)
+    rng = random.Random(43)
+    distinct = []
+    for _ in range(48):
+        letters = bytes(b"ACGT"[b & 3] for b in rng.randbytes(rng.randrange(100, 900)))
+        distinct.append((rng.randbytes(rng.randrange(200, 3000)) + letters)[:4096].ljust(4096, b"\0"))
+    for f in range(16):
+        with open(os.path.join(path, f"image{f}"), "wb") as out:
+            for i in range(1024):
+                k = i // 170
+                out.write(distinct[(3 * f + k) % 48] if i % 170 == 0 and k < 6 else bytes(4096))
+    return path
+
+
+def top_up_of(args, n):
+    got = mpirun(n, ["scan", "--json", "--no-progress"] + args) if n else \
+        run([ZSIM, "scan", "--json", "--no-progress"] + args)
+    check(got.returncode == 0, f"reread n={n}: exit {got.returncode}: {got.stderr}")
+    return json.loads(got.stdout)["input"]["top_up"]
+
+
 def case_top_up():
     # A row of few unique blocks is topped up after the scan: one process gives gzip-1's exact
     # figures, and so does any number of ranks, each of which listed the blocks it skipped and
@@ -968,7 +1000,27 @@ def case_top_up():
         check(r["exact"] and r["psize"] == e["psize"] and r["asize"] == e["asize"],
               f"top_up: {r['compression']} exact={r['exact']} psize {r['psize']} asize "
               f"{r['asize']}, --exact {e['psize']} {e['asize']}")
+    # Every report says the row was topped up (the normalized comparison holds `topped` and
+    # `left` equal for every number of ranks).
+    check(reports[0]["input"]["top_up"] == [{"block_size": 4096, "topped": True, "left": None}],
+          f"top_up: the report's top-up: {reports[0]['input']['top_up']}")
     print("ok top_up exact", flush=True)
+    # Blocks read again (the tree above's are all coded by the heavy and rare-class censuses):
+    # one process reads each once; from several ranks a block is read by each rank that met it
+    # first, at least as many, and the report says what they read in all.
+    args = ["--recordsize", "4K", "--ashift", "9", "--compression", "gzip-1", reread_tree()]
+    compare("reread", args, ranks=(1, 2, 3))
+    one = top_up_of(args, 0)
+    check(len(one) == 1 and one[0]["topped"] and 0 < one[0]["blocks_read_again"] < 48 and
+          one[0]["bytes_read_again"] == 4096 * one[0]["blocks_read_again"],
+          f"reread: one process's top-up: {one}")
+    for n in (2, 3):
+        got = top_up_of(args, n)
+        check(len(got) == 1 and got[0]["topped"] and
+              got[0]["blocks_read_again"] >= one[0]["blocks_read_again"] and
+              got[0]["bytes_read_again"] == 4096 * got[0]["blocks_read_again"],
+              f"reread n={n}: top-up {got}, one process {one}")
+    print("ok top_up reread", flush=True)
 
 
 os.makedirs(WORK, exist_ok=True)

@@ -208,6 +208,12 @@ void ExpectToppedUp(const testing::TempDir& tmp) {
   EXPECT_EQ(s->sampling.topped_bytes[0], 42 * kRecord);  // the unique blocks not all zero
   EXPECT_EQ(s->sampling.setting_levels, (std::vector<int>{0, 0}));
   EXPECT_EQ(s->sampling.complete_level, 0);
+  // Its record: the blocks below the levels the scan ended at, read again (of the 42).
+  const state::TopUpRecord& record = s->rows[0].top_up;
+  EXPECT_GT(record.blocks, 0u);
+  EXPECT_LT(record.blocks, 42u);
+  EXPECT_EQ(record.bytes, record.blocks * kRecord);
+  EXPECT_EQ(record.left, "");
   // A saved state keeps it, and reports the same.
   testing::TempDir states;  // not in the tree scanned
   const std::string path = (states.path() / "s.zsim").string();
@@ -215,8 +221,17 @@ void ExpectToppedUp(const testing::TempDir& tmp) {
   Result<state::ScanState> loaded = state::LoadState(path);
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   EXPECT_EQ(loaded->sampling.topped_bytes, s->sampling.topped_bytes);
-  testing::ExpectSameFigures(finish::Finish(*loaded, finish::ReportOptionsOf(loaded->options)),
-                             exact);
+  EXPECT_EQ(loaded->rows[0].top_up.blocks, record.blocks);
+  EXPECT_EQ(loaded->rows[0].top_up.bytes, record.bytes);
+  EXPECT_EQ(loaded->rows[0].top_up.seconds, record.seconds);
+  const ScanResult reported = finish::Finish(*loaded, finish::ReportOptionsOf(loaded->options));
+  testing::ExpectSameFigures(reported, exact);
+  // The report says so (the exact scan has nothing to say).
+  ASSERT_EQ(reported.input.top_up.size(), 1u);
+  EXPECT_EQ(reported.input.top_up[0].block_size, kRecord);
+  EXPECT_TRUE(reported.input.top_up[0].topped);
+  EXPECT_EQ(reported.input.top_up[0].blocks, record.blocks);
+  EXPECT_TRUE(exact.input.top_up.empty());
 }
 
 // Every unique block stored uncompressed: the few sampled blocks have one ratio, a variance of
@@ -252,8 +267,11 @@ TEST(CodecBudgetScanTest, ToppedUpPartsMergeIntoTheScanOfBoth) {
   ASSERT_TRUE(whole.ok()) << whole.status().ToString();
   ASSERT_TRUE(sa.ok() && sb.ok());
   ASSERT_TRUE(state::CheckMergeable(*sa, *sb).ok());
+  const uint64_t read_again = sa->rows[0].top_up.blocks + sb->rows[0].top_up.blocks;
   state::Merge(*sa, *sb);
   EXPECT_EQ(sa->sampling.topped_bytes, (std::vector<uint64_t>{83 * kRecord}));
+  EXPECT_EQ(sa->rows[0].top_up.blocks, read_again);  // the parts' work
+  EXPECT_EQ(sa->rows[0].top_up.left, "");
   testing::ExpectSameFigures(finish::Finish(*sa, finish::ReportOptionsOf(sa->options)), *whole);
 
   auto fs = io::PosixFileSystem();
@@ -265,6 +283,11 @@ TEST(CodecBudgetScanTest, ToppedUpPartsMergeIntoTheScanOfBoth) {
   state::Merge(*sc, *sd);
   EXPECT_TRUE(sc->sampling.topped_bytes.empty());
   EXPECT_EQ(sc->sampling.setting_levels, sd->sampling.setting_levels);
+  // The report says why the part's exact figures are gone.
+  const ScanResult merged = finish::Finish(*sc, finish::ReportOptionsOf(sc->options));
+  ASSERT_EQ(merged.input.top_up.size(), 1u);
+  EXPECT_FALSE(merged.input.top_up[0].topped);
+  EXPECT_EQ(merged.input.top_up[0].left, "merged: topped up in one part only");
 }
 
 // A --since rescan of a topped-up base tops up too (its kept files' blocks were coded at the
@@ -295,6 +318,9 @@ TEST(CodecBudgetScanTest, ARescanSinceAToppedUpBaseIsToppedUpToo) {
     EXPECT_EQ(summary.full_rescan, !base_topped);
     EXPECT_EQ(summary.read, base_topped ? 1u : 13u);
     ASSERT_EQ(since->sampling.topped_bytes.size(), 1u);
+    // From a topped base the copy's blocks are all known: nothing read again, the row topped;
+    // a full rescan reads again what any scan does.
+    EXPECT_EQ(since->rows[0].top_up.blocks == 0, base_topped);
     const ScanResult full = Scan(tmp, false, 2);
     const ScanResult rescan = finish::Finish(*since, finish::ReportOptionsOf(since->options));
     ASSERT_EQ(rescan.results.size(), full.results.size());

@@ -20,6 +20,7 @@
 #include "engine/estimate/top_up.h"
 #include "engine/io/file_system.h"
 #include "engine/pipeline/block_code.h"
+#include "tests/util/forwarding_file_system.h"
 #include "tests/util/test_util.h"
 
 namespace zsim::pipeline {
@@ -93,14 +94,15 @@ struct Fixture {
     skipped.Add(0, listed);
   }
 
-  TopUpStats Run(const std::atomic<bool>* cancel = nullptr) {
-    auto fs = io::PosixFileSystem();
+  TopUpStats Run(const std::atomic<bool>* cancel = nullptr,
+                 std::shared_ptr<io::FileSystem> fs = io::PosixFileSystem()) {
     codec_ns.assign(2, 0);
     codec_bytes.assign(2, 0);
-    return TopUpRows(options, fs.get(), rows, skipped, planned,
+    return TopUpRows(options, fs.get(), &rows, skipped, planned,
                      RecodeSpec{kind, state::ProbeColumns(kind, options.compressions),
                                 state::KeyColumns(options, kind, false), 0},
-                     nullptr, cancel, &sampling, &codec_ns, &codec_bytes);
+                     RecodeControl{nullptr, cancel, &blocks_done}, &sampling, &codec_ns,
+                     &codec_bytes);
   }
 
   // Per block (by its key), the sampled codecs' codes in the table.
@@ -115,6 +117,7 @@ struct Fixture {
     return out;
   }
   std::vector<uint64_t> codec_ns, codec_bytes;
+  std::atomic<uint64_t> blocks_done{0};
 };
 
 void ExpectCodedWhole(state::CodeKind kind) {
@@ -123,6 +126,13 @@ void ExpectCodedWhole(state::CodeKind kind) {
   EXPECT_EQ(stats.rows, 1u);
   EXPECT_EQ(stats.failed_rows, 0u);
   EXPECT_EQ(stats.reread, uint64_t(kBlocks));  // 40 blocks: level 0, every block
+  // The row's record and the progress count say the same.
+  const state::TopUpRecord& record = f.rows[0].top_up;
+  EXPECT_EQ(record.blocks, uint64_t(kBlocks));
+  EXPECT_EQ(record.bytes, uint64_t(kBlocks) * kBlock);
+  EXPECT_GT(record.seconds, 0);
+  EXPECT_EQ(record.left, "");
+  EXPECT_EQ(f.blocks_done.load(), uint64_t(kBlocks));
   EXPECT_EQ(f.sampling.setting_levels, (std::vector<int>{0, 0}));
   EXPECT_EQ(f.sampling.topped_bytes, (std::vector<uint64_t>{kBlocks * kBlock}));
   EXPECT_EQ(f.codec_bytes, (std::vector<uint64_t>{kBlocks * kBlock, kBlocks * kBlock}));
@@ -154,12 +164,21 @@ TEST(TopUpTest, ATableOfAnotherCodeKindGetsCodesOfItsKind) {
 }
 
 // Left as it was: levels, no topped bytes (the codes written below the levels are never used).
-void ExpectLeft(Fixture& f, const TopUpStats& stats, bool unplaced = false) {
+// The row's record says why where a read failed: `why` is found in it.
+void ExpectLeft(Fixture& f, const TopUpStats& stats, bool unplaced = false,
+                const std::string& why = "") {
   EXPECT_EQ(stats.rows, 0u);
   EXPECT_EQ(stats.failed_rows, unplaced ? 0u : 1u);
   EXPECT_EQ(stats.unplaced_rows, unplaced ? 1u : 0u);
   EXPECT_EQ(f.sampling.setting_levels, (std::vector<int>{2, 2}));
   EXPECT_TRUE(f.sampling.topped_bytes.empty());
+  const std::string& left = f.rows[0].top_up.left;
+  if (unplaced) {
+    EXPECT_EQ(left, "");  // not taken up: --since reads every file again
+  } else {
+    EXPECT_EQ(left.rfind(f.file.string() + ": ", 0), 0u) << left;
+    EXPECT_NE(left.find(why), std::string::npos) << left;
+  }
 }
 
 TEST(TopUpTest, ABlockThatChangedSinceItWasReadLeavesTheRow) {
@@ -167,16 +186,17 @@ TEST(TopUpTest, ABlockThatChangedSinceItWasReadLeavesTheRow) {
   std::vector<uint8_t> data = testing::ReadFileBytes(f.file);
   data[17 * kBlock + 3] ^= 0xff;
   f.tmp.WriteFile("f", data);
-  ExpectLeft(f, f.Run());
+  ExpectLeft(f, f.Run(), false, "offset " + std::to_string(17 * kBlock) + " had other data");
 }
 
 TEST(TopUpTest, AFileGoneLeavesTheRow) {
   Fixture f;
   std::filesystem::remove(f.file);
-  ExpectLeft(f, f.Run());
+  ExpectLeft(f, f.Run(), false, "could not be opened again");
 }
 
-// An interrupt: nothing read again, the row at its levels (the scan then says it is partial).
+// An interrupt: nothing read again, the row at its levels (the scan then says it is partial),
+// and its record says so.
 TEST(TopUpTest, AnInterruptLeavesTheRow) {
   Fixture f;
   const std::atomic<bool> cancel{true};
@@ -184,6 +204,36 @@ TEST(TopUpTest, AnInterruptLeavesTheRow) {
   EXPECT_EQ(stats.rows + stats.reread, 0u);
   EXPECT_EQ(f.sampling.setting_levels, (std::vector<int>{2, 2}));
   EXPECT_TRUE(f.sampling.topped_bytes.empty());
+}
+
+// Interrupts a scan when a file is opened.
+class InterruptOnOpen : public testing::ForwardingFileSystem {
+ public:
+  explicit InterruptOnOpen(std::atomic<bool>* cancel) : cancel_(cancel) {}
+  Result<std::unique_ptr<io::File>> Open(const std::string& path, bool follow) override {
+    cancel_->store(true);
+    return ForwardingFileSystem::Open(path, follow);
+  }
+
+ private:
+  std::atomic<bool>* cancel_;
+};
+
+// An interrupt while a row's blocks are read again (on the first block's open, one thread): the
+// row keeps its levels, and its record holds the one block read and the interrupt.
+TEST(TopUpTest, AnInterruptDuringARowSaysSo) {
+  Fixture f;
+  f.options.threads = 1;
+  std::atomic<bool> cancel{false};
+  const TopUpStats stats = f.Run(&cancel, std::make_shared<InterruptOnOpen>(&cancel));
+  EXPECT_EQ(stats.rows, 0u);
+  EXPECT_EQ(stats.failed_rows, 1u);
+  EXPECT_EQ(f.sampling.setting_levels, (std::vector<int>{2, 2}));
+  EXPECT_TRUE(f.sampling.topped_bytes.empty());
+  EXPECT_EQ(f.rows[0].top_up.blocks, 1u);
+  EXPECT_EQ(f.rows[0].top_up.bytes, kBlock);
+  EXPECT_EQ(f.rows[0].top_up.left, kTopUpInterrupted);
+  EXPECT_EQ(f.blocks_done.load(), 1u);
 }
 
 TEST(TopUpTest, ABlockNotListedLeavesTheRow) {

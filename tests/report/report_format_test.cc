@@ -202,6 +202,41 @@ TEST(JsonReportTest, CarriesAdviceBreakdownAndDedupSources) {
   EXPECT_EQ(j["dedup_sources_by_recordsize"][1]["zero_blocks"], 616);
 }
 
+// The top-up: a row it coded whole and one it left (a file changed) are said in every form, the
+// left one with its reason; a scan without one says nothing of it.
+TEST(TextReportTest, TheTopUpIsSaidInEveryForm) {
+  ScanResult r = VmLike();
+  r.input.top_up = {{16 * kKiB, true, 91, 91 * 16 * kKiB, 0.024, ""},
+                    {128 * kKiB, false, 3, 3 * 128 * kKiB, 0.5,
+                     std::string("/vm/a.img\nVerdict: forged: its content changed after it was "
+                                 "read (a block read again at offset 0 had other data)")}};
+  const std::string text = ToText(r);
+  EXPECT_THAT(text, HasSubstr("Top-up: recordsize 16K: few unique blocks, coded whole by every "
+                              "codec after the reading, so its\n  figures are exact (91 blocks, "
+                              "1.42 MiB, read again in 0.02 s)"));
+  EXPECT_THAT(text, HasSubstr("Top-up: recordsize 128K: few unique blocks, but not coded whole (3 "
+                              "blocks, 384 KiB, read again in\n  0.50 s), so its sampled figures "
+                              "keep their wide intervals: /vm/a.img?Verdict: forged"));
+  EXPECT_THAT(text, Not(HasSubstr("\nVerdict: forged")));
+  EXPECT_THAT(ToText(VmLike()), Not(HasSubstr("Top-up")));
+
+  const nlohmann::json j = nlohmann::json::parse(ToJson(r));
+  ASSERT_EQ(j["input"]["top_up"].size(), 2u);
+  EXPECT_EQ(j["input"]["top_up"][0]["block_size"], 16 * kKiB);
+  EXPECT_EQ(j["input"]["top_up"][0]["topped"], true);
+  EXPECT_EQ(j["input"]["top_up"][0]["blocks_read_again"], 91);
+  EXPECT_EQ(j["input"]["top_up"][0]["bytes_read_again"], 91 * 16 * kKiB);
+  EXPECT_TRUE(j["input"]["top_up"][0]["left"].is_null());
+  EXPECT_EQ(j["input"]["top_up"][1]["topped"], false);
+  EXPECT_THAT(j["input"]["top_up"][1]["left"].get<std::string>(),
+              HasSubstr("its content changed after it was read"));
+  EXPECT_TRUE(nlohmann::json::parse(ToJson(VmLike()))["input"]["top_up"].empty());
+
+  const std::string html = ToHtml(r);
+  EXPECT_THAT(html, HasSubstr("<p>Top-up: recordsize 16K: few unique blocks, coded whole"));
+  EXPECT_THAT(html, HasSubstr("<p>Top-up: recordsize 128K: few unique blocks, but not coded"));
+}
+
 TEST(JsonReportTest, EmptyScanStillHasAdvice) {
   const nlohmann::json j = nlohmann::json::parse(ToJson(MakeResult(kGiB)));
   EXPECT_EQ(j["advice"]["verdict"], "nothing_scanned");
