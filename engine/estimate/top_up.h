@@ -27,12 +27,12 @@
 // the row keeps its levels (its intervals stay honest, only wider).
 //
 // The state keeps each topped row's unique bytes (state::SamplingState::topped_bytes): the
-// estimate's base level (finish/known_codes.h) is RowBudgetLevels of them. A merge keeps a row
-// topped only where both parts are and the merged table could be topped (unsampled, at most
-// kTopUpMaxBlocks entries), with the union's unique bytes: the budget of those is at or above
-// each part's level, and every block at or above it was coded in both parts (the report takes
-// the higher of the two). It may then rest on more blocks than one scan of both trees, which
-// tops up only where its level leaves fewer than kTopUpMinSample.
+// estimate's base level (finish/known_codes.h) is RowBudgetLevels of them. A merge tops a row up
+// where the merged table could be topped (unsampled, at most kTopUpMaxBlocks entries) and both
+// parts coded its blocks down to the budget of the union's unique bytes (state/merge.cc
+// MergeToppedRows): two topped parts, or a topped part and one its budget coded whole. It may
+// then rest on more blocks than one scan of both trees, which tops up only where its level
+// leaves fewer than kTopUpMinSample.
 //
 // Thread safety: pure functions.
 

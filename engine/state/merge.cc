@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "engine/estimate/codec_budget.h"
 #include "engine/estimate/top_up.h"
 #include "engine/state/breakdown_sample.h"
 #include "engine/state/linked_files.h"
@@ -125,6 +126,65 @@ std::pair<std::vector<uint32_t>, std::vector<uint32_t>> MergeBreakdown(Breakdown
   add(into.zero_blocks, from.zero_blocks);
   add(into.zero_bytes, from.zero_bytes);
   return {dirs, exts};
+}
+
+// Which rows of a merge are topped up (estimate/top_up.h), once `into` holds the union's tables,
+// plan and levels. A row is, where its table is one a scan could top up (unsampled, at most
+// kTopUpMaxBlocks entries) and both parts coded its blocks down to the budget of the union's
+// unique bytes: every sampled setting's level (the higher of the parts') is at most that budget's
+// T, or at least the plan's P (its base is its own level either way), and the row gains from it
+// (some level at most T < P) or a part was topped. Its base is then T, as for one scan of both
+// trees that tops the row up: a topped part and a part coded whole merge exact, as each was. It
+// may rest on more blocks than that scan, which tops up only where the plan's level leaves fewer
+// than kTopUpMinSample. A row a part had topped and the union does not is said in its record.
+void MergeToppedRows(ScanState& into, const ScanState& from) {
+  const ScanOptions& o = into.options;
+  SamplingState& sampling = into.sampling;
+  std::vector<uint64_t>& topped = sampling.topped_bytes;
+  std::vector<uint64_t> other = from.sampling.topped_bytes;
+  const size_t rows = into.rows.size(), settings = o.compressions.size();
+  topped.resize(rows, 0);
+  other.resize(rows, 0);
+  const std::vector<int> plan =
+      sampling.adaptive ? estimate::BudgetLevels(o, sampling.sampled, sampling.planned_bytes)
+                        : std::vector<int>();
+  for (size_t r = 0; r < rows; ++r) {
+    const bool either = topped[r] != 0 || other[r] != 0;
+    topped[r] = 0;
+    const ddt::DedupTable& t = *into.rows[r].table;
+    const bool small =
+        t.sample_shift() == 0 && !t.overflowed() && t.entries() <= estimate::kTopUpMaxBlocks;
+    bool holds = small && plan.size() == rows * settings &&
+                 sampling.setting_levels.size() == rows * settings;
+    bool gains = false;
+    const uint64_t unique_bytes = holds ? ddt::UniqueBlocksOf(t).bytes : 0;
+    if (holds) {
+      std::vector<uint64_t> row_bytes(rows, 0);
+      row_bytes[r] = unique_bytes;
+      const std::vector<int> budget =
+          estimate::RowBudgetLevels(o, sampling.sampled, sampling.planned_bytes, row_bytes);
+      for (size_t c = 0; c < settings; ++c) {
+        if (!sampling.sampled[c]) continue;
+        const size_t i = r * settings + c;
+        const int level = sampling.setting_levels[i];
+        if (level <= budget[i]) {
+          gains = gains || budget[i] < plan[i];
+        } else if (level < plan[i]) {
+          holds = false;
+        }
+      }
+    }
+    if (holds && unique_bytes != 0 && (gains || either)) topped[r] = unique_bytes;
+    // A part's exact figures the union does not keep: said, with the reason.
+    TopUpRecord& record = into.rows[r].top_up;
+    if (either && topped[r] == 0 && record.left.empty()) {
+      record.left = small ? "merged: a part's blocks were not coded down to the union's level"
+                          : "merged: the union has more unique blocks than a top-up codes";
+    }
+  }
+  if (std::all_of(topped.begin(), topped.end(), [](uint64_t b) { return b == 0; })) {
+    topped.clear();
+  }
 }
 
 }  // namespace
@@ -278,34 +338,7 @@ MergeCounts Merge(ScanState& into, const ScanState& from) {
     a.top_up.seconds += b.top_up.seconds;
     if (a.top_up.left.empty()) a.top_up.left = b.top_up.left;
   }
-  // A row stays topped up (estimate/top_up.h) only where both parts topped it and the merged
-  // table is one a scan could top up (unsampled, at most kTopUpMaxBlocks entries): its levels, the
-  // higher of each pair, are complete in both, and the report's base, the budget of the union's
-  // unique bytes, is at or above each part's. Else the base is the plan's again, as for one scan
-  // of a table that large.
-  {
-    std::vector<uint64_t>& topped = into.sampling.topped_bytes;
-    std::vector<uint64_t> other = from.sampling.topped_bytes;
-    topped.resize(into.rows.size(), 0);
-    other.resize(into.rows.size(), 0);
-    for (size_t r = 0; r < into.rows.size(); ++r) {
-      const ddt::DedupTable& t = *into.rows[r].table;
-      const bool both = topped[r] != 0 && other[r] != 0;
-      const bool either = topped[r] != 0 || other[r] != 0;
-      const bool small =
-          t.sample_shift() == 0 && !t.overflowed() && t.entries() <= estimate::kTopUpMaxBlocks;
-      topped[r] = both && small ? ddt::UniqueBlocksOf(t).bytes : 0;
-      // A part's exact figures the union does not keep: said, with the reason.
-      TopUpRecord& record = into.rows[r].top_up;
-      if (either && topped[r] == 0 && record.left.empty()) {
-        record.left = both ? "merged: the union has more unique blocks than a top-up codes"
-                           : "merged: topped up in one part only";
-      }
-    }
-    if (std::all_of(topped.begin(), topped.end(), [](uint64_t b) { return b == 0; })) {
-      topped.clear();
-    }
-  }
+  MergeToppedRows(into, from);
   for (const auto& [dir, count] : from.directories) into.directories[dir] += count;
   const auto [dirs, exts] = MergeBreakdown(into.breakdown, from.breakdown);
 

@@ -287,7 +287,36 @@ TEST(CodecBudgetScanTest, ToppedUpPartsMergeIntoTheScanOfBoth) {
   const ScanResult merged = finish::Finish(*sc, finish::ReportOptionsOf(sc->options));
   ASSERT_EQ(merged.input.top_up.size(), 1u);
   EXPECT_FALSE(merged.input.top_up[0].topped);
-  EXPECT_EQ(merged.input.top_up[0].left, "merged: topped up in one part only");
+  EXPECT_EQ(merged.input.top_up[0].left,
+            "merged: a part's blocks were not coded down to the union's level");
+}
+
+// A topped-up part (few unique blocks) and a small part its budget coded whole (level 0) merge
+// into one scan of both, which tops the row up: exact, where a merge that kept only rows both
+// parts had topped gave the union's plan (level 2) and intervals of 1x to 10x.
+TEST(CodecBudgetScanTest, AToppedUpPartAndAPartCodedWholeMergeExact) {
+  testing::TempDir tmp;
+  WriteFewUniqueBlocks(
+      tmp, [](int k) { return k % 14 == 2 ? size_t{kRecord} : size_t{100}; }, "a/f");
+  ASSERT_EQ(estimate::BudgetLevel(2000), 0);
+  WriteTree(
+      tmp, [](int i) { return size_t{200} + size_t(i % 700); }, 2000, "b/f", 20000, 4);
+  auto [a, b, whole, sa, sb] = ScanParts(tmp);
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  ASSERT_TRUE(sa.ok() && sb.ok());
+  EXPECT_EQ(sa->sampling.topped_bytes.size(), 1u);
+  EXPECT_TRUE(sb->sampling.topped_bytes.empty());
+  EXPECT_EQ(sb->sampling.setting_levels, (std::vector<int>{0, 0}));
+  ASSERT_TRUE(state::CheckMergeable(*sa, *sb).ok());
+  state::Merge(*sa, *sb);
+  const ScanResult merged = finish::Finish(*sa, finish::ReportOptionsOf(sa->options));
+  testing::ExpectSameFigures(merged, *whole);
+  for (const SettingResult& r : merged.results) {
+    EXPECT_TRUE(r.exact);
+    EXPECT_FALSE(r.ci95.has_value());
+  }
+  ASSERT_EQ(merged.input.top_up.size(), 1u);
+  EXPECT_TRUE(merged.input.top_up[0].topped);
 }
 
 // A --since rescan of a topped-up base tops up too (its kept files' blocks were coded at the
