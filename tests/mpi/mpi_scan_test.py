@@ -931,16 +931,14 @@ def case_pilot():
                       pilot_tree()], ranks=(1, 2, 3))
 
 
-def top_up_tree():
-    """16 files of 1,024 records of 4K: 48 distinct records (200 to 3,000 random bytes, then
-    ACGT letters, then zeros) over and over, each file from its own offset, so that every rank
-    meets most of them first: 16,384 planned blocks put gzip-1 at the budget's level 2, and the
-    48 unique blocks alone at 0 (engine/estimate/top_up.h)."""
-    path = os.path.join(WORK, "top_up")
+def image_tree(name, seed, record):
+    """WORK/name: 16 files of 1,024 records of 4K, record(distinct, f, i) of file f: `distinct`
+    holds 48 distinct records (200 to 3,000 random bytes, then ACGT letters, then zeros)."""
+    path = os.path.join(WORK, name)
     if os.path.isdir(path):
         return path
     os.makedirs(path)
-    rng = random.Random(41)
+    rng = random.Random(seed)
     distinct = []
     for _ in range(48):
         letters = bytes(b"ACGT"[b & 3] for b in rng.randbytes(rng.randrange(100, 900)))
@@ -948,30 +946,25 @@ def top_up_tree():
     for f in range(16):
         with open(os.path.join(path, f"image{f}"), "wb") as out:
             for i in range(1024):
-                out.write(distinct[(i + 5 * f) % 48])
+                out.write(record(distinct, f, i))
     return path
+
+
+def top_up_tree():
+    """The 48 distinct records over and over, each file from its own offset, so that every rank
+    meets most of them first: 16,384 planned blocks put gzip-1 at the budget's level 2, and the
+    48 unique blocks alone at 0 (engine/estimate/top_up.h)."""
+    return image_tree("top_up", 41, lambda distinct, f, i: distinct[(i + 5 * f) % 48])
 
 
 def reread_tree():
-    """16 files of 1,024 records of 4K: zeros but for 6 records of each, 48 distinct ones each
-    met in two files (200 to 3,000 random bytes, then ACGT letters): met twice, none is heavy,
-    and gzip-1 alone has no anchor (no rare-class census), so the top-up reads the blocks below
-    the budget's level again."""
-    path = os.path.join(WORK, "reread")
-    if os.path.isdir(path):
-        return path
-    os.makedirs(path)
-    rng = random.Random(43)
-    distinct = []
-    for _ in range(48):
-        letters = bytes(b"ACGT"[b & 3] for b in rng.randbytes(rng.randrange(100, 900)))
-        distinct.append((rng.randbytes(rng.randrange(200, 3000)) + letters)[:4096].ljust(4096, b"\0"))
-    for f in range(16):
-        with open(os.path.join(path, f"image{f}"), "wb") as out:
-            for i in range(1024):
-                k = i // 170
-                out.write(distinct[(3 * f + k) % 48] if i % 170 == 0 and k < 6 else bytes(4096))
-    return path
+    """Zeros but for 6 records of each file, the 48 distinct ones each met in two files: met
+    twice, none is heavy, and gzip-1 alone has no anchor (no rare-class census), so the top-up
+    reads the blocks below the budget's level again."""
+    def record(distinct, f, i):
+        k = i // 170
+        return distinct[(3 * f + k) % 48] if i % 170 == 0 and k < 6 else bytes(4096)
+    return image_tree("reread", 43, record)
 
 
 def top_up_of(args, n):
