@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -252,6 +253,33 @@ TEST(CodecBudgetScanTest, FewSampledBlocksGiveAnIntervalHoldingTheExactRatio) {
   WriteFewUniqueBlocks(tmp, [](int k) { return k % 14 == 2 ? size_t{kRecord} : size_t{100}; });
   ExpectHonestInterval(tmp);
   ExpectToppedUp(tmp);
+}
+
+// The progress line goes on through the top-up, from a thread of its own: its last call says
+// the top-up runs and counts every block it read again (the row's record). A ticker every
+// millisecond, so that it also fires while blocks are read (and a race shows under TSan).
+TEST(CodecBudgetScanTest, TheProgressLineCountsTheTopUpsReads) {
+  testing::TempDir tmp;
+  WriteFewUniqueBlocks(tmp, [](int k) { return k % 14 == 2 ? size_t{kRecord} : size_t{100}; });
+  std::mutex mu;
+  std::vector<Progress> calls;
+  ScanControl control;
+  control.progress_interval_seconds = 0.001;
+  control.progress = [&](const Progress& p) {
+    std::lock_guard<std::mutex> lock(mu);
+    calls.push_back(p);
+  };
+  auto fs = io::PosixFileSystem();
+  Result<state::ScanState> s =
+      ScanToState(Options({tmp.path().string()}, false, 2), fs.get(), control);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->sampling.topped_bytes.size(), 1u);
+  ASSERT_FALSE(calls.empty());
+  EXPECT_TRUE(calls.back().topping_up);
+  EXPECT_EQ(calls.back().top_up_blocks, s->rows[0].top_up.blocks);
+  EXPECT_GT(calls.back().top_up_blocks, 0u);
+  // Before the top-up, the reading's calls say nothing of it.
+  EXPECT_FALSE(calls.front().topping_up);
 }
 
 // Two topped-up parts merge into the scan of both (their rows stay topped, with the union's unique
