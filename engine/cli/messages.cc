@@ -93,10 +93,10 @@ std::string FormatProgress(const pipeline::Progress& p) {
     line += " (" + std::to_string(static_cast<int>(done * 100)) + "%)";
   }
   if (p.topping_up) {
-    // After the reading: the rows of few unique blocks coded whole, a tail the expected time
-    // does not hold.
+    // After the reading: blocks of rows of few unique blocks read again and coded, a tail the
+    // expected time does not hold.
     return line + ", top-up: " + std::to_string(p.top_up_blocks) + " block" +
-           (p.top_up_blocks == 1 ? "" : "s") + " read again to code them whole, " +
+           (p.top_up_blocks == 1 ? "" : "s") + " read again for the sampled codecs, " +
            FormatSeconds(p.seconds) + " s";
   }
   if (p.expected_seconds > 0) {

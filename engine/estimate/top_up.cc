@@ -21,6 +21,18 @@ std::vector<int> RowBudgetLevels(const ScanOptions& options, const std::vector<b
   return out;
 }
 
+std::vector<int> UniqueBytesLevels(const ScanOptions& options, const std::vector<bool>& sampled,
+                                   uint64_t planned_bytes, size_t rows, size_t r,
+                                   uint64_t unique_bytes) {
+  const size_t settings = options.compressions.size();
+  std::vector<uint64_t> row_bytes(rows, 0);
+  if (r >= rows) return std::vector<int>(settings, -1);
+  row_bytes[r] = unique_bytes;
+  const std::vector<int> all = RowBudgetLevels(options, sampled, planned_bytes, row_bytes);
+  if (all.size() < (r + 1) * settings) return std::vector<int>(settings, -1);
+  return std::vector<int>(all.begin() + r * settings, all.begin() + (r + 1) * settings);
+}
+
 std::vector<int> TopUpLevels(const std::vector<bool>& sampled, const std::vector<int>& levels,
                              const std::vector<int>& planned, const std::vector<int>& unique,
                              uint64_t unique_blocks) {

@@ -39,6 +39,7 @@
 #ifndef ZSIM_ENGINE_ESTIMATE_TOP_UP_H_
 #define ZSIM_ENGINE_ESTIMATE_TOP_UP_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -63,6 +64,12 @@ std::vector<int> RowBudgetLevels(const ScanOptions& options, const std::vector<b
                                  uint64_t planned_bytes, const std::vector<uint64_t>& row_bytes);
 
 inline constexpr uint64_t kTopUpMinSample = kPilotMinSample;
+
+// Per setting of row `r` (of `rows`): the budget's levels of a row of `unique_bytes` unique bytes
+// (RowBudgetLevels' cells of that row), the levels a top-up brings it to.
+std::vector<int> UniqueBytesLevels(const ScanOptions& options, const std::vector<bool>& sampled,
+                                   uint64_t planned_bytes, size_t rows, size_t r,
+                                   uint64_t unique_bytes);
 
 // Per setting of one row: the level a top-up brings it to, or -1 to leave it. `levels`: the
 // row's levels the scan ended at (at or above the planned budget's), `planned`: the planned

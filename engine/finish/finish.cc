@@ -195,14 +195,14 @@ bool TableSampled(const state::ScanState& s) {
   return s.options.sample_modulus > 1;
 }
 
-// The rows the top-up took up (a record) or that ended topped (a --since rescan may top a row up
-// reading nothing again), with what it read again and why a row was left.
+// The rows that ended topped up (a --since rescan may top a row up reading nothing again, a merge
+// by its parts' codes), with what the top-up read again, and those it left, with why.
 std::vector<TopUpSummary> TopUpSummaries(const state::ScanState& s) {
   std::vector<TopUpSummary> out;
   for (size_t r = 0; r < s.rows.size(); ++r) {
     const state::TopUpRecord& t = s.rows[r].top_up;
     const bool topped = r < s.sampling.topped_bytes.size() && s.sampling.topped_bytes[r] != 0;
-    if (!topped && t.blocks == 0 && t.left.empty()) continue;
+    if (!topped && t.left.empty()) continue;
     out.push_back(TopUpSummary{s.rows[r].block_bytes, topped, t.blocks, t.bytes, t.seconds,
                                topped ? std::string() : t.left});
   }

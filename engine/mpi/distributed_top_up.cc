@@ -155,12 +155,19 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
       if (!answered.contains(ddt::TableKey(b.key))) failed = 1;
     }
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
-    // What every rank read again, the row's wall time (the slowest rank's), and where it failed
-    // the first rank's reason.
+    int stopped = cancel && cancel->load();
+    MPI_Allreduce(MPI_IN_PLACE, &stopped, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    // The blocks coded: each wanted one, as one process reads each once (a key several ranks
+    // listed was read by each); where the row failed, what the ranks read before. The row's wall
+    // time (the slowest rank's), and where it failed the first rank's reason.
     uint64_t read_again[2] = {record.blocks, record.bytes};
     MPI_Allreduce(MPI_IN_PLACE, read_again, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    record.blocks = read_again[0];
+    record.blocks = failed ? read_again[0] : blocks.size();
     record.bytes = read_again[1];
+    if (!failed) {
+      record.bytes = 0;
+      for (const pipeline::TopUpBlock& b : blocks) record.bytes += b.lsize;
+    }
     record.seconds = MPI_Wtime() - start;
     MPI_Allreduce(MPI_IN_PLACE, &record.seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     stats->reread += record.blocks;
@@ -186,11 +193,14 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
     out[r].codec_bytes = std::move(codec_bytes);
     if (failed) {
       ++stats->failed_rows;
-      continue;
+    } else {
+      out[r].to = to;
+      out[r].unique_bytes = sums[2];
+      ++stats->rows;
     }
-    out[r].to = to;
-    out[r].unique_bytes = sums[2];
-    ++stats->rows;
+    // An interrupt on any rank: the rows after this one are not taken up, on every rank (as one
+    // process leaves them).
+    if (stopped) break;
   }
   return out;
 }

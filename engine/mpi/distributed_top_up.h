@@ -36,8 +36,9 @@ namespace zsim::mpi {
 
 // A row's outcome: the level of each setting it was topped up to (-1: left), empty where the row
 // was not topped up; its unique bytes; per setting the codecs' CPU nanoseconds and bytes over
-// every rank (whether or not the row was topped up: the work was done); and what the ranks read
-// again, the slowest rank's seconds and, where it was left, the first rank's reason (empty where
+// every rank (whether or not the row was topped up: the work was done); and its record: the
+// blocks coded (each once, as one process reads them; where the row was left, what the ranks read
+// before), the slowest rank's seconds and, where it was left, the first rank's reason (empty where
 // the row was not taken up).
 struct RowTopUp {
   std::vector<int> to;

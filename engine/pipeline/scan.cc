@@ -528,6 +528,7 @@ class Scan : public std::enable_shared_from_this<Scan> {
   void ListSkipped(size_t r, FileJob& job, uint64_t chunk_offset, Worker& w);
   // After the reading: the rows topped up, from the levels the scan ended at and the budget's.
   void TopUp(const std::vector<int>& budget);
+  class TopUpTicker;
   // The table code of `block` under `comp`: its raw outcome (CodeKind::kRaw), or its psize
   // rounded under the scan's policy (a --since scan from a state of rounded codes).
   BlockCodes CodeOf(Compression comp, ByteView block, bool is_zero, Worker& w) const;
@@ -1096,40 +1097,58 @@ void Scan::ListSkipped(size_t r, FileJob& job, uint64_t chunk_offset, Worker& w)
   if (!w.skipped_blocks.empty()) skipped_->Add(r, w.skipped_blocks);
 }
 
+// While the top-up runs, a thread that reports progress every progress interval (at least 10 ms),
+// outside its lock; Stop (or the end of the scope: an exception from the top-up) ends it, then
+// reports the blocks read again in all.
+class Scan::TopUpTicker {
+ public:
+  TopUpTicker(Scan* scan, const std::atomic<uint64_t>* done) : scan_(scan) {
+    if (!scan_->control_.progress) return;
+    scan_->top_up_done_ = done;
+    thread_ = std::thread([this] {
+      const auto interval =
+          std::chrono::duration<double>(std::max(scan_->control_.progress_interval_seconds, 0.01));
+      std::unique_lock<std::mutex> lock(mu_);
+      while (!cv_.wait_for(lock, interval, [this] { return stop_; })) {
+        lock.unlock();
+        scan_->MaybeReportProgress(true);
+        lock.lock();
+      }
+    });
+  }
+  ~TopUpTicker() { Stop(); }
+  void Stop() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+    scan_->MaybeReportProgress(true);
+    scan_->top_up_done_ = nullptr;
+  }
+
+ private:
+  Scan* scan_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
 void Scan::TopUp(const std::vector<int>& budget) {
   const size_t settings = options_.compressions.size();
   std::vector<uint64_t> codec_ns(rows_.size() * settings, 0), codec_bytes(codec_ns.size(), 0);
   // The progress line goes on during the reads again (they may take a while at large recordsizes),
   // from a thread of its own: the workers only count.
   std::atomic<uint64_t> done{0};
-  std::mutex ticker_mu;
-  std::condition_variable ticker_cv;
-  bool finished = false;
-  std::thread ticker;
-  if (control_.progress) {
-    top_up_done_ = &done;
-    ticker = std::thread([&] {
-      const auto interval = std::chrono::duration<double>(control_.progress_interval_seconds);
-      std::unique_lock<std::mutex> lock(ticker_mu);
-      while (!ticker_cv.wait_for(lock, interval, [&] { return finished; })) {
-        MaybeReportProgress(true);
-      }
-    });
-  }
+  TopUpTicker ticker(this, &done);
   const TopUpStats stats = TopUpRows(options_, fs_, &rows_, *skipped_, budget,
                                      RecodeSpec{state_.code_kind, probe_columns_, key_columns_, 0},
                                      RecodeControl{throttle_.get(), control_.cancel, &done},
                                      &sampling_, &codec_ns, &codec_bytes);
-  if (ticker.joinable()) {
-    {
-      std::lock_guard<std::mutex> lock(ticker_mu);
-      finished = true;
-    }
-    ticker_cv.notify_all();
-    ticker.join();
-    MaybeReportProgress(true);  // the blocks read again in all
-    top_up_done_ = nullptr;
-  }
+  ticker.Stop();
   // Its codecs' work, with the workers' (added to the rows at the scan's end).
   for (size_t i = 0; i < codec_ns.size(); ++i) {
     rows_[i / settings].codec_seconds[i % settings] += static_cast<double>(codec_ns[i]) * 1e-9;
@@ -1675,7 +1694,8 @@ void Scan::MaybeReportProgress(bool force) {
     p.expected_seconds = shown.seconds;
     p.codec_share = shown.codec_share;
   }
-  if (top_up_done_) {
+  // The top-up, once it read a block again (a scan whose rows need none says nothing of it).
+  if (top_up_done_ && top_up_done_->load(std::memory_order_relaxed) != 0) {
     p.topping_up = true;
     p.top_up_blocks = top_up_done_->load(std::memory_order_relaxed);
   }

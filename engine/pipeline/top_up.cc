@@ -45,16 +45,14 @@ std::vector<int> RowTopUpLevels(const ScanOptions& options, const state::Samplin
       sampling.setting_levels.size() < (r + 1) * settings || planned.size() < (r + 1) * settings) {
     return std::vector<int>(settings, -1);
   }
-  std::vector<uint64_t> row_bytes(rows.size(), 0);
-  row_bytes[r] = unique_bytes;
-  const std::vector<int> lower =
-      estimate::RowBudgetLevels(options, sampling.sampled, sampling.planned_bytes, row_bytes);
+  const std::vector<int> lower = estimate::UniqueBytesLevels(
+      options, sampling.sampled, sampling.planned_bytes, rows.size(), r, unique_bytes);
   const size_t at = r * settings;
   const auto slice = [&](const std::vector<int>& v) {
     return std::vector<int>(v.begin() + at, v.begin() + at + settings);
   };
   return estimate::TopUpLevels(sampling.sampled, slice(sampling.setting_levels), slice(planned),
-                               slice(lower), unique.blocks);
+                               lower, unique.blocks);
 }
 
 std::vector<TopUpBlock> WantedBlocks(const ddt::DedupTable& table, const std::vector<int>& to) {
@@ -164,10 +162,7 @@ TopUpStats TopUpRows(const ScanOptions& options, io::FileSystem* fs,
   for (size_t r = 0; r < rows->size(); ++r) {
     if (control.cancel && control.cancel->load()) break;
     ddt::DedupTable& table = *(*rows)[r].table;
-    if (table.entries() > estimate::kTopUpMaxBlocks || table.sample_shift() != 0 ||
-        table.overflowed() || skipped.overflowed(r)) {
-      continue;
-    }
+    if (!state::TopUpTakes(table) || skipped.overflowed(r)) continue;
     const ddt::UniqueBlocks unique = ddt::UniqueBlocksOf(table);
     const std::vector<int> to = RowTopUpLevels(options, *sampling, planned, r, unique);
     if (std::all_of(to.begin(), to.end(), [](int level) { return level < 0; })) continue;

@@ -80,7 +80,8 @@ void Scanned(const ScanResult& r, std::string& out) {
     out += "</ul>\n";
   }
   for (const TopUpSummary& t : r.input.top_up) {
-    out += "<p>Top-up: " + HtmlEscape(TopUpSentence(t, r.options)) + ".</p>\n";
+    out += "<p>Top-up: " + HtmlEscape(TopUpSentence(t, r.options)) +
+           (t.topped ? "." : " <code>" + HtmlEscape(t.left) + "</code>") + "</p>\n";
   }
 }
 

@@ -55,7 +55,9 @@ void Scanned(const ScanResult& r, size_t width, std::string& out) {
     }
   }
   for (const TopUpSummary& t : r.input.top_up) {
-    out += Wrap("Top-up: " + Printable(TopUpSentence(t, r.options)), width, "", "  ");
+    out += Wrap("Top-up: " + TopUpSentence(t, r.options), width, "", "  ");
+    // The reason names a file: on a line of its own, not folded.
+    if (!t.topped) out += "  " + Printable(t.left) + "\n";
   }
 }
 
@@ -318,20 +320,23 @@ std::string RatioWithInterval(double ratio, const std::array<double, 2>& ci95) {
 std::string TopUpSentence(const TopUpSummary& t, const ScanOptions& options) {
   const std::string row =
       fmt::format("{} {}", BlockSizeProperty(options), zfs::NiceBytes(t.block_size));
-  const std::string read =
-      t.blocks == 0 ? std::string()
-                    : fmt::format("{} block{}, {}, read again in {:.2f} s", t.blocks,
-                                  t.blocks == 1 ? "" : "s", FormatBytes(t.bytes), t.seconds);
+  const std::string blocks = fmt::format("{} block{}", t.blocks, t.blocks == 1 ? "" : "s");
   if (t.topped) {
     return fmt::format(
-        "{}: few unique blocks, coded whole by every codec after the reading, so its figures "
-        "are exact{}",
-        row, read.empty() ? "" : " (" + read + ")");
+        "{} has few unique blocks: its sampled codecs {}, as many as a tree of its unique blocks "
+        "asks for; exact where not marked ~",
+        row,
+        t.blocks == 0 ? std::string("had run on them all (none read again)")
+                      : fmt::format("were run again on {} they had skipped ({}, {:.2f} s)", blocks,
+                                    FormatBytes(t.bytes), t.seconds));
   }
   return fmt::format(
-      "{}: few unique blocks, but not coded whole{}, so its sampled figures keep "
-      "their wide intervals: {}",
-      row, read.empty() ? "" : " (" + read + ")", t.left);
+      "{}: its sampled codecs were not run again on the blocks they had skipped{}, "
+      "so its ~ figures keep their intervals:",
+      row,
+      t.blocks == 0
+          ? std::string()
+          : fmt::format(" ({} read, {}, {:.2f} s)", blocks, FormatBytes(t.bytes), t.seconds));
 }
 
 std::string ToText(const ScanResult& r) { return ToText(r, ComputeAdvice(r)); }

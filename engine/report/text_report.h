@@ -59,8 +59,8 @@ std::string ToText(const ScanResult& result, const Advice& advice, const TextOpt
 std::string RatioWithInterval(double ratio, const std::array<double, 2>& ci95);
 
 // What the top-up did with one row, in a sentence without a line break (the text and HTML
-// reports' "What was scanned"): "recordsize 16K: its 128 unique blocks ..." or why it kept its
-// sampled figures.
+// reports' "What was scanned"): "recordsize 16K has few unique blocks: ..." for a row topped up,
+// else a sentence ending in a colon that the reason (TopUpSummary::left) follows.
 std::string TopUpSentence(const TopUpSummary& t, const ScanOptions& options);
 
 }  // namespace zsim::report

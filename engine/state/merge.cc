@@ -129,14 +129,15 @@ std::pair<std::vector<uint32_t>, std::vector<uint32_t>> MergeBreakdown(Breakdown
 }
 
 // Which rows of a merge are topped up (estimate/top_up.h), once `into` holds the union's tables,
-// plan and levels. A row is, where its table is one a scan could top up (unsampled, at most
-// kTopUpMaxBlocks entries) and both parts coded its blocks down to the budget of the union's
-// unique bytes: every sampled setting's level (the higher of the parts') is at most that budget's
-// T, or at least the plan's P (its base is its own level either way), and the row gains from it
-// (some level at most T < P) or a part was topped. Its base is then T, as for one scan of both
+// plan and levels. A row is, where a top-up takes its table (TopUpTakes) and both parts coded its
+// blocks down to the budget of the union's unique bytes T: every sampled setting's level (the
+// higher of the parts') is at most T, or at least the plan's P (its base is its own level either
+// way), some level is at most T, and either T < P there (the merge lowers the base) or a part had
+// the row topped (two parts topped where T = P). Its base is then T, as for one scan of both
 // trees that tops the row up: a topped part and a part coded whole merge exact, as each was. It
 // may rest on more blocks than that scan, which tops up only where the plan's level leaves fewer
-// than kTopUpMinSample. A row a part had topped and the union does not is said in its record.
+// than kTopUpMinSample. Where a part had the row topped and the union does not, its record says
+// why (its figures, no longer resting on its unique blocks, may be sampled again).
 void MergeToppedRows(ScanState& into, const ScanState& from) {
   const ScanOptions& o = into.options;
   SamplingState& sampling = into.sampling;
@@ -145,42 +146,47 @@ void MergeToppedRows(ScanState& into, const ScanState& from) {
   const size_t rows = into.rows.size(), settings = o.compressions.size();
   topped.resize(rows, 0);
   other.resize(rows, 0);
+  const bool levels = sampling.adaptive && sampling.setting_levels.size() == rows * settings;
   const std::vector<int> plan =
-      sampling.adaptive ? estimate::BudgetLevels(o, sampling.sampled, sampling.planned_bytes)
-                        : std::vector<int>();
+      levels ? estimate::BudgetLevels(o, sampling.sampled, sampling.planned_bytes)
+             : std::vector<int>();
   for (size_t r = 0; r < rows; ++r) {
     const bool either = topped[r] != 0 || other[r] != 0;
     topped[r] = 0;
     const ddt::DedupTable& t = *into.rows[r].table;
-    const bool small =
-        t.sample_shift() == 0 && !t.overflowed() && t.entries() <= estimate::kTopUpMaxBlocks;
-    bool holds = small && plan.size() == rows * settings &&
-                 sampling.setting_levels.size() == rows * settings;
-    bool gains = false;
-    const uint64_t unique_bytes = holds ? ddt::UniqueBlocksOf(t).bytes : 0;
-    if (holds) {
-      std::vector<uint64_t> row_bytes(rows, 0);
-      row_bytes[r] = unique_bytes;
-      const std::vector<int> budget =
-          estimate::RowBudgetLevels(o, sampling.sampled, sampling.planned_bytes, row_bytes);
+    const char* why = nullptr;  // a part's topped row left
+    if (!levels) {
+      why = "merged: a part is not an adaptive scan";
+    } else if (t.sample_shift() != 0 || t.overflowed()) {
+      why = "merged: the union's dedup table is sampled (--sample or --max-memory)";
+    } else if (!TopUpTakes(t)) {
+      why = "merged: the union's table has more entries than a top-up takes (65,536)";
+    } else {
+      const uint64_t unique_bytes = ddt::UniqueBlocksOf(t).bytes;
+      const std::vector<int> budget = estimate::UniqueBytesLevels(
+          o, sampling.sampled, sampling.planned_bytes, rows, r, unique_bytes);
+      bool holds = true, rests = false, gains = false;
       for (size_t c = 0; c < settings; ++c) {
         if (!sampling.sampled[c]) continue;
         const size_t i = r * settings + c;
         const int level = sampling.setting_levels[i];
-        if (level <= budget[i]) {
-          gains = gains || budget[i] < plan[i];
+        if (level <= budget[c]) {
+          rests = true;
+          gains = gains || budget[c] < plan[i];
         } else if (level < plan[i]) {
           holds = false;
         }
       }
+      if (holds && rests && (gains || either) && unique_bytes != 0) {
+        topped[r] = unique_bytes;
+      } else {
+        why =
+            "merged: a part's blocks were not coded down to the budget of the union's unique "
+            "blocks";
+      }
     }
-    if (holds && unique_bytes != 0 && (gains || either)) topped[r] = unique_bytes;
-    // A part's exact figures the union does not keep: said, with the reason.
     TopUpRecord& record = into.rows[r].top_up;
-    if (either && topped[r] == 0 && record.left.empty()) {
-      record.left = small ? "merged: a part's blocks were not coded down to the union's level"
-                          : "merged: the union has more unique blocks than a top-up codes";
-    }
+    if (either && topped[r] == 0 && record.left.empty()) record.left = why;
   }
   if (std::all_of(topped.begin(), topped.end(), [](uint64_t b) { return b == 0; })) {
     topped.clear();

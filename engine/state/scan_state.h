@@ -43,6 +43,7 @@
 #include "engine/ddt/dedup_table.h"
 #include "engine/estimate/distinct_blocks.h"
 #include "engine/estimate/occurrence_sample.h"
+#include "engine/estimate/top_up.h"
 #include "engine/zfs/write_rules.h"
 #include "zsim/scan_options.h"
 #include "zsim/scan_result.h"
@@ -150,6 +151,14 @@ struct TopUpRecord {
   // changed since it was read ("path: what happened"), or the interrupt. Empty: none.
   std::string left;
 };
+
+// Whether a top-up (estimate/top_up.h) takes a row of this table: it keeps every key (not sampled,
+// not overflowed) and at most estimate::kTopUpMaxBlocks of them, so that a scan listed every
+// block its sampled codecs skipped.
+inline bool TopUpTakes(const ddt::DedupTable& table) {
+  return table.sample_shift() == 0 && !table.overflowed() &&
+         table.entries() <= estimate::kTopUpMaxBlocks;
+}
 
 struct RowState {
   uint64_t block_bytes = 0;  // recordsize or volblocksize

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <tuple>
@@ -1173,8 +1174,10 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
       row.top_up.blocks = r.U64();
       row.top_up.bytes = r.U64();
       row.top_up.seconds = r.F64();
-      row.top_up.left = r.Str();
-      if (row.top_up.bytes < row.top_up.blocks || !(row.top_up.seconds >= 0)) {
+      row.top_up.left = r.Str(1 << 20);  // a path (as FileRecord::path) and what happened
+      if (row.top_up.bytes < row.top_up.blocks ||
+          (row.top_up.blocks == 0) != (row.top_up.bytes == 0) ||
+          !std::isfinite(row.top_up.seconds) || row.top_up.seconds < 0) {
         r.Fail("corrupt: a row's top-up");
       }
     }

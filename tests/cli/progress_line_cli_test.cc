@@ -45,7 +45,7 @@ TEST(ProgressLineTest, TheTopUpSaysWhatItReadsAgain) {
   p.topping_up = true;
   p.top_up_blocks = 1234;
   const std::string line = FormatProgress(p);
-  EXPECT_NE(line.find(", top-up: 1234 blocks read again to code them whole, 3.2 s"),
+  EXPECT_NE(line.find(", top-up: 1234 blocks read again for the sampled codecs, 3.2 s"),
             std::string::npos)
       << line;
   EXPECT_EQ(line.find("expected"), std::string::npos) << line;

@@ -282,6 +282,15 @@ TEST(CodecBudgetScanTest, TheProgressLineCountsTheTopUpsReads) {
   EXPECT_FALSE(calls.front().topping_up);
 }
 
+// A merge that does not keep a part's topped row: its report says why.
+void ExpectTheMergeLeftTheRow(const ScanResult& merged) {
+  ASSERT_EQ(merged.input.top_up.size(), 1u);
+  EXPECT_FALSE(merged.input.top_up[0].topped);
+  EXPECT_EQ(merged.input.top_up[0].left,
+            "merged: a part's blocks were not coded down to the budget of the union's unique "
+            "blocks");
+}
+
 // Two topped-up parts merge into the scan of both (their rows stay topped, with the union's unique
 // bytes: block 16 is in both trees, so 83 blocks); a part scanned without the top-up leaves the
 // merge at its levels.
@@ -313,10 +322,7 @@ TEST(CodecBudgetScanTest, ToppedUpPartsMergeIntoTheScanOfBoth) {
   EXPECT_EQ(sc->sampling.setting_levels, sd->sampling.setting_levels);
   // The report says why the part's exact figures are gone.
   const ScanResult merged = finish::Finish(*sc, finish::ReportOptionsOf(sc->options));
-  ASSERT_EQ(merged.input.top_up.size(), 1u);
-  EXPECT_FALSE(merged.input.top_up[0].topped);
-  EXPECT_EQ(merged.input.top_up[0].left,
-            "merged: a part's blocks were not coded down to the union's level");
+  ExpectTheMergeLeftTheRow(merged);
 }
 
 // A topped-up part (few unique blocks) and a small part its budget coded whole (level 0) merge
@@ -345,6 +351,37 @@ TEST(CodecBudgetScanTest, AToppedUpPartAndAPartCodedWholeMergeExact) {
   }
   ASSERT_EQ(merged.input.top_up.size(), 1u);
   EXPECT_TRUE(merged.input.top_up[0].topped);
+}
+
+// A topped-up part merged with a part whose sampled codecs stayed at the union's plan (level 3:
+// 40,000 records, each of 20,000 blocks twice, leave 2,500 at level 3, enough not to be topped up)
+// is not topped up: the union's levels are the plan's, its figures rest on them as one scan of
+// both trees does, and the report says why the part's topped row is not (it said "topped").
+TEST(CodecBudgetScanTest, ATopUpPartAndAPartAtThePlanMergeAtThePlan) {
+  ASSERT_EQ(estimate::BudgetLevel(40000), 3);
+  ASSERT_EQ(estimate::BudgetLevel(56800), 3);
+  ASSERT_EQ(estimate::BudgetLevel(20042), 2);
+  testing::TempDir tmp;
+  WriteFewUniqueBlocks(
+      tmp, [](int k) { return k % 14 == 2 ? size_t{kRecord} : size_t{100}; }, "a/f");
+  testing::WriteRecordFiles(tmp, "b/f", 0, 40000, 4, [](int i) {
+    std::vector<uint8_t> r =
+        testing::Xorshift64Bytes(static_cast<uint64_t>(i / 2) * 31 + 7, 300 + size_t(i / 2) % 500);
+    r.resize(kRecord, 0);
+    return r;
+  });
+  auto [a, b, whole, sa, sb] = ScanParts(tmp);
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  ASSERT_TRUE(sa.ok() && sb.ok());
+  EXPECT_EQ(sa->sampling.topped_bytes.size(), 1u);
+  EXPECT_TRUE(sb->sampling.topped_bytes.empty());
+  EXPECT_EQ(sb->sampling.setting_levels, (std::vector<int>{3, 3}));
+  ASSERT_TRUE(state::CheckMergeable(*sa, *sb).ok());
+  state::Merge(*sa, *sb);
+  EXPECT_TRUE(sa->sampling.topped_bytes.empty());
+  const ScanResult merged = finish::Finish(*sa, finish::ReportOptionsOf(sa->options));
+  testing::ExpectSameFigures(merged, *whole);
+  ExpectTheMergeLeftTheRow(merged);
 }
 
 // A --since rescan of a topped-up base tops up too (its kept files' blocks were coded at the

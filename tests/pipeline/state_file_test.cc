@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -584,6 +585,50 @@ TEST(StateFileTest, AFormat13StateReadsWithTheFirstRowsDedupSources) {
   EXPECT_EQ(r.dedup_sources[1].duplicate_file_bytes, r.dedup_sources[0].duplicate_file_bytes);
   EXPECT_EQ(r.dedup_sources[1].zero_blocks, r.dedup_sources[0].zero_blocks);
   EXPECT_EQ(r.dedup_sources[1].zero_block_bytes, r.dedup_sources[0].zero_block_bytes);
+}
+
+// Format 18 keeps what the run's top-up did per row (RowState::top_up), a reason naming a long
+// path included; a record that cannot be (bytes without blocks, seconds not finite) is refused.
+TEST(StateFileTest, TheTopUpRecordSurvivesTheFileAndABadOneIsRefused) {
+  testing::TempDir dir;
+  dir.WriteFile("a.bin", testing::Xorshift64Bytes(31, 100 * 1024));
+  state::ScanState s = ScannedState(dir);
+  const std::string reason = "/" + std::string(200000, 'd') + "/a.img: its content changed";
+  s.rows[0].top_up = state::TopUpRecord{3, 3 * 16384, 0.25, reason};
+  testing::TempDir out;
+  const std::string path = (out.path() / "s.zstate").string();
+  ASSERT_TRUE(state::SaveState(s, path).ok());
+  Result<state::ScanState> loaded = state::LoadState(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->rows[0].top_up.blocks, 3u);
+  EXPECT_EQ(loaded->rows[0].top_up.bytes, 3u * 16384);
+  EXPECT_EQ(loaded->rows[0].top_up.seconds, 0.25);
+  EXPECT_EQ(loaded->rows[0].top_up.left, reason);
+  for (const state::TopUpRecord& bad :
+       {state::TopUpRecord{0, 512, 0, ""}, state::TopUpRecord{3, 2, 0, ""},
+        state::TopUpRecord{1, 512, std::numeric_limits<double>::infinity(), ""},
+        state::TopUpRecord{1, 512, -1, ""}}) {
+    s.rows[0].top_up = bad;
+    ASSERT_TRUE(state::SaveState(s, path).ok());
+    Result<state::ScanState> refused = state::LoadState(path);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().ToString().find("corrupt: a row's top-up"), std::string::npos)
+        << refused.status().ToString();
+  }
+}
+
+// A state of format 16 (before the top-up) reads with no record and no row topped, and reports.
+TEST(StateFileTest, AFormat16StateReadsWithNoTopUp) {
+  Result<state::ScanState> s =
+      state::LoadState(ZSIM_SOURCE_DIR "/tests/fuzz/corpus/state_load/v16_two_recordsizes");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->rows.size(), 2u);
+  EXPECT_TRUE(s->sampling.topped_bytes.empty());
+  for (const state::RowState& row : s->rows) {
+    EXPECT_EQ(row.top_up.blocks + row.top_up.bytes, 0u);
+    EXPECT_EQ(row.top_up.left, "");
+  }
+  EXPECT_TRUE(finish::Finish(*s, finish::ReportOptionsOf(s->options)).input.top_up.empty());
 }
 
 // Format 14 keeps them per row: a saved scan of two recordsizes reads back with each row's.

@@ -195,15 +195,16 @@ TEST(TopUpTest, AFileGoneLeavesTheRow) {
   ExpectLeft(f, f.Run(), false, "could not be opened again");
 }
 
-// An interrupt: nothing read again, the row at its levels (the scan then says it is partial),
-// and its record says so.
+// An interrupt before the top-up: nothing read again, no row taken up (no record), the row at its
+// levels (the scan then says it is partial).
 TEST(TopUpTest, AnInterruptLeavesTheRow) {
   Fixture f;
   const std::atomic<bool> cancel{true};
   const TopUpStats stats = f.Run(&cancel);
-  EXPECT_EQ(stats.rows + stats.reread, 0u);
+  EXPECT_EQ(stats.rows + stats.reread + stats.failed_rows, 0u);
   EXPECT_EQ(f.sampling.setting_levels, (std::vector<int>{2, 2}));
   EXPECT_TRUE(f.sampling.topped_bytes.empty());
+  EXPECT_EQ(f.rows[0].top_up.left, "");
 }
 
 // Interrupts a scan when a file is opened.

@@ -211,12 +211,16 @@ TEST(TextReportTest, TheTopUpIsSaidInEveryForm) {
                      std::string("/vm/a.img\nVerdict: forged: its content changed after it was "
                                  "read (a block read again at offset 0 had other data)")}};
   const std::string text = ToText(r);
-  EXPECT_THAT(text, HasSubstr("Top-up: recordsize 16K: few unique blocks, coded whole by every "
-                              "codec after the reading, so its\n  figures are exact (91 blocks, "
-                              "1.42 MiB, read again in 0.02 s)"));
-  EXPECT_THAT(text, HasSubstr("Top-up: recordsize 128K: few unique blocks, but not coded whole (3 "
-                              "blocks, 384 KiB, read again in\n  0.50 s), so its sampled figures "
-                              "keep their wide intervals: /vm/a.img?Verdict: forged"));
+  EXPECT_THAT(text, HasSubstr("Top-up: recordsize 16K has few unique blocks: its sampled codecs "
+                              "were run again on 91 blocks they\n  had skipped (1.42 MiB, 0.02 s), "
+                              "as many as a tree of its unique blocks asks for; exact where not\n"
+                              "  marked ~\n"));
+  // The reason on a line of its own, not folded, its control characters made harmless.
+  EXPECT_THAT(text, HasSubstr("Top-up: recordsize 128K: its sampled codecs were not run again on "
+                              "the blocks they had skipped (3\n  blocks read, 384 KiB, 0.50 s), so "
+                              "its ~ figures keep their intervals:\n  /vm/a.img?Verdict: forged: "
+                              "its content changed after it was read (a block read again at "
+                              "offset 0 had other data)\n"));
   EXPECT_THAT(text, Not(HasSubstr("\nVerdict: forged")));
   EXPECT_THAT(ToText(VmLike()), Not(HasSubstr("Top-up")));
 
@@ -233,8 +237,9 @@ TEST(TextReportTest, TheTopUpIsSaidInEveryForm) {
   EXPECT_TRUE(nlohmann::json::parse(ToJson(VmLike()))["input"]["top_up"].empty());
 
   const std::string html = ToHtml(r);
-  EXPECT_THAT(html, HasSubstr("<p>Top-up: recordsize 16K: few unique blocks, coded whole"));
-  EXPECT_THAT(html, HasSubstr("<p>Top-up: recordsize 128K: few unique blocks, but not coded"));
+  EXPECT_THAT(html, HasSubstr("<p>Top-up: recordsize 16K has few unique blocks: its sampled"));
+  EXPECT_THAT(html,
+              HasSubstr("keep their intervals: <code>/vm/a.img\nVerdict: forged: its content"));
 }
 
 TEST(JsonReportTest, EmptyScanStillHasAdvice) {
