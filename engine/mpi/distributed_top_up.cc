@@ -162,9 +162,10 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
     // time (the slowest rank's), and where it failed the first rank's reason.
     uint64_t read_again[2] = {record.blocks, record.bytes};
     MPI_Allreduce(MPI_IN_PLACE, read_again, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    record.blocks = failed ? read_again[0] : blocks.size();
+    record.blocks = read_again[0];
     record.bytes = read_again[1];
     if (!failed) {
+      record.blocks = blocks.size();
       record.bytes = 0;
       for (const pipeline::TopUpBlock& b : blocks) record.bytes += b.lsize;
     }

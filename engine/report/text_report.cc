@@ -326,7 +326,7 @@ std::string TopUpSentence(const TopUpSummary& t, const ScanOptions& options) {
         "{} has few unique blocks: its sampled codecs {}, as many as a tree of its unique blocks "
         "asks for; exact where not marked ~",
         row,
-        t.blocks == 0 ? std::string("had run on them all (none read again)")
+        t.blocks == 0 ? std::string("had already run on them (none read again)")
                       : fmt::format("were run again on {} they had skipped ({}, {:.2f} s)", blocks,
                                     FormatBytes(t.bytes), t.seconds));
   }
