@@ -29,8 +29,10 @@ Examples:
   zsim report host1.zstate host2.zstate             one pool for both hosts: dedup across them
   zsim diff monday.zstate friday.zstate             what changed in between
 
-Sizes take ZFS suffixes: 512, 4k, 128K, 1M. Exit codes: 0 done, 1 done but some paths could not
-be read, 2 bad usage, 130 interrupted (the partial report was printed).
+Sizes take ZFS suffixes: 512, 4k, 128K, 1M. Exit codes: 0 done; 1 done, but some paths could
+not be read or the report could not be written; 2 bad usage; 3 interrupted a second time (more
+than a second after the first): stopped at once, no report or only part of one; 130
+interrupted (the partial report was printed).
 )";
 
 std::vector<std::string> SplitList(const std::string& text) {

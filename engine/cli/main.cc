@@ -9,10 +9,13 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "engine/base/temp_files.h"
 #include "engine/cli/flags.h"
@@ -34,26 +37,45 @@
 namespace {
 
 std::atomic<bool> g_cancel{false};
-std::atomic<int> g_signals{0};  // lock-free on Linux: safe in a signal handler
 // Under mpirun, SIGINT and SIGTERM end the rank at once, rank 0 saying why first (see main).
 std::atomic<bool> g_abort_on_signal{false};
 std::string g_abort_message;  // written before g_abort_on_signal is set; rank 0's only
 
+// Monotonic nanoseconds (clock_gettime is async-signal-safe).
+int64_t MonotonicNanos() {
+  struct timespec ts {};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+std::atomic<int64_t> g_first_signal_ns{0};  // when the first interrupt came; 0: none yet
+bool g_stderr_terminal = false;             // set once in main, before any signal handler
+
+// Leaves at once, saying so on stderr, with no output file behind (the --html and --save
+// targets are as they were: base/temp_files.h).
+[[noreturn]] void AbortNow(const std::string_view message) {
+  if (!message.empty()) (void)!::write(STDERR_FILENO, message.data(), message.size());
+  zsim::RemoveTempFiles();
+  _exit(zsim::cli::kExitAborted);
+}
+
 void OnSignal(int) {
-  if (g_abort_on_signal.load()) {
-    if (!g_abort_message.empty()) {
-      (void)!::write(STDERR_FILENO, g_abort_message.data(), g_abort_message.size());
-    }
-    zsim::RemoveTempFiles();
-    _exit(zsim::cli::kExitInterrupted);
+  if (g_abort_on_signal.load()) AbortNow(g_abort_message);
+  // First Ctrl-C: stop feeding, drain, print what was scanned. The same signal again within
+  // kRepeatedSignalSeconds is that interrupt delivered twice (`timeout` signals the command,
+  // then its process group); one later means "stop now".
+  const int64_t now = MonotonicNanos();
+  int64_t first = 0;
+  if (g_first_signal_ns.compare_exchange_strong(first, now)) {
+    g_cancel.store(true);
+    return;
   }
-  // First Ctrl-C: stop feeding, drain, print what was scanned. Second: leave at once, leaving
-  // no output file behind (the --html and --save targets are as they were: base/temp_files.h).
-  if (g_signals++ > 0) {
-    zsim::RemoveTempFiles();
-    _exit(zsim::cli::kExitInterrupted);
-  }
-  g_cancel.store(true);
+  if (double(now - first) * 1e-9 < zsim::cli::kRepeatedSignalSeconds) return;
+  // On a terminal the progress line may be showing: the message goes on a line of its own.
+  if (g_stderr_terminal) (void)!::write(STDERR_FILENO, "\n", 1);
+  AbortNow(
+      "zsim: interrupted again: stopped at once; no report, or only part of one, was written "
+      "(exit code 3)\n");
 }
 
 #ifdef ZSIM_MPI
@@ -151,6 +173,7 @@ int main(int argc, char** argv) {
     }
   }
   ::signal(SIGPIPE, SIG_IGN);
+  g_stderr_terminal = ::isatty(STDERR_FILENO) == 1;
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
   sigemptyset(&sa.sa_mask);

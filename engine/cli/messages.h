@@ -23,6 +23,14 @@ inline constexpr int kExitUnreadable = 1;
 inline constexpr int kExitOutputFailed = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitInterrupted = 130;
+// Stopped at once, without a report or with one cut short: a second interrupt a while after the
+// first (one within kRepeatedSignalSeconds is the same interrupt), or mpirun's abort of a
+// distributed scan. Not 130, which promises the partial report.
+inline constexpr int kExitAborted = 3;
+// A SIGINT or SIGTERM this soon after the first is taken as the same one: `timeout` sends its
+// signal to the command and then to its whole process group, and a terminal's Ctrl-C reaches
+// every process of the foreground group, so one interrupt can arrive twice.
+inline constexpr double kRepeatedSignalSeconds = 1.0;
 
 // "zsim: <message>" on stderr.
 void PrintError(const std::string& message);

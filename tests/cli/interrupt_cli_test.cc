@@ -1,7 +1,8 @@
 // An interrupted scan, through the binary: SIGINT or SIGTERM ends it with exit code 130 and the
 // message, the --html and --save targets written whole (a partial report and a state marked
-// partial), and a second signal while the report is still being written ends it at once with
-// no output file left behind: neither the --html target nor its temporary file (created before
+// partial); the same signal delivered twice at once is one interrupt; and a second signal a
+// while later, while the report is still being written, ends it at once (exit code 3) with no
+// output file left behind: neither the --html target nor its temporary file (created before
 // the scan starts). The waits are guards against a hang, not speed assertions.
 
 #include <fcntl.h>
@@ -46,17 +47,21 @@ std::vector<std::string> Names(const fs::path& dir) {
 
 // Runs zsim with `args`, sends `sig` once stderr shows `under_way`, and returns its exit code
 // (WaitExit's) with all it wrote on stderr. Fails the test if it ends before saying it.
+// `times` > 1: the signal again at once, as `timeout` sends it (to the command, then to its
+// process group). `out`, when given, receives stdout.
 std::pair<int, std::string> Interrupted(const std::vector<std::string>& args,
-                                        const std::string& under_way, int sig) {
+                                        const std::string& under_way, int sig, int times = 1,
+                                        std::string* out = nullptr) {
   Child c = Spawn(args);
   EXPECT_GT(c.pid, 0);
   if (c.pid <= 0) return {-1, ""};
   std::string err;
   const bool seen = ReadUntil(c.err, under_way, &err);
   EXPECT_TRUE(seen) << err;
-  kill(c.pid, sig);
-  std::string out;
-  const int code = Collect(c, std::chrono::seconds(60), &out, &err);
+  for (int i = 0; i < times; ++i) kill(c.pid, sig);
+  std::string stdout_text;
+  const int code = Collect(c, std::chrono::seconds(60), &stdout_text, &err);
+  if (out) *out = std::move(stdout_text);
   return {code, err};
 }
 
@@ -151,6 +156,25 @@ TEST(InterruptCliTest, AnInterruptedRescanKeepsItsBaseline) {
   EXPECT_EQ(next.exit_code, 0) << next.err;
 }
 
+// The same signal twice at once (`timeout -s INT 1h zsim ...` sends it to zsim, then to its
+// process group) is one interrupt: the partial report is printed, exit 130, not the abort a
+// second Ctrl-C asks for.
+TEST(InterruptCliTest, ASignalDeliveredTwiceAtOnceStillPrintsThePartialReport) {
+  testing::TempDir tmp;
+  WriteSlowTree(tmp.path() / "in", 40);
+  for (int sig : {SIGINT, SIGTERM}) {
+    std::string out;
+    const auto [code, err] = Interrupted(
+        {"scan", (tmp.path() / "in").string(), "--compression", "off", "--progress", "--json"},
+        " of 40 files", sig, /*times=*/3, &out);
+    EXPECT_EQ(code, 130) << err;
+    const nlohmann::json j = nlohmann::json::parse(out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << out.substr(0, 300) << err;
+    EXPECT_EQ(j["partial"], true);
+    EXPECT_EQ(err.find("interrupted again"), std::string::npos) << err;
+  }
+}
+
 // A second SIGINT while the first one's report is still being written (stdout never read: the
 // report, over 64 KiB with its 1500 errors, blocks in write()) ends the scan at once, and the
 // --html target, not written yet, is left as it was: no file, no temporary file.
@@ -173,6 +197,7 @@ TEST(InterruptCliTest, SecondSignalLeavesNoOutputFileBehind) {
   std::string err;
   ASSERT_TRUE(ReadUntil(c.err, "scanned", &err)) << err;
   EXPECT_EQ(Names(out_dir).size(), 1u);  // the --html temporary file, made before the scan
+  const auto first = std::chrono::steady_clock::now();
   kill(c.pid, SIGINT);
   bool stuck = false;
   for (int i = 0; i < 1500 && !stuck; ++i) {
@@ -181,10 +206,16 @@ TEST(InterruptCliTest, SecondSignalLeavesNoOutputFileBehind) {
     stuck = ioctl(c.out, FIONREAD, &queued) == 0 && queued >= 65536;
   }
   ASSERT_TRUE(stuck) << "the report never filled the pipe";
+  // Later than the same interrupt delivered twice (cli/messages.h kRepeatedSignalSeconds).
+  std::this_thread::sleep_until(first + std::chrono::milliseconds(1500));
   kill(c.pid, SIGINT);
-  EXPECT_EQ(WaitExit(c.pid, std::chrono::seconds(60)), 130);
+  EXPECT_EQ(WaitExit(c.pid, std::chrono::seconds(60)), 3);
   close(c.out);
+  std::string rest;
+  char buf[4096];
+  for (ssize_t n; (n = read(c.err, buf, sizeof buf)) > 0;) rest.append(buf, size_t(n));
   close(c.err);
+  EXPECT_NE(rest.find("zsim: interrupted again: stopped at once"), std::string::npos) << rest;
   EXPECT_EQ(Names(out_dir), std::vector<std::string>{});
 }
 
