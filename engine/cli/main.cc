@@ -23,6 +23,7 @@
 #include "engine/cli/output_file.h"
 #include "engine/finish/finish.h"
 #include "engine/io/file_system.h"
+#include "engine/io/guarded_file_system.h"
 #include "engine/pipeline/scan.h"
 #include "engine/report/diff_report.h"
 #include "engine/report/html_report.h"
@@ -317,6 +318,19 @@ int main(int argc, char** argv) {
     if (!cmd->quiet) std::fputs(notes.c_str(), stderr);
   }
 
+  // The walk must not find its way to where the outputs go (a symlink it follows, a bind mount
+  // inside a tree): the checks above see only the paths named. The first route found stops the
+  // scan, and the outputs are refused below.
+  std::vector<io::GuardedFileSystem::Place> written;
+  for (const std::optional<std::string>* out : {&cmd->html_path, &cmd->save_path}) {
+    if (!*out || quiet_rank) continue;
+    const std::vector<io::GuardedFileSystem::Place> places =
+        cli::OutputFile::WrittenPlaces(out == &cmd->html_path ? "--html" : "--save", **out);
+    written.insert(written.end(), places.begin(), places.end());
+  }
+  const std::shared_ptr<io::FileSystem> posix = io::PosixFileSystem();
+  io::GuardedFileSystem guarded(posix.get(), written, [] { g_cancel.store(true); });
+
   Result<ScanResult> result = Status::Internal("no result");
   if (cmd->kind == cli::Command::Kind::kReport) {
     int exit_code = cli::kExitUsage;
@@ -369,7 +383,7 @@ int main(int argc, char** argv) {
     if (session.active()) {
       distributed = true;
       Result<std::optional<state::ScanState>> merged =
-          mpi::RunDistributedScan(cmd->options, io::PosixFileSystem().get(), control, session);
+          mpi::RunDistributedScan(cmd->options, &guarded, control, session);
       if (merged.ok() && !merged->has_value()) {
         if (!g_cancel.load()) return cli::kExitOk;
         // Interrupted: abandoned reads may still hold threads (see the end of main).
@@ -383,22 +397,28 @@ int main(int argc, char** argv) {
         scanned = merged.status();
       }
     } else if (!since) {
-      scanned = pipeline::ScanToState(cmd->options, io::PosixFileSystem().get(), control);
+      scanned = pipeline::ScanToState(cmd->options, &guarded, control);
     }
 #else
     Result<state::ScanState> scanned = Status::Internal("not scanned");
 #endif
     pipeline::SinceSummary since_summary;
     if (since) {
-      scanned = pipeline::ScanSince(cmd->options, std::move(*since), io::PosixFileSystem().get(),
-                                    control, &since_summary);
+      scanned =
+          pipeline::ScanSince(cmd->options, std::move(*since), &guarded, control, &since_summary);
     }
 #ifndef ZSIM_MPI
     else {
-      scanned = pipeline::ScanToState(cmd->options, io::PosixFileSystem().get(), control);
+      scanned = pipeline::ScanToState(cmd->options, &guarded, control);
     }
 #endif
     if (progress) cli::ClearProgress();
+    if (const std::optional<io::GuardedFileSystem::Hit> hit = guarded.hit()) {
+      cli::PrintError(hit->path + " leads to where zsim writes (" + hit->what +
+                      "); zsim never writes inside what it scans: put the output elsewhere, or "
+                      "--exclude that path; the scan was stopped and nothing was written");
+      return refuse_output();
+    }
     if (!scanned.ok()) {
       if (!quiet_rank) cli::PrintError(scanned.status().message());
       return cli::kExitUsage;

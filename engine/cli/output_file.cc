@@ -55,6 +55,28 @@ bool OutputFile::SameTarget(const std::string& a, const std::string& b) {
   return !la.empty() && la == Landing(b);
 }
 
+std::vector<io::GuardedFileSystem::Place> OutputFile::WrittenPlaces(std::string_view flag,
+                                                                    const std::string& path) {
+  std::vector<io::GuardedFileSystem::Place> places;
+  const std::string named = std::string(flag) + " " + path;
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0) {
+    places.push_back({uint64_t(st.st_dev), uint64_t(st.st_ino), named + " itself"});
+  }
+  char* real = ::realpath(DirectoryOf(path).c_str(), nullptr);
+  if (real == nullptr) return places;
+  std::string up = real;
+  std::free(real);
+  for (;;) {
+    if (::stat(up.c_str(), &st) == 0) {
+      places.push_back({uint64_t(st.st_dev), uint64_t(st.st_ino), named + ", written in " + up});
+    }
+    if (up == "/") break;
+    up = DirectoryOf(up);
+  }
+  return places;
+}
+
 Result<OutputFile> OutputFile::Prepare(std::string_view flag, const std::string& path,
                                        const std::vector<std::string>& inputs) {
   ZSIM_RETURN_IF_ERROR(CheckTarget(flag, path, inputs));

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "engine/base/temp_files.h"
+#include "engine/io/guarded_file_system.h"
 #include "zsim/status.h"
 
 namespace zsim::cli {
@@ -39,6 +40,14 @@ class OutputFile {
   // (--save: state/state_file.h writes it by temporary file and rename too).
   static Status CheckTarget(std::string_view flag, const std::string& path,
                             const std::vector<std::string>& inputs);
+
+  // The places a walk must not reach for `path` to stay outside what is scanned: the file, if
+  // it exists, and its real directory and every directory above it, for io::GuardedFileSystem.
+  // Prepare and CheckTarget see the inputs named; a followed symlink or a bind mount met on the
+  // way is seen only by the walk. Empty when the directory cannot be resolved (CheckTarget
+  // refuses such a path).
+  static std::vector<io::GuardedFileSystem::Place> WrittenPlaces(std::string_view flag,
+                                                                 const std::string& path);
 
   // True when the two paths name one file: the same (device, inode) where both exist, else the
   // same last component in the same real directory (`x`, `./x` and `D/../x` are one file).

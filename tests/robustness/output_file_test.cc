@@ -71,6 +71,48 @@ TEST_F(OutputFileTest, HtmlInsideAScannedTreeIsRefusedByAnyRoute) {
   EXPECT_FALSE(fs::exists(tree_ / "sub" / "x.html"));
 }
 
+// A route the walk finds on its way to where the outputs go: a symlink it follows
+// (--follow-symlinks) to the output's directory or one above it, or to the existing report.
+// The scan stops there, exit 2, nothing written (neither the --html nor the --save file).
+// Without --follow-symlinks the same link is not followed, and the outputs are written.
+TEST_F(OutputFileTest, AFollowedSymlinkToWhereTheOutputsGoStopsTheScanAndWritesNothing) {
+  const fs::path out = tmp_.path() / "out";
+  const std::string html = (out / "r.html").string();
+  const std::string save = (out / "s.zstate").string();
+  const fs::path link = tree_ / "sub" / "link";
+  for (const fs::path& target : {out, tmp_.path()}) {
+    fs::remove(link);
+    fs::create_directory_symlink(target, link);
+    const testing::CommandResult r = RunZsim(
+        {"scan", tree_.string(), "-q", "--follow-symlinks", "--html", html, "--save", save});
+    EXPECT_EQ(r.exit_code, 2) << target << ": " << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find(link.string() + " leads to where zsim writes"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("nothing was written"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(html));
+    EXPECT_FALSE(fs::exists(save));
+    EXPECT_EQ(std::vector<fs::path>(fs::directory_iterator(out), {}),
+              std::vector<fs::path>{out / ".keep"});  // no temporary file left either
+  }
+  // A symlink to the existing report itself: it would be replaced under the scanned name.
+  tmp_.WriteFile("out/r.html", {'o', 'l', 'd'});
+  fs::remove(link);
+  fs::create_symlink(html, link);
+  testing::CommandResult r =
+      RunZsim({"scan", tree_.string(), "-q", "--follow-symlinks", "--html", html});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--html " + html + " itself"), std::string::npos) << r.err;
+  EXPECT_EQ(testing::ReadFileBytes(html), (std::vector<uint8_t>{'o', 'l', 'd'}));
+  // Not followed: not scanned, and the report is written.
+  fs::remove(link);
+  fs::create_directory_symlink(out, link);
+  r = RunZsim({"scan", tree_.string(), "-q", "--html", html, "--save", save});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(save));
+  EXPECT_GT(fs::file_size(html), 3u);
+}
+
 // --save (the scan's state file) is held to the same rule.
 TEST_F(OutputFileTest, SaveOverOrInsideAScannedTreeIsRefused) {
   for (const std::string& save : {file_.string(), tree_.string() + "/state.zsim"}) {
