@@ -452,9 +452,9 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   // entry's figures times its refs) and per entry (the allocated side).
   std::vector<estimate::RegressionEstimator> sampled_ref(settings_), sampled_alloc(settings_);
   std::vector<uint64_t> census_psize(settings_, 0);  // sampled settings: the census's exact psize
-  // A setting estimated on its near anchor: how many sampled blocks differ from the anchor, and
-  // how far each unsampled one could (rare_difference.h), for when too few differ to rest a
-  // normal interval on.
+  // Every sampled setting: how many sampled blocks differ from its anchor (a near anchor, lz4 of
+  // a regression, or lsize), and how far each unsampled one could (rare_difference.h), for when
+  // too few differ to rest a normal interval on.
   std::vector<estimate::RareDifferenceBound> rare(settings_);
   // The entries' sizes, (unique, duplicate): of a sampled setting, those of its sampled entries.
   std::vector<KeySizeMixes> mixes(settings_);
@@ -533,9 +533,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         b.anchor += x;
         b.ref_anchor += double(refs) * x;
         if (code == ddt::kPendingCode || lv < level[c]) {
-          if (near_anchored[c]) {
-            rare[c].AddUnsampled(double(refs) * (double(e.lsize) - x), double(refs) * x);
-          }
+          rare[c].AddUnsampled(double(refs) * (double(e.lsize) - x), double(refs) * x);
           continue;
         }
         const bool emb = ddt::IsEmbeddedCode(code);
@@ -562,7 +560,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
           b.s_ref_emb_bytes += double(refs * ddt::EmbeddedPayload(code));
         }
         sampled_ratio[c].Add(double(refs) * x, double(refs * psize));
-        if (near_anchored[c]) rare[c].AddSampled(double(refs * psize), double(refs) * x);
+        rare[c].AddSampled(double(refs * psize), double(refs) * x);
         sampled_ref[c].Add(double(refs * e.lsize), double(refs) * x, double(refs * psize));
         sampled_alloc[c].Add(double(e.lsize), x, double(psize));
         continue;
@@ -691,7 +689,14 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       // exactly, plus what a 97.5% bound on the count of unsampled differing blocks could rise
       // or fall. They lie within the certain bounds (an unsampled block between 0 and its
       // lsize), so they take their place too where the sample is worth few blocks.
-      if (near_anchored[c] && (rare[c].differing() < estimate::kMinIntervalBlocks || few_units)) {
+      // The same holds on any anchor: at 4K records on 4K sectors a block's psize is 4K or 0 under
+      // every codec, so zle's equals lz4's on all but a handful of blocks, and a sample of an
+      // eighth that held none of them fitted psize = lz4 with no residual at all: an interval of
+      // zero width, 11.5 KiB from the exact psize (the bundled source tree at 4K). A regression
+      // or ratio whose sample holds fewer than kMinIntervalBlocks differing blocks takes the
+      // rare-difference bounds too.
+      const bool few_differing = rare[c].differing() < estimate::kMinIntervalBlocks;
+      if (few_differing || (near_anchored[c] && few_units)) {
         const double known = sample.s_ref_psize + (ref_anchor - sample.s_ref_anchor);
         const std::array<double, 2> d = rare[c].Bounds();
         p_range = {std::max(0.0, known - d[0]), known + d[1]};
