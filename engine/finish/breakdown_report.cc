@@ -28,6 +28,7 @@ void FinishBreakdowns(const state::BreakdownState& bd,
   for (const ddt::DedupTable* t : tables) shift = std::max(shift, t->sample_shift());
   const uint64_t m = uint64_t{1} << shift;
   const size_t settings = compressions.size();
+  const bool zeros_known = state::ZeroLsizeKept(bd);
   result->breakdowns.clear();
   for (size_t r = 0; r < tables.size(); ++r) {
     // Refcount, lsize and codes of every sampled key of row r, sorted by key.lo (a few MB at the
@@ -76,6 +77,9 @@ void FinishBreakdowns(const state::BreakdownState& bd,
           rows[i].lsize = key < sums[i].setting_lsize.size() ? sums[i].setting_lsize[key]
                           : key == featured                  ? sums[i].lsize
                                                              : 0;
+          if (zeros_known && key < sums[i].setting_zero_lsize.size()) {
+            rows[i].zero_lsize = sums[i].setting_zero_lsize[key];
+          }
         }
         return rows;
       };
@@ -120,12 +124,13 @@ void FinishBreakdowns(const state::BreakdownState& bd,
         // A row with nothing in it: its files failed, or a merge took its only file out (a
         // file with several names, counted under another: state/linked_files.h).
         std::erase_if(*rows, [](const BreakdownRow& b) {
-          return b.files == 0 && b.bytes == 0 && b.lsize == 0 && b.psize == 0 &&
-                 b.duplicate_bytes == 0;
+          return b.files == 0 && b.bytes == 0 && b.lsize == 0 && b.zero_lsize == 0 &&
+                 b.psize == 0 && b.duplicate_bytes == 0;
         });
         std::sort(rows->begin(), rows->end(), [](const BreakdownRow& a, const BreakdownRow& b) {
-          return std::tie(b.duplicate_bytes, b.lsize, a.name) <
-                 std::tie(a.duplicate_bytes, a.lsize, b.name);
+          const uint64_t a_data = a.lsize + a.zero_lsize, b_data = b.lsize + b.zero_lsize;
+          return std::tie(b.duplicate_bytes, b_data, a.name) <
+                 std::tie(a.duplicate_bytes, a_data, b.name);
         });
         if (rows->size() > kMaxRows) rows->resize(kMaxRows);
       };
@@ -137,6 +142,7 @@ void FinishBreakdowns(const state::BreakdownState& bd,
       b.directories = std::move(dirs);
       b.extensions = std::move(exts);
       b.sample_modulus = m;
+      b.zero_lsize_known = zeros_known;
       result->breakdowns.push_back(std::move(b));
     }
   }

@@ -93,6 +93,7 @@ void BreakdownCollector::Sample(const ddt::Fingerprint& key, FileGroups groups, 
 void BreakdownCollector::AddFile(FileGroups groups, uint64_t bytes,
                                  const std::vector<uint64_t>& lsize,
                                  const std::vector<uint64_t>& setting_lsize,
+                                 const std::vector<uint64_t>& setting_zero_lsize,
                                  ddt::Fingerprint content, bool has_data) {
   const uint64_t first = lsize.empty() ? 0 : lsize[0];
   std::lock_guard<std::mutex> lock(rows_mu_);
@@ -104,6 +105,12 @@ void BreakdownCollector::AddFile(FileGroups groups, uint64_t bytes,
       row->setting_lsize.resize(setting_lsize.size(), 0);
     }
     for (size_t i = 0; i < setting_lsize.size(); ++i) row->setting_lsize[i] += setting_lsize[i];
+    if (row->setting_zero_lsize.size() < setting_zero_lsize.size()) {
+      row->setting_zero_lsize.resize(setting_zero_lsize.size(), 0);
+    }
+    for (size_t i = 0; i < setting_zero_lsize.size(); ++i) {
+      row->setting_zero_lsize[i] += setting_zero_lsize[i];
+    }
   }
   state::BreakdownState::Content c{content.lo, content.hi, lsize};
   if (first > 0 && has_data && state::ContentKept(c, content_shift_)) {
@@ -136,7 +143,8 @@ void BreakdownCollector::MoveInto(const std::vector<const Local*>& locals,
   auto sums = [](const std::vector<Row>& rows) {
     std::vector<state::BreakdownRowSums> v;
     for (const Row& r : rows) {
-      v.push_back(state::BreakdownRowSums{r.files, r.bytes, r.lsize, r.setting_lsize});
+      v.push_back(state::BreakdownRowSums{r.files, r.bytes, r.lsize, r.setting_lsize,
+                                          r.setting_zero_lsize});
     }
     return v;
   };

@@ -68,11 +68,14 @@ class BreakdownCollector {
   void Sample(const ddt::Fingerprint& key, FileGroups groups, uint32_t row, Local* local);
 
   // A finished file: its st_size, the featured setting's lsize per row (non-hole blocks x block
-  // size; the first is the breakdown rows'), the lsize of every (row, setting) (row major),
+  // size; the first is the breakdown rows'), the lsize of every (row, setting) (row major) and
+  // the all-zero records each stores as holes (state::BreakdownRowSums::setting_zero_lsize),
   // whole content hash (for whole-file duplicates) and whether any record holds non-zero bytes
   // (all-zero files are never counted as whole-file duplicates: compression makes them holes).
   void AddFile(FileGroups groups, uint64_t bytes, const std::vector<uint64_t>& lsize,
-               const std::vector<uint64_t>& setting_lsize, ddt::Fingerprint content, bool has_data);
+               const std::vector<uint64_t>& setting_lsize,
+               const std::vector<uint64_t>& setting_zero_lsize, ddt::Fingerprint content,
+               bool has_data);
   // All-zero data blocks of row `row`.
   void AddZeroBlocks(size_t row, uint64_t blocks, uint64_t bytes);
 
@@ -96,7 +99,8 @@ class BreakdownCollector {
 
   struct Row {
     uint64_t files = 0, bytes = 0, lsize = 0;
-    std::vector<uint64_t> setting_lsize;  // per (row, setting)
+    std::vector<uint64_t> setting_lsize;       // per (row, setting)
+    std::vector<uint64_t> setting_zero_lsize;  // per (row, setting)
   };
   std::vector<std::string> directory_names_, extension_names_;  // id -> name
   std::unordered_map<std::string, uint32_t> directory_ids_, extension_ids_;

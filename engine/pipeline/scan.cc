@@ -1442,15 +1442,23 @@ void Scan::AddFileFigures(const std::vector<zfs::RecordLayout>& layouts, uint64_
   }
   // lsize per (row, setting): its non-hole blocks x the row's block size; per row, the
   // featured setting's.
-  std::vector<uint64_t> setting_lsize(non_hole.size(), 0);
+  std::vector<uint64_t> setting_lsize(non_hole.size(), 0), setting_zero_lsize(non_hole.size(), 0);
   for (size_t i = 0; i < setting_lsize.size() && i / settings < layouts.size(); ++i) {
-    setting_lsize[i] = non_hole[i] * layouts[i / settings].block_bytes;
+    const uint64_t bs = layouts[i / settings].block_bytes;
+    setting_lsize[i] = non_hole[i] * bs;
+    // The all-zero records this setting stores as holes without dedup (compression on: the
+    // headline's saved base; off writes them as data).
+    const size_t c = i % settings;
+    if (zero_is_hole_[c] && !zero_written_without_dedup_[c] && i / settings < zero_blocks.size()) {
+      setting_zero_lsize[i] = zero_blocks[i / settings] * bs;
+    }
   }
   std::vector<uint64_t> featured_lsize(layouts.size(), 0);
   for (size_t r = 0; r < layouts.size() && r * settings + featured_ < setting_lsize.size(); ++r) {
     featured_lsize[r] = setting_lsize[r * settings + featured_];
   }
-  breakdown_.AddFile(groups, size, featured_lsize, setting_lsize, content, has_data);
+  breakdown_.AddFile(groups, size, featured_lsize, setting_lsize, setting_zero_lsize, content,
+                     has_data);
 }
 
 std::vector<zfs::RecordLayout> Scan::Layouts(uint64_t size, bool is_zvol) const {

@@ -348,7 +348,8 @@ std::vector<DirectoryAdvice> DirectoryAdvices(const ScanResult& r, const Decisio
   const Breakdowns* base = BreakdownFor(r, d.featured);
   if (base == nullptr || r.input.bytes_logical == 0) return out;
   for (const BreakdownRow& row : base->directories) {
-    if (double(row.lsize) < kDirectoryShare * double(r.input.bytes_logical) || row.psize == 0) {
+    if (double(row.lsize + row.zero_lsize) < kDirectoryShare * double(r.input.bytes_logical) ||
+        row.psize == 0) {
       continue;
     }
     DirectoryAdvice best{row.name, d.featured, row.lsize, row.psize, row.psize, 0};

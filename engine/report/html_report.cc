@@ -214,12 +214,17 @@ void BlockSizes(const ScanResult& r, const Advice& a, std::string& out) {
       "the pool's redundancy (a mirror at least); losing one loses the pool.</strong></p>\n";
 }
 
+// A row's saved bytes on the headline's base: its data, all-zero records included, less psize.
+uint64_t SavedOf(const BreakdownRow& row) {
+  const uint64_t data = row.lsize + row.zero_lsize;
+  return data > row.psize ? data - row.psize : 0;
+}
+
 void BreakdownTable(const char* title, std::vector<BreakdownRow> rows, bool by_compression,
                     std::string& out) {
   if (by_compression) {
     std::stable_sort(rows.begin(), rows.end(), [](const BreakdownRow& x, const BreakdownRow& y) {
-      return (x.lsize > x.psize ? x.lsize - x.psize : 0) >
-             (y.lsize > y.psize ? y.lsize - y.psize : 0);
+      return SavedOf(x) > SavedOf(y);
     });
   }
   out += fmt::format(
@@ -233,7 +238,7 @@ void BreakdownTable(const char* title, std::vector<BreakdownRow> rows, bool by_c
         "<tr><td class=\"l\"><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td></tr>\n",
         HtmlEscape(row.name), row.files, FormatBytes(row.bytes), FormatBytes(row.duplicate_bytes),
-        FormatBytes(row.lsize > row.psize ? row.lsize - row.psize : 0),
+        FormatBytes(SavedOf(row)),
         row.psize > 0 ? Ratio(double(row.lsize) / double(row.psize)) : "-");
   }
   out += "</table>\n";

@@ -244,13 +244,18 @@ std::string Shortened(const std::string& name, size_t width) {
   return out;
 }
 
+// What a row's files would save: the data they hold (all-zero records included, as holes) less
+// psize, on the headline's base (SettingResult::zero_lsize).
+uint64_t SavedOf(const BreakdownRow& row) {
+  const uint64_t data = row.lsize + row.zero_lsize;
+  return data > row.psize ? data - row.psize : 0;
+}
+
 void BreakdownTable(const char* title, std::vector<BreakdownRow> rows, bool by_compression,
                     const TextOptions& t, std::string& out) {
   if (by_compression) {
     std::stable_sort(rows.begin(), rows.end(), [](const BreakdownRow& x, const BreakdownRow& y) {
-      const uint64_t sx = x.lsize > x.psize ? x.lsize - x.psize : 0;
-      const uint64_t sy = y.lsize > y.psize ? y.lsize - y.psize : 0;
-      return sx > sy;
+      return SavedOf(x) > SavedOf(y);
     });
   }
   out += fmt::format("{}:\n", title);
@@ -264,9 +269,8 @@ void BreakdownTable(const char* title, std::vector<BreakdownRow> rows, bool by_c
                    {"name", true, 0}});
   for (size_t i = 0; i < rows.size() && i < kBreakdownRows; ++i) {
     const BreakdownRow& row = rows[i];
-    const uint64_t saved = row.lsize > row.psize ? row.lsize - row.psize : 0;
     table.AddRow({std::to_string(row.files), FormatBytes(row.bytes),
-                  FormatBytes(row.duplicate_bytes), FormatBytes(saved),
+                  FormatBytes(row.duplicate_bytes), FormatBytes(SavedOf(row)),
                   row.psize > 0 ? Ratio(double(row.lsize) / double(row.psize)) : "-",
                   Shortened(Printable(row.name), name_width)});
   }
@@ -286,6 +290,11 @@ void Breakdown(const ScanResult& r, const Advice& a, const TextOptions& t, std::
       b->sample_modulus > 1
           ? fmt::format("; duplicate bytes estimated from 1/{} of the blocks", b->sample_modulus)
           : "");
+  if (!b->zero_lsize_known) {
+    out +=
+        "(saved by directory and file type leaves out all-zero records: this state, of format "
+        "18 or older or merged with one, did not keep them per directory)\n";
+  }
   BreakdownTable("Top directories by duplicate bytes", b->directories, false, t, out);
   BreakdownTable("Top file types by duplicate bytes", b->extensions, false, t, out);
   BreakdownTable("Top directories by compression savings", b->directories, true, t, out);

@@ -109,6 +109,7 @@ class TakeOut {
 
     const size_t settings = s_.options.compressions.size();
     std::vector<uint64_t> setting_lsize(s_.rows.size() * settings, 0);
+    std::vector<uint64_t> setting_zero_lsize(s_.rows.size() * settings, 0);
     std::vector<uint64_t> row_block_bytes(s_.rows.size(), 0);  // the file's block size per row
     for (size_t r = 0; r < s_.rows.size(); ++r) {
       RowState& row = s_.rows[r];
@@ -125,6 +126,9 @@ class TakeOut {
                               IndirectsFor(f.indirects, r, zero_is_hole_[c])};
         Decrement(row.files[c], shape);
         setting_lsize[r * settings + c] = non_hole * layout.block_bytes;
+        if (zero_is_hole_[c] && !zero_written_[c]) {
+          setting_zero_lsize[r * settings + c] = f.zero_blocks[r] * layout.block_bytes;
+        }
       }
       for (const ddt::Fingerprint& key : keys[r]) {
         const uint32_t ref = row.table->Find(key);
@@ -149,6 +153,9 @@ class TakeOut {
       row->lsize -= featured_lsize;
       for (size_t i = 0; i < setting_lsize.size() && i < row->setting_lsize.size(); ++i) {
         row->setting_lsize[i] -= setting_lsize[i];
+      }
+      for (size_t i = 0; i < setting_zero_lsize.size() && i < row->setting_zero_lsize.size(); ++i) {
+        row->setting_zero_lsize[i] -= std::min(row->setting_zero_lsize[i], setting_zero_lsize[i]);
       }
     }
     if (featured_lsize > 0 && f.has_data) {

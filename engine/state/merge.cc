@@ -52,6 +52,15 @@ Status Differ(const std::string& what, const std::string& a, const std::string& 
 // directory and extension rows went.
 }  // namespace
 
+bool ZeroLsizeKept(const BreakdownState& b) {
+  for (const auto* rows : {&b.directories, &b.extensions}) {
+    for (const BreakdownRowSums& r : *rows) {
+      if (r.setting_zero_lsize.size() != r.setting_lsize.size()) return false;
+    }
+  }
+  return true;
+}
+
 void KeepFirstRowOnly(BreakdownState* b) {
   std::map<BreakdownState::Content, uint64_t> contents;
   for (const auto& [content, copies] : b->contents) {
@@ -89,13 +98,23 @@ std::pair<std::vector<uint32_t>, std::vector<uint32_t>> MergeBreakdown(Breakdown
       const std::vector<uint64_t>& add = from_rows[i].setting_lsize;
       if (r.setting_lsize.size() < add.size()) r.setting_lsize.resize(add.size(), 0);
       for (size_t k = 0; k < add.size(); ++k) r.setting_lsize[k] += add[k];
+      const std::vector<uint64_t>& zeros = from_rows[i].setting_zero_lsize;
+      if (r.setting_zero_lsize.size() < zeros.size()) r.setting_zero_lsize.resize(zeros.size(), 0);
+      for (size_t k = 0; k < zeros.size(); ++k) r.setting_zero_lsize[k] += zeros[k];
     }
     return map;
   };
+  // A part of format 18 or older kept no zero records per row: the union's are not known either.
+  const bool zeros_kept = ZeroLsizeKept(into) && ZeroLsizeKept(from);
   const std::vector<uint32_t> dirs =
       remap(into.directory_names, into.directories, from.directory_names, from.directories);
   const std::vector<uint32_t> exts =
       remap(into.extension_names, into.extensions, from.extension_names, from.extensions);
+  if (!zeros_kept) {
+    for (auto* rows : {&into.directories, &into.extensions}) {
+      for (BreakdownRowSums& r : *rows) r.setting_zero_lsize.clear();
+    }
+  }
   into.shift = std::max(into.shift, from.shift);
   const uint64_t mask = (uint64_t{1} << into.shift) - 1;
   std::erase_if(into.references,

@@ -62,7 +62,9 @@ uint64_t BreakdownBytes(const BreakdownState& b) {
     for (const std::string& name : *names) n += Buffer(name);
   }
   for (const auto* rows : {&b.directories, &b.extensions}) {
-    for (const BreakdownRowSums& row : *rows) n += Buffer(row.setting_lsize);
+    for (const BreakdownRowSums& row : *rows) {
+      n += Buffer(row.setting_lsize) + Buffer(row.setting_zero_lsize);
+    }
   }
   for (const auto& [content, copies] : b.contents) n += Buffer(content.lsize);
   return n;

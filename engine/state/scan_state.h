@@ -183,6 +183,12 @@ struct BreakdownRowSums {
   uint64_t files = 0, bytes = 0, lsize = 0;  // lsize: the featured setting's
   // lsize per (row, setting), row major: every setting's breakdown (issue 17) sums these.
   std::vector<uint64_t> setting_lsize;
+  // Per (row, setting) too: the all-zero records the setting stores as holes without dedup
+  // (compression on; off writes them), times the row's block size. With setting_lsize, the data the
+  // files hold: the base of the breakdown's saved figures, as SettingResult::zero_lsize is the
+  // headline's. Empty in a state of format 18 or older (not kept then: its breakdowns count from
+  // lsize alone).
+  std::vector<uint64_t> setting_zero_lsize;
 };
 struct BreakdownState {
   std::vector<std::string> directory_names, extension_names;
@@ -219,6 +225,10 @@ struct BreakdownState {
   // format < 14 of several rows, or a merge with one (KeepFirstRowOnly).
   bool first_row_only = false;
 };
+
+// True when every breakdown row keeps its setting_zero_lsize (a state of format 19 and up, not
+// merged with an older one): the breakdown's saved figures then count the all-zero records.
+bool ZeroLsizeKept(const BreakdownState& b);
 
 // Reduces `b` to what a state of format < 14 holds (the first row's contents and zero blocks),
 // so that it merges with one: their contents then meet under the same key.

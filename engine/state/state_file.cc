@@ -460,6 +460,8 @@ void PutState(FrameWriter& w, const ScanState& s, bool resolve_keys) {
       w.U64(r.lsize);
       w.U32(static_cast<uint32_t>(r.setting_lsize.size()));
       for (uint64_t v : r.setting_lsize) w.U64(v);
+      w.U32(static_cast<uint32_t>(r.setting_zero_lsize.size()));  // format 19
+      for (uint64_t v : r.setting_zero_lsize) w.U64(v);
     }
   }
   w.U32(b.shift);
@@ -1027,6 +1029,11 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
       row.lsize = r.U64();
       for (uint32_t k = 0, m = Count32(r, 1 << 16, "breakdown sizes"); k < m && r.ok(); ++k) {
         row.setting_lsize.push_back(r.U64());
+      }
+      if (version >= 19) {
+        const uint32_t m = Count32(r, 1 << 16, "breakdown zero sizes");
+        if (m != 0 && m != row.setting_lsize.size()) r.Fail("corrupt: breakdown zero sizes");
+        for (uint32_t k = 0; k < m && r.ok(); ++k) row.setting_zero_lsize.push_back(r.U64());
       }
       rows->push_back(row);
     }

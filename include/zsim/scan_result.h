@@ -211,6 +211,11 @@ struct BreakdownRow {
   uint64_t lsize = 0;            // as the setting lays them out
   uint64_t psize = 0;            // after compression
   uint64_t duplicate_bytes = 0;  // lsize of references dedup would remove (estimated, see below)
+  // The all-zero records the setting stores as holes (compression on), not in lsize: lsize +
+  // zero_lsize is the data the files hold, the base of the row's saved figure as
+  // SettingResult::zero_lsize is the headline's. 0 where a saved state of format 18 or older
+  // (or a merge with one) did not keep them: Breakdowns::zero_lsize_known is then false.
+  uint64_t zero_lsize = 0;
 };
 
 struct Breakdowns {
@@ -222,6 +227,8 @@ struct Breakdowns {
   // duplicate_bytes is estimated from the fingerprints whose hash falls in 1/sample_modulus of
   // the key space: a block with refcount r lends (r - 1) / r of its lsize to each referencing row.
   uint64_t sample_modulus = 1;
+  // Whether the rows' zero_lsize was kept (a scan, or a state of format 19 and up).
+  bool zero_lsize_known = true;
 };
 
 // Dedup that needs no DDT, at one block size: whole-file duplicates (block cloning / hard links

@@ -26,8 +26,10 @@
 #include "engine/io/file_system.h"
 #include "engine/pipeline/directory_zap.h"
 #include "engine/pipeline/scan.h"
+#include "engine/state/merge.h"
 #include "engine/state/save_order.h"
 #include "engine/zfs/write_rules.h"
+#include "tests/util/result_compare.h"
 #include "tests/util/test_util.h"
 
 namespace zsim::pipeline {
@@ -629,6 +631,65 @@ TEST(StateFileTest, AFormat16StateReadsWithNoTopUp) {
     EXPECT_EQ(row.top_up.left, "");
   }
   EXPECT_TRUE(finish::Finish(*s, finish::ReportOptionsOf(s->options)).input.top_up.empty());
+}
+
+// Format 19 keeps each breakdown row's all-zero records per setting: the saved figures of a
+// directory of zeros count them under a codec that makes them holes, as the headline does
+// (before, "saved 0 B" beside a headline of 4 MiB of all-zero records stored as holes). A file
+// and a merge keep them; a state of format 18 reads without them and says so, and so does its
+// merge with a new one.
+TEST(StateFileTest, TheBreakdownsZeroRecordsSurviveTheFileAndAMergeWithAnOldStateDropsThem) {
+  testing::TempDir dir;
+  dir.WriteFile("z/zeros.bin", std::vector<uint8_t>(4 << 20, 0));
+  dir.WriteFile("r/rand.bin", testing::Xorshift64Bytes(41, 4 << 20));
+  ScanOptions o;
+  o.paths = {dir.path().string()};
+  o.recordsizes = {128 * 1024};
+  o.compressions = {{CompressionAlgorithm::kOff, 0}, {CompressionAlgorithm::kLz4, 0}};
+  o.threads = 2;
+  auto fs = io::PosixFileSystem();
+  Result<state::ScanState> scanned = ScanToState(o, fs.get());
+  ASSERT_TRUE(scanned.ok());
+  const ScanResult r = finish::Finish(*scanned, finish::ReportOptionsOf(scanned->options));
+  ASSERT_EQ(r.breakdowns.size(), 2u);
+  for (const Breakdowns& b : r.breakdowns) {
+    SCOPED_TRACE(CompressionName(b.compression));
+    EXPECT_TRUE(b.zero_lsize_known);
+    const bool holes = b.compression.algorithm != CompressionAlgorithm::kOff;
+    for (const BreakdownRow& row : b.directories) {
+      const bool zeros = row.name.ends_with("/z");
+      // lz4 stores the zeros as holes: saved (lsize + zero_lsize - psize) 4 MiB, as the
+      // headline's. off writes them without dedup (saves nothing), and neither its lsize nor
+      // its zero_lsize counts them (its tables' lsize, as dedup writes: holes).
+      EXPECT_EQ(row.zero_lsize, zeros && holes ? uint64_t{4} << 20 : 0) << row.name;
+      EXPECT_EQ(row.lsize, zeros ? 0 : uint64_t{4} << 20) << row.name;
+    }
+  }
+  const std::string path = (dir.path() / "s.zstate").string();
+  ASSERT_TRUE(state::SaveState(*scanned, path).ok());
+  Result<state::ScanState> back = state::LoadState(path);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  testing::ExpectSameFigures(finish::Finish(*back, finish::ReportOptionsOf(back->options)), r);
+
+  Result<state::ScanState> old =
+      state::LoadState(ZSIM_SOURCE_DIR "/tests/fuzz/corpus/state_load/v18_records");
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_FALSE(state::ZeroLsizeKept(old->breakdown));
+  for (const Breakdowns& b :
+       finish::Finish(*old, finish::ReportOptionsOf(old->options)).breakdowns) {
+    EXPECT_FALSE(b.zero_lsize_known);
+  }
+  // Two new parts merge with their zeros; a new part and one that kept none, without.
+  Result<state::ScanState> twice = state::LoadState(path), other = state::LoadState(path),
+                           stripped = state::LoadState(path);
+  ASSERT_TRUE(twice.ok() && other.ok() && stripped.ok());
+  state::Merge(*twice, *other);
+  EXPECT_TRUE(state::ZeroLsizeKept(twice->breakdown));
+  for (auto* rows : {&stripped->breakdown.directories, &stripped->breakdown.extensions}) {
+    for (state::BreakdownRowSums& row : *rows) row.setting_zero_lsize.clear();
+  }
+  state::Merge(*twice, *stripped);
+  EXPECT_FALSE(state::ZeroLsizeKept(twice->breakdown));
 }
 
 // Format 14 keeps them per row: a saved scan of two recordsizes reads back with each row's.

@@ -83,6 +83,7 @@ inline void ExpectSameFigures(const ScanResult& a, const ScanResult& b) {
       EXPECT_EQ(p[i].lsize, q[i].lsize) << p[i].name;
       EXPECT_EQ(p[i].psize, q[i].psize) << p[i].name;
       EXPECT_EQ(p[i].duplicate_bytes, q[i].duplicate_bytes) << p[i].name;
+      EXPECT_EQ(p[i].zero_lsize, q[i].zero_lsize) << p[i].name;
     }
   };
   ASSERT_EQ(a.breakdowns.size(), b.breakdowns.size());
@@ -92,6 +93,7 @@ inline void ExpectSameFigures(const ScanResult& a, const ScanResult& b) {
     rows_equal(a.breakdowns[i].directories, b.breakdowns[i].directories);
     rows_equal(a.breakdowns[i].extensions, b.breakdowns[i].extensions);
     EXPECT_EQ(a.breakdowns[i].sample_modulus, b.breakdowns[i].sample_modulus);
+    EXPECT_EQ(a.breakdowns[i].zero_lsize_known, b.breakdowns[i].zero_lsize_known);
   }
   ASSERT_EQ(a.results.size(), b.results.size());
   for (size_t i = 0; i < a.results.size(); ++i) {  // block sizes and the special vdev's share
