@@ -195,7 +195,8 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   std::optional<std::string> save;
   scan->add_option("--save", save,
                    "also write the scan's state to FILE, for zsim report (other pools, merging "
-                   "hosts) without reading the data again");
+                   "hosts) without reading the data again")
+      ->type_name("FILE");
   std::optional<std::string> since;
   scan->add_option(
           "--since", since,

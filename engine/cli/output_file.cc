@@ -147,7 +147,8 @@ Status OutputFile::CheckTarget(std::string_view flag, const std::string& path,
     if (::stat(up.c_str(), &up_st) == 0 && input_ids.count({up_st.st_dev, up_st.st_ino}) > 0) {
       return Refuse(flag, path,
                     "lies inside the input tree " + up +
-                        "; zsim never writes inside what it scans: put the report elsewhere");
+                        "; zsim never writes inside what it scans: put the " +
+                        (flag == "--save" ? "state" : "report") + " elsewhere");
     }
     if (up == "/") break;
     up = DirectoryOf(up);

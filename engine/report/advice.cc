@@ -333,9 +333,10 @@ std::optional<AdviceItem> NoDdtItem(const Context& c) {
                     {{"zero_blocks", double(src.zero_blocks)},
                      {"zero_block_bytes", double(src.zero_block_bytes)}}};
     item.sentence = fmt::format(
-        "{} of all-zero blocks ({} blocks) cost nothing with compression on: ZFS stores them as "
+        "{} of all-zero blocks ({} block{}) cost nothing with compression on: ZFS stores them as "
         "holes, no DDT needed.",
-        FormatBytes(src.zero_block_bytes), zfs::NiceNumber(src.zero_blocks));
+        FormatBytes(src.zero_block_bytes), zfs::NiceNumber(src.zero_blocks),
+        src.zero_blocks == 1 ? "" : "s");
     return item;
   }
   return std::nullopt;

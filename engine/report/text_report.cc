@@ -206,9 +206,10 @@ void BlockSizes(const ScanResult& r, const SettingResult& f, const Advice& a, co
                          : fmt::format("special_small_blocks={}", zfs::NiceBytes(v.threshold)),
         FormatBytes(v.total_bytes), FormatBytes(v.metadata_bytes),
         v.ddt_bytes > 0 ? fmt::format(", DDT {}", FormatBytes(v.ddt_bytes)) : "",
-        v.threshold == 0 ? ""
-                         : fmt::format(", {} blocks {}", zfs::NiceNumber(v.small_blocks),
-                                       FormatBytes(v.small_block_bytes)));
+        v.threshold == 0
+            ? ""
+            : fmt::format(", {} block{} {}", zfs::NiceNumber(v.small_blocks),
+                          v.small_blocks == 1 ? "" : "s", FormatBytes(v.small_block_bytes)));
   }
   out += Wrap(fmt::format("A special vdev (mirror, ashift {}) would hold{}:", r.options.ashift,
                           a.dedup_on || a.dedup_with_hardware
