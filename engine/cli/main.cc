@@ -432,7 +432,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "zsim: --exclude matched nothing: a glob is tried on each name (\"*.iso\"), on "
                    "the path as the scan spells it (from the path typed: \"%s/...\"), and, "
-                   "holding a '/', on the path below any directory (\"vm/old\")\n",
+                   "holding a '/', on the path below any directory (\"vm/old\"); a path named "
+                   "on the command line is scanned whatever --exclude says\n",
                    cmd->options.paths.empty() ? "." : cmd->options.paths[0].c_str());
     } else if (!cmd->quiet && !scanned->partial && !distributed) {
       // Several globs, some matching: the one that matched nothing would go unseen.
