@@ -324,12 +324,23 @@ int main(int argc, char** argv) {
   std::vector<io::GuardedFileSystem::Place> written;
   for (const std::optional<std::string>* out : {&cmd->html_path, &cmd->save_path}) {
     if (!*out || quiet_rank) continue;
-    const std::vector<io::GuardedFileSystem::Place> places =
-        cli::OutputFile::WrittenPlaces(out == &cmd->html_path ? "--html" : "--save", **out);
+    const std::vector<io::GuardedFileSystem::Place> places = cli::OutputFile::WrittenPlaces(
+        out == &cmd->html_path ? "--html" : "--save", **out, cmd->options.follow_symlinks);
     written.insert(written.end(), places.begin(), places.end());
   }
-  const std::shared_ptr<io::FileSystem> posix = io::PosixFileSystem();
-  io::GuardedFileSystem guarded(posix.get(), written, [] { g_cancel.store(true); });
+  // --one-file-system: a mount point of another file system is not entered, whatever it holds.
+  std::vector<uint64_t> walked_devices;
+  if (cmd->options.one_file_system) {
+    for (const std::string& path : cmd->options.paths) {
+      struct stat st;
+      if (::stat(path.c_str(), &st) == 0) walked_devices.push_back(uint64_t(st.st_dev));
+    }
+  }
+  // Static, as the command's file system is: an interrupted scan may leave reads under way on
+  // its threads (pipeline/scan.h ScanControl), which must find it whole until the process ends.
+  static const std::shared_ptr<io::FileSystem> posix = io::PosixFileSystem();
+  static io::GuardedFileSystem& guarded = *new io::GuardedFileSystem(
+      posix.get(), written, walked_devices, [] { g_cancel.store(true); });
 
   Result<ScanResult> result = Status::Internal("no result");
   if (cmd->kind == cli::Command::Kind::kReport) {
@@ -417,7 +428,14 @@ int main(int argc, char** argv) {
       cli::PrintError(hit->path + " leads to where zsim writes (" + hit->what +
                       "); zsim never writes inside what it scans: put the output elsewhere, or "
                       "--exclude that path; the scan was stopped and nothing was written");
-      return refuse_output();
+#ifdef ZSIM_MPI
+      if (session.active()) session.Abort(cli::kExitUsage);
+#endif
+      // The scan was cancelled: reads may still be under way on its threads. Leave without
+      // running destructors, the --html temporary file removed.
+      RemoveTempFiles();
+      std::fflush(nullptr);
+      _exit(cli::kExitUsage);
     }
     if (!scanned.ok()) {
       if (!quiet_rank) cli::PrintError(scanned.status().message());

@@ -56,11 +56,12 @@ bool OutputFile::SameTarget(const std::string& a, const std::string& b) {
 }
 
 std::vector<io::GuardedFileSystem::Place> OutputFile::WrittenPlaces(std::string_view flag,
-                                                                    const std::string& path) {
+                                                                    const std::string& path,
+                                                                    bool follow_symlinks) {
   std::vector<io::GuardedFileSystem::Place> places;
   const std::string named = std::string(flag) + " " + path;
   struct stat st;
-  if (::lstat(path.c_str(), &st) == 0) {
+  if (follow_symlinks && ::lstat(path.c_str(), &st) == 0) {
     places.push_back({uint64_t(st.st_dev), uint64_t(st.st_ino), named + " itself"});
   }
   char* real = ::realpath(DirectoryOf(path).c_str(), nullptr);

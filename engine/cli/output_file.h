@@ -41,13 +41,16 @@ class OutputFile {
   static Status CheckTarget(std::string_view flag, const std::string& path,
                             const std::vector<std::string>& inputs);
 
-  // The places a walk must not reach for `path` to stay outside what is scanned: the file, if
-  // it exists, and its real directory and every directory above it, for io::GuardedFileSystem.
+  // The places a walk must not reach for `path` to stay outside what is scanned: its real
+  // directory and every directory above it, and with `follow_symlinks` the file itself if it
+  // exists (a symlink to it would be read and then point at the new file; a hard link keeps the
+  // old inode, which the rename never touches), for io::GuardedFileSystem.
   // Prepare and CheckTarget see the inputs named; a followed symlink or a bind mount met on the
   // way is seen only by the walk. Empty when the directory cannot be resolved (CheckTarget
   // refuses such a path).
   static std::vector<io::GuardedFileSystem::Place> WrittenPlaces(std::string_view flag,
-                                                                 const std::string& path);
+                                                                 const std::string& path,
+                                                                 bool follow_symlinks);
 
   // True when the two paths name one file: the same (device, inode) where both exist, else the
   // same last component in the same real directory (`x`, `./x` and `D/../x` are one file).

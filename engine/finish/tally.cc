@@ -196,6 +196,15 @@ struct FollowerChoice {
     for (const auto& [l, x, y] : sampled) count += std::abs(y - a * l - b * x - mean) > 0.5;
     return count;
   }
+
+  // Sampled blocks whose psize differs from the regression anchor's: fewer than
+  // kMinIntervalBlocks and pass 2 gives the regression the rare difference's bounds on that
+  // anchor instead of its normal interval (the same zero-residual trap).
+  uint64_t DifferingFromRegressionAnchor() const {
+    uint64_t count = 0;
+    for (const auto& [l, x, y] : sampled) count += x != y;
+    return count;
+  }
 };
 
 }  // namespace
@@ -417,7 +426,8 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     if (f.rare.differing() >= estimate::kMinIntervalBlocks ||
         f.regression.n() < estimate::kMinSampledBlocks ||
         f.ratio.EffectiveUnits() < double(estimate::kMinIntervalBlocks) ||
-        f.ResidualBlocks() < estimate::kMinIntervalBlocks) {
+        f.ResidualBlocks() < estimate::kMinIntervalBlocks ||
+        f.DifferingFromRegressionAnchor() < estimate::kMinIntervalBlocks) {
       continue;
     }
     const std::array<double, 2> d = f.rare.Bounds();

@@ -1,11 +1,18 @@
 #include "engine/io/guarded_file_system.h"
 
+#include <algorithm>
+
 namespace zsim::io {
 
 GuardedFileSystem::GuardedFileSystem(FileSystem* base, const std::vector<Place>& places,
+                                     const std::vector<uint64_t>& devices,
                                      std::function<void()> on_hit)
     : base_(base), on_hit_(std::move(on_hit)) {
-  for (const Place& p : places) places_.emplace(std::make_pair(p.dev, p.ino), p.what);
+  for (const Place& p : places) {
+    if (devices.empty() || std::find(devices.begin(), devices.end(), p.dev) != devices.end()) {
+      places_.emplace(std::make_pair(p.dev, p.ino), p.what);
+    }
+  }
 }
 
 Result<FileInfo> GuardedFileSystem::Stat(const std::string& path, bool follow) {

@@ -44,8 +44,10 @@ class GuardedFileSystem : public FileSystem {
   };
 
   // `base` must outlive this. `on_hit` is called once, on the thread that found the first hit.
+  // `devices`, when not empty: only places on these devices count (--one-file-system: the walk
+  // does not enter another file system, whatever it holds, though it stats its mount point).
   GuardedFileSystem(FileSystem* base, const std::vector<Place>& places,
-                    std::function<void()> on_hit);
+                    const std::vector<uint64_t>& devices, std::function<void()> on_hit);
 
   Result<FileInfo> Stat(const std::string& path, bool follow) override;
   Result<std::vector<DirEntry>> ListDirectory(const std::string& path, bool follow) override;

@@ -257,6 +257,11 @@ void Breakdown(const ScanResult& r, const Advice& a, std::string& out) {
   out += fmt::format(
       "<p class=\"meta\">For the recommended setting: recordsize {}, compression {}.</p>\n",
       zfs::NiceBytes(b.recordsize), CompressionName(b.compression));
+  if (!b.zero_lsize_known) {
+    out +=
+        "<p class=\"meta\">Saved by directory and file type leaves out all-zero records: this "
+        "state, of format 18 or older or merged with one, did not keep them per directory.</p>\n";
+  }
   BreakdownTable("Top directories by duplicate bytes", b.directories, false, out);
   BreakdownTable("Top file types by duplicate bytes", b.extensions, false, out);
   BreakdownTable("Top directories by compression savings", b.directories, true, out);
