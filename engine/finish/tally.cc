@@ -754,6 +754,8 @@ void Tally::Complete(size_t row, size_t c, uint64_t ref_dsize, uint64_t dedup_as
   // but never inflates it.
   const uint64_t meta_psize = meta.MetadataPsize();
   s.compressratio = zfs::RatioPercentFloor(s.lsize + meta_psize, s.psize + meta_psize);
+  s.compressratio_unrounded =
+      s.psize + meta_psize > 0 ? double(s.lsize + meta_psize) / double(s.psize + meta_psize) : 1.0;
   s.used = ref_dsize + s.metadata_bytes;
   if (zero_written_without_dedup_[c]) {
     // Without dedup the zero blocks are written as data (docs/zfs_model.md §1 "Holes": 2.4.0/2.3.3

@@ -82,6 +82,7 @@ json Setting(const SettingResult& s, const ScanOptions& o, DdtFormat chosen) {
       {"embedded_bytes", s.embedded_bytes},
       {"zero_lsize", s.zero_lsize},
       {"compressratio", s.compressratio},
+      {"compressratio_unrounded", s.compressratio_unrounded},
       {"exact", s.exact},
       {"dedup",
        {{"ratio", s.dedup.ratio},

@@ -137,6 +137,9 @@ struct SettingResult {
   uint64_t asize = 0;  // allocated bytes (all DVAs, raw) summed per reference
   uint64_t embedded_bytes = 0;
   double compressratio = 1.0;  // zfs get compressratio: lsize / psize, 2 decimals (floored)
+  // The same ratio before the floor: (lsize + metadata psize) / (psize + metadata psize), the
+  // value ci95 brackets (a metadata block counts its psize on both sides).
+  double compressratio_unrounded = 1.0;
   bool exact = true;
   std::optional<std::array<double, 2>> ci95;  // when sampled
   DedupResult dedup;
