@@ -8,8 +8,10 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <utility>
+#include <vector>
 
 namespace zsim::cli {
 namespace {
@@ -44,6 +46,27 @@ std::string Landing(const std::string& path) {
   return (dir == "/" ? "" : dir) + "/" + BaseOf(path);
 }
 
+// The directory `dir` and every directory above it, by their real path (symlinks resolved), each
+// with its (device, inode); nullopt with errno set when `dir` cannot be resolved.
+struct Ancestor {
+  std::string path;
+  Identity id;
+};
+std::optional<std::vector<Ancestor>> RealAncestors(const std::string& dir) {
+  char* real = ::realpath(dir.c_str(), nullptr);
+  if (real == nullptr) return std::nullopt;
+  std::string up = real;
+  std::free(real);
+  std::vector<Ancestor> out;
+  for (;;) {
+    struct stat st;
+    if (::stat(up.c_str(), &st) == 0) out.push_back({up, {st.st_dev, st.st_ino}});
+    if (up == "/") break;
+    up = DirectoryOf(up);
+  }
+  return out;
+}
+
 }  // namespace
 
 bool OutputFile::SameTarget(const std::string& a, const std::string& b) {
@@ -64,16 +87,8 @@ std::vector<io::GuardedFileSystem::Place> OutputFile::WrittenPlaces(std::string_
   if (follow_symlinks && ::lstat(path.c_str(), &st) == 0) {
     places.push_back({uint64_t(st.st_dev), uint64_t(st.st_ino), named + " itself"});
   }
-  char* real = ::realpath(DirectoryOf(path).c_str(), nullptr);
-  if (real == nullptr) return places;
-  std::string up = real;
-  std::free(real);
-  for (;;) {
-    if (::stat(up.c_str(), &st) == 0) {
-      places.push_back({uint64_t(st.st_dev), uint64_t(st.st_ino), named + ", written in " + up});
-    }
-    if (up == "/") break;
-    up = DirectoryOf(up);
+  for (const Ancestor& a : RealAncestors(DirectoryOf(path)).value_or(std::vector<Ancestor>{})) {
+    places.push_back({a.id.first, a.id.second, named + ", written in " + a.path});
   }
   return places;
 }
@@ -136,23 +151,18 @@ Status OutputFile::CheckTarget(std::string_view flag, const std::string& path,
   }
   // The directory and every directory above it, by their real path (symlinks resolved): one of
   // them being an input means the report would land inside a scanned tree.
-  char* real = ::realpath(dir.c_str(), nullptr);
-  if (real == nullptr) {
+  const std::optional<std::vector<Ancestor>> ancestors = RealAncestors(dir);
+  if (!ancestors) {
     return Refuse(flag, path,
                   "its directory " + dir + " cannot be resolved: " + std::strerror(errno));
   }
-  std::string up = real;
-  std::free(real);
-  for (;;) {
-    struct stat up_st;
-    if (::stat(up.c_str(), &up_st) == 0 && input_ids.count({up_st.st_dev, up_st.st_ino}) > 0) {
+  for (const Ancestor& a : *ancestors) {
+    if (input_ids.count(a.id) > 0) {
       return Refuse(flag, path,
-                    "lies inside the input tree " + up +
+                    "lies inside the input tree " + a.path +
                         "; zsim never writes inside what it scans: put the " +
                         (flag == "--save" ? "state" : "report") + " elsewhere");
     }
-    if (up == "/") break;
-    up = DirectoryOf(up);
   }
   return Status::Ok();
 }

@@ -321,6 +321,11 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
     }
     FinishBreakdowns(s.breakdown, tables, settlers, known_levels, block_bytes, options.compressions,
                      s.featured, &result);
+    const zfs::WritePolicy policy =
+        zfs::DedupPolicyOf(options.profile, options.vdev, options.ashift);
+    for (Breakdowns& b : result.breakdowns) {
+      b.zero_written_without_dedup = zfs::ZeroBlockWrittenOnlyWithoutDedup(policy, b.compression);
+    }
   }
   result.memory = state::StateMemory(s);
   result.seconds = s.seconds;

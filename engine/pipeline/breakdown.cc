@@ -101,16 +101,8 @@ void BreakdownCollector::AddFile(FileGroups groups, uint64_t bytes,
     ++row->files;
     row->bytes += bytes;
     row->lsize += first;
-    if (row->setting_lsize.size() < setting_lsize.size()) {
-      row->setting_lsize.resize(setting_lsize.size(), 0);
-    }
-    for (size_t i = 0; i < setting_lsize.size(); ++i) row->setting_lsize[i] += setting_lsize[i];
-    if (row->setting_zero_lsize.size() < setting_zero_lsize.size()) {
-      row->setting_zero_lsize.resize(setting_zero_lsize.size(), 0);
-    }
-    for (size_t i = 0; i < setting_zero_lsize.size(); ++i) {
-      row->setting_zero_lsize[i] += setting_zero_lsize[i];
-    }
+    state::AddSums(&row->setting_lsize, setting_lsize);
+    state::AddSums(&row->setting_zero_lsize, setting_zero_lsize);
   }
   state::BreakdownState::Content c{content.lo, content.hi, lsize};
   if (first > 0 && has_data && state::ContentKept(c, content_shift_)) {

@@ -1446,10 +1446,8 @@ void Scan::AddFileFigures(const std::vector<zfs::RecordLayout>& layouts, uint64_
   for (size_t i = 0; i < setting_lsize.size() && i / settings < layouts.size(); ++i) {
     const uint64_t bs = layouts[i / settings].block_bytes;
     setting_lsize[i] = non_hole[i] * bs;
-    // The all-zero records this setting stores as holes without dedup (compression on: the
-    // headline's saved base; off writes them as data).
-    const size_t c = i % settings;
-    if (zero_is_hole_[c] && !zero_written_without_dedup_[c] && i / settings < zero_blocks.size()) {
+    // The all-zero records that are holes in this setting's table (SettingResult::zero_lsize).
+    if (zero_is_hole_[i % settings] && i / settings < zero_blocks.size()) {
       setting_zero_lsize[i] = zero_blocks[i / settings] * bs;
     }
   }

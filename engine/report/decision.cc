@@ -176,6 +176,12 @@ const Breakdowns* BreakdownFor(const ScanResult& r, int index) {
   return nullptr;
 }
 
+uint64_t BreakdownSaved(const Breakdowns& b, const BreakdownRow& row) {
+  const uint64_t data = row.lsize + row.zero_lsize;
+  const uint64_t stored = row.psize + (b.zero_written_without_dedup ? row.zero_lsize : 0);
+  return data > stored ? data - stored : 0;
+}
+
 const char* BlockSizeProperty(const ScanOptions& o) {
   return o.volblocksize ? "volblocksize" : "recordsize";
 }

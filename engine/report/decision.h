@@ -162,6 +162,11 @@ uint64_t DdtRamBytes(const DdtFootprint& footprint);
 // nullptr when the scan collected none for it.
 const Breakdowns* BreakdownFor(const ScanResult& result, int index);
 
+// What a breakdown row's files would save, on the headline's base (SpaceOf): the data they
+// hold, all-zero records included, less what is stored without dedup (psize, and the all-zero
+// records where the setting writes them without dedup).
+uint64_t BreakdownSaved(const Breakdowns& b, const BreakdownRow& row);
+
 // "recordsize" or "volblocksize": the property a block size of these options is.
 const char* BlockSizeProperty(const ScanOptions& options);
 

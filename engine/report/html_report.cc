@@ -214,17 +214,11 @@ void BlockSizes(const ScanResult& r, const Advice& a, std::string& out) {
       "the pool's redundancy (a mirror at least); losing one loses the pool.</strong></p>\n";
 }
 
-// A row's saved bytes on the headline's base: its data, all-zero records included, less psize.
-uint64_t SavedOf(const BreakdownRow& row) {
-  const uint64_t data = row.lsize + row.zero_lsize;
-  return data > row.psize ? data - row.psize : 0;
-}
-
-void BreakdownTable(const char* title, std::vector<BreakdownRow> rows, bool by_compression,
-                    std::string& out) {
+void BreakdownTable(const char* title, const Breakdowns& b, std::vector<BreakdownRow> rows,
+                    bool by_compression, std::string& out) {
   if (by_compression) {
-    std::stable_sort(rows.begin(), rows.end(), [](const BreakdownRow& x, const BreakdownRow& y) {
-      return SavedOf(x) > SavedOf(y);
+    std::stable_sort(rows.begin(), rows.end(), [&b](const BreakdownRow& x, const BreakdownRow& y) {
+      return BreakdownSaved(b, x) > BreakdownSaved(b, y);
     });
   }
   out += fmt::format(
@@ -238,7 +232,7 @@ void BreakdownTable(const char* title, std::vector<BreakdownRow> rows, bool by_c
         "<tr><td class=\"l\"><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td></tr>\n",
         HtmlEscape(row.name), row.files, FormatBytes(row.bytes), FormatBytes(row.duplicate_bytes),
-        FormatBytes(SavedOf(row)),
+        FormatBytes(BreakdownSaved(b, row)),
         row.psize > 0 ? Ratio(double(row.lsize) / double(row.psize)) : "-");
   }
   out += "</table>\n";
@@ -262,10 +256,10 @@ void Breakdown(const ScanResult& r, const Advice& a, std::string& out) {
         "<p class=\"meta\">Saved by directory and file type leaves out all-zero records: this "
         "state, of format 18 or older or merged with one, did not keep them per directory.</p>\n";
   }
-  BreakdownTable("Top directories by duplicate bytes", b.directories, false, out);
-  BreakdownTable("Top file types by duplicate bytes", b.extensions, false, out);
-  BreakdownTable("Top directories by compression savings", b.directories, true, out);
-  BreakdownTable("Top file types by compression savings", b.extensions, true, out);
+  BreakdownTable("Top directories by duplicate bytes", b, b.directories, false, out);
+  BreakdownTable("Top file types by duplicate bytes", b, b.extensions, false, out);
+  BreakdownTable("Top directories by compression savings", b, b.directories, true, out);
+  BreakdownTable("Top file types by compression savings", b, b.extensions, true, out);
 }
 
 }  // namespace

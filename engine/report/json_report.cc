@@ -254,16 +254,17 @@ json BreakdownRows(const std::vector<BreakdownRow>& rows) {
 // The breakdown of the recommended setting, saying which setting it is for.
 json BreakdownJson(const Breakdowns* b, int index) {
   if (b == nullptr) {
-    return json{{"setting_index", nullptr},   {"recordsize", nullptr},
-                {"compression", nullptr},     {"sample_modulus", 1},
-                {"zero_lsize_known", true},   {"directories", json::array()},
-                {"extensions", json::array()}};
+    return json{{"setting_index", nullptr},     {"recordsize", nullptr},
+                {"compression", nullptr},       {"sample_modulus", 1},
+                {"zero_lsize_known", true},     {"zero_written_without_dedup", false},
+                {"directories", json::array()}, {"extensions", json::array()}};
   }
   return json{{"setting_index", index},
               {"recordsize", b->recordsize},
               {"compression", CompressionName(b->compression)},
               {"sample_modulus", b->sample_modulus},
               {"zero_lsize_known", b->zero_lsize_known},
+              {"zero_written_without_dedup", b->zero_written_without_dedup},
               {"directories", BreakdownRows(b->directories)},
               {"extensions", BreakdownRows(b->extensions)}};
 }

@@ -245,18 +245,11 @@ std::string Shortened(const std::string& name, size_t width) {
   return out;
 }
 
-// What a row's files would save: the data they hold (all-zero records included, as holes) less
-// psize, on the headline's base (SettingResult::zero_lsize).
-uint64_t SavedOf(const BreakdownRow& row) {
-  const uint64_t data = row.lsize + row.zero_lsize;
-  return data > row.psize ? data - row.psize : 0;
-}
-
-void BreakdownTable(const char* title, std::vector<BreakdownRow> rows, bool by_compression,
-                    const TextOptions& t, std::string& out) {
+void BreakdownTable(const char* title, const Breakdowns& b, std::vector<BreakdownRow> rows,
+                    bool by_compression, const TextOptions& t, std::string& out) {
   if (by_compression) {
-    std::stable_sort(rows.begin(), rows.end(), [](const BreakdownRow& x, const BreakdownRow& y) {
-      return SavedOf(x) > SavedOf(y);
+    std::stable_sort(rows.begin(), rows.end(), [&b](const BreakdownRow& x, const BreakdownRow& y) {
+      return BreakdownSaved(b, x) > BreakdownSaved(b, y);
     });
   }
   out += fmt::format("{}:\n", title);
@@ -271,7 +264,7 @@ void BreakdownTable(const char* title, std::vector<BreakdownRow> rows, bool by_c
   for (size_t i = 0; i < rows.size() && i < kBreakdownRows; ++i) {
     const BreakdownRow& row = rows[i];
     table.AddRow({std::to_string(row.files), FormatBytes(row.bytes),
-                  FormatBytes(row.duplicate_bytes), FormatBytes(SavedOf(row)),
+                  FormatBytes(row.duplicate_bytes), FormatBytes(BreakdownSaved(b, row)),
                   row.psize > 0 ? Ratio(double(row.lsize) / double(row.psize)) : "-",
                   Shortened(Printable(row.name), name_width)});
   }
@@ -296,10 +289,10 @@ void Breakdown(const ScanResult& r, const Advice& a, const TextOptions& t, std::
         "(saved by directory and file type leaves out all-zero records: this state, of format "
         "18 or older or merged with one, did not keep them per directory)\n";
   }
-  BreakdownTable("Top directories by duplicate bytes", b->directories, false, t, out);
-  BreakdownTable("Top file types by duplicate bytes", b->extensions, false, t, out);
-  BreakdownTable("Top directories by compression savings", b->directories, true, t, out);
-  BreakdownTable("Top file types by compression savings", b->extensions, true, t, out);
+  BreakdownTable("Top directories by duplicate bytes", *b, b->directories, false, t, out);
+  BreakdownTable("Top file types by duplicate bytes", *b, b->extensions, false, t, out);
+  BreakdownTable("Top directories by compression savings", *b, b->directories, true, t, out);
+  BreakdownTable("Top file types by compression savings", *b, b->extensions, true, t, out);
 }
 
 // One line: each codec's CPU seconds per GB on this CPU (one core), at the first recordsize

@@ -126,9 +126,8 @@ class TakeOut {
                               IndirectsFor(f.indirects, r, zero_is_hole_[c])};
         Decrement(row.files[c], shape);
         setting_lsize[r * settings + c] = non_hole * layout.block_bytes;
-        if (zero_is_hole_[c] && !zero_written_[c]) {
+        if (zero_is_hole_[c])
           setting_zero_lsize[r * settings + c] = f.zero_blocks[r] * layout.block_bytes;
-        }
       }
       for (const ddt::Fingerprint& key : keys[r]) {
         const uint32_t ref = row.table->Find(key);

@@ -95,12 +95,8 @@ std::pair<std::vector<uint32_t>, std::vector<uint32_t>> MergeBreakdown(Breakdown
       r.files += from_rows[i].files;
       r.bytes += from_rows[i].bytes;
       r.lsize += from_rows[i].lsize;
-      const std::vector<uint64_t>& add = from_rows[i].setting_lsize;
-      if (r.setting_lsize.size() < add.size()) r.setting_lsize.resize(add.size(), 0);
-      for (size_t k = 0; k < add.size(); ++k) r.setting_lsize[k] += add[k];
-      const std::vector<uint64_t>& zeros = from_rows[i].setting_zero_lsize;
-      if (r.setting_zero_lsize.size() < zeros.size()) r.setting_zero_lsize.resize(zeros.size(), 0);
-      for (size_t k = 0; k < zeros.size(); ++k) r.setting_zero_lsize[k] += zeros[k];
+      AddSums(&r.setting_lsize, from_rows[i].setting_lsize);
+      AddSums(&r.setting_zero_lsize, from_rows[i].setting_zero_lsize);
     }
     return map;
   };

@@ -179,15 +179,21 @@ struct RowState {
 // Where the space goes by directory and by extension, for the featured setting, and the dedup
 // that needs no DDT. Rows are keyed by name; sampled references name their rows by index into
 // `directory_names` / `extension_names`.
+// Adds `add` to `into` element by element, growing `into` to its length (the sums of a breakdown
+// row per (row, setting); an empty side adds nothing).
+inline void AddSums(std::vector<uint64_t>* into, const std::vector<uint64_t>& add) {
+  if (into->size() < add.size()) into->resize(add.size(), 0);
+  for (size_t i = 0; i < add.size(); ++i) (*into)[i] += add[i];
+}
+
 struct BreakdownRowSums {
   uint64_t files = 0, bytes = 0, lsize = 0;  // lsize: the featured setting's
   // lsize per (row, setting), row major: every setting's breakdown (issue 17) sums these.
   std::vector<uint64_t> setting_lsize;
-  // Per (row, setting) too: the all-zero records the setting stores as holes without dedup
-  // (compression on; off writes them), times the row's block size. With setting_lsize, the data the
-  // files hold: the base of the breakdown's saved figures, as SettingResult::zero_lsize is the
-  // headline's. Empty in a state of format 18 or older (not kept then: its breakdowns count from
-  // lsize alone).
+  // Per (row, setting) too: the all-zero records that are holes in the setting's table, times
+  // the row's block size, as SettingResult::zero_lsize counts them for the whole tree. With
+  // setting_lsize, the data the files hold: the base of the breakdown's saved figures. Empty in
+  // a state of format 18 or older (not kept then: its breakdowns count from lsize alone).
   std::vector<uint64_t> setting_zero_lsize;
 };
 struct BreakdownState {

@@ -99,8 +99,8 @@ namespace zsim::state {
 // estimate/top_up.h), after the class size; version 16 and older are read with none topped.
 // 18: per row, what the run's top-up did (RowState::top_up: blocks and bytes read again, seconds,
 // why a row was left), at the end of the run section; version 17 and older are read with none.
-// 19: each breakdown row's all-zero records per (row, setting) the setting stores as holes
-// (BreakdownRowSums::setting_zero_lsize), after its lsize per (row, setting); version 18 and
+// 19: each breakdown row's all-zero records per (row, setting) that are holes in the setting's
+// table (BreakdownRowSums::setting_zero_lsize), after its lsize per (row, setting); version 18 and
 // older are read without them (state::ZeroLsizeKept false: the breakdown counts from lsize).
 inline constexpr uint32_t kStateFormatVersion = 19;
 inline constexpr uint32_t kOldestReadableVersion = 2;

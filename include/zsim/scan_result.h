@@ -214,10 +214,11 @@ struct BreakdownRow {
   uint64_t lsize = 0;            // as the setting lays them out
   uint64_t psize = 0;            // after compression
   uint64_t duplicate_bytes = 0;  // lsize of references dedup would remove (estimated, see below)
-  // The all-zero records the setting stores as holes (compression on), not in lsize: lsize +
-  // zero_lsize is the data the files hold, the base of the row's saved figure as
-  // SettingResult::zero_lsize is the headline's. 0 where a saved state of format 18 or older
-  // (or a merge with one) did not keep them: Breakdowns::zero_lsize_known is then false.
+  // The all-zero records that are holes in the setting's table, not in lsize, as
+  // SettingResult::zero_lsize counts them for the whole tree: lsize + zero_lsize is the data the
+  // files hold, the base of the row's saved figure (report/decision.h BreakdownSaved). 0 where
+  // a saved state of format 18 or older (or a merge with one) did not keep them:
+  // Breakdowns::zero_lsize_known is then false.
   uint64_t zero_lsize = 0;
 };
 
@@ -232,6 +233,10 @@ struct Breakdowns {
   uint64_t sample_modulus = 1;
   // Whether the rows' zero_lsize was kept (a scan, or a state of format 19 and up).
   bool zero_lsize_known = true;
+  // The rows' all-zero records are written as data without dedup (compression=off on 2.3.3 and
+  // 2.4, zfs/write_rules.h ZeroBlockWrittenOnlyWithoutDedup): they save nothing, as
+  // SettingResult::zero_used_without_dedup charges them to `used`.
+  bool zero_written_without_dedup = false;
 };
 
 // Dedup that needs no DDT, at one block size: whole-file duplicates (block cloning / hard links

@@ -658,11 +658,12 @@ TEST(StateFileTest, TheBreakdownsZeroRecordsSurviveTheFileAndAMergeWithAnOldStat
     const bool holes = b.compression.algorithm != CompressionAlgorithm::kOff;
     for (const BreakdownRow& row : b.directories) {
       const bool zeros = row.name.ends_with("/z");
-      // lz4 stores the zeros as holes: saved (lsize + zero_lsize - psize) 4 MiB, as the
-      // headline's. off writes them without dedup (saves nothing), and neither its lsize nor
-      // its zero_lsize counts them (its tables' lsize, as dedup writes: holes).
-      EXPECT_EQ(row.zero_lsize, zeros && holes ? uint64_t{4} << 20 : 0) << row.name;
+      // The zeros are holes in both tables (off: as dedup writes them, 2.4), counted as the
+      // headline's SettingResult::zero_lsize counts them. lz4 stores them as holes (saved 4 MiB);
+      // off writes them without dedup (report/decision.h BreakdownSaved: saves nothing).
+      EXPECT_EQ(row.zero_lsize, zeros ? uint64_t{4} << 20 : 0) << row.name;
       EXPECT_EQ(row.lsize, zeros ? 0 : uint64_t{4} << 20) << row.name;
+      EXPECT_EQ(b.zero_written_without_dedup, !holes);
     }
   }
   const std::string path = (dir.path() / "s.zstate").string();

@@ -456,5 +456,21 @@ TEST(AdviceTest, NamesAreStable) {
   EXPECT_EQ(SavedText(-0.04), "-4%");
 }
 
+// A breakdown row saves on the headline's base: its data (lsize and the all-zero records that are
+// holes in its table) less what is stored without dedup, which counts those records too where
+// the setting writes them without dedup (compression=off on 2.4).
+TEST(AdviceTest, ABreakdownRowSavesItsZeroRecordsOnlyWhereTheyStayHoles) {
+  BreakdownRow zeros{"t/z", 1, 4 * kMiB, 0, 0, 0, 4 * kMiB};
+  BreakdownRow data{"t/r", 1, 4 * kMiB, 4 * kMiB, 1 * kMiB, 0, 0};
+  Breakdowns holes, written;
+  written.zero_written_without_dedup = true;
+  EXPECT_EQ(BreakdownSaved(holes, zeros), 4 * kMiB);
+  EXPECT_EQ(BreakdownSaved(written, zeros), 0u);
+  EXPECT_EQ(BreakdownSaved(holes, data), 3 * kMiB);
+  EXPECT_EQ(BreakdownSaved(written, data), 3 * kMiB);
+  data.psize = 5 * kMiB;  // stored above its data (a sampled psize): saves nothing, not less
+  EXPECT_EQ(BreakdownSaved(holes, data), 0u);
+}
+
 }  // namespace
 }  // namespace zsim::report
