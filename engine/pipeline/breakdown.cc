@@ -94,11 +94,11 @@ void BreakdownCollector::AddFile(FileGroups groups, uint64_t bytes,
                                  const std::vector<uint64_t>& lsize,
                                  const std::vector<uint64_t>& setting_lsize,
                                  const std::vector<uint64_t>& setting_zero_lsize,
-                                 ddt::Fingerprint content, bool has_data) {
+                                 ddt::Fingerprint content, bool has_data, bool whole) {
   const uint64_t first = lsize.empty() ? 0 : lsize[0];
   std::lock_guard<std::mutex> lock(rows_mu_);
   for (Row* row : {&directories_[groups.directory], &extensions_[groups.extension]}) {
-    ++row->files;
+    row->files += whole;
     row->bytes += bytes;
     row->lsize += first;
     state::AddSums(&row->setting_lsize, setting_lsize);

@@ -67,15 +67,17 @@ class BreakdownCollector {
   };
   void Sample(const ddt::Fingerprint& key, FileGroups groups, uint32_t row, Local* local);
 
-  // A finished file: its st_size, the featured setting's lsize per row (non-hole blocks x block
-  // size; the first is the breakdown rows'), the lsize of every (row, setting) (row major) and
-  // the all-zero records each stores as holes (state::BreakdownRowSums::setting_zero_lsize),
-  // whole content hash (for whole-file duplicates) and whether any record holds non-zero bytes
-  // (all-zero files are never counted as whole-file duplicates: compression makes them holes).
+  // A finished file: its bytes in the figures (st_size; for a file read in part, `whole` false,
+  // the bytes of its chunks that were, and it is not counted in `files`), the featured setting's
+  // lsize per row (non-hole blocks x block size; the first is the breakdown rows'), the lsize of
+  // every (row, setting) (row major) and the all-zero records each stores as holes
+  // (state::BreakdownRowSums::setting_zero_lsize), whole content hash (for whole-file duplicates)
+  // and whether any record holds non-zero bytes (all-zero files are never counted as whole-file
+  // duplicates: compression makes them holes).
   void AddFile(FileGroups groups, uint64_t bytes, const std::vector<uint64_t>& lsize,
                const std::vector<uint64_t>& setting_lsize,
                const std::vector<uint64_t>& setting_zero_lsize, ddt::Fingerprint content,
-               bool has_data);
+               bool has_data, bool whole);
   // All-zero data blocks of row `row`.
   void AddZeroBlocks(size_t row, uint64_t blocks, uint64_t bytes);
 

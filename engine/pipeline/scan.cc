@@ -112,6 +112,9 @@ struct FileJob {
   // chunks failed in, so that the message reported does not depend on the threads' timing.
   Status status;
   uint64_t failed_at = UINT64_MAX;
+  // Finished as interrupted (Scan::FinishOpenJobs): the status is final, and a worker whose
+  // read returns after an abandon changes nothing. Guarded by mu.
+  bool closed = false;
   // Per (row, setting): L0 blocks that are not holes (data or embedded). Metadata model input.
   std::vector<std::atomic<uint64_t>> non_hole;
   std::vector<std::atomic<uint64_t>> zero_blocks;  // per row: L0 blocks read and all zero
@@ -130,7 +133,11 @@ struct FileJob {
   // --sample 1/M, a linked file, or a piece of one whose pieces give it a link (a save's,
   // ScanControl::record_keys): per row, what its sampled occurrences added. Guarded by mu.
   std::vector<OccurrenceSample> occurrences;
-  std::atomic<uint64_t> bytes_read{0};
+  // The file's ledger: the bytes of its chunks that reached the tables (holes jumped over
+  // included), and the data bytes read for them. A chunk is counted once its blocks are in the
+  // tables, so a file that fails or is interrupted part-way is counted for what the figures hold
+  // of it, and read bytes never exceed modelled ones.
+  std::atomic<uint64_t> modelled{0}, modelled_read{0};
   FileGroups groups;  // breakdown rows
   // Order-independent hash of (record index, fingerprint) over the featured row's records:
   // equal for files with equal content, whatever order their chunks were processed in.
@@ -141,7 +148,7 @@ struct FileJob {
 
   void Fail(uint64_t offset, Status s) {
     std::lock_guard<std::mutex> lock(mu);
-    if (offset < failed_at) {
+    if (!closed && offset < failed_at) {
       failed_at = offset;
       status = std::move(s);
     }
@@ -373,15 +380,17 @@ class Scan : public std::enable_shared_from_this<Scan> {
   Status ReadChunk(Chunk& chunk, Worker& w, io::File& file, uint64_t fill_end);
   void ProcessRows(Chunk& chunk, Worker& w);
   void FinishFile(FileJob& job);
+  void FinishOpenJobs();
   state::FileIndirects IndirectsOf(FileJob& job);  // per row, from its chunks' ranges
   // What a finished file adds besides its blocks: shapes, breakdown rows, its identity.
+  // `size`: its bytes in the figures; `whole`: it counts as a file (not one read in part).
   // `non_hole` per (row, setting), `zero_blocks` per row.
   // `indirects`: per row, its indirect blocks (state::FileIndirects; empty rows: not known).
   void AddFileFigures(const std::vector<zfs::RecordLayout>& layouts, uint64_t size,
                       const std::vector<uint64_t>& non_hole,
                       const std::vector<uint64_t>& zero_blocks,
                       const state::FileIndirects& indirects, FileGroups groups,
-                      ddt::Fingerprint content, bool has_data, uint64_t identity);
+                      ddt::Fingerprint content, bool has_data, uint64_t identity, bool whole);
   std::vector<zfs::RecordLayout> Layouts(uint64_t size, bool is_zvol) const;
   PieceSums SumsOf(FileJob& job) const;
   // The input summary's final figures (failed files out, errors sorted) and the file ids.
@@ -568,10 +577,19 @@ class Scan : public std::enable_shared_from_this<Scan> {
   void SkipHoleChunks();
   InputSummary& input_ = state_.input;
 
+  // Files (not pieces) and their sizes as the walk found them, for the progress line.
+  std::atomic<uint64_t> files_found_{0}, bytes_found_{0};
+  // The files started (jobs made) and not yet finished: those an interrupt leaves part-read are
+  // finished after the pipeline (FinishOpenJobs).
+  std::mutex open_mu_;
+  std::unordered_map<FileJob*, std::shared_ptr<FileJob>> open_jobs_;  // Guarded by open_mu_.
+
   // Serial output stage state.
   std::vector<PathError> file_errors_;
-  uint64_t failed_files_ = 0;  // files listed in file_errors_, and their listed bytes
-  uint64_t failed_bytes_ = 0;
+  // The files finished whole, and the modelled bytes of every file finished (whole, or in part:
+  // FileJob::modelled), which CloseInput adds to the input summary.
+  uint64_t whole_files_ = 0;
+  uint64_t modelled_bytes_ = 0;
   uint64_t files_done_ = 0;
   uint64_t bytes_done_ = 0;
   uint64_t bytes_read_ = 0;
@@ -672,6 +690,7 @@ void Scan::SkipHoleChunks() {
     }
   }
   job.chunks_left.fetch_sub((target - current_offset_) / chunk_bytes_);
+  job.modelled.fetch_add(target - current_offset_, std::memory_order_relaxed);
   skipped_bytes_.fetch_add(target - current_offset_, std::memory_order_relaxed);
   current_offset_ = target;
 }
@@ -750,6 +769,10 @@ bool Scan::NextChunk(Chunk* out) {
       }
       if (since_ && Reuse(*item)) continue;
       job = MakeJob(std::move(*item), size);
+      {
+        std::lock_guard<std::mutex> lock(open_mu_);
+        open_jobs_.emplace(job.get(), job);
+      }
       if (control_.origin_of_item) {
         job->origin = control_.origin_of_item(
             job->path, job->begin, job->end - job->begin,
@@ -823,8 +846,8 @@ std::shared_ptr<FileJob> Scan::MakeJob(walk::WalkItem item, uint64_t size) {
   }
   job->groups = breakdown_.Groups(options_.paths[item.root], job->path);
   if (job->piece) return job;  // the file is counted once, from its pieces
-  input_.bytes_logical += job->size;
-  ++input_.files;
+  files_found_.fetch_add(1, std::memory_order_relaxed);
+  bytes_found_.fetch_add(job->size, std::memory_order_relaxed);
   return job;
 }
 
@@ -853,7 +876,6 @@ Status Scan::ReadChunk(Chunk& chunk, Worker& w, io::File& file, uint64_t fill_en
     if (b > cursor) std::fill(base + (cursor - begin), base + (b - begin), uint8_t{0});
     if (throttle_) throttle_->Acquire(e - b, control_.cancel);
     ZSIM_RETURN_IF_ERROR(io::ReadFully(file, b, MutableByteView(base + (b - begin), e - b)));
-    chunk.file->bytes_read.fetch_add(e - b, std::memory_order_relaxed);
     chunk.read += e - b;
     cursor = e;
   }
@@ -1260,6 +1282,8 @@ void Scan::Process(Chunk& chunk, Worker& w) {
       std::shared_lock<TableGate> gate = ShareTables();
       ProcessRows(chunk, w);
     }
+    job.modelled.fetch_add(chunk.length, std::memory_order_relaxed);
+    job.modelled_read.fetch_add(chunk.read, std::memory_order_relaxed);
     const CodecWork after = CodecWorkOf(w);
     chunk.codec_ns = after.ns - before.ns;
     chunk.codec_nominal_seconds = after.nominal_seconds - before.nominal_seconds;
@@ -1311,6 +1335,10 @@ void Scan::EnforceTableBudget() {
 }
 
 void Scan::FinishFile(FileJob& job) {
+  {
+    std::lock_guard<std::mutex> lock(open_mu_);
+    open_jobs_.erase(&job);  // the caller holds the job
+  }
   // Every chunk is done: a file that changed since it was opened is reported, not modelled.
   if (job.status.ok() && (job.piece || job.size > chunk_bytes_)) {
     job.status = job.input->CheckUnchanged();
@@ -1320,8 +1348,11 @@ void Scan::FinishFile(FileJob& job) {
     return;
   }
   ++files_done_;
-  bytes_read_ += job.bytes_read.load();
-  const bool linked = job.linked && job.status.ok();
+  const uint64_t modelled = job.modelled.load();
+  bytes_read_ += job.modelled_read.load();
+  modelled_bytes_ += modelled;
+  const bool whole = job.status.ok();
+  const bool linked = job.linked && whole;
   const state::FileIndirects indirects = IndirectsOf(job);
   if (record_ || linked) {
     // Also for a file that failed: the blocks of every chunk it could read are in the tables.
@@ -1334,7 +1365,7 @@ void Scan::FinishFile(FileJob& job) {
     rec.mtime_ns = job.info.mtime_ns;
     rec.ctime_ns = job.info.ctime_ns;
     rec.is_zvol = job.is_zvol;
-    rec.failed = !job.status.ok();
+    rec.failed = !whole;
     rec.has_data = job.has_data.load();
     rec.content_lo = job.content_lo.load();
     rec.content_hi = job.content_hi.load();
@@ -1350,7 +1381,7 @@ void Scan::FinishFile(FileJob& job) {
     }
     if (linked) {
       // Its block references move to the link unless the record goes into the state too.
-      const uint64_t bytes_read = job.bytes_read.load();
+      const uint64_t bytes_read = job.modelled_read.load();
       if (record_) {
         KeepLink(rec, job.groups, job.info, bytes_read, job.occurrences);
       } else {
@@ -1364,22 +1395,56 @@ void Scan::FinishFile(FileJob& job) {
       state_.records.push_back(std::move(rec));
     }
   }
-  if (!job.status.ok()) {
-    // What of it was not read (chunks read before the failure stay in the tables).
-    file_errors_.push_back(PathError{job.path, job.status.ToString(),
-                                     job.size - std::min(job.size, job.bytes_read.load())});
-    // Not counted as a file, nor its bytes as logical bytes: the summary would read them as
-    // holes. (The blocks of every chunk that could be read stay in the tables: docs/inputs.md.)
-    ++failed_files_;
-    failed_bytes_ += job.size;
-    return;
+  if (whole) {
+    ++whole_files_;
+  } else {
+    // Listed with what of it is not in the figures. Not counted as a file; the chunks that
+    // reached the tables stay in them, and count as logical (and read) bytes, in the breakdown
+    // and the metadata model, so that every figure covers the same data (docs/inputs.md).
+    std::string error = job.status.ToString();
+    if (modelled > 0) {
+      error +=
+          "; " + FormatBytes(modelled) + " of its " + FormatBytes(job.size) + " are in the figures";
+    }
+    file_errors_.push_back(PathError{job.path, std::move(error), job.size - modelled});
+    if (modelled == 0) return;
   }
   std::vector<uint64_t> non_hole(job.non_hole.size()), zero_blocks(rows_.size());
   for (size_t i = 0; i < non_hole.size(); ++i) non_hole[i] = job.non_hole[i].load();
   for (size_t r = 0; r < rows_.size(); ++r) zero_blocks[r] = job.zero_blocks[r].load();
-  AddFileFigures(job.layouts, job.size, non_hole, zero_blocks, indirects, job.groups,
+  // A file in part is never a whole-file duplicate of another.
+  AddFileFigures(job.layouts, modelled, non_hole, zero_blocks, indirects, job.groups,
                  ddt::Fingerprint{job.content_lo.load(), job.content_hi.load()},
-                 job.has_data.load(), job.identity);
+                 whole && job.has_data.load(), job.identity, whole);
+}
+
+// After the pipeline, drained or abandoned (no stage touches the state again): the files an
+// interrupt left part-read. A worker whose read returns later changes none of them (closed).
+void Scan::FinishOpenJobs() {
+  std::vector<std::shared_ptr<FileJob>> jobs;
+  {
+    std::lock_guard<std::mutex> lock(open_mu_);
+    for (auto& [raw, job] : open_jobs_) jobs.push_back(std::move(job));
+    open_jobs_.clear();
+  }
+  std::sort(jobs.begin(), jobs.end(),
+            [](const auto& a, const auto& b) { return a->path < b->path; });
+  for (const std::shared_ptr<FileJob>& job : jobs) {
+    const bool abandoned = std::find(abandoned_files_.begin(), abandoned_files_.end(), job->path) !=
+                           abandoned_files_.end();
+    {
+      std::lock_guard<std::mutex> lock(job->mu);
+      job->closed = true;
+      if (abandoned) {
+        job->status =
+            Status::Cancelled("abandoned: a read had not returned " +
+                              std::to_string(kAbandonAfter.count()) + " ms after the interrupt");
+      } else if (job->status.ok()) {
+        job->status = Status::Cancelled("interrupted while it was read");
+      }
+    }
+    FinishFile(*job);
+  }
 }
 
 state::FileIndirects Scan::IndirectsOf(FileJob& job) {
@@ -1428,7 +1493,7 @@ void Scan::AddFileFigures(const std::vector<zfs::RecordLayout>& layouts, uint64_
                           const std::vector<uint64_t>& non_hole,
                           const std::vector<uint64_t>& zero_blocks,
                           const state::FileIndirects& indirects, FileGroups groups,
-                          ddt::Fingerprint content, bool has_data, uint64_t identity) {
+                          ddt::Fingerprint content, bool has_data, uint64_t identity, bool whole) {
   state_.file_ids.push_back(identity);
   const size_t settings = options_.compressions.size();
   for (size_t r = 0; r < rows_.size(); ++r) {
@@ -1456,7 +1521,7 @@ void Scan::AddFileFigures(const std::vector<zfs::RecordLayout>& layouts, uint64_
     featured_lsize[r] = setting_lsize[r * settings + featured_];
   }
   breakdown_.AddFile(groups, size, featured_lsize, setting_lsize, setting_zero_lsize, content,
-                     has_data);
+                     has_data, whole);
 }
 
 std::vector<zfs::RecordLayout> Scan::Layouts(uint64_t size, bool is_zvol) const {
@@ -1504,6 +1569,8 @@ bool Scan::Reuse(const walk::WalkItem& item) {
   if (info.nlink > 1) base_linked_.emplace(it->second, info);
   input_.bytes_logical += rec.size;
   ++input_.files;
+  files_found_.fetch_add(1, std::memory_order_relaxed);
+  bytes_found_.fetch_add(rec.size, std::memory_order_relaxed);
   return true;
 }
 
@@ -1544,7 +1611,7 @@ void Scan::FinishSince() {
     const std::vector<zfs::RecordLayout> layouts = Layouts(rec.size, rec.is_zvol);
     AddFileFigures(layouts, rec.size, non_hole, rec.zero_blocks, rec.indirects, groups,
                    ddt::Fingerprint{rec.content_lo, rec.content_hi}, rec.has_data,
-                   state::FileIdentity(rec.dev, rec.ino));
+                   state::FileIdentity(rec.dev, rec.ino), /*whole=*/true);
     for (size_t r = 0; r < layouts.size() && r < rec.zero_blocks.size(); ++r) {
       breakdown_.AddZeroBlocks(r, rec.zero_blocks[r], rec.zero_blocks[r] * layouts[r].block_bytes);
     }
@@ -1584,7 +1651,7 @@ void Scan::CheckSinceTables() {
 PieceSums Scan::SumsOf(FileJob& job) const {
   PieceSums p;
   p.file = job.piece_file;
-  p.bytes = job.end - job.begin;
+  p.bytes = job.modelled.load();  // the piece's bytes in the figures
   p.pieces = 1;
   for (const std::atomic<uint64_t>& n : job.non_hole) p.non_hole.push_back(n.load());
   for (const std::atomic<uint64_t>& n : job.zero_blocks) p.zero_blocks.push_back(n.load());
@@ -1601,7 +1668,7 @@ PieceSums Scan::SumsOf(FileJob& job) const {
     }
   }
   p.stamp_floor_ns = stamp_floor_ns_;
-  p.bytes_read = job.bytes_read.load();
+  p.bytes_read = job.modelled_read.load();
   p.content_lo = job.content_lo.load();
   p.content_hi = job.content_hi.load();
   p.has_data = job.has_data.load();
@@ -1624,7 +1691,13 @@ state::ScanState Scan::CountPiecedFiles(std::vector<PiecedFile>& files) {
     const uint64_t size = item.info.size;
     std::shared_ptr<FileJob> job = MakeJob(std::move(item), size);
     PieceSums& p = f.sums;
-    if (p.bytes != size) continue;  // not every piece was read: found, not finished
+    // Not every piece read whole (an interrupted scan): the file in part, as one scan counts
+    // a file it was reading when interrupted (FinishOpenJobs).
+    if (p.bytes != size && p.failure.ok()) {
+      p.failure = Status::Cancelled("interrupted while it was read");
+    }
+    job->modelled.store(p.bytes);
+    job->modelled_read.store(p.bytes_read);
     for (size_t i = 0; i < job->non_hole.size() && i < p.non_hole.size(); ++i) {
       job->non_hole[i].store(p.non_hole[i]);
     }
@@ -1649,7 +1722,6 @@ state::ScanState Scan::CountPiecedFiles(std::vector<PiecedFile>& files) {
     for (size_t i = 0; i < job->ranges.size() && i < p.ranges.size(); ++i) {
       job->ranges[i] = p.ranges[i];
     }
-    job->bytes_read.store(p.bytes_read);
     job->content_lo.store(p.content_lo);
     job->content_hi.store(p.content_hi);
     job->has_data.store(p.has_data);
@@ -1677,8 +1749,8 @@ void Scan::MaybeReportProgress(bool force) {
   Progress p;
   p.files_done = files_done_;
   p.bytes_done = bytes_done_ + skipped_bytes_.load(std::memory_order_relaxed);
-  p.bytes_discovered = input_.bytes_logical;
-  p.files_discovered = input_.files;
+  p.bytes_discovered = bytes_found_.load(std::memory_order_relaxed);
+  p.files_discovered = files_found_.load(std::memory_order_relaxed);
   p.walk_finished = walk_finished_;
   if (sizer_ && !walk_finished_) {
     p.walk_finished = sizer_->finished();
@@ -1898,8 +1970,8 @@ void Scan::CloseInput() {
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0) state_.host = host;
   input_.bytes_read = bytes_read_;
-  input_.files -= failed_files_;
-  input_.bytes_logical -= failed_bytes_;
+  input_.files += whole_files_;
+  input_.bytes_logical += modelled_bytes_;
   for (PathError& e : file_errors_) input_.errors.push_back(std::move(e));
   std::sort(input_.errors.begin(), input_.errors.end(),
             [](const PathError& a, const PathError& b) { return a.path < b.path; });
@@ -1979,6 +2051,7 @@ state::ScanState Scan::Run() {
   } else if (probe_) {
     probe_->Stop();
   }
+  FinishOpenJobs();
   if (since_) FinishSince();
   // The sampled codecs' complete level: the plan of the whole tree, which the scan never went
   // above (before the plan was known it stayed at 0, where every level is complete). After an
@@ -2023,12 +2096,6 @@ state::ScanState Scan::Run() {
 
   state_.partial = cancelled_;
   input_.paths = options_.paths;
-  for (const std::string& path : abandoned_files_) {
-    input_.errors.push_back(PathError{
-        path, Status::Cancelled("abandoned: a read had not returned " +
-                                std::to_string(kAbandonAfter.count()) + " ms after the interrupt")
-                  .ToString()});
-  }
   for (size_t r = 0; r < rows_.size(); ++r) {
     if (!rows_[r].table->overflowed()) continue;
     // Never expected (state::FitTablesToShards samples long before); said, not hidden.

@@ -560,12 +560,15 @@ std::string UnreadSentence(const ScanResult& r) {
   const size_t files = size_t(std::count_if(r.input.errors.begin(), r.input.errors.end(),
                                             [](const PathError& e) { return e.bytes > 0; }));
   const double share = double(unread) / double(unread + r.input.bytes_logical);
+  // An interrupted scan lists the files it was reading with what it had not read of them, and
+  // knows nothing of the files it never reached.
   return fmt::format(
-      "{} in {} file{} could not be read ({} of the data named): every figure here covers the "
-      "rest.",
+      "{} in {} file{} {} ({} of the data {}): every figure here covers the rest.",
       FormatBytes(unread), files, files == 1 ? "" : "s",
+      r.partial ? "was not read, cut short by the interrupt or unreadable" : "could not be read",
       share >= 0.999 && r.input.bytes_logical > 0 ? std::string("nearly all")
-                                                  : fmt::format("{:.1f}%", share * 100.0));
+                                                  : fmt::format("{:.1f}%", share * 100.0),
+      r.partial ? "the scan reached" : "named");
 }
 
 std::string SettingsText(const ScanOptions& o, const SettingResult& s) {

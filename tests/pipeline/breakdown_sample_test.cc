@@ -165,7 +165,8 @@ state::BreakdownState CollectFiles(const std::vector<uint64_t>& ids, size_t cap)
   const FileGroups groups = collector.Groups("/data", "/data/x/file.bin");
   for (uint64_t id : ids) {
     const state::BreakdownState::Content c = FileContent(id);
-    collector.AddFile(groups, 128 * 1024, c.lsize, {}, {}, ddt::Fingerprint{c.lo, c.hi}, true);
+    collector.AddFile(groups, 128 * 1024, c.lsize, {}, {}, ddt::Fingerprint{c.lo, c.hi}, true,
+                      true);
   }
   state::BreakdownState out;
   collector.MoveInto({}, &out);

@@ -302,7 +302,12 @@ TEST(FilePiecesTest, AFileChangedSinceItWasListedIsOneError) {
       << r.input.errors[0].error;
   EXPECT_EQ(r.input.errors[0].path, (dir.path() / "image.raw").string());
   EXPECT_EQ(r.input.files, 0u);  // not counted, as a file one scan found changed
-  EXPECT_EQ(r.input.bytes_logical, 0u);
+  // Its first and last pieces are in the figures, as the chunks one scan reads around a failing
+  // one; the second (8 MiB, a hole) is what was not read.
+  EXPECT_EQ(r.input.bytes_logical, 9 * M + 777);
+  EXPECT_EQ(r.input.errors[0].bytes, 8 * M);
+  EXPECT_NE(r.input.errors[0].error.find("in the figures"), std::string::npos)
+      << r.input.errors[0].error;
 }
 
 TEST(FilePiecesTest, AFileNoPieceCanOpenIsOneError) {
@@ -316,17 +321,36 @@ TEST(FilePiecesTest, AFileNoPieceCanOpenIsOneError) {
   EXPECT_EQ(r.input.files, 0u);
 }
 
-TEST(FilePiecesTest, AFileWhosePiecesWereNotAllReadIsFoundNotCounted) {
+TEST(FilePiecesTest, AFileWhosePiecesWereNotAllReadIsCountedForWhatWas) {
+  // An interrupted distributed scan read two of the three pieces: as one scan interrupted while
+  // reading the file, what was read is in every figure and the rest is listed as not read.
   testing::TempDir dir;
   BuildTree(dir.path());
   const ScanResult r = ScanEditedPieces(
       dir.path(), [](walk::WalkItem&) {}, /*keep_pieces=*/2);
-  EXPECT_TRUE(r.input.errors.empty());
-  EXPECT_EQ(r.input.files, 1u);
+  ASSERT_EQ(r.input.errors.size(), 1u);
+  EXPECT_EQ(r.input.errors[0].error.rfind("cancelled: interrupted", 0), 0u)
+      << r.input.errors[0].error;
+  EXPECT_EQ(r.input.errors[0].bytes, 1 * M + 777);  // the last piece
+  EXPECT_EQ(r.input.files, 0u);
+  EXPECT_EQ(r.input.bytes_logical, 16 * M);  // 8 MiB of data, then 8 MiB of hole
+  EXPECT_EQ(r.input.bytes_read, 8 * M);
   ASSERT_FALSE(r.breakdowns.empty());
-  uint64_t counted = 0;
-  for (const BreakdownRow& row : r.breakdowns[0].extensions) counted += row.files;
-  EXPECT_EQ(counted, 0u);  // no shape, no breakdown row: as a file one scan did not finish
+  uint64_t files = 0, bytes = 0, lsize = 0;
+  for (const BreakdownRow& row : r.breakdowns[0].extensions) {
+    files += row.files;
+    bytes += row.bytes;
+    lsize += row.lsize;
+  }
+  EXPECT_EQ(files, 0u);
+  EXPECT_EQ(bytes, r.input.bytes_logical);
+  // The breakdown holds the blocks the tables hold.
+  for (const SettingResult& s : r.results) {
+    if (s.recordsize == r.breakdowns[0].recordsize &&
+        s.compression == r.breakdowns[0].compression) {
+      EXPECT_EQ(lsize, s.lsize);
+    }
+  }
 }
 
 TEST(FilePiecesTest, AFileNoPieceWasReadIsNotCounted) {
