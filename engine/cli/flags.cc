@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/base/path_spelling.h"
 #include "engine/base/size_suffix.h"
 #include "engine/cli/version.h"
 #include "engine/walk/glob.h"
@@ -80,12 +81,12 @@ std::vector<std::string> ExcludeGlobs(const std::vector<std::string>& globs,
                                       const std::vector<std::string>& paths) {
   std::vector<std::string> out;
   for (std::string glob : globs) {
-    while (glob.size() > 1 && glob.back() == '/') glob.pop_back();
+    glob = WithoutTrailingSlashes(std::move(glob));
     out.push_back(glob);
     const bool absolute = glob.front() == '/';
     if (!absolute && glob.find('/') == std::string::npos) continue;  // a name: as it is
-    for (std::string path : paths) {
-      while (path.size() > 1 && path.back() == '/') path.pop_back();  // as the walk joins it
+    for (const std::string& given : paths) {
+      const std::string path = WithoutTrailingSlashes(given);  // as the walk joins it
       const std::string prefix = path == "/" ? "" : path;
       if (!absolute) {
         out.push_back(prefix + "/" + glob);

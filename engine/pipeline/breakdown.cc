@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "engine/base/path_spelling.h"
+
 namespace zsim::pipeline {
 namespace {
 
@@ -11,8 +13,7 @@ constexpr int kDirectoryDepth = 2;  // levels below the input path that name a r
 
 std::string DirectoryKey(const std::string& root, const std::string& path) {
   // The file's directory, cut to kDirectoryDepth levels below the input path.
-  std::string base = root == "/" ? std::string() : root;
-  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  const std::string base = root == "/" ? std::string() : WithoutTrailingSlashes(root);
   if (path.size() <= base.size() + 1 || path.compare(0, base.size(), base) != 0 ||
       path[base.size()] != '/') {
     return root;  // the input itself is a file: its row is the input path

@@ -22,6 +22,7 @@
 #include <unordered_map>
 
 #include "engine/base/mix.h"
+#include "engine/base/path_spelling.h"
 #include "engine/base/size_suffix.h"
 #include "engine/base/thread_cpu.h"
 #include "engine/codec/zfs_block.h"
@@ -2194,6 +2195,7 @@ void WaitForAllScans() {
 
 ScanOptions ResolveOptions(const ScanOptions& in) {
   ScanOptions o = in;
+  for (std::string& p : o.paths) p = WithoutTrailingSlashes(std::move(p));
   if (o.compressions.empty()) o.compressions = DefaultCompressions(o.profile);
   if (!o.ddt_format) {
     o.ddt_format = zfs::RulesFor(o.profile).has_fast_dedup ? DdtFormat::kFast : DdtFormat::kLegacy;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "engine/base/path_spelling.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/state/merge.h"
 #include "engine/state/rare_classes.h"
@@ -41,7 +42,12 @@ Status CheckSince(const ScanState& base, const ScanOptions& options) {
       return Status::InvalidArgument("--since: the state's dedup table is sampled: scan in full");
     }
   }
-  if (base.options.paths != options.paths) {
+  // Spelled alike (a state saved before input paths were kept so may end in '/').
+  auto spelled = [](std::vector<std::string> paths) {
+    for (std::string& p : paths) p = WithoutTrailingSlashes(std::move(p));
+    return paths;
+  };
+  if (spelled(base.options.paths) != spelled(options.paths)) {
     return Status::InvalidArgument("--since: the state was scanned from " +
                                    Join(base.options.paths) + ", not " + Join(options.paths) +
                                    ": give the same input paths, in the same order");

@@ -222,6 +222,29 @@ TEST_F(SinceCliTest, ABudgetTheSavedTableDoesNotFitReadsEverythingAgain) {
   EXPECT_NE(err.find("read all 24 files again"), std::string::npos) << err;
 }
 
+// "D/" and "D" name one tree, whose files the walk spells alike: a state saved from one serves
+// the other, both ways, and reads nothing again. (Refused as other input paths before.)
+TEST_F(SinceCliTest, ATrailingSlashIsTheSameInputPath) {
+  Write("x/a.bin", testing::GenerateBlock(100000, 0.5, 1));
+  Write("b.bin", testing::GenerateBlock(300000, 0.3, 2));
+  SettleStamps();
+  const json full = Full({}, 0);
+  for (const std::string& root : {Root() + "/", Root() + "//"}) {
+    SCOPED_TRACE(root);
+    const testing::CommandResult slashed = testing::RunZsim(
+        {"scan", root, "--json", "--threads", "2", "--since", State(0), "--save", State(1)});
+    ASSERT_EQ(slashed.exit_code, 0) << slashed.err;
+    const json j = testing::ParseReportJson(slashed);
+    EXPECT_EQ(j["input"]["paths"], json::array({Root()}));  // kept as the walk spells it
+    EXPECT_EQ(j["input"]["bytes_read"], 0u) << "both files kept from the base";
+    testing::ExpectSameFigures(j, full, kRunCosts);
+    // And back: the state saved from the slashed spelling serves the plain one.
+    const json back = Since({}, 1, 2);
+    EXPECT_EQ(back["input"]["bytes_read"], 0u);
+    testing::ExpectSameFigures(back, full, kRunCosts);
+  }
+}
+
 TEST_F(SinceCliTest, WhatCannotBeHonouredIsRefusedBeforeReading) {
   Write("x/a.bin", testing::GenerateBlock(100000, 0.5, 1));
   Full({"--recordsize", "16k"}, 0);
