@@ -110,16 +110,19 @@ void SettingsTable(const ScanResult& r, const Advice& a, std::string& out) {
       "<th>allocated</th><th>compressratio</th><th>dedup</th><th>combined</th>"
       "<th>used (no dedup)</th><th>saved</th><th>used with dedup</th><th>saved with dedup</th>"
       "<th>ALLOC (raw)</th></tr>\n";
+  // A scan that found no data recommends nothing (its first row is shown below).
+  const bool recommends = a.verdict != Verdict::kNothingScanned;
   for (size_t i = 0; i < r.results.size(); ++i) {
     const SettingResult& s = r.results[i];
     const SettingSpace space = SpaceOf(s, r.options);
     out += fmt::format(
         "<tr{}><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-        int(i) == a.featured ? " class=\"featured\"" : "", zfs::NiceBytes(s.recordsize),
-        CompressionName(s.compression), FormatBytes(space.logical_bytes), FormatBytes(s.psize),
-        FormatBytes(s.asize), Estimated(s.compressratio, s.ci95),
-        Estimated(s.dedup.ratio, s.dedup.ratio_ci95), Ratio(s.dedup.zdb_total), FormatBytes(s.used),
+        recommends && int(i) == a.featured ? " class=\"featured\"" : "",
+        zfs::NiceBytes(s.recordsize), CompressionName(s.compression),
+        FormatBytes(space.logical_bytes), FormatBytes(s.psize), FormatBytes(s.asize),
+        Estimated(s.compressratio, s.ci95), Estimated(s.dedup.ratio, s.dedup.ratio_ci95),
+        Ratio(s.dedup.zdb_total), FormatBytes(s.used),
         space.logical_bytes > 0 ? SavedText(space.saved) : "-",
         FormatBytes(space.stored_dedup_bytes),
         space.logical_bytes > 0 ? SavedText(space.saved_dedup) : "-", FormatBytes(s.pool_alloc));
@@ -130,9 +133,11 @@ void SettingsTable(const ScanResult& r, const Advice& a, std::string& out) {
       "(parity and padding deflated by the vdev's ratio); logical is the data in records, "
       "all-zero ones included (compression makes them holes); with dedup: used as dedup writes "
       "the data, less what dedup removes, plus the DDT, deflated alike. ALLOC (raw): <code>zpool "
-      "list</code> ALLOC with dedup, parity and the pool's own metadata included. Highlighted: the "
-      "setting the advice "
-      "recommends, shown in full below. ~: estimated from a sample, with the 95% interval "
+      "list</code> ALLOC with dedup, parity and the pool's own metadata included. " +
+      std::string(recommends ? "Highlighted: the setting the advice recommends, shown in full "
+                               "below. "
+                             : "") +
+      "~: estimated from a sample, with the 95% interval "
       "(<code>--exact</code> "
       "computes every block).</p>\n";
 }

@@ -208,8 +208,8 @@ json AdviceJson(const ScanResult& r, const Advice& a) {
                          {"figures", figures}});
   }
   const AdviceItem* summary = a.Find(AdviceKind::kSummary);
-  json featured = nullptr;
-  if (a.featured >= 0) {
+  json featured = nullptr;  // a scan that found no data recommends nothing
+  if (a.featured >= 0 && a.verdict != Verdict::kNothingScanned) {
     const SettingResult& f = r.results[size_t(a.featured)];
     featured = {{"index", a.featured},
                 {"recordsize", f.recordsize},

@@ -78,12 +78,14 @@ void Settings(const ScanResult& r, const Advice& a, const TextOptions& t, std::s
                    {"saved+dedup", false, 0},
                    {"ALLOC(raw)", false, 3}});
   std::string estimates;  // one line per setting with a sampled figure
+  // A scan that found no data recommends nothing: its first row is shown below, unstarred.
+  const bool recommends = a.verdict != Verdict::kNothingScanned;
   for (size_t i = 0; i < r.results.size(); ++i) {
     const SettingResult& s = r.results[i];
     const SettingSpace space = SpaceOf(s, r.options);
     const bool sampled_compress = s.ci95.has_value();
     const bool sampled_dedup = s.dedup.ratio_ci95.has_value();
-    table.AddRow({int(i) == a.featured ? "*" : "", zfs::NiceBytes(s.recordsize),
+    table.AddRow({recommends && int(i) == a.featured ? "*" : "", zfs::NiceBytes(s.recordsize),
                   CompressionName(s.compression), zfs::NiceBytes(space.logical_bytes),
                   zfs::NiceBytes(s.psize), zfs::NiceBytes(s.asize),
                   fmt::format("{}{}", sampled_compress ? "~" : "", Ratio(s.compressratio)),
@@ -114,7 +116,8 @@ void Settings(const ScanResult& r, const Advice& a, const TextOptions& t, std::s
       "ratio): used without dedup; used+dedup is used as dedup writes the data, less what dedup "
       "removes, plus the DDT, deflated the same way. ALLOC(raw): `zpool list` ALLOC with dedup, "
       "parity and the pool's "
-      "own metadata included. * the recommended setting, featured below." +
+      "own metadata included." +
+          std::string(recommends ? " * the recommended setting, featured below." : "") +
           std::string(t.wide ? "" : " --wide shows every column."),
       t.width, "", "");
   if (!estimates.empty()) {

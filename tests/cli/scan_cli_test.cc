@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "engine/base/byte_view.h"
@@ -177,6 +178,30 @@ TEST(ScanCliTest, MemoryCountsWhatGrowsWithTheFiles) {
   const std::string state = (saves.path() / "s.zstate").string();
   const uint64_t saved = file_state(many, {"--save", state});
   EXPECT_GE(saved, large + 2000 * 64);
+}
+
+// A tree without data recommends nothing: no row of the settings table is starred (or
+// highlighted), the legend does not speak of one, and JSON has no featured setting. The first
+// row was starred "recommended" beside "Nothing to advise" before.
+TEST(ScanCliTest, AScanThatFoundNoDataStarsNoSetting) {
+  testing::TempDir tree, out;
+  tree.WriteFile("empty.txt", {});
+  const std::string html = (out.path() / "r.html").string();
+  const auto text = RunZsim({"scan", tree.path().string(), "--html", html});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("Nothing to advise"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("\n* "), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("recommended setting"), std::string::npos) << text.out;
+  std::ifstream in(html);
+  const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(page.empty());
+  EXPECT_EQ(page.find("class=\"featured\""), std::string::npos);
+  EXPECT_EQ(page.find("Highlighted"), std::string::npos);
+  const auto json = RunZsim({"scan", tree.path().string(), "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = testing::ParseReportJson(json);
+  EXPECT_EQ(j["advice"]["verdict"], "nothing_scanned");
+  EXPECT_TRUE(j["advice"]["featured"].is_null());
 }
 
 TEST(ScanCliTest, HardLinkFifoAndUnreadableFileAreCountedAndTheScanGoesOn) {
