@@ -158,8 +158,9 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
       ->type_name("SIZE");
   std::vector<std::string> properties;
   scan->add_option("-o", properties,
-                   "a property as zfs/zpool create take it (repeatable): recordsize=, "
-                   "volblocksize=, compression=, copies=, ashift=")
+                   "a property as zfs/zpool create take it (repeatable): recordsize= "
+                   "(recsize=), volblocksize= (volblock=), compression= (compress=), copies=, "
+                   "ashift=")
       ->type_name("PROPERTY=VALUE");
   scan->add_flag("--exact", exact,
                  "run every codec on every unique block (default: lz4 runs on all of them when "
@@ -364,32 +365,49 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     }
   }
 
-  // -o property=value, as zfs create / zpool create spell them, beside the long options.
+  // -o property=value, as zfs create / zpool create spell them, beside the long options. A
+  // property may be named by its short column name too, as zfs accepts it (zprop_common.c
+  // propname_match: "recsize", "volblock", "compress").
   std::vector<std::string> set_by_o;  // each property once: a second value is not a list
   for (const std::string& p : properties) {
     const size_t eq = p.find('=');
-    const std::string name = p.substr(0, eq);
+    std::string name = p.substr(0, eq);
     const std::string value = eq == std::string::npos ? "" : p.substr(eq + 1);
     struct Target {
       const char* name;
+      const char* column;  // zfs's short name, or null
       CLI::Option* option;
       std::string* text;
     };
-    const Target targets[] = {{"recordsize", recordsize_opt, &recordsize},
-                              {"volblocksize", volblocksize_opt, &volblocksize},
-                              {"compression", compression_opt, &compression},
-                              {"copies", copies_opt, &copies_text},
-                              {"ashift", ashift_opt, &ashift_text}};
+    const Target targets[] = {{"recordsize", "recsize", recordsize_opt, &recordsize},
+                              {"volblocksize", "volblock", volblocksize_opt, &volblocksize},
+                              {"compression", "compress", compression_opt, &compression},
+                              {"copies", nullptr, copies_opt, &copies_text},
+                              {"ashift", nullptr, ashift_opt, &ashift_text}};
     const Target* t = nullptr;
     for (const Target& candidate : targets) {
-      if (name == candidate.name) t = &candidate;
+      if (name == candidate.name || (candidate.column && name == candidate.column)) t = &candidate;
+    }
+    // Properties a user may reach for that the report answers otherwise.
+    if (t == nullptr && name == "dedup") {
+      return Status::InvalidArgument(
+          "-o " + p +
+          ": nothing to set: every setting is evaluated with dedup off and on (the used and "
+          "used+dedup columns), and the verdict says which to choose");
+    }
+    if (t == nullptr && name == "checksum") {
+      return Status::InvalidArgument(
+          "-o " + p +
+          ": the figures do not depend on ZFS's checksum property; the blocks' fingerprint is "
+          "--checksum xxh128 (fast) or sha256 (as dedup's)");
     }
     if (t == nullptr || eq == std::string::npos || value.empty()) {
       return Status::InvalidArgument(
           "-o " + p +
-          ": give property=value with one of recordsize, volblocksize, compression, copies, "
-          "ashift, e.g. -o recordsize=1M");
+          ": give property=value with one of recordsize (recsize), volblocksize (volblock), "
+          "compression (compress), copies, ashift, e.g. -o recordsize=1M");
     }
+    name = t->name;
     if (t->option->count() > 0) {
       return Status::InvalidArgument("-o " + p + " and --" + name + " both set " + name +
                                      ": give it once");
@@ -398,7 +416,8 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
       const std::string list = name == "compression"  ? ", as a list: -o compression=lz4,zstd"
                                : name == "recordsize" ? ", as a list: -o recordsize=16k,128k"
                                                       : "";
-      return Status::InvalidArgument("-o " + name + "= was given twice: give it once" + list);
+      return Status::InvalidArgument("-o " + p + ": " + name + " was given twice: give it once" +
+                                     list);
     }
     set_by_o.push_back(name);
     *t->text = value;

@@ -61,6 +61,11 @@ TEST_F(MixedTree, ZfsPropertySpellingsEqualTheLongOptions) {
   EXPECT_EQ(a["settings"]["copies"], 2);
   EXPECT_EQ(a["settings"]["ashift"], 9);
   EXPECT_EQ(a["results"][0]["recordsize"], 1024 * K);
+  // zfs's short column names (recsize, compress) name the same properties.
+  const auto c = RunZsim({"scan", Dir(), "-q", "--json", "-o", "recsize=1M", "-o",
+                          "compress=zstd-3", "-o", "copies=2", "-o", "ashift=9"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(Results(testing::ParseReportJson(c)), Results(b));
   // Both spellings of one property, one property twice (the first value was dropped before),
   // a zvol's and a filesystem's block size together (the recordsize was dropped), an unknown
   // property, no value: refused before any I/O.
@@ -72,6 +77,9 @@ TEST_F(MixedTree, ZfsPropertySpellingsEqualTheLongOptions) {
         {"-o", "volblocksize=16k", "-o", "recordsize=128k"},
         {"-o", "volblocksize=16k", "--recordsize", "128k"},
         {"-o", "dedup=on"},
+        {"-o", "checksum=sha256"},
+        {"-o", "recordsize=1M", "-o", "recsize=128k"},
+        {"-o", "compress=lz4", "--compression", "zstd"},
         {"-o", "recordsize"},
         {"-o", "compression=nope"}}) {
     std::vector<std::string> args = {"scan", "/nonexistent-zsim-path"};
@@ -82,6 +90,11 @@ TEST_F(MixedTree, ZfsPropertySpellingsEqualTheLongOptions) {
     const std::string property = bad[1].substr(0, bad[1].find('='));
     EXPECT_NE(r.err.find(property), std::string::npos) << r.err;
   }
+  // dedup and checksum are not refused as unknown: the message says what answers them.
+  const auto dedup = RunZsim({"scan", "/nonexistent-zsim-path", "-o", "dedup=on"});
+  EXPECT_NE(dedup.err.find("dedup off and on"), std::string::npos) << dedup.err;
+  const auto checksum = RunZsim({"scan", "/nonexistent-zsim-path", "-o", "checksum=sha256"});
+  EXPECT_NE(checksum.err.find("--checksum"), std::string::npos) << checksum.err;
   const auto both =
       RunZsim({"scan", "/nonexistent-zsim-path", "--volblocksize", "16k", "--recordsize", "128k"});
   EXPECT_EQ(both.exit_code, 2);
