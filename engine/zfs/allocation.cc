@@ -30,7 +30,7 @@ Status ValidateCopies(int copies) {
 }
 
 Status ValidateVdev(const VdevLayout& v) {
-  const std::string forms = " (accepted: disk, mirror:N, raidzP:C, draidP:D:C)";
+  const std::string forms = " (accepted: disk, mirror:N, raidzP:C, draidP:D:C or draidP:Dd:Cc:Ss)";
   switch (v.kind) {
     case VdevKind::kDisk:
       return Status::Ok();

@@ -91,6 +91,8 @@ TEST(AllocationTest, ValidationNamesTheRightValues) {
   EXPECT_FALSE(ValidateVdev(Raidz(2, 2)).ok());
   EXPECT_FALSE(ValidateVdev(Draid(1, 4, 4)).ok());
   EXPECT_FALSE(ValidateVdev(VdevLayout{VdevKind::kMirror, 0, 1, 0}).ok());
+  // Every refusal lists the accepted forms, zpool's dRAID spelling (with spares) among them.
+  EXPECT_NE(ValidateVdev(Raidz(4, 8)).message().find("draidP:Dd:Cc:Ss"), std::string::npos);
 }
 
 TEST(VdevNamesTest, ParsesEveryFormAndRoundTrips) {
