@@ -199,6 +199,28 @@ void CheckJson(const json& r) {
   // The breakdown is for the recommended setting.
   EXPECT_EQ(r["breakdown"]["recordsize"], f["recordsize"]);
   EXPECT_EQ(r["breakdown"]["compression"], f["compression"]);
+  // The input summary, the breakdown and the settings table cover the same data: read bytes
+  // within the logical ones; where the breakdown lists every row (under its 50-row cap), its
+  // files and bytes are the summary's and its lsize and zero_lsize the recommended row's.
+  const json& in = r["input"];
+  EXPECT_LE(in["bytes_read"].get<uint64_t>(), in["bytes_logical"].get<uint64_t>());
+  for (const char* group : {"directories", "extensions"}) {
+    const json& rows = r["breakdown"][group];
+    if (rows.size() >= 50) continue;
+    uint64_t files = 0, bytes = 0, lsize = 0, zero_lsize = 0;
+    for (const json& row : rows) {
+      files += row["files"].get<uint64_t>();
+      bytes += row["bytes"].get<uint64_t>();
+      lsize += row["lsize"].get<uint64_t>();
+      zero_lsize += row["zero_lsize"].get<uint64_t>();
+    }
+    EXPECT_EQ(files, in["files"].get<uint64_t>()) << group;
+    EXPECT_EQ(bytes, in["bytes_logical"].get<uint64_t>()) << group;
+    EXPECT_EQ(lsize, f["lsize"].get<uint64_t>()) << group;
+    if (r["breakdown"]["zero_lsize_known"].get<bool>()) {
+      EXPECT_EQ(zero_lsize, f["zero_lsize"].get<uint64_t>()) << group;
+    }
+  }
   // Every sentence: the recommended setting by name, savings only as the table gives them,
   // "dedup pays" / "dedup=on" only when dedup is on.
   const std::string prop = d["block_size_property"];
