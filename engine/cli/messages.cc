@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "engine/base/size_suffix.h"
+#include "engine/report/advice.h"
 #include "engine/report/name_encoding.h"
 
 namespace zsim::cli {
@@ -154,16 +155,17 @@ void ClearProgress() {
 int FinishMessages(const ScanResult& result, bool quiet, bool from_states) {
   const size_t errors = result.input.errors.size();
   if (!quiet && errors > 0) {
-    std::fprintf(stderr, "zsim: %zu path%s could not be read; listed in the report:\n", errors,
-                 errors == 1 ? "" : "s");
+    std::fprintf(stderr, "zsim: %zu path%s could not be read%s; listed in the report:\n", errors,
+                 errors == 1 ? "" : "s",
+                 FilesInPart(result.input.errors) ? ", or only in part" : "");
     size_t shown = 0;
     for (const PathError& e : result.input.errors) {
       if (++shown > 10) {
         std::fprintf(stderr, "  ... and %zu more\n", errors - 10);
         break;
       }
-      std::fprintf(stderr, "  %s: %s\n", TerminalSafe(e.path).c_str(),
-                   TerminalSafe(e.error).c_str());
+      std::fprintf(stderr, "  %s: %s%s\n", TerminalSafe(e.path).c_str(),
+                   TerminalSafe(e.error).c_str(), report::PathErrorExtent(e).c_str());
     }
   }
   // --max-memory raised the dedup sampling past what --sample asked (issue 8: say so).

@@ -125,6 +125,8 @@ struct FileJob {
   std::vector<zfs::IndirectRanges> ranges;
   // A file with several names, counted whole: the state keeps what it adds (state::LinkedFile).
   bool linked = false;
+  // A chunk of it was handed to the workers (the input stage's; Scan::StartJob).
+  bool handed_out = false;
   // Per row, when the scan keeps file records or the file is linked: the table entry of every
   // record read. Guarded by mu.
   std::vector<std::vector<uint32_t>> refs;
@@ -375,7 +377,10 @@ class Scan : public std::enable_shared_from_this<Scan> {
 
  private:
   bool NextChunk(Chunk* out);
-  // A walked file as a job (layouts, breakdown groups), counted in the input summary.
+  // The job's first chunk is handed out: from now on an interrupt finishes it (FinishOpenJobs).
+  void StartJob(const std::shared_ptr<FileJob>& job);
+  // A walked file as a job (layouts, breakdown groups), counted for the progress line (the input
+  // summary counts it once finished: FinishFile).
   std::shared_ptr<FileJob> MakeJob(walk::WalkItem item, uint64_t size);
   void Process(Chunk& chunk, Worker& w);
   Status ReadChunk(Chunk& chunk, Worker& w, io::File& file, uint64_t fill_end);
@@ -609,9 +614,9 @@ class Scan : public std::enable_shared_from_this<Scan> {
   // Cancellation. The pipeline runs on a thread of its own while Run() watches ScanControl.cancel;
   // once it is set, the pipeline has kAbandonAfter to drain. If a read (or a walk's stat) still
   // has not returned by then, the scan is abandoned: no stage starts touching the shared state
-  // again (WorkScope), Run() waits for those that are, and builds the partial result from what
-  // was finished, listing the files whose reads were under way. The pipeline thread keeps the
-  // Scan alive and ends once those reads return.
+  // again (WorkScope), Run() waits for those that are, and builds the partial result from the
+  // chunks that reached the tables (FinishOpenJobs), listing the files whose reads were under
+  // way as abandoned. The pipeline thread keeps the Scan alive and ends once those reads return.
   class WorkScope {
    public:
     explicit WorkScope(Scan* scan) : scan_(scan) {
@@ -701,6 +706,12 @@ bool Scan::Cancelled() {
   return !scope || (control_.cancel && control_.cancel->load(std::memory_order_relaxed));
 }
 
+void Scan::StartJob(const std::shared_ptr<FileJob>& job) {
+  job->handed_out = true;
+  std::lock_guard<std::mutex> lock(open_mu_);
+  open_jobs_.emplace(job.get(), job);
+}
+
 bool Scan::NextChunk(Chunk* out) {
   for (;;) {
     // Checked before every chunk, so Ctrl-C stops a multi-terabyte image within a chunk.
@@ -710,6 +721,7 @@ bool Scan::NextChunk(Chunk* out) {
     }
     if (current_ && current_offset_ < current_->end) {
       SkipHoleChunks();
+      if (!current_->handed_out) StartJob(current_);
       out->file = current_;
       out->offset = current_offset_;
       out->length = std::min(chunk_bytes_, current_->end - current_offset_);
@@ -770,10 +782,6 @@ bool Scan::NextChunk(Chunk* out) {
       }
       if (since_ && Reuse(*item)) continue;
       job = MakeJob(std::move(*item), size);
-      {
-        std::lock_guard<std::mutex> lock(open_mu_);
-        open_jobs_.emplace(job.get(), job);
-      }
       if (control_.origin_of_item) {
         job->origin = control_.origin_of_item(
             job->path, job->begin, job->end - job->begin,
@@ -783,6 +791,7 @@ bool Scan::NextChunk(Chunk* out) {
     const uint64_t chunks = (job->end - job->begin + chunk_bytes_ - 1) / chunk_bytes_;
     if (chunks == 0) {
       // An empty file: no block, but a dnode. Hand it on as a zero-length chunk.
+      StartJob(job);
       job->chunks_left = 1;
       out->file = std::move(job);
       out->offset = 0;
@@ -1340,7 +1349,9 @@ void Scan::FinishFile(FileJob& job) {
     std::lock_guard<std::mutex> lock(open_mu_);
     open_jobs_.erase(&job);  // the caller holds the job
   }
-  // Every chunk is done: a file that changed since it was opened is reported, not modelled.
+  // Every chunk is done (or, after an interrupt, the job is closed and not ok): a file of several
+  // chunks that changed since it was opened is reported (its chunks stay in the figures). A file
+  // of one chunk was checked before its blocks reached the tables (Process).
   if (job.status.ok() && (job.piece || job.size > chunk_bytes_)) {
     job.status = job.input->CheckUnchanged();
   }
@@ -1399,15 +1410,13 @@ void Scan::FinishFile(FileJob& job) {
   if (whole) {
     ++whole_files_;
   } else {
-    // Listed with what of it is not in the figures. Not counted as a file; the chunks that
-    // reached the tables stay in them, and count as logical (and read) bytes, in the breakdown
-    // and the metadata model, so that every figure covers the same data (docs/inputs.md).
-    std::string error = job.status.ToString();
-    if (modelled > 0) {
-      error +=
-          "; " + FormatBytes(modelled) + " of its " + FormatBytes(job.size) + " are in the figures";
-    }
-    file_errors_.push_back(PathError{job.path, std::move(error), job.size - modelled});
+    // Listed with what of it is and is not in the figures. Not counted as a file; the chunks
+    // that reached the tables stay in them, and count as logical (and read) bytes, in the
+    // breakdown and the metadata model, so that every figure covers the same data
+    // (docs/inputs.md).
+    const uint64_t in_figures = std::min(job.size, modelled);
+    file_errors_.push_back(
+        PathError{job.path, job.status.ToString(), job.size - in_figures, in_figures});
     if (modelled == 0) return;
   }
   std::vector<uint64_t> non_hole(job.non_hole.size()), zero_blocks(rows_.size());
@@ -1433,10 +1442,16 @@ void Scan::FinishOpenJobs() {
   for (const std::shared_ptr<FileJob>& job : jobs) {
     const bool abandoned = std::find(abandoned_files_.begin(), abandoned_files_.end(), job->path) !=
                            abandoned_files_.end();
+    // A file of one chunk whose blocks all reached the tables, checked unchanged then (Process),
+    // and whose output stage an abandon cut off: it is whole.
+    const bool whole =
+        !job->piece && job->size <= chunk_bytes_ && job->modelled.load() == job->end - job->begin;
     {
       std::lock_guard<std::mutex> lock(job->mu);
       job->closed = true;
-      if (abandoned) {
+      if (whole) {
+        // Its status as it is: ok, or a failure that left it whole (none today).
+      } else if (abandoned) {
         job->status =
             Status::Cancelled("abandoned: a read had not returned " +
                               std::to_string(kAbandonAfter.count()) + " ms after the interrupt");
@@ -1695,7 +1710,7 @@ state::ScanState Scan::CountPiecedFiles(std::vector<PiecedFile>& files) {
     // Not every piece read whole (an interrupted scan): the file in part, as one scan counts
     // a file it was reading when interrupted (FinishOpenJobs).
     if (p.bytes != size && p.failure.ok()) {
-      p.failure = Status::Cancelled("interrupted while it was read");
+      p.failure = Status::Cancelled("interrupted before every piece of it was read");
     }
     job->modelled.store(p.bytes);
     job->modelled_read.store(p.bytes_read);

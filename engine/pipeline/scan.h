@@ -58,11 +58,13 @@ struct Progress {
 struct ScanControl {
   // When set to true the scan stops feeding the pipeline, drains, and returns a partial result
   // (ScanResult::partial). If the pipeline has not drained 0.4 s after the flag was seen (a read
-  // or a stat that takes seconds, or never returns), the reads under way are abandoned: the
-  // result holds what was finished and lists those files (input.errors, "cancelled"), and
-  // RunScan returns at once. The abandoned reads finish on the scan's own threads, which then
-  // end (WaitForAllScans): until then they may still use `fs` and its files, so `fs` must outlive
-  // them (the command's PosixFileSystem is static); `cancel` and `progress` are not used again.
+  // or a stat that takes seconds, or never returns), the reads under way are abandoned, and
+  // RunScan returns at once. Either way the result holds the chunks that reached the tables and
+  // lists each file read in part (input.errors, "cancelled", with its bytes in the figures).
+  // A file whose reads were abandoned is listed as such. The abandoned reads finish on the scan's
+  // own threads, which then end (WaitForAllScans): until then they may still use `fs` and its
+  // files, so `fs` must outlive them (the command's PosixFileSystem is static); `cancel` and
+  // `progress` are not used again.
   const std::atomic<bool>* cancel = nullptr;
   // Called from the pipeline's serial stage at most every `progress_interval_seconds`, and after
   // the reading from the top-up's thread as often (one call at a time).
@@ -79,7 +81,9 @@ struct ScanControl {
   // sampling plan) still walks all of options.paths, so the plan is that of the whole input.
   std::function<std::unique_ptr<walk::WalkSource>()> source;
   // For the source's pieces of files (walk::WalkItem::piece_end != 0): called from the serial
-  // stage once a piece's chunks are all processed, with what it found. The scan counts neither
+  // stage once a piece's chunks are all processed, with what it found; after an interrupt,
+  // from the scan's own thread once the pipeline has ended, for each piece read in part (its
+  // chunks that reached the tables, and the interrupt as its failure). The scan counts neither
   // the file nor its shape: the caller adds the pieces up and counts each file once
   // (StateOfPiecedFiles). Pieces are read only when the source hands them out.
   std::function<void(const PieceSums&)> piece_done;

@@ -404,10 +404,14 @@ std::optional<AdviceItem> DirectoryItem(const Context& c, const std::vector<Dire
 // sizes in its result).
 std::optional<AdviceItem> ZvolItem(const Context& c) {
   const ScanOptions& o = c.r.options;
-  if (!o.volblocksize || c.r.input.files == 0) return std::nullopt;
-  const uint64_t zvols = c.r.input.files;
+  // Every volume named whose size is known: those read whole, and those listed (read in part,
+  // or not at all), whose sizes add up to the logical and unread bytes.
+  uint64_t zvols = c.r.input.files;
+  for (const PathError& e : c.r.input.errors) zvols += e.bytes + e.bytes_in_figures > 0;
+  if (!o.volblocksize || zvols == 0) return std::nullopt;
   const uint64_t block = *o.volblocksize;
-  const uint64_t each = (c.r.input.bytes_logical / zvols + block - 1) / block * block;
+  const uint64_t volumes_bytes = c.r.input.bytes_logical + UnreadBytes(c.r.input.errors);
+  const uint64_t each = (volumes_bytes / zvols + block - 1) / block * block;
   const uint64_t reservation =
       zvols * zfs::ThickZvolReservation(each, block, o.copies, o.vdev, o.ashift);
   AdviceItem item{AdviceKind::kZvolReservation,
@@ -569,6 +573,23 @@ std::string UnreadSentence(const ScanResult& r) {
       share >= 0.999 && r.input.bytes_logical > 0 ? std::string("nearly all")
                                                   : fmt::format("{:.1f}%", share * 100.0),
       r.partial ? "the scan reached" : "named");
+}
+
+std::string PathErrorExtent(const PathError& e) {
+  const uint64_t size = e.bytes + e.bytes_in_figures;
+  if (size == 0) return "";
+  if (e.bytes_in_figures == 0) return " (" + FormatBytes(e.bytes) + " not read)";
+  if (e.bytes == 0) return " (all " + FormatBytes(size) + " in the figures)";
+  return fmt::format(" ({} of {} in the figures, {} not read)", FormatBytes(e.bytes_in_figures),
+                     FormatBytes(size), FormatBytes(e.bytes));
+}
+
+std::string PathErrorsHeading(const std::vector<PathError>& errors) {
+  const uint64_t unread = UnreadBytes(errors);
+  return fmt::format("Could not read{} {} path{}{}",
+                     FilesInPart(errors) ? ", or read in part," : "", errors.size(),
+                     errors.size() == 1 ? "" : "s",
+                     unread ? fmt::format(" ({} not read)", FormatBytes(unread)) : "");
 }
 
 std::string SettingsText(const ScanOptions& o, const SettingResult& s) {

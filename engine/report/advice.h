@@ -119,6 +119,15 @@ std::string SettingsText(const ScanOptions& options, const SettingResult& settin
 // rest." Empty when nothing of known size went unread.
 std::string UnreadSentence(const ScanResult& result);
 
+// What of a listed path the figures hold, after its error: " (8.00 MiB not read)", " (8.00 MiB
+// of 28.0 MiB in the figures, 20.0 MiB not read)", " (all 28.0 MiB in the figures)", or empty
+// for a path of unknown size.
+std::string PathErrorExtent(const PathError& error);
+
+// The heading of the list of paths listed: "Could not read 2 paths (40.0 MiB not read)", or
+// "Could not read, or read in part, ..." when some file is in the figures in part.
+std::string PathErrorsHeading(const std::vector<PathError>& errors);
+
 // The whole `zdb -DD` block for `setting` (object lines sized with `format`, histogram, ratio
 // line), as text and HTML both print it.
 std::string ZdbBlock(const SettingResult& setting, DdtFormat format, Profile profile);

@@ -51,7 +51,9 @@ std::string ScriptSafeJson(const std::string& json) {
 
 void Scanned(const ScanResult& r, std::string& out) {
   out += "<h2>What was scanned</h2>\n<p>";
-  out += fmt::format("{} files in {} directories: {} logical, {} read, {:.1f} s.", r.input.files,
+  const uint64_t in_part = FilesInPart(r.input.errors);
+  out += fmt::format("{} files{} in {} directories: {} logical, {} read, {:.1f} s.", r.input.files,
+                     in_part ? fmt::format(" (and {} read in part, listed below)", in_part) : "",
                      r.input.directories, FormatBytes(r.input.bytes_logical),
                      FormatBytes(r.input.bytes_read), r.seconds);
   out += " Paths: ";
@@ -72,10 +74,10 @@ void Scanned(const ScanResult& r, std::string& out) {
   }
   out += "</p>\n";
   if (!r.input.errors.empty()) {
-    out += fmt::format("<p>Could not read {} path(s):</p>\n<ul>\n", r.input.errors.size());
+    out += "<p>" + HtmlEscape(PathErrorsHeading(r.input.errors)) + ":</p>\n<ul>\n";
     for (const PathError& e : r.input.errors) {
       out += "<li><code>" + HtmlEscape(e.path) + "</code>: " + HtmlEscape(e.error) +
-             (e.bytes ? " (" + FormatBytes(e.bytes) + ")" : "") + "</li>\n";
+             HtmlEscape(PathErrorExtent(e)) + "</li>\n";
     }
     out += "</ul>\n";
   }

@@ -299,7 +299,10 @@ std::string ToJson(const ScanResult& r, const Advice& advice) {
   for (const auto& [reason, n] : r.input.skipped) skipped[reason] = n;
   json errors = json::array();
   for (const PathError& e : r.input.errors) {
-    errors.push_back(json{{"path", e.path}, {"error", e.error}, {"bytes", e.bytes}});
+    errors.push_back(json{{"path", e.path},
+                          {"error", e.error},
+                          {"bytes", e.bytes},
+                          {"bytes_in_figures", e.bytes_in_figures}});
   }
   json recordsizes = json::array();
   for (uint64_t rs : o.recordsizes) recordsizes.push_back(rs);

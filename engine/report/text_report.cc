@@ -30,11 +30,15 @@ const char* FormatName(DdtFormat f) { return f == DdtFormat::kFast ? "fast" : "l
 
 void Scanned(const ScanResult& r, size_t width, std::string& out) {
   out += Section(kSectionScanned);
-  out += fmt::format(
-      "{} file{} in {} director{}: {} logical, {} read (holes are not read), {:.1f} s\n",
-      r.input.files, r.input.files == 1 ? "" : "s", r.input.directories,
-      r.input.directories == 1 ? "y" : "ies", FormatBytes(r.input.bytes_logical),
-      FormatBytes(r.input.bytes_read), r.seconds);
+  const uint64_t in_part = FilesInPart(r.input.errors);
+  out += Wrap(
+      fmt::format("{} file{}{} in {} director{}: {} logical, {} read (holes are not "
+                  "read), {:.1f} s",
+                  r.input.files, r.input.files == 1 ? "" : "s",
+                  in_part ? fmt::format(" (and {} read in part, listed below)", in_part) : "",
+                  r.input.directories, r.input.directories == 1 ? "y" : "ies",
+                  FormatBytes(r.input.bytes_logical), FormatBytes(r.input.bytes_read), r.seconds),
+      width, "", "  ");
   if (r.input.skipped.empty()) {
     out += "Skipped: nothing\n";
   } else {
@@ -45,13 +49,9 @@ void Scanned(const ScanResult& r, size_t width, std::string& out) {
     out += "Skipped: " + list + "\n";
   }
   if (!r.input.errors.empty()) {
-    const uint64_t unread = UnreadBytes(r.input.errors);
-    out += fmt::format("Could not read {} path{}{}:\n", r.input.errors.size(),
-                       r.input.errors.size() == 1 ? "" : "s",
-                       unread ? fmt::format(" ({} of files)", FormatBytes(unread)) : "");
+    out += PathErrorsHeading(r.input.errors) + ":\n";
     for (const PathError& e : r.input.errors) {
-      out += fmt::format("  {}: {}{}\n", Printable(e.path), e.error,
-                         e.bytes ? fmt::format(" ({})", FormatBytes(e.bytes)) : "");
+      out += fmt::format("  {}: {}{}\n", Printable(e.path), e.error, PathErrorExtent(e));
     }
   }
   for (const TopUpSummary& t : r.input.top_up) {

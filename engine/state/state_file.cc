@@ -424,13 +424,15 @@ void PutState(FrameWriter& w, const ScanState& s, bool resolve_keys) {
   }
   std::vector<PathError> errors = in.errors;
   std::sort(errors.begin(), errors.end(), [](const PathError& a, const PathError& b) {
-    return std::tie(a.path, a.error, a.bytes) < std::tie(b.path, b.error, b.bytes);
+    return std::tie(a.path, a.error, a.bytes, a.bytes_in_figures) <
+           std::tie(b.path, b.error, b.bytes, b.bytes_in_figures);
   });
   w.U64(errors.size());
   for (const PathError& e : errors) {
     w.Str(e.path);
     w.Str(e.error);
-    w.U64(e.bytes);  // from format 14
+    w.U64(e.bytes);             // from format 14
+    w.U64(e.bytes_in_figures);  // from format 20
   }
   w.U64(s.directories.size());
   for (const auto& [d, n] : s.directories) {
@@ -1004,6 +1006,7 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
     e.path = r.Str();
     e.error = r.Str();
     if (version >= 14) e.bytes = r.U64();
+    if (version >= 20) e.bytes_in_figures = r.U64();
     in.errors.push_back(std::move(e));
   }
   for (uint64_t i = 0, n = Count(r, kMaxCount, "directory shape"); i < n && r.ok(); ++i) {

@@ -102,7 +102,9 @@ namespace zsim::state {
 // 19: each breakdown row's all-zero records per (row, setting) that are holes in the setting's
 // table (BreakdownRowSums::setting_zero_lsize), after its lsize per (row, setting); version 18 and
 // older are read without them (state::ZeroLsizeKept false: the breakdown counts from lsize).
-inline constexpr uint32_t kStateFormatVersion = 19;
+// 20: each error's bytes in the figures (PathError::bytes_in_figures: a file read in part), after
+// its bytes; version 19 and older are read with 0 (their logical bytes left such a file out).
+inline constexpr uint32_t kStateFormatVersion = 20;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process

@@ -169,14 +169,26 @@ struct SettingResult {
 struct PathError {
   std::string path;
   std::string error;
-  uint64_t bytes = 0;  // a file's size (st_size) where the scan knew it, else 0
+  // Of a file whose size (st_size) the scan knew: the bytes no figure holds, and those the
+  // figures hold (its chunks that reached the tables before it failed, or before an interrupt:
+  // docs/inputs.md). Both 0 for a path of unknown size (a directory that could not be listed).
+  uint64_t bytes = 0;
+  uint64_t bytes_in_figures = 0;
 };
 
-// What the paths named hold that the scan could not read: the sizes its errors know of (a file
-// that failed to open or to read; a directory that could not be listed counts 0).
+// What the paths named hold that the scan could not read: the bytes its errors know of (a file
+// that failed to open or to read, or was read in part; a directory that could not be listed
+// counts 0).
 inline uint64_t UnreadBytes(const std::vector<PathError>& errors) {
   uint64_t n = 0;
   for (const PathError& e : errors) n += e.bytes;
+  return n;
+}
+
+// The files read in part: listed among the errors, with bytes in the figures.
+inline uint64_t FilesInPart(const std::vector<PathError>& errors) {
+  uint64_t n = 0;
+  for (const PathError& e : errors) n += e.bytes_in_figures > 0;
   return n;
 }
 
@@ -194,10 +206,12 @@ struct TopUpSummary {
 
 struct InputSummary {
   std::vector<std::string> paths;
-  uint64_t files = 0;  // regular files (and zvol inputs) modelled
+  uint64_t files = 0;  // regular files (and zvol inputs) modelled whole
   uint64_t directories = 0;
-  uint64_t bytes_logical = 0;               // sum of file sizes
-  uint64_t bytes_read = 0;                  // bytes actually read (holes are not read)
+  // The bytes of files the figures hold: the sizes of the files counted, and the chunks that
+  // reached the tables of each file read in part (PathError::bytes_in_figures).
+  uint64_t bytes_logical = 0;
+  uint64_t bytes_read = 0;                  // the data bytes read for those (holes are not read)
   std::map<std::string, uint64_t> skipped;  // reason -> count
   std::vector<PathError> errors;
   // The rows the top-up took up or that are topped, in the order of the block sizes; empty
@@ -210,7 +224,7 @@ struct InputSummary {
 struct BreakdownRow {
   std::string name;  // directory path as given + up to 2 levels below, or ".ext" / "(none)"
   uint64_t files = 0;
-  uint64_t bytes = 0;            // logical bytes of the files (st_size)
+  uint64_t bytes = 0;            // the files' bytes in the figures (st_size where whole)
   uint64_t lsize = 0;            // as the setting lays them out
   uint64_t psize = 0;            // after compression
   uint64_t duplicate_bytes = 0;  // lsize of references dedup would remove (estimated, see below)

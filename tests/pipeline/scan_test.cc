@@ -678,11 +678,15 @@ TEST(ScanTest, AnInterruptedFileCountsWhatItsFiguresHoldAndListsTheRest) {
   ASSERT_TRUE(r->partial);
   const InputSummary& in = r->input;
   ASSERT_FALSE(in.errors.empty());
+  uint64_t in_figures = 0;
   for (const PathError& e : in.errors) {
     EXPECT_EQ(e.error.rfind("cancelled: interrupted while it was read", 0), 0u) << e.error;
     EXPECT_GT(e.bytes, 0u);
-    EXPECT_LT(e.bytes, kFile);  // its first chunk at least is in the figures
+    EXPECT_GT(e.bytes_in_figures, 0u);  // its first chunk at least
+    EXPECT_EQ(e.bytes + e.bytes_in_figures, kFile);
+    in_figures += e.bytes_in_figures;
   }
+  EXPECT_EQ(in.bytes_logical, in.files * kFile + in_figures);
   // Every file the scan began is a whole file or listed, and its bytes are in the figures or in
   // its error.
   EXPECT_EQ(in.bytes_logical + UnreadBytes(in.errors), (in.files + in.errors.size()) * kFile);
@@ -700,11 +704,14 @@ TEST(ScanTest, AnInterruptedFileCountsWhatItsFiguresHoldAndListsTheRest) {
   }
   EXPECT_EQ(files, in.files);
   EXPECT_EQ(bytes, in.bytes_logical);
+  bool matched = false;
   for (const SettingResult& s : r->results) {
     if (s.recordsize == b.recordsize && s.compression == b.compression) {
       EXPECT_EQ(lsize, s.lsize);
+      matched = true;
     }
   }
+  EXPECT_TRUE(matched) << "the breakdown's setting is among the results";
 }
 
 TEST(ScanTest, InvalidOptionsAreRefusedBeforeAnyIo) {

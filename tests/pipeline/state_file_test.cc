@@ -113,6 +113,20 @@ TEST(StateFileTest, ASparseFilesIndirectBlocksAreCountedAndReadBack) {
   EXPECT_EQ(back->records[0].indirects.nonzero, got.nonzero);
   EXPECT_EQ(back->rows[0].files, s->rows[0].files);
 
+  // A file listed with bytes in the figures (read in part, format 20) reads back so.
+  state::ScanState& listed = *back;
+  listed.input.errors = {{"/x/part.img", "cancelled: interrupted while it was read", 3 * M, 5 * M},
+                         {"/x/gone.img", "not_found: open", 7 * M, 0}};
+  const std::string with_errors = state::EncodeState(listed);
+  Result<state::ScanState> errors_back = state::ParseState(
+      ByteView(reinterpret_cast<const uint8_t*>(with_errors.data()), with_errors.size()));
+  ASSERT_TRUE(errors_back.ok()) << errors_back.status().ToString();
+  ASSERT_EQ(errors_back->input.errors.size(), 2u);
+  EXPECT_EQ(errors_back->input.errors[1].path, "/x/part.img");  // sorted by path
+  EXPECT_EQ(errors_back->input.errors[1].bytes, 3 * M);
+  EXPECT_EQ(errors_back->input.errors[1].bytes_in_figures, 5 * M);
+  EXPECT_EQ(errors_back->input.errors[0].bytes_in_figures, 0u);
+
   // A shape whose indirect blocks outnumber its blocks is corrupt, and refused.
   state::ScanState bad = std::move(*s);
   auto node = bad.rows[0].files[1].extract(bad.rows[0].files[1].begin());

@@ -242,6 +242,45 @@ TEST(TextReportTest, TheTopUpIsSaidInEveryForm) {
               HasSubstr("keep their intervals: <code>/vm/a.img\nVerdict: forged: its content"));
 }
 
+// A file read in part (failed part-way, or interrupted while read) is listed, not counted as a
+// file: the summary line counts it apart, its line says what of it the figures hold and what
+// was not read, in text, HTML, JSON and the zvol advice alike.
+TEST(TextReportTest, AFileReadInPartSaysWhatOfItTheFiguresHold) {
+  ScanResult r = VmLike();
+  r.options.volblocksize = 16 * kKiB;
+  r.input.files = 1;
+  r.input.bytes_logical = 64 * kGiB + 16 * kGiB;  // one volume whole, 16 GiB of another
+  r.input.errors = {{"/vm/b.img", "cancelled: interrupted while it was read", 48 * kGiB, 16 * kGiB},
+                    {"/vm/c.img", "permission_denied: open: Permission denied", 64 * kGiB, 0}};
+  const std::string text = ToText(r);
+  EXPECT_THAT(text, HasSubstr("1 file (and 1 read in part, listed below) in 2 directories"));
+  EXPECT_THAT(text, HasSubstr("Could not read, or read in part, 2 paths (112 GiB not read):"));
+  EXPECT_THAT(text, HasSubstr("/vm/b.img: cancelled: interrupted while it was read (16.0 GiB of "
+                              "64.0 GiB in the figures, 48.0 GiB not read)"));
+  EXPECT_THAT(text, HasSubstr("/vm/c.img: permission_denied: open: Permission denied (64.0 GiB "
+                              "not read)"));
+  const std::string html = ToHtml(r);
+  EXPECT_THAT(html, HasSubstr("(and 1 read in part, listed below)"));
+  EXPECT_THAT(html, HasSubstr("(16.0 GiB of 64.0 GiB in the figures, 48.0 GiB not read)"));
+  const nlohmann::json j = nlohmann::json::parse(ToJson(r));
+  EXPECT_EQ(j["input"]["errors"][0]["bytes_in_figures"], 16 * kGiB);
+  EXPECT_EQ(j["input"]["errors"][0]["bytes"], 48 * kGiB);
+  EXPECT_EQ(j["input"]["bytes_unread"], 112 * kGiB);
+  // The thick zvols' reservation counts the three volumes named, each 64 GiB: a part-read or
+  // unreadable volume is still one the pool will hold.
+  bool zvol = false;
+  for (const nlohmann::json& item : j["advice"]["items"]) {
+    if (item["kind"] != "zvol_reservation") continue;
+    zvol = true;
+    EXPECT_EQ(item["figures"]["zvols"], 3);
+    EXPECT_EQ(item["figures"]["volsize_bytes"], 3 * 64 * kGiB);
+  }
+  EXPECT_TRUE(zvol);
+  // A file found changed after its last chunk keeps all of it in the figures.
+  r.input.errors = {{"/vm/b.img", "changed_while_read: its mtime moved", 0, 64 * kGiB}};
+  EXPECT_THAT(ToText(r), HasSubstr("its mtime moved (all 64.0 GiB in the figures)"));
+}
+
 TEST(JsonReportTest, EmptyScanStillHasAdvice) {
   const nlohmann::json j = nlohmann::json::parse(ToJson(MakeResult(kGiB)));
   EXPECT_EQ(j["advice"]["verdict"], "nothing_scanned");
