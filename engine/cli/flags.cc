@@ -223,7 +223,7 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
       "fixed). Fixed by the scan: recordsizes, compressions, checksum, sampling");
   std::vector<std::string> state_paths;
   std::optional<std::string> r_vdev, r_ashift, r_copies, r_profile, r_ddt_format, r_ram;
-  bool r_json = false, r_quiet = false;
+  bool r_json = false, r_quiet = false, r_wide = false;
   std::optional<std::string> r_html, r_save;
   report->add_option("FILE", state_paths, "state files (zsim scan --save)")->required();
   report->add_option("--vdev", r_vdev, "vdev layout: disk, mirror:N, raidzP:C, draidP:D:C");
@@ -235,6 +235,8 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   report->add_option("--ddt-format", r_ddt_format, "DDT format: legacy or fast (2.3+)");
   report->add_option("--ram", r_ram, "RAM of the target machine for DDT advice");
   report->add_flag("--json", r_json, "print the JSON report on stdout");
+  report->add_flag("--wide", r_wide,
+                   "text report: every column of the settings table, whatever the width");
   report->add_option("--html", r_html, "also write the HTML report to FILE");
   report->add_flag("--quiet,-q", r_quiet, "no warnings on stderr");
   report
@@ -285,6 +287,7 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   if (report->parsed()) {
     cmd.kind = Command::Kind::kReport;
     cmd.json = r_json;
+    cmd.wide = r_wide;
     cmd.quiet = r_quiet;
     cmd.progress = false;
     ReportFlags& rf = cmd.report;

@@ -16,7 +16,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "engine/base/size_suffix.h"
 #include "engine/base/temp_files.h"
 #include "engine/cli/flags.h"
 #include "engine/cli/messages.h"
@@ -99,6 +101,42 @@ int WriteStdout(const std::string& text) {
   return 0;
 }
 
+// A merge reports one pool: where its parts were scanned for different ones (vdev, ashift,
+// copies, DDT format, RAM) the report must be told which, or the first part's would decide the
+// verdict silently (and the order of the files with it). Ok when they agree or the flags say.
+zsim::Status CheckPartsPool(const std::vector<std::string>& paths,
+                            const std::vector<zsim::finish::ReportOptions>& parts,
+                            const zsim::cli::ReportFlags& rf) {
+  using namespace zsim;
+  std::string differ, flags;
+  const finish::ReportOptions& a = parts[0];
+  const auto format = [](const std::optional<DdtFormat>& f) {
+    return std::string(!f ? "default" : *f == DdtFormat::kFast ? "fast" : "legacy");
+  };
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const finish::ReportOptions& b = parts[i];
+    const auto note = [&](bool given, bool same, const std::string& flag, const std::string& av,
+                          const std::string& bv) {
+      if (given || same || flags.find(flag) != std::string::npos) return;
+      differ += (differ.empty() ? "" : "; ") + flag.substr(2) + " " + av + " in " + paths[0] +
+                ", " + bv + " in " + paths[i];
+      flags += (flags.empty() ? "" : " ") + flag;
+    };
+    note(rf.vdev.has_value(), a.vdev == b.vdev, "--vdev", VdevName(a.vdev), VdevName(b.vdev));
+    note(rf.ashift.has_value(), a.ashift == b.ashift, "--ashift", std::to_string(a.ashift),
+         std::to_string(b.ashift));
+    note(rf.copies.has_value(), a.copies == b.copies, "--copies", std::to_string(a.copies),
+         std::to_string(b.copies));
+    note(rf.ddt_format.has_value() || rf.profile.has_value(), a.ddt_format == b.ddt_format,
+         "--ddt-format", format(a.ddt_format), format(b.ddt_format));
+    note(rf.ram_bytes.has_value(), a.ram_bytes == b.ram_bytes, "--ram", FormatBytes(a.ram_bytes),
+         FormatBytes(b.ram_bytes));
+  }
+  if (differ.empty()) return Status::Ok();
+  return Status::InvalidArgument("the states were scanned for different pools (" + differ +
+                                 "): give " + flags + " to say which one the merged report is for");
+}
+
 // zsim report: the state files merged in order, reported with the options given, and saved
 // with --save. A file that cannot be read or merged, or options the state cannot answer: the
 // message, nullopt and *exit_code.
@@ -106,12 +144,14 @@ std::optional<zsim::ScanResult> ReportFromStates(const zsim::cli::Command& cmd, 
   using namespace zsim;
   const cli::ReportFlags& rf = cmd.report;
   std::optional<state::ScanState> merged;
+  std::vector<finish::ReportOptions> pools;  // each part's, as it was scanned
   for (const std::string& path : rf.state_paths) {
     Result<state::ScanState> s = state::LoadState(path);
     if (!s.ok()) {
       cli::PrintError(s.status().message());
       return std::nullopt;
     }
+    pools.push_back(finish::ReportOptionsOf(s->options));
     if (!merged) {
       merged = std::move(*s);
       continue;
@@ -133,6 +173,10 @@ std::optional<zsim::ScanResult> ReportFromStates(const zsim::cli::Command& cmd, 
                       " with several names are also in an earlier state with another size "
                       "or time stamps (changed between the scans): counted in each");
     }
+  }
+  if (const Status same = CheckPartsPool(rf.state_paths, pools, rf); !same.ok()) {
+    cli::PrintError(same.message());
+    return std::nullopt;
   }
   finish::ReportOptions r = finish::ReportOptionsOf(merged->options);
   if (rf.vdev) r.vdev = *rf.vdev;

@@ -161,12 +161,19 @@ TEST_F(MixedTree, TextFitsOneHundredColumnsAndWideShowsEveryColumn) {
   ASSERT_FALSE(header(narrow.out).empty()) << narrow.out;
   EXPECT_EQ(header(narrow.out).find("allocated"), std::string::npos) << header(narrow.out);
   EXPECT_NE(narrow.out.find("--wide shows every column"), std::string::npos);
-  const auto wide = RunZsim({"scan", Dir(), "-q", "--recordsize", "16k,128k,1M", "--wide"});
+  const testing::TempDir states;
+  const std::string state = (states.path() / "s.zstate").string();
+  const auto wide =
+      RunZsim({"scan", Dir(), "-q", "--recordsize", "16k,128k,1M", "--wide", "--save", state});
   ASSERT_EQ(wide.exit_code, 0) << wide.err;
   for (const char* column :
        {" logical ", " physical ", " allocated ", " combined ", "ALLOC(raw)"}) {
     EXPECT_NE(header(wide.out).find(column), std::string::npos) << column;
   }
+  // The report of a saved state says "--wide shows every column" too, and takes it.
+  const auto reported = RunZsim({"report", state, "--wide"});
+  ASSERT_EQ(reported.exit_code, 0) << reported.err;
+  EXPECT_EQ(header(reported.out), header(wide.out));
 }
 
 // A 16K-volblocksize image on raidz2:6: advice in volblocksize terms, and the thick zvol's

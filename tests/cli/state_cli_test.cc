@@ -130,6 +130,28 @@ TEST_F(StateCliTest, StatesOfPartsMergeIntoTheScanOfTheWhole) {
       testing::RunZsim({"report", StatePath("a"), StatePath("a"), "--json"});
   EXPECT_EQ(twice.exit_code, 0) << twice.err;
   EXPECT_NE(twice.err.find("also in an earlier state"), std::string::npos) << twice.err;
+  // Parts scanned for other pools: the merge cannot tell which pool to report, and took the
+  // first part's before (the verdict then followed the order of the files). Told, it reports
+  // that pool, in either order.
+  ScanSaving({Part("p2")}, {"--recordsize", "4k,128k", "--vdev", "raidz2:6", "--ram", "1G"},
+             StatePath("b_raidz"));
+  const json with_raidz_1g =
+      Scan({Part("p1"), Part("p2")},
+           {"--recordsize", "4k,128k", "--vdev", "raidz2:6", "--copies", "2", "--ram", "1G"});
+  for (const auto& order : {std::vector<std::string>{StatePath("a"), StatePath("b_raidz")},
+                            std::vector<std::string>{StatePath("b_raidz"), StatePath("a")}}) {
+    const testing::CommandResult refused =
+        testing::RunZsim(Concat(Concat({"report"}, order), {"--json"}));
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_TRUE(refused.out.empty());
+    EXPECT_NE(refused.err.find("different pools"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find("give --vdev --ram"), std::string::npos) << refused.err;
+    json got = Figures(Report(order, {"--vdev", "raidz2:6", "--copies", "2", "--ram", "1G"}));
+    json want = Figures(with_raidz_1g);
+    got["input"].erase("paths");  // in the order of the states
+    want["input"].erase("paths");
+    EXPECT_EQ(got, want);
+  }
   // States of other recordsizes do not merge.
   ScanSaving({Part("p2")}, {"--recordsize", "8k"}, StatePath("c"));
   const testing::CommandResult r = testing::RunZsim({"report", StatePath("a"), StatePath("c")});
