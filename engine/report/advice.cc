@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 
@@ -141,6 +142,17 @@ AdviceItem CompressionItem(const Context& c) {
   return item;
 }
 
+// A sampled dedup ratio too uncertain to decide on (Verdict::kDedupUncertain): what it is, and
+// what would settle it.
+std::string UncertainDedupText(const SettingResult& f) {
+  const std::array<double, 2> ci = f.dedup.ratio_ci95.value_or(std::array<double, 2>{1, 1});
+  return fmt::format(
+      "dedup ({}, between {} and {} at 95%: the dedup table kept 1/{} of the blocks) cannot be "
+      "told from this sample: scan with a smaller M in --sample 1/M, or without it, before "
+      "turning dedup on",
+      Ratio(f.dedup.ratio), Ratio(ci[0]), Ratio(ci[1]), f.dedup.sample_modulus);
+}
+
 AdviceItem DedupItem(const Context& c) {
   const SettingResult& f = c.f;
   const Decision& d = c.d;
@@ -188,6 +200,9 @@ AdviceItem DedupItem(const Context& c) {
           "links get those without a DDT, and the rest is only {}: dedup=off.",
           change, d.no_ddt.estimated ? "an estimated " : "", Percent(d.no_ddt.share),
           Ratio(d.no_ddt.residual_ratio));
+      break;
+    case Verdict::kDedupUncertain:
+      item.sentence = fmt::format("{}; but {}.", change, UncertainDedupText(f));
       break;
     case Verdict::kDedupMarginal:
       item.sentence = fmt::format(
@@ -480,7 +495,10 @@ AdviceItem SummaryItem(const Context& c) {
       break;
     }
     case Verdict::kCompressionOnly:
-      if (SavedPercentOf(d.space.saved) >= 0 && SavedPercentOf(d.space.saved_dedup) >= 0) {
+      if (d.dedup.verdict == Verdict::kDedupUncertain) {
+        item.sentence = fmt::format("Compression only: {}, dedup=off {} ({}); {}.", c.settings,
+                                    saves, CompressText(f), UncertainDedupText(f));
+      } else if (SavedPercentOf(d.space.saved) >= 0 && SavedPercentOf(d.space.saved_dedup) >= 0) {
         item.sentence = fmt::format(
             "Compression only: {}, dedup=off {} ({}); dedup ({}) would make that {} for {} of "
             "DDT RAM: not worth it.",
@@ -494,6 +512,14 @@ AdviceItem SummaryItem(const Context& c) {
       }
       break;
     default:
+      if (d.dedup.verdict == Verdict::kDedupUncertain) {
+        item.sentence = fmt::format(
+            "Compression ({}) saves little: {}, dedup=off {}; keep {} on (it costs almost "
+            "nothing). And {}.",
+            Ratio(r), c.settings, saves, IsOff(f) ? std::string("lz4") : c.codec,
+            UncertainDedupText(f));
+        break;
+      }
       item.sentence = fmt::format(
           "Neither compression ({}) nor dedup ({}) saves much: {}, dedup=off {}; keep {} on "
           "(it costs almost nothing).",
@@ -524,7 +550,8 @@ constexpr std::string_view kVerdictNames[] = {"dedup_pays",
                                               "zero_blocks_are_free",
                                               "dedup_covered_by_cloning",
                                               "own_dataset",
-                                              "thick_zvol_reserves"};
+                                              "thick_zvol_reserves",
+                                              "dedup_uncertain"};
 
 }  // namespace
 

@@ -14,6 +14,7 @@ namespace zsim::report {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 using zsim::testing::kGiB;
 using zsim::testing::kKiB;
@@ -307,6 +308,31 @@ TEST(AdviceTest, MarginalDedupIsNotAdvised) {
   EXPECT_EQ(Item(a, AdviceKind::kDedup).verdict, Verdict::kDedupMarginal);
   EXPECT_THAT(Item(a, AdviceKind::kDedup).sentence, HasSubstr("marginal"));
   EXPECT_EQ(Item(a, AdviceKind::kSummary).verdict, Verdict::kCompressionOnly);
+}
+
+// A sampled dedup table (--sample 1/M) decides only where its interval does: a table of a few
+// kept keys read 3.02x (1.00x to 39x) on data that dedups 1.18x, and was advised "Dedup pays".
+TEST(AdviceTest, ASampledDedupRatioItsIntervalLeavesOpenIsNotAdvised) {
+  ScanResult r = VmStore();
+  for (SettingResult& s : r.results) {
+    s.dedup.sample_modulus = 32;
+    s.dedup.ratio_ci95 = std::array<double, 2>{1.0, 39.0};
+  }
+  Advice a = ComputeAdvice(r);
+  EXPECT_EQ(Item(a, AdviceKind::kDedup).verdict, Verdict::kDedupUncertain);
+  EXPECT_EQ(VerdictName(Verdict::kDedupUncertain), "dedup_uncertain");
+  EXPECT_FALSE(a.dedup_on);
+  const AdviceItem& summary = Item(a, AdviceKind::kSummary);
+  EXPECT_EQ(summary.verdict, Verdict::kCompressionOnly);
+  EXPECT_THAT(summary.sentence, HasSubstr("between 1.00x and 39.00x at 95%"));
+  EXPECT_THAT(summary.sentence, HasSubstr("kept 1/32 of the blocks"));
+  EXPECT_THAT(summary.sentence, HasSubstr("smaller M"));
+  EXPECT_THAT(summary.sentence, Not(HasSubstr("not worth it")));
+  // An interval on one side of every threshold decides as the point estimate does.
+  for (SettingResult& s : r.results) s.dedup.ratio_ci95 = std::array<double, 2>{2.3, 2.7};
+  a = ComputeAdvice(r);
+  EXPECT_EQ(Item(a, AdviceKind::kDedup).verdict, Verdict::kDedupPays);
+  EXPECT_TRUE(a.dedup_on);
 }
 
 // (d) Dedup 2x, but 90% of what it removes is whole files that exist twice.
