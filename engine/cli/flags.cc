@@ -110,6 +110,21 @@ std::vector<std::string> ExcludeGlobs(const std::vector<std::string>& globs,
 }  // namespace
 
 Result<Command> ParseCommandLine(int argc, const char* const* argv) {
+  // No command, or a word that is none (CLI11 would print the top-level help for `zsim merge
+  // --help` and exit 0, as if it had been asked for): bad usage, saying what there is.
+  if (argc < 2) {
+    return Status::InvalidArgument(
+        "no command: give scan, report or diff (zsim --help for the options)");
+  }
+  if (const std::string_view first = argv[1]; !first.empty() && first[0] != '-' &&
+                                              first != "scan" && first != "report" &&
+                                              first != "diff") {
+    return Status::InvalidArgument(
+        "unknown command '" + std::string(first) + "': the commands are scan, report and diff" +
+        (first == "merge" ? "; zsim report A.zstate B.zstate --save M.zstate merges saved states"
+                          : "") +
+        " (zsim --help for the options)");
+  }
   Command cmd;
   CLI::App app{"zsim: what ZFS would do with your data, before you put it on a pool", "zsim"};
   app.set_version_flag("--version", VersionText());

@@ -131,9 +131,12 @@ std::string FormatSinceSummary(const pipeline::SinceSummary& s) {
            "below the sample its codecs ran on, or the tables outgrew --max-memory): read all " +
            std::to_string(s.read) + " files again";
   }
-  return "zsim: --since: " + std::to_string(s.kept) + " files unchanged (not read), " +
-         std::to_string(s.read) + " read, " + std::to_string(s.dropped) +
-         " taken out (changed or gone)";
+  const auto files = [](uint64_t n) { return std::to_string(n) + (n == 1 ? " file" : " files"); };
+  return "zsim: --since: " + files(s.kept) + " unchanged (not read), " + std::to_string(s.read) +
+         " read, " + std::to_string(s.dropped) + " taken out (changed or gone)" +
+         (s.not_reached ? ", " + std::to_string(s.not_reached) +
+                              " not reached before the interrupt (left out of the partial state)"
+                        : "");
 }
 
 std::string FormatCostWarning(const pipeline::CostForecast& f) {

@@ -1608,7 +1608,12 @@ void Scan::FinishSince() {
     if (base_fate_[i] != Fate::kKept) {
       state::ReleaseBlocks(rec, rows_);
       released = true;
-      ++since_summary_.dropped;
+      // Not listed by an interrupted walk: gone, or not reached yet.
+      if (base_fate_[i] == Fate::kGone && cancelled_) {
+        ++since_summary_.not_reached;
+      } else {
+        ++since_summary_.dropped;
+      }
       continue;
     }
     ++since_summary_.kept;

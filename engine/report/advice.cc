@@ -437,11 +437,14 @@ std::optional<AdviceItem> ZvolItem(const Context& c) {
                    {"refreservation_bytes", double(reservation)},
                    {"stored_bytes", double(c.d.stored_bytes)}}};
   item.sentence = fmt::format(
-      "A thick zvol (zfs create -V, the default) reserves refreservation={} for {} volume{} of "
-      "{} ({}, vdev {}, copies={}, indirect blocks included), whatever compression and dedup "
-      "save; the recommended settings store {}. Create sparse zvols (zfs create -s -V) to get "
-      "the savings, and watch the pool's free space instead.",
-      FormatBytes(reservation), zvols, zvols == 1 ? "" : "s", FormatBytes(each * zvols),
+      "A thick zvol (zfs create -V, the default) reserves refreservation={} for {} ({}, vdev "
+      "{}, copies={}, indirect blocks included), whatever compression and dedup save; the "
+      "recommended settings store {}. Create sparse zvols (zfs create -s -V) to get the "
+      "savings, and watch the pool's free space instead.",
+      FormatBytes(reservation),
+      zvols == 1 ? "1 volume of " + FormatBytes(each)
+                 : fmt::format("{} volumes of {} each ({} in all)", zvols, FormatBytes(each),
+                               FormatBytes(each * zvols)),
       BlockSetting(o, block), VdevName(o.vdev), o.copies, FormatBytes(c.d.stored_bytes));
   return item;
 }

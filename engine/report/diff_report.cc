@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <tuple>
 #include <vector>
 
 #include "engine/base/size_suffix.h"
 #include "engine/report/decision.h"
+#include "engine/zfs/nicenum.h"
 
 namespace zsim::report {
 namespace {
@@ -22,12 +24,41 @@ struct Figure {
   bool is_saved = false;  // a saved fraction of the logical size (decision.h SettingSpace)
 };
 
-uint64_t DdtRamBytes(const SettingResult& s, const ScanOptions& o) {
-  const DdtFormat format = o.ddt_format.value_or(DdtFormat::kLegacy);
-  for (const DdtFootprint& f : s.dedup.footprints) {
-    if (f.format == format) return f.cached_bytes;
-  }
-  return 0;
+// The DDT's RAM as the report gives it (its decision's ddt_ram_bytes): the format in force, its
+// cached blocks or in-core size and the fast format's log.
+uint64_t DdtRam(const SettingResult& s, const ScanOptions& o) {
+  const DdtFootprint* fp = FootprintFor(s, DdtFormatInForce(o));
+  return fp != nullptr ? DdtRamBytes(*fp) : 0;
+}
+
+std::string FormatName(const ScanOptions& o) {
+  return DdtFormatInForce(o) == DdtFormat::kFast ? "fast" : "legacy";
+}
+
+// The pool a scan is reported for, and its inputs: a change of pool reads as a change of data
+// unless it is said.
+json PoolJson(const ScanResult& r) {
+  const ScanOptions& o = r.options;
+  return {{"paths", r.input.paths},   {"profile", ProfileName(o.profile)},
+          {"vdev", VdevName(o.vdev)}, {"ashift", o.ashift},
+          {"copies", o.copies},       {"ddt_format", FormatName(o)},
+          {"ram_bytes", o.ram_bytes}};
+}
+
+std::string PoolText(const ScanOptions& o) {
+  return fmt::format("ZFS {}, vdev {}, ashift {}, copies {}, {} DDT, RAM {}",
+                     ProfileName(o.profile), VdevName(o.vdev), o.ashift, o.copies, FormatName(o),
+                     FormatBytes(o.ram_bytes));
+}
+
+std::string PathsText(const ScanResult& r) {
+  std::string paths;
+  for (const std::string& p : r.input.paths) paths += (paths.empty() ? "" : " ") + p;
+  return paths;
+}
+
+std::string SettingName(const SettingResult& s) {
+  return zfs::NiceBytes(s.recordsize) + " " + CompressionName(s.compression);
 }
 
 std::vector<Figure> Figures(const SettingResult& a, const ScanOptions& ao, const SettingResult& b,
@@ -44,7 +75,7 @@ std::vector<Figure> Figures(const SettingResult& a, const ScanOptions& ao, const
       {"compressratio", a.compressratio, b.compressratio, false, true},
       {"dedup_ratio", a.dedup.ratio, b.dedup.ratio, false, true},
       {"ddt_entries", entries(a), entries(b), false, false},
-      {"ddt_ram_bytes", double(DdtRamBytes(a, ao)), double(DdtRamBytes(b, bo)), true, false},
+      {"ddt_ram_bytes", double(DdtRam(a, ao)), double(DdtRam(b, bo)), true, false},
       {"used", double(a.used), double(b.used), true, false},
       {"pool_alloc", double(a.pool_alloc), double(b.pool_alloc), true, false},
       {"saved", sa.saved, sb.saved, false, false, true},
@@ -62,6 +93,19 @@ std::vector<std::pair<size_t, size_t>> Common(const ScanResult& a, const ScanRes
         out.emplace_back(i, j);
       }
     }
+  }
+  return out;
+}
+
+// The settings of `a` that `b` does not hold.
+std::vector<std::string> OnlyIn(const ScanResult& a, const ScanResult& b) {
+  std::vector<std::string> out;
+  for (const SettingResult& x : a.results) {
+    bool found = false;
+    for (const SettingResult& y : b.results) {
+      found = found || (x.recordsize == y.recordsize && x.compression == y.compression);
+    }
+    if (!found) out.push_back(SettingName(x));
   }
   return out;
 }
@@ -96,15 +140,29 @@ std::string DiffText(const ScanResult& a, const ScanResult& b, const std::string
                          *name);
     }
   }
+  // Each side's pool: the figures below are each scan's under its own.
+  for (const auto& [what, old_text, new_text] :
+       {std::tuple{"pool", PoolText(a.options), PoolText(b.options)},
+        std::tuple{"paths", PathsText(a), PathsText(b)}}) {
+    out += old_text == new_text ? fmt::format("{}: {} (both)\n", what, old_text)
+                                : fmt::format("{}: {} -> {}\n", what, old_text, new_text);
+  }
   out += fmt::format("files {} -> {}, logical bytes {} -> {}\n", a.input.files, b.input.files,
                      FormatBytes(a.input.bytes_logical), FormatBytes(b.input.bytes_logical));
+  for (const auto& [only, side] :
+       {std::pair{OnlyIn(a, b), "old"}, std::pair{OnlyIn(b, a), "new"}}) {
+    if (only.empty()) continue;
+    std::string list;
+    for (const std::string& s : only) list += (list.empty() ? "" : ", ") + s;
+    out += fmt::format("only in the {} scan (not compared): {}\n", side, list);
+  }
   const auto common = Common(a, b);
   if (common.empty()) return out + "no (recordsize, compression) is in both scans\n";
   out += fmt::format("{:<18} {:<14} {:>12} {:>12} {:>9}\n", "setting", "figure", "old", "new",
                      "change");
   for (const auto& [i, j] : common) {
     const SettingResult& x = a.results[i];
-    const std::string setting = FormatBytes(x.recordsize) + " " + CompressionName(x.compression);
+    const std::string setting = SettingName(x);
     for (const Figure& f : Figures(x, a.options, b.results[j], b.options)) {
       out += fmt::format("{:<18} {:<14} {:>12} {:>12} {:>9}\n", setting, f.name,
                          Value(f, f.old_value), Value(f, f.new_value), Change(f));
@@ -129,6 +187,9 @@ std::string DiffJson(const ScanResult& a, const ScanResult& b, const std::string
   const json out = {{"old", old_name},
                     {"new", new_name},
                     {"partial", {a.partial, b.partial}},
+                    {"settings", {PoolJson(a), PoolJson(b)}},
+                    {"only_old", OnlyIn(a, b)},
+                    {"only_new", OnlyIn(b, a)},
                     {"input",
                      {{"files", {a.input.files, b.input.files}},
                       {"bytes_logical", {a.input.bytes_logical, b.input.bytes_logical}}}},

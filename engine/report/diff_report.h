@@ -5,8 +5,9 @@
 // of every report's saved figure) and physical size, compressratio, dedup ratio, DDT entries and
 // their RAM (the format each scan reports), `used`, the pool's allocation, and the fraction saved
 // without and with dedup (decision.h SpaceOf, as the reports give it); and the input's files and
-// bytes. As text (a table of old, new and the change) or
-// JSON ({"old": ..., "new": ..., "input": {...}, "results": [...]}, each figure as [old, new]).
+// bytes; each scan's pool (its options: every figure is the scan's under its own) and the
+// settings only one holds. As text (a table of old, new and the change) or JSON (docs/json.md,
+// "zsim diff --json").
 //
 // Thread safety: pure functions.
 

@@ -530,6 +530,19 @@ TEST(ScanCliTest, HelpAndVersion) {
   const auto version = RunZsim({"--version"});
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_NE(version.out.find("zsim "), std::string::npos);
+  // No command, or one that does not exist, is bad usage (it printed the top-level help and
+  // exited 0, `zsim merge --help` too); merge points at report.
+  const auto bare = RunZsim({});
+  EXPECT_EQ(bare.exit_code, 2);
+  EXPECT_NE(bare.err.find("no command"), std::string::npos) << bare.err;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"merge", "a", "b"}, {"merge", "--help"}}) {
+    const auto merge = RunZsim(args);
+    EXPECT_EQ(merge.exit_code, 2);
+    EXPECT_TRUE(merge.out.empty());
+    EXPECT_NE(merge.err.find("unknown command 'merge'"), std::string::npos) << merge.err;
+    EXPECT_NE(merge.err.find("zsim report A.zstate B.zstate --save"), std::string::npos);
+  }
 }
 
 }  // namespace

@@ -202,7 +202,7 @@ TEST_F(SinceCliTest, AFileStampedDuringTheScanIsReadAgain) {
   const json since = Since(flags, 0, 2, &err);
   testing::ExpectSameFigures(since, full, kRunCosts);
   EXPECT_EQ(since["input"]["bytes_read"], future.size()) << "only the file stamped late is read";
-  EXPECT_NE(err.find("1 files unchanged"), std::string::npos) << err;
+  EXPECT_NE(err.find("1 file unchanged"), std::string::npos) << err;
 }
 
 // A budget the saved table does not fit makes the --since scan sample its tables, which

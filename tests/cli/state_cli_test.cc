@@ -463,7 +463,17 @@ TEST_F(StateCliTest, DiffShowsWhatChangedBetweenTwoScans) {
     EXPECT_EQ(row["ddt_entries"][1].get<uint64_t>(),
               a["dedup"]["entries"]["unique"].get<uint64_t>() +
                   a["dedup"]["entries"]["duplicate"].get<uint64_t>());
+    // The DDT's RAM means what the report's does (the format in force, its log included).
+    const json& decision = after["advice"]["decision"];
+    if (rs == decision["recordsize"] && c == decision["compression"]) {
+      EXPECT_EQ(row["ddt_ram_bytes"][1], decision["ddt_ram_bytes"]);
+    }
   }
+  // Each side's pool and inputs, and no setting one side lacks.
+  EXPECT_EQ(d["settings"][0]["paths"], before["input"]["paths"]);
+  EXPECT_EQ(d["settings"][1]["vdev"], "disk");
+  EXPECT_TRUE(d["only_old"].empty());
+  EXPECT_TRUE(d["only_new"].empty());
   // The second part adds a copy of a file of the first: the dedup ratio grows.
   const json& lz4 = d["results"][1];
   EXPECT_GT(lz4["dedup_ratio"][1].get<double>(), lz4["dedup_ratio"][0].get<double>());
@@ -471,6 +481,24 @@ TEST_F(StateCliTest, DiffShowsWhatChangedBetweenTwoScans) {
       testing::RunZsim({"diff", StatePath("before"), StatePath("after")});
   EXPECT_EQ(text.exit_code, 0);
   EXPECT_NE(text.out.find("dedup_ratio"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("pool: ZFS 2.4, vdev disk, ashift 12, copies 1"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("(both)\npaths: " + Part("p1") + " -> " + Part("p1") + " " + Part("p2")),
+            std::string::npos)
+      << text.out;
+  // Another pool and another recordsize list: said, not read as a change of data, and the
+  // settings only one scan holds are named (they vanished before).
+  ScanSaving({Part("p1")}, {"--recordsize", "128k,1M", "--vdev", "raidz2:6"}, StatePath("other"));
+  const testing::CommandResult other =
+      testing::RunZsim({"diff", StatePath("before"), StatePath("other")});
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_NE(other.out.find("vdev disk, ashift 12, copies 1, fast DDT, RAM "), std::string::npos)
+      << other.out;
+  EXPECT_NE(other.out.find(" -> ZFS 2.4, vdev raidz2:6"), std::string::npos) << other.out;
+  EXPECT_NE(other.out.find("only in the new scan (not compared): 1M off, 1M lz4"),
+            std::string::npos)
+      << other.out;
+  EXPECT_NE(other.out.find("\n128K lz4 "), std::string::npos) << other.out;  // as reports name it
   const testing::CommandResult bad =
       testing::RunZsim({"diff", StatePath("before"), Part("p1")});  // a directory, not a state
   EXPECT_EQ(bad.exit_code, 2);

@@ -714,6 +714,30 @@ TEST(ScanTest, AnInterruptedFileCountsWhatItsFiguresHoldAndListsTheRest) {
   EXPECT_TRUE(matched) << "the breakdown's setting is among the results";
 }
 
+// A --since rescan interrupted before its walk reached the base's files: they are not reached,
+// not "taken out (changed or gone)" as the summary said.
+TEST(ScanTest, AnInterruptedSinceCountsTheFilesItDidNotReach) {
+  testing::TempDir tmp;
+  for (int i = 0; i < 3; ++i) {
+    tmp.WriteFile(testing::NumberedName("f", i), testing::Xorshift64Bytes(70 + i, 64 * K));
+  }
+  auto fs = io::PosixFileSystem();
+  ScanControl control;
+  control.record_files = true;
+  const ScanOptions o = Options(tmp.path(), {kLz4});
+  Result<state::ScanState> base = ScanToState(o, fs.get(), control);
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  std::atomic<bool> cancel{true};
+  control.cancel = &cancel;
+  SinceSummary summary;
+  Result<state::ScanState> since = ScanSince(o, std::move(*base), fs.get(), control, &summary);
+  ASSERT_TRUE(since.ok()) << since.status().ToString();
+  EXPECT_TRUE(since->partial);
+  EXPECT_EQ(summary.not_reached, 3u);
+  EXPECT_EQ(summary.dropped, 0u);
+  EXPECT_EQ(summary.kept, 0u);
+}
+
 TEST(ScanTest, InvalidOptionsAreRefusedBeforeAnyIo) {
   testing::FaultyFileSystem fs;
   ScanOptions o;

@@ -274,6 +274,8 @@ TEST(TextReportTest, AFileReadInPartSaysWhatOfItTheFiguresHold) {
     zvol = true;
     EXPECT_EQ(item["figures"]["zvols"], 3);
     EXPECT_EQ(item["figures"]["volsize_bytes"], 3 * 64 * kGiB);
+    EXPECT_THAT(item["sentence"].get<std::string>(),
+                HasSubstr("for 3 volumes of 64.0 GiB each (192 GiB in all)"));
   }
   EXPECT_TRUE(zvol);
   // A file found changed after its last chunk keeps all of it in the figures.
