@@ -21,6 +21,14 @@ std::string Ratio(double r) { return fmt::format("{:.2f}x", r); }
 
 std::string Percent(double fraction) { return fmt::format("{:.0f}%", fraction * 100.0); }
 
+// A gain judged against `threshold`: one decimal where the whole percent would read as the
+// threshold itself, so that "10% less: worth it" and "only 10% less: not worth it" never stand
+// for 10.4% and 9.6%.
+std::string GainPercent(double gain, double threshold) {
+  return std::abs(gain - threshold) * 100.0 < 0.5 ? fmt::format("{:.1f}%", gain * 100.0)
+                                                  : Percent(gain);
+}
+
 bool IsOff(const SettingResult& s) { return s.compression.algorithm == CompressionAlgorithm::kOff; }
 
 double Fraction(double part, double whole) { return whole > 0 ? part / whole : 0.0; }
@@ -103,8 +111,8 @@ AdviceItem CompressionItem(const Context& c) {
     item.figures.push_back({"gain_over_cheap_percent", std::round(gain * 100.0)});
     item.sentence = fmt::format(
         "{} {} ({}){}, storing {} less than {} ({}{}): worth its CPU cost on this data.", c.codec,
-        saves, CompressText(f), SpeedText(f), Percent(gain), CompressionName(cheap_s->compression),
-        Ratio(cheap_s->compressratio), SpeedText(*cheap_s));
+        saves, CompressText(f), SpeedText(f), GainPercent(gain, kStrongerCodecGain),
+        CompressionName(cheap_s->compression), Ratio(cheap_s->compressratio), SpeedText(*cheap_s));
     return item;
   }
   if (DataCompression(f) < kCompressionPaysRatio) {
@@ -134,9 +142,10 @@ AdviceItem CompressionItem(const Context& c) {
     if (gain > 0.005) {
       item.figures.push_back({"best_compressratio", b.compressratio});
       item.figures.push_back({"best_gain_percent", std::round(gain * 100.0)});
-      item.sentence += fmt::format(
-          " {} (compressratio {}){} would store only {} less: not worth its CPU.",
-          CompressionName(b.compression), Ratio(b.compressratio), SpeedText(b), Percent(gain));
+      item.sentence +=
+          fmt::format(" {} (compressratio {}){} would store only {} less: not worth its CPU.",
+                      CompressionName(b.compression), Ratio(b.compressratio), SpeedText(b),
+                      GainPercent(gain, kStrongerCodecGain));
     }
   }
   return item;

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <regex>
+#include <tuple>
 
 #include "engine/base/size_suffix.h"
 #include "engine/report/decision.h"
@@ -213,6 +214,26 @@ TEST(AdviceTest, StrongerCodecIsAdvisedWhenItStoresTenPercentLess) {
   EXPECT_THAT(comp.sentence,
               StartsWith("zstd-3 saves 75% (compressratio 4.00x), storing 25% less than lz4 "
                          "(3.00x)"));
+}
+
+// Near the threshold the gain shows a decimal: "10% less: worth it" and "only 10% less: not
+// worth it" stood for 10.4% and 9.6%.
+TEST(AdviceTest, AGainNearTheStrongerCodecThresholdShowsItsDecimal) {
+  for (const auto& [ratio, worth, text] :
+       {std::tuple{3.3482, true, "storing 10.4% less than lz4"},
+        std::tuple{3.3186, false, "would store only 9.6% less"}}) {
+    SCOPED_TRACE(text);
+    ScanResult r = SourceTree();
+    r.results[2] = MakeSetting({.algorithm = CompressionAlgorithm::kZstd,
+                                .level = 3,
+                                .lsize = 2 * kGiB,
+                                .compressratio = ratio,
+                                .dedup_ratio = 1.02,
+                                .ddt_in_core_bytes = 9 * kMiB});
+    const Advice a = ComputeAdvice(r);
+    EXPECT_EQ(a.featured, worth ? 2 : 1);
+    EXPECT_THAT(Item(a, AdviceKind::kCompression).sentence, HasSubstr(text));
+  }
 }
 
 TEST(AdviceTest, OfCodecsThatStoreAlikeTheFastestIsAdvised) {
