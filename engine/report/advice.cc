@@ -614,6 +614,17 @@ std::string UnreadSentence(const ScanResult& r) {
       r.partial ? "the scan reached" : "named");
 }
 
+std::string CountedTwiceSentence(const ScanResult& r) {
+  const uint64_t n = r.input.files_counted_twice;
+  if (n == 0) return "";
+  return fmt::format(
+      "{} file{} {} in more than one of the merged states (overlapping inputs, or hard links of "
+      "scans made in another boot) and {} in each: {} blocks read as duplicates of themselves, "
+      "so the dedup figures are too high. Merge states of disjoint inputs.",
+      n, n == 1 ? "" : "s", n == 1 ? "is" : "are", n == 1 ? "counts" : "count",
+      n == 1 ? "its" : "their");
+}
+
 std::string PathErrorExtent(const PathError& e) {
   const uint64_t size = e.bytes + e.bytes_in_figures;
   if (size == 0) return "";

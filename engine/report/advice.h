@@ -119,6 +119,10 @@ std::string SettingsText(const ScanOptions& options, const SettingResult& settin
 // rest." Empty when nothing of known size went unread.
 std::string UnreadSentence(const ScanResult& result);
 
+// Said beside the verdict when a merge counted files in more than one part
+// (InputSummary::files_counted_twice); empty otherwise.
+std::string CountedTwiceSentence(const ScanResult& result);
+
 // What of a listed path the figures hold, after its error: " (8.00 MiB not read)", " (8.00 MiB
 // of 28.0 MiB in the figures, 20.0 MiB not read)", " (all 28.0 MiB in the figures)", or empty
 // for a path of unknown size.

@@ -374,6 +374,9 @@ std::string ToHtml(const ScanResult& r, const Advice& a) {
   if (const std::string unread = UnreadSentence(r); !unread.empty()) {
     out += "<p><strong>NOT READ: " + HtmlEscape(unread) + "</strong></p>\n";
   }
+  if (const std::string twice = CountedTwiceSentence(r); !twice.empty()) {
+    out += "<p><strong>COUNTED TWICE: " + HtmlEscape(twice) + "</strong></p>\n";
+  }
   out += "<h2>Advice</h2>\n<ul class=\"advice\">\n";
   for (const AdviceItem& item : a.items) {
     out += fmt::format(

@@ -345,6 +345,7 @@ std::string ToJson(const ScanResult& r, const Advice& advice) {
         {"bytes_logical", r.input.bytes_logical},
         {"bytes_read", r.input.bytes_read},
         {"bytes_unread", UnreadBytes(r.input.errors)},
+        {"files_counted_twice", r.input.files_counted_twice},
         {"skipped", skipped},
         {"errors", errors},
         {"top_up", top_up}}},

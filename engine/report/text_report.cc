@@ -360,6 +360,9 @@ std::string ToText(const ScanResult& r, const Advice& a, const TextOptions& t) {
   if (const std::string unread = UnreadSentence(r); !unread.empty()) {
     out += Wrap(unread, t.width, "NOT READ: ", "  ");
   }
+  if (const std::string twice = CountedTwiceSentence(r); !twice.empty()) {
+    out += Wrap(twice, t.width, "COUNTED TWICE: ", "  ");
+  }
   Scanned(r, t.width, out);
   Settings(r, a, t, out);
   if (a.featured >= 0) {

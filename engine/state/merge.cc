@@ -372,6 +372,7 @@ MergeCounts Merge(ScanState& into, const ScanState& from) {
   in.bytes_read += fin.bytes_read;
   for (const auto& [reason, count] : fin.skipped) in.skipped[reason] += count;
   in.errors.insert(in.errors.end(), fin.errors.begin(), fin.errors.end());
+  in.files_counted_twice += fin.files_counted_twice;
   std::stable_sort(in.errors.begin(), in.errors.end(),
                    [](const PathError& p, const PathError& q) { return p.path < q.path; });
   // File records (the base of --since) merge when both parts kept them: `from`'s references
@@ -418,6 +419,8 @@ MergeCounts Merge(ScanState& into, const ScanState& from) {
   counts.linked = links.resolved;
   counts.changed = links.changed;
   counts.shared = shared - std::min(shared, links.resolved);
+  // Kept in the state, so that every report of it says so (not only this merge's stderr).
+  into.input.files_counted_twice += counts.shared + counts.changed;
   return counts;
 }
 

@@ -434,6 +434,7 @@ void PutState(FrameWriter& w, const ScanState& s, bool resolve_keys) {
     w.U64(e.bytes);             // from format 14
     w.U64(e.bytes_in_figures);  // from format 20
   }
+  w.U64(in.files_counted_twice);  // from format 20
   w.U64(s.directories.size());
   for (const auto& [d, n] : s.directories) {
     w.U64(d.entries);
@@ -1009,6 +1010,7 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
     if (version >= 20) e.bytes_in_figures = r.U64();
     in.errors.push_back(std::move(e));
   }
+  if (version >= 20) in.files_counted_twice = r.U64();
   for (uint64_t i = 0, n = Count(r, kMaxCount, "directory shape"); i < n && r.ok(); ++i) {
     DirectoryShape d;
     d.entries = r.U64();

@@ -103,7 +103,10 @@ namespace zsim::state {
 // table (BreakdownRowSums::setting_zero_lsize), after its lsize per (row, setting); version 18 and
 // older are read without them (state::ZeroLsizeKept false: the breakdown counts from lsize).
 // 20: each error's bytes in the figures (PathError::bytes_in_figures: a file read in part), after
-// its bytes; version 19 and older are read with 0 (their logical bytes left such a file out).
+// its bytes, and after the errors a merge's files counted in more than one part
+// (InputSummary::files_counted_twice); version 19 and older are read with 0 for both (their
+// logical bytes left a failed file out; a merge of them warned of its shared files on stderr
+// only).
 inline constexpr uint32_t kStateFormatVersion = 20;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 

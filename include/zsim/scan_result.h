@@ -214,6 +214,10 @@ struct InputSummary {
   uint64_t bytes_read = 0;                  // the data bytes read for those (holes are not read)
   std::map<std::string, uint64_t> skipped;  // reason -> count
   std::vector<PathError> errors;
+  // A merge's files that more than one part held and that each counts (overlapping inputs, hard
+  // links of scans made in another boot, or a linked file changed between the scans): their
+  // blocks read as duplicates of themselves. 0 for one scan.
+  uint64_t files_counted_twice = 0;
   // The rows the top-up took up or that are topped, in the order of the block sizes; empty
   // where none was (a scan's state keeps them: ScanResult is built from it, not saved).
   std::vector<TopUpSummary> top_up;

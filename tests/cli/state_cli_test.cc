@@ -130,6 +130,18 @@ TEST_F(StateCliTest, StatesOfPartsMergeIntoTheScanOfTheWhole) {
       testing::RunZsim({"report", StatePath("a"), StatePath("a"), "--json"});
   EXPECT_EQ(twice.exit_code, 0) << twice.err;
   EXPECT_NE(twice.err.find("also in an earlier state"), std::string::npos) << twice.err;
+  // And the report says so too (it was on stderr only, which -q hides), as does every report
+  // of the merged state saved.
+  const json twice_json = testing::ParseReportJson(twice);
+  EXPECT_EQ(twice_json["input"]["files_counted_twice"],
+            twice_json["input"]["files"].get<int>() / 2);
+  const testing::CommandResult twice_text =
+      testing::RunZsim({"report", StatePath("a"), StatePath("a"), "-q", "--save", StatePath("aa")});
+  EXPECT_NE(twice_text.out.find("COUNTED TWICE: "), std::string::npos) << twice_text.out;
+  const testing::CommandResult saved = testing::RunZsim({"report", StatePath("aa"), "--json"});
+  EXPECT_EQ(testing::ParseReportJson(saved)["input"]["files_counted_twice"],
+            twice_json["input"]["files_counted_twice"]);
+  EXPECT_EQ(Report({StatePath("a"), StatePath("b")}, {})["input"]["files_counted_twice"], 0);
   // Parts scanned for other pools: the merge cannot tell which pool to report, and took the
   // first part's before (the verdict then followed the order of the files). Told, it reports
   // that pool, in either order.
