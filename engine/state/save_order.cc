@@ -98,6 +98,12 @@ std::vector<uint32_t> Inverse(const std::vector<uint32_t>& order) {
   return where;
 }
 
+std::vector<uint32_t> InverseOf(const std::vector<uint32_t>& order, size_t size) {
+  std::vector<uint32_t> where(size, kLeftOut);
+  for (uint32_t k = 0; k < order.size(); ++k) where[order[k]] = k;
+  return where;
+}
+
 std::vector<uint32_t> RecordOrder(const std::vector<FileRecord>& records) {
   std::vector<uint32_t> order(records.size());
   std::iota(order.begin(), order.end(), 0u);

@@ -57,6 +57,10 @@ std::vector<uint32_t> NameOrder(const std::vector<std::string>& names);
 // The inverse of a permutation: where each index went.
 std::vector<uint32_t> Inverse(const std::vector<uint32_t>& order);
 
+// Where each of `size` indices went in `order`, which may leave some out: kLeftOut for those.
+inline constexpr uint32_t kLeftOut = UINT32_MAX;
+std::vector<uint32_t> InverseOf(const std::vector<uint32_t>& order, size_t size);
+
 // The order to write `records` in (their input, then their path; the rest breaks ties of
 // overlapping inputs), and `links` in (their path, then their file).
 std::vector<uint32_t> RecordOrder(const std::vector<FileRecord>& records);

@@ -443,15 +443,43 @@ void PutState(FrameWriter& w, const ScanState& s, bool resolve_keys) {
     w.U64(d.microzap_lz4_bytes);
     w.U64(n);
   }
-  // Breakdown: rows by name, references by row and key (their rows renumbered to match).
+  // Breakdown: rows by name, references by row and key (their rows renumbered to match). A row
+  // that no file, part-read file, reference or link holds (a merge took its one linked file out:
+  // it counts under the link's smallest name) is left out, as the scan of the union never made
+  // it: the merged state is then that scan's, byte for byte.
   const BreakdownState& b = s.breakdown;
-  const std::vector<uint32_t> directory_order = NameOrder(b.directory_names);
-  const std::vector<uint32_t> extension_order = NameOrder(b.extension_names);
-  const std::vector<uint32_t> directory_at = Inverse(directory_order);
-  const std::vector<uint32_t> extension_at = Inverse(extension_order);
+  const auto kept_order = [&](const std::vector<std::string>& names,
+                              const std::vector<BreakdownRowSums>& rows, bool directories) {
+    std::vector<bool> used(names.size(), false);
+    for (size_t i = 0; i < rows.size() && i < used.size(); ++i) {
+      const BreakdownRowSums& r = rows[i];
+      const auto nonzero = [](const std::vector<uint64_t>& v) {
+        return std::any_of(v.begin(), v.end(), [](uint64_t x) { return x != 0; });
+      };
+      used[i] = r.files != 0 || r.bytes != 0 || r.lsize != 0 || nonzero(r.setting_lsize) ||
+                nonzero(r.setting_zero_lsize);
+    }
+    for (const BreakdownState::Reference& ref : b.references) {
+      const uint32_t i = directories ? ref.directory : ref.extension;
+      if (i < used.size()) used[i] = true;
+    }
+    for (const LinkedFile& f : s.links) {
+      const uint32_t i = directories ? f.directory : f.extension;
+      if (i < used.size()) used[i] = true;
+    }
+    std::vector<uint32_t> order = NameOrder(names);
+    std::erase_if(order, [&](uint32_t i) { return !used[i]; });
+    return order;
+  };
+  const std::vector<uint32_t> directory_order =
+      kept_order(b.directory_names, b.directories, /*directories=*/true);
+  const std::vector<uint32_t> extension_order =
+      kept_order(b.extension_names, b.extensions, /*directories=*/false);
+  const std::vector<uint32_t> directory_at = InverseOf(directory_order, b.directory_names.size());
+  const std::vector<uint32_t> extension_at = InverseOf(extension_order, b.extension_names.size());
   for (const auto& [names, order] : {std::pair{&b.directory_names, &directory_order},
                                      std::pair{&b.extension_names, &extension_order}}) {
-    w.U32(static_cast<uint32_t>(names->size()));
+    w.U32(static_cast<uint32_t>(order->size()));
     for (uint32_t i : *order) w.Str((*names)[i]);
   }
   for (const auto& [rows, order] :
