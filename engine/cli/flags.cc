@@ -114,7 +114,7 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   // --help` and exit 0, as if it had been asked for): bad usage, saying what there is.
   if (argc < 2) {
     return Status::InvalidArgument(
-        "no command: give scan, report or diff (zsim --help for the options)");
+        "no command: give scan, report or diff\nRun 'zsim --help' for the options.");
   }
   if (const std::string_view first = argv[1]; !first.empty() && first[0] != '-' &&
                                               first != "scan" && first != "report" &&
@@ -123,7 +123,7 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
         "unknown command '" + std::string(first) + "': the commands are scan, report and diff" +
         (first == "merge" ? "; zsim report A.zstate B.zstate --save M.zstate merges saved states"
                           : "") +
-        " (zsim --help for the options)");
+        "\nRun 'zsim --help' for the options.");
   }
   Command cmd;
   CLI::App app{"zsim: what ZFS would do with your data, before you put it on a pool", "zsim"};
