@@ -33,6 +33,7 @@
 #include "engine/report/text_report.h"
 #include "engine/state/merge.h"
 #include "engine/state/state_file.h"
+#include "engine/zfs/profile.h"
 #ifdef ZSIM_MPI
 #include "engine/mpi/distributed_scan.h"
 #endif
@@ -110,9 +111,15 @@ zsim::Status CheckPartsPool(const std::vector<std::string>& paths,
   using namespace zsim;
   std::string differ, flags;
   const finish::ReportOptions& a = parts[0];
-  const auto format = [](const std::optional<DdtFormat>& f) {
-    return std::string(!f ? "default" : *f == DdtFormat::kFast ? "fast" : "legacy");
+  // The format in force (unset: the profile's default).
+  const auto format = [](const finish::ReportOptions& r) {
+    const DdtFormat f = r.ddt_format.value_or(
+        zfs::RulesFor(r.profile).has_fast_dedup ? DdtFormat::kFast : DdtFormat::kLegacy);
+    return std::string(f == DdtFormat::kFast ? "fast" : "legacy");
   };
+  // The parts share a profile (the merge refuses others): only another profile given, or the
+  // format itself, settles the format.
+  const bool format_given = rf.ddt_format || (rf.profile && *rf.profile != a.profile);
   for (size_t i = 1; i < parts.size(); ++i) {
     const finish::ReportOptions& b = parts[i];
     const auto note = [&](bool given, bool same, const std::string& flag, const std::string& av,
@@ -127,14 +134,19 @@ zsim::Status CheckPartsPool(const std::vector<std::string>& paths,
          std::to_string(b.ashift));
     note(rf.copies.has_value(), a.copies == b.copies, "--copies", std::to_string(a.copies),
          std::to_string(b.copies));
-    note(rf.ddt_format.has_value() || rf.profile.has_value(), a.ddt_format == b.ddt_format,
-         "--ddt-format", format(a.ddt_format), format(b.ddt_format));
+    note(format_given, format(a) == format(b), "--ddt-format", format(a), format(b));
     note(rf.ram_bytes.has_value(), a.ram_bytes == b.ram_bytes, "--ram", FormatBytes(a.ram_bytes),
          FormatBytes(b.ram_bytes));
   }
   if (differ.empty()) return Status::Ok();
-  return Status::InvalidArgument("the states were scanned for different pools (" + differ +
-                                 "): give " + flags + " to say which one the merged report is for");
+  // RAM is the scanning machine's unless given: hosts differ in it as a rule.
+  return Status::InvalidArgument("the states were scanned for different pools or machines (" +
+                                 differ + "): give " + flags +
+                                 " for the pool the merged report is for" +
+                                 (flags.find("--ram") != std::string::npos
+                                      ? " (--ram: the RAM of the machine that will hold the pool)"
+                                      : "") +
+                                 "; a state saved with --save then keeps them");
 }
 
 // zsim report: the state files merged in order, reported with the options given, and saved
@@ -195,6 +207,19 @@ std::optional<zsim::ScanResult> ReportFromStates(const zsim::cli::Command& cmd, 
     return std::nullopt;
   }
   if (cmd.save_path) {
+    // The RAM and DDT format the report is for are the report's alone (the tables do not
+    // depend on them): the saved state keeps them, so that a report of it is this one. The pool's
+    // layout stays the first part's (a sampled table's estimates carry it): said when another
+    // was given.
+    if (rf.ram_bytes) merged->options.ram_bytes = r.ram_bytes;
+    if (rf.ddt_format || rf.profile) merged->options.ddt_format = r.ddt_format;
+    if (!cmd.quiet && pools.size() > 1 && (rf.vdev || rf.ashift || rf.copies)) {
+      cli::PrintError("note: " + *cmd.save_path + " keeps the vdev, ashift and copies of " +
+                      rf.state_paths[0] + " (" + VdevName(merged->options.vdev) + ", ashift " +
+                      std::to_string(merged->options.ashift) + ", copies " +
+                      std::to_string(merged->options.copies) +
+                      "): report it with --vdev, --ashift and --copies again for another pool");
+    }
     const Status saved = state::SaveState(*merged, *cmd.save_path);
     if (!saved.ok()) {
       cli::PrintError("the merged state was not saved: " + saved.message());

@@ -129,13 +129,14 @@ std::string FormatSinceSummary(const pipeline::SinceSummary& s) {
   if (s.full_rescan) {
     return "zsim: --since: the saved state could not give a full scan's figures (the tree shrank "
            "below the sample its codecs ran on, or the tables outgrew --max-memory): read all " +
-           std::to_string(s.read) + " files again";
+           std::to_string(s.read) + (s.read == 1 ? " file" : " files") + " again";
   }
   const auto files = [](uint64_t n) { return std::to_string(n) + (n == 1 ? " file" : " files"); };
   return "zsim: --since: " + files(s.kept) + " unchanged (not read), " + std::to_string(s.read) +
          " read, " + std::to_string(s.dropped) + " taken out (changed or gone)" +
          (s.not_reached ? ", " + std::to_string(s.not_reached) +
-                              " not reached before the interrupt (left out of the partial state)"
+                              " not listed before the interrupt (gone, or not reached: left out "
+                              "of the partial state)"
                         : "");
 }
 

@@ -720,8 +720,10 @@ bool Scan::NextChunk(Chunk* out) {
       return false;
     }
     if (current_ && current_offset_ < current_->end) {
-      SkipHoleChunks();
+      // Registered before its hole chunks are counted: an abandon between the two finishes it
+      // with what it holds (SkipHoleChunks counts inside a WorkScope, which then refuses).
       if (!current_->handed_out) StartJob(current_);
+      SkipHoleChunks();
       out->file = current_;
       out->offset = current_offset_;
       out->length = std::min(chunk_bytes_, current_->end - current_offset_);

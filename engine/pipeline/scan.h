@@ -144,8 +144,8 @@ struct SinceSummary {
   uint64_t kept = 0;     // files whose record matched: not read
   uint64_t read = 0;     // files new, changed or failed before: read
   uint64_t dropped = 0;  // base records taken out (changed, gone, failed before)
-  // Base records of files an interrupted scan had not reached (not taken out for a change: the
-  // partial state they leave is no base anyway).
+  // Base records of files an interrupted scan had not listed: gone, or not reached (left out of
+  // the partial state, which is no base anyway).
   uint64_t not_reached = 0;
   // The base could not give the full scan's figures (the tree shrank below the sample its
   // codecs ran on, or the tables outgrew --max-memory): every file was read again.

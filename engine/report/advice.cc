@@ -25,8 +25,12 @@ std::string Percent(double fraction) { return fmt::format("{:.0f}%", fraction * 
 // threshold itself, so that "10% less: worth it" and "only 10% less: not worth it" never stand
 // for 10.4% and 9.6%.
 std::string GainPercent(double gain, double threshold) {
-  return std::abs(gain - threshold) * 100.0 < 0.5 ? fmt::format("{:.1f}%", gain * 100.0)
-                                                  : Percent(gain);
+  if (std::abs(gain - threshold) * 100.0 >= 0.5) return Percent(gain);
+  // Two decimals where one would round onto the threshold from below (9.96%).
+  if (gain < threshold && std::round(gain * 1000.0) >= std::round(threshold * 1000.0)) {
+    return fmt::format("{:.2f}%", gain * 100.0);
+  }
+  return fmt::format("{:.1f}%", gain * 100.0);
 }
 
 bool IsOff(const SettingResult& s) { return s.compression.algorithm == CompressionAlgorithm::kOff; }
@@ -153,13 +157,17 @@ AdviceItem CompressionItem(const Context& c) {
 
 // A sampled dedup ratio too uncertain to decide on (Verdict::kDedupUncertain): what it is, and
 // what would settle it.
-std::string UncertainDedupText(const SettingResult& f) {
+// "its ratio lies between 1.00x and 39.04x at 95% ...": after the ratio has been named.
+// `o`: the scan's options (a table --max-memory sampled needs room, not a smaller M).
+std::string UncertainDedupText(const SettingResult& f, const ScanOptions& o) {
   const std::array<double, 2> ci = f.dedup.ratio_ci95.value_or(std::array<double, 2>{1, 1});
+  const bool memory = f.dedup.sample_modulus > o.sample_modulus;
   return fmt::format(
-      "dedup ({}, between {} and {} at 95%: the dedup table kept 1/{} of the blocks) cannot be "
-      "told from this sample: scan with a smaller M in --sample 1/M, or without it, before "
-      "turning dedup on",
-      Ratio(f.dedup.ratio), Ratio(ci[0]), Ratio(ci[1]), f.dedup.sample_modulus);
+      "its ratio lies between {} and {} at 95% (the dedup table kept 1/{} of the blocks{}): "
+      "this sample cannot tell whether dedup pays; scan {} before turning dedup on",
+      Ratio(ci[0]), Ratio(ci[1]), f.dedup.sample_modulus,
+      memory ? ", sampled to fit --max-memory" : "",
+      memory ? "with a larger --max-memory" : "with a smaller M in --sample 1/M, or without it");
 }
 
 AdviceItem DedupItem(const Context& c) {
@@ -211,7 +219,7 @@ AdviceItem DedupItem(const Context& c) {
           Ratio(d.no_ddt.residual_ratio));
       break;
     case Verdict::kDedupUncertain:
-      item.sentence = fmt::format("{}; but {}.", change, UncertainDedupText(f));
+      item.sentence = fmt::format("{}, but {}.", change, UncertainDedupText(f, c.r.options));
       break;
     case Verdict::kDedupMarginal:
       item.sentence = fmt::format(
@@ -508,8 +516,9 @@ AdviceItem SummaryItem(const Context& c) {
     }
     case Verdict::kCompressionOnly:
       if (d.dedup.verdict == Verdict::kDedupUncertain) {
-        item.sentence = fmt::format("Compression only: {}, dedup=off {} ({}); {}.", c.settings,
-                                    saves, CompressText(f), UncertainDedupText(f));
+        item.sentence = fmt::format(
+            "Compression only: {}, dedup=off {} ({}); dedup reads {}, but {}.", c.settings, saves,
+            CompressText(f), Ratio(ratio), UncertainDedupText(f, c.r.options));
       } else if (SavedPercentOf(d.space.saved) >= 0 && SavedPercentOf(d.space.saved_dedup) >= 0) {
         item.sentence = fmt::format(
             "Compression only: {}, dedup=off {} ({}); dedup ({}) would make that {} for {} of "
@@ -527,9 +536,9 @@ AdviceItem SummaryItem(const Context& c) {
       if (d.dedup.verdict == Verdict::kDedupUncertain) {
         item.sentence = fmt::format(
             "Compression ({}) saves little: {}, dedup=off {}; keep {} on (it costs almost "
-            "nothing). And {}.",
-            Ratio(r), c.settings, saves, IsOff(f) ? std::string("lz4") : c.codec,
-            UncertainDedupText(f));
+            "nothing). Dedup reads {}, but {}.",
+            Ratio(r), c.settings, saves, IsOff(f) ? std::string("lz4") : c.codec, Ratio(ratio),
+            UncertainDedupText(f, c.r.options));
         break;
       }
       item.sentence = fmt::format(
@@ -618,11 +627,11 @@ std::string CountedTwiceSentence(const ScanResult& r) {
   const uint64_t n = r.input.files_counted_twice;
   if (n == 0) return "";
   return fmt::format(
-      "{} file{} {} in more than one of the merged states (overlapping inputs, or hard links of "
-      "scans made in another boot) and {} in each: {} blocks read as duplicates of themselves, "
-      "so the dedup figures are too high. Merge states of disjoint inputs.",
-      n, n == 1 ? "" : "s", n == 1 ? "is" : "are", n == 1 ? "counts" : "count",
-      n == 1 ? "its" : "their");
+      "files held by more than one of the merged states (overlapping inputs, hard links of scans "
+      "made in another boot, or a linked file changed between the scans) count in each: {} "
+      "file count{} too many, whose blocks read as duplicates of themselves, so the dedup "
+      "figures are too high. Merge states of disjoint inputs.",
+      n, n == 1 ? "" : "s");
 }
 
 std::string PathErrorExtent(const PathError& e) {

@@ -25,17 +25,19 @@ DedupJudgement JudgeDedup(const SettingResult& s, DdtFormat format, uint64_t ram
   j.budget_bytes = static_cast<uint64_t>(static_cast<double>(ram_bytes) * kDdtRamFraction);
   // ram_bytes 0 means the RAM is unknown: judge on the ratio alone.
   j.fits = ram_bytes == 0 || j.ram_need_bytes <= j.budget_bytes;
-  const auto by_ratio = [&](double d) {
-    if (d >= kDedupPaysRatio) return j.fits ? Verdict::kDedupPays : Verdict::kDedupNeedsHardware;
-    if (d >= kDedupNotWorthRatio) return Verdict::kDedupMarginal;
-    return Verdict::kDedupNotWorthIt;
-  };
-  j.verdict = by_ratio(s.dedup.ratio);
-  // A sampled table (--sample 1/M): where its interval reaches both sides of a threshold, the
-  // point estimate decides nothing (a table of a few sampled keys can read 3x on data that
-  // dedups 1.2x).
-  if (s.dedup.ratio_ci95 &&
-      by_ratio((*s.dedup.ratio_ci95)[0]) != by_ratio((*s.dedup.ratio_ci95)[1])) {
+  const double d = s.dedup.ratio;
+  if (d >= kDedupPaysRatio) {
+    j.verdict = j.fits ? Verdict::kDedupPays : Verdict::kDedupNeedsHardware;
+  } else if (d >= kDedupNotWorthRatio) {
+    j.verdict = Verdict::kDedupMarginal;
+  } else {
+    j.verdict = Verdict::kDedupNotWorthIt;
+  }
+  // A sampled table (--sample 1/M, --max-memory): where its interval reaches both sides of the
+  // ratio that turns dedup on, the point estimate decides nothing (a table of a few sampled
+  // keys read 3x on data that dedups 1.2x). Marginal or not worth it both leave it off.
+  if (s.dedup.ratio_ci95 && (*s.dedup.ratio_ci95)[0] < kDedupPaysRatio &&
+      (*s.dedup.ratio_ci95)[1] >= kDedupPaysRatio) {
     j.verdict = Verdict::kDedupUncertain;
   }
   return j;

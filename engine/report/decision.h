@@ -58,8 +58,9 @@ enum class Verdict : uint8_t {
   kOwnDataset,  // "own_dataset": some directories want their own dataset settings
   // kZvolReservation
   kThickZvolReserves,  // "thick_zvol_reserves": refreservation beyond what is stored
-  // kDedup: a sampled dedup table (--sample 1/M) whose 95% interval on the ratio reaches both
-  // sides of a threshold: the sample cannot tell whether dedup pays, so it is not recommended.
+  // kDedup: a sampled dedup table (--sample 1/M, --max-memory) whose 95% interval on the ratio
+  // reaches both sides of the ratio that turns dedup on (kDedupPaysRatio): the sample cannot
+  // tell whether dedup pays, so it is not recommended.
   kDedupUncertain,  // "dedup_uncertain"
 };
 std::string_view VerdictName(Verdict verdict);
@@ -103,7 +104,7 @@ std::string SideText(double saved);
 // Dedup on its own for one setting: the ratio against the RAM budget.
 struct DedupJudgement {
   // Pays, needs hardware, marginal, not worth it, or uncertain (a sampled ratio whose interval
-  // spans a threshold).
+  // reaches both sides of kDedupPaysRatio).
   Verdict verdict = Verdict::kDedupNotWorthIt;
   const DdtFootprint* footprint = nullptr;
   uint64_t ram_need_bytes = 0;

@@ -139,6 +139,17 @@ std::string DiffText(const ScanResult& a, const ScanResult& b, const std::string
       out += fmt::format("PARTIAL: {} is of an interrupted scan: its figures cover what it read\n",
                          *name);
     }
+    // What its own report says beside its verdict: a change against it is partly that.
+    if (const uint64_t unread = UnreadBytes(scan->input.errors); unread != 0) {
+      out += fmt::format("NOT READ: {} of {} was not read, or could not be\n", FormatBytes(unread),
+                         *name);
+    }
+    if (scan->input.files_counted_twice != 0) {
+      out += fmt::format(
+          "COUNTED TWICE: {} counts files in more than one of its merged states ({} counts too "
+          "many): its dedup figures are too high\n",
+          *name, scan->input.files_counted_twice);
+    }
   }
   // Each side's pool: the figures below are each scan's under its own.
   for (const auto& [what, old_text, new_text] :
@@ -184,16 +195,19 @@ std::string DiffJson(const ScanResult& a, const ScanResult& b, const std::string
     }
     results.push_back(std::move(r));
   }
-  const json out = {{"old", old_name},
-                    {"new", new_name},
-                    {"partial", {a.partial, b.partial}},
-                    {"settings", {PoolJson(a), PoolJson(b)}},
-                    {"only_old", OnlyIn(a, b)},
-                    {"only_new", OnlyIn(b, a)},
-                    {"input",
-                     {{"files", {a.input.files, b.input.files}},
-                      {"bytes_logical", {a.input.bytes_logical, b.input.bytes_logical}}}},
-                    {"results", results}};
+  const json out = {
+      {"old", old_name},
+      {"new", new_name},
+      {"partial", {a.partial, b.partial}},
+      {"settings", {PoolJson(a), PoolJson(b)}},
+      {"only_old", OnlyIn(a, b)},
+      {"only_new", OnlyIn(b, a)},
+      {"input",
+       {{"files", {a.input.files, b.input.files}},
+        {"bytes_logical", {a.input.bytes_logical, b.input.bytes_logical}},
+        {"bytes_unread", {UnreadBytes(a.input.errors), UnreadBytes(b.input.errors)}},
+        {"files_counted_twice", {a.input.files_counted_twice, b.input.files_counted_twice}}}},
+      {"results", results}};
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

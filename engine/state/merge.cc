@@ -296,13 +296,24 @@ MergeCounts Merge(ScanState& into, const ScanState& from) {
   LinkKeys keys = KeysOfLinks(into);
   LinkKeys from_keys = KeysOfLinks(from);
   const bool plan_added = into.sampling.plan_scope != from.sampling.plan_scope;
-  // Files both states hold: only meaningful when one host scanned both.
+  // Files both states hold, each once (a merged state may hold one several times, already in
+  // its own files_counted_twice): only meaningful when one host scanned both.
   uint64_t shared = 0;
   if (!into.host.empty() && into.host == from.host) {
-    std::vector<uint64_t> both;
-    std::set_intersection(into.file_ids.begin(), into.file_ids.end(), from.file_ids.begin(),
-                          from.file_ids.end(), std::back_inserter(both));
-    shared = both.size();
+    auto a = into.file_ids.cbegin();
+    auto b = from.file_ids.cbegin();
+    while (a != into.file_ids.end() && b != from.file_ids.end()) {
+      if (*a < *b) {
+        ++a;
+      } else if (*b < *a) {
+        ++b;
+      } else {
+        ++shared;
+        const uint64_t id = *a;
+        while (a != into.file_ids.end() && *a == id) ++a;
+        while (b != from.file_ids.end() && *b == id) ++b;
+      }
+    }
   }
   if (into.host != from.host) into.host = into.host + "+" + from.host;
   std::vector<uint64_t> ids;
@@ -418,8 +429,11 @@ MergeCounts Merge(ScanState& into, const ScanState& from) {
   MergeCounts counts;
   counts.linked = links.resolved;
   counts.changed = links.changed;
-  counts.shared = shared - std::min(shared, links.resolved);
-  // Kept in the state, so that every report of it says so (not only this merge's stderr).
+  // A linked file changed between the scans is among the shared ones too: counted once, as
+  // changed.
+  counts.shared = shared - std::min(shared, links.resolved + links.changed);
+  // Kept in the state, so that every report of it says so (not only this merge's stderr): each
+  // count beyond a file's first, so that any grouping of the same merges gives the same figure.
   into.input.files_counted_twice += counts.shared + counts.changed;
   return counts;
 }

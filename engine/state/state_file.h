@@ -105,8 +105,8 @@ namespace zsim::state {
 // 20: each error's bytes in the figures (PathError::bytes_in_figures: a file read in part), after
 // its bytes, and after the errors a merge's files counted in more than one part
 // (InputSummary::files_counted_twice); version 19 and older are read with 0 for both (their
-// logical bytes left a failed file out; a merge of them warned of its shared files on stderr
-// only).
+// errors' text says what of a part-read file the figures hold; a merge of them warned of its
+// shared files on stderr only).
 inline constexpr uint32_t kStateFormatVersion = 20;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 

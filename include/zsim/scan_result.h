@@ -215,8 +215,9 @@ struct InputSummary {
   std::map<std::string, uint64_t> skipped;  // reason -> count
   std::vector<PathError> errors;
   // A merge's files that more than one part held and that each counts (overlapping inputs, hard
-  // links of scans made in another boot, or a linked file changed between the scans): their
-  // blocks read as duplicates of themselves. 0 for one scan.
+  // links of scans made in another boot, or a linked file changed between the scans): the counts
+  // beyond each such file's first (a file in three parts: 2), whose blocks read as duplicates
+  // of themselves. The same whatever the grouping of the merges; 0 for one scan.
   uint64_t files_counted_twice = 0;
   // The rows the top-up took up or that are topped, in the order of the block sizes; empty
   // where none was (a scan's state keeps them: ScanResult is built from it, not saved).

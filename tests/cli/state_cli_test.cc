@@ -142,6 +142,14 @@ TEST_F(StateCliTest, StatesOfPartsMergeIntoTheScanOfTheWhole) {
   EXPECT_EQ(testing::ParseReportJson(saved)["input"]["files_counted_twice"],
             twice_json["input"]["files_counted_twice"]);
   EXPECT_EQ(Report({StatePath("a"), StatePath("b")}, {})["input"]["files_counted_twice"], 0);
+  // Each count beyond a file's first, whatever the grouping: (a+a)+(a+a) as a+a+a+a, 3 per file
+  // (the merge of merges counted 4 before).
+  const int files_of_a = twice_json["input"]["files"].get<int>() / 2;
+  EXPECT_EQ(Report({StatePath("aa"), StatePath("aa")}, {"-q"})["input"]["files_counted_twice"],
+            3 * files_of_a);
+  EXPECT_EQ(Report({StatePath("a"), StatePath("a"), StatePath("a"), StatePath("a")},
+                   {"-q"})["input"]["files_counted_twice"],
+            3 * files_of_a);
   // Parts scanned for other pools: the merge cannot tell which pool to report, and took the
   // first part's before (the verdict then followed the order of the files). Told, it reports
   // that pool, in either order.
@@ -164,6 +172,26 @@ TEST_F(StateCliTest, StatesOfPartsMergeIntoTheScanOfTheWhole) {
     want["input"].erase("paths");
     EXPECT_EQ(got, want);
   }
+  // The DDT format too, as it is in force: --profile naming the parts' own profile does not
+  // settle it (it let the first part's format win before); --ddt-format does, and a state
+  // saved from the merge keeps the RAM and format given.
+  ScanSaving({Part("p2")}, {"--recordsize", "4k,128k", "--ddt-format", "legacy"},
+             StatePath("b_legacy"));
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{}, std::vector<std::string>{"--profile", "2.4"}}) {
+    const testing::CommandResult refused = testing::RunZsim(
+        Concat({"report", StatePath("a"), StatePath("b_legacy"), "--json"}, flags));
+    EXPECT_EQ(refused.exit_code, 2) << refused.out;
+    EXPECT_NE(refused.err.find("ddt-format fast in "), std::string::npos) << refused.err;
+  }
+  const testing::CommandResult settled =
+      testing::RunZsim({"report", StatePath("a"), StatePath("b_legacy"), "--ddt-format", "legacy",
+                        "--ram", "2G", "--json", "--save", StatePath("ab_legacy")});
+  ASSERT_EQ(settled.exit_code, 0) << settled.err;
+  const json again = Report({StatePath("ab_legacy")}, {});
+  EXPECT_EQ(again["settings"]["ddt_format"], "legacy");
+  EXPECT_EQ(again["settings"]["ram_bytes"], uint64_t{2} << 30);
+  EXPECT_EQ(Figures(again), Figures(testing::ParseReportJson(settled)));
   // States of other recordsizes do not merge.
   ScanSaving({Part("p2")}, {"--recordsize", "8k"}, StatePath("c"));
   const testing::CommandResult r = testing::RunZsim({"report", StatePath("a"), StatePath("c")});

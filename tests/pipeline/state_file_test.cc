@@ -647,6 +647,20 @@ TEST(StateFileTest, AFormat16StateReadsWithNoTopUp) {
   EXPECT_TRUE(finish::Finish(*s, finish::ReportOptionsOf(s->options)).input.top_up.empty());
 }
 
+// A state of format 19 (before the errors kept their bytes in the figures, and merges their
+// files counted twice) reads with 0 for both, and reports as it did.
+TEST(StateFileTest, AFormat19StateReadsWithNothingInPartAndNothingCountedTwice) {
+  Result<state::ScanState> s =
+      state::LoadState(ZSIM_SOURCE_DIR "/tests/fuzz/corpus/state_load/v19_records");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_GT(s->input.files, 0u);
+  EXPECT_EQ(s->input.files_counted_twice, 0u);
+  for (const PathError& e : s->input.errors) EXPECT_EQ(e.bytes_in_figures, 0u) << e.path;
+  const ScanResult r = finish::Finish(*s, finish::ReportOptionsOf(s->options));
+  EXPECT_EQ(r.input.files_counted_twice, 0u);
+  EXPECT_EQ(FilesInPart(r.input.errors), 0u);
+}
+
 // Format 19 keeps each breakdown row's all-zero records per setting: the saved figures of a
 // directory of zeros count them under a codec that makes them holes, as the headline does
 // (before, "saved 0 B" beside a headline of 4 MiB of all-zero records stored as holes). A file

@@ -335,6 +335,7 @@ TEST(AdviceTest, MarginalDedupIsNotAdvised) {
 // kept keys read 3.02x (1.00x to 39x) on data that dedups 1.18x, and was advised "Dedup pays".
 TEST(AdviceTest, ASampledDedupRatioItsIntervalLeavesOpenIsNotAdvised) {
   ScanResult r = VmStore();
+  r.options.sample_modulus = 32;  // --sample 1/32
   for (SettingResult& s : r.results) {
     s.dedup.sample_modulus = 32;
     s.dedup.ratio_ci95 = std::array<double, 2>{1.0, 39.0};
@@ -349,11 +350,33 @@ TEST(AdviceTest, ASampledDedupRatioItsIntervalLeavesOpenIsNotAdvised) {
   EXPECT_THAT(summary.sentence, HasSubstr("kept 1/32 of the blocks"));
   EXPECT_THAT(summary.sentence, HasSubstr("smaller M"));
   EXPECT_THAT(summary.sentence, Not(HasSubstr("not worth it")));
-  // An interval on one side of every threshold decides as the point estimate does.
+  // The dedup item names the ratio once, then its interval.
+  EXPECT_THAT(Item(a, AdviceKind::kDedup).sentence,
+              HasSubstr("Dedup (2.50x) would take saved from 38% to 75%, but its ratio lies "
+                        "between 1.00x and 39.00x"));
+  // Sampled by --max-memory (the scan asked for no sample): room, not a smaller M.
+  r.options.sample_modulus = 1;
+  a = ComputeAdvice(r);
+  EXPECT_THAT(Item(a, AdviceKind::kSummary).sentence, HasSubstr("with a larger --max-memory"));
+  // An interval on one side of 1.2x decides as the point estimate does.
   for (SettingResult& s : r.results) s.dedup.ratio_ci95 = std::array<double, 2>{2.3, 2.7};
   a = ComputeAdvice(r);
   EXPECT_EQ(Item(a, AdviceKind::kDedup).verdict, Verdict::kDedupPays);
   EXPECT_TRUE(a.dedup_on);
+  // Marginal at one end, not worth it at the other: dedup stays off either way, as the point
+  // estimate says.
+  r = VmStore();
+  for (SettingResult& s : r.results) {
+    s = MakeSetting({.algorithm = s.compression.algorithm,
+                     .lsize = 200 * kGiB,
+                     .compressratio = 1.6,
+                     .dedup_ratio = 1.12,
+                     .ddt_in_core_bytes = 300 * kMiB});
+    s.dedup.sample_modulus = 32;
+    s.dedup.ratio_ci95 = std::array<double, 2>{1.02, 1.19};
+  }
+  a = ComputeAdvice(r);
+  EXPECT_EQ(Item(a, AdviceKind::kDedup).verdict, Verdict::kDedupMarginal);
 }
 
 // (d) Dedup 2x, but 90% of what it removes is whole files that exist twice.
