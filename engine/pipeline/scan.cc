@@ -2112,6 +2112,13 @@ state::ScanState Scan::Run() {
   }
   // Only after a whole reading: a row's list is complete when its table ends small.
   if (own_skipped_ && drained && planned && !cancelled_) TopUp(budget);
+  if (cancelled_ && sizer_) {
+    // What the paths hold, as far as the sizing walk got: the report says how much of it the
+    // partial figures cover.
+    input_.files_named = sizer_->files();
+    input_.bytes_named = sizer_->bytes();
+    input_.named_complete = sizer_->finished();
+  }
   if (!abandoned_) {
     sizer_.reset();  // stops the walking threads (still under way after a cancel)
     walker_.reset();

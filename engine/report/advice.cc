@@ -623,6 +623,21 @@ std::string UnreadSentence(const ScanResult& r) {
       r.partial ? "the scan reached" : "named");
 }
 
+std::string PartialSentence(const ScanResult& r) {
+  if (!r.partial) return "";
+  std::string s = "the scan was interrupted; figures cover what was read";
+  const InputSummary& in = r.input;
+  if (in.bytes_named > 0) {
+    s += fmt::format(
+        ": {} of the {}{} in {}{} file{} the paths hold ({:.0f}%)", FormatBytes(in.bytes_logical),
+        in.named_complete ? "" : "at least ", FormatBytes(in.bytes_named),
+        in.named_complete ? "" : "at least ", in.files_named, in.files_named == 1 ? "" : "s",
+        100.0 * double(std::min(in.bytes_logical, in.bytes_named)) / double(in.bytes_named));
+    if (!in.named_complete) s += ", counted before the interrupt stopped the sizing walk";
+  }
+  return s + ".";
+}
+
 std::string CountedTwiceSentence(const ScanResult& r) {
   const uint64_t n = r.input.files_counted_twice;
   if (n == 0) return "";

@@ -119,6 +119,11 @@ std::string SettingsText(const ScanOptions& options, const SettingResult& settin
 // rest." Empty when nothing of known size went unread.
 std::string UnreadSentence(const ScanResult& result);
 
+// Of a partial report: "the scan was interrupted; figures cover what was read" and, where the
+// sizing walk had counted what the paths hold, how much of it: "64.0 MiB of the 480 MiB in 4
+// files the paths hold (13%)". Empty for a complete scan.
+std::string PartialSentence(const ScanResult& result);
+
 // Said beside the verdict when a merge counted files in more than one part
 // (InputSummary::files_counted_twice); empty otherwise.
 std::string CountedTwiceSentence(const ScanResult& result);

@@ -364,9 +364,8 @@ std::string ToHtml(const ScanResult& r, const Advice& a) {
       "checksum {}).{}</p>\n",
       ZSIM_VERSION_STRING, ProfileName(o.profile), o.ashift, HtmlEscape(VdevName(o.vdev)), o.copies,
       o.checksum == ChecksumKind::kSha256 ? "sha256" : "xxh128",
-      r.partial ? " <strong>PARTIAL: the scan was interrupted; figures cover what was read."
-                  "</strong>"
-                : "");
+      r.partial ? " <strong>PARTIAL: " + HtmlEscape(PartialSentence(r)) + "</strong>"
+                : std::string());
   if (summary != nullptr) {
     out += fmt::format("<p class=\"verdict {}\" id=\"verdict\">{}</p>\n",
                        VerdictName(summary->verdict), HtmlEscape(summary->sentence));

@@ -353,7 +353,7 @@ std::string ToText(const ScanResult& r, const Advice& a, const TextOptions& t) {
   out += fmt::format("zsim {}: what ZFS {} would store (ashift {}, vdev {}, copies {})\n",
                      ZSIM_VERSION_STRING, ProfileName(o.profile), o.ashift, VdevName(o.vdev),
                      o.copies);
-  if (r.partial) out += "PARTIAL: the scan was interrupted; figures cover what was read.\n";
+  if (r.partial) out += Wrap(PartialSentence(r), t.width, "PARTIAL: ", "  ");
   if (const AdviceItem* s = a.Find(AdviceKind::kSummary)) {
     out += Wrap(s->sentence, t.width, "Verdict: ", "  ");
   }

@@ -374,6 +374,17 @@ MergeCounts Merge(ScanState& into, const ScanState& from) {
   for (const auto& [dir, count] : from.directories) into.directories[dir] += count;
   const auto [dirs, exts] = MergeBreakdown(into.breakdown, from.breakdown);
 
+  // What each part's paths hold: a partial part's as its sizing walk counted it, a complete one's
+  // its files (those it could not read, or read in part, included) and their bytes.
+  const auto named = [](const ScanState& s, bool bytes) {
+    if (s.partial) return bytes ? s.input.bytes_named : s.input.files_named;
+    if (bytes) return s.input.bytes_logical + UnreadBytes(s.input.errors);
+    uint64_t files = s.input.files;
+    for (const PathError& e : s.input.errors) files += e.bytes + e.bytes_in_figures > 0;
+    return files;
+  };
+  const uint64_t named_files = named(into, false) + named(from, false);
+  const uint64_t named_bytes = named(into, true) + named(from, true);
   InputSummary& in = into.input;
   const InputSummary& fin = from.input;
   in.paths.insert(in.paths.end(), fin.paths.begin(), fin.paths.end());
@@ -410,6 +421,14 @@ MergeCounts Merge(ScanState& into, const ScanState& from) {
     into.records.clear();
   }
   into.has_records = records;
+  // What the paths of a partial merge hold: a complete part's whole, a partial one's as its
+  // sizing walk counted it.
+  if (into.partial || from.partial) {
+    into.input.named_complete = (!into.partial || into.input.named_complete) &&
+                                (!from.partial || from.input.named_complete);
+    into.input.files_named = named_files;
+    into.input.bytes_named = named_bytes;
+  }
   into.partial = into.partial || from.partial;
   into.seconds += from.seconds;
   // Files with several names both held count once (state/linked_files.h).

@@ -435,6 +435,9 @@ void PutState(FrameWriter& w, const ScanState& s, bool resolve_keys) {
     w.U64(e.bytes_in_figures);  // from format 20
   }
   w.U64(in.files_counted_twice);  // from format 20
+  w.U64(in.files_named);          // from format 20
+  w.U64(in.bytes_named);
+  w.U8(in.named_complete);
   w.U64(s.directories.size());
   for (const auto& [d, n] : s.directories) {
     w.U64(d.entries);
@@ -1038,7 +1041,12 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
     if (version >= 20) e.bytes_in_figures = r.U64();
     in.errors.push_back(std::move(e));
   }
-  if (version >= 20) in.files_counted_twice = r.U64();
+  if (version >= 20) {
+    in.files_counted_twice = r.U64();
+    in.files_named = r.U64();
+    in.bytes_named = r.U64();
+    in.named_complete = r.U8() != 0;
+  }
   for (uint64_t i = 0, n = Count(r, kMaxCount, "directory shape"); i < n && r.ok(); ++i) {
     DirectoryShape d;
     d.entries = r.U64();

@@ -219,6 +219,13 @@ struct InputSummary {
   // beyond each such file's first (a file in three parts: 2), whose blocks read as duplicates
   // of themselves. The same whatever the grouping of the merges; 0 for one scan.
   uint64_t files_counted_twice = 0;
+  // A partial scan (ScanResult::partial): the files and bytes (st_size) its paths hold, as the
+  // sizing walk counted them before the interrupt (`named_complete`: it had finished; else at
+  // least these), so that the report says how much of the whole it covers. 0 where no sizing
+  // walk ran, and for a complete scan (which covers them all).
+  uint64_t files_named = 0;
+  uint64_t bytes_named = 0;
+  bool named_complete = false;
   // The rows the top-up took up or that are topped, in the order of the block sizes; empty
   // where none was (a scan's state keeps them: ScanResult is built from it, not saved).
   std::vector<TopUpSummary> top_up;

@@ -687,6 +687,13 @@ TEST(ScanTest, AnInterruptedFileCountsWhatItsFiguresHoldAndListsTheRest) {
     in_figures += e.bytes_in_figures;
   }
   EXPECT_EQ(in.bytes_logical, in.files * kFile + in_figures);
+  // What the paths hold, as the sizing walk (the progress line's) counted it: the report says
+  // what share the figures cover (it named only what it had begun before).
+  EXPECT_LE(in.bytes_named, 3 * kFile);
+  if (in.named_complete) {
+    EXPECT_EQ(in.files_named, 3u);
+    EXPECT_EQ(in.bytes_named, 3 * kFile);
+  }
   // Every file the scan began is a whole file or listed, and its bytes are in the figures or in
   // its error.
   EXPECT_EQ(in.bytes_logical + UnreadBytes(in.errors), (in.files + in.errors.size()) * kFile);

@@ -278,6 +278,18 @@ TEST(TextReportTest, AFileReadInPartSaysWhatOfItTheFiguresHold) {
                 HasSubstr("for 3 volumes of 64.0 GiB each (192 GiB in all)"));
   }
   EXPECT_TRUE(zvol);
+  // Partial: how much of what the paths hold the figures cover.
+  r.partial = true;
+  r.input.files_named = 5;
+  r.input.bytes_named = 5 * 64 * kGiB;
+  r.input.named_complete = true;
+  EXPECT_THAT(ToText(r), HasSubstr("PARTIAL: the scan was interrupted; figures cover what was "
+                                   "read: 80.0 GiB of the 320 GiB in 5 files\n  the paths hold "
+                                   "(25%)."));
+  r.input.named_complete = false;
+  EXPECT_THAT(ToHtml(r), HasSubstr("80.0 GiB of the at least 320 GiB in at least 5 files"));
+  EXPECT_EQ(nlohmann::json::parse(ToJson(r))["input"]["bytes_named"], 5 * 64 * kGiB);
+  r.partial = false;
   // A file found changed after its last chunk keeps all of it in the figures.
   r.input.errors = {{"/vm/b.img", "changed_while_read: its mtime moved", 0, 64 * kGiB}};
   EXPECT_THAT(ToText(r), HasSubstr("its mtime moved (all 64.0 GiB in the figures)"));
