@@ -748,6 +748,7 @@ void Tally::Complete(size_t row, size_t c, uint64_t ref_dsize, uint64_t dedup_as
     if (f.format == chosen) ddt_asize = f.asize_bytes;
   }
   s.metadata_bytes = meta.DatasetMetadataDsize();
+  s.special_metadata_bytes = meta.SpecialVdevMetadataDsize();
   // compressratio = ds_uncompressed_bytes / ds_compressed_bytes over every block born in the
   // dataset; a metadata block (indirect, dnode, ZAP) adds BP_GET_UCSIZE = its psize to both
   // sides (include/sys/spa.h BP_GET_UCSIZE; dsl_dataset_block_born), so it dilutes the ratio
@@ -762,7 +763,9 @@ void Tally::Complete(size_t row, size_t c, uint64_t ref_dsize, uint64_t dedup_as
     // dmu_write_policy() in module/zfs/dmu.c switches compression=off to "empty" only when dedup
     // is on; zio_write_compress() tests for zeros only when a compression runs).
     const size_t i = row * settings_ + c;
-    s.metadata_bytes = MetadataOf(row, c, s, /*written_zeros=*/true).DatasetMetadataDsize();
+    const zfs::MetadataTally written = MetadataOf(row, c, s, /*written_zeros=*/true);
+    s.metadata_bytes = written.DatasetMetadataDsize();
+    s.special_metadata_bytes = written.SpecialVdevMetadataDsize();
     const uint64_t dedup_layout_used = s.used;
     s.used = ref_dsize + zero_dsize_without_dedup_[i] + s.metadata_bytes;
     s.zero_used_without_dedup = s.used - std::min(s.used, dedup_layout_used);

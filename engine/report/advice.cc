@@ -164,7 +164,7 @@ std::string UncertainDedupText(const SettingResult& f, const ScanOptions& o) {
   const bool memory = f.dedup.sample_modulus > o.sample_modulus;
   return fmt::format(
       "its ratio lies between {} and {} at 95% (the dedup table kept 1/{} of the blocks{}): "
-      "this sample cannot tell whether dedup pays; scan {} before turning dedup on",
+      "this sample cannot tell whether dedup would pay; scan {}, before turning dedup on",
       Ratio(ci[0]), Ratio(ci[1]), f.dedup.sample_modulus,
       memory ? ", sampled to fit --max-memory" : "",
       memory ? "with a larger --max-memory" : "with a smaller M in --sample 1/M, or without it");

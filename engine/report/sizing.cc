@@ -11,7 +11,8 @@ VdevSizing SizeVdevs(const ScanResult& r, const Decision& d) {
   const uint64_t ddt = dedup && fp != nullptr ? fp->on_disk_bytes : 0;
   out.dedup_vdev_bytes = ddt;
   SpecialVdevSize base;
-  base.metadata_bytes = f.metadata_bytes;
+  // On the special vdev itself (a mirror): the data vdevs' parity does not apply to it.
+  base.metadata_bytes = f.special_metadata_bytes != 0 ? f.special_metadata_bytes : f.metadata_bytes;
   base.ddt_bytes = ddt;
   base.total_bytes = base.metadata_bytes + base.ddt_bytes;
   out.special.push_back(base);

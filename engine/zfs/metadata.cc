@@ -88,7 +88,11 @@ uint64_t RoundUp(uint64_t n, uint64_t d) { return DivRoundUp(n, d) * d; }
 MetadataTally::MetadataTally(const MetadataContext& context)
     : context_(context),
       alloc_(AllocationModel::For(context.vdev, context.ashift)),
-      write_policy_{context.profile, GeometryFor(context.vdev, context.ashift), /*dedup=*/false} {}
+      special_alloc_(AllocationModel::For(VdevLayout{VdevKind::kMirror, 0, 2, 0}, context.ashift)),
+      write_policy_{context.profile, GeometryFor(context.vdev, context.ashift), /*dedup=*/false},
+      special_policy_{context.profile,
+                      GeometryFor(VdevLayout{VdevKind::kMirror, 0, 2, 0}, context.ashift),
+                      /*dedup=*/false} {}
 
 void MetadataTally::AddBlock(double lsize, double raw_psize, int copies, Space* into,
                              bool embeddable) const {
@@ -98,10 +102,14 @@ void MetadataTally::AddBlock(double lsize, double raw_psize, int copies, Space* 
   // level-0 block of a type without fill counts may be embedded (a small micro-ZAP directory),
   // never an indirect or dnode block: those round as a 113-byte output would.
   const uint64_t c = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(raw_psize)));
-  BlockWrite w = AcceptCompressed(write_policy_, static_cast<uint64_t>(lsize), c);
-  if (w.kind == BlockKind::kEmbedded && !embeddable) {
-    w = AcceptCompressed(write_policy_, static_cast<uint64_t>(lsize), kEmbeddedPayloadBytes + 1);
-  }
+  const auto write = [&](const WritePolicy& policy) {
+    BlockWrite w = AcceptCompressed(policy, static_cast<uint64_t>(lsize), c);
+    if (w.kind == BlockKind::kEmbedded && !embeddable) {
+      w = AcceptCompressed(policy, static_cast<uint64_t>(lsize), kEmbeddedPayloadBytes + 1);
+    }
+    return w;
+  };
+  const BlockWrite w = write(write_policy_);
   if (w.kind == BlockKind::kEmbedded) {
     into->lsize += lsize;  // in the block pointer: no psize, no allocation
     return;
@@ -112,6 +120,10 @@ void MetadataTally::AddBlock(double lsize, double raw_psize, int copies, Space* 
   into->psize += static_cast<double>(psize);  // one copy: what ds_compressed_bytes counts
   into->asize += static_cast<double>(s.asize);
   into->dsize += static_cast<double>(s.dsize);
+  const BlockWrite special = write(special_policy_);
+  if (special.kind != BlockKind::kEmbedded) {
+    into->special_dsize += static_cast<double>(special_alloc_.Block(special.psize, copies).dsize);
+  }
 }
 
 void MetadataTally::AddBlockSpread(double lsize, double raw_psize, int copies, Space* into) const {
@@ -126,6 +138,7 @@ void MetadataTally::AddBlockSpread(double lsize, double raw_psize, int copies, S
   into->psize += part.psize / kSteps;
   into->asize += part.asize / kSteps;
   into->dsize += part.dsize / kSteps;
+  into->special_dsize += part.special_dsize / kSteps;
 }
 
 void MetadataTally::AddFile(uint64_t block_slots, uint64_t data_blocks,
@@ -286,6 +299,9 @@ uint64_t MetadataTally::MetadataLsize() const {
 }
 uint64_t MetadataTally::MetadataPsize() const {
   return static_cast<uint64_t>(Fixed().psize + variable_.psize);
+}
+uint64_t MetadataTally::SpecialVdevMetadataDsize() const {
+  return static_cast<uint64_t>(Fixed().special_dsize + variable_.special_dsize);
 }
 
 uint64_t IndirectBlockPsize(Profile profile, uint64_t block_pointers, int child_dvas) {

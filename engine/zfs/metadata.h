@@ -88,10 +88,16 @@ class MetadataTally {
   // Logical and physical size of the metadata (for compressratio, which counts every block).
   uint64_t MetadataLsize() const;
   uint64_t MetadataPsize() const;
+  // The same metadata's dsize on a special vdev of a 2-way mirror at the pool's ashift, where
+  // special_class puts it (module/zfs/spa_misc.c spa_preferred_class): a mirror allocates each
+  // copy its psize rounded to sectors, without the data vdevs' parity and padding (and with it
+  // in the pool, compressed sizes round to its sector: special_policy_).
+  uint64_t SpecialVdevMetadataDsize() const;
 
  private:
   struct Space {
     double lsize = 0, psize = 0, asize = 0, dsize = 0;
+    double special_dsize = 0;  // on a special mirror vdev (SpecialVdevMetadataDsize)
   };
   // `embeddable`: a level-0 block that ZFS may store in its block pointer (<= 112 bytes).
   void AddBlock(double lsize, double raw_psize, int copies, Space* into,
@@ -102,7 +108,11 @@ class MetadataTally {
 
   MetadataContext context_;
   AllocationModel alloc_;
+  AllocationModel special_alloc_;  // a 2-way mirror special vdev at the pool's ashift
   WritePolicy write_policy_;  // how compressed metadata sizes round (no dedup on metadata)
+  // How compressed sizes round with that vdev in the pool: to its sector (spa_min_alloc is the
+  // smallest of the top-level vdevs', module/zfs/vdev.c), not to a dRAID group's width.
+  WritePolicy special_policy_;
   uint64_t files_ = 0;
   uint64_t directories_ = 0;
   uint64_t indirect_files_ = 0;  // files with at least one indirect block

@@ -154,6 +154,9 @@ struct SettingResult {
   uint64_t zero_used_without_dedup = 0;
   uint64_t pool_alloc = 0;      // zpool list ALLOC: deduplicated, with metadata and the DDT
   uint64_t metadata_bytes = 0;  // the metadata part of `used` (dnodes, indirects, ZAPs)
+  // The same metadata on a special vdev (a 2-way mirror at the pool's ashift): without the data
+  // vdevs' parity and padding (zfs/metadata.h SpecialVdevMetadataDsize).
+  uint64_t special_metadata_bytes = 0;
   // Time spent in this setting's codec over every thread, and the bytes it compressed (unique
   // blocks only): codec_bytes / codec_seconds is the codec's speed on this data, per core.
   double codec_seconds = 0;

@@ -102,6 +102,26 @@ TEST_F(MixedTree, ZfsPropertySpellingsEqualTheLongOptions) {
       << both.err;
 }
 
+// The special vdev (a mirror at the pool's ashift) holds the metadata without the data vdevs'
+// parity and padding: its size is the same on disk, raidz2 and dRAID pools (it grew 2x to 4x
+// with the data vdevs' layout before), and under a raidz2 pool's `used` share of metadata.
+TEST_F(MixedTree, TheSpecialVdevsMetadataDoesNotTakeTheDataVdevsParity) {
+  std::vector<uint64_t> special;
+  uint64_t raidz_used_metadata = 0;
+  for (const char* vdev : {"disk", "raidz2:6", "draid1:4:6"}) {
+    const auto r = RunZsim(
+        {"scan", Dir(), "-q", "--json", "--compression", "lz4", "--vdev", vdev, "--ashift", "12"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = testing::ParseReportJson(r);
+    special.push_back(j["advice"]["vdev_sizing"]["special_vdev"][0]["metadata_bytes"]);
+    if (std::string(vdev) == "raidz2:6") raidz_used_metadata = j["results"][0]["metadata_bytes"];
+  }
+  EXPECT_GT(special[0], 0u);
+  EXPECT_EQ(special[1], special[0]);
+  EXPECT_EQ(special[2], special[0]);
+  EXPECT_LT(special[1], raidz_used_metadata);
+}
+
 TEST_F(MixedTree, ZpoolDraidSpellingIsAccepted) {
   const auto r = RunZsim({"scan", Dir(), "-q", "--json", "--vdev", "draid2:4d:11c:1s"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
