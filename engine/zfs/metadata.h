@@ -109,7 +109,7 @@ class MetadataTally {
   MetadataContext context_;
   AllocationModel alloc_;
   AllocationModel special_alloc_;  // a 2-way mirror special vdev at the pool's ashift
-  WritePolicy write_policy_;  // how compressed metadata sizes round (no dedup on metadata)
+  WritePolicy write_policy_;       // how compressed metadata sizes round (no dedup on metadata)
   // How compressed sizes round with that vdev in the pool: to its sector (spa_min_alloc is the
   // smallest of the top-level vdevs', module/zfs/vdev.c), not to a dRAID group's width.
   WritePolicy special_policy_;
