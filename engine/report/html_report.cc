@@ -147,9 +147,9 @@ void SettingsTable(const ScanResult& r, const Advice& a, std::string& out) {
 void Ddt(const ScanResult& r, const Advice& a, std::string& out) {
   if (a.featured < 0) return;
   const SettingResult& f = r.results[size_t(a.featured)];
-  out +=
-      fmt::format("<h2>DDT histogram: recordsize {}, compression {} (as zdb -DD prints it)</h2>\n",
-                  zfs::NiceBytes(f.recordsize), CompressionName(f.compression));
+  out += fmt::format("<h2>DDT histogram: {} {}, compression {} (as zdb -DD prints it)</h2>\n",
+                     BlockSizeProperty(r.options), zfs::NiceBytes(f.recordsize),
+                     CompressionName(f.compression));
   out += "<pre>" + HtmlEscape(ZdbBlock(f, a.ddt_format, r.options.profile)) + "</pre>\n";
   out +=
       "<h2>DDT size and RAM</h2>\n<table>\n<tr><th class=\"l\">format</th><th>in core</th>"
@@ -255,9 +255,9 @@ void Breakdown(const ScanResult& r, const Advice& a, std::string& out) {
         "scan.</p>\n";
     return;
   }
-  out += fmt::format(
-      "<p class=\"meta\">For the recommended setting: recordsize {}, compression {}.</p>\n",
-      zfs::NiceBytes(b.recordsize), CompressionName(b.compression));
+  out += fmt::format("<p class=\"meta\">For the recommended setting: {} {}, compression {}.</p>\n",
+                     BlockSizeProperty(r.options), zfs::NiceBytes(b.recordsize),
+                     CompressionName(b.compression));
   if (!b.zero_lsize_known) {
     out +=
         "<p class=\"meta\">Saved by directory and file type leaves out all-zero records: this "

@@ -62,7 +62,9 @@ void Scanned(const ScanResult& r, size_t width, std::string& out) {
 }
 
 void Settings(const ScanResult& r, const Advice& a, const TextOptions& t, std::string& out) {
-  out += Section(kSectionSettings);
+  // Zvols are cut by volblocksize: the table, and every heading below, name it so.
+  out += Section(r.options.volblocksize ? "Settings evaluated (volblocksize x compression)"
+                                        : kSectionSettings);
   TextTable table({{"", true, 0},
                    {BlockSizeProperty(r.options), true, 0},
                    {"compression", true, 0},
@@ -129,8 +131,9 @@ void Settings(const ScanResult& r, const Advice& a, const TextOptions& t, std::s
 
 void Histogram(const ScanResult& r, const SettingResult& f, const Advice& a, std::string& out) {
   out += Section(kSectionHistogram);
-  out += fmt::format("recordsize {}, compression {}, as `zdb -DD` prints it:\n",
-                     zfs::NiceBytes(f.recordsize), CompressionName(f.compression));
+  out +=
+      fmt::format("{} {}, compression {}, as `zdb -DD` prints it:\n", BlockSizeProperty(r.options),
+                  zfs::NiceBytes(f.recordsize), CompressionName(f.compression));
   out += ZdbBlock(f, a.ddt_format, r.options.profile);
 }
 
@@ -282,7 +285,7 @@ void Breakdown(const ScanResult& r, const Advice& a, const TextOptions& t, std::
     return;
   }
   out += fmt::format(
-      "recordsize {}, compression {}{}\n", zfs::NiceBytes(b->recordsize),
+      "{} {}, compression {}{}\n", BlockSizeProperty(r.options), zfs::NiceBytes(b->recordsize),
       CompressionName(b->compression),
       b->sample_modulus > 1
           ? fmt::format("; duplicate bytes estimated from 1/{} of the blocks", b->sample_modulus)

@@ -2,11 +2,12 @@
 // be right (STYLE.md §4, "bad arguments"). Here, beside the profile rules it checks against, so
 // every module that takes options (the scan, a state file, a report) can check them.
 
+#include "zsim/scan_options.h"
+
 #include <string>
 
-#include "engine/base/size_suffix.h"
+#include "engine/zfs/nicenum.h"
 #include "engine/zfs/profile.h"
-#include "zsim/scan_options.h"
 
 namespace zsim {
 namespace {
@@ -23,9 +24,10 @@ Status CheckBlockSize(std::string_view what, uint64_t bytes, uint64_t max_bytes,
   }
   std::string msg(what);
   msg += ' ';
-  msg += std::to_string(bytes) + " is not allowed: use a power of two from 512 to " +
-         FormatBytes(max_bytes) + " (the limit of profile " + std::string(ProfileName(profile)) +
-         "), e.g. 4k, 16k, 128k";
+  // As zfs names sizes (4M, not 4194304); a size no suffix names exactly, in bytes.
+  msg += (IsPowerOfTwo(bytes) ? zfs::NiceBytes(bytes) : std::to_string(bytes) + " bytes") +
+         " is not allowed: use a power of two from 512 to " + zfs::NiceBytes(max_bytes) +
+         " (the limit of profile " + std::string(ProfileName(profile)) + "), e.g. 4k, 16k, 128k";
   if (max_bytes >= (1u << 20)) msg += ", 1M";
   return Status::InvalidArgument(std::move(msg));
 }

@@ -217,6 +217,14 @@ TEST_F(MixedTree, ZvolAdviceNamesVolblocksizeAndTheThickReservation) {
   }
   EXPECT_TRUE(reservation);
   EXPECT_NE(j["advice"]["summary"].get<std::string>().find("volblocksize=16K"), std::string::npos);
+  // The text's headings name the volblocksize too (they said "recordsize 16K").
+  const auto text = RunZsim({"scan", Dir() + "/bin/r.bin", "-q", "--volblocksize", "16k", "--vdev",
+                             "raidz2:6", "--compression", "lz4,zstd"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("== Settings evaluated (volblocksize x compression) =="),
+            std::string::npos);
+  EXPECT_NE(text.out.find("\nvolblocksize 16K, compression "), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("recordsize 16K"), std::string::npos) << text.out;
 }
 
 // Issue 17: on raidz2:6 with no dedup gain, "saved with dedup" read -57% beside "saved" -4%

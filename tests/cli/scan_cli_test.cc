@@ -282,7 +282,8 @@ TEST(ScanCliTest, BadArgumentsAreRefusedWithWhatWouldBeRight) {
     std::string says;
   } cases[] = {
       {{"scan", p, "--recordsize", "3k"}, "power of two"},
-      {{"scan", p, "--recordsize", "256k", "--profile", "v23"}, "128 KiB"},
+      {{"scan", p, "--recordsize", "256k", "--profile", "v23"},
+       "256K is not allowed: use a power of two from 512 to 128K"},
       {{"scan", p, "--recordsize", "12q"}, "suffix"},
       {{"scan", p, "--compression", "lz5"}, "lz4"},
       {{"scan", p, "--compression", "lz4", "--profile", "v23"}, "v23"},
