@@ -299,7 +299,7 @@ void CheckText(const std::string& text, const json& r) {
   EXPECT_EQ(cell(on ? "saved+dedup" : "saved"), std::to_string(verdict_saved) + "%");
   EXPECT_EQ(verdict_saved, d["saved_percent"].get<int>());
   // The histogram and the breakdown are for that setting.
-  const std::string named = "recordsize " + block + ", compression " + codec;
+  const std::string named = prop + " " + block + ", compression " + codec;  // as the table names it
   const size_t histogram = text.find("== DDT histogram ==");
   EXPECT_EQ(text.find(named, histogram), text.find('\n', histogram) + 1) << named;
   const size_t breakdown = text.find("== Breakdown ==");
