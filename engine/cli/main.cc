@@ -27,13 +27,13 @@
 #include "engine/io/file_system.h"
 #include "engine/io/guarded_file_system.h"
 #include "engine/pipeline/scan.h"
+#include "engine/report/decision.h"
 #include "engine/report/diff_report.h"
 #include "engine/report/html_report.h"
 #include "engine/report/json_report.h"
 #include "engine/report/text_report.h"
 #include "engine/state/merge.h"
 #include "engine/state/state_file.h"
-#include "engine/zfs/profile.h"
 #ifdef ZSIM_MPI
 #include "engine/mpi/distributed_scan.h"
 #endif
@@ -106,22 +106,19 @@ int WriteStdout(const std::string& text) {
 // copies, DDT format, RAM) the report must be told which, or the first part's would decide the
 // verdict silently (and the order of the files with it). Ok when they agree or the flags say.
 zsim::Status CheckPartsPool(const std::vector<std::string>& paths,
-                            const std::vector<zsim::finish::ReportOptions>& parts,
+                            const std::vector<zsim::ScanOptions>& parts,
                             const zsim::cli::ReportFlags& rf) {
   using namespace zsim;
   std::string differ, flags;
-  const finish::ReportOptions& a = parts[0];
-  // The format in force (unset: the profile's default).
-  const auto format = [](const finish::ReportOptions& r) {
-    const DdtFormat f = r.ddt_format.value_or(
-        zfs::RulesFor(r.profile).has_fast_dedup ? DdtFormat::kFast : DdtFormat::kLegacy);
-    return std::string(f == DdtFormat::kFast ? "fast" : "legacy");
+  const ScanOptions& a = parts[0];
+  const auto format = [](const ScanOptions& o) {  // the format in force
+    return std::string(report::DdtFormatInForce(o) == DdtFormat::kFast ? "fast" : "legacy");
   };
   // The parts share a profile (the merge refuses others): only another profile given, or the
   // format itself, settles the format.
   const bool format_given = rf.ddt_format || (rf.profile && *rf.profile != a.profile);
   for (size_t i = 1; i < parts.size(); ++i) {
-    const finish::ReportOptions& b = parts[i];
+    const ScanOptions& b = parts[i];
     const auto note = [&](bool given, bool same, const std::string& flag, const std::string& av,
                           const std::string& bv) {
       if (given || same || flags.find(flag) != std::string::npos) return;
@@ -156,14 +153,14 @@ std::optional<zsim::ScanResult> ReportFromStates(const zsim::cli::Command& cmd, 
   using namespace zsim;
   const cli::ReportFlags& rf = cmd.report;
   std::optional<state::ScanState> merged;
-  std::vector<finish::ReportOptions> pools;  // each part's, as it was scanned
+  std::vector<ScanOptions> pools;  // each part's, as it was scanned
   for (const std::string& path : rf.state_paths) {
     Result<state::ScanState> s = state::LoadState(path);
     if (!s.ok()) {
       cli::PrintError(s.status().message());
       return std::nullopt;
     }
-    pools.push_back(finish::ReportOptionsOf(s->options));
+    pools.push_back(s->options);
     if (!merged) {
       merged = std::move(*s);
       continue;

@@ -1451,13 +1451,11 @@ void Scan::FinishOpenJobs() {
     {
       std::lock_guard<std::mutex> lock(job->mu);
       job->closed = true;
-      if (whole) {
-        // Its status as it is: ok, or a failure that left it whole (none today).
-      } else if (abandoned) {
+      if (!whole && abandoned) {
         job->status =
             Status::Cancelled("abandoned: a read had not returned " +
                               std::to_string(kAbandonAfter.count()) + " ms after the interrupt");
-      } else if (job->status.ok()) {
+      } else if (!whole && job->status.ok()) {
         job->status = Status::Cancelled("interrupted while it was read");
       }
     }

@@ -438,8 +438,7 @@ std::optional<AdviceItem> ZvolItem(const Context& c) {
   const ScanOptions& o = c.r.options;
   // Every volume named whose size is known: those read whole, and those listed (read in part,
   // or not at all), whose sizes add up to the logical and unread bytes.
-  uint64_t zvols = c.r.input.files;
-  for (const PathError& e : c.r.input.errors) zvols += e.bytes + e.bytes_in_figures > 0;
+  const uint64_t zvols = c.r.input.files + FilesOfKnownSize(c.r.input.errors);
   if (!o.volblocksize || zvols == 0) return std::nullopt;
   const uint64_t block = *o.volblocksize;
   const uint64_t volumes_bytes = c.r.input.bytes_logical + UnreadBytes(c.r.input.errors);

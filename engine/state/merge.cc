@@ -378,10 +378,8 @@ MergeCounts Merge(ScanState& into, const ScanState& from) {
   // its files (those it could not read, or read in part, included) and their bytes.
   const auto named = [](const ScanState& s, bool bytes) {
     if (s.partial) return bytes ? s.input.bytes_named : s.input.files_named;
-    if (bytes) return s.input.bytes_logical + UnreadBytes(s.input.errors);
-    uint64_t files = s.input.files;
-    for (const PathError& e : s.input.errors) files += e.bytes + e.bytes_in_figures > 0;
-    return files;
+    return bytes ? s.input.bytes_logical + UnreadBytes(s.input.errors)
+                 : s.input.files + FilesOfKnownSize(s.input.errors);
   };
   const uint64_t named_files = named(into, false) + named(from, false);
   const uint64_t named_bytes = named(into, true) + named(from, true);

@@ -92,7 +92,10 @@ MetadataTally::MetadataTally(const MetadataContext& context)
       write_policy_{context.profile, GeometryFor(context.vdev, context.ashift), /*dedup=*/false},
       special_policy_{context.profile,
                       GeometryFor(VdevLayout{VdevKind::kMirror, 0, 2, 0}, context.ashift),
-                      /*dedup=*/false} {}
+                      /*dedup=*/false},
+      special_rounds_alike_(
+          write_policy_.geometry.min_alloc == special_policy_.geometry.min_alloc &&
+          write_policy_.geometry.gcd_alloc == special_policy_.geometry.gcd_alloc) {}
 
 void MetadataTally::AddBlock(double lsize, double raw_psize, int copies, Space* into,
                              bool embeddable) const {
@@ -120,7 +123,7 @@ void MetadataTally::AddBlock(double lsize, double raw_psize, int copies, Space* 
   into->psize += static_cast<double>(psize);  // one copy: what ds_compressed_bytes counts
   into->asize += static_cast<double>(s.asize);
   into->dsize += static_cast<double>(s.dsize);
-  const BlockWrite special = write(special_policy_);
+  const BlockWrite special = special_rounds_alike_ ? w : write(special_policy_);
   if (special.kind != BlockKind::kEmbedded) {
     into->special_dsize += static_cast<double>(special_alloc_.Block(special.psize, copies).dsize);
   }

@@ -113,6 +113,7 @@ class MetadataTally {
   // How compressed sizes round with that vdev in the pool: to its sector (spa_min_alloc is the
   // smallest of the top-level vdevs', module/zfs/vdev.c), not to a dRAID group's width.
   WritePolicy special_policy_;
+  bool special_rounds_alike_;  // special_policy_ rounds as write_policy_ (all but dRAID)
   uint64_t files_ = 0;
   uint64_t directories_ = 0;
   uint64_t indirect_files_ = 0;  // files with at least one indirect block

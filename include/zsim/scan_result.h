@@ -188,6 +188,13 @@ inline uint64_t UnreadBytes(const std::vector<PathError>& errors) {
   return n;
 }
 
+// The files listed among the errors whose size the scan knew (not read, or read in part).
+inline uint64_t FilesOfKnownSize(const std::vector<PathError>& errors) {
+  uint64_t n = 0;
+  for (const PathError& e : errors) n += e.bytes + e.bytes_in_figures > 0;
+  return n;
+}
+
 // The files read in part: listed among the errors, with bytes in the figures.
 inline uint64_t FilesInPart(const std::vector<PathError>& errors) {
   uint64_t n = 0;
