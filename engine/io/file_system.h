@@ -67,6 +67,14 @@ class File {
   virtual Result<std::optional<uint64_t>> NextData(uint64_t offset) = 0;
   // SEEK_HOLE: the first offset >= `offset` inside a hole (EOF counts as a hole).
   virtual Result<uint64_t> NextHole(uint64_t offset) = 0;
+  // A hint that [offset, offset + length) will be read soon: the kernel may start reading it in
+  // the background (posix_fadvise WILLNEED), so that the disk works while the caller computes.
+  // Reads nothing into the caller, changes nothing on disk, and cannot fail (a refused hint is
+  // only a lost hint). The default ignores it.
+  virtual void WillNeed(uint64_t offset, uint64_t length) {
+    (void)offset;
+    (void)length;
+  }
 };
 
 class FileSystem {

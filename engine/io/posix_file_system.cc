@@ -106,6 +106,12 @@ class PosixFile final : public File {
     return Status::FromErrno("lseek(SEEK_HOLE)", errno);
   }
 
+  void WillNeed(uint64_t offset, uint64_t length) override {
+    // Starts the reads and returns; an error (a file system without readahead) loses the hint.
+    (void)::posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(length),
+                          POSIX_FADV_WILLNEED);
+  }
+
  private:
   int fd_;
   uint64_t size_;

@@ -347,6 +347,10 @@ class Scan : public std::enable_shared_from_this<Scan> {
     if (options_.max_read_bytes_per_second) {
       // One chunk may start at once; beyond it the rate holds.
       throttle_ = std::make_shared<ReadThrottle>(options_.max_read_bytes_per_second, chunk_bytes_);
+    } else {
+      // One chunk ahead per worker: each chunk is asked for about one chunk's work before a worker
+      // reads it. Capped, so that 64 threads keep 128 MiB, not 512 MiB, in flight.
+      read_ahead_bytes_ = chunk_bytes_ * static_cast<uint64_t>(std::clamp(options_.threads, 1, 16));
     }
   }
 
@@ -581,6 +585,11 @@ class Scan : public std::enable_shared_from_this<Scan> {
   std::vector<uint64_t> skipped_holes_;     // per row: records of chunks SkipHoleChunks passed
   std::atomic<uint64_t> skipped_bytes_{0};  // their bytes, for progress
   void SkipHoleChunks();
+  // How far past the chunk handed out the current file's data has been asked for (ReadAhead),
+  // and how far it may be: a few chunks, none under --max-rate.
+  uint64_t hinted_to_ = 0;
+  uint64_t read_ahead_bytes_ = 0;
+  void ReadAhead();
   InputSummary& input_ = state_.input;
 
   // Files (not pieces) and their sizes as the walk found them, for the progress line.
@@ -701,6 +710,40 @@ void Scan::SkipHoleChunks() {
   current_offset_ = target;
 }
 
+// Asks the kernel to start reading the current file's data up to read_ahead_bytes_ past the chunk
+// just handed out, so that the disk reads while the workers code: a scan of a cold tree is then
+// limited by the slower of the two, not their sum (a worker's read of 8 MiB is otherwise a few
+// synchronous readaheads of the kernel's window, with every core idle meanwhile). Only data is
+// asked for (SEEK_DATA): the pages of a hole would be zeros in the page cache. Files of one
+// chunk are not opened here and get no hint; their single read is already one request.
+void Scan::ReadAhead() {
+  if (!current_file_ || read_ahead_bytes_ == 0) return;
+  const uint64_t end = std::min(current_->end, current_offset_ + read_ahead_bytes_);
+  uint64_t pos = std::max(hinted_to_, current_offset_ - std::min(current_offset_, chunk_bytes_));
+  // A sparse file's extents are followed a few at a time; one fragmented past that waits for
+  // the next chunk's hint.
+  for (int extents = 0; pos < end && extents < 16; ++extents) {
+    Result<std::optional<uint64_t>> data = current_file_->NextData(pos);
+    if (!data.ok() || !data->has_value() || **data >= end) {
+      pos = end;
+      break;
+    }
+    Result<uint64_t> hole = current_file_->NextHole(**data);
+    if (!hole.ok()) {
+      pos = end;
+      break;
+    }
+    const uint64_t data_end = std::min(*hole, end);
+    if (data_end <= **data) {
+      pos = end;
+      break;
+    }
+    current_file_->WillNeed(**data, data_end - **data);
+    pos = data_end;
+  }
+  hinted_to_ = std::max(hinted_to_, pos);
+}
+
 bool Scan::Cancelled() {
   WorkScope scope(this);  // after an abandon, control_.cancel may be gone with the caller
   return !scope || (control_.cancel && control_.cancel->load(std::memory_order_relaxed));
@@ -728,6 +771,7 @@ bool Scan::NextChunk(Chunk* out) {
       out->offset = current_offset_;
       out->length = std::min(chunk_bytes_, current_->end - current_offset_);
       current_offset_ += out->length;
+      ReadAhead();
       return true;
     }
     current_.reset();
@@ -808,6 +852,7 @@ bool Scan::NextChunk(Chunk* out) {
       if (f.ok()) current_file_ = *f;
     }
     current_offset_ = job->begin;
+    hinted_to_ = job->begin;
     current_ = std::move(job);
   }
 }

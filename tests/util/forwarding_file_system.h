@@ -49,6 +49,7 @@ class ForwardingFile : public io::File {
     return file_->NextData(offset);
   }
   Result<uint64_t> NextHole(uint64_t offset) override { return file_->NextHole(offset); }
+  void WillNeed(uint64_t offset, uint64_t length) override { file_->WillNeed(offset, length); }
 
  private:
   std::unique_ptr<io::File> file_;
