@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <ctime>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <new>
@@ -99,8 +100,9 @@ struct FileJob {
   // the scan reports through ScanControl::piece_done instead of counting the file.
   bool piece = false;
   uint64_t begin = 0, end = 0, piece_file = 0;
-  uint64_t identity = 0;  // state::FileIdentity of its device and inode
-  uint64_t origin = 0;    // of its first 512 bytes (ScanControl::origin_of_item), 0: none
+  uint64_t identity = 0;   // state::FileIdentity of its device and inode
+  uint64_t origin = 0;     // of its first 512 bytes (ScanControl::origin_of_item), 0: none
+  uint64_t hinted_to = 0;  // its data asked for up to here (Scan::HintData; the input stage's)
   // Its item among the blocks the sampled codecs skipped (top_up.h), once it has listed one.
   std::atomic<uint32_t> skipped_item{SkippedBlocks::kNoItem};
   uint32_t root = 0;                       // index of its input path
@@ -585,11 +587,19 @@ class Scan : public std::enable_shared_from_this<Scan> {
   std::vector<uint64_t> skipped_holes_;     // per row: records of chunks SkipHoleChunks passed
   std::atomic<uint64_t> skipped_bytes_{0};  // their bytes, for progress
   void SkipHoleChunks();
-  // How far past the chunk handed out the current file's data has been asked for (ReadAhead),
-  // and how far it may be: a few chunks, none under --max-rate.
-  uint64_t hinted_to_ = 0;
+  // Read-ahead: the data asked of the kernel before the workers read it, at most
+  // read_ahead_bytes_ past the chunk handed out (none under --max-rate): the current file's next
+  // chunks, then the files after it, made into jobs, opened and hinted ahead of their turn
+  // (ahead_, whose hinted bytes are ahead_bytes_).
   uint64_t read_ahead_bytes_ = 0;
+  std::deque<std::shared_ptr<FileJob>> ahead_;
+  uint64_t ahead_bytes_ = 0;
   void ReadAhead();
+  void FillAhead();
+  void HintData(FileJob& job, io::File& file, uint64_t to);
+  // The walk's next file as a job, the entries before it that are not files counted; nullptr
+  // at the walk's end (walk_finished_) or when the scan stops (cancelled_).
+  std::shared_ptr<FileJob> PullJob();
   InputSummary& input_ = state_.input;
 
   // Files (not pieces) and their sizes as the walk found them, for the progress line.
@@ -710,38 +720,74 @@ void Scan::SkipHoleChunks() {
   current_offset_ = target;
 }
 
-// Asks the kernel to start reading the current file's data up to read_ahead_bytes_ past the chunk
-// just handed out, so that the disk reads while the workers code: a scan of a cold tree is then
-// limited by the slower of the two, not their sum (a worker's read of 8 MiB is otherwise a few
-// synchronous readaheads of the kernel's window, with every core idle meanwhile). Only data is
-// asked for (SEEK_DATA): the pages of a hole would be zeros in the page cache. Files of one
-// chunk are not opened here and get no hint; their single read is already one request.
-void Scan::ReadAhead() {
-  if (!current_file_ || read_ahead_bytes_ == 0) return;
-  const uint64_t end = std::min(current_->end, current_offset_ + read_ahead_bytes_);
-  uint64_t pos = std::max(hinted_to_, current_offset_ - std::min(current_offset_, chunk_bytes_));
-  // A sparse file's extents are followed a few at a time; one fragmented past that waits for
-  // the next chunk's hint.
-  for (int extents = 0; pos < end && extents < 16; ++extents) {
-    Result<std::optional<uint64_t>> data = current_file_->NextData(pos);
-    if (!data.ok() || !data->has_value() || **data >= end) {
-      pos = end;
+// Asks the kernel (io::File::WillNeed) for `job`'s data from job.hinted_to up to `to`, so that
+// the disk reads while the workers code: a scan of a cold tree is then limited by the slower of
+// the two, not their sum (a worker's read is otherwise a few synchronous readaheads of the
+// kernel's window, every core idle meanwhile; and a small file's, one request with nothing
+// else in flight). Only data is asked for (SEEK_DATA): the pages of a hole would be zeros in
+// the page cache. A sparse file's extents are followed a few at a time; past that, the next
+// chunk's call goes on.
+void Scan::HintData(FileJob& job, io::File& file, uint64_t to) {
+  uint64_t pos = job.hinted_to;
+  if (job.info.allocated >= job.size) {
+    // Every byte is allocated (st_blocks): no hole to look for.
+    if (to > pos) file.WillNeed(pos, to - pos);
+    job.hinted_to = std::max(pos, to);
+    return;
+  }
+  for (int extents = 0; pos < to && extents < 16; ++extents) {
+    Result<std::optional<uint64_t>> data = file.NextData(pos);
+    if (!data.ok() || !data->has_value() || **data >= to) {
+      pos = to;
       break;
     }
-    Result<uint64_t> hole = current_file_->NextHole(**data);
-    if (!hole.ok()) {
-      pos = end;
+    Result<uint64_t> hole = file.NextHole(**data);
+    const uint64_t data_end = hole.ok() ? std::min(*hole, to) : to;
+    if (!hole.ok() || data_end <= **data) {
+      pos = to;
       break;
     }
-    const uint64_t data_end = std::min(*hole, end);
-    if (data_end <= **data) {
-      pos = end;
-      break;
-    }
-    current_file_->WillNeed(**data, data_end - **data);
+    file.WillNeed(**data, data_end - **data);
     pos = data_end;
   }
-  hinted_to_ = std::max(hinted_to_, pos);
+  job.hinted_to = std::max(job.hinted_to, pos);
+}
+
+// The current file's data up to read_ahead_bytes_ past the chunk just handed out (a file of one
+// chunk was hinted whole when it was made, FillAhead), then the files after it.
+void Scan::ReadAhead() {
+  if (read_ahead_bytes_ == 0) return;
+  if (current_file_) {
+    FileJob& job = *current_;
+    job.hinted_to =
+        std::max(job.hinted_to, current_offset_ - std::min(current_offset_, chunk_bytes_));
+    const uint64_t to = std::min(job.end, current_offset_ + read_ahead_bytes_);
+    if (to > job.hinted_to) HintData(job, *current_file_, to);
+  }
+  FillAhead();
+}
+
+// Makes the walk's next files into jobs ahead of their turn while what is asked for past the
+// chunk handed out is under read_ahead_bytes_: each opened (the workers read through that
+// descriptor) and its first bytes hinted. At most 64 files ahead (a directory of empty files).
+void Scan::FillAhead() {
+  const uint64_t current_left = current_ ? current_->end - current_offset_ : 0;
+  while (read_ahead_bytes_ != 0 && ahead_bytes_ + current_left < read_ahead_bytes_ &&
+         ahead_.size() < 64 && !walk_finished_ && !cancelled_) {
+    std::shared_ptr<FileJob> job = PullJob();
+    if (!job) return;
+    job->hinted_to = job->begin;
+    if (job->end > job->begin) {
+      Result<io::File*> f = job->input->Open(fs_);  // a failure is the workers' to report
+      if (f.ok()) {
+        HintData(
+            *job, **f,
+            std::min(job->end, job->begin + (read_ahead_bytes_ - ahead_bytes_ - current_left)));
+      }
+    }
+    ahead_bytes_ += job->hinted_to - job->begin;
+    ahead_.push_back(std::move(job));
+  }
 }
 
 bool Scan::Cancelled() {
@@ -776,10 +822,48 @@ bool Scan::NextChunk(Chunk* out) {
     }
     current_.reset();
     current_file_ = nullptr;
+    std::shared_ptr<FileJob> job;
+    if (!ahead_.empty()) {
+      job = std::move(ahead_.front());
+      ahead_.pop_front();
+      ahead_bytes_ -= job->hinted_to - job->begin;
+    } else {
+      job = PullJob();
+      if (!job) return false;
+      job->hinted_to = job->begin;
+    }
+    const uint64_t chunks = (job->end - job->begin + chunk_bytes_ - 1) / chunk_bytes_;
+    if (chunks == 0) {
+      // An empty file: no block, but a dnode. Hand it on as a zero-length chunk.
+      StartJob(job);
+      job->chunks_left = 1;
+      out->file = std::move(job);
+      out->offset = 0;
+      out->length = 0;
+      return true;
+    }
+    job->chunks_left = chunks;
+    if (chunks > 1) {
+      // Opened here, to find holes (SkipHoleChunks); the workers read the chunks through the same
+      // descriptor. A failure here is the workers' to report for the file.
+      Result<io::File*> f = job->input->Open(fs_);
+      if (f.ok()) current_file_ = *f;
+    }
+    current_offset_ = job->begin;
+    current_ = std::move(job);
+  }
+}
+
+std::shared_ptr<FileJob> Scan::PullJob() {
+  for (;;) {
+    if (Cancelled()) {  // before each entry: a walk of a million directories stops at once
+      cancelled_ = true;
+      return nullptr;
+    }
     std::optional<walk::WalkItem> item = walker_->Next();  // may wait on the storage
     if (!item) {
       walk_finished_ = true;
-      return false;
+      return nullptr;
     }
     const bool is_file =
         item->kind == walk::WalkItem::Kind::kFile || item->kind == walk::WalkItem::Kind::kZvol;
@@ -795,12 +879,11 @@ bool Scan::NextChunk(Chunk* out) {
         size_error = f.status();
       }
     }
-    std::shared_ptr<FileJob> job;
     {
       WorkScope scope(this);
       if (!scope) {
         cancelled_ = true;
-        return false;
+        return nullptr;
       }
       if (!is_file) {
         switch (item->kind) {
@@ -827,33 +910,14 @@ bool Scan::NextChunk(Chunk* out) {
         continue;
       }
       if (since_ && Reuse(*item)) continue;
-      job = MakeJob(std::move(*item), size);
+      std::shared_ptr<FileJob> job = MakeJob(std::move(*item), size);
       if (control_.origin_of_item) {
         job->origin = control_.origin_of_item(
             job->path, job->begin, job->end - job->begin,
             options_.follow_symlinks || job->path == options_.paths[job->root]);
       }
+      return job;
     }
-    const uint64_t chunks = (job->end - job->begin + chunk_bytes_ - 1) / chunk_bytes_;
-    if (chunks == 0) {
-      // An empty file: no block, but a dnode. Hand it on as a zero-length chunk.
-      StartJob(job);
-      job->chunks_left = 1;
-      out->file = std::move(job);
-      out->offset = 0;
-      out->length = 0;
-      return true;
-    }
-    job->chunks_left = chunks;
-    if (chunks > 1) {
-      // Opened here, to find holes (SkipHoleChunks); the workers read the chunks through the same
-      // descriptor. A failure here is the workers' to report for the file.
-      Result<io::File*> f = job->input->Open(fs_);
-      if (f.ok()) current_file_ = *f;
-    }
-    current_offset_ = job->begin;
-    hinted_to_ = job->begin;
-    current_ = std::move(job);
   }
 }
 

@@ -124,7 +124,6 @@ TEST(ReadAheadTest, EveryDataByteOfALargeFileIsAskedForAndNoHole) {
       tmp.path() / "image.raw", 41 * M + 4096, {{0, 3 * M}, {18 * M, M + 512}, {30 * M, 11 * M}});
   const std::filesystem::path dense =
       tmp.WriteFile("dense.bin", testing::Xorshift64Bytes(99, 20 * M + 100));
-  tmp.WriteFile("small.bin", testing::Xorshift64Bytes(98, 64 * 1024));
   const Ranges image_data = DataOf(image);
   ASSERT_FALSE(image_data.empty());
 
@@ -134,8 +133,6 @@ TEST(ReadAheadTest, EveryDataByteOfALargeFileIsAskedForAndNoHole) {
   // Exactly the data: where the file system keeps no holes (all data), the whole file.
   EXPECT_EQ(fs.HintsOf(image.string()), image_data);
   EXPECT_EQ(fs.HintsOf(dense.string()), (Ranges{{0, 20 * M + 100}}));
-  // A file of one chunk is read in one request; it is not opened ahead for a hint.
-  EXPECT_TRUE(fs.HintsOf((tmp.path() / "small.bin").string()).empty());
 
   // The figures do not depend on the hints.
   auto posix = io::PosixFileSystem();
@@ -144,6 +141,32 @@ TEST(ReadAheadTest, EveryDataByteOfALargeFileIsAskedForAndNoHole) {
   ASSERT_EQ(r->results.size(), plain->results.size());
   EXPECT_EQ(r->results[0].psize, plain->results[0].psize);
   EXPECT_EQ(r->input.bytes_read, plain->input.bytes_read);
+}
+
+// Small files are asked for ahead of their turn, whole: each is made into a job, opened and
+// hinted while the workers code the files before it; only the first (nothing before it to
+// overlap with) is read without a hint.
+TEST(ReadAheadTest, SmallFilesAreAskedForAheadOfTheirTurn) {
+  testing::TempDir tmp;
+  std::vector<std::filesystem::path> files;
+  for (int f = 0; f < 40; ++f) {
+    files.push_back(tmp.WriteFile(testing::NumberedName("f", f),
+                                  testing::Xorshift64Bytes(uint64_t(f) + 1, 64 * 1024 + 100 * f)));
+  }
+  tmp.WriteFile("empty", {});
+  HintRecordingFileSystem fs;
+  Result<ScanResult> r = RunScan(Options(tmp.path()), &fs);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->input.files, 41u);
+  int hinted = 0;
+  for (int f = 0; f < 40; ++f) {
+    const Ranges hints = fs.HintsOf(files[size_t(f)].string());
+    if (hints.empty()) continue;
+    ++hinted;
+    EXPECT_EQ(hints, (Ranges{{0, 64 * 1024 + 100 * uint64_t(f)}})) << f;
+  }
+  EXPECT_GE(hinted, 39);
+  EXPECT_TRUE(fs.HintsOf((tmp.path() / "empty").string()).empty());
 }
 
 TEST(ReadAheadTest, NothingIsAskedForUnderAReadRate) {
