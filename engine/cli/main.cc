@@ -352,33 +352,42 @@ int main(int argc, char** argv) {
     html.emplace(std::move(*out));
   }
 
-  // The scan's paths as named: when none exists there is nothing to scan (a typo, most likely),
-  // which is bad usage, said before anything is read; a path among others that does not exist,
-  // or one zsim does not read (a character device, a fifo, a socket), is said at once, and the
-  // others are scanned (the missing one is listed with the errors at the end, exit code 1).
+  // The scan's paths as named: when none can be scanned (none exists, a symlink loop, a
+  // character device, a fifo, a socket) there is nothing to scan (a typo, most likely), which is
+  // bad usage, said before anything is read; such a path among others is said at once, and the
+  // others are scanned (a missing one is listed with the errors at the end, exit code 1).
   if (cmd->kind == cli::Command::Kind::kScan && !quiet_rank) {
-    size_t missing = 0;
-    std::string notes, first_missing;  // the first missing path's message
+    const std::string kReads = "zsim reads files, directories and block devices";
+    size_t unscannable = 0;
+    std::string notes, first_problem;  // the first such path's message
+    bool first_is_kind = false;        // it exists but is not a file, directory or block device
     for (const std::string& path : cmd->options.paths) {
       struct stat st;
-      if (::stat(path.c_str(), &st) != 0) {
-        if (errno != ENOENT && errno != ENOTDIR) continue;  // listed by the scan with its error
-        if (missing++ == 0) first_missing = path + ": " + std::strerror(errno);
-        notes += "zsim: " + path + ": " + std::strerror(errno) + "; scanning the other paths\n";
-        continue;
+      std::string problem;
+      const bool exists = ::stat(path.c_str(), &st) == 0;
+      if (!exists) {
+        // Other errors (EACCES on a parent) are the scan's to list with the path.
+        if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP) continue;
+        problem = path + ": " + std::strerror(errno);
+        notes += "zsim: " + problem + "; scanning the other paths\n";
+      } else {
+        const char* kind = S_ISCHR(st.st_mode)    ? "a character device"
+                           : S_ISFIFO(st.st_mode) ? "a fifo"
+                           : S_ISSOCK(st.st_mode) ? "a socket"
+                                                  : nullptr;
+        if (kind == nullptr) continue;
+        problem = path + " is " + kind;
+        notes += "zsim: " + problem + ": not scanned (" + kReads + ")\n";
       }
-      const char* kind = S_ISCHR(st.st_mode)    ? "a character device"
-                         : S_ISFIFO(st.st_mode) ? "a fifo"
-                         : S_ISSOCK(st.st_mode) ? "a socket"
-                                                : nullptr;
-      if (kind != nullptr) {
-        notes += "zsim: " + path + " is " + kind +
-                 ": not scanned (zsim reads files, directories and block devices)\n";
+      if (unscannable++ == 0) {
+        first_problem = problem;
+        first_is_kind = exists;
       }
     }
-    if (missing != 0 && missing == cmd->options.paths.size()) {
-      cli::PrintError(first_missing + (missing > 1 ? " (and no other path named exists)" : "") +
-                      ": nothing to scan");
+    if (unscannable != 0 && unscannable == cmd->options.paths.size()) {
+      cli::PrintError(first_problem +
+                      (unscannable > 1 ? " (and no other path named can be scanned)" : "") +
+                      ": nothing to scan" + (first_is_kind ? " (" + kReads + ")" : ""));
       return refuse_output();
     }
     if (!cmd->quiet) std::fputs(notes.c_str(), stderr);

@@ -94,11 +94,28 @@ TEST(RealFilesTest, FifosSocketsAndDeviceNodesAreSkippedWithoutBlocking) {
   EXPECT_TRUE(j["input"]["errors"].empty());
   EXPECT_EQ(ResultFor(j, 128 * K, "off")["lsize"], 64 * K);
 
-  // A fifo named on the command line is skipped too, not opened, and stderr says so at once.
-  const auto f = RunZsim({"scan", (tmp.path() / "fifo").string(), "--json"});
+  // A fifo named on the command line is not opened, and stderr says so at once. Beside a file,
+  // the file is scanned and the fifo counted as skipped; alone (or with a socket), there is
+  // nothing to scan: bad usage before any read, as for a path that does not exist (it was exit
+  // 0 with an empty "nothing to advise" report).
+  const std::string fifo = (tmp.path() / "fifo").string();
+  const auto f = RunZsim({"scan", fifo, (tmp.path() / "data").string(), "--json"});
   EXPECT_EQ(f.exit_code, 0) << f.err;
   EXPECT_EQ(ParseJson(f)["input"]["skipped"]["fifo"], 1);
+  EXPECT_EQ(ParseJson(f)["input"]["files"], 1);
   EXPECT_NE(f.err.find("fifo is a fifo: not scanned"), std::string::npos) << f.err;
+  for (const std::vector<std::string>& paths :
+       {std::vector<std::string>{fifo}, {fifo, (tmp.path() / "sock").string()}}) {
+    std::vector<std::string> args = {"scan", "--json"};
+    args.insert(args.end(), paths.begin(), paths.end());
+    const auto alone = RunZsim(args);
+    EXPECT_EQ(alone.exit_code, 2) << alone.err;
+    EXPECT_EQ(alone.out, "");
+    EXPECT_NE(alone.err.find("fifo is a fifo"), std::string::npos) << alone.err;
+    EXPECT_NE(alone.err.find("nothing to scan (zsim reads files, directories and block devices)"),
+              std::string::npos)
+        << alone.err;
+  }
 }
 
 // Paths named that do not exist: all of them, nothing to scan, bad usage before any read (it was
@@ -118,6 +135,17 @@ TEST(RealFilesTest, NamedPathsThatDoNotExist) {
     EXPECT_NE(r.err.find(gone + ": No such file or directory"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("nothing to scan"), std::string::npos) << r.err;
   }
+  // A symbolic link that loops resolves to nothing either (it was exit 1, an io_error).
+  const std::filesystem::path loop = tmp.path() / "loop";
+  std::filesystem::create_symlink(tmp.path() / "loop2", loop);
+  std::filesystem::create_symlink(loop, tmp.path() / "loop2");
+  const auto looping = RunZsim({"scan", loop.string()});
+  EXPECT_EQ(looping.exit_code, 2) << looping.err;
+  EXPECT_EQ(looping.out, "");
+  EXPECT_NE(
+      looping.err.find(loop.string() + ": Too many levels of symbolic links: nothing to scan"),
+      std::string::npos)
+      << looping.err;
   const auto some = RunZsim({"scan", gone, (tmp.path() / "data").string(), "--json"});
   EXPECT_EQ(some.exit_code, 1) << some.err;
   EXPECT_EQ(some.err.find("zsim: " + gone + ": No such file or directory; scanning the other"), 0u)
