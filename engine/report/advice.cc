@@ -79,6 +79,13 @@ std::string CpuText(const SettingResult& s) {
 
 // "compressratio 1.00x", and where the codec's holes for all-zero records save more than the
 // ratio shows (DataCompression above it), how much of the data they are.
+// What makes the data take more room than compression leaves of it: sector rounding and
+// metadata, and with copies=N every block written N times.
+std::string OverheadText(const ScanOptions& o) {
+  return o.copies > 1 ? fmt::format("sector rounding, metadata and copies={}", o.copies)
+                      : std::string("sector rounding and metadata");
+}
+
 std::string CompressText(const SettingResult& s) {
   std::string text = fmt::format("compressratio {}", Ratio(s.compressratio));
   if (s.zero_lsize > 0 && DataCompression(s) > s.compressratio * 1.005) {
@@ -130,10 +137,10 @@ AdviceItem CompressionItem(const Context& c) {
   if (SavedPercentOf(c.d.space.saved) < 0) {
     // Compression pays, yet the data takes more room than its logical size: say both.
     item.sentence = fmt::format(
-        "{} pays ({}) {}, but sector rounding and metadata still make the data take more room "
-        "than its logical size: {} {} ({} of records stored in {}).",
-        c.codec, CompressText(f), CpuText(f), c.codec, saves, FormatBytes(c.d.space.logical_bytes),
-        FormatBytes(f.used));
+        "{} pays ({}) {}, but {} still make the data take more room than its logical size: {} "
+        "{} ({} of records stored in {}).",
+        c.codec, CompressText(f), CpuText(f), OverheadText(c.r.options), c.codec, saves,
+        FormatBytes(c.d.space.logical_bytes), FormatBytes(f.used));
   } else {
     item.sentence =
         fmt::format("{} {} ({}) {}: {} of records stored in {}.", c.codec, saves, CompressText(f),
@@ -525,10 +532,10 @@ AdviceItem SummaryItem(const Context& c) {
             c.settings, saves, CompressText(f), Ratio(ratio), SavedText(d.space.saved_dedup), need);
       } else {
         item.sentence = fmt::format(
-            "Compression only: {}, dedup=off {} ({}: sector rounding and metadata outweigh what "
-            "compression saves); with dedup ({}) it would {}, for {} of DDT RAM: not worth it.",
-            c.settings, saves, CompressText(f), Ratio(ratio), SavesText(d.space.saved_dedup, true),
-            need);
+            "Compression only: {}, dedup=off {} ({}: {} outweigh what compression saves); with "
+            "dedup ({}) it would {}, for {} of DDT RAM: not worth it.",
+            c.settings, saves, CompressText(f), OverheadText(c.r.options), Ratio(ratio),
+            SavesText(d.space.saved_dedup, true), need);
       }
       break;
     default:

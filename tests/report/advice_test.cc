@@ -167,6 +167,17 @@ TEST(AdviceTest, DataLargerThanItsLogicalSizeIsSaidInWords) {
   const AdviceItem& dedup = Item(a, AdviceKind::kDedup);
   EXPECT_THAT(dedup.sentence,
               StartsWith("Dedup (1.00x) would take the stored size from 40% above to "));
+
+  // With copies=2 the copies are named among the causes (they were left out: "sector rounding
+  // and metadata" alone, where every block is written twice).
+  r.options.copies = 2;
+  const Advice two = ComputeAdvice(r);
+  EXPECT_THAT(Item(two, AdviceKind::kSummary).sentence,
+              HasSubstr("(compressratio 1.15x: sector rounding, metadata and copies=2 outweigh "
+                        "what compression saves)"));
+  EXPECT_THAT(Item(two, AdviceKind::kCompression).sentence,
+              HasSubstr("but sector rounding, metadata and copies=2 still make the data take more "
+                        "room than its logical size"));
 }
 
 TEST(AdviceTest, SourceTreeGetsCompressionOnly) {
