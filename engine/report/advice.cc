@@ -11,6 +11,7 @@
 #include "engine/report/codec_choice.h"
 #include "engine/report/codec_speed.h"
 #include "engine/zfs/nicenum.h"
+#include "engine/zfs/profile.h"
 #include "engine/zfs/zdb_text.h"
 #include "engine/zfs/zvol_reservation.h"
 
@@ -282,8 +283,39 @@ std::optional<AdviceItem> DdtMemoryItem(const Context& c) {
   return item;
 }
 
+// Every block size evaluated is below the pool's sector: each block takes a whole sector
+// (vdev_ashift: the smallest allocation), which no compression or dedup figure says by itself.
+std::optional<AdviceItem> BelowSectorItem(const Context& c) {
+  const ScanOptions& o = c.r.options;
+  const uint64_t sector = uint64_t{1} << o.ashift;
+  uint64_t largest = 0;
+  for (const Decision::Candidate& k : c.d.candidates) {
+    largest = std::max(largest, c.r.results[size_t(k.index)].recordsize);
+  }
+  if (largest == 0 || largest >= sector) return std::nullopt;
+  const uint64_t usual =
+      o.volblocksize ? zfs::RulesFor(o.profile).default_volblocksize : uint64_t{128} << 10;
+  const char* prop = BlockSizeProperty(o);
+  AdviceItem item{AdviceKind::kRecordsize,
+                  Verdict::kBlockBelowSector,
+                  "",
+                  {{"recordsize_bytes", double(c.f.recordsize)},
+                   {"sector_bytes", double(sector)},
+                   {"space_bytes", double(c.d.stored_bytes)}}};
+  item.sentence = fmt::format(
+      "{} is below the pool's sector ({} at ashift {}): every block takes a whole sector, "
+      "whatever it compresses to, and {}{} stores {}. Scan again with --{} {},{}{} to compare "
+      "a {} of a sector or more.",
+      BlockSetting(o, c.f.recordsize), zfs::NiceBytes(sector), o.ashift, SettingsText(o, c.f),
+      c.d.dedup_on ? " with dedup" : "", FormatBytes(c.d.stored_bytes), prop,
+      zfs::NiceBytes(c.f.recordsize), zfs::NiceBytes(sector),
+      usual > sector ? "," + zfs::NiceBytes(usual) : std::string(), prop);
+  return item;
+}
+
 std::optional<AdviceItem> BlockSizeItem(const Context& c) {
   const Decision& d = c.d;
+  if (std::optional<AdviceItem> below = BelowSectorItem(c)) return below;
   if (d.candidates.size() < 2) return std::nullopt;  // one block size: nothing to compare
   const ScanOptions& o = c.r.options;
   const Decision::Candidate& first = d.candidates.front();
@@ -578,7 +610,8 @@ constexpr std::string_view kVerdictNames[] = {"dedup_pays",
                                               "dedup_covered_by_cloning",
                                               "own_dataset",
                                               "thick_zvol_reserves",
-                                              "dedup_uncertain"};
+                                              "dedup_uncertain",
+                                              "block_below_sector"};
 
 }  // namespace
 

@@ -62,6 +62,9 @@ enum class Verdict : uint8_t {
   // reaches both sides of the ratio that turns dedup on (kDedupPaysRatio): the sample cannot
   // tell whether dedup pays, so it is not recommended.
   kDedupUncertain,  // "dedup_uncertain"
+  // kRecordsize: every block size evaluated is below the pool's sector (1 << ashift), so each
+  // block takes a whole sector; no larger size was evaluated to compare with.
+  kBlockBelowSector,  // "block_below_sector"
 };
 std::string_view VerdictName(Verdict verdict);
 

@@ -477,6 +477,38 @@ TEST(AdviceTest, RecordsizeThatStoresMostIsFeatured) {
               StartsWith("Keep compression=lz4, recordsize=128K"));
 }
 
+// A block size below the pool's sector (ashift 12: 4K): each block takes a whole sector, which
+// no other figure says. Said when no block size of a sector or more was evaluated, with the
+// sizes to scan instead; not when one was (the sizes compared say it themselves).
+TEST(AdviceTest, ABlockSizeBelowTheSectorIsSaid) {
+  ScanResult r = MakeResult(16 * kGiB);
+  r.options.volblocksize = 2 * kKiB;
+  r.options.ashift = 12;
+  r.results.push_back(
+      MakeSetting({.recordsize = 2 * kKiB, .lsize = 8 * kGiB, .compressratio = 1.3}));
+  const Advice a = ComputeAdvice(r);
+  const AdviceItem& rs = Item(a, AdviceKind::kRecordsize);
+  EXPECT_EQ(rs.verdict, Verdict::kBlockBelowSector);
+  EXPECT_EQ(VerdictName(rs.verdict), "block_below_sector");
+  EXPECT_DOUBLE_EQ(rs.Figure("sector_bytes"), 4096.0);
+  EXPECT_THAT(rs.sentence,
+              StartsWith("volblocksize=2K is below the pool's sector (4K at ashift 12): every "
+                         "block takes a whole sector"));
+  EXPECT_THAT(rs.sentence, HasSubstr("Scan again with --volblocksize 2K,4K,16K"));
+  // ashift 9: a 2K block is four sectors; nothing to say.
+  r.options.ashift = 9;
+  const Advice small_sectors = ComputeAdvice(r);
+  for (const AdviceItem& item : small_sectors.items) {
+    EXPECT_NE(item.verdict, Verdict::kBlockBelowSector) << item.sentence;
+  }
+  // 2K beside 8K at ashift 12: the comparison of the two is the advice.
+  r.options.ashift = 12;
+  r.results.push_back(
+      MakeSetting({.recordsize = 8 * kKiB, .lsize = 8 * kGiB, .compressratio = 1.5}));
+  const Advice compared = ComputeAdvice(r);
+  EXPECT_NE(Item(compared, AdviceKind::kRecordsize).verdict, Verdict::kBlockBelowSector);
+}
+
 // Issue 17: the codec is chosen at each recordsize, not once at the first: at 16K zstd stores only
 // 5% less than lz4 (lz4 is advised there), at 1M it stores a third less and beats every 16K
 // setting, so 1M with zstd is recommended (it was 1M with lz4 when the codec was fixed at 16K).
