@@ -12,12 +12,14 @@ namespace zsim::estimate {
 namespace {
 
 // A wish per sampled (row, setting): its budget's blocks as a real number (not the blocks at a
-// level, which halve at each step: a sawtooth would let a level fall as the tree grows).
+// level, which halve at each step: a sawtooth would let a level fall as the tree grows), each a
+// whole block's bytes, but never more than the tree's bytes (small files' blocks are small).
+// The codec time of a level: the tree's bytes at that level. Both only grow with the plan.
 struct Cell {
   size_t index;
-  double blocks;             // planned blocks of the row
-  double seconds_per_block;  // nominal codec time of one block
-  double wish;               // seconds
+  double bytes;             // the planned bytes (every row's)
+  double seconds_per_byte;  // nominal codec time of one byte
+  double wish;              // seconds
 };
 
 // The cap shared out as water fills vessels (codec_budget.h BudgetLevels): raises `levels`, and
@@ -38,7 +40,7 @@ double ShareTheCap(std::vector<Cell> cells, std::vector<int>* levels_out) {
     if (cell.wish <= share) continue;
     int& level = levels[cell.index];
     while (level < kMaxSampleLevel &&
-           std::ldexp(cell.blocks, -level) * cell.seconds_per_block > share) {
+           std::ldexp(cell.bytes, -level) * cell.seconds_per_byte > share) {
       ++level;
     }
   }
@@ -52,6 +54,10 @@ bool NearAnchorsLowerLevels(const ScanOptions& options) {
                                                    options.ashift)) <= zfs::kMinBlockBytes;
 }
 
+uint64_t PlannedBlocks(const Plan& plan, uint64_t block_bytes) {
+  return block_bytes ? std::max(plan.bytes / block_bytes, plan.files) : 0;
+}
+
 int BudgetLevel(uint64_t planned_blocks) {
   int level = 0;
   while (level < kBudgetFractionLevel && (planned_blocks >> (level + 1)) >= kBudgetBlocks) ++level;
@@ -61,9 +67,9 @@ int BudgetLevel(uint64_t planned_blocks) {
 namespace {
 
 // BudgetLevels, and the share of the cap each costly setting got (kCapSeconds where the cap does
-// not bind): it only shrinks as planned_bytes grows (the wishes only grow).
+// not bind): it only shrinks as the plan grows (the wishes only grow).
 std::vector<int> LevelsAndShare(const ScanOptions& options, const std::vector<bool>& sampled,
-                                uint64_t planned_bytes, double* share) {
+                                const Plan& plan, double* share) {
   const std::vector<uint64_t> rows = RowBlockSizes(options);
   const size_t settings = options.compressions.size();
   std::vector<int> levels(rows.size() * settings, 0);
@@ -72,18 +78,24 @@ std::vector<int> LevelsAndShare(const ScanOptions& options, const std::vector<bo
   double wishes = 0;
   for (size_t r = 0; r < rows.size(); ++r) {
     if (rows[r] == 0) continue;
-    const double blocks = double(planned_bytes) / double(rows[r]);
+    // Blocks as a real number where the bytes make them (no sawtooth), else the files.
+    const double blocks =
+        std::max(double(plan.bytes) / double(rows[r]), double(PlannedBlocks(plan, rows[r])));
     const double budget = std::min(
         blocks, std::max(double(kBudgetBlocks), std::ldexp(blocks, -kBudgetFractionLevel)));
-    const int level = BudgetLevelOfBytes(planned_bytes, rows[r]);
+    const int level = BudgetLevelOf(plan, rows[r]);
     for (size_t c = 0; c < settings && c < sampled.size(); ++c) {
       if (!sampled[c]) continue;
       const size_t i = r * settings + c;
       levels[i] = level;
       const double speed = NominalCodecBytesPerSecond(options.compressions[c]);
       if (speed <= 0) continue;
-      const double per_block = double(rows[r]) / speed;
-      cells.push_back(Cell{i, blocks, per_block, budget * per_block});
+      // The budget's blocks at a whole block's bytes each, at most the tree's bytes: an
+      // overestimate where small files make the blocks (their mean bytes, the true cost, can
+      // fall as small files come in, and with it a level; this cannot), and for a tree of large
+      // files what the blocks cost.
+      const double wish_bytes = std::min(double(plan.bytes), budget * double(rows[r]));
+      cells.push_back(Cell{i, double(plan.bytes), 1.0 / speed, wish_bytes / speed});
       wishes += cells.back().wish;
     }
   }
@@ -96,7 +108,7 @@ std::vector<int> LevelsAndShare(const ScanOptions& options, const std::vector<bo
   // far.
   if (!NearAnchorsLowerLevels(options)) return levels;
   for (size_t r = 0; r < rows.size(); ++r) {
-    if (rows[r] == 0 || planned_bytes / rows[r] < kNearAnchorMinBlocks) continue;
+    if (rows[r] == 0 || PlannedBlocks(plan, rows[r]) < kNearAnchorMinBlocks) continue;
     std::vector<bool> whole(settings, false);
     for (size_t c = 0; c < settings; ++c) whole[c] = levels[r * settings + c] == 0;
     const std::vector<int> near = NearAnchors(options.compressions, whole);
@@ -112,15 +124,15 @@ std::vector<int> LevelsAndShare(const ScanOptions& options, const std::vector<bo
 }  // namespace
 
 std::vector<int> BudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
-                              uint64_t planned_bytes) {
+                              const Plan& plan) {
   double share = 0;
-  return LevelsAndShare(options, sampled, planned_bytes, &share);
+  return LevelsAndShare(options, sampled, plan, &share);
 }
 
 std::vector<bool> RareClassCensus(const ScanOptions& options, const std::vector<bool>& sampled,
-                                  uint64_t planned_bytes) {
+                                  const Plan& plan) {
   double share = 0;
-  LevelsAndShare(options, sampled, planned_bytes, &share);
+  LevelsAndShare(options, sampled, plan, &share);
   const std::vector<uint64_t> rows = RowBlockSizes(options);
   const std::vector<int> anchors = PlanSampling(options.compressions, options.exact).anchors;
   const size_t settings = options.compressions.size();

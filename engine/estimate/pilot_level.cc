@@ -14,14 +14,14 @@ constexpr double kZ95 = 1.96;
 }  // namespace
 
 std::vector<int> PilotBudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
-                                   bool adaptive, uint64_t planned_bytes) {
+                                   bool adaptive, const Plan& plan) {
   const size_t settings = options.compressions.size();
   const std::vector<uint64_t> rows = RowBlockSizes(options);
   std::vector<int> out(rows.size() * settings, -1);
   if (!adaptive || options.exact || options.sample_modulus > 1 || rows.empty() || rows[0] == 0) {
     return out;
   }
-  const std::vector<int> budget = BudgetLevels(options, sampled, planned_bytes);
+  const std::vector<int> budget = BudgetLevels(options, sampled, plan);
   for (size_t r = 0; r < rows.size(); ++r) {
     // The probe reads and counts unique bytes in the first row's block size: a row of larger
     // blocks has at least those unique bytes (fewer duplicates), so its unique blocks are not
@@ -39,7 +39,7 @@ std::vector<int> PilotBudgetLevels(const ScanOptions& options, const std::vector
     }
     for (size_t c = 0; c < settings && c < sampled.size(); ++c) {
       if (!sampled[c] || near[c] >= 0 || root[c]) continue;
-      if (PilotWanted(planned_bytes / rows[r], row_budget[c])) {
+      if (PilotWanted(PlannedBlocks(plan, rows[r]), row_budget[c])) {
         out[r * settings + c] = row_budget[c];
       }
     }

@@ -34,6 +34,7 @@
 #include <optional>
 #include <vector>
 
+#include "engine/estimate/codec_budget.h"
 #include "engine/estimate/sample_level.h"
 #include "zsim/scan_options.h"
 
@@ -65,14 +66,14 @@ inline constexpr uint64_t kPilotMinSample = 1024;
 bool PilotWanted(uint64_t planned_blocks, int budget_level);
 
 // Per (row, setting), row-major as BudgetLevels: the budget's level (BudgetLevels of
-// `planned_bytes`) of each sampled setting the pilot may raise, -1 for the others; all -1 where
+// `plan`) of each sampled setting the pilot may raise, -1 for the others; all -1 where
 // PilotWanted is false. Not --exact, not --sample (not `adaptive`); not a near anchor's root or
 // follower (sample_level.h NearAnchors): a follower's estimate rests on its root coded whole, and
 // its level on the root's. Not a row of smaller blocks than the first: the cost probe counts
 // unique bytes in the first row's block size, which a row of larger blocks has at least of (the
 // pilot then takes the row for smaller than it is, and raises less) and a smaller one may not.
 std::vector<int> PilotBudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
-                                   bool adaptive, uint64_t planned_bytes);
+                                   bool adaptive, const Plan& plan);
 
 // The level the pilot gives a setting whose budget gives `budget_level`, for a row of
 // `unique_blocks` unique blocks (the probe's estimate; 0: not known): at least budget_level.

@@ -7,14 +7,14 @@
 namespace zsim::estimate {
 
 std::vector<int> RowBudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
-                                 uint64_t planned_bytes, const std::vector<uint64_t>& row_bytes) {
-  std::vector<int> out = BudgetLevels(options, sampled, planned_bytes);
+                                 const Plan& plan, const std::vector<uint64_t>& row_bytes) {
+  std::vector<int> out = BudgetLevels(options, sampled, plan);
   const size_t settings = options.compressions.size();
   for (size_t r = 0; r < row_bytes.size() && (r + 1) * settings <= out.size(); ++r) {
-    if (row_bytes[r] == 0 || row_bytes[r] >= planned_bytes) continue;
+    if (row_bytes[r] == 0 || row_bytes[r] >= plan.bytes) continue;
     // The whole budget again for a tree of the row's unique bytes (its share of the cap among
     // rows of that size too), of which this row's cells are taken.
-    const std::vector<int> row = BudgetLevels(options, sampled, row_bytes[r]);
+    const std::vector<int> row = BudgetLevels(options, sampled, Plan{row_bytes[r], 0});
     std::copy(row.begin() + r * settings, row.begin() + (r + 1) * settings,
               out.begin() + r * settings);
   }
@@ -22,13 +22,12 @@ std::vector<int> RowBudgetLevels(const ScanOptions& options, const std::vector<b
 }
 
 std::vector<int> UniqueBytesLevels(const ScanOptions& options, const std::vector<bool>& sampled,
-                                   uint64_t planned_bytes, size_t rows, size_t r,
-                                   uint64_t unique_bytes) {
+                                   const Plan& plan, size_t rows, size_t r, uint64_t unique_bytes) {
   const size_t settings = options.compressions.size();
   std::vector<uint64_t> row_bytes(rows, 0);
   if (r >= rows) return std::vector<int>(settings, -1);
   row_bytes[r] = unique_bytes;
-  const std::vector<int> all = RowBudgetLevels(options, sampled, planned_bytes, row_bytes);
+  const std::vector<int> all = RowBudgetLevels(options, sampled, plan, row_bytes);
   if (all.size() < (r + 1) * settings) return std::vector<int>(settings, -1);
   return std::vector<int>(all.begin() + r * settings, all.begin() + (r + 1) * settings);
 }

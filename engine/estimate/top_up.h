@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/estimate/codec_budget.h"
 #include "engine/estimate/pilot_level.h"
 #include "zsim/scan_options.h"
 
@@ -58,22 +59,22 @@ inline constexpr uint64_t kTopUpMaxBlocks = uint64_t{1} << 16;
 // level 2, +-0.3%) would otherwise be coded whole, for 6 s more than its 9.6 s scan.
 
 // Per (row, setting), row-major as BudgetLevels: the budget's levels, each row's from
-// min(planned_bytes, row_bytes[r]) where row_bytes[r] is not 0 (a topped row: its unique bytes),
-// else from planned_bytes. `row_bytes` may be empty (no row topped).
+// row_bytes[r] where it is not 0 and below plan.bytes (a topped row: its unique bytes, their
+// blocks counted as those bytes over the block size), else from `plan`. `row_bytes` may be empty
+// (no row topped).
 std::vector<int> RowBudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
-                                 uint64_t planned_bytes, const std::vector<uint64_t>& row_bytes);
+                                 const Plan& plan, const std::vector<uint64_t>& row_bytes);
 
 inline constexpr uint64_t kTopUpMinSample = kPilotMinSample;
 
 // Per setting of row `r` (of `rows`): the budget's levels of a row of `unique_bytes` unique bytes
 // (RowBudgetLevels' cells of that row), the levels a top-up brings it to.
 std::vector<int> UniqueBytesLevels(const ScanOptions& options, const std::vector<bool>& sampled,
-                                   uint64_t planned_bytes, size_t rows, size_t r,
-                                   uint64_t unique_bytes);
+                                   const Plan& plan, size_t rows, size_t r, uint64_t unique_bytes);
 
 // Per setting of one row: the level a top-up brings it to, or -1 to leave it. `levels`: the
 // row's levels the scan ended at (at or above the planned budget's), `planned`: the planned
-// budget's (BudgetLevels of planned_bytes), `unique`: RowBudgetLevels' for the row's unique
+// budget's (BudgetLevels of the plan), `unique`: RowBudgetLevels' for the row's unique
 // bytes; `unique_blocks`: the row's unique blocks not all zero. A sampled setting goes down where
 // its level is the planned budget's, above the unique bytes' budget, and leaves fewer than
 // kTopUpMinSample blocks (unique_blocks >> level).

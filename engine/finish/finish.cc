@@ -138,9 +138,9 @@ Status CheckBudgetLevels(const state::ScanState& s, const ScanOptions& effective
   const state::SamplingState& sampling = s.sampling;
   if (!sampling.adaptive) return Status::Ok();
   const std::vector<int> scanned = estimate::RowBudgetLevels(
-      s.options, sampling.sampled, sampling.planned_bytes, sampling.topped_bytes);
-  const std::vector<int> report = estimate::RowBudgetLevels(
-      effective, sampling.sampled, sampling.planned_bytes, sampling.topped_bytes);
+      s.options, sampling.sampled, sampling.plan(), sampling.topped_bytes);
+  const std::vector<int> report = estimate::RowBudgetLevels(effective, sampling.sampled,
+                                                            sampling.plan(), sampling.topped_bytes);
   const size_t settings = s.options.compressions.size();
   for (size_t i = 0; i < scanned.size() && i < report.size(); ++i) {
     if (report[i] >= scanned[i]) continue;

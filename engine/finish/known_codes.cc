@@ -14,7 +14,7 @@ std::vector<int> KnownCodeLevels(const ScanOptions& options, const state::Sampli
   std::vector<int> out(settings, -1);
   std::vector<int> budget;
   if (sampling.adaptive) {
-    budget = estimate::RowBudgetLevels(options, sampling.sampled, sampling.planned_bytes,
+    budget = estimate::RowBudgetLevels(options, sampling.sampled, sampling.plan(),
                                        sampling.topped_bytes);
   }
   for (size_t c = 0; c < settings && c < sampling.sampled.size(); ++c) {

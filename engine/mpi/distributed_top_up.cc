@@ -80,8 +80,8 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
   MPI_Allreduce(MPI_IN_PLACE, merged.setting_levels.data(),
                 static_cast<int>(merged.setting_levels.size()), MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(MPI_IN_PLACE, &merged.planned_bytes, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
-  const std::vector<int> planned =
-      estimate::BudgetLevels(options, merged.sampled, merged.planned_bytes);
+  MPI_Allreduce(MPI_IN_PLACE, &merged.planned_files, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  const std::vector<int> planned = estimate::BudgetLevels(options, merged.sampled, merged.plan());
   pipeline::RecodeSpec spec{state::CodeKind::kEarlyAbort,
                             state::ProbeColumns(state::CodeKind::kEarlyAbort, options.compressions),
                             state::KeyColumns(options, state::CodeKind::kEarlyAbort, written_keys),

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/estimate/codec_budget.h"
 #include "zsim/scan_options.h"
 
 namespace zsim::pipeline {
@@ -31,9 +32,9 @@ struct CostForecast {
   double Seconds() const { return (read_cpu_seconds + codec_cpu_seconds) / threads; }
 };
 
-// The forecast for `options` (resolved: compressions and threads set) over a tree of
-// `allocated_bytes` (the sizing walk's sum).
-CostForecast ForecastCost(const ScanOptions& options, uint64_t allocated_bytes);
+// The forecast for `options` (resolved: compressions and threads set) over a tree of `sized`
+// (the sizing walk's allocated bytes and the files holding them).
+CostForecast ForecastCost(const ScanOptions& options, const estimate::Plan& sized);
 
 // The codecs cost more than this many times the reading, and more than kCostlyCodecSeconds of
 // wall time: worth a warning before going on (a small tree's codecs cost many times its

@@ -335,7 +335,8 @@ class Scan : public std::enable_shared_from_this<Scan> {
     // than a quarter of the whole cap (zstd-19 at 1M) has none even before the sizing walk's
     // first bytes.
     census_on_ = std::make_unique<std::atomic<bool>[]>(cells);
-    const std::vector<bool> census = estimate::RareClassCensus(options_, sampling_.sampled, 0);
+    const std::vector<bool> census =
+        estimate::RareClassCensus(options_, sampling_.sampled, estimate::Plan{});
     for (size_t i = 0; i < cells; ++i) census_on_[i].store(class_anchor_ >= 0 && census[i]);
     for (size_t i = 0; i < cells; ++i) setting_level_[i].store(0);
     for (size_t r = 0; r < rows_.size(); ++r) skip_bound_[r].store(0);
@@ -479,7 +480,12 @@ class Scan : public std::enable_shared_from_this<Scan> {
   // up to the whole tree's. Written under level_mu_ only.
   std::unique_ptr<std::atomic<int>[]> setting_level_;
   std::mutex level_mu_;
-  std::atomic<uint64_t> budget_bytes_{0};  // the sized bytes the levels follow so far
+  // The sized bytes and files the levels follow so far (each only grows). Guarded by level_mu_
+  // for writes; read without it to return early.
+  std::atomic<uint64_t> budget_bytes_{0}, budget_files_{0};
+  estimate::Plan SizedPlan() const {
+    return {sizer_->allocated_bytes(), sizer_->allocated_files()};
+  }
   // Per row: the highest of its settings' levels, stored before any of them rises. A key that
   // becomes heavy (ddt::kHeavyRefcount) below it may have skipped a sampled codec at its first
   // sighting, and goes through the sampled codecs again (the census). The first sighting's
@@ -522,8 +528,8 @@ class Scan : public std::enable_shared_from_this<Scan> {
   }
   // Raises the level of (r, c) to `level` if higher. REQUIRES: level_mu_ held.
   void RaiseSettingLevel(size_t r, size_t c, int level);
-  // Raises every sampled codec's level to the budget of `planned_bytes`.
-  void RaiseToBudget(uint64_t planned_bytes);
+  // Raises every sampled codec's level to the budget of `plan`.
+  void RaiseToBudget(const estimate::Plan& plan);
   bool any_sampled_ = false;
   bool adaptive_ = false;  // codec levels follow the budget (not under --sample)
   // --sample 1/M: an occurrence sample (tally.h OccurrenceSample) gives the referenced side. Its
@@ -1423,21 +1429,27 @@ void Scan::Process(Chunk& chunk, Worker& w) {
 void Scan::MaybeApplyPlan() {
   if (!plan_wanted_ || !sizer_ || plan_applied_.load(std::memory_order_relaxed)) return;
   const bool finished = sizer_->finished();
-  if (adaptive_) RaiseToBudget(sizer_->allocated_bytes());
+  if (adaptive_) RaiseToBudget(SizedPlan());
   if (!finished || plan_applied_.exchange(true)) return;
   level_.store(PlannedLevel());
 }
 
-void Scan::RaiseToBudget(uint64_t planned_bytes) {
-  if (planned_bytes <= budget_bytes_.load(std::memory_order_relaxed)) return;
+void Scan::RaiseToBudget(const estimate::Plan& sized) {
+  const auto grown = [&] {
+    return sized.bytes > budget_bytes_.load(std::memory_order_relaxed) ||
+           sized.files > budget_files_.load(std::memory_order_relaxed);
+  };
+  if (!grown()) return;
   std::lock_guard<std::mutex> lock(level_mu_);
-  if (planned_bytes <= budget_bytes_.load(std::memory_order_relaxed)) return;
-  budget_bytes_.store(planned_bytes, std::memory_order_relaxed);
+  if (!grown()) return;
+  // Each part the larger: both are lower bounds of the whole tree's, and the levels only rise.
+  const estimate::Plan plan{std::max(sized.bytes, budget_bytes_.load(std::memory_order_relaxed)),
+                            std::max(sized.files, budget_files_.load(std::memory_order_relaxed))};
+  budget_bytes_.store(plan.bytes, std::memory_order_relaxed);
+  budget_files_.store(plan.files, std::memory_order_relaxed);
   const size_t settings = options_.compressions.size();
-  const std::vector<int> levels =
-      estimate::BudgetLevels(options_, sampling_.sampled, planned_bytes);
-  const std::vector<bool> census =
-      estimate::RareClassCensus(options_, sampling_.sampled, planned_bytes);
+  const std::vector<int> levels = estimate::BudgetLevels(options_, sampling_.sampled, plan);
+  const std::vector<bool> census = estimate::RareClassCensus(options_, sampling_.sampled, plan);
   for (size_t r = 0; r < rows_.size(); ++r) {
     for (size_t c = 0; c < settings; ++c) {
       if (sampling_.sampled[c]) RaiseSettingLevel(r, c, levels[r * settings + c]);
@@ -1953,11 +1965,11 @@ PaceState Scan::LivePace(const PaceState& s) const {
 
 void Scan::MaybeForecast(bool pilot_only) {
   if (forecast_ || !sizer_ || !sizer_->finished()) return;
-  forecast_ = ForecastCost(options_, sizer_->allocated_bytes());
+  forecast_ = ForecastCost(options_, SizedPlan());
   // The probe measures the codecs for the progress line, and for the warning of a costly scan
   // where the nominal speeds (slower than this CPU's) find one.
-  const std::vector<int> pilot = estimate::PilotBudgetLevels(options_, sampling_.sampled, adaptive_,
-                                                             sizer_->allocated_bytes());
+  const std::vector<int> pilot =
+      estimate::PilotBudgetLevels(options_, sampling_.sampled, adaptive_, SizedPlan());
   if (std::any_of(pilot.begin(), pilot.end(), [](int level) { return level >= 0; })) {
     pilot_plan_ = PilotPlan{pilot, sampling_.anchors};
   }
@@ -2197,6 +2209,7 @@ state::ScanState Scan::Run() {
   // those any level used followed).
   if (adaptive_) {
     sampling_.planned_bytes = std::max(sizer_->allocated_bytes(), budget_bytes_.load());
+    sampling_.planned_files = std::max(sizer_->allocated_files(), budget_files_.load());
     for (const std::string& p : options_.paths) {
       sampling_.plan_scope ^= XXH3_64bits_withSeed(p.data(), p.size(), kPlanScopeSeed);
     }
@@ -2205,7 +2218,7 @@ state::ScanState Scan::Run() {
   // scan ended before following it (below it every level it met was coded too).
   sampling_.setting_levels.assign(rows_.size() * settings, 0);
   const std::vector<int> budget =
-      adaptive_ ? estimate::BudgetLevels(options_, sampling_.sampled, sampling_.planned_bytes)
+      adaptive_ ? estimate::BudgetLevels(options_, sampling_.sampled, sampling_.plan())
                 : std::vector<int>();
   for (size_t r = 0; r < rows_.size(); ++r) {
     for (size_t c = 0; c < settings; ++c) {

@@ -46,7 +46,7 @@ std::vector<int> RowTopUpLevels(const ScanOptions& options, const state::Samplin
     return std::vector<int>(settings, -1);
   }
   const std::vector<int> lower = estimate::UniqueBytesLevels(
-      options, sampling.sampled, sampling.planned_bytes, rows.size(), r, unique_bytes);
+      options, sampling.sampled, sampling.plan(), rows.size(), r, unique_bytes);
   const size_t at = r * settings;
   const auto slice = [&](const std::vector<int>& v) {
     return std::vector<int>(v.begin() + at, v.begin() + at + settings);

@@ -105,6 +105,7 @@ class TakeOut {
     if (it != s_.file_ids.end() && *it == id) s_.file_ids.erase(it);
     if (plan_added && s_.sampling.adaptive) {
       s_.sampling.planned_bytes -= std::min(s_.sampling.planned_bytes, f.allocated);
+      if (f.allocated > 0 && s_.sampling.planned_files > 0) --s_.sampling.planned_files;
     }
 
     const size_t settings = s_.options.compressions.size();

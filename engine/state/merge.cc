@@ -163,8 +163,7 @@ void MergeToppedRows(ScanState& into, const ScanState& from) {
   other.resize(rows, 0);
   const bool levels = sampling.adaptive && sampling.setting_levels.size() == rows * settings;
   const std::vector<int> plan =
-      levels ? estimate::BudgetLevels(o, sampling.sampled, sampling.planned_bytes)
-             : std::vector<int>();
+      levels ? estimate::BudgetLevels(o, sampling.sampled, sampling.plan()) : std::vector<int>();
   for (size_t r = 0; r < rows; ++r) {
     const bool either = topped[r] != 0 || other[r] != 0;
     topped[r] = 0;
@@ -178,8 +177,8 @@ void MergeToppedRows(ScanState& into, const ScanState& from) {
       why = "merged: the union's table has more entries than a top-up takes (65,536)";
     } else {
       const uint64_t unique_bytes = ddt::UniqueBlocksOf(t).bytes;
-      const std::vector<int> budget = estimate::UniqueBytesLevels(
-          o, sampling.sampled, sampling.planned_bytes, rows, r, unique_bytes);
+      const std::vector<int> budget =
+          estimate::UniqueBytesLevels(o, sampling.sampled, sampling.plan(), rows, r, unique_bytes);
       bool holds = true, rests = false, gains = false;
       for (size_t c = 0; c < settings; ++c) {
         if (!sampling.sampled[c]) continue;
@@ -334,10 +333,13 @@ MergeCounts Merge(ScanState& into, const ScanState& from) {
   // same paths (SamplingState::plan_scope).
   if (into.sampling.plan_scope != from.sampling.plan_scope) {
     into.sampling.planned_bytes += from.sampling.planned_bytes;
+    into.sampling.planned_files += from.sampling.planned_files;
     into.sampling.plan_scope ^= from.sampling.plan_scope;
   } else {
     into.sampling.planned_bytes =
         std::max(into.sampling.planned_bytes, from.sampling.planned_bytes);
+    into.sampling.planned_files =
+        std::max(into.sampling.planned_files, from.sampling.planned_files);
   }
   // A class of at most the smaller count of blocks in the union is whole in both parts.
   into.sampling.rare_class_blocks =

@@ -15,7 +15,7 @@ RareClasses::RareClasses(const ddt::DedupTable& table, const SamplingState& samp
   if (limit == 0 || table.sample_shift() != 0 || !sampling.adaptive) return;
   const size_t settings = sampling.sampled.size();
   const std::vector<bool> census =
-      estimate::RareClassCensus(options, sampling.sampled, sampling.planned_bytes);
+      estimate::RareClassCensus(options, sampling.sampled, sampling.plan());
   // The settings the census covers, and their anchor (PlanSampling gives them all the same).
   std::vector<size_t> covered;
   int anchor = -1;

@@ -73,6 +73,10 @@ struct SamplingState {
   // pieces), each of which sized the whole. 0 when not adaptive.
   uint64_t planned_bytes = 0;
   uint64_t plan_scope = 0;
+  // The files holding those bytes (allocated), each a block at least (estimate::PlannedBlocks);
+  // added, kept or taken out with the bytes. 0 in states before format 21: the bytes alone.
+  uint64_t planned_files = 0;
+  estimate::Plan plan() const { return {planned_bytes, planned_files}; }
   // --sample 1/M: the level of the occurrence sample (estimate/occurrence_sample.h) at and above
   // which every occurrence went through every codec. The table's entries use complete_level,
   // log2(M) lower: the table keeps 1/M of the keys, so the sampled codecs meet as many of them

@@ -399,6 +399,7 @@ void PutState(FrameWriter& w, const ScanState& s, bool resolve_keys) {
   w.U8(s.sampling.adaptive);
   w.U64(s.sampling.planned_bytes);
   w.U64(s.sampling.plan_scope);
+  w.U64(s.sampling.planned_files);  // from format 21
   w.U32(static_cast<uint32_t>(s.sampling.setting_levels.size()));
   for (int lv : s.sampling.setting_levels) w.I32(lv);
   w.U64(s.sampling.rare_class_blocks);
@@ -954,6 +955,7 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
     s.sampling.planned_bytes = r.U64();
     s.sampling.plan_scope = r.U64();
   }
+  if (version >= 21) s.sampling.planned_files = r.U64();
   const uint32_t cells = r.U32();
   if (cells != 0 && cells != o.recordsizes.size() * settings && cells != settings) {
     r.Fail("corrupt: sampling levels");

@@ -107,7 +107,10 @@ namespace zsim::state {
 // (InputSummary::files_counted_twice); version 19 and older are read with 0 for both (their
 // errors' text says what of a part-read file the figures hold; a merge of them warned of its
 // shared files on stderr only).
-inline constexpr uint32_t kStateFormatVersion = 20;
+// 21: the files holding the planned bytes (SamplingState::planned_files), after the plan's
+// scope: the budget counts a file smaller than the block size as a block (estimate/codec_budget.h
+// PlannedBlocks); version 20 and older are read with 0, their budget the bytes' alone, as scanned.
+inline constexpr uint32_t kStateFormatVersion = 21;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process

@@ -421,7 +421,7 @@ WalkSizer::WalkSizer(io::FileSystem* fs, std::vector<std::string> roots, WalkOpt
                      int threads)
     : fs_(fs) {
   auto add = [this](const std::vector<WalkItem>& batch) {
-    uint64_t files = 0, bytes = 0, allocated = 0, data = 0;
+    uint64_t files = 0, bytes = 0, allocated = 0, data = 0, allocated_files = 0;
     std::vector<SampledFile> sampled;
     const int sample_level = sample_.level();
     for (const WalkItem& item : batch) {
@@ -432,6 +432,7 @@ WalkSizer::WalkSizer(io::FileSystem* fs, std::vector<std::string> roots, WalkOpt
         ++files;
         bytes += item.info.size;
         allocated += item.info.allocated;
+        allocated_files += item.info.allocated > 0;
         data += std::min(item.info.size, item.info.allocated);
       } else if (item.kind == WalkItem::Kind::kZvol) {
         uint64_t size = item.info.size;
@@ -442,6 +443,7 @@ WalkSizer::WalkSizer(io::FileSystem* fs, std::vector<std::string> roots, WalkOpt
         ++files;
         bytes += size;
         allocated += size;
+        allocated_files += size > 0;
         data += size;
       }
     }
@@ -449,6 +451,7 @@ WalkSizer::WalkSizer(io::FileSystem* fs, std::vector<std::string> roots, WalkOpt
     bytes_.fetch_add(bytes, std::memory_order_relaxed);
     allocated_.fetch_add(allocated, std::memory_order_relaxed);
     data_.fetch_add(data, std::memory_order_relaxed);
+    allocated_files_.fetch_add(allocated_files, std::memory_order_relaxed);
     if (!sampled.empty()) sample_.Offer(std::move(sampled));
   };
   if (options.follow_symlinks) {

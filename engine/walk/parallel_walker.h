@@ -89,6 +89,9 @@ class WalkSizer {
   uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
   // Bytes the files hold on their file system (holes excluded; a device: its size).
   uint64_t allocated_bytes() const { return allocated_.load(std::memory_order_relaxed); }
+  // Files (and devices) holding any allocated bytes: each is a block at least in every row of a
+  // scan (estimate/codec_budget.h PlannedBlocks).
+  uint64_t allocated_files() const { return allocated_files_.load(std::memory_order_relaxed); }
   // Bytes a scan reads: each file's allocated bytes, at most its size (a small file's last block
   // is allocated in full, but only its size is read; a device: its size).
   uint64_t data_bytes() const { return data_.load(std::memory_order_relaxed); }
@@ -100,7 +103,7 @@ class WalkSizer {
 
  private:
   io::FileSystem* fs_;
-  std::atomic<uint64_t> files_{0}, bytes_{0}, allocated_{0}, data_{0};
+  std::atomic<uint64_t> files_{0}, bytes_{0}, allocated_{0}, data_{0}, allocated_files_{0};
   std::atomic<bool> finished_{false};
   std::atomic<bool> stop_{false};
   FileSample sample_;

@@ -41,8 +41,15 @@ TEST(CodecBudgetTest, MoreBytesNeverLowerTheLevel) {
     ASSERT_GE(lv, previous) << n;
     previous = lv;
   }
-  EXPECT_EQ(BudgetLevelOfBytes(uint64_t{3} << 30, 128 * 1024), BudgetLevel(24576));
-  EXPECT_EQ(BudgetLevelOfBytes(uint64_t{3} << 30, 0), 0);
+  EXPECT_EQ(BudgetLevelOf(Plan{uint64_t{3} << 30}, 128 * 1024), BudgetLevel(24576));
+  EXPECT_EQ(BudgetLevelOf(Plan{uint64_t{3} << 30}, 0), 0);
+}
+
+// The default codecs of 2.4 (zsim/scan_options.h DefaultCompressions).
+std::vector<Compression> DefaultList() {
+  return {{CompressionAlgorithm::kOff, 0},  {CompressionAlgorithm::kLz4, 0},
+          {CompressionAlgorithm::kZstd, 3}, {CompressionAlgorithm::kGzip, 6},
+          {CompressionAlgorithm::kLzjb, 0}, {CompressionAlgorithm::kZle, 0}};
 }
 
 // A long list like --compression all: every gzip and zstd level, lz4, lzjb, zle.
@@ -88,9 +95,9 @@ TEST(CodecBudgetTest, TheDefaultCodecsKeepTheirBudgetUpToLargeTrees) {
   const std::vector<bool> sampled(o.compressions.size(), true);
   for (uint64_t gib : {uint64_t{1}, uint64_t{3}, uint64_t{20}, uint64_t{100}}) {
     const uint64_t bytes = gib << 30;
-    const std::vector<int> levels = BudgetLevels(o, sampled, bytes);
+    const std::vector<int> levels = BudgetLevels(o, sampled, Plan{bytes});
     for (size_t c = 0; c < o.compressions.size(); ++c) {
-      EXPECT_EQ(levels[c], BudgetLevelOfBytes(bytes, 128 * 1024)) << gib << " GiB, " << c;
+      EXPECT_EQ(levels[c], BudgetLevelOf(Plan{bytes}, 128 * 1024)) << gib << " GiB, " << c;
     }
   }
 }
@@ -100,14 +107,14 @@ TEST(CodecBudgetTest, ALongListCostsTheCapAndItsCostliestCodecsGiveWay) {
   const std::vector<bool> sampled(o.compressions.size(), true);
   for (uint64_t mib : {uint64_t{90}, uint64_t{3000}, uint64_t{200000}}) {
     const uint64_t bytes = mib << 20;
-    const std::vector<int> levels = BudgetLevels(o, sampled, bytes);
+    const std::vector<int> levels = BudgetLevels(o, sampled, Plan{bytes});
     // Within twice the cap: a granted wish is a budget of blocks, coded at a level that keeps
     // up to twice as many.
     EXPECT_LE(NominalSeconds(o, levels, bytes), 2 * kCapSeconds) << mib << " MiB";
     bool raised = false;
     const size_t n = o.compressions.size();
     for (size_t r = 0; r < 3; ++r) {
-      const int budget = BudgetLevelOfBytes(bytes, o.recordsizes[r]);
+      const int budget = BudgetLevelOf(Plan{bytes}, o.recordsizes[r]);
       const int zle = levels[r * n + 2];  // LongList()[2]
       for (size_t c = 0; c < n; ++c) {
         const int lv = levels[r * n + c];
@@ -142,9 +149,9 @@ TEST(CodecBudgetTest, AllCodecsAtThreeRecordsizesCostAtMostTenDefaultScans) {
                                       {CompressionAlgorithm::kZle, 0}},
                                      {128 * 1024});
   const double all_seconds = NominalSeconds(
-      all, BudgetLevels(all, PlanSampling(all.compressions, false).sampled, bytes), bytes);
+      all, BudgetLevels(all, PlanSampling(all.compressions, false).sampled, Plan{bytes}), bytes);
   const double default_seconds = NominalSeconds(
-      def, BudgetLevels(def, PlanSampling(def.compressions, false).sampled, bytes), bytes);
+      def, BudgetLevels(def, PlanSampling(def.compressions, false).sampled, Plan{bytes}), bytes);
   EXPECT_GT(default_seconds, 0);
   EXPECT_LE(all_seconds, 10 * default_seconds) << all_seconds << " vs " << default_seconds;
 }
@@ -154,12 +161,68 @@ TEST(CodecBudgetTest, NoLevelFallsAsTheTreeGrows) {
   // whole tree's, for every codec, also where the cap binds.
   const ScanOptions o = WithCodecs(LongList(), {16 * 1024, 1024 * 1024});
   const std::vector<bool> sampled(o.compressions.size(), true);
-  std::vector<int> previous = BudgetLevels(o, sampled, 0);
+  std::vector<int> previous = BudgetLevels(o, sampled, Plan{0});
   for (uint64_t bytes = 1 << 20; bytes < (uint64_t{1} << 42); bytes += bytes / 7 + 12345) {
-    const std::vector<int> levels = BudgetLevels(o, sampled, bytes);
+    const std::vector<int> levels = BudgetLevels(o, sampled, Plan{bytes});
     for (size_t i = 0; i < levels.size(); ++i)
       ASSERT_GE(levels[i], previous[i]) << bytes << " " << i;
     previous = levels;
+  }
+}
+
+// A file smaller than the block size is one block: a tree of small files plans its files, not
+// its bytes over the block size (source-large at 128K: 78,579 files of 1.3 GB, 9,908 blocks by
+// the bytes, which coded half of every sampled codec's blocks where the budget asks 4,096 to
+// 8,192). A tree of large files plans its bytes, as before; a state without the count (format
+// 20 and older, files 0) too.
+TEST(CodecBudgetTest, SmallFilesArePlannedAsTheirBlocks) {
+  EXPECT_EQ(PlannedBlocks(Plan{uint64_t{1298682509}, 78579}, 128 * 1024), 78579u);
+  EXPECT_EQ(PlannedBlocks(Plan{uint64_t{1298682509}, 0}, 128 * 1024), 9908u);
+  EXPECT_EQ(PlannedBlocks(Plan{uint64_t{3200616445}, 1284}, 128 * 1024), 24418u);
+  EXPECT_EQ(PlannedBlocks(Plan{uint64_t{3200616445}, 1284}, 0), 0u);
+  EXPECT_EQ(BudgetLevelOf(Plan{uint64_t{1298682509}, 78579}, 128 * 1024), 4);
+  EXPECT_EQ(BudgetLevelOf(Plan{uint64_t{1298682509}, 0}, 128 * 1024), 1);
+  const ScanOptions o = WithCodecs(DefaultList(), {128 * 1024});
+  const std::vector<bool> sampled = PlanSampling(o.compressions, false).sampled;
+  const std::vector<int> levels = BudgetLevels(o, sampled, Plan{uint64_t{1298682509}, 78579});
+  for (size_t c = 0; c < levels.size(); ++c) EXPECT_EQ(levels[c], sampled[c] ? 4 : 0) << c;
+
+  // The cap counts a small file's codec time as its bytes': 4,000 files of 8K under zstd-16 cost
+  // what 32 MB does, as they did counted by their bytes (a whole 128K block each would be 512
+  // MB, and the cap would sample a costly codec the tree codes whole in moments).
+  const ScanOptions costly = WithCodecs({{CompressionAlgorithm::kLz4, 0},
+                                         {CompressionAlgorithm::kZstd, 1},
+                                         {CompressionAlgorithm::kZstd, 16}},
+                                        {128 * 1024});
+  const std::vector<bool> costly_sampled = PlanSampling(costly.compressions, false).sampled;
+  EXPECT_EQ(BudgetLevels(costly, costly_sampled, Plan{uint64_t{4000} * 8192, 4000}),
+            BudgetLevels(costly, costly_sampled, Plan{uint64_t{4000} * 8192, 0}));
+}
+
+TEST(CodecBudgetTest, NoLevelFallsAsFilesOrBytesGrow) {
+  // Bytes and files grow apart while the sizing walk runs (a directory of small files, then a
+  // large one): no level may fall as either grows, where the cap binds too.
+  for (const std::vector<Compression>& list : {DefaultList(), LongList()}) {
+    const ScanOptions o = WithCodecs(list, {16 * 1024, 128 * 1024, 1024 * 1024});
+    const std::vector<bool> sampled(o.compressions.size(), true);
+    Plan plan;
+    std::vector<int> previous = BudgetLevels(o, sampled, plan);
+    uint64_t step = 1;
+    for (int k = 0; plan.bytes < (uint64_t{1} << 48); ++k) {
+      if (k % 3 == 0) {
+        plan.files += 17 * step;  // small files: a few KiB each
+        plan.bytes += 17 * step * 3000;
+      } else {
+        plan.bytes += step << 20;  // a large file
+        plan.files += 1;
+      }
+      step += step / 50 + 1;
+      const std::vector<int> levels = BudgetLevels(o, sampled, plan);
+      for (size_t i = 0; i < levels.size(); ++i) {
+        ASSERT_GE(levels[i], previous[i]) << plan.bytes << " " << plan.files << " " << i;
+      }
+      previous = levels;
+    }
   }
 }
 
@@ -217,18 +280,19 @@ TEST(CodecBudgetTest, AFollowerOfANearAnchorCodedWholeCodesHalfItsRow) {
   ScanOptions o = WithCodecs(V23List(), {128 * 1024});
   o.profile = Profile::kV23;
   const std::vector<bool> sampled = PlanSampling(o.compressions, false).sampled;
-  EXPECT_EQ(BudgetLevels(o, sampled, uint64_t{92} << 20),
+  EXPECT_EQ(BudgetLevels(o, sampled, Plan{uint64_t{92} << 20}),
             (std::vector<int>{0, 0, 0, 0, 0, kNearAnchorLevel}));
   // Below kNearAnchorMinBlocks planned blocks half would be too few: coded whole.
-  EXPECT_EQ(BudgetLevels(o, sampled, (kNearAnchorMinBlocks - 1) * 128 * 1024),
+  EXPECT_EQ(BudgetLevels(o, sampled, Plan{(kNearAnchorMinBlocks - 1) * 128 * 1024}),
             (std::vector<int>{0, 0, 0, 0, 0, 0}));
   // From 8,192 blocks gzip-6 is sampled too (the cap raises both): gzip-9 codes no more blocks
   // than gzip-6.
-  const std::vector<int> large = BudgetLevels(o, sampled, uint64_t{1} << 30);
+  const std::vector<int> large = BudgetLevels(o, sampled, Plan{uint64_t{1} << 30});
   EXPECT_GE(large[4], 1);
   EXPECT_GE(large[5], large[4]);
   // --exact: nothing sampled, nothing raised.
-  for (int lv : BudgetLevels(o, std::vector<bool>(6, false), uint64_t{92} << 20)) EXPECT_EQ(lv, 0);
+  for (int lv : BudgetLevels(o, std::vector<bool>(6, false), Plan{uint64_t{92} << 20}))
+    EXPECT_EQ(lv, 0);
 }
 
 TEST(CodecBudgetTest, AFollowerIsCodedWholeWherePsizeRoundsToMoreThan512Bytes) {
@@ -236,11 +300,11 @@ TEST(CodecBudgetTest, AFollowerIsCodedWholeWherePsizeRoundsToMoreThan512Bytes) {
   // every block: half a row would hold too few differences. Coded whole, as the budget alone says.
   ScanOptions o = WithCodecs(V23List(), {128 * 1024});
   const std::vector<bool> sampled = PlanSampling(o.compressions, false).sampled;
-  EXPECT_EQ(BudgetLevels(o, sampled, uint64_t{92} << 20), std::vector<int>(6, 0));
+  EXPECT_EQ(BudgetLevels(o, sampled, Plan{uint64_t{92} << 20}), std::vector<int>(6, 0));
   EXPECT_FALSE(NearAnchorsLowerLevels(o));
   o.ashift = 9;  // 2.x at 512-byte sectors: lowered
   EXPECT_TRUE(NearAnchorsLowerLevels(o));
-  EXPECT_EQ(BudgetLevels(o, sampled, uint64_t{92} << 20),
+  EXPECT_EQ(BudgetLevels(o, sampled, Plan{uint64_t{92} << 20}),
             (std::vector<int>{0, 0, 0, 0, 0, kNearAnchorLevel}));
   o.profile = Profile::kV23;  // 512 bytes whatever the pool
   for (int ashift : {9, 12, 16}) {
@@ -251,9 +315,9 @@ TEST(CodecBudgetTest, AFollowerIsCodedWholeWherePsizeRoundsToMoreThan512Bytes) {
   // and gzip-7..9 coded whole at ashift 12 as the budget alone says.
   ScanOptions all = WithCodecs(LongList(), {16 * 1024});
   const std::vector<bool> all_sampled = PlanSampling(all.compressions, false).sampled;
-  const std::vector<int> budget_only = BudgetLevels(all, all_sampled, uint64_t{84} << 20);
+  const std::vector<int> budget_only = BudgetLevels(all, all_sampled, Plan{uint64_t{84} << 20});
   all.ashift = 9;
-  const std::vector<int> lowered = BudgetLevels(all, all_sampled, uint64_t{84} << 20);
+  const std::vector<int> lowered = BudgetLevels(all, all_sampled, Plan{uint64_t{84} << 20});
   bool any_lowered = false;
   for (size_t i = 0; i < lowered.size(); ++i) {
     EXPECT_GE(lowered[i], budget_only[i]) << i;
@@ -273,9 +337,9 @@ TEST(CodecBudgetTest, NoLevelOfANearAnchorsFollowerFallsAsTheTreeGrows) {
         ScanOptions o = WithCodecs(list, recordsizes);
         o.ashift = ashift;
         const std::vector<bool> sampled = PlanSampling(o.compressions, false).sampled;
-        std::vector<int> previous = BudgetLevels(o, sampled, 0);
+        std::vector<int> previous = BudgetLevels(o, sampled, Plan{0});
         for (uint64_t bytes = 1 << 20; bytes < (uint64_t{1} << 42); bytes += bytes / 13 + 12345) {
-          const std::vector<int> levels = BudgetLevels(o, sampled, bytes);
+          const std::vector<int> levels = BudgetLevels(o, sampled, Plan{bytes});
           for (size_t i = 0; i < levels.size(); ++i)
             ASSERT_GE(levels[i], previous[i]) << bytes << " " << i;
           previous = levels;
@@ -288,7 +352,7 @@ TEST(CodecBudgetTest, NoLevelOfANearAnchorsFollowerFallsAsTheTreeGrows) {
 TEST(CodecBudgetTest, ExactSettingsHaveNoLevel) {
   const ScanOptions o = WithCodecs(LongList(), {128 * 1024});
   const std::vector<bool> exact(o.compressions.size(), false);
-  for (int lv : BudgetLevels(o, exact, uint64_t{1} << 40)) EXPECT_EQ(lv, 0);
+  for (int lv : BudgetLevels(o, exact, Plan{uint64_t{1} << 40})) EXPECT_EQ(lv, 0);
 }
 
 }  // namespace

@@ -167,16 +167,16 @@ TEST(PilotLevelTest, BudgetLevelsOnlyForSampledCodecsOfALargeEnoughFirstRow) {
   ScanOptions o = Options({off, lz4, zstd3, gzip6}, 12);
   const std::vector<bool> sampled = {false, false, true, true};
   const uint64_t big = uint64_t{24000} * 131072;  // budget level 2
-  EXPECT_EQ(PilotBudgetLevels(o, sampled, true, big), (std::vector<int>{-1, -1, 2, 2}));
+  EXPECT_EQ(PilotBudgetLevels(o, sampled, true, Plan{big}), (std::vector<int>{-1, -1, 2, 2}));
   // Too small a tree, --exact, --sample, not adaptive: none.
-  EXPECT_EQ(PilotBudgetLevels(o, sampled, true, uint64_t{2000} * 131072),
+  EXPECT_EQ(PilotBudgetLevels(o, sampled, true, Plan{uint64_t{2000} * 131072}),
             (std::vector<int>(4, -1)));
-  EXPECT_EQ(PilotBudgetLevels(o, sampled, false, big), (std::vector<int>(4, -1)));
+  EXPECT_EQ(PilotBudgetLevels(o, sampled, false, Plan{big}), (std::vector<int>(4, -1)));
   o.exact = true;
-  EXPECT_EQ(PilotBudgetLevels(o, sampled, true, big), (std::vector<int>(4, -1)));
+  EXPECT_EQ(PilotBudgetLevels(o, sampled, true, Plan{big}), (std::vector<int>(4, -1)));
   o.exact = false;
   o.sample_modulus = 4;
-  EXPECT_EQ(PilotBudgetLevels(o, sampled, true, big), (std::vector<int>(4, -1)));
+  EXPECT_EQ(PilotBudgetLevels(o, sampled, true, Plan{big}), (std::vector<int>(4, -1)));
 }
 
 // gzip-9 follows gzip-6 where psize rounds to 512 bytes (ashift 9) and gzip-6 is coded whole:
@@ -188,11 +188,11 @@ TEST(PilotLevelTest, NearAnchorsAreLeftAlone) {
   const std::vector<bool> sampled = {false, true, true};
   // A tree whose gzip-6 budget codes it whole (level 0) but that is large enough for a pilot.
   const uint64_t bytes = uint64_t{6000} * 131072;
-  const std::vector<int> budget = BudgetLevels(o, sampled, bytes);
+  const std::vector<int> budget = BudgetLevels(o, sampled, Plan{bytes});
   ASSERT_EQ(budget[1], 0);
   const std::vector<int> near = NearAnchors(o.compressions, {true, true, false});
   ASSERT_EQ(near[2], 1);
-  EXPECT_EQ(PilotBudgetLevels(o, sampled, true, bytes), (std::vector<int>{-1, -1, -1}));
+  EXPECT_EQ(PilotBudgetLevels(o, sampled, true, Plan{bytes}), (std::vector<int>{-1, -1, -1}));
 }
 
 // Several recordsizes: each row of blocks at least the first's is piloted where its own budget
@@ -205,18 +205,19 @@ TEST(PilotLevelTest, RowsOfBlocksAtLeastTheFirstsArePilotedWhereLargeEnough) {
   const std::vector<bool> sampled = {false, true};
   o.recordsizes = {16384, 131072, 1 << 20, 4096};
   const uint64_t bytes = uint64_t{24000} * 131072;
-  const std::vector<int> budget = BudgetLevels(o, sampled, bytes);
+  const std::vector<int> budget = BudgetLevels(o, sampled, Plan{bytes});
   ASSERT_EQ(budget.size(), 8u);
   ASSERT_TRUE(PilotWanted(bytes / 16384, budget[1]));
   ASSERT_TRUE(PilotWanted(bytes / 131072, budget[3]));
   ASSERT_FALSE(PilotWanted(bytes / (1 << 20), budget[5]));
   ASSERT_TRUE(PilotWanted(bytes / 4096, budget[7]));
-  EXPECT_EQ(PilotBudgetLevels(o, sampled, true, bytes),
+  EXPECT_EQ(PilotBudgetLevels(o, sampled, true, Plan{bytes}),
             (std::vector<int>{-1, budget[1], -1, budget[3], -1, -1, -1, -1}));
   // A first row of 4K blocks: the 128K row is piloted with it.
   o.recordsizes = {4096, 131072};
-  ASSERT_TRUE(PilotWanted(bytes / 131072, BudgetLevels(o, sampled, bytes)[3]));
-  EXPECT_EQ(PilotBudgetLevels(o, sampled, true, bytes)[3], BudgetLevels(o, sampled, bytes)[3]);
+  ASSERT_TRUE(PilotWanted(bytes / 131072, BudgetLevels(o, sampled, Plan{bytes})[3]));
+  EXPECT_EQ(PilotBudgetLevels(o, sampled, true, Plan{bytes})[3],
+            BudgetLevels(o, sampled, Plan{bytes})[3]);
 }
 }  // namespace
 }  // namespace zsim::estimate

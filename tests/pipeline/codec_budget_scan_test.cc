@@ -151,6 +151,58 @@ TEST(CodecBudgetScanTest, MergedPartsOfDifferentBudgetsEqualOneScan) {
   EXPECT_FALSE(whole->results[0].exact);
 }
 
+// A file smaller than the record is a block of its own: 9,000 files of 3 KiB at 128K records
+// plan 9,000 blocks (budget level 1: 4,500 of them coded), not their 27 MiB over 128K (211
+// blocks, level 0: every block coded, as it was). The state keeps the files, a file of it too,
+// and a merge of two trees adds them up; the report's budget is the scan's.
+TEST(CodecBudgetScanTest, SmallFilesArePlannedAsBlocks) {
+  testing::TempDir tmp;
+  for (int i = 0; i < 9000; ++i) {
+    std::vector<uint8_t> bytes = testing::Xorshift64Bytes(uint64_t(i) + 77, 1000 + i % 700);
+    bytes.resize(3072, uint8_t(i));
+    tmp.WriteFile("d" + std::to_string(i % 30) + "/f" + std::to_string(i), bytes);
+  }
+  ScanOptions o = Options({tmp.path().string()}, false, 2);
+  o.recordsizes = {128 * 1024};
+  auto fs = io::PosixFileSystem();
+  Result<state::ScanState> st = ScanToState(o, fs.get());
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  ASSERT_TRUE(st->sampling.adaptive);
+  EXPECT_EQ(st->sampling.planned_files, 9000u);
+  EXPECT_EQ(estimate::PlannedBlocks(st->sampling.plan(), 128 * 1024), 9000u);
+  for (size_t c = 0; c < o.compressions.size(); ++c) {
+    EXPECT_EQ(st->sampling.LevelOf(0, c), 1) << c;
+  }
+  const ScanResult r = finish::Finish(*st, finish::ReportOptionsOf(st->options));
+  ASSERT_EQ(r.results.size(), 2u);
+  EXPECT_FALSE(r.results[0].exact);
+  EXPECT_LT(r.results[0].codec_bytes, 9000u * 3072 * 3 / 4);
+
+  testing::TempDir dir;
+  const std::string path = (dir.path() / "s.zstate").string();
+  ASSERT_TRUE(state::SaveState(*st, path).ok());
+  Result<state::ScanState> loaded = state::LoadState(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->sampling.planned_files, 9000u);
+  EXPECT_EQ(loaded->sampling.planned_bytes, st->sampling.planned_bytes);
+
+  // Another tree of 9,000 such files: the merge plans both (18,000 files, level 2).
+  testing::TempDir other;
+  for (int i = 0; i < 9000; ++i) {
+    std::vector<uint8_t> bytes = testing::Xorshift64Bytes(uint64_t(i) + 99999, 1000 + i % 700);
+    bytes.resize(3072, uint8_t(i));
+    other.WriteFile("e" + std::to_string(i % 30) + "/g" + std::to_string(i), bytes);
+  }
+  ScanOptions p = o;
+  p.paths = {other.path().string()};
+  Result<state::ScanState> second = ScanToState(p, fs.get());
+  ASSERT_TRUE(second.ok());
+  ASSERT_TRUE(state::CheckMergeable(*loaded, *second).ok());
+  state::Merge(*loaded, *second);
+  EXPECT_EQ(loaded->sampling.planned_files, 18000u);
+  EXPECT_EQ(estimate::BudgetLevelOf(loaded->sampling.plan(), 128 * 1024), 2);
+}
+
 // A row with few unique blocks: 16,800 records of which every 400th holds random bytes and the
 // rest are zeros (holes once compressed). The budget's level is 2 (16,800 planned blocks), so
 // the codecs run on about a quarter of the 42 unique blocks, some ten blocks: too few for a
@@ -735,7 +787,7 @@ TEST(CodecBudgetScanTest, AFollowerUnderTheCapBesideLz4HoldsTheExactFigure) {
   ASSERT_EQ(whole.results.size(), 3u);
   ASSERT_TRUE(whole.results[2].exact);
   st->sampling.planned_bytes = uint64_t{8000} * 131072;
-  ASSERT_EQ(estimate::BudgetLevels(o, st->sampling.sampled, st->sampling.planned_bytes)[2], 3);
+  ASSERT_EQ(estimate::BudgetLevels(o, st->sampling.sampled, st->sampling.plan())[2], 3);
   const ScanResult r = finish::Finish(*st, ro);
   const SettingResult& e = whole.results[2];
   const SettingResult& s = r.results[2];

@@ -114,7 +114,7 @@ TEST(RareClassesTest, NoCensusWhereItWouldCostMoreThanAQuarterOfTheCapsShare) {
   o.recordsizes = {128 * 1024};
   const std::vector<bool> sampled = estimate::PlanSampling(o.compressions, false).sampled;
   for (uint64_t bytes : {uint64_t{64} << 20, uint64_t{1} << 40}) {
-    EXPECT_EQ(estimate::RareClassCensus(o, sampled, bytes),
+    EXPECT_EQ(estimate::RareClassCensus(o, sampled, estimate::Plan{bytes}),
               (std::vector<bool>{false, true, true, true}))
         << bytes;
   }
@@ -123,20 +123,20 @@ TEST(RareClassesTest, NoCensusWhereItWouldCostMoreThanAQuarterOfTheCapsShare) {
   o.compressions.push_back({CompressionAlgorithm::kZstd, 19});
   o.recordsizes = {1024 * 1024};
   const std::vector<bool> with19 = estimate::PlanSampling(o.compressions, false).sampled;
-  EXPECT_EQ(estimate::RareClassCensus(o, with19, uint64_t{64} << 20),
+  EXPECT_EQ(estimate::RareClassCensus(o, with19, estimate::Plan{uint64_t{64} << 20}),
             (std::vector<bool>{false, true, false, true, false}));
   // On 3 GiB the cap binds: gzip-6, zstd-3 and zstd-19 share what zle leaves of 28 s (under
   // 9 s each), and zstd-3's census at 1M (528 MiB at 250 MB/s, 2.2 s) is then more than a
   // quarter of that.
-  EXPECT_EQ(estimate::RareClassCensus(o, with19, uint64_t{3} << 30),
+  EXPECT_EQ(estimate::RareClassCensus(o, with19, estimate::Plan{uint64_t{3} << 30}),
             (std::vector<bool>{false, false, false, true, false}));
   // Never back on as the tree grows.
   for (const std::vector<uint64_t>& rows :
        {std::vector<uint64_t>{16 * 1024, 128 * 1024, 1024 * 1024}, std::vector<uint64_t>{4096}}) {
     o.recordsizes = rows;
-    std::vector<bool> previous = estimate::RareClassCensus(o, with19, 0);
+    std::vector<bool> previous = estimate::RareClassCensus(o, with19, estimate::Plan{0});
     for (uint64_t bytes = 1 << 20; bytes < (uint64_t{1} << 44); bytes += bytes / 7 + 12345) {
-      const std::vector<bool> now = estimate::RareClassCensus(o, with19, bytes);
+      const std::vector<bool> now = estimate::RareClassCensus(o, with19, estimate::Plan{bytes});
       for (size_t i = 0; i < now.size(); ++i) ASSERT_FALSE(now[i] && !previous[i]) << bytes;
       previous = now;
     }

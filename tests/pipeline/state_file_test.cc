@@ -661,6 +661,18 @@ TEST(StateFileTest, AFormat19StateReadsWithNothingInPartAndNothingCountedTwice) 
   EXPECT_EQ(FilesInPart(r.input.errors), 0u);
 }
 
+// Format 21 keeps the files of the codec budget's plan; a state of format 20 reads without them
+// (0), its budget the bytes' alone, as it was scanned: its report needs no block it never coded.
+TEST(StateFileTest, AFormat20StateReadsWithItsPlansBytesAlone) {
+  Result<state::ScanState> s =
+      state::LoadState(ZSIM_SOURCE_DIR "/tests/fuzz/corpus/state_load/v20_records");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_GT(s->input.files, 1u);
+  EXPECT_EQ(s->sampling.planned_files, 0u);
+  const ScanResult r = finish::Finish(*s, finish::ReportOptionsOf(s->options));
+  EXPECT_FALSE(r.results.empty());
+}
+
 // Format 19 keeps each breakdown row's all-zero records per setting: the saved figures of a
 // directory of zeros count them under a codec that makes them holes, as the headline does
 // (before, "saved 0 B" beside a headline of 4 MiB of all-zero records stored as holes). A file

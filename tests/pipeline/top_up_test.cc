@@ -74,7 +74,7 @@ struct Fixture {
     sampling.anchors = {-1, -1};
     sampling.adaptive = true;
     sampling.planned_bytes = 16800 * kBlock;
-    planned = estimate::BudgetLevels(options, sampling.sampled, sampling.planned_bytes);
+    planned = estimate::BudgetLevels(options, sampling.sampled, sampling.plan());
     EXPECT_EQ(planned, (std::vector<int>{2, 2}));
     sampling.setting_levels = planned;
     sampling.complete_level = 2;
@@ -299,15 +299,17 @@ TEST(TopUpTest, TheBudgetOfAToppedRowIsThatOfItsUniqueBytes) {
   o.recordsizes = {kBlock, 4 * kBlock};
   const std::vector<bool> sampled = {true, true};
   const uint64_t planned = 16800 * kBlock;
-  EXPECT_EQ(estimate::RowBudgetLevels(o, sampled, planned, {}),
-            estimate::BudgetLevels(o, sampled, planned));
+  EXPECT_EQ(estimate::RowBudgetLevels(o, sampled, estimate::Plan{planned}, {}),
+            estimate::BudgetLevels(o, sampled, estimate::Plan{planned}));
   // Row 0 topped with 40 blocks' bytes: level 0 there; row 1 keeps the planned budget.
-  const std::vector<int> topped = estimate::RowBudgetLevels(o, sampled, planned, {40 * kBlock, 0});
-  const std::vector<int> whole = estimate::BudgetLevels(o, sampled, planned);
+  const std::vector<int> topped =
+      estimate::RowBudgetLevels(o, sampled, estimate::Plan{planned}, {40 * kBlock, 0});
+  const std::vector<int> whole = estimate::BudgetLevels(o, sampled, estimate::Plan{planned});
   EXPECT_EQ(topped, (std::vector<int>{0, 0, whole[2], whole[3]}));
   EXPECT_EQ(whole[0], 2);
   // Bytes above the plan change nothing.
-  EXPECT_EQ(estimate::RowBudgetLevels(o, sampled, planned, {2 * planned, 0}), whole);
+  EXPECT_EQ(estimate::RowBudgetLevels(o, sampled, estimate::Plan{planned}, {2 * planned, 0}),
+            whole);
 }
 
 }  // namespace
