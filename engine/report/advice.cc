@@ -87,6 +87,13 @@ std::string OverheadText(const ScanOptions& o) {
                       : std::string("sector rounding and metadata");
 }
 
+// An L2ARC can hold the table only where the RAM its headers take (one per cached block) fits
+// in the DDT's RAM budget; else only a special/dedup vdev will do.
+bool L2arcHeadersFit(const Decision& d) {
+  const DdtFootprint* fp = d.dedup.footprint;
+  return fp != nullptr && (d.ram_bytes == 0 || fp->l2arc_header_bytes <= d.dedup.budget_bytes);
+}
+
 std::string CompressText(const SettingResult& s) {
   std::string text = fmt::format("compressratio {}", Ratio(s.compressratio));
   if (s.zero_lsize > 0 && DataCompression(s) > s.compressratio * 1.005) {
@@ -215,9 +222,11 @@ AdviceItem DedupItem(const Context& c) {
     case Verdict::kDedupNeedsHardware:
       item.sentence = fmt::format(
           "{} ({} less) but its table needs {} of RAM, more than a quarter of {} ({}): it pays "
-          "only with an L2ARC or a special/dedup vdev for the table.",
+          "only with {} for the table{}.",
           change, FormatBytes(saved_bytes), need, FormatBytes(d.ram_bytes),
-          FormatBytes(d.dedup.budget_bytes));
+          FormatBytes(d.dedup.budget_bytes),
+          L2arcHeadersFit(d) ? "an L2ARC or a special/dedup vdev" : "a special/dedup vdev",
+          L2arcHeadersFit(d) ? "" : " (an L2ARC's headers would not fit in RAM either)");
       break;
     case Verdict::kDedupCoveredByCloning:
       item.sentence = fmt::format(
@@ -272,10 +281,18 @@ std::optional<AdviceItem> DdtMemoryItem(const Context& c) {
             ? head + "."
             : fmt::format("{}: it fits in ARC with {} of RAM (budget: a quarter, {}).", head,
                           FormatBytes(d.ram_bytes), FormatBytes(d.dedup.budget_bytes));
-  } else {
+  } else if (L2arcHeadersFit(d)) {
     item.sentence = fmt::format(
         "{}, more than a quarter of {} of RAM ({}): it needs an L2ARC of {} (whose headers cost "
         "{} of RAM) or a special/dedup vdev of {} (mirrored: losing that vdev loses the pool).",
+        head, FormatBytes(d.ram_bytes), FormatBytes(d.dedup.budget_bytes),
+        FormatBytes(fp->in_core_bytes), FormatBytes(fp->l2arc_header_bytes),
+        FormatBytes(fp->on_disk_bytes));
+  } else {
+    item.sentence = fmt::format(
+        "{}, more than a quarter of {} of RAM ({}): an L2ARC of {} would not do, its headers "
+        "alone taking {} of RAM, over that budget; it needs a special/dedup vdev of {} "
+        "(mirrored: losing that vdev loses the pool).",
         head, FormatBytes(d.ram_bytes), FormatBytes(d.dedup.budget_bytes),
         FormatBytes(fp->in_core_bytes), FormatBytes(fp->l2arc_header_bytes),
         FormatBytes(fp->on_disk_bytes));
@@ -543,13 +560,22 @@ AdviceItem SummaryItem(const Context& c) {
     }
     case Verdict::kDedupNeedsHardware: {
       const DdtFootprint* fp = d.dedup.footprint;
+      const std::string hardware =
+          L2arcHeadersFit(d)
+              ? fmt::format("an L2ARC of {} or a mirrored special/dedup vdev of {}",
+                            FormatBytes(fp ? fp->in_core_bytes : 0),
+                            FormatBytes(fp ? fp->on_disk_bytes : 0))
+              : fmt::format(
+                    "a mirrored special/dedup vdev of {} (an L2ARC's headers, {} of RAM, "
+                    "would not fit either)",
+                    FormatBytes(fp ? fp->on_disk_bytes : 0),
+                    FormatBytes(fp ? fp->l2arc_header_bytes : 0));
       item.sentence = fmt::format(
           "Compression only unless the DDT gets hardware: {}, dedup=off {}. Dedup ({}) would "
-          "{}, but its table ({} of RAM) does not fit in {}: turn it on only with an L2ARC of "
-          "{} or a mirrored special/dedup vdev of {}.",
+          "{}, but its table ({} of RAM) does not fit in a quarter of {} ({}): turn it on only "
+          "with {}.",
           c.settings, saves, Ratio(ratio), SavesText(d.space.saved_dedup, true), need,
-          FormatBytes(d.ram_bytes), FormatBytes(fp ? fp->in_core_bytes : 0),
-          FormatBytes(fp ? fp->on_disk_bytes : 0));
+          FormatBytes(d.ram_bytes), FormatBytes(d.dedup.budget_bytes), hardware);
       break;
     }
     case Verdict::kCompressionOnly:

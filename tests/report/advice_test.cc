@@ -289,7 +289,7 @@ TEST(AdviceTest, DedupWithTableBeyondRamNeedsL2arcOrSpecialVdev) {
 
   const AdviceItem& summary = Item(a, AdviceKind::kSummary);
   EXPECT_EQ(summary.verdict, Verdict::kDedupNeedsHardware);
-  EXPECT_THAT(summary.sentence, HasSubstr("does not fit in 16.0 GiB"));
+  EXPECT_THAT(summary.sentence, HasSubstr("does not fit in a quarter of 16.0 GiB (4.00 GiB)"));
   EXPECT_THAT(summary.sentence,
               HasSubstr("an L2ARC of 40.0 GiB or a mirrored special/dedup vdev of 96.0 GiB"));
   EXPECT_FALSE(a.dedup_on);
@@ -307,6 +307,25 @@ TEST(AdviceTest, DedupWithTableBeyondRamNeedsL2arcOrSpecialVdev) {
   EXPECT_THAT(ddt.sentence, HasSubstr("an L2ARC of 40.0 GiB (whose headers cost " +
                                       FormatBytes(headers) + " of RAM)"));
   EXPECT_THAT(ddt.sentence, HasSubstr("special/dedup vdev of 96.0 GiB"));
+
+  // With 2 GiB of RAM (a quarter: 512 MiB) the L2ARC's headers (960 MiB) would not fit either:
+  // only a special/dedup vdev is named (it offered an L2ARC whose headers took more RAM than the
+  // budget the table was refused for).
+  r.options.ram_bytes = 2 * kGiB;
+  const Advice small = ComputeAdvice(r);
+  EXPECT_EQ(Item(small, AdviceKind::kSummary).verdict, Verdict::kDedupNeedsHardware);
+  EXPECT_THAT(Item(small, AdviceKind::kSummary).sentence,
+              HasSubstr("turn it on only with a mirrored special/dedup vdev of 96.0 GiB (an "
+                        "L2ARC's headers, " +
+                        FormatBytes(headers) + " of RAM, would not fit either)"));
+  EXPECT_THAT(Item(small, AdviceKind::kDedup).sentence,
+              HasSubstr("it pays only with a special/dedup vdev for the table (an L2ARC's headers "
+                        "would not fit in RAM either)."));
+  EXPECT_THAT(Item(small, AdviceKind::kDdtMemory).sentence,
+              HasSubstr("an L2ARC of 40.0 GiB would not do, its headers alone taking " +
+                        FormatBytes(headers) +
+                        " of RAM, over that budget; it needs a "
+                        "special/dedup vdev of 96.0 GiB"));
 
   // With 256 GiB of RAM the same table fits: dedup pays.
   r.options.ram_bytes = 256 * kGiB;
