@@ -359,8 +359,8 @@ int main(int argc, char** argv) {
   if (cmd->kind == cli::Command::Kind::kScan && !quiet_rank) {
     const std::string kReads = "zsim reads files, directories and block devices";
     size_t unscannable = 0;
-    std::string notes, first_problem;  // the first such path's message
-    bool first_is_kind = false;        // it exists but is not a file, directory or block device
+    std::string notes, problems;  // each such path's message
+    bool any_kind = false;        // one exists but is not a file, directory or block device
     for (const std::string& path : cmd->options.paths) {
       struct stat st;
       std::string problem;
@@ -379,15 +379,11 @@ int main(int argc, char** argv) {
         problem = path + " is " + kind;
         notes += "zsim: " + problem + ": not scanned (" + kReads + ")\n";
       }
-      if (unscannable++ == 0) {
-        first_problem = problem;
-        first_is_kind = exists;
-      }
+      problems += (unscannable++ == 0 ? "" : "; ") + problem;
+      any_kind = any_kind || exists;
     }
     if (unscannable != 0 && unscannable == cmd->options.paths.size()) {
-      cli::PrintError(first_problem +
-                      (unscannable > 1 ? " (and no other path named can be scanned)" : "") +
-                      ": nothing to scan" + (first_is_kind ? " (" + kReads + ")" : ""));
+      cli::PrintError(problems + ": nothing to scan" + (any_kind ? " (" + kReads + ")" : ""));
       return refuse_output();
     }
     if (!cmd->quiet) std::fputs(notes.c_str(), stderr);

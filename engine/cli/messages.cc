@@ -148,7 +148,8 @@ std::string FormatCostWarning(const pipeline::CostForecast& f) {
          std::to_string(static_cast<uint64_t>(f.codec_cpu_seconds / f.read_cpu_seconds + 0.5)) +
          " times the reading (this scan: about " +
          std::to_string(static_cast<uint64_t>(wall + 0.5)) + " s on " + std::to_string(f.threads) +
-         " threads); fewer codecs or recordsizes cost less, Ctrl-C stops with what was read";
+         (f.threads == 1 ? " thread" : " threads") +
+         "); fewer codecs or recordsizes cost less, Ctrl-C stops with what was read";
 }
 
 void ClearProgress() {

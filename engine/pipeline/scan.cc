@@ -103,6 +103,11 @@ struct FileJob {
   uint64_t identity = 0;   // state::FileIdentity of its device and inode
   uint64_t origin = 0;     // of its first 512 bytes (ScanControl::origin_of_item), 0: none
   uint64_t hinted_to = 0;  // its data asked for up to here (Scan::HintData; the input stage's)
+  // --since: the base record a read of this file replaces (changed since the base), -1: none.
+  // Its fate is set when the job is handed out, not when it is made ahead of its turn: a scan
+  // stopped before then counts that file as not reached, as it does the files the walk had
+  // not listed.
+  int64_t replaces = -1;
   // Its item among the blocks the sampled codecs skipped (top_up.h), once it has listed one.
   std::atomic<uint32_t> skipped_item{SkippedBlocks::kNoItem};
   uint32_t root = 0;                       // index of its input path
@@ -516,8 +521,9 @@ class Scan : public std::enable_shared_from_this<Scan> {
   std::vector<std::vector<double>> base_codec_seconds_;
   std::vector<std::vector<uint64_t>> base_codec_bytes_;
   BreakdownCollector::Local replayed_;  // the kept files' references
-  // A walked file whose base record matches it (identity, size, mtime, ctime): counted, not read.
-  bool Reuse(const walk::WalkItem& item);
+  // A walked file whose base record matches it (identity, size, mtime, ctime): counted, not read
+  // (true). Else false, and `*replaced` is the base record a read of it replaces, or -1.
+  bool Reuse(const walk::WalkItem& item, int64_t* replaced);
   // After the pipeline: the kept files' figures added, the others' blocks taken out.
   void FinishSince();
   // After the levels: the sketches rebuilt from the (exact) tables, and whether every entry the
@@ -735,8 +741,10 @@ void Scan::SkipHoleChunks() {
 // chunk's call goes on.
 void Scan::HintData(FileJob& job, io::File& file, uint64_t to) {
   uint64_t pos = job.hinted_to;
-  if (job.info.allocated >= job.size) {
-    // Every byte is allocated (st_blocks): no hole to look for.
+  if (job.info.allocated >= job.size || job.end - job.begin <= chunk_bytes_) {
+    // Every byte is allocated (st_blocks): no hole to look for. Or a file of one chunk, whose
+    // holes cost little (it is read in one request anyway) and whose extents would cost the
+    // input stage two lseeks where files compress (ZFS, btrfs: st_blocks below the size).
     if (to > pos) file.WillNeed(pos, to - pos);
     job.hinted_to = std::max(pos, to);
     return;
@@ -759,8 +767,8 @@ void Scan::HintData(FileJob& job, io::File& file, uint64_t to) {
   job.hinted_to = std::max(job.hinted_to, pos);
 }
 
-// The current file's data up to read_ahead_bytes_ past the chunk just handed out (a file of one
-// chunk was hinted whole when it was made, FillAhead), then the files after it.
+// The current file's data up to read_ahead_bytes_ past the chunk just handed out, then the files
+// after it (FillAhead). A file of one chunk is hinted only when made ahead of its turn.
 void Scan::ReadAhead() {
   if (read_ahead_bytes_ == 0) return;
   if (current_file_) {
@@ -778,12 +786,17 @@ void Scan::ReadAhead() {
 // descriptor) and its first bytes hinted. At most 64 files ahead (a directory of empty files).
 void Scan::FillAhead() {
   const uint64_t current_left = current_ ? current_->end - current_offset_ : 0;
-  while (read_ahead_bytes_ != 0 && ahead_bytes_ + current_left < read_ahead_bytes_ &&
-         ahead_.size() < 64 && !walk_finished_ && !cancelled_) {
+  // At most 8 files per chunk handed out: the chunk waits for them (a tree of small files fills
+  // the 64 over its first chunks, then takes one per chunk).
+  for (int pulled = 0;
+       pulled < 8 && read_ahead_bytes_ != 0 && ahead_bytes_ + current_left < read_ahead_bytes_ &&
+       ahead_.size() < 64 && !walk_finished_ && !cancelled_;
+       ++pulled) {
     std::shared_ptr<FileJob> job = PullJob();
     if (!job) return;
     job->hinted_to = job->begin;
     if (job->end > job->begin) {
+      Reading reading(this, job->path);             // an open that hangs is listed when abandoned
       Result<io::File*> f = job->input->Open(fs_);  // a failure is the workers' to report
       if (f.ok()) {
         HintData(
@@ -803,6 +816,10 @@ bool Scan::Cancelled() {
 
 void Scan::StartJob(const std::shared_ptr<FileJob>& job) {
   job->handed_out = true;
+  if (job->replaces >= 0) {
+    WorkScope scope(this);  // FinishSince reads the fates once the scan is over or abandoned
+    if (scope) base_fate_[size_t(job->replaces)] = Fate::kReplaced;
+  }
   std::lock_guard<std::mutex> lock(open_mu_);
   open_jobs_.emplace(job.get(), job);
 }
@@ -915,8 +932,10 @@ std::shared_ptr<FileJob> Scan::PullJob() {
         input_.errors.push_back(PathError{item->path, size_error.ToString()});
         continue;
       }
-      if (since_ && Reuse(*item)) continue;
+      int64_t replaced = -1;
+      if (since_ && Reuse(*item, &replaced)) continue;
       std::shared_ptr<FileJob> job = MakeJob(std::move(*item), size);
+      job->replaces = replaced;
       if (control_.origin_of_item) {
         job->origin = control_.origin_of_item(
             job->path, job->begin, job->end - job->begin,
@@ -1690,7 +1709,7 @@ void Scan::StartFrom(state::ScanState base) {
   for (size_t i = 0; i < base_records_.size(); ++i) base_index_.emplace(base_records_[i].path, i);
 }
 
-bool Scan::Reuse(const walk::WalkItem& item) {
+bool Scan::Reuse(const walk::WalkItem& item, int64_t* replaced) {
   // A block device's contents change without its stamps: a zvol is always read.
   if (item.kind != walk::WalkItem::Kind::kFile) return false;
   const auto it = base_index_.find(item.path);
@@ -1699,7 +1718,7 @@ bool Scan::Reuse(const walk::WalkItem& item) {
   const io::FileInfo& info = item.info;
   if (!state::Unchanged(rec, static_cast<uint32_t>(item.root), info.dev, info.ino, info.size,
                         info.mtime_ns, info.ctime_ns)) {
-    base_fate_[it->second] = Fate::kReplaced;
+    *replaced = static_cast<int64_t>(it->second);  // its fate: when handed out (StartJob)
     return false;
   }
   base_fate_[it->second] = Fate::kKept;

@@ -78,13 +78,16 @@ std::string CpuText(const SettingResult& s) {
   return bps > 0 ? fmt::format("at {:.0f} MB/s per core", bps / 1e6) : "for its CPU cost";
 }
 
-// "compressratio 1.00x", and where the codec's holes for all-zero records save more than the
-// ratio shows (DataCompression above it), how much of the data they are.
 // What makes the data take more room than compression leaves of it: sector rounding and
 // metadata, and with copies=N every block written N times.
 std::string OverheadText(const ScanOptions& o) {
   return o.copies > 1 ? fmt::format("sector rounding, metadata and copies={}", o.copies)
                       : std::string("sector rounding and metadata");
+}
+
+// Where the data takes more room than its logical size: ", through <OverheadText>", else "".
+std::string AboveLogicalCause(const ScanOptions& o, double saved) {
+  return SavedPercentOf(saved) < 0 ? ", through " + OverheadText(o) : std::string();
 }
 
 // An L2ARC can hold the table only where the RAM its headers take (one per cached block) fits
@@ -94,6 +97,8 @@ bool L2arcHeadersFit(const Decision& d) {
   return fp != nullptr && (d.ram_bytes == 0 || fp->l2arc_header_bytes <= d.dedup.budget_bytes);
 }
 
+// "compressratio 1.00x", and where the codec's holes for all-zero records save more than the
+// ratio shows (DataCompression above it), how much of the data they are.
 std::string CompressText(const SettingResult& s) {
   std::string text = fmt::format("compressratio {}", Ratio(s.compressratio));
   if (s.zero_lsize > 0 && DataCompression(s) > s.compressratio * 1.005) {
@@ -137,9 +142,9 @@ AdviceItem CompressionItem(const Context& c) {
   if (DataCompression(f) < kCompressionPaysRatio) {
     item.verdict = Verdict::kCompressAnyway;
     item.sentence = fmt::format(
-        "The data barely compresses: {} {} ({}). Keep {} on anyway: it gives up early on "
+        "The data barely compresses: {} {}{} ({}). Keep {} on anyway: it gives up early on "
         "incompressible blocks and stores all-zero blocks as holes.",
-        c.codec, saves, CompressText(f), c.codec);
+        c.codec, saves, AboveLogicalCause(c.r.options, c.d.space.saved), CompressText(f), c.codec);
     return item;
   }
   if (SavedPercentOf(c.d.space.saved) < 0) {
@@ -320,8 +325,9 @@ std::optional<AdviceItem> BelowSectorItem(const Context& c) {
                    {"sector_bytes", double(sector)},
                    {"space_bytes", double(c.d.stored_bytes)}}};
   item.sentence = fmt::format(
-      "{} is below the pool's sector ({} at ashift {}): every block takes a whole sector, "
-      "whatever it compresses to, and {}{} stores {}. Scan again with --{} {},{}{} to compare "
+      "{} is below the pool's sector ({} at ashift {}): every block stored takes a whole sector "
+      "at least, whatever it compresses to, and {}{} stores {}. Scan again with --{} {},{}{} to "
+      "compare "
       "a {} of a sector or more.",
       BlockSetting(o, c.f.recordsize), zfs::NiceBytes(sector), o.ashift, SettingsText(o, c.f),
       c.d.dedup_on ? " with dedup" : "", FormatBytes(c.d.stored_bytes), prop,
@@ -599,16 +605,18 @@ AdviceItem SummaryItem(const Context& c) {
     default:
       if (d.dedup.verdict == Verdict::kDedupUncertain) {
         item.sentence = fmt::format(
-            "Compression ({}) saves little: {}, dedup=off {}; keep {} on (it costs almost "
+            "Compression ({}) saves little: {}, dedup=off {}{}; keep {} on (it costs almost "
             "nothing). Dedup reads {}, but {}.",
-            Ratio(r), c.settings, saves, IsOff(f) ? std::string("lz4") : c.codec, Ratio(ratio),
+            Ratio(r), c.settings, saves, AboveLogicalCause(c.r.options, d.space.saved),
+            IsOff(f) ? std::string("lz4") : c.codec, Ratio(ratio),
             UncertainDedupText(f, c.r.options));
         break;
       }
       item.sentence = fmt::format(
-          "Neither compression ({}) nor dedup ({}) saves much: {}, dedup=off {}; keep {} on "
+          "Neither compression ({}) nor dedup ({}) saves much: {}, dedup=off {}{}; keep {} on "
           "(it costs almost nothing).",
-          Ratio(r), Ratio(ratio), c.settings, saves, IsOff(f) ? std::string("lz4") : c.codec);
+          Ratio(r), Ratio(ratio), c.settings, saves, AboveLogicalCause(c.r.options, d.space.saved),
+          IsOff(f) ? std::string("lz4") : c.codec);
       break;
   }
   return item;
@@ -749,10 +757,16 @@ Advice ComputeAdvice(const ScanResult& r) {
   const SettingResult& f = r.results[size_t(a.featured)];
   const Context c{r, a, f, CompressionName(f.compression), SettingsText(r.options, f)};
   a.items.push_back(SummaryItem(c));
+  std::optional<AdviceItem> block_size = BlockSizeItem(c);
+  // A block size below the sector qualifies every figure after it: said right after the summary.
+  if (block_size && block_size->verdict == Verdict::kBlockBelowSector) {
+    a.items.push_back(std::move(*block_size));
+    block_size.reset();
+  }
   a.items.push_back(CompressionItem(c));
   a.items.push_back(DedupItem(c));
   if (auto item = DdtMemoryItem(c)) a.items.push_back(std::move(*item));
-  if (auto item = BlockSizeItem(c)) a.items.push_back(std::move(*item));
+  if (block_size) a.items.push_back(std::move(*block_size));
   if (auto item = NoDdtItem(c)) a.items.push_back(std::move(*item));
   if (auto item = ZvolItem(c)) a.items.push_back(std::move(*item));
   a.directories = DirectoryAdvices(r, a);

@@ -745,6 +745,39 @@ TEST(ScanTest, AnInterruptedSinceCountsTheFilesItDidNotReach) {
   EXPECT_EQ(summary.kept, 0u);
 }
 
+// Files made into jobs ahead of their turn (read-ahead, up to 64) that an interrupt stops
+// before they are handed out are not reached, like the files the walk had not listed: the
+// summary took their base records out ("changed or gone") though nothing of them was read.
+TEST(ScanTest, AnInterruptedSinceCountsTheFilesMadeAheadAsNotReached) {
+  testing::TempDir tmp;
+  constexpr int kFiles = 300;
+  for (int i = 0; i < kFiles; ++i) {
+    tmp.WriteFile(testing::NumberedName("f", i), testing::Xorshift64Bytes(500 + i, 8 * K));
+  }
+  auto fs = io::PosixFileSystem();
+  ScanControl control;
+  control.record_files = true;
+  const ScanOptions o = Options(tmp.path(), {kLz4});
+  Result<state::ScanState> base = ScanToState(o, fs.get(), control);
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  // Every file changed (one byte more).
+  for (int i = 0; i < kFiles; ++i) {
+    tmp.WriteFile(testing::NumberedName("f", i), testing::Xorshift64Bytes(900 + i, 8 * K + 1));
+  }
+  std::atomic<bool> cancel{false};
+  control.cancel = &cancel;
+  control.chunk_done = [&] { cancel = true; };  // stops after the first file read
+  SinceSummary summary;
+  Result<state::ScanState> since = ScanSince(o, std::move(*base), fs.get(), control, &summary);
+  ASSERT_TRUE(since.ok()) << since.status().ToString();
+  EXPECT_TRUE(since->partial);
+  EXPECT_EQ(summary.kept, 0u);
+  EXPECT_GT(summary.read, 0u);
+  EXPECT_LT(summary.read, uint64_t{kFiles});
+  EXPECT_EQ(summary.dropped, summary.read);  // the records of the files read, no more
+  EXPECT_EQ(summary.read + summary.not_reached, uint64_t{kFiles});
+}
+
 TEST(ScanTest, InvalidOptionsAreRefusedBeforeAnyIo) {
   testing::FaultyFileSystem fs;
   ScanOptions o;

@@ -178,6 +178,21 @@ TEST(AdviceTest, DataLargerThanItsLogicalSizeIsSaidInWords) {
   EXPECT_THAT(Item(two, AdviceKind::kCompression).sentence,
               HasSubstr("but sector rounding, metadata and copies=2 still make the data take more "
                         "room than its logical size"));
+
+  // Data that does not compress, stored twice: the headline and the compression item say why
+  // it takes twice its size (they said "stores 100% more" and nothing of the copies).
+  ScanResult random = MakeResult(16 * kGiB);
+  random.options.copies = 2;
+  random.results.push_back(
+      MakeSetting({.algorithm = CompressionAlgorithm::kLz4, .lsize = 300 * kMiB}));
+  random.results[0].used = 600 * kMiB;
+  const Advice stored_twice = ComputeAdvice(random);
+  EXPECT_THAT(Item(stored_twice, AdviceKind::kSummary).sentence,
+              HasSubstr("stores 100% more than the logical size, through sector rounding, "
+                        "metadata and copies=2; keep lz4 on"));
+  EXPECT_THAT(Item(stored_twice, AdviceKind::kCompression).sentence,
+              StartsWith("The data barely compresses: lz4 stores 100% more than the logical size, "
+                         "through sector rounding, metadata and copies=2 (compressratio 1.00x)"));
 }
 
 TEST(AdviceTest, SourceTreeGetsCompressionOnly) {
@@ -512,8 +527,11 @@ TEST(AdviceTest, ABlockSizeBelowTheSectorIsSaid) {
   EXPECT_DOUBLE_EQ(rs.Figure("sector_bytes"), 4096.0);
   EXPECT_THAT(rs.sentence,
               StartsWith("volblocksize=2K is below the pool's sector (4K at ashift 12): every "
-                         "block takes a whole sector"));
+                         "block stored takes a whole sector at least"));
   EXPECT_THAT(rs.sentence, HasSubstr("Scan again with --volblocksize 2K,4K,16K"));
+  // It qualifies every figure after it: right after the summary.
+  ASSERT_GE(a.items.size(), 2u);
+  EXPECT_EQ(a.items[1].verdict, Verdict::kBlockBelowSector);
   // ashift 9: a 2K block is four sectors; nothing to say.
   r.options.ashift = 9;
   const Advice small_sectors = ComputeAdvice(r);
