@@ -85,16 +85,26 @@ std::string OverheadText(const ScanOptions& o) {
                       : std::string("sector rounding and metadata");
 }
 
+// What of the table an L2ARC leaves in RAM: its headers, and the fast dedup log.
+std::string L2arcRamText(const DdtFootprint& fp) {
+  return fp.log_bytes > 0 ? fmt::format("its headers and the dedup log would still take {} of RAM",
+                                        FormatBytes(fp.l2arc_header_bytes + fp.log_bytes))
+                          : fmt::format("its headers alone would take {} of RAM",
+                                        FormatBytes(fp.l2arc_header_bytes));
+}
+
 // Where the data takes more room than its logical size: ", through <OverheadText>", else "".
 std::string AboveLogicalCause(const ScanOptions& o, double saved) {
   return SavedPercentOf(saved) < 0 ? ", through " + OverheadText(o) : std::string();
 }
 
-// An L2ARC can hold the table only where the RAM its headers take (one per cached block) fits
-// in the DDT's RAM budget; else only a special/dedup vdev will do.
+// An L2ARC can hold the table only where the RAM its headers take (one per cached block), with
+// the fast dedup log (which stays in RAM), fits in the DDT's RAM budget; else only a
+// special/dedup vdev will do.
 bool L2arcHeadersFit(const Decision& d) {
   const DdtFootprint* fp = d.dedup.footprint;
-  return fp != nullptr && (d.ram_bytes == 0 || fp->l2arc_header_bytes <= d.dedup.budget_bytes);
+  return fp != nullptr &&
+         (d.ram_bytes == 0 || fp->l2arc_header_bytes + fp->log_bytes <= d.dedup.budget_bytes);
 }
 
 // "compressratio 1.00x", and where the codec's holes for all-zero records save more than the
@@ -231,7 +241,7 @@ AdviceItem DedupItem(const Context& c) {
           change, FormatBytes(saved_bytes), need, FormatBytes(d.ram_bytes),
           FormatBytes(d.dedup.budget_bytes),
           L2arcHeadersFit(d) ? "an L2ARC or a special/dedup vdev" : "a special/dedup vdev",
-          L2arcHeadersFit(d) ? "" : " (an L2ARC's headers would not fit in RAM either)");
+          L2arcHeadersFit(d) ? "" : " (with an L2ARC, the table would not fit in RAM either)");
       break;
     case Verdict::kDedupCoveredByCloning:
       item.sentence = fmt::format(
@@ -295,12 +305,11 @@ std::optional<AdviceItem> DdtMemoryItem(const Context& c) {
         FormatBytes(fp->on_disk_bytes));
   } else {
     item.sentence = fmt::format(
-        "{}, more than a quarter of {} of RAM ({}): an L2ARC of {} would not do, its headers "
-        "alone taking {} of RAM, over that budget; it needs a special/dedup vdev of {} "
-        "(mirrored: losing that vdev loses the pool).",
+        "{}, more than a quarter of {} of RAM ({}): an L2ARC of {} would not do ({}, over that "
+        "budget); it needs a special/dedup vdev of {} (mirrored: losing that vdev loses the "
+        "pool).",
         head, FormatBytes(d.ram_bytes), FormatBytes(d.dedup.budget_bytes),
-        FormatBytes(fp->in_core_bytes), FormatBytes(fp->l2arc_header_bytes),
-        FormatBytes(fp->on_disk_bytes));
+        FormatBytes(fp->in_core_bytes), L2arcRamText(*fp), FormatBytes(fp->on_disk_bytes));
   }
   return item;
 }
@@ -324,15 +333,20 @@ std::optional<AdviceItem> BelowSectorItem(const Context& c) {
                   {{"recordsize_bytes", double(c.f.recordsize)},
                    {"sector_bytes", double(sector)},
                    {"space_bytes", double(c.d.stored_bytes)}}};
+  // --recordsize takes a list; --volblocksize one size per scan.
+  const std::string sizes =
+      o.volblocksize
+          ? fmt::format("--volblocksize {}{}", zfs::NiceBytes(sector),
+                        usual > sector ? " (or " + zfs::NiceBytes(usual) + ")" : std::string())
+          : fmt::format("--recordsize {},{}{}", zfs::NiceBytes(c.f.recordsize),
+                        zfs::NiceBytes(sector),
+                        usual > sector ? "," + zfs::NiceBytes(usual) : std::string());
   item.sentence = fmt::format(
       "{} is below the pool's sector ({} at ashift {}): every block stored takes a whole sector "
-      "at least, whatever it compresses to, and {}{} stores {}. Scan again with --{} {},{}{} to "
-      "compare "
-      "a {} of a sector or more.",
+      "at least, whatever it compresses to, and {}{} stores {}. Scan again with {} to compare a "
+      "{} of a sector or more.",
       BlockSetting(o, c.f.recordsize), zfs::NiceBytes(sector), o.ashift, SettingsText(o, c.f),
-      c.d.dedup_on ? " with dedup" : "", FormatBytes(c.d.stored_bytes), prop,
-      zfs::NiceBytes(c.f.recordsize), zfs::NiceBytes(sector),
-      usual > sector ? "," + zfs::NiceBytes(usual) : std::string(), prop);
+      c.d.dedup_on ? " with dedup" : "", FormatBytes(c.d.stored_bytes), sizes, prop);
   return item;
 }
 
@@ -567,15 +581,12 @@ AdviceItem SummaryItem(const Context& c) {
     case Verdict::kDedupNeedsHardware: {
       const DdtFootprint* fp = d.dedup.footprint;
       const std::string hardware =
-          L2arcHeadersFit(d)
-              ? fmt::format("an L2ARC of {} or a mirrored special/dedup vdev of {}",
-                            FormatBytes(fp ? fp->in_core_bytes : 0),
-                            FormatBytes(fp ? fp->on_disk_bytes : 0))
-              : fmt::format(
-                    "a mirrored special/dedup vdev of {} (an L2ARC's headers, {} of RAM, "
-                    "would not fit either)",
-                    FormatBytes(fp ? fp->on_disk_bytes : 0),
-                    FormatBytes(fp ? fp->l2arc_header_bytes : 0));
+          L2arcHeadersFit(d) ? fmt::format("an L2ARC of {} or a mirrored special/dedup vdev of {}",
+                                           FormatBytes(fp ? fp->in_core_bytes : 0),
+                                           FormatBytes(fp ? fp->on_disk_bytes : 0))
+                             : fmt::format("a mirrored special/dedup vdev of {} (not an L2ARC: {})",
+                                           FormatBytes(fp ? fp->on_disk_bytes : 0),
+                                           fp ? L2arcRamText(*fp) : std::string());
       item.sentence = fmt::format(
           "Compression only unless the DDT gets hardware: {}, dedup=off {}. Dedup ({}) would "
           "{}, but its table ({} of RAM) does not fit in a quarter of {} ({}): turn it on only "

@@ -1367,8 +1367,18 @@ Result<ScanState> Parse(ReadFn read, FrameReader& reader, const std::string& nam
 }  // namespace
 
 Result<ScanState> LoadState(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a fifo without a writer would block the open forever. Only a regular file is a
+  // state file (a fifo, a device or a directory is refused at once); for it the flag changes
+  // nothing.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Status::FromErrno("cannot open the state file " + path, errno);
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::InvalidArgument("the state file " + path +
+                                   " is not a regular file (a state is written by zsim scan "
+                                   "--save)");
+  }
   FrameReader reader(fd);
   auto read = [&](void* p, size_t n) {
     auto* b = static_cast<uint8_t*>(p);

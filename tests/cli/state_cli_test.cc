@@ -6,6 +6,7 @@
 // zsim diff shows each scan's own figures side by side.
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -337,6 +338,14 @@ TEST_F(StateCliTest, DamagedForeignAndOtherVersionFilesAreRefused) {
   const testing::CommandResult missing = testing::RunZsim({"report", StatePath("none")});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("cannot open"), std::string::npos) << missing.err;
+  // A fifo (no writer: an open would wait forever) and a directory: refused at once.
+  const std::string fifo = StatePath("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  for (const std::string& path : {fifo, tree_.path().string()}) {
+    const testing::CommandResult r = testing::RunZsim({"report", path});
+    EXPECT_EQ(r.exit_code, 2) << path;
+    EXPECT_NE(r.err.find("is not a regular file"), std::string::npos) << r.err;
+  }
 }
 
 TEST_F(StateCliTest, WhatTheStateCannotAnswerIsRefused) {

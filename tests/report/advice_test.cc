@@ -330,16 +330,16 @@ TEST(AdviceTest, DedupWithTableBeyondRamNeedsL2arcOrSpecialVdev) {
   const Advice small = ComputeAdvice(r);
   EXPECT_EQ(Item(small, AdviceKind::kSummary).verdict, Verdict::kDedupNeedsHardware);
   EXPECT_THAT(Item(small, AdviceKind::kSummary).sentence,
-              HasSubstr("turn it on only with a mirrored special/dedup vdev of 96.0 GiB (an "
-                        "L2ARC's headers, " +
-                        FormatBytes(headers) + " of RAM, would not fit either)"));
+              HasSubstr("turn it on only with a mirrored special/dedup vdev of 96.0 GiB (not an "
+                        "L2ARC: its headers alone would take " +
+                        FormatBytes(headers) + " of RAM)"));
   EXPECT_THAT(Item(small, AdviceKind::kDedup).sentence,
-              HasSubstr("it pays only with a special/dedup vdev for the table (an L2ARC's headers "
-                        "would not fit in RAM either)."));
+              HasSubstr("it pays only with a special/dedup vdev for the table (with an L2ARC, the "
+                        "table would not fit in RAM either)."));
   EXPECT_THAT(Item(small, AdviceKind::kDdtMemory).sentence,
-              HasSubstr("an L2ARC of 40.0 GiB would not do, its headers alone taking " +
+              HasSubstr("an L2ARC of 40.0 GiB would not do (its headers alone would take " +
                         FormatBytes(headers) +
-                        " of RAM, over that budget; it needs a "
+                        " of RAM, over that budget); it needs a "
                         "special/dedup vdev of 96.0 GiB"));
 
   // With 256 GiB of RAM the same table fits: dedup pays.
@@ -528,7 +528,12 @@ TEST(AdviceTest, ABlockSizeBelowTheSectorIsSaid) {
   EXPECT_THAT(rs.sentence,
               StartsWith("volblocksize=2K is below the pool's sector (4K at ashift 12): every "
                          "block stored takes a whole sector at least"));
-  EXPECT_THAT(rs.sentence, HasSubstr("Scan again with --volblocksize 2K,4K,16K"));
+  // One volblocksize per scan (the option takes no list): the sizes to try, one each.
+  EXPECT_THAT(rs.sentence, HasSubstr("Scan again with --volblocksize 4K (or 16K) to compare"));
+  r.options.volblocksize.reset();
+  EXPECT_THAT(Item(ComputeAdvice(r), AdviceKind::kRecordsize).sentence,
+              HasSubstr("Scan again with --recordsize 2K,4K,128K to compare"));
+  r.options.volblocksize = 2 * kKiB;
   // It qualifies every figure after it: right after the summary.
   ASSERT_GE(a.items.size(), 2u);
   EXPECT_EQ(a.items[1].verdict, Verdict::kBlockBelowSector);
