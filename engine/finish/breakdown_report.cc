@@ -116,6 +116,7 @@ void FinishBreakdowns(const state::BreakdownState& bd,
                                  ? 0
                                  : static_cast<uint64_t>(double(k.psize) * double(m) *
                                                          (double(k.all_lsize) / double(k.lsize)));
+          (*rows)[i].psize_known = k.lsize > 0 || (*rows)[i].lsize == 0;
         }
       };
       scale(&dirs, known_dirs);

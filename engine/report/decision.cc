@@ -184,6 +184,7 @@ const Breakdowns* BreakdownFor(const ScanResult& r, int index) {
 }
 
 uint64_t BreakdownSaved(const Breakdowns& b, const BreakdownRow& row) {
+  if (!row.psize_known) return 0;
   const uint64_t data = row.lsize + row.zero_lsize;
   const uint64_t stored = row.psize + (b.zero_written_without_dedup ? row.zero_lsize : 0);
   return data > stored ? data - stored : 0;

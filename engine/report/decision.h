@@ -173,7 +173,8 @@ const Breakdowns* BreakdownFor(const ScanResult& result, int index);
 
 // What a breakdown row's files would save, on the headline's base (SpaceOf): the data they
 // hold, all-zero records included, less what is stored without dedup (psize, and the all-zero
-// records where the setting writes them without dedup).
+// records where the setting writes them without dedup). 0 where the row's psize is not known
+// (BreakdownRow::psize_known): shown as "-".
 uint64_t BreakdownSaved(const Breakdowns& b, const BreakdownRow& row);
 
 // "recordsize" or "volblocksize": the property a block size of these options is.

@@ -239,8 +239,8 @@ void BreakdownTable(const char* title, const Breakdowns& b, std::vector<Breakdow
         "<tr><td class=\"l\"><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td></tr>\n",
         HtmlEscape(row.name), row.files, FormatBytes(row.bytes), FormatBytes(row.duplicate_bytes),
-        FormatBytes(BreakdownSaved(b, row)),
-        row.psize > 0 ? Ratio(double(row.lsize) / double(row.psize)) : "-");
+        row.psize_known ? FormatBytes(BreakdownSaved(b, row)) : "-",
+        row.psize_known && row.psize > 0 ? Ratio(double(row.lsize) / double(row.psize)) : "-");
   }
   out += "</table>\n";
 }

@@ -245,6 +245,7 @@ json BreakdownRows(const std::vector<BreakdownRow>& rows) {
                        {"bytes", row.bytes},
                        {"lsize", row.lsize},
                        {"psize", row.psize},
+                       {"psize_known", row.psize_known},
                        {"zero_lsize", row.zero_lsize},
                        {"duplicate_bytes", row.duplicate_bytes}});
   }

@@ -269,10 +269,11 @@ void BreakdownTable(const char* title, const Breakdowns& b, std::vector<Breakdow
                    {"name", true, 0}});
   for (size_t i = 0; i < rows.size() && i < kBreakdownRows; ++i) {
     const BreakdownRow& row = rows[i];
-    table.AddRow({std::to_string(row.files), FormatBytes(row.bytes),
-                  FormatBytes(row.duplicate_bytes), FormatBytes(BreakdownSaved(b, row)),
-                  row.psize > 0 ? Ratio(double(row.lsize) / double(row.psize)) : "-",
-                  Shortened(Printable(row.name), name_width)});
+    table.AddRow(
+        {std::to_string(row.files), FormatBytes(row.bytes), FormatBytes(row.duplicate_bytes),
+         row.psize_known ? FormatBytes(BreakdownSaved(b, row)) : "-",
+         row.psize_known && row.psize > 0 ? Ratio(double(row.lsize) / double(row.psize)) : "-",
+         Shortened(Printable(row.name), name_width)});
   }
   out += table.Render(t.width, true, "  ");
 }

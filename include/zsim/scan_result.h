@@ -256,6 +256,10 @@ struct BreakdownRow {
   // a saved state of format 18 or older (or a merge with one) did not keep them:
   // Breakdowns::zero_lsize_known is then false.
   uint64_t zero_lsize = 0;
+  // False where the row holds data but none of its sampled references was coded by the
+  // setting's codec (a sampled codec's sample missed the row's few blocks): psize is then 0 and
+  // not known, and so are the row's compression and saving.
+  bool psize_known = true;
 };
 
 struct Breakdowns {

@@ -151,6 +151,30 @@ TEST(TextReportTest, EmptyBreakdownSaysSoAndControlCharactersCannotForgeLines) {
   EXPECT_THAT(text, Not(HasSubstr("\nVerdict: forged")));
 }
 
+// A breakdown row a sampled codec's sample missed: its psize is not known, and neither are its
+// compression and saving (it showed "saved" as every byte of the row, more than its bytes).
+TEST(TextReportTest, ABreakdownRowOfUnknownPsizeShowsNoSaving) {
+  ScanResult r = VmLike();
+  BreakdownRow unknown{".awk", 11, 45 * kKiB, 48 * kKiB, 0, 0};
+  unknown.psize_known = false;
+  r.breakdowns[1].extensions.push_back(unknown);
+  for (const std::string& out : {ToText(r), ToHtml(r)}) {
+    EXPECT_THAT(out, Not(HasSubstr("48.0 KiB"))) << "a saving of the whole row";
+  }
+  EXPECT_THAT(ToText(r), HasSubstr("       -        - .awk"));
+  const nlohmann::json j = nlohmann::json::parse(ToJson(r));
+  bool found = false;
+  for (const nlohmann::json& row : j["breakdown"]["extensions"]) {
+    if (row["name"] == ".awk") {
+      found = true;
+      EXPECT_EQ(row["psize_known"], false);
+    } else {
+      EXPECT_EQ(row["psize_known"], true);
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST(JsonReportTest, CarriesAdviceBreakdownAndDedupSources) {
   ScanResult r = VmLike();
   // Two block sizes: the top-level object is the advice's setting's (128K), the array has both.

@@ -84,6 +84,7 @@ inline void ExpectSameFigures(const ScanResult& a, const ScanResult& b) {
       EXPECT_EQ(p[i].psize, q[i].psize) << p[i].name;
       EXPECT_EQ(p[i].duplicate_bytes, q[i].duplicate_bytes) << p[i].name;
       EXPECT_EQ(p[i].zero_lsize, q[i].zero_lsize) << p[i].name;
+      EXPECT_EQ(p[i].psize_known, q[i].psize_known) << p[i].name;
     }
   };
   ASSERT_EQ(a.breakdowns.size(), b.breakdowns.size());
