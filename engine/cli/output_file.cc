@@ -114,6 +114,20 @@ Result<OutputFile> OutputFile::Prepare(std::string_view flag, const std::string&
   return OutputFile(path, std::move(temp), fd);
 }
 
+namespace {
+
+// The inputs' identities (device, inode), of those that exist.
+std::set<Identity> InputIds(const std::vector<std::string>& inputs) {
+  std::set<Identity> ids;
+  for (const std::string& in : inputs) {
+    struct stat st;
+    if (::stat(in.c_str(), &st) == 0) ids.insert({st.st_dev, st.st_ino});
+  }
+  return ids;
+}
+
+}  // namespace
+
 Status OutputFile::CheckTarget(std::string_view flag, const std::string& path,
                                const std::vector<std::string>& inputs) {
   struct stat st;
@@ -125,6 +139,17 @@ Status OutputFile::CheckTarget(std::string_view flag, const std::string& path,
                     "is a symbolic link; zsim does not write through links: name the file itself");
     }
     if (S_ISDIR(st.st_mode)) {
+      // A file in it is suggested only where that file could be written: not in a scanned tree.
+      const std::set<Identity> input_ids = InputIds(inputs);
+      bool scanned = false;
+      if (const std::optional<std::vector<Ancestor>> up = RealAncestors(path)) {
+        for (const Ancestor& a : *up) scanned = scanned || input_ids.count(a.id) > 0;
+      }
+      if (scanned) {
+        return Refuse(flag, path,
+                      "is a directory, and inside what is scanned; give a file name outside the "
+                      "inputs");
+      }
       return Refuse(flag, path,
                     "is a directory; give a file name, e.g. " + path +
                         (flag == "--save" ? "/scan.zstate" : "/report.html"));
@@ -141,11 +166,7 @@ Status OutputFile::CheckTarget(std::string_view flag, const std::string& path,
   if (!S_ISDIR(dir_st.st_mode)) return Refuse(flag, path, dir + " is not a directory");
 
   // What the scan reads: every input, and (for a directory) everything below it.
-  std::set<Identity> input_ids;
-  for (const std::string& in : inputs) {
-    struct stat in_st;
-    if (::stat(in.c_str(), &in_st) == 0) input_ids.insert({in_st.st_dev, in_st.st_ino});
-  }
+  const std::set<Identity> input_ids = InputIds(inputs);
   if (exists && input_ids.count({st.st_dev, st.st_ino}) > 0) {
     return Refuse(flag, path, "is one of the inputs; zsim never writes over what it scans");
   }

@@ -171,7 +171,13 @@ TEST_F(OutputFileTest, MissingDirectoryADirectoryOrAnUnwritablePathIsBadUsageBef
   const std::string fifo = (tmp_.path() / "fifo").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
   ExpectRefused({fifo}, (tmp_.path() / "missing" / "r.html").string(), "No such file");
-  ExpectRefused({fifo}, (tmp_.path() / "out").string(), "is a directory");
+  ExpectRefused({fifo}, (tmp_.path() / "out").string(), "is a directory; give a file name, e.g. ");
+  // A directory that is scanned, or inside what is: no file in it is suggested (one would be
+  // refused as inside the input tree).
+  ExpectRefused({tree_.string()}, tree_.string(),
+                "is a directory, and inside what is scanned; give a file name outside the inputs");
+  ExpectRefused({tmp_.path().string()}, (tmp_.path() / "out").string(),
+                "is a directory, and inside what is scanned");
   // /proc refuses new files even to root.
   ExpectRefused({fifo}, "/proc/zsim-report.html", "cannot create a file in /proc");
   ExpectRefused({fifo}, "/dev/null", "not a regular file");
