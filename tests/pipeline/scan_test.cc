@@ -721,13 +721,18 @@ TEST(ScanTest, AnInterruptedFileCountsWhatItsFiguresHoldAndListsTheRest) {
   EXPECT_TRUE(matched) << "the breakdown's setting is among the results";
 }
 
+// Writes `files` files of `size` random bytes (seeded from `seed`) into `tmp`.
+void WriteFiles(testing::TempDir& tmp, int files, uint64_t seed, uint64_t size) {
+  for (int i = 0; i < files; ++i) {
+    tmp.WriteFile(testing::NumberedName("f", i), testing::Xorshift64Bytes(seed + i, size));
+  }
+}
+
 // A --since rescan interrupted before its walk reached the base's files: they are not reached,
 // not "taken out (changed or gone)" as the summary said.
 TEST(ScanTest, AnInterruptedSinceCountsTheFilesItDidNotReach) {
   testing::TempDir tmp;
-  for (int i = 0; i < 3; ++i) {
-    tmp.WriteFile(testing::NumberedName("f", i), testing::Xorshift64Bytes(70 + i, 64 * K));
-  }
+  WriteFiles(tmp, 3, 70, 64 * K);
   auto fs = io::PosixFileSystem();
   ScanControl control;
   control.record_files = true;
@@ -751,19 +756,14 @@ TEST(ScanTest, AnInterruptedSinceCountsTheFilesItDidNotReach) {
 TEST(ScanTest, AnInterruptedSinceCountsTheFilesMadeAheadAsNotReached) {
   testing::TempDir tmp;
   constexpr int kFiles = 300;
-  for (int i = 0; i < kFiles; ++i) {
-    tmp.WriteFile(testing::NumberedName("f", i), testing::Xorshift64Bytes(500 + i, 8 * K));
-  }
+  WriteFiles(tmp, kFiles, 500, 8 * K);
   auto fs = io::PosixFileSystem();
   ScanControl control;
   control.record_files = true;
   const ScanOptions o = Options(tmp.path(), {kLz4});
   Result<state::ScanState> base = ScanToState(o, fs.get(), control);
   ASSERT_TRUE(base.ok()) << base.status().ToString();
-  // Every file changed (one byte more).
-  for (int i = 0; i < kFiles; ++i) {
-    tmp.WriteFile(testing::NumberedName("f", i), testing::Xorshift64Bytes(900 + i, 8 * K + 1));
-  }
+  WriteFiles(tmp, kFiles, 900, 8 * K + 1);  // every file changed (one byte more)
   std::atomic<bool> cancel{false};
   control.cancel = &cancel;
   control.chunk_done = [&] { cancel = true; };  // stops after the first file read
