@@ -528,16 +528,20 @@ std::optional<AdviceItem> ZvolItem(const Context& c) {
                    {"volsize_bytes", double(each * zvols)},
                    {"refreservation_bytes", double(reservation)},
                    {"stored_bytes", double(c.d.stored_bytes)}}};
+  // The report knows the volumes' total, not each one's size: reckoned as equal.
   item.sentence = fmt::format(
       "A thick zvol (zfs create -V, the default) reserves refreservation={} for {} ({}, vdev "
-      "{}, copies={}, indirect blocks included), whatever compression and dedup save; the "
+      "{}, copies={}, indirect blocks included{}), whatever compression and dedup save; the "
       "recommended settings store {}. Create sparse zvols (zfs create -s -V) to get the "
       "savings, and watch the pool's free space instead.",
       FormatBytes(reservation),
       zvols == 1 ? "1 volume of " + FormatBytes(each)
-                 : fmt::format("{} volumes of {} each ({} in all)", zvols, FormatBytes(each),
-                               FormatBytes(each * zvols)),
-      BlockSetting(o, block), VdevName(o.vdev), o.copies, FormatBytes(c.d.stored_bytes));
+                 : fmt::format("{} volumes of {} in all", zvols, FormatBytes(each * zvols)),
+      BlockSetting(o, block), VdevName(o.vdev), o.copies,
+      zvols == 1 ? std::string()
+                 : fmt::format("; reckoned as {} each, the sizes one by one not being kept",
+                               FormatBytes(each)),
+      FormatBytes(c.d.stored_bytes));
   return item;
 }
 

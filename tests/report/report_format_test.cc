@@ -299,7 +299,10 @@ TEST(TextReportTest, AFileReadInPartSaysWhatOfItTheFiguresHold) {
     EXPECT_EQ(item["figures"]["zvols"], 3);
     EXPECT_EQ(item["figures"]["volsize_bytes"], 3 * 64 * kGiB);
     EXPECT_THAT(item["sentence"].get<std::string>(),
-                HasSubstr("for 3 volumes of 64.0 GiB each (192 GiB in all)"));
+                HasSubstr("for 3 volumes of 192 GiB in all (volblocksize="));
+    EXPECT_THAT(item["sentence"].get<std::string>(),
+                HasSubstr("indirect blocks included; reckoned as 64.0 GiB each, the sizes one by "
+                          "one not being kept)"));
   }
   EXPECT_TRUE(zvol);
   // Partial: how much of what the paths hold the figures cover.
