@@ -732,6 +732,26 @@ void Scan::SkipHoleChunks() {
   current_offset_ = target;
 }
 
+// Calls fn(begin, end) for each data extent of `file` in [from, to) (SEEK_DATA / SEEK_HOLE), at
+// most `most` of them, and returns where it stopped: `to` when every extent was met, else the
+// end of the last one (the rest not yet looked at).
+template <typename Fn>
+Result<uint64_t> ForEachDataExtent(io::File& file, uint64_t from, uint64_t to, size_t most, Fn fn) {
+  uint64_t pos = from;
+  for (size_t met = 0; pos < to && met < most; ++met) {
+    Result<std::optional<uint64_t>> data = file.NextData(pos);
+    if (!data.ok()) return data.status();
+    if (!data->has_value() || **data >= to) return to;
+    Result<uint64_t> hole = file.NextHole(**data);
+    if (!hole.ok()) return hole.status();
+    const uint64_t data_end = std::min(*hole, to);
+    if (data_end <= **data) return to;
+    fn(**data, data_end);
+    pos = data_end;
+  }
+  return pos < to ? pos : to;
+}
+
 // Asks the kernel (io::File::WillNeed) for `job`'s data from job.hinted_to up to `to`, so that
 // the disk reads while the workers code: a scan of a cold tree is then limited by the slower of
 // the two, not their sum (a worker's read is otherwise a few synchronous readaheads of the
@@ -749,22 +769,10 @@ void Scan::HintData(FileJob& job, io::File& file, uint64_t to) {
     job.hinted_to = std::max(pos, to);
     return;
   }
-  for (int extents = 0; pos < to && extents < 16; ++extents) {
-    Result<std::optional<uint64_t>> data = file.NextData(pos);
-    if (!data.ok() || !data->has_value() || **data >= to) {
-      pos = to;
-      break;
-    }
-    Result<uint64_t> hole = file.NextHole(**data);
-    const uint64_t data_end = hole.ok() ? std::min(*hole, to) : to;
-    if (!hole.ok() || data_end <= **data) {
-      pos = to;
-      break;
-    }
-    file.WillNeed(**data, data_end - **data);
-    pos = data_end;
-  }
-  job.hinted_to = std::max(job.hinted_to, pos);
+  // An error is the worker's to meet and report when it reads: the rest is not hinted.
+  const Result<uint64_t> reached = ForEachDataExtent(
+      file, pos, to, 16, [&](uint64_t b, uint64_t e) { file.WillNeed(b, e - b); });
+  job.hinted_to = std::max(job.hinted_to, reached.ok() ? *reached : to);
 }
 
 // The current file's data up to read_ahead_bytes_ past the chunk just handed out, then the files
@@ -794,7 +802,6 @@ void Scan::FillAhead() {
        ++pulled) {
     std::shared_ptr<FileJob> job = PullJob();
     if (!job) return;
-    job->hinted_to = job->begin;
     if (job->end > job->begin) {
       Reading reading(this, job->path);             // an open that hangs is listed when abandoned
       Result<io::File*> f = job->input->Open(fs_);  // a failure is the workers' to report
@@ -853,7 +860,6 @@ bool Scan::NextChunk(Chunk* out) {
     } else {
       job = PullJob();
       if (!job) return false;
-      job->hinted_to = job->begin;
     }
     const uint64_t chunks = (job->end - job->begin + chunk_bytes_ - 1) / chunk_bytes_;
     if (chunks == 0) {
@@ -968,6 +974,7 @@ std::shared_ptr<FileJob> Scan::MakeJob(walk::WalkItem item, uint64_t size) {
   job->piece = item.piece_end != 0;
   job->begin = job->piece ? std::min(item.piece_begin, size) : 0;
   job->end = job->piece ? std::min(item.piece_end, size) : size;
+  job->hinted_to = job->begin;
   job->piece_file = item.piece_file;
   // Symlinks are followed only where the walk follows them: an input path, --follow-symlinks.
   const bool follow = options_.follow_symlinks || job->path == options_.paths[item.root];
@@ -1003,19 +1010,9 @@ Status Scan::ReadChunk(Chunk& chunk, Worker& w, io::File& file, uint64_t fill_en
   w.extents.clear();
   const uint64_t begin = chunk.offset;
   const uint64_t end = chunk.offset + chunk.length;
-  uint64_t pos = begin;
-  while (pos < end) {
-    Result<std::optional<uint64_t>> data = file.NextData(pos);
-    if (!data.ok()) return data.status();
-    if (!data->has_value() || **data >= end) break;
-    const uint64_t data_begin = **data;
-    Result<uint64_t> hole = file.NextHole(data_begin);
-    if (!hole.ok()) return hole.status();
-    const uint64_t data_end = std::min(*hole, end);
-    if (data_end <= data_begin) break;
-    w.extents.emplace_back(data_begin, data_end);
-    pos = data_end;
-  }
+  const Result<uint64_t> listed = ForEachDataExtent(
+      file, begin, end, SIZE_MAX, [&](uint64_t b, uint64_t e) { w.extents.emplace_back(b, e); });
+  if (!listed.ok()) return listed.status();
   uint8_t* base = w.buffer.get();
   uint64_t cursor = begin;
   for (const auto& [b, e] : w.extents) {
