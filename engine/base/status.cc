@@ -21,6 +21,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "corruption";
     case StatusCode::kChanged:
       return "changed_while_read";
+    case StatusCode::kLoop:
+      return "symlink_loop";
     case StatusCode::kOutOfMemory:
       return "out_of_memory";
     case StatusCode::kCancelled:
@@ -48,6 +50,9 @@ Status Status::FromErrno(std::string_view what, int err) {
       break;
     case ENOMEM:
       code = StatusCode::kOutOfMemory;
+      break;
+    case ELOOP:
+      code = StatusCode::kLoop;
       break;
     default:
       break;

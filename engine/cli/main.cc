@@ -291,7 +291,13 @@ int main(int argc, char** argv) {
     return cli::kExitUsage;
   };
   if (cmd->kind == cli::Command::Kind::kHelp || cmd->kind == cli::Command::Kind::kVersion) {
-    WriteStdout(cmd->help_text);
+    // Help asked for and not delivered (a full disk, a closed descriptor) is a failure, as
+    // for any report; a reader that went away (EPIPE) saw what it wanted.
+    const int err = WriteStdout(cmd->help_text);
+    if (err != 0 && err != EPIPE) {
+      cli::PrintError(std::string("cannot write to standard output: ") + std::strerror(err));
+      return cli::kExitOutputFailed;
+    }
     return cli::kExitOk;
   }
   // Two outputs on one file: the second written would replace the first (the state a user

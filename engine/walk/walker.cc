@@ -207,8 +207,8 @@ WalkItem Walker::Classify(std::string path, const io::FileInfo& info, bool is_ro
         // A directory on the current path reached again through a symlink is a loop.
         for (const Frame& f : stack_) {
           if (f.dev == info.dev && f.ino == info.ino) {
-            return Failed(std::move(path), Status(StatusCode::kIoError,
-                                                  "symlink loop: directory already on the path"));
+            return Failed(std::move(path),
+                          Status(StatusCode::kLoop, "leads to a directory already on its path"));
           }
         }
         if (!is_root && internal::IsARoot(root_ids_, {info.dev, info.ino})) {

@@ -216,5 +216,23 @@ TEST_F(OutputFileTest, StdoutWriteErrorIsAnErrorWithAMessage) {
   EXPECT_EQ(j.exit_code, 1);
 }
 
+TEST_F(OutputFileTest, HelpAndVersionNotDeliveredAreErrors) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--help"},
+                                               {"scan", "--help"},
+                                               {"report", "--help"},
+                                               {"--version"}}) {
+    std::vector<std::string> argv{ZSIM_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const testing::CommandResult r = testing::RunCommand(argv, "/dev/full");
+    EXPECT_EQ(r.exit_code, 1) << args[0];
+    EXPECT_NE(r.err.find("cannot write to standard output: No space left on device"),
+              std::string::npos)
+        << r.err;
+  }
+  const testing::CommandResult ok = testing::RunZsim({"--help"});
+  EXPECT_EQ(ok.exit_code, 0);
+  EXPECT_NE(ok.out.find("scan"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace zsim
