@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -165,6 +167,34 @@ TEST(ReportCliTest, HelpShowsEachValueTypeAndVersionItsBuild) {
           R"(lz4 \d+\.\d+\.\d+, zlib \d+\.\d+[.\d]*, xxhash \d+\.\d+\.\d+, OpenSSL \d[^,]*, )"
           R"(oneTBB \d+)")))
       << version.out;
+}
+
+// Every option a command's --help lists is described in the manual page (docs/zsim.1), where
+// roff spells each '-' as "\-".
+TEST(ReportCliTest, ManualPageDescribesEveryOptionOfTheHelp) {
+  std::ifstream in(std::string(ZSIM_SOURCE_DIR) + "/docs/zsim.1");
+  ASSERT_TRUE(in.good());
+  const std::string man((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  int checked = 0;
+  for (const char* command : {"scan", "report", "diff"}) {
+    const auto help = RunZsim({command, "--help"});
+    ASSERT_EQ(help.exit_code, 0) << command;
+    std::istringstream lines(help.out);
+    std::string line;
+    const std::regex option(R"(^\s+(-[-A-Za-z0-9]+)(,(--[-A-Za-z0-9]+))?)");
+    while (std::getline(lines, line)) {
+      std::smatch m;
+      if (!std::regex_search(line, m, option)) continue;
+      for (const std::string& name : {m[1].str(), m[3].str()}) {
+        if (name.empty() || name == "-h" || name == "--help") continue;
+        std::string roff;
+        for (char c : name) roff += c == '-' ? std::string("\\-") : std::string(1, c);
+        EXPECT_NE(man.find(roff), std::string::npos) << command << " " << name;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 30);
 }
 
 TEST_F(MixedTree, TextFitsOneHundredColumnsAndWideShowsEveryColumn) {
