@@ -375,7 +375,7 @@ int main(int argc, char** argv) {
         // Other errors (EACCES on a parent) are the scan's to list with the path.
         if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP) continue;
         problem = path + ": " + std::strerror(errno);
-        notes += "zsim: " + problem + "; scanning the other paths\n";
+        notes += "zsim: " + cli::Shown(problem) + "; scanning the other paths\n";
       } else {
         const char* kind = S_ISCHR(st.st_mode)    ? "a character device"
                            : S_ISFIFO(st.st_mode) ? "a fifo"
@@ -383,7 +383,7 @@ int main(int argc, char** argv) {
                                                   : nullptr;
         if (kind == nullptr) continue;
         problem = path + " is " + kind;
-        notes += "zsim: " + problem + ": not scanned (" + kReads + ")\n";
+        notes += "zsim: " + cli::Shown(problem) + ": not scanned (" + kReads + ")\n";
       }
       problems += (unscannable++ == 0 ? "" : "; ") + problem;
       any_kind = any_kind || exists;
@@ -529,14 +529,14 @@ int main(int argc, char** argv) {
                    "the path as the scan spells it (from the path typed: \"%s/...\"), and, "
                    "holding a '/', on the path below any directory (\"vm/old\"); a path named "
                    "on the command line is scanned whatever --exclude says\n",
-                   cmd->options.paths.empty() ? "." : cmd->options.paths[0].c_str());
+                   cli::Shown(cmd->options.paths.empty() ? "." : cmd->options.paths[0]).c_str());
     } else if (!cmd->quiet && !scanned->partial && !distributed) {
       // Several globs, some matching: the one that matched nothing would go unseen.
       for (const std::string& glob : cli::UnmatchedExcludes(cmd->typed_excludes, exclude_matches)) {
         std::fprintf(stderr,
                      "zsim: --exclude '%s' matched nothing (the other --exclude globs did): a "
                      "glob is tried on each name and on the path as the scan spells it\n",
-                     glob.c_str());
+                     cli::Shown(glob).c_str());
       }
     }
     if (cmd->save_path) {
@@ -557,7 +557,7 @@ int main(int argc, char** argv) {
           std::fprintf(stderr,
                        "zsim: the scan was interrupted: %s is kept as it was; the partial state "
                        "went to %s\n",
-                       cmd->save_path->c_str(), save_path.c_str());
+                       cli::Shown(*cmd->save_path).c_str(), cli::Shown(save_path).c_str());
         }
       }
       const Status saved = save_path.empty() ? Status::Ok() : state::SaveState(*scanned, save_path);

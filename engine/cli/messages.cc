@@ -11,9 +11,9 @@ namespace zsim::cli {
 namespace {
 
 // A path or message as it may be shown on a terminal: control characters (escape sequences,
-// carriage returns, newlines unless kept) and bytes that are not UTF-8 are written as \n, \xNN,
+// carriage returns, newlines) and bytes that are not UTF-8 are written as \n, \xNN,
 // and a backslash as \\, so a file name can neither forge lines nor drive the terminal.
-std::string TerminalSafe(const std::string& text, bool keep_newlines = false) {
+std::string TerminalSafe(const std::string& text) {
   static const char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
@@ -39,7 +39,7 @@ std::string TerminalSafe(const std::string& text, bool keep_newlines = false) {
         out += "\\\\";
         break;
       case '\n':
-        out += keep_newlines ? "\n" : "\\n";
+        out += "\\n";
         break;
       case '\t':
         out += "\\t";
@@ -59,8 +59,18 @@ std::string TerminalSafe(const std::string& text, bool keep_newlines = false) {
 
 }  // namespace
 
+std::string Shown(const std::string& text) { return TerminalSafe(text); }
+
 void PrintError(const std::string& message) {
-  std::fprintf(stderr, "zsim: %s\n", TerminalSafe(message, /*keep_newlines=*/true).c_str());
+  // One line, always: a message quotes paths, and a name holding a newline must not make a line
+  // of its own. A usage error ends with the hint to the command's --help, a line of our own.
+  const size_t hint = message.rfind("\nRun 'zsim ");
+  if (hint != std::string::npos && message.find('\n', hint + 1) == std::string::npos) {
+    std::fprintf(stderr, "zsim: %s\n%s\n", TerminalSafe(message.substr(0, hint)).c_str(),
+                 TerminalSafe(message.substr(hint + 1)).c_str());
+    return;
+  }
+  std::fprintf(stderr, "zsim: %s\n", TerminalSafe(message).c_str());
 }
 
 namespace {

@@ -32,8 +32,14 @@ inline constexpr int kExitAborted = 3;
 // every process of the foreground group, so one interrupt can arrive twice.
 inline constexpr double kRepeatedSignalSeconds = 1.0;
 
-// "zsim: <message>" on stderr.
+// "zsim: <message>" on stderr, on one line: control characters (newlines too), bytes that are
+// not UTF-8 and backslashes written as \n, \xNN, \\ (docs/names.md), so that a file name
+// quoted in it can neither forge a line nor drive the terminal. A trailing "\nRun 'zsim ...'"
+// hint (a usage error's) goes on a line of its own.
 void PrintError(const std::string& message);
+
+// A name or text as PrintError writes it, for a message printed another way.
+std::string Shown(const std::string& text);
 
 // The progress line: "scanned 12.3 GiB of 40.1 GiB, 5123 files, 812 MiB/s, ETA 35 s".
 std::string FormatProgress(const pipeline::Progress& p);

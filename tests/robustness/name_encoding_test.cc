@@ -6,11 +6,14 @@
 #include "engine/report/name_encoding.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -137,6 +140,44 @@ TEST_F(NameCliTest, TextReportHasNoC1ControlBytes) {
   EXPECT_NE(r.out.find("csi?2J"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("raw?2J"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("csi\\xc2\\x9b2J"), std::string::npos) << r.err;
+}
+
+// A name holding a newline cannot forge a line of stderr, in any message that quotes it: the
+// scan's refusals, the --html and --save checks, the other paths' notes. Each message is one
+// line, the name written with \n (docs/names.md).
+TEST_F(NameCliTest, MessagesQuoteANewlineInANameAsBackslashN) {
+  const std::string root = tmp_.path().string();
+  const std::string fifo = root + "/ff\nzsim: forged";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(::symlink("lo\nop", (root + "/lo\nop").c_str()), 0);  // loops on itself
+  const std::string real = root + "/a\xff";
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+    std::string quoted;  // as the message must write the name
+  };
+  const std::vector<Case> cases = {
+      {{"scan", root + "/nope\nzsim: forged"}, 2, "nope\\nzsim: forged"},
+      {{"scan", fifo}, 2, "ff\\nzsim: forged"},        // alone: nothing to scan
+      {{"scan", fifo, real}, 0, "ff\\nzsim: forged"},  // noted, the other scanned
+      {{"scan", root + "/lo\nop"}, 2, "lo\\nop"},
+      {{"scan", real, "--html", root + "/no\ndir/x.html"}, 2, "no\\ndir"},
+      {{"scan", real, "--save", root + "/no\ndir/x.zstate"}, 2, "no\\ndir"},
+  };
+  for (const Case& c : cases) {
+    const testing::CommandResult r = testing::RunZsim(c.args);
+    SCOPED_TRACE(c.args[1]);
+    EXPECT_EQ(r.exit_code, c.exit_code) << r.err;
+    EXPECT_NE(r.err.find(c.quoted), std::string::npos) << r.err;
+    // Every line of stderr is one of zsim's: none begins with what followed a newline in a name.
+    std::istringstream lines(r.err);
+    std::string line;
+    while (std::getline(lines, line)) {
+      EXPECT_EQ(line.rfind("zsim: forged", 0), std::string::npos) << r.err;
+      EXPECT_EQ(line.rfind("op", 0), std::string::npos) << r.err;
+      EXPECT_EQ(line.rfind("dir", 0), std::string::npos) << r.err;
+    }
+  }
 }
 
 }  // namespace
