@@ -190,7 +190,8 @@ AdviceItem CompressionItem(const Context& c) {
 // "its ratio lies between 1.00x and 39.04x at 95% ...": after the ratio has been named.
 // `o`: the scan's options (a table --max-memory sampled needs room, not a smaller M).
 std::string UncertainDedupText(const SettingResult& f, const ScanOptions& o) {
-  const std::array<double, 2> ci = f.dedup.ratio_ci95.value_or(std::array<double, 2>{1, 1});
+  const std::array<double, 2> ci =
+      PrintedInterval(f.dedup.ratio_ci95.value_or(std::array<double, 2>{1, 1}));
   const bool memory = f.dedup.sample_modulus > o.sample_modulus;
   return fmt::format(
       "its ratio lies between {} and {} at 95% (the dedup table kept 1/{} of the blocks{}): "

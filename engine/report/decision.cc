@@ -155,6 +155,11 @@ std::string SideText(double saved) {
   return fmt::format("{}% {}", percent < 0 ? -percent : percent, percent < 0 ? "above" : "below");
 }
 
+std::array<double, 2> PrintedInterval(const std::array<double, 2>& ci95) {
+  // 1e-9: a bound of 2.3 is 229.99.. hundredths in binary, and stays 2.30 either way.
+  return {std::floor(ci95[0] * 100 + 1e-9) / 100, std::ceil(ci95[1] * 100 - 1e-9) / 100};
+}
+
 DdtFormat DdtFormatInForce(const ScanOptions& o) {
   if (o.ddt_format) return *o.ddt_format;
   return (o.profile == Profile::kZfs23 || o.profile == Profile::kZfs24) ? DdtFormat::kFast

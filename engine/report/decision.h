@@ -19,6 +19,7 @@
 #ifndef ZSIM_ENGINE_REPORT_DECISION_H_
 #define ZSIM_ENGINE_REPORT_DECISION_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -103,6 +104,11 @@ std::string SavedText(double saved);  // "39%"; tables only: a sentence says it 
 std::string SavesText(double saved, bool base = false);
 // Where the stored size lies against the logical size: "39% below" or "40% above".
 std::string SideText(double saved);
+
+// A ratio's 95% interval as every report prints it: bounds to two decimals, rounded outward
+// (the low one down, the high one up), so that the printed interval holds the computed one
+// and a verdict quoting the bounds says what the table does.
+std::array<double, 2> PrintedInterval(const std::array<double, 2>& ci95);
 
 // Dedup on its own for one setting: the ratio against the RAM budget.
 struct DedupJudgement {

@@ -321,10 +321,14 @@ void CodecCost(const ScanResult& r, const TextOptions& t, std::string& out) {
 }  // namespace
 
 std::string RatioWithInterval(double ratio, const std::array<double, 2>& ci95) {
-  auto floor2 = [](double x) { return std::floor(x * 100 + 1e-9) / 100; };  // 2.3 is 229.99..
-  const double lo = floor2(ci95[0]), hi = floor2(ci95[1]);
-  const double half = std::max({0.0, ratio - lo, hi - ratio});
-  return fmt::format("{:.2f}x ±{:.2f} ({:.2f}x-{:.2f}x)", ratio, half, lo, hi);
+  const auto [lo, hi] = PrintedInterval(ci95);
+  // "±" only where the interval is about symmetric: a skewed one (few sampled blocks, a ratio
+  // near its floor of 1) would read "1.28x ±1.41", a low end below zero the bounds deny.
+  const double below = std::max(0.0, ratio - lo), above = std::max(0.0, hi - ratio);
+  if (above > 1.5 * below + 0.015 || below > 1.5 * above + 0.015) {
+    return fmt::format("{:.2f}x ({:.2f}x-{:.2f}x)", ratio, lo, hi);
+  }
+  return fmt::format("{:.2f}x ±{:.2f} ({:.2f}x-{:.2f}x)", ratio, std::max(below, above), lo, hi);
 }
 
 std::string TopUpSentence(const TopUpSummary& t, const ScanOptions& options) {

@@ -106,12 +106,12 @@ TEST(TextReportTest, ShowsScanTableHistogramSizesAndAdvice) {
 }
 
 // Issue 8: a sampled figure is marked in the table and given with its 95% interval (the +- is
-// the interval's wider side); exact figures carry neither.
+// the interval's wider side, the bounds rounded outward); exact figures carry neither.
 TEST(TextReportTest, SampledFiguresCarryTheirIntervals) {
   ScanResult r = VmLike();
   SettingResult& lz4 = r.results[1];
   lz4.exact = false;
-  lz4.ci95 = std::array<double, 2>{1.556, 1.649};  // floored like the figure: 1.55x-1.64x
+  lz4.ci95 = std::array<double, 2>{1.556, 1.641};  // rounded outward: 1.55x-1.65x
   lz4.dedup.sample_modulus = 64;
   lz4.dedup.ratio_ci95 = std::array<double, 2>{2.3, 2.8};
   const std::string text = ToText(r);
@@ -119,7 +119,7 @@ TEST(TextReportTest, SampledFiguresCarryTheirIntervals) {
   EXPECT_THAT(text, HasSubstr("~2.50x"));
   EXPECT_THAT(text, HasSubstr("~ estimates from a sample"));
   // Folded to the report's 100 columns.
-  EXPECT_THAT(text, HasSubstr("128K lz4: compress 1.60x ±0.05 (1.55x-1.64x); dedup 2.50x ±0.30 "
+  EXPECT_THAT(text, HasSubstr("128K lz4: compress 1.60x ±0.05 (1.55x-1.65x); dedup 2.50x ±0.30 "
                               "(2.30x-2.80x) (the dedup table\n    kept 1/64 of the blocks)"));
   // The exact setting (off) has no marker and no line.
   EXPECT_THAT(text, Not(HasSubstr("128K off:")));
@@ -127,9 +127,22 @@ TEST(TextReportTest, SampledFiguresCarryTheirIntervals) {
   EXPECT_THAT(ToText(VmLike()), Not(HasSubstr("~")));
   // The HTML table's cells say the same.
   const std::string html = ToHtml(r);
-  EXPECT_THAT(html, HasSubstr("<td>~1.60x ±0.05 (1.55x-1.64x)</td>"));
+  EXPECT_THAT(html, HasSubstr("<td>~1.60x ±0.05 (1.55x-1.65x)</td>"));
   EXPECT_THAT(html, HasSubstr("<td>~2.50x ±0.30 (2.30x-2.80x)</td>"));
   EXPECT_THAT(ToHtml(VmLike()), Not(HasSubstr("<td>~")));
+}
+
+// A skewed interval (few sampled blocks) is given by its bounds alone: "1.28x ±1.41" would put
+// the low end below zero where the bounds say 1.10x. The bounds are rounded outward, as the
+// verdict quoting them rounds them.
+TEST(TextReportTest, SkewedIntervalsShowTheirBoundsOnly) {
+  EXPECT_EQ(RatioWithInterval(1.28, {1.10, 2.69}), "1.28x (1.10x-2.69x)");
+  EXPECT_EQ(RatioWithInterval(1.75, {1.0, 11.93}), "1.75x (1.00x-11.93x)");
+  EXPECT_EQ(RatioWithInterval(2.50, {2.30, 2.80}), "2.50x ±0.30 (2.30x-2.80x)");
+  EXPECT_EQ(RatioWithInterval(1.00, {1.0, 1.0}), "1.00x ±0.00 (1.00x-1.00x)");
+  EXPECT_EQ(RatioWithInterval(5.0, {1.0, 9.8763}), "5.00x ±4.88 (1.00x-9.88x)");
+  EXPECT_EQ(PrintedInterval({1.0, 9.8763}), (std::array<double, 2>{1.0, 9.88}));
+  EXPECT_EQ(PrintedInterval({2.3, 2.3}), (std::array<double, 2>{2.3, 2.3}));
 }
 
 TEST(TextReportTest, SavingsRoundToZeroWithoutSign) {
