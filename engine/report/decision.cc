@@ -155,6 +155,13 @@ std::string SideText(double saved) {
   return fmt::format("{}% {}", percent < 0 ? -percent : percent, percent < 0 ? "above" : "below");
 }
 
+EstimatedFigures EstimatedFiguresOf(const SettingResult& s) {
+  EstimatedFigures e;
+  e.without_dedup = s.ci95.has_value();
+  e.with_dedup = e.without_dedup || s.dedup.ratio_ci95.has_value();
+  return e;
+}
+
 std::array<double, 2> PrintedInterval(const std::array<double, 2>& ci95) {
   // 1e-9: a bound of 2.3 is 229.99.. hundredths in binary, and stays 2.30 either way.
   return {std::floor(ci95[0] * 100 + 1e-9) / 100, std::ceil(ci95[1] * 100 - 1e-9) / 100};

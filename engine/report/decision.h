@@ -105,6 +105,16 @@ std::string SavesText(double saved, bool base = false);
 // Where the stored size lies against the logical size: "39% below" or "40% above".
 std::string SideText(double saved);
 
+// Which of a setting's figures are estimates: those without dedup (psize, asize, used, saved)
+// rest on its codec's figures, sampled unless --exact; those with dedup (the dedup ratio, of
+// DSIZE, used and saved with dedup, pool ALLOC) on the codec's and on the dedup table, sampled
+// under --sample or --max-memory.
+struct EstimatedFigures {
+  bool without_dedup = false;
+  bool with_dedup = false;
+};
+EstimatedFigures EstimatedFiguresOf(const SettingResult& setting);
+
 // A ratio's 95% interval as every report prints it: bounds to two decimals, rounded outward
 // (the low one down, the high one up), so that the printed interval holds the computed one
 // and a verdict quoting the bounds says what the table does.

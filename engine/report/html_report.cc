@@ -117,23 +117,30 @@ void SettingsTable(const ScanResult& r, const Advice& a, std::string& out) {
   for (size_t i = 0; i < r.results.size(); ++i) {
     const SettingResult& s = r.results[i];
     const SettingSpace space = SpaceOf(s, r.options);
+    // As the text table: "~" on every figure resting on a sampled one.
+    const EstimatedFigures e = EstimatedFiguresOf(s);
+    auto mark = [](bool estimated, std::string text) { return estimated ? "~" + text : text; };
     out += fmt::format(
         "<tr{}><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
         recommends && int(i) == a.featured ? " class=\"featured\"" : "",
         zfs::NiceBytes(s.recordsize), CompressionName(s.compression),
-        FormatBytes(space.logical_bytes), FormatBytes(s.psize), FormatBytes(s.asize),
-        Estimated(s.compressratio, s.ci95), Estimated(s.dedup.ratio, s.dedup.ratio_ci95),
-        Ratio(s.dedup.zdb_total), FormatBytes(s.used),
-        space.logical_bytes > 0 ? SavedText(space.saved) : "-",
-        FormatBytes(space.stored_dedup_bytes),
-        space.logical_bytes > 0 ? SavedText(space.saved_dedup) : "-", FormatBytes(s.pool_alloc));
+        FormatBytes(space.logical_bytes), mark(e.without_dedup, FormatBytes(s.psize)),
+        mark(e.without_dedup, FormatBytes(s.asize)), Estimated(s.compressratio, s.ci95),
+        s.dedup.ratio_ci95 ? Estimated(s.dedup.ratio, s.dedup.ratio_ci95)
+                           : mark(e.with_dedup, Ratio(s.dedup.ratio)),
+        mark(e.with_dedup, Ratio(s.dedup.zdb_total)), mark(e.without_dedup, FormatBytes(s.used)),
+        space.logical_bytes > 0 ? mark(e.without_dedup, SavedText(space.saved)) : "-",
+        mark(e.with_dedup, FormatBytes(space.stored_dedup_bytes)),
+        space.logical_bytes > 0 ? mark(e.with_dedup, SavedText(space.saved_dedup)) : "-",
+        mark(e.with_dedup, FormatBytes(s.pool_alloc)));
   }
   out +=
-      "</table></div>\n<p class=\"meta\">saved: 1 &minus; stored / logical, one base for every "
-      "saved figure of this report; stored is usable space as <code>zfs get used</code> counts it "
-      "(parity and padding deflated by the vdev's ratio); logical is the data in records, "
-      "all-zero ones included (compression makes them holes); with dedup: used as dedup writes "
+      "</table></div>\n<p class=\"meta\">saved: 1 &minus; stored / logical; stored is usable "
+      "space as <code>zfs get used</code> counts it (parity and padding deflated by the vdev's "
+      "ratio); logical is the data in records, all-zero ones included (compression makes them "
+      "holes): one base for the rows of a record size, not between record sizes (a record pads "
+      "a file's tail), so compare those by what they store; with dedup: used as dedup writes "
       "the data, less what dedup removes, plus the DDT, deflated alike. ALLOC (raw): <code>zpool "
       "list</code> ALLOC with dedup, parity and the pool's own metadata included. " +
       std::string(recommends ? "Highlighted: the setting the advice recommends, shown in full "

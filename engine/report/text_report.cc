@@ -87,16 +87,23 @@ void Settings(const ScanResult& r, const Advice& a, const TextOptions& t, std::s
     const SettingSpace space = SpaceOf(s, r.options);
     const bool sampled_compress = s.ci95.has_value();
     const bool sampled_dedup = s.dedup.ratio_ci95.has_value();
+    // Every figure resting on a sampled one is an estimate too, and marked: the sizes after
+    // compression on a sampled codec's, the dedup ratio (of DSIZE) on both, the figures with
+    // dedup on the sampled table's.
+    const EstimatedFigures e = EstimatedFiguresOf(s);
+    auto mark = [](bool estimated, std::string text) { return estimated ? "~" + text : text; };
     table.AddRow({recommends && int(i) == a.featured ? "*" : "", zfs::NiceBytes(s.recordsize),
                   CompressionName(s.compression), zfs::NiceBytes(space.logical_bytes),
-                  zfs::NiceBytes(s.psize), zfs::NiceBytes(s.asize),
-                  fmt::format("{}{}", sampled_compress ? "~" : "", Ratio(s.compressratio)),
-                  fmt::format("{}{}", sampled_dedup ? "~" : "", Ratio(s.dedup.ratio)),
-                  Ratio(s.dedup.zdb_total), zfs::NiceBytes(s.used),
-                  space.logical_bytes > 0 ? SavedText(space.saved) : "-",
-                  zfs::NiceBytes(space.stored_dedup_bytes),
-                  space.logical_bytes > 0 ? SavedText(space.saved_dedup) : "-",
-                  zfs::NiceBytes(s.pool_alloc)});
+                  mark(e.without_dedup, zfs::NiceBytes(s.psize)),
+                  mark(e.without_dedup, zfs::NiceBytes(s.asize)),
+                  mark(sampled_compress, Ratio(s.compressratio)),
+                  mark(e.with_dedup, Ratio(s.dedup.ratio)),
+                  mark(e.with_dedup, Ratio(s.dedup.zdb_total)),
+                  mark(e.without_dedup, zfs::NiceBytes(s.used)),
+                  space.logical_bytes > 0 ? mark(e.without_dedup, SavedText(space.saved)) : "-",
+                  mark(e.with_dedup, zfs::NiceBytes(space.stored_dedup_bytes)),
+                  space.logical_bytes > 0 ? mark(e.with_dedup, SavedText(space.saved_dedup)) : "-",
+                  mark(e.with_dedup, zfs::NiceBytes(s.pool_alloc))});
     if (!sampled_compress && !sampled_dedup) continue;
     std::string line =
         fmt::format("{} {}:", zfs::NiceBytes(s.recordsize), CompressionName(s.compression));
@@ -112,8 +119,9 @@ void Settings(const ScanResult& r, const Advice& a, const TextOptions& t, std::s
   }
   out += table.Render(t.width, t.wide);
   out += Wrap(
-      "saved: 1 - stored/logical, one base for every saved figure in this report. Logical is "
-      "the data in records, all-zero ones included (compression makes them holes). Stored is "
+      "saved: 1 - stored/logical. Logical is the data in records, all-zero ones included "
+      "(compression makes them holes): one base for the rows of a record size, not between "
+      "record sizes (a record pads a file's tail), so compare those by what they store. Stored is "
       "usable space as `zfs get used` counts it (parity and padding deflated by the vdev's "
       "ratio): used without dedup; used+dedup is used as dedup writes the data, less what dedup "
       "removes, plus the DDT, deflated the same way. ALLOC(raw): `zpool list` ALLOC with dedup, "
@@ -123,9 +131,11 @@ void Settings(const ScanResult& r, const Advice& a, const TextOptions& t, std::s
           std::string(t.wide ? "" : " --wide shows every column."),
       t.width, "", "");
   if (!estimates.empty()) {
-    out +=
-        "~ estimates from a sample (`--exact` computes every block), with their 95% intervals:\n" +
-        estimates;
+    out += Wrap(
+        "~ estimates from a sample (`--exact` computes every block), and the figures resting on "
+        "them; the sampled ones with their 95% intervals:",
+        t.width, "", "");
+    out += estimates;
   }
 }
 
