@@ -139,11 +139,33 @@ void Settings(const ScanResult& r, const Advice& a, const TextOptions& t, std::s
   }
 }
 
-void Histogram(const ScanResult& r, const SettingResult& f, const Advice& a, std::string& out) {
+// Under a section of the featured setting whose figures rest on a sample: which, and how. The
+// table's ~ figures carry the intervals.
+std::string SampledNote(const SettingResult& f, bool with_codec, size_t width) {
+  const bool table = f.dedup.sample_modulus > 1 || f.dedup.ratio_ci95.has_value();
+  const bool codec = with_codec && f.ci95.has_value();
+  if (!table && !codec) return "";
+  std::string what;
+  if (table) {
+    what = fmt::format(
+        "the dedup table kept 1/{} of the blocks (by fingerprint), and the counts and sizes here "
+        "are those of its sample scaled up {} times",
+        f.dedup.sample_modulus, f.dedup.sample_modulus);
+  }
+  if (codec) {
+    what += std::string(what.empty() ? "" : "; ") + "the sizes after compression rest on " +
+            CompressionName(f.compression) + "'s sample of the unique blocks";
+  }
+  return Wrap("~ estimates: " + what + " (intervals in the settings table).", width, "", "  ");
+}
+
+void Histogram(const ScanResult& r, const SettingResult& f, const Advice& a, const TextOptions& t,
+               std::string& out) {
   out += Section(kSectionHistogram);
   out +=
       fmt::format("{} {}, compression {}, as `zdb -DD` prints it:\n", BlockSizeProperty(r.options),
                   zfs::NiceBytes(f.recordsize), CompressionName(f.compression));
+  out += SampledNote(f, /*with_codec=*/true, t.width);
   out += ZdbBlock(f, a.ddt_format, r.options.profile);
 }
 
@@ -152,6 +174,9 @@ void DdtSize(const SettingResult& f, const Advice& a, const TextOptions& t, std:
   const uint64_t entries = f.dedup.unique_entries + f.dedup.duplicate_entries;
   out += fmt::format("{} entries ({} unique, {} duplicate)\n", entries, f.dedup.unique_entries,
                      f.dedup.duplicate_entries);
+  // The entry counts and so the sizes are the sampled table's, scaled; a sampled codec moves
+  // only which blocks embed, a few entries.
+  out += SampledNote(f, /*with_codec=*/false, t.width);
   for (const DdtFootprint& fp : f.dedup.footprints) {
     std::string line = fmt::format("{:<6} format{}: {} in core, {} on disk", FormatName(fp.format),
                                    fp.format == a.ddt_format ? " (in force)" : "",
@@ -192,6 +217,7 @@ void BlockSizes(const ScanResult& r, const SettingResult& f, const Advice& a, co
     out += fmt::format("{} {}, compression {}: data blocks by psize, as `zdb -bb` groups them\n",
                        BlockSizeProperty(r.options), zfs::NiceBytes(f.recordsize),
                        CompressionName(f.compression));
+    out += SampledNote(f, /*with_codec=*/true, t.width);
     uint64_t total = 0;
     for (const BlockSizeBucket& b : f.block_sizes) total += b.asize;
     TextTable table({{"block size", false, 0},
@@ -385,7 +411,7 @@ std::string ToText(const ScanResult& r, const Advice& a, const TextOptions& t) {
   Settings(r, a, t, out);
   if (a.featured >= 0) {
     const SettingResult& f = r.results[size_t(a.featured)];
-    Histogram(r, f, a, out);
+    Histogram(r, f, a, t, out);
     DdtSize(f, a, t, out);
     BlockSizes(r, f, a, t, out);
   }

@@ -132,6 +132,29 @@ TEST(TextReportTest, SampledFiguresCarryTheirIntervals) {
   EXPECT_THAT(ToHtml(VmLike()), Not(HasSubstr("<td>~")));
 }
 
+// Under a sampled table or codec, the featured setting's histogram, DDT size and block-size
+// sections say they are estimates and from what; an exact setting's say nothing.
+TEST(TextReportTest, SectionsOfASampledSettingSayTheyAreEstimates) {
+  ScanResult r = VmLike();
+  const std::string exact = ToText(r);
+  EXPECT_THAT(exact, Not(HasSubstr("~ estimates:")));
+  for (SettingResult& s : r.results) {
+    s.dedup.sample_modulus = 64;
+    s.dedup.ratio_ci95 = std::array<double, 2>{s.dedup.ratio - 0.1, s.dedup.ratio + 0.1};
+  }
+  const std::string text = ToText(r);
+  const size_t histogram = text.find("== DDT histogram ==");
+  const size_t size = text.find("== DDT size and RAM ==");
+  ASSERT_NE(histogram, std::string::npos);
+  ASSERT_NE(size, std::string::npos);
+  const std::string note = "~ estimates: the dedup table kept 1/64 of the blocks";
+  EXPECT_NE(text.find(note, histogram), std::string::npos);
+  EXPECT_LT(text.find(note, histogram), size);  // in the histogram's section
+  EXPECT_NE(text.find(note, size), std::string::npos);
+  // Every figure with dedup in the table is marked; those without are not.
+  EXPECT_THAT(text, Not(HasSubstr("rest on")));  // no codec was sampled
+}
+
 // A skewed interval (few sampled blocks) is given by its bounds alone: "1.28x ±1.41" would put
 // the low end below zero where the bounds say 1.10x. The bounds are rounded outward, as the
 // verdict quoting them rounds them.
