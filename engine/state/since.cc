@@ -1,6 +1,7 @@
 #include "engine/state/since.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 
 #include "engine/base/path_spelling.h"
@@ -48,9 +49,22 @@ Status CheckSince(const ScanState& base, const ScanOptions& options) {
     return paths;
   };
   if (spelled(base.options.paths) != spelled(options.paths)) {
-    return Status::InvalidArgument("--since: the state was scanned from " +
-                                   Join(base.options.paths) + ", not " + Join(options.paths) +
-                                   ": give the same input paths, in the same order");
+    // The records name files by the paths as typed ("m2/a"), so "./m2" or "/abs/m2" for "m2"
+    // would find none of them: where the spellings name the same directories from here, say so.
+    bool same_places = base.options.paths.size() == options.paths.size();
+    for (size_t i = 0; same_places && i < options.paths.size(); ++i) {
+      std::error_code e1, e2;
+      const auto a = std::filesystem::canonical(base.options.paths[i], e1);
+      const auto b = std::filesystem::canonical(options.paths[i], e2);
+      same_places = !e1 && !e2 && a == b;
+    }
+    return Status::InvalidArgument(
+        "--since: the state was scanned from " + Join(base.options.paths) + ", not " +
+        Join(options.paths) +
+        (same_places ? ": the same places spelled another way; the state's records name files "
+                       "by the paths as typed, so give them as the state has them (" +
+                           Join(base.options.paths) + "), in that order"
+                     : ": give the same input paths, in the same order"));
   }
   // Another compression list, --exact or not, and the like: named as such first.
   if (Status same = CheckSameContent(base.options, options, "serve --since"); !same.ok()) {

@@ -269,6 +269,11 @@ TEST_F(SinceCliTest, WhatCannotBeHonouredIsRefusedBeforeReading) {
   refused({"scan", Root(), "--recordsize", "16k", "--exact", "--since", State(0)}, "--exact");
   refused({"scan", (tree_.path() / "x").string(), "--recordsize", "16k", "--since", State(0)},
           "same input paths");
+  // The same directory spelled another way: said so, with the spelling the state holds.
+  refused({"scan", Root() + "/x/..", "--recordsize", "16k", "--since", State(0)},
+          "the same places spelled another way; the state's records name files by the paths as "
+          "typed, so give them as the state has them (" +
+              Root() + ")");
   refused({"scan", Root(), "--recordsize", "16k", "--sample", "1/4", "--since", State(0)},
           "--sample");
   refused({"scan", Root(), "--recordsize", "16k", "--since", State(9)}, "cannot open");
