@@ -51,9 +51,6 @@ Status Status::FromErrno(std::string_view what, int err) {
     case ENOMEM:
       code = StatusCode::kOutOfMemory;
       break;
-    case ELOOP:
-      code = StatusCode::kLoop;
-      break;
     default:
       break;
   }

@@ -123,7 +123,14 @@ class PosixFileSystemImpl final : public FileSystem {
   Result<FileInfo> Stat(const std::string& path, bool follow) override {
     struct stat st;
     const int r = follow ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st);
-    if (r != 0) return Status::FromErrno(follow ? "stat" : "lstat", errno);
+    if (r != 0) {
+      // Following links, ELOOP is a chain of links with no end (open with O_NOFOLLOW gives
+      // ELOOP for any link, which is not a loop: that one stays an io_error).
+      if (follow && errno == ELOOP) {
+        return Status(StatusCode::kLoop, "stat: " + std::string(std::strerror(ELOOP)));
+      }
+      return Status::FromErrno(follow ? "stat" : "lstat", errno);
+    }
     return InfoFromStat(st);
   }
 

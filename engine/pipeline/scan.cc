@@ -627,6 +627,8 @@ class Scan : public std::enable_shared_from_this<Scan> {
   // FileJob::modelled), which CloseInput adds to the input summary.
   uint64_t whole_files_ = 0;
   uint64_t modelled_bytes_ = 0;
+  uint64_t data_bytes_ = 0;  // of the files read: InputSummary::bytes_data
+  bool data_known_ = true;   // false from a --since base that did not keep it
   uint64_t files_done_ = 0;
   uint64_t bytes_done_ = 0;
   uint64_t bytes_read_ = 0;
@@ -1502,6 +1504,7 @@ void Scan::FinishFile(FileJob& job) {
   const uint64_t modelled = job.modelled.load();
   bytes_read_ += job.modelled_read.load();
   modelled_bytes_ += modelled;
+  data_bytes_ += job.modelled_read.load();
   const bool whole = job.status.ok();
   const bool linked = job.linked && whole;
   const state::FileIndirects indirects = IndirectsOf(job);
@@ -1513,6 +1516,7 @@ void Scan::FinishFile(FileJob& job) {
     rec.dev = job.info.dev;
     rec.ino = job.info.ino;
     rec.size = job.size;
+    rec.data_bytes = job.modelled_read.load();
     rec.mtime_ns = job.info.mtime_ns;
     rec.ctime_ns = job.info.ctime_ns;
     rec.is_zvol = job.is_zvol;
@@ -1618,6 +1622,7 @@ void Scan::KeepLink(state::FileRecord rec, FileGroups groups, const io::FileInfo
   f.ino = rec.ino;
   f.dev = rec.dev;
   f.size = rec.size;
+  f.data_bytes = rec.data_bytes;
   f.allocated = info.allocated;
   f.mtime_ns = info.mtime_ns;
   f.ctime_ns = info.ctime_ns;
@@ -1700,6 +1705,8 @@ void Scan::StartFrom(state::ScanState base) {
     // entry may have skipped them at a level the rescan never reaches.
     skip_bound_[r].store(estimate::kMaxSampleLevel + 1);
   }
+  // A base of format 21 or older kept no file's data bytes: its kept files' are not known.
+  data_known_ = base.input.bytes_data_known;
   base_records_ = std::move(base.records);
   base_fate_.assign(base_records_.size(), Fate::kGone);
   base_index_.reserve(base_records_.size());
@@ -1721,6 +1728,7 @@ bool Scan::Reuse(const walk::WalkItem& item, int64_t* replaced) {
   base_fate_[it->second] = Fate::kKept;
   if (info.nlink > 1) base_linked_.emplace(it->second, info);
   input_.bytes_logical += rec.size;
+  input_.bytes_data += rec.data_bytes;
   ++input_.files;
   files_found_.fetch_add(1, std::memory_order_relaxed);
   bytes_found_.fetch_add(rec.size, std::memory_order_relaxed);
@@ -2130,6 +2138,8 @@ void Scan::CloseInput() {
   input_.bytes_read = bytes_read_;
   input_.files += whole_files_;
   input_.bytes_logical += modelled_bytes_;
+  input_.bytes_data += data_bytes_;
+  input_.bytes_data_known = data_known_;
   for (PathError& e : file_errors_) input_.errors.push_back(std::move(e));
   std::sort(input_.errors.begin(), input_.errors.end(),
             [](const PathError& a, const PathError& b) { return a.path < b.path; });

@@ -93,7 +93,13 @@ std::string L2arcRamText(const DdtFootprint& fp) {
                                         FormatBytes(fp.l2arc_header_bytes));
 }
 
-// Where the data takes more room than its logical size: ", through <OverheadText>", else "".
+// The base of the saved figures as a sentence names it: "49.6 MiB of data" (the files' bytes
+// outside holes), or "53.1 MiB of records" where a state of format 21 or older left it unknown.
+std::string BaseText(const InputSummary& in, const SettingSpace& space) {
+  return FormatBytes(space.base_bytes) + (in.bytes_data_known ? " of data" : " of records");
+}
+
+// Where the data takes more room than its size: ", through <OverheadText>", else "".
 std::string AboveLogicalCause(const ScanOptions& o, double saved) {
   return SavedPercentOf(saved) < 0 ? ", through " + OverheadText(o) : std::string();
 }
@@ -133,6 +139,7 @@ AdviceItem CompressionItem(const Context& c) {
                   {"saved_percent", double(SavedPercentOf(c.d.space.saved))},
                   {"lsize_bytes", double(f.lsize)},
                   {"logical_bytes", double(c.d.space.logical_bytes)},
+                  {"base_bytes", double(c.d.space.base_bytes)},
                   {"psize_bytes", double(f.psize)},
                   {"used_bytes", double(f.used)}};
   AddDataCompression(f, item);
@@ -158,16 +165,15 @@ AdviceItem CompressionItem(const Context& c) {
     return item;
   }
   if (SavedPercentOf(c.d.space.saved) < 0) {
-    // Compression pays, yet the data takes more room than its logical size: say both.
+    // Compression pays, yet the data takes more room than its size: say both.
     item.sentence = fmt::format(
-        "{} pays ({}) {}, but {} still make the data take more room than its logical size: {} "
-        "{} ({} of records stored in {}).",
+        "{} pays ({}) {}, but {} still make the data take more room than its size: {} "
+        "{} ({} stored in {}).",
         c.codec, CompressText(f), CpuText(f), OverheadText(c.r.options), c.codec, saves,
-        FormatBytes(c.d.space.logical_bytes), FormatBytes(f.used));
+        BaseText(c.r.input, c.d.space), FormatBytes(f.used));
   } else {
-    item.sentence =
-        fmt::format("{} {} ({}) {}: {} of records stored in {}.", c.codec, saves, CompressText(f),
-                    CpuText(f), FormatBytes(c.d.space.logical_bytes), FormatBytes(f.used));
+    item.sentence = fmt::format("{} {} ({}) {}: {} stored in {}.", c.codec, saves, CompressText(f),
+                                CpuText(f), BaseText(c.r.input, c.d.space), FormatBytes(f.used));
   }
   const int best = StrongestWorthwhileIndex(c.r.results, f.recordsize);
   if (best >= 0 && &c.r.results[size_t(best)] != &f) {
@@ -219,14 +225,14 @@ AdviceItem DedupItem(const Context& c) {
                   {"ddt_entries", double(f.dedup.unique_entries + f.dedup.duplicate_entries)}};
   const std::string need = FormatBytes(d.dedup.ram_need_bytes);
   // "saved from 40% to 67%"; where either saving is negative, where the stored size lies
-  // against the logical size instead ("from 40% above to 48% above the logical size").
+  // against the data's size instead ("from 40% above to 48% above the data's size").
   const bool both_save =
       SavedPercentOf(d.space.saved) >= 0 && SavedPercentOf(d.space.saved_dedup) >= 0;
   const std::string change =
       both_save ? fmt::format("Dedup ({}) {} saved from {} to {}", Ratio(ratio),
                               d.dedup_on ? "takes" : "would take", SavedText(d.space.saved),
                               SavedText(d.space.saved_dedup))
-                : fmt::format("Dedup ({}) {} the stored size from {} to {} the logical size",
+                : fmt::format("Dedup ({}) {} the stored size from {} to {} the data's size",
                               Ratio(ratio), d.dedup_on ? "takes" : "would take",
                               SideText(d.space.saved), SideText(d.space.saved_dedup));
   switch (d.dedup_verdict) {
@@ -385,7 +391,7 @@ std::optional<AdviceItem> BlockSizeItem(const Context& c) {
         "{} stores least of the {}s (with compression={}): {} stored in {}{}, {} less than {} "
         "({}).",
         BlockSetting(o, c.f.recordsize), prop, CompressionName(c.f.compression),
-        FormatBytes(LogicalOf(c.f)), FormatBytes(d.stored_bytes), how, Percent(featured_gain),
+        BaseText(c.r.input, d.space), FormatBytes(d.stored_bytes), how, Percent(featured_gain),
         SettingsText(o, first_s), FormatBytes(first.stored_bytes));
   } else if (best == &first) {
     item.sentence = fmt::format(
@@ -576,7 +582,7 @@ AdviceItem SummaryItem(const Context& c) {
     case Verdict::kDedupPays: {
       const std::string without = SavedPercentOf(d.space.saved) >= 0
                                       ? SavedText(d.space.saved)
-                                      : SideText(d.space.saved) + " the logical size";
+                                      : SideText(d.space.saved) + " the data's size";
       item.sentence = fmt::format(
           "Dedup pays: dedup=on, {} {} ({} without dedup; dedup {}, compressratio {}), and "
           "its table ({} of RAM) fits in {}.",

@@ -66,7 +66,7 @@ Decision DecideFor(const ScanResult& r, size_t index, const Decision& base) {
   d.featured = int(index);
   d.dedup = JudgeDedup(s, d.ddt_format, d.ram_bytes);
   d.no_ddt = ComputeNoDdtShare(r, s);
-  d.space = SpaceOf(s, r.options);
+  d.space = SpaceOf(s, r.options, r.input);
   d.dedup_verdict = d.dedup.verdict;
   const bool dedup_helps =
       d.dedup.verdict == Verdict::kDedupPays || d.dedup.verdict == Verdict::kDedupNeedsHardware;
@@ -110,9 +110,10 @@ double DataCompression(const SettingResult& s) {
   return s.compressratio * double(LogicalOf(s)) / double(written_lsize);
 }
 
-SettingSpace SpaceOf(const SettingResult& s, const ScanOptions& o) {
+SettingSpace SpaceOf(const SettingResult& s, const ScanOptions& o, const InputSummary& in) {
   SettingSpace space;
   space.logical_bytes = LogicalOf(s);
+  space.base_bytes = in.bytes_data_known ? in.bytes_data : space.logical_bytes;
   space.stored_bytes = s.used;
   // With dedup: `used` as the dedup write path lays the data out (compression=off makes
   // all-zero blocks holes there) less what dedup removes (referenced - allocated DSIZE, both
@@ -130,9 +131,9 @@ SettingSpace SpaceOf(const SettingResult& s, const ScanOptions& o) {
   }
   const uint64_t written = s.used - std::min(s.used, s.zero_used_without_dedup);
   space.stored_dedup_bytes = (written > removed ? written - removed : 0) + ddt;
-  if (space.logical_bytes > 0) {
-    space.saved = 1.0 - double(space.stored_bytes) / double(space.logical_bytes);
-    space.saved_dedup = 1.0 - double(space.stored_dedup_bytes) / double(space.logical_bytes);
+  if (space.base_bytes > 0) {
+    space.saved = 1.0 - double(space.stored_bytes) / double(space.base_bytes);
+    space.saved_dedup = 1.0 - double(space.stored_dedup_bytes) / double(space.base_bytes);
   }
   return space;
 }
@@ -147,7 +148,7 @@ std::string SavedText(double saved) { return std::to_string(SavedPercentOf(saved
 std::string SavesText(double saved, bool base) {
   const int percent = SavedPercentOf(saved);
   if (percent >= 0) return fmt::format("{} {}%", base ? "save" : "saves", percent);
-  return fmt::format("{} {}% more than the logical size", base ? "store" : "stores", -percent);
+  return fmt::format("{} {}% more than the data's size", base ? "store" : "stores", -percent);
 }
 
 std::string SideText(double saved) {

@@ -83,26 +83,31 @@ uint64_t LogicalOf(const SettingResult& setting);
 // called useless. Infinite where every record is an all-zero hole.
 double DataCompression(const SettingResult& setting);
 
-// One setting's space on the one base of every "saved" figure.
+// One setting's space on the one base of every "saved" figure: the data the files hold
+// (InputSummary::bytes_data, their bytes outside holes), the same for every row, so that the
+// row storing less always shows the larger saving; where a state of format 21 or older left it
+// unknown, the row's logical size (LogicalOf), shared by the rows of a record size only.
 struct SettingSpace {
   uint64_t logical_bytes = 0;  // LogicalOf
+  uint64_t base_bytes = 0;     // what the savings are of: bytes_data, or logical_bytes
   uint64_t stored_bytes = 0;   // usable bytes without dedup: `used`
   // usable bytes with dedup: used less zero_used_without_dedup, less removed DSIZE, plus DDT
   uint64_t stored_dedup_bytes = 0;
-  double saved = 0;        // 1 - stored_bytes / logical_bytes (0 when nothing logical)
-  double saved_dedup = 0;  // 1 - stored_dedup_bytes / logical_bytes
+  double saved = 0;        // 1 - stored_bytes / base_bytes (0 when the base is 0)
+  double saved_dedup = 0;  // 1 - stored_dedup_bytes / base_bytes
 };
-SettingSpace SpaceOf(const SettingResult& setting, const ScanOptions& options);
+SettingSpace SpaceOf(const SettingResult& setting, const ScanOptions& options,
+                     const InputSummary& input);
 
 // A saved fraction as every report prints it: whole percent, "-4%", never "-0%".
 int SavedPercentOf(double saved);
 std::string SavedText(double saved);  // "39%"; tables only: a sentence says it in words below
 // A saving as a sentence states it, so a negative one never reads "saves -40%": "saves 39%", or,
-// when the data takes more room than its logical size (sector rounding and metadata of small
-// files outweigh what compression saves), "stores 40% more than the logical size". `base`
+// when the data takes more room than its size (sector rounding and metadata of small files
+// outweigh what compression saves), "stores 40% more than the data's size". `base`
 // gives the verb's base form for "would ...": "save 39%", "store 40% more than ...".
 std::string SavesText(double saved, bool base = false);
-// Where the stored size lies against the logical size: "39% below" or "40% above".
+// Where the stored size lies against the saved figures' base: "39% below" or "40% above".
 std::string SideText(double saved);
 
 // Which of a setting's figures are estimates: those without dedup (psize, asize, used, saved)

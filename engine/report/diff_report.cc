@@ -61,14 +61,16 @@ std::string SettingName(const SettingResult& s) {
   return zfs::NiceBytes(s.recordsize) + " " + CompressionName(s.compression);
 }
 
-std::vector<Figure> Figures(const SettingResult& a, const ScanOptions& ao, const SettingResult& b,
-                            const ScanOptions& bo) {
+std::vector<Figure> Figures(const ScanResult& ra, const SettingResult& a, const ScanResult& rb,
+                            const SettingResult& b) {
+  const ScanOptions& ao = ra.options;
+  const ScanOptions& bo = rb.options;
   auto entries = [](const SettingResult& s) {
     return double(s.dedup.unique_entries + s.dedup.duplicate_entries);
   };
-  // The logical size and the savings on the one base of every report's saved figure
-  // (decision.h LogicalOf: the all-zero records a codec makes holes are in it).
-  const SettingSpace sa = SpaceOf(a, ao), sb = SpaceOf(b, bo);
+  // The logical size (decision.h LogicalOf: the all-zero records a codec makes holes are in it)
+  // and the savings on the base of every report's saved figure (decision.h SpaceOf).
+  const SettingSpace sa = SpaceOf(a, ao, ra.input), sb = SpaceOf(b, bo, rb.input);
   return {
       {"logical", double(sa.logical_bytes), double(sb.logical_bytes), true, false},
       {"psize", double(a.psize), double(b.psize), true, false},
@@ -174,7 +176,7 @@ std::string DiffText(const ScanResult& a, const ScanResult& b, const std::string
   for (const auto& [i, j] : common) {
     const SettingResult& x = a.results[i];
     const std::string setting = SettingName(x);
-    for (const Figure& f : Figures(x, a.options, b.results[j], b.options)) {
+    for (const Figure& f : Figures(a, x, b, b.results[j])) {
       out += fmt::format("{:<18} {:<14} {:>12} {:>12} {:>9}\n", setting, f.name,
                          Value(f, f.old_value), Value(f, f.new_value), Change(f));
     }
@@ -188,7 +190,7 @@ std::string DiffJson(const ScanResult& a, const ScanResult& b, const std::string
   for (const auto& [i, j] : Common(a, b)) {
     const SettingResult& x = a.results[i];
     json r = {{"recordsize", x.recordsize}, {"compression", CompressionName(x.compression)}};
-    for (const Figure& f : Figures(x, a.options, b.results[j], b.options)) {
+    for (const Figure& f : Figures(a, x, b, b.results[j])) {
       r[f.name] = f.is_ratio || f.is_saved ? json::array({f.old_value, f.new_value})
                                            : json::array({static_cast<uint64_t>(f.old_value),
                                                           static_cast<uint64_t>(f.new_value)});

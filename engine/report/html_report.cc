@@ -52,10 +52,9 @@ std::string ScriptSafeJson(const std::string& json) {
 void Scanned(const ScanResult& r, std::string& out) {
   out += "<h2>What was scanned</h2>\n<p>";
   const uint64_t in_part = FilesInPart(r.input.errors);
-  out += fmt::format("{} files{} in {} directories: {} logical, {} read, {:.1f} s.", r.input.files,
+  out += fmt::format("{} files{} in {} directories: {}, {:.1f} s.", r.input.files,
                      in_part ? fmt::format(" (and {} read in part, listed below)", in_part) : "",
-                     r.input.directories, FormatBytes(r.input.bytes_logical),
-                     FormatBytes(r.input.bytes_read), r.seconds);
+                     r.input.directories, HtmlEscape(ScannedBytesText(r.input)), r.seconds);
   out += " Paths: ";
   for (size_t i = 0; i < r.input.paths.size(); ++i) {
     out += (i ? ", <code>" : "<code>") + HtmlEscape(r.input.paths[i]) + "</code>";
@@ -116,7 +115,7 @@ void SettingsTable(const ScanResult& r, const Advice& a, std::string& out) {
   const bool recommends = a.verdict != Verdict::kNothingScanned;
   for (size_t i = 0; i < r.results.size(); ++i) {
     const SettingResult& s = r.results[i];
-    const SettingSpace space = SpaceOf(s, r.options);
+    const SettingSpace space = SpaceOf(s, r.options, r.input);
     // As the text table: "~" on every figure resting on a sampled one.
     const EstimatedFigures e = EstimatedFiguresOf(s);
     auto mark = [](bool estimated, std::string text) { return estimated ? "~" + text : text; };
@@ -130,19 +129,17 @@ void SettingsTable(const ScanResult& r, const Advice& a, std::string& out) {
         s.dedup.ratio_ci95 ? Estimated(s.dedup.ratio, s.dedup.ratio_ci95)
                            : mark(e.with_dedup, Ratio(s.dedup.ratio)),
         mark(e.with_dedup, Ratio(s.dedup.zdb_total)), mark(e.without_dedup, FormatBytes(s.used)),
-        space.logical_bytes > 0 ? mark(e.without_dedup, SavedText(space.saved)) : "-",
+        space.base_bytes > 0 ? mark(e.without_dedup, SavedText(space.saved)) : "-",
         mark(e.with_dedup, FormatBytes(space.stored_dedup_bytes)),
-        space.logical_bytes > 0 ? mark(e.with_dedup, SavedText(space.saved_dedup)) : "-",
+        space.base_bytes > 0 ? mark(e.with_dedup, SavedText(space.saved_dedup)) : "-",
         mark(e.with_dedup, FormatBytes(s.pool_alloc)));
   }
   out +=
-      "</table></div>\n<p class=\"meta\">saved: 1 &minus; stored / logical; stored is usable "
-      "space as <code>zfs get used</code> counts it (parity and padding deflated by the vdev's "
-      "ratio); logical is the data in records, all-zero ones included (compression makes them "
-      "holes): one base for the rows of a record size, not between record sizes (a record pads "
-      "a file's tail), so compare those by what they store; with dedup: used as dedup writes "
-      "the data, less what dedup removes, plus the DDT, deflated alike. ALLOC (raw): <code>zpool "
-      "list</code> ALLOC with dedup, parity and the pool's own metadata included. " +
+      "</table></div>\n<p class=\"meta\">" + HtmlEscape(SavedBaseText(r)) +
+      " Stored is usable space as <code>zfs get used</code> counts it (parity and padding "
+      "deflated by the vdev's ratio); with dedup: used as dedup writes the data, less what dedup "
+      "removes, plus the DDT, deflated alike. ALLOC (raw): <code>zpool list</code> ALLOC with "
+      "dedup, parity and the pool's own metadata included. " +
       std::string(recommends ? "Highlighted: the setting the advice recommends, shown in full "
                                "below. "
                              : "") +

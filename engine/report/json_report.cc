@@ -46,7 +46,8 @@ json Footprint(const DdtFootprint& f) {
               {"duplicate", ClassFootprint(f.duplicate)}};
 }
 
-json Setting(const SettingResult& s, const ScanOptions& o, DdtFormat chosen) {
+json Setting(const SettingResult& s, const ScanOptions& o, const InputSummary& in,
+             DdtFormat chosen) {
   json histogram = json::array();
   for (const DdtHistogramRow& row : s.dedup.histogram) {
     histogram.push_back(json{{"refcnt", row.refcnt},
@@ -131,7 +132,7 @@ json Setting(const SettingResult& s, const ScanOptions& o, DdtFormat chosen) {
                          {"unique_asize", b.unique_asize}});
   }
   out["small_blocks"] = small;
-  const SettingSpace space = SpaceOf(s, o);
+  const SettingSpace space = SpaceOf(s, o, in);
   out["used_with_dedup"] = space.stored_dedup_bytes;
   out["saved_percent"] = SavedPercentOf(space.saved);
   out["saved_with_dedup_percent"] = SavedPercentOf(space.saved_dedup);
@@ -325,7 +326,7 @@ std::string ToJson(const ScanResult& r, const Advice& advice) {
       {"threads", o.threads},
   };
   json results = json::array();
-  for (const SettingResult& s : r.results) results.push_back(Setting(s, o, format));
+  for (const SettingResult& s : r.results) results.push_back(Setting(s, o, r.input, format));
   json top_up = json::array();
   for (const TopUpSummary& t : r.input.top_up) {
     top_up.push_back({{"block_size", t.block_size},
@@ -344,6 +345,7 @@ std::string ToJson(const ScanResult& r, const Advice& advice) {
         {"files", r.input.files},
         {"directories", r.input.directories},
         {"bytes_logical", r.input.bytes_logical},
+        {"bytes_data", r.input.bytes_data_known ? json(r.input.bytes_data) : json(nullptr)},
         {"bytes_read", r.input.bytes_read},
         {"bytes_unread", UnreadBytes(r.input.errors)},
         {"files_counted_twice", r.input.files_counted_twice},

@@ -19,7 +19,7 @@ namespace zsim::report {
 
 // The JSON report's schema version ("schema_version"): raised when a field changes meaning or
 // goes away; new fields alone do not raise it. docs/json.md is the field reference.
-inline constexpr int kJsonSchemaVersion = 4;
+inline constexpr int kJsonSchemaVersion = 5;
 
 // The JSON object (docs/json.md), pretty-printed, ending in a newline. Field names are stable:
 // new fields may be added, none renamed. Strings that are not valid UTF-8 (file

@@ -31,14 +31,13 @@ const char* FormatName(DdtFormat f) { return f == DdtFormat::kFast ? "fast" : "l
 void Scanned(const ScanResult& r, size_t width, std::string& out) {
   out += Section(kSectionScanned);
   const uint64_t in_part = FilesInPart(r.input.errors);
-  out += Wrap(
-      fmt::format("{} file{}{} in {} director{}: {} logical, {} read (holes are not "
-                  "read), {:.1f} s",
-                  r.input.files, r.input.files == 1 ? "" : "s",
-                  in_part ? fmt::format(" (and {} read in part, listed below)", in_part) : "",
-                  r.input.directories, r.input.directories == 1 ? "y" : "ies",
-                  FormatBytes(r.input.bytes_logical), FormatBytes(r.input.bytes_read), r.seconds),
-      width, "", "  ");
+  out +=
+      Wrap(fmt::format("{} file{}{} in {} director{}: {}, {:.1f} s", r.input.files,
+                       r.input.files == 1 ? "" : "s",
+                       in_part ? fmt::format(" (and {} read in part, listed below)", in_part) : "",
+                       r.input.directories, r.input.directories == 1 ? "y" : "ies",
+                       ScannedBytesText(r.input), r.seconds),
+           width, "", "  ");
   if (r.input.skipped.empty()) {
     out += "Skipped: nothing\n";
   } else {
@@ -60,6 +59,37 @@ void Scanned(const ScanResult& r, size_t width, std::string& out) {
     if (!t.topped) out += "  " + Printable(t.left) + "\n";
   }
 }
+
+}  // namespace
+
+std::string ScannedBytesText(const InputSummary& in) {
+  // The sizes (st_size), the data (holes not counted: the base of the saved figures) and what
+  // this run read, which is the data unless a --since rescan left unchanged files unread.
+  std::string text = FormatBytes(in.bytes_logical) + " in size";
+  if (in.bytes_data_known)
+    text += ", " + FormatBytes(in.bytes_data) + " of data (holes not counted)";
+  if (!in.bytes_data_known || in.bytes_read != in.bytes_data) {
+    text += ", " + FormatBytes(in.bytes_read) + " read" +
+            (in.bytes_data_known ? "" : " (holes are not read)");
+  }
+  return text;
+}
+
+std::string SavedBaseText(const ScanResult& r) {
+  if (!r.input.bytes_data_known) {
+    return "saved: 1 - stored/logical. Logical is the data in records, all-zero ones included "
+           "(compression makes them holes): one base for the rows of a record size, not between "
+           "record sizes (a record pads a file's tail), so compare those by what they store (a "
+           "state saved by zsim before state format 22 does not keep the files' data size).";
+  }
+  return fmt::format(
+      "saved: 1 - stored/data, one base for every row: data is the {} the files hold (holes not "
+      "counted). Logical is the data in the row's records, all-zero ones included (compression "
+      "makes them holes; a record pads a file's tail).",
+      FormatBytes(r.input.bytes_data));
+}
+
+namespace {
 
 void Settings(const ScanResult& r, const Advice& a, const TextOptions& t, std::string& out) {
   // Zvols are cut by volblocksize: the table, and every heading below, name it so.
@@ -84,7 +114,7 @@ void Settings(const ScanResult& r, const Advice& a, const TextOptions& t, std::s
   const bool recommends = a.verdict != Verdict::kNothingScanned;
   for (size_t i = 0; i < r.results.size(); ++i) {
     const SettingResult& s = r.results[i];
-    const SettingSpace space = SpaceOf(s, r.options);
+    const SettingSpace space = SpaceOf(s, r.options, r.input);
     const bool sampled_compress = s.ci95.has_value();
     const bool sampled_dedup = s.dedup.ratio_ci95.has_value();
     // Every figure resting on a sampled one is an estimate too, and marked: the sizes after
@@ -100,9 +130,9 @@ void Settings(const ScanResult& r, const Advice& a, const TextOptions& t, std::s
                   mark(e.with_dedup, Ratio(s.dedup.ratio)),
                   mark(e.with_dedup, Ratio(s.dedup.zdb_total)),
                   mark(e.without_dedup, zfs::NiceBytes(s.used)),
-                  space.logical_bytes > 0 ? mark(e.without_dedup, SavedText(space.saved)) : "-",
+                  space.base_bytes > 0 ? mark(e.without_dedup, SavedText(space.saved)) : "-",
                   mark(e.with_dedup, zfs::NiceBytes(space.stored_dedup_bytes)),
-                  space.logical_bytes > 0 ? mark(e.with_dedup, SavedText(space.saved_dedup)) : "-",
+                  space.base_bytes > 0 ? mark(e.with_dedup, SavedText(space.saved_dedup)) : "-",
                   mark(e.with_dedup, zfs::NiceBytes(s.pool_alloc))});
     if (!sampled_compress && !sampled_dedup) continue;
     std::string line =
@@ -119,14 +149,11 @@ void Settings(const ScanResult& r, const Advice& a, const TextOptions& t, std::s
   }
   out += table.Render(t.width, t.wide);
   out += Wrap(
-      "saved: 1 - stored/logical. Logical is the data in records, all-zero ones included "
-      "(compression makes them holes): one base for the rows of a record size, not between "
-      "record sizes (a record pads a file's tail), so compare those by what they store. Stored is "
-      "usable space as `zfs get used` counts it (parity and padding deflated by the vdev's "
-      "ratio): used without dedup; used+dedup is used as dedup writes the data, less what dedup "
-      "removes, plus the DDT, deflated the same way. ALLOC(raw): `zpool list` ALLOC with dedup, "
-      "parity and the pool's "
-      "own metadata included." +
+      SavedBaseText(r) +
+          " Stored is usable space as `zfs get used` counts it (parity and padding deflated by "
+          "the vdev's ratio): used without dedup; used+dedup is used as dedup writes the data, "
+          "less what dedup removes, plus the DDT, deflated the same way. ALLOC(raw): `zpool "
+          "list` ALLOC with dedup, parity and the pool's own metadata included." +
           std::string(recommends ? " * the recommended setting, featured below." : "") +
           std::string(t.wide ? "" : " --wide shows every column."),
       t.width, "", "");

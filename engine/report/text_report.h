@@ -56,6 +56,13 @@ std::string ToText(const ScanResult& result, const Advice& advice, const TextOpt
 // An estimated ratio and its 95% interval, "3.23x ±0.06 (3.17x-3.29x)": the ± is the wider side
 // (a ratio's interval need not be symmetric). The ratio is floored to 2 decimals as zfs and
 // zpool print it, and so are the bounds: the interval of the figure shown.
+// What was scanned, in bytes: "69.6 MiB in size, 49.6 MiB of data (holes not counted)", and what
+// this run read where it differs (a --since rescan).
+std::string ScannedBytesText(const InputSummary& input);
+
+// The settings table's note on the base of its saved figures (the HTML report's too).
+std::string SavedBaseText(const ScanResult& r);
+
 std::string RatioWithInterval(double ratio, const std::array<double, 2>& ci95);
 
 // What the top-up did with one row, in a sentence without a line break (the text and HTML

@@ -98,6 +98,7 @@ class TakeOut {
     InputSummary& in = s_.input;
     --in.files;
     in.bytes_logical -= f.size;
+    in.bytes_data -= std::min(in.bytes_data, f.data_bytes);
     in.bytes_read -= std::min(in.bytes_read, f.bytes_read);
     ++in.skipped[kHardLinkSkip];
     const uint64_t id = FileIdentity(f.dev, f.ino);

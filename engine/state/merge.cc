@@ -391,6 +391,8 @@ MergeCounts Merge(ScanState& into, const ScanState& from) {
   in.files += fin.files;
   in.directories += fin.directories;
   in.bytes_logical += fin.bytes_logical;
+  in.bytes_data += fin.bytes_data;
+  in.bytes_data_known = in.bytes_data_known && fin.bytes_data_known;
   in.bytes_read += fin.bytes_read;
   for (const auto& [reason, count] : fin.skipped) in.skipped[reason] += count;
   in.errors.insert(in.errors.end(), fin.errors.begin(), fin.errors.end());

@@ -279,6 +279,7 @@ struct FileRecord {
   std::string path;  // as the walk gave it (under options.paths[root])
   uint32_t root = 0;
   uint64_t dev = 0, ino = 0, size = 0;
+  uint64_t data_bytes = 0;  // its bytes outside holes in the figures (InputSummary::bytes_data)
   int64_t mtime_ns = 0, ctime_ns = 0;
   bool is_zvol = false;   // laid out as a zvol (its block size, not the recordsize)
   bool failed = false;    // read in part, then failed: not counted as a file, read again
@@ -310,7 +311,8 @@ struct LinkedFile {
   int64_t mtime_ns = 0, ctime_ns = 0;
   uint32_t directory = 0, extension = 0;  // its breakdown rows (indexes of their names)
   uint64_t bytes_read = 0;
-  bool has_data = false;  // as FileRecord
+  uint64_t data_bytes = 0;  // as FileRecord's
+  bool has_data = false;    // as FileRecord
   uint64_t content_lo = 0, content_hi = 0;
   // Per row: all-zero records read, records wholly in holes, and the table entry of every record
   // the table kept (all of them unless sampled).

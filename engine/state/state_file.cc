@@ -294,6 +294,7 @@ void PutRecords(FrameWriter& w, const ScanState& s,
     w.U64(f.dev);
     w.U64(f.ino);
     w.U64(f.size);
+    w.U64(f.data_bytes);  // from format 22
     w.U64(static_cast<uint64_t>(f.mtime_ns));
     w.U64(static_cast<uint64_t>(f.ctime_ns));
     const bool keyed = !f.keys.empty();
@@ -327,6 +328,7 @@ void PutLinks(FrameWriter& w, const ScanState& s, const std::vector<ddt::DedupTa
     w.U64(f.ino);
     w.U64(f.dev);
     w.U64(f.size);
+    w.U64(f.data_bytes);  // from format 22
     w.U64(f.allocated);
     w.U64(static_cast<uint64_t>(f.mtime_ns));
     w.U64(static_cast<uint64_t>(f.ctime_ns));
@@ -439,6 +441,8 @@ void PutState(FrameWriter& w, const ScanState& s, bool resolve_keys) {
   w.U64(in.files_named);          // from format 20
   w.U64(in.bytes_named);
   w.U8(in.named_complete);
+  w.U8(in.bytes_data_known);  // from format 22
+  w.U64(in.bytes_data);
   w.U64(s.directories.size());
   for (const auto& [d, n] : s.directories) {
     w.U64(d.entries);
@@ -864,6 +868,7 @@ void GetRecords(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
     f.dev = r.U64();
     f.ino = r.U64();
     f.size = r.U64();
+    if (version >= 22) f.data_bytes = r.U64();
     f.mtime_ns = static_cast<int64_t>(r.U64());
     f.ctime_ns = static_cast<int64_t>(r.U64());
     const uint8_t flags = r.U8();
@@ -900,6 +905,7 @@ void GetLinks(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
     f.ino = r.U64();
     f.dev = r.U64();
     f.size = r.U64();
+    if (version >= 22) f.data_bytes = r.U64();
     f.allocated = r.U64();
     f.mtime_ns = static_cast<int64_t>(r.U64());
     f.ctime_ns = static_cast<int64_t>(r.U64());
@@ -1048,6 +1054,12 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
     in.files_named = r.U64();
     in.bytes_named = r.U64();
     in.named_complete = r.U8() != 0;
+  }
+  if (version >= 22) {
+    in.bytes_data_known = r.U8() != 0;
+    in.bytes_data = r.U64();
+  } else {
+    in.bytes_data_known = false;  // the saved figures rest on each row's logical size
   }
   for (uint64_t i = 0, n = Count(r, kMaxCount, "directory shape"); i < n && r.ok(); ++i) {
     DirectoryShape d;

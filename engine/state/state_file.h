@@ -110,7 +110,12 @@ namespace zsim::state {
 // 21: the files holding the planned bytes (SamplingState::planned_files), after the plan's
 // scope: the budget counts a file smaller than the block size as a block (estimate/codec_budget.h
 // PlannedBlocks); version 20 and older are read with 0, their budget the bytes' alone, as scanned.
-inline constexpr uint32_t kStateFormatVersion = 21;
+// 22: the data the files hold (InputSummary::bytes_data: their bytes outside holes, the base of
+// every saved figure, with a flag saying it is known) after the input's partial-scan counts,
+// and each file record's and linked file's (FileRecord::data_bytes) after its size; version 21
+// and older are read with it unknown: the reports' saved figures rest on each row's logical
+// size, as they did, and a --since rescan from one keeps it unknown (its kept files' data).
+inline constexpr uint32_t kStateFormatVersion = 22;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process

@@ -221,7 +221,13 @@ struct InputSummary {
   // The bytes of files the figures hold: the sizes of the files counted, and the chunks that
   // reached the tables of each file read in part (PathError::bytes_in_figures).
   uint64_t bytes_logical = 0;
-  uint64_t bytes_read = 0;                  // the data bytes read for those (holes are not read)
+  // The data those files hold: their bytes outside holes (what a scan reads of them), a function
+  // of the data, whatever this run read (a --since rescan reads only what changed). The base of
+  // every saved figure. Not known for a state of format 21 or older, or a merge with one
+  // (bytes_data_known false): the saved figures then rest on each row's logical size.
+  uint64_t bytes_data = 0;
+  bool bytes_data_known = false;  // a scan sets it (pipeline/scan.cc)
+  uint64_t bytes_read = 0;        // the data bytes this run read for those (holes are not read)
   std::map<std::string, uint64_t> skipped;  // reason -> count
   std::vector<PathError> errors;
   // A merge's files that more than one part held and that each counts (overlapping inputs, hard

@@ -554,10 +554,10 @@ TEST_F(StateCliTest, DiffShowsWhatChangedBetweenTwoScans) {
   EXPECT_FALSE(bad.err.empty());
 }
 
-// The diff's logical size and savings rest on the reports' one base (report/decision.h
-// LogicalOf: lsize plus the all-zero records a codec makes holes), so the saved fraction a diff
-// shows is the report's: with all-zero files under lz4, lsize alone would leave the zeros out
-// of the base and make the saving look smaller.
+// The diff's savings rest on the reports' one base (report/decision.h SpaceOf: the files' data,
+// holes not counted, all-zero data included), so the saved fraction a diff shows is the
+// report's; its logical size is the rows' (LogicalOf: lsize plus the all-zero records a codec
+// makes holes): with all-zero files under lz4, lsize alone would leave the zeros out.
 TEST_F(StateCliTest, DiffRestsOnTheReportsLogicalBase) {
   testing::TempDir data;
   data.WriteFile("t/text.bin", testing::GenerateBlock(400 * 1024, 0.7, 3));
@@ -576,10 +576,14 @@ TEST_F(StateCliTest, DiffRestsOnTheReportsLogicalBase) {
     for (int k = 0; k < 2; ++k) {
       const json& s = testing::ResultFor(k == 0 ? before : after, 128 * 1024, c);
       const uint64_t logical = s["lsize"].get<uint64_t>() + s["zero_lsize"].get<uint64_t>();
+      const json& input = (k == 0 ? before : after)["input"];
+      const double data = input["bytes_data"].get<double>();
+      EXPECT_EQ(data, input["bytes_read"].get<double>());  // a full scan reads all the data
       ASSERT_TRUE(row.contains("logical")) << row.dump();
       EXPECT_EQ(row["logical"][k].get<uint64_t>(), logical);
-      EXPECT_DOUBLE_EQ(row["saved"][k].get<double>(),
-                       1.0 - s["used"].get<double>() / static_cast<double>(logical));
+      EXPECT_DOUBLE_EQ(row["saved"][k].get<double>(), 1.0 - s["used"].get<double>() / data);
+      EXPECT_EQ(s["saved_percent"].get<int>(),
+                static_cast<int>(std::round(100.0 * row["saved"][k].get<double>())));
     }
   }
   // lz4 makes the zeros holes: in its base all the same (off's, which writes them), and saved.

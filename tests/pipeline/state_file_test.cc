@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "engine/ddt/dedup_table.h"
 #include "engine/ddt/written_key.h"
@@ -671,6 +673,87 @@ TEST(StateFileTest, AFormat20StateReadsWithItsPlansBytesAlone) {
   EXPECT_EQ(s->sampling.planned_files, 0u);
   const ScanResult r = finish::Finish(*s, finish::ReportOptionsOf(s->options));
   EXPECT_FALSE(r.results.empty());
+}
+
+// Format 22 keeps the data the files hold (InputSummary::bytes_data, the base of the saved
+// figures): a scan's is its bytes read, a sparse file's hole not counted; the file and a merge
+// of two halves keep it; a --since rescan that reads nothing gives the full scan's. A state of
+// format 21 reads with it unknown (the reports then rest on each row's logical size), and so
+// does its merge with a new state and a --since rescan from it.
+TEST(StateFileTest, TheFilesDataSurvivesTheFileAMergeAndASinceRescan) {
+  testing::TempDir dir;
+  dir.WriteFile("a/text.bin", testing::GenerateBlock(300000, 0.5, 7));
+  dir.WriteFile("b/rand.bin", testing::Xorshift64Bytes(43, 200000));
+  {
+    const int fd = ::open((dir.path() / "b" / "sparse.img").c_str(), O_CREAT | O_WRONLY, 0644);
+    ASSERT_GE(fd, 0);
+    const std::vector<uint8_t> block = testing::Xorshift64Bytes(44, 4096);
+    ASSERT_EQ(::pwrite(fd, block.data(), block.size(), 8 << 20), 4096);  // a hole before it
+    ::close(fd);
+  }
+  // Stamps in a past the coarse file-time clock has left: a file stamped at the scan's start
+  // would be read again by the rescan below (pipeline/scan.cc StampsVouch).
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto fs = io::PosixFileSystem();
+  auto scan = [&](std::vector<std::string> paths) {
+    ScanOptions o;
+    o.paths = std::move(paths);
+    o.recordsizes = {128 * 1024};
+    o.compressions = {{CompressionAlgorithm::kLz4, 0}};
+    o.threads = 2;
+    ScanControl c;
+    c.record_files = true;
+    return ScanToState(o, fs.get(), c);
+  };
+  const std::string a = (dir.path() / "a").string(), b = (dir.path() / "b").string();
+  Result<state::ScanState> whole = scan({a, b});
+  ASSERT_TRUE(whole.ok());
+  EXPECT_TRUE(whole->input.bytes_data_known);
+  EXPECT_EQ(whole->input.bytes_data, whole->input.bytes_read);
+  EXPECT_LT(whole->input.bytes_data, whole->input.bytes_logical);  // the hole
+  ASSERT_GE(whole->input.bytes_data, 300000u + 200000u + 4096u);
+  const std::string path = (dir.path() / "whole.zstate").string();
+  ASSERT_TRUE(state::SaveState(*whole, path).ok());
+  Result<state::ScanState> loaded = state::LoadState(path);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_TRUE(loaded->input.bytes_data_known);
+  EXPECT_EQ(loaded->input.bytes_data, whole->input.bytes_data);
+  // Two halves merged: the whole's.
+  Result<state::ScanState> half_a = scan({a});
+  Result<state::ScanState> half_b = scan({b});
+  ASSERT_TRUE(half_a.ok() && half_b.ok());
+  state::Merge(*half_a, *half_b);
+  EXPECT_TRUE(half_a->input.bytes_data_known);
+  EXPECT_EQ(half_a->input.bytes_data, whole->input.bytes_data);
+  // A --since rescan of the unchanged tree reads nothing and gives the same data.
+  ScanOptions o = loaded->options;
+  o.threads = 2;
+  Result<state::ScanState> since = pipeline::ScanSince(o, std::move(*loaded), fs.get(), {});
+  ASSERT_TRUE(since.ok()) << since.status().ToString();
+  EXPECT_EQ(since->input.bytes_read, 0u);
+  EXPECT_TRUE(since->input.bytes_data_known);
+  EXPECT_EQ(since->input.bytes_data, whole->input.bytes_data);
+  // Format 21: unknown, alone, merged with a new state, and as a --since base.
+  Result<state::ScanState> v21 =
+      state::LoadState(ZSIM_SOURCE_DIR "/tests/fuzz/corpus/state_load/v21_records");
+  ASSERT_TRUE(v21.ok()) << v21.status().ToString();
+  EXPECT_FALSE(v21->input.bytes_data_known);
+  const ScanResult old = finish::Finish(*v21, finish::ReportOptionsOf(v21->options));
+  EXPECT_FALSE(old.input.bytes_data_known);
+  // A merge with a part that did not keep it (as a format-21 part reads).
+  Result<state::ScanState> new_part = scan({a});
+  Result<state::ScanState> old_part = scan({b});
+  ASSERT_TRUE(new_part.ok() && old_part.ok());
+  old_part->input.bytes_data_known = false;
+  state::Merge(*new_part, *old_part);
+  EXPECT_FALSE(new_part->input.bytes_data_known);
+  // A --since rescan from a base that did not keep it.
+  Result<state::ScanState> base = state::LoadState(path);
+  ASSERT_TRUE(base.ok());
+  base->input.bytes_data_known = false;
+  Result<state::ScanState> from_old = pipeline::ScanSince(o, std::move(*base), fs.get(), {});
+  ASSERT_TRUE(from_old.ok());
+  EXPECT_FALSE(from_old->input.bytes_data_known);
 }
 
 // Format 19 keeps each breakdown row's all-zero records per setting: the saved figures of a

@@ -146,7 +146,7 @@ TEST(AdviceTest, DataLargerThanItsLogicalSizeIsSaidInWords) {
   r.results.push_back(MakeSetting({.algorithm = CompressionAlgorithm::kOff, .lsize = 300 * kMiB}));
   r.results.push_back(MakeSetting(
       {.algorithm = CompressionAlgorithm::kLz4, .lsize = 300 * kMiB, .compressratio = 1.15}));
-  r.results[0].used = 480 * kMiB;  // 60% more than the logical size
+  r.results[0].used = 480 * kMiB;  // 60% more than the data's size
   r.results[1].used = 420 * kMiB;  // 40% more
   const Advice a = ComputeAdvice(r);
   ASSERT_EQ(a.featured, 1);
@@ -158,12 +158,12 @@ TEST(AdviceTest, DataLargerThanItsLogicalSizeIsSaidInWords) {
   EXPECT_EQ(summary.verdict, Verdict::kCompressionOnly);
   EXPECT_THAT(summary.sentence,
               StartsWith("Compression only: compression=lz4, recordsize=128K, dedup=off stores 40% "
-                         "more than the logical size (compressratio 1.15x: sector rounding"));
+                         "more than the data's size (compressratio 1.15x: sector rounding"));
   EXPECT_DOUBLE_EQ(summary.Figure("saved_percent"), -40.0);
   const AdviceItem& comp = Item(a, AdviceKind::kCompression);
   EXPECT_THAT(comp.sentence,
               StartsWith("lz4 pays (compressratio 1.15x) for almost no CPU, but sector rounding"));
-  EXPECT_THAT(comp.sentence, HasSubstr("lz4 stores 40% more than the logical size"));
+  EXPECT_THAT(comp.sentence, HasSubstr("lz4 stores 40% more than the data's size"));
   const AdviceItem& dedup = Item(a, AdviceKind::kDedup);
   EXPECT_THAT(dedup.sentence,
               StartsWith("Dedup (1.00x) would take the stored size from 40% above to "));
@@ -177,7 +177,7 @@ TEST(AdviceTest, DataLargerThanItsLogicalSizeIsSaidInWords) {
                         "what compression saves)"));
   EXPECT_THAT(Item(two, AdviceKind::kCompression).sentence,
               HasSubstr("but sector rounding, metadata and copies=2 still make the data take more "
-                        "room than its logical size"));
+                        "room than its size"));
 
   // Data that does not compress, stored twice: the headline and the compression item say why
   // it takes twice its size (they said "stores 100% more" and nothing of the copies).
@@ -188,10 +188,10 @@ TEST(AdviceTest, DataLargerThanItsLogicalSizeIsSaidInWords) {
   random.results[0].used = 600 * kMiB;
   const Advice stored_twice = ComputeAdvice(random);
   EXPECT_THAT(Item(stored_twice, AdviceKind::kSummary).sentence,
-              HasSubstr("stores 100% more than the logical size, through sector rounding, "
+              HasSubstr("stores 100% more than the data's size, through sector rounding, "
                         "metadata and copies=2; keep lz4 on"));
   EXPECT_THAT(Item(stored_twice, AdviceKind::kCompression).sentence,
-              StartsWith("The data barely compresses: lz4 stores 100% more than the logical size, "
+              StartsWith("The data barely compresses: lz4 stores 100% more than the data's size, "
                          "through sector rounding, metadata and copies=2 (compressratio 1.00x)"));
 }
 
@@ -487,6 +487,40 @@ TEST(AdviceTest, ZeroBlocksAreFreeWithCompression) {
   EXPECT_THAT(item.sentence, StartsWith("512 MiB of all-zero blocks (4K blocks)"));
 }
 
+// One base for every row, the files' data (InputSummary::bytes_data): a record size whose rows
+// pad more cannot show the smaller saving while it stores less. Here 128K pads to 9 GiB of
+// records and stores 4.50 GiB, 1M pads to 8 GiB and stores 4.44 GiB: on each row's logical size
+// (as before state format 22, and still where a state did not keep the data) 128K showed 50%
+// saved and 1M 44%; on the 7 GiB of data, 36% and 37%.
+TEST(AdviceTest, EverySavingRestsOnTheFilesData) {
+  ScanResult r = MakeResult(16 * kGiB);
+  r.results.push_back(MakeSetting({.lsize = 9 * kGiB, .compressratio = 2.0}));
+  r.results.push_back(
+      MakeSetting({.recordsize = 1024 * kKiB, .lsize = 8 * kGiB, .compressratio = 1.8}));
+  r.input.bytes_data = 7 * kGiB;
+  r.input.bytes_data_known = true;
+  const SettingSpace s128 = SpaceOf(r.results[0], r.options, r.input);
+  const SettingSpace s1m = SpaceOf(r.results[1], r.options, r.input);
+  EXPECT_EQ(s128.base_bytes, 7 * kGiB);
+  EXPECT_EQ(s1m.base_bytes, 7 * kGiB);
+  ASSERT_LT(s1m.stored_bytes, s128.stored_bytes);
+  EXPECT_GT(s1m.saved, s128.saved);
+  EXPECT_DOUBLE_EQ(s128.saved, 1.0 - double(r.results[0].used) / double(7 * kGiB));
+  const Advice a = ComputeAdvice(r);
+  EXPECT_THAT(Item(a, AdviceKind::kCompression).sentence, HasSubstr("7.00 GiB of data stored in"));
+  EXPECT_DOUBLE_EQ(Item(a, AdviceKind::kSummary).Figure("saved_percent"),
+                   double(SavedPercentOf(a.featured == 1 ? s1m.saved : s128.saved)));
+  // Unknown: each row's own logical size, which inverts the two.
+  r.input.bytes_data_known = false;
+  const SettingSpace old128 = SpaceOf(r.results[0], r.options, r.input);
+  const SettingSpace old1m = SpaceOf(r.results[1], r.options, r.input);
+  EXPECT_EQ(old128.base_bytes, 9 * kGiB);
+  EXPECT_EQ(old1m.base_bytes, 8 * kGiB);
+  EXPECT_LT(old1m.saved, old128.saved);
+  EXPECT_THAT(Item(ComputeAdvice(r), AdviceKind::kCompression).sentence,
+              HasSubstr("GiB of records stored in"));
+}
+
 TEST(AdviceTest, RecordsizeThatStoresMostIsFeatured) {
   ScanResult r = MakeResult(16 * kGiB);
   r.results.push_back(MakeSetting({.lsize = 8 * kGiB, .compressratio = 2.0}));
@@ -499,7 +533,7 @@ TEST(AdviceTest, RecordsizeThatStoresMostIsFeatured) {
   EXPECT_DOUBLE_EQ(rs.Figure("gain_percent"), 17.0);  // 1 - 2.0 / 2.4
   EXPECT_THAT(rs.sentence,
               StartsWith("recordsize=1M stores least of the recordsizes (with compression=lz4): "
-                         "8.00 GiB stored in 3.33 GiB, 17% less than compression=lz4, "
+                         "8.00 GiB of records stored in 3.33 GiB, 17% less than compression=lz4, "
                          "recordsize=128K (4.00 GiB)."));
 
   // 1% better is not worth a change.

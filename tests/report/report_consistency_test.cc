@@ -102,12 +102,12 @@ const json& Item(const json& report, const std::string& kind) {
 }
 
 // Every saving a sentence states, signed: "saves N%", "saved from A% to B%", "make that N%",
-// "would save N%", and where the data takes more room than its logical size "stores N% more
-// than the logical size" (-N) or "from A% above to B% below the logical size" (-A, +B).
+// "would save N%", and where the data takes more room than its size "stores N% more
+// than the data's size" (-N) or "from A% above to B% below the data's size" (-A, +B).
 std::vector<int> SavedFigures(const std::string& sentence) {
   std::vector<int> out;
   static const std::regex kSaves(
-      R"((?:saves|saved from|to|make that|would save) (\d+)%(?! (?:above|below))|stores? (\d+)% more than the logical size|(\d+)% (above|below))");
+      R"((?:saves|saved from|to|make that|would save) (\d+)%(?! (?:above|below))|stores? (\d+)% more than the data's size|(\d+)% (above|below))");
   for (std::sregex_iterator it(sentence.begin(), sentence.end(), kSaves), end; it != end; ++it) {
     const std::smatch& m = *it;
     if (m[1].matched) out.push_back(std::stoi(m[1]));
@@ -127,7 +127,7 @@ void CheckJson(const json& r) {
   const json& advice = r["advice"];
   const json& d = advice["decision"];
   ASSERT_TRUE(d.is_object()) << advice.dump();
-  EXPECT_EQ(r["schema_version"].get<int>(), 4);
+  EXPECT_EQ(r["schema_version"].get<int>(), 5);
   const int index = d["index"].get<int>();
   const json& f = r["results"][size_t(index)];
   EXPECT_EQ(advice["featured"]["index"], index);
@@ -158,14 +158,26 @@ void CheckJson(const json& r) {
   }
   EXPECT_EQ(Item(r, "dedup")["figures"]["saved_percent"].get<int>(), saved);
   EXPECT_EQ(Item(r, "dedup")["figures"]["saved_with_dedup_percent"].get<int>(), saved_dedup);
-  // Every row: its savings on its logical base (all-zero records included), one base for every
-  // compression of a record size, and with dedup no more usable space than the pool allocates.
+  // Every row: its savings on the one base of every row, the files' data (holes not counted), so
+  // that of two rows the one storing less never shows the smaller saving; and with dedup no more
+  // usable space than the pool allocates. Each record size's rows share their logical size
+  // (all-zero records included).
+  ASSERT_TRUE(r["input"]["bytes_data"].is_number()) << r["input"].dump();
+  const double data = r["input"]["bytes_data"].get<double>();
+  EXPECT_LE(data, r["input"]["bytes_logical"].get<double>());
   for (const json& s : r["results"]) {
     const double logical = s["lsize"].get<double>() + s["zero_lsize"].get<double>();
-    if (logical == 0) continue;
+    if (logical == 0 || data == 0) continue;
     EXPECT_EQ(s["saved_percent"].get<int>(),
-              static_cast<int>(std::round(100.0 * (1.0 - s["used"].get<double>() / logical))))
+              static_cast<int>(std::round(100.0 * (1.0 - s["used"].get<double>() / data))))
         << s["compression"];
+    for (const json& t : r["results"]) {
+      if (t["used"].get<double>() < s["used"].get<double>()) {
+        EXPECT_GE(t["saved_percent"].get<int>(), s["saved_percent"].get<int>())
+            << t["recordsize"] << " " << t["compression"] << " vs " << s["recordsize"] << " "
+            << s["compression"];
+      }
+    }
     EXPECT_LE(s["used_with_dedup"].get<double>(), s["pool_alloc"].get<double>())
         << s["recordsize"] << " " << s["compression"];
     for (const json& t : r["results"]) {
@@ -272,7 +284,7 @@ void CheckText(const std::string& text, const json& r) {
   // No sentence says a negative saving as a signed figure ("saves -40%").
   EXPECT_FALSE(std::regex_search(verdict, std::regex(R"(-\d+%)"))) << verdict;
   ASSERT_TRUE(std::regex_search(
-      verdict, m, std::regex(R"((?:saves (\d+)%|stores (\d+)% more than the logical size))")))
+      verdict, m, std::regex(R"((?:saves (\d+)%|stores (\d+)% more than the data's size))")))
       << verdict;
   const int verdict_saved = m[1].matched ? std::stoi(m[1]) : -std::stoi(m[2]);
   // The row marked "*".

@@ -85,7 +85,9 @@ TEST(TextReportTest, ShowsScanTableHistogramSizesAndAdvice) {
   const ScanResult r = VmLike();
   const Advice a = ComputeAdvice(r);
   const std::string text = ToText(r, a);
-  EXPECT_THAT(text, HasSubstr("10 files in 2 directories: 200 GiB logical, 150 GiB read"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("10 files in 2 directories: 200 GiB in size, 150 GiB read (holes are not read)"));
   EXPECT_THAT(text, HasSubstr("Skipped: 1 special_file, 3 symlink\n"));
   // The featured row is marked, and both rows carry compress, dedup and savings figures.
   EXPECT_THAT(text, HasSubstr("* 128K       lz4"));
