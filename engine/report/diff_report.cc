@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <tuple>
 #include <vector>
@@ -121,11 +122,26 @@ std::string Value(const Figure& f, double v) {
 
 std::string Change(const Figure& f) {
   if (f.old_value == f.new_value) return "=";
-  // A saved fraction changes by percentage points, as the reports round it.
-  if (f.is_saved)
-    return fmt::format("{:+d} pts", SavedPercentOf(f.new_value) - SavedPercentOf(f.old_value));
+  // A saved fraction changes by percentage points, as the reports round it ("=" where the
+  // rounded figures are equal, as for any other figure).
+  if (f.is_saved) {
+    const int points = SavedPercentOf(f.new_value) - SavedPercentOf(f.old_value);
+    return points == 0 ? "=" : fmt::format("{:+d} pts", points);
+  }
   if (f.old_value == 0) return "new";
   return fmt::format("{:+.1f}%", (f.new_value / f.old_value - 1) * 100);
+}
+
+// The coarsest sample a scan's dedup tables kept (1: exact), and whether its compression figures
+// are exact (no ~ in its report): a change against a sampled figure is partly the sample's.
+uint64_t TableSampleModulus(const ScanResult& r) {
+  uint64_t m = 1;
+  for (const SettingResult& s : r.results) m = std::max(m, s.dedup.sample_modulus);
+  return m;
+}
+bool CodecsExact(const ScanResult& r) {
+  return std::all_of(r.results.begin(), r.results.end(),
+                     [](const SettingResult& s) { return !s.ci95.has_value(); });
 }
 
 }  // namespace
@@ -145,6 +161,20 @@ std::string DiffText(const ScanResult& a, const ScanResult& b, const std::string
     if (const uint64_t unread = UnreadBytes(scan->input.errors); unread != 0) {
       out += fmt::format("NOT READ: {} of {} was not read, or could not be\n", FormatBytes(unread),
                          *name);
+    }
+    if (const uint64_t m = TableSampleModulus(*scan); m > 1) {
+      out += fmt::format(
+          "SAMPLED: {}'s dedup tables kept 1/{} of the blocks: its dedup ratio, DDT entries and "
+          "RAM, and saved with dedup are estimates (its report gives their intervals), so a "
+          "change within them is the sample's\n",
+          *name, m);
+    }
+    if (CodecsExact(*scan) != CodecsExact(scan == &a ? b : a) && !CodecsExact(*scan)) {
+      out += fmt::format(
+          "SAMPLED: {}'s compression figures are estimates (its report marks them ~) where the "
+          "other scan's are exact: a small change in psize, compressratio, used or saved is the "
+          "sample's\n",
+          *name);
     }
     if (scan->input.files_counted_twice != 0) {
       out += fmt::format(
@@ -209,6 +239,8 @@ std::string DiffJson(const ScanResult& a, const ScanResult& b, const std::string
         {"bytes_logical", {a.input.bytes_logical, b.input.bytes_logical}},
         {"bytes_unread", {UnreadBytes(a.input.errors), UnreadBytes(b.input.errors)}},
         {"files_counted_twice", {a.input.files_counted_twice, b.input.files_counted_twice}}}},
+      {"dedup_sample_modulus", {TableSampleModulus(a), TableSampleModulus(b)}},
+      {"codecs_exact", {CodecsExact(a), CodecsExact(b)}},
       {"results", results}};
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

@@ -554,6 +554,39 @@ TEST_F(StateCliTest, DiffShowsWhatChangedBetweenTwoScans) {
   EXPECT_FALSE(bad.err.empty());
 }
 
+// A diff against a sampled scan says so: the same tree, the second scan's dedup table sampled,
+// moves its dedup figures by the sample alone. An exact scan against another says nothing.
+TEST_F(StateCliTest, DiffSaysWhichScanWasSampled) {
+  testing::TempDir data;
+  for (int i = 0; i < 24; ++i) {
+    data.WriteFile("t/f" + std::to_string(i), testing::GenerateBlock(300 * 1024, 0.5, i % 8));
+  }
+  const std::vector<std::string> flags = {"--recordsize", "128K", "--compression", "lz4"};
+  const std::string tree = (data.path() / "t").string();
+  ScanSaving({tree}, flags, StatePath("d-exact"));
+  ScanSaving({tree}, flags, StatePath("d-exact2"));
+  ScanSaving({tree}, Concat(flags, {"--sample", "1/4"}), StatePath("d-sampled"));
+  const testing::CommandResult same =
+      testing::RunZsim({"diff", StatePath("d-exact"), StatePath("d-exact2")});
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_EQ(same.out.find("SAMPLED"), std::string::npos) << same.out;
+  const testing::CommandResult text =
+      testing::RunZsim({"diff", StatePath("d-exact"), StatePath("d-sampled")});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("SAMPLED: " + StatePath("d-sampled") +
+                          "'s dedup tables kept 1/4 of the blocks"),
+            std::string::npos)
+      << text.out;
+  EXPECT_EQ(text.out.find("SAMPLED: " + StatePath("d-exact")), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("+0 pts"), std::string::npos) << text.out;  // equal as printed: "="
+  EXPECT_EQ(text.out.find("-0 pts"), std::string::npos) << text.out;
+  const testing::CommandResult j =
+      testing::RunZsim({"diff", StatePath("d-exact"), StatePath("d-sampled"), "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const json d = testing::ParseReportJson(j);
+  EXPECT_EQ(d["dedup_sample_modulus"], json::array({1, 4}));
+}
+
 // The diff's savings rest on the reports' one base (report/decision.h SpaceOf: the files' data,
 // holes not counted, all-zero data included), so the saved fraction a diff shows is the
 // report's; its logical size is the rows' (LogicalOf: lsize plus the all-zero records a codec
