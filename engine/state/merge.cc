@@ -282,6 +282,17 @@ Status CheckMergeable(const ScanState& a, const ScanState& b) {
                   VdevName(x.vdev) + " copies " + std::to_string(x.copies),
                   VdevName(y.vdev) + " copies " + std::to_string(y.copies));
   }
+  if ((x.sample_modulus > 1) != (y.sample_modulus > 1)) {
+    // The codecs' samples are of two kinds (state/scan_state.h SamplingState::adaptive).
+    return Status::InvalidArgument(
+        std::string("the ") + (x.sample_modulus > 1 ? "first" : "second") +
+        " state was scanned with --sample 1/" +
+        std::to_string(std::max(x.sample_modulus, y.sample_modulus)) +
+        " and the other without: "
+        "under --sample the costlier codecs run on the table's sample of the blocks, without it "
+        "on a sample sized by the tree, and neither holds the other's codes; scan the other part "
+        "again with --sample");
+  }
   if (a.rows.size() != b.rows.size() || a.sampling.sampled != b.sampling.sampled ||
       a.sampling.anchors != b.sampling.anchors || a.sampling.adaptive != b.sampling.adaptive ||
       a.sampling.setting_levels.size() != b.sampling.setting_levels.size()) {

@@ -360,6 +360,12 @@ TEST_F(StateCliTest, WhatTheStateCannotAnswerIsRefused) {
   };
   // compression=off: 2.4 makes all-zero blocks holes with dedup=on, 2.2 writes them.
   refused(s, {"--profile", "2.2"}, "all-zero");
+  // A --sample state and one without: named as such, with what to do (both orders).
+  const std::string sampled = StatePath("s-sampled");
+  ScanSaving({tree_.path().string()}, {"--sample", "1/4"}, sampled);
+  refused(sampled, {s}, "the first state was scanned with --sample 1/4 and the other without");
+  refused(s, {sampled}, "the second state was scanned with --sample 1/4 and the other without");
+  refused(s, {sampled}, "scan the other part again with --sample");
   refused(s, {"--copies", "5"}, "copies");
   refused(s, {"--vdev", "raid5"}, "--vdev");
   // Another unit: answered exactly as a scan with it, or refused when a block's fate under its
