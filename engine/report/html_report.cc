@@ -234,7 +234,7 @@ void BreakdownTable(const char* title, const Breakdowns& b, std::vector<Breakdow
   }
   out += fmt::format(
       "<h3>{}</h3>\n<table>\n<tr><th class=\"l\">name</th><th>files</th>"
-      "<th>bytes</th><th>duplicate</th><th>saved by compression</th>"
+      "<th>logical</th><th>duplicate</th><th>saved by compression</th>"
       "<th>compressratio</th></tr>\n",
       title);
   for (size_t i = 0; i < rows.size() && i < kBreakdownRows; ++i) {
@@ -242,7 +242,8 @@ void BreakdownTable(const char* title, const Breakdowns& b, std::vector<Breakdow
     out += fmt::format(
         "<tr><td class=\"l\"><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td></tr>\n",
-        HtmlEscape(row.name), row.files, FormatBytes(row.bytes), FormatBytes(row.duplicate_bytes),
+        HtmlEscape(row.name), row.files, FormatBytes(row.lsize + row.zero_lsize),
+        FormatBytes(row.duplicate_bytes),
         row.psize_known ? FormatBytes(BreakdownSaved(b, row)) : "-",
         row.psize_known && row.psize > 0 ? Ratio(double(row.lsize) / double(row.psize)) : "-");
   }

@@ -276,7 +276,8 @@ inline constexpr const char* kHtmlScript = R"JS(
                   xLabel: 'refcnt bucket' });
   }
   function drawSavings(svg) {
-    note(svg, 'saved: 1 - stored / logical, stored as zfs used counts it (parity deflated); ' +
+    note(svg, 'saved: 1 - stored / data (the files\' bytes outside holes; before state format ' +
+         '22: the row\'s logical size), stored as zfs used counts it (parity deflated); ' +
          'with dedup: as dedup writes the data, less what dedup removes, plus the DDT.');
     return bars(svg, results.map(function (r) { return niceSize(r.recordsize) + ' ' +
                                                        r.compression; }),

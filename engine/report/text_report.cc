@@ -324,8 +324,10 @@ void BreakdownTable(const char* title, const Breakdowns& b, std::vector<Breakdow
   out += fmt::format("{}:\n", title);
   // The numbers take 53 columns with the indent; the name gets the rest of the width.
   const size_t name_width = t.wide || t.width < 53 + 20 ? size_t(4096) : t.width - 53;
+  // logical, duplicate and saved on one footing, the row's records (lsize, all-zero ones
+  // included): beside the files' st_size, the duplicate bytes of padded records could exceed it.
   TextTable table({{"files", false, 0},
-                   {"bytes", false, 0},
+                   {"logical", false, 0},
                    {"duplicate", false, 0},
                    {"saved", false, 0},
                    {"compress", false, 0},
@@ -333,7 +335,8 @@ void BreakdownTable(const char* title, const Breakdowns& b, std::vector<Breakdow
   for (size_t i = 0; i < rows.size() && i < kBreakdownRows; ++i) {
     const BreakdownRow& row = rows[i];
     table.AddRow(
-        {std::to_string(row.files), FormatBytes(row.bytes), FormatBytes(row.duplicate_bytes),
+        {std::to_string(row.files), FormatBytes(row.lsize + row.zero_lsize),
+         FormatBytes(row.duplicate_bytes),
          row.psize_known ? FormatBytes(BreakdownSaved(b, row)) : "-",
          row.psize_known && row.psize > 0 ? Ratio(double(row.lsize) / double(row.psize)) : "-",
          Shortened(Printable(row.name), name_width)});
