@@ -564,6 +564,10 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   if (progress && no_progress) {
     return Status::InvalidArgument("--progress and --no-progress contradict each other: pick one");
   }
+  if (progress && cmd.quiet) {
+    return Status::InvalidArgument(
+        "-q (no progress, no warnings) and --progress contradict each other: pick one");
+  }
   if (progress) cmd.progress = true;
   if (no_progress || cmd.quiet) cmd.progress = false;
   ZSIM_RETURN_IF_ERROR(ValidateScanOptions(o));

@@ -46,6 +46,12 @@ json Footprint(const DdtFootprint& f) {
               {"duplicate", ClassFootprint(f.duplicate)}};
 }
 
+// A saving as the reports round it, or null where its base is empty (nothing scanned: the text
+// report shows "-").
+json Saved(const SettingSpace& space, double saved) {
+  return space.base_bytes > 0 ? json(SavedPercentOf(saved)) : json(nullptr);
+}
+
 json Setting(const SettingResult& s, const ScanOptions& o, const InputSummary& in,
              DdtFormat chosen) {
   json histogram = json::array();
@@ -134,8 +140,8 @@ json Setting(const SettingResult& s, const ScanOptions& o, const InputSummary& i
   out["small_blocks"] = small;
   const SettingSpace space = SpaceOf(s, o, in);
   out["used_with_dedup"] = space.stored_dedup_bytes;
-  out["saved_percent"] = SavedPercentOf(space.saved);
-  out["saved_with_dedup_percent"] = SavedPercentOf(space.saved_dedup);
+  out["saved_percent"] = Saved(space, space.saved);
+  out["saved_with_dedup_percent"] = Saved(space, space.saved_dedup);
   if (s.ci95) out["ci95"] = json::array({(*s.ci95)[0], (*s.ci95)[1]});
   return out;
 }
@@ -160,9 +166,10 @@ json DecisionJson(const ScanResult& r, const Decision& d) {
               {"dedup_verdict", VerdictName(d.dedup_verdict)},
               {"logical_bytes", d.space.logical_bytes},
               {"stored_bytes", d.stored_bytes},
-              {"saved_percent", SavedPercentOf(d.saved)},
-              {"saved_without_dedup_percent", SavedPercentOf(d.space.saved)},
-              {"saved_with_dedup_percent", SavedPercentOf(d.space.saved_dedup)},
+              {"base_bytes", d.space.base_bytes},
+              {"saved_percent", Saved(d.space, d.saved)},
+              {"saved_without_dedup_percent", Saved(d.space, d.space.saved)},
+              {"saved_with_dedup_percent", Saved(d.space, d.space.saved_dedup)},
               {"ddt_ram_bytes", d.dedup.ram_need_bytes},
               {"ddt_ram_budget_bytes", d.dedup.budget_bytes},
               {"ddt_fits_in_ram", d.dedup.fits}};

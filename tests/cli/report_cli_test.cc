@@ -142,6 +142,16 @@ TEST(ReportCliTest, UsageErrorsPointAtTheirOwnCommandsHelp) {
     EXPECT_EQ(r.exit_code, 2) << args[0];
     EXPECT_NE(r.err.find("Run '" + help + "' for the options."), std::string::npos) << r.err;
   }
+  // Flags that contradict each other are refused before anything is read.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"scan", ".", "--progress", "--no-progress"},
+        {"scan", ".", "-q", "--progress"},
+        {"scan", ".", "--progress", "--quiet"}}) {
+    const auto r = RunZsim(args);
+    EXPECT_EQ(r.exit_code, 2) << args[2] << " " << args[3];
+    EXPECT_NE(r.err.find("contradict each other: pick one"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty());
+  }
   testing::TempDir tmp;
   const auto save = RunZsim({"scan", "/nonexistent-zsim-path", "--save", tmp.path().string()});
   EXPECT_EQ(save.exit_code, 2);

@@ -202,6 +202,12 @@ TEST(ScanCliTest, AScanThatFoundNoDataStarsNoSetting) {
   const auto j = testing::ParseReportJson(json);
   EXPECT_EQ(j["advice"]["verdict"], "nothing_scanned");
   EXPECT_TRUE(j["advice"]["featured"].is_null());
+  // No data: no saving, as the text's "-" says, not a saving of 0%.
+  EXPECT_EQ(j["input"]["bytes_data"], 0);
+  for (const auto& row : j["results"]) {
+    EXPECT_TRUE(row["saved_percent"].is_null()) << row.dump();
+    EXPECT_TRUE(row["saved_with_dedup_percent"].is_null());
+  }
 }
 
 TEST(ScanCliTest, HardLinkFifoAndUnreadableFileAreCountedAndTheScanGoesOn) {
