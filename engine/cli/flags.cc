@@ -10,6 +10,7 @@
 
 #include "engine/base/path_spelling.h"
 #include "engine/base/size_suffix.h"
+#include "engine/cli/messages.h"
 #include "engine/cli/version.h"
 #include "engine/walk/glob.h"
 
@@ -113,8 +114,8 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   // No command, or a word that is none (CLI11 would print the top-level help for `zsim merge
   // --help` and exit 0, as if it had been asked for): bad usage, saying what there is.
   if (argc < 2) {
-    return Status::InvalidArgument(
-        "no command: give scan, report or diff\nRun 'zsim --help' for the options.");
+    return Status::InvalidArgument(std::string("no command: give scan, report or diff") +
+                                   kHintSeparator + "Run 'zsim --help' for the options.");
   }
   if (const std::string_view first = argv[1]; !first.empty() && first[0] != '-' &&
                                               first != "scan" && first != "report" &&
@@ -123,7 +124,7 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
         "unknown command '" + std::string(first) + "': the commands are scan, report and diff" +
         (first == "merge" ? "; zsim report A.zstate B.zstate --save M.zstate merges saved states"
                           : "") +
-        "\nRun 'zsim --help' for the options.");
+        kHintSeparator + "Run 'zsim --help' for the options.");
   }
   Command cmd;
   CLI::App app{"zsim: what ZFS would do with your data, before you put it on a pool", "zsim"};
@@ -284,7 +285,7 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     return cmd;
   } catch (const CLI::ParseError& e) {
     std::string msg = e.what();
-    msg += std::string("\nRun 'zsim ") +
+    msg += kHintSeparator + std::string("Run 'zsim ") +
            (report->parsed() ? "report "
             : diff->parsed() ? "diff "
             : scan->parsed() ? "scan "

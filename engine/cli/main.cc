@@ -291,7 +291,7 @@ int main(int argc, char** argv) {
     return cli::kExitUsage;
   };
   if (cmd->kind == cli::Command::Kind::kHelp || cmd->kind == cli::Command::Kind::kVersion) {
-    // Help asked for and not delivered (a full disk, a closed descriptor) is a failure, as
+    // Help asked for and not delivered (a full disk, a failing device) is a failure, as
     // for any report; a reader that went away (EPIPE) saw what it wanted.
     const int err = WriteStdout(cmd->help_text);
     if (err != 0 && err != EPIPE) {

@@ -63,9 +63,10 @@ std::string Shown(const std::string& text) { return TerminalSafe(text); }
 
 void PrintError(const std::string& message) {
   // One line, always: a message quotes paths, and a name holding a newline must not make a line
-  // of its own. A usage error ends with the hint to the command's --help, a line of our own.
-  const size_t hint = message.rfind("\nRun 'zsim ");
-  if (hint != std::string::npos && message.find('\n', hint + 1) == std::string::npos) {
+  // of its own. A usage error's hint to the command's --help follows kHintSeparator (a NUL,
+  // which no name or argument can hold) and goes on a line of its own.
+  const size_t hint = message.find(kHintSeparator);
+  if (hint != std::string::npos) {
     std::fprintf(stderr, "zsim: %s\n%s\n", TerminalSafe(message.substr(0, hint)).c_str(),
                  TerminalSafe(message.substr(hint + 1)).c_str());
     return;

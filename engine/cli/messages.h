@@ -32,10 +32,14 @@ inline constexpr int kExitAborted = 3;
 // every process of the foreground group, so one interrupt can arrive twice.
 inline constexpr double kRepeatedSignalSeconds = 1.0;
 
+// Between a usage error's message and its hint to --help ("Run 'zsim scan --help' ..."): a NUL,
+// which no file name or argument can hold, so no text a user gave can pass for the hint.
+inline constexpr char kHintSeparator = '\0';
+
 // "zsim: <message>" on stderr, on one line: control characters (newlines too), bytes that are
 // not UTF-8 and backslashes written as \n, \xNN, \\ (docs/names.md), so that a file name
-// quoted in it can neither forge a line nor drive the terminal. A trailing "\nRun 'zsim ...'"
-// hint (a usage error's) goes on a line of its own.
+// quoted in it can neither forge a line nor drive the terminal. What follows kHintSeparator (a
+// usage error's hint) goes on a line of its own.
 void PrintError(const std::string& message);
 
 // A name or text as PrintError writes it, for a message printed another way.

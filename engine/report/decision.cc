@@ -35,10 +35,12 @@ DedupJudgement JudgeDedup(const SettingResult& s, DdtFormat format, uint64_t ram
   }
   // A sampled table (--sample 1/M, --max-memory): where its interval reaches both sides of the
   // ratio that turns dedup on, the point estimate decides nothing (a table of a few sampled
-  // keys read 3x on data that dedups 1.2x). Marginal or not worth it both leave it off.
-  if (s.dedup.ratio_ci95 && (*s.dedup.ratio_ci95)[0] < kDedupPaysRatio &&
-      (*s.dedup.ratio_ci95)[1] >= kDedupPaysRatio) {
-    j.verdict = Verdict::kDedupUncertain;
+  // keys read 3x on data that dedups 1.2x). Marginal or not worth it both leave it off. The
+  // bounds as the reports print them (PrintedInterval), so that an interval shown reaching
+  // 1.20x is never called certain.
+  if (s.dedup.ratio_ci95) {
+    const auto [lo, hi] = PrintedInterval(*s.dedup.ratio_ci95);
+    if (lo < kDedupPaysRatio && hi >= kDedupPaysRatio) j.verdict = Verdict::kDedupUncertain;
   }
   return j;
 }
@@ -159,7 +161,7 @@ std::string SideText(double saved) {
 EstimatedFigures EstimatedFiguresOf(const SettingResult& s) {
   EstimatedFigures e;
   e.without_dedup = s.ci95.has_value();
-  e.with_dedup = e.without_dedup || s.dedup.ratio_ci95.has_value();
+  e.with_dedup = e.without_dedup || s.dedup.sample_modulus > 1 || s.dedup.ratio_ci95.has_value();
   return e;
 }
 

@@ -192,8 +192,9 @@ uint64_t DdtRamBytes(const DdtFootprint& footprint);
 // nullptr when the scan collected none for it.
 const Breakdowns* BreakdownFor(const ScanResult& result, int index);
 
-// What a breakdown row's files would save, on the headline's base (SpaceOf): the data they
-// hold, all-zero records included, less what is stored without dedup (psize, and the all-zero
+// What compression saves of a breakdown row's records (as compressratio counts them, padding
+// included: not the headline's base, which is the files' data): the data in its records,
+// all-zero records included, less what is stored without dedup (psize, and the all-zero
 // records where the setting writes them without dedup). 0 where the row's psize is not known
 // (BreakdownRow::psize_known): shown as "-".
 uint64_t BreakdownSaved(const Breakdowns& b, const BreakdownRow& row);

@@ -22,7 +22,7 @@ struct Figure {
   double old_value, new_value;
   bool is_bytes;  // printed as a size, else as a ratio or count
   bool is_ratio;
-  bool is_saved = false;  // a saved fraction of the logical size (decision.h SettingSpace)
+  bool is_saved = false;  // a saved fraction of the reports' base (decision.h SettingSpace)
 };
 
 // The DDT's RAM as the report gives it (its decision's ddt_ram_bytes): the format in force, its
@@ -176,6 +176,13 @@ std::string DiffText(const ScanResult& a, const ScanResult& b, const std::string
           "sample's\n",
           *name);
     }
+    if (!scan->input.bytes_data_known && (scan == &a ? b : a).input.bytes_data_known) {
+      out += fmt::format(
+          "BASE: {} is of a state before format 22, which did not keep the files' data: its "
+          "savings rest on each row's logical size, the other's on the data, so part of a "
+          "change in saved is the change of base\n",
+          *name);
+    }
     if (scan->input.files_counted_twice != 0) {
       out += fmt::format(
           "COUNTED TWICE: {} counts files in more than one of its merged states ({} counts too "
@@ -237,6 +244,9 @@ std::string DiffJson(const ScanResult& a, const ScanResult& b, const std::string
       {"input",
        {{"files", {a.input.files, b.input.files}},
         {"bytes_logical", {a.input.bytes_logical, b.input.bytes_logical}},
+        {"bytes_data",
+         {a.input.bytes_data_known ? json(a.input.bytes_data) : json(nullptr),
+          b.input.bytes_data_known ? json(b.input.bytes_data) : json(nullptr)}},
         {"bytes_unread", {UnreadBytes(a.input.errors), UnreadBytes(b.input.errors)}},
         {"files_counted_twice", {a.input.files_counted_twice, b.input.files_counted_twice}}}},
       {"dedup_sample_modulus", {TableSampleModulus(a), TableSampleModulus(b)}},

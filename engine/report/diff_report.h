@@ -1,8 +1,8 @@
 // engine/report/diff_report.h
 //
 // What changed between two scans (zsim diff OLD NEW): per (recordsize, compression) both hold,
-// the figures an administrator follows over time: logical size (decision.h LogicalOf, the base
-// of every report's saved figure) and physical size, compressratio, dedup ratio, DDT entries and
+// the figures an administrator follows over time: logical size (decision.h LogicalOf) and
+// physical size, compressratio, dedup ratio, DDT entries and
 // their RAM (the format each scan reports), `used`, the pool's allocation, and the fraction saved
 // without and with dedup (decision.h SpaceOf, as the reports give it); and the input's files and
 // bytes; each scan's pool (its options: every figure is the scan's under its own) and the

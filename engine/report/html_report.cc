@@ -148,16 +148,23 @@ void SettingsTable(const ScanResult& r, const Advice& a, std::string& out) {
       "computes every block).</p>\n";
 }
 
+// The text report's note under a section whose figures rest on a sample (SampledNoteText).
+std::string SampledNoteHtml(const SettingResult& f, bool with_codec) {
+  const std::string note = SampledNoteText(f, with_codec);
+  return note.empty() ? note : "<p class=\"meta\">" + HtmlEscape(note) + "</p>\n";
+}
+
 void Ddt(const ScanResult& r, const Advice& a, std::string& out) {
   if (a.featured < 0) return;
   const SettingResult& f = r.results[size_t(a.featured)];
   out += fmt::format("<h2>DDT histogram: {} {}, compression {} (as zdb -DD prints it)</h2>\n",
                      BlockSizeProperty(r.options), zfs::NiceBytes(f.recordsize),
                      CompressionName(f.compression));
+  out += SampledNoteHtml(f, /*with_codec=*/true);
   out += "<pre>" + HtmlEscape(ZdbBlock(f, a.ddt_format, r.options.profile)) + "</pre>\n";
-  out +=
-      "<h2>DDT size and RAM</h2>\n<table>\n<tr><th class=\"l\">format</th><th>in core</th>"
-      "<th>on disk</th><th>log</th><th>L2ARC headers</th><th>320 B/entry rule</th></tr>\n";
+  out += "<h2>DDT size and RAM</h2>\n" + SampledNoteHtml(f, /*with_codec=*/false) +
+         "<table>\n<tr><th class=\"l\">format</th><th>in core</th>"
+         "<th>on disk</th><th>log</th><th>L2ARC headers</th><th>320 B/entry rule</th></tr>\n";
   for (const DdtFootprint& fp : f.dedup.footprints) {
     out += fmt::format(
         "<tr><td class=\"l\">{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
@@ -180,6 +187,7 @@ void BlockSizes(const ScanResult& r, const Advice& a, std::string& out) {
   out += fmt::format("<h2>Block sizes and special vdev: {} {}, compression {}</h2>\n",
                      BlockSizeProperty(r.options), zfs::NiceBytes(f.recordsize),
                      CompressionName(f.compression));
+  out += SampledNoteHtml(f, /*with_codec=*/true);
   if (!f.block_sizes.empty()) {
     out +=
         "<p class=\"meta\">Data blocks by psize, as <code>zdb -bb</code> groups them (count: "
@@ -263,6 +271,7 @@ void Breakdown(const ScanResult& r, const Advice& a, std::string& out) {
   out += fmt::format("<p class=\"meta\">For the recommended setting: {} {}, compression {}.</p>\n",
                      BlockSizeProperty(r.options), zfs::NiceBytes(b.recordsize),
                      CompressionName(b.compression));
+  out += SampledNoteHtml(r.results[size_t(a.featured)], /*with_codec=*/true);
   if (!b.zero_lsize_known) {
     out +=
         "<p class=\"meta\">Saved by directory and file type leaves out all-zero records: this "

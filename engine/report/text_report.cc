@@ -75,6 +75,24 @@ std::string ScannedBytesText(const InputSummary& in) {
   return text;
 }
 
+std::string SampledNoteText(const SettingResult& f, bool with_codec) {
+  const bool table = f.dedup.sample_modulus > 1 || f.dedup.ratio_ci95.has_value();
+  const bool codec = with_codec && f.ci95.has_value();
+  if (!table && !codec) return "";
+  std::string what;
+  if (table) {
+    what = fmt::format(
+        "the dedup table kept 1/{} of the blocks (by fingerprint), and the counts and sizes here "
+        "are those of its sample scaled up {} times",
+        f.dedup.sample_modulus, f.dedup.sample_modulus);
+  }
+  if (codec) {
+    what += std::string(what.empty() ? "" : "; ") + "the sizes after compression rest on " +
+            CompressionName(f.compression) + "'s sample of the unique blocks";
+  }
+  return "~ estimates: " + what + " (intervals in the settings table).";
+}
+
 std::string SavedBaseText(const ScanResult& r) {
   if (!r.input.bytes_data_known) {
     return "saved: 1 - stored/logical. Logical is the data in records, all-zero ones included "
@@ -166,24 +184,9 @@ void Settings(const ScanResult& r, const Advice& a, const TextOptions& t, std::s
   }
 }
 
-// Under a section of the featured setting whose figures rest on a sample: which, and how. The
-// table's ~ figures carry the intervals.
 std::string SampledNote(const SettingResult& f, bool with_codec, size_t width) {
-  const bool table = f.dedup.sample_modulus > 1 || f.dedup.ratio_ci95.has_value();
-  const bool codec = with_codec && f.ci95.has_value();
-  if (!table && !codec) return "";
-  std::string what;
-  if (table) {
-    what = fmt::format(
-        "the dedup table kept 1/{} of the blocks (by fingerprint), and the counts and sizes here "
-        "are those of its sample scaled up {} times",
-        f.dedup.sample_modulus, f.dedup.sample_modulus);
-  }
-  if (codec) {
-    what += std::string(what.empty() ? "" : "; ") + "the sizes after compression rest on " +
-            CompressionName(f.compression) + "'s sample of the unique blocks";
-  }
-  return Wrap("~ estimates: " + what + " (intervals in the settings table).", width, "", "  ");
+  const std::string note = SampledNoteText(f, with_codec);
+  return note.empty() ? note : Wrap(note, width, "", "  ");
 }
 
 void Histogram(const ScanResult& r, const SettingResult& f, const Advice& a, const TextOptions& t,
@@ -357,6 +360,13 @@ void Breakdown(const ScanResult& r, const Advice& a, const TextOptions& t, std::
       b->sample_modulus > 1
           ? fmt::format("; duplicate bytes estimated from 1/{} of the blocks", b->sample_modulus)
           : "");
+  // Its saved and compress columns rest on the codec's sample where the setting's do.
+  if (const SettingResult& f = r.results[size_t(a.featured)]; f.ci95) {
+    out += Wrap(fmt::format("~ estimates: saved and compress rest on {}'s sample of the unique "
+                            "blocks (intervals in the settings table).",
+                            CompressionName(f.compression)),
+                t.width, "", "  ");
+  }
   if (!b->zero_lsize_known) {
     out +=
         "(saved by directory and file type leaves out all-zero records: this state, of format "

@@ -60,6 +60,11 @@ std::string ToText(const ScanResult& result, const Advice& advice, const TextOpt
 // this run read where it differs (a --since rescan).
 std::string ScannedBytesText(const InputSummary& input);
 
+// Under a section of the featured setting whose figures rest on a sample (the histogram, the DDT
+// size, the block sizes, the breakdown): which sample, or "" where none; `with_codec`: the
+// section's sizes rest on the codec's sample too.
+std::string SampledNoteText(const SettingResult& setting, bool with_codec);
+
 // The settings table's note on the base of its saved figures (the HTML report's too).
 std::string SavedBaseText(const ScanResult& r);
 

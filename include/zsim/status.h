@@ -27,10 +27,10 @@ enum class StatusCode : int {
   kIoError,
   kCorruption,
   kChanged,  // the file changed while it was read (shrank, vanished, grew)
-  kLoop,     // a path that leads back to itself (symbolic links; ELOOP), not a failed read
   kOutOfMemory,
   kCancelled,
   kInternal,
+  kLoop,  // a path that leads back to itself (symbolic links; ELOOP), not a failed read
 };
 
 // Stable snake_case name of a code, e.g. "permission_denied".

@@ -591,6 +591,20 @@ TEST_F(StateCliTest, DiffSaysWhichScanWasSampled) {
   ASSERT_EQ(j.exit_code, 0) << j.err;
   const json d = testing::ParseReportJson(j);
   EXPECT_EQ(d["dedup_sample_modulus"], json::array({1, 4}));
+  EXPECT_FALSE(d["input"]["bytes_data"][0].is_null());
+  // A state before format 22 rests its savings on the rows' logical size: said as BASE.
+  const std::string v21 =
+      std::string(ZSIM_SOURCE_DIR) + "/tests/fuzz/corpus/state_load/v21_records";
+  const testing::CommandResult old = testing::RunZsim({"diff", v21, StatePath("d-exact")});
+  ASSERT_EQ(old.exit_code, 0) << old.err;
+  EXPECT_NE(old.out.find("BASE: " + v21 + " is of a state before format 22"), std::string::npos)
+      << old.out;
+  EXPECT_EQ(text.out.find("BASE:"), std::string::npos) << text.out;
+  const testing::CommandResult old_json =
+      testing::RunZsim({"diff", v21, StatePath("d-exact"), "--json"});
+  const json o = testing::ParseReportJson(old_json);
+  EXPECT_TRUE(o["input"]["bytes_data"][0].is_null());
+  EXPECT_FALSE(o["input"]["bytes_data"][1].is_null());
 }
 
 // The diff's savings rest on the reports' one base (report/decision.h SpaceOf: the files' data,

@@ -153,8 +153,15 @@ TEST(TextReportTest, SectionsOfASampledSettingSayTheyAreEstimates) {
   EXPECT_NE(text.find(note, histogram), std::string::npos);
   EXPECT_LT(text.find(note, histogram), size);  // in the histogram's section
   EXPECT_NE(text.find(note, size), std::string::npos);
-  // Every figure with dedup in the table is marked; those without are not.
   EXPECT_THAT(text, Not(HasSubstr("rest on")));  // no codec was sampled
+  // The HTML report's sections say the same.
+  const std::string html = ToHtml(r);
+  EXPECT_THAT(html, HasSubstr("<p class=\"meta\">" + note));
+  // A sampled codec: the sizes after compression, and the breakdown's saved and compress.
+  r.results[1].ci95 = std::array<double, 2>{1.55, 1.65};
+  const std::string codec = ToText(r);
+  EXPECT_THAT(codec, HasSubstr("the sizes after compression rest on lz4's sample"));
+  EXPECT_THAT(codec, HasSubstr("~ estimates: saved and compress rest on lz4's sample"));
 }
 
 // A skewed interval (few sampled blocks) is given by its bounds alone: "1.28x ±1.41" would put

@@ -163,6 +163,8 @@ TEST_F(NameCliTest, MessagesQuoteANewlineInANameAsBackslashN) {
       {{"scan", root + "/lo\nop"}, 2, "lo\\nop"},
       {{"scan", real, "--html", root + "/no\ndir/x.html"}, 2, "no\\ndir"},
       {{"scan", real, "--save", root + "/no\ndir/x.zstate"}, 2, "no\\ndir"},
+      // A name that spells a usage error's hint: still the name, not a hint line.
+      {{"report", root + "/nope\nRun 'zsim scan --evil"}, 2, "nope\\nRun 'zsim scan --evil"},
   };
   for (const Case& c : cases) {
     const testing::CommandResult r = testing::RunZsim(c.args);
@@ -176,6 +178,7 @@ TEST_F(NameCliTest, MessagesQuoteANewlineInANameAsBackslashN) {
       EXPECT_EQ(line.rfind("zsim: forged", 0), std::string::npos) << r.err;
       EXPECT_EQ(line.rfind("op", 0), std::string::npos) << r.err;
       EXPECT_EQ(line.rfind("dir", 0), std::string::npos) << r.err;
+      EXPECT_EQ(line.rfind("Run 'zsim scan --evil", 0), std::string::npos) << r.err;
     }
   }
 }

@@ -46,6 +46,8 @@ inline void ExpectSameFigures(const ScanResult& a, const ScanResult& b) {
   EXPECT_EQ(a.input.files, b.input.files);
   EXPECT_EQ(a.input.directories, b.input.directories);
   EXPECT_EQ(a.input.bytes_logical, b.input.bytes_logical);
+  EXPECT_EQ(a.input.bytes_data, b.input.bytes_data);  // the saved figures' base
+  EXPECT_EQ(a.input.bytes_data_known, b.input.bytes_data_known);
   EXPECT_EQ(a.input.bytes_read, b.input.bytes_read);
   EXPECT_EQ(a.input.skipped, b.input.skipped);
   EXPECT_EQ(a.input.errors.size(), b.input.errors.size());
