@@ -5,6 +5,7 @@ extent-exact copy. Run: python3 tests/accuracy/test_zfs_oracle.py"""
 import copy
 import json
 import os
+import shutil
 import sys
 import tempfile
 import unittest
@@ -307,6 +308,76 @@ class CollectTest(unittest.TestCase):
         self.assertNotIn("old table", text)
         self.assertIn("Latest run: now, zsim z; 1 datasets", text)
         self.assertTrue(text.endswith("\n\n## Next suite\n\nits text\n"), text[-200:])
+
+
+class ReviveTest(unittest.TestCase):
+    """zfs_oracle.revive_daemon with the daemon's probes replaced: what it starts, stops and
+    records, never a real zfs-fuse."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="zacc-revive-")
+        self.state = os.path.join(self.dir, "daemon-state.json")
+        self.saved = {k: getattr(zfs_oracle, k) for k in
+                      ("running_daemons", "zpool_answers", "start_daemon", "stop_pid")}
+        self.pids, self.answers, self.started, self.stopped = [], False, [], []
+        zfs_oracle.running_daemons = lambda: list(self.pids)
+        zfs_oracle.zpool_answers = lambda: self.answers
+        zfs_oracle.stop_pid = self.stopped.append
+
+        def start():
+            self.started.append(4242)
+            self.pids, self.answers = [4242], True
+            return 4242
+        zfs_oracle.start_daemon = start
+        self.wait = zfs_oracle.wait_for
+        zfs_oracle.wait_for = lambda pred, seconds: pred()
+
+    def tearDown(self):
+        for k, v in self.saved.items():
+            setattr(zfs_oracle, k, v)
+        zfs_oracle.wait_for = self.wait
+        shutil.rmtree(self.dir)
+
+    def write_state(self, pid):
+        with open(self.state, "w") as f:
+            json.dump({"started_pid": pid}, f)
+
+    def recorded(self):
+        with open(self.state) as f:
+            return json.load(f)["started_pid"]
+
+    def test_a_dead_daemon_is_started_again_and_recorded(self):
+        self.write_state(100)
+        self.assertTrue(zfs_oracle.revive_daemon(self.state))
+        self.assertEqual(self.started, [4242])
+        self.assertEqual(self.recorded(), 4242)  # daemon-stop ends the new one
+        self.assertEqual(self.stopped, [])
+
+    def test_a_hung_daemon_we_started_is_stopped_first(self):
+        self.write_state(100)
+        self.pids = [100]
+        self.assertTrue(zfs_oracle.revive_daemon(self.state))
+        self.assertEqual(self.stopped, [100])
+        self.assertEqual(self.recorded(), 4242)
+
+    def test_a_hung_daemon_we_did_not_start_is_left_alone(self):
+        self.write_state(None)
+        self.pids = [77]
+        self.assertFalse(zfs_oracle.revive_daemon(self.state))
+        self.assertEqual(self.stopped, [])
+        self.assertEqual(self.started, [])
+
+    def test_an_answering_daemon_is_tried_again_without_a_restart(self):
+        self.write_state(100)
+        self.pids, self.answers = [4242], True
+        self.assertTrue(zfs_oracle.revive_daemon(self.state))
+        self.assertEqual(self.started, [])
+        self.assertEqual(self.recorded(), 100)
+
+    def test_without_a_state_nothing_is_revived(self):
+        self.assertFalse(zfs_oracle.revive_daemon(None))
+        self.assertFalse(zfs_oracle.revive_daemon(os.path.join(self.dir, "absent.json")))
+        self.assertEqual(self.started, [])
 
 
 if __name__ == "__main__":
