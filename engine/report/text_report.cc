@@ -458,6 +458,20 @@ std::string ToText(const ScanResult& r, const Advice& a, const TextOptions& t) {
   Breakdown(r, a, t, out);
   CodecCost(r, t, out);
   out += Section(kSectionAdvice);
+  // The sentences quote the featured setting's figures without the table's ~: say once that
+  // they are estimates where they are.
+  if (a.featured >= 0 && size_t(a.featured) < r.results.size()) {
+    const EstimatedFigures e = EstimatedFiguresOf(r.results[size_t(a.featured)]);
+    if (e.without_dedup || e.with_dedup) {
+      out +=
+          Wrap(std::string("~ The figures below rest on a sample, as the settings table marks "
+                           "them: ") +
+                   (e.without_dedup ? "the recommended codec's and dedup's"
+                                    : "those with dedup (the DDT, its RAM, what dedup removes)") +
+                   " are estimates.",
+               t.width, "", "  ");
+    }
+  }
   for (const AdviceItem& item : a.items) out += Wrap(item.sentence, t.width, "- ", "  ");
   return out;
 }

@@ -521,6 +521,28 @@ TEST(AdviceTest, EverySavingRestsOnTheFilesData) {
               HasSubstr("GiB of records stored in"));
 }
 
+// A sampled codec whose sample is too small to rest a choice on (an interval wider than
+// +-10%: here zstd-19 read 8x on a handful of sampled blocks) is not chosen over a settled one,
+// however little it seems to store; alone, it is.
+TEST(AdviceTest, ACodecOfTooWideAnIntervalIsNotChosen) {
+  ScanResult r = MakeResult(16 * kGiB);
+  r.results.push_back(MakeSetting({.lsize = 8 * kGiB, .compressratio = 1.5}));
+  r.results.push_back(MakeSetting({.algorithm = CompressionAlgorithm::kZstd,
+                                   .level = 19,
+                                   .lsize = 8 * kGiB,
+                                   .compressratio = 8.0}));
+  r.results[1].exact = false;
+  r.results[1].ci95 = std::array<double, 2>{1.0, 194.0};
+  EXPECT_EQ(ComputeAdvice(r).featured, 0);
+  // Settled (+-2%), it stores less and is chosen.
+  r.results[1].ci95 = std::array<double, 2>{7.85, 8.15};
+  EXPECT_EQ(ComputeAdvice(r).featured, 1);
+  // Every compressing setting unsettled: the choice is made among them as before.
+  r.results[0].ci95 = std::array<double, 2>{1.0, 3.0};
+  r.results[1].ci95 = std::array<double, 2>{1.0, 194.0};
+  EXPECT_EQ(ComputeAdvice(r).featured, 1);
+}
+
 TEST(AdviceTest, RecordsizeThatStoresMostIsFeatured) {
   ScanResult r = MakeResult(16 * kGiB);
   r.results.push_back(MakeSetting({.lsize = 8 * kGiB, .compressratio = 2.0}));

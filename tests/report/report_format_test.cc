@@ -153,7 +153,9 @@ TEST(TextReportTest, SectionsOfASampledSettingSayTheyAreEstimates) {
   EXPECT_NE(text.find(note, histogram), std::string::npos);
   EXPECT_LT(text.find(note, histogram), size);  // in the histogram's section
   EXPECT_NE(text.find(note, size), std::string::npos);
-  EXPECT_THAT(text, Not(HasSubstr("rest on")));  // no codec was sampled
+  EXPECT_THAT(text, Not(HasSubstr("'s sample of the unique blocks")));  // no codec was sampled
+  EXPECT_THAT(text, HasSubstr("~ The figures below rest on a sample, as the settings table marks "
+                              "them: those with dedup"));
   // The HTML report's sections say the same.
   const std::string html = ToHtml(r);
   EXPECT_THAT(html, HasSubstr("<p class=\"meta\">" + note));
