@@ -543,6 +543,36 @@ TEST(AdviceTest, ACodecOfTooWideAnIntervalIsNotChosen) {
   EXPECT_EQ(ComputeAdvice(r).featured, 1);
 }
 
+// A directory that would store much less with another setting, as a dataset of its own, is
+// advised where both settings' codecs coded every block; not where either was sampled (its
+// psize per directory rests on the few sampled blocks that fall in it).
+TEST(AdviceTest, ADirectoryIsAdvisedItsOwnDatasetOnExactCodecsOnly) {
+  ScanResult r = MakeResult(16 * kGiB);
+  r.results.push_back(MakeSetting({.lsize = 10 * kGiB, .compressratio = 1.5}));
+  r.results.push_back(MakeSetting({.recordsize = 1024 * kKiB,
+                                   .algorithm = CompressionAlgorithm::kLz4,
+                                   .lsize = 10 * kGiB,
+                                   .compressratio = 1.45}));
+  r.input.bytes_logical = 10 * kGiB;
+  for (const SettingResult& s : r.results) {
+    Breakdowns b;
+    b.recordsize = s.recordsize;
+    b.compression = s.compression;
+    // /db stores half as much at 1M as at 128K.
+    const uint64_t psize = s.recordsize == 128 * kKiB ? 4 * kGiB : 2 * kGiB;
+    b.directories.push_back(BreakdownRow{"/db", 10, 5 * kGiB, 5 * kGiB, psize, 0});
+    r.breakdowns.push_back(b);
+  }
+  const Advice exact = ComputeAdvice(r);
+  ASSERT_EQ(exact.featured, 0);
+  const AdviceItem* own = exact.Find(AdviceKind::kPerDirectory);
+  ASSERT_NE(own, nullptr);
+  EXPECT_THAT(own->sentence, HasSubstr("/db"));
+  r.results[1].exact = false;
+  r.results[1].ci95 = std::array<double, 2>{1.44, 1.46};
+  EXPECT_EQ(ComputeAdvice(r).Find(AdviceKind::kPerDirectory), nullptr);
+}
+
 TEST(AdviceTest, RecordsizeThatStoresMostIsFeatured) {
   ScanResult r = MakeResult(16 * kGiB);
   r.results.push_back(MakeSetting({.lsize = 8 * kGiB, .compressratio = 2.0}));
