@@ -258,7 +258,14 @@ TEST(AdviceTest, AGainNearTheStrongerCodecThresholdShowsItsDecimal) {
                                 .ddt_in_core_bytes = 9 * kMiB});
     const Advice a = ComputeAdvice(r);
     EXPECT_EQ(a.featured, worth ? 2 : 1);
-    EXPECT_THAT(Item(a, AdviceKind::kCompression).sentence, HasSubstr(text));
+    const AdviceItem& comp = Item(a, AdviceKind::kCompression);
+    EXPECT_THAT(comp.sentence, HasSubstr(text));
+    // The JSON figure of a gain found too small never reads as the threshold: 9, not 10.
+    if (worth) {
+      EXPECT_DOUBLE_EQ(comp.Figure("gain_over_cheap_percent"), 10.0);
+    } else {
+      EXPECT_DOUBLE_EQ(comp.Figure("best_gain_percent"), 9.0);
+    }
   }
 }
 
