@@ -160,10 +160,13 @@ std::string SideText(double saved) {
 
 EstimatedFigures EstimatedFiguresOf(const SettingResult& s) {
   EstimatedFigures e;
+  e.table = s.dedup.sample_modulus > 1 || s.dedup.ratio_ci95.has_value();
   e.without_dedup = s.ci95.has_value();
-  e.with_dedup = e.without_dedup || s.dedup.sample_modulus > 1 || s.dedup.ratio_ci95.has_value();
+  e.with_dedup = e.without_dedup || e.table;
   return e;
 }
+
+std::string Marked(bool estimated, std::string text) { return estimated ? "~" + text : text; }
 
 std::array<double, 2> PrintedInterval(const std::array<double, 2>& ci95) {
   // 1e-9: a bound of 2.3 is 229.99.. hundredths in binary, and stays 2.30 either way.

@@ -115,10 +115,13 @@ std::string SideText(double saved);
 // DSIZE, used and saved with dedup, pool ALLOC) on the codec's and on the dedup table, sampled
 // under --sample or --max-memory.
 struct EstimatedFigures {
+  bool table = false;  // the dedup table was sampled
   bool without_dedup = false;
   bool with_dedup = false;
 };
 EstimatedFigures EstimatedFiguresOf(const SettingResult& setting);
+// A figure as the tables show it: "~" before it where it is an estimate.
+std::string Marked(bool estimated, std::string text);
 
 // A ratio's 95% interval as every report prints it: bounds to two decimals, rounded outward
 // (the low one down, the high one up), so that the printed interval holds the computed one

@@ -141,7 +141,7 @@ uint64_t TableSampleModulus(const ScanResult& r) {
 }
 bool CodecsExact(const ScanResult& r) {
   return std::all_of(r.results.begin(), r.results.end(),
-                     [](const SettingResult& s) { return !s.ci95.has_value(); });
+                     [](const SettingResult& s) { return !EstimatedFiguresOf(s).without_dedup; });
 }
 
 }  // namespace

@@ -118,21 +118,21 @@ void SettingsTable(const ScanResult& r, const Advice& a, std::string& out) {
     const SettingSpace space = SpaceOf(s, r.options, r.input);
     // As the text table: "~" on every figure resting on a sampled one.
     const EstimatedFigures e = EstimatedFiguresOf(s);
-    auto mark = [](bool estimated, std::string text) { return estimated ? "~" + text : text; };
     out += fmt::format(
         "<tr{}><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
         recommends && int(i) == a.featured ? " class=\"featured\"" : "",
         zfs::NiceBytes(s.recordsize), CompressionName(s.compression),
-        FormatBytes(space.logical_bytes), mark(e.without_dedup, FormatBytes(s.psize)),
-        mark(e.without_dedup, FormatBytes(s.asize)), Estimated(s.compressratio, s.ci95),
+        FormatBytes(space.logical_bytes), Marked(e.without_dedup, FormatBytes(s.psize)),
+        Marked(e.without_dedup, FormatBytes(s.asize)), Estimated(s.compressratio, s.ci95),
         s.dedup.ratio_ci95 ? Estimated(s.dedup.ratio, s.dedup.ratio_ci95)
-                           : mark(e.with_dedup, Ratio(s.dedup.ratio)),
-        mark(e.with_dedup, Ratio(s.dedup.zdb_total)), mark(e.without_dedup, FormatBytes(s.used)),
-        space.base_bytes > 0 ? mark(e.without_dedup, SavedText(space.saved)) : "-",
-        mark(e.with_dedup, FormatBytes(space.stored_dedup_bytes)),
-        space.base_bytes > 0 ? mark(e.with_dedup, SavedText(space.saved_dedup)) : "-",
-        mark(e.with_dedup, FormatBytes(s.pool_alloc)));
+                           : Marked(e.with_dedup, Ratio(s.dedup.ratio)),
+        Marked(e.with_dedup, Ratio(s.dedup.zdb_total)),
+        Marked(e.without_dedup, FormatBytes(s.used)),
+        space.base_bytes > 0 ? Marked(e.without_dedup, SavedText(space.saved)) : "-",
+        Marked(e.with_dedup, FormatBytes(space.stored_dedup_bytes)),
+        space.base_bytes > 0 ? Marked(e.with_dedup, SavedText(space.saved_dedup)) : "-",
+        Marked(e.with_dedup, FormatBytes(s.pool_alloc)));
   }
   out +=
       "</table></div>\n<p class=\"meta\">" + HtmlEscape(SavedBaseText(r)) +

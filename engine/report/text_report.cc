@@ -76,8 +76,9 @@ std::string ScannedBytesText(const InputSummary& in) {
 }
 
 std::string SampledNoteText(const SettingResult& f, bool with_codec) {
-  const bool table = f.dedup.sample_modulus > 1 || f.dedup.ratio_ci95.has_value();
-  const bool codec = with_codec && f.ci95.has_value();
+  const EstimatedFigures e = EstimatedFiguresOf(f);
+  const bool table = e.table;
+  const bool codec = with_codec && e.without_dedup;
   if (!table && !codec) return "";
   std::string what;
   if (table) {
@@ -139,19 +140,18 @@ void Settings(const ScanResult& r, const Advice& a, const TextOptions& t, std::s
     // compression on a sampled codec's, the dedup ratio (of DSIZE) on both, the figures with
     // dedup on the sampled table's.
     const EstimatedFigures e = EstimatedFiguresOf(s);
-    auto mark = [](bool estimated, std::string text) { return estimated ? "~" + text : text; };
     table.AddRow({recommends && int(i) == a.featured ? "*" : "", zfs::NiceBytes(s.recordsize),
                   CompressionName(s.compression), zfs::NiceBytes(space.logical_bytes),
-                  mark(e.without_dedup, zfs::NiceBytes(s.psize)),
-                  mark(e.without_dedup, zfs::NiceBytes(s.asize)),
-                  mark(sampled_compress, Ratio(s.compressratio)),
-                  mark(e.with_dedup, Ratio(s.dedup.ratio)),
-                  mark(e.with_dedup, Ratio(s.dedup.zdb_total)),
-                  mark(e.without_dedup, zfs::NiceBytes(s.used)),
-                  space.base_bytes > 0 ? mark(e.without_dedup, SavedText(space.saved)) : "-",
-                  mark(e.with_dedup, zfs::NiceBytes(space.stored_dedup_bytes)),
-                  space.base_bytes > 0 ? mark(e.with_dedup, SavedText(space.saved_dedup)) : "-",
-                  mark(e.with_dedup, zfs::NiceBytes(s.pool_alloc))});
+                  Marked(e.without_dedup, zfs::NiceBytes(s.psize)),
+                  Marked(e.without_dedup, zfs::NiceBytes(s.asize)),
+                  Marked(sampled_compress, Ratio(s.compressratio)),
+                  Marked(e.with_dedup, Ratio(s.dedup.ratio)),
+                  Marked(e.with_dedup, Ratio(s.dedup.zdb_total)),
+                  Marked(e.without_dedup, zfs::NiceBytes(s.used)),
+                  space.base_bytes > 0 ? Marked(e.without_dedup, SavedText(space.saved)) : "-",
+                  Marked(e.with_dedup, zfs::NiceBytes(space.stored_dedup_bytes)),
+                  space.base_bytes > 0 ? Marked(e.with_dedup, SavedText(space.saved_dedup)) : "-",
+                  Marked(e.with_dedup, zfs::NiceBytes(s.pool_alloc))});
     if (!sampled_compress && !sampled_dedup) continue;
     std::string line =
         fmt::format("{} {}:", zfs::NiceBytes(s.recordsize), CompressionName(s.compression));
