@@ -20,7 +20,17 @@ struct Cell {
   double bytes;             // the planned bytes (every row's)
   double seconds_per_byte;  // nominal codec time of one byte
   double wish;              // seconds
+  int floor_level;          // the highest level the cap may raise it to (kCapFloorBlocks)
 };
+
+// The highest level at which `blocks` planned blocks leave kCapFloorBlocks: 0 for fewer.
+int FloorLevel(double blocks) {
+  int level = 0;
+  while (level < kMaxSampleLevel && std::ldexp(blocks, -(level + 1)) >= double(kCapFloorBlocks)) {
+    ++level;
+  }
+  return level;
+}
 
 // The cap shared out as water fills vessels (codec_budget.h BudgetLevels): raises `levels`, and
 // returns the share.
@@ -39,7 +49,7 @@ double ShareTheCap(std::vector<Cell> cells, std::vector<int>* levels_out) {
   for (const Cell& cell : cells) {
     if (cell.wish <= share) continue;
     int& level = levels[cell.index];
-    while (level < kMaxSampleLevel &&
+    while (level < cell.floor_level &&
            std::ldexp(cell.bytes, -level) * cell.seconds_per_byte > share) {
       ++level;
     }
@@ -95,7 +105,8 @@ std::vector<int> LevelsAndShare(const ScanOptions& options, const std::vector<bo
       // fall as small files come in, and with it a level; this cannot), and for a tree of large
       // files what the blocks cost.
       const double wish_bytes = std::min(double(plan.bytes), budget * double(rows[r]));
-      cells.push_back(Cell{i, double(plan.bytes), 1.0 / speed, wish_bytes / speed});
+      cells.push_back(
+          Cell{i, double(plan.bytes), 1.0 / speed, wish_bytes / speed, FloorLevel(blocks)});
       wishes += cells.back().wish;
     }
   }

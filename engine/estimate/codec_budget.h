@@ -81,6 +81,17 @@ inline int BudgetLevelOf(const Plan& plan, uint64_t block_bytes) {
 // a tree they code whole (84 MB: the file-server sample; issue 19), and the default codecs are not
 // capped up to 100 GiB.
 inline constexpr double kCapSeconds = 28;
+// The fewest planned blocks of its row the cap leaves a codec: it raises a level no further than
+// the highest at which the row's planned blocks still leave this many. Without it the cap left
+// `--compression all` at 1M on a 50 MiB tree no block at all of zstd-16..19 (level 6 of 50
+// blocks), and an estimate that is a ratio to its sample had nothing to divide: psize 0, "194x".
+// Four blocks give a point estimate, which the interval's certain bounds (ratio_interval.h: a
+// sample worth fewer than kMinIntervalBlocks) then qualify, and which the advice does not take
+// for settled (report/codec_choice.cc). A floor of 32, a real interval, would cost some 56
+// nominal s more on the file-server sample (84 MB) under `--compression all` at 16K, 128K and
+// 1M, beyond issue 19's ten default scans; 4 costs 4 s (24.5 to 28.7 s, the default scan 2.9 s).
+// Never a fall as the tree grows: the floor's level rises with the planned blocks, as the cap's.
+inline constexpr uint64_t kCapFloorBlocks = 4;
 
 // Near anchors (sample_level.h NearAnchors): a setting whose near anchor is coded on every unique
 // block of a row codes the blocks of level kNearAnchorLevel and up, half of them, in a row of at

@@ -631,6 +631,16 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         r.dsize = Round(rp * Div(g.s_ref_dsize, g.s_ref_psize));
         asize += rp * Div(g.s_ref_asize, g.s_ref_psize);
         dasize += ap * Div(g.s_asize, g.s_psize);
+      } else if (global.n == 0) {
+        // Nothing sampled (a row whose unique blocks fell short of what its plan promised, by
+        // chance or by dedup, and that could not be topped up): no ratio to take. Each entry's
+        // psize, dsize and asize are taken as its anchor's psize, and the interval's certain
+        // bounds (below) say how little that is known; a ratio of 0 would have reported the
+        // row's data as compressing to nothing.
+        a.psize = a.dsize = Round(b.anchor);
+        r.psize = r.dsize = Round(b.ref_anchor);
+        asize += b.ref_anchor;
+        dasize += b.anchor;
       } else {
         a.psize = Round(b.anchor * Div(src.s_psize, src.s_anchor));
         a.dsize = Round(b.anchor * Div(src.s_dsize, src.s_anchor));

@@ -156,6 +156,31 @@ TEST(CodecBudgetTest, AllCodecsAtThreeRecordsizesCostAtMostTenDefaultScans) {
   EXPECT_LE(all_seconds, 10 * default_seconds) << all_seconds << " vs " << default_seconds;
 }
 
+// The cap never thins a codec below kCapFloorBlocks of its row's planned blocks: with the cap
+// alone, `--compression all` at 1M on a 50 MiB tree coded zstd-16..19 on none of its blocks, and
+// their psize came out 0.
+TEST(CodecBudgetTest, TheCapLeavesEveryCodecSomeBlocksOfEachRow) {
+  const ScanOptions o = WithCodecs(LongList(), {16 * 1024, 128 * 1024, 1024 * 1024});
+  const std::vector<bool> sampled(o.compressions.size(), true);
+  const size_t n = o.compressions.size();
+  bool floored = false;
+  for (uint64_t mib : {uint64_t{3}, uint64_t{50}, uint64_t{900}, uint64_t{70000}}) {
+    const Plan plan{mib << 20};
+    const std::vector<int> levels = BudgetLevels(o, sampled, plan);
+    for (size_t r = 0; r < o.recordsizes.size(); ++r) {
+      const uint64_t blocks = PlannedBlocks(plan, o.recordsizes[r]);
+      for (size_t c = 0; c < n; ++c) {
+        const int lv = levels[r * n + c];
+        if (lv == 0) continue;  // every block
+        EXPECT_GE(blocks >> lv, kCapFloorBlocks) << mib << " MiB, row " << r << ", " << c;
+        // The highest such level, where the cap wanted more: the floor stopped it there.
+        floored |= (blocks >> (lv + 1)) < kCapFloorBlocks;
+      }
+    }
+  }
+  EXPECT_TRUE(floored) << "no codec was held by the floor: the test no longer reaches it";
+}
+
 TEST(CodecBudgetTest, NoLevelFallsAsTheTreeGrows) {
   // The scan follows the sizing walk's running sum: a level used early must be at or below the
   // whole tree's, for every codec, also where the cap binds.

@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "engine/ddt/dedup_table.h"
+#include "engine/estimate/sample_level.h"
 #include "engine/finish/settled_codes.h"
 #include "engine/io/file_system.h"
 #include "engine/pipeline/scan.h"
@@ -64,6 +65,47 @@ TEST(FinishTest, ScanEqualsFinishOfItsOwnState) {
   Result<ScanResult> direct = RunScan(o, fs.get());
   ASSERT_TRUE(direct.ok());
   ExpectSameFigures(finish::Finish(*s, Report(s->options)), *direct);
+}
+
+// A sampled codec whose sample holds no block of a row (by chance, or a row whose unique blocks
+// fell short of its plan and could not be topped up) has no ratio to estimate with: each entry
+// is taken as stored as its anchor, inside the certain bounds, where it had come out psize 0.
+TEST(FinishTest, AnEmptyCodecSampleIsTakenAsItsAnchorWithinCertainBounds) {
+  testing::TempDir dir;
+  BuildTree(dir);
+  auto fs = io::PosixFileSystem();
+  ScanOptions o = BaseOptions(dir);
+  o.compressions = {{CompressionAlgorithm::kLz4, 0}, {CompressionAlgorithm::kGzip, 6}};
+  Result<ScanResult> exact = RunScan(o, fs.get());
+  ASSERT_TRUE(exact.ok()) << exact.status().ToString();
+  o.exact = false;
+  Result<state::ScanState> s = ScanToState(o, fs.get());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  state::SamplingState& sampling = s->sampling;
+  ASSERT_FALSE(sampling.sampled[0]);  // lz4, the anchor: every unique block
+  ASSERT_TRUE(sampling.sampled[1]);
+  // No unique block's level reaches the highest: gzip-6's sample of the first row is empty.
+  if (sampling.setting_levels.empty()) {
+    sampling.setting_levels.assign(o.recordsizes.size() * o.compressions.size(),
+                                   sampling.complete_level);
+  }
+  sampling.setting_levels[1] = estimate::kMaxSampleLevel;
+  const ScanResult r = finish::Finish(*s, Report(s->options));
+  const SettingResult& lz4 = r.results[0];
+  const SettingResult& gzip = r.results[1];
+  const SettingResult& gzip_exact = exact->results[1];
+  ASSERT_EQ(gzip.recordsize, 16 * 1024u);
+  ASSERT_EQ(gzip.compression.algorithm, CompressionAlgorithm::kGzip);
+  EXPECT_FALSE(gzip.exact);
+  // Stored as lz4 stores it but where a census (rare anchor classes, entries referenced often)
+  // coded gzip-6 at any level: between the exact gzip-6, which beats lz4 on this data, and lz4.
+  EXPECT_LE(gzip.psize, lz4.psize);
+  EXPECT_GT(gzip.psize, gzip_exact.psize);
+  ASSERT_TRUE(gzip.ci95.has_value());
+  EXPECT_LE((*gzip.ci95)[0], gzip_exact.compressratio_unrounded);
+  EXPECT_GE((*gzip.ci95)[1], gzip_exact.compressratio_unrounded);
+  // The second row's sample is untouched: an estimate as before.
+  EXPECT_GT(r.results[3].compressratio_unrounded, lz4.compressratio_unrounded * 0.9);
 }
 
 TEST(FinishTest, ReportFromStateEqualsDirectScanAcrossAllocationOptions) {
