@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <optional>
 
@@ -48,6 +49,26 @@ const char* FormatName(DdtFormat f) { return f == DdtFormat::kFast ? "fast" : "l
 
 bool HasBlockCloning(Profile p) {
   return p == Profile::kZfs22 || p == Profile::kZfs23 || p == Profile::kZfs24;
+}
+
+// What dedup would remove that needs no DDT (NoDdtShare), named as it is: whole-file copies
+// (which block cloning or hard links get), all-zero blocks of an uncompressed setting (which any
+// compression writes as holes), or both. An all-zero disk image is no whole-file copy.
+struct NoDdtWhat {
+  std::string noun;    // "whole-file copies", "all-zero blocks", or both
+  std::string remedy;  // what gets them without a DDT, as a clause
+};
+
+NoDdtWhat NoDdtWhatOf(const NoDdtShare& n) {
+  const bool files = n.file_bytes > 0, zeros = n.zero_bytes > 0;
+  if (zeros && !files)
+    return {"all-zero blocks", "any compression writes them as holes, which need no DDT"};
+  if (zeros) {
+    return {"whole-file copies and all-zero blocks",
+            "block cloning or hard links get the copies without a DDT and any compression "
+            "writes the zero blocks as holes"};
+  }
+  return {"whole-file copies", "block cloning or hard links get those without a DDT"};
 }
 
 // Everything an item may read: the scan and the one decision.
@@ -251,13 +272,14 @@ AdviceItem DedupItem(const Context& c) {
           L2arcHeadersFit(d) ? "an L2ARC or a special/dedup vdev" : "a special/dedup vdev",
           L2arcHeadersFit(d) ? "" : " (with an L2ARC, the table would not fit in RAM either)");
       break;
-    case Verdict::kDedupCoveredByCloning:
+    case Verdict::kDedupCoveredByCloning: {
+      const NoDdtWhat what = NoDdtWhatOf(d.no_ddt);
       item.sentence = fmt::format(
-          "{}, but whole-file copies make up {}{} of what it removes: block cloning or hard "
-          "links get those without a DDT, and the rest is only {}: dedup=off.",
-          change, d.no_ddt.estimated ? "an estimated " : "", Percent(d.no_ddt.share),
-          Ratio(d.no_ddt.residual_ratio));
+          "{}, but {} make up {}{} of what it removes: {}, and the rest is only {}: dedup=off.",
+          change, what.noun, d.no_ddt.estimated ? "an estimated " : "", Percent(d.no_ddt.share),
+          what.remedy, Ratio(d.no_ddt.residual_ratio));
       break;
+    }
     case Verdict::kDedupUncertain:
       item.sentence = fmt::format("{}, but {}.", change, UncertainDedupText(f, c.r.options));
       break;
@@ -293,11 +315,11 @@ std::optional<AdviceItem> DdtMemoryItem(const Context& c) {
                    {"l2arc_bytes", double(fp->in_core_bytes)},
                    {"l2arc_header_bytes", double(fp->l2arc_header_bytes)},
                    {"special_vdev_bytes", double(fp->on_disk_bytes)}}};
-  const std::string head =
-      fmt::format("The {} DDT of {} entries takes {} in core{} and {} on disk",
-                  FormatName(fp->format), zfs::NiceNumber(entries), FormatBytes(fp->in_core_bytes),
-                  fp->log_bytes > 0 ? fmt::format(" (+{} log)", FormatBytes(fp->log_bytes)) : "",
-                  FormatBytes(fp->on_disk_bytes));
+  const std::string head = fmt::format(
+      "The {} DDT of {} entr{} takes {} in core{} and {} on disk", FormatName(fp->format),
+      zfs::NiceNumber(entries), entries == 1 ? "y" : "ies", FormatBytes(fp->in_core_bytes),
+      fp->log_bytes > 0 ? fmt::format(" (+{} log)", FormatBytes(fp->log_bytes)) : "",
+      FormatBytes(fp->on_disk_bytes));
   if (d.dedup.fits) {
     item.sentence =
         d.ram_bytes == 0
@@ -421,25 +443,39 @@ std::optional<AdviceItem> NoDdtItem(const Context& c) {
                     "",
                     {{"duplicate_files", double(src.duplicate_files)},
                      {"duplicate_file_bytes", double(src.duplicate_file_bytes)},
+                     {"zero_blocks", double(n.counts_zero_blocks ? src.zero_blocks : 0)},
                      {"zero_block_bytes", double(n.counts_zero_blocks ? src.zero_block_bytes : 0)},
                      {"dedup_removed_bytes", double(n.removed_lsize)},
                      {"share_percent", std::round(n.share * 100.0)},
                      {"residual_dedup_ratio", n.residual_ratio}}};
-    const std::string who =
-        n.counts_zero_blocks
-            ? fmt::format("Whole-file duplicates and all-zero blocks ({}{})",
-                          n.estimated ? "about " : "", FormatBytes(n.no_ddt_bytes))
-            : fmt::format("Whole-file duplicates ({}{} file{}, {})", n.estimated ? "about " : "",
-                          src.duplicate_files, src.duplicate_files == 1 ? "" : "s",
-                          FormatBytes(n.no_ddt_bytes));
+    const std::string files =
+        fmt::format("{}{} file{}, {}", n.estimated ? "about " : "", src.duplicate_files,
+                    src.duplicate_files == 1 ? "" : "s", FormatBytes(n.file_bytes));
+    const std::string who = n.zero_bytes == 0 ? fmt::format("Whole-file duplicates ({})", files)
+                            : n.file_bytes == 0
+                                ? fmt::format("All-zero blocks ({})", FormatBytes(n.zero_bytes))
+                                : fmt::format("Whole-file duplicates ({}) and all-zero blocks ({})",
+                                              files, FormatBytes(n.zero_bytes));
     const std::string share =
         n.no_ddt_bytes >= n.removed_lsize
             ? fmt::format("cover all of what dedup removes ({})", FormatBytes(n.removed_lsize))
             : fmt::format("make up {} of what dedup removes ({})", Percent(n.share),
                           FormatBytes(n.removed_lsize));
-    item.sentence = fmt::format(
-        "{} {}: {} get them without a DDT{}.", who, share, how,
-        n.counts_zero_blocks ? " (and any compression stores zero blocks as holes)" : "");
+    if (n.zero_bytes == 0) {
+      item.sentence = fmt::format("{} {}: {} get them without a DDT.", who, share, how);
+    } else if (n.file_bytes == 0) {
+      // Nothing to clone: the verdict is the zero blocks' (the JSON's too).
+      item.verdict = Verdict::kZeroBlocksAreFree;
+      item.sentence = fmt::format(
+          "{} {}: any compression writes them as holes, which need no DDT (compression=off "
+          "stores them).",
+          who, share);
+    } else {
+      item.sentence = fmt::format(
+          "{} {}: {} get the copies without a DDT, and any compression writes the zero blocks "
+          "as holes.",
+          who, share, how);
+    }
     return item;
   }
   if (src.zero_block_bytes > 0 && !IsOff(c.f)) {
@@ -576,14 +612,22 @@ AdviceItem SummaryItem(const Context& c) {
                   {"pool_alloc_bytes", double(f.pool_alloc)}};
   AddDataCompression(f, item);
   switch (d.verdict) {
-    case Verdict::kCloneInsteadOfDedup:
+    case Verdict::kCloneInsteadOfDedup: {
+      // All-zero blocks alone (an uncompressed setting): no cloning to advise, compression
+      // gets them; the setting's own compression may be off only because no other was asked.
+      const NoDdtWhat what = NoDdtWhatOf(d.no_ddt);
+      const bool zeros_only = d.no_ddt.file_bytes == 0;
+      std::string noun = what.noun;
+      noun[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(noun[0])));
       item.sentence = fmt::format(
-          "Compression plus block cloning or hard links, no dedup: {}, dedup=off {}. "
-          "Whole-file copies make up {}{} of what dedup ({}) would remove, and without them "
-          "dedup is only {:.2f}x.",
-          c.settings, saves, d.no_ddt.estimated ? "an estimated " : "", Percent(d.no_ddt.share),
-          Ratio(ratio), d.no_ddt.residual_ratio);
+          "{}, no dedup: {}, dedup=off {}. {} make up {}{} of what dedup ({}) would remove{}, "
+          "and without them dedup is only {:.2f}x.",
+          zeros_only ? "Compression" : "Compression plus block cloning or hard links", c.settings,
+          saves, noun, d.no_ddt.estimated ? "an estimated " : "", Percent(d.no_ddt.share),
+          Ratio(ratio), zeros_only ? " (any compression writes them as holes)" : "",
+          d.no_ddt.residual_ratio);
       break;
+    }
     case Verdict::kDedupPays: {
       const std::string without = SavedPercentOf(d.space.saved) >= 0
                                       ? SavedText(d.space.saved)

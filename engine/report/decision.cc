@@ -52,7 +52,9 @@ NoDdtShare ComputeNoDdtShare(const ScanResult& r, const SettingResult& f) {
   n.removed_lsize = ref.lsize > alloc.lsize ? ref.lsize - alloc.lsize : 0;
   n.counts_zero_blocks = IsOff(f);
   const DedupSources& src = DedupSourcesOf(r, f);  // of the setting's own block size
-  n.no_ddt_bytes = src.duplicate_file_bytes + (n.counts_zero_blocks ? src.zero_block_bytes : 0);
+  n.file_bytes = src.duplicate_file_bytes;
+  n.zero_bytes = n.counts_zero_blocks ? src.zero_block_bytes : 0;
+  n.no_ddt_bytes = n.file_bytes + n.zero_bytes;
   n.estimated = src.sample_modulus > 1 && src.duplicate_file_bytes > 0;
   if (n.removed_lsize == 0) return n;
   n.share = std::min(1.0, Fraction(double(n.no_ddt_bytes), double(n.removed_lsize)));

@@ -143,6 +143,8 @@ struct DedupJudgement {
 struct NoDdtShare {
   uint64_t removed_lsize = 0;  // what dedup removes (referenced - allocated lsize)
   uint64_t no_ddt_bytes = 0;   // whole-file duplicates (+ zero blocks when not compressing)
+  uint64_t file_bytes = 0;     // of which whole-file duplicates
+  uint64_t zero_bytes = 0;     // of which all-zero blocks (counts_zero_blocks only)
   double share = 0;            // no_ddt_bytes / removed_lsize, at most 1
   double residual_ratio = 1;   // dedup ratio once those are gone (lsize based)
   bool counts_zero_blocks = false;

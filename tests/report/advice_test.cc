@@ -483,6 +483,58 @@ TEST(AdviceTest, WholeFileDuplicatesSuggestBlockCloningOrHardLinks) {
               HasSubstr("Whole-file copies make up an estimated 90%"));
 }
 
+// compression=off writes all-zero blocks, all alike: dedup removes them, but they are no
+// whole-file copies (one all-zero disk image), and compression, not cloning, gets them.
+TEST(AdviceTest, AllZeroBlocksOfAnUncompressedSettingAreNotCalledCopies) {
+  ScanResult r = MakeResult(32 * kGiB);
+  r.results.push_back(MakeSetting({.algorithm = CompressionAlgorithm::kOff,
+                                   .lsize = 64 * kMiB,
+                                   .compressratio = 1.0,
+                                   .dedup_ratio = 2.0,
+                                   .ddt_in_core_bytes = 64 * kKiB}));
+  const DdtHistogramRow& total = r.results[0].dedup.total;
+  const uint64_t removed = total.referenced.lsize - total.allocated.lsize;
+  r.dedup_sources = {DedupSources{.recordsize = r.results[0].recordsize,
+                                  .zero_blocks = removed / (128 * kKiB),
+                                  .zero_block_bytes = removed}};
+  const Advice a = ComputeAdvice(r);
+  const AdviceItem& summary = Item(a, AdviceKind::kSummary);
+  EXPECT_EQ(summary.verdict, Verdict::kCloneInsteadOfDedup);
+  EXPECT_THAT(summary.sentence, StartsWith("Compression, no dedup: "));
+  EXPECT_THAT(summary.sentence, HasSubstr("All-zero blocks make up 100% of what dedup"));
+  EXPECT_THAT(summary.sentence, Not(HasSubstr("copies")));
+  EXPECT_THAT(summary.sentence, Not(HasSubstr("cloning")));
+  const AdviceItem& dedup = Item(a, AdviceKind::kDedup);
+  EXPECT_EQ(dedup.verdict, Verdict::kDedupCoveredByCloning);
+  EXPECT_THAT(dedup.sentence, HasSubstr("all-zero blocks make up 100% of what it removes: any "
+                                        "compression writes them as holes"));
+  EXPECT_THAT(dedup.sentence, Not(HasSubstr("copies")));
+  const AdviceItem& item = Item(a, AdviceKind::kDedupWithoutDdt);
+  EXPECT_EQ(item.verdict, Verdict::kZeroBlocksAreFree);
+  EXPECT_THAT(item.sentence, StartsWith("All-zero blocks (" + FormatBytes(removed) +
+                                        ") cover all of what dedup removes (" +
+                                        FormatBytes(removed) + "): any compression"));
+  EXPECT_DOUBLE_EQ(item.Figure("duplicate_file_bytes"), 0.0);
+  EXPECT_DOUBLE_EQ(item.Figure("zero_block_bytes"), double(removed));
+
+  // Copies and zero blocks both: each named, each with what gets it.
+  r.dedup_sources[0].duplicate_files = 3;
+  r.dedup_sources[0].duplicate_file_bytes = 2 * kMiB;
+  r.dedup_sources[0].zero_block_bytes = removed - 2 * kMiB;
+  const Advice both = ComputeAdvice(r);
+  EXPECT_THAT(Item(both, AdviceKind::kSummary).sentence,
+              HasSubstr("Whole-file copies and all-zero blocks make up"));
+  EXPECT_THAT(Item(both, AdviceKind::kSummary).sentence,
+              StartsWith("Compression plus block cloning or hard links, no dedup"));
+  const AdviceItem& both_item = Item(both, AdviceKind::kDedupWithoutDdt);
+  EXPECT_EQ(both_item.verdict, Verdict::kUseCloning);
+  EXPECT_THAT(both_item.sentence,
+              StartsWith("Whole-file duplicates (3 files, 2.00 MiB) and all-zero blocks (" +
+                         FormatBytes(removed - 2 * kMiB) + ") cover all"));
+  EXPECT_THAT(both_item.sentence, HasSubstr("get the copies without a DDT, and any compression "
+                                            "writes the zero blocks as holes"));
+}
+
 TEST(AdviceTest, ZeroBlocksAreFreeWithCompression) {
   ScanResult r = SourceTree();
   r.dedup_sources = {DedupSources{.recordsize = r.results[0].recordsize,
