@@ -2,7 +2,6 @@
 // stderr, and exits with the documented code.
 
 #include <fcntl.h>
-#include <tbb/global_control.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -24,6 +23,7 @@
 #include "engine/cli/flags.h"
 #include "engine/cli/messages.h"
 #include "engine/cli/output_file.h"
+#include "engine/ddt/fingerprint.h"
 #include "engine/finish/finish.h"
 #include "engine/io/file_system.h"
 #include "engine/io/guarded_file_system.h"
@@ -228,8 +228,9 @@ std::optional<zsim::ScanResult> ReportFromStates(const zsim::cli::Command& cmd, 
   return finish::Finish(*merged, r);
 }
 
-// The command itself; main() only brackets it with the scan threads' lifetime.
-int Run(int argc, char** argv) {
+}  // namespace
+
+int main(int argc, char** argv) {
   using namespace zsim;
   // Started with stdin, stdout or stderr closed (`zsim ... >&-`): hold those numbers with
   // /dev/null, so no file opened later (a scanned file, the HTML report) takes fd 1 or 2 and
@@ -239,6 +240,7 @@ int Run(int argc, char** argv) {
       if (::open("/dev/null", O_RDWR) != fd) _exit(cli::kExitUsage);
     }
   }
+  ddt::InitFingerprinting();  // here, not on a scan thread (ddt/fingerprint.h)
   ::signal(SIGPIPE, SIG_IGN);
   g_stderr_terminal = ::isatty(STDERR_FILENO) == 1;
   struct sigaction sa {};
@@ -604,19 +606,5 @@ int Run(int argc, char** argv) {
 #endif
     _exit(code);
   }
-  return code;
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
-  // TBB's worker threads outlive the scan and are only told to stop when the process exits, so
-  // the per-thread state libraries keep on them (OpenSSL's error queue, set up by the first
-  // SHA256 on a worker) is freed by a thread that may still be exiting while the process's
-  // exit handlers (LeakSanitizer's among them) run. Waiting here for the workers to end makes
-  // the exit the same every time: each has run its thread-exit destructors before main returns.
-  tbb::task_scheduler_handle workers{tbb::attach{}};
-  const int code = Run(argc, argv);
-  (void)tbb::finalize(workers, std::nothrow);
   return code;
 }

@@ -1,5 +1,6 @@
 #include "engine/ddt/fingerprint.h"
 
+#include <openssl/crypto.h>
 #include <openssl/sha.h>
 #include <xxhash.h>
 
@@ -21,5 +22,7 @@ Fingerprint ComputeFingerprint(ChecksumKind kind, ByteView bytes) {
   fp.hi = h.high64;
   return fp;
 }
+
+void InitFingerprinting() { OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG, nullptr); }
 
 }  // namespace zsim::ddt

@@ -32,6 +32,13 @@ struct Fingerprint {
 // of the bytes.
 Fingerprint ComputeFingerprint(ChecksumKind kind, ByteView bytes);
 
+// Sets up the SHA-256 library (OpenSSL) on the calling thread; call it once before scan threads
+// fingerprint, from the thread that will outlive them (main). Without it the first SHA256() on a
+// scan thread loads OpenSSL's configuration there, and the error queue that leaves on that
+// thread is freed only by the thread's exit, which the process's exit does not wait for
+// (LeakSanitizer then reports it). Idempotent; never needed for correctness.
+void InitFingerprinting();
+
 // The first word of ZFS's SHA-256 checksum of the same bytes, given their kSha256 fingerprint:
 // the first word of a DDT key, and the DDT ZAP's hash of it (zap_micro.c: zap_hash with
 // ZAP_FLAG_PRE_HASHED_KEY). ZFS reads the digest's first 8 bytes big-endian (sha2_zfs.c:
