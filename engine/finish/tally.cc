@@ -1202,7 +1202,13 @@ std::vector<SettingResult> Tally::FinishSampledTable(
         from_occurrences ? o.psize_per_u.Interval95(nz_blocks)
         : known          ? rs.psize_per_u.Interval95(pop_units)
                          : std::array<double, 2>{0.0, std::numeric_limits<double>::infinity()};
-    if (!is_off) {
+    // The codec's figures are exact where nothing of them was drawn: compression=off, or an
+    // occurrence sample that took every non-zero block's occurrence with its code (a row
+    // under its occurrence budget, level 0: the ratios are the whole row's). The dedup side
+    // still rests on the kept keys (its own interval, DedupResult::ratio_ci95).
+    const bool census = from_occurrences && occurrence_level == 0 && double(o.n()) == nz_blocks;
+    s.exact = is_off || census;
+    if (!s.exact) {
       s.ci95 = CompressRatioInterval(double(s.lsize + meta_psize),
                                      double(z.referenced.psize + meta_psize),
                                      double(s.psize - std::min(s.psize, z.referenced.psize)),
