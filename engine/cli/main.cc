@@ -458,6 +458,15 @@ int main(int argc, char** argv) {
     // and "fewer codecs or recordsizes" is no advice to a user who named none.
     const bool asked = !cmd->options.compressions.empty() || cmd->options.exact ||
                        cmd->options.recordsizes != ScanOptions().recordsizes;
+    if (!cmd->quiet) {
+      // Whether or not codec work was asked for: known only now, and the user waits for it.
+      control.top_up_forecast = [progress](const pipeline::TopUpForecast& f) {
+        const std::string warning = cli::FormatTopUpWarning(f);
+        if (warning.empty()) return;
+        if (progress) cli::ClearProgress();
+        std::fprintf(stderr, "%s\n", warning.c_str());
+      };
+    }
     if (!cmd->quiet && asked) {
       control.forecast = [progress](const pipeline::CostForecast& f) {
         const std::string warning = cli::FormatCostWarning(f);

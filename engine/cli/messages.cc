@@ -106,10 +106,18 @@ std::string FormatProgress(const pipeline::Progress& p) {
   }
   if (p.topping_up) {
     // After the reading: blocks of rows of few unique blocks read again and coded, a tail the
-    // expected time does not hold.
-    return line + ", top-up: " + std::to_string(p.top_up_blocks) + " block" +
-           (p.top_up_blocks == 1 ? "" : "s") + " read again for the sampled codecs, " +
-           FormatSeconds(p.seconds) + " s";
+    // scan's expected time does not hold; its own time left follows its pace so far.
+    const uint64_t shown = p.top_up_total ? p.top_up_total : p.top_up_blocks;
+    line += ", top-up: " + std::to_string(p.top_up_blocks);
+    if (p.top_up_total) line += " of " + std::to_string(p.top_up_total);
+    line += std::string(" block") + (shown == 1 ? "" : "s") +
+            " read again for the sampled codecs, " + FormatSeconds(p.seconds) + " s";
+    if (p.top_up_total > p.top_up_blocks && p.top_up_blocks > 0 && p.top_up_seconds > 0.5) {
+      const double left =
+          p.top_up_seconds * double(p.top_up_total - p.top_up_blocks) / double(p.top_up_blocks);
+      line += ", ETA " + FormatSeconds(left) + " s";
+    }
+    return line;
   }
   if (p.expected_seconds > 0) {
     line += ", expected " + FormatSeconds(p.expected_seconds) + " s, codecs " +
@@ -161,6 +169,18 @@ std::string FormatCostWarning(const pipeline::CostForecast& f) {
          std::to_string(static_cast<uint64_t>(wall + 0.5)) + " s on " + std::to_string(f.threads) +
          (f.threads == 1 ? " thread" : " threads") +
          "); fewer codecs or recordsizes cost less, Ctrl-C stops with what was read";
+}
+
+std::string FormatTopUpWarning(const pipeline::TopUpForecast& f) {
+  if (f.seconds <= pipeline::kCostlyCodecSeconds) return "";
+  return "zsim: " + std::to_string(f.rows) +
+         (f.rows == 1 ? " recordsize has" : " recordsizes have") +
+         " few unique blocks: the sampled codecs code " + std::to_string(f.blocks) +
+         (f.blocks == 1 ? " block" : " blocks") + " (" + FormatBytes(f.bytes) +
+         ") of them after the reading, about " +
+         std::to_string(static_cast<uint64_t>(f.seconds + 0.5)) + " s more (" +
+         std::to_string(static_cast<uint64_t>(f.codec_cpu_seconds + 0.5)) +
+         " CPU s); Ctrl-C stops with the figures read";
 }
 
 void ClearProgress() {

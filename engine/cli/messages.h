@@ -51,6 +51,9 @@ void DrawProgress(const pipeline::Progress& p);
 void ClearProgress();
 // The forecast of a costly scan (pipeline::IsCostly) as one warning line; empty for others.
 std::string FormatCostWarning(const pipeline::CostForecast& f);
+// The top-up's cost, once known after the reading, as one line where it is expected to take
+// more than pipeline::kCostlyCodecSeconds; empty for others.
+std::string FormatTopUpWarning(const pipeline::TopUpForecast& f);
 
 // After `zsim scan --since`: how many files were reused, read and taken out, or that the base
 // could not serve and everything was read.

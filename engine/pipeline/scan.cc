@@ -561,6 +561,8 @@ class Scan : public std::enable_shared_from_this<Scan> {
   void ListSkipped(size_t r, FileJob& job, uint64_t chunk_offset, Worker& w);
   // After the reading: the rows topped up, from the levels the scan ended at and the budget's.
   void TopUp(const std::vector<int>& budget);
+  // What a top-up that will read and code `planned` costs (ScanControl::top_up_forecast).
+  TopUpForecast ForecastTopUp(const TopUpPlanned& planned) const;
   class TopUpTicker;
   // The table code of `block` under `comp`: its raw outcome (CodeKind::kRaw), or its psize
   // rounded under the scan's policy (a --since scan from a state of rounded codes).
@@ -638,6 +640,9 @@ class Scan : public std::enable_shared_from_this<Scan> {
   // While the top-up runs (after the reading), the blocks it read again so far, for the progress
   // line (TopUp's ticker thread reports them); null before.
   const std::atomic<uint64_t>* top_up_done_ = nullptr;
+  // The blocks it reads again in all (0 until its rows are planned), and when it started.
+  std::atomic<uint64_t> top_up_total_{0};
+  Clock::time_point top_up_start_;
   std::atomic<bool> cancelled_{false};
   // --max-rate: the workers' reads and the probe's (which holds it too: an abandoned scan's
   // probe thread is joined last).
@@ -1310,11 +1315,16 @@ void Scan::TopUp(const std::vector<int>& budget) {
   // The progress line goes on during the reads again (they may take a while at large recordsizes),
   // from a thread of its own: the workers only count.
   std::atomic<uint64_t> done{0};
+  top_up_start_ = Clock::now();
   TopUpTicker ticker(this, &done);
-  const TopUpStats stats = TopUpRows(options_, fs_, &rows_, *skipped_, budget,
-                                     RecodeSpec{state_.code_kind, probe_columns_, key_columns_, 0},
-                                     RecodeControl{throttle_.get(), control_.cancel, &done},
-                                     &sampling_, &codec_ns, &codec_bytes);
+  const TopUpStats stats =
+      TopUpRows(options_, fs_, &rows_, *skipped_, budget,
+                RecodeSpec{state_.code_kind, probe_columns_, key_columns_, 0},
+                RecodeControl{throttle_.get(), control_.cancel, &done}, &sampling_, &codec_ns,
+                &codec_bytes, [this](const TopUpPlanned& planned) {
+                  top_up_total_.store(planned.blocks, std::memory_order_relaxed);
+                  if (control_.top_up_forecast) control_.top_up_forecast(ForecastTopUp(planned));
+                });
   ticker.Stop();
   // Its codecs' work, with the workers' (added to the rows at the scan's end).
   for (size_t i = 0; i < codec_ns.size(); ++i) {
@@ -1942,8 +1952,39 @@ void Scan::MaybeReportProgress(bool force) {
   if (top_up_done_ && top_up_done_->load(std::memory_order_relaxed) != 0) {
     p.topping_up = true;
     p.top_up_blocks = top_up_done_->load(std::memory_order_relaxed);
+    p.top_up_total = top_up_total_.load(std::memory_order_relaxed);
+    p.top_up_seconds = std::chrono::duration<double>(now - top_up_start_).count();
   }
   control_.progress(p);
+}
+
+TopUpForecast Scan::ForecastTopUp(const TopUpPlanned& planned) const {
+  const size_t settings = options_.compressions.size();
+  // Each codec's CPU seconds per byte as the workers measured it, over every row.
+  std::vector<uint64_t> ns(settings, 0), bytes(settings, 0);
+  for (const Worker& w : *workers_) {
+    for (size_t i = 0; i < w.codec_ns.size() && i < w.codec_bytes.size(); ++i) {
+      ns[i % settings] += w.codec_ns[i];
+      bytes[i % settings] += w.codec_bytes[i];
+    }
+  }
+  TopUpForecast f;
+  f.blocks = planned.blocks;
+  f.bytes = planned.bytes;
+  std::vector<bool> row_taken(rows_.size(), false);
+  for (size_t i = 0; i < planned.codec_bytes.size(); ++i) {
+    if (planned.codec_bytes[i] == 0) continue;
+    const size_t c = i % settings;
+    row_taken[i / settings] = true;
+    const double nominal = estimate::NominalCodecBytesPerSecond(options_.compressions[c]);
+    const double per_byte = bytes[c] > 0  ? double(ns[c]) * 1e-9 / double(bytes[c])
+                            : nominal > 0 ? 1.0 / nominal
+                                          : 0.0;
+    f.codec_cpu_seconds += double(planned.codec_bytes[i]) * per_byte;
+  }
+  f.rows = uint64_t(std::count(row_taken.begin(), row_taken.end(), true));
+  f.seconds = f.codec_cpu_seconds / double(std::max(1, options_.threads));
+  return f;
 }
 
 Scan::CodecWork Scan::CodecWorkOf(const Worker& w) const {

@@ -50,9 +50,25 @@ struct Progress {
   double expected_seconds = 0;
   double codec_share = 0;
   // After the reading, while the top-up (top_up.h) reads blocks of rows of few unique blocks
-  // again to code them: true, and the blocks it read again so far.
+  // again to code them: true, the blocks it read again so far, of how many in all, and the
+  // seconds since it started.
   bool topping_up = false;
   uint64_t top_up_blocks = 0;
+  uint64_t top_up_total = 0;
+  double top_up_seconds = 0;
+};
+
+// What the top-up (top_up.h) is about to cost, once the reading has ended and it is known which
+// rows it takes up: the sizing walk's forecast could not hold it (it depends on how much of the
+// tree dedups away). The codecs' time is at the speeds the scan measured on this CPU (a codec
+// that coded nothing yet: its nominal speed), spread over the scan's threads; the reads again
+// are not counted (a few thousand blocks just read, mostly in the page cache).
+struct TopUpForecast {
+  uint64_t rows = 0;    // rows of few unique blocks taken up
+  uint64_t blocks = 0;  // blocks read again
+  uint64_t bytes = 0;
+  double codec_cpu_seconds = 0;
+  double seconds = 0;  // wall, on the scan's threads
 };
 
 struct ScanControl {
@@ -75,6 +91,9 @@ struct ScanControl {
   // the nominal forecast IsCostly), once it has measured the codecs on this CPU
   // (expected_time.h MeasuredForecast). Not called when the scan ends first.
   std::function<void(const CostForecast&)> forecast;
+  // Called once from the scan's thread before a top-up reads anything again, with what it will
+  // cost; not called where no row is taken up.
+  std::function<void(const TopUpForecast&)> top_up_forecast;
   // When set, the scan takes its files from the source this returns instead of walking
   // options.paths itself (a distributed scan's share, engine/mpi). The source's items must come
   // from a walk of options.paths (item.root indexes them). The sizing walk (progress, the

@@ -156,21 +156,46 @@ TopUpStats TopUpRows(const ScanOptions& options, io::FileSystem* fs,
                      std::vector<state::RowState>* rows, const SkippedBlocks& skipped,
                      const std::vector<int>& planned, RecodeSpec spec, const RecodeControl& control,
                      state::SamplingState* sampling, std::vector<uint64_t>* codec_ns,
-                     std::vector<uint64_t>* codec_bytes) {
+                     std::vector<uint64_t>* codec_bytes,
+                     const std::function<void(const TopUpPlanned&)>& on_planned) {
   TopUpStats stats;
   const size_t settings = options.compressions.size();
+  // Every row's plan first (the tables do not change until they are coded), then the reads.
+  struct RowPlan {
+    size_t r;
+    ddt::UniqueBlocks unique;
+    std::vector<int> to;
+    std::vector<TopUpBlock> blocks;
+  };
+  std::vector<RowPlan> plans;
+  TopUpPlanned told;
+  told.codec_bytes.assign(rows->size() * settings, 0);
   for (size_t r = 0; r < rows->size(); ++r) {
-    if (control.cancel && control.cancel->load()) break;
-    ddt::DedupTable& table = *(*rows)[r].table;
+    const ddt::DedupTable& table = *(*rows)[r].table;
     if (!state::TopUpTakes(table) || skipped.overflowed(r)) continue;
     const ddt::UniqueBlocks unique = ddt::UniqueBlocksOf(table);
-    const std::vector<int> to = RowTopUpLevels(options, *sampling, planned, r, unique);
+    std::vector<int> to = RowTopUpLevels(options, *sampling, planned, r, unique);
     if (std::all_of(to.begin(), to.end(), [](int level) { return level < 0; })) continue;
     std::vector<TopUpBlock> blocks = WantedBlocks(table, to);
     if (PlaceBlocks(skipped.row(r), &blocks) != blocks.size()) {
       ++stats.unplaced_rows;
       continue;
     }
+    for (const TopUpBlock& b : blocks) {
+      told.blocks += 1;
+      told.bytes += b.lsize;
+      const int level = estimate::SampleLevel(b.key.lo);
+      for (size_t c = 0; c < settings; ++c) {
+        if (TopUpCodes(to, c, level)) told.codec_bytes[r * settings + c] += b.lsize;
+      }
+    }
+    plans.push_back(RowPlan{r, unique, std::move(to), std::move(blocks)});
+  }
+  if (on_planned && !plans.empty()) on_planned(told);
+  for (RowPlan& plan : plans) {
+    if (control.cancel && control.cancel->load()) break;
+    const size_t r = plan.r;
+    ddt::DedupTable& table = *(*rows)[r].table;
     spec.columns = table.settings();
     const size_t columns = spec.columns;
     std::vector<ddt::PsizeCode> codes;
@@ -178,7 +203,7 @@ TopUpStats TopUpRows(const ScanOptions& options, io::FileSystem* fs,
     state::TopUpRecord& record = (*rows)[r].top_up;
     const auto start = std::chrono::steady_clock::now();
     const bool coded =
-        RecodeBlocks(options, fs, skipped.items(), blocks, to, spec, control, &codes,
+        RecodeBlocks(options, fs, skipped.items(), plan.blocks, plan.to, spec, control, &codes,
                      std::span<uint64_t>(codec_ns->data() + at, settings),
                      std::span<uint64_t>(codec_bytes->data() + at, settings), &record);
     record.seconds +=
@@ -191,11 +216,11 @@ TopUpStats TopUpRows(const ScanOptions& options, io::FileSystem* fs,
       ++stats.failed_rows;
       continue;
     }
-    for (size_t i = 0; i < blocks.size(); ++i) {
-      table.SetCodes(blocks[i].key,
+    for (size_t i = 0; i < plan.blocks.size(); ++i) {
+      table.SetCodes(plan.blocks[i].key,
                      std::span<const ddt::PsizeCode>(codes.data() + i * columns, columns));
     }
-    SetToppedRow(sampling, rows->size(), r, to, unique.bytes);
+    SetToppedRow(sampling, rows->size(), r, plan.to, plan.unique.bytes);
     ++stats.rows;
   }
   return stats;

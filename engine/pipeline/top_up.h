@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -98,6 +99,14 @@ bool RecodeBlocks(const ScanOptions& options, io::FileSystem* fs,
                   std::vector<ddt::PsizeCode>* codes, std::span<uint64_t> codec_ns,
                   std::span<uint64_t> codec_bytes, state::TopUpRecord* record);
 
+// What a top-up is about to do, known before it reads anything again: the blocks, their bytes,
+// and per (row, setting) the bytes its codec is to code (lsize of each block it codes).
+struct TopUpPlanned {
+  uint64_t blocks = 0;
+  uint64_t bytes = 0;
+  std::vector<uint64_t> codec_bytes;
+};
+
 // The top-up of a scan of one process: each row of `rows` that qualifies (estimate/top_up.h) has
 // its blocks coded in its table, its levels set in `sampling->setting_levels` (row-major, each
 // sampled setting's level the scan ended at) and its unique bytes in `sampling->topped_bytes`;
@@ -106,12 +115,15 @@ bool RecodeBlocks(const ScanOptions& options, io::FileSystem* fs,
 // `planned`: per (row, setting), BudgetLevels of sampling->planned_bytes. A row whose blocks are
 // not all listed (`skipped`), or one of which could not be read again or changed, is left as it
 // was. The blocks are coded as `spec` says (its `columns` each table's), their reads as `control`
-// says (the rows after an interrupt are not taken up).
+// says (the rows after an interrupt are not taken up). Every row is planned before any is read:
+// `on_planned`, where set, is told what all of them will read and code (not called when none
+// qualifies), so that the time they take can be told before it is spent.
 TopUpStats TopUpRows(const ScanOptions& options, io::FileSystem* fs,
                      std::vector<state::RowState>* rows, const SkippedBlocks& skipped,
                      const std::vector<int>& planned, RecodeSpec spec, const RecodeControl& control,
                      state::SamplingState* sampling, std::vector<uint64_t>* codec_ns,
-                     std::vector<uint64_t>* codec_bytes);
+                     std::vector<uint64_t>* codec_bytes,
+                     const std::function<void(const TopUpPlanned&)>& on_planned = {});
 
 // Row r of a topped-up state: its levels `to` (where >= 0), its unique bytes among
 // sampling->topped_bytes (sized to `rows`), and the complete level again (LowestLevel).

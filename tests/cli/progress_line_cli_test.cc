@@ -52,6 +52,35 @@ TEST(ProgressLineTest, TheTopUpSaysWhatItReadsAgain) {
   EXPECT_EQ(line.find("ETA"), std::string::npos) << line;
   p.top_up_blocks = 1;
   EXPECT_NE(FormatProgress(p).find(", top-up: 1 block read again"), std::string::npos);
+  // Once its rows are planned: of how many, and its own time left at its pace so far.
+  p.top_up_blocks = 300;
+  p.top_up_total = 1200;
+  p.top_up_seconds = 2.0;
+  const std::string planned = FormatProgress(p);
+  EXPECT_NE(planned.find(", top-up: 300 of 1200 blocks read again for the sampled codecs, 3.2 s, "
+                         "ETA 6.0 s"),
+            std::string::npos)
+      << planned;
+  p.top_up_seconds = 0.2;  // too early for a pace
+  EXPECT_EQ(FormatProgress(p).find("ETA"), std::string::npos);
+}
+
+// The top-up's cost, known once the reading has ended: said where it is more than a moment.
+TEST(ProgressLineTest, ACostlyTopUpIsSaidBeforeItRuns) {
+  pipeline::TopUpForecast f;
+  f.rows = 2;
+  f.blocks = 1400;
+  f.bytes = uint64_t{700} << 20;
+  f.codec_cpu_seconds = 25.2;
+  f.seconds = 12.6;
+  EXPECT_EQ(FormatTopUpWarning(f),
+            "zsim: 2 recordsizes have few unique blocks: the sampled codecs code 1400 blocks "
+            "(700 MiB) of them after the reading, about 13 s more (25 CPU s); Ctrl-C stops with "
+            "the figures read");
+  f.rows = 1;
+  EXPECT_NE(FormatTopUpWarning(f).find("zsim: 1 recordsize has few"), std::string::npos);
+  f.seconds = pipeline::kCostlyCodecSeconds;  // a moment: nothing said
+  EXPECT_EQ(FormatTopUpWarning(f), "");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -95,14 +96,15 @@ struct Fixture {
   }
 
   TopUpStats Run(const std::atomic<bool>* cancel = nullptr,
-                 std::shared_ptr<io::FileSystem> fs = io::PosixFileSystem()) {
+                 std::shared_ptr<io::FileSystem> fs = io::PosixFileSystem(),
+                 const std::function<void(const TopUpPlanned&)>& on_planned = {}) {
     codec_ns.assign(2, 0);
     codec_bytes.assign(2, 0);
     return TopUpRows(options, fs.get(), &rows, skipped, planned,
                      RecodeSpec{kind, state::ProbeColumns(kind, options.compressions),
                                 state::KeyColumns(options, kind, false), 0},
                      RecodeControl{nullptr, cancel, &blocks_done}, &sampling, &codec_ns,
-                     &codec_bytes);
+                     &codec_bytes, on_planned);
   }
 
   // Per block (by its key), the sampled codecs' codes in the table.
@@ -155,6 +157,31 @@ void ExpectCodedWhole(state::CodeKind kind) {
 
 TEST(TopUpTest, ARowOfFewUniqueBlocksIsCodedWholeAsTheScanCodesThem) {
   ExpectCodedWhole(state::CodeKind::kEarlyAbort);
+}
+
+// What the top-up will read and code is told once, before it reads anything (the scan's
+// forecast of the top-up and its progress line's total rest on it), and is what it then did.
+TEST(TopUpTest, ItsPlanIsToldBeforeAnyReadAndIsWhatItDoes) {
+  Fixture f;
+  int told = 0;
+  TopUpPlanned plan;
+  const TopUpStats stats = f.Run(nullptr, io::PosixFileSystem(), [&](const TopUpPlanned& p) {
+    ++told;
+    plan = p;
+    EXPECT_EQ(f.blocks_done.load(), 0u);  // nothing read yet
+  });
+  EXPECT_EQ(told, 1);
+  EXPECT_EQ(plan.blocks, uint64_t(kBlocks));
+  EXPECT_EQ(plan.bytes, uint64_t(kBlocks) * kBlock);
+  EXPECT_EQ(plan.codec_bytes, f.codec_bytes);  // per (row, setting): each codec on every block
+  EXPECT_EQ(stats.reread, plan.blocks);
+
+  // Nothing to take up (the row is topped now): not told.
+  Fixture again;
+  again.sampling.setting_levels = {0, 0};
+  told = 0;
+  again.Run(nullptr, io::PosixFileSystem(), [&](const TopUpPlanned&) { ++told; });
+  EXPECT_EQ(told, 0);
 }
 
 // A --since scan keeps its base's code kind (an older state's): a block read again is coded in
