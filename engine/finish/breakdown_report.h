@@ -26,7 +26,9 @@ namespace zsim::finish {
 // setting whose lsize a state without per-setting sizes carries. A sampled codec has no code for
 // some blocks: a breakdown row's psize for it is the psize of the references it has codes for
 // (those `known_levels[r]` lets it use, known_codes.h), scaled by their share of the row's lsize.
-// `settlers[r]` reads row r's codes as the report's pool stores them (settled_codes.h).
+// `settlers[r]` reads row r's codes as the report's pool stores them (settled_codes.h). Then the
+// rows' psize is scaled to add up to the setting's in result->results (filled before), so that
+// the breakdown and the table agree on the total.
 void FinishBreakdowns(const state::BreakdownState& breakdown,
                       const std::vector<const ddt::DedupTable*>& tables,
                       const std::vector<CodeSettler>& settlers,

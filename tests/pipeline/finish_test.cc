@@ -108,6 +108,43 @@ TEST(FinishTest, AnEmptyCodecSampleIsTakenAsItsAnchorWithinCertainBounds) {
   EXPECT_GT(r.results[3].compressratio_unrounded, lz4.compressratio_unrounded * 0.9);
 }
 
+// The breakdowns' rows add up to the table's psize for every setting, also where each rests on
+// another sample (the table's keys kept 1 in 4, the references with them, a sampled codec): a
+// report whose directories add up to another total than its table contradicts itself.
+TEST(FinishTest, BreakdownRowsAddUpToTheTablesPsize) {
+  testing::TempDir dir;
+  BuildTree(dir);
+  auto fs = io::PosixFileSystem();
+  for (uint64_t m : {uint64_t{1}, uint64_t{4}}) {
+    ScanOptions o = BaseOptions(dir);
+    o.exact = m == 1;
+    o.sample_modulus = m;
+    o.compressions = {{CompressionAlgorithm::kLz4, 0}, {CompressionAlgorithm::kGzip, 6}};
+    Result<state::ScanState> s = ScanToState(o, fs.get());
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    const ScanResult r = finish::Finish(*s, Report(s->options));
+    ASSERT_EQ(r.breakdowns.size(), r.results.size());
+    int compared = 0;
+    for (size_t i = 0; i < r.breakdowns.size(); ++i) {
+      SCOPED_TRACE(testing::NumberedName("m", int(m)) + " setting " + std::to_string(i));
+      const Breakdowns& b = r.breakdowns[i];
+      ASSERT_LT(b.directories.size(), 50u);  // no row left out
+      for (const std::vector<BreakdownRow>* rows : {&b.directories, &b.extensions}) {
+        uint64_t sum = 0;
+        bool known = true;
+        for (const BreakdownRow& row : *rows) {
+          sum += row.psize;
+          known &= row.psize_known;
+        }
+        if (!known) continue;
+        EXPECT_EQ(sum, r.results[i].psize);
+        ++compared;
+      }
+    }
+    EXPECT_GE(compared, 4);
+  }
+}
+
 TEST(FinishTest, ReportFromStateEqualsDirectScanAcrossAllocationOptions) {
   testing::TempDir dir;
   BuildTree(dir);
