@@ -169,7 +169,12 @@ def partitioned(label, n, stderr, whole_entries):
           f"{label} n={n}: the ranks own {owned} entries, one process's table has {whole_entries}")
     moved = sum(rank_stats(stderr, "exchange_entries_sent")) + sum(rank_stats(
         stderr, "stream_entries_sent"))
-    check(moved > 0, f"{label} n={n}: no entry was sent to its owner")
+    # Some entry moved, where the table holds enough keys for that to be certain: a table of a
+    # few kept keys (--sample 1/16 of the tiny tree keeps about 3) is read whole by one rank
+    # often enough (the ranks take files as they come), and that rank owns them all one time
+    # in 2^keys (seen once in CI under load).
+    if whole_entries >= 32:
+        check(moved > 0, f"{label} n={n}: no entry was sent to its owner")
     if whole_entries >= 4000:
         check(min(owned) > 0 and max(owned) < 1.5 * whole_entries / n,
               f"{label} n={n}: shares of the table per rank {owned} of {whole_entries}")
