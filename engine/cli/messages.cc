@@ -6,6 +6,7 @@
 #include "engine/base/size_suffix.h"
 #include "engine/report/advice.h"
 #include "engine/report/name_encoding.h"
+#include "engine/zfs/nicenum.h"
 
 namespace zsim::cli {
 namespace {
@@ -173,11 +174,13 @@ std::string FormatCostWarning(const pipeline::CostForecast& f) {
 
 std::string FormatTopUpWarning(const pipeline::TopUpForecast& f) {
   if (f.seconds <= pipeline::kCostlyCodecSeconds) return "";
-  return "zsim: " + std::to_string(f.rows) +
-         (f.rows == 1 ? " recordsize has" : " recordsizes have") +
-         " few unique blocks: the sampled codecs code " + std::to_string(f.blocks) +
-         (f.blocks == 1 ? " block" : " blocks") + " (" + FormatBytes(f.bytes) +
-         ") of them after the reading, about " +
+  std::string sizes;
+  for (uint64_t b : f.block_sizes) {
+    sizes += (sizes.empty() ? "" : ", ") + zfs::NiceBytes(b);
+  }
+  return std::string("zsim: ") + (f.volblocksize ? "volblocksize " : "recordsize ") + sizes +
+         ": few unique blocks; the sampled codecs code " + std::to_string(f.blocks) + " of them (" +
+         FormatBytes(f.bytes) + ") after the reading, about " +
          std::to_string(static_cast<uint64_t>(f.seconds + 0.5)) + " s more (" +
          std::to_string(static_cast<uint64_t>(f.codec_cpu_seconds + 0.5)) +
          " CPU s); Ctrl-C stops with the figures read";

@@ -32,8 +32,9 @@ struct Fingerprint {
 // of the bytes.
 Fingerprint ComputeFingerprint(ChecksumKind kind, ByteView bytes);
 
-// Sets up the SHA-256 library (OpenSSL) on the calling thread; call it once before scan threads
-// fingerprint, from the thread that will outlive them (main). Without it the first SHA256() on a
+// Sets up the SHA-256 library (OpenSSL) on the calling thread; call it before scan threads
+// fingerprint, from a thread that will outlive them (main; a scan calls it as it starts, on
+// its caller's thread). Without it the first SHA256() on a
 // scan thread loads OpenSSL's configuration there, and the error queue that leaves on that
 // thread is freed only by the thread's exit, which the process's exit does not wait for
 // (LeakSanitizer then reports it). Idempotent; never needed for correctness.

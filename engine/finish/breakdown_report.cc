@@ -32,9 +32,12 @@ void CalibratePsize(uint64_t total, std::vector<BreakdownRow>* rows) {
   const double factor = double(total) / sum;
   double running = 0;
   uint64_t given = 0;
-  for (BreakdownRow& row : *rows) {
+  for (size_t i = 0; i < rows->size(); ++i) {
+    BreakdownRow& row = (*rows)[i];
     running += double(row.psize) * factor;
-    const uint64_t upto = std::min(total, static_cast<uint64_t>(running + 0.5));
+    // The last row takes what is left: a double's rounding over many rows cannot lose a byte.
+    const uint64_t upto =
+        i + 1 == rows->size() ? total : std::min(total, static_cast<uint64_t>(running + 0.5));
     row.psize = upto - std::min(upto, given);
     given = std::max(given, upto);
   }

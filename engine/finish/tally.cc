@@ -114,6 +114,9 @@ uint64_t Round(double v) { return v <= 0 ? 0 : static_cast<uint64_t>(std::llroun
 struct BucketSums {
   // Every non-hole entry (exact); `anchor` is the auxiliary value (SamplingState::anchor).
   double entries = 0, refs = 0, lsize = 0, ref_lsize = 0, anchor = 0, ref_anchor = 0;
+  // The anchor's psize as the pool would allocate it (sectors, parity, copies): what an entry
+  // is taken to take where the sample holds nothing to estimate it by.
+  double anchor_dsize = 0, anchor_asize = 0, ref_anchor_dsize = 0, ref_anchor_asize = 0;
   // Sampled entries only.
   double n = 0, s_refs = 0, s_lsize = 0, s_ref_lsize = 0, s_anchor = 0, s_ref_anchor = 0;
   double s_psize = 0, s_dsize = 0, s_asize = 0, s_emb = 0, s_emb_lsize = 0;
@@ -542,6 +545,12 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         const double x = Anchor(e, anchor[c]);
         b.anchor += x;
         b.ref_anchor += double(refs) * x;
+        const zfs::BlockSpace as_anchor =
+            x > 0 ? alloc.Block(static_cast<uint64_t>(x), options_.copies) : zfs::BlockSpace{};
+        b.anchor_dsize += double(as_anchor.dsize);
+        b.anchor_asize += double(as_anchor.asize);
+        b.ref_anchor_dsize += double(refs * as_anchor.dsize);
+        b.ref_anchor_asize += double(refs * as_anchor.asize);
         if (code == ddt::kPendingCode || lv < level[c]) {
           rare[c].AddUnsampled(double(refs) * (double(e.lsize) - x), double(refs) * x);
           continue;
@@ -631,16 +640,19 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         r.dsize = Round(rp * Div(g.s_ref_dsize, g.s_ref_psize));
         asize += rp * Div(g.s_ref_asize, g.s_ref_psize);
         dasize += ap * Div(g.s_asize, g.s_psize);
-      } else if (global.n == 0) {
+      } else if (global.n == 0 || global.s_anchor <= 0) {
         // Nothing sampled (a row whose unique blocks fell short of what its plan promised, by
-        // chance or by dedup, and that could not be topped up): no ratio to take. Each entry's
-        // psize, dsize and asize are taken as its anchor's psize, and the interval's certain
-        // bounds (below) say how little that is known; a ratio of 0 would have reported the
-        // row's data as compressing to nothing.
-        a.psize = a.dsize = Round(b.anchor);
-        r.psize = r.dsize = Round(b.ref_anchor);
-        asize += b.ref_anchor;
-        dasize += b.anchor;
+        // chance or by dedup, and that could not be topped up), or only blocks whose anchor
+        // embeds them: no ratio to take. Each entry is taken as stored as its anchor's psize
+        // (allocated as the pool allocates it), and the interval's certain bounds (below) say
+        // how little that is known; a ratio of 0 would have reported the row's data as
+        // compressing to nothing.
+        a.psize = Round(b.anchor);
+        a.dsize = Round(b.anchor_dsize);
+        r.psize = Round(b.ref_anchor);
+        r.dsize = Round(b.ref_anchor_dsize);
+        asize += b.ref_anchor_asize;
+        dasize += b.anchor_asize;
       } else {
         a.psize = Round(b.anchor * Div(src.s_psize, src.s_anchor));
         a.dsize = Round(b.anchor * Div(src.s_dsize, src.s_anchor));

@@ -28,6 +28,7 @@
 #include "engine/base/thread_cpu.h"
 #include "engine/codec/zfs_block.h"
 #include "engine/ddt/dedup_table.h"
+#include "engine/ddt/fingerprint.h"
 #include "engine/ddt/written_key.h"
 #include "engine/estimate/anchor_class.h"
 #include "engine/estimate/codec_budget.h"
@@ -271,6 +272,7 @@ class Scan : public std::enable_shared_from_this<Scan> {
         control_(control),
         alloc_(zfs::AllocationModel::For(options.vdev, options.ashift)) {
     g_live_scans.fetch_add(1);
+    ddt::InitFingerprinting();  // on the caller's thread, not a worker's (ddt/fingerprint.h)
     // The featured setting (breakdowns, the report's DDT): the first that compresses.
     featured_ = state::FeaturedSetting(options_.compressions);
     state_.options = options_;
@@ -1315,17 +1317,20 @@ void Scan::TopUp(const std::vector<int>& budget) {
   // The progress line goes on during the reads again (they may take a while at large recordsizes),
   // from a thread of its own: the workers only count.
   std::atomic<uint64_t> done{0};
-  top_up_start_ = Clock::now();
-  TopUpTicker ticker(this, &done);
+  // The ticker starts once the rows are planned and their cost told (a line of its own on
+  // stderr, which a progress line drawn meanwhile would run into), the top-up's pace with it.
+  std::optional<TopUpTicker> ticker;
   const TopUpStats stats =
       TopUpRows(options_, fs_, &rows_, *skipped_, budget,
                 RecodeSpec{state_.code_kind, probe_columns_, key_columns_, 0},
                 RecodeControl{throttle_.get(), control_.cancel, &done}, &sampling_, &codec_ns,
-                &codec_bytes, [this](const TopUpPlanned& planned) {
+                &codec_bytes, [&](const TopUpPlanned& planned) {
                   top_up_total_.store(planned.blocks, std::memory_order_relaxed);
                   if (control_.top_up_forecast) control_.top_up_forecast(ForecastTopUp(planned));
+                  top_up_start_ = Clock::now();
+                  ticker.emplace(this, &done);
                 });
-  ticker.Stop();
+  if (ticker) ticker->Stop();
   // Its codecs' work, with the workers' (added to the rows at the scan's end).
   for (size_t i = 0; i < codec_ns.size(); ++i) {
     rows_[i / settings].codec_seconds[i % settings] += static_cast<double>(codec_ns[i]) * 1e-9;
@@ -1982,8 +1987,12 @@ TopUpForecast Scan::ForecastTopUp(const TopUpPlanned& planned) const {
                                           : 0.0;
     f.codec_cpu_seconds += double(planned.codec_bytes[i]) * per_byte;
   }
-  f.rows = uint64_t(std::count(row_taken.begin(), row_taken.end(), true));
-  f.seconds = f.codec_cpu_seconds / double(std::max(1, options_.threads));
+  for (size_t r = 0; r < row_taken.size(); ++r) {
+    if (row_taken[r]) f.block_sizes.push_back(rows_[r].block_bytes);
+  }
+  f.rows = f.block_sizes.size();
+  f.volblocksize = options_.volblocksize.has_value();
+  f.seconds = f.codec_cpu_seconds / double(std::max(1, std::min(options_.threads, MachineCores())));
   return f;
 }
 

@@ -64,8 +64,10 @@ struct Progress {
 // that coded nothing yet: its nominal speed), spread over the scan's threads; the reads again
 // are not counted (a few thousand blocks just read, mostly in the page cache).
 struct TopUpForecast {
-  uint64_t rows = 0;    // rows of few unique blocks taken up
-  uint64_t blocks = 0;  // blocks read again
+  uint64_t rows = 0;                  // rows of few unique blocks taken up
+  std::vector<uint64_t> block_sizes;  // theirs, in row order
+  bool volblocksize = false;          // the rows are a zvol's (--volblocksize)
+  uint64_t blocks = 0;                // blocks read again
   uint64_t bytes = 0;
   double codec_cpu_seconds = 0;
   double seconds = 0;  // wall, on the scan's threads

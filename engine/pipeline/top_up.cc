@@ -191,6 +191,7 @@ TopUpStats TopUpRows(const ScanOptions& options, io::FileSystem* fs,
     }
     plans.push_back(RowPlan{r, unique, std::move(to), std::move(blocks)});
   }
+  if (control.cancel && control.cancel->load()) return stats;  // nothing read again, nor told
   if (on_planned && !plans.empty()) on_planned(told);
   for (RowPlan& plan : plans) {
     if (control.cancel && control.cancel->load()) break;

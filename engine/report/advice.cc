@@ -65,8 +65,8 @@ NoDdtWhat NoDdtWhatOf(const NoDdtShare& n) {
     return {"all-zero blocks", "any compression writes them as holes, which need no DDT"};
   if (zeros) {
     return {"whole-file copies and all-zero blocks",
-            "block cloning or hard links get the copies without a DDT and any compression "
-            "writes the zero blocks as holes"};
+            "block cloning or hard links get the copies without a DDT; any compression writes "
+            "the zero blocks as holes"};
   }
   return {"whole-file copies", "block cloning or hard links get those without a DDT"};
 }
@@ -496,14 +496,18 @@ std::optional<AdviceItem> NoDdtItem(const Context& c) {
 
 // Directories whose data would store kDirectoryGain less with another setting, in a dataset of
 // their own: from the per-setting breakdowns (psize of their blocks), largest saving first.
-// Only settings whose codec coded every block take part: a sampled codec's psize per directory
-// rests on the few sampled blocks that fall in it (a whole tree's row read 37.4 MiB where its
-// setting's table said 62.1 MiB), too little to advise a dataset on.
+// Only settings whose codec coded every block, in a table that kept every key, take part: a
+// sampled codec's psize per directory rests on the few sampled blocks that fall in it (a whole
+// tree's row read 37.4 MiB where its setting's table said 62.1 MiB), and a sampled table's
+// rows on the references of the keys it kept (--sample 1/16 of a small tree: a few hundred),
+// too little to advise a dataset on.
+bool CodedEveryBlock(const SettingResult& s) { return !s.ci95 && s.dedup.sample_modulus <= 1; }
+
 std::vector<DirectoryAdvice> DirectoryAdvices(const ScanResult& r, const Decision& d) {
   std::vector<DirectoryAdvice> out;
   const Breakdowns* base = BreakdownFor(r, d.featured);
   if (base == nullptr || r.input.bytes_logical == 0) return out;
-  if (r.results[size_t(d.featured)].ci95) return out;
+  if (!CodedEveryBlock(r.results[size_t(d.featured)])) return out;
   for (const BreakdownRow& row : base->directories) {
     if (double(row.lsize + row.zero_lsize) < kDirectoryShare * double(r.input.bytes_logical) ||
         row.psize == 0) {
@@ -512,7 +516,7 @@ std::vector<DirectoryAdvice> DirectoryAdvices(const ScanResult& r, const Decisio
     DirectoryAdvice best{row.name, d.featured, row.lsize, row.psize, row.psize, 0};
     for (size_t i = 0; i < r.results.size(); ++i) {
       const Breakdowns* b = BreakdownFor(r, int(i));
-      if (b == nullptr || b == base || r.results[i].ci95) continue;
+      if (b == nullptr || b == base || !CodedEveryBlock(r.results[i])) continue;
       for (const BreakdownRow& other : b->directories) {
         if (other.name == row.name && other.psize > 0 && other.psize < best.psize) {
           best.setting = int(i);
@@ -622,10 +626,11 @@ AdviceItem SummaryItem(const Context& c) {
       item.sentence = fmt::format(
           "{}, no dedup: {}, dedup=off {}. {} make up {}{} of what dedup ({}) would remove{}, "
           "and without them dedup is only {:.2f}x.",
-          zeros_only ? "Compression" : "Compression plus block cloning or hard links", c.settings,
-          saves, noun, d.no_ddt.estimated ? "an estimated " : "", Percent(d.no_ddt.share),
-          Ratio(ratio), zeros_only ? " (any compression writes them as holes)" : "",
-          d.no_ddt.residual_ratio);
+          zeros_only ? (IsOff(f) ? "Compression (lz4)" : "Compression")
+                     : "Compression plus block cloning or hard links",
+          c.settings, saves, noun, d.no_ddt.estimated ? "an estimated " : "",
+          Percent(d.no_ddt.share), Ratio(ratio),
+          zeros_only ? " (any compression writes them as holes)" : "", d.no_ddt.residual_ratio);
       break;
     }
     case Verdict::kDedupPays: {

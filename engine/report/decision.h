@@ -36,6 +36,7 @@ enum class Verdict : uint8_t {
   kDedupNeedsHardware,   // "dedup_needs_hardware": pays only with L2ARC or a special vdev
   kCompressionOnly,      // "compression_only"
   kCloneInsteadOfDedup,  // "clone_instead_of_dedup": compression + block cloning/hard links
+                         // (or compression alone: the zero blocks of a setting without it)
   kStoreAsIs,            // "store_as_is": nothing saves much (lz4 still on)
   kNothingScanned,       // "nothing_scanned"
   // kCompression
@@ -54,7 +55,8 @@ enum class Verdict : uint8_t {
   kUseCloning,         // "use_block_cloning_or_hard_links"
   kZeroBlocksAreFree,  // "zero_blocks_are_free": compression turns them into holes
   // kDedup, when the summary is kCloneInsteadOfDedup
-  kDedupCoveredByCloning,  // "dedup_covered_by_cloning": cloning gets most of it, no DDT
+  kDedupCoveredByCloning,  // "dedup_covered_by_cloning": cloning (or compression, for zero
+                           // blocks) gets most of it, no DDT
   // kPerDirectory
   kOwnDataset,  // "own_dataset": some directories want their own dataset settings
   // kZvolReservation

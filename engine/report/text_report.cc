@@ -366,6 +366,13 @@ void Breakdown(const ScanResult& r, const Advice& a, const TextOptions& t, std::
                             "blocks (intervals in the settings table).",
                             CompressionName(f.compression)),
                 t.width, "", "  ");
+  } else if (f.dedup.sample_modulus > 1) {
+    // The codec's own figures are exact (a census of the references), but each row's share of
+    // them rests on the references of the keys the table kept.
+    out += Wrap(fmt::format("~ estimates: saved and compress rest on the 1/{} of the blocks the "
+                            "dedup table kept (the rows add up to the settings table).",
+                            f.dedup.sample_modulus),
+                t.width, "", "  ");
   }
   if (!b->zero_lsize_known) {
     out +=

@@ -69,16 +69,20 @@ TEST(ProgressLineTest, TheTopUpSaysWhatItReadsAgain) {
 TEST(ProgressLineTest, ACostlyTopUpIsSaidBeforeItRuns) {
   pipeline::TopUpForecast f;
   f.rows = 2;
+  f.block_sizes = {16 * 1024, 128 * 1024};
   f.blocks = 1400;
   f.bytes = uint64_t{700} << 20;
   f.codec_cpu_seconds = 25.2;
   f.seconds = 12.6;
   EXPECT_EQ(FormatTopUpWarning(f),
-            "zsim: 2 recordsizes have few unique blocks: the sampled codecs code 1400 blocks "
-            "(700 MiB) of them after the reading, about 13 s more (25 CPU s); Ctrl-C stops with "
-            "the figures read");
+            "zsim: recordsize 16K, 128K: few unique blocks; the sampled codecs code 1400 of them "
+            "(700 MiB) after the reading, about 13 s more (25 CPU s); Ctrl-C stops with the "
+            "figures read");
   f.rows = 1;
-  EXPECT_NE(FormatTopUpWarning(f).find("zsim: 1 recordsize has few"), std::string::npos);
+  f.block_sizes = {8 * 1024};
+  f.volblocksize = true;
+  EXPECT_NE(FormatTopUpWarning(f).find("zsim: volblocksize 8K: few unique blocks;"),
+            std::string::npos);
   f.seconds = pipeline::kCostlyCodecSeconds;  // a moment: nothing said
   EXPECT_EQ(FormatTopUpWarning(f), "");
 }

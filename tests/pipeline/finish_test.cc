@@ -101,6 +101,10 @@ TEST(FinishTest, AnEmptyCodecSampleIsTakenAsItsAnchorWithinCertainBounds) {
   // coded gzip-6 at any level: between the exact gzip-6, which beats lz4 on this data, and lz4.
   EXPECT_LE(gzip.psize, lz4.psize);
   EXPECT_GT(gzip.psize, gzip_exact.psize);
+  // Allocated as lz4's psize is (4K sectors here), not as its bytes.
+  EXPECT_LE(gzip.dedup.total.referenced.dsize, lz4.dedup.total.referenced.dsize);
+  EXPECT_GT(gzip.dedup.total.referenced.dsize, gzip_exact.dedup.total.referenced.dsize);
+  EXPECT_EQ(gzip.dedup.total.referenced.dsize % 4096, 0u);
   ASSERT_TRUE(gzip.ci95.has_value());
   EXPECT_LE((*gzip.ci95)[0], gzip_exact.compressratio_unrounded);
   EXPECT_GE((*gzip.ci95)[1], gzip_exact.compressratio_unrounded);

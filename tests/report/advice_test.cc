@@ -500,7 +500,7 @@ TEST(AdviceTest, AllZeroBlocksOfAnUncompressedSettingAreNotCalledCopies) {
   const Advice a = ComputeAdvice(r);
   const AdviceItem& summary = Item(a, AdviceKind::kSummary);
   EXPECT_EQ(summary.verdict, Verdict::kCloneInsteadOfDedup);
-  EXPECT_THAT(summary.sentence, StartsWith("Compression, no dedup: "));
+  EXPECT_THAT(summary.sentence, StartsWith("Compression (lz4), no dedup: "));
   EXPECT_THAT(summary.sentence, HasSubstr("All-zero blocks make up 100% of what dedup"));
   EXPECT_THAT(summary.sentence, Not(HasSubstr("copies")));
   EXPECT_THAT(summary.sentence, Not(HasSubstr("cloning")));
