@@ -318,15 +318,18 @@ class ReviveTest(unittest.TestCase):
         self.dir = tempfile.mkdtemp(prefix="zacc-revive-")
         self.state = os.path.join(self.dir, "daemon-state.json")
         self.saved = {k: getattr(zfs_oracle, k) for k in
-                      ("running_daemons", "zpool_answers", "start_daemon", "stop_pid")}
+                      ("running_daemons", "zpool_answers", "fuse_answers", "start_daemon",
+                       "stop_pid")}
         self.pids, self.answers, self.started, self.stopped = [], False, [], []
+        self.fuse = True
         zfs_oracle.running_daemons = lambda: list(self.pids)
         zfs_oracle.zpool_answers = lambda: self.answers
+        zfs_oracle.fuse_answers = lambda: self.fuse
         zfs_oracle.stop_pid = self.stopped.append
 
         def start():
             self.started.append(4242)
-            self.pids, self.answers = [4242], True
+            self.pids, self.answers, self.fuse = [4242], True, True
             return 4242
         zfs_oracle.start_daemon = start
         self.wait = zfs_oracle.wait_for
@@ -358,6 +361,15 @@ class ReviveTest(unittest.TestCase):
         self.pids = [100]
         self.assertTrue(zfs_oracle.revive_daemon(self.state))
         self.assertEqual(self.stopped, [100])
+        self.assertEqual(self.recorded(), 4242)
+
+    def test_a_daemon_whose_fuse_side_hung_is_stopped_though_zpool_answers(self):
+        # Seen in CI: `zfs create` waiting in fuse_get_req, `zpool list` still answering.
+        self.write_state(100)
+        self.pids, self.answers, self.fuse = [100], True, False
+        self.assertTrue(zfs_oracle.revive_daemon(self.state))
+        self.assertEqual(self.stopped, [100])
+        self.assertEqual(self.started, [4242])
         self.assertEqual(self.recorded(), 4242)
 
     def test_a_hung_daemon_we_did_not_start_is_left_alone(self):

@@ -77,6 +77,21 @@ def run(cmd, check=True, timeout=600):
     return p.stdout if check else p
 
 
+# A pool's or a dataset's creation takes well under a second; one that takes this long waits on
+# a daemon that no longer answers.
+ADMIN_SECONDS = 120
+
+
+def admin(cmd):
+    """run() for a command that must be quick; one that waits ADMIN_SECONDS is an OracleError, so
+    that the caller's failure path (run_accuracy.py: revive_daemon, then once more) takes it."""
+    try:
+        return run(cmd, timeout=ADMIN_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise OracleError("%s: no answer in %d s (the zfs-fuse daemon hung)" %
+                          (" ".join(cmd), ADMIN_SECONDS))
+
+
 # ----------------------------------------------------------------------------------------------
 # The daemon
 
@@ -109,6 +124,39 @@ def zpool_answers():
         return run(["zpool", "list", "-H"], check=False, timeout=30).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
+
+
+# zfs-fuse's own FUSE mount (its kstats): a stat of it is a FUSE request the daemon answers.
+KSTAT = "/zfs-kstat"
+
+
+def fuse_answers():
+    """False where a stat of KSTAT waits (the daemon's FUSE side hung: seen once in CI, `zfs
+    create` waiting in fuse_get_req while `zpool list` still answered); True otherwise, also
+    where KSTAT is a plain directory."""
+    try:
+        subprocess.run(["stat", KSTAT], capture_output=True, timeout=10)
+    except subprocess.TimeoutExpired:
+        return False
+    except OSError:
+        pass
+    return True
+
+
+def daemon_answers():
+    return zpool_answers() and fuse_answers()
+
+
+def clear_stale_kstat():
+    """A daemon that died without unmounting leaves KSTAT a dead FUSE mount ("Transport
+    endpoint is not connected"), which the next daemon fails to mount over. Called only where
+    no zfs-fuse runs: unmounted lazily, as nobody serves it."""
+    try:
+        os.stat(KSTAT)
+    except OSError as e:
+        if e.errno == errno.ENOTCONN:
+            log("%s is the mount of a daemon that died: unmounting it" % KSTAT)
+            subprocess.run(["umount", "-l", KSTAT], capture_output=True, timeout=30)
 
 
 class Daemon:
@@ -163,6 +211,8 @@ def stop_pid(pid):
 
 def start_daemon():
     """Starts /sbin/zfs-fuse --no-daemon in its own session; its pid once `zpool list` answers."""
+    if not running_daemons():
+        clear_stale_kstat()
     log("starting %s --no-daemon" % ZFS_FUSE)
     logf = open(os.path.join(tempfile.gettempdir(), "zacc-zfs-fuse.log"), "ab")
     p = subprocess.Popen([ZFS_FUSE, "--no-daemon"], stdin=subprocess.DEVNULL, stdout=logf,
@@ -198,7 +248,7 @@ def revive_daemon(state):
         except (OSError, ValueError):
             return False
         pids = running_daemons()
-        if pids and wait_for(zpool_answers, 30):
+        if pids and wait_for(daemon_answers, 30):
             # Alive: revived by the other dataset's run, or never dead.
             _daemon_stalled = None
             return True
@@ -566,8 +616,8 @@ class Pool:
     def create(self):
         with open(self.image, "wb") as f:
             f.truncate(self.image_size)
-        run(["zpool", "create", "-f", "-o", "ashift=%d" % self.ashift, "-m", self.mnt, self.name,
-             self.image])
+        admin(["zpool", "create", "-f", "-o", "ashift=%d" % self.ashift, "-m", self.mnt,
+               self.name, self.image])
         self.imported = True
 
     def export(self):
@@ -729,8 +779,8 @@ def measure(src, recordsize, compression, ashift, workdir, image_size=8 << 30, k
         t0 = time.time()
         pool.create()
         ds = pool.name + "/data"
-        run(["zfs", "create", "-o", "recordsize=%s" % recordsize, "-o",
-             "compression=%s" % compression, "-o", "dedup=on", "-o", "atime=off", ds])
+        admin(["zfs", "create", "-o", "recordsize=%s" % recordsize, "-o",
+               "compression=%s" % compression, "-o", "dedup=on", "-o", "atime=off", ds])
         t["create"] = time.time() - t0
         t0 = time.time()
         try:
