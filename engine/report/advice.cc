@@ -315,9 +315,10 @@ std::optional<AdviceItem> DdtMemoryItem(const Context& c) {
                    {"l2arc_bytes", double(fp->in_core_bytes)},
                    {"l2arc_header_bytes", double(fp->l2arc_header_bytes)},
                    {"special_vdev_bytes", double(fp->on_disk_bytes)}}};
+  // The count as the DDT section prints it ("2631 entries"), not zdb's 1024-based "2.57K".
   const std::string head = fmt::format(
-      "The {} DDT of {} entr{} takes {} in core{} and {} on disk", FormatName(fp->format),
-      zfs::NiceNumber(entries), entries == 1 ? "y" : "ies", FormatBytes(fp->in_core_bytes),
+      "The {} DDT of {} entr{} takes {} in core{} and {} on disk", FormatName(fp->format), entries,
+      entries == 1 ? "y" : "ies", FormatBytes(fp->in_core_bytes),
       fp->log_bytes > 0 ? fmt::format(" (+{} log)", FormatBytes(fp->log_bytes)) : "",
       FormatBytes(fp->on_disk_bytes));
   if (d.dedup.fits) {
