@@ -502,7 +502,7 @@ std::optional<AdviceItem> NoDdtItem(const Context& c) {
 // tree's row read 37.4 MiB where its setting's table said 62.1 MiB), and a sampled table's
 // rows on the references of the keys it kept (--sample 1/16 of a small tree: a few hundred),
 // too little to advise a dataset on.
-bool CodedEveryBlock(const SettingResult& s) { return !s.ci95 && s.dedup.sample_modulus <= 1; }
+bool CodedEveryBlock(const SettingResult& s) { return !EstimatedFiguresOf(s).with_dedup; }
 
 std::vector<DirectoryAdvice> DirectoryAdvices(const ScanResult& r, const Decision& d) {
   std::vector<DirectoryAdvice> out;

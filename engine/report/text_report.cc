@@ -366,7 +366,7 @@ void Breakdown(const ScanResult& r, const Advice& a, const TextOptions& t, std::
                             "blocks (intervals in the settings table).",
                             CompressionName(f.compression)),
                 t.width, "", "  ");
-  } else if (f.dedup.sample_modulus > 1) {
+  } else if (EstimatedFiguresOf(f).table) {
     // The codec's own figures are exact (a census of the references), but each row's share of
     // them rests on the references of the keys the table kept.
     out += Wrap(fmt::format("~ estimates: saved and compress rest on the 1/{} of the blocks the "
