@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "engine/estimate/codec_budget.h"
+#include "engine/estimate/codec_cost.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/pipeline/block_recode.h"
 
@@ -106,6 +107,51 @@ bool RecodeBlocks(const ScanOptions& options, io::FileSystem* fs,
     return std::pair(blocks[a].item, blocks[a].offset) <
            std::pair(blocks[b].item, blocks[b].offset);
   });
+  // A task: a block, and the part of its settings it codes. A block whose codecs cost more than
+  // kTaskSeconds (nominal, estimate/codec_cost.h) is split into parts that each cost about that,
+  // each part reading the block: a 1M block under zstd-16..19, gzip-7..9 and zstd-13..15 costs
+  // a second or more, and the few such blocks of a row left one thread coding them while the
+  // other waited (the file-server sample's 1M row under --compression all: 2 of its 2.7 s on
+  // one core).
+  constexpr double kTaskSeconds = 0.05;
+  struct Task {
+    size_t block;
+    uint32_t part;
+  };
+  std::vector<Task> tasks;
+  // The part of each setting, per block: settings go to the part that costs least so far, the
+  // costliest first.
+  std::vector<std::vector<uint32_t>> part_of(order.size());
+  std::vector<size_t> by_cost(settings);
+  for (size_t c = 0; c < settings; ++c) by_cost[c] = c;
+  std::vector<double> per_byte(settings, 0);
+  for (size_t c = 0; c < settings; ++c) {
+    const double speed = estimate::NominalCodecBytesPerSecond(options.compressions[c]);
+    per_byte[c] = speed > 0 ? 1.0 / speed : 0;
+  }
+  std::sort(by_cost.begin(), by_cost.end(),
+            [&](size_t a, size_t b) { return per_byte[a] > per_byte[b]; });
+  for (size_t k = 0; k < order.size(); ++k) {
+    const TopUpBlock& b = blocks[order[k]];
+    const int level = estimate::SampleLevel(b.key.lo);
+    double seconds = 0;
+    for (size_t c = 0; c < settings; ++c) {
+      if (TopUpCodes(to, c, level)) seconds += per_byte[c] * double(b.lsize);
+    }
+    const uint32_t parts = uint32_t(std::clamp(seconds / kTaskSeconds, 1.0, double(settings)));
+    std::vector<uint32_t>& part = part_of[k];
+    part.assign(settings, 0);
+    if (parts > 1) {
+      std::vector<double> load(parts, 0);
+      for (size_t c : by_cost) {
+        if (!TopUpCodes(to, c, level)) continue;
+        const uint32_t least = uint32_t(std::min_element(load.begin(), load.end()) - load.begin());
+        part[c] = least;
+        load[least] += per_byte[c];
+      }
+    }
+    for (uint32_t p = 0; p < parts; ++p) tasks.push_back(Task{k, p});
+  }
   std::atomic<bool> failed{false};
   // The first failure's reason (the record's `left`).
   std::mutex left_mu;
@@ -118,28 +164,40 @@ bool RecodeBlocks(const ScanOptions& options, io::FileSystem* fs,
   tbb::enumerable_thread_specific<Local> locals([&] { return Local(options, fs, spec); });
   const auto recode = [&](const tbb::blocked_range<size_t>& range) {
     Local& l = locals.local();
-    for (size_t k = range.begin(); k != range.end(); ++k) {
-      const size_t i = order[k];
+    for (size_t t = range.begin(); t != range.end(); ++t) {
+      const Task& task = tasks[t];
+      const size_t i = order[task.block];
       const TopUpBlock& b = blocks[i];
       if (failed.load(std::memory_order_relaxed)) return;
       if (control.cancel && control.cancel->load()) return fail(kTopUpInterrupted);
-      if (control.throttle) control.throttle->Acquire(b.lsize, control.cancel);
+      // The throttle counts a block once, as the count of blocks read again does.
+      if (control.throttle && task.part == 0) control.throttle->Acquire(b.lsize, control.cancel);
       const int level = estimate::SampleLevel(b.key.lo);
-      for (size_t c = 0; c < settings; ++c) l.code[c] = TopUpCodes(to, c, level);
+      const std::vector<uint32_t>& part = part_of[task.block];
+      for (size_t c = 0; c < settings; ++c) {
+        l.code[c] = TopUpCodes(to, c, level) && part[c] == task.part;
+      }
       const SkippedBlocks::Item& item = items[b.item];
       const std::span<ddt::PsizeCode> out(codes->data() + i * columns, columns);
       const Status recoded =
           l.recoder.Recode(item.path, item.follow, b.offset, b.lsize, b.key, l.code, out, l.ns);
       if (!recoded.ok()) return fail(item.path + ": " + recoded.ToString());
+      for (size_t c = 0; c < settings; ++c) l.bytes[c] += l.code[c] ? b.lsize : 0;
+      if (task.part != 0) continue;
       ++l.reread;
       l.reread_bytes += b.lsize;
-      for (size_t c = 0; c < settings; ++c) l.bytes[c] += l.code[c] ? b.lsize : 0;
       if (control.blocks_done) control.blocks_done->fetch_add(1, std::memory_order_relaxed);
     }
   };
+  // One task at a time: a block costs up to a second even split, and a run of 16 of them on one
+  // thread left the other idle for seconds at the end of a row (the file-server sample's 1M row
+  // under --compression all: 3 s of its 5 on one core). The halves the partitioner splits keep
+  // each thread's blocks in file order, as before.
   tbb::task_arena arena(std::max(1, options.threads));
-  arena.execute(
-      [&] { tbb::parallel_for(tbb::blocked_range<size_t>(0, order.size(), 16), recode); });
+  arena.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, tasks.size(), 1), recode,
+                      tbb::simple_partitioner());
+  });
   for (const Local& l : locals) {
     record->blocks += l.reread;
     record->bytes += l.reread_bytes;
