@@ -32,11 +32,10 @@ int FloorLevel(double blocks) {
   return level;
 }
 
-// The cap shared out as water fills vessels (codec_budget.h BudgetLevels): raises `levels`, and
+// `cap` shared out as water fills vessels (codec_budget.h BudgetLevels): raises `levels`, and
 // returns the share.
-double ShareTheCap(std::vector<Cell> cells, std::vector<int>* levels_out) {
+double ShareTheCap(std::vector<Cell> cells, double cap, std::vector<int>* levels_out) {
   std::vector<int>& levels = *levels_out;
-  const double cap = kCapSeconds;
   // The share: the smallest wishes granted in full while the rest split what is left evenly.
   std::sort(cells.begin(), cells.end(),
             [](const Cell& a, const Cell& b) { return a.wish < b.wish; });
@@ -76,6 +75,46 @@ int BudgetLevel(uint64_t planned_blocks) {
 
 namespace {
 
+// The budget's blocks of a row of `block_bytes` for a tree of `plan`, as a real number (no
+// sawtooth: see Cell), and the tree's blocks in that row.
+struct RowBudget {
+  double blocks;
+  double budget;
+};
+RowBudget RowBudgetOf(const Plan& plan, uint64_t block_bytes) {
+  // Blocks as a real number where the bytes make them, else the files.
+  const double blocks =
+      std::max(double(plan.bytes) / double(block_bytes), double(PlannedBlocks(plan, block_bytes)));
+  const double budget =
+      std::min(blocks, std::max(double(kBudgetBlocks), std::ldexp(blocks, -kBudgetFractionLevel)));
+  return RowBudget{blocks, budget};
+}
+
+// The seconds a codec of `speed` wishes for in a row: the budget's blocks at a whole block's
+// bytes each, at most the tree's bytes. An overestimate where small files make the blocks (their
+// mean bytes, the true cost, can fall as small files come in, and with it a level; this cannot),
+// and for a tree of large files what the blocks cost.
+double WishSeconds(const Plan& plan, uint64_t block_bytes, double speed) {
+  const RowBudget row = RowBudgetOf(plan, block_bytes);
+  return std::min(double(plan.bytes), row.budget * double(block_bytes)) / speed;
+}
+
+// The cells of row r's sampled settings with a codec.
+std::vector<Cell> RowCells(const ScanOptions& options, const std::vector<bool>& sampled,
+                           const Plan& plan, size_t r, uint64_t block_bytes) {
+  const size_t settings = options.compressions.size();
+  const RowBudget row = RowBudgetOf(plan, block_bytes);
+  std::vector<Cell> cells;
+  for (size_t c = 0; c < settings && c < sampled.size(); ++c) {
+    if (!sampled[c]) continue;
+    const double speed = NominalCodecBytesPerSecond(options.compressions[c]);
+    if (speed <= 0) continue;
+    cells.push_back(Cell{r * settings + c, double(plan.bytes), 1.0 / speed,
+                         WishSeconds(plan, block_bytes, speed), FloorLevel(row.blocks)});
+  }
+  return cells;
+}
+
 // BudgetLevels, and the share of the cap each costly setting got (kCapSeconds where the cap does
 // not bind): it only shrinks as the plan grows (the wishes only grow).
 std::vector<int> LevelsAndShare(const ScanOptions& options, const std::vector<bool>& sampled,
@@ -88,29 +127,16 @@ std::vector<int> LevelsAndShare(const ScanOptions& options, const std::vector<bo
   double wishes = 0;
   for (size_t r = 0; r < rows.size(); ++r) {
     if (rows[r] == 0) continue;
-    // Blocks as a real number where the bytes make them (no sawtooth), else the files.
-    const double blocks =
-        std::max(double(plan.bytes) / double(rows[r]), double(PlannedBlocks(plan, rows[r])));
-    const double budget = std::min(
-        blocks, std::max(double(kBudgetBlocks), std::ldexp(blocks, -kBudgetFractionLevel)));
     const int level = BudgetLevelOf(plan, rows[r]);
     for (size_t c = 0; c < settings && c < sampled.size(); ++c) {
-      if (!sampled[c]) continue;
-      const size_t i = r * settings + c;
-      levels[i] = level;
-      const double speed = NominalCodecBytesPerSecond(options.compressions[c]);
-      if (speed <= 0) continue;
-      // The budget's blocks at a whole block's bytes each, at most the tree's bytes: an
-      // overestimate where small files make the blocks (their mean bytes, the true cost, can
-      // fall as small files come in, and with it a level; this cannot), and for a tree of large
-      // files what the blocks cost.
-      const double wish_bytes = std::min(double(plan.bytes), budget * double(rows[r]));
-      cells.push_back(
-          Cell{i, double(plan.bytes), 1.0 / speed, wish_bytes / speed, FloorLevel(blocks)});
-      wishes += cells.back().wish;
+      if (sampled[c]) levels[r * settings + c] = level;
+    }
+    for (const Cell& cell : RowCells(options, sampled, plan, r, rows[r])) {
+      cells.push_back(cell);
+      wishes += cell.wish;
     }
   }
-  if (wishes > kCapSeconds) *share = ShareTheCap(cells, &levels);
+  if (wishes > kCapSeconds) *share = ShareTheCap(cells, kCapSeconds, &levels);
   // A setting that follows a near anchor (sample_level.h NearAnchors) coded whole in its row
   // codes half the row's blocks, where the row plans enough of them for half to be a sample and
   // psize rounds to 512 bytes (NearAnchorsLowerLevels). Never a fall as the tree grows: the
@@ -157,6 +183,34 @@ std::vector<bool> RareClassCensus(const ScanOptions& options, const std::vector<
     }
   }
   return out;
+}
+
+void CapRowAtDefaultScans(const ScanOptions& options, const std::vector<bool>& sampled,
+                          const Plan& plan, size_t r, std::vector<int>* levels) {
+  const std::vector<uint64_t> rows = RowBlockSizes(options);
+  if (r >= rows.size() || rows[r] == 0) return;
+  double reference = 0;
+  for (const Compression& c : DefaultCompressions(options.profile)) {
+    const double speed = NominalCodecBytesPerSecond(c);
+    if (speed > 0) reference += WishSeconds(plan, rows[r], speed);
+  }
+  // The default codecs keep their budget: a longer list never leaves them fewer blocks than the
+  // default scan codes. What they wish for is taken from the cap, and the rest share what is left.
+  const std::vector<Compression> defaults = DefaultCompressions(options.profile);
+  const size_t settings = options.compressions.size();
+  double left = kListCostFactor * reference / double(rows.size());
+  std::vector<Cell> others;
+  double wishes = 0;
+  for (const Cell& cell : RowCells(options, sampled, plan, r, rows[r])) {
+    const Compression& c = options.compressions[cell.index % settings];
+    if (std::find(defaults.begin(), defaults.end(), c) != defaults.end()) {
+      left -= cell.wish;
+    } else {
+      others.push_back(cell);
+      wishes += cell.wish;
+    }
+  }
+  if (wishes > left) ShareTheCap(others, std::max(left, 0.0), levels);
 }
 
 }  // namespace zsim::estimate

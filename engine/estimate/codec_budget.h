@@ -93,6 +93,25 @@ inline constexpr double kCapSeconds = 28;
 // Never a fall as the tree grows: the floor's level rises with the planned blocks, as the cap's.
 inline constexpr uint64_t kCapFloorBlocks = 4;
 
+// The most a row of few unique blocks may cost once topped up (top_up.h): its sampled codecs'
+// wishes on the row's unique bytes at most kListCostFactor / rows times the default codecs'
+// (DefaultCompressions of the profile) on the same bytes, so that a long list over several
+// recordsizes costs at most about ten default scans of the same tree (issue 19), where the cap
+// alone, a constant, let it cost what it costs a large tree: `--compression all` at 16K, 128K
+// and 1M on the file-server sample (45 MB unique per row) spent 25 CPU s in its codecs, the
+// default scan 1.5, and took 15.4 times the default scan's time. A tree of many unique blocks
+// (not topped up) has its budget from the cap alone: there the default codecs' own budget is a
+// large share of it.
+inline constexpr double kListCostFactor = 10;
+
+// Raises the levels of row r's sampled settings (row-major as BudgetLevels; the other cells are
+// left) as the cap does (water filling, at most to the floor's level), for a cap of
+// kListCostFactor / rows times the default codecs' wishes on `plan` in that row. The default
+// codecs in the list are not raised (a longer list never codes them on fewer blocks than the
+// default scan): their wishes are taken from the cap, and the others share what is left.
+void CapRowAtDefaultScans(const ScanOptions& options, const std::vector<bool>& sampled,
+                          const Plan& plan, size_t r, std::vector<int>* levels);
+
 // Near anchors (sample_level.h NearAnchors): a setting whose near anchor is coded on every unique
 // block of a row codes the blocks of level kNearAnchorLevel and up, half of them, in a row of at
 // least kNearAnchorMinBlocks planned blocks; its estimate is a ratio to the anchor's psize

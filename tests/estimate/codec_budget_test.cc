@@ -2,11 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "engine/estimate/codec_cost.h"
 #include "engine/estimate/sample_level.h"
+#include "engine/estimate/top_up.h"
 #include "zsim/scan_options.h"
 
 namespace zsim::estimate {
@@ -378,6 +382,115 @@ TEST(CodecBudgetTest, ExactSettingsHaveNoLevel) {
   const ScanOptions o = WithCodecs(LongList(), {128 * 1024});
   const std::vector<bool> exact(o.compressions.size(), false);
   for (int lv : BudgetLevels(o, exact, Plan{uint64_t{1} << 40})) EXPECT_EQ(lv, 0);
+}
+
+// `--compression all` (zsim::AllCompressions of 2.4: engine/zfs, not linked here).
+std::vector<Compression> EveryCodec() {
+  std::vector<Compression> every = LongList();
+  every.push_back({CompressionAlgorithm::kOff, 0});
+  for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 500, 1000}) {
+    every.push_back({CompressionAlgorithm::kZstd, -n});
+  }
+  return every;
+}
+
+// The nominal seconds of row r's sampled codecs at `levels` on `bytes` of unique data.
+double RowSampledSeconds(const ScanOptions& o, const std::vector<bool>& sampled,
+                         const std::vector<int>& levels, size_t r, uint64_t bytes) {
+  double s = 0;
+  const size_t n = o.compressions.size();
+  for (size_t c = 0; c < n; ++c) {
+    const double speed = NominalCodecBytesPerSecond(o.compressions[c]);
+    if (!sampled[c] || speed <= 0) continue;
+    s += std::ldexp(double(bytes), -levels[r * n + c]) / speed;
+  }
+  return s;
+}
+
+// The default scan's codecs on `bytes` of unique data, every block (a tree under the budget).
+double DefaultScanSeconds(uint64_t bytes) {
+  double s = 0;
+  for (const Compression& c : DefaultCompressions(Profile::kZfs24)) {
+    const double speed = NominalCodecBytesPerSecond(c);
+    if (speed > 0) s += double(bytes) / speed;
+  }
+  return s;
+}
+
+// Issue 19's bound: the file-server sample (89 MB in 2,843 files; about 45 MB unique per row)
+// under `--compression all --recordsize 16k,128k,1M` was topped up to the budget of its unique
+// bytes, which the cap, a constant, let cost 25 CPU s of codecs where the default scan's cost
+// 1.5: 15 default scans' time. A topped row's sampled codecs cost at most kListCostFactor / rows
+// default scans' codecs now, but where the floor holds a codec (a few blocks of the 1M row), and
+// the default codecs among them keep the default scan's budget.
+TEST(ListCostTest, AToppedRowOfALongListCostsAtMostItsShareOfTenDefaultScans) {
+  const ScanOptions all = WithCodecs(EveryCodec(), {16 * 1024, 128 * 1024, 1024 * 1024});
+  const std::vector<bool> sampled = PlanSampling(all.compressions, false).sampled;
+  const Plan plan{uint64_t{89} << 20, 2843};
+  const uint64_t unique = uint64_t{45} << 20;
+  const std::vector<int> levels = RowBudgetLevels(all, sampled, plan, {unique, unique, unique});
+  const std::vector<int> planned = BudgetLevels(all, sampled, plan);
+  const std::vector<int> budget = BudgetLevels(all, sampled, Plan{unique, 0});
+  const size_t n = all.compressions.size();
+  const double share = kListCostFactor / 3 * DefaultScanSeconds(unique);
+  bool raised = false;
+  for (size_t r = 0; r < 3; ++r) {
+    double held = 0;  // the floor's cells at the floor's level
+    const uint64_t blocks = unique / all.recordsizes[r];
+    for (size_t c = 0; c < n; ++c) {
+      const size_t i = r * n + c;
+      // Between the unique bytes' budget and the planned one, which the scan coded as it read.
+      EXPECT_GE(levels[i], budget[i]) << r << " " << c;
+      EXPECT_LE(levels[i], planned[i]) << r << " " << c;
+      raised |= levels[i] > budget[i];
+      // The default codecs are coded as the default scan codes them.
+      const std::vector<Compression> defaults = DefaultCompressions(Profile::kZfs24);
+      if (std::find(defaults.begin(), defaults.end(), all.compressions[c]) != defaults.end()) {
+        EXPECT_EQ(levels[i], budget[i]) << r << " " << c;
+      }
+      const double speed = NominalCodecBytesPerSecond(all.compressions[c]);
+      if (sampled[c] && speed > 0 && (blocks >> (levels[i] + 1)) < kCapFloorBlocks) {
+        held += std::ldexp(double(unique), -levels[i]) / speed;
+      }
+    }
+    EXPECT_LE(RowSampledSeconds(all, sampled, levels, r, unique), share + held) << "row " << r;
+  }
+  EXPECT_TRUE(raised) << "the list's cap did not bind: the test no longer reaches it";
+}
+
+// The default codecs at any recordsizes, and the default codecs with zstd-19 and gzip-9 at one
+// (8.5 default scans' codec work), are not held by the list's cap: a topped row codes them as
+// the budget of its unique bytes asks, as before. At two recordsizes the costly list is held:
+// 17 default scans.
+TEST(ListCostTest, TheDefaultCodecsAndAShortListKeepTheBudgetOfTheUniqueBytes) {
+  std::vector<Compression> costly = DefaultCompressions(Profile::kZfs24);
+  costly.push_back({CompressionAlgorithm::kZstd, 19});
+  costly.push_back({CompressionAlgorithm::kGzip, 9});
+  const std::vector<uint64_t> one = {128 * 1024}, two = {16 * 1024, 1024 * 1024};
+  const std::vector<std::pair<std::vector<Compression>, std::vector<uint64_t>>> cases = {
+      {DefaultCompressions(Profile::kZfs24), one},
+      {DefaultCompressions(Profile::kZfs24), two},
+      {DefaultCompressions(Profile::kV23), one},
+      {DefaultCompressions(Profile::kV23), two},
+      {costly, one}};
+  for (const auto& [list, rows] : cases) {
+    {
+      const ScanOptions o = WithCodecs(list, rows);
+      const std::vector<bool> sampled = PlanSampling(o.compressions, false).sampled;
+      for (uint64_t mib : {uint64_t{1}, uint64_t{45}, uint64_t{700}, uint64_t{6000}}) {
+        const Plan plan{(mib << 20) * 3, 0};
+        const std::vector<uint64_t> unique(rows.size(), mib << 20);
+        EXPECT_EQ(RowBudgetLevels(o, sampled, plan, unique),
+                  BudgetLevels(o, sampled, Plan{mib << 20, 0}))
+            << mib << " MiB, " << list.size() << " codecs, " << rows.size() << " rows";
+      }
+    }
+  }
+  const ScanOptions o = WithCodecs(costly, two);
+  const std::vector<bool> sampled = PlanSampling(o.compressions, false).sampled;
+  const uint64_t unique = uint64_t{45} << 20;
+  EXPECT_NE(RowBudgetLevels(o, sampled, Plan{unique * 3, 0}, {unique, unique}),
+            BudgetLevels(o, sampled, Plan{unique, 0}));
 }
 
 }  // namespace
