@@ -88,6 +88,36 @@ size_t PlaceBlocks(const std::vector<SkippedBlock>& listed, std::vector<TopUpBlo
   return placed;
 }
 
+uint32_t SettingParts(const ScanOptions& options, const std::vector<int>& to, int level,
+                      uint64_t lsize, std::vector<uint32_t>* part_out) {
+  const size_t settings = options.compressions.size();
+  std::vector<uint32_t>& part = *part_out;
+  part.assign(settings, 0);
+  std::vector<double> per_byte(settings, 0);
+  std::vector<size_t> by_cost;  // the settings coded
+  double seconds = 0;
+  for (size_t c = 0; c < settings; ++c) {
+    const double speed = estimate::NominalCodecBytesPerSecond(options.compressions[c]);
+    per_byte[c] = speed > 0 ? 1.0 / speed : 0;
+    if (!TopUpCodes(to, c, level)) continue;
+    by_cost.push_back(c);
+    seconds += per_byte[c] * double(lsize);
+  }
+  const uint32_t parts =
+      uint32_t(std::clamp(seconds / kTaskSeconds, 1.0, std::max(1.0, double(by_cost.size()))));
+  if (parts == 1) return 1;
+  // The costliest settings first, each to the part that costs least so far.
+  std::stable_sort(by_cost.begin(), by_cost.end(),
+                   [&](size_t a, size_t b) { return per_byte[a] > per_byte[b]; });
+  std::vector<double> load(parts, 0);
+  for (size_t c : by_cost) {
+    const uint32_t least = uint32_t(std::min_element(load.begin(), load.end()) - load.begin());
+    part[c] = least;
+    load[least] += per_byte[c];
+  }
+  return parts;
+}
+
 bool RecodeBlocks(const ScanOptions& options, io::FileSystem* fs,
                   const std::vector<SkippedBlocks::Item>& items,
                   const std::vector<TopUpBlock>& blocks, const std::vector<int>& to,
@@ -107,49 +137,17 @@ bool RecodeBlocks(const ScanOptions& options, io::FileSystem* fs,
     return std::pair(blocks[a].item, blocks[a].offset) <
            std::pair(blocks[b].item, blocks[b].offset);
   });
-  // A task: a block, and the part of its settings it codes. A block whose codecs cost more than
-  // kTaskSeconds (nominal, estimate/codec_cost.h) is split into parts that each cost about that,
-  // each part reading the block: a 1M block under zstd-16..19, gzip-7..9 and zstd-13..15 costs
-  // a second or more, and the few such blocks of a row left one thread coding them while the
-  // other waited (the file-server sample's 1M row under --compression all: 2 of its 2.7 s on
-  // one core).
-  constexpr double kTaskSeconds = 0.05;
+  // A task: a block, and the part of its settings it codes (SettingParts).
   struct Task {
     size_t block;
     uint32_t part;
   };
   std::vector<Task> tasks;
-  // The part of each setting, per block: settings go to the part that costs least so far, the
-  // costliest first.
   std::vector<std::vector<uint32_t>> part_of(order.size());
-  std::vector<size_t> by_cost(settings);
-  for (size_t c = 0; c < settings; ++c) by_cost[c] = c;
-  std::vector<double> per_byte(settings, 0);
-  for (size_t c = 0; c < settings; ++c) {
-    const double speed = estimate::NominalCodecBytesPerSecond(options.compressions[c]);
-    per_byte[c] = speed > 0 ? 1.0 / speed : 0;
-  }
-  std::sort(by_cost.begin(), by_cost.end(),
-            [&](size_t a, size_t b) { return per_byte[a] > per_byte[b]; });
   for (size_t k = 0; k < order.size(); ++k) {
     const TopUpBlock& b = blocks[order[k]];
-    const int level = estimate::SampleLevel(b.key.lo);
-    double seconds = 0;
-    for (size_t c = 0; c < settings; ++c) {
-      if (TopUpCodes(to, c, level)) seconds += per_byte[c] * double(b.lsize);
-    }
-    const uint32_t parts = uint32_t(std::clamp(seconds / kTaskSeconds, 1.0, double(settings)));
-    std::vector<uint32_t>& part = part_of[k];
-    part.assign(settings, 0);
-    if (parts > 1) {
-      std::vector<double> load(parts, 0);
-      for (size_t c : by_cost) {
-        if (!TopUpCodes(to, c, level)) continue;
-        const uint32_t least = uint32_t(std::min_element(load.begin(), load.end()) - load.begin());
-        part[c] = least;
-        load[least] += per_byte[c];
-      }
-    }
+    const uint32_t parts =
+        SettingParts(options, to, estimate::SampleLevel(b.key.lo), b.lsize, &part_of[k]);
     for (uint32_t p = 0; p < parts; ++p) tasks.push_back(Task{k, p});
   }
   std::atomic<bool> failed{false};

@@ -63,6 +63,20 @@ std::vector<TopUpBlock> WantedBlocks(const ddt::DedupTable& table, const std::ve
 // Places `blocks` where `listed` has them (item and offset); returns how many it placed.
 size_t PlaceBlocks(const std::vector<SkippedBlock>& listed, std::vector<TopUpBlock>* blocks);
 
+// A block whose codecs cost more than kTaskSeconds (nominal, estimate/codec_cost.h) is coded in
+// parts of about that, each a task of its own that reads the block: a 1M block under zstd-16..19,
+// gzip-7..9 and zstd-13..15 costs a second or more, and the few such blocks of a row left one
+// thread coding them while the other waited (the file-server sample's 1M row under
+// --compression all: 2 of its 2.7 s on one core).
+inline constexpr double kTaskSeconds = 0.05;
+
+// The parts of a block of `lsize` bytes at `level`, whose settings c are coded where
+// TopUpCodes(to, c, level): sets `part` per setting (0 for the others) and returns how many
+// (1: the block is one task). The costliest settings go first, each to the part that costs least
+// so far; at most one part per setting.
+uint32_t SettingParts(const ScanOptions& options, const std::vector<int>& to, int level,
+                      uint64_t lsize, std::vector<uint32_t>* part);
+
 // What RecodeBlocks did.
 struct TopUpStats {
   uint64_t rows = 0;          // rows topped up

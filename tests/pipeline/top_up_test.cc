@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <functional>
@@ -32,20 +33,20 @@ constexpr int kBlocks = 40;
 const Compression kLzjb{CompressionAlgorithm::kLzjb, 0};
 const Compression kZle{CompressionAlgorithm::kZle, 0};
 
-ScanOptions Options() {
+ScanOptions Options(std::vector<Compression> codecs = {kLzjb, kZle}, size_t block = kBlock) {
   ScanOptions o;
-  o.compressions = {kLzjb, kZle};
-  o.recordsizes = {kBlock};
+  o.compressions = std::move(codecs);
+  o.recordsizes = {block};
   o.ashift = 9;
   o.threads = 2;
   return o;
 }
 
 // Block i of the file: 100 to 900 random bytes, then zeros.
-std::vector<uint8_t> BlockOf(int i) {
+std::vector<uint8_t> BlockOf(int i, size_t block = kBlock) {
   std::vector<uint8_t> b =
       testing::Xorshift64Bytes(static_cast<uint64_t>(i) + 77, 100 + size_t(i) * 37 % 800);
-  b.resize(kBlock, 0);
+  b.resize(block, 0);
   return b;
 }
 
@@ -54,7 +55,8 @@ std::vector<uint8_t> BlockOf(int i) {
 // listed but `unlisted`.
 struct Fixture {
   testing::TempDir tmp;
-  ScanOptions options = Options();
+  size_t block;
+  ScanOptions options;
   std::filesystem::path file;
   std::vector<state::RowState> rows;
   SkippedBlocks skipped{1};
@@ -63,34 +65,38 @@ struct Fixture {
 
   state::CodeKind kind;
 
-  explicit Fixture(int unlisted = -1, state::CodeKind code_kind = state::CodeKind::kEarlyAbort)
-      : kind(code_kind) {
+  // `codecs` and `block_bytes`: the two sampled settings and the block size.
+  explicit Fixture(int unlisted = -1, state::CodeKind code_kind = state::CodeKind::kEarlyAbort,
+                   std::vector<Compression> codecs = {kLzjb, kZle}, size_t block_bytes = kBlock)
+      : block(block_bytes), options(Options(codecs, block_bytes)), kind(code_kind) {
     std::vector<uint8_t> data;
     for (int i = 0; i < kBlocks; ++i) {
-      const std::vector<uint8_t> b = BlockOf(i);
+      const std::vector<uint8_t> b = BlockOf(i, block);
       data.insert(data.end(), b.begin(), b.end());
     }
     file = tmp.WriteFile("f", data);
     sampling.sampled = {true, true};
     sampling.anchors = {-1, -1};
     sampling.adaptive = true;
-    sampling.planned_bytes = 16800 * kBlock;
+    sampling.planned_bytes = 16800 * block;
     planned = estimate::BudgetLevels(options, sampling.sampled, sampling.plan());
-    EXPECT_EQ(planned, (std::vector<int>{2, 2}));
+    if (block == kBlock) {
+      EXPECT_EQ(planned, (std::vector<int>{2, 2}));
+    }
     sampling.setting_levels = planned;
-    sampling.complete_level = 2;
-    rows.emplace_back().block_bytes = kBlock;
+    sampling.complete_level = *std::min_element(planned.begin(), planned.end());
+    rows.emplace_back().block_bytes = block;
     rows[0].table = std::make_unique<ddt::DedupTable>(
         state::TableLayout(options, sampling.sampled, kind, false));
     std::atomic<uint32_t> item{SkippedBlocks::kNoItem};
     std::vector<SkippedBlock> listed;
     for (int i = 0; i < kBlocks; ++i) {
-      const ddt::Fingerprint key = ddt::ComputeFingerprint(options.checksum, BlockOf(i));
-      EXPECT_EQ(rows[0].table->Insert(key, kBlock), ddt::InsertOutcome::kFirst);
+      const ddt::Fingerprint key = ddt::ComputeFingerprint(options.checksum, BlockOf(i, block));
+      EXPECT_EQ(rows[0].table->Insert(key, block), ddt::InsertOutcome::kFirst);
       if (i == unlisted) continue;
       EXPECT_TRUE(skipped.Claim(0));
       listed.push_back(
-          SkippedBlock{key, uint64_t(i) * kBlock, skipped.ItemOf(&item, file.string(), false)});
+          SkippedBlock{key, uint64_t(i) * block, skipped.ItemOf(&item, file.string(), false)});
     }
     skipped.Add(0, listed);
   }
@@ -112,7 +118,7 @@ struct Fixture {
     std::vector<std::vector<ddt::PsizeCode>> out(kBlocks);
     rows[0].table->ForEach([&](const ddt::EntryView& e) {
       for (int i = 0; i < kBlocks; ++i) {
-        const ddt::Fingerprint k = ddt::ComputeFingerprint(options.checksum, BlockOf(i));
+        const ddt::Fingerprint k = ddt::ComputeFingerprint(options.checksum, BlockOf(i, block));
         if (k.lo == e.key.lo) out[size_t(i)].assign(e.codes.begin(), e.codes.begin() + 2);
       }
     });
@@ -122,8 +128,9 @@ struct Fixture {
   std::atomic<uint64_t> blocks_done{0};
 };
 
-void ExpectCodedWhole(state::CodeKind kind) {
-  Fixture f(-1, kind);
+void ExpectCodedWhole(state::CodeKind kind, std::vector<Compression> codecs = {kLzjb, kZle},
+                      size_t block = kBlock) {
+  Fixture f(-1, kind, codecs, block);
   const TopUpStats stats = f.Run();
   EXPECT_EQ(stats.rows, 1u);
   EXPECT_EQ(stats.failed_rows, 0u);
@@ -131,24 +138,24 @@ void ExpectCodedWhole(state::CodeKind kind) {
   // The row's record and the progress count say the same.
   const state::TopUpRecord& record = f.rows[0].top_up;
   EXPECT_EQ(record.blocks, uint64_t(kBlocks));
-  EXPECT_EQ(record.bytes, uint64_t(kBlocks) * kBlock);
+  EXPECT_EQ(record.bytes, uint64_t(kBlocks) * block);
   EXPECT_GT(record.seconds, 0);
   EXPECT_EQ(record.left, "");
   EXPECT_EQ(f.blocks_done.load(), uint64_t(kBlocks));
   EXPECT_EQ(f.sampling.setting_levels, (std::vector<int>{0, 0}));
-  EXPECT_EQ(f.sampling.topped_bytes, (std::vector<uint64_t>{kBlocks * kBlock}));
-  EXPECT_EQ(f.codec_bytes, (std::vector<uint64_t>{kBlocks * kBlock, kBlocks * kBlock}));
+  EXPECT_EQ(f.sampling.topped_bytes, (std::vector<uint64_t>{kBlocks * block}));
+  EXPECT_EQ(f.codec_bytes, (std::vector<uint64_t>{kBlocks * block, kBlocks * block}));
   const zfs::WritePolicy policy = ScanWritePolicy(f.options);
   codec::Compressor compressor;
-  std::vector<uint8_t> scratch(kBlock);
+  std::vector<uint8_t> scratch(block);
   const std::vector<std::vector<ddt::PsizeCode>> codes = f.Codes();
   for (int i = 0; i < kBlocks; ++i) {
     SCOPED_TRACE(i);
-    const std::vector<uint8_t> block = BlockOf(i);
+    const std::vector<uint8_t> data = BlockOf(i, block);
     for (size_t c = 0; c < 2; ++c) {
       const BlockCodes want =
-          CodeBlockOfKind(policy, f.options.compressions[c], block, false, compressor,
-                          MutableByteView(scratch.data(), kBlock), kind);
+          CodeBlockOfKind(policy, f.options.compressions[c], data, false, compressor,
+                          MutableByteView(scratch.data(), block), kind);
       ASSERT_EQ(codes[size_t(i)].size(), 2u);
       EXPECT_EQ(codes[size_t(i)][c], want.code);
     }
@@ -157,6 +164,24 @@ void ExpectCodedWhole(state::CodeKind kind) {
 
 TEST(TopUpTest, ARowOfFewUniqueBlocksIsCodedWholeAsTheScanCodesThem) {
   ExpectCodedWhole(state::CodeKind::kEarlyAbort);
+}
+
+// A 1M block under zstd-19 and gzip-9 costs more than a task's nominal share: its settings are
+// coded in parts, each reading the block. The codes are those of one coding, and the block is
+// counted once (read again, progress, record).
+TEST(TopUpTest, ACostlyBlockCodedInPartsGetsTheCodesOfOneCoding) {
+  std::vector<uint32_t> part;
+  const ScanOptions costly =
+      Options({{CompressionAlgorithm::kZstd, 19}, {CompressionAlgorithm::kGzip, 9}}, 1024 * 1024);
+  EXPECT_EQ(SettingParts(costly, {0, 0}, 0, 1024 * 1024, &part), 2u);
+  EXPECT_EQ(part, (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(SettingParts(costly, {0, -1}, 0, 1024 * 1024, &part), 1u);  // one setting: one part
+  EXPECT_EQ(SettingParts(costly, {3, 0}, 2, 1024 * 1024, &part), 1u);   // zstd-19 not coded
+  EXPECT_EQ(SettingParts(Options(), {0, 0}, 0, kBlock, &part), 1u);     // lzjb, zle: cheap
+  EXPECT_EQ(part, (std::vector<uint32_t>{0, 0}));
+  ExpectCodedWhole(state::CodeKind::kEarlyAbort,
+                   {{CompressionAlgorithm::kZstd, 19}, {CompressionAlgorithm::kGzip, 9}},
+                   1024 * 1024);
 }
 
 // What the top-up will read and code is told once, before it reads anything (the scan's
