@@ -79,7 +79,8 @@ inline int BudgetLevelOf(const Plan& plan, uint64_t block_bytes) {
 // reading: a cap growing with the tree could lower a level as the tree grows (see below). 28:
 // `--compression all` at 16K, 128K and 1M then plans at most ten times the default codecs' work on
 // a tree they code whole (84 MB: the file-server sample; issue 19), and the default codecs are not
-// capped up to 100 GiB.
+// capped up to 100 GiB. That is nominal work on the planned bytes: the top-up then spent the whole
+// cap on the unique ones, 15 default scans' time, which CapRowAtDefaultScans (below) now bounds.
 inline constexpr double kCapSeconds = 28;
 // The fewest planned blocks of its row the cap leaves a codec: it raises a level no further than
 // the highest at which the row's planned blocks still leave this many. Without it the cap left

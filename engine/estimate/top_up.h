@@ -27,7 +27,9 @@
 // the row keeps its levels (its intervals stay honest, only wider).
 //
 // The state keeps each topped row's unique bytes (state::SamplingState::topped_bytes): the
-// estimate's base level (finish/known_codes.h) is RowBudgetLevels of them. A merge tops a row up
+// estimate's base level (finish/known_codes.h) is RowBudgetLevels of them, which raises a topped
+// row's budget where its codecs would cost more than ten default scans over the rows
+// (codec_budget.h CapRowAtDefaultScans), never above the planned budget's. A merge tops a row up
 // where the merged table could be topped (unsampled, at most kTopUpMaxBlocks entries) and both
 // parts coded its blocks down to the budget of the union's unique bytes (state/merge.cc
 // MergeToppedRows): two topped parts, or a topped part and one its budget coded whole. It may
