@@ -189,14 +189,17 @@ void CapRowAtDefaultScans(const ScanOptions& options, const std::vector<bool>& s
                           const Plan& plan, size_t r, std::vector<int>* levels) {
   const std::vector<uint64_t> rows = RowBlockSizes(options);
   if (r >= rows.size() || rows[r] == 0) return;
+  // The default codecs of 2.4, whatever the profile (v23's are among them): the levels must not
+  // change with the profile, which a report of a saved state may set otherwise than its scan
+  // (finish/finish.cc CheckBudgetLevels, finish/known_codes.h).
+  const std::vector<Compression> defaults = DefaultCompressions(Profile::kZfs24);
   double reference = 0;
-  for (const Compression& c : DefaultCompressions(options.profile)) {
+  for (const Compression& c : defaults) {
     const double speed = NominalCodecBytesPerSecond(c);
     if (speed > 0) reference += WishSeconds(plan, rows[r], speed);
   }
   // The default codecs keep their budget: a longer list never leaves them fewer blocks than the
   // default scan codes. What they wish for is taken from the cap, and the rest share what is left.
-  const std::vector<Compression> defaults = DefaultCompressions(options.profile);
   const size_t settings = options.compressions.size();
   double left = kListCostFactor * reference / double(rows.size());
   std::vector<Cell> others;

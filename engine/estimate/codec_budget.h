@@ -96,9 +96,9 @@ inline constexpr uint64_t kCapFloorBlocks = 4;
 
 // The most a row of few unique blocks may cost once topped up (top_up.h): its sampled codecs'
 // wishes on the row's unique bytes at most kListCostFactor / rows times the default codecs'
-// (DefaultCompressions of the profile) on the same bytes, so that a long list over several
-// recordsizes costs at most about ten default scans of the same tree (issue 19), where the cap
-// alone, a constant, let it cost what it costs a large tree: `--compression all` at 16K, 128K
+// (DefaultCompressions of 2.4, whatever the profile) on the same bytes, so that a long list over
+// several recordsizes costs at most about ten default scans of the same tree (issue 19), where the
+// cap alone, a constant, let it cost what it costs a large tree: `--compression all` at 16K, 128K
 // and 1M on the file-server sample (45 MB unique per row) spent 25 CPU s in its codecs, the
 // default scan 1.5, and took 15.4 times the default scan's time. A tree of many unique blocks
 // (not topped up) has its budget from the cap alone: there the default codecs' own budget is a

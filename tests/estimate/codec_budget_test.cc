@@ -493,5 +493,21 @@ TEST(ListCostTest, TheDefaultCodecsAndAShortListKeepTheBudgetOfTheUniqueBytes) {
             BudgetLevels(o, sampled, Plan{unique, 0}));
 }
 
+// The list's cap takes the default codecs of 2.4 whatever the profile: a saved state reported at
+// another profile keeps its scan's levels (finish/finish.cc CheckBudgetLevels would refuse a
+// report whose levels fall below them). At ashift 9 near anchors lower the same levels under both.
+TEST(ListCostTest, TheListsCapIsTheSameUnderEveryProfile) {
+  ScanOptions v24 = WithCodecs(EveryCodec(), {16 * 1024, 128 * 1024, 1024 * 1024});
+  v24.ashift = 9;
+  ScanOptions v23 = v24;
+  v23.profile = Profile::kV23;
+  const std::vector<bool> sampled = PlanSampling(v24.compressions, false).sampled;
+  const uint64_t unique = uint64_t{45} << 20;
+  const Plan plan{uint64_t{89} << 20, 2843};
+  const std::vector<int> levels = RowBudgetLevels(v24, sampled, plan, {unique, unique, unique});
+  EXPECT_EQ(RowBudgetLevels(v23, sampled, plan, {unique, unique, unique}), levels);
+  EXPECT_NE(levels, BudgetLevels(v24, sampled, Plan{unique, 0}));  // the list's cap binds
+}
+
 }  // namespace
 }  // namespace zsim::estimate
