@@ -198,8 +198,9 @@ void CapRowAtDefaultScans(const ScanOptions& options, const std::vector<bool>& s
     const double speed = NominalCodecBytesPerSecond(c);
     if (speed > 0) reference += WishSeconds(plan, rows[r], speed);
   }
-  // The default codecs keep their budget: a longer list never leaves them fewer blocks than the
-  // default scan codes. What they wish for is taken from the cap, and the rest share what is left.
+  // The default codecs are not raised further here; their whole wishes (the default scan's cost,
+  // more than theirs where the constant cap raised them: a bound on the safe side) are taken from
+  // the cap, and the rest share what is left.
   const size_t settings = options.compressions.size();
   double left = kListCostFactor * reference / double(rows.size());
   std::vector<Cell> others;

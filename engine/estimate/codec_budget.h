@@ -107,9 +107,11 @@ inline constexpr double kListCostFactor = 10;
 
 // Raises the levels of row r's sampled settings (row-major as BudgetLevels; the other cells are
 // left) as the cap does (water filling, at most to the floor's level), for a cap of
-// kListCostFactor / rows times the default codecs' wishes on `plan` in that row. The default
-// codecs in the list are not raised (a longer list never codes them on fewer blocks than the
-// default scan): their wishes are taken from the cap, and the others share what is left.
+// kListCostFactor / rows times the default codecs' wishes on `plan` in that row (every recordsize
+// of the scan counts, topped or not: at 11 or more nothing is left beyond the default codecs, and
+// the others go to the floor). The default codecs in the list are not raised further by it (the
+// constant cap may have raised them): their whole wishes, the default scan's cost, are taken from
+// the cap whatever their levels (a bound on the safe side), and the others share what is left.
 void CapRowAtDefaultScans(const ScanOptions& options, const std::vector<bool>& sampled,
                           const Plan& plan, size_t r, std::vector<int>* levels);
 

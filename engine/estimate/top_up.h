@@ -62,8 +62,8 @@ inline constexpr uint64_t kTopUpMaxBlocks = uint64_t{1} << 16;
 
 // Per (row, setting), row-major as BudgetLevels: the budget's levels, each row's from
 // row_bytes[r] where it is not 0 and below plan.bytes (a topped row: its unique bytes, their
-// blocks counted as those bytes over the block size), else from `plan`. `row_bytes` may be empty
-// (no row topped).
+// blocks counted as those bytes over the block size; raised by CapRowAtDefaultScans, never above
+// `plan`'s), else from `plan`. `row_bytes` may be empty (no row topped).
 std::vector<int> RowBudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
                                  const Plan& plan, const std::vector<uint64_t>& row_bytes);
 

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -31,6 +33,7 @@ struct Local {
   BlockRecoder recoder;
   std::vector<bool> code;
   std::vector<uint64_t> ns, bytes;  // per setting
+  std::vector<uint32_t> part;       // SettingParts of the block at hand
   uint64_t reread = 0, reread_bytes = 0;
 };
 
@@ -137,18 +140,28 @@ bool RecodeBlocks(const ScanOptions& options, io::FileSystem* fs,
     return std::pair(blocks[a].item, blocks[a].offset) <
            std::pair(blocks[b].item, blocks[b].offset);
   });
-  // A task: a block, and the part of its settings it codes (SettingParts).
+  // A task: a block, and the part of its settings it codes (SettingParts, computed again by the
+  // task: it depends on the block's level and size only).
   struct Task {
     size_t block;
     uint32_t part;
   };
   std::vector<Task> tasks;
-  std::vector<std::vector<uint32_t>> part_of(order.size());
-  for (size_t k = 0; k < order.size(); ++k) {
-    const TopUpBlock& b = blocks[order[k]];
-    const uint32_t parts =
-        SettingParts(options, to, estimate::SampleLevel(b.key.lo), b.lsize, &part_of[k]);
-    for (uint32_t p = 0; p < parts; ++p) tasks.push_back(Task{k, p});
+  // Per block: whether a part of it has started (the first to start takes the read throttle's
+  // bytes: the later parts' reads come from the page cache), and the parts still to finish (the
+  // last one counts the block read again), in whatever order the threads take them.
+  std::unique_ptr<std::atomic<bool>[]> started(new std::atomic<bool>[order.size()]);
+  std::unique_ptr<std::atomic<uint32_t>[]> unfinished(new std::atomic<uint32_t>[order.size()]);
+  {
+    std::vector<uint32_t> part;
+    for (size_t k = 0; k < order.size(); ++k) {
+      const TopUpBlock& b = blocks[order[k]];
+      const uint32_t parts =
+          SettingParts(options, to, estimate::SampleLevel(b.key.lo), b.lsize, &part);
+      started[k].store(false, std::memory_order_relaxed);
+      unfinished[k].store(parts, std::memory_order_relaxed);
+      for (uint32_t p = 0; p < parts; ++p) tasks.push_back(Task{k, p});
+    }
   }
   std::atomic<bool> failed{false};
   // The first failure's reason (the record's `left`).
@@ -168,12 +181,13 @@ bool RecodeBlocks(const ScanOptions& options, io::FileSystem* fs,
       const TopUpBlock& b = blocks[i];
       if (failed.load(std::memory_order_relaxed)) return;
       if (control.cancel && control.cancel->load()) return fail(kTopUpInterrupted);
-      // The throttle counts a block once, as the count of blocks read again does.
-      if (control.throttle && task.part == 0) control.throttle->Acquire(b.lsize, control.cancel);
+      if (control.throttle && !started[task.block].exchange(true)) {
+        control.throttle->Acquire(b.lsize, control.cancel);
+      }
       const int level = estimate::SampleLevel(b.key.lo);
-      const std::vector<uint32_t>& part = part_of[task.block];
+      SettingParts(options, to, level, b.lsize, &l.part);
       for (size_t c = 0; c < settings; ++c) {
-        l.code[c] = TopUpCodes(to, c, level) && part[c] == task.part;
+        l.code[c] = TopUpCodes(to, c, level) && l.part[c] == task.part;
       }
       const SkippedBlocks::Item& item = items[b.item];
       const std::span<ddt::PsizeCode> out(codes->data() + i * columns, columns);
@@ -181,16 +195,17 @@ bool RecodeBlocks(const ScanOptions& options, io::FileSystem* fs,
           l.recoder.Recode(item.path, item.follow, b.offset, b.lsize, b.key, l.code, out, l.ns);
       if (!recoded.ok()) return fail(item.path + ": " + recoded.ToString());
       for (size_t c = 0; c < settings; ++c) l.bytes[c] += l.code[c] ? b.lsize : 0;
-      if (task.part != 0) continue;
+      if (unfinished[task.block].fetch_sub(1) != 1) continue;
       ++l.reread;
       l.reread_bytes += b.lsize;
       if (control.blocks_done) control.blocks_done->fetch_add(1, std::memory_order_relaxed);
     }
   };
   // One task at a time: a block costs up to a second even split, and a run of 16 of them on one
-  // thread left the other idle for seconds at the end of a row (the file-server sample's 1M row
-  // under --compression all: 3 s of its 5 on one core). The halves the partitioner splits keep
-  // each thread's blocks in file order, as before.
+  // thread left the other idle at the end of a row (the file-server sample's 1M row under
+  // --compression all: its top-up took 5.05 s, 3 of them on one core; 2.0 s with one block, or
+  // part of one, per task). The halves the partitioner splits keep each thread's blocks in file
+  // order, as before.
   tbb::task_arena arena(std::max(1, options.threads));
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<size_t>(0, tasks.size(), 1), recode,

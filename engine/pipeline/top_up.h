@@ -64,10 +64,10 @@ std::vector<TopUpBlock> WantedBlocks(const ddt::DedupTable& table, const std::ve
 size_t PlaceBlocks(const std::vector<SkippedBlock>& listed, std::vector<TopUpBlock>* blocks);
 
 // A block whose codecs cost more than kTaskSeconds (nominal, estimate/codec_cost.h) is coded in
-// parts of about that, each a task of its own that reads the block: a 1M block under zstd-16..19,
-// gzip-7..9 and zstd-13..15 costs a second or more, and the few such blocks of a row left one
-// thread coding them while the other waited (the file-server sample's 1M row under
-// --compression all: 2 of its 2.7 s on one core).
+// parts of at most about that, each a task of its own that reads the block: a 1M block under
+// zstd-16..19, gzip-7..9 and zstd-13..15 costs a second or more, and the few such blocks of a row
+// left one thread coding them while the other waited (the file-server sample's 1M row under
+// --compression all: its top-up took 5.05 s, 3 of them on one core; 2.0 s split).
 inline constexpr double kTaskSeconds = 0.05;
 
 // The parts of a block of `lsize` bytes at `level`, whose settings c are coded where

@@ -422,7 +422,7 @@ double DefaultScanSeconds(uint64_t bytes) {
 // bytes, which the cap, a constant, let cost 25 CPU s of codecs where the default scan's cost
 // 1.5: 15 default scans' time. A topped row's sampled codecs cost at most kListCostFactor / rows
 // default scans' codecs now, but where the floor holds a codec (a few blocks of the 1M row), and
-// the default codecs among them keep the default scan's budget.
+// the default codecs among them are not raised further by it.
 TEST(ListCostTest, AToppedRowOfALongListCostsAtMostItsShareOfTenDefaultScans) {
   const ScanOptions all = WithCodecs(EveryCodec(), {16 * 1024, 128 * 1024, 1024 * 1024});
   const std::vector<bool> sampled = PlanSampling(all.compressions, false).sampled;
@@ -443,7 +443,7 @@ TEST(ListCostTest, AToppedRowOfALongListCostsAtMostItsShareOfTenDefaultScans) {
       EXPECT_GE(levels[i], budget[i]) << r << " " << c;
       EXPECT_LE(levels[i], planned[i]) << r << " " << c;
       raised |= levels[i] > budget[i];
-      // The default codecs are coded as the default scan codes them.
+      // The default codecs are not raised by the list's cap.
       const std::vector<Compression> defaults = DefaultCompressions(Profile::kZfs24);
       if (std::find(defaults.begin(), defaults.end(), all.compressions[c]) != defaults.end()) {
         EXPECT_EQ(levels[i], budget[i]) << r << " " << c;

@@ -11,7 +11,9 @@
 #include <atomic>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -113,13 +115,14 @@ struct Fixture {
                      &codec_bytes, on_planned);
   }
 
-  // Per block (by its key), the sampled codecs' codes in the table.
+  // Per block (by its key), the table's columns: the sampled codecs' codes, then their
+  // early-abort codes (state::ProbeColumns).
   std::vector<std::vector<ddt::PsizeCode>> Codes() const {
     std::vector<std::vector<ddt::PsizeCode>> out(kBlocks);
     rows[0].table->ForEach([&](const ddt::EntryView& e) {
       for (int i = 0; i < kBlocks; ++i) {
         const ddt::Fingerprint k = ddt::ComputeFingerprint(options.checksum, BlockOf(i, block));
-        if (k.lo == e.key.lo) out[size_t(i)].assign(e.codes.begin(), e.codes.begin() + 2);
+        if (k.lo == e.key.lo) out[size_t(i)].assign(e.codes.begin(), e.codes.end());
       }
     });
     return out;
@@ -149,15 +152,20 @@ void ExpectCodedWhole(state::CodeKind kind, std::vector<Compression> codecs = {k
   codec::Compressor compressor;
   std::vector<uint8_t> scratch(block);
   const std::vector<std::vector<ddt::PsizeCode>> codes = f.Codes();
+  const std::vector<size_t> probes = state::ProbeColumns(kind, f.options.compressions);
   for (int i = 0; i < kBlocks; ++i) {
     SCOPED_TRACE(i);
     const std::vector<uint8_t> data = BlockOf(i, block);
+    const MutableByteView out(scratch.data(), block);
     for (size_t c = 0; c < 2; ++c) {
       const BlockCodes want =
-          CodeBlockOfKind(policy, f.options.compressions[c], data, false, compressor,
-                          MutableByteView(scratch.data(), block), kind);
-      ASSERT_EQ(codes[size_t(i)].size(), 2u);
+          CodeBlockOfKind(policy, f.options.compressions[c], data, false, compressor, out, kind);
+      ASSERT_EQ(codes[size_t(i)].size(), f.rows[0].table->settings());
       EXPECT_EQ(codes[size_t(i)][c], want.code);
+      if (c < probes.size() && probes[c] != state::kNoProbe) {
+        EXPECT_EQ(codes[size_t(i)][probes[c]], EarlyAbortCode(data, want.code, compressor, out))
+            << "early abort of setting " << c;
+      }
     }
   }
 }
@@ -169,6 +177,44 @@ TEST(TopUpTest, ARowOfFewUniqueBlocksIsCodedWholeAsTheScanCodesThem) {
 // A 1M block under zstd-19 and gzip-9 costs more than a task's nominal share: its settings are
 // coded in parts, each reading the block. The codes are those of one coding, and the block is
 // counted once (read again, progress, record).
+// Counts the reads at each offset, and fails the `fail_read`th read at `fail_offset`.
+class CountingReads : public testing::ForwardingFileSystem {
+ public:
+  Result<std::unique_ptr<io::File>> Open(const std::string& path, bool follow) override {
+    Result<std::unique_ptr<io::File>> f = ForwardingFileSystem::Open(path, follow);
+    if (!f.ok()) return f;
+    return std::unique_ptr<io::File>(new File(std::move(*f), this));
+  }
+  std::map<uint64_t, int> reads() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return reads_;
+  }
+  uint64_t fail_offset = UINT64_MAX;
+  int fail_read = 0;
+
+ private:
+  class File : public testing::ForwardingFile {
+   public:
+    File(std::unique_ptr<io::File> file, CountingReads* fs)
+        : ForwardingFile(std::move(file)), fs_(fs) {}
+    Result<size_t> ReadAt(uint64_t offset, MutableByteView dst) override {
+      {
+        std::lock_guard<std::mutex> lock(fs_->mu_);
+        const int n = ++fs_->reads_[offset];
+        if (offset == fs_->fail_offset && n == fs_->fail_read) {
+          return Status(StatusCode::kIoError, "injected read error");
+        }
+      }
+      return ForwardingFile::ReadAt(offset, dst);
+    }
+
+   private:
+    CountingReads* fs_;
+  };
+  std::mutex mu_;
+  std::map<uint64_t, int> reads_;
+};
+
 TEST(TopUpTest, ACostlyBlockCodedInPartsGetsTheCodesOfOneCoding) {
   std::vector<uint32_t> part;
   const ScanOptions costly =
@@ -182,6 +228,34 @@ TEST(TopUpTest, ACostlyBlockCodedInPartsGetsTheCodesOfOneCoding) {
   ExpectCodedWhole(state::CodeKind::kEarlyAbort,
                    {{CompressionAlgorithm::kZstd, 19}, {CompressionAlgorithm::kGzip, 9}},
                    1024 * 1024);
+
+  // Each block read once per part: twice.
+  const auto counting = std::make_shared<CountingReads>();
+  Fixture f(-1, state::CodeKind::kEarlyAbort, costly.compressions, 1024 * 1024);
+  EXPECT_EQ(f.Run(nullptr, counting).rows, 1u);
+  const std::map<uint64_t, int> reads = counting->reads();
+  EXPECT_EQ(reads.size(), size_t(kBlocks));
+  for (const auto& [offset, n] : reads) EXPECT_EQ(n, 2) << offset;
+
+  // A part's read failing leaves the row as it was, whichever part it is.
+  for (int which : {1, 2}) {
+    SCOPED_TRACE(which);
+    const auto failing = std::make_shared<CountingReads>();
+    failing->fail_offset = 7 * 1024 * 1024;
+    failing->fail_read = which;
+    Fixture g(-1, state::CodeKind::kEarlyAbort, costly.compressions, 1024 * 1024);
+    const std::vector<int> levels = g.sampling.setting_levels;
+    const TopUpStats stats = g.Run(nullptr, failing);
+    EXPECT_EQ(stats.rows, 0u);
+    EXPECT_EQ(stats.failed_rows, 1u);
+    EXPECT_EQ(g.sampling.setting_levels, levels);
+    EXPECT_TRUE(g.sampling.topped_bytes.empty());
+    EXPECT_NE(g.rows[0].top_up.left.find("injected read error"), std::string::npos)
+        << g.rows[0].top_up.left;
+    for (const std::vector<ddt::PsizeCode>& codes : g.Codes()) {
+      for (size_t c = 0; c < 2; ++c) EXPECT_EQ(codes[c], ddt::kPendingCode);
+    }
+  }
 }
 
 // What the top-up will read and code is told once, before it reads anything (the scan's
