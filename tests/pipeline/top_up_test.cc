@@ -66,11 +66,15 @@ struct Fixture {
   std::vector<int> planned;
 
   state::CodeKind kind;
+  bool keys;
 
   // `codecs` and `block_bytes`: the two sampled settings and the block size.
+  // `keys`: sha256, and a table that keeps written keys (state::KeyColumns).
   explicit Fixture(int unlisted = -1, state::CodeKind code_kind = state::CodeKind::kEarlyAbort,
-                   std::vector<Compression> codecs = {kLzjb, kZle}, size_t block_bytes = kBlock)
-      : block(block_bytes), options(Options(codecs, block_bytes)), kind(code_kind) {
+                   std::vector<Compression> codecs = {kLzjb, kZle}, size_t block_bytes = kBlock,
+                   bool keys = false)
+      : block(block_bytes), options(Options(codecs, block_bytes)), kind(code_kind), keys(keys) {
+    if (keys) options.checksum = ChecksumKind::kSha256;
     std::vector<uint8_t> data;
     for (int i = 0; i < kBlocks; ++i) {
       const std::vector<uint8_t> b = BlockOf(i, block);
@@ -89,7 +93,7 @@ struct Fixture {
     sampling.complete_level = *std::min_element(planned.begin(), planned.end());
     rows.emplace_back().block_bytes = block;
     rows[0].table = std::make_unique<ddt::DedupTable>(
-        state::TableLayout(options, sampling.sampled, kind, false));
+        state::TableLayout(options, sampling.sampled, kind, keys));
     std::atomic<uint32_t> item{SkippedBlocks::kNoItem};
     std::vector<SkippedBlock> listed;
     for (int i = 0; i < kBlocks; ++i) {
@@ -103,14 +107,17 @@ struct Fixture {
     skipped.Add(0, listed);
   }
 
+  RecodeSpec Spec() const {
+    return RecodeSpec{kind, state::ProbeColumns(kind, options.compressions),
+                      state::KeyColumns(options, kind, keys), rows[0].table->settings()};
+  }
+
   TopUpStats Run(const std::atomic<bool>* cancel = nullptr,
                  std::shared_ptr<io::FileSystem> fs = io::PosixFileSystem(),
                  const std::function<void(const TopUpPlanned&)>& on_planned = {}) {
     codec_ns.assign(2, 0);
     codec_bytes.assign(2, 0);
-    return TopUpRows(options, fs.get(), &rows, skipped, planned,
-                     RecodeSpec{kind, state::ProbeColumns(kind, options.compressions),
-                                state::KeyColumns(options, kind, false), 0},
+    return TopUpRows(options, fs.get(), &rows, skipped, planned, Spec(),
                      RecodeControl{nullptr, cancel, &blocks_done}, &sampling, &codec_ns,
                      &codec_bytes, on_planned);
   }
@@ -132,8 +139,8 @@ struct Fixture {
 };
 
 void ExpectCodedWhole(state::CodeKind kind, std::vector<Compression> codecs = {kLzjb, kZle},
-                      size_t block = kBlock) {
-  Fixture f(-1, kind, codecs, block);
+                      size_t block = kBlock, bool keys = false) {
+  Fixture f(-1, kind, codecs, block, keys);
   const TopUpStats stats = f.Run();
   EXPECT_EQ(stats.rows, 1u);
   EXPECT_EQ(stats.failed_rows, 0u);
@@ -153,6 +160,14 @@ void ExpectCodedWhole(state::CodeKind kind, std::vector<Compression> codecs = {k
   std::vector<uint8_t> scratch(block);
   const std::vector<std::vector<ddt::PsizeCode>> codes = f.Codes();
   const std::vector<size_t> probes = state::ProbeColumns(kind, f.options.compressions);
+  // Every column (codes, early-abort codes, written keys) as one recoder coding each block with
+  // every setting at once gives them.
+  const auto fs = io::PosixFileSystem();
+  BlockRecoder reference(f.options, fs.get(), f.Spec());
+  const size_t probe_count = size_t(
+      std::count_if(probes.begin(), probes.end(), [](size_t p) { return p != state::kNoProbe; }));
+  EXPECT_EQ(f.rows[0].table->settings() > 2 + probe_count, keys);  // written-key columns
+  std::vector<uint64_t> ns(2, 0);
   for (int i = 0; i < kBlocks; ++i) {
     SCOPED_TRACE(i);
     const std::vector<uint8_t> data = BlockOf(i, block);
@@ -167,6 +182,13 @@ void ExpectCodedWhole(state::CodeKind kind, std::vector<Compression> codecs = {k
             << "early abort of setting " << c;
       }
     }
+    std::vector<ddt::PsizeCode> whole(f.rows[0].table->settings(), ddt::kPendingCode);
+    ASSERT_TRUE(reference
+                    .Recode(f.file.string(), false, uint64_t(i) * block, block,
+                            ddt::ComputeFingerprint(f.options.checksum, data), {true, true}, whole,
+                            ns)
+                    .ok());
+    EXPECT_EQ(codes[size_t(i)], whole);
   }
 }
 
@@ -228,6 +250,10 @@ TEST(TopUpTest, ACostlyBlockCodedInPartsGetsTheCodesOfOneCoding) {
   ExpectCodedWhole(state::CodeKind::kEarlyAbort,
                    {{CompressionAlgorithm::kZstd, 19}, {CompressionAlgorithm::kGzip, 9}},
                    1024 * 1024);
+  // Under sha256 gzip-9 keeps written keys (zstd does not: state::KeepsWrittenKey), in its part.
+  ExpectCodedWhole(state::CodeKind::kEarlyAbort,
+                   {{CompressionAlgorithm::kZstd, 19}, {CompressionAlgorithm::kGzip, 9}},
+                   1024 * 1024, /*keys=*/true);
 
   // Each block read once per part: twice.
   const auto counting = std::make_shared<CountingReads>();
