@@ -12,6 +12,7 @@
 #include <iterator>
 #include <limits>
 #include <string>
+#include <thread>
 
 #include "engine/estimate/codec_budget.h"
 #include "engine/estimate/sample_level.h"
@@ -334,6 +335,21 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   exchange.cpu_seconds = ProcessCpuSeconds() - partition_cpu_start;
   // What the top-up below needs of this rank's state, which the reduction takes.
   const state::SamplingState sampling = state.sampling;
+  // And its codecs' speeds for the top-up's forecast, told by rank 0.
+  TopUpTelling telling;
+  telling.codec_seconds.assign(state.options.compressions.size(), 0);
+  telling.codec_bytes.assign(state.options.compressions.size(), 0);
+  for (const state::RowState& row : state.rows) {
+    for (size_t c = 0; c < telling.codec_seconds.size() && c < row.codec_seconds.size() &&
+                       c < row.codec_bytes.size();
+         ++c) {
+      telling.codec_seconds[c] += row.codec_seconds[c];
+      telling.codec_bytes[c] += row.codec_bytes[c];
+    }
+  }
+  telling.threads = std::min(resolved.threads,
+                             static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  if (rank == 0) telling.told = control.top_up_forecast;
   const bool complete = !state.partial;
   const bool written_keys = state.written_keys;
   ReduceStats stats;
@@ -382,7 +398,7 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
     pipeline::TopUpStats top_up;
     const std::vector<RowTopUp> topped =
         TopUpDistributed(tables, *skipped, sampling, complete, resolved, written_keys, fs, size,
-                         control.cancel, &top_up);
+                         control.cancel, telling, &top_up);
     if (rank == 0) {
       ApplyTopUp(topped, &state);
       // Interrupted during the top-up (mpirun passes the interrupt to every rank): the rows not

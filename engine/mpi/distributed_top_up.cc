@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "engine/estimate/codec_budget.h"
+#include "engine/estimate/sample_level.h"
 #include "engine/estimate/top_up.h"
 #include "engine/mpi/entry_wire.h"
 #include "engine/mpi/partition.h"
@@ -66,7 +67,7 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
                                        const state::SamplingState& sampling, bool complete,
                                        const ScanOptions& options, bool written_keys,
                                        io::FileSystem* fs, int size,
-                                       const std::atomic<bool>* cancel,
+                                       const std::atomic<bool>* cancel, const TopUpTelling& telling,
                                        pipeline::TopUpStats* stats) {
   std::vector<RowTopUp> out(tables.size());
   const size_t settings = options.compressions.size();
@@ -92,6 +93,18 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
     throttle = std::make_unique<pipeline::ReadThrottle>(options.max_read_bytes_per_second,
                                                         pipeline::ChunkBytes(options));
   }
+  // Every row's plan first, as one process plans them (the tables do not change until they are
+  // coded), so that the cost can be told before anything is read again: what each rank's owned
+  // entries ask for, summed (each entry has one owner).
+  struct RowPlan {
+    size_t r;
+    std::vector<int> to;
+    std::vector<pipeline::TopUpBlock> owned;
+    uint64_t unique_bytes;
+  };
+  std::vector<RowPlan> plans;
+  pipeline::TopUpPlanned told;
+  told.codec_bytes.assign(tables.size() * settings, 0);
   for (size_t r = 0; r < tables.size(); ++r) {
     const ddt::DedupTable& table = *tables[r];
     // Entries, unique bytes, and the reasons a process would not top the row up.
@@ -101,12 +114,51 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
     MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &against, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
     if (against || sums[0] > estimate::kTopUpMaxBlocks) continue;
-    const std::vector<int> to =
+    std::vector<int> to =
         pipeline::RowTopUpLevels(options, merged, planned, r, ddt::UniqueBlocks{sums[1], sums[2]});
     if (std::all_of(to.begin(), to.end(), [](int level) { return level < 0; })) continue;
+    std::vector<pipeline::TopUpBlock> owned = pipeline::WantedBlocks(table, to);
+    for (const pipeline::TopUpBlock& b : owned) {
+      told.blocks += 1;
+      told.bytes += b.lsize;
+      const int level = estimate::SampleLevel(b.key.lo);
+      for (size_t c = 0; c < settings; ++c) {
+        if (pipeline::TopUpCodes(to, c, level)) told.codec_bytes[r * settings + c] += b.lsize;
+      }
+    }
+    plans.push_back(RowPlan{r, std::move(to), std::move(owned), sums[2]});
+  }
+  // Alike on every rank: `plans` follows the sums, which every rank has.
+  if (!plans.empty()) {
+    uint64_t counts[2] = {told.blocks, told.bytes};
+    MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    told.blocks = counts[0];
+    told.bytes = counts[1];
+    MPI_Allreduce(MPI_IN_PLACE, told.codec_bytes.data(), static_cast<int>(told.codec_bytes.size()),
+                  MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    // The codecs' speeds over every rank's scan, and its threads over the ranks.
+    std::vector<double> seconds = telling.codec_seconds;
+    std::vector<uint64_t> bytes = telling.codec_bytes;
+    seconds.resize(settings, 0);
+    bytes.resize(settings, 0);
+    MPI_Allreduce(MPI_IN_PLACE, seconds.data(), static_cast<int>(settings), MPI_DOUBLE, MPI_SUM,
+                  MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, bytes.data(), static_cast<int>(settings), MPI_UINT64_T, MPI_SUM,
+                  MPI_COMM_WORLD);
+    int threads = std::max(1, telling.threads);
+    MPI_Allreduce(MPI_IN_PLACE, &threads, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (telling.told) {
+      telling.told(pipeline::ForecastTopUpOf(options, told, seconds, bytes,
+                                             estimate::RowBlockSizes(options), threads));
+    }
+  }
+  for (RowPlan& plan : plans) {
+    const size_t r = plan.r;
+    const ddt::DedupTable& table = *tables[r];
+    const std::vector<int>& to = plan.to;
+    const std::vector<pipeline::TopUpBlock>& owned = plan.owned;
 
     // This rank's entries to code, to every rank.
-    const std::vector<pipeline::TopUpBlock> owned = pipeline::WantedBlocks(table, to);
     std::string mine;
     for (const pipeline::TopUpBlock& b : owned) {
       PutWire<uint64_t>(&mine, b.key.lo);
@@ -196,7 +248,7 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
       ++stats->failed_rows;
     } else {
       out[r].to = to;
-      out[r].unique_bytes = sums[2];
+      out[r].unique_bytes = plan.unique_bytes;
       ++stats->rows;
     }
     // An interrupt on any rank: the rows after this one are not taken up, on every rank (as one

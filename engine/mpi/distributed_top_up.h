@@ -15,7 +15,9 @@
 //    the key's owner;
 //  - the row is topped up where every owner got the codes of all its entries to code and no read
 //    failed, on every rank (a file changed since: the row keeps its levels, as one process does).
-// Rank 0 then sets the levels in the merged state (ApplyTopUp), after the ranks' states meet.
+// The first two steps run for every row before any is read again, so that rank 0 can tell the
+// cost first (TopUpTelling), as one process does. Rank 0 then sets the levels in the merged
+// state (ApplyTopUp), after the ranks' states meet.
 //
 // Thread safety: collective, from every rank's main thread, after PartitionTables.
 
@@ -24,10 +26,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "engine/ddt/dedup_table.h"
 #include "engine/io/file_system.h"
+#include "engine/pipeline/scan.h"
 #include "engine/pipeline/top_up.h"
 #include "engine/state/scan_state.h"
 #include "zsim/scan_options.h"
@@ -47,6 +51,17 @@ struct RowTopUp {
   state::TopUpRecord record;
 };
 
+// What the top-up's forecast (pipeline::TopUpForecast) takes of this rank: its scan's codec CPU
+// seconds and bytes per setting (summed over the rows) and threads, summed over the ranks; and
+// where to tell it, once every row is planned and before anything is read again (rank 0's
+// ScanControl::top_up_forecast; null on the others, which still take part in the sums).
+struct TopUpTelling {
+  std::vector<double> codec_seconds;
+  std::vector<uint64_t> codec_bytes;
+  int threads = 1;
+  std::function<void(const pipeline::TopUpForecast&)> told;
+};
+
 // See the top of the file. `tables`: this rank's shards, one per row; `sampling`: this rank's
 // state's; `complete`: this rank's scan read everything (none is topped up unless every rank's
 // did); `written_keys`: its tables keep written keys (ScanState::written_keys); `cancel` (may be
@@ -57,7 +72,7 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
                                        const state::SamplingState& sampling, bool complete,
                                        const ScanOptions& options, bool written_keys,
                                        io::FileSystem* fs, int size,
-                                       const std::atomic<bool>* cancel,
+                                       const std::atomic<bool>* cancel, const TopUpTelling& telling,
                                        pipeline::TopUpStats* stats);
 
 // Sets the topped rows' levels (and the complete level, the lowest) and unique bytes in the

@@ -1966,34 +1966,18 @@ void Scan::MaybeReportProgress(bool force) {
 TopUpForecast Scan::ForecastTopUp(const TopUpPlanned& planned) const {
   const size_t settings = options_.compressions.size();
   // Each codec's CPU seconds per byte as the workers measured it, over every row.
-  std::vector<uint64_t> ns(settings, 0), bytes(settings, 0);
+  std::vector<double> seconds(settings, 0);
+  std::vector<uint64_t> bytes(settings, 0);
   for (const Worker& w : *workers_) {
     for (size_t i = 0; i < w.codec_ns.size() && i < w.codec_bytes.size(); ++i) {
-      ns[i % settings] += w.codec_ns[i];
+      seconds[i % settings] += double(w.codec_ns[i]) * 1e-9;
       bytes[i % settings] += w.codec_bytes[i];
     }
   }
-  TopUpForecast f;
-  f.blocks = planned.blocks;
-  f.bytes = planned.bytes;
-  std::vector<bool> row_taken(rows_.size(), false);
-  for (size_t i = 0; i < planned.codec_bytes.size(); ++i) {
-    if (planned.codec_bytes[i] == 0) continue;
-    const size_t c = i % settings;
-    row_taken[i / settings] = true;
-    const double nominal = estimate::NominalCodecBytesPerSecond(options_.compressions[c]);
-    const double per_byte = bytes[c] > 0  ? double(ns[c]) * 1e-9 / double(bytes[c])
-                            : nominal > 0 ? 1.0 / nominal
-                                          : 0.0;
-    f.codec_cpu_seconds += double(planned.codec_bytes[i]) * per_byte;
-  }
-  for (size_t r = 0; r < row_taken.size(); ++r) {
-    if (row_taken[r]) f.block_sizes.push_back(rows_[r].block_bytes);
-  }
-  f.rows = f.block_sizes.size();
-  f.volblocksize = options_.volblocksize.has_value();
-  f.seconds = f.codec_cpu_seconds / double(std::max(1, std::min(options_.threads, MachineCores())));
-  return f;
+  std::vector<uint64_t> block_sizes;
+  for (const state::RowState& row : rows_) block_sizes.push_back(row.block_bytes);
+  return ForecastTopUpOf(options_, planned, seconds, bytes, block_sizes,
+                         std::min(options_.threads, MachineCores()));
 }
 
 Scan::CodecWork Scan::CodecWorkOf(const Worker& w) const {
@@ -2502,6 +2486,36 @@ Result<ScanResult> RunScan(const ScanOptions& options, io::FileSystem* fs,
   Result<state::ScanState> state = ScanToState(options, fs, control);
   if (!state.ok()) return state.status();
   return finish::Finish(*state, finish::ReportOptionsOf(state->options));
+}
+
+TopUpForecast ForecastTopUpOf(const ScanOptions& options, const TopUpPlanned& planned,
+                              const std::vector<double>& codec_seconds,
+                              const std::vector<uint64_t>& codec_bytes,
+                              const std::vector<uint64_t>& row_block_sizes, int threads) {
+  const size_t settings = options.compressions.size();
+  TopUpForecast f;
+  f.blocks = planned.blocks;
+  f.bytes = planned.bytes;
+  if (settings == 0) return f;
+  std::vector<bool> row_taken(row_block_sizes.size(), false);
+  for (size_t i = 0; i < planned.codec_bytes.size(); ++i) {
+    if (planned.codec_bytes[i] == 0) continue;
+    const size_t c = i % settings;
+    if (i / settings < row_taken.size()) row_taken[i / settings] = true;
+    const double nominal = estimate::NominalCodecBytesPerSecond(options.compressions[c]);
+    const bool measured = c < codec_bytes.size() && c < codec_seconds.size() && codec_bytes[c] > 0;
+    const double per_byte = measured      ? codec_seconds[c] / double(codec_bytes[c])
+                            : nominal > 0 ? 1.0 / nominal
+                                          : 0.0;
+    f.codec_cpu_seconds += double(planned.codec_bytes[i]) * per_byte;
+  }
+  for (size_t r = 0; r < row_taken.size(); ++r) {
+    if (row_taken[r]) f.block_sizes.push_back(row_block_sizes[r]);
+  }
+  f.rows = f.block_sizes.size();
+  f.volblocksize = options.volblocksize.has_value();
+  f.seconds = f.codec_cpu_seconds / double(std::max(1, threads));
+  return f;
 }
 
 }  // namespace zsim::pipeline

@@ -73,6 +73,15 @@ struct TopUpForecast {
   double seconds = 0;  // wall, on the scan's threads
 };
 
+// The forecast of a top-up of `planned` (per (row, setting) codec bytes, row-major): each
+// setting's codec at its measured CPU seconds per byte (`codec_seconds` over `codec_bytes`, per
+// setting), or its nominal speed where it coded nothing, over `threads` threads; `row_block_sizes`
+// the rows' block sizes. One process's scan and a distributed scan's (engine/mpi) both tell it.
+TopUpForecast ForecastTopUpOf(const ScanOptions& options, const TopUpPlanned& planned,
+                              const std::vector<double>& codec_seconds,
+                              const std::vector<uint64_t>& codec_bytes,
+                              const std::vector<uint64_t>& row_block_sizes, int threads);
+
 struct ScanControl {
   // When set to true the scan stops feeding the pipeline, drains, and returns a partial result
   // (ScanResult::partial). If the pipeline has not drained 0.4 s after the flag was seen (a read
