@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 #include <mpi.h>
+#include <tbb/info.h>
 #include <time.h>
 
 #include <algorithm>
@@ -12,7 +13,6 @@
 #include <iterator>
 #include <limits>
 #include <string>
-#include <thread>
 
 #include "engine/estimate/codec_budget.h"
 #include "engine/estimate/sample_level.h"
@@ -178,9 +178,26 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   MPI_Bcast(shared, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   resolved.ram_bytes = shared[0];
   resolved.max_memory_bytes = shared[1];
+  // The threads this rank codes on (mpirun binds a rank to its share of the cores, which TBB
+  // follows), and the ranks' together: the scan's forecasts are of the whole, on all of them.
+  const int rank_threads =
+      std::max(1, std::min(resolved.threads, tbb::info::default_concurrency()));
+  int all_threads = rank_threads;
+  MPI_Allreduce(MPI_IN_PLACE, &all_threads, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 
   pipeline::ScanControl local = control;
-  if (rank != 0) local.progress = nullptr;
+  // Rank 0 speaks for the scan: the others' progress lines and cost warnings would repeat it.
+  if (rank != 0) {
+    local.progress = nullptr;
+    local.forecast = nullptr;
+    local.top_up_forecast = nullptr;
+  } else if (control.forecast) {
+    // Rank 0 sized the whole tree, as every rank did; the ranks share its work.
+    local.forecast = [all_threads, told = control.forecast](pipeline::CostForecast f) {
+      f.threads = all_threads;
+      told(f);
+    };
+  }
   // A save's file records and linked files (and the pieces of files, for theirs) keep their
   // blocks' keys: the entries they name move to other ranks.
   local.record_keys = control.record_files;
@@ -347,8 +364,7 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
       telling.codec_bytes[c] += row.codec_bytes[c];
     }
   }
-  telling.threads = std::min(resolved.threads,
-                             static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  telling.threads = rank_threads;
   if (rank == 0) telling.told = control.top_up_forecast;
   const bool complete = !state.partial;
   const bool written_keys = state.written_keys;

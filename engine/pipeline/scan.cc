@@ -2,6 +2,7 @@
 
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
+#include <tbb/info.h>
 #include <tbb/parallel_pipeline.h>
 #include <tbb/task_arena.h>
 #include <unistd.h>
@@ -61,8 +62,10 @@
 namespace zsim::pipeline {
 namespace {
 
-// The cores the scan may use: its default thread count.
-int MachineCores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+// The cores the scan may use: its default thread count. Those of the process's CPU affinity (as
+// TBB counts them), not the machine's: a rank mpirun binds to one core of two asked TBB for a
+// second thread it would not give, and printed a "TBB Warning" per rank.
+int MachineCores() { return std::max(1, tbb::info::default_concurrency()); }
 
 // Chunk of a file handed to one worker. 8 MiB: large enough that a read is one big request and
 // per-chunk costs (open, fstat, SEEK_DATA) vanish, small enough that threads x chunk stays modest.

@@ -84,7 +84,9 @@ ENV.pop("ZSIM_MPI_STATS", None)
 # Small batches, so that a tree of a few MB is spread over all ranks.
 SMALL_BATCHES = {"ZSIM_MPI_BATCH_BYTES": "262144", "ZSIM_MPI_STATS": "1"}
 
-RUN_DEPENDENT = {"seconds", "compress_bytes_per_second", "timing", "memory"}
+# `threads`: the default is the cores of the process's CPU affinity, and mpirun binds a rank to
+# its share of them (one of two, here), where one process has both.
+RUN_DEPENDENT = {"seconds", "compress_bytes_per_second", "timing", "memory", "threads"}
 SPEED = re.compile(r"\d+(\.\d+)? [KMGT]?B/s")
 DURATION = re.compile(r"\b\d+(\.\d+)? (s|ms|min|h)\b")
 # The text report's line of codec CPU seconds per GB (measured, so run-dependent), with the
@@ -214,6 +216,12 @@ def compare(label, args, ranks=(1, 2, 3, 4), spread=True, sampled=False, pieces=
             check(False, f"{label} n={n}: stdout is not one JSON report ({e}): {got.stdout[:300]}")
             continue
         reports[n] = normalized(report)
+        # Rank 0 speaks for the scan: a warning said once whatever N, and none from TBB (a rank
+        # bound to fewer cores than the machine has asked it for threads it would not give).
+        for said in ("zsim: the codecs asked for", "few unique blocks; the sampled codecs"):
+            lines = [line for line in got.stderr.splitlines() if said in line]
+            check(len(lines) <= 1, f"{label} n={n}: said {len(lines)} times: {lines}")
+        check("TBB Warning" not in got.stderr, f"{label} n={n}: {got.stderr}")
         d = first_difference(want, normalized(report))
         check(d is None, f"{label} n={n}: differs from one process at {d}")
         if ship_bytes and n > 1:
@@ -350,6 +358,10 @@ def case_codecs():
     t = tiny()
     compare("codecs", ["--recordsize", "4K,128K,1M", "--compression", "off,lz4,gzip-6,zstd-3", t])
     compare("volblocksize", ["--volblocksize", "16K", "--compression", "lz4,zle", t])
+    # A long list: the codecs' cost is said once, by rank 0, as one process says it (compare
+    # checks that), and the budget's levels (the constant cap, the top-up's cap of ten default
+    # scans) are one process's.
+    compare("codecs_all", ["--recordsize", "16K,128K", "--compression", "all", t], ranks=(2,))
     # sha256: the DDT is laid out on the keys, which the ranks hold in parts; with lz4 and
     # gzip the keys of the bytes a compressed block writes travel with the entries (and the
     # census codes them for the heavy blocks a sampled codec skipped); zstd keeps the model.
@@ -623,7 +635,7 @@ def case_text_html():
         # The embedded JSON carries the timings: compare the page without numbers per second.
         norm = lambda s: re.sub(r'"(seconds|compress_bytes_per_second|codec_seconds|codec_bytes|'
                                 r'ddt_table_bytes|ddt_table_entries|distinct_sketch_bytes|file_state_bytes|'
-                                r'cpu_seconds_per_gb)":'
+                                r'cpu_seconds_per_gb|threads)":'
                                 r'\s*[0-9.e+-]+', "", strip(s))
         check(norm(a) == norm(b), f"html n={n}: differs from one process")
         print(f"ok text_html n={n}", flush=True)
