@@ -194,7 +194,8 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   scan->add_option("--max-rate", max_rate,
                    "read at most SIZE per second, all threads together, e.g. 200M/s")
       ->type_name("SIZE/s");
-  scan->add_option("--threads", threads_text, "worker threads, 1 to 1024 (default 0: one per core)")
+  scan->add_option("--threads", threads_text,
+                   "worker threads, 1 to 1024 (default 0: one per core the process may run on)")
       ->type_name("N");
   scan->add_flag("--json", cmd.json, "print the JSON report on stdout");
   scan->add_flag("--wide", cmd.wide,

@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 #include <mpi.h>
+#include <sched.h>
 #include <tbb/info.h>
 #include <time.h>
 
@@ -160,6 +161,30 @@ Status CheckOverridesAlike(int rank) {
                                  kNames[which] + ")");
 }
 
+// The threads every rank's scan codes on, the cores of each host counted once: per host, the
+// ranks' threads (each at most the cores of its CPU affinity, as TBB counts them) but at most the
+// cores of their affinities' union. mpirun binds a rank to one core where it starts 2 or fewer
+// per host, to a socket beyond that, and not at all when oversubscribed: ranks that share cores
+// are not each given all of them (4 unbound ranks on 2 cores: 2 threads, not 8). Collective.
+int ThreadsOfAllRanks(int threads) {
+  const int mine = std::max(1, std::min(threads, tbb::info::default_concurrency()));
+  MPI_Comm host;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+  cpu_set_t cores;
+  CPU_ZERO(&cores);
+  if (sched_getaffinity(0, sizeof(cores), &cores) != 0) CPU_ZERO(&cores);
+  MPI_Allreduce(MPI_IN_PLACE, &cores, static_cast<int>(sizeof(cores)), MPI_BYTE, MPI_BOR, host);
+  int on_host = mine;
+  MPI_Allreduce(MPI_IN_PLACE, &on_host, 1, MPI_INT, MPI_SUM, host);
+  int host_rank = 0;
+  MPI_Comm_rank(host, &host_rank);
+  MPI_Comm_free(&host);
+  const int host_cores = CPU_COUNT(&cores);
+  int all = host_rank == 0 ? (host_cores > 0 ? std::min(on_host, host_cores) : on_host) : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  return std::max(1, all);
+}
+
 }  // namespace
 
 Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& options,
@@ -178,12 +203,8 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   MPI_Bcast(shared, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   resolved.ram_bytes = shared[0];
   resolved.max_memory_bytes = shared[1];
-  // The threads this rank codes on (mpirun binds a rank to its share of the cores, which TBB
-  // follows), and the ranks' together: the scan's forecasts are of the whole, on all of them.
-  const int rank_threads =
-      std::max(1, std::min(resolved.threads, tbb::info::default_concurrency()));
-  int all_threads = rank_threads;
-  MPI_Allreduce(MPI_IN_PLACE, &all_threads, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  // The threads the ranks code on together: the scan's forecasts are of the whole.
+  const int all_threads = ThreadsOfAllRanks(resolved.threads);
 
   pipeline::ScanControl local = control;
   // Rank 0 speaks for the scan: the others' progress lines and cost warnings would repeat it.
@@ -364,7 +385,7 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
       telling.codec_bytes[c] += row.codec_bytes[c];
     }
   }
-  telling.threads = rank_threads;
+  telling.threads = all_threads;
   if (rank == 0) telling.told = control.top_up_forecast;
   const bool complete = !state.partial;
   const bool written_keys = state.written_keys;

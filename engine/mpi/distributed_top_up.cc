@@ -128,6 +128,11 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
     }
     plans.push_back(RowPlan{r, std::move(to), std::move(owned), sums[2]});
   }
+  // An interrupt on any rank before anything is read again: nothing read, nor told (as one
+  // process), the rows left on every rank.
+  int interrupted = cancel && cancel->load();
+  MPI_Allreduce(MPI_IN_PLACE, &interrupted, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+  if (interrupted) return out;
   // Alike on every rank: `plans` follows the sums, which every rank has.
   if (!plans.empty()) {
     uint64_t counts[2] = {told.blocks, told.bytes};
@@ -136,7 +141,7 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
     told.bytes = counts[1];
     MPI_Allreduce(MPI_IN_PLACE, told.codec_bytes.data(), static_cast<int>(told.codec_bytes.size()),
                   MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    // The codecs' speeds over every rank's scan, and its threads over the ranks.
+    // The codecs' speeds over every rank's scan.
     std::vector<double> seconds = telling.codec_seconds;
     std::vector<uint64_t> bytes = telling.codec_bytes;
     seconds.resize(settings, 0);
@@ -145,11 +150,10 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
                   MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, bytes.data(), static_cast<int>(settings), MPI_UINT64_T, MPI_SUM,
                   MPI_COMM_WORLD);
-    int threads = std::max(1, telling.threads);
-    MPI_Allreduce(MPI_IN_PLACE, &threads, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (telling.told) {
       telling.told(pipeline::ForecastTopUpOf(options, told, seconds, bytes,
-                                             estimate::RowBlockSizes(options), threads));
+                                             estimate::RowBlockSizes(options),
+                                             std::max(1, telling.threads)));
     }
   }
   for (RowPlan& plan : plans) {

@@ -52,9 +52,10 @@ struct RowTopUp {
 };
 
 // What the top-up's forecast (pipeline::TopUpForecast) takes of this rank: its scan's codec CPU
-// seconds and bytes per setting (summed over the rows) and threads, summed over the ranks; and
-// where to tell it, once every row is planned and before anything is read again (rank 0's
-// ScanControl::top_up_forecast; null on the others, which still take part in the sums).
+// seconds and bytes per setting (summed over the rows), which are summed over the ranks; every
+// rank's threads together (the same on every rank); and where to tell it, once every row is
+// planned and before anything is read again (rank 0's ScanControl::top_up_forecast; null on
+// the others, which still take part in the sums).
 struct TopUpTelling {
   std::vector<double> codec_seconds;
   std::vector<uint64_t> codec_bytes;

@@ -70,7 +70,7 @@ struct TopUpForecast {
   uint64_t blocks = 0;                // blocks read again
   uint64_t bytes = 0;
   double codec_cpu_seconds = 0;
-  double seconds = 0;  // wall, on the scan's threads
+  double seconds = 0;  // wall, on the scan's threads (a distributed scan's: every rank's)
 };
 
 // The forecast of a top-up of `planned` (per (row, setting) codec bytes, row-major): each

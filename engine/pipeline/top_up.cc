@@ -2,6 +2,7 @@
 
 #include <tbb/blocked_range.h>
 #include <tbb/enumerable_thread_specific.h>
+#include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
@@ -206,6 +207,10 @@ bool RecodeBlocks(const ScanOptions& options, io::FileSystem* fs,
   // --compression all: its top-up took 5.05 s, 3 of them on one core; 2.0 s with one block, or
   // part of one, per task). The halves the partitioner splits keep each thread's blocks in file
   // order, as before.
+  // --threads may ask for more threads than the process's cores (slow or remote storage), as the
+  // scan's pipeline does.
+  tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
+                                  static_cast<size_t>(std::max(1, options.threads)));
   tbb::task_arena arena(std::max(1, options.threads));
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<size_t>(0, tasks.size(), 1), recode,

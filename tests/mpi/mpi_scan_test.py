@@ -221,6 +221,11 @@ def compare(label, args, ranks=(1, 2, 3, 4), spread=True, sampled=False, pieces=
         for said in ("zsim: the codecs asked for", "few unique blocks; the sampled codecs"):
             lines = [line for line in got.stderr.splitlines() if said in line]
             check(len(lines) <= 1, f"{label} n={n}: said {len(lines)} times: {lines}")
+        # --threads N is each rank's.
+        if "--threads" in args:
+            want_threads = int(args[args.index("--threads") + 1])
+            check(report["settings"]["threads"] == want_threads,
+                  f"{label} n={n}: threads {report['settings']['threads']}, not {want_threads}")
         check("TBB Warning" not in got.stderr, f"{label} n={n}: {got.stderr}")
         d = first_difference(want, normalized(report))
         check(d is None, f"{label} n={n}: differs from one process at {d}")
