@@ -34,7 +34,7 @@ struct Local {
   BlockRecoder recoder;
   std::vector<bool> code;
   std::vector<uint64_t> ns, bytes;  // per setting
-  std::vector<uint32_t> part;       // SettingParts of the block at hand
+  std::vector<uint32_t> part;       // SettingSplit::Parts of the block at hand
   uint64_t reread = 0, reread_bytes = 0;
 };
 
@@ -92,32 +92,36 @@ size_t PlaceBlocks(const std::vector<SkippedBlock>& listed, std::vector<TopUpBlo
   return placed;
 }
 
-uint32_t SettingParts(const ScanOptions& options, const std::vector<int>& to, int level,
-                      uint64_t lsize, std::vector<uint32_t>* part_out) {
-  const size_t settings = options.compressions.size();
+SettingSplit::SettingSplit(const ScanOptions& options) {
+  for (const Compression& c : options.compressions) {
+    const double speed = estimate::NominalCodecBytesPerSecond(c);
+    per_byte_.push_back(speed > 0 ? 1.0 / speed : 0);
+    by_cost_.push_back(by_cost_.size());
+  }
+  std::stable_sort(by_cost_.begin(), by_cost_.end(),
+                   [&](size_t a, size_t b) { return per_byte_[a] > per_byte_[b]; });
+}
+
+uint32_t SettingSplit::Parts(const std::vector<int>& to, int level, uint64_t lsize,
+                             std::vector<uint32_t>* part_out) const {
   std::vector<uint32_t>& part = *part_out;
-  part.assign(settings, 0);
-  std::vector<double> per_byte(settings, 0);
-  std::vector<size_t> by_cost;  // the settings coded
+  part.assign(per_byte_.size(), 0);
   double seconds = 0;
-  for (size_t c = 0; c < settings; ++c) {
-    const double speed = estimate::NominalCodecBytesPerSecond(options.compressions[c]);
-    per_byte[c] = speed > 0 ? 1.0 / speed : 0;
+  size_t coded = 0;
+  for (size_t c = 0; c < per_byte_.size(); ++c) {
     if (!TopUpCodes(to, c, level)) continue;
-    by_cost.push_back(c);
-    seconds += per_byte[c] * double(lsize);
+    ++coded;
+    seconds += per_byte_[c] * double(lsize);
   }
   const uint32_t parts =
-      uint32_t(std::clamp(seconds / kTaskSeconds, 1.0, std::max(1.0, double(by_cost.size()))));
+      uint32_t(std::clamp(std::ceil(seconds / kTaskSeconds), 1.0, std::max(1.0, double(coded))));
   if (parts == 1) return 1;
-  // The costliest settings first, each to the part that costs least so far.
-  std::stable_sort(by_cost.begin(), by_cost.end(),
-                   [&](size_t a, size_t b) { return per_byte[a] > per_byte[b]; });
-  std::vector<double> load(parts, 0);
-  for (size_t c : by_cost) {
+  std::vector<double> load(parts, 0);  // a costly block's only: a few per row
+  for (size_t c : by_cost_) {
+    if (!TopUpCodes(to, c, level)) continue;
     const uint32_t least = uint32_t(std::min_element(load.begin(), load.end()) - load.begin());
     part[c] = least;
-    load[least] += per_byte[c];
+    load[least] += per_byte_[c];
   }
   return parts;
 }
@@ -141,13 +145,14 @@ bool RecodeBlocks(const ScanOptions& options, io::FileSystem* fs,
     return std::pair(blocks[a].item, blocks[a].offset) <
            std::pair(blocks[b].item, blocks[b].offset);
   });
-  // A task: a block, and the part of its settings it codes (SettingParts, computed again by the
+  // A task: a block, and the part of its settings it codes (SettingSplit, computed again by the
   // task: it depends on the block's level and size only).
   struct Task {
     size_t block;
     uint32_t part;
   };
   std::vector<Task> tasks;
+  const SettingSplit split(options);
   // Per block: whether a part of it has started (the first to start takes the read throttle's
   // bytes: the later parts' reads come from the page cache), and the parts still to finish (the
   // last one counts the block read again), in whatever order the threads take them.
@@ -157,8 +162,7 @@ bool RecodeBlocks(const ScanOptions& options, io::FileSystem* fs,
     std::vector<uint32_t> part;
     for (size_t k = 0; k < order.size(); ++k) {
       const TopUpBlock& b = blocks[order[k]];
-      const uint32_t parts =
-          SettingParts(options, to, estimate::SampleLevel(b.key.lo), b.lsize, &part);
+      const uint32_t parts = split.Parts(to, estimate::SampleLevel(b.key.lo), b.lsize, &part);
       started[k].store(false, std::memory_order_relaxed);
       unfinished[k].store(parts, std::memory_order_relaxed);
       for (uint32_t p = 0; p < parts; ++p) tasks.push_back(Task{k, p});
@@ -186,7 +190,7 @@ bool RecodeBlocks(const ScanOptions& options, io::FileSystem* fs,
         control.throttle->Acquire(b.lsize, control.cancel);
       }
       const int level = estimate::SampleLevel(b.key.lo);
-      SettingParts(options, to, level, b.lsize, &l.part);
+      split.Parts(to, level, b.lsize, &l.part);
       for (size_t c = 0; c < settings; ++c) {
         l.code[c] = TopUpCodes(to, c, level) && l.part[c] == task.part;
       }

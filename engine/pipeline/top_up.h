@@ -70,12 +70,23 @@ size_t PlaceBlocks(const std::vector<SkippedBlock>& listed, std::vector<TopUpBlo
 // --compression all: its top-up took 5.05 s, 3 of them on one core; 2.0 s split).
 inline constexpr double kTaskSeconds = 0.05;
 
-// The parts of a block of `lsize` bytes at `level`, whose settings c are coded where
-// TopUpCodes(to, c, level): sets `part` per setting (0 for the others) and returns how many
-// (1: the block is one task). The costliest settings go first, each to the part that costs least
-// so far; at most one part per setting.
-uint32_t SettingParts(const ScanOptions& options, const std::vector<int>& to, int level,
-                      uint64_t lsize, std::vector<uint32_t>* part);
+// How a block's settings are split into tasks: the settings' nominal costs, taken once per
+// top-up, not once per block.
+class SettingSplit {
+ public:
+  explicit SettingSplit(const ScanOptions& options);
+
+  // The parts of a block of `lsize` bytes at `level`, whose settings c are coded where
+  // TopUpCodes(to, c, level): sets `part` per setting (0 for the others) and returns how many
+  // (1: the block is one task). The costliest settings go first, each to the part that costs
+  // least so far; at most one part per setting coded.
+  uint32_t Parts(const std::vector<int>& to, int level, uint64_t lsize,
+                 std::vector<uint32_t>* part) const;
+
+ private:
+  std::vector<double> per_byte_;  // nominal CPU seconds per byte, per setting
+  std::vector<size_t> by_cost_;   // the settings, costliest first
+};
 
 // What RecodeBlocks did.
 struct TopUpStats {

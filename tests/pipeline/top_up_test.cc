@@ -241,11 +241,12 @@ TEST(TopUpTest, ACostlyBlockCodedInPartsGetsTheCodesOfOneCoding) {
   std::vector<uint32_t> part;
   const ScanOptions costly =
       Options({{CompressionAlgorithm::kZstd, 19}, {CompressionAlgorithm::kGzip, 9}}, 1024 * 1024);
-  EXPECT_EQ(SettingParts(costly, {0, 0}, 0, 1024 * 1024, &part), 2u);
+  EXPECT_EQ(SettingSplit(costly).Parts({0, 0}, 0, 1024 * 1024, &part), 2u);
   EXPECT_EQ(part, (std::vector<uint32_t>{0, 1}));
-  EXPECT_EQ(SettingParts(costly, {0, -1}, 0, 1024 * 1024, &part), 1u);  // one setting: one part
-  EXPECT_EQ(SettingParts(costly, {3, 0}, 2, 1024 * 1024, &part), 1u);   // zstd-19 not coded
-  EXPECT_EQ(SettingParts(Options(), {0, 0}, 0, kBlock, &part), 1u);     // lzjb, zle: cheap
+  EXPECT_EQ(SettingSplit(costly).Parts({0, -1}, 0, 1024 * 1024, &part),
+            1u);  // one setting: one part
+  EXPECT_EQ(SettingSplit(costly).Parts({3, 0}, 2, 1024 * 1024, &part), 1u);  // zstd-19 not coded
+  EXPECT_EQ(SettingSplit(Options()).Parts({0, 0}, 0, kBlock, &part), 1u);    // lzjb, zle: cheap
   EXPECT_EQ(part, (std::vector<uint32_t>{0, 0}));
   ExpectCodedWhole(state::CodeKind::kEarlyAbort,
                    {{CompressionAlgorithm::kZstd, 19}, {CompressionAlgorithm::kGzip, 9}},
