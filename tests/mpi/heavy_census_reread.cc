@@ -23,17 +23,11 @@
 #include "engine/mpi/heavy_census.h"
 #include "engine/pipeline/block_code.h"
 #include "engine/pipeline/scan.h"
+#include "tests/mpi/mpirun_check.h"
 
 namespace {
 
-int failures = 0;
-
-void Check(bool ok, const std::string& what) {
-  if (!ok) {
-    std::fprintf(stderr, "FAIL: %s\n", what.c_str());
-    ++failures;
-  }
-}
+using zsim::testing::Check;
 
 std::vector<uint8_t> Block(int rank, int i, uint8_t fill) {
   std::vector<uint8_t> b(4096, fill);
@@ -51,10 +45,8 @@ void Write(const std::string& path, const std::vector<std::vector<uint8_t>>& blo
 
 int main(int argc, char** argv) {
   using namespace zsim;
-  int provided = 0, rank = 0, size = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int rank = 0, size = 0;
+  zsim::testing::StartRanks(&argc, &argv, &rank, &size);
   {
     ScanOptions options;
     options.paths = {"/"};
@@ -133,10 +125,6 @@ int main(int argc, char** argv) {
               errors[0].error.find("changed") != std::string::npos,
           "the changed file is not this rank's one error");
     std::remove(path.c_str());
-    std::fprintf(stderr, "rank %d: %d failure(s)\n", rank, failures);
   }
-  int all = 0;
-  MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return all == 0 ? 0 : 1;
+  return zsim::testing::FinishRanks(rank);
 }

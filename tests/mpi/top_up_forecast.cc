@@ -29,17 +29,11 @@
 #include "engine/pipeline/scan.h"
 #include "engine/pipeline/skipped_blocks.h"
 #include "engine/state/scan_state.h"
+#include "tests/mpi/mpirun_check.h"
 
 namespace {
 
-int failures = 0;
-
-void Check(bool ok, const std::string& what) {
-  if (!ok) {
-    std::fprintf(stderr, "FAIL: %s\n", what.c_str());
-    ++failures;
-  }
-}
+using zsim::testing::Check;
 
 constexpr int kBlocks = 20;
 constexpr uint64_t kBlock = 4096;
@@ -78,10 +72,8 @@ class CountingFs : public zsim::io::FileSystem {
 
 int main(int argc, char** argv) {
   using namespace zsim;
-  int provided = 0, rank = 0, size = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int rank = 0, size = 0;
+  zsim::testing::StartRanks(&argc, &argv, &rank, &size);
   {
     ScanOptions options;
     options.paths = {"/"};
@@ -174,10 +166,6 @@ int main(int argc, char** argv) {
       Check(told == 0, "a rank but 0 was told");
     }
     std::remove(path.c_str());
-    std::fprintf(stderr, "rank %d: %d failure(s)\n", rank, failures);
   }
-  int all = 0;
-  MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return all == 0 ? 0 : 1;
+  return zsim::testing::FinishRanks(rank);
 }
