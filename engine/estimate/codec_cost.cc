@@ -27,4 +27,14 @@ double NominalCodecBytesPerSecond(const Compression& c) {
   return 100 * M;
 }
 
+double NominalSecondsPerByte(const std::vector<Compression>& settings,
+                             const std::vector<bool>& which) {
+  double seconds = 0;
+  for (size_t c = 0; c < settings.size() && c < which.size(); ++c) {
+    const double speed = NominalCodecBytesPerSecond(settings[c]);
+    if (which[c] && speed > 0) seconds += 1 / speed;
+  }
+  return seconds;
+}
+
 }  // namespace zsim::estimate

@@ -13,6 +13,8 @@
 #ifndef ZSIM_ENGINE_ESTIMATE_CODEC_COST_H_
 #define ZSIM_ENGINE_ESTIMATE_CODEC_COST_H_
 
+#include <vector>
+
 #include "zsim/scan_options.h"
 
 namespace zsim::estimate {
@@ -23,6 +25,11 @@ inline constexpr double kReadBytesPerSecond = 3.5e9;
 
 // One core's nominal speed of a setting's codec, bytes per second (0 for off: no codec).
 double NominalCodecBytesPerSecond(const Compression& c);
+
+// The nominal CPU seconds one byte costs through the codecs of the settings `which` marks (each
+// codec once): the sum of 1 / NominalCodecBytesPerSecond. 0 where none is marked.
+double NominalSecondsPerByte(const std::vector<Compression>& settings,
+                             const std::vector<bool>& which);
 
 }  // namespace zsim::estimate
 

@@ -8,11 +8,22 @@
 // then keep the census at 8 of their own references and no filter, and after the exchange the
 // owners code the heavy keys still without codes by reading one of their blocks again
 // (heavy_census.h).
+//
+// The same after-the-exchange census from N = 2 on where the sampled codecs are costly
+// (CensusCodecsCostly): the count at ceil(8/N) runs every sampled codec on each key a rank meets
+// ceil(8/N) times, and on every key it meets again after shipping it, heavy in all or not. With
+// `--compression all` at N = 2 on the file-server sample that doubled the codecs' CPU time (29.7
+// CPU s against one process's 15.1; bench/results/2026-12-06-s50-census), where the count at 8
+// and the reread code what one process codes (15.8 s) and read no block again. The reread costs
+// 8 bytes of origin per entry (heavy_census.h), which the default codecs' waste does not repay
+// (about a tenth of their CPU time at N = 2: the VM-store sample at 16K, 2.0 against 1.8 s).
 
 #ifndef ZSIM_ENGINE_MPI_CENSUS_H_
 #define ZSIM_ENGINE_MPI_CENSUS_H_
 
 #include <cstdint>
+
+#include "zsim/scan_options.h"
 
 namespace zsim::mpi {
 
@@ -22,10 +33,21 @@ struct CensusPlan {
   bool reread = false;     // the owners code what is left after the exchange (heavy_census.h)
 };
 
-// The census for `ranks` ranks (>= 1). `override_at` (ZSIM_MPI_CENSUS_AT, tests): when >= 2, the
-// census at that many own references (at most ddt::kHeavyRefcount) and nothing after the
-// exchange, the census before its fixes; 0 or 1: none. Pure.
-CensusPlan PlanCensus(int ranks, unsigned long override_at);
+// The census for `ranks` ranks (>= 1). `costly_codecs` (CensusCodecsCostly): from 2 ranks on, 8
+// own references and the reread, as from 8 ranks on. `override_at` (ZSIM_MPI_CENSUS_AT, tests):
+// when >= 2, the census at that many own references (at most ddt::kHeavyRefcount) and nothing
+// after the exchange, the census before its fixes; 0 or 1: none. Pure.
+CensusPlan PlanCensus(int ranks, unsigned long override_at, bool costly_codecs);
+
+// Sampled codecs at least this many times as costly per byte as the default list's (nominal
+// speeds, estimate/codec_cost.h) take the reread from 2 ranks on. The default list is 1; `gzip-9`
+// alone 2.1, `zstd-19` alone 5.3, `--compression all` 42.
+inline constexpr double kCensusRereadCostFactor = 2;
+
+// Whether the sampled codecs of `options` (resolved: the list given, not empty) cost
+// kCensusRereadCostFactor times the default list's sampled codecs per byte (DefaultCompressions of
+// 2.4, whatever the profile), or more. A function of the options: every rank decides alike. Pure.
+bool CensusCodecsCostly(const ScanOptions& options);
 
 }  // namespace zsim::mpi
 

@@ -256,8 +256,9 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
     // levels, not --sample's occurrence sample.
     const bool census_runs = estimate::CensusRuns(resolved);
     // ZSIM_MPI_CENSUS_AT=8: the census as before the filter of shipped keys (a test shows the
-    // gap).
-    const CensusPlan census = PlanCensus(size, EnvCount("ZSIM_MPI_CENSUS_AT"));
+    // gap). Costly codecs: the reread from 2 ranks on (census.h).
+    const CensusPlan census =
+        PlanCensus(size, EnvCount("ZSIM_MPI_CENSUS_AT"), CensusCodecsCostly(resolved));
     const bool own_census = census_runs && census.own_count;
     if (census_runs && census.reread) {
       origins = std::make_shared<BlockOrigins>(rank);

@@ -47,6 +47,10 @@ owns some and none more than 1.5 x its 1/N share.
                 and with the census of 8 own references alone (ZSIM_MPI_CENSUS_AT=8, before the
                 fix) the report must differ, so the case tests the fix; the ranks' stats must
                 show blocks read again
+  census_costly at N = 2 and 3 with a costly sampled codec (zstd-19) on census_spread's tree: the
+                reread from 2 ranks on (engine/mpi/census.h): identical; at N = 2 blocks are read
+                again, and zstd-19 codes fewer bytes than under the count at ceil(8/N); a cheap
+                list (zstd-3) reads nothing again
   roots         repeated and nested roots, a hard link: each file counted once
   samples       every other sample built under SAMPLES_DATA (skipped when none is)
   text_html     text and HTML reports: the same as one process's, written by rank 0 alone
@@ -602,6 +606,42 @@ def case_census_spread():
     print(f"census_spread_unfixed n=8: differs from one process at {d}", flush=True)
     check(d is not None, "census_spread_unfixed: the census at 8 own references gives one "
                          "process's report: the case does not test the fix")
+
+
+def codec_bytes(report, compression):
+    return sum(r["timing"]["codec_bytes"] for r in report["results"]
+               if r["compression"] == compression)
+
+
+def case_census_costly():
+    # Costly sampled codecs (engine/mpi/census.h CensusCodecsCostly: zstd-19) from N = 2 on: the
+    # ranks count 8 of their own references and the owners have the heavy keys left without codes
+    # read again, as from N = 8 on. The report is one process's; at N = 2 blocks are read again;
+    # and zstd-19 codes fewer bytes than under the count at ceil(8/N) (ZSIM_MPI_CENSUS_AT=4, the
+    # path before), which also codes set d (7 references, not heavy) where a rank meets 4 of them
+    # and every key met again after its entry was shipped. A cheap list (census_args: zstd-3)
+    # keeps that count: nothing is read again.
+    t = census_spread_tree()
+    costly = ["--recordsize", "1K", "--ashift", "9", "--compression", "lz4,zstd-19", "--threads",
+              "1", t]
+    env = dict(CENSUS_BATCHES, ZSIM_MPI_SHIP_BYTES="3000")
+    compare("census_costly", costly, ranks=(2, 3), env_extra=env)
+    runs = {}
+    for label, args, extra in (("costly", costly, {}),
+                               ("costly_count_at_4", costly, {"ZSIM_MPI_CENSUS_AT": "4"}),
+                               ("cheap", census_args(t), {})):
+        got = mpirun(2, ["scan", "--json", "--no-progress"] + args,
+                     dict(SMALL_BATCHES, **env, **extra))
+        check(got.returncode == 0, f"census_costly {label}: exit {got.returncode}: {got.stderr}")
+        runs[label] = (sum(rank_stats(got.stderr, "census_reread")), json.loads(got.stdout))
+    for label, (reread, report) in runs.items():
+        print(f"census_costly {label} n=2: {reread} blocks read again, zstd-19 coded "
+              f"{codec_bytes(report, 'zstd-19')} bytes", flush=True)
+    check(runs["costly"][0] > 0, "census_costly: at N = 2 no block was read again")
+    check(runs["cheap"][0] == 0, "census_costly: the cheap list read blocks again")
+    check(codec_bytes(runs["costly"][1], "zstd-19") <
+          codec_bytes(runs["costly_count_at_4"][1], "zstd-19"),
+          "census_costly: zstd-19 coded no less than under the count at ceil(8/N)")
 
 
 def case_roots():
