@@ -36,6 +36,7 @@
 #include "engine/state/merge.h"
 #include "engine/state/state_file.h"
 #ifdef ZSIM_MPI
+#include "engine/mpi/binding.h"
 #include "engine/mpi/distributed_scan.h"
 #endif
 
@@ -481,6 +482,14 @@ int main(int argc, char** argv) {
     Result<state::ScanState> scanned = Status::Internal("not scanned");
     if (session.active()) {
       distributed = true;
+      // Collective: every rank surveys; rank 0 says where mpirun left cores unused.
+      const mpi::Binding binding = mpi::SurveyBinding();
+      if (!quiet_rank && !cmd->quiet) {
+        const std::string warning =
+            cli::FormatBindingWarning(binding.bound_hosts, binding.hosts, binding.ranks_on_host,
+                                      binding.bound_cores, binding.online_cores);
+        if (!warning.empty()) std::fprintf(stderr, "%s\n", warning.c_str());
+      }
       Result<std::optional<state::ScanState>> merged =
           mpi::RunDistributedScan(cmd->options, &guarded, control, session);
       if (merged.ok() && !merged->has_value()) {

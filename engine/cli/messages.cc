@@ -172,6 +172,18 @@ std::string FormatCostWarning(const pipeline::CostForecast& f) {
          "); fewer codecs or recordsizes cost less, Ctrl-C stops with what was read";
 }
 
+std::string FormatBindingWarning(int bound_hosts, int hosts, int ranks, int cores, int online) {
+  if (bound_hosts <= 0) return "";
+  const std::string where = hosts <= 1 ? "this host's " + std::to_string(online) + " cores"
+                                       : std::to_string(online) + " cores of the first of " +
+                                             std::to_string(bound_hosts) + " such hosts (of " +
+                                             std::to_string(hosts) + ")";
+  return "zsim: mpirun bound " + std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks") +
+         " to " + std::to_string(cores) + " of " + where +
+         ", and the scan runs one thread per core it may use (Open MPI binds a rank to one core "
+         "where it starts 2 or fewer per host): `mpirun --bind-to none` lets it use them all";
+}
+
 std::string FormatTopUpWarning(const pipeline::TopUpForecast& f) {
   if (f.seconds <= pipeline::kCostlyCodecSeconds) return "";
   std::string sizes;

@@ -55,6 +55,11 @@ std::string FormatCostWarning(const pipeline::CostForecast& f);
 // more than pipeline::kCostlyCodecSeconds; empty for others.
 std::string FormatTopUpWarning(const pipeline::TopUpForecast& f);
 
+// Under mpirun, where the launcher bound the ranks of `bound_hosts` of the job's `hosts` to fewer
+// cores than those hosts have online (mpi::SurveyBinding; the first such host: `ranks` ranks on
+// `cores` of its `online` cores): one warning line saying how to lift it. Empty where none is.
+std::string FormatBindingWarning(int bound_hosts, int hosts, int ranks, int cores, int online);
+
 // After `zsim scan --since`: how many files were reused, read and taken out, or that the base
 // could not serve and everything was read.
 std::string FormatSinceSummary(const pipeline::SinceSummary& s);

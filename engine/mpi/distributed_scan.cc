@@ -2,8 +2,6 @@
 
 #include <malloc.h>
 #include <mpi.h>
-#include <sched.h>
-#include <tbb/info.h>
 #include <time.h>
 
 #include <algorithm>
@@ -17,6 +15,7 @@
 
 #include "engine/estimate/codec_budget.h"
 #include "engine/estimate/sample_level.h"
+#include "engine/mpi/binding.h"
 #include "engine/mpi/census.h"
 #include "engine/mpi/distributed_top_up.h"
 #include "engine/mpi/heavy_census.h"
@@ -159,30 +158,6 @@ Status CheckOverridesAlike(int rank) {
                                  ", rank " + std::to_string(other) + ": " + std::to_string(value) +
                                  "; unset reads as 0): set it alike on every rank (mpirun -x " +
                                  kNames[which] + ")");
-}
-
-// The threads every rank's scan codes on, the cores of each host counted once: per host, the
-// ranks' threads (each at most the cores of its CPU affinity, as TBB counts them) but at most the
-// cores of their affinities' union. mpirun binds a rank to one core where it starts 2 or fewer
-// per host, to a socket beyond that, and not at all when oversubscribed: ranks that share cores
-// are not each given all of them (4 unbound ranks on 2 cores: 2 threads, not 8). Collective.
-int ThreadsOfAllRanks(int threads) {
-  const int mine = std::max(1, std::min(threads, tbb::info::default_concurrency()));
-  MPI_Comm host;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
-  cpu_set_t cores;
-  CPU_ZERO(&cores);
-  if (sched_getaffinity(0, sizeof(cores), &cores) != 0) CPU_ZERO(&cores);
-  MPI_Allreduce(MPI_IN_PLACE, &cores, static_cast<int>(sizeof(cores)), MPI_BYTE, MPI_BOR, host);
-  int on_host = mine;
-  MPI_Allreduce(MPI_IN_PLACE, &on_host, 1, MPI_INT, MPI_SUM, host);
-  int host_rank = 0;
-  MPI_Comm_rank(host, &host_rank);
-  MPI_Comm_free(&host);
-  const int host_cores = CPU_COUNT(&cores);
-  int all = host_rank == 0 ? (host_cores > 0 ? std::min(on_host, host_cores) : on_host) : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  return std::max(1, all);
 }
 
 }  // namespace

@@ -51,6 +51,8 @@ owns some and none more than 1.5 x its 1/N share.
                 reread from 2 ranks on (engine/mpi/census.h): identical; at N = 2 blocks are read
                 again, and zstd-19 codes fewer bytes than under the count at ceil(8/N); a cheap
                 list (zstd-3) reads nothing again
+  binding       mpirun -n 1 binds the rank to one core: rank 0 says so and how to lift it (not
+                under --bind-to none, which scans on every core, nor with --quiet)
   roots         repeated and nested roots, a hard link: each file counted once
   samples       every other sample built under SAMPLES_DATA (skipped when none is)
   text_html     text and HTML reports: the same as one process's, written by rank 0 alone
@@ -642,6 +644,36 @@ def case_census_costly():
     check(codec_bytes(runs["costly"][1], "zstd-19") <
           codec_bytes(runs["costly_count_at_4"][1], "zstd-19"),
           "census_costly: zstd-19 coded no less than under the count at ceil(8/N)")
+
+
+def case_binding():
+    # Open MPI binds a rank to one core where it starts 2 or fewer per host (engine/mpi/binding.h):
+    # with one rank on this host, the scan then runs on one of its cores. Rank 0 says so, and how
+    # to lift it; not under --bind-to none (one thread per core), nor with --quiet.
+    cores = len(os.sched_getaffinity(0))
+    if cores < 2 or (os.cpu_count() or 1) < 2:
+        print(f"binding: {cores} core(s) here, no binding to find: skipped")
+        return
+    t = tiny()
+    for label, launch, args, want in (("bound", [], [], True),
+                                      ("unbound", ["--bind-to", "none"], [], False),
+                                      ("quiet", [], ["--quiet"], False)):
+        got = run([MPIRUN, "--allow-run-as-root", "-n", "1"] + launch +
+                  [ZSIM, "scan", "--json", "--no-progress"] + args + [t])
+        check(got.returncode == 0, f"binding {label}: exit {got.returncode}: {got.stderr}")
+        said = [line for line in got.stderr.splitlines() if "--bind-to none" in line]
+        threads = json.loads(got.stdout)["settings"]["threads"]
+        print(f"binding {label}: threads {threads}, said: {said}", flush=True)
+        check(bool(said) == want, f"binding {label}: the warning {'missing' if want else 'given'}")
+        if want:
+            check(said == [f"zsim: mpirun bound 1 rank to 1 of this host's {os.cpu_count()} "
+                           "cores, and the scan runs one thread per core it may use (Open MPI "
+                           "binds a rank to one core where it starts 2 or fewer per host): "
+                           "`mpirun --bind-to none` lets it use them all"],
+                  f"binding {label}: the line {said}")
+            check(threads == 1, f"binding {label}: {threads} threads on one core")
+        elif label == "unbound":
+            check(threads == cores, f"binding {label}: {threads} threads on {cores} cores")
 
 
 def case_roots():
