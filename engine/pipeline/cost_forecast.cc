@@ -33,9 +33,9 @@ std::vector<int> CodedLevels(const ScanOptions& options, const estimate::Plan& s
 
 }  // namespace
 
-CostForecast ForecastCost(const ScanOptions& options, const estimate::Plan& sized) {
+CostForecast ForecastCost(const ScanOptions& options, const estimate::Plan& sized, int cores) {
   CostForecast f;
-  f.threads = std::max(1, options.threads);
+  f.threads = std::max(1, std::min(options.threads, cores));
   const std::vector<uint64_t> block_sizes = estimate::RowBlockSizes(options);
   const estimate::SamplingPlan plan = estimate::PlanSampling(options.compressions, options.exact);
   const std::vector<int> levels = CodedLevels(options, sized, plan);

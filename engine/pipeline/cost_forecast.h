@@ -34,7 +34,9 @@ struct CostForecast {
 
 // The forecast for `options` (resolved: compressions and threads set) over a tree of `sized`
 // (the sizing walk's allocated bytes and the files holding them).
-CostForecast ForecastCost(const ScanOptions& options, const estimate::Plan& sized);
+// `cores`: the cores the process may run on; threads beyond them (--threads 64 for slow storage)
+// share them, so the forecast's wall time and IsCostly count at most that many.
+CostForecast ForecastCost(const ScanOptions& options, const estimate::Plan& sized, int cores);
 
 // The codecs cost more than this many times the reading, and more than kCostlyCodecSeconds of
 // wall time: worth a warning before going on (a small tree's codecs cost many times its

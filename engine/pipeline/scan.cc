@@ -2026,7 +2026,7 @@ PaceState Scan::LivePace(const PaceState& s) const {
 
 void Scan::MaybeForecast(bool pilot_only) {
   if (forecast_ || !sizer_ || !sizer_->finished()) return;
-  forecast_ = ForecastCost(options_, SizedPlan());
+  forecast_ = ForecastCost(options_, SizedPlan(), MachineCores());
   // The probe measures the codecs for the progress line, and for the warning of a costly scan
   // where the nominal speeds (slower than this CPU's) find one.
   const std::vector<int> pilot =
