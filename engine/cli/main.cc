@@ -485,9 +485,9 @@ int main(int argc, char** argv) {
       // Collective: every rank surveys; rank 0 says where mpirun left cores unused.
       const mpi::Binding binding = mpi::SurveyBinding();
       if (!quiet_rank && !cmd->quiet) {
-        const std::string warning =
-            cli::FormatBindingWarning(binding.bound_hosts, binding.hosts, binding.ranks_on_host,
-                                      binding.bound_cores, binding.online_cores);
+        const std::string warning = cli::FormatBindingWarning(
+            binding.bound_hosts, binding.hosts, binding.ranks_on_host, binding.bound_cores,
+            binding.launcher_cores, cmd->options.threads);
         if (!warning.empty()) std::fprintf(stderr, "%s\n", warning.c_str());
       }
       Result<std::optional<state::ScanState>> merged =

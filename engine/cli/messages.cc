@@ -168,20 +168,33 @@ std::string FormatCostWarning(const pipeline::CostForecast& f) {
          std::to_string(static_cast<uint64_t>(f.codec_cpu_seconds / f.read_cpu_seconds + 0.5)) +
          " times the reading (this scan: about " +
          std::to_string(static_cast<uint64_t>(wall + 0.5)) + " s on " + std::to_string(f.threads) +
-         (f.threads == 1 ? " thread" : " threads") +
+         (f.threads == 1 ? " core" : " cores") +
          "); fewer codecs or recordsizes cost less, Ctrl-C stops with what was read";
 }
 
-std::string FormatBindingWarning(int bound_hosts, int hosts, int ranks, int cores, int online) {
-  if (bound_hosts <= 0) return "";
-  const std::string where = hosts <= 1 ? "this host's " + std::to_string(online) + " cores"
-                                       : std::to_string(online) + " cores of the first of " +
-                                             std::to_string(bound_hosts) + " such hosts (of " +
-                                             std::to_string(hosts) + ")";
-  return "zsim: mpirun bound " + std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks") +
-         " to " + std::to_string(cores) + " of " + where +
-         ", and the scan runs one thread per core it may use (Open MPI binds a rank to one core "
-         "where it starts 2 or fewer per host): `mpirun --bind-to none` lets it use them all";
+std::string FormatBindingWarning(int bound_hosts, int hosts, int ranks, int cores, int usable,
+                                 int threads) {
+  if (bound_hosts <= 0 || cores <= 0 || cores >= usable) return "";
+  if (threads > 0 && int64_t{threads} * ranks <= cores) return "";  // they fit what was bound
+  const auto count = [](int n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  const std::string where = hosts <= 1 ? "on this host"
+                                       : "on the first of " + count(bound_hosts, "host", "hosts") +
+                                             " so bound (of " + std::to_string(hosts) + ")";
+  const std::string who = threads > 0 ? count(ranks, "rank", "ranks") + " of " +
+                                            count(threads, "thread", "threads") +
+                                            (ranks == 1 ? "" : " each")
+                                      : count(ranks, "rank", "ranks");
+  const std::string effect = threads > 0 ? "so the threads share them"
+                                         : "and each rank runs one thread per core it may use";
+  std::string advice = "`mpirun --bind-to none` lets the scan use them all";
+  if (ranks > 1) advice += " (with --threads " + std::to_string(std::max(1, usable / ranks)) + ")";
+  return "zsim: mpirun bound " + who + " to " + std::to_string(cores) + " of the " +
+         std::to_string(usable) + " cores the job may use " + where + ", " + effect +
+         " (Open MPI binds each rank to a core where the job has 2 ranks or fewer, to a socket "
+         "beyond that): " +
+         advice;
 }
 
 std::string FormatTopUpWarning(const pipeline::TopUpForecast& f) {

@@ -56,9 +56,12 @@ std::string FormatCostWarning(const pipeline::CostForecast& f);
 std::string FormatTopUpWarning(const pipeline::TopUpForecast& f);
 
 // Under mpirun, where the launcher bound the ranks of `bound_hosts` of the job's `hosts` to fewer
-// cores than those hosts have online (mpi::SurveyBinding; the first such host: `ranks` ranks on
-// `cores` of its `online` cores): one warning line saying how to lift it. Empty where none is.
-std::string FormatBindingWarning(int bound_hosts, int hosts, int ranks, int cores, int online);
+// cores than the job may use there (mpi::SurveyBinding; the first such host: `ranks` ranks on
+// `cores` of its `usable` cores), and the ranks' threads (`threads`: --threads, 0 for one per
+// core a rank may use) are then held to fewer cores than they would use: one warning line saying
+// how to lift it. Empty where none is, or where the threads asked for fit the cores bound.
+std::string FormatBindingWarning(int bound_hosts, int hosts, int ranks, int cores, int usable,
+                                 int threads);
 
 // After `zsim scan --since`: how many files were reused, read and taken out, or that the base
 // could not serve and everything was read.

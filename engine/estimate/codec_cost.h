@@ -27,7 +27,7 @@ inline constexpr double kReadBytesPerSecond = 3.5e9;
 double NominalCodecBytesPerSecond(const Compression& c);
 
 // The nominal CPU seconds one byte costs through the codecs of the settings `which` marks (each
-// codec once): the sum of 1 / NominalCodecBytesPerSecond. 0 where none is marked.
+// marked setting once): the sum of 1 / NominalCodecBytesPerSecond. 0 where none is marked.
 double NominalSecondsPerByte(const std::vector<Compression>& settings,
                              const std::vector<bool>& which);
 

@@ -13,12 +13,14 @@
 namespace zsim::mpi {
 namespace {
 
-// The ranks on this host (MPI_COMM_TYPE_SHARED), and the union of their CPU affinities.
+// The ranks on this host (MPI_COMM_TYPE_SHARED), the union of their CPU affinities, and that of
+// their parents' (the launcher's cores).
 struct Host {
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0;  // this rank's place among them
   int size = 1;
   cpu_set_t cores;
+  cpu_set_t launcher;
 };
 
 Host JoinHost() {
@@ -28,7 +30,11 @@ Host JoinHost() {
   MPI_Comm_size(h.comm, &h.size);
   CPU_ZERO(&h.cores);
   if (sched_getaffinity(0, sizeof(h.cores), &h.cores) != 0) CPU_ZERO(&h.cores);
+  CPU_ZERO(&h.launcher);
+  if (sched_getaffinity(getppid(), sizeof(h.launcher), &h.launcher) != 0) CPU_ZERO(&h.launcher);
   MPI_Allreduce(MPI_IN_PLACE, &h.cores, static_cast<int>(sizeof(h.cores)), MPI_BYTE, MPI_BOR,
+                h.comm);
+  MPI_Allreduce(MPI_IN_PLACE, &h.launcher, static_cast<int>(sizeof(h.launcher)), MPI_BYTE, MPI_BOR,
                 h.comm);
   return h;
 }
@@ -58,8 +64,8 @@ Binding SurveyBinding() {
   MPI_Allreduce(MPI_IN_PLACE, &bound, 1, MPI_INT, MPI_MAX, host.comm);
   MPI_Comm_free(&host.comm);
   const int cores = CPU_COUNT(&host.cores);
-  const long online = sysconf(_SC_NPROCESSORS_ONLN);
-  const bool short_of_host = bound != 0 && cores > 0 && online > cores;
+  const int launcher = CPU_COUNT(&host.launcher);
+  const bool short_of_host = bound != 0 && cores > 0 && launcher > cores;
   // Per host, from its first rank: one host, and whether it is short; the first short host is
   // the one of lowest world rank.
   int world_rank = 0;
@@ -72,11 +78,11 @@ Binding SurveyBinding() {
   b.hosts = counts[0];
   b.bound_hosts = counts[1];
   if (b.bound_hosts == 0) return b;
-  int figures[3] = {cores, static_cast<int>(online), host.size};  // the root's are sent
+  int figures[3] = {host.size, cores, launcher};  // the root's are sent
   MPI_Bcast(figures, 3, MPI_INT, first, MPI_COMM_WORLD);
-  b.bound_cores = figures[0];
-  b.online_cores = figures[1];
-  b.ranks_on_host = figures[2];
+  b.ranks_on_host = figures[0];
+  b.bound_cores = figures[1];
+  b.launcher_cores = figures[2];
   return b;
 }
 

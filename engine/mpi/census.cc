@@ -19,8 +19,8 @@ CensusPlan PlanCensus(int ranks, unsigned long override_at, bool costly_codecs) 
   if (costly_codecs) return CensusPlan{ddt::kHeavyRefcount, false, true};
   const uint32_t at = (ddt::kHeavyRefcount + n - 1) / n;
   // One own reference would make every block heavy (a duplicate's count is at least 2, so the
-  // tables would never say kBecameHeavy): from N = 8 on, 8 own references, no filter, and the
-  // heavy keys left without codes are coded after the exchange.
+  // tables would never say kBecameHeavy): from N = 8 on, 8 own references, no repeated sighting
+  // after a ship, and the heavy keys left without codes are coded after the exchange.
   if (at < 2) return CensusPlan{ddt::kHeavyRefcount, false, true};
   return CensusPlan{at, at < ddt::kHeavyRefcount, false};
 }

@@ -5,18 +5,21 @@
 // referenced 8 times in all is referenced ceil(8/N) times by some rank, so each rank counts its
 // own references to ceil(8/N), with a filter of the keys it shipped (a key met again after its
 // entry left counts as seen). From N = 8 on that count would be 1, i.e. every block: the ranks
-// then keep the census at 8 of their own references and no filter, and after the exchange the
-// owners code the heavy keys still without codes by reading one of their blocks again
-// (heavy_census.h).
+// then keep the census at 8 of their own references (a key met again after shipping is not a
+// repeated one), and after the exchange the owners code the heavy keys still without codes by
+// reading one of their blocks again (heavy_census.h).
 //
 // The same after-the-exchange census from N = 2 on where the sampled codecs are costly
 // (CensusCodecsCostly): the count at ceil(8/N) runs every sampled codec on each key a rank meets
 // ceil(8/N) times, and on every key it meets again after shipping it, heavy in all or not. With
-// `--compression all` at N = 2 on the file-server sample that doubled the codecs' CPU time (29.7
-// CPU s against one process's 15.1; bench/results/2026-12-06-s50-census), where the count at 8
-// and the reread code what one process codes (15.8 s) and read no block again. The reread costs
-// 8 bytes of origin per entry (heavy_census.h), which the default codecs' waste does not repay
-// (about a tenth of their CPU time at N = 2: the VM-store sample at 16K, 2.0 against 1.8 s).
+// `--compression all` at N = 2 on the file-server sample that doubled the codecs' CPU time
+// (30.9-32.7 CPU s, where one process takes 15.1; bench/results/2026-12-06-s50-census), against
+// 16.7-18.8 s with the count at 8 and the reread, which read no block again there (the rest
+// above one process: keys first met on both ranks). The reread costs 8 bytes of origin per
+// entry (heavy_census.h), which the default codecs' waste does not repay (about a tenth of
+// their CPU time at N = 2: the VM-store sample at 16K, 2.0 against 1.8 s). Either way the ranks
+// keep the filter of the keys they shipped for the rare classes (pipeline::ScanControl::
+// shipped_before).
 
 #ifndef ZSIM_ENGINE_MPI_CENSUS_H_
 #define ZSIM_ENGINE_MPI_CENSUS_H_

@@ -220,9 +220,10 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   // The tables' entries go to their owners while the ranks read (table_stream.h), once a rank
   // holds kShipBytes of other owners' entries, and the census counts each rank's own references
   // to ceil(8/N): a key referenced ddt::kHeavyRefcount times in all is referenced that often by
-  // some rank. From N = 8 on that would be every block: the census then stays at 8 own
-  // references, and the entries keep their origins, so that after the exchange the owners have
-  // the heavy keys still without codes read again and coded (heavy_census.h).
+  // some rank. From N = 8 on that would be every block, and for costly codecs it costs more than
+  // it saves (census.h): the census then stays at 8 own references, and the entries keep their
+  // origins, so that after the exchange the owners have the heavy keys still without codes read
+  // again and coded (heavy_census.h).
   std::unique_ptr<TableStream> stream;
   // Shared with the scan's serial stage, which an abandoned scan may run after ScanToState.
   std::shared_ptr<BlockOrigins> origins;
@@ -243,7 +244,7 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
       };
     }
     stream = std::make_unique<TableStream>(rank, size, kShipBytes, resolved.max_memory_bytes,
-                                           own_census, origins != nullptr);
+                                           own_census, census_runs, origins != nullptr);
     local.table_gate = stream->gate();
     local.tables_started = [&stream](const std::vector<ddt::DedupTable*>& tables) {
       stream->Start(tables);
@@ -252,12 +253,15 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
       if (work_server) work_server->Poll();
       stream->AfterChunk();
     };
-    if (own_census) {
-      local.census_refcount = census.refcount;
+    if (own_census) local.census_refcount = census.refcount;
+    if (census_runs) {
+      // The rare classes count a key met again after it was shipped once (whichever census);
+      // the count at ceil(8/N) also codes it as a repeated sighting.
       const ShippedKeys* shipped = &stream->shipped();
       local.shipped_before = [shipped](const ddt::Fingerprint& key) {
         return shipped->Contains(key);
       };
+      local.shipped_repeats = own_census;
     }
   }
   // The top-up of rows of few unique blocks, as one process tops them up (distributed_top_up.h):
@@ -331,7 +335,7 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   for (size_t r = 0; r < tables.size(); ++r) {
     state.rows[r].table->RaiseSampleShift(tables[r]->sample_shift());
   }
-  // The heavy keys this rank owns that no rank coded during the scan (from N = 8 on), read again
+  // The heavy keys this rank owns that no rank coded during the scan (census.h reread), read again
   // where their origin says and coded, before the states meet: a file found changed is one of
   // this rank's errors.
   HeavyCensusStats heavy;

@@ -1,9 +1,10 @@
 // engine/mpi/heavy_census.h
 //
 // The census of a distributed scan where a rank's own count cannot find the heavy keys (census.h:
-// from N = 8 ranks on, ceil(8/N) own references would be every block). One process runs the
-// sampled codecs on every key referenced ddt::kHeavyRefcount (8) times; across N >= 8 ranks a
-// key may be referenced 8 times in all and once on each rank. So:
+// from N = 8 ranks on, ceil(8/N) own references would be every block; from N = 2 on for costly
+// codecs, where that count codes too much). One process runs the sampled codecs on every key
+// referenced ddt::kHeavyRefcount (8) times; across N ranks a key may be referenced 8 times in
+// all and fewer than 8 times on each rank. So:
 //  - during the scan each entry keeps its origin (ddt::DedupTable::KeepOrigins), where one of its
 //    blocks lies: the rank that read it, the item (file or piece) of that rank's scan, the offset
 //    in it. Shipped entries carry it (entry_wire.h); a merge keeps the first, so only the owner

@@ -55,12 +55,13 @@ void TableStream::Post(std::unique_ptr<Send> send) {
 }
 
 TableStream::TableStream(int rank, int size, uint64_t ship_bytes, uint64_t budget_bytes,
-                         bool census, bool origins)
+                         bool census, bool remember, bool origins)
     : rank_(rank),
       size_(size),
       ship_bytes_(ship_bytes),
       budget_bytes_(budget_bytes),
       census_(census),
+      remember_(remember),
       origins_(origins) {
   if (const uint64_t n = EnvCount("ZSIM_MPI_SHIP_BYTES"); n > 0) ship_bytes_ = n;
 }
@@ -148,7 +149,7 @@ void TableStream::AfterChunk() {
             open[owner]->bytes.reserve(piece);
           }
           AppendEntry(e, &open[owner]->bytes, origins);
-          if (census_ && !e.is_zero) shipped_.Add(e.key);
+          if (remember_ && !e.is_zero) shipped_.Add(e.key);
           ++stats_.entries_sent;
           stats_.references_sent += e.refcount;
           stats_.bytes_sent += each;

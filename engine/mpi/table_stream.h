@@ -21,7 +21,8 @@
 // A key read again after its shard was shipped is a first sighting again: its codes are computed
 // again (a codec's output depends on the block only, so Merge adds up the references and the
 // codes agree). `shipped()` remembers every key shipped (a Bloom filter, no false negatives), so
-// that the census can treat such a sighting as a repeated one.
+// that the census at ceil(8/N) can treat such a sighting as a repeated one, and the rare classes
+// do not count its key twice.
 //
 // Sampling: the tables merged into raise their sample shift, all rows alike, when a shard nears
 // its limit (ddt::DedupTable::kShardEntriesToSample) or when they alone outgrow `budget_bytes`:
@@ -74,13 +75,14 @@ struct StreamStats {
 class TableStream {
  public:
   // ZSIM_MPI_SHIP_BYTES overrides `ship_bytes` (tests: ship after a few entries). `census`: the
-  // scan runs a census on its own references (sampled codecs, no --sample, N < 8): what others
-  // ship goes to received(), and shipped() keeps the keys shipped; else what others ship is
-  // merged into the scan's tables (under the gate), received() stays empty and shipped() too.
+  // scan runs a census on its own references (census.h: the count at ceil(8/N)): what others
+  // ship goes to received(); else it is merged into the scan's tables (under the gate) and
+  // received() stays empty. `remember`: shipped() keeps the keys shipped (sampled codecs without
+  // --sample: the census and the rare classes ask it); else it stays empty.
   // `origins`: the tables keep their entries' origins (heavy_census.h), set on them by Start, and
   // the entries travel with them.
   TableStream(int rank, int size, uint64_t ship_bytes, uint64_t budget_bytes, bool census,
-              bool origins);
+              bool remember, bool origins);
   ~TableStream();  // joins the thread (Finish not called: only on a failure path)
   TableStream(const TableStream&) = delete;
   TableStream& operator=(const TableStream&) = delete;
@@ -97,7 +99,8 @@ class TableStream {
   Status Finish();
   // Per row, the entries other ranks shipped during the scan (empty before Start). After Finish.
   std::vector<std::unique_ptr<ddt::DedupTable>>& received() { return received_; }
-  // The keys this rank shipped, for the census. Any thread; valid until destruction.
+  // The keys this rank shipped, for the census and the rare classes. Any thread; valid until
+  // destruction.
   const ShippedKeys& shipped() const { return shipped_; }
   const StreamStats& stats() const { return stats_; }
 
@@ -126,6 +129,7 @@ class TableStream {
   uint64_t ship_bytes_;
   const uint64_t budget_bytes_;
   const bool census_;
+  const bool remember_;
   const bool origins_;
   pipeline::TableGate gate_;
   std::vector<ddt::DedupTable*> tables_;

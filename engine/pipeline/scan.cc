@@ -1113,7 +1113,8 @@ void Scan::ProcessRows(Chunk& chunk, Worker& w) {
       if (outcome == ddt::InsertOutcome::kFirst) {
         // Read here before and shipped to its owner since: the census's repeated sighting.
         const bool again =
-            control_.shipped_before && any_sampled_ && !occurrences_ && !is_zero &&
+            control_.shipped_before && control_.shipped_repeats && any_sampled_ && !occurrences_ &&
+            !is_zero &&
             estimate::SampleLevel(fp.lo) < skip_bound_[r].load(std::memory_order_acquire) &&
             control_.shipped_before(fp);
         w.first_seen.push_back(FirstSeen{rec_begin - chunk.offset, fp, is_zero, false, again});

@@ -143,14 +143,17 @@ struct ScanControl {
   // Called from the serial stage after each chunk, once the tables are sampled to the budget,
   // not holding `table_gate`.
   std::function<void()> chunk_done;
-  // A distributed scan's census (engine/mpi/table_stream.h), when the sampled codecs follow
-  // levels (not under --sample): with `census_refcount` not 0 the tables say kBecameHeavy at
-  // that many references (this process's own), and a first sighting of a key for which
-  // `shipped_before` is true (read here before, and shipped to its owner since) is treated as a
-  // repeated one: every codec runs on it, the sampled ones whatever the key's level. Called from
-  // the workers while they hold `table_gate` shared.
+  // A distributed scan's census (engine/mpi/census.h), when the sampled codecs follow levels
+  // (not under --sample): with `census_refcount` not 0 the tables say kBecameHeavy at that many
+  // references (this process's own). `shipped_before` is true for a key read here before and
+  // shipped to its owner since (table_stream.h): such a first sighting is not counted again in
+  // the rare classes (estimate/anchor_class.h), and where `shipped_repeats` it is treated as a
+  // repeated one: every codec runs on it, the sampled ones whatever the key's level (the count
+  // at ceil(8/N), which cannot see the key's count any more). Called from the workers while they
+  // hold `table_gate` shared.
   uint32_t census_refcount = 0;
   std::function<bool(const ddt::Fingerprint&)> shipped_before;
+  bool shipped_repeats = false;
   // A distributed scan's census after the exchange (engine/mpi/heavy_census.h): when set, called
   // from the serial stage for each file or piece of a file the scan reads, with its path, the
   // bytes [begin, begin + length) it reads and whether the path is opened following symlinks; it

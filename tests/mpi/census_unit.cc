@@ -1,7 +1,8 @@
 // PlanCensus (engine/mpi/census.h): each rank counts its own references to ceil(8/N) with the
-// shipped-keys filter while that is 2 or more; from N = 8 on, 8 own references and no filter
-// and the heavy keys left without codes coded after the exchange (heavy_census.h), never a census
-// at 1 reference, which no duplicate would reach. And the origins' limits (heavy_census.h).
+// shipped-keys filter while that is 2 or more; from N = 8 on (from 2 for costly codecs), 8 own
+// references, no repeated sighting after a ship, and the heavy keys left without codes coded
+// after the exchange (heavy_census.h), never a census at 1 reference, which no duplicate would
+// reach. And the origins' limits (heavy_census.h).
 
 #include <gtest/gtest.h>
 

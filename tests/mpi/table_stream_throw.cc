@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   zsim::ddt::DedupTable table(1);
   std::vector<zsim::ddt::DedupTable*> tables{&table};
   {
-    zsim::mpi::TableStream stream(rank, size, uint64_t{1} << 30, 0, false, false);
+    zsim::mpi::TableStream stream(rank, size, uint64_t{1} << 30, 0, false, false, false);
     if (rank == 1) fail_other_threads.store(true);
     stream.Start(tables);
     // Rank 1's thread fails as it tells rank 0 it ships no more: the job ends there. Reaching

@@ -1,5 +1,6 @@
 #!/bin/bash
 # Interleaved runs: mpirun -n 2 --threads 1, the census at ceil(8/N) (old) against the reread (new).
+mkdir -p /tmp/s50
 export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 OLD=$1; NEW=$2; TREE=$3; shift 3
 for rep in 1 2 3; do for v in old new; do
