@@ -23,7 +23,7 @@ namespace zsim::pipeline {
 struct CostForecast {
   double read_cpu_seconds = 0;   // reading, fingerprinting, the dedup table
   double codec_cpu_seconds = 0;  // at most, over every (recordsize, codec)
-  int threads = 1;
+  int threads = 1;               // the threads that run at once: at most the cores (ForecastCost)
   // Per setting of options.compressions: the share of a unique block's bytes its codec runs on,
   // summed over the rows (recordsizes): 1 per row for a codec on every block, 2^-level for a
   // sampled one at the budget's level (0 for off).
@@ -35,7 +35,8 @@ struct CostForecast {
 // The forecast for `options` (resolved: compressions and threads set) over a tree of `sized`
 // (the sizing walk's allocated bytes and the files holding them).
 // `cores`: the cores the process may run on; threads beyond them (--threads 64 for slow storage)
-// share them, so the forecast's wall time and IsCostly count at most that many.
+// share them, so the forecast's wall time and IsCostly count at most that many (at least 1,
+// also for `cores` 0).
 CostForecast ForecastCost(const ScanOptions& options, const estimate::Plan& sized, int cores);
 
 // The codecs cost more than this many times the reading, and more than kCostlyCodecSeconds of

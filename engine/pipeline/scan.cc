@@ -1953,7 +1953,7 @@ void Scan::MaybeReportProgress(bool force) {
     const std::optional<ProbeFigures> probed = probe_ ? probe_->figures() : std::nullopt;
     const ShownExpected shown =
         ExpectedToShow(*forecast_, s, LivePace(s), probed, probe_ != nullptr && !probe_->failed(),
-                       options_.threads);
+                       std::min(options_.threads, MachineCores()));
     p.expected_seconds = shown.seconds;
     p.codec_share = shown.codec_share;
   }
