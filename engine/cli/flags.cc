@@ -17,6 +17,9 @@
 namespace zsim::cli {
 namespace {
 
+// The slowest --max-rate accepted, bytes per second.
+constexpr uint64_t kMinReadRate = 1 << 20;
+
 constexpr const char* kExamples = R"(
 Examples:
   zsim scan /vmstore --volblocksize 16k            VM images as zvols: dedup and compression
@@ -551,6 +554,14 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     if (!r.ok() || *r == 0) {
       return Status::InvalidArgument("--max-rate " + max_rate +
                                      " is not a read rate: give SIZE/s, e.g. 200M/s or 1G");
+    }
+    // Below 1 MiB/s the cap cannot hold: the scan reads chunks of up to 8 MiB and may run 24 MiB
+    // ahead of the rate (docs/zsim.1); and `--max-rate 200` is 200 bytes per second, a terabyte
+    // in 158 years, where a suffix was meant.
+    if (*r < kMinReadRate) {
+      return Status::InvalidArgument("--max-rate " + max_rate + " is " + std::to_string(*r) +
+                                     " bytes per second, below the least zsim holds a scan to "
+                                     "(1M/s): give SIZE/s with a suffix, e.g. 200M/s");
     }
     o.max_read_bytes_per_second = *r;
   }

@@ -780,12 +780,19 @@ TEST(ScanCliTest, ExcludeNamesTheGlobThatMatchedNothingAmongOthers) {
 TEST(ScanCliTest, MaxRateIsCheckedAndCapsTheReading) {
   testing::TempDir tmp;
   tmp.WriteFile("a", testing::GenerateBlock(3 << 20, 0.5, 7));
-  for (const char* bad : {"0", "fast", "200M/h", "5X"}) {
+  for (const char* bad : {"0", "fast", "200M/h", "5X", "200", "1023K/s"}) {
     const auto r = RunZsim({"scan", tmp.path().string(), "--max-rate", bad});
     EXPECT_EQ(r.exit_code, 2) << bad;
     EXPECT_NE(r.err.find("--max-rate"), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
+  // A number without a suffix is bytes: far below what a scan can be held to, and said so.
+  const auto bytes = RunZsim({"scan", tmp.path().string(), "--max-rate", "200"});
+  EXPECT_NE(bytes.err.find("--max-rate 200 is 200 bytes per second, below the least zsim holds a "
+                           "scan to (1M/s): give SIZE/s with a suffix, e.g. 200M/s"),
+            std::string::npos)
+      << bytes.err;
+  EXPECT_EQ(RunZsim({"scan", tmp.path().string(), "--max-rate", "1M", "--json"}).exit_code, 0);
   // 3 MiB at 6 MiB/s (the file's one chunk waits for its own bytes): the same figures.
   const auto capped =
       RunZsim({"scan", tmp.path().string(), "--json", "--exact", "--max-rate", "6M/s"});
