@@ -147,16 +147,30 @@ def daemon_answers():
     return zpool_answers() and fuse_answers()
 
 
-def clear_stale_kstat():
-    """A daemon that died without unmounting leaves KSTAT a dead FUSE mount ("Transport
-    endpoint is not connected"), which the next daemon fails to mount over. Called only where
-    no zfs-fuse runs: unmounted lazily, as nobody serves it."""
+def kstat_state():
+    """'dead' where KSTAT is a FUSE mount nobody serves ("Transport endpoint is not
+    connected"), 'hung' where a stat of it waits, else 'ok'. The stat runs in a child with a
+    timeout: a hung mount must not hold the suite."""
     try:
-        os.stat(KSTAT)
-    except OSError as e:
-        if e.errno == errno.ENOTCONN:
-            log("%s is the mount of a daemon that died: unmounting it" % KSTAT)
-            subprocess.run(["umount", "-l", KSTAT], capture_output=True, timeout=30)
+        p = subprocess.run(["stat", KSTAT], capture_output=True, text=True, timeout=10,
+                           env=dict(os.environ, LC_ALL="C"))
+    except subprocess.TimeoutExpired:
+        return "hung"
+    except OSError:
+        return "ok"
+    return "dead" if "not connected" in p.stderr else "ok"
+
+
+def clear_stale_kstat():
+    """A daemon that died without unmounting leaves KSTAT a dead FUSE mount, which the next
+    daemon fails to mount over ("failed to access mountpoint"); so does one stopped while hung,
+    whose mount then waits. Called only before starting a daemon, where none of ours is left:
+    unmounted lazily, as nobody serves it."""
+    state = kstat_state()
+    if state != "ok":
+        log("%s is the mount of a daemon that %s: unmounting it" %
+            (KSTAT, "died" if state == "dead" else "hung"))
+        subprocess.run(["umount", "-l", KSTAT], capture_output=True, timeout=30)
 
 
 class Daemon:
@@ -210,9 +224,13 @@ def stop_pid(pid):
 
 
 def start_daemon():
-    """Starts /sbin/zfs-fuse --no-daemon in its own session; its pid once `zpool list` answers."""
-    if not running_daemons():
-        clear_stale_kstat()
+    """Starts /sbin/zfs-fuse --no-daemon in its own session; its pid once `zpool list` answers.
+    Where a daemon was just stopped (revive_daemon), it may linger a moment (stop_pid does not
+    wait after its SIGKILL): its dead mount is cleared once it has gone, or after 15 s. Seen in
+    CI: the daemon still listed, the mount was left, and the new daemon failed on it
+    ("failed to access mountpoint /zfs-kstat: Transport endpoint is not connected")."""
+    wait_for(lambda: not running_daemons(), 15)
+    clear_stale_kstat()
     log("starting %s --no-daemon" % ZFS_FUSE)
     logf = open(os.path.join(tempfile.gettempdir(), "zacc-zfs-fuse.log"), "ab")
     p = subprocess.Popen([ZFS_FUSE, "--no-daemon"], stdin=subprocess.DEVNULL, stdout=logf,
