@@ -255,7 +255,7 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
     };
     if (own_census) local.census_refcount = census.refcount;
     if (census_runs) {
-      // The rare classes count a key met again after it was shipped once (whichever census);
+      // The rare classes do not count again a key met after it was shipped (whichever census);
       // the count at ceil(8/N) also codes it as a repeated sighting.
       const ShippedKeys* shipped = &stream->shipped();
       local.shipped_before = [shipped](const ddt::Fingerprint& key) {

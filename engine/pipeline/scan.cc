@@ -1205,14 +1205,15 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
         // Counted before the sampled codecs run (exact settings come first in order_), and only
         // while the class may still be rare: a common class's counter is then only read, not
         // written by every core for every block. A key this rank met before and shipped to its
-        // owner (a distributed scan's Bloom filter, asked only here) is not counted again: the
-        // counter counts the distinct keys a rank met, at most its class's in all.
+        // owner (a distributed scan's Bloom filter, asked only here) is coded but not counted
+        // again: the counter counts the distinct keys a rank met, at most its class's in all,
+        // and a false positive of the filter (a new key) is still coded.
         const int k = estimate::AnchorClass(ddt::OutputUnitsOf(code), bs);
         std::atomic<uint64_t>& seen =
             class_seen_[r * estimate::kAnchorClasses + static_cast<size_t>(k)];
         w.rare[i] = seen.load(std::memory_order_relaxed) < estimate::kRareClassBlocks &&
-                    !ShippedBefore(f) &&
-                    seen.fetch_add(1, std::memory_order_relaxed) < estimate::kRareClassBlocks;
+                    (ShippedBefore(f) ||
+                     seen.fetch_add(1, std::memory_order_relaxed) < estimate::kRareClassBlocks);
       }
       if (keyed) {
         // The key ZFS would give it, from the output still in scratch (ddt/written_key.h); a
