@@ -559,9 +559,11 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     // ahead of the rate (docs/zsim.1); and `--max-rate 200` is 200 bytes per second, a terabyte
     // in 158 years, where a suffix was meant.
     if (*r < kMinReadRate) {
-      return Status::InvalidArgument("--max-rate " + max_rate + " is " + std::to_string(*r) +
-                                     " bytes per second, below the least zsim holds a scan to "
-                                     "(1M/s): give SIZE/s with a suffix, e.g. 200M/s");
+      const bool bare = text.find_first_not_of("0123456789") == std::string_view::npos;
+      return Status::InvalidArgument(
+          "--max-rate " + max_rate + " is " + std::to_string(*r) +
+          " bytes per second, below the least zsim holds a scan to (1M/s)" +
+          (bare ? ": a number without a suffix is bytes; give SIZE/s, e.g. 200M/s" : ""));
     }
     o.max_read_bytes_per_second = *r;
   }

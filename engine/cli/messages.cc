@@ -180,8 +180,10 @@ std::string FormatBindingWarning(int bound_hosts, int hosts, int ranks, int core
     return std::to_string(n) + " " + (n == 1 ? one : many);
   };
   const std::string where = hosts <= 1 ? "on this host"
-                                       : "on the first of " + count(bound_hosts, "host", "hosts") +
-                                             " so bound (of " + std::to_string(hosts) + ")";
+                            : bound_hosts == 1
+                                ? "on 1 of the " + std::to_string(hosts) + " hosts"
+                                : "on the first of " + std::to_string(bound_hosts) +
+                                      " hosts so bound (of " + std::to_string(hosts) + ")";
   const std::string who = threads > 0 ? count(ranks, "rank", "ranks") + " of " +
                                             count(threads, "thread", "threads") +
                                             (ranks == 1 ? "" : " each")

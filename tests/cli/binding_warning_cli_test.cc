@@ -29,8 +29,8 @@ TEST(BindingWarningTest, ManyHostsAndRanksSayTheFirstAndTheThreadsEach) {
             "hosts so bound (of 64), and each rank runs one thread per core it may use" +
                 kCause);
   EXPECT_EQ(FormatBindingWarning(1, 2, 4, 4, 64, 0),
-            "zsim: mpirun bound 4 ranks to 4 of the 64 cores the job may use on the first of 1 "
-            "host so bound (of 2), and each rank runs one thread per core it may use" +
+            "zsim: mpirun bound 4 ranks to 4 of the 64 cores the job may use on 1 of the 2 hosts, "
+            "and each rank runs one thread per core it may use" +
                 kCause + " (with --threads 16)");
 }
 

@@ -789,9 +789,15 @@ TEST(ScanCliTest, MaxRateIsCheckedAndCapsTheReading) {
   // A number without a suffix is bytes: far below what a scan can be held to, and said so.
   const auto bytes = RunZsim({"scan", tmp.path().string(), "--max-rate", "200"});
   EXPECT_NE(bytes.err.find("--max-rate 200 is 200 bytes per second, below the least zsim holds a "
-                           "scan to (1M/s): give SIZE/s with a suffix, e.g. 200M/s"),
+                           "scan to (1M/s): a number without a suffix is bytes; give SIZE/s, e.g. "
+                           "200M/s"),
             std::string::npos)
       << bytes.err;
+  const auto slow = RunZsim({"scan", tmp.path().string(), "--max-rate", "1023K/s"});
+  EXPECT_NE(slow.err.find("--max-rate 1023K/s is 1047552 bytes per second, below the least zsim "
+                          "holds a scan to (1M/s)\n"),
+            std::string::npos)
+      << slow.err;
   EXPECT_EQ(RunZsim({"scan", tmp.path().string(), "--max-rate", "1M", "--json"}).exit_code, 0);
   // 3 MiB at 6 MiB/s (the file's one chunk waits for its own bytes): the same figures.
   const auto capped =
