@@ -105,16 +105,21 @@ def fuse_available():
 
 
 def running_daemons():
-    """Pids of processes whose command name is zfs-fuse."""
+    """Pids of processes whose command name is zfs-fuse, zombies left out (a killed daemon whose
+    parent has not reaped it keeps its /proc entry, but serves nothing)."""
     pids = []
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
         try:
             with open("/proc/%s/comm" % d) as f:
-                if f.read().strip() == "zfs-fuse":
-                    pids.append(int(d))
-        except OSError:
+                if f.read().strip() != "zfs-fuse":
+                    continue
+            with open("/proc/%s/stat" % d) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    continue
+            pids.append(int(d))
+        except (OSError, IndexError):
             pass
     return pids
 
@@ -167,10 +172,16 @@ def clear_stale_kstat():
     whose mount then waits. Called only before starting a daemon, where none of ours is left:
     unmounted lazily, as nobody serves it."""
     state = kstat_state()
+    if state == "hung" and running_daemons():
+        return  # perhaps a live daemon's, slow: not ours to take away
     if state != "ok":
         log("%s is the mount of a daemon that %s: unmounting it" %
             (KSTAT, "died" if state == "dead" else "hung"))
-        subprocess.run(["umount", "-l", KSTAT], capture_output=True, timeout=30)
+        # -c: the path as given, not resolved (which would stat the hung mount).
+        try:
+            subprocess.run(["umount", "-l", "-c", KSTAT], capture_output=True, timeout=30)
+        except subprocess.TimeoutExpired:
+            log("umount -l %s did not return: the new daemon may fail to mount it" % KSTAT)
 
 
 class Daemon:
@@ -220,7 +231,16 @@ def stop_pid(pid):
     try:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
-        pass
+        return
+    # Our child: reaped (within 10 s), so that it leaves /proc.
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return
+        except ChildProcessError:
+            return
+        time.sleep(0.1)
 
 
 def start_daemon():
