@@ -557,6 +557,8 @@ class Scan : public std::enable_shared_from_this<Scan> {
   int EntryLevel(int level) const { return std::max(0, level - entry_level_offset_); }
   uint64_t plan_block_ = 0;  // the largest block size of the rows (fewest blocks)
   int PlannedLevel() const { return estimate::PlanLevel(sizer_->allocated_bytes(), plan_block_); }
+  // The threads that run at once: --threads beyond the cores share them (the forecasts' pace).
+  int ThreadsAtOnce() const { return std::min(options_.threads, MachineCores()); }
   void MaybeApplyPlan();
   void CompressFirstSightings(size_t r, uint64_t bs, Worker& w);
   // The top-up (top_up.h): where the first sightings of row `r` a sampled codec skipped lie, for
@@ -1954,7 +1956,7 @@ void Scan::MaybeReportProgress(bool force) {
     const std::optional<ProbeFigures> probed = probe_ ? probe_->figures() : std::nullopt;
     const ShownExpected shown =
         ExpectedToShow(*forecast_, s, LivePace(s), probed, probe_ != nullptr && !probe_->failed(),
-                       std::min(options_.threads, MachineCores()));
+                       ThreadsAtOnce());
     p.expected_seconds = shown.seconds;
     p.codec_share = shown.codec_share;
   }
@@ -1981,8 +1983,7 @@ TopUpForecast Scan::ForecastTopUp(const TopUpPlanned& planned) const {
   }
   std::vector<uint64_t> block_sizes;
   for (const state::RowState& row : rows_) block_sizes.push_back(row.block_bytes);
-  return ForecastTopUpOf(options_, planned, seconds, bytes, block_sizes,
-                         std::min(options_.threads, MachineCores()));
+  return ForecastTopUpOf(options_, planned, seconds, bytes, block_sizes, ThreadsAtOnce());
 }
 
 Scan::CodecWork Scan::CodecWorkOf(const Worker& w) const {
