@@ -212,43 +212,39 @@ class Daemon:
         self.pid = None
 
 
-def stop_pid(pid):
-    """SIGTERM to pid (a zfs-fuse we started), then SIGKILL after 30 s."""
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-            if done == pid:
-                return
-        except ChildProcessError:
-            if not os.path.exists("/proc/%d" % pid):
-                return
-        time.sleep(0.2)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        return
-    # Our child: reaped (within 10 s), so that it leaves /proc.
-    deadline = time.time() + 10
+def wait_gone(pid, seconds):
+    """Whether pid (a zfs-fuse) has gone within `seconds`: reaped where it is our child, else its
+    /proc entry gone or a zombie (running_daemons no longer lists it)."""
+    deadline = time.time() + seconds
     while time.time() < deadline:
         try:
             if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                return
+                return True
         except ChildProcessError:
-            return
+            if pid not in running_daemons():
+                return True
         time.sleep(0.1)
+    return False
+
+
+def stop_pid(pid):
+    """SIGTERM to pid (a zfs-fuse we started), then SIGKILL after 30 s, and up to 10 s more for
+    it to go."""
+    for sig, seconds in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return
+        if wait_gone(pid, seconds):
+            return
 
 
 def start_daemon():
     """Starts /sbin/zfs-fuse --no-daemon in its own session; its pid once `zpool list` answers.
-    Where a daemon was just stopped (revive_daemon), it may linger a moment (stop_pid does not
-    wait after its SIGKILL): its dead mount is cleared once it has gone, or after 15 s. Seen in
-    CI: the daemon still listed, the mount was left, and the new daemon failed on it
-    ("failed to access mountpoint /zfs-kstat: Transport endpoint is not connected")."""
+    Where a daemon was just stopped (revive_daemon) and would not go, its dead mount is cleared
+    after 15 s more. Seen in CI: the daemon still listed, the mount was left, and the new daemon
+    failed on it ("failed to access mountpoint /zfs-kstat: Transport endpoint is not
+    connected")."""
     wait_for(lambda: not running_daemons(), 15)
     clear_stale_kstat()
     log("starting %s --no-daemon" % ZFS_FUSE)
