@@ -37,6 +37,8 @@ def main():
     ap.add_argument("--sample", default="16,64", help="the Ms of --sample 1/M, comma-separated")
     ap.add_argument("datasets", nargs="+")
     args = ap.parse_args()
+    if any("=" not in z for z in args.zsim):
+        ap.error("--zsim takes NAME=PATH")
     binaries = dict(z.split("=", 1) for z in args.zsim)
     first = next(iter(binaries.values()))
     totals = {name: [0, 0, 0.0] for name in binaries}
@@ -52,7 +54,10 @@ def main():
                             f"exact {truth:.4f}")
                     for name, results in sampled.items():
                         r = results[i]
-                        lo, hi = r["dedup"].get("ci95") or (float("nan"), float("nan"))
+                        if not r["dedup"].get("ci95"):  # not sampled: nothing to check
+                            line += f" | {name} {dedup_ratio(r):.4f} (no interval)"
+                            continue
+                        lo, hi = r["dedup"]["ci95"]
                         holds = lo <= truth <= hi
                         t = totals[name]
                         t[0] += holds

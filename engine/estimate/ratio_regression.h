@@ -1,7 +1,8 @@
 // engine/estimate/ratio_regression.h
 //
 // RegressionSums: the correction of a sampled table's allocated ratio by the referenced ratio an
-// occurrence sample knows better (finish/tally.cc, FinishSampledTable).
+// occurrence sample knows better (finish/tally.cc, FinishSampledTable); KeysRepeat: where that
+// correction is in doubt.
 //
 // Thread safety: a value, one thread at a time.
 
@@ -80,6 +81,26 @@ struct RegressionSums {
     return {corrected, residual, b};
   }
 };
+
+// The share of a stratum's references beyond its distinct keys from which a correction by
+// RegressionSums is in doubt, once the two counts' own errors are allowed for. Beyond what its
+// variance counts, the correction errs by b (W - W_true), W being how far weighting the kept
+// entries by their references moves their ratio (rho - a): the fit takes the kept entries' W for
+// the stratum's. Where every reference is a distinct key W is 0 on both; where keys repeat, a few
+// dozen kept entries may hold none of the repeated keys, or the wrong ones (docs/estimation.md).
+inline constexpr double kDuplicateShare = 0.02;
+
+// Whether a stratum's references, estimated from `occurrences` drawn at `level` (2^-level of
+// them, every one at level 0), exceed its `keys` distinct keys (a sketch's count, of relative
+// standard error `keys_error`) by more than kDuplicateShare, beyond two standard errors of the
+// two counts together: at level 1, a few hundred occurrences of unique blocks count 4 to 10%
+// more or fewer references than there are.
+inline bool KeysRepeat(double keys, double keys_error, double occurrences, int level) {
+  if (!(occurrences > 0)) return false;
+  const double refs = std::ldexp(occurrences, level);
+  const double refs_error = std::sqrt((1 - std::ldexp(1.0, -level)) / occurrences);
+  return keys * (1 + 2 * std::hypot(refs_error, keys_error)) < (1 - kDuplicateShare) * refs;
+}
 
 }  // namespace zsim::estimate
 
