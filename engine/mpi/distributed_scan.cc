@@ -207,7 +207,7 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   if (rank == 0) {
     pool = std::make_unique<WorkPool>(pipeline::MakeWalk(resolved, fs),
                                       EnvCount("ZSIM_MPI_BATCH_BYTES"),
-                                      pipeline::ChunkBytes(resolved));
+                                      pipeline::ChunkBytes(resolved), size);
     if (size > 1) server = std::make_unique<WorkServer>(pool.get(), size, control.cancel);
     local.source = [&] {
       serving = server != nullptr;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <deque>
 
+#include "engine/base/mix.h"
 #include "engine/mpi/messages.h"
 #include "engine/state/frame_stream.h"
 
@@ -56,7 +57,7 @@ class Local : public BatchSource {
     // The others first: a rank whose scan finds no data to read (directories, empty files)
     // calls no chunk's end, and would otherwise take every batch itself.
     if (server_) server_->Poll();
-    std::vector<walk::WalkItem> batch = pool_->Take();
+    std::vector<walk::WalkItem> batch = pool_->Take(0);
     if (batch.empty() && server_) server_->DrainInBackground();
     return batch;
   }
@@ -196,16 +197,29 @@ std::vector<walk::WalkItem> DecodeItems(const std::string& bytes) {
 }
 
 WorkPool::WorkPool(std::unique_ptr<walk::WalkSource> walk, uint64_t batch_bytes,
-                   uint64_t chunk_bytes)
+                   uint64_t chunk_bytes, int ranks)
     : walk_(std::move(walk)),
       batch_bytes_(batch_bytes ? batch_bytes : kBatchBytes),
-      piece_bytes_(PieceBytes(batch_bytes_, chunk_bytes)) {}
+      piece_bytes_(PieceBytes(batch_bytes_, chunk_bytes)),
+      ranks_(std::max(ranks, 1)),
+      parked_(static_cast<size_t>(ranks_)),
+      park_items_(std::max<size_t>(kBatchItems, kParkedItems / static_cast<size_t>(ranks_))) {}
 
-std::vector<walk::WalkItem> WorkPool::Take() {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::vector<walk::WalkItem> batch;
-  uint64_t bytes = 0;
-  while (bytes < batch_bytes_ && batch.size() < kBatchItems) {
+int WorkPool::PreferredRank(const walk::WalkItem& item) const {
+  if (ranks_ == 1 || ItemBytes(item) == 0) return -1;
+  // The same size and offset on every rank's walk alike: copies of a file, and clones of an
+  // image at their common offsets, go to one rank.
+  const uint64_t h = Mix64(item.info.size * kGoldenGamma + Mix64(item.piece_begin + 1));
+  return static_cast<int>(h % static_cast<uint64_t>(ranks_));
+}
+
+bool WorkPool::ParkedFull(int rank) const {
+  const Parked& p = parked_[static_cast<size_t>(rank)];
+  return p.bytes >= kParkedBatches * batch_bytes_ || p.items.size() >= park_items_;
+}
+
+std::optional<walk::WalkItem> WorkPool::NextItem() {
+  for (;;) {
     if (!split_.empty() && next_piece_ < split_.back().info.size) {
       // The next piece of the file being split.
       walk::WalkItem piece = split_.back();
@@ -213,24 +227,65 @@ std::vector<walk::WalkItem> WorkPool::Take() {
       piece.piece_end = std::min(next_piece_ + piece_bytes_, piece.info.size);
       piece.piece_file = split_.size() - 1;
       next_piece_ = piece.piece_end;
-      bytes += ItemBytes(piece);
-      batch.push_back(std::move(piece));
-      continue;
+      return piece;
     }
-    if (done_) break;
+    if (done_) return std::nullopt;
     std::optional<walk::WalkItem> item = walk_->Next();
     if (!item) {
       done_ = true;
       walk_.reset();  // its threads end now
-      break;
+      return std::nullopt;
     }
     if (item->kind == walk::WalkItem::Kind::kFile && item->info.size > piece_bytes_) {
       split_.push_back(std::move(*item));  // handed out piece by piece from now on
       next_piece_ = 0;
       continue;
     }
-    bytes += ItemBytes(*item);
-    batch.push_back(std::move(*item));
+    return item;
+  }
+}
+
+std::vector<walk::WalkItem> WorkPool::Take(int rank) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int me = std::clamp(rank, 0, ranks_ - 1);
+  std::vector<walk::WalkItem> batch;
+  uint64_t bytes = 0;
+  const auto full = [&] { return bytes >= batch_bytes_ || batch.size() >= kBatchItems; };
+  const auto take_parked = [&](Parked& p) {
+    bytes += ItemBytes(p.items.front());
+    p.bytes -= ItemBytes(p.items.front());
+    batch.push_back(std::move(p.items.front()));
+    p.items.pop_front();
+  };
+  // What the walk left for this rank first, then the walk: another rank's items wait for it
+  // until its queue holds kParkedBatches' worth, then whoever asks takes them (the queues are
+  // bounded, and a slow rank's work goes to the others).
+  Parked& mine = parked_[static_cast<size_t>(me)];
+  while (!full() && !mine.items.empty()) take_parked(mine);
+  while (!full()) {
+    std::optional<walk::WalkItem> item = NextItem();
+    if (!item) break;
+    const int to = PreferredRank(*item);
+    if (to < 0 || to == me || ParkedFull(to)) {
+      bytes += ItemBytes(*item);
+      batch.push_back(std::move(*item));
+      continue;
+    }
+    Parked& theirs = parked_[static_cast<size_t>(to)];
+    theirs.bytes += ItemBytes(*item);
+    theirs.items.push_back(std::move(*item));
+  }
+  // The walk is done: of another rank's waiting items, what it would not take in its next
+  // batch, the longest queue first (a rank that falls behind; the others' last batch each
+  // stays theirs). Every rank asks until its batch comes back empty, so none is left.
+  while (!full()) {
+    Parked* most = nullptr;
+    for (Parked& p : parked_) {
+      const bool more_than_a_batch = p.bytes > batch_bytes_ || p.items.size() > kBatchItems;
+      if (more_than_a_batch && (most == nullptr || p.bytes > most->bytes)) most = &p;
+    }
+    if (most == nullptr) break;
+    take_parked(*most);
   }
   return batch;
 }
@@ -297,7 +352,7 @@ bool WorkServer::AnswerOne() {
 
 void WorkServer::SendBatch(int to) {
   const bool stop = cancel_ != nullptr && cancel_->load();
-  const std::vector<walk::WalkItem> batch = stop ? std::vector<walk::WalkItem>() : pool_->Take();
+  const std::vector<walk::WalkItem> batch = stop ? std::vector<walk::WalkItem>() : pool_->Take(to);
   auto answer = std::make_unique<Answer>();
   answer->bytes = EncodeItems(batch);
   {

@@ -6,6 +6,10 @@
 // holds work up to a batch size of file bytes (at least one item), plus the directories, skipped
 // paths and errors the walk met on the way (whoever takes them counts them, once).
 //
+// Items of one size and offset go to one rank while it keeps up (WorkPool::PreferredRank):
+// copies of a file and clones of an image meet in that rank's table, so their blocks are coded
+// once, not once on each rank that meets them first (docs/scale.md).
+//
 // Work goes by bytes, not by file: a file larger than a piece (the batch size rounded up to the
 // scan's chunk size, pipeline::ChunkBytes) is handed out as pieces, byte ranges at chunk
 // boundaries, one per batch (walk::WalkItem::piece_*), so one huge image is read by every rank.
@@ -29,8 +33,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -54,26 +60,54 @@ inline constexpr size_t kBatchItems = 256;
 std::string EncodeItems(const std::vector<walk::WalkItem>& items);
 std::vector<walk::WalkItem> DecodeItems(const std::string& bytes);
 
+// What waits in the pool for one rank at most (WorkPool), after which whoever asks takes it:
+// kParkedBatches batches' bytes, and kParkedItems / ranks items (at least a batch's). Items only,
+// not data (a walk item is about 200 bytes and its path: 16 MB in all at most), so the bound is
+// of how long a rank's work waits for it, not of memory. The ranks take at about one pace, but
+// which rank an item goes to is random, so a queue's length wanders like the square root of
+// the items handed out: at 8 batches, 8% of the 4,096 offsets of three clones were split
+// between ranks (tests/mpi/work_pool_unit.cc), at 32 3%, most of them at the walk's end. What
+// waits when the walk is done beyond a batch per rank goes to whoever asks, so the end is
+// balanced whatever the bound.
+inline constexpr uint64_t kParkedBatches = 32;
+inline constexpr size_t kParkedItems = size_t{1} << 16;
+
 // Rank 0's walk, shared out.
 class WorkPool {
  public:
   // Batches of `batch_bytes` of file size (kBatchBytes when 0); files larger than a piece, a
-  // multiple of `chunk_bytes` (pipeline::ChunkBytes of the scan's options), are split.
-  WorkPool(std::unique_ptr<walk::WalkSource> walk, uint64_t batch_bytes, uint64_t chunk_bytes);
-  // The next batch; empty once the walk is done.
-  std::vector<walk::WalkItem> Take();
+  // multiple of `chunk_bytes` (pipeline::ChunkBytes of the scan's options), are split. `ranks`
+  // take batches (Take's `rank`, 0 to ranks - 1).
+  WorkPool(std::unique_ptr<walk::WalkSource> walk, uint64_t batch_bytes, uint64_t chunk_bytes,
+           int ranks = 1);
+  // The next batch for `rank`; empty once the walk is done and nothing waits for any rank.
+  std::vector<walk::WalkItem> Take(int rank = 0);
   // The files split so far, by their piece_file number (their pieces' fields cleared).
   std::vector<walk::WalkItem> SplitFiles();
   uint64_t piece_bytes() const { return piece_bytes_; }
+  // The rank an item goes to while that rank keeps up (-1: whoever asks, an item of no data):
+  // of its size and offset only.
+  int PreferredRank(const walk::WalkItem& item) const;
 
  private:
+  struct Parked {
+    std::deque<walk::WalkItem> items;
+    uint64_t bytes = 0;
+  };
+  // The walk's next item, a piece of the file being split included. REQUIRES: mu_ held.
+  std::optional<walk::WalkItem> NextItem();
+  // Whether `rank`'s waiting items are as many as it may have. REQUIRES: mu_ held.
+  bool ParkedFull(int rank) const;
   std::mutex mu_;
-  std::unique_ptr<walk::WalkSource> walk_;  // Guarded by mu_, as are the three below.
+  std::unique_ptr<walk::WalkSource> walk_;  // Guarded by mu_, as are the four below.
   bool done_ = false;
   std::vector<walk::WalkItem> split_;  // files split, by number
   uint64_t next_piece_ = 0;            // of split_.back(), while it has pieces left
   const uint64_t batch_bytes_;
   const uint64_t piece_bytes_;
+  const int ranks_;
+  std::vector<Parked> parked_;  // per rank: the walk's items left for it
+  const size_t park_items_;
 };
 
 // The time a share's scan waited for its next batch, in ns (ZSIM_MPI_STATS). Shared: an
