@@ -14,33 +14,37 @@ bool Kept(const ddt::Fingerprint& key, uint32_t shift) {
   return (key.hi & ((uint64_t{1} << shift) - 1)) == 0;
 }
 
-// The rows' psize made to add up to the setting's (`total`, the table's: exact, or its own
-// estimate where the codec was sampled). Both estimate one total from different samples (the
-// references kept 1 in m, the codes of a sampled codec), and a report whose directories add up
-// to another psize than its table contradicts itself (50.9 MiB against the table's 51.4 on a
-// tree sampled both ways). Each row keeps its share; cumulative rounding keeps the sum exact.
-// Left as they are where a row holding data has no psize (its share is not known) or where
-// the rows hold none: with every reference and every code (m = 1, an exact codec) they
-// already add up to it.
-//
-// In the order of the rows' names, not the order they come in (a hash map's, which differs
-// between a scan and the merge of its parts, and with the names of the paths): the sums and the
-// roundings, and so each row's byte, are then the same for the same rows. They were not, and
-// a merge of two parts differed from one scan of both by a byte in some rows, in 4 runs of 5
-// of MergeTest.MergedPartsEqualOneScanUnderKeySampling where the temporary directory's name
-// happened to order them so.
+}  // namespace
+
+// Rows are taken in the order of their names, not the order they come in (a hash map's, which
+// differs between a scan and the merge of its parts, and with the names of the paths): the sums and
+// the roundings, and so each row's byte, are then the same for the same rows. They were not, and a
+// merge of two parts differed from one scan of both by a byte in some rows, in 4 runs of 5 of
+// MergeTest.MergedPartsEqualOneScanUnderKeySampling where the temporary directory's name happened
+// to order them so.
 void CalibratePsize(uint64_t total, std::vector<BreakdownRow>* rows) {
-  std::vector<size_t> order(rows->size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::vector<size_t> order;
+  double sum = 0, known_lsize = 0, unknown_lsize = 0;
+  for (size_t i = 0; i < rows->size(); ++i) {
+    const BreakdownRow& row = (*rows)[i];
+    if (row.psize_known) {
+      order.push_back(i);
+      sum += double(row.psize);
+      known_lsize += double(row.lsize);
+    } else {
+      unknown_lsize += double(row.lsize);
+    }
+  }
   std::sort(order.begin(), order.end(),
             [&](size_t a, size_t b) { return (*rows)[a].name < (*rows)[b].name; });
-  double sum = 0;
-  for (size_t i : order) {
-    if (!(*rows)[i].psize_known) return;
-    sum += double((*rows)[i].psize);
-  }
-  if (sum <= 0 || total == 0) return;
-  const double factor = double(total) / sum;
+  if (order.empty() || sum <= 0 || total == 0) return;
+  // The rows without a psize keep their share of the total at the rest's ratio.
+  const uint64_t target =
+      unknown_lsize <= 0 || known_lsize <= 0
+          ? total
+          : static_cast<uint64_t>(double(total) * known_lsize / (known_lsize + unknown_lsize) +
+                                  0.5);
+  const double factor = double(target) / sum;
   double running = 0;
   uint64_t given = 0;
   for (size_t k = 0; k < order.size(); ++k) {
@@ -48,13 +52,11 @@ void CalibratePsize(uint64_t total, std::vector<BreakdownRow>* rows) {
     running += double(row.psize) * factor;
     // The last row takes what is left: a double's rounding over many rows cannot lose a byte.
     const uint64_t upto =
-        k + 1 == order.size() ? total : std::min(total, static_cast<uint64_t>(running + 0.5));
+        k + 1 == order.size() ? target : std::min(target, static_cast<uint64_t>(running + 0.5));
     row.psize = upto - std::min(upto, given);
     given = std::max(given, upto);
   }
 }
-
-}  // namespace
 
 void FinishBreakdowns(const state::BreakdownState& bd,
                       const std::vector<const ddt::DedupTable*>& tables,
