@@ -51,24 +51,34 @@ bool HasBlockCloning(Profile p) {
   return p == Profile::kZfs22 || p == Profile::kZfs23 || p == Profile::kZfs24;
 }
 
+// What stores whole-file copies once without a DDT under `p`. (A report under --profile v23 or
+// 2.1 advised block cloning, which those releases do not have, in its verdict and dedup item,
+// and said so in its last item.)
+std::string CopiesRemedy(Profile p) {
+  return HasBlockCloning(p) ? "block cloning or hard links" : "hard links";
+}
+
 // What dedup would remove that needs no DDT (NoDdtShare), named as it is: whole-file copies
-// (which block cloning or hard links get), all-zero blocks of an uncompressed setting (which any
-// compression writes as holes), or both. An all-zero disk image is no whole-file copy.
+// (which block cloning or hard links get: hard links only where the profile has no block
+// cloning), all-zero blocks of an uncompressed setting (which any compression writes as holes),
+// or both. An all-zero disk image is no whole-file copy.
 struct NoDdtWhat {
   std::string noun;    // "whole-file copies", "all-zero blocks", or both
   std::string remedy;  // what gets them without a DDT, as a clause
 };
 
-NoDdtWhat NoDdtWhatOf(const NoDdtShare& n) {
+NoDdtWhat NoDdtWhatOf(const NoDdtShare& n, Profile profile) {
   const bool files = n.file_bytes > 0, zeros = n.zero_bytes > 0;
   if (zeros && !files)
     return {"all-zero blocks", "any compression writes them as holes, which need no DDT"};
+  const std::string copies = CopiesRemedy(profile);
   if (zeros) {
     return {"whole-file copies and all-zero blocks",
-            "block cloning or hard links get the copies without a DDT; any compression writes "
-            "the zero blocks as holes"};
+            copies +
+                " get the copies without a DDT; any compression writes the zero blocks as "
+                "holes"};
   }
-  return {"whole-file copies", "block cloning or hard links get those without a DDT"};
+  return {"whole-file copies", copies + " get those without a DDT"};
 }
 
 // Everything an item may read: the scan and the one decision.
@@ -273,7 +283,7 @@ AdviceItem DedupItem(const Context& c) {
           L2arcHeadersFit(d) ? "" : " (with an L2ARC, the table would not fit in RAM either)");
       break;
     case Verdict::kDedupCoveredByCloning: {
-      const NoDdtWhat what = NoDdtWhatOf(d.no_ddt);
+      const NoDdtWhat what = NoDdtWhatOf(d.no_ddt, c.r.options.profile);
       item.sentence = fmt::format(
           "{}, but {} make up {}{} of what it removes: {}, and the rest is only {}: dedup=off.",
           change, what.noun, d.no_ddt.estimated ? "an estimated " : "", Percent(d.no_ddt.share),
@@ -620,7 +630,7 @@ AdviceItem SummaryItem(const Context& c) {
     case Verdict::kCloneInsteadOfDedup: {
       // All-zero blocks alone (an uncompressed setting): no cloning to advise, compression
       // gets them; the setting's own compression may be off only because no other was asked.
-      const NoDdtWhat what = NoDdtWhatOf(d.no_ddt);
+      const NoDdtWhat what = NoDdtWhatOf(d.no_ddt, c.r.options.profile);
       const bool zeros_only = d.no_ddt.file_bytes == 0;
       std::string noun = what.noun;
       noun[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(noun[0])));
@@ -628,7 +638,7 @@ AdviceItem SummaryItem(const Context& c) {
           "{}, no dedup: {}, dedup=off {}. {} make up {}{} of what dedup ({}) would remove{}, "
           "and without them dedup is only {:.2f}x.",
           zeros_only ? (IsOff(f) ? "Compression (lz4)" : "Compression")
-                     : "Compression plus block cloning or hard links",
+                     : "Compression plus " + CopiesRemedy(c.r.options.profile),
           c.settings, saves, noun, d.no_ddt.estimated ? "an estimated " : "",
           Percent(d.no_ddt.share), Ratio(ratio),
           zeros_only ? " (any compression writes them as holes)" : "", d.no_ddt.residual_ratio);

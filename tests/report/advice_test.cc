@@ -533,6 +533,20 @@ TEST(AdviceTest, AllZeroBlocksOfAnUncompressedSettingAreNotCalledCopies) {
                          FormatBytes(removed - 2 * kMiB) + ") cover all"));
   EXPECT_THAT(both_item.sentence, HasSubstr("get the copies without a DDT, and any compression "
                                             "writes the zero blocks as holes"));
+
+  // A release without block cloning is not advised it, in the verdict or the dedup item.
+  for (Profile profile : {Profile::kZfs21, Profile::kV23}) {
+    r.options.profile = profile;
+    const Advice old = ComputeAdvice(r);
+    const AdviceItem& verdict = Item(old, AdviceKind::kSummary);
+    EXPECT_THAT(verdict.sentence, StartsWith("Compression plus hard links, no dedup"));
+    EXPECT_THAT(Item(old, AdviceKind::kDedup).sentence,
+                HasSubstr("hard links get the copies without a DDT"));
+    for (const AdviceItem& i : old.items) {
+      if (i.kind == AdviceKind::kDedupWithoutDdt) continue;  // "block cloning needs 2.2+"
+      EXPECT_THAT(i.sentence, Not(HasSubstr("block cloning"))) << int(i.kind);
+    }
+  }
 }
 
 TEST(AdviceTest, ZeroBlocksAreFreeWithCompression) {
