@@ -20,6 +20,26 @@ namespace {
 // The slowest --max-rate accepted, bytes per second.
 constexpr uint64_t kMinReadRate = 1 << 20;
 
+// The least --ram taken: below it no machine runs ZFS (its ARC alone takes at least 32 MiB),
+// and `--ram 64` is 64 bytes where a suffix was meant, which advised a special vdev because the
+// table did not fit in a quarter of 64 B.
+constexpr uint64_t kMinRam = uint64_t{64} << 20;
+
+Result<uint64_t> ParseRam(const std::string& text) {
+  Result<uint64_t> r = ParseSize(text);
+  if (!r.ok() || *r == 0) {
+    return Status::InvalidArgument("--ram: give the target machine's memory, e.g. 64G");
+  }
+  if (*r < kMinRam) {
+    const bool bare = text.find_first_not_of("0123456789") == std::string::npos;
+    return Status::InvalidArgument(
+        "--ram " + text + " is " + std::to_string(*r) +
+        " bytes, below the least a machine running ZFS has (64M)" +
+        (bare ? ": a number without a suffix is bytes; give e.g. 64G" : ""));
+  }
+  return r;
+}
+
 constexpr const char* kExamples = R"(
 Examples:
   zsim scan /vmstore --volblocksize 16k            VM images as zvols: dedup and compression
@@ -347,10 +367,8 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
       rf.ddt_format = *r_ddt_format == "fast" ? DdtFormat::kFast : DdtFormat::kLegacy;
     }
     if (r_ram) {
-      Result<uint64_t> v = ParseSize(*r_ram);
-      if (!v.ok() || *v == 0) {
-        return Status::InvalidArgument("--ram: give the target machine's memory, e.g. 64G");
-      }
+      Result<uint64_t> v = ParseRam(*r_ram);
+      if (!v.ok()) return v.status();
       rf.ram_bytes = *v;
     }
     if (r_html) {
@@ -514,10 +532,8 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     }
   }
   if (!ram.empty()) {
-    Result<uint64_t> r = ParseSize(ram);
-    if (!r.ok() || *r == 0) {
-      return Status::InvalidArgument("--ram: give the target machine's memory, e.g. 64G");
-    }
+    Result<uint64_t> r = ParseRam(ram);
+    if (!r.ok()) return r.status();
     o.ram_bytes = *r;
   }
   if (html) {

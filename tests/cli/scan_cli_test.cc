@@ -776,6 +776,33 @@ TEST(ScanCliTest, ExcludeNamesTheGlobThatMatchedNothingAmongOthers) {
   EXPECT_EQ(quiet.err.find("matched nothing"), std::string::npos) << quiet.err;
 }
 
+// --ram: a machine's memory, refused before any I/O below what a machine running ZFS has: `--ram
+// 64` was 64 bytes, and advised a special vdev for a table that did not fit in 16 B.
+TEST(ScanCliTest, RamBelowAnyZfsMachineIsRefused) {
+  testing::TempDir tmp;
+  tmp.WriteFile("a", testing::GenerateBlock(1 << 20, 0.5, 7));
+  const auto bare = RunZsim({"scan", tmp.path().string(), "--ram", "64"});
+  EXPECT_EQ(bare.exit_code, 2);
+  EXPECT_TRUE(bare.out.empty()) << bare.out;
+  EXPECT_NE(bare.err.find("--ram 64 is 64 bytes, below the least a machine running ZFS has (64M): "
+                          "a number without a suffix is bytes; give e.g. 64G"),
+            std::string::npos)
+      << bare.err;
+  const auto small = RunZsim({"scan", tmp.path().string(), "--ram", "32M"});
+  EXPECT_EQ(small.exit_code, 2);
+  EXPECT_NE(small.err.find("--ram 32M is 33554432 bytes, below the least"), std::string::npos)
+      << small.err;
+  EXPECT_EQ(small.err.find("without a suffix"), std::string::npos) << small.err;
+  EXPECT_EQ(RunZsim({"scan", tmp.path().string(), "--ram", "64M", "--quiet"}).exit_code, 0);
+  // The report of a saved state alike.
+  const std::string state = (tmp.path() / "a.zstate").string();
+  ASSERT_EQ(RunZsim({"scan", (tmp.path() / "a").string(), "--save", state, "--quiet"}).exit_code,
+            0);
+  const auto report = RunZsim({"report", state, "--ram", "512"});
+  EXPECT_EQ(report.exit_code, 2);
+  EXPECT_NE(report.err.find("--ram 512 is 512 bytes"), std::string::npos) << report.err;
+}
+
 // --max-rate: a rate, refused otherwise before any I/O (exit 2); a capped scan reads as much.
 TEST(ScanCliTest, MaxRateIsCheckedAndCapsTheReading) {
   testing::TempDir tmp;

@@ -50,7 +50,7 @@ const std::vector<std::vector<std::string>>& OptionSets() {
       {"--ram", "16G", "--vdev", "raidz2:6"},
       {"--ram", "64G", "--profile", "v23", "--compression", "off,lzjb,gzip-1,zle"},
       {"--ram", "64M", "--vdev", "mirror:2", "--compression", "lz4,zstd,gzip-1"},
-      {"--ram", "1M", "--vdev", "raidz1:5", "--ashift", "9"},
+      {"--ram", "64M", "--vdev", "raidz1:5", "--ashift", "9"},
       {"--ram", "8G", "--recordsize", "16k,128k,1M", "--compression", "off,lz4,zstd"},
       {"--ram", "32G", "--profile", "2.1", "--vdev", "draid2:4d:11c:1s", "--sample", "1/8"},
       {"--ram", "16G", "--volblocksize", "16k", "--compression", "lz4,zstd-9", "--vdev",
