@@ -1,6 +1,7 @@
 #include "engine/report/advice.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -428,11 +429,25 @@ std::optional<AdviceItem> BlockSizeItem(const Context& c) {
         BaseText(c.r.input, d.space), FormatBytes(d.stored_bytes), how, Percent(featured_gain),
         SettingsText(o, first_s), FormatBytes(first.stored_bytes));
   } else if (best == &first) {
-    item.sentence = fmt::format(
-        "{} stores least of the {}s (with compression={}: {}{}); the others store "
-        "more.",
-        BlockSetting(o, first_s.recordsize), prop, CompressionName(first_s.compression),
-        FormatBytes(first.stored_bytes), how);
+    // Others may store exactly as much (a tree of small files, each one block whatever the
+    // recordsize): said so, not "the others store more".
+    std::vector<std::string> tied;
+    for (const Decision::Candidate& k : d.candidates) {
+      if (&k != &first && k.stored_bytes == first.stored_bytes) {
+        tied.push_back(zfs::NiceBytes(c.r.results[size_t(k.index)].recordsize));
+      }
+    }
+    if (tied.size() + 1 == d.candidates.size()) {
+      item.sentence = fmt::format(
+          "Every {} stores the same here (with compression={}: {}{}): any will do.", prop,
+          CompressionName(first_s.compression), FormatBytes(first.stored_bytes), how);
+    } else {
+      item.sentence = fmt::format(
+          "{} stores least of the {}s (with compression={}: {}{}){}; the others store more.",
+          BlockSetting(o, first_s.recordsize), prop, CompressionName(first_s.compression),
+          FormatBytes(first.stored_bytes), how,
+          tied.empty() ? std::string() : fmt::format(", as does {}", fmt::join(tied, ", ")));
+    }
   } else {
     item.sentence = fmt::format(
         "Keep {} ({}{}): {} would store only {} less ({}), under the {} worth a change.",

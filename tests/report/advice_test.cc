@@ -670,6 +670,31 @@ TEST(AdviceTest, RecordsizeThatStoresMostIsFeatured) {
               StartsWith("Keep compression=lz4, recordsize=128K"));
 }
 
+// Block sizes that store exactly alike (small files, one block each whatever the recordsize) are
+// said to: not "the others store more" beside a gain of 0%.
+TEST(AdviceTest, RecordsizesThatStoreAlikeAreSaidTo) {
+  ScanResult r = MakeResult(16 * kGiB);
+  r.results.push_back(
+      MakeSetting({.recordsize = 16 * kKiB, .lsize = 8 * kGiB, .compressratio = 2.0}));
+  r.results.push_back(MakeSetting({.lsize = 8 * kGiB, .compressratio = 2.0}));
+  r.results.push_back(
+      MakeSetting({.recordsize = 1024 * kKiB, .lsize = 8 * kGiB, .compressratio = 2.0}));
+  const Advice alike = ComputeAdvice(r);
+  const AdviceItem& all = Item(alike, AdviceKind::kRecordsize);
+  EXPECT_EQ(all.verdict, Verdict::kKeepRecordsize);
+  EXPECT_DOUBLE_EQ(all.Figure("gain_percent"), 0.0);
+  EXPECT_EQ(all.sentence,
+            "Every recordsize stores the same here (with compression=lz4: 4.00 GiB): "
+            "any will do.");
+  // Two of three alike: named, and only the third stores more.
+  r.results[2] = MakeSetting({.recordsize = 1024 * kKiB, .lsize = 8 * kGiB, .compressratio = 1.5});
+  const Advice two_alike = ComputeAdvice(r);
+  const AdviceItem& two = Item(two_alike, AdviceKind::kRecordsize);
+  EXPECT_THAT(two.sentence, StartsWith("recordsize=16K stores least of the recordsizes (with "
+                                       "compression=lz4: 4.00 GiB), as does 128K; the others "
+                                       "store more."));
+}
+
 // A block size below the pool's sector (ashift 12: 4K): each block takes a whole sector, which
 // no other figure says. Said when no block size of a sector or more was evaluated, with the
 // sizes to scan instead; not when one was (the sizes compared say it themselves).
