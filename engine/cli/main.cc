@@ -104,6 +104,19 @@ int WriteStdout(const std::string& text) {
   return 0;
 }
 
+// What a merged state saved with --save keeps of `flags` (the report options given to merge
+// parts scanned for different pools): the RAM and DDT format given, but the first part's vdev,
+// ashift and copies (a sampled table's estimates carry them). (The refusal said the state "then
+// keeps them" of every flag, and a report of the saved state showed the first part's vdev.)
+std::string SavedKeeps(const std::string& flags) {
+  const bool layout = flags.find("--vdev") != std::string::npos ||
+                      flags.find("--ashift") != std::string::npos ||
+                      flags.find("--copies") != std::string::npos;
+  return layout ? "; a state saved with --save keeps --ram and --ddt-format, but the first "
+                  "part's vdev, ashift and copies: give those again when you report it"
+                : "; a state saved with --save then keeps them";
+}
+
 // A merge reports one pool: where its parts were scanned for different ones (vdev, ashift,
 // copies, DDT format, RAM) the report must be told which, or the first part's would decide the
 // verdict silently (and the order of the files with it). Ok when they agree or the flags say.
@@ -145,7 +158,7 @@ zsim::Status CheckPartsPool(const std::vector<std::string>& paths,
                                  (flags.find("--ram") != std::string::npos
                                       ? " (--ram: the RAM of the machine that will hold the pool)"
                                       : "") +
-                                 "; a state saved with --save then keeps them");
+                                 SavedKeeps(flags));
 }
 
 // zsim report: the state files merged in order, reported with the options given, and saved
@@ -212,7 +225,8 @@ std::optional<zsim::ScanResult> ReportFromStates(const zsim::cli::Command& cmd, 
     // was given.
     if (rf.ram_bytes) merged->options.ram_bytes = r.ram_bytes;
     if (rf.ddt_format || rf.profile) merged->options.ddt_format = r.ddt_format;
-    if (!cmd.quiet && pools.size() > 1 && (rf.vdev || rf.ashift || rf.copies)) {
+    // One state or several (a single state saved again kept them silently).
+    if (!cmd.quiet && (rf.vdev || rf.ashift || rf.copies)) {
       cli::PrintError("note: " + *cmd.save_path + " keeps the vdev, ashift and copies of " +
                       rf.state_paths[0] + " (" + VdevName(merged->options.vdev) + ", ashift " +
                       std::to_string(merged->options.ashift) + ", copies " +

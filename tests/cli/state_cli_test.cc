@@ -167,6 +167,12 @@ TEST_F(StateCliTest, StatesOfPartsMergeIntoTheScanOfTheWhole) {
     EXPECT_TRUE(refused.out.empty());
     EXPECT_NE(refused.err.find("different pools"), std::string::npos) << refused.err;
     EXPECT_NE(refused.err.find("give --vdev --ram"), std::string::npos) << refused.err;
+    // What --save keeps, as it is: not the vdev given (it said "then keeps them").
+    EXPECT_NE(refused.err.find("a state saved with --save keeps --ram and --ddt-format, but the "
+                               "first part's vdev, ashift and copies: give those again when you "
+                               "report it"),
+              std::string::npos)
+        << refused.err;
     json got = Figures(Report(order, {"--vdev", "raidz2:6", "--copies", "2", "--ram", "1G"}));
     json want = Figures(with_raidz_1g);
     got["input"].erase("paths");  // in the order of the states
@@ -193,6 +199,18 @@ TEST_F(StateCliTest, StatesOfPartsMergeIntoTheScanOfTheWhole) {
   EXPECT_EQ(again["settings"]["ddt_format"], "legacy");
   EXPECT_EQ(again["settings"]["ram_bytes"], uint64_t{2} << 30);
   EXPECT_EQ(Figures(again), Figures(testing::ParseReportJson(settled)));
+  // One state saved again with another pool's layout keeps its own, and says so (it did only
+  // for a merge of several).
+  const testing::CommandResult resaved = testing::RunZsim(
+      {"report", StatePath("a"), "--vdev", "mirror:3", "--save", StatePath("a_again")});
+  ASSERT_EQ(resaved.exit_code, 0) << resaved.err;
+  EXPECT_NE(resaved.err.find("note: " + StatePath("a_again") +
+                             " keeps the vdev, ashift and "
+                             "copies of " +
+                             StatePath("a") + " (disk, ashift 12, copies 1)"),
+            std::string::npos)
+      << resaved.err;
+  EXPECT_EQ(Report({StatePath("a_again")}, {})["settings"]["vdev"], "disk");
   // States of other recordsizes do not merge.
   ScanSaving({Part("p2")}, {"--recordsize", "8k"}, StatePath("c"));
   const testing::CommandResult r = testing::RunZsim({"report", StatePath("a"), StatePath("c")});
