@@ -44,12 +44,39 @@ void CalibratePsize(uint64_t total, std::vector<BreakdownRow>* rows) {
           ? total
           : static_cast<uint64_t>(double(total) * known_lsize / (known_lsize + unknown_lsize) +
                                   0.5);
-  const double factor = double(target) / sum;
+  // Each row's share, but no row above its lsize (ZFS stores a block that does not compress as
+  // is: a row's psize is at most its lsize; scaled up, a 512-byte row showed 557, 0.92x): what
+  // a capped row cannot take goes to the others, in proportion.
+  std::vector<double> share(order.size());
+  std::vector<bool> capped(order.size(), false);
+  for (bool again = true; again;) {
+    again = false;
+    double left = double(target), free_psize = 0;
+    for (size_t k = 0; k < order.size(); ++k) {
+      const BreakdownRow& row = (*rows)[order[k]];
+      if (capped[k]) {
+        left -= double(row.lsize);
+      } else {
+        free_psize += double(row.psize);
+      }
+    }
+    const double factor = free_psize > 0 ? std::max(0.0, left) / free_psize : 0.0;
+    for (size_t k = 0; k < order.size(); ++k) {
+      const BreakdownRow& row = (*rows)[order[k]];
+      if (capped[k]) {
+        share[k] = double(row.lsize);
+      } else if (double(row.psize) * factor > double(row.lsize)) {
+        capped[k] = again = true;
+      } else {
+        share[k] = double(row.psize) * factor;
+      }
+    }
+  }
   double running = 0;
   uint64_t given = 0;
   for (size_t k = 0; k < order.size(); ++k) {
     BreakdownRow& row = (*rows)[order[k]];
-    running += double(row.psize) * factor;
+    running += share[k];
     // The last row takes what is left: a double's rounding over many rows cannot lose a byte.
     const uint64_t upto =
         k + 1 == order.size() ? target : std::min(target, static_cast<uint64_t>(running + 0.5));

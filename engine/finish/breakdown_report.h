@@ -48,6 +48,9 @@ void FinishBreakdowns(const state::BreakdownState& breakdown,
 // sample at volblocksize 16K, lz4 sampled, one 617-byte file left the images' extension row at
 // 1.89x where the table and the directory holding them said 1.62x.) Rows holding no data take
 // nothing; with every reference and every code (m = 1, an exact codec) the rows already add up.
+// No row is scaled above its lsize (ZFS stores a block that does not compress as is), what it
+// cannot take going to the others; only when every row is at its lsize does the last take the
+// rest, so that the rows still add up.
 void CalibratePsize(uint64_t total, std::vector<BreakdownRow>* rows);
 
 }  // namespace zsim::finish
