@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -215,7 +216,7 @@ int WorkPool::PreferredRank(const walk::WalkItem& item) const {
 
 bool WorkPool::ParkedFull(int rank) const {
   const Parked& p = parked_[static_cast<size_t>(rank)];
-  return p.bytes >= kParkedBatches * batch_bytes_ || p.items.size() >= park_items_;
+  return p.gone || p.bytes >= kParkedBatches * batch_bytes_ || p.items.size() >= park_items_;
 }
 
 std::optional<walk::WalkItem> WorkPool::NextItem() {
@@ -247,21 +248,27 @@ std::optional<walk::WalkItem> WorkPool::NextItem() {
 
 std::vector<walk::WalkItem> WorkPool::Take(int rank) {
   std::lock_guard<std::mutex> lock(mu_);
+  assert(rank >= 0 && rank < ranks_);
   const int me = std::clamp(rank, 0, ranks_ - 1);
   std::vector<walk::WalkItem> batch;
   uint64_t bytes = 0;
   const auto full = [&] { return bytes >= batch_bytes_ || batch.size() >= kBatchItems; };
-  const auto take_parked = [&](Parked& p) {
-    bytes += ItemBytes(p.items.front());
-    p.bytes -= ItemBytes(p.items.front());
-    batch.push_back(std::move(p.items.front()));
-    p.items.pop_front();
+  const auto take_parked = [&](Parked& p, bool front) {
+    walk::WalkItem& item = front ? p.items.front() : p.items.back();
+    bytes += ItemBytes(item);
+    p.bytes -= ItemBytes(item);
+    batch.push_back(std::move(item));
+    if (front) {
+      p.items.pop_front();
+    } else {
+      p.items.pop_back();
+    }
   };
   // What the walk left for this rank first, then the walk: another rank's items wait for it
   // until its queue holds kParkedBatches' worth, then whoever asks takes them (the queues are
   // bounded, and a slow rank's work goes to the others).
   Parked& mine = parked_[static_cast<size_t>(me)];
-  while (!full() && !mine.items.empty()) take_parked(mine);
+  while (!full() && !mine.items.empty()) take_parked(mine, /*front=*/true);
   while (!full()) {
     std::optional<walk::WalkItem> item = NextItem();
     if (!item) break;
@@ -275,19 +282,25 @@ std::vector<walk::WalkItem> WorkPool::Take(int rank) {
     theirs.bytes += ItemBytes(*item);
     theirs.items.push_back(std::move(*item));
   }
-  // The walk is done: of another rank's waiting items, what it would not take in its next
-  // batch, the longest queue first (a rank that falls behind; the others' last batch each
-  // stays theirs). Every rank asks until its batch comes back empty, so none is left.
+  // The walk is done: another rank's waiting items beyond its next batch, from the back of the
+  // longest queue first (a rank that falls behind), and all of a rank's that left. The batch a
+  // rank would take next stays its own: it asks until its batch comes back empty.
   while (!full()) {
     Parked* most = nullptr;
     for (Parked& p : parked_) {
-      const bool more_than_a_batch = p.bytes > batch_bytes_ || p.items.size() > kBatchItems;
-      if (more_than_a_batch && (most == nullptr || p.bytes > most->bytes)) most = &p;
+      const bool spare =
+          p.gone ? !p.items.empty() : p.bytes > batch_bytes_ || p.items.size() > kBatchItems;
+      if (spare && (most == nullptr || p.bytes > most->bytes)) most = &p;
     }
     if (most == nullptr) break;
-    take_parked(*most);
+    take_parked(*most, /*front=*/false);
   }
   return batch;
+}
+
+void WorkPool::Forget(int rank) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (rank >= 0 && rank < ranks_) parked_[static_cast<size_t>(rank)].gone = true;
 }
 
 std::vector<walk::WalkItem> WorkPool::SplitFiles() {
@@ -343,7 +356,8 @@ bool WorkServer::AnswerOne() {
     return false;
   }
   if (request.empty() || request[0] == '\0') {
-    --active_;  // left early
+    --active_;  // left early: what waits for it goes to the others
+    pool_->Forget(from);
     return true;
   }
   SendBatch(from);

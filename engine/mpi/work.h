@@ -61,14 +61,14 @@ std::string EncodeItems(const std::vector<walk::WalkItem>& items);
 std::vector<walk::WalkItem> DecodeItems(const std::string& bytes);
 
 // What waits in the pool for one rank at most (WorkPool), after which whoever asks takes it:
-// kParkedBatches batches' bytes, and kParkedItems / ranks items (at least a batch's). Items only,
-// not data (a walk item is about 200 bytes and its path: 16 MB in all at most), so the bound is
-// of how long a rank's work waits for it, not of memory. The ranks take at about one pace, but
-// which rank an item goes to is random, so a queue's length wanders like the square root of
-// the items handed out: at 8 batches, 8% of the 4,096 offsets of three clones were split
-// between ranks (tests/mpi/work_pool_unit.cc), at 32 3%, most of them at the walk's end. What
-// waits when the walk is done beyond a batch per rank goes to whoever asks, so the end is
-// balanced whatever the bound.
+// kParkedBatches batches' bytes, and kParkedItems / ranks items (at least a batch's: so at most
+// max(65,536, 256 x ranks) items in all). Items only, not data (a walk item is about 200 bytes
+// and its path), so the bound is of how long a rank's work waits for it, more than of memory.
+// The ranks take at about one pace, but which rank an item goes to is random, so a queue's
+// length wanders like the square root of the items handed out: at 8 batches, 8% of the 4,096
+// offsets of three clones were split between ranks (tests/mpi/work_pool_unit.cc), at 32 3%,
+// most of them at the walk's end. What waits when the walk is done beyond a batch per rank
+// goes to whoever asks, so the end is balanced whatever the bound.
 inline constexpr uint64_t kParkedBatches = 32;
 inline constexpr size_t kParkedItems = size_t{1} << 16;
 
@@ -80,8 +80,13 @@ class WorkPool {
   // take batches (Take's `rank`, 0 to ranks - 1).
   WorkPool(std::unique_ptr<walk::WalkSource> walk, uint64_t batch_bytes, uint64_t chunk_bytes,
            int ranks = 1);
-  // The next batch for `rank`; empty once the walk is done and nothing waits for any rank.
+  // The next batch for `rank` (0 to ranks - 1); empty once the walk is done and nothing waits
+  // for this rank but its next batch's worth of other ranks' items. So each rank must ask until
+  // its batch comes back empty, or be forgotten (Forget), or that much may be left unscanned.
   std::vector<walk::WalkItem> Take(int rank = 0);
+  // `rank` asks no more (it left early): nothing waits for it from now on, and what waited goes
+  // to whoever asks.
+  void Forget(int rank);
   // The files split so far, by their piece_file number (their pieces' fields cleared).
   std::vector<walk::WalkItem> SplitFiles();
   uint64_t piece_bytes() const { return piece_bytes_; }
@@ -93,6 +98,7 @@ class WorkPool {
   struct Parked {
     std::deque<walk::WalkItem> items;
     uint64_t bytes = 0;
+    bool gone = false;  // Forget
   };
   // The walk's next item, a piece of the file being split included. REQUIRES: mu_ held.
   std::optional<walk::WalkItem> NextItem();

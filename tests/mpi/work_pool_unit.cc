@@ -1,7 +1,8 @@
 // WorkPool (engine/mpi/work.h): rank 0 hands the walk out in batches. With several ranks, items of
 // the same size and offset (copies of a file, clones of an image at their common offsets) go to
 // one rank while it keeps up, so that their blocks meet in one rank's table and are coded once;
-// every item is handed out exactly once, and a rank that does not ask holds nothing back.
+// every item is handed out exactly once; a rank that does not ask holds back at most its queue,
+// and one that left (Forget) nothing.
 
 #include <gtest/gtest.h>
 
@@ -141,7 +142,7 @@ TEST(WorkPoolTest, CopiesOfAFileGoToOneRank) {
     }
     together += same;
   }
-  EXPECT_GE(together, kFiles * 9 / 10);  // 367: the rest went at the walk's end
+  EXPECT_GE(together, kFiles * 9 / 10);  // 368: the rest went at the walk's end
   for (int r = 0; r < 4; ++r) EXPECT_GT(taken.count(r) ? taken.at(r).size() : 0, 200u) << r;
 }
 
@@ -189,6 +190,27 @@ TEST(WorkPoolTest, ARankThatDoesNotAskHoldsBackAtMostItsQueue) {
   }
   EXPECT_LE(left_for_1, kParkedBatches * 8192 + 1400);  // and the item that filled them
   EXPECT_GT(taken.at(0).size(), 300u);
+}
+
+// A rank that leaves early (Ctrl-C on it: it says goodbye instead of asking) is forgotten:
+// what waited for it, and what the walk would have given it, goes to the others.
+TEST(WorkPoolTest, WhatWaitsForARankThatLeftGoesToTheOthers) {
+  std::vector<walk::WalkItem> items;
+  std::vector<std::string> expected;
+  for (int f = 0; f < 400; ++f) {
+    const std::string path = Join({"f", std::to_string(f)});
+    items.push_back(File(path, 1000 + static_cast<uint64_t>(f)));
+    expected.push_back(Join({path, "@0"}));
+  }
+  WorkPool pool(std::make_unique<ListWalk>(items), 8192, 4096, 2);
+  std::map<int, std::vector<std::string>> taken;
+  for (const walk::WalkItem& item : pool.Take(1)) taken[1].push_back(Join({item.path, "@0"}));
+  for (const walk::WalkItem& item : pool.Take(0)) taken[0].push_back(Join({item.path, "@0"}));
+  pool.Forget(1);
+  for (std::vector<walk::WalkItem> b = pool.Take(0); !b.empty(); b = pool.Take(0)) {
+    for (const walk::WalkItem& item : b) taken[0].push_back(Join({item.path, "@0"}));
+  }
+  ExpectEachOnce(taken, expected);
 }
 
 }  // namespace
