@@ -428,26 +428,38 @@ std::optional<AdviceItem> BlockSizeItem(const Context& c) {
         BlockSetting(o, c.f.recordsize), prop, CompressionName(c.f.compression),
         BaseText(c.r.input, d.space), FormatBytes(d.stored_bytes), how, Percent(featured_gain),
         SettingsText(o, first_s), FormatBytes(first.stored_bytes));
+  } else if (std::all_of(d.candidates.begin(), d.candidates.end(),
+                         [&](const Decision::Candidate& k) {
+                           return FormatBytes(k.stored_bytes) == FormatBytes(first.stored_bytes);
+                         })) {
+    // Every block size stores what the report prints alike (a tree of small files, each one
+    // block whatever the recordsize): said so, not "the others store more" beside a gain of 0%.
+    item.sentence = fmt::format(
+        "Every {} stores {} here (with compression={}: {}{}): any will do.", prop,
+        std::all_of(
+            d.candidates.begin(), d.candidates.end(),
+            [&](const Decision::Candidate& k) { return k.stored_bytes == first.stored_bytes; })
+            ? "the same"
+            : "about the same",
+        CompressionName(first_s.compression), FormatBytes(first.stored_bytes), how);
   } else if (best == &first) {
-    // Others may store exactly as much (a tree of small files, each one block whatever the
-    // recordsize): said so, not "the others store more".
+    // Some may store what the report prints alike: named ("as does 128K").
     std::vector<std::string> tied;
     for (const Decision::Candidate& k : d.candidates) {
-      if (&k != &first && k.stored_bytes == first.stored_bytes) {
+      if (&k != &first && FormatBytes(k.stored_bytes) == FormatBytes(first.stored_bytes)) {
         tied.push_back(zfs::NiceBytes(c.r.results[size_t(k.index)].recordsize));
       }
     }
-    if (tied.size() + 1 == d.candidates.size()) {
-      item.sentence = fmt::format(
-          "Every {} stores the same here (with compression={}: {}{}): any will do.", prop,
-          CompressionName(first_s.compression), FormatBytes(first.stored_bytes), how);
-    } else {
-      item.sentence = fmt::format(
-          "{} stores least of the {}s (with compression={}: {}{}){}; the others store more.",
-          BlockSetting(o, first_s.recordsize), prop, CompressionName(first_s.compression),
-          FormatBytes(first.stored_bytes), how,
-          tied.empty() ? std::string() : fmt::format(", as does {}", fmt::join(tied, ", ")));
+    std::string as;
+    if (tied.size() == 1) as = ", as does " + tied[0];
+    if (tied.size() > 1) {
+      as = fmt::format(", as do {} and {}", fmt::join(tied.begin(), tied.end() - 1, ", "),
+                       tied.back());
     }
+    item.sentence = fmt::format(
+        "{} stores least of the {}s (with compression={}: {}{}){}; the others store more.",
+        BlockSetting(o, first_s.recordsize), prop, CompressionName(first_s.compression),
+        FormatBytes(first.stored_bytes), how, as);
   } else {
     item.sentence = fmt::format(
         "Keep {} ({}{}): {} would store only {} less ({}), under the {} worth a change.",

@@ -207,6 +207,12 @@ TEST(FinishTest, CalibratedRowsStoreAtMostTheirLsize) {
   EXPECT_EQ(rows[0].psize, 1000u);
   EXPECT_EQ(rows[1].psize, 1200u);
   EXPECT_EQ(rows[0].psize + rows[1].psize + rows[2].psize, 15000u);
+  // More than every row's lsize (the table's total counting what no row does): the rows still
+  // add up, the last by name taking the rest.
+  rows = {PsizeRow("a", 100, 90, true), PsizeRow("b", 100, 90, true)};
+  finish::CalibratePsize(300, &rows);
+  EXPECT_EQ(rows[0].psize, 100u);
+  EXPECT_EQ(rows[1].psize, 200u);
 }
 
 TEST(FinishTest, ReportFromStateEqualsDirectScanAcrossAllocationOptions) {

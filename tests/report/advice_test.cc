@@ -686,6 +686,13 @@ TEST(AdviceTest, RecordsizesThatStoreAlikeAreSaidTo) {
   EXPECT_EQ(all.sentence,
             "Every recordsize stores the same here (with compression=lz4: 4.00 GiB): "
             "any will do.");
+  // A few bytes apart, printed alike: about the same.
+  r.results[2] =
+      MakeSetting({.recordsize = 1024 * kKiB, .lsize = 8 * kGiB, .compressratio = 2.000001});
+  const Advice near = ComputeAdvice(r);
+  EXPECT_EQ(Item(near, AdviceKind::kRecordsize).sentence,
+            "Every recordsize stores about the same here (with compression=lz4: 4.00 GiB): any "
+            "will do.");
   // Two of three alike: named, and only the third stores more.
   r.results[2] = MakeSetting({.recordsize = 1024 * kKiB, .lsize = 8 * kGiB, .compressratio = 1.5});
   const Advice two_alike = ComputeAdvice(r);
