@@ -48,6 +48,17 @@ walk::WalkItem File(const std::string& path, uint64_t size) {
   return item;
 }
 
+// `n` files of n sizes, f0 to f<n-1>; their "path@0" appended to `expected`.
+std::vector<walk::WalkItem> FilesOfSizes(int n, std::vector<std::string>* expected) {
+  std::vector<walk::WalkItem> items;
+  for (int f = 0; f < n; ++f) {
+    const std::string path = Join({"f", std::to_string(f)});
+    items.push_back(File(path, 1000 + static_cast<uint64_t>(f)));
+    expected->push_back(Join({path, "@0"}));
+  }
+  return items;
+}
+
 walk::WalkItem Directory(const std::string& path) {
   walk::WalkItem item;
   item.kind = walk::WalkItem::Kind::kDirectory;
@@ -174,13 +185,8 @@ TEST(WorkPoolTest, ClonesOfAnImageGoToOneRankAtEachOffset) {
 TEST(WorkPoolTest, ARankThatDoesNotAskHoldsBackAtMostItsQueue) {
   // Rank 1 asks only once rank 0 has had all it could: rank 0 takes rank 1's items once
   // kParkedBatches batches' worth wait for it, so rank 1 is left at most that.
-  std::vector<walk::WalkItem> items;
   std::vector<std::string> expected;
-  for (int f = 0; f < 400; ++f) {
-    const std::string path = Join({"f", std::to_string(f)});
-    items.push_back(File(path, 1000 + static_cast<uint64_t>(f)));
-    expected.push_back(Join({path, "@0"}));
-  }
+  const std::vector<walk::WalkItem> items = FilesOfSizes(400, &expected);
   WorkPool pool(std::make_unique<ListWalk>(items), 8192, 4096, 2);
   const auto taken = TakeAll(pool, 2, /*idle=*/1);
   ExpectEachOnce(taken, expected);
@@ -195,13 +201,8 @@ TEST(WorkPoolTest, ARankThatDoesNotAskHoldsBackAtMostItsQueue) {
 // A rank that leaves early (Ctrl-C on it: it says goodbye instead of asking) is forgotten:
 // what waited for it, and what the walk would have given it, goes to the others.
 TEST(WorkPoolTest, WhatWaitsForARankThatLeftGoesToTheOthers) {
-  std::vector<walk::WalkItem> items;
   std::vector<std::string> expected;
-  for (int f = 0; f < 400; ++f) {
-    const std::string path = Join({"f", std::to_string(f)});
-    items.push_back(File(path, 1000 + static_cast<uint64_t>(f)));
-    expected.push_back(Join({path, "@0"}));
-  }
+  const std::vector<walk::WalkItem> items = FilesOfSizes(400, &expected);
   WorkPool pool(std::make_unique<ListWalk>(items), 8192, 4096, 2);
   std::map<int, std::vector<std::string>> taken;
   for (const walk::WalkItem& item : pool.Take(1)) taken[1].push_back(Join({item.path, "@0"}));
