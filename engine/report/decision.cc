@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "engine/report/advice.h"
 #include "engine/report/codec_choice.h"
@@ -149,13 +150,30 @@ int SavedPercentOf(double saved) {
 
 std::string SavedText(double saved) { return std::to_string(SavedPercentOf(saved)) + "%"; }
 
+namespace {
+
+// The stored size in times the data's size where it is ten times or more, else nullopt.
+std::optional<double> TimesTheData(double saved) {
+  const double times = 1.0 - saved;
+  if (!(times >= 10.0)) return std::nullopt;
+  return std::round(times);
+}
+
+}  // namespace
+
 std::string SavesText(double saved, bool base) {
   const int percent = SavedPercentOf(saved);
   if (percent >= 0) return fmt::format("{} {}%", base ? "save" : "saves", percent);
+  if (const std::optional<double> times = TimesTheData(saved)) {
+    return fmt::format("{} {:.0f} times the data's size", base ? "store" : "stores", *times);
+  }
   return fmt::format("{} {}% more than the data's size", base ? "store" : "stores", -percent);
 }
 
 std::string SideText(double saved) {
+  if (const std::optional<double> times = TimesTheData(saved)) {
+    return fmt::format("{:.0f} times", *times);
+  }
   const int percent = SavedPercentOf(saved);
   return fmt::format("{}% {}", percent < 0 ? -percent : percent, percent < 0 ? "above" : "below");
 }

@@ -106,10 +106,13 @@ int SavedPercentOf(double saved);
 std::string SavedText(double saved);  // "39%"; tables only: a sentence says it in words below
 // A saving as a sentence states it, so a negative one never reads "saves -40%": "saves 39%", or,
 // when the data takes more room than its size (sector rounding and metadata of small files
-// outweigh what compression saves), "stores 40% more than the data's size". `base`
-// gives the verb's base form for "would ...": "save 39%", "store 40% more than ...".
+// outweigh what compression saves), "stores 40% more than the data's size"; from ten times
+// the data's size on (a tree of a few bytes and its metadata), "stores 15018 times the data's
+// size" (it read "1501700% more"). `base` gives the verb's base form for "would ...": "save
+// 39%", "store 40% more than ...".
 std::string SavesText(double saved, bool base = false);
-// Where the stored size lies against the saved figures' base: "39% below" or "40% above".
+// Where the stored size lies against the saved figures' base: "39% below" or "40% above"; from
+// ten times on, "15018 times".
 std::string SideText(double saved);
 
 // Which of a setting's figures are estimates: those without dedup (psize, asize, used, saved)

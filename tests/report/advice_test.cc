@@ -168,6 +168,21 @@ TEST(AdviceTest, DataLargerThanItsLogicalSizeIsSaidInWords) {
   EXPECT_THAT(dedup.sentence,
               StartsWith("Dedup (1.00x) would take the stored size from 40% above to "));
 
+  // Ten times the data's size and more (a tree of a few bytes and its metadata) is said in times:
+  // "stores 1501767% more" read as noise.
+  r.results[0].used = 6000 * kMiB;  // 20 times
+  r.results[1].used = 4500 * kMiB;  // 15 times
+  const Advice tiny = ComputeAdvice(r);
+  EXPECT_THAT(Item(tiny, AdviceKind::kSummary).sentence,
+              HasSubstr("dedup=off stores 15 times the data's size"));
+  EXPECT_THAT(Item(tiny, AdviceKind::kDedup).sentence,
+              HasSubstr("would take the stored size from 15 times to "));
+  for (const AdviceItem& item : tiny.items) {
+    EXPECT_FALSE(std::regex_search(item.sentence, std::regex(R"(\d{4,}%)"))) << item.sentence;
+  }
+  r.results[0].used = 480 * kMiB;
+  r.results[1].used = 420 * kMiB;
+
   // With copies=2 the copies are named among the causes (they were left out: "sector rounding
   // and metadata" alone, where every block is written twice).
   r.options.copies = 2;
