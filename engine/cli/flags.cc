@@ -25,17 +25,22 @@ constexpr uint64_t kMinReadRate = 1 << 20;
 // table did not fit in a quarter of 64 B.
 constexpr uint64_t kMinRam = uint64_t{64} << 20;
 
+// What follows a size refused as too small where `text` was a bare number, which is bytes:
+// ": a number without a suffix is bytes; give <example>", else nothing.
+std::string BareNumberHint(std::string_view text, std::string_view example) {
+  if (text.find_first_not_of("0123456789") != std::string_view::npos) return "";
+  return ": a number without a suffix is bytes; give " + std::string(example);
+}
+
 Result<uint64_t> ParseRam(const std::string& text) {
   Result<uint64_t> r = ParseSize(text);
   if (!r.ok() || *r == 0) {
     return Status::InvalidArgument("--ram: give the target machine's memory, e.g. 64G");
   }
   if (*r < kMinRam) {
-    const bool bare = text.find_first_not_of("0123456789") == std::string::npos;
-    return Status::InvalidArgument(
-        "--ram " + text + " is " + std::to_string(*r) +
-        " bytes, below the least a machine running ZFS has (64M)" +
-        (bare ? ": a number without a suffix is bytes; give e.g. 64G" : ""));
+    return Status::InvalidArgument("--ram " + text + " is " + std::to_string(*r) +
+                                   " bytes, below the least a machine running ZFS has (64M)" +
+                                   BareNumberHint(text, "e.g. 64G"));
   }
   return r;
 }
@@ -575,11 +580,9 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     // ahead of the rate (docs/zsim.1); and `--max-rate 200` is 200 bytes per second, a terabyte
     // in 158 years, where a suffix was meant.
     if (*r < kMinReadRate) {
-      const bool bare = text.find_first_not_of("0123456789") == std::string_view::npos;
-      return Status::InvalidArgument(
-          "--max-rate " + max_rate + " is " + std::to_string(*r) +
-          " bytes per second, below the least zsim holds a scan to (1M/s)" +
-          (bare ? ": a number without a suffix is bytes; give SIZE/s, e.g. 200M/s" : ""));
+      return Status::InvalidArgument("--max-rate " + max_rate + " is " + std::to_string(*r) +
+                                     " bytes per second, below the least zsim holds a scan to " +
+                                     "(1M/s)" + BareNumberHint(text, "SIZE/s, e.g. 200M/s"));
     }
     o.max_read_bytes_per_second = *r;
   }
