@@ -63,7 +63,8 @@ class File {
   // May return fewer bytes than asked (a short read): the caller reads again from there.
   virtual Result<size_t> ReadAt(uint64_t offset, MutableByteView dst) = 0;
   // SEEK_DATA: the first offset >= `offset` holding data, or nullopt if only a hole follows.
-  // A file system without hole support answers `offset` itself (all data).
+  // A file system without hole support answers `offset` itself (all data). kChanged when the
+  // file is shorter than it was when opened (what it held past its end now is not a hole).
   virtual Result<std::optional<uint64_t>> NextData(uint64_t offset) = 0;
   // SEEK_HOLE: the first offset >= `offset` inside a hole (EOF counts as a hole).
   virtual Result<uint64_t> NextHole(uint64_t offset) = 0;

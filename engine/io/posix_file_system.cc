@@ -85,7 +85,17 @@ class PosixFile final : public File {
     if (!seek_holes_.load(std::memory_order_relaxed)) return std::optional<uint64_t>(offset);
     const off_t r = ::lseek(fd_, static_cast<off_t>(offset), SEEK_DATA);
     if (r >= 0) return std::optional<uint64_t>(static_cast<uint64_t>(r));
-    if (errno == ENXIO) return std::optional<uint64_t>();  // only a hole (or EOF) follows
+    if (errno == ENXIO) {
+      // Only a hole follows, or `offset` is past the end of a file that was cut since it was
+      // opened: then what it held there was never read, and is not a hole (a 30 MiB file cut
+      // to 10 MiB while read showed 20 MiB of holes "in the figures").
+      struct stat st;
+      if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) && uint64_t(st.st_size) < size_) {
+        return Status::Changed("size changed while read: " + std::to_string(size_) +
+                               " bytes when opened, " + std::to_string(st.st_size) + " after");
+      }
+      return std::optional<uint64_t>();
+    }
     if (errno == EINVAL || errno == EOPNOTSUPP) {
       seek_holes_.store(
           false, std::memory_order_relaxed);  // no hole support here: treat everything as data

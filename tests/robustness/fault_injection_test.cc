@@ -178,6 +178,29 @@ TEST_F(FaultTest, FileShrinkingWhileReadIsChanged) {
   ExpectSameDataFigures(ScanExpectingOneError(bad, "changed_while_read", 5), baseline_);
 }
 
+// A file of several chunks cut short after it was opened: the chunks past its new end were never
+// read, and are neither holes nor in the figures (SEEK_DATA past the end answered "only a hole
+// follows", and they were counted as holes: a 30 MiB file cut to 10 MiB showed all 30 MiB "in
+// the figures" and 20 MiB of holes). What it read before its end stays in the figures, as for
+// any file read in part.
+TEST_F(FaultTest, FileCutShortAfterItsOpenHasNoHolesPastItsNewEnd) {
+  for (const int threads : {1, 2}) {
+    const auto bad = tmp_.WriteFile("bad/cut", testing::Xorshift64Bytes(19, 40 * M));
+    fs_.TruncateAfterOpen(bad.string(), 10 * M);
+    Result<ScanResult> r = pipeline::RunScan(Options(tmp_.path(), threads), &fs_);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ(r->input.errors.size(), 1u) << threads;
+    const PathError& e = r->input.errors[0];
+    EXPECT_EQ(e.error.substr(0, 19), "changed_while_read:") << e.error;
+    EXPECT_LE(e.bytes_in_figures, 10 * M) << e.error;
+    EXPECT_EQ(e.bytes + e.bytes_in_figures, 40 * M) << e.error;
+    for (size_t i = 0; i < r->results.size(); ++i) {
+      EXPECT_EQ(r->results[i].blocks.holes, baseline_.results[i].blocks.holes) << threads;
+      EXPECT_EQ(r->results[i].lsize - baseline_.results[i].lsize, e.bytes_in_figures) << threads;
+    }
+  }
+}
+
 TEST_F(FaultTest, FileWhoseSizeLiesIsChanged) {
   // A /proc-like file: opened, it claims more bytes than a read returns.
   const auto bad = tmp_.WriteFile("bad/liar", testing::Xorshift64Bytes(18, 4 * K));

@@ -164,6 +164,13 @@ Result<std::unique_ptr<io::File>> FaultyFileSystem::Open(const std::string& path
   }
   Result<std::unique_ptr<io::File>> real = real_->Open(path, follow);
   if (!real.ok()) return real.status();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = truncate_after_open_.find(path); it != truncate_after_open_.end()) {
+      if (::truncate(path.c_str(), static_cast<off_t>(it->second)) != 0) std::abort();
+      truncate_after_open_.erase(it);
+    }
+  }
   uint64_t size = (*real)->size();
   if (auto it = sizes_.find(path); it != sizes_.end()) size = it->second;
   FileFaults faults;

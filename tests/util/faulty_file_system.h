@@ -5,10 +5,11 @@
 // N, a file that returns short reads, or that reports another size when opened. Some faults act
 // on the real file at the moment zsim touches it, so the real PosixFileSystem meets the result:
 // a file removed between the walk and its first open (Vanish), a file truncated or extended
-// while it is being read (TruncateAtRead, AppendAtRead), an allocation failure thrown from a read
-// (ThrowBadAllocAt: what an out-of-memory codec or buffer looks like to the pipeline), a file
-// replaced by another (rename over it) or rewritten in place while read, a file replaced by a
-// symlink between the walk and the open, and reads that take a long time (a slow or hung disk).
+// while it is being read (TruncateAtRead, TruncateAfterOpen, AppendAtRead), an allocation failure
+// thrown from a read (ThrowBadAllocAt: what an out-of-memory codec or buffer looks like to the
+// pipeline), a file replaced by another (rename over it) or rewritten in place while read, a file
+// replaced by a symlink between the walk and the open, and reads that take a long time (a slow or
+// hung disk).
 //
 // Thread safety: configure before use; then safe from any thread.
 
@@ -47,6 +48,11 @@ class FaultyFileSystem : public io::FileSystem {
   // The first read covering byte `offset` truncates the real file to `new_size` first.
   void TruncateAtRead(const std::string& path, uint64_t offset, uint64_t new_size) {
     truncate_at_read_[path] = {offset, new_size};
+  }
+  // The first Open of `path` truncates the real file to `new_size` once it has opened it: the
+  // open file is then shorter than the size it was opened at before its first read.
+  void TruncateAfterOpen(const std::string& path, uint64_t new_size) {
+    truncate_after_open_[path] = new_size;
   }
   // The first read covering byte `offset` appends `bytes` bytes to the real file first.
   void AppendAtRead(const std::string& path, uint64_t offset, uint64_t bytes) {
@@ -98,6 +104,7 @@ class FaultyFileSystem : public io::FileSystem {
   std::map<std::string, uint64_t> bad_alloc_;
   std::set<std::string> vanish_;
   std::map<std::string, std::pair<uint64_t, uint64_t>> truncate_at_read_, append_at_read_;
+  std::map<std::string, uint64_t> truncate_after_open_;  // guarded by mu_ once in use
   std::map<std::string, std::pair<uint64_t, std::vector<uint8_t>>> replace_at_read_;
   std::map<std::string, uint64_t> rewrite_at_read_;
   std::map<std::string, std::string> symlink_at_open_;
