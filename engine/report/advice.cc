@@ -22,6 +22,20 @@ namespace {
 
 std::string Ratio(double r) { return fmt::format("{:.2f}x", r); }
 
+// A ratio computed here (not one of the scan's, which zdb's rules already floor), floored to
+// hundredths as ZFS prints its ratios: a residual of 1.1985 is "1.19x", never the "1.20x" that
+// reads as the threshold met. (1e-9: 1.2 is 119.99.. hundredths in binary.)
+std::string FlooredRatio(double r) { return Ratio(std::floor(r * 100.0 + 1e-9) / 100.0); }
+
+// The dedup ratio as a sentence names it: with the stored-size ratio beside it where the table's
+// own blocks moved the verdict down (DedupJudgement::table_outweighs), "1.59x, 0.97x of the
+// stored size with its table's own blocks".
+std::string DedupRatioText(const Decision& d, double ratio) {
+  if (!d.dedup.table_outweighs) return Ratio(ratio);
+  return fmt::format("{}, {} of the stored size with its table's own blocks", Ratio(ratio),
+                     FlooredRatio(d.dedup.space_ratio));
+}
+
 std::string Percent(double fraction) { return fmt::format("{:.0f}%", fraction * 100.0); }
 
 // A gain judged against `threshold`: one decimal where the whole percent would read as the
@@ -37,6 +51,10 @@ std::string GainPercent(double gain, double threshold) {
 }
 
 bool IsOff(const SettingResult& s) { return s.compression.algorithm == CompressionAlgorithm::kOff; }
+
+// The cheap codec advised where compression is off: lz4, or lzjb where the release has no lz4
+// (v23: "evaluate it with --compression lz4" named a codec the profile refuses).
+std::string CheapCodec(Profile p) { return zfs::RulesFor(p).has_lz4 ? "lz4" : "lzjb"; }
 
 double Fraction(double part, double whole) { return whole > 0 ? part / whole : 0.0; }
 
@@ -160,9 +178,11 @@ AdviceItem CompressionItem(const Context& c) {
   const SettingResult& f = c.f;
   if (IsOff(f)) {
     item.verdict = Verdict::kCompressAnyway;
-    item.sentence =
-        "Only compression=off was evaluated: lz4 costs almost nothing and turns all-zero blocks "
-        "into holes; evaluate it with --compression lz4.";
+    const std::string cheap = CheapCodec(c.r.options.profile);
+    item.sentence = fmt::format(
+        "Only compression=off was evaluated: {} costs almost nothing and turns all-zero blocks "
+        "into holes; evaluate it with --compression {}.",
+        cheap, cheap);
     return item;
   }
   const double r = f.compressratio;
@@ -255,19 +275,30 @@ AdviceItem DedupItem(const Context& c) {
                   {"ddt_ram_bytes", double(d.dedup.ram_need_bytes)},
                   {"ram_bytes", double(d.ram_bytes)},
                   {"ram_budget_bytes", double(d.dedup.budget_bytes)},
-                  {"ddt_entries", double(f.dedup.unique_entries + f.dedup.duplicate_entries)}};
+                  {"ddt_entries", double(f.dedup.unique_entries + f.dedup.duplicate_entries)},
+                  {"space_ratio", d.dedup.space_ratio}};
   const std::string need = FormatBytes(d.dedup.ram_need_bytes);
   // "saved from 40% to 67%"; where either saving is negative, where the stored size lies
   // against the data's size instead ("from 40% above to 48% above the data's size").
   const bool both_save =
       SavedPercentOf(d.space.saved) >= 0 && SavedPercentOf(d.space.saved_dedup) >= 0;
   const std::string change =
-      both_save ? fmt::format("Dedup ({}) {} saved from {} to {}", Ratio(ratio),
+      both_save ? fmt::format("Dedup ({}) {} saved from {} to {}", DedupRatioText(d, ratio),
                               d.dedup_on ? "takes" : "would take", SavedText(d.space.saved),
                               SavedText(d.space.saved_dedup))
                 : fmt::format("Dedup ({}) {} the stored size from {} to {} the data's size",
-                              Ratio(ratio), d.dedup_on ? "takes" : "would take",
+                              DedupRatioText(d, ratio), d.dedup_on ? "takes" : "would take",
                               SideText(d.space.saved), SideText(d.space.saved_dedup));
+  // Where the table's own blocks decided: how much room they take, against what dedup removes.
+  const DdtFootprint* table = d.dedup.footprint;
+  const std::string table_blocks =
+      d.dedup.table_outweighs && table != nullptr
+          ? fmt::format(": its table's own blocks ({} on disk) {}",
+                        FormatBytes(table->on_disk_bytes),
+                        d.space.stored_dedup_bytes >= d.space.stored_bytes
+                            ? "take more room than dedup removes"
+                            : "take back much of the room dedup removes")
+          : std::string();
   switch (d.dedup_verdict) {
     case Verdict::kDedupPays:
       item.sentence = fmt::format(
@@ -288,7 +319,7 @@ AdviceItem DedupItem(const Context& c) {
       item.sentence = fmt::format(
           "{}, but {} make up {}{} of what it removes: {}, and the rest is only {}: dedup=off.",
           change, what.noun, d.no_ddt.estimated ? "an estimated " : "", Percent(d.no_ddt.share),
-          what.remedy, Ratio(d.no_ddt.residual_ratio));
+          what.remedy, FlooredRatio(d.no_ddt.residual_ratio));
       break;
     }
     case Verdict::kDedupUncertain:
@@ -296,13 +327,16 @@ AdviceItem DedupItem(const Context& c) {
       break;
     case Verdict::kDedupMarginal:
       item.sentence = fmt::format(
-          "{} for a table of {} in RAM: marginal, not worth it unless space matters more than "
+          "{}{} for a table of {} in RAM: marginal, not worth it unless space matters more than "
           "write speed.",
-          change, need);
+          change, table_blocks, need);
       break;
     default:
       item.sentence =
-          fmt::format("{} but needs {} of RAM for its table: not worth it.", change, need);
+          table_blocks.empty()
+              ? fmt::format("{} but needs {} of RAM for its table: not worth it.", change, need)
+              : fmt::format("{}{}, and it needs {} of RAM: not worth it.", change, table_blocks,
+                            need);
       break;
   }
   return item;
@@ -663,12 +697,13 @@ AdviceItem SummaryItem(const Context& c) {
       noun[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(noun[0])));
       item.sentence = fmt::format(
           "{}, no dedup: {}, dedup=off {}. {} make up {}{} of what dedup ({}) would remove{}, "
-          "and without them dedup is only {:.2f}x.",
-          zeros_only ? (IsOff(f) ? "Compression (lz4)" : "Compression")
-                     : "Compression plus " + CopiesRemedy(c.r.options.profile),
+          "and without them dedup is only {}.",
+          (IsOff(f) ? "Compression (" + CheapCodec(c.r.options.profile) + ")" : "Compression") +
+              (zeros_only ? "" : " plus " + CopiesRemedy(c.r.options.profile)),
           c.settings, saves, noun, d.no_ddt.estimated ? "an estimated " : "",
           Percent(d.no_ddt.share), Ratio(ratio),
-          zeros_only ? " (any compression writes them as holes)" : "", d.no_ddt.residual_ratio);
+          zeros_only ? " (any compression writes them as holes)" : "",
+          FlooredRatio(d.no_ddt.residual_ratio));
       break;
     }
     case Verdict::kDedupPays: {
@@ -707,12 +742,13 @@ AdviceItem SummaryItem(const Context& c) {
         item.sentence = fmt::format(
             "Compression only: {}, dedup=off {} ({}); dedup ({}) would make that {} for {} of "
             "DDT RAM: not worth it.",
-            c.settings, saves, CompressText(f), Ratio(ratio), SavedText(d.space.saved_dedup), need);
+            c.settings, saves, CompressText(f), DedupRatioText(d, ratio),
+            SavedText(d.space.saved_dedup), need);
       } else {
         item.sentence = fmt::format(
             "Compression only: {}, dedup=off {} ({}: {} outweigh what compression saves); with "
             "dedup ({}) it would {}, for {} of DDT RAM: not worth it.",
-            c.settings, saves, CompressText(f), OverheadText(c.r.options), Ratio(ratio),
+            c.settings, saves, CompressText(f), OverheadText(c.r.options), DedupRatioText(d, ratio),
             SavesText(d.space.saved_dedup, true), need);
       }
       break;
@@ -722,15 +758,16 @@ AdviceItem SummaryItem(const Context& c) {
             "Compression ({}) saves little: {}, dedup=off {}{}; keep {} on (it costs almost "
             "nothing). Dedup reads {}, but {}.",
             Ratio(r), c.settings, saves, AboveLogicalCause(c.r.options, d.space.saved),
-            IsOff(f) ? std::string("lz4") : c.codec, Ratio(ratio),
+            IsOff(f) ? CheapCodec(c.r.options.profile) : c.codec, Ratio(ratio),
             UncertainDedupText(f, c.r.options));
         break;
       }
       item.sentence = fmt::format(
           "Neither compression ({}) nor dedup ({}) saves much: {}, dedup=off {}{}; keep {} on "
           "(it costs almost nothing).",
-          Ratio(r), Ratio(ratio), c.settings, saves, AboveLogicalCause(c.r.options, d.space.saved),
-          IsOff(f) ? std::string("lz4") : c.codec);
+          Ratio(r), DedupRatioText(d, ratio), c.settings, saves,
+          AboveLogicalCause(c.r.options, d.space.saved),
+          IsOff(f) ? CheapCodec(c.r.options.profile) : c.codec);
       break;
   }
   return item;

@@ -19,7 +19,14 @@ double Fraction(double part, double whole) { return whole > 0 ? part / whole : 0
 
 bool IsOff(const SettingResult& s) { return s.compression.algorithm == CompressionAlgorithm::kOff; }
 
-DedupJudgement JudgeDedup(const SettingResult& s, DdtFormat format, uint64_t ram_bytes) {
+Verdict DedupClass(double ratio, bool fits) {
+  if (ratio >= kDedupPaysRatio) return fits ? Verdict::kDedupPays : Verdict::kDedupNeedsHardware;
+  if (ratio >= kDedupNotWorthRatio) return Verdict::kDedupMarginal;
+  return Verdict::kDedupNotWorthIt;
+}
+
+DedupJudgement JudgeDedup(const SettingResult& s, DdtFormat format, uint64_t ram_bytes,
+                          const SettingSpace& space) {
   DedupJudgement j;
   j.footprint = FootprintFor(s, format);
   j.ram_need_bytes = j.footprint != nullptr ? DdtRamBytes(*j.footprint) : 0;
@@ -27,13 +34,11 @@ DedupJudgement JudgeDedup(const SettingResult& s, DdtFormat format, uint64_t ram
   // ram_bytes 0 means the RAM is unknown: judge on the ratio alone.
   j.fits = ram_bytes == 0 || j.ram_need_bytes <= j.budget_bytes;
   const double d = s.dedup.ratio;
-  if (d >= kDedupPaysRatio) {
-    j.verdict = j.fits ? Verdict::kDedupPays : Verdict::kDedupNeedsHardware;
-  } else if (d >= kDedupNotWorthRatio) {
-    j.verdict = Verdict::kDedupMarginal;
-  } else {
-    j.verdict = Verdict::kDedupNotWorthIt;
-  }
+  j.space_ratio = space.stored_dedup_bytes > 0
+                      ? double(space.stored_bytes) / double(space.stored_dedup_bytes)
+                      : d;
+  j.verdict = DedupClass(std::min(d, j.space_ratio), j.fits);
+  j.table_outweighs = j.verdict != DedupClass(d, j.fits);
   // A sampled table (--sample 1/M, --max-memory): where its interval reaches both sides of the
   // ratio that turns dedup on, the point estimate decides nothing (a table of a few sampled
   // keys read 3x on data that dedups 1.2x). Marginal or not worth it both leave it off. The
@@ -69,9 +74,9 @@ Decision DecideFor(const ScanResult& r, size_t index, const Decision& base) {
   Decision d = base;
   const SettingResult& s = r.results[index];
   d.featured = int(index);
-  d.dedup = JudgeDedup(s, d.ddt_format, d.ram_bytes);
-  d.no_ddt = ComputeNoDdtShare(r, s);
   d.space = SpaceOf(s, r.options, r.input);
+  d.dedup = JudgeDedup(s, d.ddt_format, d.ram_bytes, d.space);
+  d.no_ddt = ComputeNoDdtShare(r, s);
   d.dedup_verdict = d.dedup.verdict;
   const bool dedup_helps =
       d.dedup.verdict == Verdict::kDedupPays || d.dedup.verdict == Verdict::kDedupNeedsHardware;
