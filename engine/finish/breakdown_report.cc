@@ -169,6 +169,11 @@ void FinishBreakdowns(const state::BreakdownState& bd,
         // Holes and embedded blocks never enter the DDT: no psize, nothing for dedup to remove.
         const bool stored = !ddt::IsHoleCode(code) && !ddt::IsEmbeddedCode(code);
         const uint64_t dup = stored ? in.lsize * (in.refcount - 1) / in.refcount : 0;
+        // An all-zero record the setting makes a hole is the row's zero_lsize, not its lsize:
+        // it says nothing of the psize of the row's data. (Counted in, a row whose only kept
+        // references were such records, an image's zero blocks, showed its data stored in 0
+        // bytes, "all of it saved".)
+        if (ddt::IsHoleCode(code)) continue;
         for (auto [row, k] : {std::pair{&dirs[s.directory], &known_dirs[s.directory]},
                               std::pair{&exts[s.extension], &known_exts[s.extension]}}) {
           row->duplicate_bytes += dup * m;

@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 
 #include "engine/ddt/dedup_table.h"
+#include "engine/ddt/fingerprint.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/finish/breakdown_report.h"
 #include "engine/finish/settled_codes.h"
@@ -213,6 +215,61 @@ TEST(FinishTest, CalibratedRowsStoreAtMostTheirLsize) {
   finish::CalibratePsize(300, &rows);
   EXPECT_EQ(rows[0].psize, 100u);
   EXPECT_EQ(rows[1].psize, 200u);
+}
+
+// A sampled breakdown row whose only kept references are all-zero records (holes under lz4:
+// the row's zero_lsize, not its lsize) does not know its data's psize: it says so, and does not
+// show its data stored in 0 bytes. (--sample 1/4 on the tiny sample: the .img row, 256 KiB of
+// data and 384 KiB of zero records, read "all of it saved".)
+TEST(FinishTest, ARowSampledOnlyThroughItsZeroRecordsDoesNotKnowItsPsize) {
+  constexpr size_t kRecord = 128 * 1024;
+  const std::vector<uint8_t> zero(kRecord, 0);
+  // A checksum and a modulus under which the all-zero record's key is kept, and a data record
+  // whose key is not.
+  ChecksumKind kind = ChecksumKind::kXxh128;
+  ddt::Fingerprint zero_key = ddt::ComputeFingerprint(kind, zero);
+  if ((zero_key.hi & 1) != 0) {
+    kind = ChecksumKind::kSha256;
+    zero_key = ddt::ComputeFingerprint(kind, zero);
+  }
+  ASSERT_EQ(zero_key.hi & 1, 0u) << "neither checksum keeps the zero record at 1/2";
+  const uint64_t modulus = uint64_t{1} << std::min(3, std::countr_zero(zero_key.hi));
+  std::vector<uint8_t> data;
+  for (uint64_t seed = 1;; ++seed) {
+    data = testing::GenerateBlock(kRecord, 0.6, int(seed));
+    if ((ddt::ComputeFingerprint(kind, data).hi & (modulus - 1)) != 0) break;
+  }
+  std::vector<uint8_t> image = data;
+  image.insert(image.end(), 3 * kRecord, 0);
+  testing::TempDir dir;
+  dir.WriteFile("img/disk.img", image);
+  for (int i = 0; i < 40; ++i) {  // rows with kept data, and a table of some size
+    dir.WriteFile("other/" + testing::NumberedName("f", i),
+                  testing::GenerateBlock(kRecord, 0.5, 500 + i));
+  }
+  ScanOptions o;
+  o.paths = {dir.path().string()};
+  o.compressions = {Compression{CompressionAlgorithm::kLz4, 0}};
+  o.checksum = kind;
+  o.sample_modulus = modulus;
+  o.threads = 1;
+  auto fs = io::PosixFileSystem();
+  Result<ScanResult> r = RunScan(o, fs.get());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->breakdowns.size(), 1u);
+  bool seen = false;
+  for (const std::vector<BreakdownRow>* rows :
+       {&r->breakdowns[0].directories, &r->breakdowns[0].extensions}) {
+    for (const BreakdownRow& row : *rows) {
+      if (row.name != (dir.path() / "img").string() && row.name != ".img") continue;
+      seen = true;
+      EXPECT_EQ(row.lsize, kRecord) << row.name;
+      EXPECT_EQ(row.zero_lsize, 3 * kRecord) << row.name;
+      EXPECT_FALSE(row.psize_known) << row.name << ": psize " << row.psize;
+      EXPECT_EQ(row.psize, 0u) << row.name;
+    }
+  }
+  EXPECT_TRUE(seen);
 }
 
 TEST(FinishTest, ReportFromStateEqualsDirectScanAcrossAllocationOptions) {
