@@ -242,6 +242,10 @@ Decision Decide(const ScanResult& r) {
   base.ram_bytes = r.options.ram_bytes;
   base.ddt_format = DdtFormatInForce(r.options);
   base.zvol = r.options.volblocksize.has_value();
+  // The budget is the RAM's whatever was scanned (decision.ddt_ram_budget_bytes is
+  // ram_bytes x ddt_ram_fraction, also where nothing was).
+  base.dedup.budget_bytes =
+      static_cast<uint64_t>(static_cast<double>(base.ram_bytes) * kDdtRamFraction);
   uint64_t lsize = 0;
   for (const SettingResult& s : r.results) lsize = std::max(lsize, LogicalOf(s));
   if (r.results.empty() || lsize == 0) {

@@ -314,7 +314,13 @@ std::string ToJson(const ScanResult& r, const Advice& advice) {
                           {"bytes_in_figures", e.bytes_in_figures}});
   }
   json recordsizes = json::array();
-  for (uint64_t rs : o.recordsizes) recordsizes.push_back(rs);
+  // The block sizes evaluated: a zvol's is its volblocksize (the options' recordsizes hold the
+  // unused default there).
+  if (o.volblocksize) {
+    recordsizes.push_back(*o.volblocksize);
+  } else {
+    for (uint64_t rs : o.recordsizes) recordsizes.push_back(rs);
+  }
   json compressions = json::array();
   for (const Compression& c : o.compressions) compressions.push_back(CompressionName(c));
   const DdtFormat format = o.ddt_format.value_or(DdtFormat::kLegacy);

@@ -350,8 +350,12 @@ void BreakdownTable(const char* title, const Breakdowns& b, std::vector<Breakdow
 void Breakdown(const ScanResult& r, const Advice& a, const TextOptions& t, std::string& out) {
   out += Section(kSectionBreakdown);
   const Breakdowns* b = BreakdownFor(r, a.featured);
-  if (b == nullptr || (b->directories.empty() && b->extensions.empty())) {
+  if (b == nullptr) {
     out += "(no breakdown by directory or file type was collected by this scan)\n";
+    return;
+  }
+  if (b->directories.empty() && b->extensions.empty()) {
+    out += "(no file holds data: nothing to break down)\n";
     return;
   }
   out += fmt::format(

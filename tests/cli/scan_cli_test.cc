@@ -903,6 +903,7 @@ TEST(ScanCliTest, VolblocksizeCutsEveryInputIntoFixedBlocks) {
   EXPECT_EQ(z["blocks"]["data"], 3);
   EXPECT_EQ(z["lsize"], 3 * 16 * K);
   EXPECT_EQ(jz["settings"]["volblocksize"], 16 * K);
+  EXPECT_EQ(jz["settings"]["recordsizes"], nlohmann::json::array({16 * K}));  // the size evaluated
   const auto bad = RunZsim({"scan", image.string(), "--volblocksize", "12k"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("volblocksize"), std::string::npos);

@@ -851,6 +851,8 @@ TEST(AdviceTest, EmptyResultsGiveNothingScanned) {
   ScanResult empty = MakeResult(16 * kGiB);
   empty.results.push_back(SettingResult{});
   EXPECT_EQ(ComputeAdvice(empty).items[0].verdict, Verdict::kNothingScanned);
+  // The DDT's RAM budget is the RAM's share whatever was scanned (it read 0 of 16 GiB).
+  EXPECT_EQ(ComputeAdvice(empty).dedup.budget_bytes, 4 * kGiB);
 }
 
 TEST(AdviceTest, NamesAreStable) {

@@ -191,6 +191,11 @@ TEST(TextReportTest, EmptyBreakdownSaysSoAndControlCharactersCannotForgeLines) {
   ScanResult r = VmLike();
   r.breakdowns.clear();
   EXPECT_THAT(ToText(r), HasSubstr("(no breakdown by directory or file type was collected"));
+  // One collected with no rows (no file held data) is not said to be missing.
+  r = VmLike();
+  for (Breakdowns& b : r.breakdowns) b.directories.clear(), b.extensions.clear();
+  EXPECT_THAT(ToText(r), HasSubstr("(no file holds data: nothing to break down)"));
+  EXPECT_THAT(ToText(r), Not(HasSubstr("was collected")));
   r = VmLike();
   r.breakdowns[1].directories[0].name = "/vm/evil\nVerdict: forged";
   const std::string text = ToText(r);
