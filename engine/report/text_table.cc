@@ -1,6 +1,9 @@
 #include "engine/report/text_table.h"
 
 #include <algorithm>
+#include <iterator>
+#include <string_view>
+#include <vector>
 
 namespace zsim::report {
 
@@ -74,18 +77,48 @@ std::string TextTable::Render(size_t width, bool wide, const std::string& indent
   return out;
 }
 
+namespace {
+
+// A unit the number before it is never parted from ("0.0 s", "293 KiB", "4 K"): a line that
+// ended "..., 0.0" and a next one of "s" read as a number with no unit.
+bool IsUnit(std::string_view word) {
+  static constexpr std::string_view kUnits[] = {"B",   "K",   "M",   "G",   "T",   "P", "KiB",
+                                                "MiB", "GiB", "TiB", "PiB", "EiB", "s", "ms",
+                                                "us",  "ns",  "min", "h",   "x",   "%"};
+  // Trailing punctuation stays with the unit ("12 s," "4.0 MiB.").
+  while (!word.empty() && (word.back() == ',' || word.back() == '.' || word.back() == ';' ||
+                           word.back() == ':' || word.back() == ')')) {
+    word.remove_suffix(1);
+  }
+  return std::find(std::begin(kUnits), std::end(kUnits), word) != std::end(kUnits);
+}
+
+bool EndsWithDigit(const std::string& word) {
+  return !word.empty() && word.back() >= '0' && word.back() <= '9';
+}
+
+}  // namespace
+
 std::string Wrap(const std::string& text, size_t width, const std::string& first,
                  const std::string& rest) {
-  std::string out, line = first;
-  size_t line_width = DisplayWidth(first);
-  bool empty = true;  // no word on the current line yet
-  size_t pos = 0;
-  while (pos < text.size()) {
+  // The words, a number and its unit as one.
+  std::vector<std::string> words;
+  for (size_t pos = 0; pos < text.size();) {
     const size_t space = text.find(' ', pos);
-    const std::string word =
+    std::string word =
         text.substr(pos, space == std::string::npos ? std::string::npos : space - pos);
     pos = space == std::string::npos ? text.size() : space + 1;
     if (word.empty()) continue;
+    if (!words.empty() && EndsWithDigit(words.back()) && IsUnit(word)) {
+      words.back() += ' ' + word;
+    } else {
+      words.push_back(std::move(word));
+    }
+  }
+  std::string out, line = first;
+  size_t line_width = DisplayWidth(first);
+  bool empty = true;  // no word on the current line yet
+  for (const std::string& word : words) {
     const size_t w = DisplayWidth(word);
     if (!empty && line_width + 1 + w > width) {
       out += line + "\n";

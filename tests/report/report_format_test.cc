@@ -187,6 +187,15 @@ TEST(TextReportTest, SavingsRoundToZeroWithoutSign) {
   EXPECT_THAT(text, HasSubstr("    0%"));
 }
 
+// Prose folds at spaces, never between a number and its unit: a --since rescan's summary line
+// ended "293 KiB read, 0.0" and the next line held "s".
+TEST(TextReportTest, WrapKeepsANumberWithItsUnit) {
+  EXPECT_EQ(Wrap("read, 0.0 s", 9, "", "  "), "read,\n  0.0 s\n");
+  EXPECT_EQ(Wrap("of 293 KiB. Then", 8, "", ""), "of\n293 KiB.\nThen\n");
+  EXPECT_EQ(Wrap("files 12 of", 8, "", ""), "files 12\nof\n");  // "of" is no unit
+  EXPECT_EQ(Wrap("x 0.0 s", 80, "- ", "  "), "- x 0.0 s\n");
+}
+
 TEST(TextReportTest, EmptyBreakdownSaysSoAndControlCharactersCannotForgeLines) {
   ScanResult r = VmLike();
   r.breakdowns.clear();
