@@ -43,6 +43,7 @@ struct FileInfo {
   uint64_t allocated = 0;  // st_blocks x 512: the bytes the file holds (holes excluded)
   int64_t mtime_ns = 0;    // st_mtim: the contents' last change
   int64_t ctime_ns = 0;    // st_ctim: the inode's last change (contents, size, links, mode)
+  uint64_t rdev = 0;       // st_rdev: the device a device node stands for (0 for others)
 };
 
 struct DirEntry {

@@ -56,6 +56,7 @@ FileInfo InfoFromStat(const struct stat& st) {
   info.allocated = static_cast<uint64_t>(st.st_blocks) * 512;
   info.mtime_ns = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
   info.ctime_ns = int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec;
+  if (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode)) info.rdev = static_cast<uint64_t>(st.st_rdev);
   return info;
 }
 

@@ -126,7 +126,7 @@ uint64_t PieceBytes(uint64_t batch_bytes, uint64_t chunk_bytes) {
 }  // namespace
 
 // Every field is sent: a field added to these structs must be added here too.
-static_assert(sizeof(io::FileInfo) == 64 && sizeof(walk::WalkItem) == 184,
+static_assert(sizeof(io::FileInfo) == 72 && sizeof(walk::WalkItem) == 192,
               "a walk item field is not sent to the other ranks (EncodeItems, DecodeItems)");
 
 std::string EncodeItems(const std::vector<walk::WalkItem>& items) {
@@ -145,6 +145,7 @@ std::string EncodeItems(const std::vector<walk::WalkItem>& items) {
     w.U64(it.info.allocated);
     w.U64(static_cast<uint64_t>(it.info.mtime_ns));
     w.U64(static_cast<uint64_t>(it.info.ctime_ns));
+    w.U64(it.info.rdev);
     w.U8(static_cast<uint8_t>(it.skip_reason));
     w.I32(static_cast<int32_t>(it.error.code()));
     w.Str(it.error.ok() ? std::string() : it.error.message());
@@ -177,6 +178,7 @@ std::vector<walk::WalkItem> DecodeItems(const std::string& bytes) {
     it.info.allocated = r.U64();
     it.info.mtime_ns = static_cast<int64_t>(r.U64());
     it.info.ctime_ns = static_cast<int64_t>(r.U64());
+    it.info.rdev = r.U64();
     it.skip_reason = static_cast<walk::SkipReason>(r.U8());
     const auto code = static_cast<StatusCode>(r.I32());
     std::string message = r.Str(kMaxString);

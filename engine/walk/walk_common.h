@@ -22,6 +22,10 @@ namespace zsim::walk::internal {
 // A file's identity.
 using FileKey = std::pair<uint64_t, uint64_t>;  // st_dev, st_ino
 
+// The st_dev of a block device root's identity, {kDeviceNodeDev, st_rdev}: the device, not its
+// node (no file's st_dev is all ones).
+inline constexpr uint64_t kDeviceNodeDev = ~uint64_t{0};
+
 // The identity of each root (stat, following a symlink), nullopt where the stat fails (the walk
 // reports that error when it visits the root).
 std::vector<std::optional<FileKey>> RootIdentities(io::FileSystem* fs,

@@ -105,7 +105,11 @@ std::vector<std::optional<FileKey>> RootIdentities(io::FileSystem* fs,
   ids.reserve(roots.size());
   for (const std::string& root : roots) {
     Result<io::FileInfo> info = fs->Stat(root, /*follow=*/true);
-    if (info.ok()) {
+    if (info.ok() && info->type == io::FileType::kBlockDevice) {
+      // A block device is the device its node stands for, whatever node names it (/dev/loop0
+      // and a mknod'ed twin were two devices, counted twice). No directory entry has this dev.
+      ids.emplace_back(FileKey{kDeviceNodeDev, info->rdev});
+    } else if (info.ok()) {
       ids.emplace_back(FileKey{info->dev, info->ino});
     } else {
       ids.emplace_back(std::nullopt);

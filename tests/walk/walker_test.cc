@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <set>
@@ -340,6 +342,34 @@ TEST(ParallelWalkerTest, RootsThatAreFilesMissingOrRepeated) {
   }
   EXPECT_EQ(files, 1);
   EXPECT_EQ(errors, 1);
+}
+
+// A block device is the device its node stands for: two nodes of one device (/dev/loop0 and a
+// node made for it elsewhere) are one input, as one node named twice is; another device is
+// another. (They were two zvols: the device's data counted twice.)
+TEST(ParallelWalkerTest, BlockDeviceNodesOfOneDeviceAreOneRoot) {
+  testing::TempDir tmp;
+  const std::string a = (tmp.path() / "loop-a").string(), b = (tmp.path() / "loop-b").string(),
+                    c = (tmp.path() / "loop-c").string();
+  if (::mknod(a.c_str(), S_IFBLK | 0600, makedev(7, 250)) != 0 ||
+      ::mknod(b.c_str(), S_IFBLK | 0600, makedev(7, 250)) != 0 ||
+      ::mknod(c.c_str(), S_IFBLK | 0600, makedev(7, 251)) != 0) {
+    GTEST_SKIP() << "mknod of a block device node refused here: " << std::strerror(errno);
+  }
+  auto fs = io::PosixFileSystem();
+  for (const int threads : {0, 2}) {  // 0: the serial walker
+    std::unique_ptr<WalkSource> walker;
+    if (threads == 0) {
+      walker = std::make_unique<Walker>(fs.get(), std::vector<std::string>{a, b, c}, WalkOptions{});
+    } else {
+      walker = std::make_unique<ParallelWalker>(fs.get(), std::vector<std::string>{a, b, c},
+                                                WalkOptions{}, threads);
+    }
+    const Walked w = Drain(*walker, tmp.path());
+    EXPECT_EQ(w.files, (std::vector<std::string>{"zvol:loop-a", "zvol:loop-c"})) << threads;
+    EXPECT_EQ(w.skipped.size(), 1u) << threads;
+    EXPECT_EQ(w.skipped.count("loop-b") ? w.skipped.at("loop-b") : "", "overlap") << threads;
+  }
 }
 
 TEST(WalkSizerTest, CountsWhatTheWalkYields) {
