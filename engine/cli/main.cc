@@ -163,8 +163,9 @@ zsim::Status CheckPartsPool(const std::vector<std::string>& paths,
 
 // zsim report: the state files merged in order, reported with the options given, and saved
 // with --save. A file that cannot be read or merged, or options the state cannot answer: the
-// message, nullopt and *exit_code.
-std::optional<zsim::ScanResult> ReportFromStates(const zsim::cli::Command& cmd, int* exit_code) {
+// message and nullopt (bad usage). A merged state that could not be saved: the message, and
+// *save_failed set; the report is still returned, to be written as asked.
+std::optional<zsim::ScanResult> ReportFromStates(const zsim::cli::Command& cmd, bool* save_failed) {
   using namespace zsim;
   const cli::ReportFlags& rf = cmd.report;
   std::optional<state::ScanState> merged;
@@ -235,9 +236,9 @@ std::optional<zsim::ScanResult> ReportFromStates(const zsim::cli::Command& cmd, 
     }
     const Status saved = state::SaveState(*merged, *cmd.save_path);
     if (!saved.ok()) {
-      cli::PrintError("the merged state was not saved: " + saved.message());
-      *exit_code = cli::kExitUnreadable;
-      return std::nullopt;
+      cli::PrintError("the merged state was not saved: " + saved.message() +
+                      " (the report is written as asked)");
+      *save_failed = true;
     }
   }
   return finish::Finish(*merged, r);
@@ -437,10 +438,13 @@ int main(int argc, char** argv) {
       posix.get(), written, walked_devices, [] { g_cancel.store(true); });
 
   Result<ScanResult> result = Status::Internal("no result");
+  // The --save state could not be written (a full disk, a target that changed during the scan):
+  // said at once, and the run ends with exit code 1, but the report the scan cost is still
+  // written on stdout and to --html (they went unwritten, and the scan was lost).
+  bool save_failed = false;
   if (cmd->kind == cli::Command::Kind::kReport) {
-    int exit_code = cli::kExitUsage;
-    std::optional<ScanResult> r = ReportFromStates(*cmd, &exit_code);
-    if (!r) return exit_code;
+    std::optional<ScanResult> r = ReportFromStates(*cmd, &save_failed);
+    if (!r) return cli::kExitUsage;
     result = std::move(*r);
   } else {
     const bool progress = cmd->progress.value_or(::isatty(STDERR_FILENO) == 1);
@@ -596,8 +600,9 @@ int main(int argc, char** argv) {
       }
       const Status saved = save_path.empty() ? Status::Ok() : state::SaveState(*scanned, save_path);
       if (!saved.ok()) {
-        cli::PrintError("the state was not saved: " + saved.message());
-        return cli::kExitUnreadable;
+        cli::PrintError("the state was not saved: " + saved.message() +
+                        " (the report is written as asked)");
+        save_failed = true;
       }
     }
     result = finish::Finish(*scanned, finish::ReportOptionsOf(scanned->options));
@@ -629,6 +634,8 @@ int main(int argc, char** argv) {
     code = cli::FinishMessages(*result, /*quiet=*/cmd->quiet || stdout_error == EPIPE,
                                /*from_states=*/cmd->kind == cli::Command::Kind::kReport);
   }
+  // Like a report file not written, whatever else the run says.
+  if (save_failed) code = cli::kExitOutputFailed;
   if (result->partial) {
     // Interrupted: reads that did not return may still be under way on the scan's threads
     // (pipeline/scan.h ScanControl). Everything is written; leave without running destructors.

@@ -3,13 +3,19 @@
 // be written on stdout an error with a message (exit 1), except a closed pipe (quiet).
 
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "tests/util/child_process.h"
 #include "tests/util/run_command.h"
 #include "tests/util/test_util.h"
 
@@ -49,6 +55,50 @@ class OutputFileTest : public ::testing::Test {
   std::vector<uint8_t> data_;
   fs::path file_, tree_;
 };
+
+// Runs zsim with `args`, which write --html into `dir`; once the HTML report's temporary file
+// exists there (the outputs were checked: the scan or the report is under way), runs `meanwhile`
+// while zsim is held at its first message on stderr, then lets it finish. stderr is returned
+// without the filler that held it.
+testing::CommandResult RunHeldAtFirstMessage(const std::vector<std::string>& args,
+                                             const fs::path& dir,
+                                             const std::function<void()>& meanwhile) {
+  testing::CommandResult r;
+  // Watched before zsim starts, so that the creation cannot be missed.
+  const int watch = inotify_init1(IN_CLOEXEC);
+  EXPECT_GE(watch, 0);
+  EXPECT_GE(inotify_add_watch(watch, dir.c_str(), IN_CREATE), 0);
+  size_t filler = 0;
+  const testing::Child c = testing::SpawnWithStderrFull(args, &filler);
+  EXPECT_GT(c.pid, 0);
+  EXPECT_GT(filler, 0u);
+  bool created = false;
+  alignas(inotify_event) char events[4096];
+  pollfd pfd = {watch, POLLIN, 0};
+  while (!created && poll(&pfd, 1, 60'000) == 1) {  // a guard against a hang
+    const ssize_t n = read(watch, events, sizeof events);
+    for (ssize_t at = 0; at < n;) {
+      const auto* e = reinterpret_cast<const inotify_event*>(events + at);
+      created = created || (e->len > 0 && std::string(e->name).find(".zsim-") != std::string::npos);
+      at += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
+    }
+  }
+  close(watch);
+  EXPECT_TRUE(created) << "no temporary file of --html appeared in " << dir;
+  meanwhile();
+  // The filler read first: what zsim writes on stderr from then on fits in the pipe while its
+  // stdout is read.
+  std::string err;
+  char buf[4096];
+  while (err.size() < filler) {
+    const ssize_t n = read(c.err, buf, std::min(sizeof buf, filler - err.size()));
+    if (n <= 0) break;
+    err.append(buf, static_cast<size_t>(n));
+  }
+  EXPECT_EQ(err.size(), filler);
+  r.exit_code = testing::Collect(c, std::chrono::seconds(120), &r.out, &r.err);
+  return r;
+}
 
 TEST_F(OutputFileTest, HtmlOverAScannedFileIsRefusedAndTheFileKept) {
   ExpectRefused({tree_.string()}, file_.string(), "inside the input tree");
@@ -202,6 +252,48 @@ TEST_F(OutputFileTest, HtmlReplacesAnExistingFileWholeAndNeverWritesThroughItsIn
     ++entries;
   }
   EXPECT_EQ(entries, 3u);  // .keep, report.html, other-name
+}
+
+// The --save state cannot be written at the end (here its path became a directory during the
+// scan; a full disk does the same): the report is still written on stdout and to --html, the
+// save's error said, exit code 1. (Nothing was written: the scan's report was lost.)
+TEST_F(OutputFileTest, ASaveFailingAtTheEndStillWritesTheReport) {
+  const fs::path out = tmp_.path() / "out";
+  const fs::path html = out / "r.html", save = out / "s.zstate", base = out / "base.zstate";
+  const auto expect_report_and_error = [&](const testing::CommandResult& r, const char* what) {
+    EXPECT_EQ(r.exit_code, 1) << what << ": " << r.err;
+    EXPECT_NE(r.out.find("\"results\""), std::string::npos) << what << ": " << r.out.substr(0, 200);
+    const std::vector<uint8_t> page = testing::ReadFileBytes(html);
+    EXPECT_EQ(std::string(page.begin(), page.begin() + std::min<size_t>(15, page.size())),
+              "<!DOCTYPE html>")
+        << what;
+    EXPECT_NE(r.err.find("state was not saved: --save " + save.string() + " is a directory"),
+              std::string::npos)
+        << what << ": " << r.err;
+    EXPECT_NE(r.err.find("(the report is written as asked)"), std::string::npos) << r.err;
+    EXPECT_TRUE(fs::is_directory(save)) << what;
+    for (const fs::directory_entry& e : fs::directory_iterator(out)) {
+      const std::string name = e.path().filename().string();
+      EXPECT_TRUE(name.find(".tmp.") == std::string::npos && name.find(".zsim-") == name.npos)
+          << what << ": " << e.path() << " left behind";
+    }
+    fs::remove_all(save);
+    fs::remove(html);
+  };
+  // The scan's first message (--exclude matched nothing) comes after the scan, before the save.
+  expect_report_and_error(
+      RunHeldAtFirstMessage({"scan", tree_.string(), "--json", "--exclude", "no-such-name",
+                             "--html", html.string(), "--save", save.string()},
+                            out, [&] { fs::create_directories(save / "x"); }),
+      "scan");
+  // zsim report's (the note that the saved state keeps the first part's vdev) just before its
+  // save.
+  ASSERT_EQ(RunZsim({"scan", tree_.string(), "-q", "--save", base.string()}).exit_code, 0);
+  expect_report_and_error(
+      RunHeldAtFirstMessage({"report", base.string(), "--json", "--vdev", "mirror:2", "--html",
+                             html.string(), "--save", save.string()},
+                            out, [&] { fs::create_directories(save / "x"); }),
+      "report");
 }
 
 TEST_F(OutputFileTest, StdoutWriteErrorIsAnErrorWithAMessage) {

@@ -9,10 +9,24 @@
 
 namespace zsim::testing {
 
-Child Spawn(const std::vector<std::string>& args) {
+namespace {
+
+// Spawn's; with `filler`, the stderr pipe filled first, its byte count there.
+Child SpawnChild(const std::vector<std::string>& args, size_t* filler) {
   Child c;
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) return c;
+  if (filler != nullptr) {
+    // Whole pages until the pipe takes no more: a message of any size then waits for room.
+    // O_NONBLOCK only while filling it: the child shares the flag, and its write must wait.
+    *filler = 0;
+    const std::string page(4096, '.');
+    if (fcntl(err[1], F_SETFL, O_NONBLOCK) != 0) return c;
+    for (ssize_t n; (n = write(err[1], page.data(), page.size())) > 0;) {
+      *filler += static_cast<size_t>(n);
+    }
+    if (fcntl(err[1], F_SETFL, 0) != 0) return c;
+  }
   c.pid = fork();
   if (c.pid == 0) {
     const int devnull = open("/dev/null", O_RDONLY);
@@ -30,6 +44,14 @@ Child Spawn(const std::vector<std::string>& args) {
   c.out = out[0];
   c.err = err[0];
   return c;
+}
+
+}  // namespace
+
+Child Spawn(const std::vector<std::string>& args) { return SpawnChild(args, nullptr); }
+
+Child SpawnWithStderrFull(const std::vector<std::string>& args, size_t* filler) {
+  return SpawnChild(args, filler);
 }
 
 bool ReadUntil(int fd, const std::string& needle, std::string* got) {

@@ -24,6 +24,11 @@ struct Child {
 // ZSIM_BINARY with `args`, stdin /dev/null. pid -1 when it could not be started.
 Child Spawn(const std::vector<std::string>& args);
 
+// Spawn's, with the child's stderr a pipe already full of `*filler` bytes: its first message
+// waits until the test has read them, which holds the child at that point of its run for as
+// long as the test needs (to change what the child will meet next).
+Child SpawnWithStderrFull(const std::vector<std::string>& args, size_t* filler);
+
 // Reads fd until `needle` shows up (true) or the fd closes (false), appending what it read.
 bool ReadUntil(int fd, const std::string& needle, std::string* got);
 
