@@ -1,7 +1,11 @@
 #include "engine/cli/output_file.h"
 
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -65,6 +69,64 @@ std::optional<std::vector<Ancestor>> RealAncestors(const std::string& dir) {
     up = DirectoryOf(up);
   }
   return out;
+}
+
+// The inode attributes (chattr's, FS_IOC_GETFLAGS) of the file or directory at `path`; 0 when
+// they cannot be read (a file system without them, a file this process may not open), where the
+// rename at the end says what is wrong.
+int Attributes(const std::string& path, bool directory) {
+  // The directory as resolved (it may be named through a symlink); the file never followed.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+                                          (directory ? O_DIRECTORY : O_NOFOLLOW));
+  if (fd < 0) return 0;
+  int flags = 0;
+  if (::ioctl(fd, FS_IOC_GETFLAGS, &flags) != 0) flags = 0;
+  ::close(fd);
+  return flags;
+}
+
+// Whether this process holds CAP_FOWNER, which lets it replace another user's file in a sticky
+// directory.
+bool HasCapFowner() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+  if (::syscall(SYS_capget, &header, data) != 0) return false;
+  return (data[CAP_TO_INDEX(CAP_FOWNER)].effective & CAP_TO_MASK(CAP_FOWNER)) != 0;
+}
+
+// Why the target cannot be replaced by a file renamed over it, or "" when it can so far as the
+// inode attributes and the sticky bit tell: `dir_st` is its directory's, `st` the target's when
+// it exists. Found before the scan, not at the rename after it (the report was then lost).
+std::string CannotReplace(const std::string& dir, const struct stat& dir_st, const struct stat* st,
+                          const std::string& path) {
+  const int dir_flags = Attributes(dir, /*directory=*/true);
+  if (dir_flags & FS_IMMUTABLE_FL) {
+    return "its directory " + dir +
+           " is immutable (chattr +i): no file can be created or replaced in it";
+  }
+  // A new entry may be made there, but none removed or renamed: the temporary file could never
+  // become the target, nor be removed.
+  if (dir_flags & FS_APPEND_FL) {
+    return "its directory " + dir +
+           " is append-only (chattr +a): zsim writes a temporary file beside the target and "
+           "renames it over the target, which such a directory refuses";
+  }
+  if (st == nullptr) return "";
+  const int flags = Attributes(path, /*directory=*/false);
+  if (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL)) {
+    return std::string("is ") +
+           (flags & FS_IMMUTABLE_FL ? "immutable (chattr +i)" : "append-only (chattr +a)") +
+           ": it cannot be replaced; lift that with chattr, or give another path";
+  }
+  // A sticky directory (/tmp) lets only the file's owner, the directory's or CAP_FOWNER remove
+  // or replace a file in it.
+  const uid_t me = ::geteuid();
+  if ((dir_st.st_mode & S_ISVTX) && st->st_uid != me && dir_st.st_uid != me && !HasCapFowner()) {
+    return "belongs to another user (uid " + std::to_string(st->st_uid) + ") in " + dir +
+           ", a sticky directory (mode " + (dir_st.st_mode & 0002 ? "1777" : "+t") +
+           "): only its owner, the directory's owner or root may replace it; give another path";
+  }
+  return "";
 }
 
 }  // namespace
@@ -184,6 +246,10 @@ Status OutputFile::CheckTarget(std::string_view flag, const std::string& path,
                         "; zsim never writes inside what it scans: put the " +
                         (flag == "--save" ? "state" : "report") + " elsewhere");
     }
+  }
+  if (const std::string why = CannotReplace(dir, dir_st, exists ? &st : nullptr, path);
+      !why.empty()) {
+    return Refuse(flag, path, why);
   }
   return Status::Ok();
 }

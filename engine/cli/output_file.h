@@ -8,12 +8,14 @@
 // but a regular file, a path whose directory is missing or not writable, and a path that is one
 // of the inputs or lies inside an input tree (compared by (device, inode) of the path and of
 // every directory above it, so `D`, `D/.`, `../x/D`, a symlinked root and a bind mount of D are
-// all the same D). It then creates a temporary file beside the target (O_CREAT | O_EXCL, mode
-// 0666 less the umask), which proves the directory writable. Commit() writes the report there,
-// syncs it and renames it over the target: the target is replaced whole or not at all, and an
-// existing file's contents (or another name of its inode) are never written through. Destroying
-// an OutputFile that was not committed removes the temporary file, and so does an abrupt exit
-// on a second Ctrl-C (base/temp_files.h).
+// all the same D), and a target the rename at the end could not replace: an immutable or
+// append-only file or directory (chattr +i, +a), or another user's file in a sticky directory
+// (/tmp) where this process neither owns the directory nor holds CAP_FOWNER. It then creates a
+// temporary file beside the target (O_CREAT | O_EXCL, mode 0666 less the umask), which proves the
+// directory writable. Commit() writes the report there, syncs it and renames it over the target:
+// the target is replaced whole or not at all, and an existing file's contents (or another name of
+// its inode) are never written through. Destroying an OutputFile that was not committed removes the
+// temporary file, and so does an abrupt exit on a second Ctrl-C (base/temp_files.h).
 //
 // Thread safety: one thread.
 

@@ -296,6 +296,106 @@ TEST_F(OutputFileTest, ASaveFailingAtTheEndStillWritesTheReport) {
       "report");
 }
 
+// Lifts chattr's immutable and append-only attributes from its paths when the test ends, so
+// that the temporary directory can be removed whatever the test did.
+class AttributesLifted {
+ public:
+  explicit AttributesLifted(std::vector<fs::path> paths) : paths_(std::move(paths)) {}
+  ~AttributesLifted() {
+    for (const fs::path& p : paths_) testing::RunCommand({"chattr", "-i", "-a", p.string()});
+  }
+  AttributesLifted(const AttributesLifted&) = delete;
+  AttributesLifted& operator=(const AttributesLifted&) = delete;
+
+ private:
+  std::vector<fs::path> paths_;
+};
+
+// A target the rename at the end could not replace is refused before anything is read (exit
+// 2, naming the path and why), for --html and --save of scan and report: an immutable or
+// append-only file, or one in an immutable or append-only directory. (They were accepted: the
+// scan ran, and then the rename failed.)
+TEST_F(OutputFileTest, AnImmutableOrAppendOnlyTargetIsRefusedBeforeTheScan) {
+  const fs::path out = tmp_.path() / "out", locked = out / "locked";
+  const fs::path old = tmp_.WriteFile("out/old", {'o', 'l', 'd'}), base = out / "base.zstate";
+  fs::create_directory(locked);
+  ASSERT_EQ(RunZsim({"scan", tree_.string(), "-q", "--save", base.string()}).exit_code, 0);
+  const AttributesLifted lifted({old, locked});
+  const auto chattr = [](const char* how, const fs::path& p) {
+    return testing::RunCommand({"chattr", how, p.string()}).exit_code == 0;
+  };
+  if (!chattr("+i", old)) {
+    GTEST_SKIP() << "chattr +i fails here (a file system without attributes, or no "
+                    "CAP_LINUX_IMMUTABLE): nothing to test";
+  }
+  ASSERT_TRUE(chattr("-i", old));
+  const auto expect_refused = [&](const fs::path& target, const std::string& why) {
+    for (const std::vector<std::string>& command :
+         {std::vector<std::string>{"scan", tree_.string()}, {"report", base.string()}}) {
+      for (const char* flag : {"--html", "--save"}) {
+        std::vector<std::string> args = command;
+        args.insert(args.end(), {"-q", flag, target.string()});
+        const testing::CommandResult r = RunZsim(args);
+        EXPECT_EQ(r.exit_code, 2) << command[0] << " " << flag << " " << why << ": " << r.err;
+        EXPECT_EQ(r.out, "");
+        EXPECT_NE(r.err.find(std::string(flag) + " " + target.string() + ": " + why),
+                  std::string::npos)
+            << r.err;
+      }
+    }
+  };
+  for (const auto& [how, why] :
+       {std::pair<const char*, std::string>{"+i", "is immutable"}, {"+a", "is append-only"}}) {
+    ASSERT_TRUE(chattr(how, old)) << how;
+    expect_refused(old, why + " (chattr " + how + "): it cannot be replaced");
+    ASSERT_TRUE(chattr(how[1] == 'i' ? "-i" : "-a", old));
+    EXPECT_EQ(testing::ReadFileBytes(old), (std::vector<uint8_t>{'o', 'l', 'd'}));
+    // A directory so marked: a new file in it (an append-only one would keep the temporary
+    // file for good: none may be left).
+    ASSERT_TRUE(chattr(how, locked)) << how;
+    expect_refused(locked / "new", "its directory " + locked.string() + " " + why);
+    ASSERT_TRUE(chattr(how[1] == 'i' ? "-i" : "-a", locked));
+    EXPECT_TRUE(fs::is_empty(locked)) << how;
+  }
+}
+
+// Another user's file in a sticky directory (mode 1777, as /tmp) can be replaced only by its
+// owner, the directory's owner or a process with CAP_FOWNER: for others it is refused before the
+// scan (exit 2), for --html and --save. Run as nobody over a file of root's.
+TEST_F(OutputFileTest, AnotherUsersFileInAStickyDirectoryIsRefusedBeforeTheScan) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root, to run zsim as nobody over root's file";
+  const fs::path sticky = tmp_.path() / "sticky";
+  fs::create_directory(sticky);
+  ASSERT_EQ(::chmod(sticky.c_str(), 01777), 0);
+  ASSERT_EQ(::chmod(tmp_.path().c_str(), 0755), 0);  // nobody reaches the tree and the directory
+  const fs::path roots = tmp_.WriteFile("sticky/roots", {'o', 'l', 'd'});
+  const fs::path nobodys = sticky / "nobodys";
+  const auto as_nobody = [&](const char* flag, const fs::path& target) {
+    return testing::RunCommand({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                ZSIM_BINARY, "scan", tree_.string(), "-q", flag, target.string()});
+  };
+  for (const char* flag : {"--html", "--save"}) {
+    fs::remove(nobodys);
+    tmp_.WriteFile("sticky/nobodys", {'o', 'l', 'd'});
+    ASSERT_EQ(::chown(nobodys.c_str(), 65534, 65534), 0);
+    const testing::CommandResult r = as_nobody(flag, roots);
+    EXPECT_EQ(r.exit_code, 2) << flag << ": " << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find(std::string(flag) + " " + roots.string() +
+                         ": belongs to another user (uid 0) in " + sticky.string() +
+                         ", a sticky directory (mode 1777)"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(testing::ReadFileBytes(roots), (std::vector<uint8_t>{'o', 'l', 'd'}));
+    // Its own file there is replaced; so is nobody's by root (CAP_FOWNER).
+    const testing::CommandResult own = as_nobody(flag, nobodys);
+    EXPECT_EQ(own.exit_code, 0) << flag << ": " << own.err;
+    const testing::CommandResult root = RunZsim({"scan", tree_.string(), "-q", flag, nobodys});
+    EXPECT_EQ(root.exit_code, 0) << flag << ": " << root.err;
+    EXPECT_GT(fs::file_size(nobodys), 3u);
+  }
+}
+
 TEST_F(OutputFileTest, StdoutWriteErrorIsAnErrorWithAMessage) {
   const testing::CommandResult r =
       testing::RunCommand({ZSIM_BINARY, "scan", tree_.string(), "-q"}, "/dev/full");
