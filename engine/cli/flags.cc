@@ -4,13 +4,15 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
-#include <sstream>
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "engine/base/path_spelling.h"
 #include "engine/base/size_suffix.h"
 #include "engine/cli/messages.h"
+#include "engine/cli/usage.h"
 #include "engine/cli/version.h"
 #include "engine/walk/glob.h"
 
@@ -65,19 +67,34 @@ than a second after the first): stopped at once, no report or only part of one; 
 interrupted (the partial report was printed).
 )";
 
-std::vector<std::string> SplitList(const std::string& text) {
-  std::vector<std::string> out;
-  std::string item;
-  std::istringstream in(text);
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) out.push_back(item);
+// The comma-separated items of `text`, given as `typed` ("--recordsize 128k,,1M"). An empty item
+// (`128k,,1M`, `,128k`, `128k,`) is refused: a value left out (an unset variable in a script)
+// is a mistake, not a shorter list. `example` is a list spelled right.
+Status SplitList(const std::string& typed, const std::string& text, const char* example,
+                 std::vector<std::string>* out) {
+  out->clear();
+  for (size_t start = 0;;) {
+    const size_t comma = text.find(',', start);
+    out->push_back(text.substr(start, comma == std::string::npos ? comma : comma - start));
+    if (out->back().empty()) {
+      return Status::InvalidArgument(typed +
+                                     ": an item of the list is empty (a value left out?): "
+                                     "separate the values by single commas, e.g. " +
+                                     example);
+    }
+    if (comma == std::string::npos) return Status::Ok();
+    start = comma + 1;
   }
-  return out;
 }
 
-Status ParseSizeList(const std::string& flag, const std::string& text, std::vector<uint64_t>* out) {
+// `flag` names the option as given in messages ("--recordsize", "-o recordsize=16k"); `typed`
+// is that with its value.
+Status ParseSizeList(const std::string& flag, const std::string& typed, const std::string& text,
+                     std::vector<uint64_t>* out) {
+  std::vector<std::string> items;
+  ZSIM_RETURN_IF_ERROR(SplitList(typed, text, "128k,1M", &items));
   out->clear();
-  for (const std::string& item : SplitList(text)) {
+  for (const std::string& item : items) {
     Result<uint64_t> v = ParseSize(item);
     if (!v.ok()) return Status::InvalidArgument(flag + ": " + v.status().message());
     // 128K,128k (or 128k,131072) is one size: one row, not the same row twice.
@@ -87,14 +104,15 @@ Status ParseSizeList(const std::string& flag, const std::string& text, std::vect
   return Status::Ok();
 }
 
-// A whole number for `flag`, or kInvalidArgument naming what is allowed.
-Status ParseWholeNumber(const std::string& flag, const std::string& text, const char* allowed,
+// A whole number, or kInvalidArgument naming what is allowed. `typed` is the option with its
+// value as the user gave it ("--ashift x", "-o ashift=x").
+Status ParseWholeNumber(const std::string& typed, const std::string& text, const char* allowed,
                         int* out) {
   int value = 0;
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (text.empty() || ec != std::errc() || ptr != end) {
-    return Status::InvalidArgument(flag + " " + text + " is not a whole number: use " + allowed);
+    return Status::InvalidArgument(typed + " is not a whole number: use " + allowed);
   }
   *out = value;
   return Status::Ok();
@@ -159,6 +177,7 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   app.set_version_flag("--version", VersionText());
   app.require_subcommand(0, 1);
   app.footer(kExamples);
+  app.formatter(std::make_shared<HelpFormatter>());  // the subcommands inherit it
 
   CLI::App* scan = app.add_subcommand("scan", "scan files, trees, images or block devices");
   std::vector<std::string> paths;
@@ -168,44 +187,47 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   std::string ashift_text = "12", copies_text = "1", threads_text = "0";
   bool exact = false, one_fs = false, follow = false, no_progress = false, progress = false;
   std::vector<std::string> excludes;
-  scan->add_option("PATH", paths, "files, directories, disk images or block devices")
-      ->required()
-      ->type_name("PATH...");
+  scan->add_option("PATH", paths, "files, directories, disk images or block devices")->required();
   CLI::Option* recordsize_opt =
-      scan->add_option("--recordsize", recordsize,
-                       "recordsize(s) to evaluate, comma separated (default 128k)")
-          ->type_name("SIZE[,SIZE...]");
+      Value(scan->add_option("--recordsize", recordsize,
+                             "recordsize(s) to evaluate, comma separated (default 128k)"),
+            "SIZE[,SIZE...]");
   CLI::Option* volblocksize_opt =
-      scan->add_option("--volblocksize", volblocksize,
-                       "cut every input as a zvol with this volblocksize (images, devices)")
-          ->type_name("SIZE");
+      Value(scan->add_option("--volblocksize", volblocksize,
+                             "cut every input as a zvol with this volblocksize (images, devices)"),
+            "SIZE");
   CLI::Option* compression_opt =
-      scan->add_option("--compression", compression,
-                       "compressions to evaluate, comma separated, or 'all' (default: off, lz4, "
-                       "zstd, gzip-6, lzjb, zle)")
-          ->type_name("NAME[,NAME...]|all");
-  scan->add_option("--profile", profile, "ZFS version whose rules apply: v23, 2.1, 2.2, 2.3, 2.4")
-      ->type_name("VERSION");
-  CLI::Option* ashift_opt =
-      scan->add_option("--ashift", ashift_text, "log2 of the sector size (default 12)")
-          ->type_name("9..16");
-  scan->add_option("--vdev", vdev,
-                   "vdev layout: disk, mirror:N, raidzP:C, draidP:D:C or draidP:Dd:Cc:Ss")
-      ->type_name("LAYOUT");
+      Value(scan->add_option("--compression", compression,
+                             "compressions to evaluate, comma separated, or 'all' (default: off, "
+                             "lz4, zstd, gzip-6, lzjb, zle)"),
+            "NAME[,NAME...]|all");
+  Value(scan->add_option("--profile", profile,
+                         "ZFS version whose rules apply: v23, 2.1, 2.2, 2.3 or 2.4 (default 2.4)"),
+        "VERSION");
+  CLI::Option* ashift_opt = Value(
+      scan->add_option("--ashift", ashift_text, "log2 of the sector size, 9 to 16 (default 12)"),
+      "N");
+  Value(scan->add_option("--vdev", vdev,
+                         "vdev layout: disk (default), mirror:N, raidzP:C, draidP:D:C or "
+                         "draidP:Dd:Cc:Ss"),
+        "LAYOUT");
   CLI::Option* copies_opt =
-      scan->add_option("--copies", copies_text, "copies property (1..3)")->type_name("1..3");
-  scan->add_option("--checksum", checksum, "block fingerprint: xxh128 (fast) or sha256 (ZFS's)")
-      ->type_name("xxh128|sha256");
-  scan->add_option("--ddt-format", ddt_format, "DDT format: legacy or fast (2.3+)")
-      ->type_name("legacy|fast");
-  scan->add_option("--ram", ram, "RAM of the target machine for DDT advice (default: this one)")
-      ->type_name("SIZE");
+      Value(scan->add_option("--copies", copies_text, "copies property, 1 to 3 (default 1)"), "N");
+  Value(scan->add_option("--checksum", checksum,
+                         "block fingerprint: xxh128 (fast, the default) or sha256 (ZFS's)"),
+        "xxh128|sha256");
+  Value(scan->add_option("--ddt-format", ddt_format,
+                         "DDT format: legacy or fast (2.3+; default: fast for 2.3 and later)"),
+        "legacy|fast");
+  Value(scan->add_option("--ram", ram,
+                         "RAM of the target machine for DDT advice (default: this one)"),
+        "SIZE");
   std::vector<std::string> properties;
-  scan->add_option("-o", properties,
-                   "a property as zfs/zpool create take it (repeatable): recordsize= "
-                   "(recsize=), volblocksize= (volblock=), compression= (compress=), copies=, "
-                   "ashift=")
-      ->type_name("PROPERTY=VALUE");
+  Value(scan->add_option("-o", properties,
+                         "a property as zfs/zpool create take it (repeatable): recordsize= "
+                         "(recsize=), volblocksize= (volblock=), compression= (compress=), "
+                         "copies=, ashift="),
+        "PROPERTY=VALUE");
   scan->add_flag("--exact", exact,
                  "run every codec on every unique block (default: lz4 runs on all of them when "
                  "the list holds another codec; every other codec on those among 1 in 2^L of "
@@ -213,44 +235,46 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
                  "is coded: all of a tree under 8192 blocks per recordsize, 4096-8191 of a "
                  "larger one, 1 in 128 above 64 GiB at 128K; a long list shares a cap of about "
                  "28 CPU seconds, its costliest codecs on fewer; each with a 95% interval)");
-  scan->add_option("--sample", sample,
-                   "dedup sampling: keep 1/M of the fingerprints and scale up, e.g. 1/64")
-      ->type_name("1/M");
-  scan->add_option("--max-memory", max_memory,
-                   "memory for the dedup tables (default: half of RAM); past it, sample more")
-      ->type_name("SIZE");
-  scan->add_option("--max-rate", max_rate,
-                   "read at most SIZE per second, all threads together, e.g. 200M/s")
-      ->type_name("SIZE/s");
-  scan->add_option("--threads", threads_text,
-                   "worker threads, 1 to 1024 (default 0: one per core the process may run on)")
-      ->type_name("N");
+  Value(scan->add_option("--sample", sample,
+                         "dedup sampling: keep 1/M of the fingerprints and scale up, e.g. 1/64"),
+        "1/M");
+  Value(
+      scan->add_option("--max-memory", max_memory,
+                       "memory for the dedup tables (default: half of RAM); past it, sample more"),
+      "SIZE");
+  Value(scan->add_option("--max-rate", max_rate,
+                         "read at most SIZE per second, all threads together, e.g. 200M/s"),
+        "SIZE/s");
+  Value(scan->add_option("--threads", threads_text,
+                         "worker threads, 1 to 1024 (default 0: one per core the process may run "
+                         "on)"),
+        "N");
   scan->add_flag("--json", cmd.json, "print the JSON report on stdout");
   scan->add_flag("--wide", cmd.wide,
                  "text report: every column of the settings table, whatever the width");
   std::optional<std::string> html;
-  scan->add_option("--html", html,
-                   "also write a self-contained HTML report with charts to FILE (no network)")
-      ->type_name("FILE");
+  Value(scan->add_option("--html", html,
+                         "also write a self-contained HTML report with charts to FILE (no "
+                         "network)"),
+        "FILE");
   scan->add_flag("--one-file-system", one_fs, "do not cross file system boundaries");
-  scan->add_option("--exclude", excludes, "skip paths matching this glob (repeatable)")
-      ->type_name("GLOB");
+  Value(scan->add_option("--exclude", excludes, "skip paths matching this glob (repeatable)"),
+        "GLOB");
   scan->add_flag("--follow-symlinks", follow, "follow symbolic links inside trees");
   scan->add_flag("--quiet,-q", cmd.quiet, "no progress, no warnings on stderr");
   scan->add_flag("--progress", progress, "show progress even when stderr is not a terminal");
   scan->add_flag("--no-progress", no_progress, "never show progress");
   std::optional<std::string> save;
-  scan->add_option("--save", save,
-                   "also write the scan's state to FILE, for zsim report (other pools, merging "
-                   "hosts) without reading the data again")
-      ->type_name("FILE");
+  Value(scan->add_option("--save", save,
+                         "also write the scan's state to STATE, for zsim report (other pools, "
+                         "merging hosts) without reading the data again"),
+        "STATE");
   std::optional<std::string> since;
-  scan->add_option(
-          "--since", since,
-          "start from a state saved by an earlier scan of the same paths: read only the "
-          "files new or changed since (identity, size, mtime, ctime), take out those gone; "
-          "the figures are a full scan's")
-      ->type_name("FILE");
+  Value(scan->add_option("--since", since,
+                         "start from a state saved by an earlier scan of the same paths: read "
+                         "only the files new or changed since (identity, size, mtime, ctime), "
+                         "take out those gone; the figures are a full scan's"),
+        "STATE");
 
   CLI::App* report = app.add_subcommand(
       "report",
@@ -270,34 +294,57 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   std::optional<std::string> r_vdev, r_ashift, r_copies, r_profile, r_ddt_format, r_ram;
   bool r_json = false, r_quiet = false, r_wide = false;
   std::optional<std::string> r_html, r_save;
-  report->add_option("FILE", state_paths, "state files (zsim scan --save)")->required();
-  report->add_option("--vdev", r_vdev, "vdev layout: disk, mirror:N, raidzP:C, draidP:D:C");
-  report->add_option("--ashift", r_ashift, "log2 of the sector size");
-  report->add_option("--copies", r_copies, "copies property (1..3)");
-  report->add_option("--profile", r_profile,
-                     "ZFS release the report models (default: the scan's); see above for what "
-                     "the state can answer");
-  report->add_option("--ddt-format", r_ddt_format, "DDT format: legacy or fast (2.3+)");
-  report->add_option("--ram", r_ram, "RAM of the target machine for DDT advice");
+  report->add_option("STATE", state_paths, "state files (zsim scan --save)")->required();
+  Value(report->add_option("--vdev", r_vdev,
+                           "vdev layout: disk, mirror:N, raidzP:C, draidP:D:C or draidP:Dd:Cc:Ss "
+                           "(default: the scan's)"),
+        "LAYOUT");
+  Value(report->add_option("--ashift", r_ashift,
+                           "log2 of the sector size, 9 to 16 (default: the scan's)"),
+        "N");
+  Value(report->add_option("--copies", r_copies, "copies property, 1 to 3 (default: the scan's)"),
+        "N");
+  Value(report->add_option("--profile", r_profile,
+                           "ZFS release the report models: v23, 2.1, 2.2, 2.3 or 2.4 (default: "
+                           "the scan's); see above for what the state can answer"),
+        "VERSION");
+  Value(report->add_option("--ddt-format", r_ddt_format,
+                           "DDT format: legacy or fast (2.3+; default: the scan's)"),
+        "legacy|fast");
+  Value(report->add_option("--ram", r_ram,
+                           "RAM of the target machine for DDT advice (default: the scan's)"),
+        "SIZE");
   report->add_flag("--json", r_json, "print the JSON report on stdout");
   report->add_flag("--wide", r_wide,
                    "text report: every column of the settings table, whatever the width");
-  report->add_option("--html", r_html, "also write the HTML report to FILE");
+  Value(report->add_option("--html", r_html, "also write the HTML report to FILE"), "FILE");
   report->add_flag("--quiet,-q", r_quiet, "no warnings on stderr");
-  report
-      ->add_option("--save", r_save,
-                   "also write the merged state to FILE (it may be one of the inputs), to "
-                   "report or merge again without the parts")
-      ->type_name("FILE");
+  Value(report->add_option("--save", r_save,
+                           "also write the merged state to STATE (it may be one of the inputs), "
+                           "to report or merge again without the parts"),
+        "STATE");
+  std::vector<std::string> not_taken;  // values of the options a command does not take
+  CatchNotTaken(report, NotInReport(), &not_taken);
 
   CLI::App* diff = app.add_subcommand(
       "diff", "what changed between two saved scans: sizes, compression, dedup, DDT size, space");
   std::vector<std::string> diff_paths;
   bool d_json = false;
-  diff->add_option("OLD NEW", diff_paths, "two state files (zsim scan --save)")
-      ->required()
-      ->expected(2);
+  // Any number taken, so that the count is said in zsim's words (CLI11: "OLD NEW: At Most 2
+  // required but received 3").
+  diff->add_option("OLD NEW", diff_paths, "two state files (zsim scan --save)");
   diff->add_flag("--json", d_json, "print the differences as JSON");
+  CatchNotTaken(diff, NotInReport(), &not_taken);
+  CatchNotTaken(diff, NotInDiff(), &not_taken);
+
+  // Single-valued options keep every value given (see CheckGivenOnce).
+  for (CLI::App* command : {scan, report}) {
+    for (CLI::Option* opt : command->get_options()) {
+      if (!opt->get_positional() && opt->get_type_size() != 0 && opt->get_expected_max() == 1) {
+        opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+      }
+    }
+  }
 
   try {
     app.parse(argc, argv);
@@ -313,16 +360,72 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     cmd.help_text = VersionText();
     return cmd;
   } catch (const CLI::ParseError& e) {
+    const CLI::App* sub = report->parsed() ? report
+                          : diff->parsed() ? diff
+                          : scan->parsed() ? scan
+                                           : nullptr;
+    const std::string command = sub ? sub->get_name() : "";
+    // CLI11's words said in zsim's, where the error is known: what the user typed, and what
+    // the command wants instead.
     std::string msg = e.what();
-    msg += kHintSeparator + std::string("Run 'zsim ") +
-           (report->parsed() ? "report "
-            : diff->parsed() ? "diff "
-            : scan->parsed() ? "scan "
-                             : "") +
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      std::vector<std::string> extras = sub ? sub->remaining() : app.remaining();
+      if (extras.empty()) extras = app.remaining();
+      if (!extras.empty()) {
+        const std::string first = extras.front().substr(0, extras.front().find('='));
+        msg = first.size() > 1 && first[0] == '-'
+                  ? "zsim " + (command.empty() ? "" : command + " ") + "has no option " + first
+                  : "zsim " + (command.empty() ? "" : command + " ") +
+                        "did not expect the argument '" + first + "'";
+      }
+    } else if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && sub == scan) {
+      msg =
+          "no path to scan: name at least one PATH (a file, directory, disk image or block "
+          "device)";
+    } else if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && sub == report) {
+      msg = "no state to report: name at least one STATE file (written by zsim scan --save)";
+    } else if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr && sub != nullptr) {
+      // "--recordsize: 1 required SIZE[,SIZE...] missing": an option last on the line, its
+      // value left out.
+      const std::string name = msg.substr(0, msg.find(':'));
+      const CLI::Option* opt = sub->get_option_no_throw(name);
+      if (opt != nullptr && !opt->get_positional() && opt->get_type_size() != 0) {
+        msg = name + " needs a value: " + name + " " + opt->get_option_text();
+      }
+    }
+    msg += kHintSeparator + std::string("Run 'zsim ") + (command.empty() ? "" : command + " ") +
            "--help' for the options.";
     return Status::InvalidArgument(std::move(msg));
   }
+  // An empty path (an unset shell variable, most likely) is refused: `zsim scan '' DIR` scanned
+  // DIR and then listed "" as not found.
+  const auto refuse_empty = [](const std::vector<std::string>& paths, const std::string& what) {
+    for (const std::string& p : paths) {
+      if (p.empty()) {
+        return Status::InvalidArgument("an empty " + what +
+                                       " was given ('', an unset shell variable?): name one");
+      }
+    }
+    return Status::Ok();
+  };
   if (diff->parsed()) {
+    if (const NotTaken* t = FirstGiven(diff, NotInDiff())) {
+      return RefuseNotTaken("diff", *t,
+                            "it compares two saved scans, each as scanned, and takes only "
+                            "--json; " +
+                                std::string(t->why));
+    }
+    if (const NotTaken* t = FirstGiven(diff, NotInReport())) {
+      return RefuseNotTaken("diff", *t,
+                            "it compares two saved scans, each as scanned, and takes only --json");
+    }
+    if (diff_paths.size() != 2) {
+      return Status::InvalidArgument(
+          "zsim diff compares two saved scans, OLD and NEW: " + std::to_string(diff_paths.size()) +
+          " state file" + (diff_paths.size() == 1 ? "" : "s") + " given" + kHintSeparator +
+          "Run 'zsim diff --help' for the options.");
+    }
+    ZSIM_RETURN_IF_ERROR(refuse_empty(diff_paths, "state file path"));
     cmd.kind = Command::Kind::kDiff;
     cmd.json = d_json;
     cmd.progress = false;
@@ -330,6 +433,11 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     return cmd;
   }
   if (report->parsed()) {
+    if (const NotTaken* t = FirstGiven(report, NotInReport())) {
+      return RefuseNotTaken("report", *t, t->why);
+    }
+    ZSIM_RETURN_IF_ERROR(CheckGivenOnce(report));
+    ZSIM_RETURN_IF_ERROR(refuse_empty(state_paths, "state file path"));
     cmd.kind = Command::Kind::kReport;
     cmd.json = r_json;
     cmd.wide = r_wide;
@@ -349,12 +457,12 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     }
     if (r_ashift) {
       int a = 0;
-      ZSIM_RETURN_IF_ERROR(ParseWholeNumber("--ashift", *r_ashift, "9 to 16", &a));
+      ZSIM_RETURN_IF_ERROR(ParseWholeNumber("--ashift " + *r_ashift, *r_ashift, "9 to 16", &a));
       rf.ashift = a;
     }
     if (r_copies) {
       int c = 0;
-      ZSIM_RETURN_IF_ERROR(ParseWholeNumber("--copies", *r_copies, "1, 2 or 3", &c));
+      ZSIM_RETURN_IF_ERROR(ParseWholeNumber("--copies " + *r_copies, *r_copies, "1, 2 or 3", &c));
       rf.copies = c;
     }
     if (r_profile) {
@@ -390,6 +498,8 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     return cmd;
   }
 
+  ZSIM_RETURN_IF_ERROR(CheckGivenOnce(scan));
+  ZSIM_RETURN_IF_ERROR(refuse_empty(paths, "PATH"));
   // An option given an empty value ('') is a mistake (an unset shell variable, say), not a request
   // for the default.
   for (const char* name : {"--recordsize", "--volblocksize", "--compression", "--profile",
@@ -415,6 +525,9 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   // property may be named by its short column name too, as zfs accepts it (zprop_common.c
   // propname_match: "recsize", "volblock", "compress").
   std::vector<std::string> set_by_o;  // each property once: a second value is not a list
+  // Each property set by -o, as typed ("-o compression=foo"): its messages name that, not the
+  // long option it stands for.
+  std::map<std::string, std::string> typed_o;
   for (const std::string& p : properties) {
     const size_t eq = p.find('=');
     std::string name = p.substr(0, eq);
@@ -466,24 +579,41 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
                                      list);
     }
     set_by_o.push_back(name);
+    typed_o[name] = "-o " + p;
     *t->text = value;
   }
+  // An option as given, for messages: "--recordsize" or "-o recsize=16k" (label), and with its
+  // value, "--recordsize 16k" (typed).
+  const auto label = [&](const std::string& name) {
+    const auto it = typed_o.find(name);
+    return it != typed_o.end() ? it->second : "--" + name;
+  };
+  const auto typed = [&](const std::string& name, const std::string& value) {
+    const auto it = typed_o.find(name);
+    return it != typed_o.end() ? it->second : "--" + name + " " + value;
+  };
   // A zvol's volblocksize and a filesystem's recordsize cut the same inputs two ways: one scan
   // evaluates one of them, so asking for both is refused rather than one silently dropped.
-  const auto given = [&](CLI::Option* opt, const char* name) {
-    return opt->count() > 0 || std::find(set_by_o.begin(), set_by_o.end(), name) != set_by_o.end();
+  // Named as given: "-o recordsize and -o volblocksize", not options the user never typed.
+  const auto given = [&](CLI::Option* opt, const char* name) -> std::string {
+    if (opt->count() > 0) return std::string("--") + name;
+    const auto it = typed_o.find(name);
+    return it == typed_o.end() ? "" : it->second.substr(0, it->second.find('='));
   };
-  if (given(volblocksize_opt, "volblocksize") && given(recordsize_opt, "recordsize")) {
-    return Status::InvalidArgument(
-        "--volblocksize and --recordsize both given: --volblocksize cuts every input as a zvol, "
-        "--recordsize as files of a filesystem; give one (a scan per layout)");
+  if (const std::string v = given(volblocksize_opt, "volblocksize"),
+      r = given(recordsize_opt, "recordsize");
+      !v.empty() && !r.empty()) {
+    return Status::InvalidArgument(v + " and " + r + " both given: " + v +
+                                   " cuts every input as a zvol, " + r +
+                                   " as files of a filesystem; give one (a scan per layout)");
   }
   int ashift = 0, copies = 0, threads = 0;
+  ZSIM_RETURN_IF_ERROR(ParseWholeNumber(typed("ashift", ashift_text), ashift_text,
+                                        "9 to 16 (12 for 4K-sector disks)", &ashift));
   ZSIM_RETURN_IF_ERROR(
-      ParseWholeNumber("--ashift", ashift_text, "9 to 16 (12 for 4K-sector disks)", &ashift));
-  ZSIM_RETURN_IF_ERROR(ParseWholeNumber("--copies", copies_text, "1, 2 or 3", &copies));
-  ZSIM_RETURN_IF_ERROR(
-      ParseWholeNumber("--threads", threads_text, "0 (all cores) or more, up to 1024", &threads));
+      ParseWholeNumber(typed("copies", copies_text), copies_text, "1, 2 or 3", &copies));
+  ZSIM_RETURN_IF_ERROR(ParseWholeNumber("--threads " + threads_text, threads_text,
+                                        "0 (all cores) or more, up to 1024", &threads));
   ScanOptions& o = cmd.options;
   o.paths = paths;
   std::optional<Profile> p = ParseProfile(profile);
@@ -492,19 +622,27 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
                                    " is unknown: use v23, 2.1, 2.2, 2.3 or 2.4");
   }
   o.profile = *p;
-  ZSIM_RETURN_IF_ERROR(ParseSizeList("--recordsize", recordsize, &o.recordsizes));
+  ZSIM_RETURN_IF_ERROR(ParseSizeList(label("recordsize"), typed("recordsize", recordsize),
+                                     recordsize, &o.recordsizes));
   if (!volblocksize.empty()) {
     Result<uint64_t> v = ParseSize(volblocksize);
-    if (!v.ok()) return Status::InvalidArgument("--volblocksize: " + v.status().message());
+    if (!v.ok()) {
+      return Status::InvalidArgument(label("volblocksize") + ": " + v.status().message());
+    }
     o.volblocksize = *v;
   }
   if (!compression.empty()) {
     if (compression == "all") {
       o.compressions = AllCompressions(o.profile);
     } else {
-      for (const std::string& name : SplitList(compression)) {
+      std::vector<std::string> names;
+      ZSIM_RETURN_IF_ERROR(
+          SplitList(typed("compression", compression), compression, "lz4,zstd", &names));
+      for (const std::string& name : names) {
         Result<Compression> c = ParseCompression(name, o.profile);
-        if (!c.ok()) return Status::InvalidArgument("--compression: " + c.status().message());
+        if (!c.ok()) {
+          return Status::InvalidArgument(label("compression") + ": " + c.status().message());
+        }
         if (std::find(o.compressions.begin(), o.compressions.end(), *c) == o.compressions.end()) {
           o.compressions.push_back(*c);
         }

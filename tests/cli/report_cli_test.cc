@@ -165,7 +165,7 @@ TEST(ReportCliTest, HelpShowsEachValueTypeAndVersionItsBuild) {
   for (const char* shown :
        {"--recordsize SIZE[,SIZE...]", "--volblocksize SIZE", "--compression NAME[,NAME...]|all",
         "--vdev LAYOUT", "--ram SIZE", "-o PROPERTY=VALUE", "--sample 1/M", "--html FILE",
-        "--ashift 9..16", "--wide"}) {
+        "--ashift N", "--wide"}) {
     EXPECT_NE(help.out.find(shown), std::string::npos) << shown;
   }
   const auto version = RunZsim({"--version"});
@@ -177,6 +177,98 @@ TEST(ReportCliTest, HelpShowsEachValueTypeAndVersionItsBuild) {
           R"(lz4 \d+\.\d+\.\d+, zlib \d+\.\d+[.\d]*, xxhash \d+\.\d+\.\d+, OpenSSL \d[^,]*, )"
           R"(oneTBB \d+)")))
       << version.out;
+}
+
+// An option another command takes, a single-valued option given twice, a path given empty or
+// the wrong number of states for diff: refused before any file is read (exit 2), saying what
+// the user typed in their terms (CLI11 said "argument was not expected", "--copies: At Most 1
+// required but received 2", "OLD NEW: At Most 2 required but received 3").
+TEST(ReportCliTest, OptionsTheCommandDoesNotTakeAreRefusedSayingWhy) {
+  const std::string a = "/nonexistent/a.zstate", b = "/nonexistent/b.zstate";
+  for (const auto& [args, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"report", a, "--recordsize", "16k"},
+            "zsim report takes no --recordsize option: a report cannot change the recordsize: "
+            "the state holds the recordsizes scanned; rescan with zsim scan --recordsize"},
+           {{"report", a, "--compression=zstd"}, "zsim report takes no --compression option"},
+           {{"report", a, "-o", "copies=2"}, "for copies and ashift give --copies and --ashift"},
+           {{"report", a, "--exact"}, "zsim report takes no --exact option"},
+           {{"report", a, "--copies", "2", "--copies", "3"},
+            "--copies was given 2 times (2, then 3): give it once"},
+           {{"report", a, ""}, "an empty state file path was given"},
+           {{"diff", a, b, "--vdev", "raidz2:5"},
+            "zsim diff takes no --vdev option: it compares two saved scans, each as scanned, and "
+            "takes only --json; zsim report STATE --vdev LAYOUT reports a scan for another pool"},
+           {{"diff", a, b, "--recordsize", "16k"}, "zsim diff takes no --recordsize option"},
+           {{"diff", a, b, "-q"}, "zsim diff takes no -q or --quiet option"},
+           {{"diff", a, b, a}, "zsim diff compares two saved scans, OLD and NEW: 3 state files"},
+           {{"diff", a}, "OLD and NEW: 1 state file given"},
+           {{"diff", a, ""}, "an empty state file path was given"},
+       }) {
+    const auto r = RunZsim(args);
+    EXPECT_EQ(r.exit_code, 2) << args.back() << ": " << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("required but received"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("not expected"), std::string::npos) << r.err;
+  }
+}
+
+// Each option's value in a command's --help is spelled as the manual page's synopsis spells it
+// (".RB [ \-\-vdev" then ".IR LAYOUT ]"), and the usage lines are the synopsis' (CLI11 wrote
+// TEXT where the page has LAYOUT, N or SIZE, and "PATH PATH... ... REQUIRED", "OLD NEW(2x)").
+TEST(ReportCliTest, HelpSpellsEachValueAndUsageAsTheManualPage) {
+  std::ifstream in(std::string(ZSIM_SOURCE_DIR) + "/docs/zsim.1");
+  ASSERT_TRUE(in.good());
+  std::string line, command, option;
+  std::vector<std::pair<std::string, std::string>> values;  // "scan --vdev", "LAYOUT"
+  bool synopsis = false;
+  while (std::getline(in, line)) {
+    if (line.rfind(".SH", 0) == 0) synopsis = line == ".SH SYNOPSIS";
+    if (!synopsis) continue;
+    if (line.rfind(".B zsim ", 0) == 0) command = line.substr(8);
+    std::smatch m;
+    if (std::regex_match(line, m, std::regex(R"(\.RB \[ ((\\-)+[a-z\\-]+))"))) {
+      option = std::regex_replace(m[1].str(), std::regex(R"(\\-)"), "-");
+      continue;
+    }
+    if (!option.empty() && std::regex_match(line, m, std::regex(R"(\.[IB]R (.*))"))) {
+      // The words run together; the last ']' closes the option's brackets.
+      std::string v = std::regex_replace(m[1].str(), std::regex(" "), "");
+      if (!v.empty() && v.back() == ']') v.pop_back();
+      values.emplace_back(command + " " + option, v);
+    }
+    option.clear();
+  }
+  ASSERT_GT(values.size(), 25u);
+  for (const char* name : {"scan", "report", "diff"}) {
+    const auto help = RunZsim({name, "--help"});
+    ASSERT_EQ(help.exit_code, 0) << name;
+    for (const auto& [what, value] : values) {
+      if (what.rfind(std::string(name) + " ", 0) != 0) continue;
+      const std::string shown = what.substr(what.find(' ') + 1) + " " + value;
+      bool found = false;
+      std::istringstream lines(help.out);
+      for (std::string l; std::getline(lines, l) && !found;) {
+        l.erase(0, l.find_first_not_of(' '));
+        found = l == shown || l.rfind(shown + " ", 0) == 0;
+      }
+      EXPECT_TRUE(found) << what << " should show " << value << " as the manual page does:\n"
+                         << help.out;
+    }
+    EXPECT_EQ(help.out.find("TEXT"), std::string::npos) << help.out;
+    EXPECT_EQ(help.out.find("REQUIRED"), std::string::npos) << help.out;
+    EXPECT_EQ(help.out.find("(2x)"), std::string::npos) << help.out;
+  }
+  EXPECT_NE(RunZsim({"scan", "--help"}).out.find("Usage: zsim scan PATH... [OPTIONS]\n"),
+            std::string::npos);
+  EXPECT_NE(RunZsim({"report", "--help"}).out.find("Usage: zsim report STATE... [OPTIONS]\n"),
+            std::string::npos);
+  EXPECT_NE(RunZsim({"diff", "--help"}).out.find("Usage: zsim diff OLD NEW [--json]\n"),
+            std::string::npos);
+  // What the manual page says of the values: report takes zpool's dRAID spelling too, and the
+  // profile's default is 2.4.
+  EXPECT_NE(RunZsim({"report", "--help"}).out.find("draidP:Dd:Cc:Ss"), std::string::npos);
+  EXPECT_NE(RunZsim({"scan", "--help"}).out.find("(default 2.4)"), std::string::npos);
 }
 
 // Every option a command's --help lists is described in the manual page (docs/zsim.1), where

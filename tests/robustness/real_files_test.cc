@@ -543,6 +543,24 @@ TEST(BadArgumentsTest, EveryOptionIsCheckedBeforeAnyIoAndNamesTheAllowedValues) 
       {{"--recordsize", ""}, "--recordsize was given an empty value"},
       {{"--exclude", "["}, "opens a '[' it never closes"},
       {{"--exclude", "*.tmp\\"}, "ends in a lone"},
+      // An empty item of a list is a value left out, not a shorter list; an empty path is not
+      // to be scanned around (`zsim scan '' DIR` scanned DIR, then said ": not_found").
+      {{"--recordsize", "128k,,1M"}, "--recordsize 128k,,1M: an item of the list is empty"},
+      {{"--recordsize", ",128k"}, "--recordsize ,128k: an item of the list is empty"},
+      {{"--recordsize", "128k,"}, "--recordsize 128k,: an item of the list is empty"},
+      {{"--compression", "lz4,,zstd"}, "--compression lz4,,zstd: an item of the list is empty"},
+      {{"--compression", "lz4,"}, "an item of the list is empty"},
+      {{"-o", "recordsize=128k,"}, "-o recordsize=128k,: an item of the list is empty"},
+      {{""}, "an empty PATH was given"},
+      // Said as the user typed it: not "At Most 1 required but received 2", and -o's property
+      // rather than the long option it stands for.
+      {{"--copies", "2", "--copies", "3"}, "--copies was given 2 times (2, then 3): give it once"},
+      {{"--ram", "64G", "--ram", "1T"}, "--ram was given 2 times (64G, then 1T)"},
+      {{"-o", "compression=foo"}, "-o compression=foo: "},
+      {{"-o", "ashift=x"}, "-o ashift=x is not a whole number: use 9 to 16"},
+      {{"-o", "recordsize=16k", "-o", "volblocksize=16k"},
+       "-o volblocksize and -o recordsize both given: -o volblocksize cuts every input as a zvol"},
+      {{"--volblocksize", "16k", "-o", "recsize=16k"}, "--volblocksize and -o recsize both given"},
   };
   for (const BadArgument& c : cases) {
     std::vector<std::string> args = {"scan", fifo, "--html", html};
