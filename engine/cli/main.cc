@@ -251,9 +251,11 @@ int main(int argc, char** argv) {
   // Started with stdin, stdout or stderr closed (`zsim ... >&-`): hold those numbers with
   // /dev/null, so no file opened later (a scanned file, the HTML report) takes fd 1 or 2 and
   // receives the report or the messages.
+  bool stdout_closed = false;
   for (int fd = 0; fd <= 2; ++fd) {
     if (::fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
       if (::open("/dev/null", O_RDWR) != fd) _exit(cli::kExitUsage);
+      stdout_closed = stdout_closed || fd == STDOUT_FILENO;
     }
   }
   ddt::InitFingerprinting();  // here, not on a scan thread (ddt/fingerprint.h)
@@ -308,6 +310,19 @@ int main(int argc, char** argv) {
 #endif
     return cli::kExitUsage;
   };
+  // With stdout closed, what every command prints there (the report: -q quiets stderr only; the
+  // help, the version) would go to the /dev/null holding fd 1, and the run end as if it had
+  // been delivered (exit code 0). Bad usage, said before any I/O.
+  // (Under mpirun the other ranks print nothing.)
+  if (stdout_closed && !quiet_rank) {
+    cli::PrintError(std::string("standard output is closed: the ") +
+                    (cmd->kind == cli::Command::Kind::kHelp      ? "help"
+                     : cmd->kind == cli::Command::Kind::kVersion ? "version"
+                                                                 : "report") +
+                    " printed there would be lost; send it to a file or a pipe (> /dev/null to "
+                    "discard it)");
+    return refuse_output();
+  }
   if (cmd->kind == cli::Command::Kind::kHelp || cmd->kind == cli::Command::Kind::kVersion) {
     // Help asked for and not delivered (a full disk, a failing device) is a failure, as
     // for any report; a reader that went away (EPIPE) saw what it wanted.

@@ -502,6 +502,35 @@ TEST(RealFilesTest, ClosedStdoutEndsQuietly) {
   EXPECT_EQ(err, "");
 }
 
+// Started with stdout closed (`zsim scan DIR >&-`), the report, the help or the version would
+// go nowhere: refused before any input is read (exit 2), where it exited 0, the report lost.
+TEST(RealFilesTest, ClosedStdoutAtStartIsBadUsage) {
+  testing::TempDir tmp;
+  const std::string fifo = (tmp.path() / "fifo").string();  // read, it would block
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  const auto closed = [](const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"sh", "-c", "exec \"$0\" \"$@\" >&-", ZSIM_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return testing::RunCommand(argv);
+  };
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"scan", fifo},
+                                               {"scan", fifo, "-q", "--json"},
+                                               {"report", fifo},
+                                               {"diff", fifo, fifo},
+                                               {"--help"},
+                                               {"scan", "--help"},
+                                               {"--version"}}) {
+    const testing::CommandResult r = closed(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[1 % args.size()] << ": " << r.err;
+    EXPECT_NE(r.err.find("standard output is closed"), std::string::npos) << r.err;
+  }
+  // To a file, even /dev/null, the report goes where it was sent.
+  tmp.WriteFile("d/f", testing::Xorshift64Bytes(1, 10 * K));
+  const testing::CommandResult null =
+      testing::RunCommand({ZSIM_BINARY, "scan", (tmp.path() / "d").string(), "-q"}, "/dev/null");
+  EXPECT_EQ(null.exit_code, 0) << null.err;
+}
+
 struct BadArgument {
   std::vector<std::string> args;
   std::string must_say;  // the allowed values or the conflict, as the message names them
