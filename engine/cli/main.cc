@@ -462,7 +462,8 @@ int main(int argc, char** argv) {
     if (!r) return cli::kExitUsage;
     result = std::move(*r);
   } else {
-    const bool progress = cmd->progress.value_or(::isatty(STDERR_FILENO) == 1);
+    const bool terminal = ::isatty(STDERR_FILENO) == 1;
+    const bool progress = cmd->progress.value_or(terminal);
     pipeline::ScanControl control;
     control.cancel = &g_cancel;
     // A saved state keeps its file records: the base of a later --since (under mpirun too: the
@@ -486,7 +487,16 @@ int main(int argc, char** argv) {
       }
       since = std::move(*base);
     }
-    if (progress) control.progress = [](const pipeline::Progress& p) { cli::DrawProgress(p); };
+    if (progress) {
+      // In a log, a line every kProgressLogSeconds, not five a second (messages.h).
+      control.progress = [terminal, next = 0.0](const pipeline::Progress& p) mutable {
+        if (!terminal) {
+          if (p.seconds < next) return;
+          next = p.seconds + cli::kProgressLogSeconds;
+        }
+        cli::DrawProgress(p, terminal);
+      };
+    }
     // The warning of a costly scan is for codec work asked for (a codec list, recordsizes,
     // --exact): the default scan's codecs are zsim's own choice, bounded by the codec budget,
     // and "fewer codecs or recordsizes" is no advice to a user who named none.
@@ -494,18 +504,18 @@ int main(int argc, char** argv) {
                        cmd->options.recordsizes != ScanOptions().recordsizes;
     if (!cmd->quiet) {
       // Whether or not codec work was asked for: known only now, and the user waits for it.
-      control.top_up_forecast = [progress](const pipeline::TopUpForecast& f) {
+      control.top_up_forecast = [progress, terminal](const pipeline::TopUpForecast& f) {
         const std::string warning = cli::FormatTopUpWarning(f);
         if (warning.empty()) return;
-        if (progress) cli::ClearProgress();
+        if (progress) cli::ClearProgress(terminal);
         std::fprintf(stderr, "%s\n", warning.c_str());
       };
     }
     if (!cmd->quiet && asked) {
-      control.forecast = [progress](const pipeline::CostForecast& f) {
+      control.forecast = [progress, terminal](const pipeline::CostForecast& f) {
         const std::string warning = cli::FormatCostWarning(f);
         if (warning.empty()) return;
-        if (progress) cli::ClearProgress();
+        if (progress) cli::ClearProgress(terminal);
         std::fprintf(stderr, "%s\n", warning.c_str());
       };
     }
@@ -553,7 +563,7 @@ int main(int argc, char** argv) {
       scanned = pipeline::ScanToState(cmd->options, &guarded, control);
     }
 #endif
-    if (progress) cli::ClearProgress();
+    if (progress) cli::ClearProgress(terminal);
     if (const std::optional<io::GuardedFileSystem::Hit> hit = guarded.hit()) {
       cli::PrintError(hit->path + " leads to where zsim writes (" + hit->what +
                       "); zsim never writes inside what it scans: put the output elsewhere, or "

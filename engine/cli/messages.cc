@@ -139,9 +139,13 @@ std::string FormatProgress(const pipeline::Progress& p) {
   return line;
 }
 
-void DrawProgress(const pipeline::Progress& p) {
-  // \r and erase-to-end-of-line: one line redrawn in place.
-  std::fprintf(stderr, "\r%s\x1b[K", FormatProgress(p).c_str());
+void DrawProgress(const pipeline::Progress& p, bool terminal) {
+  if (terminal) {
+    // \r and erase-to-end-of-line: one line redrawn in place.
+    std::fprintf(stderr, "\r%s\x1b[K", FormatProgress(p).c_str());
+  } else {
+    std::fprintf(stderr, "zsim: progress: %s\n", FormatProgress(p).c_str());
+  }
   std::fflush(stderr);
 }
 
@@ -213,7 +217,8 @@ std::string FormatTopUpWarning(const pipeline::TopUpForecast& f) {
          " CPU s); Ctrl-C stops with the figures read";
 }
 
-void ClearProgress() {
+void ClearProgress(bool terminal) {
+  if (!terminal) return;
   std::fprintf(stderr, "\r\x1b[K");
   std::fflush(stderr);
 }

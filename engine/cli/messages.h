@@ -47,8 +47,13 @@ std::string Shown(const std::string& text);
 
 // The progress line: "scanned 12.3 GiB of 40.1 GiB, 5123 files, 812 MiB/s, ETA 35 s".
 std::string FormatProgress(const pipeline::Progress& p);
-void DrawProgress(const pipeline::Progress& p);
-void ClearProgress();
+// On a terminal the line is redrawn in place (\r, erase to the end of the line) and cleared
+// before other messages; in a log (--progress, stderr not a terminal) it is a plain line of its
+// own, "zsim: progress: ...", with no control characters, every kProgressLogSeconds (the caller
+// paces it), and there is nothing to clear.
+inline constexpr double kProgressLogSeconds = 10;
+void DrawProgress(const pipeline::Progress& p, bool terminal);
+void ClearProgress(bool terminal);
 // The forecast of a costly scan (pipeline::IsCostly) as one warning line; empty for others.
 std::string FormatCostWarning(const pipeline::CostForecast& f);
 // The top-up's cost, once known after the reading, as one line where it is expected to take

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "engine/cli/messages.h"
+#include "tests/util/run_command.h"
+#include "tests/util/test_util.h"
 
 namespace zsim::cli {
 namespace {
@@ -18,6 +20,19 @@ pipeline::Progress Finished(double seconds, double expected) {
   p.expected_seconds = expected;
   p.codec_share = 0.99;
   return p;
+}
+
+// --progress where stderr is not a terminal (a log): plain lines, no carriage return or escape
+// sequence (they were the terminal's "\r...\x1b[K" in the log).
+TEST(ProgressLineTest, ALogGetsPlainLines) {
+  testing::TempDir tmp;
+  tmp.WriteFile("data/a", testing::GenerateBlock(300 * 1024, 0.5, 1));
+  const testing::CommandResult r = testing::RunZsim(
+      {"scan", (tmp.path() / "data").string(), "--progress", "--compression", "lz4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("zsim: progress: scanned "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\r'), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
 }
 
 // A scan of a fifth of a second (the tiny sample) draws its only line at 100%, expecting what it
