@@ -126,9 +126,24 @@ TEST_F(StateCliTest, StatesOfPartsMergeIntoTheScanOfTheWhole) {
   EXPECT_EQ(
       Figures(Report({StatePath("a"), StatePath("b")}, {"--vdev", "raidz2:6", "--copies", "2"})),
       Figures(with_raidz));
-  // The same tree twice: the report says its files are counted twice.
+  // One state file named twice, or by two names, is one part (as a path named twice is one
+  // input of a scan): read once, and said so.
+  std::filesystem::create_hard_link(StatePath("a"), StatePath("a_link"));
+  const testing::CommandResult same =
+      testing::RunZsim({"report", StatePath("a"), StatePath("a_link"), StatePath("a"), "--json"});
+  EXPECT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_NE(same.err.find(StatePath("a_link") + " is " + StatePath("a") +
+                          " again (the same file): read once"),
+            std::string::npos)
+      << same.err;
+  EXPECT_EQ(Figures(testing::ParseReportJson(same)), Figures(Report({StatePath("a")}, {})));
+  EXPECT_EQ(testing::ParseReportJson(same)["input"]["files_counted_twice"], 0);
+  // The same tree twice (two copies of its state): the report says its files are counted twice.
+  for (const char* copy : {"a2", "a3", "a4"}) {
+    std::filesystem::copy_file(StatePath("a"), StatePath(copy));
+  }
   const testing::CommandResult twice =
-      testing::RunZsim({"report", StatePath("a"), StatePath("a"), "--json"});
+      testing::RunZsim({"report", StatePath("a"), StatePath("a2"), "--json"});
   EXPECT_EQ(twice.exit_code, 0) << twice.err;
   EXPECT_NE(twice.err.find("also in an earlier state"), std::string::npos) << twice.err;
   // And the report says so too (it was on stderr only, which -q hides), as does every report
@@ -136,8 +151,8 @@ TEST_F(StateCliTest, StatesOfPartsMergeIntoTheScanOfTheWhole) {
   const json twice_json = testing::ParseReportJson(twice);
   EXPECT_EQ(twice_json["input"]["files_counted_twice"],
             twice_json["input"]["files"].get<int>() / 2);
-  const testing::CommandResult twice_text =
-      testing::RunZsim({"report", StatePath("a"), StatePath("a"), "-q", "--save", StatePath("aa")});
+  const testing::CommandResult twice_text = testing::RunZsim(
+      {"report", StatePath("a"), StatePath("a2"), "-q", "--save", StatePath("aa")});
   EXPECT_NE(twice_text.out.find("COUNTED TWICE: "), std::string::npos) << twice_text.out;
   const testing::CommandResult saved = testing::RunZsim({"report", StatePath("aa"), "--json"});
   EXPECT_EQ(testing::ParseReportJson(saved)["input"]["files_counted_twice"],
@@ -146,9 +161,10 @@ TEST_F(StateCliTest, StatesOfPartsMergeIntoTheScanOfTheWhole) {
   // Each count beyond a file's first, whatever the grouping: (a+a)+(a+a) as a+a+a+a, 3 per file
   // (the merge of merges counted 4 before).
   const int files_of_a = twice_json["input"]["files"].get<int>() / 2;
-  EXPECT_EQ(Report({StatePath("aa"), StatePath("aa")}, {"-q"})["input"]["files_counted_twice"],
+  std::filesystem::copy_file(StatePath("aa"), StatePath("aa2"));
+  EXPECT_EQ(Report({StatePath("aa"), StatePath("aa2")}, {"-q"})["input"]["files_counted_twice"],
             3 * files_of_a);
-  EXPECT_EQ(Report({StatePath("a"), StatePath("a"), StatePath("a"), StatePath("a")},
+  EXPECT_EQ(Report({StatePath("a"), StatePath("a2"), StatePath("a3"), StatePath("a4")},
                    {"-q"})["input"]["files_counted_twice"],
             3 * files_of_a);
   // Parts scanned for other pools: the merge cannot tell which pool to report, and took the
