@@ -129,11 +129,59 @@ class PosixFile final : public File {
   std::atomic<bool> seek_holes_{true};  // chunks of one file may be read by several threads
 };
 
+// A path as the *at calls take it: `name` relative to `dir` (AT_FDCWD for a path the kernel
+// takes whole). A path of PATH_MAX bytes or more (ENAMETOOLONG: ZFS has no such limit, and a
+// tree 3,000 directories deep lost all but its first 21 to one "File name too long") is opened
+// a part at a time, each below the limit, following links in the parts as the whole path would.
+class AtPath {
+ public:
+  // Below this, a path goes to the kernel whole (PATH_MAX is 4096 with its NUL).
+  static constexpr size_t kMaxWhole = 4000;
+
+  static Result<AtPath> Of(const std::string& path) {
+    AtPath at;
+    size_t begin = 0;
+    while (path.size() - begin >= kMaxWhole) {
+      // The last '/' that leaves the part below the limit (a name is at most 255 bytes).
+      const size_t cut = path.rfind('/', begin + kMaxWhole - 1);
+      if (cut == std::string::npos || cut < begin) {
+        return Status::FromErrno("open", ENAMETOOLONG);
+      }
+      const std::string part = cut == begin ? std::string("/") : path.substr(begin, cut - begin);
+      const int fd = ::openat(at.dir_, part.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (fd < 0) return Status::FromErrno("open " + std::to_string(cut) + "-byte path", errno);
+      at.Hold(fd);
+      begin = cut + 1;
+    }
+    at.name_ = path.substr(begin);
+    return at;
+  }
+
+  AtPath() = default;
+  AtPath(AtPath&& o) noexcept : dir_(o.dir_), name_(std::move(o.name_)) { o.dir_ = AT_FDCWD; }
+  AtPath& operator=(AtPath&&) = delete;
+  ~AtPath() {
+    if (dir_ != AT_FDCWD) ::close(dir_);
+  }
+  int dir() const { return dir_; }
+  const char* name() const { return name_.c_str(); }
+
+ private:
+  void Hold(int fd) {
+    if (dir_ != AT_FDCWD) ::close(dir_);
+    dir_ = fd;
+  }
+  int dir_ = AT_FDCWD;
+  std::string name_;
+};
+
 class PosixFileSystemImpl final : public FileSystem {
  public:
   Result<FileInfo> Stat(const std::string& path, bool follow) override {
+    Result<AtPath> at = AtPath::Of(path);
+    if (!at.ok()) return at.status();
     struct stat st;
-    const int r = follow ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st);
+    const int r = ::fstatat(at->dir(), at->name(), &st, follow ? 0 : AT_SYMLINK_NOFOLLOW);
     if (r != 0) {
       // Following links, ELOOP is a chain of links with no end (open with O_NOFOLLOW gives
       // ELOOP for any link, which is not a loop: that one stays an io_error).
@@ -148,8 +196,10 @@ class PosixFileSystemImpl final : public FileSystem {
   Result<std::vector<DirEntry>> ListDirectory(const std::string& path, bool follow) override {
     // O_NOATIME here too: reading a directory updates its atime like reading a file does.
     const int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW);
-    int fd = ::open(path.c_str(), flags | O_NOATIME);
-    if (fd < 0 && errno == EPERM) fd = ::open(path.c_str(), flags);
+    Result<AtPath> at = AtPath::Of(path);
+    if (!at.ok()) return at.status();
+    int fd = ::openat(at->dir(), at->name(), flags | O_NOATIME);
+    if (fd < 0 && errno == EPERM) fd = ::openat(at->dir(), at->name(), flags);
     if (fd < 0) return Status::FromErrno("open directory", errno);
     DIR* dir = ::fdopendir(fd);
     if (dir == nullptr) {
@@ -180,8 +230,10 @@ class PosixFileSystemImpl final : public FileSystem {
     int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
     if (!follow) flags |= O_NOFOLLOW;
     // O_NOATIME keeps atimes untouched; only the owner or root may use it (EPERM otherwise).
-    int fd = ::open(path.c_str(), flags | O_NOATIME);
-    if (fd < 0 && errno == EPERM) fd = ::open(path.c_str(), flags);
+    Result<AtPath> at = AtPath::Of(path);
+    if (!at.ok()) return at.status();
+    int fd = ::openat(at->dir(), at->name(), flags | O_NOATIME);
+    if (fd < 0 && errno == EPERM) fd = ::openat(at->dir(), at->name(), flags);
     if (fd < 0) return Status::FromErrno("open", errno);
     struct stat st;
     if (::fstat(fd, &st) != 0) {

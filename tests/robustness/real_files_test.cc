@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -171,6 +172,61 @@ TEST(RealFilesTest, ProcFilesWhoseSizeLiesNeitherHangNorCrash) {
   const json s = ParseJson(sys);
   ASSERT_EQ(s["input"]["errors"].size(), 1u);
   EXPECT_EQ(s["input"]["errors"][0]["error"].get<std::string>().rfind("changed_while_read", 0), 0u);
+}
+
+// Makes `depth` nested directories of `name` under the directory `parent` (an fd, closed), a
+// file of `bytes` bytes at the levels in `files_at`; returns false where the file system refused.
+bool MakeDeepTree(int parent, const std::string& name, int depth, const std::vector<int>& files_at,
+                  size_t bytes) {
+  int dir = parent;
+  for (int level = 1; level <= depth; ++level) {
+    if (::mkdirat(dir, name.c_str(), 0755) != 0) return ::close(dir), false;
+    const int next = ::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ::close(dir);
+    if (next < 0) return false;
+    dir = next;
+    if (std::find(files_at.begin(), files_at.end(), level) != files_at.end()) {
+      const int f = ::openat(dir, "data", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+      if (f < 0) return ::close(dir), false;
+      const std::vector<uint8_t> content = testing::GenerateBlock(bytes, 0.5, level);
+      const bool written = ::write(f, content.data(), content.size()) == ssize_t(content.size());
+      ::close(f);
+      if (!written) return ::close(dir), false;
+    }
+  }
+  ::close(dir);
+  return true;
+}
+
+// Removes what `name` holds under `parent` (an fd, kept), however deep, and `name` itself.
+void RemoveDeep(int parent, const std::string& name) {
+  const int dir = ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir >= 0) {
+    if (::unlinkat(dir, "data", 0) != 0 && errno != ENOENT) ADD_FAILURE() << "unlink data";
+    RemoveDeep(dir, name);
+    ::close(dir);
+  }
+  ::unlinkat(parent, name.c_str(), AT_REMOVEDIR);
+}
+
+// A tree deeper than PATH_MAX (ZFS has no such limit): every file is read, at any depth. The
+// walk lost all below its first 4,096 bytes of path to one "lstat: File name too long" error.
+TEST(RealFilesTest, PathsLongerThanPathMaxAreScanned) {
+  testing::TempDir tmp;
+  const std::string name(200, 'd');  // 30 levels: a path of over 6,000 bytes
+  const int root = ::open(tmp.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(root, 0);
+  ASSERT_TRUE(MakeDeepTree(::dup(root), name, 30, {2, 19, 21, 30}, 20000));
+  const auto r = RunZsim({"scan", tmp.path().string(), "--compression", "lz4", "--json"});
+  RemoveDeep(root, name);
+  ::close(root);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const json j = ParseJson(r);
+  EXPECT_TRUE(j["input"]["errors"].empty()) << j["input"]["errors"].dump();
+  EXPECT_EQ(j["input"]["files"], 4);
+  EXPECT_EQ(j["input"]["directories"], 31);  // the root and 30 levels
+  EXPECT_EQ(j["input"]["bytes_logical"], 4 * 20000);
+  EXPECT_EQ(j["input"]["bytes_read"], 4 * 20000);
 }
 
 TEST(RealFilesTest, ZeroLengthFilesCountAsFilesWithNoBlock) {
