@@ -66,7 +66,7 @@ constexpr NotTaken kNotInDiff[] = {
     {"--ram", true, "zsim report STATE --ram SIZE reports a scan for another machine"},
     {"--ddt-format", true, "zsim report STATE --ddt-format reports a scan for another format"},
     {"--html", true, "zsim report STATE --html FILE writes a scan's HTML report"},
-    {"--save", true, "zsim report STATE --save FILE saves a state again"},
+    {"--save", true, "zsim report STATE --save STATE saves a state again"},
     {"--wide", false, "its text has no settings table to widen"},
     {"-q,--quiet", false, "it prints no warnings to silence"},
 };
@@ -109,8 +109,13 @@ Status CheckGivenOnce(const CLI::App* app) {
     }
     std::string values;
     for (const std::string& v : opt->results()) values += (values.empty() ? "" : ", then ") + v;
-    return Status::InvalidArgument(opt->get_name() + " was given " + std::to_string(opt->count()) +
-                                   " times (" + values + "): give it once");
+    // The list options take their values as one list, as -o does.
+    const std::string name = opt->get_name();
+    const std::string list = name == "--recordsize"    ? ", as a list: --recordsize 16k,128k"
+                             : name == "--compression" ? ", as a list: --compression lz4,zstd"
+                                                       : "";
+    return Status::InvalidArgument(name + " was given " + std::to_string(opt->count()) +
+                                   " times (" + values + "): give it once" + list);
   }
   return Status::Ok();
 }

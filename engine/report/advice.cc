@@ -27,13 +27,13 @@ std::string Ratio(double r) { return fmt::format("{:.2f}x", r); }
 // reads as the threshold met. (1e-9: 1.2 is 119.99.. hundredths in binary.)
 std::string FlooredRatio(double r) { return Ratio(std::floor(r * 100.0 + 1e-9) / 100.0); }
 
-// The dedup ratio as a sentence names it: with the stored-size ratio beside it where the table's
-// own blocks moved the verdict down (DedupJudgement::table_outweighs), "1.59x, 0.97x of the
-// stored size with its table's own blocks".
+// The dedup ratio as a sentence names it: with the ratio its table's own blocks leave beside it
+// where they moved the verdict down (DedupJudgement::table_outweighs), "1.59x, 1.03x counting
+// its table's own blocks".
 std::string DedupRatioText(const Decision& d, double ratio) {
   if (!d.dedup.table_outweighs) return Ratio(ratio);
-  return fmt::format("{}, {} of the stored size with its table's own blocks", Ratio(ratio),
-                     FlooredRatio(d.dedup.space_ratio));
+  return fmt::format("{}, {} counting its table's own blocks", Ratio(ratio),
+                     FlooredRatio(d.dedup.ratio_with_table));
 }
 
 std::string Percent(double fraction) { return fmt::format("{:.0f}%", fraction * 100.0); }
@@ -276,7 +276,7 @@ AdviceItem DedupItem(const Context& c) {
                   {"ram_bytes", double(d.ram_bytes)},
                   {"ram_budget_bytes", double(d.dedup.budget_bytes)},
                   {"ddt_entries", double(f.dedup.unique_entries + f.dedup.duplicate_entries)},
-                  {"space_ratio", d.dedup.space_ratio}};
+                  {"table_dedup_ratio", d.dedup.ratio_with_table}};
   const std::string need = FormatBytes(d.dedup.ram_need_bytes);
   // "saved from 40% to 67%"; where either saving is negative, where the stored size lies
   // against the data's size instead ("from 40% above to 48% above the data's size").
@@ -293,11 +293,10 @@ AdviceItem DedupItem(const Context& c) {
   const DdtFootprint* table = d.dedup.footprint;
   const std::string table_blocks =
       d.dedup.table_outweighs && table != nullptr
-          ? fmt::format(": its table's own blocks ({} on disk) {}",
-                        FormatBytes(table->on_disk_bytes),
-                        d.space.stored_dedup_bytes >= d.space.stored_bytes
-                            ? "take more room than dedup removes"
-                            : "take back much of the room dedup removes")
+          ? fmt::format(
+                ": its table's own blocks ({} on disk) {}", FormatBytes(table->on_disk_bytes),
+                d.dedup.ratio_with_table <= 1.0 ? "take more room than dedup removes"
+                                                : "take back much of the room dedup removes")
           : std::string();
   switch (d.dedup_verdict) {
     case Verdict::kDedupPays:

@@ -34,17 +34,20 @@ DedupJudgement JudgeDedup(const SettingResult& s, DdtFormat format, uint64_t ram
   // ram_bytes 0 means the RAM is unknown: judge on the ratio alone.
   j.fits = ram_bytes == 0 || j.ram_need_bytes <= j.budget_bytes;
   const double d = s.dedup.ratio;
-  j.space_ratio = space.stored_dedup_bytes > 0
-                      ? double(space.stored_bytes) / double(space.stored_dedup_bytes)
-                      : d;
-  j.verdict = DedupClass(std::min(d, j.space_ratio), j.fits);
+  const DdtStat& ref = s.dedup.total.referenced;
+  const DdtStat& alloc = s.dedup.total.allocated;
+  j.ratio_with_table = alloc.dsize + space.ddt_bytes > 0
+                           ? double(ref.dsize) / double(alloc.dsize + space.ddt_bytes)
+                           : d;
+  j.verdict = DedupClass(std::min(d, j.ratio_with_table), j.fits);
   j.table_outweighs = j.verdict != DedupClass(d, j.fits);
   // A sampled table (--sample 1/M, --max-memory): where its interval reaches both sides of the
   // ratio that turns dedup on, the point estimate decides nothing (a table of a few sampled
   // keys read 3x on data that dedups 1.2x). Marginal or not worth it both leave it off. The
   // bounds as the reports print them (PrintedInterval), so that an interval shown reaching
   // 1.20x is never called certain.
-  if (s.dedup.ratio_ci95) {
+  // (Not where the table's own blocks already decided: no narrower interval changes that.)
+  if (s.dedup.ratio_ci95 && !j.table_outweighs) {
     const auto [lo, hi] = PrintedInterval(*s.dedup.ratio_ci95);
     if (lo < kDedupPaysRatio && hi >= kDedupPaysRatio) j.verdict = Verdict::kDedupUncertain;
   }
@@ -141,6 +144,7 @@ SettingSpace SpaceOf(const SettingResult& s, const ScanOptions& o, const InputSu
   }
   const uint64_t written = s.used - std::min(s.used, s.zero_used_without_dedup);
   space.stored_dedup_bytes = (written > removed ? written - removed : 0) + ddt;
+  space.ddt_bytes = ddt;
   if (space.base_bytes > 0) {
     space.saved = 1.0 - double(space.stored_bytes) / double(space.base_bytes);
     space.saved_dedup = 1.0 - double(space.stored_dedup_bytes) / double(space.base_bytes);

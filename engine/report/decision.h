@@ -95,6 +95,7 @@ struct SettingSpace {
   uint64_t stored_bytes = 0;   // usable bytes without dedup: `used`
   // usable bytes with dedup: used less zero_used_without_dedup, less removed DSIZE, plus DDT
   uint64_t stored_dedup_bytes = 0;
+  uint64_t ddt_bytes = 0;  // of which the DDT's own blocks, deflated as `used` is
   double saved = 0;        // 1 - stored_bytes / base_bytes (0 when the base is 0)
   double saved_dedup = 0;  // 1 - stored_dedup_bytes / base_bytes
 };
@@ -142,11 +143,13 @@ struct DedupJudgement {
   uint64_t ram_need_bytes = 0;
   uint64_t budget_bytes = 0;
   bool fits = true;
-  // The stored size without dedup over the stored size with it, the table's own blocks counted
-  // (SettingSpace): the dedup ratio is judged at the lower of the two, so that a table whose
-  // blocks take back what dedup removes (512-byte records, 1.59x: 8% above the data's size with
-  // dedup against 5% without) never "pays".
-  double space_ratio = 1;
+  // The dedup ratio with the table's own blocks counted as allocated: referenced DSIZE over
+  // allocated DSIZE plus the DDT's (SettingSpace::ddt_bytes). The verdict judges the lower of
+  // this and the dedup ratio, so that a table whose blocks take back what dedup removes (512-byte
+  // records, 1.59x: 8% above the data's size with dedup against 5% without, "Dedup pays ... (0 B
+  // less)") never pays. Only the table: metadata and sector rounding, which dedup leaves as
+  // they are, do not enter it.
+  double ratio_with_table = 1;
   // The table's own blocks moved the verdict down a class (pays or marginal to marginal or not
   // worth it): the sentences say so.
   bool table_outweighs = false;

@@ -232,7 +232,9 @@ Status CheckSameContent(const ScanOptions& x, const ScanOptions& y, const std::s
     return Differ("--exact", x.exact ? "on" : "off", y.exact ? "on" : "off", use);
   if (!zfs::SameBlockWrites(zfs::DedupPolicyOf(x.profile, x.vdev, x.ashift),
                             zfs::DedupPolicyOf(y.profile, y.vdev, y.ashift))) {
-    return Differ("compression rounding unit (ashift or dRAID width)",
+    // "the scans differ in compression rounding unit (ashift 12 disk and ashift 9 disk)": the
+    // unit is the sector, or a dRAID's data width; the layouts say which.
+    return Differ("compression rounding unit",
                   "ashift " + std::to_string(x.ashift) + " " + VdevName(x.vdev),
                   "ashift " + std::to_string(y.ashift) + " " + VdevName(y.vdev), use);
   }

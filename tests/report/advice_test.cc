@@ -398,7 +398,7 @@ TEST(AdviceTest, MarginalDedupIsNotAdvised) {
   EXPECT_EQ(Item(a, AdviceKind::kSummary).verdict, Verdict::kCompressionOnly);
 }
 
-// Dedup is judged on the stored size too, its table's own blocks counted: a ratio of 1.59x at
+// Dedup is judged with its table's own blocks counted as allocated too: a ratio of 1.59x at
 // 512-byte records stored 8% above the data's size with dedup against 5% without, and was
 // advised "Dedup pays ... (0 B less)". A table whose blocks take more than dedup removes is not
 // worth it; one that takes back most of it is marginal; a small one leaves dedup paying.
@@ -414,28 +414,53 @@ TEST(AdviceTest, DedupWhoseTableTakesBackWhatItRemovesDoesNotPay) {
     r.results.push_back(s);
     return ComputeAdvice(r);
   };
-  // 10 GiB stored without dedup; 6.67 GiB with it, plus the table.
-  const Advice more = judged(4 * kGiB);  // 10.67 GiB: more than without
+  // 10 GiB referenced, 6.67 GiB allocated, plus the table: 10 / 10.67 = 0.93x.
+  const Advice more = judged(4 * kGiB);
   EXPECT_EQ(Item(more, AdviceKind::kDedup).verdict, Verdict::kDedupNotWorthIt);
   EXPECT_NE(Item(more, AdviceKind::kSummary).verdict, Verdict::kDedupPays);
   EXPECT_FALSE(more.dedup_on);
   EXPECT_THAT(Item(more, AdviceKind::kDedup).sentence,
-              HasSubstr("1.50x, 0.93x of the stored size with its table's own blocks"));
+              HasSubstr("1.50x, 0.93x counting its table's own blocks"));
   EXPECT_THAT(Item(more, AdviceKind::kDedup).sentence,
               HasSubstr("its table's own blocks (4.00 GiB on disk) take more room than dedup "
                         "removes"));
-  EXPECT_THAT(Item(more, AdviceKind::kSummary).sentence, HasSubstr("0.93x of the stored size"));
+  EXPECT_THAT(Item(more, AdviceKind::kSummary).sentence,
+              HasSubstr("0.93x counting its table's own blocks"));
 
-  const Advice back = judged(2 * kGiB);  // 8.67 GiB: 1.15x
+  const Advice back = judged(2 * kGiB);  // 10 / 8.67: 1.15x
   EXPECT_EQ(Item(back, AdviceKind::kDedup).verdict, Verdict::kDedupMarginal);
   EXPECT_FALSE(back.dedup_on);
   EXPECT_THAT(Item(back, AdviceKind::kDedup).sentence,
               HasSubstr("take back much of the room dedup removes"));
 
-  const Advice small = judged(64 * kMiB);  // 6.73 GiB: 1.49x
+  const Advice small = judged(64 * kMiB);  // 10 / 6.73: 1.48x
   EXPECT_EQ(Item(small, AdviceKind::kDedup).verdict, Verdict::kDedupPays);
   EXPECT_TRUE(small.dedup_on);
   EXPECT_THAT(Item(small, AdviceKind::kDedup).sentence, Not(HasSubstr("own blocks")));
+
+  // Only the table: metadata and sector rounding, which dedup leaves as they are, do not count
+  // against it (a small table beside 30% of overhead still pays).
+  auto with_overhead = [](uint64_t table_asize) {
+    ScanResult r = MakeResult(64 * kGiB);
+    SettingResult s = MakeSetting(
+        {.lsize = 10 * kGiB, .compressratio = 1.0, .dedup_ratio = 1.5, .ddt_on_disk_bytes = 0});
+    s.dedup.footprints[0].asize_bytes = table_asize;
+    s.used = s.used * 13 / 10;
+    r.results.push_back(s);
+    return r;
+  };
+  EXPECT_EQ(Item(ComputeAdvice(with_overhead(64 * kMiB)), AdviceKind::kDedup).verdict,
+            Verdict::kDedupPays);
+  // A sampled table whose interval reaches 1.20 is uncertain, but not where the table's own
+  // blocks settle it below: no narrower interval would change that.
+  ScanResult sampled = with_overhead(4 * kGiB);
+  sampled.results[0].dedup.ratio_ci95 = std::array<double, 2>{1.1, 1.9};
+  sampled.results[0].dedup.sample_modulus = 16;
+  EXPECT_EQ(Item(ComputeAdvice(sampled), AdviceKind::kDedup).verdict, Verdict::kDedupNotWorthIt);
+  sampled = with_overhead(64 * kMiB);
+  sampled.results[0].dedup.ratio_ci95 = std::array<double, 2>{1.1, 1.9};
+  sampled.results[0].dedup.sample_modulus = 16;
+  EXPECT_EQ(Item(ComputeAdvice(sampled), AdviceKind::kDedup).verdict, Verdict::kDedupUncertain);
 }
 
 // A sampled dedup table (--sample 1/M) decides only where its interval does: a table of a few
