@@ -142,18 +142,27 @@ class AtPath {
     AtPath at;
     size_t begin = 0;
     while (path.size() - begin >= kMaxWhole) {
-      // The last '/' that leaves the part below the limit (a name is at most 255 bytes).
+      // The last '/' that leaves the part below the limit (a name is at most 255 bytes), past
+      // the part's first byte (an absolute path's first part keeps its leading '/').
       const size_t cut = path.rfind('/', begin + kMaxWhole - 1);
-      if (cut == std::string::npos || cut < begin) {
+      if (cut == std::string::npos || cut <= begin) {
         return Status::FromErrno("open", ENAMETOOLONG);
       }
-      const std::string part = cut == begin ? std::string("/") : path.substr(begin, cut - begin);
+      const std::string part = path.substr(begin, cut - begin);
       const int fd = ::openat(at.dir_, part.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-      if (fd < 0) return Status::FromErrno("open " + std::to_string(cut) + "-byte path", errno);
+      if (fd < 0) {
+        const std::string what = "open " + std::to_string(cut) + "-byte path";
+        // A loop of links in a part is a loop, as stat names it (the parts always follow links).
+        if (errno == ELOOP) return Status(StatusCode::kLoop, what + ": " + std::strerror(ELOOP));
+        return Status::FromErrno(what, errno);
+      }
       at.Hold(fd);
-      begin = cut + 1;
+      // The rest is relative to the part just opened: past every '/' of the cut ("a//b" cut at
+      // its first '/' left "/b", which openat takes from the root, whatever the directory).
+      begin = path.find_first_not_of('/', cut);
+      if (begin == std::string::npos) begin = path.size();
     }
-    at.name_ = path.substr(begin);
+    at.name_ = begin < path.size() ? path.substr(begin) : std::string(".");
     return at;
   }
 

@@ -44,11 +44,18 @@ DedupJudgement JudgeDedup(const SettingResult& s, DdtFormat format, uint64_t ram
   // A sampled table (--sample 1/M, --max-memory): where its interval reaches both sides of the
   // ratio that turns dedup on, the point estimate decides nothing (a table of a few sampled
   // keys read 3x on data that dedups 1.2x). Marginal or not worth it both leave it off. The
-  // bounds as the reports print them (PrintedInterval), so that an interval shown reaching
-  // 1.20x is never called certain.
-  // (Not where the table's own blocks already decided: no narrower interval changes that.)
-  if (s.dedup.ratio_ci95 && !j.table_outweighs) {
-    const auto [lo, hi] = PrintedInterval(*s.dedup.ratio_ci95);
+  // interval is the judged ratio's: at each bound of the dedup ratio's, the allocated DSIZE it
+  // implies (referenced / bound) plus the table's blocks, so that a table whose blocks settle
+  // the verdict over the whole interval is not called uncertain, nor one that settles it only
+  // at the point estimate called certain. The bounds as the reports print them
+  // (PrintedInterval), so that an interval shown reaching 1.20x is never called certain.
+  if (s.dedup.ratio_ci95 && ref.dsize > 0) {
+    auto with_table = [&](double bound) {
+      return bound > 0 ? double(ref.dsize) / (double(ref.dsize) / bound + double(space.ddt_bytes))
+                       : 0.0;
+    };
+    const auto [lo, hi] = PrintedInterval(
+        {with_table((*s.dedup.ratio_ci95)[0]), with_table((*s.dedup.ratio_ci95)[1])});
     if (lo < kDedupPaysRatio && hi >= kDedupPaysRatio) j.verdict = Verdict::kDedupUncertain;
   }
   return j;

@@ -461,6 +461,21 @@ TEST(AdviceTest, DedupWhoseTableTakesBackWhatItRemovesDoesNotPay) {
   sampled.results[0].dedup.ratio_ci95 = std::array<double, 2>{1.1, 1.9};
   sampled.results[0].dedup.sample_modulus = 16;
   EXPECT_EQ(Item(ComputeAdvice(sampled), AdviceKind::kDedup).verdict, Verdict::kDedupUncertain);
+  // The interval is the judged ratio's: 1.25x (1.10 to 1.60) with a table that makes it 1.14x
+  // reaches 1.20 at the interval's top (1.01 to 1.42 counting the table): uncertain, not a
+  // settled "marginal".
+  ScanResult near;
+  {
+    near = MakeResult(64 * kGiB);
+    SettingResult s = MakeSetting({.lsize = 10 * kGiB, .compressratio = 1.0, .dedup_ratio = 1.25});
+    s.dedup.footprints[0].asize_bytes = 790 * kMiB;
+    s.dedup.ratio_ci95 = std::array<double, 2>{1.10, 1.60};
+    s.dedup.sample_modulus = 16;
+    near.results.push_back(s);
+  }
+  EXPECT_EQ(Item(ComputeAdvice(near), AdviceKind::kDedup).verdict, Verdict::kDedupUncertain);
+  near.results[0].dedup.ratio_ci95 = std::array<double, 2>{1.10, 1.30};  // 1.01 to 1.17
+  EXPECT_EQ(Item(ComputeAdvice(near), AdviceKind::kDedup).verdict, Verdict::kDedupMarginal);
 }
 
 // A sampled dedup table (--sample 1/M) decides only where its interval does: a table of a few

@@ -229,6 +229,62 @@ TEST(RealFilesTest, PathsLongerThanPathMaxAreScanned) {
   EXPECT_EQ(j["input"]["bytes_read"], 4 * 20000);
 }
 
+// Removes the chain of directories `names[i..]` under `parent` (an fd, kept), the deepest
+// holding sub/data.
+void RemoveChain(int parent, const std::vector<std::string>& names, size_t i) {
+  const int dir =
+      ::openat(parent, names[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir >= 0) {
+    if (i + 1 < names.size()) {
+      RemoveChain(dir, names, i + 1);
+    } else {
+      ::unlinkat(dir, "sub/data", 0);
+      ::unlinkat(dir, "sub", AT_REMOVEDIR);
+    }
+    ::close(dir);
+  }
+  ::unlinkat(parent, names[i].c_str(), AT_REMOVEDIR);
+}
+
+// A long path typed with a doubled '/' where it is cut (a part of 3,999 bytes, then "//"): the
+// rest is below that part, not below the root (it was taken from "/": the directory named was
+// "not found", and a path that exists from "/" was read instead).
+TEST(RealFilesTest, ALongPathWithADoubledSlashAtItsCutStaysBelowIt) {
+  testing::TempDir tmp;
+  std::vector<std::string> names;
+  size_t length = tmp.path().string().size();
+  while (3999 - length > 256) names.push_back(std::string(200, 'e')), length += 201;
+  names.push_back(std::string(3999 - length - 1, 'f'));
+  std::string base = tmp.path().string();
+  int dir = ::open(base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(dir, 0);
+  const int root = ::dup(dir);
+  for (const std::string& name : names) {
+    ASSERT_EQ(::mkdirat(dir, name.c_str(), 0755), 0);
+    const int next = ::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ::close(dir);
+    ASSERT_GE(next, 0);
+    dir = next;
+    base += "/" + name;
+  }
+  ASSERT_EQ(base.size(), 3999u);
+  ASSERT_EQ(::mkdirat(dir, "sub", 0755), 0);
+  const int f = ::openat(dir, "sub/data", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(f, 0);
+  const std::vector<uint8_t> content = testing::GenerateBlock(5000, 0.5, 3);
+  ASSERT_EQ(::write(f, content.data(), content.size()), ssize_t(content.size()));
+  ::close(f);
+  ::close(dir);
+  const auto r = RunZsim({"scan", base + "//sub", "--compression", "lz4", "--json"});
+  RemoveChain(root, names, 0);
+  ::close(root);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const json j = ParseJson(r);
+  EXPECT_TRUE(j["input"]["errors"].empty()) << j["input"]["errors"].dump().substr(0, 300);
+  EXPECT_EQ(j["input"]["files"], 1);
+  EXPECT_EQ(j["input"]["bytes_logical"], 5000);
+}
+
 TEST(RealFilesTest, ZeroLengthFilesCountAsFilesWithNoBlock) {
   testing::TempDir tmp;
   for (int i = 0; i < 300; ++i) tmp.WriteFile(testing::NumberedName("empty/e", i), {});
