@@ -556,6 +556,20 @@ TEST(AdviceTest, WholeFileDuplicatesSuggestBlockCloningOrHardLinks) {
   EXPECT_EQ(summary.verdict, Verdict::kCloneInsteadOfDedup);
   EXPECT_THAT(summary.sentence, HasSubstr("no dedup"));
 
+  // The residual ratio as ZFS prints ratios, floored: 1.1985 is "1.19x", never the "1.20x" that
+  // reads as the threshold met.
+  {
+    ScanResult near = r;
+    const DdtHistogramRow& t = near.results[0].dedup.total;
+    // (referenced - copies) / allocated = 1.1985
+    near.dedup_sources[0].duplicate_file_bytes =
+        t.referenced.lsize - static_cast<uint64_t>(1.1985 * double(t.allocated.lsize));
+    const Advice n = ComputeAdvice(near);
+    ASSERT_NEAR(Item(n, AdviceKind::kDedupWithoutDdt).Figure("residual_dedup_ratio"), 1.1985, 1e-4);
+    EXPECT_THAT(Item(n, AdviceKind::kSummary).sentence, HasSubstr("dedup is only 1.19x"));
+    EXPECT_THAT(Item(n, AdviceKind::kDedup).sentence, HasSubstr("the rest is only 1.19x"));
+  }
+
   // Copies larger than what dedup removes (their zero blocks are holes, not DDT entries).
   r.dedup_sources[0].duplicate_file_bytes = removed * 2;
   EXPECT_THAT(Item(ComputeAdvice(r), AdviceKind::kDedupWithoutDdt).sentence,
