@@ -162,18 +162,20 @@ class AtPath {
       begin = path.find_first_not_of('/', cut);
       if (begin == std::string::npos) begin = path.size();
     }
-    at.name_ = begin < path.size() ? path.substr(begin) : std::string(".");
+    // The rest of `path` itself, not a copy: a Stat or Open of a short path (every file of the
+    // walk) allocates nothing. `path` outlives the AtPath (both live in the caller's call).
+    at.name_ = begin < path.size() ? path.c_str() + begin : ".";
     return at;
   }
 
   AtPath() = default;
-  AtPath(AtPath&& o) noexcept : dir_(o.dir_), name_(std::move(o.name_)) { o.dir_ = AT_FDCWD; }
+  AtPath(AtPath&& o) noexcept : dir_(o.dir_), name_(o.name_) { o.dir_ = AT_FDCWD; }
   AtPath& operator=(AtPath&&) = delete;
   ~AtPath() {
     if (dir_ != AT_FDCWD) ::close(dir_);
   }
   int dir() const { return dir_; }
-  const char* name() const { return name_.c_str(); }
+  const char* name() const { return name_; }
 
  private:
   void Hold(int fd) {
@@ -181,7 +183,7 @@ class AtPath {
     dir_ = fd;
   }
   int dir_ = AT_FDCWD;
-  std::string name_;
+  const char* name_ = ".";  // within the path Of was given
 };
 
 class PosixFileSystemImpl final : public FileSystem {

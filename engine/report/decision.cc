@@ -36,9 +36,14 @@ DedupJudgement JudgeDedup(const SettingResult& s, DdtFormat format, uint64_t ram
   const double d = s.dedup.ratio;
   const DdtStat& ref = s.dedup.total.referenced;
   const DdtStat& alloc = s.dedup.total.allocated;
-  j.ratio_with_table = alloc.dsize + space.ddt_bytes > 0
-                           ? double(ref.dsize) / double(alloc.dsize + space.ddt_bytes)
-                           : d;
+  // A dedup ratio with the table's blocks counted as allocated: the allocated DSIZE it implies
+  // (referenced / ratio) plus the table's.
+  auto with_table = [&](double ratio) {
+    return ratio > 0 ? double(ref.dsize) / (double(ref.dsize) / ratio + double(space.ddt_bytes))
+                     : 0.0;
+  };
+  j.ratio_with_table =
+      alloc.dsize > 0 && ref.dsize > 0 ? with_table(double(ref.dsize) / double(alloc.dsize)) : d;
   j.verdict = DedupClass(std::min(d, j.ratio_with_table), j.fits);
   j.table_outweighs = j.verdict != DedupClass(d, j.fits);
   // A sampled table (--sample 1/M, --max-memory): where its interval reaches both sides of the
@@ -50,10 +55,6 @@ DedupJudgement JudgeDedup(const SettingResult& s, DdtFormat format, uint64_t ram
   // at the point estimate called certain. The bounds as the reports print them
   // (PrintedInterval), so that an interval shown reaching 1.20x is never called certain.
   if (s.dedup.ratio_ci95 && ref.dsize > 0) {
-    auto with_table = [&](double bound) {
-      return bound > 0 ? double(ref.dsize) / (double(ref.dsize) / bound + double(space.ddt_bytes))
-                       : 0.0;
-    };
     const auto [lo, hi] = PrintedInterval(
         {with_table((*s.dedup.ratio_ci95)[0]), with_table((*s.dedup.ratio_ci95)[1])});
     if (lo < kDedupPaysRatio && hi >= kDedupPaysRatio) j.verdict = Verdict::kDedupUncertain;

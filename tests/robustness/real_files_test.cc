@@ -198,15 +198,23 @@ bool MakeDeepTree(int parent, const std::string& name, int depth, const std::vec
   return true;
 }
 
-// Removes what `name` holds under `parent` (an fd, kept), however deep, and `name` itself.
-void RemoveDeep(int parent, const std::string& name) {
-  const int dir = ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+// Removes the chain of directories `names[i..]` under `parent` (an fd, kept), however deep
+// (no path of it is ever spelled whole), with the files the tests put in them: "data" at any
+// level, "sub/data" at the deepest.
+void RemoveChain(int parent, const std::vector<std::string>& names, size_t i) {
+  const int dir =
+      ::openat(parent, names[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dir >= 0) {
-    if (::unlinkat(dir, "data", 0) != 0 && errno != ENOENT) ADD_FAILURE() << "unlink data";
-    RemoveDeep(dir, name);
+    ::unlinkat(dir, "data", 0);
+    if (i + 1 < names.size()) {
+      RemoveChain(dir, names, i + 1);
+    } else {
+      ::unlinkat(dir, "sub/data", 0);
+      ::unlinkat(dir, "sub", AT_REMOVEDIR);
+    }
     ::close(dir);
   }
-  ::unlinkat(parent, name.c_str(), AT_REMOVEDIR);
+  ::unlinkat(parent, names[i].c_str(), AT_REMOVEDIR);
 }
 
 // A tree deeper than PATH_MAX (ZFS has no such limit): every file is read, at any depth. The
@@ -218,7 +226,7 @@ TEST(RealFilesTest, PathsLongerThanPathMaxAreScanned) {
   ASSERT_GE(root, 0);
   ASSERT_TRUE(MakeDeepTree(::dup(root), name, 30, {2, 19, 21, 30}, 20000));
   const auto r = RunZsim({"scan", tmp.path().string(), "--compression", "lz4", "--json"});
-  RemoveDeep(root, name);
+  RemoveChain(root, std::vector<std::string>(30, name), 0);
   ::close(root);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   const json j = ParseJson(r);
@@ -227,23 +235,6 @@ TEST(RealFilesTest, PathsLongerThanPathMaxAreScanned) {
   EXPECT_EQ(j["input"]["directories"], 31);  // the root and 30 levels
   EXPECT_EQ(j["input"]["bytes_logical"], 4 * 20000);
   EXPECT_EQ(j["input"]["bytes_read"], 4 * 20000);
-}
-
-// Removes the chain of directories `names[i..]` under `parent` (an fd, kept), the deepest
-// holding sub/data.
-void RemoveChain(int parent, const std::vector<std::string>& names, size_t i) {
-  const int dir =
-      ::openat(parent, names[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (dir >= 0) {
-    if (i + 1 < names.size()) {
-      RemoveChain(dir, names, i + 1);
-    } else {
-      ::unlinkat(dir, "sub/data", 0);
-      ::unlinkat(dir, "sub", AT_REMOVEDIR);
-    }
-    ::close(dir);
-  }
-  ::unlinkat(parent, names[i].c_str(), AT_REMOVEDIR);
 }
 
 // A long path typed with a doubled '/' where it is cut (a part of 3,999 bytes, then "//"): the
