@@ -69,7 +69,8 @@ class ParallelWalk {
         options_(std::move(options)),
         visit_(std::move(visit)),
         done_(std::move(done)),
-        root_ids_(RootIdentities(fs_, roots)) {
+        root_ids_(RootIdentities(fs_, roots)),
+        root_covered_(RootsCoveredByOthers(root_ids_, options_.sysfs_root)) {
     assert(!options_.follow_symlinks);
     assert(threads >= 1);
     for (size_t i = 0; i < roots.size(); ++i) {
@@ -175,7 +176,7 @@ class ParallelWalk {
       Emit(Failed(task.path, info.status()), task.root);
       return;
     }
-    if (RepeatsAnEarlierRoot(root_ids_, task.root)) {
+    if (root_covered_[task.root]) {
       Emit(Skipped(task.path, SkipReason::kOverlap), task.root);
       return;
     }
@@ -349,6 +350,7 @@ class ParallelWalk {
   std::atomic<int> alive_{0};
 
   std::vector<std::optional<FileKey>> root_ids_;  // each root's (dev, ino), fixed
+  std::vector<bool> root_covered_;                // per root: another root counts its data
   std::mutex dirs_mu_;
   FileKeySet seen_dirs_;  // Guarded by dirs_mu_. Directories inside the trees listed or queued.
 

@@ -30,8 +30,12 @@ inline constexpr uint64_t kDeviceNodeDev = ~uint64_t{0};
 // reports that error when it visits the root).
 std::vector<std::optional<FileKey>> RootIdentities(io::FileSystem* fs,
                                                    const std::vector<std::string>& roots);
-// True when root `i` has the identity of an earlier root (the same input named twice).
-bool RepeatsAnEarlierRoot(const std::vector<std::optional<FileKey>>& ids, size_t i);
+// For each root, whether another root counts its data already: it has the identity of an earlier
+// root (the same input named twice), or it is a partition of a block device also named, in
+// either order (the disk's read holds the partition's bytes; `sysfs_root` says which device is a
+// partition of which). Such a root is skipped as an overlap.
+std::vector<bool> RootsCoveredByOthers(const std::vector<std::optional<FileKey>>& ids,
+                                       const std::string& sysfs_root);
 // True when `key` is the identity of some root.
 bool IsARoot(const std::vector<std::optional<FileKey>>& ids, const FileKey& key);
 

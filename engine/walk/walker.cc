@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "engine/walk/block_devices.h"
 #include "engine/walk/walk_common.h"
 
 namespace zsim::walk {
@@ -118,10 +119,20 @@ std::vector<std::optional<FileKey>> RootIdentities(io::FileSystem* fs,
   return ids;
 }
 
-bool RepeatsAnEarlierRoot(const std::vector<std::optional<FileKey>>& ids, size_t i) {
-  if (i >= ids.size() || !ids[i]) return false;
-  return std::find(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(i), ids[i]) !=
-         ids.begin() + static_cast<std::ptrdiff_t>(i);
+std::vector<bool> RootsCoveredByOthers(const std::vector<std::optional<FileKey>>& ids,
+                                       const std::string& sysfs_root) {
+  std::vector<bool> covered(ids.size(), false);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!ids[i]) continue;
+    const auto earlier = ids.begin() + static_cast<std::ptrdiff_t>(i);
+    if (std::find(ids.begin(), earlier, ids[i]) != earlier) {
+      covered[i] = true;
+    } else if (ids[i]->first == kDeviceNodeDev) {
+      const std::optional<uint64_t> disk = DiskOfPartition(sysfs_root, ids[i]->second);
+      covered[i] = disk && IsARoot(ids, FileKey{kDeviceNodeDev, *disk});
+    }
+  }
+  return covered;
 }
 
 bool IsARoot(const std::vector<std::optional<FileKey>>& ids, const FileKey& key) {
@@ -171,7 +182,8 @@ Walker::Walker(io::FileSystem* fs, std::vector<std::string> roots, WalkOptions o
     : fs_(fs),
       roots_(std::move(roots)),
       options_(std::move(options)),
-      root_ids_(internal::RootIdentities(fs_, roots_)) {}
+      root_ids_(internal::RootIdentities(fs_, roots_)),
+      root_covered_(internal::RootsCoveredByOthers(root_ids_, options_.sysfs_root)) {}
 
 WalkItem Walker::Classify(std::string path, const io::FileInfo& info, bool is_root,
                           uint64_t root_dev, bool via_symlink) {
@@ -243,7 +255,7 @@ std::optional<WalkItem> Walker::VisitRoot(const std::string& path) {
   // Roots are followed (as find -H does): naming a symlink to an image scans the image.
   Result<io::FileInfo> info = fs_->Stat(path, /*follow=*/true);
   if (!info.ok()) return Failed(path, info.status());
-  if (internal::RepeatsAnEarlierRoot(root_ids_, next_root_ - 1)) {
+  if (root_covered_[next_root_ - 1]) {
     return Skipped(path, SkipReason::kOverlap);
   }
   root_dev_ = info->dev;

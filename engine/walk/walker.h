@@ -68,6 +68,9 @@ struct WalkOptions {
   // pipeline: the compressed size of the directory's micro-ZAP). Its result goes to
   // WalkItem::dir_zap_bytes; unset, that stays 0.
   std::function<uint64_t(std::span<const io::DirEntry>)> directory_zap_bytes;
+  // Where sysfs is mounted: it says which block device named is a partition of another
+  // (block_devices.h). Tests point it at a tree of their own.
+  std::string sysfs_root = "/sys";
 };
 
 struct WalkItem {
@@ -133,6 +136,7 @@ class Walker : public WalkSource {
   std::set<std::pair<uint64_t, uint64_t>> seen_files_;  // (dev, ino) of multi-link files
   std::set<std::pair<uint64_t, uint64_t>> seen_dirs_;   // directories listed or queued
   std::vector<std::optional<std::pair<uint64_t, uint64_t>>> root_ids_;  // (dev, ino) per root
+  std::vector<bool> root_covered_;  // per root: another root counts its data (skipped)
 };
 
 }  // namespace zsim::walk

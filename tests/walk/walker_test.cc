@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,6 +19,7 @@
 #include <set>
 #include <thread>
 
+#include "engine/walk/block_devices.h"
 #include "engine/walk/parallel_walker.h"
 #include "tests/util/faulty_file_system.h"
 #include "tests/util/test_util.h"
@@ -370,6 +373,67 @@ TEST(ParallelWalkerTest, BlockDeviceNodesOfOneDeviceAreOneRoot) {
     EXPECT_EQ(w.skipped.size(), 1u) << threads;
     EXPECT_EQ(w.skipped.count("loop-b") ? w.skipped.at("loop-b") : "", "overlap") << threads;
   }
+}
+
+// A partition is a byte range of its disk: naming both counts the partition's data once, in the
+// disk, whichever is named first; a partition whose disk is not named is read. Which device is a
+// partition of which comes from sysfs (here a tree of the test's own, laid out as Linux's).
+// (Both were read: the partition's data counted twice.)
+TEST(ParallelWalkerTest, APartitionOfANamedDiskIsAnOverlap) {
+  testing::TempDir tmp;
+  namespace fs = std::filesystem;
+  const fs::path sys = tmp.path() / "sys", block = sys / "devices" / "virtual" / "block";
+  const auto device = [&](const fs::path& dir, int minor_number, bool partition) {
+    fs::create_directories(dir);
+    std::ofstream(dir / "dev") << "7:" << minor_number << "\n";
+    if (partition) std::ofstream(dir / "partition") << "1\n";
+    fs::create_directories(sys / "dev" / "block");
+    fs::create_directory_symlink(fs::relative(dir, sys / "dev" / "block"),
+                                 sys / "dev" / "block" / ("7:" + std::to_string(minor_number)));
+  };
+  device(block / "fakedisk", 240, false);
+  device(block / "fakedisk" / "fakedisk1", 241, true);
+  device(block / "otherdisk", 244, false);
+  device(block / "otherdisk" / "otherdisk1", 245, true);
+  EXPECT_EQ(DiskOfPartition(sys.string(), makedev(7, 241)), makedev(7, 240));
+  EXPECT_EQ(DiskOfPartition(sys.string(), makedev(7, 240)), std::nullopt);
+  EXPECT_EQ(DiskOfPartition(sys.string(), makedev(7, 250)), std::nullopt);  // unknown to sysfs
+
+  const auto node = [&](const std::string& name, int minor_number) {
+    const std::string path = (tmp.path() / name).string();
+    return ::mknod(path.c_str(), S_IFBLK | 0600, makedev(7, minor_number)) == 0 ? path : "";
+  };
+  const std::string disk = node("disk", 240), part = node("disk-part1", 241),
+                    other_part = node("other-part1", 245);
+  if (disk.empty() || part.empty() || other_part.empty()) {
+    GTEST_SKIP() << "mknod of a block device node refused here: " << std::strerror(errno);
+  }
+  WalkOptions options;
+  options.sysfs_root = sys.string();
+  auto posix = io::PosixFileSystem();
+  for (const auto& roots : {std::vector<std::string>{part, disk, other_part},
+                            std::vector<std::string>{disk, other_part, part}}) {
+    for (const int threads : {0, 2}) {  // 0: the serial walker
+      std::unique_ptr<WalkSource> walker;
+      if (threads == 0) {
+        walker = std::make_unique<Walker>(posix.get(), roots, options);
+      } else {
+        walker = std::make_unique<ParallelWalker>(posix.get(), roots, options, threads);
+      }
+      const Walked w = Drain(*walker, tmp.path());
+      std::vector<std::string> files = w.files;
+      std::sort(files.begin(), files.end());
+      EXPECT_EQ(files, (std::vector<std::string>{"zvol:disk", "zvol:other-part1"}))
+          << threads << " " << roots[0];
+      EXPECT_EQ(w.skipped.size(), 1u) << threads;
+      EXPECT_EQ(w.skipped.count("disk-part1") ? w.skipped.at("disk-part1") : "", "overlap")
+          << threads << " " << roots[0];
+    }
+  }
+  // Without sysfs's word (not mounted, another kernel) the two are two devices, as before.
+  options.sysfs_root = (tmp.path() / "no-sysfs").string();
+  Walker serial(posix.get(), {disk, part}, options);
+  EXPECT_EQ(Drain(serial, tmp.path()).files.size(), 2u);
 }
 
 TEST(WalkSizerTest, CountsWhatTheWalkYields) {
