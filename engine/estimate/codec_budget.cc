@@ -185,6 +185,16 @@ std::vector<bool> RareClassCensus(const ScanOptions& options, const std::vector<
   return out;
 }
 
+double DefaultCodecWishSeconds(const Plan& plan, uint64_t block_bytes) {
+  if (block_bytes == 0) return 0;
+  double seconds = 0;
+  for (const Compression& c : DefaultCompressions(Profile::kZfs24)) {
+    const double speed = NominalCodecBytesPerSecond(c);
+    if (speed > 0) seconds += WishSeconds(plan, block_bytes, speed);
+  }
+  return seconds;
+}
+
 void CapRowAtDefaultScans(const ScanOptions& options, const std::vector<bool>& sampled,
                           const Plan& plan, size_t r, std::vector<int>* levels) {
   const std::vector<uint64_t> rows = RowBlockSizes(options);
@@ -193,11 +203,7 @@ void CapRowAtDefaultScans(const ScanOptions& options, const std::vector<bool>& s
   // change with the profile, which a report of a saved state may set otherwise than its scan
   // (finish/finish.cc CheckBudgetLevels, finish/known_codes.h).
   const std::vector<Compression> defaults = DefaultCompressions(Profile::kZfs24);
-  double reference = 0;
-  for (const Compression& c : defaults) {
-    const double speed = NominalCodecBytesPerSecond(c);
-    if (speed > 0) reference += WishSeconds(plan, rows[r], speed);
-  }
+  const double reference = DefaultCodecWishSeconds(plan, rows[r]);
   // The default codecs are not raised further here; their whole wishes (the default scan's cost,
   // more than theirs where the constant cap raised them: a bound on the safe side) are taken from
   // the cap, and the rest share what is left.

@@ -105,6 +105,12 @@ inline constexpr uint64_t kCapFloorBlocks = 4;
 // large share of it.
 inline constexpr double kListCostFactor = 10;
 
+// The nominal seconds the default codecs (DefaultCompressions of 2.4, whatever the profile) wish
+// for in a row of `block_bytes` of a tree of `plan`, summed: what a default scan of that tree
+// spends in its codecs (the reference of CapRowAtDefaultScans and of the interval top-up,
+// interval_top_up.h). 0 for a block size of 0.
+double DefaultCodecWishSeconds(const Plan& plan, uint64_t block_bytes);
+
 // Raises the levels of row r's sampled settings (row-major as BudgetLevels; the other cells are
 // left) as the cap does (water filling, at most to the floor's level), for a cap of
 // kListCostFactor / rows times the default codecs' wishes on `plan` in that row (every recordsize

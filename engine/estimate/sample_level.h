@@ -18,10 +18,12 @@
 #ifndef ZSIM_ENGINE_ESTIMATE_SAMPLE_LEVEL_H_
 #define ZSIM_ENGINE_ESTIMATE_SAMPLE_LEVEL_H_
 
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <vector>
 
+#include "engine/estimate/ratio_estimator.h"
 #include "zsim/scan_options.h"
 
 namespace zsim::estimate {
@@ -75,6 +77,15 @@ bool CensusRuns(const ScanOptions& options);
 inline constexpr double kTargetRelativeHalfWidth = 0.005;
 // Fewest sampled blocks a level needs before it may be used.
 inline constexpr uint64_t kMinSampledBlocks = 400;
+
+// The level whose sample the estimate of a setting without a regression anchor uses
+// (finish/tally.cc): the highest at or above `base` whose blocks (the sum of per_level[lv] from
+// there up: per_level[lv] holds the sampled blocks of level lv) number at least
+// kMinSampledBlocks and give a relative half width of at most kTargetRelativeHalfWidth over a
+// population of `units`. -1 where no level does: the base's sample is used, with the interval it
+// gives (RatioEstimator::RelativeHalfWidth95 of all of them).
+using LevelSamples = std::array<RatioEstimator, kMaxSampleLevel + 1>;
+int LevelMeetingTheTarget(const LevelSamples& per_level, int base, double units);
 
 // The level a scan goes to once the sizing walk has finished: the highest at which a tree of
 // `allocated_bytes` cut into blocks of `block_bytes` still leaves kPlanBlocks blocks (before dedup,

@@ -75,6 +75,18 @@ std::vector<int> NearAnchors(const std::vector<Compression>& settings,
   return out;
 }
 
+int LevelMeetingTheTarget(const LevelSamples& per_level, int base, double units) {
+  RatioEstimator above;
+  for (int lv = kMaxSampleLevel; lv >= std::max(base, 0); --lv) {
+    above.Merge(per_level[size_t(lv)]);
+    if (above.n() >= kMinSampledBlocks &&
+        above.RelativeHalfWidth95(units) <= kTargetRelativeHalfWidth) {
+      return lv;
+    }
+  }
+  return -1;
+}
+
 bool CensusRuns(const ScanOptions& options) {
   const std::vector<bool> sampled = PlanSampling(options.compressions, options.exact).sampled;
   return options.sample_modulus <= 1 &&

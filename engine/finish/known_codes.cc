@@ -17,10 +17,14 @@ std::vector<int> KnownCodeLevels(const ScanOptions& options, const state::Sampli
     budget = estimate::RowBudgetLevels(options, sampling.sampled, sampling.plan(),
                                        sampling.topped_bytes);
   }
+  const bool topped = row < sampling.topped_bytes.size() && sampling.topped_bytes[row] != 0;
   for (size_t c = 0; c < settings && c < sampling.sampled.size(); ++c) {
     if (!sampling.sampled[c]) continue;
     int level = sampling.LevelOf(row, c);
     const size_t i = row * settings + c;
+    // A topped row's setting at level 0 was coded on every unique block of the row (the interval
+    // top-up, estimate/interval_top_up.h; or a merge of parts that both were): exact.
+    if (topped && level == 0) continue;
     if (i < budget.size()) level = std::max(level, budget[i]);
     out[c] = level == 0 ? -1 : level;
   }

@@ -14,9 +14,10 @@
 // That level: the level the scan recorded (SamplingState::LevelOf, the highest it used), and with
 // budget levels at least the budget's level of the whole plan (SamplingState::planned_bytes,
 // which a merge adds up), which no scan of the same data exceeded; for a row the scan topped up,
-// the budget of its unique bytes (estimate/top_up.h), to which it coded every listed block. It
-// does not depend on the
-// table: a table that keeps 1/M of the keys (--max-memory) has the same level as a full one.
+// the budget of its unique bytes (estimate/top_up.h), to which it coded every listed block, and
+// none for a setting it coded down to level 0 (estimate/interval_top_up.h: every unique block of
+// the row). It does not depend on the table: a table that keeps 1/M of the keys (--max-memory)
+// has the same level as a full one.
 //
 // Thread safety: pure functions.
 

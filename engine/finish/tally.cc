@@ -288,8 +288,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   // (all of them were compressed: the scan's level never exceeds it).
   std::vector<int> level(settings_, -1);  // -1: exact setting
   std::vector<uint64_t> population(settings_, 0);
-  std::vector<std::array<estimate::RatioEstimator, estimate::kMaxSampleLevel + 1>> per_level(
-      settings_);
+  std::vector<estimate::LevelSamples> per_level(settings_);
   // A sampled setting's heavy entries (ddt::kHeavyRefcount and up) all went through its codec
   // (scan.cc): they are taken as a census, exactly, and the sample covers the rest. A few of
   // them can hold much of the referenced bytes, and a histogram bucket of few entries would
@@ -398,15 +397,8 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       const double units =
           m > 1 ? std::max(double(population[c]), distinct.full_keys() + distinct.small_keys())
                 : double(population[c]);
-      estimate::RatioEstimator above;
-      for (int lv = estimate::kMaxSampleLevel; lv >= base; --lv) {
-        above.Merge(per_level[c][lv]);
-        if (above.n() >= estimate::kMinSampledBlocks &&
-            above.RelativeHalfWidth95(units) <= estimate::kTargetRelativeHalfWidth) {
-          level[c] = lv;
-          break;
-        }
-      }
+      const int met = estimate::LevelMeetingTheTarget(per_level[c], base, units);
+      if (met >= 0) level[c] = met;
     }
   }
   // A near-anchored setting whose sample holds fewer than kMinIntervalBlocks blocks differing

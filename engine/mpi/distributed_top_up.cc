@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "engine/estimate/codec_budget.h"
+#include "engine/estimate/interval_top_up.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/estimate/top_up.h"
 #include "engine/mpi/entry_wire.h"
@@ -58,6 +59,41 @@ std::string AllToAll(const std::vector<std::string>& out, int size) {
   MPI_Alltoallv(flat.data(), send.data(), send_at.data(), MPI_BYTE, got.data(), recv.data(),
                 recv_at.data(), MPI_BYTE, MPI_COMM_WORLD);
   return got;
+}
+
+// pipeline::IntervalCells of row r over every rank's shard of the table (each entry has one
+// owner: the sums are one process's).
+std::vector<estimate::IntervalCell> SummedIntervalCells(const ScanOptions& options,
+                                                        const state::SamplingState& merged,
+                                                        size_t r, const ddt::DedupTable& table) {
+  std::vector<estimate::IntervalCell> cells = pipeline::IntervalCells(options, merged, r, table);
+  // Per setting: the moments of each level's sample, then the units and the bytes not coded.
+  constexpr size_t kMoments = 6;
+  constexpr size_t kFields = (estimate::kMaxSampleLevel + 1) * kMoments + 2;
+  std::vector<double> wire(cells.size() * kFields);
+  for (size_t c = 0; c < cells.size(); ++c) {
+    double* f = wire.data() + c * kFields;
+    for (const estimate::RatioEstimator& r : cells[c].per_level) {
+      const estimate::RatioEstimator::Moments m = r.moments();
+      const double moments[kMoments] = {double(m.n), m.sx, m.sy, m.sxx, m.syy, m.sxy};
+      f = std::copy(moments, moments + kMoments, f);
+    }
+    f[0] = cells[c].units;
+    f[1] = cells[c].uncoded_bytes;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, wire.data(), static_cast<int>(wire.size()), MPI_DOUBLE, MPI_SUM,
+                MPI_COMM_WORLD);
+  for (size_t c = 0; c < cells.size(); ++c) {
+    const double* f = wire.data() + c * kFields;
+    for (estimate::RatioEstimator& r : cells[c].per_level) {
+      r = estimate::RatioEstimator::FromMoments(
+          {static_cast<uint64_t>(f[0]), f[1], f[2], f[3], f[4], f[5]});
+      f += kMoments;
+    }
+    cells[c].units = f[0];
+    cells[c].uncoded_bytes = f[1];
+  }
+  return cells;
 }
 
 }  // namespace
@@ -115,7 +151,8 @@ std::vector<RowTopUp> TopUpDistributed(const std::vector<ddt::DedupTable*>& tabl
     MPI_Allreduce(MPI_IN_PLACE, &against, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
     if (against || sums[0] > estimate::kTopUpMaxBlocks) continue;
     std::vector<int> to =
-        pipeline::RowTopUpLevels(options, merged, planned, r, ddt::UniqueBlocks{sums[1], sums[2]});
+        pipeline::RowTopUpLevels(options, merged, planned, r, ddt::UniqueBlocks{sums[1], sums[2]},
+                                 SummedIntervalCells(options, merged, r, table));
     if (std::all_of(to.begin(), to.end(), [](int level) { return level < 0; })) continue;
     std::vector<pipeline::TopUpBlock> owned = pipeline::WantedBlocks(table, to);
     for (const pipeline::TopUpBlock& b : owned) {

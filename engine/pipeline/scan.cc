@@ -1331,7 +1331,7 @@ void Scan::TopUp(const std::vector<int>& budget) {
       TopUpRows(options_, fs_, &rows_, *skipped_, budget,
                 RecodeSpec{state_.code_kind, probe_columns_, key_columns_, 0},
                 RecodeControl{throttle_.get(), control_.cancel, &done}, &sampling_, &codec_ns,
-                &codec_bytes, [&](const TopUpPlanned& planned) {
+                &codec_bytes, control_.interval_top_up, [&](const TopUpPlanned& planned) {
                   top_up_total_.store(planned.blocks, std::memory_order_relaxed);
                   if (control_.top_up_forecast) control_.top_up_forecast(ForecastTopUp(planned));
                   top_up_start_ = Clock::now();

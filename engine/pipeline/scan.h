@@ -164,6 +164,9 @@ struct ScanControl {
   // The top-up of rows of few unique blocks (top_up.h). False: none, as where it cannot run (a
   // block changed since it was read): the intervals of rows left with few sampled blocks (tests).
   bool top_up = true;
+  // With `top_up`: the interval top-up too (estimate/interval_top_up.h). False: a sampled
+  // codec keeps its sample's interval, however wide (tests of the budget's sampling itself).
+  bool interval_top_up = true;
   // A distributed scan's top-up (engine/mpi/distributed_top_up.h): when set (with `top_up`),
   // the scan lists the first sightings its sampled codecs skipped there, one row per row, and
   // leaves the top-up to the caller, after the tables' exchange (shared: an abandoned scan's

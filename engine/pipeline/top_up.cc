@@ -41,8 +41,8 @@ struct Local {
 }  // namespace
 
 std::vector<int> RowTopUpLevels(const ScanOptions& options, const state::SamplingState& sampling,
-                                const std::vector<int>& planned, size_t r,
-                                ddt::UniqueBlocks unique) {
+                                const std::vector<int>& planned, size_t r, ddt::UniqueBlocks unique,
+                                const std::vector<estimate::IntervalCell>& cells) {
   const uint64_t unique_bytes = unique.bytes;
   const size_t settings = options.compressions.size();
   const std::vector<uint64_t> rows = estimate::RowBlockSizes(options);
@@ -56,8 +56,42 @@ std::vector<int> RowTopUpLevels(const ScanOptions& options, const state::Samplin
   const auto slice = [&](const std::vector<int>& v) {
     return std::vector<int>(v.begin() + at, v.begin() + at + settings);
   };
-  return estimate::TopUpLevels(sampling.sampled, slice(sampling.setting_levels), slice(planned),
-                               lower, unique.blocks);
+  const std::vector<int> levels = slice(sampling.setting_levels);
+  std::vector<int> to =
+      estimate::TopUpLevels(sampling.sampled, levels, slice(planned), lower, unique.blocks);
+  if (!sampling.adaptive) return to;
+  return estimate::IntervalTopUpLevels(options, sampling.sampled, sampling.anchors, sampling.plan(),
+                                       r, levels, std::move(to), cells, unique_bytes);
+}
+
+std::vector<estimate::IntervalCell> IntervalCells(const ScanOptions& options,
+                                                  const state::SamplingState& sampling, size_t r,
+                                                  const ddt::DedupTable& table) {
+  const size_t settings = options.compressions.size();
+  std::vector<estimate::IntervalCell> cells(settings);
+  if (sampling.setting_levels.size() < (r + 1) * settings || sampling.sampled.size() < settings) {
+    return cells;
+  }
+  const int* levels = sampling.setting_levels.data() + r * settings;
+  table.ForEach([&](const ddt::EntryView& e) {
+    const int lv = estimate::SampleLevel(e.key.lo);
+    const double refs = double(e.refcount), lsize = double(e.lsize);
+    for (size_t c = 0; c < settings && c < e.codes.size(); ++c) {
+      const ddt::PsizeCode code = e.codes[c];
+      if (!sampling.sampled[c] || ddt::IsHoleCode(code)) continue;
+      // The census's entries, as the tally takes them (finish/tally.cc): exact, out of the sample.
+      if (code != ddt::kPendingCode && e.refcount >= ddt::kHeavyRefcount) continue;
+      estimate::IntervalCell& cell = cells[c];
+      cell.units += 1;
+      if (code == ddt::kPendingCode) {
+        cell.uncoded_bytes += lsize;
+      } else if (lv >= levels[c]) {
+        const double psize = ddt::IsEmbeddedCode(code) ? 0.0 : double(ddt::AllocatedPsize(code));
+        cell.per_level[size_t(lv)].Add(refs * lsize, refs * psize);
+      }
+    }
+  });
+  return cells;
 }
 
 std::vector<TopUpBlock> WantedBlocks(const ddt::DedupTable& table, const std::vector<int>& to) {
@@ -236,7 +270,7 @@ TopUpStats TopUpRows(const ScanOptions& options, io::FileSystem* fs,
                      std::vector<state::RowState>* rows, const SkippedBlocks& skipped,
                      const std::vector<int>& planned, RecodeSpec spec, const RecodeControl& control,
                      state::SamplingState* sampling, std::vector<uint64_t>* codec_ns,
-                     std::vector<uint64_t>* codec_bytes,
+                     std::vector<uint64_t>* codec_bytes, bool interval,
                      const std::function<void(const TopUpPlanned&)>& on_planned) {
   TopUpStats stats;
   const size_t settings = options.compressions.size();
@@ -254,7 +288,9 @@ TopUpStats TopUpRows(const ScanOptions& options, io::FileSystem* fs,
     const ddt::DedupTable& table = *(*rows)[r].table;
     if (!state::TopUpTakes(table) || skipped.overflowed(r)) continue;
     const ddt::UniqueBlocks unique = ddt::UniqueBlocksOf(table);
-    std::vector<int> to = RowTopUpLevels(options, *sampling, planned, r, unique);
+    std::vector<int> to = RowTopUpLevels(options, *sampling, planned, r, unique,
+                                         interval ? IntervalCells(options, *sampling, r, table)
+                                                  : std::vector<estimate::IntervalCell>());
     if (std::all_of(to.begin(), to.end(), [](int level) { return level < 0; })) continue;
     std::vector<TopUpBlock> blocks = WantedBlocks(table, to);
     if (PlaceBlocks(skipped.row(r), &blocks) != blocks.size()) {

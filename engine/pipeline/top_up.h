@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "engine/ddt/dedup_table.h"
+#include "engine/estimate/interval_top_up.h"
 #include "engine/estimate/top_up.h"
 #include "engine/io/file_system.h"
 #include "engine/pipeline/block_recode.h"
@@ -38,10 +39,18 @@ namespace zsim::pipeline {
 
 // Per setting of row `r`: the level its top-up brings it to, -1 for none (estimate::TopUpLevels
 // of sampling.setting_levels, `planned` (per (row, setting), BudgetLevels of
-// sampling.planned_bytes), the budget of the unique bytes, and the unique blocks).
+// sampling.planned_bytes), the budget of the unique bytes, and the unique blocks), and 0 where
+// the interval top-up takes a setting to every block (estimate/interval_top_up.h, of `cells`:
+// IntervalCells of the row's table, summed over the ranks of a distributed scan).
 std::vector<int> RowTopUpLevels(const ScanOptions& options, const state::SamplingState& sampling,
-                                const std::vector<int>& planned, size_t r,
-                                ddt::UniqueBlocks unique);
+                                const std::vector<int>& planned, size_t r, ddt::UniqueBlocks unique,
+                                const std::vector<estimate::IntervalCell>& cells);
+
+// Per setting: what row `r`'s `table` says of it at the level the scan ended at
+// (sampling.setting_levels; estimate::IntervalCell), for the interval top-up.
+std::vector<estimate::IntervalCell> IntervalCells(const ScanOptions& options,
+                                                  const state::SamplingState& sampling, size_t r,
+                                                  const ddt::DedupTable& table);
 
 // A block to code: its entry (key as the table gives it, lsize) and, once placed, where it lies.
 struct TopUpBlock {
@@ -142,12 +151,13 @@ struct TopUpPlanned {
 // was. The blocks are coded as `spec` says (its `columns` each table's), their reads as `control`
 // says (the rows after an interrupt are not taken up). Every row is planned before any is read:
 // `on_planned`, where set, is told what all of them will read and code (not called when none
-// qualifies), so that the time they take can be told before it is spent.
+// qualifies), so that the time they take can be told before it is spent. `interval`: the interval
+// top-up's rule applies too (RowTopUpLevels).
 TopUpStats TopUpRows(const ScanOptions& options, io::FileSystem* fs,
                      std::vector<state::RowState>* rows, const SkippedBlocks& skipped,
                      const std::vector<int>& planned, RecodeSpec spec, const RecodeControl& control,
                      state::SamplingState* sampling, std::vector<uint64_t>* codec_ns,
-                     std::vector<uint64_t>* codec_bytes,
+                     std::vector<uint64_t>* codec_bytes, bool interval,
                      const std::function<void(const TopUpPlanned&)>& on_planned = {});
 
 // Row r of a topped-up state: its levels `to` (where >= 0), its unique bytes among

@@ -55,9 +55,18 @@ ScanOptions Options(std::vector<std::string> paths, bool exact, int threads) {
   return o;
 }
 
+// These tests are of the budget's sample and the top-up of rows of few unique blocks: their
+// trees' spread would take most codecs to every block under the interval top-up
+// (estimate/interval_top_up.h; its tests: interval_top_up_scan_test.cc), which is left out.
+ScanControl BudgetOnly() {
+  ScanControl control;
+  control.interval_top_up = false;
+  return control;
+}
+
 ScanResult Scan(const testing::TempDir& tmp, bool exact, int threads, bool top_up = true) {
   auto fs = io::PosixFileSystem();
-  ScanControl control;
+  ScanControl control = BudgetOnly();
   control.top_up = top_up;
   Result<ScanResult> r = RunScan(Options({tmp.path().string()}, exact, threads), fs.get(), control);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
@@ -122,9 +131,9 @@ struct Parts {
 Parts ScanParts(const testing::TempDir& tmp) {
   const std::string a = (tmp.path() / "a").string(), b = (tmp.path() / "b").string();
   auto fs = io::PosixFileSystem();
-  return Parts{a, b, RunScan(Options({a, b}, false, 2), fs.get()),
-               ScanToState(Options({a}, false, 2), fs.get()),
-               ScanToState(Options({b}, false, 1), fs.get())};
+  return Parts{a, b, RunScan(Options({a, b}, false, 2), fs.get(), BudgetOnly()),
+               ScanToState(Options({a}, false, 2), fs.get(), BudgetOnly()),
+               ScanToState(Options({b}, false, 1), fs.get(), BudgetOnly())};
 }
 
 // Two parts whose budgets differ (10,240 blocks: level 1; 7,168: level 0) and whose union's is
@@ -364,9 +373,9 @@ TEST(CodecBudgetScanTest, ToppedUpPartsMergeIntoTheScanOfBoth) {
   testing::ExpectSameFigures(finish::Finish(*sa, finish::ReportOptionsOf(sa->options)), *whole);
 
   auto fs = io::PosixFileSystem();
-  ScanControl without;
+  ScanControl without = BudgetOnly();
   without.top_up = false;
-  Result<state::ScanState> sc = ScanToState(Options({a}, false, 2), fs.get());
+  Result<state::ScanState> sc = ScanToState(Options({a}, false, 2), fs.get(), BudgetOnly());
   Result<state::ScanState> sd = ScanToState(Options({b}, false, 2), fs.get(), without);
   ASSERT_TRUE(sc.ok() && sd.ok());
   state::Merge(*sc, *sd);
@@ -448,7 +457,7 @@ TEST(CodecBudgetScanTest, ARescanSinceAToppedUpBaseIsToppedUpToo) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     auto fs = io::PosixFileSystem();
     const ScanOptions options = Options({tmp.path().string()}, false, 2);
-    ScanControl control;
+    ScanControl control = BudgetOnly();
     control.record_files = true;
     control.top_up = base_topped;
     Result<state::ScanState> base = ScanToState(options, fs.get(), control);
@@ -501,7 +510,8 @@ TEST(CodecBudgetScanTest, ARowLeftWithEnoughBlocksKeepsItsLevel) {
       });
     }
     auto fs = io::PosixFileSystem();
-    Result<state::ScanState> s = ScanToState(Options({tmp.path().string()}, false, 2), fs.get());
+    Result<state::ScanState> s =
+        ScanToState(Options({tmp.path().string()}, false, 2), fs.get(), BudgetOnly());
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     ASSERT_EQ(s->rows[0].table->entries(), uint64_t(unique));
     if (unique == 2000) {

@@ -119,7 +119,7 @@ struct Fixture {
     codec_bytes.assign(2, 0);
     return TopUpRows(options, fs.get(), &rows, skipped, planned, Spec(),
                      RecodeControl{nullptr, cancel, &blocks_done}, &sampling, &codec_ns,
-                     &codec_bytes, on_planned);
+                     &codec_bytes, /*interval=*/true, on_planned);
   }
 
   // Per block (by its key), the table's columns: the sampled codecs' codes, then their

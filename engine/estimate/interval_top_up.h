@@ -1,0 +1,84 @@
+// engine/estimate/interval_top_up.h
+//
+// The interval top-up: a sampled codec whose interval is wider than the target, in a row whose
+// skipped blocks the scan listed, is coded on every unique block of the row, after the scan, by
+// reading the blocks it skipped again (the reads and the listing: pipeline/top_up.h).
+//
+// Why: the codec budget (codec_budget.h) gives a sampled codec 4,096 to 8,192 blocks of a tree
+// whatever their spread, which holds +-0.5% (kTargetRelativeHalfWidth) where psize varies little
+// per byte. A codec estimated as a ratio to lsize (no anchor: lz4 alone, or a list without lz4)
+// on data whose psize varies much does not: lz4 alone on the bench's database-large (24,073
+// unique 128K blocks of two sizes, 12K and 44K, at lz4) sampled 6,000 of them and reported
+// +-1.5%. The interval needs some 18,000 there (the finite population helps little): as good
+// as every block, and an interval of a few thousand blocks says how many well. Issue 19 asks
+// each codec to sample until its interval is within +-0.5% or every block is done; the pilot
+// (pilot_level.h) can only raise a level, and a scan cannot lower one while it reads (a block
+// met before was not coded and is gone). A row whose table is small enough to be topped up
+// (top_up.h: every skipped first sighting listed) can: this rule takes such a row's codec to
+// every block.
+//
+// The rule, a function of the data only (the codes at or above a level every scan of the data
+// reaches, and the row's unique blocks), so the figures stay the same for any thread count:
+// a sampled setting of the row
+//  - estimated as a ratio to lsize (no plan anchor, estimate/sample_level.h PlanSampling; not a
+//    near anchor's root or follower): an anchored one's interval is the regression's, narrow
+//    where its anchor follows it, and the rare-class census covers the rest;
+//  - at a level above 0 and no higher than the plain budget's of the planned blocks
+//    (BudgetLevelOf): not raised by the cap (a cost the user's list chose to bound) nor by the
+//    pilot (which found the spread small);
+//  - whose estimate gives a relative half width above the target: no level at or above its own
+//    has kMinSampledBlocks blocks within the target, as the estimate looks for one
+//    (LevelMeetingTheTarget), and all its sampled blocks together are wider,
+// goes to level 0, the cheapest first, while the nominal codec time of the bytes still to code
+// (codec_cost.h) adds up to at most the default codecs' wishes on the row's unique bytes (what a
+// default scan of a tree of those bytes spends in its sampled codecs, codec_budget.h). A row is
+// then topped up (state::SamplingState::topped_bytes), and its cell at level 0 is exact
+// (finish/known_codes.h).
+//
+// Thread safety: pure functions.
+
+#ifndef ZSIM_ENGINE_ESTIMATE_INTERVAL_TOP_UP_H_
+#define ZSIM_ENGINE_ESTIMATE_INTERVAL_TOP_UP_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "engine/estimate/codec_budget.h"
+#include "engine/estimate/ratio_estimator.h"
+#include "engine/estimate/sample_level.h"
+#include "zsim/scan_options.h"
+
+namespace zsim::estimate {
+
+// What a row's table says of one setting: its sampled blocks per level (refcount x lsize against
+// refcount x psize of every coded unique block at or above the level the scan ended at, census
+// entries and holes out, as the estimate takes them), the units they stand for (every such entry
+// but the census's, at any level), and the bytes of the unique blocks not coded (lsize).
+struct IntervalCell {
+  LevelSamples per_level;
+  double units = 0;
+  double uncoded_bytes = 0;
+  void Merge(const IntervalCell& o) {
+    for (size_t lv = 0; lv < per_level.size(); ++lv) per_level[lv].Merge(o.per_level[lv]);
+    units += o.units;
+    uncoded_bytes += o.uncoded_bytes;
+  }
+  // The relative half width of the interval the estimate gives (finish/tally.cc) for a sample
+  // based at `level`: at most the target where a level at or above it meets the target
+  // (LevelMeetingTheTarget), else that of every sampled block; infinity where nothing says.
+  double HalfWidth(int level) const;
+};
+
+// Per setting of row `r` (of the options' rows): `to` (the levels a regular top-up brings the
+// row's settings to, -1 where it leaves one) with 0 for each setting the rule above takes to
+// every block. `levels`: the row's levels the scan ended at; `cells`: per setting, as above;
+// `unique_bytes`: the row's unique bytes not all zero.
+std::vector<int> IntervalTopUpLevels(const ScanOptions& options, const std::vector<bool>& sampled,
+                                     const std::vector<int>& anchors, const Plan& plan, size_t r,
+                                     const std::vector<int>& levels, std::vector<int> to,
+                                     const std::vector<IntervalCell>& cells, uint64_t unique_bytes);
+
+}  // namespace zsim::estimate
+
+#endif  // ZSIM_ENGINE_ESTIMATE_INTERVAL_TOP_UP_H_
