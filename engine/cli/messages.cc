@@ -210,7 +210,7 @@ std::string FormatTopUpWarning(const pipeline::TopUpForecast& f) {
     sizes += (sizes.empty() ? "" : ", ") + zfs::NiceBytes(b);
   }
   return std::string("zsim: ") + (f.volblocksize ? "volblocksize " : "recordsize ") + sizes +
-         ": few unique blocks; the sampled codecs code " + std::to_string(f.blocks) + " of them (" +
+         ": the sampled codecs code " + std::to_string(f.blocks) + " blocks they skipped (" +
          FormatBytes(f.bytes) + ") after the reading, about " +
          std::to_string(static_cast<uint64_t>(f.seconds + 0.5)) + " s more (" +
          std::to_string(static_cast<uint64_t>(f.codec_cpu_seconds + 0.5)) +

@@ -195,6 +195,27 @@ bool TableSampled(const state::ScanState& s) {
   return s.options.sample_modulus > 1;
 }
 
+// Whether topped row r was topped for a codec's interval only (estimate/interval_top_up.h): its
+// unique bytes' budget is the plan's in every sampled cell (not a row of few unique blocks), and
+// some sampled cell is at level 0 above it.
+bool ForInterval(const state::ScanState& s, size_t r) {
+  const state::SamplingState& sampling = s.sampling;
+  if (!sampling.adaptive) return false;
+  const size_t settings = s.options.compressions.size();
+  const std::vector<int> planned =
+      estimate::BudgetLevels(s.options, sampling.sampled, sampling.plan());
+  const std::vector<int> unique = estimate::RowBudgetLevels(s.options, sampling.sampled,
+                                                            sampling.plan(), sampling.topped_bytes);
+  bool whole = false;
+  for (size_t c = 0; c < settings && c < sampling.sampled.size(); ++c) {
+    const size_t i = r * settings + c;
+    if (!sampling.sampled[c] || i >= planned.size() || i >= unique.size()) continue;
+    if (unique[i] < planned[i]) return false;
+    whole = whole || (sampling.LevelOf(r, c) == 0 && unique[i] > 0);
+  }
+  return whole;
+}
+
 // The rows that ended topped up (a --since rescan may top a row up reading nothing again, a merge
 // by its parts' codes), with what the top-up read again, and those it left, with why.
 std::vector<TopUpSummary> TopUpSummaries(const state::ScanState& s) {
@@ -204,7 +225,7 @@ std::vector<TopUpSummary> TopUpSummaries(const state::ScanState& s) {
     const bool topped = r < s.sampling.topped_bytes.size() && s.sampling.topped_bytes[r] != 0;
     if (!topped && t.left.empty()) continue;
     out.push_back(TopUpSummary{s.rows[r].block_bytes, topped, t.blocks, t.bytes, t.seconds,
-                               topped ? std::string() : t.left});
+                               topped ? std::string() : t.left, topped && ForInterval(s, r)});
   }
   return out;
 }

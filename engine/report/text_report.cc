@@ -422,6 +422,12 @@ std::string TopUpSentence(const TopUpSummary& t, const ScanOptions& options) {
   const std::string row =
       fmt::format("{} {}", BlockSizeProperty(options), zfs::NiceBytes(t.block_size));
   const std::string blocks = fmt::format("{} block{}", t.blocks, t.blocks == 1 ? "" : "s");
+  if (t.topped && t.for_interval) {
+    return fmt::format(
+        "{}: its sampled codecs whose sample was wider than ±0.5% were run again on {} they had "
+        "skipped ({}, {:.2f} s), every unique block; exact where not marked ~",
+        row, blocks, FormatBytes(t.bytes), t.seconds);
+  }
   if (t.topped) {
     return fmt::format(
         "{} has few unique blocks: its sampled codecs {}, as many as a tree of its unique blocks "

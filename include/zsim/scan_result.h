@@ -212,6 +212,9 @@ struct TopUpSummary {
   uint64_t bytes = 0;       // their lsize
   double seconds = 0;       // wall time
   std::string left;         // why it kept its sampled figures (empty where topped)
+  // Topped only because a codec's sample was wider than +-0.5% (the interval top-up), not for
+  // few unique blocks: text only, the JSON does not say it.
+  bool for_interval = false;
 };
 
 struct InputSummary {

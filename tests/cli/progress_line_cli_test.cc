@@ -90,13 +90,13 @@ TEST(ProgressLineTest, ACostlyTopUpIsSaidBeforeItRuns) {
   f.codec_cpu_seconds = 25.2;
   f.seconds = 12.6;
   EXPECT_EQ(FormatTopUpWarning(f),
-            "zsim: recordsize 16K, 128K: few unique blocks; the sampled codecs code 1400 of them "
+            "zsim: recordsize 16K, 128K: the sampled codecs code 1400 blocks they skipped "
             "(700 MiB) after the reading, about 13 s more (25 CPU s); Ctrl-C stops with the "
             "figures read");
   f.rows = 1;
   f.block_sizes = {8 * 1024};
   f.volblocksize = true;
-  EXPECT_NE(FormatTopUpWarning(f).find("zsim: volblocksize 8K: few unique blocks;"),
+  EXPECT_NE(FormatTopUpWarning(f).find("zsim: volblocksize 8K: the sampled codecs code"),
             std::string::npos);
   f.seconds = pipeline::kCostlyCodecSeconds;  // a moment: nothing said
   EXPECT_EQ(FormatTopUpWarning(f), "");

@@ -292,6 +292,7 @@ void ExpectToppedUp(const testing::TempDir& tmp) {
   ASSERT_EQ(reported.input.top_up.size(), 1u);
   EXPECT_EQ(reported.input.top_up[0].block_size, kRecord);
   EXPECT_TRUE(reported.input.top_up[0].topped);
+  EXPECT_FALSE(reported.input.top_up[0].for_interval);  // a row of few unique blocks
   EXPECT_EQ(reported.input.top_up[0].blocks, record.blocks);
   EXPECT_TRUE(exact.input.top_up.empty());
 }

@@ -106,6 +106,7 @@ TEST(IntervalTopUpScanTest, AWideCodecIsCodedWholeANarrowOneKeepsItsSample) {
   // left, some seven eighths of them.
   ASSERT_EQ(topped.input.top_up.size(), 1u);
   EXPECT_TRUE(topped.input.top_up[0].topped);
+  EXPECT_TRUE(topped.input.top_up[0].for_interval);  // not a row of few unique blocks
   EXPECT_GT(topped.input.top_up[0].blocks, uint64_t(kRecords) * 3 / 4);
   EXPECT_LT(topped.input.top_up[0].blocks, uint64_t(kRecords));
   EXPECT_TRUE(budget.input.top_up.empty());

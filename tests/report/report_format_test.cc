@@ -307,6 +307,13 @@ TEST(TextReportTest, TheTopUpIsSaidInEveryForm) {
                               "offset 0 had other data)\n"));
   EXPECT_THAT(text, Not(HasSubstr("\nVerdict: forged")));
   EXPECT_THAT(ToText(VmLike()), Not(HasSubstr("Top-up")));
+  // A row topped up for a codec's interval alone says so (estimate/interval_top_up.h).
+  ScanResult wide = VmLike();
+  wide.input.top_up = {{128 * kKiB, true, 18467, 18467 * 128 * kKiB, 0.63, "", true}};
+  EXPECT_THAT(ToText(wide), HasSubstr("Top-up: recordsize 128K: its sampled codecs whose sample "
+                                      "was wider than ±0.5% were run again on\n  18467 blocks "
+                                      "they had skipped (2.25 GiB, 0.63 s), every unique block; "
+                                      "exact where not marked ~\n"));
 
   const nlohmann::json j = nlohmann::json::parse(ToJson(r));
   ASSERT_EQ(j["input"]["top_up"].size(), 2u);
