@@ -5,6 +5,7 @@
 
 #include "engine/estimate/codec_cost.h"
 #include "engine/estimate/sample_level.h"
+#include "engine/estimate/top_up.h"
 
 namespace zsim::estimate {
 
@@ -36,11 +37,8 @@ std::vector<int> IntervalTopUpLevels(const ScanOptions& options, const std::vect
   for (int n : near) {
     if (n >= 0) root[size_t(n)] = true;
   }
-  struct Wanted {
-    size_t c;
-    double seconds;
-  };
-  std::vector<Wanted> wanted;
+  // Per setting the rule would take, the nominal codec time of its blocks left to code.
+  std::vector<double> seconds(settings, -1);
   for (size_t c = 0; c < settings; ++c) {
     if (!sampled[c] || anchors[c] >= 0 || near[c] >= 0 || root[c] || to[c] >= 0) continue;
     if (levels[c] <= 0 || levels[c] > plain) continue;
@@ -50,19 +48,48 @@ std::vector<int> IntervalTopUpLevels(const ScanOptions& options, const std::vect
     // Narrow enough; or nothing to say (no psize at all: every sampled block embedded).
     if (!std::isfinite(half) || half <= kTargetRelativeHalfWidth) continue;
     const double speed = NominalCodecBytesPerSecond(options.compressions[c]);
-    if (!(speed > 0)) continue;
-    wanted.push_back(Wanted{c, cell.uncoded_bytes / speed});
+    if (speed > 0) seconds[c] = cell.uncoded_bytes / speed;
   }
-  // The cheapest first, within the default codecs' wishes on the row's unique bytes.
-  std::stable_sort(wanted.begin(), wanted.end(),
-                   [](const Wanted& a, const Wanted& b) { return a.seconds < b.seconds; });
-  double left = DefaultCodecWishSeconds(Plan{unique_bytes, 0}, rows[r]);
-  for (const Wanted& w : wanted) {
-    if (w.seconds > left) break;
-    left -= w.seconds;
-    to[w.c] = 0;
+  const std::vector<bool> taken = WithinTheDefaultWishes(seconds, rows[r], unique_bytes);
+  for (size_t c = 0; c < settings; ++c) {
+    if (taken[c]) to[c] = 0;
   }
   return to;
+}
+
+std::vector<bool> WithinTheDefaultWishes(const std::vector<double>& seconds, uint64_t block_bytes,
+                                         uint64_t unique_bytes) {
+  std::vector<size_t> order;
+  for (size_t c = 0; c < seconds.size(); ++c) {
+    if (seconds[c] >= 0) order.push_back(c);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return seconds[a] < seconds[b]; });
+  std::vector<bool> whole(seconds.size(), false);
+  double left = DefaultCodecWishSeconds(Plan{unique_bytes, 0}, block_bytes);
+  for (size_t c : order) {
+    if (seconds[c] > left) break;
+    left -= seconds[c];
+    whole[c] = true;
+  }
+  return whole;
+}
+
+std::vector<bool> ForeseenWhole(const ScanOptions& options, const std::vector<bool>& wide,
+                                const std::vector<int>& levels, uint64_t block_bytes,
+                                double unique_blocks, double unique_bytes) {
+  const size_t settings = options.compressions.size();
+  if (wide.size() != settings || levels.size() != settings || block_bytes == 0 ||
+      !(unique_blocks > 0) || unique_blocks > double(kTopUpMaxBlocks) || !(unique_bytes > 0)) {
+    return std::vector<bool>(settings, false);
+  }
+  std::vector<double> seconds(settings, -1);
+  for (size_t c = 0; c < settings; ++c) {
+    const double speed = NominalCodecBytesPerSecond(options.compressions[c]);
+    if (!wide[c] || levels[c] <= 0 || !(speed > 0)) continue;
+    seconds[c] = unique_bytes * (1 - std::ldexp(1.0, -levels[c])) / speed;
+  }
+  return WithinTheDefaultWishes(seconds, block_bytes, uint64_t(unique_bytes));
 }
 
 }  // namespace zsim::estimate

@@ -79,6 +79,25 @@ std::vector<int> IntervalTopUpLevels(const ScanOptions& options, const std::vect
                                      const std::vector<int>& levels, std::vector<int> to,
                                      const std::vector<IntervalCell>& cells, uint64_t unique_bytes);
 
+// The settings of a row of `block_bytes` the rule codes whole, of those with `seconds[c]` >= 0
+// (the nominal codec time of the blocks each has still to code): the cheapest first, while they
+// add up to at most the default codecs' wishes on `unique_bytes` (DefaultCodecWishSeconds).
+std::vector<bool> WithinTheDefaultWishes(const std::vector<double>& seconds, uint64_t block_bytes,
+                                         uint64_t unique_bytes);
+
+// The pilot's foresight (pilot_level.h): per setting of a row of `block_bytes`, whether the scan
+// may code it on every block from the pilot's answer on, because the interval top-up will most
+// likely take it whole at the end (and read again every block the scan skips meanwhile). `wide`:
+// settings the rule could take (sampled, no anchor, at the plain budget's level) whose pilot
+// points foresee an interval far wider than the target (PilotFindsItWide); `levels`: their levels;
+// `unique_blocks`, `unique_bytes`: the probe's estimate of the row's. Only where the row is
+// expected to be small enough to be topped up (kTopUpMaxBlocks), and within the same cost bound
+// as the rule. Its coding is work done early, never a figure: the estimate still takes the rule's
+// decision at the end, from the budget's sample.
+std::vector<bool> ForeseenWhole(const ScanOptions& options, const std::vector<bool>& wide,
+                                const std::vector<int>& levels, uint64_t block_bytes,
+                                double unique_blocks, double unique_bytes);
+
 }  // namespace zsim::estimate
 
 #endif  // ZSIM_ENGINE_ESTIMATE_INTERVAL_TOP_UP_H_

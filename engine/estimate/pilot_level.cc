@@ -106,6 +106,18 @@ bool PilotSettled(const std::vector<PilotPoint>& points, double unique_blocks, i
   return wanted && *wanted > kPilotSettledFactor * std::ldexp(unique_blocks, -(budget_level + 1));
 }
 
+bool PilotFindsItWide(const std::vector<PilotPoint>& points, double unique_blocks,
+                      int budget_level) {
+  const std::optional<double> wanted = BlocksAsked(points, kPilotSettleStep);
+  if (!wanted || !(unique_blocks > 0) || budget_level <= 0) return false;
+  // BlocksAsked is (z s / (ybar kPilotHalfWidth))^2: the relative spread per block is
+  // kPilotHalfWidth sqrt(wanted); a sample of n of N blocks has that times sqrt(1/n - 1/N).
+  const double n = std::ldexp(unique_blocks, -budget_level);
+  const double half =
+      kPilotHalfWidth * std::sqrt(*wanted) * std::sqrt(std::max(0.0, 1 / n - 1 / unique_blocks));
+  return half > kPilotWideFactor * kTargetRelativeHalfWidth;
+}
+
 int PilotLevel(const std::vector<PilotPoint>& points, double unique_blocks, int budget_level) {
   const std::optional<double> wanted = PilotBlocks(points);
   if (!wanted || !(unique_blocks > 0)) return budget_level;

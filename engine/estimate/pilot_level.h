@@ -89,6 +89,16 @@ inline constexpr size_t kPilotSettleStep = 32;
 inline constexpr double kPilotSettledFactor = 4;
 bool PilotSettled(const std::vector<PilotPoint>& points, double unique_blocks, int budget_level);
 
+// Whether `points` (at least kPilotSettleStep of them) foresee the budget's sample of a setting
+// estimated on lsize far wider than the target: the interval they give a sample at
+// `budget_level` of `unique_blocks` (with its finite population) is more than kPilotWideFactor
+// times kTargetRelativeHalfWidth. What the interval top-up (interval_top_up.h) will then most
+// likely code whole; a factor of 2, as the points are few (32 where the pilot settled early)
+// and a setting near the target is better left to the rule's own look at the budget's sample.
+inline constexpr double kPilotWideFactor = 2;
+bool PilotFindsItWide(const std::vector<PilotPoint>& points, double unique_blocks,
+                      int budget_level);
+
 // PilotLevel per setting: for each budget_levels[c] >= 0 over points[c], -1 for the others.
 std::vector<int> PilotLevels(const std::vector<std::vector<PilotPoint>>& points,
                              double unique_blocks, const std::vector<int>& budget_levels);

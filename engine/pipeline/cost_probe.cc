@@ -15,6 +15,8 @@
 #include "engine/codec/zfs_block.h"
 #include "engine/estimate/codec_budget.h"
 #include "engine/estimate/codec_cost.h"
+#include "engine/estimate/interval_top_up.h"
+#include "engine/estimate/pilot_level.h"
 #include "engine/pipeline/block_code.h"
 #include "engine/zfs/record_layout.h"
 
@@ -241,8 +243,9 @@ bool CostProbe::finished() const { return finished_.load(std::memory_order_acqui
 
 std::vector<int> CostProbe::RunPilot(
     const int* budget_levels, size_t records,
-    const std::function<std::optional<PilotBlock>(size_t)>& block_of, double unique_blocks,
-    codec::Compressor& compressor, uint8_t* scratch) {
+    const std::function<std::optional<PilotBlock>(size_t)>& block_of, uint64_t block_bytes,
+    double unique_bytes, uint64_t planned_blocks, codec::Compressor& compressor, uint8_t* scratch) {
+  const double unique_blocks = unique_bytes / double(block_bytes);
   const size_t settings = options_.compressions.size();
   const std::vector<int> budget(budget_levels, budget_levels + settings);
   std::vector<std::vector<estimate::PilotPoint>> points(settings);
@@ -279,7 +282,24 @@ std::vector<int> CostProbe::RunPilot(
       settled[c] = estimate::PilotSettled(points[c], unique_blocks, budget[c]);
     }
   }
-  return estimate::PilotLevels(points, unique_blocks, budget);
+  std::vector<int> levels = estimate::PilotLevels(points, unique_blocks, budget);
+  // The interval top-up foreseen: a setting on lsize whose points say the budget's sample will be
+  // far too wide is coded on every block from here on (level 0; the scan only lowers its coding
+  // level, the estimate still takes the rule's decision at the end: interval_top_up.h). On the
+  // planned blocks, which the unique ones never exceed (unique bytes over the block size would
+  // count a tree of small files as few blocks, and its sample as far too small).
+  std::vector<bool> wide(settings, false);
+  const double planned = double(planned_blocks);
+  for (size_t c = 0; c < settings; ++c) {
+    wide[c] = budget[c] >= 0 && levels[c] == budget[c] && pilot_.anchors[c] < 0 &&
+              estimate::PilotFindsItWide(points[c], planned, budget[c]);
+  }
+  const std::vector<bool> whole =
+      estimate::ForeseenWhole(options_, wide, levels, block_bytes, planned, unique_bytes);
+  for (size_t c = 0; c < settings; ++c) {
+    if (whole[c]) levels[c] = 0;
+  }
+  return levels;
 }
 
 std::optional<ProbeFigures> CostProbe::figures() const {
@@ -450,9 +470,10 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
         b.repeat = !seen_blocks.insert(XXH3_64bits(b.bytes.data(), b.bytes.size())).second;
         return b;
       };
-      const std::vector<int> row =
-          RunPilot(pilot_.budget_levels.data() + r * settings, order.size(), block_of,
-                   figures.unique_bytes / double(block_bytes), compressor, scratch.get());
+      const std::vector<int> row = RunPilot(
+          pilot_.budget_levels.data() + r * settings, order.size(), block_of, block_bytes,
+          figures.unique_bytes, r < pilot_.planned_blocks.size() ? pilot_.planned_blocks[r] : 0,
+          compressor, scratch.get());
       if (stop_.load(std::memory_order_relaxed)) return;
       if (row.empty()) {
         failed = true;

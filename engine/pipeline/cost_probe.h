@@ -191,11 +191,13 @@ double UniqueBytes(const std::vector<ProbedRecord>& records, double short_bytes,
 
 // What the pilot raises: per (row, setting), row-major as estimate::BudgetLevels, the budget's
 // level of a sampled codec the pilot may raise (estimate/pilot_level.h PilotBudgetLevels), or -1
-// for one it leaves alone; and per setting the setting it codes its anchor with (-1: lsize).
-// Empty: no pilot.
+// for one it leaves alone; per setting the setting it codes its anchor with (-1: lsize); and per
+// row its planned blocks (estimate::PlannedBlocks: at least its unique ones), on which the pilot
+// foresees the interval top-up (0: not known, nothing foreseen). Empty: no pilot.
 struct PilotPlan {
   std::vector<int> budget_levels;
   std::vector<int> anchors;
+  std::vector<uint64_t> planned_blocks;
 };
 
 // One block the pilot codes: its bytes as the scan codes them, the blocks of the tree it stands
@@ -226,7 +228,9 @@ class CostProbe {
   void Stop();
 
   // The pilot's levels once it has given them (per (row, setting), row-major: PilotLevel for
-  // those PilotPlan names, -1 for the others; empty when it could not read its records again);
+  // those PilotPlan names, or 0 for those it foresees the interval top-up coding whole
+  // (estimate/interval_top_up.h ForeseenWhole), -1 for the others; empty when it could not read
+  // its records again);
   // nullopt before, and for good where no pilot runs or the probe stopped or failed first
   // (finished()).
   std::optional<std::vector<int>> pilot_levels() const;
@@ -249,7 +253,8 @@ class CostProbe {
   // setting, -1 for those left alone); empty when a block cannot be read again, or on Stop.
   std::vector<int> RunPilot(const int* budget_levels, size_t records,
                             const std::function<std::optional<PilotBlock>(size_t)>& block_of,
-                            double unique_blocks, codec::Compressor& compressor, uint8_t* scratch);
+                            uint64_t block_bytes, double unique_bytes, uint64_t planned_blocks,
+                            codec::Compressor& compressor, uint8_t* scratch);
   // Whether `path` is opened through a symlink, as the scan opens it.
   bool Follow(const std::string& path) const;
   // Reads `dst.size()` bytes at `offset` of `file` whole, after waiting on the throttle if any;

@@ -2035,7 +2035,11 @@ void Scan::MaybeForecast(bool pilot_only) {
   const std::vector<int> pilot =
       estimate::PilotBudgetLevels(options_, sampling_.sampled, adaptive_, SizedPlan());
   if (std::any_of(pilot.begin(), pilot.end(), [](int level) { return level >= 0; })) {
-    pilot_plan_ = PilotPlan{pilot, sampling_.anchors};
+    std::vector<uint64_t> planned;
+    for (uint64_t block : estimate::RowBlockSizes(options_)) {
+      planned.push_back(estimate::PlannedBlocks(SizedPlan(), block));
+    }
+    pilot_plan_ = PilotPlan{pilot, sampling_.anchors, std::move(planned)};
   }
   const bool measured = control_.progress || (control_.forecast && IsCostly(*forecast_));
   if (!pilot_plan_.budget_levels.empty() || (measured && !pilot_only)) {
@@ -2061,7 +2065,15 @@ void Scan::MaybeApplyPilot() {
   const size_t settings = options_.compressions.size();
   std::lock_guard<std::mutex> lock(level_mu_);
   for (size_t i = 0; i < levels->size() && i < rows_.size() * settings; ++i) {
-    if ((*levels)[i] >= 0) RaiseSettingLevel(i / settings, i % settings, (*levels)[i]);
+    const int level = (*levels)[i];
+    if (level > 0) RaiseSettingLevel(i / settings, i % settings, level);
+    // 0: the interval top-up foreseen (cost_probe.h). The codec runs on every block from here
+    // on, which the top-up would otherwise read again; the levels recorded at the end are the
+    // budget's all the same (every block below it is coded only from here), and the estimate
+    // takes the rule's decision then.
+    if (level == 0 && i < pilot_plan_.budget_levels.size() && pilot_plan_.budget_levels[i] > 0) {
+      SettingLevel(i / settings, i % settings).store(0, std::memory_order_release);
+    }
   }
 }
 

@@ -9,7 +9,9 @@
 
 #include "engine/estimate/codec_budget.h"
 #include "engine/estimate/codec_cost.h"
+#include "engine/estimate/pilot_level.h"
 #include "engine/estimate/sample_level.h"
+#include "engine/estimate/top_up.h"
 #include "zsim/scan_options.h"
 
 namespace zsim::estimate {
@@ -145,6 +147,42 @@ TEST(IntervalTopUpTest, NothingWithoutAStatisticPerSetting) {
   EXPECT_EQ(IntervalTopUpLevels(o, {true}, {-1}, kPlan, 0, {2}, {-1}, {Cell(2, 0, 0, 7)},
                                 kBlocks * kBlock),
             (std::vector<int>{-1}));
+}
+
+// The pilot's points, as the probe gives them for a setting on lsize: lsize, lsize again (no
+// anchor), psize.
+std::vector<PilotPoint> Points(size_t n, double small, double large, int every) {
+  std::vector<PilotPoint> points;
+  for (size_t i = 0; i < n; ++i) {
+    const double psize = i % size_t(every) == 0 ? large : small + double(i % 3) * 512;
+    points.push_back({double(kBlock), double(kBlock), psize, 1});
+  }
+  return points;
+}
+
+TEST(IntervalTopUpTest, ThePilotForeseesAFarWiderSampleFromItsPoints) {
+  // Database-large's two lz4 sizes: some +-1.5% at the budget's level 2 of 24,000 blocks.
+  const std::vector<PilotPoint> wide = Points(64, 12 * 1024, 44 * 1024, 7);
+  EXPECT_TRUE(PilotFindsItWide(wide, double(kBlocks), 2));
+  // Alike blocks: far inside the target.
+  EXPECT_FALSE(PilotFindsItWide(Points(64, 12 * 1024, 12 * 1024, 7), double(kBlocks), 2));
+  // Level 0 is every block; too few points say nothing.
+  EXPECT_FALSE(PilotFindsItWide(wide, double(kBlocks), 0));
+  EXPECT_FALSE(
+      PilotFindsItWide(Points(kPilotSettleStep - 1, 12 * 1024, 44 * 1024, 7), double(kBlocks), 2));
+}
+
+TEST(IntervalTopUpTest, TheForesightTakesWhatTheRuleCouldAfford) {
+  const ScanOptions o = WithCodecs({kGzip6, kLzjb});
+  const double bytes = double(kBlocks) * double(kBlock);
+  // Both wide: lzjb's blocks left fit the default codecs' wishes, gzip-6's do not.
+  EXPECT_EQ(ForeseenWhole(o, {true, true}, {2, 2}, kBlock, double(kBlocks), bytes),
+            (std::vector<bool>{false, true}));
+  EXPECT_EQ(ForeseenWhole(o, {true, false}, {2, 2}, kBlock, double(kBlocks), bytes),
+            (std::vector<bool>{false, false}));
+  // A row too large to be topped up: the rule could not take it at the end, nothing foreseen.
+  EXPECT_EQ(ForeseenWhole(o, {true, true}, {2, 2}, kBlock, double(kTopUpMaxBlocks + 1), bytes),
+            (std::vector<bool>{false, false}));
 }
 
 }  // namespace
