@@ -77,16 +77,17 @@ std::vector<bool> WithinTheDefaultWishes(const std::vector<double>& seconds, uin
 
 std::vector<bool> ForeseenWhole(const ScanOptions& options, const std::vector<bool>& wide,
                                 const std::vector<int>& levels, uint64_t block_bytes,
-                                double unique_blocks, double unique_bytes) {
+                                double planned_blocks, double unique_blocks, double unique_bytes) {
   const size_t settings = options.compressions.size();
   if (wide.size() != settings || levels.size() != settings || block_bytes == 0 ||
-      !(unique_blocks > 0) || unique_blocks > double(kTopUpMaxBlocks) || !(unique_bytes > 0)) {
+      !(planned_blocks > 0) || planned_blocks > double(kTopUpMaxBlocks) || !(unique_bytes > 0)) {
     return std::vector<bool>(settings, false);
   }
   std::vector<double> seconds(settings, -1);
   for (size_t c = 0; c < settings; ++c) {
     const double speed = NominalCodecBytesPerSecond(options.compressions[c]);
     if (!wide[c] || levels[c] <= 0 || !(speed > 0)) continue;
+    if (std::ldexp(unique_blocks, -levels[c]) < double(kTopUpMinSample)) continue;
     seconds[c] = unique_bytes * (1 - std::ldexp(1.0, -levels[c])) / speed;
   }
   return WithinTheDefaultWishes(seconds, block_bytes, uint64_t(unique_bytes));

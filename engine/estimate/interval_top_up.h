@@ -90,13 +90,16 @@ std::vector<bool> WithinTheDefaultWishes(const std::vector<double>& seconds, uin
 // likely take it whole at the end (and read again every block the scan skips meanwhile). `wide`:
 // settings the rule could take (sampled, no anchor, at the plain budget's level) whose pilot
 // points foresee an interval far wider than the target (PilotFindsItWide); `levels`: their levels;
-// `unique_blocks`, `unique_bytes`: the probe's estimate of the row's. Only where the row is
-// expected to be small enough to be topped up (kTopUpMaxBlocks), and within the same cost bound
-// as the rule. Its coding is work done early, never a figure: the estimate still takes the rule's
-// decision at the end, from the budget's sample.
+// `planned_blocks`: the row's (at least its unique ones); `unique_blocks`, `unique_bytes`: the
+// probe's estimate of its unique ones. Only where the row is planned small enough to be topped
+// up (kTopUpMaxBlocks) and not so few unique blocks that the top-up of rows of few unique blocks
+// takes it anyway (top_up.h: fewer than kTopUpMinSample at the level), and within the same cost
+// bound as the rule. Its coding is work done early, never a figure: the estimate still takes the
+// rule's decision at the end, from the budget's sample (what the top-up reads again then depends
+// on when the pilot answered).
 std::vector<bool> ForeseenWhole(const ScanOptions& options, const std::vector<bool>& wide,
                                 const std::vector<int>& levels, uint64_t block_bytes,
-                                double unique_blocks, double unique_bytes);
+                                double planned_blocks, double unique_blocks, double unique_bytes);
 
 }  // namespace zsim::estimate
 

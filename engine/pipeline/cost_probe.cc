@@ -294,8 +294,8 @@ std::vector<int> CostProbe::RunPilot(
     wide[c] = budget[c] >= 0 && levels[c] == budget[c] && pilot_.anchors[c] < 0 &&
               estimate::PilotFindsItWide(points[c], planned, budget[c]);
   }
-  const std::vector<bool> whole =
-      estimate::ForeseenWhole(options_, wide, levels, block_bytes, planned, unique_bytes);
+  const std::vector<bool> whole = estimate::ForeseenWhole(options_, wide, levels, block_bytes,
+                                                          planned, unique_blocks, unique_bytes);
   for (size_t c = 0; c < settings; ++c) {
     if (whole[c]) levels[c] = 0;
   }

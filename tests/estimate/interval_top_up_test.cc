@@ -176,12 +176,17 @@ TEST(IntervalTopUpTest, TheForesightTakesWhatTheRuleCouldAfford) {
   const ScanOptions o = WithCodecs({kGzip6, kLzjb});
   const double bytes = double(kBlocks) * double(kBlock);
   // Both wide: lzjb's blocks left fit the default codecs' wishes, gzip-6's do not.
-  EXPECT_EQ(ForeseenWhole(o, {true, true}, {2, 2}, kBlock, double(kBlocks), bytes),
+  const double n = double(kBlocks);
+  EXPECT_EQ(ForeseenWhole(o, {true, true}, {2, 2}, kBlock, n, n, bytes),
             (std::vector<bool>{false, true}));
-  EXPECT_EQ(ForeseenWhole(o, {true, false}, {2, 2}, kBlock, double(kBlocks), bytes),
+  EXPECT_EQ(ForeseenWhole(o, {true, false}, {2, 2}, kBlock, n, n, bytes),
+            (std::vector<bool>{false, false}));
+  // A row of few unique blocks (fewer than kTopUpMinSample at its level): the top-up of such
+  // rows takes it whole anyway, and the foresight would only make its reads depend on timing.
+  EXPECT_EQ(ForeseenWhole(o, {true, true}, {2, 2}, kBlock, n, 48, 48 * double(kBlock)),
             (std::vector<bool>{false, false}));
   // A row too large to be topped up: the rule could not take it at the end, nothing foreseen.
-  EXPECT_EQ(ForeseenWhole(o, {true, true}, {2, 2}, kBlock, double(kTopUpMaxBlocks + 1), bytes),
+  EXPECT_EQ(ForeseenWhole(o, {true, true}, {2, 2}, kBlock, double(kTopUpMaxBlocks + 1), n, bytes),
             (std::vector<bool>{false, false}));
 }
 
