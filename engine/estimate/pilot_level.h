@@ -5,7 +5,10 @@
 // enough for +-0.5% at a unit spread of 0.16; homogeneous data needs far fewer (docs/estimation.md
 // has the figures). The pilot measures the spread on a few hundred distinct records the cost
 // probe reads anyway (pipeline/cost_probe.h), and raises the codec's level where the whole
-// tree's unique blocks leave enough at a higher one.
+// tree's unique blocks leave enough at a higher one. Where its points foresee the budget's sample
+// far wider than the target, it may instead let the scan code a codec on every block from its
+// answer on (PilotFindsItWide; interval_top_up.h ForeseenWhole): work the interval top-up would
+// otherwise do by reading the blocks again, never a level the estimate takes.
 //
 // The rule. A sampled setting's estimate is a regression of psize on lsize and its anchor's
 // psize (finish/tally.cc); its interval's relative half width at n sampled blocks is about
@@ -19,8 +22,10 @@
 //
 // Why the figures still depend on the data only: the pilot's records are the probe's, a function
 // of the tree (the sizing walk's file sample, sorted by path, and strides from its size), and
-// the points are the lowest-keyed distinct ones; the scan only ever raises a level (the blocks
-// below it go uncoded, and the estimate ignores any it had coded), and at its end takes the
+// the points are the lowest-keyed distinct ones; the scan only ever raises a level it records
+// (the blocks below it go uncoded, or coded early where the pilot foresaw the interval top-up,
+// and the estimate ignores any it had coded unless the top-up took the codec whole), and at its
+// end takes the
 // pilot's levels whether or not it met them while reading (pipeline/scan.cc). A merge takes the
 // higher level of each part (state/merge.cc), as for any level.
 //
