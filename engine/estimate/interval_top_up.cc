@@ -37,18 +37,19 @@ std::vector<int> IntervalTopUpLevels(const ScanOptions& options, const std::vect
   for (int n : near) {
     if (n >= 0) root[size_t(n)] = true;
   }
-  // Per setting the rule would take, the nominal codec time of its blocks left to code.
+  // Per setting the rule would take, the nominal codec time of its blocks below the level (those
+  // a scan coded early count too: the decision must not depend on which it did).
   std::vector<double> seconds(settings, -1);
   for (size_t c = 0; c < settings; ++c) {
     if (!sampled[c] || anchors[c] >= 0 || near[c] >= 0 || root[c] || to[c] >= 0) continue;
     if (levels[c] <= 0 || levels[c] > plain) continue;
     const IntervalCell& cell = cells[c];
-    if (!(cell.uncoded_bytes > 0)) continue;
+    if (!(cell.below_bytes > 0)) continue;
     const double half = cell.HalfWidth(levels[c]);
     // Narrow enough; or nothing to say (no psize at all: every sampled block embedded).
     if (!std::isfinite(half) || half <= kTargetRelativeHalfWidth) continue;
     const double speed = NominalCodecBytesPerSecond(options.compressions[c]);
-    if (speed > 0) seconds[c] = cell.uncoded_bytes / speed;
+    if (speed > 0) seconds[c] = cell.below_bytes / speed;
   }
   const std::vector<bool> taken = WithinTheDefaultWishes(seconds, rows[r], unique_bytes);
   for (size_t c = 0; c < settings; ++c) {

@@ -29,7 +29,7 @@
 //  - whose estimate gives a relative half width above the target: no level at or above its own
 //    has kMinSampledBlocks blocks within the target, as the estimate looks for one
 //    (LevelMeetingTheTarget), and all its sampled blocks together are wider,
-// goes to level 0, the cheapest first, while the nominal codec time of the bytes still to code
+// goes to level 0, the cheapest first, while the nominal codec time of the bytes below its level
 // (codec_cost.h) adds up to at most the default codecs' wishes on the row's unique bytes (what a
 // default scan of a tree of those bytes spends in its sampled codecs, codec_budget.h). A row is
 // then topped up (state::SamplingState::topped_bytes), and its cell at level 0 is exact
@@ -54,15 +54,16 @@ namespace zsim::estimate {
 // What a row's table says of one setting: its sampled blocks per level (refcount x lsize against
 // refcount x psize of every coded unique block at or above the level the scan ended at, census
 // entries and holes out, as the estimate takes them), the units they stand for (every such entry
-// but the census's, at any level), and the bytes of the unique blocks not coded (lsize).
+// but the census's, at any level), and the bytes (lsize) of those below the level, coded or not:
+// which of them a scan coded depends on its timing, and the rule must not.
 struct IntervalCell {
   LevelSamples per_level;
   double units = 0;
-  double uncoded_bytes = 0;
+  double below_bytes = 0;
   void Merge(const IntervalCell& o) {
     for (size_t lv = 0; lv < per_level.size(); ++lv) per_level[lv].Merge(o.per_level[lv]);
     units += o.units;
-    uncoded_bytes += o.uncoded_bytes;
+    below_bytes += o.below_bytes;
   }
   // The relative half width of the interval the estimate gives (finish/tally.cc) for a sample
   // based at `level`: at most the target where a level at or above it meets the target
@@ -80,7 +81,7 @@ std::vector<int> IntervalTopUpLevels(const ScanOptions& options, const std::vect
                                      const std::vector<IntervalCell>& cells, uint64_t unique_bytes);
 
 // The settings of a row of `block_bytes` the rule codes whole, of those with `seconds[c]` >= 0
-// (the nominal codec time of the blocks each has still to code): the cheapest first, while they
+// (the nominal codec time of the blocks below its level): the cheapest first, while they
 // add up to at most the default codecs' wishes on `unique_bytes` (DefaultCodecWishSeconds).
 std::vector<bool> WithinTheDefaultWishes(const std::vector<double>& seconds, uint64_t block_bytes,
                                          uint64_t unique_bytes);

@@ -195,9 +195,9 @@ bool TableSampled(const state::ScanState& s) {
   return s.options.sample_modulus > 1;
 }
 
-// Whether topped row r was topped for a codec's interval only (estimate/interval_top_up.h): its
-// unique bytes' budget is the plan's in every sampled cell (not a row of few unique blocks), and
-// some sampled cell is at level 0 above it.
+// Whether topped row r was topped for a codec's interval only (estimate/interval_top_up.h): some
+// sampled cell is at level 0 where the budget of the row's unique bytes is not, and none is at
+// that budget below the plan's (what the top-up of rows of few unique blocks leaves).
 bool ForInterval(const state::ScanState& s, size_t r) {
   const state::SamplingState& sampling = s.sampling;
   if (!sampling.adaptive) return false;
@@ -210,8 +210,9 @@ bool ForInterval(const state::ScanState& s, size_t r) {
   for (size_t c = 0; c < settings && c < sampling.sampled.size(); ++c) {
     const size_t i = r * settings + c;
     if (!sampling.sampled[c] || i >= planned.size() || i >= unique.size()) continue;
-    if (unique[i] < planned[i]) return false;
-    whole = whole || (sampling.LevelOf(r, c) == 0 && unique[i] > 0);
+    const int level = sampling.LevelOf(r, c);
+    if (level < planned[i] && level == unique[i]) return false;  // few unique blocks
+    whole = whole || (level == 0 && unique[i] > 0);
   }
   return whole;
 }

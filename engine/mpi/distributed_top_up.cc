@@ -79,7 +79,7 @@ std::vector<estimate::IntervalCell> SummedIntervalCells(const ScanOptions& optio
       f = std::copy(moments, moments + kMoments, f);
     }
     f[0] = cells[c].units;
-    f[1] = cells[c].uncoded_bytes;
+    f[1] = cells[c].below_bytes;
   }
   MPI_Allreduce(MPI_IN_PLACE, wire.data(), static_cast<int>(wire.size()), MPI_DOUBLE, MPI_SUM,
                 MPI_COMM_WORLD);
@@ -91,7 +91,7 @@ std::vector<estimate::IntervalCell> SummedIntervalCells(const ScanOptions& optio
       f += kMoments;
     }
     cells[c].units = f[0];
-    cells[c].uncoded_bytes = f[1];
+    cells[c].below_bytes = f[1];
   }
   return cells;
 }

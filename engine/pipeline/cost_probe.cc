@@ -23,6 +23,13 @@
 namespace zsim::pipeline {
 namespace {
 
+// Row r's cells of a row-major vector of `settings` per row; empty where it has none.
+std::vector<bool> RowOf(const std::vector<bool>& cells, size_t r, size_t settings) {
+  if (cells.size() < (r + 1) * settings) return {};
+  return std::vector<bool>(cells.begin() + ptrdiff_t(r * settings),
+                           cells.begin() + ptrdiff_t((r + 1) * settings));
+}
+
 constexpr uint64_t kSmallFileSeed = 0x70B3C0575EEDull;
 
 // The first row's block size (the probe reads and codes in those).
@@ -244,7 +251,8 @@ bool CostProbe::finished() const { return finished_.load(std::memory_order_acqui
 std::vector<int> CostProbe::RunPilot(
     const int* budget_levels, size_t records,
     const std::function<std::optional<PilotBlock>(size_t)>& block_of, uint64_t block_bytes,
-    double unique_bytes, uint64_t planned_blocks, codec::Compressor& compressor, uint8_t* scratch) {
+    double unique_bytes, uint64_t planned_blocks, const std::vector<bool>& foreseeable,
+    codec::Compressor& compressor, uint8_t* scratch) {
   const double unique_blocks = unique_bytes / double(block_bytes);
   const size_t settings = options_.compressions.size();
   const std::vector<int> budget(budget_levels, budget_levels + settings);
@@ -291,8 +299,8 @@ std::vector<int> CostProbe::RunPilot(
   std::vector<bool> wide(settings, false);
   const double planned = double(planned_blocks);
   for (size_t c = 0; c < settings; ++c) {
-    wide[c] = budget[c] >= 0 && levels[c] == budget[c] && pilot_.anchors[c] < 0 &&
-              estimate::PilotFindsItWide(points[c], planned, budget[c]);
+    wide[c] = budget[c] >= 0 && levels[c] == budget[c] && c < foreseeable.size() &&
+              foreseeable[c] && estimate::PilotFindsItWide(points[c], planned, budget[c]);
   }
   const std::vector<bool> whole = estimate::ForeseenWhole(options_, wide, levels, block_bytes,
                                                           planned, unique_blocks, unique_bytes);
@@ -473,7 +481,7 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
       const std::vector<int> row = RunPilot(
           pilot_.budget_levels.data() + r * settings, order.size(), block_of, block_bytes,
           figures.unique_bytes, r < pilot_.planned_blocks.size() ? pilot_.planned_blocks[r] : 0,
-          compressor, scratch.get());
+          RowOf(pilot_.foreseeable, r, settings), compressor, scratch.get());
       if (stop_.load(std::memory_order_relaxed)) return;
       if (row.empty()) {
         failed = true;

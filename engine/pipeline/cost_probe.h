@@ -193,11 +193,14 @@ double UniqueBytes(const std::vector<ProbedRecord>& records, double short_bytes,
 // level of a sampled codec the pilot may raise (estimate/pilot_level.h PilotBudgetLevels), or -1
 // for one it leaves alone; per setting the setting it codes its anchor with (-1: lsize); and per
 // row its planned blocks (estimate::PlannedBlocks: at least its unique ones), on which the pilot
-// foresees the interval top-up (0: not known, nothing foreseen). Empty: no pilot.
+// foresees the interval top-up (0: not known, nothing foreseen), and per (row, setting) whether
+// that top-up could take the setting at the end (the scan runs it; no plan anchor; the plain
+// budget's level, not one the cap raised), the only ones it foresees. Empty: no pilot.
 struct PilotPlan {
   std::vector<int> budget_levels;
   std::vector<int> anchors;
   std::vector<uint64_t> planned_blocks;
+  std::vector<bool> foreseeable;
 };
 
 // One block the pilot codes: its bytes as the scan codes them, the blocks of the tree it stands
@@ -254,7 +257,8 @@ class CostProbe {
   std::vector<int> RunPilot(const int* budget_levels, size_t records,
                             const std::function<std::optional<PilotBlock>(size_t)>& block_of,
                             uint64_t block_bytes, double unique_bytes, uint64_t planned_blocks,
-                            codec::Compressor& compressor, uint8_t* scratch);
+                            const std::vector<bool>& foreseeable, codec::Compressor& compressor,
+                            uint8_t* scratch);
   // Whether `path` is opened through a symlink, as the scan opens it.
   bool Follow(const std::string& path) const;
   // Reads `dst.size()` bytes at `offset` of `file` whole, after waiting on the throttle if any;

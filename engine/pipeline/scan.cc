@@ -2039,7 +2039,19 @@ void Scan::MaybeForecast(bool pilot_only) {
     for (uint64_t block : estimate::RowBlockSizes(options_)) {
       planned.push_back(estimate::PlannedBlocks(SizedPlan(), block));
     }
-    pilot_plan_ = PilotPlan{pilot, sampling_.anchors, std::move(planned)};
+    // Where the interval top-up could take a setting at the end (estimate/interval_top_up.h):
+    // it runs (not under --since, whose rows keep a base's codes, nor for a table --max-memory
+    // may sample), no plan anchor, the plain budget's level.
+    const size_t settings = options_.compressions.size();
+    std::vector<bool> foreseeable(pilot.size(), false);
+    const bool runs = control_.top_up && control_.interval_top_up && !since_ &&
+                      options_.max_memory_bytes == 0 && options_.sample_modulus <= 1;
+    for (size_t i = 0; i < pilot.size() && runs && settings != 0; ++i) {
+      const size_t r = i / settings, c = i % settings;
+      foreseeable[i] = pilot[i] > 0 && c < sampling_.anchors.size() && sampling_.anchors[c] < 0 &&
+                       r < planned.size() && pilot[i] == estimate::BudgetLevel(planned[r]);
+    }
+    pilot_plan_ = PilotPlan{pilot, sampling_.anchors, std::move(planned), std::move(foreseeable)};
   }
   const bool measured = control_.progress || (control_.forecast && IsCostly(*forecast_));
   if (!pilot_plan_.budget_levels.empty() || (measured && !pilot_only)) {

@@ -73,7 +73,10 @@ std::vector<estimate::IntervalCell> IntervalCells(const ScanOptions& options,
     return cells;
   }
   const int* levels = sampling.setting_levels.data() + r * settings;
+  // Which blocks below a level were coded depends on timing (the first chunks, the pilot's
+  // foresight, the ranks, a --since base): what is taken of them is their bytes, coded or not.
   table.ForEach([&](const ddt::EntryView& e) {
+    if (e.is_zero) return;  // a hole under every codec that compresses
     const int lv = estimate::SampleLevel(e.key.lo);
     const double refs = double(e.refcount), lsize = double(e.lsize);
     for (size_t c = 0; c < settings && c < e.codes.size(); ++c) {
@@ -83,9 +86,9 @@ std::vector<estimate::IntervalCell> IntervalCells(const ScanOptions& options,
       if (code != ddt::kPendingCode && e.refcount >= ddt::kHeavyRefcount) continue;
       estimate::IntervalCell& cell = cells[c];
       cell.units += 1;
-      if (code == ddt::kPendingCode) {
-        cell.uncoded_bytes += lsize;
-      } else if (lv >= levels[c]) {
+      if (lv < levels[c]) {
+        cell.below_bytes += lsize;
+      } else if (code != ddt::kPendingCode) {
         const double psize = ddt::IsEmbeddedCode(code) ? 0.0 : double(ddt::AllocatedPsize(code));
         cell.per_level[size_t(lv)].Add(refs * lsize, refs * psize);
       }

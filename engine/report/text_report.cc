@@ -424,7 +424,7 @@ std::string TopUpSentence(const TopUpSummary& t, const ScanOptions& options) {
   const std::string blocks = fmt::format("{} block{}", t.blocks, t.blocks == 1 ? "" : "s");
   if (t.topped && t.for_interval) {
     return fmt::format(
-        "{}: its sampled codecs whose sample was wider than ±0.5% were run again on {} they had "
+        "{}: its sampled codecs whose sample was wider than ±0.5% were run on the {} they had "
         "skipped ({}, {:.2f} s), every unique block; exact where not marked ~",
         row, blocks, FormatBytes(t.bytes), t.seconds);
   }

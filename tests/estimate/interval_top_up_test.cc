@@ -48,7 +48,7 @@ IntervalCell Cell(int level, double small, double large, int every,
     cell.per_level[size_t(lv)].Add(double(kBlock), large_one ? large : small);
   }
   cell.units = double(kBlocks);
-  cell.uncoded_bytes = double(kBlocks - n) * double(kBlock);
+  cell.below_bytes = double(kBlocks - n) * double(kBlock);
   return cell;
 }
 

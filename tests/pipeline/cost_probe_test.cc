@@ -491,7 +491,7 @@ TEST(CostProbeTest, PilotRaisesAlikeCodecsAndGivesNoLevelsWhenARecordIsGone) {
   const ScanOptions options = Options(
       {Compression{CompressionAlgorithm::kLz4, 0}, Compression{CompressionAlgorithm::kGzip, 6}});
   // gzip-6 at the budget's level 0 (2,560 planned blocks), anchored on lz4 (setting 0).
-  const PilotPlan plan{{-1, 0}, {-1, 0}, {}};
+  const PilotPlan plan{{-1, 0}, {-1, 0}, {}, {}};
   auto run = [&](io::FileSystem* fs) {
     CostProbe probe(fs, files, 0, data, options, zfs::WritePolicy{}, {1.0, 1.0}, 10.0, plan);
     while (!probe.finished()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -555,7 +555,7 @@ TEST(CostProbeTest, EveryReadWaitsOnTheThrottle) {
   const uint64_t data = 4 * 64 * kBlock;
   const ScanOptions options = Options(
       {Compression{CompressionAlgorithm::kLz4, 0}, Compression{CompressionAlgorithm::kGzip, 6}});
-  const PilotPlan plan{{-1, 0}, {-1, 0}, {}};
+  const PilotPlan plan{{-1, 0}, {-1, 0}, {}, {}};
   {
     // A rate no read waits for: the bytes asked equal the bytes read, which are more than the
     // first pass's (the pilot reads its records again).

@@ -6,8 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/estimate/codec_budget.h"
@@ -133,6 +135,41 @@ TEST(IntervalTopUpScanTest, AWideCodecIsCodedWholeANarrowOneKeepsItsSample) {
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   testing::ExpectSameFigures(finish::Finish(*loaded, finish::ReportOptionsOf(loaded->options)),
                              topped);
+}
+
+// A --since rescan of an unchanged tree from a base the interval top-up took whole: the base's
+// codes cover every block, the rule takes lzjb whole again with nothing to read (the blocks
+// below its level count whether or not a scan coded them), and the figures are the full scan's.
+TEST(IntervalTopUpScanTest, ARescanSinceAnIntervalToppedBaseIsToppedAgain) {
+  testing::TempDir tmp;
+  WriteTree(tmp, "f", 0, kRecords, 12);
+  // Stamps older than the base's start, so that its records vouch for the files.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const std::vector<std::string> paths = {tmp.path().string()};
+  auto fs = io::PosixFileSystem();
+  ScanControl control;
+  control.record_files = true;
+  Result<state::ScanState> base = ScanToState(Options(paths, false, 2), fs.get(), control);
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  ASSERT_EQ(base->sampling.setting_levels[0], 0);
+  SinceSummary summary;
+  Result<state::ScanState> since =
+      ScanSince(Options(paths, false, 2), std::move(*base), fs.get(), control, &summary);
+  ASSERT_TRUE(since.ok()) << since.status().ToString();
+  EXPECT_EQ(summary.read, 0u);
+  EXPECT_FALSE(summary.full_rescan);
+  EXPECT_EQ(since->sampling.setting_levels[0], 0);
+  EXPECT_EQ(since->rows[0].top_up.blocks, 0u);
+  const ScanResult rescan = finish::Finish(*since, finish::ReportOptionsOf(since->options));
+  ASSERT_EQ(rescan.results.size(), 2u);
+  EXPECT_TRUE(rescan.results[0].exact);
+  const ScanResult full = Scan(paths, false, 2, true);
+  for (size_t c = 0; c < 2; ++c) {
+    SCOPED_TRACE(c);
+    EXPECT_EQ(rescan.results[c].exact, full.results[c].exact);
+    EXPECT_EQ(rescan.results[c].psize, full.results[c].psize);
+    EXPECT_EQ(rescan.results[c].asize, full.results[c].asize);
+  }
 }
 
 // Two parts each topped up (12,000 records: level 1 of their own plans, lzjb still wider than

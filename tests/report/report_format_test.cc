@@ -311,9 +311,9 @@ TEST(TextReportTest, TheTopUpIsSaidInEveryForm) {
   ScanResult wide = VmLike();
   wide.input.top_up = {{128 * kKiB, true, 18467, 18467 * 128 * kKiB, 0.63, "", true}};
   EXPECT_THAT(ToText(wide), HasSubstr("Top-up: recordsize 128K: its sampled codecs whose sample "
-                                      "was wider than ±0.5% were run again on\n  18467 blocks "
-                                      "they had skipped (2.25 GiB, 0.63 s), every unique block; "
-                                      "exact where not marked ~\n"));
+                                      "was wider than ±0.5% were run on the 18467\n  blocks they "
+                                      "had skipped (2.25 GiB, 0.63 s), every unique block; exact "
+                                      "where not marked ~\n"));
 
   const nlohmann::json j = nlohmann::json::parse(ToJson(r));
   ASSERT_EQ(j["input"]["top_up"].size(), 2u);
