@@ -16,17 +16,16 @@ double IntervalCell::HalfWidth(int level) const {
   return all.RelativeHalfWidth95(units);
 }
 
-std::vector<int> IntervalTopUpLevels(const ScanOptions& options, const std::vector<bool>& sampled,
-                                     const std::vector<int>& anchors, const Plan& plan, size_t r,
-                                     const std::vector<int>& levels, std::vector<int> to,
-                                     const std::vector<IntervalCell>& cells,
-                                     uint64_t unique_bytes) {
+std::vector<bool> IntervalTopUpCandidates(const ScanOptions& options,
+                                          const std::vector<bool>& sampled,
+                                          const std::vector<int>& anchors, const Plan& plan,
+                                          size_t r, const std::vector<int>& levels) {
   const size_t settings = options.compressions.size();
   const std::vector<uint64_t> rows = RowBlockSizes(options);
-  if (r >= rows.size() || rows[r] == 0 || unique_bytes == 0 || to.size() != settings ||
-      levels.size() != settings || cells.size() != settings || sampled.size() < settings ||
+  std::vector<bool> out(settings, false);
+  if (r >= rows.size() || rows[r] == 0 || levels.size() != settings || sampled.size() < settings ||
       anchors.size() < settings) {
-    return to;
+    return out;
   }
   const int plain = BudgetLevelOf(plan, rows[r]);
   // Near anchors as the estimate finds them (finish/tally.cc): over the settings coded whole.
@@ -37,14 +36,31 @@ std::vector<int> IntervalTopUpLevels(const ScanOptions& options, const std::vect
   for (int n : near) {
     if (n >= 0) root[size_t(n)] = true;
   }
+  for (size_t c = 0; c < settings; ++c) {
+    out[c] = sampled[c] && anchors[c] < 0 && near[c] < 0 && !root[c] && levels[c] > 0 &&
+             levels[c] <= plain;
+  }
+  return out;
+}
+
+std::vector<int> IntervalTopUpLevels(const ScanOptions& options, const std::vector<bool>& sampled,
+                                     const std::vector<int>& anchors, const Plan& plan, size_t r,
+                                     const std::vector<int>& levels, std::vector<int> to,
+                                     const std::vector<IntervalCell>& cells,
+                                     uint64_t unique_bytes) {
+  const size_t settings = options.compressions.size();
+  const std::vector<uint64_t> rows = RowBlockSizes(options);
+  if (r >= rows.size() || unique_bytes == 0 || to.size() != settings || cells.size() != settings) {
+    return to;
+  }
+  const std::vector<bool> candidate =
+      IntervalTopUpCandidates(options, sampled, anchors, plan, r, levels);
   // Per setting the rule would take, the nominal codec time of its blocks below the level (those
   // a scan coded early count too: the decision must not depend on which it did).
   std::vector<double> seconds(settings, -1);
   for (size_t c = 0; c < settings; ++c) {
-    if (!sampled[c] || anchors[c] >= 0 || near[c] >= 0 || root[c] || to[c] >= 0) continue;
-    if (levels[c] <= 0 || levels[c] > plain) continue;
     const IntervalCell& cell = cells[c];
-    if (!(cell.below_bytes > 0)) continue;
+    if (!candidate[c] || to[c] >= 0 || !(cell.below_bytes > 0)) continue;
     const double half = cell.HalfWidth(levels[c]);
     // Narrow enough; or nothing to say (no psize at all: every sampled block embedded).
     if (!std::isfinite(half) || half <= kTargetRelativeHalfWidth) continue;

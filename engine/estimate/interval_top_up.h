@@ -60,21 +60,25 @@ struct IntervalCell {
   LevelSamples per_level;
   double units = 0;
   double below_bytes = 0;
-  void Merge(const IntervalCell& o) {
-    for (size_t lv = 0; lv < per_level.size(); ++lv) per_level[lv].Merge(o.per_level[lv]);
-    units += o.units;
-    below_bytes += o.below_bytes;
-  }
   // The relative half width of the interval the estimate gives (finish/tally.cc) for a sample
   // based at `level`: at most the target where a level at or above it meets the target
   // (LevelMeetingTheTarget), else that of every sampled block; infinity where nothing says.
   double HalfWidth(int level) const;
 };
 
+// Per setting of row `r` (of the options' rows) at `levels`: whether the rule above may take it
+// (sampled, no plan anchor, not a near anchor's root or follower, a level above 0 and at most the
+// plain budget's of `plan`), before its interval is known. The pilot's foresight asks the same
+// (pipeline/scan.cc), and a row with none needs no IntervalCell (pipeline/top_up.h).
+std::vector<bool> IntervalTopUpCandidates(const ScanOptions& options,
+                                          const std::vector<bool>& sampled,
+                                          const std::vector<int>& anchors, const Plan& plan,
+                                          size_t r, const std::vector<int>& levels);
+
 // Per setting of row `r` (of the options' rows): `to` (the levels a regular top-up brings the
 // row's settings to, -1 where it leaves one) with 0 for each setting the rule above takes to
-// every block. `levels`: the row's levels the scan ended at; `cells`: per setting, as above;
-// `unique_bytes`: the row's unique bytes not all zero.
+// every block. `levels`: the row's levels the scan ended at; `cells`: per setting, as above
+// (empty: no candidate, `to` as it is); `unique_bytes`: the row's unique bytes not all zero.
 std::vector<int> IntervalTopUpLevels(const ScanOptions& options, const std::vector<bool>& sampled,
                                      const std::vector<int>& anchors, const Plan& plan, size_t r,
                                      const std::vector<int>& levels, std::vector<int> to,

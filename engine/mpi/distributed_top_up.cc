@@ -67,6 +67,7 @@ std::vector<estimate::IntervalCell> SummedIntervalCells(const ScanOptions& optio
                                                         const state::SamplingState& merged,
                                                         size_t r, const ddt::DedupTable& table) {
   std::vector<estimate::IntervalCell> cells = pipeline::IntervalCells(options, merged, r, table);
+  if (cells.empty()) return cells;  // no candidate: alike on every rank (the merged levels)
   // Per setting: the moments of each level's sample, then the units and the bytes not coded.
   constexpr size_t kMoments = 6;
   constexpr size_t kFields = (estimate::kMaxSampleLevel + 1) * kMoments + 2;

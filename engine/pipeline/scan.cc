@@ -35,6 +35,7 @@
 #include "engine/estimate/codec_budget.h"
 #include "engine/estimate/codec_cost.h"
 #include "engine/estimate/distinct_blocks.h"
+#include "engine/estimate/interval_top_up.h"
 #include "engine/estimate/occurrence_sample.h"
 #include "engine/estimate/pilot_level.h"
 #include "engine/estimate/ratio_estimator.h"
@@ -2046,10 +2047,16 @@ void Scan::MaybeForecast(bool pilot_only) {
     std::vector<bool> foreseeable(pilot.size(), false);
     const bool runs = control_.top_up && control_.interval_top_up && !since_ &&
                       options_.max_memory_bytes == 0 && options_.sample_modulus <= 1;
-    for (size_t i = 0; i < pilot.size() && runs && settings != 0; ++i) {
-      const size_t r = i / settings, c = i % settings;
-      foreseeable[i] = pilot[i] > 0 && c < sampling_.anchors.size() && sampling_.anchors[c] < 0 &&
-                       r < planned.size() && pilot[i] == estimate::BudgetLevel(planned[r]);
+    const std::vector<int> budget =
+        estimate::BudgetLevels(options_, sampling_.sampled, SizedPlan());
+    for (size_t r = 0; r < planned.size() && runs && settings != 0; ++r) {
+      const std::vector<int> row(budget.begin() + ptrdiff_t(r * settings),
+                                 budget.begin() + ptrdiff_t((r + 1) * settings));
+      const std::vector<bool> candidate = estimate::IntervalTopUpCandidates(
+          options_, sampling_.sampled, sampling_.anchors, SizedPlan(), r, row);
+      for (size_t c = 0; c < settings; ++c) {
+        foreseeable[r * settings + c] = pilot[r * settings + c] > 0 && candidate[c];
+      }
     }
     pilot_plan_ = PilotPlan{pilot, sampling_.anchors, std::move(planned), std::move(foreseeable)};
   }

@@ -68,11 +68,19 @@ std::vector<estimate::IntervalCell> IntervalCells(const ScanOptions& options,
                                                   const state::SamplingState& sampling, size_t r,
                                                   const ddt::DedupTable& table) {
   const size_t settings = options.compressions.size();
-  std::vector<estimate::IntervalCell> cells(settings);
-  if (sampling.setting_levels.size() < (r + 1) * settings || sampling.sampled.size() < settings) {
-    return cells;
+  if (!sampling.adaptive || sampling.setting_levels.size() < (r + 1) * settings ||
+      sampling.sampled.size() < settings) {
+    return {};
   }
-  const int* levels = sampling.setting_levels.data() + r * settings;
+  const std::vector<int> row_levels(
+      sampling.setting_levels.begin() + ptrdiff_t(r * settings),
+      sampling.setting_levels.begin() + ptrdiff_t((r + 1) * settings));
+  const std::vector<bool> candidate = estimate::IntervalTopUpCandidates(
+      options, sampling.sampled, sampling.anchors, sampling.plan(), r, row_levels);
+  // The default list (every codec anchored on lz4) has none: no pass over the table.
+  if (std::none_of(candidate.begin(), candidate.end(), [](bool b) { return b; })) return {};
+  std::vector<estimate::IntervalCell> cells(settings);
+  const int* levels = row_levels.data();
   // Which blocks below a level were coded depends on timing (the first chunks, the pilot's
   // foresight, the ranks, a --since base): what is taken of them is their bytes, coded or not.
   table.ForEach([&](const ddt::EntryView& e) {
@@ -81,7 +89,7 @@ std::vector<estimate::IntervalCell> IntervalCells(const ScanOptions& options,
     const double refs = double(e.refcount), lsize = double(e.lsize);
     for (size_t c = 0; c < settings && c < e.codes.size(); ++c) {
       const ddt::PsizeCode code = e.codes[c];
-      if (!sampling.sampled[c] || ddt::IsHoleCode(code)) continue;
+      if (!candidate[c] || ddt::IsHoleCode(code)) continue;
       // The census's entries, as the tally takes them (finish/tally.cc): exact, out of the sample.
       if (code != ddt::kPendingCode && e.refcount >= ddt::kHeavyRefcount) continue;
       estimate::IntervalCell& cell = cells[c];

@@ -47,7 +47,8 @@ std::vector<int> RowTopUpLevels(const ScanOptions& options, const state::Samplin
                                 const std::vector<estimate::IntervalCell>& cells);
 
 // Per setting: what row `r`'s `table` says of it at the level the scan ended at
-// (sampling.setting_levels; estimate::IntervalCell), for the interval top-up.
+// (sampling.setting_levels; estimate::IntervalCell), for the interval top-up; empty where no
+// setting is its candidate (estimate::IntervalTopUpCandidates), alike on every rank.
 std::vector<estimate::IntervalCell> IntervalCells(const ScanOptions& options,
                                                   const state::SamplingState& sampling, size_t r,
                                                   const ddt::DedupTable& table);

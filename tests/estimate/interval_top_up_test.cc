@@ -111,6 +111,18 @@ TEST(IntervalTopUpTest, ALevelAboveThePlainBudgetIsLeft) {
             (std::vector<int>{1}));
 }
 
+TEST(IntervalTopUpTest, CandidatesAreTheSettingsOnLsizeAtThePlainBudget) {
+  // lz4 exact, lzjb anchored on it, zle on lsize at the plan's level, gzip-6 above it (the cap).
+  const ScanOptions o = WithCodecs({kLz4, kLzjb, kZle, kGzip6});
+  EXPECT_EQ(IntervalTopUpCandidates(o, {false, true, true, true}, {-1, 0, -1, -1}, kPlan, 0,
+                                    {0, 2, 2, 3}),
+            (std::vector<bool>{false, false, true, false}));
+  // A row of another block size than the options have: none.
+  EXPECT_EQ(IntervalTopUpCandidates(o, {false, true, true, true}, {-1, 0, -1, -1}, kPlan, 1,
+                                    {0, 2, 2, 3}),
+            (std::vector<bool>{false, false, false, false}));
+}
+
 TEST(IntervalTopUpTest, TheCheapestGoFirstWithinTheDefaultCodecsWishes) {
   // gzip-6 on the 18,000 blocks left costs more than the default codecs' whole wish on the row;
   // lzjb and zle fit.
