@@ -47,9 +47,9 @@ struct SamplingPlan {
 };
 
 // A default (not --exact) scan samples every codec (every setting but `off`), each at its own
-// level per recordsize (codec_budget.h), but lz4 when the list holds another codec: lz4 then
-// runs on every unique block (about 0.4 CPU s per GB on the bench machine, near the reading's
-// cost) and is the regression auxiliary of the others, whose psize it predicts with a
+// level per recordsize (codec_budget.h), but lz4: lz4 runs on every unique block (about 0.4 CPU
+// s per GB on the bench machine, near the reading's cost), so its figures are exact, and it is
+// the regression auxiliary of the others, whose psize it predicts with a
 // correlation of 0.99 or more for the LZ77 codecs on the bundled database sample: their
 // intervals shrink by about sqrt(1 - corr^2) (bench/results/2026-12-02-cost3). Lists without
 // lz4 keep lsize. --exact samples nothing.
