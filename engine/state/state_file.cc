@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <tuple>
@@ -1261,10 +1262,19 @@ Status CheckSavePath(const std::string& path) {
     return Status::InvalidArgument("--save " + path + ": the directory " + dir.string() +
                                    " does not exist");
   }
-  if (::access(dir.c_str(), W_OK) != 0) {
-    return Status::InvalidArgument("--save " + path + ": the directory " + dir.string() +
-                                   " is not writable");
+  // A file created and removed again is the proof the write at the end needs: access() answers
+  // root yes where the file system itself refuses new files (/proc, /sys).
+  std::string probe = dir.string();
+  probe += "/.";
+  probe += std::filesystem::path(path).filename().string();
+  probe += ".zsim-probe-XXXXXX";
+  const int fd = ::mkostemp(probe.data(), O_CLOEXEC);
+  if (fd < 0) {
+    return Status::InvalidArgument("--save " + path + ": cannot create a file in " + dir.string() +
+                                   ": " + std::strerror(errno));
   }
+  ::close(fd);
+  ::unlink(probe.c_str());
   return Status::Ok();
 }
 

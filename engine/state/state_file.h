@@ -119,7 +119,9 @@ inline constexpr uint32_t kStateFormatVersion = 22;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory this process
-// may write to. Touches nothing (checked before a scan starts).
+// can create a file in (checked before a scan starts: a hidden probe file beside `path` is
+// created and removed, as access() says yes to root where /proc, /sys or a read-only mount
+// refuse; nothing else is touched).
 Status CheckSavePath(const std::string& path);
 
 // Writes `state` to `path` atomically. The bytes written in *bytes when given.

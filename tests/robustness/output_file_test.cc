@@ -233,6 +233,28 @@ TEST_F(OutputFileTest, MissingDirectoryADirectoryOrAnUnwritablePathIsBadUsageBef
   ExpectRefused({fifo}, "/dev/null", "not a regular file");
 }
 
+// --save is checked as --html is: /proc and /sys refuse new files even to root, whom access()
+// tells yes, and the scan ran to its end before saying the state could not be saved (exit 1,
+// the report on stdout). Now exit 2 and no report: nothing was scanned.
+TEST_F(OutputFileTest, SaveWhereNoFileCanBeCreatedIsBadUsageBeforeTheScan) {
+  for (const std::string save : {"/proc/zsim-state", "/sys/kernel/zsim-state"}) {
+    const testing::CommandResult r = RunZsim({"scan", tree_.string(), "-q", "--save", save});
+    EXPECT_EQ(r.exit_code, 2) << save << ": " << r.err;
+    EXPECT_EQ(r.out, "") << save;
+    EXPECT_NE(r.err.find("--save " + save + ": cannot create a file in /"), std::string::npos)
+        << r.err;
+  }
+  // A writable directory keeps no probe behind.
+  const fs::path out = tmp_.path() / "out";
+  const testing::CommandResult ok =
+      RunZsim({"scan", tree_.string(), "-q", "--save", (out / "s.zstate").string()});
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(out)) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{".keep", "s.zstate"}));
+}
+
 TEST_F(OutputFileTest, HtmlReplacesAnExistingFileWholeAndNeverWritesThroughItsInode) {
   // The target has a second name (a hard link) elsewhere: replacing the target by rename leaves
   // that name's contents alone, where writing in place would have changed both.
