@@ -565,39 +565,65 @@ std::optional<AdviceItem> NoDdtItem(const Context& c) {
   return std::nullopt;
 }
 
-// Directories whose data would store kDirectoryGain less with another setting, in a dataset of
-// their own: from the per-setting breakdowns (psize of their blocks), largest saving first.
-// Only settings whose codec coded every block, in a table that kept every key, take part: a
-// sampled codec's psize per directory rests on the few sampled blocks that fall in it (a whole
-// tree's row read 37.4 MiB where its setting's table said 62.1 MiB), and a sampled table's
-// rows on the references of the keys it kept (--sample 1/16 of a small tree: a few hundred),
-// too little to advise a dataset on.
+// The settings a directory's advice may rest on: their codec coded every block, in a table that
+// kept every key. A sampled codec's psize per directory rests on the few sampled blocks that fall
+// in it (a whole tree's row read 37.4 MiB where its setting's table said 62.1 MiB), and a sampled
+// table's rows on the references of the keys it kept (--sample 1/16 of a small tree: a few
+// hundred), too little to advise a dataset on.
 bool CodedEveryBlock(const SettingResult& s) { return !EstimatedFiguresOf(s).with_dedup; }
 
+// Directories whose data would store kDirectoryGain less with another setting, in a dataset of
+// their own: from the per-setting breakdowns (psize of their blocks), largest saving first.
+// A directory's setting is chosen as the compression item chooses the pool's (codec_choice.h):
+// of the settings storing within kCodecTie of the least, the fastest, and only where it stores
+// kDirectoryGain less than the recommended one. Shares are of the data in records (LogicalOf).
+// A directory holding all but kDirectoryShare of the data is left out: its dataset would be the
+// scan's, which the compression item decides (an input root advised gzip-6 "as a dataset of its
+// own" beside "zstd-3 would store only 9.99% less: not worth its CPU", gzip-6 storing 11% less and
+// tied with zstd-3).
 std::vector<DirectoryAdvice> DirectoryAdvices(const ScanResult& r, const Decision& d) {
   std::vector<DirectoryAdvice> out;
   const Breakdowns* base = BreakdownFor(r, d.featured);
-  if (base == nullptr || r.input.bytes_logical == 0) return out;
-  if (!CodedEveryBlock(r.results[size_t(d.featured)])) return out;
+  if (base == nullptr) return out;
+  const SettingResult& featured = r.results[size_t(d.featured)];
+  if (!CodedEveryBlock(featured)) return out;
+  // The data in records, as each row's lsize and zero_lsize count it (holes are in no row: an
+  // input root of sparse images held 6% of their 128 MiB, all of their data).
+  const double logical = double(LogicalOf(featured));
+  if (logical <= 0) return out;
   for (const BreakdownRow& row : base->directories) {
-    if (double(row.lsize + row.zero_lsize) < kDirectoryShare * double(r.input.bytes_logical) ||
+    const double held = double(row.lsize + row.zero_lsize);
+    if (held < kDirectoryShare * logical || held > (1.0 - kDirectoryShare) * logical ||
         row.psize == 0) {
       continue;
     }
-    DirectoryAdvice best{row.name, d.featured, row.lsize, row.psize, row.psize, 0};
+    // Per setting, the directory's psize (0: not known, or no blocks that take space).
+    std::vector<uint64_t> psize(r.results.size(), 0);
+    uint64_t least = 0;
     for (size_t i = 0; i < r.results.size(); ++i) {
       const Breakdowns* b = BreakdownFor(r, int(i));
-      if (b == nullptr || b == base || !CodedEveryBlock(r.results[i])) continue;
+      if (b == nullptr || !CodedEveryBlock(r.results[i]) ||
+          r.results[i].compression.algorithm == CompressionAlgorithm::kOff) {
+        continue;
+      }
       for (const BreakdownRow& other : b->directories) {
-        if (other.name == row.name && other.psize > 0 && other.psize < best.psize) {
-          best.setting = int(i);
-          best.psize = other.psize;
-        }
+        if (other.name == row.name) psize[i] = other.psize;
+      }
+      if (psize[i] > 0 && (least == 0 || psize[i] < least)) least = psize[i];
+    }
+    if (least == 0) continue;
+    std::vector<int> near;
+    for (size_t i = 0; i < psize.size(); ++i) {
+      if (psize[i] > 0 && double(psize[i]) <= double(least) * (1.0 + kCodecTie)) {
+        near.push_back(int(i));
       }
     }
-    if (double(best.psize) > double(row.psize) * (1.0 - kDirectoryGain)) continue;
-    best.saved_bytes = row.psize - best.psize;
-    out.push_back(best);
+    const int pick = FastestIndex(r.results, near);
+    const uint64_t picked = psize[size_t(pick)];
+    if (pick == d.featured || double(picked) > double(row.psize) * (1.0 - kDirectoryGain)) {
+      continue;
+    }
+    out.push_back({row.name, pick, row.lsize, picked, row.psize, row.psize - picked});
   }
   std::stable_sort(out.begin(), out.end(), [](const DirectoryAdvice& a, const DirectoryAdvice& b) {
     return a.saved_bytes > b.saved_bytes;

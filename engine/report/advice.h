@@ -85,8 +85,8 @@ struct AdviceItem {
 // A directory that would store at least kDirectoryGain less in its own dataset with another
 // setting than with the recommended one (breakdown psize, per setting).
 inline constexpr double kDirectoryGain = 0.10;
-// ... and holds at least this share of the scan's logical bytes (smaller ones are not worth a
-// dataset of their own).
+// ... and holds at least this share of the data in records (smaller ones are not worth a dataset
+// of their own), and not all but this share (its dataset would be the scan's).
 inline constexpr double kDirectoryShare = 0.02;
 struct DirectoryAdvice {
   std::string name;

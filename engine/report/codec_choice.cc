@@ -76,24 +76,27 @@ int CheapIndex(const std::vector<SettingResult>& rs, uint64_t block_bytes) {
   return -1;
 }
 
-int StrongestWorthwhileIndex(const std::vector<SettingResult>& rs, uint64_t block_bytes) {
-  const int smallest = SmallestCompressedIndex(rs, block_bytes);
-  if (smallest < 0) return -1;
-  const double limit = double(rs[size_t(smallest)].used) * (1.0 + kCodecTie);
-  std::vector<int> near;
+int FastestIndex(const std::vector<SettingResult>& rs, const std::vector<int>& candidates) {
   bool timed = true;
-  for (size_t i = 0; i < rs.size(); ++i) {
-    if (!Candidate(rs, i, block_bytes) || double(rs[i].used) > limit) continue;
-    near.push_back(int(i));
-    timed &= CodecBytesPerSecond(rs[i]) > 0;
-  }
-  return *std::min_element(near.begin(), near.end(), [&](int x, int y) {
+  for (int i : candidates) timed &= CodecBytesPerSecond(rs[size_t(i)]) > 0;
+  return *std::min_element(candidates.begin(), candidates.end(), [&](int x, int y) {
     const SettingResult& a = rs[size_t(x)];
     const SettingResult& b = rs[size_t(y)];
     if (timed) return CodecBytesPerSecond(a) > CodecBytesPerSecond(b);
     const int ra = CostRank(a.compression.algorithm), rb = CostRank(b.compression.algorithm);
     return ra != rb ? ra < rb : a.compression.level < b.compression.level;
   });
+}
+
+int StrongestWorthwhileIndex(const std::vector<SettingResult>& rs, uint64_t block_bytes) {
+  const int smallest = SmallestCompressedIndex(rs, block_bytes);
+  if (smallest < 0) return -1;
+  const double limit = double(rs[size_t(smallest)].used) * (1.0 + kCodecTie);
+  std::vector<int> near;
+  for (size_t i = 0; i < rs.size(); ++i) {
+    if (Candidate(rs, i, block_bytes) && double(rs[i].used) <= limit) near.push_back(int(i));
+  }
+  return FastestIndex(rs, near);
 }
 
 int PickCompression(const std::vector<SettingResult>& rs, uint64_t block_bytes) {

@@ -22,9 +22,13 @@ bool IsCheapCodec(CompressionAlgorithm algorithm);
 // Index of the cheap codec at `block_bytes` (lz4, else lzjb), -1 when neither was evaluated.
 int CheapIndex(const std::vector<SettingResult>& results, uint64_t block_bytes);
 
-// Of the codecs at `block_bytes` storing (`used`) within kCodecTie of the smallest, the fastest:
-// by measured speed when every one of them was timed, else lz4 < zle < lzjb < zstd < gzip, lower
-// level first. -1 when none compresses.
+// Of the settings `candidates` (indices into `results`, not empty), the fastest: by measured
+// speed when every one of them was timed, else lz4 < zle < lzjb < zstd < gzip, lower level
+// first; of equals, the first in `candidates`.
+int FastestIndex(const std::vector<SettingResult>& results, const std::vector<int>& candidates);
+
+// Of the codecs at `block_bytes` storing (`used`) within kCodecTie of the smallest, the fastest
+// (FastestIndex). -1 when none compresses.
 int StrongestWorthwhileIndex(const std::vector<SettingResult>& results, uint64_t block_bytes);
 
 // The compression to recommend at `block_bytes`: the strongest worthwhile codec when it stores
