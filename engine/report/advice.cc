@@ -38,16 +38,25 @@ std::string DedupRatioText(const Decision& d, double ratio) {
 
 std::string Percent(double fraction) { return fmt::format("{:.0f}%", fraction * 100.0); }
 
-// A gain judged against `threshold`: one decimal where the whole percent would read as the
-// threshold itself, so that "10% less: worth it" and "only 10% less: not worth it" never stand
-// for 10.4% and 9.6%.
+// A gain judged against `threshold`, in percent, as the sentence says it and its figure carries
+// it (one number, so that "only 9% less" never stands beside a figure of 8): whole, or one
+// decimal where the whole percent would read as the threshold itself, so that "10% less: worth
+// it" and "only 10% less: not worth it" never stand for 10.4% and 9.6%; a gain below the
+// threshold that one decimal would still round onto it is cut to two (9.99%, never 10.00%).
+struct ShownGain {
+  double percent = 0;
+  int decimals = 0;
+};
+ShownGain GainShown(double gain, double threshold) {
+  const double pct = gain * 100.0;
+  if (std::abs(gain - threshold) * 100.0 >= 0.5) return {std::round(pct), 0};
+  const double tenths = std::round(pct * 10.0) / 10.0;
+  if (gain < threshold && tenths >= threshold * 100.0) return {std::floor(pct * 100.0) / 100.0, 2};
+  return {tenths, 1};
+}
 std::string GainPercent(double gain, double threshold) {
-  if (std::abs(gain - threshold) * 100.0 >= 0.5) return Percent(gain);
-  // Two decimals where one would round onto the threshold from below (9.96%).
-  if (gain < threshold && std::round(gain * 1000.0) >= std::round(threshold * 1000.0)) {
-    return fmt::format("{:.2f}%", gain * 100.0);
-  }
-  return fmt::format("{:.1f}%", gain * 100.0);
+  const ShownGain g = GainShown(gain, threshold);
+  return fmt::format("{:.{}f}%", g.percent, g.decimals);
 }
 
 bool IsOff(const SettingResult& s) { return s.compression.algorithm == CompressionAlgorithm::kOff; }
@@ -201,7 +210,8 @@ AdviceItem CompressionItem(const Context& c) {
   if (!featured_is_cheap) {
     const double gain = 1.0 - Fraction(double(f.used), double(cheap_s->used));
     item.figures.push_back({"cheap_compressratio", cheap_s->compressratio});
-    item.figures.push_back({"gain_over_cheap_percent", std::round(gain * 100.0)});
+    item.figures.push_back(
+        {"gain_over_cheap_percent", GainShown(gain, kStrongerCodecGain).percent});
     item.sentence = fmt::format(
         "{} {} ({}){}, storing {} less than {} ({}{}): worth its CPU cost on this data.", c.codec,
         saves, CompressText(f), SpeedText(f), GainPercent(gain, kStrongerCodecGain),
@@ -233,8 +243,8 @@ AdviceItem CompressionItem(const Context& c) {
     const double gain = 1.0 - Fraction(double(b.used), double(f.used));
     if (gain > 0.005) {
       item.figures.push_back({"best_compressratio", b.compressratio});
-      // Below the threshold by construction: floored, so 9.6% is 9, never the threshold's 10.
-      item.figures.push_back({"best_gain_percent", std::floor(gain * 100.0)});
+      // Below the threshold by construction, and shown so: 9.6, 9.99, never the threshold's 10.
+      item.figures.push_back({"best_gain_percent", GainShown(gain, kStrongerCodecGain).percent});
       item.sentence +=
           fmt::format(" {} (compressratio {}){} would store only {} less: not worth its CPU.",
                       CompressionName(b.compression), Ratio(b.compressratio), SpeedText(b),

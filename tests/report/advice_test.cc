@@ -275,12 +275,36 @@ TEST(AdviceTest, AGainNearTheStrongerCodecThresholdShowsItsDecimal) {
     EXPECT_EQ(a.featured, worth ? 2 : 1);
     const AdviceItem& comp = Item(a, AdviceKind::kCompression);
     EXPECT_THAT(comp.sentence, HasSubstr(text));
-    // The JSON figure of a gain found too small never reads as the threshold: 9, not 10.
+    // The JSON figure is the number the sentence says, and a gain found too small never
+    // reads as the threshold: 9.6, not 10.
     if (worth) {
-      EXPECT_DOUBLE_EQ(comp.Figure("gain_over_cheap_percent"), 10.0);
+      EXPECT_DOUBLE_EQ(comp.Figure("gain_over_cheap_percent"), 10.4);
     } else {
-      EXPECT_DOUBLE_EQ(comp.Figure("best_gain_percent"), 9.0);
+      EXPECT_DOUBLE_EQ(comp.Figure("best_gain_percent"), 9.6);
     }
+  }
+}
+
+// Far from the threshold the sentence says a whole percent and the figure is that number (a
+// review found "would store only 9% less" beside best_gain_percent 8, for 8.997%); within a
+// hundredth below it, two decimals cut, never rounded onto it (9.996% was "10.00%").
+TEST(AdviceTest, TheSentenceAndItsFigureSayOneGain) {
+  for (const auto& [ratio, text, figure] :
+       {std::tuple{3.2966, "would store only 9% less", 9.0},
+        std::tuple{3.33322, "would store only 9.99% less", 9.99}}) {
+    SCOPED_TRACE(text);
+    ScanResult r = SourceTree();
+    r.results[2] = MakeSetting({.algorithm = CompressionAlgorithm::kZstd,
+                                .level = 3,
+                                .lsize = 2 * kGiB,
+                                .compressratio = ratio,
+                                .dedup_ratio = 1.02,
+                                .ddt_in_core_bytes = 9 * kMiB});
+    const Advice a = ComputeAdvice(r);
+    ASSERT_EQ(a.featured, 1);
+    const AdviceItem& comp = Item(a, AdviceKind::kCompression);
+    EXPECT_THAT(comp.sentence, HasSubstr(text));
+    EXPECT_DOUBLE_EQ(comp.Figure("best_gain_percent"), figure);
   }
 }
 
