@@ -93,4 +93,42 @@ void FillBlockSizes(const ddt::DedupTable& table, const CodeSettler& codes, uint
   }
 }
 
+void CalibrateBlockSizes(SettingResult* s) {
+  if (s->exact && s->dedup.sample_modulus <= 1) return;
+  uint64_t sum = 0, count = 0;
+  for (const BlockSizeBucket& b : s->block_sizes) {
+    sum += b.psize;
+    count += b.blocks;
+  }
+  if (sum == 0 || s->psize == 0) return;
+  // Sizes by the psize, counts by the data blocks (s->blocks.data): scaled by the psize alone,
+  // a sample holding too few large blocks came out with half as many blocks again.
+  const double factor = double(s->psize) / double(sum);
+  const double per_block =
+      count > 0 && s->blocks.data > 0 ? double(s->blocks.data) / double(count) : factor;
+  auto scaled = [factor](uint64_t v) { return static_cast<uint64_t>(double(v) * factor + 0.5); };
+  auto counted = [per_block](uint64_t v) {
+    return static_cast<uint64_t>(double(v) * per_block + 0.5);
+  };
+  // The buckets' psize by cumulative rounding, so that they add up to the setting's exactly.
+  double cumulative = 0;
+  uint64_t given = 0;
+  for (BlockSizeBucket& b : s->block_sizes) {
+    cumulative += double(b.psize) * factor;
+    const uint64_t upto = static_cast<uint64_t>(cumulative + 0.5);
+    b.psize = upto - given;
+    given = upto;
+    b.blocks = counted(b.blocks);
+    b.asize = scaled(b.asize);
+    b.unique_blocks = counted(b.unique_blocks);
+    b.unique_asize = scaled(b.unique_asize);
+  }
+  for (SmallBlocks& t : s->small_blocks) {
+    t.blocks = counted(t.blocks);
+    t.unique_blocks = counted(t.unique_blocks);
+    t.asize = scaled(t.asize);
+    t.unique_asize = scaled(t.unique_asize);
+  }
+}
+
 }  // namespace zsim::finish

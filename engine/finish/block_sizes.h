@@ -34,6 +34,16 @@ void FillBlockSizes(const ddt::DedupTable& table, const CodeSettler& codes, uint
                     const zfs::AllocationModel& alloc, int copies,
                     const std::vector<int>& known_levels, std::vector<SettingResult>* settings);
 
+// Where `s`'s histogram is an estimate (a sampled table, --sample or --max-memory; a sampled
+// codec), scales its buckets and thresholds so that the buckets' psize adds up to the setting's
+// own (`s->psize`, from the tally: the estimate the settings table states), and their block
+// counts to its data blocks (`s->blocks.data`); asizes go with the psize. The histogram keeps
+// its sample's shape; scaled by the table's sampling alone, a sample of 1/16 of /usr/share/doc's
+// keys added up to 53.6 MB against the setting's 83.6 MB (its few largest blocks drawn or not),
+// and the special vdev's sizes came from it. Exact histograms are left as they are (they add up
+// already).
+void CalibrateBlockSizes(SettingResult* s);
+
 }  // namespace zsim::finish
 
 #endif  // ZSIM_ENGINE_FINISH_BLOCK_SIZES_H_

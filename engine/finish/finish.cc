@@ -327,6 +327,7 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
     for (size_t c = 0; c < out.size(); ++c) {
       out[c].block_sizes = std::move(sizes[row][c].block_sizes);
       out[c].small_blocks = std::move(sizes[row][c].small_blocks);
+      CalibrateBlockSizes(&out[c]);
     }
     for (size_t c = 0; c < out.size(); ++c) {
       out[c].codec_seconds = rs.codec_seconds[c];

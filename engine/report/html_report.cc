@@ -149,8 +149,8 @@ void SettingsTable(const ScanResult& r, const Advice& a, std::string& out) {
 }
 
 // The text report's note under a section whose figures rest on a sample (SampledNoteText).
-std::string SampledNoteHtml(const SettingResult& f, bool with_codec) {
-  const std::string note = SampledNoteText(f, with_codec);
+std::string SampledNoteHtml(const SettingResult& f, bool with_codec, bool calibrated = false) {
+  const std::string note = SampledNoteText(f, with_codec, calibrated);
   return note.empty() ? note : "<p class=\"meta\">" + HtmlEscape(note) + "</p>\n";
 }
 
@@ -187,7 +187,7 @@ void BlockSizes(const ScanResult& r, const Advice& a, std::string& out) {
   out += fmt::format("<h2>Block sizes and special vdev: {} {}, compression {}</h2>\n",
                      BlockSizeProperty(r.options), zfs::NiceBytes(f.recordsize),
                      CompressionName(f.compression));
-  out += SampledNoteHtml(f, /*with_codec=*/true);
+  out += SampledNoteHtml(f, /*with_codec=*/true, /*calibrated=*/true);
   if (!f.block_sizes.empty()) {
     out +=
         "<p class=\"meta\">Data blocks by psize, as <code>zdb -bb</code> groups them (count: "

@@ -75,23 +75,29 @@ std::string ScannedBytesText(const InputSummary& in) {
   return text;
 }
 
-std::string SampledNoteText(const SettingResult& f, bool with_codec) {
+std::string SampledNoteText(const SettingResult& f, bool with_codec, bool calibrated) {
   const EstimatedFigures e = EstimatedFiguresOf(f);
   const bool table = e.table;
   const bool codec = with_codec && e.without_dedup;
   if (!table && !codec) return "";
   std::string what;
   if (table) {
-    what = fmt::format(
-        "the dedup table kept 1/{} of the blocks (by fingerprint), and the counts and sizes here "
-        "are those of its sample scaled up {} times",
-        f.dedup.sample_modulus, f.dedup.sample_modulus);
+    what = calibrated ? fmt::format(
+                            "the dedup table kept 1/{} of the blocks (by fingerprint), and the "
+                            "counts and sizes here are its sample's, scaled to add up to the "
+                            "setting's psize",
+                            f.dedup.sample_modulus)
+                      : fmt::format(
+                            "the dedup table kept 1/{} of the blocks (by fingerprint), and the "
+                            "counts and sizes here are those of its sample scaled up {} times",
+                            f.dedup.sample_modulus, f.dedup.sample_modulus);
   }
   if (codec) {
     what += std::string(what.empty() ? "" : "; ") + "the sizes after compression rest on " +
             CompressionName(f.compression) + "'s sample of the unique blocks";
   }
-  return "~ estimates: " + what + " (intervals in the settings table).";
+  // The settings table gives the codec's interval; a sampled table's is the dedup ratio's only.
+  return "~ estimates: " + what + (codec ? " (intervals in the settings table)." : ".");
 }
 
 std::string SavedBaseText(const ScanResult& r) {
@@ -184,8 +190,9 @@ void Settings(const ScanResult& r, const Advice& a, const TextOptions& t, std::s
   }
 }
 
-std::string SampledNote(const SettingResult& f, bool with_codec, size_t width) {
-  const std::string note = SampledNoteText(f, with_codec);
+std::string SampledNote(const SettingResult& f, bool with_codec, size_t width,
+                        bool calibrated = false) {
+  const std::string note = SampledNoteText(f, with_codec, calibrated);
   return note.empty() ? note : Wrap(note, width, "", "  ");
 }
 
@@ -247,7 +254,7 @@ void BlockSizes(const ScanResult& r, const SettingResult& f, const Advice& a, co
     out += fmt::format("{} {}, compression {}: data blocks by psize, as `zdb -bb` groups them\n",
                        BlockSizeProperty(r.options), zfs::NiceBytes(f.recordsize),
                        CompressionName(f.compression));
-    out += SampledNote(f, /*with_codec=*/true, t.width);
+    out += SampledNote(f, /*with_codec=*/true, t.width, /*calibrated=*/true);
     uint64_t total = 0;
     for (const BlockSizeBucket& b : f.block_sizes) total += b.asize;
     TextTable table({{"block size", false, 0},

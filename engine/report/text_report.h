@@ -62,8 +62,10 @@ std::string ScannedBytesText(const InputSummary& input);
 
 // Under a section of the featured setting whose figures rest on a sample (the histogram, the DDT
 // size, the block sizes, the breakdown): which sample, or "" where none; `with_codec`: the
-// section's sizes rest on the codec's sample too.
-std::string SampledNoteText(const SettingResult& setting, bool with_codec);
+// section's sizes rest on the codec's sample too; `calibrated`: its sample's counts and sizes
+// are scaled to add up to the setting's psize (finish/block_sizes.h CalibrateBlockSizes), not
+// scaled up by the table's sampling alone.
+std::string SampledNoteText(const SettingResult& setting, bool with_codec, bool calibrated = false);
 
 // The settings table's note on the base of its saved figures (the HTML report's too).
 std::string SavedBaseText(const ScanResult& r);
