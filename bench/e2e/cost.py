@@ -209,9 +209,14 @@ def progress(args, log, d):
     run(cat_cmd(d), shell=True)
     ratios = []
     for _ in range(args.reps):
-        w, out, err = run([args.zsim, "scan", d, "--json", "--progress", "--threads", str(CORES)]
-                          + shlex.split(args.progress_args))
-        text = err.decode(errors="replace").replace("\x1b[K", "")
+        # On a terminal: in a log zsim writes a progress line every 10 s only ("zsim: progress:
+        # ..."), too few to see 10% of a scan of seconds. script(1) gives it a pseudo-terminal,
+        # whose output (zsim's stderr; the report goes to /dev/null) comes back on stdout.
+        cmd = [args.zsim, "scan", d, "--json", "--progress", "--threads", str(CORES)] + \
+            shlex.split(args.progress_args)
+        w, out, err = run(["script", "-qec", " ".join(shlex.quote(c) for c in cmd) +
+                           " > /dev/null", "/dev/null"])
+        text = out.decode(errors="replace").replace("\x1b[K", "")
         for ln in text.replace("\r", "\n").split("\n"):
             if "expected to take" in ln:
                 log.add("cost-warning", name, w, "actual %.2f s | %s" % (w, ln.strip()))

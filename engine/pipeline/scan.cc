@@ -2041,12 +2041,16 @@ void Scan::MaybeForecast(bool pilot_only) {
       planned.push_back(estimate::PlannedBlocks(SizedPlan(), block));
     }
     // Where the interval top-up could take a setting at the end (estimate/interval_top_up.h):
-    // it runs (not under --since, whose rows keep a base's codes, nor for a table --max-memory
-    // may sample), no plan anchor, the plain budget's level.
+    // it runs (not under --since, whose rows keep a base's codes, nor for a table --sample
+    // samples), no plan anchor, the plain budget's level. --max-memory is always set (half the
+    // RAM by default: ResolveOptions), and a row the top-up can take (at most kTopUpMaxBlocks
+    // planned blocks, a table of a few MiB) is sampled only under a budget below that; if it is,
+    // the top-up does not run and the early codes go unused, no figure changes. (The test here
+    // was `max_memory_bytes == 0`, never true of a resolved scan: the foresight never ran.)
     const size_t settings = options_.compressions.size();
     std::vector<bool> foreseeable(pilot.size(), false);
     const bool runs = control_.top_up && control_.interval_top_up && !since_ &&
-                      options_.max_memory_bytes == 0 && options_.sample_modulus <= 1;
+                      options_.sample_modulus <= 1;
     const std::vector<int> budget =
         estimate::BudgetLevels(options_, sampling_.sampled, SizedPlan());
     for (size_t r = 0; r < planned.size() && runs && settings != 0; ++r) {
