@@ -70,6 +70,7 @@ class ParallelWalk {
         visit_(std::move(visit)),
         done_(std::move(done)),
         root_ids_(RootIdentities(fs_, roots)),
+        root_names_(RootNames(roots)),
         root_covered_(RootsCoveredByOthers(root_ids_, options_.sysfs_root)) {
     assert(!options_.follow_symlinks);
     assert(threads >= 1);
@@ -231,8 +232,10 @@ class ParallelWalk {
   // An entry met inside a tree (or a root that is not a directory or device). False: stop.
   bool Classify(std::string path, const io::FileInfo& info, const Task& parent,
                 std::vector<Task>* local) {
-    // An input met inside a tree is left to its own root, whichever thread comes first.
-    if (!parent.is_root && IsARoot(root_ids_, {info.dev, info.ino})) {
+    // An input met inside a tree is left to its own root, whichever thread comes first; another
+    // name of a root file with several is a hard link (walk_common.h LeftToItsRoot).
+    if (!parent.is_root && IsARoot(root_ids_, {info.dev, info.ino}) &&
+        LeftToItsRoot(root_ids_, root_names_, info, path)) {
       return Emit(Skipped(std::move(path), SkipReason::kOverlap), parent.root);
     }
     switch (info.type) {
@@ -350,6 +353,7 @@ class ParallelWalk {
   std::atomic<int> alive_{0};
 
   std::vector<std::optional<FileKey>> root_ids_;  // each root's (dev, ino), fixed
+  std::vector<std::string> root_names_;           // each root's path, lexically normal
   std::vector<bool> root_covered_;                // per root: another root counts its data
   std::mutex dirs_mu_;
   FileKeySet seen_dirs_;  // Guarded by dirs_mu_. Directories inside the trees listed or queued.

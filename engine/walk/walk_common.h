@@ -39,6 +39,21 @@ std::vector<bool> RootsCoveredByOthers(const std::vector<std::optional<FileKey>>
 // True when `key` is the identity of some root.
 bool IsARoot(const std::vector<std::optional<FileKey>>& ids, const FileKey& key);
 
+// Per root, its path as a name to compare (std::filesystem's lexically_normal: `./D//x` is
+// `D/x`). Lexical, not stat'ed: the walk may not stat the directories above an input (those
+// above an output are guarded), and a spelling this misses only names the skip (`overlap` for
+// `hard_link`), never counts a file twice.
+std::vector<std::string> RootNames(const std::vector<std::string>& roots);
+// Whether a file met inside a tree at `path` (`info`) with the identity of a root is left to that
+// root, as an overlap: anything but a regular file of several names (st_nlink > 1), and such a
+// file met under the root's own name (nested or repeated inputs). Another name of a root file with
+// several is a hard link like any other: the walk counts the file once under its smallest name and
+// skips the others as `hard_link`, as a merge of scans of the parts does (state/linked_files.h);
+// it was skipped as `overlap` here and as `hard_link` in the merge.
+bool LeftToItsRoot(const std::vector<std::optional<FileKey>>& ids,
+                   const std::vector<std::string>& names, const io::FileInfo& info,
+                   std::string_view path);
+
 WalkItem Skipped(std::string path, SkipReason reason);
 WalkItem Failed(std::string path, Status status);
 std::string JoinPath(const std::string& dir, const std::string& name);

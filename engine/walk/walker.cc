@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "engine/walk/block_devices.h"
 #include "engine/walk/walk_common.h"
@@ -139,6 +140,27 @@ bool IsARoot(const std::vector<std::optional<FileKey>>& ids, const FileKey& key)
   return std::find(ids.begin(), ids.end(), std::optional<FileKey>(key)) != ids.end();
 }
 
+std::vector<std::string> RootNames(const std::vector<std::string>& roots) {
+  std::vector<std::string> out;
+  out.reserve(roots.size());
+  for (const std::string& root : roots) {
+    out.push_back(std::filesystem::path(root).lexically_normal().string());
+  }
+  return out;
+}
+
+bool LeftToItsRoot(const std::vector<std::optional<FileKey>>& ids,
+                   const std::vector<std::string>& names, const io::FileInfo& info,
+                   std::string_view path) {
+  if (info.type != io::FileType::kRegular || info.nlink <= 1) return true;
+  const FileKey key{info.dev, info.ino};
+  const std::string name = std::filesystem::path(path).lexically_normal().string();
+  for (size_t i = 0; i < ids.size() && i < names.size(); ++i) {
+    if (ids[i] == key && names[i] == name) return true;
+  }
+  return false;
+}
+
 size_t PartitionExcluded(const std::string& dir, const std::vector<std::string>& excludes,
                          std::vector<io::DirEntry>* entries) {
   if (excludes.empty()) return entries->size();
@@ -183,6 +205,7 @@ Walker::Walker(io::FileSystem* fs, std::vector<std::string> roots, WalkOptions o
       roots_(std::move(roots)),
       options_(std::move(options)),
       root_ids_(internal::RootIdentities(fs_, roots_)),
+      root_names_(internal::RootNames(roots_)),
       root_covered_(internal::RootsCoveredByOthers(root_ids_, options_.sysfs_root)) {}
 
 WalkItem Walker::Classify(std::string path, const io::FileInfo& info, bool is_root,
@@ -193,8 +216,10 @@ WalkItem Walker::Classify(std::string path, const io::FileInfo& info, bool is_ro
     return Skipped(std::move(path), SkipReason::kOtherFileSystem);
   }
   const bool is_dir = info.type == FileType::kDirectory;
-  // Inside a tree, an input is left to its own root (a symlink loop is reported as such below).
-  if (!is_root && !(is_dir && via_symlink) && internal::IsARoot(root_ids_, {info.dev, info.ino})) {
+  // Inside a tree, an input is left to its own root (a symlink loop is reported as such below),
+  // but for another name of a root file with several: a hard link (walk_common.h LeftToItsRoot).
+  if (!is_root && !(is_dir && via_symlink) && internal::IsARoot(root_ids_, {info.dev, info.ino}) &&
+      internal::LeftToItsRoot(root_ids_, root_names_, info, path)) {
     return Skipped(std::move(path), SkipReason::kOverlap);
   }
   switch (info.type) {

@@ -136,7 +136,8 @@ class Walker : public WalkSource {
   std::set<std::pair<uint64_t, uint64_t>> seen_files_;  // (dev, ino) of multi-link files
   std::set<std::pair<uint64_t, uint64_t>> seen_dirs_;   // directories listed or queued
   std::vector<std::optional<std::pair<uint64_t, uint64_t>>> root_ids_;  // (dev, ino) per root
-  std::vector<bool> root_covered_;  // per root: another root counts its data (skipped)
+  std::vector<std::string> root_names_;  // per root, its path lexically normal
+  std::vector<bool> root_covered_;       // per root: another root counts its data (skipped)
 };
 
 }  // namespace zsim::walk

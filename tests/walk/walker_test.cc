@@ -548,5 +548,46 @@ TEST(ParallelWalkerTest, NestedRootsDoNotChangeWhichHardLinkCounts) {
   }
 }
 
+// A root file of several names met under another name inside another root is a hard link, not
+// an overlap: the walk counts it once under its smallest name, as a merge of scans of the parts
+// does (a review found `zsim scan t/sub t/rand` skip t/sub/rand.hard as `overlap` where the merge
+// of the two scans said `hard_link`). Met under the very entry that names the root (a root
+// inside another), it stays an overlap.
+TEST(ParallelWalkerTest, AnotherNameOfARootFileIsAHardLink) {
+  testing::TempDir tmp;
+  const auto rand = tmp.WriteFile("t/rand", {1, 2, 3});
+  tmp.WriteFile("t/sub/other", {4});
+  ASSERT_EQ(::link(rand.c_str(), (tmp.path() / "t/sub/rand.hard").c_str()), 0);
+  const auto zroot = tmp.WriteFile("t/zz", {5});
+  ASSERT_EQ(::link(zroot.c_str(), (tmp.path() / "t/sub/a-link").c_str()), 0);
+  auto fs = io::PosixFileSystem();
+  const std::filesystem::path t = tmp.path() / "t";
+  auto walk = [&](const std::vector<std::string>& roots, int threads) {
+    ParallelWalker walker(fs.get(), roots, {}, threads, /*queue_items=*/16);
+    return Drain(walker, t);
+  };
+  for (int threads : {1, 3}) {
+    SCOPED_TRACE(threads);
+    // t/sub first, then the roots t/rand and t/zz: each file counted once, under its smallest
+    // name (t/rand, then t/sub/a-link, whose root t/zz is then the hard link skipped).
+    Walked w = walk({(t / "sub").string(), rand.string(), zroot.string()}, threads);
+    EXPECT_EQ(w.files, (std::vector<std::string>{"rand", "sub/a-link", "sub/other"}));
+    EXPECT_EQ(w.skipped.at("sub/rand.hard"), "hard_link");
+    EXPECT_EQ(w.skipped.at("zz"), "hard_link");
+    // The root file inside a tree also named, under its own name: an overlap, as before.
+    w = walk({t.string(), rand.string()}, threads);
+    EXPECT_EQ(w.skipped.at("rand"), "overlap");
+    EXPECT_EQ(w.skipped.at("sub/rand.hard"), "hard_link");
+    EXPECT_EQ(std::count(w.files.begin(), w.files.end(), "rand"), 1);
+  }
+  // The serial walk (--follow-symlinks, where any file may be met twice) counts the first name
+  // it meets, and skips the root's as a hard link.
+  WalkOptions follow;
+  follow.follow_symlinks = true;
+  Walker serial(fs.get(), {(t / "sub").string(), rand.string()}, follow);
+  const Walked w = Drain(serial, t);
+  EXPECT_EQ(w.skipped, (std::map<std::string, std::string>{{"rand", "hard_link"}}));
+}
+
 }  // namespace
 }  // namespace zsim::walk
