@@ -90,6 +90,12 @@ class FileSystem {
   virtual Result<std::vector<DirEntry>> ListDirectory(const std::string& path, bool follow) = 0;
   // Opens read-only. With follow=false a symlink is refused (O_NOFOLLOW).
   virtual Result<std::unique_ptr<File>> Open(const std::string& path, bool follow) = 0;
+  // The type of the file system `path` lies on (statfs's f_type: linux/magic.h), 0 where it
+  // cannot be told. Reads nothing. The default cannot tell.
+  virtual uint64_t FileSystemType(const std::string& path) {
+    (void)path;
+    return 0;
+  }
 };
 
 // The real file system. Stateless; one instance may serve every thread.

@@ -52,6 +52,8 @@ class GuardedFileSystem : public FileSystem {
   Result<FileInfo> Stat(const std::string& path, bool follow) override;
   Result<std::vector<DirEntry>> ListDirectory(const std::string& path, bool follow) override;
   Result<std::unique_ptr<File>> Open(const std::string& path, bool follow) override;
+  // Forwarded: statfs reads nothing of what lies under `path`.
+  uint64_t FileSystemType(const std::string& path) override { return base_->FileSystemType(path); }
 
   // The first hit, if any.
   std::optional<Hit> hit() const;

@@ -3,6 +3,7 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -235,6 +236,18 @@ class PosixFileSystemImpl final : public FileSystem {
     }
     ::closedir(dir);
     return entries;
+  }
+
+  uint64_t FileSystemType(const std::string& path) override {
+    Result<AtPath> at = AtPath::Of(path);
+    if (!at.ok()) return 0;
+    // O_PATH: names the directory without opening it for reading (fstatfs takes it).
+    const int fd = ::openat(at->dir(), at->name(), O_PATH | O_CLOEXEC);
+    if (fd < 0) return 0;
+    struct statfs st;
+    const int rc = ::fstatfs(fd, &st);
+    ::close(fd);
+    return rc == 0 ? static_cast<uint64_t>(st.f_type) : 0;
   }
 
   Result<std::unique_ptr<File>> Open(const std::string& path, bool follow) override {

@@ -243,6 +243,9 @@ class ParallelWalk {
         if (options_.one_file_system && info.dev != parent.root_dev) {
           return Emit(Skipped(std::move(path), SkipReason::kOtherFileSystem), parent.root);
         }
+        if (IsPseudoMount(fs_, path, info.dev, parent.info.dev)) {
+          return Emit(Skipped(std::move(path), SkipReason::kPseudoFileSystem), parent.root);
+        }
         if (!ClaimDirectory({info.dev, info.ino})) {
           // A bind mount (or another route) to a directory already listed or queued.
           return Emit(Skipped(std::move(path), SkipReason::kOverlap), parent.root);

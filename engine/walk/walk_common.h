@@ -39,6 +39,16 @@ std::vector<bool> RootsCoveredByOthers(const std::vector<std::optional<FileKey>>
 // True when `key` is the identity of some root.
 bool IsARoot(const std::vector<std::optional<FileKey>>& ids, const FileKey& key);
 
+// True for the f_type (io::FileSystem::FileSystemType) of a kernel pseudo file system, whose
+// files the kernel makes up when they are read (proc, sysfs, cgroup and cgroup2, devpts, debugfs,
+// tracefs, securityfs, pstore, bpf, efivarfs, binfmt_misc, nsfs, selinuxfs, smackfs; the
+// constants are linux/magic.h's): a directory inside a tree on one is skipped
+// (SkipReason::kPseudoFileSystem). tmpfs, devtmpfs and the like hold real files and are walked.
+bool IsKernelPseudoFileSystem(uint64_t type);
+// Whether a directory met inside a tree, on device `dev` under a directory on `parent_dev`, is a
+// kernel pseudo file system's mount point (asked of `fs` only where the device changes).
+bool IsPseudoMount(io::FileSystem* fs, const std::string& path, uint64_t dev, uint64_t parent_dev);
+
 // Per root, its path as a name to compare (std::filesystem's lexically_normal: `./D//x` is
 // `D/x`). Lexical, not stat'ed: the walk may not stat the directories above an input (those
 // above an output are guarded), and a spelling this misses only names the skip (`overlap` for

@@ -1,6 +1,7 @@
 #include "engine/walk/walker.h"
 
 #include <fnmatch.h>
+#include <linux/magic.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -32,6 +33,8 @@ std::string_view SkipReasonName(SkipReason reason) {
       return "unknown_type";
     case SkipReason::kOverlap:
       return "overlap";
+    case SkipReason::kPseudoFileSystem:
+      return "pseudo_file_system";
   }
   return "unknown";
 }
@@ -140,6 +143,33 @@ bool IsARoot(const std::vector<std::optional<FileKey>>& ids, const FileKey& key)
   return std::find(ids.begin(), ids.end(), std::optional<FileKey>(key)) != ids.end();
 }
 
+bool IsKernelPseudoFileSystem(uint64_t type) {
+  switch (type) {
+    case PROC_SUPER_MAGIC:
+    case SYSFS_MAGIC:
+    case CGROUP_SUPER_MAGIC:
+    case CGROUP2_SUPER_MAGIC:
+    case DEVPTS_SUPER_MAGIC:
+    case DEBUGFS_MAGIC:
+    case TRACEFS_MAGIC:
+    case SECURITYFS_MAGIC:
+    case PSTOREFS_MAGIC:
+    case BPF_FS_MAGIC:
+    case EFIVARFS_MAGIC:
+    case BINFMTFS_MAGIC:
+    case NSFS_MAGIC:
+    case SELINUX_MAGIC:
+    case SMACK_MAGIC:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsPseudoMount(io::FileSystem* fs, const std::string& path, uint64_t dev, uint64_t parent_dev) {
+  return dev != parent_dev && IsKernelPseudoFileSystem(fs->FileSystemType(path));
+}
+
 std::vector<std::string> RootNames(const std::vector<std::string>& roots) {
   std::vector<std::string> out;
   out.reserve(roots.size());
@@ -209,11 +239,15 @@ Walker::Walker(io::FileSystem* fs, std::vector<std::string> roots, WalkOptions o
       root_covered_(internal::RootsCoveredByOthers(root_ids_, options_.sysfs_root)) {}
 
 WalkItem Walker::Classify(std::string path, const io::FileInfo& info, bool is_root,
-                          uint64_t root_dev, bool via_symlink) {
+                          uint64_t root_dev, bool via_symlink, uint64_t parent_dev) {
   using io::FileType;
   if (!is_root && options_.one_file_system && info.dev != root_dev &&
       info.type == FileType::kDirectory) {
     return Skipped(std::move(path), SkipReason::kOtherFileSystem);
+  }
+  if (!is_root && info.type == FileType::kDirectory &&
+      internal::IsPseudoMount(fs_, path, info.dev, parent_dev)) {
+    return Skipped(std::move(path), SkipReason::kPseudoFileSystem);
   }
   const bool is_dir = info.type == FileType::kDirectory;
   // Inside a tree, an input is left to its own root (a symlink loop is reported as such below),
@@ -298,8 +332,10 @@ std::optional<WalkItem> Walker::VisitEntry(const std::string& parent_path,
   }
   Result<io::FileInfo> info = fs_->Stat(path, options_.follow_symlinks);
   if (!info.ok()) return Failed(std::move(path), info.status());
+  const uint64_t parent_dev = stack_.back().dev;
   return Classify(std::move(path), *info, /*is_root=*/false, root_dev_,
-                  /*via_symlink=*/options_.follow_symlinks && entry.type == io::FileType::kSymlink);
+                  /*via_symlink=*/options_.follow_symlinks && entry.type == io::FileType::kSymlink,
+                  parent_dev);
 }
 
 std::optional<WalkItem> Walker::Next() {

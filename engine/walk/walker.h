@@ -50,6 +50,11 @@ enum class SkipReason : uint8_t {
   // `D ../x/D`), an input inside another (`D D/sub`: D's walk leaves D/sub to its own input), a
   // bind mount back into the tree. Each (dev, ino) is counted once, as du and zdb do.
   kOverlap,
+  // A directory inside a tree that is the mount point of a kernel pseudo file system (/proc,
+  // /sys, cgroup, devpts, debugfs...: walk_common.h IsKernelPseudoFileSystem): files the kernel
+  // makes up as they are read, not data a pool would be given (/proc/kcore's size is the address
+  // space). Named as an input, it is walked as asked.
+  kPseudoFileSystem,
 };
 std::string_view SkipReasonName(SkipReason reason);
 
@@ -124,8 +129,9 @@ class Walker : public WalkSource {
                                      bool excluded);
   // Classifies a stat'ed path; pushes a frame for a directory. `via_symlink`: the entry is a
   // symlink followed (--follow-symlinks), so a directory already on the path is a loop.
+  // `parent_dev`: the device of the directory holding the entry (inside a tree).
   WalkItem Classify(std::string path, const io::FileInfo& info, bool is_root, uint64_t root_dev,
-                    bool via_symlink = false);
+                    bool via_symlink = false, uint64_t parent_dev = 0);
 
   io::FileSystem* fs_;
   std::vector<std::string> roots_;

@@ -1,6 +1,7 @@
 #include "engine/walk/walker.h"
 
 #include <gtest/gtest.h>
+#include <linux/magic.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -21,7 +22,9 @@
 
 #include "engine/walk/block_devices.h"
 #include "engine/walk/parallel_walker.h"
+#include "engine/walk/walk_common.h"
 #include "tests/util/faulty_file_system.h"
+#include "tests/util/forwarding_file_system.h"
 #include "tests/util/test_util.h"
 
 namespace zsim::walk {
@@ -587,6 +590,80 @@ TEST(ParallelWalkerTest, AnotherNameOfARootFileIsAHardLink) {
   Walker serial(fs.get(), {(t / "sub").string(), rand.string()}, follow);
   const Walked w = Drain(serial, t);
   EXPECT_EQ(w.skipped, (std::map<std::string, std::string>{{"rand", "hard_link"}}));
+}
+
+// A file system whose directories named `mount` are mount points of a file system of type
+// `type` (another device).
+class MountedAt : public testing::ForwardingFileSystem {
+ public:
+  MountedAt(std::string mount, uint64_t type) : mount_(std::move(mount)), type_(type) {}
+  Result<io::FileInfo> Stat(const std::string& path, bool follow) override {
+    Result<io::FileInfo> info = ForwardingFileSystem::Stat(path, follow);
+    if (info.ok() && IsMount(path)) info->dev += 1000;
+    return info;
+  }
+  uint64_t FileSystemType(const std::string& path) override {
+    return IsMount(path) ? type_ : ForwardingFileSystem::FileSystemType(path);
+  }
+
+ private:
+  bool IsMount(const std::string& path) const {
+    return std::filesystem::path(path).filename() == mount_;
+  }
+  std::string mount_;
+  uint64_t type_;
+};
+
+// A kernel pseudo file system mounted inside a tree (/proc, /sys, cgroup, devpts... under a
+// scanned /) is skipped as such: `zsim scan /proc` counted 20,372 files of made-up sizes and 50
+// errors, and /proc/kcore's size is the address space. Other file systems are walked (tmpfs holds
+// real files), and a pseudo file system named as an input is walked as asked.
+TEST(WalkerTest, KernelPseudoFileSystemsInsideATreeAreSkipped) {
+  testing::TempDir tmp;
+  tmp.WriteFile("t/a", {1});
+  tmp.WriteFile("t/proc/version", {2});
+  tmp.WriteFile("t/sub/proc/x", {3});
+  EXPECT_TRUE(internal::IsKernelPseudoFileSystem(PROC_SUPER_MAGIC));
+  EXPECT_TRUE(internal::IsKernelPseudoFileSystem(CGROUP2_SUPER_MAGIC));
+  EXPECT_FALSE(internal::IsKernelPseudoFileSystem(TMPFS_MAGIC));
+  EXPECT_FALSE(internal::IsKernelPseudoFileSystem(EXT4_SUPER_MAGIC));
+  const std::filesystem::path t = tmp.path() / "t";
+  for (uint64_t type : {uint64_t{PROC_SUPER_MAGIC}, uint64_t{TMPFS_MAGIC}}) {
+    SCOPED_TRACE(type);
+    MountedAt fs("proc", type);
+    const bool pseudo = type == PROC_SUPER_MAGIC;
+    const std::vector<std::string> walked =
+        pseudo ? std::vector<std::string>{"a"}
+               : std::vector<std::string>{"a", "proc/version", "sub/proc/x"};
+    Walked serial = WalkAll(&fs, t);
+    EXPECT_EQ(serial.files, walked);
+    for (int threads : {1, 3}) {
+      ParallelWalker walker(&fs, {t.string()}, {}, threads, /*queue_items=*/16);
+      const Walked w = Drain(walker, t);
+      EXPECT_EQ(w.files, walked) << threads;
+      if (pseudo) {
+        EXPECT_EQ(w.skipped.at("proc"), "pseudo_file_system");
+        EXPECT_EQ(w.skipped.at("sub/proc"), "pseudo_file_system");
+      }
+    }
+  }
+  // Named as an input: walked.
+  MountedAt fs("proc", PROC_SUPER_MAGIC);
+  ParallelWalker named(&fs, {(t / "proc").string()}, {}, 2, /*queue_items=*/16);
+  EXPECT_EQ(Drain(named, t / "proc").files, std::vector<std::string>{"version"});
+}
+
+// On this machine: /dev/pts is devpts where it is mounted (a container's /dev too).
+TEST(ParallelWalkerTest, TheRealDevptsIsSkipped) {
+  auto fs = io::PosixFileSystem();
+  Result<io::FileInfo> dev = fs->Stat("/dev", true), pts = fs->Stat("/dev/pts", true);
+  if (!dev.ok() || !pts.ok() || dev->dev == pts->dev ||
+      fs->FileSystemType("/dev/pts") != DEVPTS_SUPER_MAGIC) {
+    GTEST_SKIP() << "/dev/pts is not a devpts mount here";
+  }
+  ParallelWalker walker(fs.get(), {"/dev"}, {}, 2, /*queue_items=*/64);
+  const Walked w = Drain(walker, "/dev");
+  EXPECT_EQ(w.skipped.count("pts") ? w.skipped.at("pts") : "", "pseudo_file_system");
 }
 
 }  // namespace
