@@ -197,8 +197,15 @@ std::string DiffText(const ScanResult& a, const ScanResult& b, const std::string
     out += old_text == new_text ? fmt::format("{}: {} (both)\n", what, old_text)
                                 : fmt::format("{}: {} -> {}\n", what, old_text, new_text);
   }
-  out += fmt::format("files {} -> {}, logical bytes {} -> {}\n", a.input.files, b.input.files,
-                     FormatBytes(a.input.bytes_logical), FormatBytes(b.input.bytes_logical));
+  // Size (st_size) and data (holes not counted: the base of the saved figures), as the reports'
+  // "What was scanned" says them; "logical" is the rows' word for the data in records. A state
+  // that does not know its data (format 21 or older) shows "?".
+  auto data = [](const InputSummary& in) {
+    return in.bytes_data_known ? FormatBytes(in.bytes_data) : std::string("?");
+  };
+  out += fmt::format("files {} -> {}, size {} -> {}, data {} -> {}\n", a.input.files, b.input.files,
+                     FormatBytes(a.input.bytes_logical), FormatBytes(b.input.bytes_logical),
+                     data(a.input), data(b.input));
   for (const auto& [only, side] :
        {std::pair{OnlyIn(a, b), "old"}, std::pair{OnlyIn(b, a), "new"}}) {
     if (only.empty()) continue;

@@ -575,6 +575,13 @@ TEST_F(StateCliTest, DiffShowsWhatChangedBetweenTwoScans) {
   EXPECT_NE(text.out.find("(both)\npaths: " + Part("p1") + " -> " + Part("p1") + " " + Part("p2")),
             std::string::npos)
       << text.out;
+  // Its header says size and data, as the reports' "What was scanned" does: it said "logical
+  // bytes" for the sizes, a word the rows below use for the data in records (data added to a
+  // sparse image showed as no change).
+  EXPECT_NE(text.out.find("\nfiles "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(", size "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(", data "), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("logical bytes"), std::string::npos) << text.out;
   // Another pool and another recordsize list: said, not read as a change of data, and the
   // settings only one scan holds are named (they vanished before).
   ScanSaving({Part("p1")}, {"--recordsize", "128k,1M", "--vdev", "raidz2:6"}, StatePath("other"));
