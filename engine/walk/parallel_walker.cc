@@ -302,7 +302,10 @@ class ParallelWalk {
           l.others.push_back(std::move(path));
         }
         if (!again) {
-          if (1 + l.others.size() < info.nlink) return true;
+          // A file that is also an input waits for the end of the walk: its names may be
+          // spelled several ways (`t` and `/abs/t/rand`), more than st_nlink, and the first
+          // st_nlink met would depend on the threads' timing. At the end the smallest counts.
+          if (1 + l.others.size() < info.nlink || IsARoot(root_ids_, key)) return true;
           done = std::move(l);
           linked_.erase(it);
           linked_done_.Insert(key);

@@ -592,6 +592,30 @@ TEST(ParallelWalkerTest, AnotherNameOfARootFileIsAHardLink) {
   EXPECT_EQ(w.skipped, (std::map<std::string, std::string>{{"rand", "hard_link"}}));
 }
 
+// A root file reached under another spelling of its own name (a relative tree beside the file
+// named by its absolute path) and under a hard link: more names than st_nlink. The file waits for
+// the end of the walk and counts under the smallest name met, whatever the threads' timing (it
+// was yielded once st_nlink names were met, which two depending on which thread came first).
+TEST(ParallelWalkerTest, ARootFileSpelledTwoWaysCountsUnderOneNameWhateverTheTiming) {
+  testing::TempDir tmp;
+  const auto rand = tmp.WriteFile("t/rand", {1, 2, 3});
+  for (int f = 0; f < 40; ++f) tmp.WriteFile(testing::NumberedName("t/sub/f", f), {4});
+  ASSERT_EQ(::link(rand.c_str(), (tmp.path() / "t/sub/rand.hard").c_str()), 0);
+  const testing::ScopedWorkingDirectory cwd(tmp.path());
+  auto fs = io::PosixFileSystem();
+  for (int rep = 0; rep < 20; ++rep) {
+    ParallelWalker walker(fs.get(), {"t", rand.string()}, {}, 1 + rep % 4, /*queue_items=*/16);
+    std::vector<std::string> counted;
+    while (auto item = walker.Next()) {
+      if (item->kind == WalkItem::Kind::kFile && item->path.find("rand") != std::string::npos) {
+        counted.push_back(item->path);
+      }
+    }
+    // The absolute name sorts first ('/' before 't').
+    ASSERT_EQ(counted, std::vector<std::string>{rand.string()}) << rep;
+  }
+}
+
 // A file system whose directories named `mount` are mount points of a file system of type
 // `type` (another device).
 class MountedAt : public testing::ForwardingFileSystem {
