@@ -50,6 +50,9 @@ std::atomic<bool> g_cancel{false};
 // Under mpirun, SIGINT and SIGTERM end the rank at once, rank 0 saying why first (see main).
 std::atomic<bool> g_abort_on_signal{false};
 std::string g_abort_message;  // written before g_abort_on_signal is set; rank 0's only
+// Set by a rank refusing the job (bad usage): a SIGTERM mpirun then sends it ends it without the
+// "interrupted" message, which would blame a Ctrl-C (another rank's abort came first).
+std::atomic<bool> g_refused{false};
 
 // Monotonic nanoseconds (clock_gettime is async-signal-safe).
 int64_t MonotonicNanos() {
@@ -70,7 +73,7 @@ bool g_stderr_terminal = false;             // set once in main, before any sign
 }
 
 void OnSignal(int) {
-  if (g_abort_on_signal.load()) AbortNow(g_abort_message);
+  if (g_abort_on_signal.load()) AbortNow(g_refused.load() ? std::string_view() : g_abort_message);
   // First Ctrl-C: stop feeding, drain, print what was scanned. The same signal again within
   // kRepeatedSignalSeconds is that interrupt delivered twice (`timeout` signals the command,
   // then its process group); one later means "stop now".
@@ -329,7 +332,10 @@ int main(int argc, char** argv) {
   // others go on to scan, so the whole job is ended.
   auto refuse_output = [&] {
 #ifdef ZSIM_MPI
-    if (session.active()) session.Abort(cli::kExitUsage);
+    if (session.active()) {
+      g_refused.store(true);
+      session.Abort(cli::kExitUsage);
+    }
 #endif
     return cli::kExitUsage;
   };

@@ -1040,6 +1040,24 @@ def case_overrides():
     check(got.returncode == 0, f"overrides alike: exit {got.returncode}: {got.stderr[:600]}")
     print("ok overrides", flush=True)
 
+def case_refused_since():
+    """--since under mpirun is refused on every rank (exit 2) with the reason, and nothing else: a
+    rank's abort reached rank 0 as mpirun's SIGTERM, which rank 0 took for a Ctrl-C and said
+    "interrupted" after the reason (2 runs in 4 in a review)."""
+    t = tiny()
+    state = os.path.join(WORK, "refused_since.zstate")
+    got = run([ZSIM, "scan", "-q", "--save", state, t])
+    check(got.returncode == 0, f"refused_since: the base: exit {got.returncode}: {got.stderr[:300]}")
+    for n in range(4):
+        got = mpirun(2, ["scan", "-q", "--since", state, t])
+        check(got.returncode == 2, f"refused_since {n}: exit {got.returncode}: {got.stderr[:600]}")
+        check("--since is not available under mpirun" in got.stderr,
+              f"refused_since {n}: no reason: {got.stderr[:600]}")
+        check("interrupted" not in got.stderr,
+              f"refused_since {n}: said interrupted: {got.stderr[:600]}")
+    print("ok refused_since", flush=True)
+
+
 def pilot_tree():
     """8,192 records of 4K in 8 files: 1,300 random bytes then zeros, which lz4 and gzip-1 store
     alike, so the pilot (engine/estimate/pilot_level.h) raises gzip-1 from the budget's level 1
