@@ -51,7 +51,10 @@ ShownGain GainShown(double gain, double threshold) {
   const double pct = gain * 100.0;
   if (std::abs(gain - threshold) * 100.0 >= 0.5) return {std::round(pct), 0};
   const double tenths = std::round(pct * 10.0) / 10.0;
-  if (gain < threshold && tenths >= threshold * 100.0) return {std::floor(pct * 100.0) / 100.0, 2};
+  // Cut, never rounded up; the epsilon keeps 9.99 (0.0999 x 100 x 100 is 998.999...) from 9.98.
+  if (gain < threshold && tenths >= threshold * 100.0) {
+    return {std::floor(pct * 100.0 + 1e-9) / 100.0, 2};
+  }
   return {tenths, 1};
 }
 std::string GainPercent(double gain, double threshold) {
@@ -459,7 +462,7 @@ std::optional<AdviceItem> BlockSizeItem(const Context& c) {
                    {"first_recordsize_bytes", double(first_rs)},
                    {"first_space_bytes", double(first.stored_bytes)},
                    {"best_recordsize_bytes", double(best_rs)},
-                   {"gain_percent", std::round(gain * 100.0)}}};
+                   {"gain_percent", GainShown(gain, kRecordsizeGain).percent}}};
   const SettingResult& first_s = c.r.results[size_t(first.index)];
   const SettingResult& best_s = c.r.results[size_t(best->index)];
   if (item.verdict == Verdict::kPreferRecordsize) {
@@ -507,7 +510,8 @@ std::optional<AdviceItem> BlockSizeItem(const Context& c) {
     item.sentence = fmt::format(
         "Keep {} ({}{}): {} would store only {} less ({}), under the {} worth a change.",
         SettingsText(o, first_s), FormatBytes(first.stored_bytes), how, SettingsText(o, best_s),
-        Percent(gain), FormatBytes(best->stored_bytes), Percent(kRecordsizeGain));
+        GainPercent(gain, kRecordsizeGain), FormatBytes(best->stored_bytes),
+        Percent(kRecordsizeGain));
   }
   return item;
 }
@@ -687,7 +691,8 @@ std::optional<AdviceItem> ZvolItem(const Context& c) {
                    {"volsize_bytes", double(each * zvols)},
                    {"refreservation_bytes", double(reservation)},
                    {"stored_bytes", double(c.d.stored_bytes)}}};
-  // The report knows the volumes' total, not each one's size: reckoned as equal.
+  // The report knows the volumes' total, not each one's size: reckoned as equal, and the total
+  // stated as it is (it was the reckoning's, each size rounded up: 1.03 MiB for 1 MiB and 4 KiB).
   item.sentence = fmt::format(
       "A thick zvol (zfs create -V, the default) reserves refreservation={} for {} ({}, vdev "
       "{}, copies={}, indirect blocks included{}), whatever compression and dedup save; the "
@@ -695,7 +700,7 @@ std::optional<AdviceItem> ZvolItem(const Context& c) {
       "savings, and watch the pool's free space instead.",
       FormatBytes(reservation),
       zvols == 1 ? "1 volume of " + FormatBytes(each)
-                 : fmt::format("{} volumes of {} in all", zvols, FormatBytes(each * zvols)),
+                 : fmt::format("{} volumes of {} in all", zvols, FormatBytes(volumes_bytes)),
       BlockSetting(o, block), VdevName(o.vdev), o.copies,
       zvols == 1 ? std::string()
                  : fmt::format("; reckoned as {} each, the sizes one by one not being kept",

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/base/size_suffix.h"
 #include "engine/report/advice.h"
 #include "engine/report/html_report.h"
 #include "engine/report/json_report.h"
@@ -372,6 +373,24 @@ TEST(TextReportTest, AFileReadInPartSaysWhatOfItTheFiguresHold) {
                           "one not being kept)"));
   }
   EXPECT_TRUE(zvol);
+  {
+    // Volumes of unequal sizes: the total stated is theirs, not the reckoning's (equal sizes,
+    // each rounded up to the volblocksize: it said 1.03 MiB for 1 MiB and 4 KiB).
+    ScanResult two = VmLike();
+    two.options.volblocksize = 16 * kKiB;
+    two.input.files = 2;
+    two.input.errors.clear();
+    two.input.bytes_logical = kMiB + 4 * kKiB;
+    const nlohmann::json t = nlohmann::json::parse(ToJson(two));
+    bool found = false;
+    for (const nlohmann::json& item : t["advice"]["items"]) {
+      if (item["kind"] != "zvol_reservation") continue;
+      found = true;
+      EXPECT_THAT(item["sentence"].get<std::string>(),
+                  HasSubstr("for 2 volumes of " + FormatBytes(kMiB + 4 * kKiB) + " in all"));
+    }
+    EXPECT_TRUE(found);
+  }
   // Partial: how much of what the paths hold the figures cover.
   r.partial = true;
   r.input.files_named = 5;
