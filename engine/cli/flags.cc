@@ -229,8 +229,8 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
                          "copies=, ashift="),
         "PROPERTY=VALUE");
   scan->add_flag("--exact", exact,
-                 "run every codec on every unique block (default: lz4 runs on all of them when "
-                 "the list holds another codec; every other codec on those among 1 in 2^L of "
+                 "run every codec on every unique block (default: lz4 runs on all of them; "
+                 "every other codec on those among 1 in 2^L of "
                  "the tree's blocks by fingerprint bits, L fixed from the tree's size before any "
                  "is coded: all of a tree under 8192 blocks per recordsize, 4096-8191 of a "
                  "larger one, 1 in 128 above 64 GiB at 128K; a long list shares a cap of about "

@@ -111,14 +111,18 @@ void CalibrateBlockSizes(SettingResult* s) {
     return static_cast<uint64_t>(double(v) * per_block + 0.5);
   };
   // The buckets' psize by cumulative rounding, so that they add up to the setting's exactly.
-  double cumulative = 0;
-  uint64_t given = 0;
+  double cumulative = 0, cumulative_blocks = 0;
+  uint64_t given = 0, given_blocks = 0;
   for (BlockSizeBucket& b : s->block_sizes) {
     cumulative += double(b.psize) * factor;
     const uint64_t upto = static_cast<uint64_t>(cumulative + 0.5);
     b.psize = upto - given;
     given = upto;
-    b.blocks = counted(b.blocks);
+    // The counts likewise, so that they add up to the data blocks.
+    cumulative_blocks += double(b.blocks) * per_block;
+    const uint64_t upto_blocks = static_cast<uint64_t>(cumulative_blocks + 0.5);
+    b.blocks = upto_blocks - given_blocks;
+    given_blocks = upto_blocks;
     b.asize = scaled(b.asize);
     b.unique_blocks = counted(b.unique_blocks);
     b.unique_asize = scaled(b.unique_asize);

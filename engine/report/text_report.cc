@@ -96,8 +96,10 @@ std::string SampledNoteText(const SettingResult& f, bool with_codec, bool calibr
     what += std::string(what.empty() ? "" : "; ") + "the sizes after compression rest on " +
             CompressionName(f.compression) + "'s sample of the unique blocks";
   }
-  // The settings table gives the codec's interval; a sampled table's is the dedup ratio's only.
-  return "~ estimates: " + what + (codec ? " (intervals in the settings table)." : ".");
+  // The settings table gives the codec's interval and a sampled table's dedup ratio's.
+  return "~ estimates: " + what +
+         (codec ? " (intervals in the settings table)."
+                : " (the dedup ratio's interval in the settings table).");
 }
 
 std::string SavedBaseText(const ScanResult& r) {

@@ -295,8 +295,14 @@ Status CheckMergeable(const ScanState& a, const ScanState& b) {
         "on a sample sized by the tree, and neither holds the other's codes; scan the other part "
         "again with --sample");
   }
-  if (a.rows.size() != b.rows.size() || a.sampling.sampled != b.sampling.sampled ||
-      a.sampling.anchors != b.sampling.anchors || a.sampling.adaptive != b.sampling.adaptive ||
+  if (a.sampling.sampled != b.sampling.sampled || a.sampling.anchors != b.sampling.anchors) {
+    // The same options (checked above), another plan: one part was saved by a zsim that sampled
+    // other codecs (lz4 alone was sampled before session 55).
+    return Status::InvalidArgument(
+        "one state was saved by a zsim that sampled other codecs (lz4 alone, say, before it was "
+        "always coded whole): its codes would be read as the other's plan; scan that part again");
+  }
+  if (a.rows.size() != b.rows.size() || a.sampling.adaptive != b.sampling.adaptive ||
       a.sampling.setting_levels.size() != b.sampling.setting_levels.size()) {
     return Status::InvalidArgument("the scans' sampling plans differ: they do not merge");
   }

@@ -1264,10 +1264,9 @@ Status CheckSavePath(const std::string& path) {
   }
   // A file created and removed again is the proof the write at the end needs: access() answers
   // root yes where the file system itself refuses new files (/proc, /sys).
+  // A short fixed name: the target's own would refuse a long valid name (ENAMETOOLONG).
   std::string probe = dir.string();
-  probe += "/.";
-  probe += std::filesystem::path(path).filename().string();
-  probe += ".zsim-probe-XXXXXX";
+  probe += "/.zsim-probe-XXXXXX";
   const int fd = ::mkostemp(probe.data(), O_CLOEXEC);
   if (fd < 0) {
     return Status::InvalidArgument("--save " + path + ": cannot create a file in " + dir.string() +

@@ -165,15 +165,17 @@ TEST(IntervalTopUpScanTest, ThePilotForeseesTheTopUpInAResolvedScan) {
   ScanOptions o = Options({tmp.path().string()}, false, 2);
   o.compressions = {{CompressionAlgorithm::kLzjb, 0}};
   o.recordsizes = {kWideRecord};
-  o.max_read_bytes_per_second = 16 << 20;  // about 3 s for the 47 MiB
+  o.max_read_bytes_per_second = 12 << 20;  // about 4 s for the 47 MiB
   auto fs = io::PosixFileSystem();
   Result<ScanResult> r = RunScan(o, fs.get(), Control(true));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_TRUE(r->results[0].exact);
   ASSERT_EQ(r->input.top_up.size(), 1u);
   EXPECT_TRUE(r->input.top_up[0].topped);
-  // lzjb skipped half the blocks at its budget's level 1: 6,000.
-  EXPECT_LT(r->input.top_up[0].blocks, uint64_t(kWide) / 4) << "the pilot did not foresee";
+  // lzjb skipped half the blocks at its budget's level 1: 6,000 read again without the
+  // foresight; with it, those met before the pilot's answer (allowed: the first three quarters
+  // of the reading, for a loaded machine).
+  EXPECT_LT(r->input.top_up[0].blocks, uint64_t(kWide) * 3 / 8) << "the pilot did not foresee";
 }
 
 // A --since rescan of an unchanged tree from a base the interval top-up took whole: the base's
