@@ -373,7 +373,8 @@ int main(int argc, char** argv) {
     return refuse_output();
   }
   if (cmd->save_path && !quiet_rank) {
-    Status can_save = cli::OutputFile::CheckTarget("--save", *cmd->save_path, cmd->options.paths);
+    Status can_save =
+        cli::OutputFile::CheckCreatable("--save", *cmd->save_path, cmd->options.paths);
     if (can_save.ok()) can_save = state::CheckSavePath(*cmd->save_path);
     if (!can_save.ok()) {
       cli::PrintError(can_save.message());
@@ -664,7 +665,7 @@ int main(int argc, char** argv) {
       struct stat existing;
       if (scanned->partial && ::lstat(save_path.c_str(), &existing) == 0) {
         save_path += ".partial";
-        Status can_save = cli::OutputFile::CheckTarget("--save", save_path, cmd->options.paths);
+        Status can_save = cli::OutputFile::CheckCreatable("--save", save_path, cmd->options.paths);
         if (can_save.ok()) can_save = state::CheckSavePath(save_path);
         if (!can_save.ok()) {
           cli::PrintError("the scan was interrupted; its partial state was not saved, and " +

@@ -155,16 +155,42 @@ std::vector<io::GuardedFileSystem::Place> OutputFile::WrittenPlaces(std::string_
   return places;
 }
 
+namespace {
+
+// A new temporary file beside `path` (`*temp` its name, the descriptor returned): the proof that
+// the directory takes new files, which access() cannot give (it tells root yes where /proc, /sys
+// or a read-only mount refuse).
+Result<int> CreateBeside(std::string_view flag, const std::string& path, std::string* temp) {
+  const std::string dir = DirectoryOf(path);
+  *temp = (dir == "/" ? "" : dir) + "/." + BaseOf(path) + ".zsim-XXXXXX";
+  const int fd = ::mkostemp(temp->data(), O_CLOEXEC);
+  if (fd < 0) {
+    return Refuse(flag, path, "cannot create a file in " + dir + ": " + std::strerror(errno));
+  }
+  return fd;
+}
+
+}  // namespace
+
+Status OutputFile::CheckCreatable(std::string_view flag, const std::string& path,
+                                  const std::vector<std::string>& inputs) {
+  ZSIM_RETURN_IF_ERROR(CheckTarget(flag, path, inputs));
+  std::string temp;
+  Result<int> fd = CreateBeside(flag, path, &temp);
+  if (!fd.ok()) return fd.status();
+  ::close(*fd);
+  ::unlink(temp.c_str());
+  return Status::Ok();
+}
+
 Result<OutputFile> OutputFile::Prepare(std::string_view flag, const std::string& path,
                                        const std::vector<std::string>& inputs) {
   ZSIM_RETURN_IF_ERROR(CheckTarget(flag, path, inputs));
   // The temporary file beside the target: proves the directory writable before any input is read.
-  const std::string dir = DirectoryOf(path);
-  std::string temp = (dir == "/" ? "" : dir) + "/." + BaseOf(path) + ".zsim-XXXXXX";
-  const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
-  if (fd < 0) {
-    return Refuse(flag, path, "cannot create a file in " + dir + ": " + std::strerror(errno));
-  }
+  std::string temp;
+  Result<int> created = CreateBeside(flag, path, &temp);
+  if (!created.ok()) return created.status();
+  const int fd = *created;
   const mode_t mask = ::umask(0);
   ::umask(mask);
   if (::fchmod(fd, 0666 & ~mask) != 0) {

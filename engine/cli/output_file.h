@@ -42,6 +42,10 @@ class OutputFile {
   // (--save: state/state_file.h writes it by temporary file and rename too).
   static Status CheckTarget(std::string_view flag, const std::string& path,
                             const std::vector<std::string>& inputs);
+  // CheckTarget, then Prepare's temporary file created and removed again: the proof, before
+  // any input is read, that an output written at the end (--save) can be created there.
+  static Status CheckCreatable(std::string_view flag, const std::string& path,
+                               const std::vector<std::string>& inputs);
 
   // The places a walk must not reach for `path` to stay outside what is scanned: its real
   // directory and every directory above it, and with `follow_symlinks` the file itself if it

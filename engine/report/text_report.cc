@@ -82,15 +82,13 @@ std::string SampledNoteText(const SettingResult& f, bool with_codec, bool calibr
   if (!table && !codec) return "";
   std::string what;
   if (table) {
-    what = calibrated ? fmt::format(
-                            "the dedup table kept 1/{} of the blocks (by fingerprint), and the "
-                            "counts and sizes here are its sample's, scaled to add up to the "
-                            "setting's psize",
-                            f.dedup.sample_modulus)
-                      : fmt::format(
-                            "the dedup table kept 1/{} of the blocks (by fingerprint), and the "
-                            "counts and sizes here are those of its sample scaled up {} times",
-                            f.dedup.sample_modulus, f.dedup.sample_modulus);
+    const uint64_t m = f.dedup.sample_modulus;
+    what = fmt::format(
+        "the dedup table kept 1/{} of the blocks (by fingerprint), and the counts and sizes here "
+        "are {}",
+        m,
+        calibrated ? "its sample's, scaled to add up to the setting's psize"
+                   : fmt::format("those of its sample scaled up {} times", m));
   }
   if (codec) {
     what += std::string(what.empty() ? "" : "; ") + "the sizes after compression rest on " +

@@ -118,10 +118,9 @@ namespace zsim::state {
 inline constexpr uint32_t kStateFormatVersion = 22;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 
-// Ok when `path` can take a state file: not a directory, in an existing directory this process
-// can create a file in (checked before a scan starts: a hidden probe file beside `path` is
-// created and removed, as access() says yes to root where /proc, /sys or a read-only mount
-// refuse; nothing else is touched).
+// Ok when `path` can take a state file: not a directory, in an existing directory. Touches
+// nothing; that a file can be created there is cli/output_file.h CheckCreatable's to prove
+// before a scan (access() tells root yes where /proc or /sys refuse new files).
 Status CheckSavePath(const std::string& path);
 
 // Writes `state` to `path` atomically. The bytes written in *bytes when given.
