@@ -29,7 +29,8 @@ void FillBlockSizes(const ddt::DedupTable& table, const CodeSettler& codes, uint
   table.ForEach([&](const ddt::EntryView& e) {
     for (size_t c = 0; c < n && c < e.codes.size(); ++c) {
       Sums& s = sums[c];
-      const ddt::PsizeCode code = codes.Settle(
+      // The dataset's blocks as dedup=off stores them (finish/tally.h EmbeddedWithoutDedup).
+      const ddt::PsizeCode code = codes.SettleWithoutDedup(
           e, KnownCode(e, c, c < known_levels.size() ? known_levels[c] : -1, shift), c);
       s.all_lsize += e.lsize * e.refcount;
       if (code == ddt::kPendingCode) continue;

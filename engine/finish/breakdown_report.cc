@@ -117,7 +117,9 @@ void FinishBreakdowns(const state::BreakdownState& bd,
     info.erase(std::unique(info.begin(), info.end(),
                            [](const Info& a, const Info& b) { return a.lo == b.lo; }),
                info.end());
-    std::vector<ddt::PsizeCode> codes;
+    // Per setting, as dedup=on stores the block (the DDT: what dedup removes) and as dedup=off
+    // does (the dataset's psize, finish/tally.h EmbeddedWithoutDedup).
+    std::vector<ddt::PsizeCode> codes, bare_codes;
     if (!info.empty()) {
       tables[r]->ForEach([&](const ddt::EntryView& e) {
         if (!Kept(e.key, shift)) return;
@@ -128,8 +130,9 @@ void FinishBreakdowns(const state::BreakdownState& bd,
         it->codes = codes.size();
         for (size_t c = 0; c < settings; ++c) {
           const int level = c < known_levels[r].size() ? known_levels[r][c] : -1;
-          codes.push_back(
-              settlers[r].Settle(e, KnownCode(e, c, level, tables[r]->sample_shift()), c));
+          const ddt::PsizeCode known = KnownCode(e, c, level, tables[r]->sample_shift());
+          codes.push_back(settlers[r].Settle(e, known, c));
+          bare_codes.push_back(settlers[r].SettleWithoutDedup(e, known, c));
         }
       });
     }
@@ -166,8 +169,10 @@ void FinishBreakdowns(const state::BreakdownState& bd,
         if (it == info.end() || it->lo != s.key.lo || it->refcount == 0) continue;
         const Info& in = *it;
         const ddt::PsizeCode code = codes[in.codes + c];
+        const ddt::PsizeCode bare = bare_codes[in.codes + c];
         // Holes and embedded blocks never enter the DDT: no psize, nothing for dedup to remove.
         const bool stored = !ddt::IsHoleCode(code) && !ddt::IsEmbeddedCode(code);
+        const bool allocated = !ddt::IsHoleCode(bare) && !ddt::IsEmbeddedCode(bare);
         const uint64_t dup = stored ? in.lsize * (in.refcount - 1) / in.refcount : 0;
         // An all-zero record the setting makes a hole is the row's zero_lsize, not its lsize:
         // it says nothing of the psize of the row's data. (Counted in, a row whose only kept
@@ -180,7 +185,7 @@ void FinishBreakdowns(const state::BreakdownState& bd,
           k->all_lsize += in.lsize;
           if (code == ddt::kPendingCode) continue;
           k->lsize += in.lsize;
-          k->psize += stored ? ddt::AllocatedPsize(code) : 0;
+          k->psize += allocated ? ddt::AllocatedPsize(bare) : 0;
         }
       }
       auto scale = [m](std::vector<BreakdownRow>* rows, const std::vector<Known>& known) {

@@ -4,12 +4,23 @@ namespace zsim::finish {
 
 CodeSettler::CodeSettler(state::CodeKind kind, const ScanOptions& scanned,
                          const ScanOptions& options, uint64_t block_bytes)
+    : CodeSettler(kind, scanned, options, block_bytes, /*dedup=*/true) {
+  if (!raw_ || !zfs::EmbedsOnlyWithoutDedup(options.profile)) return;
+  const bool any_on = std::any_of(off_.begin(), off_.end(), [](bool off) { return !off; });
+  if (any_on) {
+    without_dedup_.reset(new CodeSettler(kind, scanned, options, block_bytes, /*dedup=*/false));
+  }
+}
+
+CodeSettler::CodeSettler(state::CodeKind kind, const ScanOptions& scanned,
+                         const ScanOptions& options, uint64_t block_bytes, bool dedup)
     : raw_(kind != state::CodeKind::kRounded),
       block_bytes_(block_bytes),
       scanned_(zfs::DedupPolicyOf(scanned.profile, scanned.vdev, scanned.ashift)),
       policy_(zfs::DedupPolicyOf(options.profile, options.vdev, options.ashift)),
       compressions_(options.compressions),
       kind_(kind) {
+  policy_.dedup = dedup;
   probe_ = state::ProbeColumns(kind, compressions_);
   for (size_t i = 0; i < compressions_.size(); ++i) {
     abort_.push_back(probe_[i] != state::kNoProbe &&

@@ -23,6 +23,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "engine/ddt/dedup_table.h"
@@ -70,15 +72,36 @@ class CodeSettler {
     return Settle(code, c, e.lsize);
   }
 
-  // Calls fn(entry) for every entry of `table`, its codes settled (table.ForEach's order): one
-  // per setting, then the table's other columns as they are (early-abort codes, written keys).
+  // Whether a dataset with dedup=off may store some block of the table otherwise than dedup=on
+  // does: under a profile that embeds small blocks only without dedup
+  // (zfs::EmbedsOnlyWithoutDedup: 2.1, 2.2), some codec on, and codes that keep what the
+  // compressor produced (a table of rounded codes, format 6 and older, keeps only the dedup=on
+  // outcome). SettleWithoutDedup then says how.
+  bool differs_without_dedup() const { return without_dedup_ != nullptr; }
+  // As Settle(e, code, c), for a dataset with dedup=off: `e` holds the table's own codes
+  // (ForEach's second argument), `code` is e.codes[c] or what the caller made of it.
+  ddt::PsizeCode SettleWithoutDedup(const ddt::EntryView& e, ddt::PsizeCode code, size_t c) const {
+    return without_dedup_ ? without_dedup_->Settle(e, code, c) : Settle(e, code, c);
+  }
+
   // Per setting, the entries of `table` whose code is unknown under the report's options.
   std::vector<uint64_t> CountUnknown(const ddt::DedupTable& table) const;
 
+  // Calls fn(entry) for every entry of `table`, its codes settled (table.ForEach's order): one
+  // per setting, then the table's other columns as they are (early-abort codes, written keys).
+  // A `fn` that takes two entries gets the table's own entry, its codes as stored, second.
   template <class Fn>
   void ForEach(const ddt::DedupTable& table, Fn&& fn) const {
+    constexpr bool kWithStored =
+        std::is_invocable_v<Fn&, const ddt::EntryView&, const ddt::EntryView&>;
     if (!raw_) {
-      table.ForEach(fn);
+      table.ForEach([&](const ddt::EntryView& e) {
+        if constexpr (kWithStored) {
+          fn(e, e);
+        } else {
+          fn(e);
+        }
+      });
       return;
     }
     std::vector<ddt::PsizeCode> codes;
@@ -88,7 +111,11 @@ class CodeSettler {
       for (size_t c = 0; c < n; ++c) codes[c] = Settle(e, e.codes[c], c);
       ddt::EntryView settled = e;
       settled.codes = codes;
-      fn(settled);
+      if constexpr (kWithStored) {
+        fn(settled, e);
+      } else {
+        fn(settled);
+      }
     });
   }
 
@@ -102,6 +129,11 @@ class CodeSettler {
   bool LeastAt(size_t c, uint64_t lsize) const {
     return least_[c] && state::KeepsLeastBudget(kind_, scanned_, compressions_[c], lsize);
   }
+  // The settler of the same table under the report's options with dedup=off (no further
+  // one of its own).
+  CodeSettler(state::CodeKind kind, const ScanOptions& scanned, const ScanOptions& options,
+              uint64_t block_bytes, bool dedup);
+
   bool raw_;
   bool may_be_unknown_ = false;
   uint64_t block_bytes_;
@@ -121,6 +153,7 @@ class CodeSettler {
   static constexpr size_t kNextCodes = size_t{ddt::kLeastLastCode} + 1 - kLookupCodes;
   std::vector<ddt::PsizeCode> lookup_;
   std::vector<ddt::PsizeCode> next_;
+  std::shared_ptr<const CodeSettler> without_dedup_;  // where differs_without_dedup()
 };
 
 }  // namespace zsim::finish

@@ -137,9 +137,10 @@ SettingSpace SpaceOf(const SettingResult& s, const ScanOptions& o, const InputSu
   space.base_bytes = in.bytes_data_known ? in.bytes_data : space.logical_bytes;
   space.stored_bytes = s.used;
   // With dedup: `used` as the dedup write path lays the data out (compression=off makes
-  // all-zero blocks holes there) less what dedup removes (referenced - allocated DSIZE, both
-  // deflated as `used` is) plus the DDT's own blocks, deflated by the same vdev_deflate_ratio.
-  // The pool-wide overhead in ALLOC (MOS, space maps) is on neither side.
+  // all-zero blocks holes there; 2.1 and 2.2 embed no block there) less what dedup removes
+  // (referenced - allocated DSIZE, both deflated as `used` is) plus the DDT's own blocks, deflated
+  // by the same vdev_deflate_ratio. The pool-wide overhead in ALLOC (MOS, space maps) is on neither
+  // side.
   const DdtStat& ref = s.dedup.total.referenced;
   const DdtStat& alloc = s.dedup.total.allocated;
   const uint64_t removed = ref.dsize > alloc.dsize ? ref.dsize - alloc.dsize : 0;
@@ -150,7 +151,8 @@ SettingSpace SpaceOf(const SettingResult& s, const ScanOptions& o, const InputSu
                                : 512;
     ddt = zfs::DeflatedSize(fp->asize_bytes, ratio);
   }
-  const uint64_t written = s.used - std::min(s.used, s.zero_used_without_dedup);
+  const uint64_t written =
+      s.used - std::min(s.used, s.zero_used_without_dedup) + s.embedding_lost_with_dedup;
   space.stored_dedup_bytes = (written > removed ? written - removed : 0) + ddt;
   space.ddt_bytes = ddt;
   if (space.base_bytes > 0) {

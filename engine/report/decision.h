@@ -9,7 +9,8 @@
 // One definition of "saved" (SpaceOf): 1 - stored / logical, where logical is the data in
 // records, all-zero ones included (LogicalOf) and stored is usable space as `zfs get used` counts
 // it: parity and padding deflated by the vdev's ratio (vdev_deflate_ratio). Without dedup stored
-// is `used`; with dedup it is `used` as dedup writes the data (less zero_used_without_dedup), less
+// is `used`; with dedup it is `used` as dedup writes the data (less zero_used_without_dedup, plus
+// embedding_lost_with_dedup), less
 // what dedup removes (referenced - allocated DSIZE), plus the DDT's blocks deflated alike, so both
 // sides of every comparison carry parity and padding the same way, and neither the pool-wide
 // overhead that `zpool list` ALLOC adds (MOS, space maps). The legend of every report says so.
@@ -93,7 +94,8 @@ struct SettingSpace {
   uint64_t logical_bytes = 0;  // LogicalOf
   uint64_t base_bytes = 0;     // what the savings are of: bytes_data, or logical_bytes
   uint64_t stored_bytes = 0;   // usable bytes without dedup: `used`
-  // usable bytes with dedup: used less zero_used_without_dedup, less removed DSIZE, plus DDT
+  // usable bytes with dedup: used less zero_used_without_dedup, plus embedding_lost_with_dedup,
+  // less removed DSIZE, plus DDT
   uint64_t stored_dedup_bytes = 0;
   uint64_t ddt_bytes = 0;  // of which the DDT's own blocks, deflated as `used` is
   double saved = 0;        // 1 - stored_bytes / base_bytes (0 when the base is 0)

@@ -111,6 +111,7 @@ json Setting(const SettingResult& s, const ScanOptions& o, const InputSummary& i
         {"ddt_per_entry", per_entry},
         {"ddt_formats", footprints}}},
       {"used", s.used},
+      {"embedding_lost_with_dedup", s.embedding_lost_with_dedup},
       {"pool_alloc", s.pool_alloc},
       {"metadata_bytes", s.metadata_bytes},
       {"timing",

@@ -67,6 +67,11 @@ bool ZeroBlockWrittenOnlyWithoutDedup(const WritePolicy& policy, Compression c) 
   return ZeroBlockIsHole(with, c) && !ZeroBlockIsHole(without, c);
 }
 
+bool EmbedsOnlyWithoutDedup(Profile profile) {
+  const ProfileRules& rules = RulesFor(profile);
+  return rules.has_embedded && !rules.embedded_with_dedup;
+}
+
 uint64_t CompressionBudget(const WritePolicy& policy, Compression c, uint64_t lsize) {
   if (c.algorithm == CompressionAlgorithm::kOff) return 0;
   const CompressionRule& rule = RuleFor(policy.profile);

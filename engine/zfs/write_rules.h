@@ -62,6 +62,13 @@ bool ZeroBlockIsHole(const WritePolicy& policy, Compression c);
 // figures (`used`) must then count such blocks. `policy.dedup` is ignored.
 bool ZeroBlockWrittenOnlyWithoutDedup(const WritePolicy& policy, Compression c);
 
+// True when `profile` embeds small blocks in their block pointers with dedup=off but never with
+// dedup=on (2.1 and 2.2: feature embedded_data, but zio_write_compress skips embedding for a
+// dedup write until commit 09f4dd06c3, 2.3.3 / 2.4.0): a block whose compressed output is
+// kEmbeddedPayloadBytes or less takes an allocation with dedup and none without. The no-dedup
+// figures (`used`) must then count such blocks as embedded.
+bool EmbedsOnlyWithoutDedup(Profile profile);
+
 // The d_len ZFS hands to the compressor for a block of `lsize` (§2.2 table, per profile).
 // 0 means the compressor is not called at all (v23: 512-byte blocks).
 uint64_t CompressionBudget(const WritePolicy& policy, Compression c, uint64_t lsize);

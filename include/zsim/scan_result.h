@@ -152,6 +152,11 @@ struct SettingResult {
   // metadata) that compression=off writes as data without dedup but as holes with it
   // (zfs/write_rules.h ZeroBlockWrittenOnlyWithoutDedup); 0 for every other setting.
   uint64_t zero_used_without_dedup = 0;
+  // What the dedup=on write path takes beyond `used` for blocks it does not embed: under
+  // profiles 2.1 and 2.2 a block whose compressed output is 112 bytes or less sits in its block
+  // pointer without dedup but is allocated with it (zfs/write_rules.h EmbedsOnlyWithoutDedup),
+  // and so is the metadata over it; 0 for every other setting.
+  uint64_t embedding_lost_with_dedup = 0;
   uint64_t pool_alloc = 0;      // zpool list ALLOC: deduplicated, with metadata and the DDT
   uint64_t metadata_bytes = 0;  // the metadata part of `used` (dnodes, indirects, ZAPs)
   // The same metadata on a special vdev (a 2-way mirror at the pool's ashift): without the data

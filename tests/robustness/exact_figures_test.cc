@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/pipeline/scan.h"
+#include "engine/report/decision.h"
 #include "tests/util/test_util.h"
 
 namespace zsim {
@@ -102,6 +103,72 @@ TEST(ExactFiguresTest, UsedFollowsTheNoDedupWritePathOfItsProfile) {
   const SettingResult z22 = scan(with_zeros, Profile::kZfs22);
   const SettingResult n22 = scan(without, Profile::kZfs22);
   EXPECT_EQ(z24.used - n24.used, z22.used - n22.used);
+}
+
+// Files of 60-90 bytes of text: lz4 and gzip-6 make each 112 bytes or less. Without dedup 2.1
+// and 2.2 embed them in their block pointers as 2.3 does; with dedup=on they did not embed
+// (zio_write_compress tests !zp_dedup before commit 09f4dd06c3), so every file took a sector.
+void WriteTinyFiles(testing::TempDir& tmp, int files) {
+  for (int i = 0; i < files; ++i) {
+    std::string text;
+    for (int line = 0; line < 4; ++line) {
+      text += "row " + std::to_string(line) + " of file " + std::to_string(i) + "\n";
+    }
+    tmp.WriteFile(testing::NumberedName("t/f", i), std::vector<uint8_t>(text.begin(), text.end()));
+  }
+}
+
+TEST(ExactFiguresTest, UsedEmbedsTheTinyBlocksOfTheNoDedupWritePathUnder21And22) {
+  testing::TempDir tmp;
+  WriteTinyFiles(tmp, 500);
+  auto scan = [&](Profile profile, uint64_t sample_modulus) {
+    ScanOptions o;
+    o.paths = {tmp.path().string()};
+    o.compressions = {kLz4, Compression{CompressionAlgorithm::kGzip, 6}, kOff};
+    o.profile = profile;
+    o.sample_modulus = sample_modulus;
+    o.threads = 2;
+    Result<ScanResult> r = pipeline::RunScan(o, io::PosixFileSystem().get());
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : ScanResult{};
+  };
+  const ScanResult r23 = scan(Profile::kZfs23, 1);
+  for (Profile profile : {Profile::kZfs21, Profile::kZfs22}) {
+    const ScanResult r = scan(profile, 1);
+    ASSERT_EQ(r.results.size(), 3u);
+    for (size_t c = 0; c < 2; ++c) {  // lz4, gzip-6
+      const SettingResult& s = r.results[c];
+      SCOPED_TRACE(std::string(ProfileName(profile)) + " " + CompressionName(s.compression));
+      // The dataset: every file embedded, as 2.3 stores it with or without dedup.
+      EXPECT_EQ(s.blocks.embedded, 500u);
+      EXPECT_EQ(s.blocks.data, 0u);
+      EXPECT_EQ(s.psize, 0u);
+      EXPECT_EQ(s.used, r23.results[c].used);
+      EXPECT_EQ(s.compressratio, r23.results[c].compressratio);
+      EXPECT_GT(s.compressratio, 2.0);
+      // The DDT and the pool with dedup: 500 entries of one sector each.
+      EXPECT_EQ(s.dedup.unique_entries, 500u);
+      EXPECT_EQ(s.dedup.total.referenced.dsize, 500 * 4 * K);
+      EXPECT_GE(s.embedding_lost_with_dedup, 500 * 4 * K);
+      EXPECT_GE(s.pool_alloc, s.used + 500 * 4 * K);
+      // What the report says dedup would store counts those sectors.
+      const report::SettingSpace space = report::SpaceOf(s, ScanOptions{}, r.input);
+      EXPECT_GE(space.stored_dedup_bytes, s.used + 500 * 4 * K);
+    }
+    // compression=off embeds nothing, with or without dedup.
+    EXPECT_EQ(r.results[2].embedding_lost_with_dedup, 0u);
+    EXPECT_EQ(r.results[2].blocks.data, 500u);
+  }
+  // A table keeping a quarter of the keys estimates the same from its kept entries.
+  const ScanResult sampled = scan(Profile::kZfs22, 4);
+  const ScanResult exact = scan(Profile::kZfs22, 1);
+  for (size_t c = 0; c < 2; ++c) {
+    const SettingResult& s = sampled.results[c];
+    EXPECT_GT(s.dedup.sample_modulus, 1u);
+    EXPECT_EQ(s.blocks.embedded, 500u);
+    EXPECT_EQ(s.used, exact.results[c].used);
+    EXPECT_EQ(s.compressratio, exact.results[c].compressratio);
+  }
 }
 
 }  // namespace
