@@ -171,5 +171,40 @@ TEST(ExactFiguresTest, UsedEmbedsTheTinyBlocksOfTheNoDedupWritePathUnder21And22)
   }
 }
 
+// zstd-3 alone (no exact codec to regress on) at 1K records on 4K sectors: every allocated
+// block takes one sector, a file's 100-byte tail as a full record. Estimated by its ratio to
+// lsize, asize took each block's allocation as proportional to its size: 1.5% above the exact
+// figure and above blocks x 4 KiB, which no pool can exceed. It now follows the allocation of
+// the blocks stored as they are.
+TEST(ExactFiguresTest, ASampledCodecAloneAllocatesNoMoreThanItsBlocksCan) {
+  testing::TempDir tmp;
+  for (int i = 0; i < 2; ++i) {
+    tmp.WriteFile(testing::NumberedName("big", i),
+                  testing::GenerateBlock(6 * M, 0.6, 300 + static_cast<uint64_t>(i)));
+  }
+  for (int i = 0; i < 3000; ++i) {
+    tmp.WriteFile(testing::NumberedName("small/s", i),
+                  testing::GenerateBlock(100 + static_cast<size_t>(i) * 37 % 800, 0.6,
+                                         1000 + static_cast<uint64_t>(i)));
+  }
+  ScanOptions o;
+  o.paths = {tmp.path().string()};
+  o.recordsizes = {1024};
+  o.compressions = {Compression{CompressionAlgorithm::kZstd, 3}};
+  o.threads = 2;
+  auto fs = io::PosixFileSystem();
+  Result<ScanResult> sampled = pipeline::RunScan(o, fs.get());
+  o.exact = true;
+  Result<ScanResult> exact = pipeline::RunScan(o, fs.get());
+  ASSERT_TRUE(sampled.ok() && exact.ok());
+  const SettingResult& s = sampled->results[0];
+  const SettingResult& e = exact->results[0];
+  ASSERT_FALSE(s.exact);  // the codec was sampled
+  EXPECT_EQ(e.asize, e.blocks.data * 4 * K);
+  EXPECT_LE(double(s.asize), double(s.blocks.data * 4 * K) * 1.0001);
+  EXPECT_NEAR(double(s.asize) / double(e.asize), 1.0, 0.008);
+  EXPECT_NEAR(double(s.used) / double(e.used), 1.0, 0.008);
+}
+
 }  // namespace
 }  // namespace zsim
