@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <climits>
 #include <cstring>
 
 namespace zsim {
@@ -49,6 +50,15 @@ void RemoveTempFiles() {
   for (size_t i = 0; i < kMaxTempFiles; ++i) {
     if (g_state[i].load(std::memory_order_acquire) == kHeld) ::unlink(g_paths[i]);
   }
+}
+
+std::string TempPathBeside(const std::string& path, std::string_view suffix) {
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  const size_t room = NAME_MAX > 1 + suffix.size() ? NAME_MAX - 1 - suffix.size() : 0;
+  if (base.size() > room) base.resize(room);
+  return dir + "." + base + std::string(suffix);
 }
 
 }  // namespace zsim

@@ -5,7 +5,7 @@
 // --save) registers its temporary path while the file exists; a signal handler that ends the
 // process at once (a second Ctrl-C, SIGTERM under mpirun: cli/main.cc) removes them first with
 // RemoveTempFiles. Without it a second Ctrl-C left `.NAME.zsim-XXXXXX` beside the --html target
-// and a half-written `STATE.tmp.PID` beside the --save one.
+// and a half-written `.STATE.tmp.PID` beside the --save one.
 //
 // Thread safety: TempFileRegistration may be made and destroyed on any thread; RemoveTempFiles
 // is async-signal-safe (unlink(2) of paths copied into static storage beforehand).
@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 namespace zsim {
 
@@ -47,6 +48,12 @@ class TempFileRegistration {
 
 // Removes every registered temporary file. Async-signal-safe: for a handler about to _exit.
 void RemoveTempFiles();
+
+// The path of a temporary file beside `path`, in its directory: "." + its name + `suffix`, the
+// name cut so that the whole fits NAME_MAX. A target named near the limit is a legal name; its
+// temporary file must not be refused as "File name too long" (a --save to such a name failed
+// after the whole scan). `suffix` ends the name as given (mkostemp's XXXXXX stays last).
+std::string TempPathBeside(const std::string& path, std::string_view suffix);
 
 }  // namespace zsim
 

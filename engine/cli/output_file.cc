@@ -162,7 +162,7 @@ namespace {
 // or a read-only mount refuse).
 Result<int> CreateBeside(std::string_view flag, const std::string& path, std::string* temp) {
   const std::string dir = DirectoryOf(path);
-  *temp = (dir == "/" ? "" : dir) + "/." + BaseOf(path) + ".zsim-XXXXXX";
+  *temp = TempPathBeside(path, ".zsim-XXXXXX");
   const int fd = ::mkostemp(temp->data(), O_CLOEXEC);
   if (fd < 0) {
     return Refuse(flag, path, "cannot create a file in " + dir + ": " + std::strerror(errno));

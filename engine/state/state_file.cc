@@ -1294,7 +1294,7 @@ std::string EncodeState(const ScanState& state, bool keep_keys) {
 
 Status SaveState(const ScanState& state, const std::string& path, uint64_t* bytes) {
   ZSIM_RETURN_IF_ERROR(CheckSavePath(path));
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const std::string tmp = TempPathBeside(path, ".tmp." + std::to_string(::getpid()));
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return Status::FromErrno("cannot create " + tmp, errno);
   // Removed by a second Ctrl-C's abrupt exit too, until renamed or removed here.

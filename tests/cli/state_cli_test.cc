@@ -528,6 +528,30 @@ TEST_F(StateCliTest, SaveToABadPlaceIsRefusedBeforeScanning) {
   }
 }
 
+// A name of NAME_MAX bytes is legal: the probe and temporary file beside it must fit too.
+TEST_F(StateCliTest, SaveAndHtmlTakeANameOfTheLongestLength) {
+  const std::string name(255, 's');
+  const std::string state = (files_.path() / name).string();
+  const std::string html = (files_.path() / (std::string(250, 'h') + ".html")).string();
+  const testing::CommandResult r = testing::RunZsim(
+      {"scan", tree_.path().string(), "--save", state, "--html", html, "-q", "--threads", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::is_regular_file(state));
+  EXPECT_TRUE(std::filesystem::is_regular_file(html));
+  // Nothing else left beside them (no probe, no temporary file).
+  size_t entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(files_.path())) {
+    (void)e;
+    ++entries;
+  }
+  EXPECT_EQ(entries, 2u);
+  // One byte more is refused before the scan, naming the flag.
+  const testing::CommandResult longer = testing::RunZsim(
+      {"scan", tree_.path().string(), "--save", state + "s", "-q", "--threads", "2"});
+  EXPECT_EQ(longer.exit_code, 2) << longer.err;
+  EXPECT_NE(longer.err.find("--save"), std::string::npos) << longer.err;
+}
+
 TEST_F(StateCliTest, DiffShowsWhatChangedBetweenTwoScans) {
   const json before = ScanSaving({Part("p1")}, {}, StatePath("before"));
   const json after = ScanSaving({Part("p1"), Part("p2")}, {}, StatePath("after"));
