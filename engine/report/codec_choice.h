@@ -22,9 +22,12 @@ bool IsCheapCodec(CompressionAlgorithm algorithm);
 // Index of the cheap codec at `block_bytes` (lz4, else lzjb), -1 when neither was evaluated.
 int CheapIndex(const std::vector<SettingResult>& results, uint64_t block_bytes);
 
-// Of the settings `candidates` (indices into `results`, not empty), the fastest: by measured
-// speed when every one of them was timed, else lz4 < zle < lzjb < zstd < gzip, lower level
-// first; of equals, the first in `candidates`.
+// Of the settings `candidates` (indices into `results`, not empty), the fastest: of those whose
+// measured speed is at least half the fastest's (all of them where one was not timed), the first
+// in the order lz4 < zle < lzjb < zstd < gzip, lower level first; of equals, the first in
+// `candidates`. So the choice does not follow the noise of the timings, which differ between
+// two scans of the same data.
+
 int FastestIndex(const std::vector<SettingResult>& results, const std::vector<int>& candidates);
 
 // Of the codecs at `block_bytes` storing (`used`) within kCodecTie of the smallest, the fastest
