@@ -160,6 +160,9 @@ bool IsKernelPseudoFileSystem(uint64_t type) {
     case NSFS_MAGIC:
     case SELINUX_MAGIC:
     case SMACK_MAGIC:
+    case kMqueueMagic:
+    case kConfigfsMagic:
+    case kFuseControlMagic:
       return true;
     default:
       return false;

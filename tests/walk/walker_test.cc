@@ -649,6 +649,12 @@ TEST(WalkerTest, KernelPseudoFileSystemsInsideATreeAreSkipped) {
   tmp.WriteFile("t/sub/proc/x", {3});
   EXPECT_TRUE(internal::IsKernelPseudoFileSystem(PROC_SUPER_MAGIC));
   EXPECT_TRUE(internal::IsKernelPseudoFileSystem(CGROUP2_SUPER_MAGIC));
+  // The kernel's own magics, not in linux/magic.h: /dev/mqueue, /sys/kernel/config,
+  // /sys/fs/fuse/connections.
+  EXPECT_TRUE(internal::IsKernelPseudoFileSystem(0x19800202));
+  EXPECT_TRUE(internal::IsKernelPseudoFileSystem(0x62656570));
+  EXPECT_TRUE(internal::IsKernelPseudoFileSystem(0x65735543));
+  EXPECT_FALSE(internal::IsKernelPseudoFileSystem(0x65735546));  // FUSE_SUPER_MAGIC: real files
   EXPECT_FALSE(internal::IsKernelPseudoFileSystem(TMPFS_MAGIC));
   EXPECT_FALSE(internal::IsKernelPseudoFileSystem(EXT4_SUPER_MAGIC));
   const std::filesystem::path t = tmp.path() / "t";
