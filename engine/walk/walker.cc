@@ -244,20 +244,20 @@ Walker::Walker(io::FileSystem* fs, std::vector<std::string> roots, WalkOptions o
 WalkItem Walker::Classify(std::string path, const io::FileInfo& info, bool is_root,
                           uint64_t root_dev, bool via_symlink, uint64_t parent_dev) {
   using io::FileType;
-  if (!is_root && options_.one_file_system && info.dev != root_dev &&
-      info.type == FileType::kDirectory) {
-    return Skipped(std::move(path), SkipReason::kOtherFileSystem);
-  }
-  if (!is_root && info.type == FileType::kDirectory &&
-      internal::IsPseudoMount(fs_, path, info.dev, parent_dev)) {
-    return Skipped(std::move(path), SkipReason::kPseudoFileSystem);
-  }
   const bool is_dir = info.type == FileType::kDirectory;
   // Inside a tree, an input is left to its own root (a symlink loop is reported as such below),
   // but for another name of a root file with several: a hard link (walk_common.h LeftToItsRoot).
+  // Before the file-system checks, as the parallel walker makes them: an input on another or a
+  // pseudo file system is walked as its own root, so it is an overlap here, not left out.
   if (!is_root && !(is_dir && via_symlink) && internal::IsARoot(root_ids_, {info.dev, info.ino}) &&
       internal::LeftToItsRoot(root_ids_, root_names_, info, path)) {
     return Skipped(std::move(path), SkipReason::kOverlap);
+  }
+  if (!is_root && options_.one_file_system && info.dev != root_dev && is_dir) {
+    return Skipped(std::move(path), SkipReason::kOtherFileSystem);
+  }
+  if (!is_root && is_dir && internal::IsPseudoMount(fs_, path, info.dev, parent_dev)) {
+    return Skipped(std::move(path), SkipReason::kPseudoFileSystem);
   }
   switch (info.type) {
     case FileType::kRegular: {

@@ -683,6 +683,30 @@ TEST(WalkerTest, KernelPseudoFileSystemsInsideATreeAreSkipped) {
   EXPECT_EQ(Drain(named, t / "proc").files, std::vector<std::string>{"version"});
 }
 
+// A pseudo file system that is also an input: inside the other tree it is the input's overlap
+// (walked as its own root), in the serial and the parallel walker alike. The serial walker
+// called it pseudo_file_system, the parallel one overlap, so the skip lists differed with the
+// thread count.
+TEST(WalkerTest, APseudoFileSystemNamedAsAnInputIsAnOverlapInTheOtherTree) {
+  testing::TempDir tmp;
+  tmp.WriteFile("t/a", {1});
+  tmp.WriteFile("t/proc/version", {2});
+  const std::filesystem::path t = tmp.path() / "t";
+  MountedAt fs("proc", PROC_SUPER_MAGIC);
+  const std::vector<std::string> roots = {t.string(), (t / "proc").string()};
+  Walker serial(&fs, roots, {});
+  const Walked s = Drain(serial, t);
+  EXPECT_EQ(s.skipped.count("proc") ? s.skipped.at("proc") : "", "overlap");
+  EXPECT_EQ(s.files, (std::vector<std::string>{"a", "proc/version"}));
+  for (int threads : {1, 3}) {
+    ParallelWalker walker(&fs, roots, {}, threads, /*queue_items=*/16);
+    Walked w = Drain(walker, t);
+    std::sort(w.files.begin(), w.files.end());
+    EXPECT_EQ(w.skipped.count("proc") ? w.skipped.at("proc") : "", "overlap") << threads;
+    EXPECT_EQ(w.files, s.files) << threads;
+  }
+}
+
 // On this machine: /dev/pts is devpts where it is mounted (a container's /dev too).
 TEST(ParallelWalkerTest, TheRealDevptsIsSkipped) {
   auto fs = io::PosixFileSystem();
