@@ -29,20 +29,26 @@ void FillBlockSizes(const ddt::DedupTable& table, const CodeSettler& codes, uint
   table.ForEach([&](const ddt::EntryView& e) {
     for (size_t c = 0; c < n && c < e.codes.size(); ++c) {
       Sums& s = sums[c];
-      // The dataset's blocks as dedup=off stores them (finish/tally.h EmbeddedWithoutDedup).
-      const ddt::PsizeCode code = codes.SettleWithoutDedup(
-          e, KnownCode(e, c, c < known_levels.size() ? known_levels[c] : -1, shift), c);
+      // The references as the dataset stores them without dedup, the unique blocks as dedup=on
+      // allocates them: they differ where 2.1 and 2.2 embed only without dedup
+      // (CodeSettler::differs_without_dedup).
+      const ddt::PsizeCode known =
+          KnownCode(e, c, c < known_levels.size() ? known_levels[c] : -1, shift);
+      const ddt::PsizeCode code = codes.Settle(e, known, c);
+      const ddt::PsizeCode bare = codes.SettleWithoutDedup(e, known, c);
       s.all_lsize += e.lsize * e.refcount;
       if (code == ddt::kPendingCode) continue;
       s.known_lsize += e.lsize * e.refcount;
-      if (ddt::IsHoleCode(code) || ddt::IsEmbeddedCode(code)) continue;
-      const size_t unit = code;  // psize / 512 (ddt::AllocatedPsize)
-      if (unit >= s.refs.size()) {
-        s.refs.resize(unit + 1);
-        s.unique.resize(unit + 1);
+      for (const ddt::PsizeCode k : {code, bare}) {
+        if (ddt::IsHoleCode(k) || ddt::IsEmbeddedCode(k)) continue;
+        const size_t unit = k;  // psize / 512 (ddt::AllocatedPsize)
+        if (unit >= s.refs.size()) {
+          s.refs.resize(unit + 1);
+          s.unique.resize(unit + 1);
+        }
       }
-      s.refs[unit] += e.refcount;
-      s.unique[unit] += 1;
+      if (!ddt::IsHoleCode(bare) && !ddt::IsEmbeddedCode(bare)) s.refs[bare] += e.refcount;
+      if (!ddt::IsHoleCode(code) && !ddt::IsEmbeddedCode(code)) s.unique[code] += 1;
     }
   });
   const uint64_t sector = alloc.sector_bytes();
@@ -56,7 +62,7 @@ void FillBlockSizes(const ddt::DedupTable& table, const CodeSettler& codes, uint
       small.push_back(SmallBlocks{t, 0, 0, 0, 0});
     }
     for (size_t unit = 1; unit < s.refs.size(); ++unit) {
-      if (s.unique[unit] == 0) continue;
+      if (s.unique[unit] == 0 && s.refs[unit] == 0) continue;
       const uint64_t psize = uint64_t{unit} * 512, refs = s.refs[unit], unique = s.unique[unit];
       const uint64_t asize = alloc.Block(psize, copies).asize;
       const uint64_t size = std::bit_floor(psize);

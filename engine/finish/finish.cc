@@ -319,6 +319,24 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
     const bool occurrences = !rs.occurrences.sums.empty();
     outs.push_back(tally.Finish(row, rs.block_bytes, *rs.table, settlers[row], rs.sparse_holes,
                                 s.sampling, *rs.distinct, occurrences ? &rs.occurrences : nullptr));
+    if (settlers[row].differs_without_dedup()) {
+      // 2.1 and 2.2 embed a block of 112 compressed bytes or less without dedup but never with
+      // it (zfs/write_rules.h EmbedsOnlyWithoutDedup): the dataset's figures are a second
+      // tally of the same table with its codes as dedup=off stores them, every estimate and
+      // interval of its own; the DDT, pool_alloc and the dedup=on `used` stay the first's. The
+      // occurrence sample (--sample 1/M) holds sizes as dedup=on stores them: the second tally
+      // takes the kept entries' ratios instead, an estimate.
+      std::vector<SettingResult> bare =
+          tally.Finish(row, rs.block_bytes, *rs.table, settlers[row].WithoutDedup(),
+                       rs.sparse_holes, s.sampling, *rs.distinct, nullptr);
+      for (size_t c = 0; c < bare.size(); ++c) {
+        SettingResult& with = outs.back()[c];
+        bare[c].embedding_lost_with_dedup = with.used - std::min(with.used, bare[c].used);
+        bare[c].dedup = std::move(with.dedup);
+        bare[c].pool_alloc = with.pool_alloc;
+      }
+      outs.back() = std::move(bare);
+    }
   }
   histograms.get();
   for (size_t row = 0; row < s.rows.size(); ++row) {

@@ -24,7 +24,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <type_traits>
 #include <vector>
 
 #include "engine/ddt/dedup_table.h"
@@ -78,10 +77,13 @@ class CodeSettler {
   // compressor produced (a table of rounded codes, format 6 and older, keeps only the dedup=on
   // outcome). SettleWithoutDedup then says how.
   bool differs_without_dedup() const { return without_dedup_ != nullptr; }
-  // As Settle(e, code, c), for a dataset with dedup=off: `e` holds the table's own codes
-  // (ForEach's second argument), `code` is e.codes[c] or what the caller made of it.
+  // The settler of the same table for a dataset with dedup=off: this one where
+  // !differs_without_dedup().
+  const CodeSettler& WithoutDedup() const { return without_dedup_ ? *without_dedup_ : *this; }
+  // As Settle(e, code, c), for a dataset with dedup=off: `e` holds the table's own codes,
+  // `code` is e.codes[c] or what the caller made of it.
   ddt::PsizeCode SettleWithoutDedup(const ddt::EntryView& e, ddt::PsizeCode code, size_t c) const {
-    return without_dedup_ ? without_dedup_->Settle(e, code, c) : Settle(e, code, c);
+    return WithoutDedup().Settle(e, code, c);
   }
 
   // Per setting, the entries of `table` whose code is unknown under the report's options.
@@ -89,19 +91,10 @@ class CodeSettler {
 
   // Calls fn(entry) for every entry of `table`, its codes settled (table.ForEach's order): one
   // per setting, then the table's other columns as they are (early-abort codes, written keys).
-  // A `fn` that takes two entries gets the table's own entry, its codes as stored, second.
   template <class Fn>
   void ForEach(const ddt::DedupTable& table, Fn&& fn) const {
-    constexpr bool kWithStored =
-        std::is_invocable_v<Fn&, const ddt::EntryView&, const ddt::EntryView&>;
     if (!raw_) {
-      table.ForEach([&](const ddt::EntryView& e) {
-        if constexpr (kWithStored) {
-          fn(e, e);
-        } else {
-          fn(e);
-        }
-      });
+      table.ForEach(fn);
       return;
     }
     std::vector<ddt::PsizeCode> codes;
@@ -111,11 +104,7 @@ class CodeSettler {
       for (size_t c = 0; c < n; ++c) codes[c] = Settle(e, e.codes[c], c);
       ddt::EntryView settled = e;
       settled.codes = codes;
-      if constexpr (kWithStored) {
-        fn(settled, e);
-      } else {
-        fn(settled);
-      }
+      fn(settled);
     });
   }
 

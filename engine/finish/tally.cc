@@ -123,9 +123,6 @@ struct BucketSums {
   double s_anchor_dsize = 0, s_anchor_asize = 0, s_ref_anchor_dsize = 0, s_ref_anchor_asize = 0;
   double s_ref_psize = 0, s_ref_dsize = 0, s_ref_asize = 0, s_ref_emb = 0, s_ref_emb_lsize = 0,
          s_ref_emb_bytes = 0;
-  // Sampled entries embedded only without dedup (Tally::EmbeddedWithoutDedup), refs counted.
-  double s_ref_nd = 0, s_ref_nd_bytes = 0, s_ref_nd_psize = 0, s_ref_nd_asize = 0,
-         s_ref_nd_dsize = 0;
   void AddSample(const BucketSums& o) {
     n += o.n;
     s_refs += o.s_refs;
@@ -148,27 +145,8 @@ struct BucketSums {
     s_ref_emb += o.s_ref_emb;
     s_ref_emb_lsize += o.s_ref_emb_lsize;
     s_ref_emb_bytes += o.s_ref_emb_bytes;
-    s_ref_nd += o.s_ref_nd;
-    s_ref_nd_bytes += o.s_ref_nd_bytes;
-    s_ref_nd_psize += o.s_ref_nd_psize;
-    s_ref_nd_asize += o.s_ref_nd_asize;
-    s_ref_nd_dsize += o.s_ref_nd_dsize;
   }
 };
-
-// Setting `c`'s code of an entry as a dataset with dedup=off stores it (`stored`: the entry's
-// table codes), where that embeds a block whose dedup=on code `code` allocates; else nullopt.
-std::optional<ddt::PsizeCode> EmbeddedOnlyWithoutDedup(const CodeSettler& codes,
-                                                       const ddt::EntryView& stored, size_t c,
-                                                       ddt::PsizeCode code) {
-  if (!codes.differs_without_dedup() || code == ddt::kPendingCode || ddt::IsHoleCode(code) ||
-      ddt::IsEmbeddedCode(code)) {
-    return std::nullopt;
-  }
-  const ddt::PsizeCode bare = codes.SettleWithoutDedup(stored, stored.codes[c], c);
-  if (!ddt::IsEmbeddedCode(bare)) return std::nullopt;
-  return bare;
-}
 
 // Ratios of a sample, taken from `own` when it holds enough entries, else from `global`.
 const BucketSums& RatioSource(const BucketSums& own, const BucketSums& global) {
@@ -484,7 +462,6 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   // entry's figures times its refs) and per entry (the allocated side).
   std::vector<estimate::RegressionEstimator> sampled_ref(settings_), sampled_alloc(settings_);
   std::vector<uint64_t> census_psize(settings_, 0);  // sampled settings: the census's exact psize
-  std::vector<EmbeddedWithoutDedup> without_dedup(settings_);
   // Every sampled setting: how many sampled blocks differ from its anchor (a near anchor, lz4 of
   // a regression, or lsize), and how far each unsampled one could (rare_difference.h), for when
   // too few differ to rest a normal interval on.
@@ -530,7 +507,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     mixes[c][bucket == 0 ? 0 : 1].Add(lsize, psize, entries);
     ddt[c].AddEntriesOfBucket(bucket, entries, refs, lsize, psize, space.dsize);
   };
-  codes.ForEach(table, [&](const ddt::EntryView& e, const ddt::EntryView& stored) {
+  codes.ForEach(table, [&](const ddt::EntryView& e) {
     const uint64_t refs = e.refcount;
     const int lv = estimate::SampleLevel(e.key.lo);
     for (size_t c = 0; c < settings_; ++c) {
@@ -601,29 +578,12 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
           b.s_ref_emb += double(refs);
           b.s_ref_emb_lsize += double(refs * e.lsize);
           b.s_ref_emb_bytes += double(refs * ddt::EmbeddedPayload(code));
-        } else if (const auto bare = EmbeddedOnlyWithoutDedup(codes, stored, c, code)) {
-          b.s_ref_nd += double(refs);
-          b.s_ref_nd_bytes += double(refs * ddt::EmbeddedPayload(*bare));
-          b.s_ref_nd_psize += double(refs * psize);
-          b.s_ref_nd_asize += double(refs * space.asize);
-          b.s_ref_nd_dsize += double(refs * space.dsize);
         }
         sampled_ratio[c].Add(double(refs) * x, double(refs * psize));
         rare[c].AddSampled(double(refs * psize), double(refs) * x);
         sampled_ref[c].Add(double(refs * e.lsize), double(refs) * x, double(refs * psize));
         sampled_alloc[c].Add(double(e.lsize), x, double(psize));
         continue;
-      }
-      if (const auto bare = EmbeddedOnlyWithoutDedup(codes, stored, c, code)) {
-        EmbeddedWithoutDedup& w = without_dedup[c];
-        const uint64_t psize = ddt::AllocatedPsize(code);
-        const zfs::BlockSpace space = alloc.Block(psize, options_.copies);
-        w.blocks += double(refs);
-        w.payload_bytes += double(refs * ddt::EmbeddedPayload(*bare));
-        w.psize += double(refs * psize);
-        w.asize += double(refs * space.asize);
-        w.dsize += double(refs * space.dsize);
-        if (level[c] >= 0) w.census_psize += double(refs * psize);
       }
       if (level[c] < 0 && e.lsize == block_bytes && classes.Add(c, code, refs)) continue;
       add_stored(c, zfs::DdtBucket(refs), e.lsize, code, 1, refs);
@@ -722,12 +682,6 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       emb += b.refs * Div(src.s_ref_emb, src.s_refs);
       emb_bytes += b.ref_lsize * Div(src.s_ref_emb_bytes, src.s_ref_lsize);
       refs_all += b.refs;
-      EmbeddedWithoutDedup& w = without_dedup[c];
-      w.blocks += b.refs * Div(src.s_ref_nd, src.s_refs);
-      w.payload_bytes += b.ref_lsize * Div(src.s_ref_nd_bytes, src.s_ref_lsize);
-      w.psize += b.refs * Div(src.s_ref_nd_psize, src.s_refs);
-      w.asize += b.refs * Div(src.s_ref_nd_asize, src.s_refs);
-      w.dsize += b.refs * Div(src.s_ref_nd_dsize, src.s_refs);
     }
     const uint64_t imputed_embedded = Round(emb);
     s.psize += Round(psize);
@@ -749,10 +703,8 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     assert(!keys_known[c] || (hashes[c][0].size() == s.dedup.unique_entries &&
                               hashes[c][1].size() == s.dedup.duplicate_entries));
     Complete(row, c, ref_dsize[c], dedup_asize[c], &s, mixes[c],
-             keys_known[c] ? &hashes[c] : nullptr, without_dedup[c]);
+             keys_known[c] ? &hashes[c] : nullptr);
     hashes[c] = {};
-    // The census's psize as the dataset stores it without dedup (s.psize is, from Complete).
-    census_psize[c] -= std::min(census_psize[c], Round(without_dedup[c].census_psize));
     if (level[c] >= 0) {
       // The psize estimate imputes each histogram bucket with its own ratio where it has enough
       // sampled entries; its relative error is that of the whole sample's ratio R = psize /
@@ -767,8 +719,6 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         ref_anchor += b.ref_anchor;
         sample.AddSample(b);
       }
-      // The sampled psize as stored without dedup (EmbeddedWithoutDedup).
-      sample.s_ref_psize -= std::min(sample.s_ref_psize, sample.s_ref_nd_psize);
       const double rel = regresses(c) ? sampled_ref[c].RelativeHalfWidth95(double(population[c]),
                                                                            ref_lsize, ref_anchor)
                                       : sampled_ratio[c].RelativeHalfWidth95(double(population[c]));
@@ -817,8 +767,7 @@ zfs::MetadataTally Tally::MetadataOf(size_t row, size_t c, const SettingResult& 
 }
 
 void Tally::Complete(size_t row, size_t c, uint64_t ref_dsize, uint64_t dedup_asize,
-                     SettingResult* sp, const KeySizeMixes& mixes, const ZapHashes* hashes,
-                     const EmbeddedWithoutDedup& without_dedup) const {
+                     SettingResult* sp, const KeySizeMixes& mixes, const ZapHashes* hashes) const {
   SettingResult& s = *sp;
   const zfs::MetadataTally meta = MetadataOf(row, c, s);
   const uint64_t entries = s.dedup.unique_entries + s.dedup.duplicate_entries;
@@ -835,35 +784,17 @@ void Tally::Complete(size_t row, size_t c, uint64_t ref_dsize, uint64_t dedup_as
   for (const DdtFootprint& f : s.dedup.footprints) {
     if (f.format == chosen) ddt_asize = f.asize_bytes;
   }
-  // The dataset's figures are those of dedup=off, less what it embeds that dedup=on does not
-  // (2.1, 2.2): zio_write_compress in module/zfs/zio.c tests `!zp->zp_dedup` before embedding
-  // a block of 112 bytes or less until commit 09f4dd06c3. Those blocks take no allocation, and
-  // the metadata is that of files holding embedded blocks. The DDT side and pool_alloc keep the
-  // dedup=on layout (`meta`).
-  zfs::MetadataTally dataset_meta = meta;
-  uint64_t dataset_dsize = ref_dsize;
-  if (const uint64_t blocks = std::min(Round(without_dedup.blocks), s.blocks.data); blocks > 0) {
-    s.blocks.data -= blocks;
-    s.blocks.embedded += blocks;
-    s.embedded_bytes += Round(without_dedup.payload_bytes);
-    s.psize -= std::min(s.psize, Round(without_dedup.psize));
-    s.asize -= std::min(s.asize, Round(without_dedup.asize));
-    dataset_dsize -= std::min(dataset_dsize, Round(without_dedup.dsize));
-    dataset_meta = MetadataOf(row, c, s);
-  }
-  s.metadata_bytes = dataset_meta.DatasetMetadataDsize();
-  s.special_metadata_bytes = dataset_meta.SpecialVdevMetadataDsize();
+  s.metadata_bytes = meta.DatasetMetadataDsize();
+  s.special_metadata_bytes = meta.SpecialVdevMetadataDsize();
   // compressratio = ds_uncompressed_bytes / ds_compressed_bytes over every block born in the
   // dataset; a metadata block (indirect, dnode, ZAP) adds BP_GET_UCSIZE = its psize to both
   // sides (include/sys/spa.h BP_GET_UCSIZE; dsl_dataset_block_born), so it dilutes the ratio
   // but never inflates it.
-  const uint64_t meta_psize = dataset_meta.MetadataPsize();
+  const uint64_t meta_psize = meta.MetadataPsize();
   s.compressratio = zfs::RatioPercentFloor(s.lsize + meta_psize, s.psize + meta_psize);
   s.compressratio_unrounded =
       s.psize + meta_psize > 0 ? double(s.lsize + meta_psize) / double(s.psize + meta_psize) : 1.0;
-  s.used = dataset_dsize + s.metadata_bytes;
-  const uint64_t dedup_layout_used = ref_dsize + meta.DatasetMetadataDsize();
-  s.embedding_lost_with_dedup = dedup_layout_used - std::min(dedup_layout_used, s.used);
+  s.used = ref_dsize + s.metadata_bytes;
   if (zero_written_without_dedup_[c]) {
     // Without dedup the zero blocks are written as data (docs/zfs_model.md §1 "Holes": 2.4.0/2.3.3
     // dmu_write_policy() in module/zfs/dmu.c switches compression=off to "empty" only when dedup
@@ -872,6 +803,7 @@ void Tally::Complete(size_t row, size_t c, uint64_t ref_dsize, uint64_t dedup_as
     const zfs::MetadataTally written = MetadataOf(row, c, s, /*written_zeros=*/true);
     s.metadata_bytes = written.DatasetMetadataDsize();
     s.special_metadata_bytes = written.SpecialVdevMetadataDsize();
+    const uint64_t dedup_layout_used = s.used;
     s.used = ref_dsize + zero_dsize_without_dedup_[i] + s.metadata_bytes;
     s.zero_used_without_dedup = s.used - std::min(s.used, dedup_layout_used);
   }
@@ -900,8 +832,6 @@ struct StratumSums {
 struct ReferencedSums {
   double r = 0, r_ne = 0, r_lsize = 0, r_lsize_ne = 0, r_u = 0, r_psize = 0, r_dsize = 0,
          r_asize = 0, r_emb_bytes = 0;
-  // Entries embedded only without dedup (Tally::EmbeddedWithoutDedup).
-  double r_nd = 0, r_nd_bytes = 0, r_nd_psize = 0, r_nd_asize = 0, r_nd_dsize = 0;
   estimate::RatioEstimator dsize_per_u, psize_per_u;  // x = refs x u
 };
 
@@ -980,7 +910,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
                     e.lsize >= block_bytes ? 0 : 1,
                     double(AuxiliarySize(alloc_, e.lsize, options_.copies))};
   };
-  codes.ForEach(table, [&](const ddt::EntryView& e, const ddt::EntryView& stored) {
+  codes.ForEach(table, [&](const ddt::EntryView& e) {
     const uint64_t refs = e.refcount;
     const int lv = estimate::SampleLevel(e.key.lo);
     for (size_t c = 0; c < settings_; ++c) {
@@ -1043,13 +973,6 @@ std::vector<SettingResult> Tally::FinishSampledTable(
       if (emb) {
         rs.r_emb_bytes += r * double(ddt::EmbeddedPayload(code));
         continue;
-      }
-      if (const auto bare = EmbeddedOnlyWithoutDedup(codes, stored, c, code)) {
-        rs.r_nd += r;
-        rs.r_nd_bytes += r * double(ddt::EmbeddedPayload(*bare));
-        rs.r_nd_psize += r * double(psize);
-        rs.r_nd_asize += r * double(space.asize);
-        rs.r_nd_dsize += r * double(space.dsize);
       }
       mixes[c][refs == 1 ? 0 : 1].Add(e.lsize, psize);
       st.ne += 1;
@@ -1316,17 +1239,7 @@ std::vector<SettingResult> Tally::FinishSampledTable(
       const double hi = ref_dsize * (1 + 1.96 * ref_rel) / a_low;
       s.dedup.ratio_ci95 = std::array<double, 2>{std::max(1.0, lo), std::max(1.0, hi)};
     }
-    // Blocks embedded only without dedup: the kept entries' shares (the occurrence sample does
-    // not tell them), per referenced block and lsize byte.
-    EmbeddedWithoutDedup without_dedup;
-    if (rs.r > 0 && rs.r_lsize > 0) {
-      without_dedup.blocks = nz_blocks * rs.r_nd / rs.r;
-      without_dedup.payload_bytes = nz_lsize * rs.r_nd_bytes / rs.r_lsize;
-      without_dedup.psize = nz_blocks * rs.r_nd_psize / rs.r;
-      without_dedup.asize = nz_blocks * rs.r_nd_asize / rs.r;
-      without_dedup.dsize = nz_blocks * rs.r_nd_dsize / rs.r;
-    }
-    Complete(row, c, ref.dsize, Round(asize), &s, mixes[c], nullptr, without_dedup);
+    Complete(row, c, ref.dsize, Round(asize), &s, mixes[c]);
     // compressratio's interval from the psize-per-auxiliary-byte ratio's.
     // Without a usable sample (none, or a single entry) the interval of psize per u is infinite.
     const uint64_t meta_psize = MetadataOf(row, c, s).MetadataPsize();
@@ -1341,13 +1254,10 @@ std::vector<SettingResult> Tally::FinishSampledTable(
     const bool census = from_occurrences && occurrence_level == 0 && double(o.n()) == nz_blocks;
     s.exact = is_off || census;
     if (!s.exact) {
-      // The bounds are of the psize as dedup=on stores it: less what dedup=off embeds.
       s.ci95 = CompressRatioInterval(double(s.lsize + meta_psize),
                                      double(z.referenced.psize + meta_psize),
                                      double(s.psize - std::min(s.psize, z.referenced.psize)),
-                                     std::max(0.0, r[0] * nz_u - without_dedup.psize),
-                                     std::max(0.0, r[1] * nz_u - without_dedup.psize),
-                                     /*compressing=*/true);
+                                     r[0] * nz_u, r[1] * nz_u, /*compressing=*/true);
     }
   }
   return out;

@@ -78,23 +78,14 @@ class Tally {
                                                 const estimate::DistinctBlocks& distinct,
                                                 const estimate::OccurrenceSample* occurrences,
                                                 int occurrence_level) const;
-  // The blocks a dataset with dedup=off stores in their block pointers where dedup=on allocates
-  // them (finish/settled_codes.h CodeSettler::differs_without_dedup: 2.1, 2.2), every reference
-  // counted: their number, payload bytes and the psize, asize and dsize dedup=on gives them.
-  // Estimates where the setting or the table sampled.
-  struct EmbeddedWithoutDedup {
-    double blocks = 0, payload_bytes = 0, psize = 0, asize = 0, dsize = 0;
-    double census_psize = 0;  // of psize, a sampled setting's census entries' (exact)
-  };
   // What both paths share once blocks, sizes and the histogram are known: DDT footprints,
-  // metadata, compressratio, used, pool_alloc. `without_dedup`: what `used`, the no-dedup
-  // figure, leaves out of the dedup=on layout.
+  // metadata, compressratio, used, pool_alloc.
   // `mixes`: the sizes of the entries whose psize the path knows (a sampled setting's sampled
   // entries, a sampled table's kept ones), per class.
   // `hashes`: the entries' ZAP hashes where the table holds ZFS's own keys, else null.
   void Complete(size_t row, size_t setting, uint64_t ref_dsize, uint64_t dedup_asize,
-                SettingResult* s, const KeySizeMixes& mixes, const ZapHashes* hashes,
-                const EmbeddedWithoutDedup& without_dedup) const;
+                SettingResult* s, const KeySizeMixes& mixes,
+                const ZapHashes* hashes = nullptr) const;
   // The metadata model of (row, setting) (`written_zeros`: the one of the no-dedup write path,
   // metadata_without_dedup_) told which of its files hold an embedded block, from `s`'s blocks.
   zfs::MetadataTally MetadataOf(size_t row, size_t setting, const SettingResult& s,

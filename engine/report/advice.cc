@@ -32,8 +32,10 @@ std::string FlooredRatio(double r) { return Ratio(std::floor(r * 100.0 + 1e-9) /
 // its table's own blocks".
 std::string DedupRatioText(const Decision& d, double ratio) {
   if (!d.dedup.table_outweighs) return Ratio(ratio);
-  return fmt::format("{}, {} counting its table's own blocks", Ratio(ratio),
-                     FlooredRatio(d.dedup.ratio_with_table));
+  return fmt::format(
+      "{}, {} counting its table's own blocks{}", Ratio(ratio),
+      FlooredRatio(d.dedup.ratio_with_table),
+      d.dedup.embedding_lost_bytes > 0 ? " and the small blocks it cannot embed" : "");
 }
 
 std::string Percent(double fraction) { return fmt::format("{:.0f}%", fraction * 100.0); }
@@ -307,7 +309,12 @@ AdviceItem DedupItem(const Context& c) {
   const std::string table_blocks =
       d.dedup.table_outweighs && table != nullptr
           ? fmt::format(
-                ": its table's own blocks ({} on disk) {}", FormatBytes(table->on_disk_bytes),
+                ": its table's own blocks ({} on disk){} {}", FormatBytes(table->on_disk_bytes),
+                d.dedup.embedding_lost_bytes > 0
+                    ? fmt::format(" and the {} dedup allocates for small blocks this "
+                                  "release embeds in their block pointers only without dedup",
+                                  FormatBytes(d.dedup.embedding_lost_bytes))
+                    : std::string(),
                 d.dedup.ratio_with_table <= 1.0 ? "take more room than dedup removes"
                                                 : "take back much of the room dedup removes")
           : std::string();

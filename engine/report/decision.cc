@@ -37,10 +37,13 @@ DedupJudgement JudgeDedup(const SettingResult& s, DdtFormat format, uint64_t ram
   const DdtStat& ref = s.dedup.total.referenced;
   const DdtStat& alloc = s.dedup.total.allocated;
   // A dedup ratio with the table's blocks counted as allocated: the allocated DSIZE it implies
-  // (referenced / ratio) plus the table's.
+  // (referenced / ratio) plus the table's; and, under 2.1 and 2.2, over the referenced DSIZE
+  // less the blocks that only dedup=on allocates (embedded in their block pointers without it:
+  // SettingResult::embedding_lost_with_dedup).
+  j.embedding_lost_bytes = s.embedding_lost_with_dedup;
+  const double referenced = std::max(0.0, double(ref.dsize) - double(s.embedding_lost_with_dedup));
   auto with_table = [&](double ratio) {
-    return ratio > 0 ? double(ref.dsize) / (double(ref.dsize) / ratio + double(space.ddt_bytes))
-                     : 0.0;
+    return ratio > 0 ? referenced / (double(ref.dsize) / ratio + double(space.ddt_bytes)) : 0.0;
   };
   j.ratio_with_table =
       alloc.dsize > 0 && ref.dsize > 0 ? with_table(double(ref.dsize) / double(alloc.dsize)) : d;

@@ -152,6 +152,10 @@ struct DedupJudgement {
   // less)") never pays. Only the table: metadata and sector rounding, which dedup leaves as
   // they are, do not enter it.
   double ratio_with_table = 1;
+  // Under 2.1 and 2.2, what dedup=on allocates for small blocks that without dedup sit in their
+  // block pointers (SettingResult::embedding_lost_with_dedup): counted against dedup in
+  // ratio_with_table, as the table's blocks are. 0 under the other profiles.
+  uint64_t embedding_lost_bytes = 0;
   // The table's own blocks moved the verdict down a class (pays or marginal to marginal or not
   // worth it): the sentences say so.
   bool table_outweighs = false;
