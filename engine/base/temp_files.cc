@@ -57,7 +57,19 @@ std::string TempPathBeside(const std::string& path, std::string_view suffix) {
   const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   const size_t room = NAME_MAX > 1 + suffix.size() ? NAME_MAX - 1 - suffix.size() : 0;
-  if (base.size() > room) base.resize(room);
+  if (base.size() > room) {
+    base.resize(room);
+    // Not in the middle of a UTF-8 character: a name valid as UTF-8 stays so (a dataset with
+    // utf8only=on refuses the rest). Back to the lead byte of the last character, and that
+    // character off if it no longer fits.
+    size_t lead = base.size();
+    while (lead > 0 && (static_cast<unsigned char>(base[lead - 1]) & 0xC0) == 0x80) --lead;
+    if (lead > 0) {
+      const unsigned char b = static_cast<unsigned char>(base[lead - 1]);
+      const size_t length = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
+      if (lead - 1 + length > base.size()) base.resize(lead - 1);
+    }
+  }
   return dir + "." + base + std::string(suffix);
 }
 
