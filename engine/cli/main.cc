@@ -506,7 +506,9 @@ int main(int argc, char** argv) {
     if (cmd->since_path) {
 #ifdef ZSIM_MPI
       if (session.active()) {
-        if (!quiet_rank) cli::PrintError("--since is not available under mpirun: run it alone");
+        // Every rank sees it; rank 0 says so and ends the job, the others wait for that.
+        if (quiet_rank) session.AwaitAbort(cli::kExitUsage);
+        cli::PrintError("--since is not available under mpirun: run it alone");
         return refuse_output();
       }
 #endif

@@ -37,6 +37,12 @@ void Session::Abort(int code) {
   std::_Exit(code);  // not reached: MPI_Abort ends the process
 }
 
+void Session::AwaitAbort(int code) {
+  std::fflush(nullptr);
+  MPI_Barrier(MPI_COMM_WORLD);  // rank 0 aborts instead of reaching it
+  Abort(code);
+}
+
 void Session::Finalize() {
   if (!active_ || finalized_) return;
   finalized_ = true;

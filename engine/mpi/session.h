@@ -55,6 +55,12 @@ class Session {
   // Ends every rank of the job with `code` (MPI_Abort): for a failure of one rank before the
   // scan, which the others would wait on.
   [[noreturn]] void Abort(int code);
+  // For a rank other than 0 refusing what rank 0 refuses too (the same command line): waits to be
+  // ended by rank 0's Abort, so that rank 0 says why first. Its own MPI_Abort reached rank 0 as
+  // mpirun's SIGTERM before rank 0 had said it, and rank 0 told of an interrupt instead
+  // (mpi_scan_refused_since, with the other tests beside it in CI). Ends the job with `code`
+  // itself should rank 0 ever go on.
+  [[noreturn]] void AwaitAbort(int code);
   int rank() const { return rank_; }
   int size() const { return size_; }
 
