@@ -654,27 +654,21 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         r.dsize = Round(b.ref_anchor_dsize);
         asize += b.ref_anchor_asize;
         dasize += b.anchor_asize;
-      } else if (src.s_anchor_asize > 0 && src.s_ref_anchor_asize > 0) {
+      } else {
         // psize by its ratio to the anchor; dsize and asize by theirs to the anchor's own dsize
-        // and asize (its psize, or lsize, as the pool allocates it). A ratio to the anchor
-        // took each block's allocation as proportional to its size, which sector rounding
-        // makes it only for large blocks: at 4K records on 4K sectors every block takes one
-        // sector, a file's 100-byte tail too, and zstd-3 alone put asize 1.8% above the exact
-        // figure on /usr/share/doc, /usr/share/man and /etc, above blocks x 4 KiB, which no
-        // pool exceeds (now +0.04%).
+        // and asize (its psize, or lsize, as the pool allocates it: every sampled anchor is
+        // above 0, so the sample's are too). A ratio to the anchor took each block's
+        // allocation as proportional to its size, which sector rounding makes it only for
+        // large blocks: at 4K records on 4K sectors every block takes one sector, a file's
+        // 100-byte tail too, and zstd-3 alone put asize 1.8% above the exact figure on
+        // /usr/share/doc, /usr/share/man and /etc, above blocks x 4 KiB, which no pool exceeds
+        // (now +0.04%).
         a.psize = Round(b.anchor * Div(src.s_psize, src.s_anchor));
         a.dsize = Round(b.anchor_dsize * Div(src.s_dsize, src.s_anchor_dsize));
         r.psize = Round(b.ref_anchor * Div(src.s_ref_psize, src.s_ref_anchor));
         r.dsize = Round(b.ref_anchor_dsize * Div(src.s_ref_dsize, src.s_ref_anchor_dsize));
         asize += b.ref_anchor_asize * Div(src.s_ref_asize, src.s_ref_anchor_asize);
         dasize += b.anchor_asize * Div(src.s_asize, src.s_anchor_asize);
-      } else {
-        a.psize = Round(b.anchor * Div(src.s_psize, src.s_anchor));
-        a.dsize = Round(b.anchor * Div(src.s_dsize, src.s_anchor));
-        r.psize = Round(b.ref_anchor * Div(src.s_ref_psize, src.s_ref_anchor));
-        r.dsize = Round(b.ref_anchor * Div(src.s_ref_dsize, src.s_ref_anchor));
-        asize += b.ref_anchor * Div(src.s_ref_asize, src.s_ref_anchor);
-        dasize += b.anchor * Div(src.s_asize, src.s_anchor);
       }
       ddt[c].AddBucket(bi, a.blocks, a, r);
       psize += double(r.psize);
