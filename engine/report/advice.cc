@@ -720,7 +720,9 @@ AdviceItem SummaryItem(const Context& c) {
   const SettingResult& f = c.f;
   const Decision& d = c.d;
   const double ratio = f.dedup.ratio;
-  const double r = f.compressratio;
+  // With dedup=on recommended, the compressratio of the dataset with it (2.1 and 2.2 embed
+  // small blocks only without dedup: SettingResult::compressratio_with_dedup).
+  const double r = d.verdict == Verdict::kDedupPays ? f.compressratio_with_dedup : f.compressratio;
   const std::string need = FormatBytes(d.dedup.ram_need_bytes);
   const std::string saves = SavesText(d.space.saved);
   const std::string saves_dedup = SavesText(d.space.saved_dedup);

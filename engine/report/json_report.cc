@@ -90,6 +90,7 @@ json Setting(const SettingResult& s, const ScanOptions& o, const InputSummary& i
       {"zero_lsize", s.zero_lsize},
       {"compressratio", s.compressratio},
       {"compressratio_unrounded", s.compressratio_unrounded},
+      {"compressratio_with_dedup", s.compressratio_with_dedup},
       {"exact", s.exact},
       {"dedup",
        {{"ratio", s.dedup.ratio},

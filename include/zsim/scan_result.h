@@ -140,6 +140,9 @@ struct SettingResult {
   // The same ratio before the floor: (lsize + metadata psize) / (psize + metadata psize), the
   // value ci95 brackets (a metadata block counts its psize on both sides).
   double compressratio_unrounded = 1.0;
+  // The compressratio of the same dataset with dedup=on: `compressratio` but under 2.1 and 2.2,
+  // which embed small blocks only without dedup (embedding_lost_with_dedup).
+  double compressratio_with_dedup = 1.0;
   bool exact = true;
   std::optional<std::array<double, 2>> ci95;  // when sampled
   DedupResult dedup;

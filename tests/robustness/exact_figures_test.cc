@@ -151,6 +151,9 @@ TEST(ExactFiguresTest, UsedEmbedsTheTinyBlocksOfTheNoDedupWritePathUnder21And22)
       EXPECT_EQ(s.dedup.total.referenced.dsize, 500 * 4 * K);
       EXPECT_GE(s.embedding_lost_with_dedup, 500 * 4 * K);
       EXPECT_GE(s.pool_alloc, s.used + 500 * 4 * K);
+      // With dedup each file is a block of its own, stored as it is: compressratio 1.00.
+      EXPECT_DOUBLE_EQ(s.compressratio_with_dedup, 1.0);
+      EXPECT_DOUBLE_EQ(r23.results[c].compressratio_with_dedup, r23.results[c].compressratio);
       // What the report says dedup would store counts those sectors.
       const report::SettingSpace space = report::SpaceOf(s, ScanOptions{}, r.input);
       EXPECT_GE(space.stored_dedup_bytes, s.used + 500 * 4 * K);
