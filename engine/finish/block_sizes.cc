@@ -15,6 +15,17 @@ constexpr uint64_t kSmallestThreshold = 4096;
 // table of 10 million entries costs two increments per entry and setting.
 struct Sums {
   std::vector<uint64_t> refs, unique;
+  // The references' count of an allocated code's psize (both vectors grown to hold it), or
+  // null for a hole or an embedded block.
+  uint64_t* At(ddt::PsizeCode code) {
+    if (ddt::IsHoleCode(code) || ddt::IsEmbeddedCode(code)) return nullptr;
+    const size_t unit = code;  // psize / 512 (ddt::AllocatedPsize)
+    if (unit >= refs.size()) {
+      refs.resize(unit + 1);
+      unique.resize(unit + 1);
+    }
+    return &refs[unit];
+  }
   uint64_t known_lsize = 0, all_lsize = 0;  // references with a code, and all of them
 };
 
@@ -35,20 +46,13 @@ void FillBlockSizes(const ddt::DedupTable& table, const CodeSettler& codes, uint
       const ddt::PsizeCode known =
           KnownCode(e, c, c < known_levels.size() ? known_levels[c] : -1, shift);
       const ddt::PsizeCode code = codes.Settle(e, known, c);
-      const ddt::PsizeCode bare = codes.SettleWithoutDedup(e, known, c);
+      const ddt::PsizeCode bare =
+          codes.differs_without_dedup() ? codes.SettleWithoutDedup(e, known, c) : code;
       s.all_lsize += e.lsize * e.refcount;
       if (code == ddt::kPendingCode) continue;
       s.known_lsize += e.lsize * e.refcount;
-      for (const ddt::PsizeCode k : {code, bare}) {
-        if (ddt::IsHoleCode(k) || ddt::IsEmbeddedCode(k)) continue;
-        const size_t unit = k;  // psize / 512 (ddt::AllocatedPsize)
-        if (unit >= s.refs.size()) {
-          s.refs.resize(unit + 1);
-          s.unique.resize(unit + 1);
-        }
-      }
-      if (!ddt::IsHoleCode(bare) && !ddt::IsEmbeddedCode(bare)) s.refs[bare] += e.refcount;
-      if (!ddt::IsHoleCode(code) && !ddt::IsEmbeddedCode(code)) s.unique[code] += 1;
+      if (uint64_t* refs = s.At(bare)) *refs += e.refcount;
+      if (s.At(code) != nullptr) s.unique[code] += 1;
     }
   });
   const uint64_t sector = alloc.sector_bytes();

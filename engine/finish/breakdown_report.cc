@@ -117,8 +117,10 @@ void FinishBreakdowns(const state::BreakdownState& bd,
     info.erase(std::unique(info.begin(), info.end(),
                            [](const Info& a, const Info& b) { return a.lo == b.lo; }),
                info.end());
-    // Per setting, as dedup=on stores the block (the DDT: what dedup removes) and as dedup=off
-    // does (the dataset's psize, finish/tally.h EmbeddedWithoutDedup).
+    // Per setting, as dedup=on stores the block (the DDT: what dedup removes) and, where that
+    // differs (CodeSettler::differs_without_dedup: 2.1, 2.2), as dedup=off does (the dataset's
+    // psize); else `bare_codes` stays empty and `codes` serves both.
+    const bool differs = settlers[r].differs_without_dedup();
     std::vector<ddt::PsizeCode> codes, bare_codes;
     if (!info.empty()) {
       tables[r]->ForEach([&](const ddt::EntryView& e) {
@@ -132,7 +134,7 @@ void FinishBreakdowns(const state::BreakdownState& bd,
           const int level = c < known_levels[r].size() ? known_levels[r][c] : -1;
           const ddt::PsizeCode known = KnownCode(e, c, level, tables[r]->sample_shift());
           codes.push_back(settlers[r].Settle(e, known, c));
-          bare_codes.push_back(settlers[r].SettleWithoutDedup(e, known, c));
+          if (differs) bare_codes.push_back(settlers[r].SettleWithoutDedup(e, known, c));
         }
       });
     }
@@ -169,7 +171,7 @@ void FinishBreakdowns(const state::BreakdownState& bd,
         if (it == info.end() || it->lo != s.key.lo || it->refcount == 0) continue;
         const Info& in = *it;
         const ddt::PsizeCode code = codes[in.codes + c];
-        const ddt::PsizeCode bare = bare_codes[in.codes + c];
+        const ddt::PsizeCode bare = differs ? bare_codes[in.codes + c] : code;
         // Holes and embedded blocks never enter the DDT: no psize, nothing for dedup to remove.
         const bool stored = !ddt::IsHoleCode(code) && !ddt::IsEmbeddedCode(code);
         const bool allocated = !ddt::IsHoleCode(bare) && !ddt::IsEmbeddedCode(bare);

@@ -319,7 +319,6 @@ ScanResult Finish(const state::ScanState& s, const ReportOptions& r) {
     const bool occurrences = !rs.occurrences.sums.empty();
     outs.push_back(tally.Finish(row, rs.block_bytes, *rs.table, settlers[row], rs.sparse_holes,
                                 s.sampling, *rs.distinct, occurrences ? &rs.occurrences : nullptr));
-    for (SettingResult& r : outs.back()) r.compressratio_with_dedup = r.compressratio;
     if (settlers[row].differs_without_dedup()) {
       // 2.1 and 2.2 embed a block of 112 compressed bytes or less without dedup but never with
       // it (zfs/write_rules.h EmbedsOnlyWithoutDedup): the dataset's figures are a second

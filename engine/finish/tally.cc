@@ -786,6 +786,7 @@ void Tally::Complete(size_t row, size_t c, uint64_t ref_dsize, uint64_t dedup_as
   // but never inflates it.
   const uint64_t meta_psize = meta.MetadataPsize();
   s.compressratio = zfs::RatioPercentFloor(s.lsize + meta_psize, s.psize + meta_psize);
+  s.compressratio_with_dedup = s.compressratio;  // finish.cc's second tally sets it otherwise
   s.compressratio_unrounded =
       s.psize + meta_psize > 0 ? double(s.lsize + meta_psize) / double(s.psize + meta_psize) : 1.0;
   s.used = ref_dsize + s.metadata_bytes;

@@ -27,7 +27,6 @@ int CheapIndex(const std::vector<SettingResult>& results, uint64_t block_bytes);
 // in the order lz4 < zle < lzjb < zstd < gzip, lower level first; of equals, the first in
 // `candidates`. So the choice does not follow the noise of the timings, which differ between
 // two scans of the same data.
-
 int FastestIndex(const std::vector<SettingResult>& results, const std::vector<int>& candidates);
 
 // Of the codecs at `block_bytes` storing (`used`) within kCodecTie of the smallest, the fastest
