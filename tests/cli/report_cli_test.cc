@@ -25,8 +25,6 @@ namespace {
 using nlohmann::json;
 using testing::RunZsim;
 
-constexpr uint64_t K = 1024;
-
 // Text that compresses well (2 files), random data (1 file), a copy.
 class MixedTree : public ::testing::Test {
  protected:

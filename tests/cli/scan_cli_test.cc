@@ -24,8 +24,6 @@ namespace {
 using nlohmann::json;
 using testing::RunZsim;
 
-constexpr uint64_t K = 1024;
-
 std::string FileName(int i) { return testing::NumberedName("f", i); }
 
 // zsim with `args` and then `extra` (a run that differs from a baseline by a few options).

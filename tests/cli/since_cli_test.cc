@@ -28,10 +28,7 @@ namespace fs = std::filesystem;
 // What a --since run legitimately reports differently: the bytes it read and its codecs' work.
 const std::set<std::string> kRunCosts = {"bytes_read", "codec_bytes", "cpu_seconds_per_gb"};
 
-std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
+using testing::Concat;
 
 class SinceCliTest : public ::testing::Test {
  protected:

@@ -21,7 +21,7 @@
 #include "tests/util/run_command.h"
 #include "tests/util/test_util.h"
 
-namespace zsim {
+namespace zsim::state_bytes_cli_test {  // named: the module's test files build together
 namespace {
 
 // Files of every kind a scan meets, with blocks shared within and across files and directories,
@@ -214,4 +214,4 @@ TEST_F(StateBytesCliTest, ASinceRescanIsTheBytesOfAFullScan) {
 }
 
 }  // namespace
-}  // namespace zsim
+}  // namespace zsim::state_bytes_cli_test

@@ -42,10 +42,7 @@ void BuildTree(testing::TempDir& dir) {
   dir.WriteFile("p2/random.bin", testing::Xorshift64Bytes(9, 150 * 1024));
 }
 
-std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
+using testing::Concat;
 
 class StateCliTest : public ::testing::Test {
  protected:

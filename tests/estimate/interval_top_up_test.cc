@@ -12,6 +12,7 @@
 #include "engine/estimate/pilot_level.h"
 #include "engine/estimate/sample_level.h"
 #include "engine/estimate/top_up.h"
+#include "tests/util/test_util.h"
 #include "zsim/scan_options.h"
 
 namespace zsim::estimate {
@@ -23,9 +24,6 @@ constexpr uint64_t kBlocks = 24000;
 const Plan kPlan{kBlocks * kBlock, 0};
 
 const Compression kOff{CompressionAlgorithm::kOff, 0};
-const Compression kLz4{CompressionAlgorithm::kLz4, 0};
-const Compression kLzjb{CompressionAlgorithm::kLzjb, 0};
-const Compression kZle{CompressionAlgorithm::kZle, 0};
 const Compression kGzip6{CompressionAlgorithm::kGzip, 6};
 
 ScanOptions WithCodecs(std::vector<Compression> codecs) {

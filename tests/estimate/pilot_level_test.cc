@@ -10,7 +10,7 @@
 #include "engine/estimate/regression_estimator.h"
 #include "zsim/scan_options.h"
 
-namespace zsim::estimate {
+namespace zsim::estimate::pilot_level_test {  // named: the module's test files build together
 namespace {
 
 constexpr double kBlock = 131072;
@@ -220,4 +220,4 @@ TEST(PilotLevelTest, RowsOfBlocksAtLeastTheFirstsArePilotedWhereLargeEnough) {
             BudgetLevels(o, sampled, Plan{bytes})[3]);
 }
 }  // namespace
-}  // namespace zsim::estimate
+}  // namespace zsim::estimate::pilot_level_test

@@ -40,12 +40,7 @@ int RunShell(const std::string& command) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-std::string ReadText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using testing::ReadText;
 
 // ZSIM_CHROMIUM, else chromium or chromium-browser on PATH; empty when none.
 std::string FindChromium() {

@@ -27,12 +27,7 @@ struct Outcome {
   std::string err;
 };
 
-std::string ReadText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using testing::ReadText;
 
 Outcome RunZsim(const testing::TempDir& dir, const std::string& args) {
   const fs::path out = dir.path() / "stdout.txt";

@@ -30,10 +30,6 @@ namespace {
 constexpr size_t kRecord = 2048;
 constexpr int kRecords = 16384;  // 32 MiB in 8 files, every record unique
 
-const Compression kLz4{CompressionAlgorithm::kLz4, 0};
-const Compression kGzip1{CompressionAlgorithm::kGzip, 1};
-const Compression kZle{CompressionAlgorithm::kZle, 0};
-
 // Record i: 64 to 2047 random bytes, then zeros: psize varies from embedded to stored whole,
 // and every codec's psize follows the random bytes.
 void WriteTree(testing::TempDir& tmp) {

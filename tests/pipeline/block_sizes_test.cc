@@ -13,8 +13,6 @@
 namespace zsim::pipeline {
 namespace {
 
-constexpr uint64_t K = 1024;
-
 TEST(BlockSizesTest, HistogramAndSmallBlocksOfKnownBlocks) {
   testing::TempDir tmp;
   const std::vector<uint8_t> big = testing::Xorshift64Bytes(1, 256 * K);  // 2 x 128K

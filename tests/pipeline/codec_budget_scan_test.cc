@@ -22,14 +22,11 @@
 #include "tests/util/result_compare.h"
 #include "tests/util/test_util.h"
 
-namespace zsim::pipeline {
+namespace zsim::pipeline::codec_budget_scan_test {  // named: the module's test files build together
 namespace {
 
 constexpr size_t kRecord = 1024;
 constexpr int kRecords = 48000;  // 47 MiB in 12 files
-
-const Compression kLzjb{CompressionAlgorithm::kLzjb, 0};
-const Compression kZle{CompressionAlgorithm::kZle, 0};
 
 // 1 KiB records, each unique: `random_bytes(i)` random bytes then zeros; `files` files named
 // `prefix`N holding records [first, first + records).
@@ -811,4 +808,4 @@ TEST(CodecBudgetScanTest, AFollowerUnderTheCapBesideLz4HoldsTheExactFigure) {
 }
 
 }  // namespace
-}  // namespace zsim::pipeline
+}  // namespace zsim::pipeline::codec_budget_scan_test

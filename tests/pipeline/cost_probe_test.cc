@@ -27,7 +27,6 @@ namespace zsim::pipeline {
 namespace {
 
 constexpr uint64_t kBlock = 128 << 10;
-constexpr uint64_t kMiB = 1 << 20;
 
 uint64_t Stride(uint64_t data) { return ProbeStridesFor({}, 0, data, kBlock).stride; }
 
@@ -41,12 +40,12 @@ TEST(CostProbeTest, StrideIsWholeBlocksAndBounded) {
   EXPECT_NEAR(double(mid / Stride(mid)), 24576.0 / kProbeShare, 2);
   // A small tree: about kProbeMinBytes, at most 1/kProbeMostShare of it (less by the stride's
   // rounding up to whole blocks).
-  const double least = double(std::min(kProbeMinBytes, 100 * kMiB / kProbeMostShare) / kBlock);
-  const double small = double(100 * kMiB) / double(Stride(100 * kMiB));
+  const double least = double(std::min(kProbeMinBytes, 100 * M / kProbeMostShare) / kBlock);
+  const double small = double(100 * M) / double(Stride(100 * M));
   EXPECT_LE(small, least);
   EXPECT_GT(small, 0.85 * least);
   // At 1M, kProbeMinRecords blocks are more than kProbeMinBytes.
-  EXPECT_EQ(ProbeStridesFor({}, 0, 1000 * kMiB, kMiB).stride, 16 * kMiB);
+  EXPECT_EQ(ProbeStridesFor({}, 0, 1000 * M, M).stride, 16 * M);
   EXPECT_EQ(Stride(1000), kBlock);  // a tiny tree: one block
   // A sample of big files: the same strides, within the block the sums' rounding moves.
   const std::vector<walk::SampledFile> images = {{"a.img", 32ull << 30}, {"b.img", 32ull << 30}};
@@ -326,41 +325,41 @@ TEST(CostProbeTest, CodecCostOfTheFewTimedIsCorrectedByLz4) {
 // file's and the image's data, and the codecs have a cost per byte; with compression off, none.
 TEST(CostProbeTest, ClonesAndZerosAreNotUnique) {
   testing::TempDir tmp;
-  const std::vector<uint8_t> random = testing::Xorshift64Bytes(7, 32 * kMiB);
+  const std::vector<uint8_t> random = testing::Xorshift64Bytes(7, 32 * M);
   const std::string a = tmp.WriteFile("a/template", random).string();
   const std::string b = tmp.WriteFile("b/clone", random).string();
-  const std::string z = tmp.WriteFile("c/zeros", std::vector<uint8_t>(64 * kMiB, 0)).string();
+  const std::string z = tmp.WriteFile("c/zeros", std::vector<uint8_t>(64 * M, 0)).string();
   // A sparse image: a 64 MiB hole, then 8 MiB of other random data.
   const std::string sparse = (tmp.path() / "d.img").string();
   {
     std::ofstream out(sparse, std::ios::binary);
-    out.seekp(64 * kMiB);
-    const std::vector<uint8_t> tail = testing::Xorshift64Bytes(11, 8 * kMiB);
+    out.seekp(64 * M);
+    const std::vector<uint8_t> tail = testing::Xorshift64Bytes(11, 8 * M);
     out.write(reinterpret_cast<const char*>(tail.data()), std::streamsize(tail.size()));
   }
   const std::vector<walk::SampledFile> files = {
-      {a, 32 * kMiB}, {b, 32 * kMiB}, {z, 64 * kMiB}, {sparse, 72 * kMiB}};
+      {a, 32 * M}, {b, 32 * M}, {z, 64 * M}, {sparse, 72 * M}};
   std::shared_ptr<io::FileSystem> fs = io::PosixFileSystem();
   const ScanOptions on = Options(
       {Compression{CompressionAlgorithm::kLz4, 0}, Compression{CompressionAlgorithm::kGzip, 6}});
   std::optional<ProbeFigures> f;
   {
-    CostProbe probe(fs.get(), files, 0, 128 * kMiB, on, zfs::WritePolicy{}, {1.0, 0.5}, 10.0);
+    CostProbe probe(fs.get(), files, 0, 128 * M, on, zfs::WritePolicy{}, {1.0, 0.5}, 10.0);
     while (!(f = probe.figures())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   // 128 MiB at 128 KiB: 1024 blocks, 64 records (every 16th block): 16 in the template, 4 in
   // the sparse image's data (its hole is not read), of 68 with data: 20/68 of the data bytes.
-  EXPECT_NEAR(f->unique_bytes, 128.0 * kMiB * 20 / 68, double(kMiB));
+  EXPECT_NEAR(f->unique_bytes, 128.0 * M * 20 / 68, double(M));
   EXPECT_GT(f->codec_cpu_per_byte, 0);
   // The template alone, among files sampled at level 1: all it stands for is unique.
   {
-    CostProbe probe(fs.get(), {files[0]}, 1, 128 * kMiB, on, zfs::WritePolicy{}, {1.0, 0.5}, 10.0);
+    CostProbe probe(fs.get(), {files[0]}, 1, 128 * M, on, zfs::WritePolicy{}, {1.0, 0.5}, 10.0);
     while (!(f = probe.figures())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  EXPECT_DOUBLE_EQ(f->unique_bytes, double(128 * kMiB));
+  EXPECT_DOUBLE_EQ(f->unique_bytes, double(128 * M));
   const ScanOptions off = Options({Compression{CompressionAlgorithm::kOff, 0}});
   {
-    CostProbe probe(fs.get(), files, 0, 128 * kMiB, off, zfs::WritePolicy{}, {0.0}, 0.0);
+    CostProbe probe(fs.get(), files, 0, 128 * M, off, zfs::WritePolicy{}, {0.0}, 0.0);
     while (!(f = probe.figures())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   EXPECT_EQ(f->codec_cpu_per_byte, 0);
@@ -375,8 +374,8 @@ TEST(CostProbeTest, HugeSparseFileVisitsOnlyItsData) {
   const std::string path = (tmp.path() / "huge.img").string();
   {
     std::ofstream out(path, std::ios::binary);
-    const std::vector<uint8_t> head = testing::Xorshift64Bytes(3, 4 * kMiB);
-    const std::vector<uint8_t> middle = testing::Xorshift64Bytes(5, 4 * kMiB);
+    const std::vector<uint8_t> head = testing::Xorshift64Bytes(3, 4 * M);
+    const std::vector<uint8_t> middle = testing::Xorshift64Bytes(5, 4 * M);
     out.write(reinterpret_cast<const char*>(head.data()), std::streamsize(head.size()));
     out.seekp(std::streamoff(apparent / 2));
     out.write(reinterpret_cast<const char*>(middle.data()), std::streamsize(middle.size()));
@@ -388,11 +387,11 @@ TEST(CostProbeTest, HugeSparseFileVisitsOnlyItsData) {
   std::shared_ptr<io::FileSystem> fs = io::PosixFileSystem();
   Result<std::unique_ptr<io::File>> file = fs->Open(path, false);
   ASSERT_TRUE(file.ok());
-  Result<std::optional<uint64_t>> after_head = (*file)->NextData(8 * kMiB);
+  Result<std::optional<uint64_t>> after_head = (*file)->NextData(8 * M);
   if (!after_head.ok() || !*after_head || **after_head != apparent / 2) {
     GTEST_SKIP() << "the temp dir's file system does not report holes (SEEK_DATA)";
   }
-  const uint64_t data = 8 * kMiB;
+  const uint64_t data = 8 * M;
   const ProbeStrides strides = ProbeStridesFor({}, 0, data, kBlock);
   const uint64_t stride = strides.stride;
   ASSERT_EQ(stride, kBlock);
@@ -422,11 +421,11 @@ TEST(CostProbeTest, HugeSparseFileVisitsOnlyItsData) {
 // the process: no figures, failed() says so.
 TEST(CostProbeTest, ExceptionEndsTheProbeNotTheProcess) {
   testing::TempDir tmp;
-  const std::string a = tmp.WriteFile("a", testing::Xorshift64Bytes(9, 4 * kMiB)).string();
+  const std::string a = tmp.WriteFile("a", testing::Xorshift64Bytes(9, 4 * M)).string();
   testing::FaultyFileSystem fs;
   fs.ThrowBadAllocAt(a, 0);
   const ScanOptions on = Options({Compression{CompressionAlgorithm::kLz4, 0}});
-  CostProbe probe(&fs, {{a, 4 * kMiB}}, 0, 4 * kMiB, on, zfs::WritePolicy{}, {1.0}, 1.0);
+  CostProbe probe(&fs, {{a, 4 * M}}, 0, 4 * M, on, zfs::WritePolicy{}, {1.0}, 1.0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (!probe.failed() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -439,12 +438,12 @@ TEST(CostProbeTest, ExceptionEndsTheProbeNotTheProcess) {
 // input path names it; else it is left out (the scan does not read it either).
 TEST(CostProbeTest, SymlinksFollowTheScansOption) {
   testing::TempDir tmp;
-  const std::string a = tmp.WriteFile("a", testing::Xorshift64Bytes(13, 4 * kMiB)).string();
+  const std::string a = tmp.WriteFile("a", testing::Xorshift64Bytes(13, 4 * M)).string();
   const std::string link = (tmp.path() / "link").string();
   std::filesystem::create_symlink(a, link);
   std::shared_ptr<io::FileSystem> fs = io::PosixFileSystem();
   const auto unique = [&](const ScanOptions& o) {
-    CostProbe probe(fs.get(), {{link, 4 * kMiB}}, 0, 4 * kMiB, o, zfs::WritePolicy{}, {1.0}, 1.0);
+    CostProbe probe(fs.get(), {{link, 4 * M}}, 0, 4 * M, o, zfs::WritePolicy{}, {1.0}, 1.0);
     std::optional<ProbeFigures> f;
     while (!(f = probe.figures())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return f->unique_bytes;
@@ -453,10 +452,10 @@ TEST(CostProbeTest, SymlinksFollowTheScansOption) {
   o.paths = {tmp.path().string()};
   EXPECT_EQ(unique(o), 0);  // not followed: nothing probed
   o.follow_symlinks = true;
-  EXPECT_DOUBLE_EQ(unique(o), double(4 * kMiB));
+  EXPECT_DOUBLE_EQ(unique(o), double(4 * M));
   o.follow_symlinks = false;
   o.paths = {link};  // an input path that is a symlink
-  EXPECT_DOUBLE_EQ(unique(o), double(4 * kMiB));
+  EXPECT_DOUBLE_EQ(unique(o), double(4 * M));
 }
 
 // The pilot (estimate/pilot_level.h) in the probe: 2,560 records of 128 KiB, each 30,000 random

@@ -2,10 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/util/test_util.h"
+
 namespace zsim::pipeline {
 namespace {
-
-constexpr uint64_t kMiB = 1 << 20;
 
 CostForecast Nominal(double read_cpu, double codec_cpu, int threads) {
   CostForecast f;
@@ -62,8 +62,8 @@ TEST(ExpectedTimeTest, NoCalibrationFromTooLittleCodecWork) {
 TEST(ExpectedTimeTest, BeforeThePaceTheCalibratedForecast) {
   PaceState s;
   s.seconds = 1.5;
-  s.read_total = 400 * kMiB;
-  s.read_done = 100 * kMiB;
+  s.read_total = 400 * M;
+  s.read_done = 100 * M;
   s.codec_cpu_seconds = 0.5;
   s.codec_nominal_seconds = 1.0;
   // No chunk done yet: the pace cannot be measured whatever has been read.
@@ -75,7 +75,7 @@ TEST(ExpectedTimeTest, BeforeThePaceTheCalibratedForecast) {
 // not taken as a cost per byte. 1 s before the first chunk (8 MiB), then 40 MiB in 2 s: the
 // 352 MiB left take 17.6 s more.
 TEST(ExpectedTimeTest, PaceFromTheFirstChunkDone) {
-  const PaceState s = Read(400 * kMiB, 1.0, 8 * kMiB, 3.0, 48 * kMiB);
+  const PaceState s = Read(400 * M, 1.0, 8 * M, 3.0, 48 * M);
   EXPECT_DOUBLE_EQ(ExpectedSeconds(Nominal(100, 100, 1), s), 3.0 + 352.0 / 20);
   // The whole elapsed time over the bytes read would say 3 s per 48 MiB: 25 s.
   EXPECT_LT(ExpectedSeconds(Nominal(100, 100, 1), s), 400.0 / 48 * 3 - 1);
@@ -84,24 +84,24 @@ TEST(ExpectedTimeTest, PaceFromTheFirstChunkDone) {
 // The pace counts bytes read: a sparse file's holes are neither read nor in the total, so a
 // file of 160 MiB logical with 40 MiB of data, 20 read in 2 s since the first chunk, is half done.
 TEST(ExpectedTimeTest, HolesAreNotInThePace) {
-  const PaceState s = Read(40 * kMiB, 0, 0, 2.0, 20 * kMiB);
+  const PaceState s = Read(40 * M, 0, 0, 2.0, 20 * M);
   EXPECT_DOUBLE_EQ(ExpectedSeconds(Nominal(100, 100, 1), s), 4.0);
 }
 
 // Under a twentieth read since the first chunk: still the forecast, not a pace from one chunk.
 TEST(ExpectedTimeTest, PaceWaitsForATwentieth) {
-  PaceState s = Read(400 * kMiB, 1.0, 8 * kMiB, 1.1, 8 * kMiB + 400 * kMiB / kPaceShare - 1);
+  PaceState s = Read(400 * M, 1.0, 8 * M, 1.1, 8 * M + 400 * M / kPaceShare - 1);
   const double forecast_left = 10.0 * double(s.read_total - s.read_done) / double(s.read_total);
   EXPECT_DOUBLE_EQ(ExpectedSeconds(Nominal(4, 16, 2), s), 1.1 + forecast_left);
   s.read_done += 1;  // exactly a twentieth: the pace
-  const double pace = 0.1 / double(400 * kMiB / kPaceShare);
+  const double pace = 0.1 / double(400 * M / kPaceShare);
   EXPECT_DOUBLE_EQ(ExpectedSeconds(Nominal(4, 16, 2), s),
                    1.1 + pace * double(s.read_total - s.read_done));
 }
 
 // All read (or more than the sizing walk found: a file grew): the elapsed seconds, never less.
 TEST(ExpectedTimeTest, NeverBelowTheElapsedSeconds) {
-  const PaceState s = Read(10 * kMiB, 0.5, 8 * kMiB, 2.0, 12 * kMiB);
+  const PaceState s = Read(10 * M, 0.5, 8 * M, 2.0, 12 * M);
   EXPECT_DOUBLE_EQ(ExpectedSeconds(Nominal(1, 1, 1), s), 2.0);
   PaceState empty;
   empty.seconds = 0.3;
@@ -113,18 +113,18 @@ TEST(ExpectedTimeTest, NeverBelowTheElapsedSeconds) {
 // 100 MiB read: the 300 MiB left are reading only, about 0.1 s, where the pace of bytes says
 // 30 s more.
 TEST(ExpectedTimeTest, ProbeSeesThatTheRestIsClones) {
-  PaceState s = Read(400 * kMiB, 1.0, 0, 11.0, 100 * kMiB);
+  PaceState s = Read(400 * M, 1.0, 0, 11.0, 100 * M);
   s.codec_cpu_seconds = 10;
-  s.unique_done = 100 * kMiB;
-  const ProbeFigures probe = Probe(100 * kMiB, 0.1 / kMiB);
-  const double work_done = 100.0 * kMiB * kReadWorkPerByte + 10;
-  const double read_left = 300.0 * kMiB * kReadWorkPerByte;
+  s.unique_done = 100 * M;
+  const ProbeFigures probe = Probe(100 * M, 0.1 / M);
+  const double work_done = 100.0 * M * kReadWorkPerByte + 10;
+  const double read_left = 300.0 * M * kReadWorkPerByte;
   EXPECT_DOUBLE_EQ(WorkLeft(s, probe), read_left);
   EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 11.0 + 10.0 / work_done * read_left);
   EXPECT_LT(ExpectedSeconds(s, probe, 2), 11.2);
   EXPECT_DOUBLE_EQ(ExpectedSeconds(Nominal(1, 1, 2), s), 11.0 + 30.0);
   // The codecs' share: 10 CPU s of about 10.1 in all.
-  EXPECT_DOUBLE_EQ(CodecShare(s, probe), 10 / (400.0 * kMiB * kReadWorkPerByte + 10));
+  EXPECT_DOUBLE_EQ(CodecShare(s, probe), 10 / (400.0 * M * kReadWorkPerByte + 10));
   EXPECT_GT(CodecShare(s, probe), 0.98);
 }
 
@@ -132,25 +132,24 @@ TEST(ExpectedTimeTest, ProbeSeesThatTheRestIsClones) {
 // the probe expects 220 MiB unique at 0.1 CPU s per MiB: 20 CPU s of codecs are still to come,
 // at the pace of the work so far (1 s for about 2 CPU s).
 TEST(ExpectedTimeTest, ProbeSeesTheCodecWorkAhead) {
-  PaceState s = Read(400 * kMiB, 0.0, 0, 1.0, 100 * kMiB);
+  PaceState s = Read(400 * M, 0.0, 0, 1.0, 100 * M);
   s.codec_cpu_seconds = 2.0;
-  s.unique_done = 20 * kMiB;
-  const ProbeFigures probe = Probe(220 * kMiB, 0.1 / kMiB);
-  const double left = 300.0 * kMiB * kReadWorkPerByte + 20;
+  s.unique_done = 20 * M;
+  const ProbeFigures probe = Probe(220 * M, 0.1 / M);
+  const double left = 300.0 * M * kReadWorkPerByte + 20;
   EXPECT_DOUBLE_EQ(WorkLeft(s, probe), left);
-  const double done = 100.0 * kMiB * kReadWorkPerByte + 2.0;
+  const double done = 100.0 * M * kReadWorkPerByte + 2.0;
   EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 1.0 + 1.0 / done * left);
   EXPECT_GT(ExpectedSeconds(s, probe, 2), 10.0);  // the pace of bytes says 4 s
   // More unique bytes coded than the probe expected: its unique share is proven low, and what is
   // left is taken as unique as what was read (all of it here), not as nothing.
-  s.unique_done = 300 * kMiB;
-  EXPECT_DOUBLE_EQ(WorkLeft(s, probe), 300.0 * kMiB * kReadWorkPerByte + 30.0);
+  s.unique_done = 300 * M;
+  EXPECT_DOUBLE_EQ(WorkLeft(s, probe), 300.0 * M * kReadWorkPerByte + 30.0);
   // The probe expected more unique bytes than are left to read: at most those, at no more than
   // kCodecLeftBound times the probe's cost per byte.
   s.unique_done = 0;
-  s.read_done = 390 * kMiB;
-  EXPECT_DOUBLE_EQ(WorkLeft(s, probe),
-                   10.0 * kMiB * (kReadWorkPerByte + kCodecLeftBound * 0.1 / kMiB));
+  s.read_done = 390 * M;
+  EXPECT_DOUBLE_EQ(WorkLeft(s, probe), 10.0 * M * (kReadWorkPerByte + kCodecLeftBound * 0.1 / M));
 }
 
 // The costly part first: the probe expects 220 MiB unique at 0.1 CPU s per MiB, 22 CPU s in all;
@@ -158,20 +157,20 @@ TEST(ExpectedTimeTest, ProbeSeesTheCodecWorkAhead) {
 // the probe's cost per byte on the 200 MiB left (20 CPU s), which counted the costly part again.
 // Within kCodecLeftBound of that either way.
 TEST(ExpectedTimeTest, TheCodecWorkLeftIsTheProbesWholeLessTheWorkDone) {
-  PaceState s = Read(400 * kMiB, 0.0, 0, 1.0, 100 * kMiB);
+  PaceState s = Read(400 * M, 0.0, 0, 1.0, 100 * M);
   s.codec_cpu_seconds = 6.0;
-  s.unique_done = 20 * kMiB;
-  const ProbeFigures probe = Probe(220 * kMiB, 0.1 / kMiB);
+  s.unique_done = 20 * M;
+  const ProbeFigures probe = Probe(220 * M, 0.1 / M);
   EXPECT_NEAR(CodecWorkLeft(s, probe), 16.0, 1e-9);
-  EXPECT_NEAR(WorkLeft(s, probe), 300.0 * kMiB * kReadWorkPerByte + 16.0, 1e-9);
-  const double done = 100.0 * kMiB * kReadWorkPerByte + 6.0;
+  EXPECT_NEAR(WorkLeft(s, probe), 300.0 * M * kReadWorkPerByte + 16.0, 1e-9);
+  const double done = 100.0 * M * kReadWorkPerByte + 6.0;
   EXPECT_NEAR(ExpectedSeconds(s, probe, 2), 1.0 + 1.0 / done * WorkLeft(s, probe), 1e-9);
   // Far more done than the probe's whole: at least half its cost per byte on what is left.
   s.codec_cpu_seconds = 21.5;
   EXPECT_NEAR(CodecWorkLeft(s, probe), 20.0 / kCodecLeftBound, 1e-9);
   // Far cheaper so far than the probe's cost per byte: at most twice it on what is left.
   s.codec_cpu_seconds = 0;
-  s.unique_done = 200 * kMiB;
+  s.unique_done = 200 * M;
   EXPECT_NEAR(CodecWorkLeft(s, probe), 2.0 * kCodecLeftBound, 1e-9);
 }
 
@@ -179,14 +178,14 @@ TEST(ExpectedTimeTest, TheCodecWorkLeftIsTheProbesWholeLessTheWorkDone) {
 // low, and the bytes left are taken to be unique at the share read so far, at its cost per byte
 // (before, the work left was the bound's half of nothing: an ETA of 0.01 s for half the scan).
 TEST(ExpectedTimeTest, AProbeProvenLowGivesWayToTheUniqueShareReadSoFar) {
-  PaceState s = Read(400 * kMiB, 0.0, 0, 1.0, 100 * kMiB);
-  s.unique_done = 70 * kMiB;  // the probe expected 50 MiB in all
+  PaceState s = Read(400 * M, 0.0, 0, 1.0, 100 * M);
+  s.unique_done = 70 * M;  // the probe expected 50 MiB in all
   s.codec_cpu_seconds = 7.0;
-  const ProbeFigures probe = Probe(50 * kMiB, 0.1 / kMiB);
+  const ProbeFigures probe = Probe(50 * M, 0.1 / M);
   // 300 MiB left, 70% unique: 210 MiB at 0.1 CPU s per MiB.
   EXPECT_NEAR(CodecWorkLeft(s, probe), 21.0, 1e-9);
   // Below the probe's whole, its figures hold as before.
-  s.unique_done = 40 * kMiB;
+  s.unique_done = 40 * M;
   s.codec_cpu_seconds = 4.0;
   EXPECT_NEAR(CodecWorkLeft(s, probe), 1.0, 1e-9);
 }
@@ -194,16 +193,16 @@ TEST(ExpectedTimeTest, AProbeProvenLowGivesWayToTheUniqueShareReadSoFar) {
 // The pace of work waits for a fortieth of the whole work since the first chunk; before, the
 // work left on the threads; never below the elapsed seconds.
 TEST(ExpectedTimeTest, ProbePaceWaitsForAFortiethOfTheWork) {
-  PaceState s = Read(400 * kMiB, 0.5, 0, 1.0, 0);
-  const ProbeFigures probe = Probe(400 * kMiB, 0.1 / kMiB);  // 40 CPU s of codecs in all
-  s.codec_cpu_seconds = 0.9;                                 // under 1: not yet a fortieth
-  s.read_done = s.unique_done = 9 * kMiB;
+  PaceState s = Read(400 * M, 0.5, 0, 1.0, 0);
+  const ProbeFigures probe = Probe(400 * M, 0.1 / M);  // 40 CPU s of codecs in all
+  s.codec_cpu_seconds = 0.9;                           // under 1: not yet a fortieth
+  s.read_done = s.unique_done = 9 * M;
   EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 1.0 + WorkLeft(s, probe) / 2);
   s.codec_cpu_seconds = 1.1;
-  s.read_done = s.unique_done = 11 * kMiB;
-  const double done = 11.0 * kMiB * kReadWorkPerByte + 1.1;
+  s.read_done = s.unique_done = 11 * M;
+  const double done = 11.0 * M * kReadWorkPerByte + 1.1;
   EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 1.0 + 0.5 / done * WorkLeft(s, probe));
-  s.read_done = s.unique_done = 400 * kMiB;
+  s.read_done = s.unique_done = 400 * M;
   EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 1.0);
 }
 
@@ -211,21 +210,21 @@ TEST(ExpectedTimeTest, ProbePaceWaitsForAFortiethOfTheWork) {
 // walk and the probe shared the cores before): 4 s for the work since then, not 6 s for all of
 // it. Too little work since then: the pace from the first chunk.
 TEST(ExpectedTimeTest, ProbePaceFromTheProbedChunk) {
-  PaceState s = Read(400 * kMiB, 0.0, 0, 6.0, 200 * kMiB);
+  PaceState s = Read(400 * M, 0.0, 0, 6.0, 200 * M);
   s.codec_cpu_seconds = 10;
-  s.unique_done = 100 * kMiB;
-  const ProbeFigures probe = Probe(200 * kMiB, 0.1 / kMiB);
+  s.unique_done = 100 * M;
+  const ProbeFigures probe = Probe(200 * M, 0.1 / M);
   const double left = WorkLeft(s, probe);
-  EXPECT_DOUBLE_EQ(left, 200.0 * kMiB * kReadWorkPerByte + 10);
-  const double all = 200.0 * kMiB * kReadWorkPerByte + 10;
+  EXPECT_DOUBLE_EQ(left, 200.0 * M * kReadWorkPerByte + 10);
+  const double all = 200.0 * M * kReadWorkPerByte + 10;
   EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 6.0 + 6.0 / all * left);
   s.probed_seconds = 2.0;
-  s.probed_read_done = 50 * kMiB;
+  s.probed_read_done = 50 * M;
   s.probed_codec_cpu_seconds = 2.5;
-  const double since = 150.0 * kMiB * kReadWorkPerByte + 7.5;
+  const double since = 150.0 * M * kReadWorkPerByte + 7.5;
   EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 6.0 + 4.0 / since * left);
   s.probed_seconds = 5.9;  // probed just now: under a fortieth since
-  s.probed_read_done = 199 * kMiB;
+  s.probed_read_done = 199 * M;
   s.probed_codec_cpu_seconds = 9.9;
   EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 6.0 + 6.0 / all * left);
 }
@@ -234,10 +233,10 @@ TEST(ExpectedTimeTest, ProbePaceFromTheProbedChunk) {
 // that took one of two cores for most of the time since left the scan's work alone at half the
 // machine's pace. Here it ran from 0.5 s to 5.5 s (5 CPU s); the first chunk was done at 1 s.
 TEST(ExpectedTimeTest, ThePaceSinceTheFirstChunkCountsTheProbesCores) {
-  PaceState s = Read(400 * kMiB, 1.0, 0, 6.0, 200 * kMiB);
+  PaceState s = Read(400 * M, 1.0, 0, 6.0, 200 * M);
   s.codec_cpu_seconds = 6;
-  s.unique_done = 100 * kMiB;
-  ProbeFigures probe = Probe(200 * kMiB, 0.05 / kMiB);
+  s.unique_done = 100 * M;
+  ProbeFigures probe = Probe(200 * M, 0.05 / M);
   probe.cpu_seconds = 5;
   probe.run_seconds = 5;
   s.probe_started_seconds = 0.5;
@@ -245,7 +244,7 @@ TEST(ExpectedTimeTest, ThePaceSinceTheFirstChunkCountsTheProbesCores) {
   EXPECT_DOUBLE_EQ(ProbeCpuAfter(s, probe, 5.5), 0);
   EXPECT_DOUBLE_EQ(ProbeCpuAfter(s, probe, 0.0), 5);
   const double left = WorkLeft(s, probe);
-  const double all = 200.0 * kMiB * kReadWorkPerByte + 6;
+  const double all = 200.0 * M * kReadWorkPerByte + 6;
   // 2 cores for 5 s: the scan's work (6 CPU s) filled the 5.5 the probe left: all of it counts.
   ASSERT_GE(all, 2 * 5.0 - 4.5);
   EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2), 6.0 + 5.0 / (all + 4.5) * left);
@@ -255,7 +254,7 @@ TEST(ExpectedTimeTest, ThePaceSinceTheFirstChunkCountsTheProbesCores) {
   // A scan that filled a fifth of the room the probe left (held back by --max-rate, or by its
   // disk) lost little to it: a fifth of the probe's seconds count.
   s.probe_started_seconds = 0.5;
-  const double read_work = 200.0 * kMiB * kReadWorkPerByte;
+  const double read_work = 200.0 * M * kReadWorkPerByte;
   s.codec_cpu_seconds = 0.2 * (2 * 5.0 - 4.5) - read_work;  // since = 1.1, room = 5.5
   const double since = read_work + s.codec_cpu_seconds;
   EXPECT_DOUBLE_EQ(ExpectedSeconds(s, probe, 2),
@@ -266,14 +265,14 @@ TEST(ExpectedTimeTest, ThePaceSinceTheFirstChunkCountsTheProbesCores) {
 // measures (the file server's first sixth, cheap images, read at a pace that put the whole scan
 // at 0.45 of its time); the calibrated forecast only without a probe.
 TEST(ExpectedTimeTest, NothingShownWhileTheProbeMeasures) {
-  PaceState s = Read(400 * kMiB, 0.0, 0, 0.3, 60 * kMiB);
+  PaceState s = Read(400 * M, 0.0, 0, 0.3, 60 * M);
   s.codec_cpu_seconds = 0.01;
-  s.unique_done = 1 * kMiB;
+  s.unique_done = 1 * M;
   const CostForecast nominal = Nominal(0.1, 4, 2);
   const ShownExpected measuring = ExpectedToShow(nominal, s, s, std::nullopt, true, 2);
   EXPECT_EQ(measuring.seconds, 0);
   EXPECT_EQ(measuring.codec_share, 0);
-  const ProbeFigures probe = Probe(200 * kMiB, 0.1 / kMiB);
+  const ProbeFigures probe = Probe(200 * M, 0.1 / M);
   const ShownExpected probed = ExpectedToShow(nominal, s, s, probe, false, 2);
   EXPECT_DOUBLE_EQ(probed.seconds, ExpectedSeconds(s, probe, 2));
   EXPECT_DOUBLE_EQ(probed.codec_share, CodecShare(s, probe));

@@ -29,8 +29,6 @@
 namespace zsim::pipeline {
 namespace {
 
-constexpr uint64_t M = 1 << 20;
-
 // `bytes` written at `offset` of `path`, the file then cut to `size` (what is not written is a
 // hole).
 void WriteSparse(const std::filesystem::path& path, uint64_t size,

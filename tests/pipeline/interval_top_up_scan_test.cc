@@ -22,7 +22,8 @@
 #include "tests/util/result_compare.h"
 #include "tests/util/test_util.h"
 
-namespace zsim::pipeline {
+namespace zsim::pipeline::interval_top_up_scan_test {  // named: the module's test files build
+                                                       // together
 namespace {
 
 constexpr size_t kRecord = 1024;
@@ -237,4 +238,4 @@ TEST(IntervalTopUpScanTest, TwoToppedPartsMergeIntoOneScanOfBoth) {
 }
 
 }  // namespace
-}  // namespace zsim::pipeline
+}  // namespace zsim::pipeline::interval_top_up_scan_test

@@ -30,13 +30,11 @@
 #include "tests/util/result_compare.h"
 #include "tests/util/test_util.h"
 
-namespace zsim::pipeline {
+namespace zsim::pipeline::pilot_scan_test {  // named: the module's test files build together
 namespace {
 
 constexpr size_t kRecord = 4096;
 constexpr int kRecords = 8192;  // 32 MiB: the budget's level 1 leaves 4,096 blocks
-const Compression kLz4{CompressionAlgorithm::kLz4, 0};
-const Compression kGzip1{CompressionAlgorithm::kGzip, 1};
 
 // Record i: `random(i)` random bytes, `letters(i)` letters of ACGT, then zeros to 4K.
 template <typename Random, typename Letters>
@@ -406,4 +404,4 @@ TEST(PilotScanTest, CancelWhileWaitingForThePilotEndsTheScanPartial) {
   EXPECT_EQ(st->input.bytes_read, uint64_t(kRecords) * kRecord);
 }
 }  // namespace
-}  // namespace zsim::pipeline
+}  // namespace zsim::pipeline::pilot_scan_test

@@ -24,7 +24,7 @@
 #include "tests/util/result_compare.h"
 #include "tests/util/test_util.h"
 
-namespace zsim::pipeline {
+namespace zsim::pipeline::rare_classes_test {  // named: the module's test files build together
 namespace {
 
 // --- RareClasses over a table made by hand ---------------------------------------------------
@@ -314,4 +314,4 @@ TEST(RareClassesScanTest, MergedPartsGiveTheCensusOfBoth) {
 }
 
 }  // namespace
-}  // namespace zsim::pipeline
+}  // namespace zsim::pipeline::rare_classes_test

@@ -17,8 +17,6 @@
 namespace zsim::pipeline {
 namespace {
 
-constexpr uint64_t M = 1 << 20;
-
 using Ranges = std::map<uint64_t, uint64_t>;  // begin -> end, disjoint and not touching
 
 void Add(Ranges& ranges, uint64_t begin, uint64_t end) {

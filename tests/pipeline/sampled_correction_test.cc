@@ -15,8 +15,6 @@
 namespace zsim::pipeline {
 namespace {
 
-constexpr uint64_t K = 1024;
-
 // A tree of 4 KiB records, scanned at recordsize 4K: `unique` records referenced once, of every
 // compressibility, then `compressible` and `incompressible` records referenced 3 to 7 times
 // each, in random order. With 1/16 of the keys kept, a few dozen kept entries may hold none of

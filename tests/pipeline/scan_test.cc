@@ -22,8 +22,6 @@
 namespace zsim::pipeline {
 namespace {
 
-constexpr uint64_t K = 1024;
-
 ScanOptions Options(const std::filesystem::path& root, std::vector<Compression> compressions) {
   ScanOptions o;
   o.paths = {root.string()};
@@ -33,7 +31,6 @@ ScanOptions Options(const std::filesystem::path& root, std::vector<Compression> 
 }
 
 const Compression kOff{CompressionAlgorithm::kOff, 0};
-const Compression kLz4{CompressionAlgorithm::kLz4, 0};
 
 const BreakdownRow* Row(const std::vector<BreakdownRow>& rows, const std::string& name) {
   for (const BreakdownRow& r : rows) {

@@ -24,8 +24,6 @@
 namespace zsim::pipeline {
 namespace {
 
-constexpr uint64_t K = 1024;
-
 // Waits (yielding) until `done`, for at most 30 s: a gate that breaks its promise fails the
 // test rather than hanging it. The bound is no timing of the gate: a correct one gets there at
 // once.

@@ -27,13 +27,11 @@
 #include "tests/util/forwarding_file_system.h"
 #include "tests/util/test_util.h"
 
-namespace zsim::pipeline {
+namespace zsim::pipeline::top_up_test {  // named: the module's test files build together
 namespace {
 
 constexpr size_t kBlock = 1024;
 constexpr int kBlocks = 40;
-const Compression kLzjb{CompressionAlgorithm::kLzjb, 0};
-const Compression kZle{CompressionAlgorithm::kZle, 0};
 
 ScanOptions Options(std::vector<Compression> codecs = {kLzjb, kZle}, size_t block = kBlock) {
   ScanOptions o;
@@ -466,4 +464,4 @@ TEST(TopUpTest, TheBudgetOfAToppedRowIsThatOfItsUniqueBytes) {
 }
 
 }  // namespace
-}  // namespace zsim::pipeline
+}  // namespace zsim::pipeline::top_up_test

@@ -88,12 +88,7 @@ std::vector<Case> Cases() {
   return out;
 }
 
-std::string ReadText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using testing::ReadText;
 
 // The sample's directory: tiny is built into a temporary directory when the fixture did not;
 // specks always is.

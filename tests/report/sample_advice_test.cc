@@ -20,7 +20,7 @@
 
 #include "tests/util/test_util.h"
 
-namespace zsim {
+namespace zsim::sample_advice_test {  // named: the module's test files build together
 namespace {
 
 namespace fs = std::filesystem;
@@ -28,12 +28,7 @@ using nlohmann::json;
 using ::testing::AnyOf;
 using ::testing::Eq;
 
-std::string ReadText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using testing::ReadText;
 
 // Runs `zsim scan DIR --json` with 16 GiB of RAM; fails the test unless it exits 0.
 json ScanJson(const fs::path& dir, const testing::TempDir& tmp) {
@@ -134,4 +129,4 @@ TEST_F(SampleAdviceTest, FileServerGetsNoDedupTable) {
 }
 
 }  // namespace
-}  // namespace zsim
+}  // namespace zsim::sample_advice_test

@@ -15,10 +15,7 @@
 namespace zsim {
 namespace {
 
-constexpr uint64_t K = 1024;
-constexpr uint64_t M = 1024 * K;
 const Compression kOff{CompressionAlgorithm::kOff, 0};
-const Compression kLz4{CompressionAlgorithm::kLz4, 0};
 
 const SettingResult& Off(const ScanResult& r) {
   for (const SettingResult& s : r.results) {

@@ -25,10 +25,6 @@
 namespace zsim {
 namespace {
 
-constexpr uint64_t K = 1024;
-constexpr uint64_t M = 1024 * K;
-const Compression kLz4{CompressionAlgorithm::kLz4, 0};
-
 // The good files: compressible, random, a duplicate pair, an empty file.
 void WriteGoodFiles(testing::TempDir& dir) {
   dir.WriteFile("good/text", testing::GenerateBlock(300 * K, 0.7, 1));

@@ -24,7 +24,6 @@ namespace zsim {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr uint64_t K = 1024;
 
 class OverlapTest : public ::testing::TestWithParam<bool> {
  protected:

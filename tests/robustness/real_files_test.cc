@@ -41,9 +41,6 @@ using nlohmann::json;
 using testing::RunZsim;
 namespace fs = std::filesystem;
 
-constexpr uint64_t K = 1024;
-constexpr uint64_t M = 1024 * K;
-
 json ParseJson(const testing::CommandResult& r) { return testing::ParseReportJson(r); }
 using testing::ResultFor;
 

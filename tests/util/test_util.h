@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "zsim/scan_options.h"
 #include "zsim/status.h"
 
 #define EXPECT_OK(expr) EXPECT_TRUE((expr).ok()) << (expr).ToString()
@@ -90,9 +91,28 @@ std::filesystem::path SampleDir(const char* variable);
 // Reads a whole file; fails the current test if it cannot.
 std::vector<uint8_t> ReadFileBytes(const std::filesystem::path& path);
 
+// a followed by b (command lines built from parts).
+std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b);
+
+// A file's contents as text; empty when it cannot be read (a test may check that it was not
+// written).
+std::string ReadText(const std::filesystem::path& path);
+
 // tests/golden (data copied from shared/golden, see tests/golden/README.md).
 std::filesystem::path GoldenDir();
 
 }  // namespace zsim::testing
+
+namespace zsim {
+
+// Sizes and codecs many test files name, defined once: tests/CMakeLists.txt compiles the test
+// files of a module together in batches, where two files' own definitions would collide.
+inline constexpr uint64_t K = 1024, M = 1024 * K, G = 1024 * M;
+inline constexpr Compression kLz4{CompressionAlgorithm::kLz4, 0};
+inline constexpr Compression kLzjb{CompressionAlgorithm::kLzjb, 0};
+inline constexpr Compression kZle{CompressionAlgorithm::kZle, 0};
+inline constexpr Compression kGzip1{CompressionAlgorithm::kGzip, 1};
+
+}  // namespace zsim
 
 #endif  // ZSIM_TESTS_UTIL_TEST_UTIL_H_

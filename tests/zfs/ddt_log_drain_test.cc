@@ -8,7 +8,7 @@
 
 #include "engine/zfs/ddt_footprint.h"
 
-namespace zsim::zfs {
+namespace zsim::zfs::ddt_log_drain_test {  // named: the module's test files build together
 namespace {
 
 // 182 entries of 7 chunks fit a 32K leaf (1278 chunks): the fast format's capacity.
@@ -177,4 +177,4 @@ TEST(DdtLogDrainTest, FastOnDiskSizeOfMeasuredTables) {
 }
 
 }  // namespace
-}  // namespace zsim::zfs
+}  // namespace zsim::zfs::ddt_log_drain_test

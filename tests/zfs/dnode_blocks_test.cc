@@ -5,6 +5,7 @@
 #include <span>
 
 #include "engine/zfs/metadata.h"
+#include "tests/util/test_util.h"
 
 namespace zsim::zfs {
 namespace {
@@ -14,7 +15,6 @@ struct DnodeBlockRow {
 };
 #include "tests/zfs/dnode_blocks_measured.inc"
 
-constexpr Compression kLz4{CompressionAlgorithm::kLz4, 0};
 constexpr Compression kGzip6{CompressionAlgorithm::kGzip, 6};
 
 uint64_t RoundTo512(double raw) {

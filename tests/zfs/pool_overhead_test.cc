@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/zfs/metadata.h"
+#include "tests/util/test_util.h"
 
 namespace zsim::zfs {
 namespace {
@@ -10,7 +11,6 @@ namespace {
 // The MOS (less the DDT ZAPs) plus the root filesystem, as OpenZFS 2.3.2 allocated them
 // (tests/accuracy/openzfs23 harness: ALLOC - (dataset used - dedup savings) - DDT ZAPs on the
 // settled pool, an 8G file vdev per disk).
-constexpr uint64_t K = 1024;
 const VdevLayout kDisk;
 const VdevLayout kRaidz2x6{VdevKind::kRaidz, 2, 6, 0};
 

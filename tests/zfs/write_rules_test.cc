@@ -6,6 +6,8 @@
 
 #include <optional>
 
+#include "tests/util/test_util.h"
+
 namespace zsim::zfs {
 namespace {
 
@@ -18,9 +20,6 @@ WritePolicy Policy(Profile profile, uint64_t min_alloc, uint64_t gcd_alloc, bool
   p.dedup = dedup;
   return p;
 }
-
-constexpr Compression kLz4{A::kLz4, 0};
-constexpr Compression kZle{A::kZle, 0};
 
 TEST(WriteRulesTest, BudgetPerProfile) {
   struct Case {

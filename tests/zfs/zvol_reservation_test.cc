@@ -2,10 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/util/test_util.h"
+
 namespace zsim::zfs {
 namespace {
-
-constexpr uint64_t K = 1024, G = K * K * K;
 
 TEST(ZvolReservationTest, DiskReservesTheVolumeAndItsIndirectBlocks) {
   // 1 GiB of 16K blocks: 65536 blocks -> 64 L1 + 1 L2 indirect blocks, plus the meta-dnode's 7,
