@@ -185,28 +185,35 @@ std::vector<bool> RareClassCensus(const ScanOptions& options, const std::vector<
   return out;
 }
 
-double DefaultCodecWishSeconds(const Plan& plan, uint64_t block_bytes) {
+const std::vector<Compression>& CostReferenceCompressions() {
+  using A = CompressionAlgorithm;
+  static const std::vector<Compression> list = {{A::kOff, 0},  {A::kLz4, 0},  {A::kZstd, 3},
+                                                {A::kGzip, 6}, {A::kLzjb, 0}, {A::kZle, 0}};
+  return list;
+}
+
+double ReferenceCodecWishSeconds(const Plan& plan, uint64_t block_bytes) {
   if (block_bytes == 0) return 0;
   double seconds = 0;
-  for (const Compression& c : DefaultCompressions(Profile::kZfs24)) {
+  for (const Compression& c : CostReferenceCompressions()) {
     const double speed = NominalCodecBytesPerSecond(c);
     if (speed > 0) seconds += WishSeconds(plan, block_bytes, speed);
   }
   return seconds;
 }
 
-void CapRowAtDefaultScans(const ScanOptions& options, const std::vector<bool>& sampled,
-                          const Plan& plan, size_t r, std::vector<int>* levels) {
+void CapRowAtReferenceScans(const ScanOptions& options, const std::vector<bool>& sampled,
+                            const Plan& plan, size_t r, std::vector<int>* levels) {
   const std::vector<uint64_t> rows = RowBlockSizes(options);
   if (r >= rows.size() || rows[r] == 0) return;
-  // The default codecs of 2.4, whatever the profile (v23's are among them): the levels must not
+  // The reference codecs, whatever the profile (v23's are among them): the levels must not
   // change with the profile, which a report of a saved state may set otherwise than its scan
   // (finish/finish.cc CheckBudgetLevels, finish/known_codes.h).
-  const std::vector<Compression> defaults = DefaultCompressions(Profile::kZfs24);
-  const double reference = DefaultCodecWishSeconds(plan, rows[r]);
-  // The default codecs are not raised further here; their whole wishes (the default scan's cost,
-  // more than theirs where the constant cap raised them: a bound on the safe side) are taken from
-  // the cap, and the rest share what is left.
+  const std::vector<Compression>& defaults = CostReferenceCompressions();
+  const double reference = ReferenceCodecWishSeconds(plan, rows[r]);
+  // The reference codecs are not raised further here; their whole wishes (the reference scan's
+  // cost, more than theirs where the constant cap raised them: a bound on the safe side) are taken
+  // from the cap, and the rest share what is left.
   const size_t settings = options.compressions.size();
   double left = kListCostFactor * reference / double(rows.size());
   std::vector<Cell> others;

@@ -40,7 +40,7 @@ namespace zsim::estimate {
 // variation of psize/lsize) of 0.16, +-1.5% at 0.5.
 inline constexpr uint64_t kBudgetBlocks = 4096;
 // The highest budget level: a tree of more than kBudgetBlocks << 7 blocks is coded 1 block in
-// 128, which keeps the default codecs' CPU time under the reading's (bench/results).
+// 128, which keeps the reference codecs' CPU time under the reading's (bench/results).
 inline constexpr int kBudgetFractionLevel = 7;
 
 // The block size of each row of a scan: options.volblocksize, else options.recordsizes.
@@ -72,15 +72,16 @@ inline int BudgetLevelOf(const Plan& plan, uint64_t block_bytes) {
   return BudgetLevel(PlannedBlocks(plan, block_bytes));
 }
 
-// The cap on a scan's codec work, in nominal CPU seconds (codec_cost.h). The default codecs stay
+// The cap on a scan's codec work, in nominal CPU seconds (codec_cost.h). The reference codecs stay
 // below it up to about 110 GB at 128K, and above that cost the cap, a fixed sum, while the
 // reading grows with the tree; a long list (--compression all, several recordsizes) costs the
 // cap on any tree, its costliest codecs running on fewer blocks. A constant, not a share of the
 // reading: a cap growing with the tree could lower a level as the tree grows (see below). 28:
-// `--compression all` at 16K, 128K and 1M then plans at most ten times the default codecs' work on
-// a tree they code whole (84 MB: the file-server sample; issue 19), and the default codecs are not
-// capped up to 100 GiB. That is nominal work on the planned bytes: the top-up then spent the whole
-// cap on the unique ones, 15 default scans' time, which CapRowAtDefaultScans (below) now bounds.
+// `--compression all` at 16K, 128K and 1M then plans at most ten times the reference codecs' work
+// on a tree they code whole (84 MB: the file-server sample; issue 19), and the reference codecs are
+// not capped up to 100 GiB. That is nominal work on the planned bytes: the top-up then spent the
+// whole cap on the unique ones, 15 reference scans' time, which CapRowAtReferenceScans (below) now
+// bounds.
 inline constexpr double kCapSeconds = 28;
 // The fewest planned blocks of its row the cap leaves a codec: it raises a level no further than
 // the highest at which the row's planned blocks still leave this many. Without it the cap left
@@ -90,36 +91,42 @@ inline constexpr double kCapSeconds = 28;
 // sample worth fewer than kMinIntervalBlocks) then qualify, and which the advice does not take
 // for settled (report/codec_choice.cc). A floor of 32, a real interval, would cost some 56
 // nominal s more on the file-server sample (84 MB) under `--compression all` at 16K, 128K and
-// 1M, beyond issue 19's ten default scans; 4 costs 4 s (24.5 to 28.7 s, the default scan 2.9 s).
+// 1M, beyond issue 19's ten reference scans; 4 costs 4 s (24.5 to 28.7 s, the default scan 2.9 s).
 // Never a fall as the tree grows: the floor's level rises with the planned blocks, as the cap's.
 inline constexpr uint64_t kCapFloorBlocks = 4;
 
 // The most a row of few unique blocks may cost once topped up (top_up.h): its sampled codecs'
-// wishes on the row's unique bytes at most kListCostFactor / rows times the default codecs'
-// (DefaultCompressions of 2.4, whatever the profile) on the same bytes, so that a long list over
-// several recordsizes costs at most about ten default scans of the same tree (issue 19), where the
-// cap alone, a constant, let it cost what it costs a large tree: `--compression all` at 16K, 128K
-// and 1M on the file-server sample (45 MB unique per row) spent 25 CPU s in its codecs, the
-// default scan 1.5, and took 15.4 times the default scan's time. A tree of many unique blocks
-// (not topped up) has its budget from the cap alone: there the default codecs' own budget is a
+// wishes on the row's unique bytes at most kListCostFactor / rows times the reference codecs'
+// (CostReferenceCompressions) on the same bytes, so that a long list over
+// several recordsizes costs at most about ten reference scans of the same tree (issue 19), where
+// the cap alone, a constant, let it cost what it costs a large tree: `--compression all` at 16K,
+// 128K and 1M on the file-server sample (45 MB unique per row) spent 25 CPU s in its codecs, the
+// default scan 1.5, and took 15.4 times the reference scan's time. A tree of many unique blocks
+// (not topped up) has its budget from the cap alone: there the reference codecs' own budget is a
 // large share of it.
 inline constexpr double kListCostFactor = 10;
 
-// The nominal seconds the default codecs (DefaultCompressions of 2.4, whatever the profile) wish
-// for in a row of `block_bytes` of a tree of `plan`, summed: what a default scan of that tree
-// spends in its codecs (the reference of CapRowAtDefaultScans and of the interval top-up,
-// interval_top_up.h). 0 for a block size of 0.
-double DefaultCodecWishSeconds(const Plan& plan, uint64_t block_bytes);
+// The list the caps on a scan's codecs are measured against: off, lz4, zstd-3, gzip-6, lzjb and
+// zle, whatever the profile and the default list (which held these six in earlier versions).
+// Fixed: the levels of a saved state's sampled codecs rest on it, and a report of
+// that state must find the same levels (finish/finish.cc CheckBudgetLevels).
+const std::vector<Compression>& CostReferenceCompressions();
+
+// The nominal seconds the reference codecs (CostReferenceCompressions) wish for in a row of
+// `block_bytes` of a tree of `plan`, summed: what a scan of that list spends in its codecs (the
+// reference of CapRowAtReferenceScans and of the interval top-up, interval_top_up.h). 0 for a block
+// size of 0.
+double ReferenceCodecWishSeconds(const Plan& plan, uint64_t block_bytes);
 
 // Raises the levels of row r's sampled settings (row-major as BudgetLevels; the other cells are
 // left) as the cap does (water filling, at most to the floor's level), for a cap of
-// kListCostFactor / rows times the default codecs' wishes on `plan` in that row (every recordsize
-// of the scan counts, topped or not: at 11 or more nothing is left beyond the default codecs, and
-// the others go to the floor). The default codecs in the list are not raised further by it (the
-// constant cap may have raised them): their whole wishes, the default scan's cost, are taken from
+// kListCostFactor / rows times the reference codecs' wishes on `plan` in that row (every recordsize
+// of the scan counts, topped or not: at 11 or more nothing is left beyond the reference codecs, and
+// the others go to the floor). The reference codecs in the list are not raised further by it (the
+// constant cap may have raised them): their whole wishes, the reference scan's cost, are taken from
 // the cap whatever their levels (a bound on the safe side), and the others share what is left.
-void CapRowAtDefaultScans(const ScanOptions& options, const std::vector<bool>& sampled,
-                          const Plan& plan, size_t r, std::vector<int>* levels);
+void CapRowAtReferenceScans(const ScanOptions& options, const std::vector<bool>& sampled,
+                            const Plan& plan, size_t r, std::vector<int>* levels);
 
 // Near anchors (sample_level.h NearAnchors): a setting whose near anchor is coded on every unique
 // block of a row codes the blocks of level kNearAnchorLevel and up, half of them, in a row of at

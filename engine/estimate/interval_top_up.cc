@@ -83,7 +83,7 @@ std::vector<bool> WithinTheDefaultWishes(const std::vector<double>& seconds, uin
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return seconds[a] < seconds[b]; });
   std::vector<bool> whole(seconds.size(), false);
-  double left = DefaultCodecWishSeconds(Plan{unique_bytes, 0}, block_bytes);
+  double left = ReferenceCodecWishSeconds(Plan{unique_bytes, 0}, block_bytes);
   for (size_t c : order) {
     if (seconds[c] > left) break;
     left -= seconds[c];

@@ -14,12 +14,12 @@ std::vector<int> RowBudgetLevels(const ScanOptions& options, const std::vector<b
     if (row_bytes[r] == 0 || row_bytes[r] >= plan.bytes) continue;
     // The whole budget again for a tree of the row's unique bytes (its share of the cap among
     // rows of that size too), of which this row's cells are taken; raised where the row's
-    // codecs would cost more than kListCostFactor default scans' of those bytes, but never above
+    // codecs would cost more than kListCostFactor reference scans' of those bytes, but never above
     // the planned budget's, which the scan coded while it read.
     const Plan unique{row_bytes[r], 0};
     const std::vector<int> row = BudgetLevels(options, sampled, unique);
     std::vector<int> capped = row;
-    CapRowAtDefaultScans(options, sampled, unique, r, &capped);
+    CapRowAtReferenceScans(options, sampled, unique, r, &capped);
     for (size_t i = r * settings; i < (r + 1) * settings; ++i) {
       out[i] = std::max(row[i], std::min(capped[i], out[i]));
     }

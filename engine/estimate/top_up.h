@@ -28,8 +28,8 @@
 //
 // The state keeps each topped row's unique bytes (state::SamplingState::topped_bytes): the
 // estimate's base level (finish/known_codes.h) is RowBudgetLevels of them, which raises a topped
-// row's budget where its codecs would cost more than ten default scans over the rows
-// (codec_budget.h CapRowAtDefaultScans), never above the planned budget's. A merge tops a row up
+// row's budget where its codecs would cost more than ten reference scans over the rows
+// (codec_budget.h CapRowAtReferenceScans), never above the planned budget's. A merge tops a row up
 // where the merged table could be topped (unsampled, at most kTopUpMaxBlocks entries) and both
 // parts coded its blocks down to the budget of the union's unique bytes (state/merge.cc
 // MergeToppedRows): two topped parts, or a topped part and one its budget coded whole. It may
@@ -62,7 +62,7 @@ inline constexpr uint64_t kTopUpMaxBlocks = uint64_t{1} << 16;
 
 // Per (row, setting), row-major as BudgetLevels: the budget's levels, each row's from
 // row_bytes[r] where it is not 0 and below plan.bytes (a topped row: its unique bytes, their
-// blocks counted as those bytes over the block size; raised by CapRowAtDefaultScans, never above
+// blocks counted as those bytes over the block size; raised by CapRowAtReferenceScans, never above
 // `plan`'s), else from `plan`. `row_bytes` may be empty (no row topped).
 std::vector<int> RowBudgetLevels(const ScanOptions& options, const std::vector<bool>& sampled,
                                  const Plan& plan, const std::vector<uint64_t>& row_bytes);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/ddt/dedup_table.h"
+#include "engine/estimate/codec_budget.h"
 #include "engine/estimate/codec_cost.h"
 #include "engine/estimate/sample_level.h"
 
@@ -31,7 +32,7 @@ bool CensusCodecsCostly(const ScanOptions& options) {
                                            estimate::PlanSampling(settings, exact).sampled);
   };
   const double listed = sampled_cost(options.compressions, options.exact);
-  const double defaults = sampled_cost(DefaultCompressions(Profile::kZfs24), false);
+  const double defaults = sampled_cost(estimate::CostReferenceCompressions(), false);
   return listed > 0 && listed >= kCensusRereadCostFactor * defaults;
 }
 

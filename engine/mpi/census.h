@@ -42,14 +42,15 @@ struct CensusPlan {
 // after the exchange, the census before its fixes; 0 or 1: none. Pure.
 CensusPlan PlanCensus(int ranks, unsigned long override_at, bool costly_codecs);
 
-// Sampled codecs at least this many times as costly per byte as the default list's (nominal
-// speeds, estimate/codec_cost.h) take the reread from 2 ranks on. The default list is 1; `gzip-9`
-// alone 2.1, `zstd-19` alone 5.3, `--compression all` 42.
+// Sampled codecs at least this many times as costly per byte as the reference list's
+// (estimate::CostReferenceCompressions, the default list of earlier versions; nominal
+// speeds, estimate/codec_cost.h) take the reread from 2 ranks on. The reference list is 1;
+// `gzip-9` alone 2.1, `zstd-19` alone 5.3, `--compression all` 42.
 inline constexpr double kCensusRereadCostFactor = 2;
 
 // Whether the sampled codecs of `options` (resolved: the list given, not empty) cost
-// kCensusRereadCostFactor times the default list's sampled codecs per byte (DefaultCompressions of
-// 2.4, whatever the profile), or more. A function of the options: every rank decides alike. Pure.
+// kCensusRereadCostFactor times the reference list's sampled codecs per byte, whatever the
+// profile, or more. A function of the options: every rank decides alike. Pure.
 bool CensusCodecsCostly(const ScanOptions& options);
 
 }  // namespace zsim::mpi

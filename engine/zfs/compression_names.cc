@@ -142,9 +142,11 @@ std::vector<Compression> AllCompressions(Profile profile) {
 }
 
 std::vector<Compression> DefaultCompressions(Profile profile) {
+  if (zfs::RulesFor(profile).has_lz4 && zfs::RulesFor(profile).has_zstd) {
+    return {{A::kOff, 0}, {A::kLz4, 0}, {A::kZstd, 3}};
+  }
   std::vector<Compression> list = {{A::kOff, 0}};
   if (zfs::RulesFor(profile).has_lz4) list.push_back({A::kLz4, 0});
-  if (zfs::RulesFor(profile).has_zstd) list.push_back({A::kZstd, 3});
   list.push_back({A::kGzip, 6});
   list.push_back({A::kLzjb, 0});
   list.push_back({A::kZle, 0});

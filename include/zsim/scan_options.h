@@ -47,8 +47,10 @@ Result<Compression> ParseCompression(std::string_view name, Profile profile);
 
 // Every compression value `profile` supports, for `--compression all`.
 std::vector<Compression> AllCompressions(Profile profile);
-// The default list evaluated when none is given: off, lz4, zstd, gzip-6, lzjb, zle (those that
-// exist in the profile).
+// The default list evaluated when none is given: off and what an admin of that version chooses
+// between. From 2.1 on: lz4 (what `on` means) and zstd-3 (what `zstd` means), which stores
+// less than gzip-6 at a fraction of its cost. v23, which has neither: gzip-6, lzjb (its `on`)
+// and zle. Other codecs are listed or asked for with `all`.
 std::vector<Compression> DefaultCompressions(Profile profile);
 
 // Top-level vdev layout (docs/zfs_model.md §4). Values appear in --json output as VdevName().

@@ -49,11 +49,12 @@ TEST(CodecBudgetTest, MoreBytesNeverLowerTheLevel) {
   EXPECT_EQ(BudgetLevelOf(Plan{uint64_t{3} << 30}, 0), 0);
 }
 
-// The default codecs of 2.4 (zsim/scan_options.h DefaultCompressions).
-std::vector<Compression> DefaultList() {
-  return {{CompressionAlgorithm::kOff, 0},  {CompressionAlgorithm::kLz4, 0},
-          {CompressionAlgorithm::kZstd, 3}, {CompressionAlgorithm::kGzip, 6},
-          {CompressionAlgorithm::kLzjb, 0}, {CompressionAlgorithm::kZle, 0}};
+// The list the caps are measured against (off, lz4, zstd-3, gzip-6, lzjb, zle: the default list
+// of earlier versions).
+std::vector<Compression> ReferenceList() {
+  const std::vector<Compression>& list = CostReferenceCompressions();
+  EXPECT_EQ(list.size(), 6u);
+  return list;
 }
 
 // A long list like --compression all: every gzip and zstd level, lz4, lzjb, zle.
@@ -211,7 +212,7 @@ TEST(CodecBudgetTest, SmallFilesArePlannedAsTheirBlocks) {
   EXPECT_EQ(PlannedBlocks(Plan{uint64_t{3200616445}, 1284}, 0), 0u);
   EXPECT_EQ(BudgetLevelOf(Plan{uint64_t{1298682509}, 78579}, 128 * 1024), 4);
   EXPECT_EQ(BudgetLevelOf(Plan{uint64_t{1298682509}, 0}, 128 * 1024), 1);
-  const ScanOptions o = WithCodecs(DefaultList(), {128 * 1024});
+  const ScanOptions o = WithCodecs(ReferenceList(), {128 * 1024});
   const std::vector<bool> sampled = PlanSampling(o.compressions, false).sampled;
   const std::vector<int> levels = BudgetLevels(o, sampled, Plan{uint64_t{1298682509}, 78579});
   for (size_t c = 0; c < levels.size(); ++c) EXPECT_EQ(levels[c], sampled[c] ? 4 : 0) << c;
@@ -231,7 +232,7 @@ TEST(CodecBudgetTest, SmallFilesArePlannedAsTheirBlocks) {
 TEST(CodecBudgetTest, NoLevelFallsAsFilesOrBytesGrow) {
   // Bytes and files grow apart while the sizing walk runs (a directory of small files, then a
   // large one): no level may fall as either grows, where the cap binds too.
-  for (const std::vector<Compression>& list : {DefaultList(), LongList()}) {
+  for (const std::vector<Compression>& list : {ReferenceList(), LongList()}) {
     const ScanOptions o = WithCodecs(list, {16 * 1024, 128 * 1024, 1024 * 1024});
     const std::vector<bool> sampled(o.compressions.size(), true);
     Plan plan;
@@ -407,10 +408,10 @@ double RowSampledSeconds(const ScanOptions& o, const std::vector<bool>& sampled,
   return s;
 }
 
-// The default scan's codecs on `bytes` of unique data, every block (a tree under the budget).
-double DefaultScanSeconds(uint64_t bytes) {
+// The reference list's codecs on `bytes` of unique data, every block (a tree under the budget).
+double ReferenceScanSeconds(uint64_t bytes) {
   double s = 0;
-  for (const Compression& c : DefaultCompressions(Profile::kZfs24)) {
+  for (const Compression& c : CostReferenceCompressions()) {
     const double speed = NominalCodecBytesPerSecond(c);
     if (speed > 0) s += double(bytes) / speed;
   }
@@ -419,11 +420,11 @@ double DefaultScanSeconds(uint64_t bytes) {
 
 // Issue 19's bound: the file-server sample (89 MB in 2,843 files; about 45 MB unique per row)
 // under `--compression all --recordsize 16k,128k,1M` was topped up to the budget of its unique
-// bytes, which the cap, a constant, let cost 25 CPU s of codecs where the default scan's cost
-// 1.5: 15 default scans' time. A topped row's sampled codecs cost at most kListCostFactor / rows
-// default scans' codecs now, but where the floor holds a codec (a few blocks of the 1M row), and
-// the default codecs among them are not raised further by it.
-TEST(ListCostTest, AToppedRowOfALongListCostsAtMostItsShareOfTenDefaultScans) {
+// bytes, which the cap, a constant, let cost 25 CPU s of codecs where the reference scan's cost
+// 1.5: 15 reference scans' time. A topped row's sampled codecs cost at most kListCostFactor / rows
+// reference scans' codecs now, but where the floor holds a codec (a few blocks of the 1M row), and
+// the reference codecs among them are not raised further by it.
+TEST(ListCostTest, AToppedRowOfALongListCostsAtMostItsShareOfTenReferenceScans) {
   const ScanOptions all = WithCodecs(EveryCodec(), {16 * 1024, 128 * 1024, 1024 * 1024});
   const std::vector<bool> sampled = PlanSampling(all.compressions, false).sampled;
   const Plan plan{uint64_t{89} << 20, 2843};
@@ -432,7 +433,7 @@ TEST(ListCostTest, AToppedRowOfALongListCostsAtMostItsShareOfTenDefaultScans) {
   const std::vector<int> planned = BudgetLevels(all, sampled, plan);
   const std::vector<int> budget = BudgetLevels(all, sampled, Plan{unique, 0});
   const size_t n = all.compressions.size();
-  const double share = kListCostFactor / 3 * DefaultScanSeconds(unique);
+  const double share = kListCostFactor / 3 * ReferenceScanSeconds(unique);
   bool raised = false;
   for (size_t r = 0; r < 3; ++r) {
     double held = 0;  // the floor's cells at the floor's level
@@ -443,8 +444,8 @@ TEST(ListCostTest, AToppedRowOfALongListCostsAtMostItsShareOfTenDefaultScans) {
       EXPECT_GE(levels[i], budget[i]) << r << " " << c;
       EXPECT_LE(levels[i], planned[i]) << r << " " << c;
       raised |= levels[i] > budget[i];
-      // The default codecs are not raised by the list's cap.
-      const std::vector<Compression> defaults = DefaultCompressions(Profile::kZfs24);
+      // The reference codecs are not raised by the list's cap.
+      const std::vector<Compression>& defaults = CostReferenceCompressions();
       if (std::find(defaults.begin(), defaults.end(), all.compressions[c]) != defaults.end()) {
         EXPECT_EQ(levels[i], budget[i]) << r << " " << c;
       }
@@ -458,16 +459,18 @@ TEST(ListCostTest, AToppedRowOfALongListCostsAtMostItsShareOfTenDefaultScans) {
   EXPECT_TRUE(raised) << "the list's cap did not bind: the test no longer reaches it";
 }
 
-// The default codecs at any recordsizes, and the default codecs with zstd-19 and gzip-9 at one
-// (8.5 default scans' codec work), are not held by the list's cap: a topped row codes them as
+// The reference codecs at any recordsizes, and the reference codecs with zstd-19 and gzip-9 at one
+// (8.5 reference scans' codec work), are not held by the list's cap: a topped row codes them as
 // the budget of its unique bytes asks, as before. At two recordsizes the costly list is held:
-// 17 default scans.
+// 17 reference scans.
 TEST(ListCostTest, TheDefaultCodecsAndAShortListKeepTheBudgetOfTheUniqueBytes) {
-  std::vector<Compression> costly = DefaultCompressions(Profile::kZfs24);
+  std::vector<Compression> costly = CostReferenceCompressions();
   costly.push_back({CompressionAlgorithm::kZstd, 19});
   costly.push_back({CompressionAlgorithm::kGzip, 9});
   const std::vector<uint64_t> one = {128 * 1024}, two = {16 * 1024, 1024 * 1024};
   const std::vector<std::pair<std::vector<Compression>, std::vector<uint64_t>>> cases = {
+      {CostReferenceCompressions(), one},
+      {CostReferenceCompressions(), two},
       {DefaultCompressions(Profile::kZfs24), one},
       {DefaultCompressions(Profile::kZfs24), two},
       {DefaultCompressions(Profile::kV23), one},

@@ -122,10 +122,10 @@ TEST(IntervalTopUpTest, CandidatesAreTheSettingsOnLsizeAtThePlainBudget) {
 }
 
 TEST(IntervalTopUpTest, TheCheapestGoFirstWithinTheDefaultCodecsWishes) {
-  // gzip-6 on the 18,000 blocks left costs more than the default codecs' whole wish on the row;
+  // gzip-6 on the 18,000 blocks left costs more than the reference codecs' whole wish on the row;
   // lzjb and zle fit.
   const ScanOptions o = WithCodecs({kGzip6, kLzjb, kZle});
-  const double reference = DefaultCodecWishSeconds(kPlan, kBlock);
+  const double reference = ReferenceCodecWishSeconds(kPlan, kBlock);
   const double left = double(kBlocks - (kBlocks >> 2)) * double(kBlock);
   ASSERT_GT(left / NominalCodecBytesPerSecond(kGzip6), reference);
   ASSERT_LT(left / NominalCodecBytesPerSecond(kLzjb) + left / NominalCodecBytesPerSecond(kZle),
@@ -142,7 +142,7 @@ TEST(IntervalTopUpTest, TheCheapestGoFirstWithinTheDefaultCodecsWishes) {
   const double dear =
       left / std::min(NominalCodecBytesPerSecond(kZle), NominalCodecBytesPerSecond(kLzjb));
   uint64_t unique = kBlock;
-  while (DefaultCodecWishSeconds(Plan{unique, 0}, kBlock) < cheap + dear / 2) unique += kBlock;
+  while (ReferenceCodecWishSeconds(Plan{unique, 0}, kBlock) < cheap + dear / 2) unique += kBlock;
   const std::vector<int> one =
       IntervalTopUpLevels(o, {true, true, true}, {-1, -1, -1}, kPlan, 0, {2, 2, 2}, {-1, -1, -1},
                           {Wide(), Wide(), Wide()}, unique);
@@ -185,7 +185,7 @@ TEST(IntervalTopUpTest, ThePilotForeseesAFarWiderSampleFromItsPoints) {
 TEST(IntervalTopUpTest, TheForesightTakesWhatTheRuleCouldAfford) {
   const ScanOptions o = WithCodecs({kGzip6, kLzjb});
   const double bytes = double(kBlocks) * double(kBlock);
-  // Both wide: lzjb's blocks left fit the default codecs' wishes, gzip-6's do not.
+  // Both wide: lzjb's blocks left fit the reference codecs' wishes, gzip-6's do not.
   const double n = double(kBlocks);
   EXPECT_EQ(ForeseenWhole(o, {true, true}, {2, 2}, kBlock, n, n, bytes),
             (std::vector<bool>{false, true}));
