@@ -2,10 +2,10 @@
 // sighting, as the pipeline does) from 1..N threads sharing one table, and the memory the table
 // holds per unique block.
 //
-// Layouts: "default" is what a default scan of profile 2.4 builds (off derived from lsize; lz4,
-// zle inline; zstd-3, gzip-6 and lzjb sampled, side codes for 1 entry in 64), "exact" what
-// --exact builds (every codec inline). Counter bytes_per_entry = memory_bytes() / entries(),
-// issue 7's budget being 32 with the default settings.
+// Layouts: "default" is what a scan of the reference list builds (the default list of earlier
+// versions: off derived from lsize; lz4, zle inline; zstd-3, gzip-6 and lzjb sampled, side codes
+// for 1 entry in 64), "exact" what --exact builds (every codec inline). Counter bytes_per_entry
+// = memory_bytes() / entries(), issue 7's budget being 32 with those settings.
 //
 // BM_DdtInsert: every thread inserts its own stream of keys; range(0) is the percentage of
 // inserts that hit a key shared by all threads (a duplicate after its first sighting), the rest

@@ -66,7 +66,25 @@ Status CheckSince(const ScanState& base, const ScanOptions& options) {
                            Join(base.options.paths) + "), in that order"
                      : ": give the same input paths, in the same order"));
   }
-  // Another compression list, --exact or not, and the like: named as such first.
+  // Another compression list: named with the flag that rescans as the state was scanned (a
+  // state of an earlier zsim, whose default list held gzip-6, lzjb and zle too, meets the new
+  // default when no --compression is given).
+  if (base.options.compressions != options.compressions) {
+    auto names = [](const std::vector<Compression>& list) {
+      std::string out;
+      for (const Compression& c : list) {
+        if (!out.empty()) out += ',';
+        out += CompressionName(c);
+      }
+      return out;
+    };
+    return Status::InvalidArgument(
+        "--since: the state was scanned with --compression " + names(base.options.compressions) +
+        ", this scan evaluates " + names(options.compressions) + " (without --compression: " +
+        names(DefaultCompressions(options.profile)) + "): give --compression " +
+        names(base.options.compressions) + " to rescan as the state was scanned");
+  }
+  // --exact or not, and the like: named as such first.
   if (Status same = CheckSameContent(base.options, options, "serve --since"); !same.ok()) {
     return same;
   }

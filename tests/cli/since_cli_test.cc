@@ -259,10 +259,13 @@ TEST_F(SinceCliTest, WhatCannotBeHonouredIsRefusedBeforeReading) {
           "compression");
   refused({"scan", Root(), "--recordsize", "16k", "--checksum", "sha256", "--since", State(0)},
           "checksum");
-  // Same list, another order; and --exact: each named as what differs (not as another plan).
-  refused({"scan", Root(), "--recordsize", "16k", "--compression", "off,zstd-3,lz4,gzip-6,lzjb,zle",
-           "--since", State(0)},
-          "compression lists");
+  // Another list, in another order too; and --exact: each named as what differs (not as another
+  // plan), the list with the flag that rescans as the state was scanned.
+  refused({"scan", Root(), "--recordsize", "16k", "--compression", "off,zstd-3,lz4", "--since",
+           State(0)},
+          "the state was scanned with --compression off,lz4,zstd-3, this scan evaluates "
+          "off,zstd-3,lz4 (without --compression: off,lz4,zstd-3): give --compression "
+          "off,lz4,zstd-3 to rescan as the state was scanned");
   refused({"scan", Root(), "--recordsize", "16k", "--exact", "--since", State(0)}, "--exact");
   refused({"scan", (tree_.path() / "x").string(), "--recordsize", "16k", "--since", State(0)},
           "same input paths");
@@ -274,6 +277,16 @@ TEST_F(SinceCliTest, WhatCannotBeHonouredIsRefusedBeforeReading) {
   refused({"scan", Root(), "--recordsize", "16k", "--sample", "1/4", "--since", State(0)},
           "--sample");
   refused({"scan", Root(), "--recordsize", "16k", "--since", State(9)}, "cannot open");
+  // A state of an earlier zsim, whose default list also held gzip-6, lzjb and zle: the rescan
+  // without --compression is told the list to give, and with it goes on.
+  const std::vector<std::string> earlier = {"--recordsize", "16k", "--compression",
+                                            "off,lz4,zstd-3,gzip-6,lzjb,zle"};
+  Full(earlier, 2);
+  refused({"scan", Root(), "--recordsize", "16k", "--since", State(2)},
+          "give --compression off,lz4,zstd-3,gzip-6,lzjb,zle to rescan as the state was scanned");
+  const testing::CommandResult again = testing::RunZsim(
+      Concat(Concat({"scan", Root()}, earlier), {"--since", State(2), "-q", "--json"}));
+  EXPECT_EQ(again.exit_code, 0) << again.err;
   // A state without file records: sampled, or merged from several.
   const testing::CommandResult sampled =
       testing::RunZsim({"scan", Root(), "--sample", "1/4", "--save", State(1), "-q", "--json"});
