@@ -199,7 +199,7 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
   CLI::Option* compression_opt =
       Value(scan->add_option("--compression", compression,
                              "compressions to evaluate, comma separated, or 'all' (default: off, "
-                             "lz4, zstd, gzip-6, lzjb, zle)"),
+                             "lz4, zstd-3; v23: off, gzip-6, lzjb, zle)"),
             "NAME[,NAME...]|all");
   Value(scan->add_option("--profile", profile,
                          "ZFS version whose rules apply: v23, 2.1, 2.2, 2.3 or 2.4 (default 2.4)"),

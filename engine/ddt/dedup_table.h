@@ -4,7 +4,8 @@
 // zero, and one 16-bit outcome code (PsizeCode) per evaluated compression setting. One table per
 // recordsize.
 //
-// Memory (issue 7's budget is 32 bytes per unique block with the default settings):
+// Memory (issue 7's budget is 32 bytes per unique block with the six codecs of the reference list,
+// estimate/codec_budget.h CostReferenceCompressions; the default list, three, takes less):
 //  - 256 shards chosen by the key's top 8 bits, each under its own mutex;
 //  - entries packed in chunks of 64, 128, then 256 entries: 12 bytes of key (lo and the low 32 bits
 //  of hi; with

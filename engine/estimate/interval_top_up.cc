@@ -67,14 +67,14 @@ std::vector<int> IntervalTopUpLevels(const ScanOptions& options, const std::vect
     const double speed = NominalCodecBytesPerSecond(options.compressions[c]);
     if (speed > 0) seconds[c] = cell.below_bytes / speed;
   }
-  const std::vector<bool> taken = WithinTheDefaultWishes(seconds, rows[r], unique_bytes);
+  const std::vector<bool> taken = WithinTheReferenceWishes(seconds, rows[r], unique_bytes);
   for (size_t c = 0; c < settings; ++c) {
     if (taken[c]) to[c] = 0;
   }
   return to;
 }
 
-std::vector<bool> WithinTheDefaultWishes(const std::vector<double>& seconds, uint64_t block_bytes,
+std::vector<bool> WithinTheReferenceWishes(const std::vector<double>& seconds, uint64_t block_bytes,
                                          uint64_t unique_bytes) {
   std::vector<size_t> order;
   for (size_t c = 0; c < seconds.size(); ++c) {
@@ -107,7 +107,7 @@ std::vector<bool> ForeseenWhole(const ScanOptions& options, const std::vector<bo
     if (std::ldexp(unique_blocks, -levels[c]) < double(kTopUpMinSample)) continue;
     seconds[c] = unique_bytes * (1 - std::ldexp(1.0, -levels[c])) / speed;
   }
-  return WithinTheDefaultWishes(seconds, block_bytes, uint64_t(unique_bytes));
+  return WithinTheReferenceWishes(seconds, block_bytes, uint64_t(unique_bytes));
 }
 
 }  // namespace zsim::estimate

@@ -32,7 +32,8 @@
 //    (LevelMeetingTheTarget), and all its sampled blocks together are wider,
 // goes to level 0, the cheapest first, while the nominal codec time of the bytes below its level
 // (codec_cost.h) adds up to at most the reference codecs' wishes on the row's unique bytes (what a
-// default scan of a tree of those bytes spends in its sampled codecs, codec_budget.h). A row is
+// scan of the reference list of a tree of those bytes spends in its sampled codecs,
+// codec_budget.h CostReferenceCompressions). A row is
 // then topped up (state::SamplingState::topped_bytes), and its cell at level 0 is exact
 // (finish/known_codes.h).
 //
@@ -88,7 +89,7 @@ std::vector<int> IntervalTopUpLevels(const ScanOptions& options, const std::vect
 // The settings of a row of `block_bytes` the rule codes whole, of those with `seconds[c]` >= 0
 // (the nominal codec time of the blocks below its level): the cheapest first, while they
 // add up to at most the reference codecs' wishes on `unique_bytes` (ReferenceCodecWishSeconds).
-std::vector<bool> WithinTheDefaultWishes(const std::vector<double>& seconds, uint64_t block_bytes,
+std::vector<bool> WithinTheReferenceWishes(const std::vector<double>& seconds, uint64_t block_bytes,
                                          uint64_t unique_bytes);
 
 // The pilot's foresight (pilot_level.h): per setting of a row of `block_bytes`, whether the scan

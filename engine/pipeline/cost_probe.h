@@ -25,7 +25,7 @@
 // scan codes with it (cost_forecast.h CostForecast::coded_shares), timed as the scan codes
 // (pipeline/block_code.h CodeBlock). The codecs' cost per byte differs several times between
 // blocks of one tree (6-41 ns per byte on the database sample), and only a few records
-// (ProbeTimedRecords) can be timed under every codec: lz4, a few percent of the default list's
+// (ProbeTimedRecords) can be timed under every codec: lz4, a few percent of the reference list's
 // cost and rising and falling with it, is timed on every distinct record, and the few records' cost
 // is taken relative to it (CodecCpuPerByte). Timing moves only the expected time, never a figure.
 //

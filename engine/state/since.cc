@@ -66,11 +66,19 @@ Status CheckSince(const ScanState& base, const ScanOptions& options) {
                            Join(base.options.paths) + "), in that order"
                      : ": give the same input paths, in the same order"));
   }
-  // Another compression list: named with the flag that rescans as the state was scanned (a
+  // Another profile, recordsizes, --exact and the like: named as such first, as if the lists
+  // agreed (a profile that also differs is named, not a list it would refuse).
+  ScanOptions with_its_list = options;
+  with_its_list.compressions = base.options.compressions;
+  if (Status same = CheckSameContent(base.options, with_its_list, "serve --since"); !same.ok()) {
+    return same;
+  }
+  // Then another compression list, named with the flag that rescans as the state was scanned (a
   // state of an earlier zsim, whose default list held gzip-6, lzjb and zle too, meets the new
   // default when no --compression is given).
   if (base.options.compressions != options.compressions) {
-    auto names = [](const std::vector<Compression>& list) {
+    auto names = [&](const std::vector<Compression>& list) {
+      if (list == AllCompressions(base.options.profile)) return std::string("all");
       std::string out;
       for (const Compression& c : list) {
         if (!out.empty()) out += ',';
@@ -78,15 +86,12 @@ Status CheckSince(const ScanState& base, const ScanOptions& options) {
       }
       return out;
     };
+    const bool defaulted = options.compressions == DefaultCompressions(options.profile);
     return Status::InvalidArgument(
         "--since: the state was scanned with --compression " + names(base.options.compressions) +
-        ", this scan evaluates " + names(options.compressions) + " (without --compression: " +
-        names(DefaultCompressions(options.profile)) + "): give --compression " +
+        ", this scan evaluates " + names(options.compressions) +
+        (defaulted ? " (the default list)" : "") + ": give --compression " +
         names(base.options.compressions) + " to rescan as the state was scanned");
-  }
-  // --exact or not, and the like: named as such first.
-  if (Status same = CheckSameContent(base.options, options, "serve --since"); !same.ok()) {
-    return same;
   }
   // The same options, but a state saved by a zsim whose sampling plan differed (before lz4
   // became the exact auxiliary of the LZ77 codecs, lz4 was sampled): its codes would be read as

@@ -89,8 +89,8 @@ double NominalSeconds(const ScanOptions& o, const std::vector<int>& levels, uint
   return s;
 }
 
-// The default codecs of 2.3 (zsim/scan_options.h DefaultCompressions) but off.
-TEST(CodecBudgetTest, TheDefaultCodecsKeepTheirBudgetUpToLargeTrees) {
+// The reference codecs (CostReferenceCompressions, the default list of earlier versions) but off.
+TEST(CodecBudgetTest, TheReferenceCodecsKeepTheirBudgetUpToLargeTrees) {
   const ScanOptions o = WithCodecs({{CompressionAlgorithm::kLz4, 0},
                                     {CompressionAlgorithm::kZstd, 3},
                                     {CompressionAlgorithm::kGzip, 6},
@@ -133,13 +133,13 @@ TEST(CodecBudgetTest, ALongListCostsTheCapAndItsCostliestCodecsGiveWay) {
   }
 }
 
-TEST(CodecBudgetTest, AllCodecsAtThreeRecordsizesCostAtMostTenDefaultScans) {
+TEST(CodecBudgetTest, AllCodecsAtThreeRecordsizesCostAtMostTenReferenceScans) {
   // Issue 19's bound on the file-server sample (84 MB of data, every block of it coded by the
-  // default codecs): `--compression all --recordsize 16k,128k,1M` plans at most ten times the
-  // default scan's nominal codec work, the sampled codecs' levels from the plan and lz4 (their
+  // reference codecs): `--compression all --recordsize 16k,128k,1M` plans at most ten times a
+  // reference scan's nominal codec work, the sampled codecs' levels from the plan and lz4 (their
   // regression anchor) on every block.
   const uint64_t bytes = uint64_t{84} << 20;
-  // zsim::AllCompressions and DefaultCompressions of 2.4 (engine/zfs, not linked here).
+  // zsim::AllCompressions of 2.4 (engine/zfs) and the reference list.
   std::vector<Compression> every = LongList();
   every.push_back({CompressionAlgorithm::kOff, 0});
   for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 500, 1000}) {
@@ -463,7 +463,7 @@ TEST(ListCostTest, AToppedRowOfALongListCostsAtMostItsShareOfTenReferenceScans) 
 // (8.5 reference scans' codec work), are not held by the list's cap: a topped row codes them as
 // the budget of its unique bytes asks, as before. At two recordsizes the costly list is held:
 // 17 reference scans.
-TEST(ListCostTest, TheDefaultCodecsAndAShortListKeepTheBudgetOfTheUniqueBytes) {
+TEST(ListCostTest, TheDefaultAndReferenceListsAndAShortListKeepTheBudgetOfTheUniqueBytes) {
   std::vector<Compression> costly = CostReferenceCompressions();
   costly.push_back({CompressionAlgorithm::kZstd, 19});
   costly.push_back({CompressionAlgorithm::kGzip, 9});
@@ -496,7 +496,7 @@ TEST(ListCostTest, TheDefaultCodecsAndAShortListKeepTheBudgetOfTheUniqueBytes) {
             BudgetLevels(o, sampled, Plan{unique, 0}));
 }
 
-// The list's cap takes the default codecs of 2.4 whatever the profile: a saved state reported at
+// The list's cap takes the reference codecs whatever the profile: a saved state reported at
 // another profile keeps its scan's levels (finish/finish.cc CheckBudgetLevels would refuse a
 // report whose levels fall below them). At ashift 9 near anchors lower the same levels under both.
 TEST(ListCostTest, TheListsCapIsTheSameUnderEveryProfile) {

@@ -121,7 +121,7 @@ TEST(IntervalTopUpTest, CandidatesAreTheSettingsOnLsizeAtThePlainBudget) {
             (std::vector<bool>{false, false, false, false}));
 }
 
-TEST(IntervalTopUpTest, TheCheapestGoFirstWithinTheDefaultCodecsWishes) {
+TEST(IntervalTopUpTest, TheCheapestGoFirstWithinTheReferenceCodecsWishes) {
   // gzip-6 on the 18,000 blocks left costs more than the reference codecs' whole wish on the row;
   // lzjb and zle fit.
   const ScanOptions o = WithCodecs({kGzip6, kLzjb, kZle});

@@ -24,6 +24,7 @@
 
 #include "engine/ddt/dedup_table.h"
 #include "engine/ddt/written_key.h"
+#include "engine/estimate/codec_budget.h"
 #include "engine/finish/finish.h"
 #include "engine/io/file_system.h"
 #include "engine/pipeline/directory_zap.h"
@@ -37,13 +38,14 @@
 namespace zsim::pipeline {
 namespace {
 
-// `zstd_level`: of the default list's zstd (a level under 3 has no early-abort column, so the
+// `zstd_level`: of the reference list's zstd (the six codecs of the earlier default list, so
+// that every kind of code column is saved and loaded) (a level under 3 has no early-abort column, so the
 // table's layout is the one every kind of codes has).
 state::ScanState ScannedState(const testing::TempDir& dir, bool exact = false, int zstd_level = 3) {
   ScanOptions o;
   o.paths = {dir.path().string()};
   o.exact = exact;
-  o.compressions = DefaultCompressions(o.profile);
+  o.compressions = estimate::CostReferenceCompressions();
   for (Compression& c : o.compressions) {
     if (c.algorithm == CompressionAlgorithm::kZstd) c.level = zstd_level;
   }
