@@ -1,7 +1,8 @@
 // State file micro benchmarks (issue 15): a ScanState of N unique blocks as a scan of the six
 // codecs of the reference list (the default list of earlier versions, so that the figures stay
-// comparable with the recorded ones) builds it (one recordsize, 128K; off derived from lsize, lz4 and zle inline,
-// zstd-3, gzip-6 and lzjb sampled with side codes for 1 entry in 64; refcounts 1..3), then:
+// comparable with the recorded ones) builds it (one recordsize, 128K; off derived from lsize, lz4
+// and zle inline, zstd-3, gzip-6 and lzjb sampled with side codes for 1 entry in 64;
+// refcounts 1..3), then:
 //
 // BM_StateSave: SaveState to a file (temporary name, fsync, rename). Counters: bytes_per_entry
 //   (the file's bytes / unique blocks), MB/s of file written.

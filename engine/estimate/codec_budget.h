@@ -91,8 +91,9 @@ inline constexpr double kCapSeconds = 28;
 // sample worth fewer than kMinIntervalBlocks) then qualify, and which the advice does not take
 // for settled (report/codec_choice.cc). A floor of 32, a real interval, would cost some 56
 // nominal s more on the file-server sample (84 MB) under `--compression all` at 16K, 128K and
-// 1M, beyond issue 19's ten reference scans; 4 costs 4 s (24.5 to 28.7 s, a scan of the reference list 2.9 s).
-// Never a fall as the tree grows: the floor's level rises with the planned blocks, as the cap's.
+// 1M, beyond issue 19's ten reference scans; 4 costs 4 s (24.5 to 28.7 s, a scan of the reference
+// list 2.9 s). Never a fall as the tree grows: the floor's level rises with the planned blocks, as
+// the cap's.
 inline constexpr uint64_t kCapFloorBlocks = 4;
 
 // The most a row of few unique blocks may cost once topped up (top_up.h): its sampled codecs'

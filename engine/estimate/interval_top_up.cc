@@ -75,7 +75,7 @@ std::vector<int> IntervalTopUpLevels(const ScanOptions& options, const std::vect
 }
 
 std::vector<bool> WithinTheReferenceWishes(const std::vector<double>& seconds, uint64_t block_bytes,
-                                         uint64_t unique_bytes) {
+                                           uint64_t unique_bytes) {
   std::vector<size_t> order;
   for (size_t c = 0; c < seconds.size(); ++c) {
     if (seconds[c] >= 0) order.push_back(c);

@@ -90,7 +90,7 @@ std::vector<int> IntervalTopUpLevels(const ScanOptions& options, const std::vect
 // (the nominal codec time of the blocks below its level): the cheapest first, while they
 // add up to at most the reference codecs' wishes on `unique_bytes` (ReferenceCodecWishSeconds).
 std::vector<bool> WithinTheReferenceWishes(const std::vector<double>& seconds, uint64_t block_bytes,
-                                         uint64_t unique_bytes);
+                                           uint64_t unique_bytes);
 
 // The pilot's foresight (pilot_level.h): per setting of a row of `block_bytes`, whether the scan
 // may code it on every block from the pilot's answer on, because the interval top-up will most

@@ -39,8 +39,8 @@ namespace zsim::pipeline {
 namespace {
 
 // `zstd_level`: of the reference list's zstd (the six codecs of the earlier default list, so
-// that every kind of code column is saved and loaded) (a level under 3 has no early-abort column, so the
-// table's layout is the one every kind of codes has).
+// that every kind of code column is saved and loaded) (a level under 3 has no early-abort column,
+// so the table's layout is the one every kind of codes has).
 state::ScanState ScannedState(const testing::TempDir& dir, bool exact = false, int zstd_level = 3) {
   ScanOptions o;
   o.paths = {dir.path().string()};
