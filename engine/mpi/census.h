@@ -16,10 +16,10 @@
 // (30.9-32.7 CPU s, where one process takes 15.1; bench/results/2026-12-06-s50-census), against
 // 16.7-18.8 s with the count at 8 and the reread, which read no block again there (the rest
 // above one process: keys first met on both ranks). The reread costs 8 bytes of origin per
-// entry (heavy_census.h), which the default codecs' waste does not repay (about a tenth of
-// their CPU time at N = 2: the VM-store sample at 16K, 2.0 against 1.8 s). Either way the ranks
-// keep the filter of the keys they shipped for the rare classes (pipeline::ScanControl::
-// shipped_before).
+// entry (heavy_census.h), which the reference codecs' waste does not repay (about a tenth of
+// their CPU time at N = 2, measured with the six of the earlier default list: the VM-store sample
+// at 16K, 2.0 against 1.8 s). Either way the ranks keep the filter of the keys they shipped for the
+// rare classes (pipeline::ScanControl::shipped_before).
 
 #ifndef ZSIM_ENGINE_MPI_CENSUS_H_
 #define ZSIM_ENGINE_MPI_CENSUS_H_

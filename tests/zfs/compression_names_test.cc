@@ -65,6 +65,8 @@ TEST(CompressionNamesTest, DefaultListAndProfiles) {
   for (const Compression& c : DefaultCompressions(Profile::kZfs24))
     names.push_back(CompressionName(c));
   EXPECT_EQ(names, (std::vector<std::string>{"off", "lz4", "zstd-3"}));
+  // From 2.1 on, the first release the profiles model after v23.
+  EXPECT_EQ(DefaultCompressions(Profile::kZfs21), DefaultCompressions(Profile::kZfs24));
   names.clear();
   for (const Compression& c : DefaultCompressions(Profile::kV23))
     names.push_back(CompressionName(c));
