@@ -86,24 +86,48 @@ uint64_t CandidateAtOrAbove(uint64_t least, uint64_t largest) {
 std::optional<uint64_t> EarlyAbortLeastBudget(ByteView block,
                                               const std::optional<Compressor::Fit>& zstd,
                                               Compressor& compressor, MutableByteView scratch) {
+  EarlyAbortProbes probes;
+  return probes.LeastBudget(block, zstd, compressor, scratch);
+}
+
+void EarlyAbortProbes::SetLz4(const std::optional<Compressor::Fit>& lz4) {
+  lz4_known_ = true;
+  lz4_pass_.reset();
+  if (!lz4) return;
+  // lz4 passes under B when it fits B and its output is below B: from max(least, output + 1)
+  // (above the largest budget: at none, LeastBudget's test).
+  lz4_pass_ = std::max<uint64_t>(lz4->least_budget, lz4->length + 1);
+}
+
+std::optional<uint64_t> EarlyAbortProbes::LeastBudget(ByteView block,
+                                                      const std::optional<Compressor::Fit>& zstd,
+                                                      Compressor& compressor,
+                                                      MutableByteView scratch) {
   if (!zstd) return std::nullopt;
   const uint64_t largest = zfs::LargestCompressionBudget(block.size());
   assert(scratch.size() >= largest);
-  const MutableByteView dst = scratch.first(static_cast<size_t>(largest));
   const uint64_t own = CandidateAtOrAbove(zstd->least_budget, largest);
-  // lz4 passes under B when it fits B and its output is below B: from max(least, output + 1).
-  std::optional<uint64_t> pass;
-  if (const auto lz4 = compressor.CompressFit({CompressionAlgorithm::kLz4, 0}, block, dst)) {
-    const uint64_t least = std::max<uint64_t>(lz4->least_budget, lz4->length + 1);
-    if (least <= largest) pass = CandidateAtOrAbove(least, largest);
+  if (!lz4_known_) {
+    const MutableByteView dst = scratch.first(static_cast<size_t>(largest));
+    SetLz4(compressor.CompressFit({CompressionAlgorithm::kLz4, 0}, block, dst));
   }
-  // Where lz4 lets it through at or below zstd's own least budget, zstd-1 cannot lower the answer.
-  if (!pass || *pass > own) {
-    if (const auto one =
-            ZstdLeastBudget({CompressionAlgorithm::kZstd, 1}, block, compressor, scratch)) {
-      const uint64_t least = CandidateAtOrAbove(one->least_budget, largest);
-      pass = pass ? std::min(*pass, least) : least;
+  std::optional<uint64_t> pass;
+  if (lz4_pass_ && *lz4_pass_ <= largest) pass = CandidateAtOrAbove(*lz4_pass_, largest);
+  // Where lz4 lets it through at or below zstd's own least budget, zstd-1 cannot lower the answer;
+  // nor where lz4 lets it through at every budget ZFS computes but 112 bytes and zstd's own output
+  // needs more than 112 (the usual case on compressible data): zstd-1 could lower the stored least
+  // budget only below every budget a report may ask, whose answers it leaves as they are.
+  const bool settled_by_lz4 = pass && *pass <= zfs::LeastLargeCompressionBudget(block.size()) &&
+                              own > zfs::kEmbeddedPayloadBytes;
+  if (!settled_by_lz4 && (!pass || *pass > own)) {
+    if (!zstd1_known_) {
+      zstd1_known_ = true;
+      if (const auto one =
+              ZstdLeastBudget({CompressionAlgorithm::kZstd, 1}, block, compressor, scratch)) {
+        zstd1_pass_ = CandidateAtOrAbove(one->least_budget, largest);
+      }
     }
+    if (zstd1_pass_) pass = pass ? std::min(*pass, *zstd1_pass_) : *zstd1_pass_;
   }
   if (!pass) return std::nullopt;
   return std::max(*pass, own);

@@ -75,6 +75,26 @@ std::optional<uint64_t> EarlyAbortLeastBudget(ByteView block,
                                               const std::optional<Compressor::Fit>& zstd,
                                               Compressor& compressor, MutableByteView scratch);
 
+// EarlyAbortLeastBudget for the zstd settings of one block, with each probe run at most once:
+// lz4's pass and zstd-1's do not depend on the level asking (a list of zstd-3 to zstd-19 ran
+// both for each), and lz4's is taken from the scan's own lz4 run of the block where it has one
+// (SetLz4). zstd-1 is still skipped where lz4 settles the answer. Bound to one block: Reset
+// before the next.
+class EarlyAbortProbes {
+ public:
+  // lz4's run of the block under LargestCompressionBudget (Compressor::CompressFit's answer).
+  void SetLz4(const std::optional<Compressor::Fit>& lz4);
+  std::optional<uint64_t> LeastBudget(ByteView block, const std::optional<Compressor::Fit>& zstd,
+                                      Compressor& compressor, MutableByteView scratch);
+  void Reset() { *this = EarlyAbortProbes(); }
+
+ private:
+  bool lz4_known_ = false;
+  std::optional<uint64_t> lz4_pass_;  // the least budget lz4 lets the block through at
+  bool zstd1_known_ = false;
+  std::optional<uint64_t> zstd1_pass_;
+};
+
 // Returns what ZFS stores for `block` (lsize = block.size()) written with `c` under `policy`:
 // RawZfsCompress, then zfs::ReplayCompressed. Arguments as RawZfsCompress's.
 // A compressor failure counts as "did not fit" (ZFS does the same).

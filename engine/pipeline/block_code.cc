@@ -40,7 +40,7 @@ BlockCodes CodeBlock(const zfs::WritePolicy& policy, Compression comp, ByteView 
     if (out.hole) return {ddt::kHoleCode, ddt::kHoleCode, std::nullopt};
     if (!out.fit) return {ddt::kNoFitCode, ddt::kHoleCode, std::nullopt};
     return {ddt::EncodeLeastBudget(out.fit->length, out.fit->least_budget), ddt::kHoleCode,
-            out.fit->length};
+            out.fit->length, out.fit->least_budget};
   }
   const codec::RawOutcome raw =
       codec::RawZfsCompress(policy, comp, block, is_zero, compressor, scratch);
@@ -67,7 +67,7 @@ std::optional<uint64_t> WrittenKeyWord(const zfs::WritePolicy& policy, uint64_t 
 }
 
 ddt::PsizeCode EarlyAbortCode(ByteView block, ddt::PsizeCode code, codec::Compressor& compressor,
-                              MutableByteView scratch) {
+                              MutableByteView scratch, codec::EarlyAbortProbes* probes) {
   if (block.size() < zfs::kZstdEarlyAbortBytes || code == ddt::kHoleCode) return ddt::kHoleCode;
   if (code == ddt::kNoFitCode) return ddt::kNoFitCode;
   // zstd's own least budget as its code keeps it (the class is all early abort's answer needs).
@@ -75,7 +75,20 @@ ddt::PsizeCode EarlyAbortCode(ByteView block, ddt::PsizeCode code, codec::Compre
   const codec::Compressor::Fit fit{
       static_cast<size_t>(*own.length),
       static_cast<size_t>(std::min(own.at_most, zfs::LargestCompressionBudget(block.size())))};
-  return ddt::EncodeProbe(codec::EarlyAbortLeastBudget(block, fit, compressor, scratch));
+  if (probes == nullptr) {
+    return ddt::EncodeProbe(codec::EarlyAbortLeastBudget(block, fit, compressor, scratch));
+  }
+  return ddt::EncodeProbe(probes->LeastBudget(block, fit, compressor, scratch));
+}
+
+void SeedLz4Probe(Compression comp, const BlockCodes& codes, codec::EarlyAbortProbes* probes) {
+  if (comp.algorithm != CompressionAlgorithm::kLz4 || ddt::IsHoleCode(codes.code)) return;
+  if (codes.output) {
+    probes->SetLz4(codec::Compressor::Fit{static_cast<size_t>(*codes.output),
+                                          static_cast<size_t>(codes.least_budget)});
+  } else if (codes.code == ddt::kNoFitCode) {
+    probes->SetLz4(std::nullopt);  // did not fit even the largest budget
+  }
 }
 
 BlockCodes CodeBlockOfKind(const zfs::WritePolicy& policy, Compression comp, ByteView block,

@@ -19,6 +19,7 @@
 
 #include "engine/base/byte_view.h"
 #include "engine/codec/codec.h"
+#include "engine/codec/zfs_block.h"
 #include "engine/ddt/dedup_table.h"
 #include "engine/state/scan_state.h"
 #include "engine/zfs/write_rules.h"
@@ -41,6 +42,8 @@ struct BlockCodes {
   // The exact length of the output under the largest budget, left in scratch's first bytes
   // (lzjb, zle, lz4 and gzip in a least-budget table; nullopt otherwise, or when it did not fit).
   std::optional<uint64_t> output;
+  // With `output`: the least budget it fits, exact (codec::Compressor::Fit).
+  uint64_t least_budget = 0;
 };
 BlockCodes CodeBlock(const zfs::WritePolicy& policy, Compression comp, ByteView block, bool is_zero,
                      codec::Compressor& compressor, MutableByteView scratch,
@@ -72,8 +75,14 @@ std::optional<uint64_t> WrittenKeyWord(const zfs::WritePolicy& policy, uint64_t 
 // The early-abort code of `block` (a zstd setting of level 3 and up in a kEarlyAbort table)
 // whose own code CodeBlock gave as `code`: 0 under 128K or for a hole. `with_probe` false above
 // leaves `probe` to this (a scan times the two apart: the probe's runs are not zstd's speed).
+// `probes`, where given, holds the block's probe runs for the next zstd setting of the same
+// block (and lz4's own run of it: SeedLz4Probe).
 ddt::PsizeCode EarlyAbortCode(ByteView block, ddt::PsizeCode code, codec::Compressor& compressor,
-                              MutableByteView scratch);
+                              MutableByteView scratch, codec::EarlyAbortProbes* probes = nullptr);
+
+// Hands the lz4 setting's run of a block (CodeBlock's answer under `comp`, `codes`) to its
+// early-abort probes, where it is the run they would make: lz4 in a least-budget table, not a hole.
+void SeedLz4Probe(Compression comp, const BlockCodes& codes, codec::EarlyAbortProbes* probes);
 
 }  // namespace zsim::pipeline
 

@@ -27,6 +27,7 @@ Status BlockRecoder::Recode(const std::string& path, bool follow, uint64_t offse
   scratch_.resize(std::max<size_t>(scratch_.size(), lsize));
   const MutableByteView scratch(scratch_.data(), lsize);
   const bool is_zero = IsAllZero(block_);
+  codec::EarlyAbortProbes probes;  // the block's, shared by its zstd settings
   for (size_t c = 0; c < options_.compressions.size() && c < code.size(); ++c) {
     if (!code[c]) continue;
     const Compression comp = options_.compressions[c];
@@ -35,6 +36,7 @@ Status BlockRecoder::Recode(const std::string& path, bool follow, uint64_t offse
         CodeBlockOfKind(policy_, comp, block_, is_zero, compressor_, scratch, spec_.kind);
     if (c < codec_ns.size()) codec_ns[c] += ThreadCpuNanos() - t0;
     codes[c] = got.code;
+    SeedLz4Probe(comp, got, &probes);
     // As the scan's first sightings: the written key from the output still in scratch
     // (ddt/written_key.h), then the early-abort code, which overwrites it.
     const size_t k = c < spec_.key_columns.size() ? spec_.key_columns[c] : state::kNoKey;
@@ -45,7 +47,7 @@ Status BlockRecoder::Recode(const std::string& path, bool follow, uint64_t offse
     }
     const size_t p = c < spec_.probe_columns.size() ? spec_.probe_columns[c] : state::kNoProbe;
     if (p != state::kNoProbe && p < spec_.columns) {
-      codes[p] = EarlyAbortCode(block_, got.code, compressor_, scratch);
+      codes[p] = EarlyAbortCode(block_, got.code, compressor_, scratch, &probes);
     }
   }
   return Status::Ok();

@@ -236,6 +236,9 @@ struct Worker {
   // Per first sighting: a sampled codec skipped it; and the chunk's such blocks of the current
   // row, for the top-up (top_up.h).
   std::vector<uint8_t> skipped;
+  // Per first sighting: zstd early abort's probe runs, shared by the block's zstd settings and
+  // seeded by its lz4 setting's run (codec::EarlyAbortProbes).
+  std::vector<codec::EarlyAbortProbes> probes;
   std::vector<SkippedBlock> skipped_blocks;
   // Per setting, the current row's codec levels, read before the chunk's keys are inserted
   // (Scan::ProcessRows).
@@ -1177,6 +1180,9 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
   w.first_codes.assign(n * columns, ddt::kPendingCode);
   w.rare.assign(n, 0);
   w.skipped.assign(n, 0);
+  w.probes.assign(n, codec::EarlyAbortProbes());
+  const bool any_probe = std::any_of(probe_columns_.begin(), probe_columns_.end(),
+                                     [](size_t p) { return p != state::kNoProbe; });
   for (const size_t c : order_) {
     const Compression comp = options_.compressions[c];
     const uint64_t t0 = ThreadCpuNanos();
@@ -1204,6 +1210,7 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
       const ByteView block(w.buffer.get() + f.offset, bs);
       const BlockCodes got = CodeOf(comp, block, f.is_zero, w);
       code = got.code;
+      if (any_probe) SeedLz4Probe(comp, got, &w.probes[i]);
       if (static_cast<int>(c) == class_anchor_ && !f.census && !ddt::IsHoleCode(code)) {
         // Counted before the sampled codecs run (exact settings come first in order_), and only
         // while the class may still be rare: a common class's counter is then only read, not
@@ -1231,8 +1238,9 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
       if (probe != state::kNoProbe) {
         // zstd early abort's runs (lz4, zstd-1) are not zstd's speed: timed apart, left out.
         const uint64_t p0 = ThreadCpuNanos();
-        w.first_codes[i * columns + probe] = EarlyAbortCode(
-            block, code, w.compressor, MutableByteView(w.scratch.get(), block.size()));
+        w.first_codes[i * columns + probe] =
+            EarlyAbortCode(block, code, w.compressor,
+                           MutableByteView(w.scratch.get(), block.size()), &w.probes[i]);
         probe_ns += ThreadCpuNanos() - p0;
       }
       bytes += bs;
@@ -2049,8 +2057,8 @@ void Scan::MaybeForecast(bool pilot_only) {
     // was `max_memory_bytes == 0`, never true of a resolved scan: the foresight never ran.)
     const size_t settings = options_.compressions.size();
     std::vector<bool> foreseeable(pilot.size(), false);
-    const bool runs = control_.top_up && control_.interval_top_up && !since_ &&
-                      options_.sample_modulus <= 1;
+    const bool runs =
+        control_.top_up && control_.interval_top_up && !since_ && options_.sample_modulus <= 1;
     const std::vector<int> budget =
         estimate::BudgetLevels(options_, sampling_.sampled, SizedPlan());
     for (size_t r = 0; r < planned.size() && runs && settings != 0; ++r) {

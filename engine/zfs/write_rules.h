@@ -109,6 +109,16 @@ std::optional<BlockWrite> ReplayCompressed(const WritePolicy& scanned, const Wri
 // (every other budget is this one aligned down, or 112 bytes, or 0: §2.2).
 inline uint64_t LargestCompressionBudget(uint64_t lsize) { return lsize - lsize / 8; }
 
+// A bound under every budget CompressionBudget gives a block of `lsize` but 0 and 112 bytes,
+// whatever the profile, ashift and vdev: each other budget B is the largest one, d, aligned down
+// to 512 bytes (v23) or to gcd_alloc (2.3+) and then at least min_alloc >= gcd_alloc, so
+// B > d - gcd_alloc and B >= gcd_alloc, hence 2B > d; and d - 511 > d / 2 from d = 1K on.
+// An early-abort probe that lets a block through at this budget lets it through at every budget
+// ZFS computes above 112 bytes (codec/zfs_block.h EarlyAbortLeastBudget).
+inline uint64_t LeastLargeCompressionBudget(uint64_t lsize) {
+  return LargestCompressionBudget(lsize) / 2 + 1;
+}
+
 // True for the compressors whose smallest fitting budget a scan keeps (state format 8,
 // ddt/dedup_table.h least-budget codes; codec::Compressor::CompressFit): lzjb, zle, lz4 and gzip.
 // zstd's intermediate steps need room that only trying a budget shows: it keeps raw codes.

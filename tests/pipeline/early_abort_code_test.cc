@@ -113,5 +113,37 @@ TEST(EarlyAbortCodeTest, TheTwoCodesDecideEveryBudgetAsZfsDoes) {
   std::printf("decided %zu, by early abort against zstd's own fit %zu\n", decided, abort_decided);
 }
 
+// A scan codes a block's settings in turn and keeps the probes' runs for the next zstd setting
+// (codec::EarlyAbortProbes), lz4's taken from the lz4 setting's own run (SeedLz4Probe): the codes
+// must be those of each setting's probes run afresh, on every block, whichever comes first.
+TEST(EarlyAbortCodeTest, SharedProbesGiveEachSettingsOwnCode) {
+  const ScanOptions scanned = Options(Profile::kZfs24, "disk", 12);
+  const zfs::WritePolicy policy = ScanWritePolicy(scanned);
+  codec::Compressor compressor;
+  size_t compared = 0;
+  for (const std::vector<uint8_t>& block : Blocks()) {
+    std::vector<uint8_t> scratch(block.size());
+    for (bool lz4_first : {true, false}) {
+      codec::EarlyAbortProbes probes;
+      if (lz4_first) {
+        const BlockCodes lz4 = CodeBlock(policy, kLz4, block, false, compressor, scratch,
+                                         state::CodeKind::kEarlyAbort, false);
+        SeedLz4Probe(kLz4, lz4, &probes);
+      }
+      for (int level : {3, 7, 19}) {
+        const Compression zstd{CompressionAlgorithm::kZstd, level};
+        const BlockCodes own = CodeBlock(policy, zstd, block, false, compressor, scratch,
+                                         state::CodeKind::kEarlyAbort, false);
+        const ddt::PsizeCode fresh = EarlyAbortCode(block, own.code, compressor, scratch);
+        const ddt::PsizeCode shared = EarlyAbortCode(block, own.code, compressor, scratch, &probes);
+        EXPECT_EQ(shared, fresh) << block.size() << " bytes, zstd-" << level
+                                 << (lz4_first ? " after lz4" : "");
+        ++compared;
+      }
+    }
+  }
+  EXPECT_EQ(compared, Blocks().size() * 6);
+}
+
 }  // namespace
 }  // namespace zsim::pipeline

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "tests/util/test_util.h"
@@ -53,6 +54,40 @@ TEST(WriteRulesTest, BudgetPerProfile) {
     EXPECT_EQ(CompressionBudget(Policy(k.profile, k.sector, k.sector), k.c, k.lsize), k.budget);
   }
   EXPECT_EQ(CompressionBudget(Policy(Profile::kZfs24, 4096, 4096), {A::kOff, 0}, 4096), 0u);
+}
+
+// The bound zstd early abort's probe leans on (codec::EarlyAbortLeastBudget): every budget but 0
+// and 112 bytes lies at or above LeastLargeCompressionBudget, over every profile, ashift, vdev
+// (dRAID data widths that are no power of two too) and block size from 128K to 16M; and the bound
+// is not loose beyond use: some pool's budget comes within 10% of it (ashift 16 at 128K).
+TEST(WriteRulesTest, EveryBudgetAbove112LiesAtOrAboveTheLeastLargeOne) {
+  const char* vdevs[] = {"disk",        "mirror:2",     "raidz1:5",    "raidz3:11",
+                         "draid1:2:4",  "draid1:3:5",   "draid2:5:8",  "draid1:6:8",
+                         "draid2:7:10", "draid1:13:16", "draid3:24:28"};
+  size_t budgets = 0;
+  uint64_t closest = ~uint64_t{0};
+  for (Profile profile :
+       {Profile::kV23, Profile::kZfs21, Profile::kZfs22, Profile::kZfs23, Profile::kZfs24}) {
+    for (const char* vdev : vdevs) {
+      for (int ashift = 9; ashift <= 16; ++ashift) {
+        const WritePolicy policy = DedupPolicyOf(profile, *ParseVdev(vdev), ashift);
+        for (uint64_t lsize = 128 * 1024; lsize <= (16u << 20); lsize += 128 * 1024) {
+          for (Compression c : {kLz4, Compression{A::kZstd, 3}, kGzip1, kZle}) {
+            const uint64_t budget = CompressionBudget(policy, c, lsize);
+            if (budget == 0 || budget == kEmbeddedPayloadBytes) continue;
+            ++budgets;
+            const uint64_t bound = LeastLargeCompressionBudget(lsize);
+            ASSERT_GE(budget, bound) << ProfileName(profile) << " " << vdev << " ashift " << ashift
+                                     << " lsize " << lsize;
+            if (lsize == 128 * 1024) closest = std::min(closest, budget);
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(budgets, 10000u);
+  EXPECT_LE(closest, LeastLargeCompressionBudget(128 * 1024) * 11 / 10 + 8192);
+  EXPECT_EQ(LeastLargeCompressionBudget(128 * 1024), 57345u);
 }
 
 TEST(WriteRulesTest, AcceptanceAndRoundingPerProfile) {
