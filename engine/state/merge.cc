@@ -25,15 +25,6 @@ std::string List(const std::vector<uint64_t>& v) {
   return s;
 }
 
-std::string List(const std::vector<Compression>& v) {
-  std::string s;
-  for (const Compression& c : v) {
-    if (!s.empty()) s.push_back(',');
-    s.append(CompressionName(c));
-  }
-  return s;
-}
-
 bool Sampled(const ScanState& s) {
   if (s.options.sample_modulus > 1) return true;
   for (const RowState& r : s.rows) {
@@ -209,6 +200,16 @@ void MergeToppedRows(ScanState& into, const ScanState& from) {
 
 }  // namespace
 
+std::string CompressionListText(const std::vector<Compression>& list, Profile profile) {
+  if (list == AllCompressions(profile)) return "all";
+  std::string s;
+  for (const Compression& c : list) {
+    if (!s.empty()) s.push_back(',');
+    s.append(CompressionName(c));
+  }
+  return s;
+}
+
 Status CheckSameContent(const ScanOptions& x, const ScanOptions& y, const std::string& use) {
   if (x.volblocksize != y.volblocksize) {
     return Differ("volblocksize", x.volblocksize ? std::to_string(*x.volblocksize) : "none",
@@ -218,7 +219,8 @@ Status CheckSameContent(const ScanOptions& x, const ScanOptions& y, const std::s
     return Differ("recordsizes", List(x.recordsizes), List(y.recordsizes), use);
   }
   if (x.compressions != y.compressions) {
-    return Differ("compression lists", List(x.compressions), List(y.compressions), use);
+    return Differ("compression lists", CompressionListText(x.compressions, x.profile),
+                  CompressionListText(y.compressions, y.profile), use);
   }
   if (x.profile != y.profile) {
     return Differ("profile", std::string(ProfileName(x.profile)),

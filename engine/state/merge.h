@@ -17,6 +17,7 @@
 #define ZSIM_ENGINE_STATE_MERGE_H_
 
 #include <string>
+#include <vector>
 
 #include "engine/state/scan_state.h"
 #include "zsim/status.h"
@@ -28,6 +29,10 @@ namespace zsim::state {
 // and compression rounding unit. Else kInvalidArgument naming the first difference, ending
 // "only scans made with the same ... <use>" (use: "merge", "serve --since").
 Status CheckSameContent(const ScanOptions& x, const ScanOptions& y, const std::string& use);
+
+// A compression list as --compression takes it: "all" where it is `profile`'s whole list, else
+// the names joined by commas. Merge's and --since's refusals name lists this way.
+std::string CompressionListText(const std::vector<Compression>& list, Profile profile);
 
 // Ok when `a` and `b` can merge: the same recordsizes (or volblocksize), compression list,
 // profile, checksum, sampling plan (--exact or not) and compression rounding unit, and, for

@@ -78,13 +78,7 @@ Status CheckSince(const ScanState& base, const ScanOptions& options) {
   // default when no --compression is given).
   if (base.options.compressions != options.compressions) {
     auto names = [&](const std::vector<Compression>& list) {
-      if (list == AllCompressions(base.options.profile)) return std::string("all");
-      std::string out;
-      for (const Compression& c : list) {
-        if (!out.empty()) out += ',';
-        out += CompressionName(c);
-      }
-      return out;
+      return CompressionListText(list, base.options.profile);
     };
     const bool defaulted = options.compressions == DefaultCompressions(options.profile);
     return Status::InvalidArgument(

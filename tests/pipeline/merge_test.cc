@@ -405,6 +405,18 @@ TEST(MergeTest, StatesOfOtherSettingsAreRefused) {
   refused(x, "profile");
 }
 
+// Merge's and --since's refusals name a list as --compression takes it: "all" for the profile's
+// whole list (not another profile's), else the names.
+TEST(MergeTest, CompressionListsAreNamedAsTheFlagTakesThem) {
+  EXPECT_EQ(state::CompressionListText(AllCompressions(Profile::kZfs24), Profile::kZfs24), "all");
+  EXPECT_EQ(state::CompressionListText(AllCompressions(Profile::kV23), Profile::kV23), "all");
+  EXPECT_NE(state::CompressionListText(AllCompressions(Profile::kV23), Profile::kZfs24), "all");
+  EXPECT_EQ(state::CompressionListText(DefaultCompressions(Profile::kZfs24), Profile::kZfs24),
+            "off,lz4,zstd-3");
+  EXPECT_EQ(state::CompressionListText(DefaultCompressions(Profile::kV23), Profile::kV23),
+            "off,gzip-6,lzjb,zle");
+}
+
 // Codes of another kind (a state of format 9, 8, 7, or of 6 and older) do not merge with a
 // format-10 scan's, and the refusal names the formats the two states hold.
 TEST(MergeTest, StatesOfAnotherCodeKindAreRefusedNamingTheirFormats) {
