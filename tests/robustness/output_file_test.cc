@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -56,6 +57,21 @@ class OutputFileTest : public ::testing::Test {
   fs::path file_, tree_;
 };
 
+// True once a thread of process `pid` is blocked in write(2) or writev(2) on fd 2
+// (/proc/PID/task/TID/syscall: the syscall number, then its first argument; x86-64 numbers).
+bool HeldWritingStderr(pid_t pid) {
+  std::error_code ec;
+  for (const fs::directory_entry& task :
+       fs::directory_iterator(fs::path("/proc") / std::to_string(pid) / "task", ec)) {
+    std::ifstream in(task.path() / "syscall");  // a thread that ended is simply not there
+    std::string line;
+    std::getline(in, line);
+    line += ' ';
+    if (line.rfind("1 0x2 ", 0) == 0 || line.rfind("20 0x2 ", 0) == 0) return true;
+  }
+  return false;
+}
+
 // Runs zsim with `args`, which write --html into `dir`; once the HTML report's temporary file
 // exists there (the outputs were checked: the scan or the report is under way), runs `meanwhile`
 // while zsim is held at its first message on stderr, then lets it finish. stderr is returned
@@ -85,6 +101,15 @@ testing::CommandResult RunHeldAtFirstMessage(const std::vector<std::string>& arg
   }
   close(watch);
   EXPECT_TRUE(created) << "no temporary file of --html appeared in " << dir;
+  // The temporary file may appear while zsim still checks its other outputs (--save among them):
+  // `meanwhile` must wait until zsim is held at the message (on a busy machine it ran before the
+  // --save check, which then refused the directory it had made).
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  bool held = false;
+  while (!(held = HeldWritingStderr(c.pid)) && std::chrono::steady_clock::now() < until) {
+    usleep(1000);
+  }
+  EXPECT_TRUE(held) << "zsim was not seen held at its first message";
   meanwhile();
   // The filler read first: what zsim writes on stderr from then on fits in the pipe while its
   // stdout is read.
