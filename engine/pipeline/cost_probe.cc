@@ -363,10 +363,21 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
     return options_.volblocksize ? zfs::ZvolLayout(file_size, block_bytes).block_bytes
                                  : zfs::FileLayout(file_size, block_bytes).block_bytes;
   };
-  auto time_code = [&](Compression comp, ByteView block) {
+  // `probes`: the record's zstd early-abort probes, shared by its settings as the scan shares
+  // them (lz4's run seeds them, zstd-1 runs once); none: each setting's own (a first, untimed
+  // call).
+  auto time_code = [&](Compression comp, ByteView block,
+                       codec::EarlyAbortProbes* probes = nullptr) {
     const uint64_t t0 = ThreadCpuNanos();
-    CodeBlock(policy_, comp, block, false, compressor,
-              MutableByteView(scratch.get(), block.size()));
+    const MutableByteView s(scratch.get(), block.size());
+    const BlockCodes got = CodeBlock(policy_, comp, block, false, compressor, s,
+                                     state::CodeKind::kEarlyAbort, probes == nullptr);
+    if (probes != nullptr) {
+      SeedLz4Probe(comp, got, probes);
+      if (state::HasProbe(state::CodeKind::kEarlyAbort, comp)) {
+        EarlyAbortCode(block, got.code, compressor, s, probes);
+      }
+    }
     return double(ThreadCpuNanos() - t0);
   };
   bool lz4_ready = false;  // its first call sets up its context: untimed
@@ -503,18 +514,25 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
   }
   const size_t timed = ProbeTimedRecords(forecast_codec_cpu_seconds, nominal_per_byte, lsizes);
   std::vector<bool> ready(options_.compressions.size(), false);
+  // lz4 first, as the scan codes its exact settings first: its run seeds zstd's early-abort probes.
+  std::vector<size_t> timed_order(options_.compressions.size());
+  for (size_t c = 0; c < timed_order.size(); ++c) timed_order[c] = c;
+  std::stable_partition(timed_order.begin(), timed_order.end(), [&](size_t c) {
+    return options_.compressions[c].algorithm == CompressionAlgorithm::kLz4;
+  });
   for (size_t i = 0; i < timed; ++i) {
     if (stop_.load(std::memory_order_relaxed)) return;
     const std::optional<Reread> read = reread(i, bs);
     if (!read) continue;
     const ByteView block = read->bytes;
     double ns = 0;
-    for (size_t c = 0; c < options_.compressions.size(); ++c) {
+    codec::EarlyAbortProbes probes;
+    for (const size_t c : timed_order) {
       if (shares_[c] <= 0) continue;
       // Untimed first: a codec's first call sets up its context.
       if (!ready[c]) time_code(options_.compressions[c], block);
       ready[c] = true;
-      ns += shares_[c] * time_code(options_.compressions[c], block);
+      ns += shares_[c] * time_code(options_.compressions[c], block, &probes);
     }
     timed_records[order[i]].codecs_ns = ns;
   }
