@@ -51,8 +51,9 @@ struct SamplingPlan {
 // s per GB on the bench machine, near the reading's cost), so its figures are exact, and it is
 // the regression auxiliary of the others, whose psize it predicts with a
 // correlation of 0.99 or more for the LZ77 codecs on the bundled database sample: their
-// intervals shrink by about sqrt(1 - corr^2) (bench/results/2026-12-02-cost3). Lists without
-// lz4 keep lsize. --exact samples nothing.
+// intervals shrink by about sqrt(1 - corr^2) (bench/results/2026-12-02-cost3). A list without
+// lz4 takes lzjb so where it holds a codec kNearAnchorSpeedup times as costly (gzip, zstd: the
+// v23 default list); other lists without lz4 keep lsize. --exact samples nothing.
 SamplingPlan PlanSampling(const std::vector<Compression>& settings, bool exact);
 
 // Near anchors, in one row: per setting, the setting of the same family (gzip levels; zstd

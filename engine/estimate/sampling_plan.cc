@@ -7,14 +7,39 @@ namespace zsim::estimate {
 
 namespace {
 
-// Codecs whose sample regresses on lz4's psize: every other codec. lz4 predicts the LZ77
-// family closely (per unique block of the bundled database sample at 128K, correlation 0.997
-// with lzjb, 0.996 with zstd-3, 0.991 with gzip-6; 0.94-0.96 on the VM store sample); zle less
-// (-0.34 and 0.73), where the regression, which fits the slope's sign and an intercept, still
-// narrows the interval on the VM store (0.88% to 0.61% in resamplings) and costs nothing on the
-// database.
-bool FollowsLz4(CompressionAlgorithm a) {
-  return a != CompressionAlgorithm::kOff && a != CompressionAlgorithm::kLz4;
+// Codecs whose sample regresses on the anchor's psize (lz4, else lzjb): every other codec. lz4
+// predicts the LZ77 family closely (per unique block of the bundled database sample at 128K,
+// correlation 0.997 with lzjb, 0.996 with zstd-3, 0.991 with gzip-6; 0.94-0.96 on the VM store
+// sample); zle less (-0.34 and 0.73), where the regression, which fits the slope's sign and an
+// intercept, still narrows the interval on the VM store (0.88% to 0.61% in resamplings) and
+// costs nothing on the database.
+bool Follows(CompressionAlgorithm a, CompressionAlgorithm anchor) {
+  return a != CompressionAlgorithm::kOff && a != anchor;
+}
+
+// The exact anchor of a list: its lz4 (about the reading's cost: exact whatever else the list
+// holds), else its lzjb where the list holds a codec kNearAnchorSpeedup times as costly per byte
+// (gzip, zstd: the v23 default list is off, gzip-6, lzjb and zle), whose sample lzjb's psize
+// narrows for less than it costs; else none (-1). A list of lzjb and zle alone samples both on
+// lsize, cheaper than lzjb on every block.
+int AnchorOf(const std::vector<Compression>& settings) {
+  int lzjb = -1;
+  for (size_t c = 0; c < settings.size(); ++c) {
+    if (settings[c].algorithm == CompressionAlgorithm::kLz4) return static_cast<int>(c);
+    if (settings[c].algorithm == CompressionAlgorithm::kLzjb && lzjb < 0) {
+      lzjb = static_cast<int>(c);
+    }
+  }
+  if (lzjb < 0) return -1;
+  const double anchor_speed = NominalCodecBytesPerSecond(settings[static_cast<size_t>(lzjb)]);
+  for (const Compression& c : settings) {
+    const double speed = NominalCodecBytesPerSecond(c);
+    if (c.algorithm != CompressionAlgorithm::kOff && speed > 0 &&
+        speed * kNearAnchorSpeedup <= anchor_speed) {
+      return lzjb;
+    }
+  }
+  return -1;
 }
 
 }  // namespace
@@ -25,22 +50,22 @@ SamplingPlan PlanSampling(const std::vector<Compression>& settings, bool exact) 
   plan.sampled.assign(n, false);
   plan.anchors.assign(n, -1);  // lsize
   if (exact) return plan;
-  int lz4 = -1;
-  bool any_follower = false;
   for (size_t c = 0; c < n; ++c) {
     plan.sampled[c] = settings[c].algorithm != CompressionAlgorithm::kOff;
-    if (settings[c].algorithm == CompressionAlgorithm::kLz4 && lz4 < 0) lz4 = static_cast<int>(c);
-    any_follower = any_follower || FollowsLz4(settings[c].algorithm);
   }
-  if (lz4 < 0) return plan;
-  // lz4 on every unique block: its cost is close to the reading's, so its figures are exact
-  // for what a scan reads anyway, alone too (sampled alone, it needed three quarters of the
+  const int anchor = AnchorOf(settings);
+  if (anchor < 0) return plan;
+  // The anchor on every unique block: lz4's cost is close to the reading's, so its figures are
+  // exact for what a scan reads anyway, alone too (sampled alone, it needed three quarters of the
   // bundled database-large's blocks for +-0.5%, and a tree larger than the top-up's lists kept
-  // +-1.5%). It is the regression auxiliary of the other codecs' samples.
-  plan.sampled[static_cast<size_t>(lz4)] = false;
-  if (!any_follower) return plan;
+  // +-1.5%). lzjb, twice lz4's cost, where the list has no lz4: sampled by lsize, the v23 default
+  // list's lzjb was topped up to every block of database-large anyway (read again), and gzip-6,
+  // on lsize alone, kept +-1.8% (bench/results/2026-12-07-s58-v23-anchor). It is the regression
+  // auxiliary of the other codecs' samples.
+  const CompressionAlgorithm a = settings[static_cast<size_t>(anchor)].algorithm;
+  plan.sampled[static_cast<size_t>(anchor)] = false;
   for (size_t c = 0; c < n; ++c) {
-    if (FollowsLz4(settings[c].algorithm)) plan.anchors[c] = lz4;
+    if (Follows(settings[c].algorithm, a)) plan.anchors[c] = anchor;
   }
   return plan;
 }

@@ -100,7 +100,7 @@ TEST(SampleLevelTest, PlanLevelLeavesAtLeastThePlannedBlocks) {
   EXPECT_EQ(PlanLevel(uint64_t{1} << 60, 512), kMaxSampleLevel);
 }
 
-TEST(SamplingPlanTest, LzCodecsRegressOnAnExactLz4AndTheRestOnLsize) {
+TEST(SamplingPlanTest, LzCodecsRegressOnAnExactLz4OrLzjbAndTheRestOnLsize) {
   using A = CompressionAlgorithm;
   // The 2.4 default set: lz4 runs on every unique block and is the auxiliary of the others.
   const SamplingPlan d = PlanSampling(
@@ -121,6 +121,22 @@ TEST(SamplingPlanTest, LzCodecsRegressOnAnExactLz4AndTheRestOnLsize) {
   EXPECT_EQ(l.sampled, (std::vector<bool>{false, false}));
   EXPECT_EQ(l.anchors, (std::vector<int>{-1, -1}));
   EXPECT_EQ(PlanSampling({{A::kLz4, 0}}, false).sampled, (std::vector<bool>{false}));
+  // No lz4, but lzjb beside a codec at least 2.5 times as costly (the v23 default list): lzjb
+  // runs on every unique block and is the auxiliary of the others, zle's too.
+  const SamplingPlan v =
+      PlanSampling({{A::kOff, 0}, {A::kGzip, 6}, {A::kLzjb, 0}, {A::kZle, 0}}, false);
+  EXPECT_EQ(v.sampled, (std::vector<bool>{false, true, false, true}));
+  EXPECT_EQ(v.anchors, (std::vector<int>{-1, 2, -1, 2}));
+  EXPECT_EQ(PlanSampling({{A::kZstd, 19}, {A::kLzjb, 0}}, false).anchors,
+            (std::vector<int>{1, -1}));
+  // lzjb with nothing costly to predict: sampled on lsize, as zle beside it.
+  const SamplingPlan j = PlanSampling({{A::kLzjb, 0}, {A::kZle, 0}}, false);
+  EXPECT_EQ(j.sampled, (std::vector<bool>{true, true}));
+  EXPECT_EQ(j.anchors, (std::vector<int>{-1, -1}));
+  // lz4 and lzjb: lz4 anchors, lzjb follows it.
+  const SamplingPlan b = PlanSampling({{A::kLzjb, 0}, {A::kGzip, 6}, {A::kLz4, 0}}, false);
+  EXPECT_EQ(b.sampled, (std::vector<bool>{true, true, false}));
+  EXPECT_EQ(b.anchors, (std::vector<int>{2, 2, -1}));
   // --exact: nothing sampled.
   const SamplingPlan e = PlanSampling({{A::kLz4, 0}, {A::kGzip, 6}}, true);
   EXPECT_EQ(e.sampled, (std::vector<bool>{false, false}));
