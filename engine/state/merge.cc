@@ -302,7 +302,8 @@ Status CheckMergeable(const ScanState& a, const ScanState& b) {
     // other codecs (lz4 alone was sampled before session 55).
     return Status::InvalidArgument(
         "one state was saved by a zsim that sampled other codecs (lz4 alone, say, before it was "
-        "always coded whole): its codes would be read as the other's plan; scan that part again");
+        "always coded whole, or lzjb beside gzip before it anchored them): its codes would be "
+        "read as the other's plan; scan that part again");
   }
   if (a.rows.size() != b.rows.size() || a.sampling.adaptive != b.sampling.adaptive ||
       a.sampling.setting_levels.size() != b.sampling.setting_levels.size()) {

@@ -14,6 +14,7 @@
 #include "engine/finish/finish.h"
 #include "engine/io/file_system.h"
 #include "engine/pipeline/scan.h"
+#include "engine/state/since.h"
 #include "engine/state/state_file.h"
 #include "tests/util/result_compare.h"
 #include "tests/util/test_util.h"
@@ -403,6 +404,37 @@ TEST(MergeTest, StatesOfOtherSettingsAreRefused) {
   x = o;
   x.profile = Profile::kZfs22;
   refused(x, "profile");
+}
+
+// A state saved under an earlier sampling plan of the same options (the v23 default list sampled
+// lzjb on lsize before lzjb anchored gzip-6 and zle) neither merges with a scan of the present
+// plan nor serves as its --since base: its codes would be read as the other plan's.
+TEST(MergeTest, AStateOfAnEarlierSamplingPlanIsRefused) {
+  testing::TempDir dir;
+  BuildParts(dir);
+  auto fs = io::PosixFileSystem();
+  ScanOptions o = OptionsFor({(dir.path() / "a").string()});
+  o.profile = Profile::kV23;
+  o.compressions = DefaultCompressions(Profile::kV23);  // off, gzip-6, lzjb, zle
+  ScanControl records;                                  // as --save keeps them: a --since base
+  records.record_files = true;
+  Result<state::ScanState> now = ScanToState(o, fs.get(), records);
+  ASSERT_TRUE(now.ok()) << now.status().ToString();
+  ASSERT_EQ(now->sampling.sampled, (std::vector<bool>{false, true, false, true}));
+  ASSERT_EQ(now->sampling.anchors, (std::vector<int>{-1, 2, -1, 2}));
+  Result<state::ScanState> earlier = ScanToState(o, fs.get(), records);
+  ASSERT_TRUE(earlier.ok());
+  earlier->sampling.sampled = {false, true, true, true};
+  earlier->sampling.anchors = {-1, -1, -1, -1};
+  for (const Status& st :
+       {state::CheckMergeable(*now, *earlier), state::CheckMergeable(*earlier, *now)}) {
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(st.message().find("sampled other codecs"), std::string::npos) << st.message();
+  }
+  const Status since = state::CheckSince(*earlier, o);
+  EXPECT_EQ(since.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(since.message().find("sampled other codecs"), std::string::npos) << since.message();
+  EXPECT_TRUE(state::CheckSince(*now, o).ok());
 }
 
 // Merge's and --since's refusals name a list as --compression takes it: "all" for the profile's
