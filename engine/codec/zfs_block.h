@@ -78,15 +78,14 @@ std::optional<uint64_t> EarlyAbortLeastBudget(ByteView block,
 // EarlyAbortLeastBudget for the zstd settings of one block, with each probe run at most once:
 // lz4's pass and zstd-1's do not depend on the level asking (a list of zstd-3 to zstd-19 ran
 // both for each), and lz4's is taken from the scan's own lz4 run of the block where it has one
-// (SetLz4). zstd-1 is still skipped where lz4 settles the answer. Bound to one block: Reset
-// before the next.
+// (SetLz4). zstd-1 is still skipped where lz4 settles the answer. Bound to one block: a new one
+// for the next.
 class EarlyAbortProbes {
  public:
   // lz4's run of the block under LargestCompressionBudget (Compressor::CompressFit's answer).
   void SetLz4(const std::optional<Compressor::Fit>& lz4);
   std::optional<uint64_t> LeastBudget(ByteView block, const std::optional<Compressor::Fit>& zstd,
                                       Compressor& compressor, MutableByteView scratch);
-  void Reset() { *this = EarlyAbortProbes(); }
 
  private:
   bool lz4_known_ = false;

@@ -1,10 +1,10 @@
 // engine/estimate/anchor_class.h
 //
-// Rare-class census. A sampled codec whose estimate regresses on an exact anchor (lz4,
-// sample_level.h PlanSampling) also runs on every block of a rare anchor class: the blocks whose
-// anchor output falls in the same 1/32 of the block size (4K steps at 128K, the psize values of
-// 4K sectors), where the whole table holds at most kRareClassBlocks of them. Those blocks are then
-// a census, exact, and the sample covers the common classes only.
+// Rare-class census. A sampled codec whose estimate regresses on an exact anchor (lz4, or lzjb
+// in a list without lz4: sample_level.h PlanSampling) also runs on every block of a rare anchor
+// class: the blocks whose anchor output falls in the same 1/32 of the block size (4K steps at 128K,
+// the psize values of 4K sectors), where the whole table holds at most kRareClassBlocks of them.
+// Those blocks are then a census, exact, and the sample covers the common classes only.
 //
 // Why: a regression on lz4's psize leaves almost no residual on the blocks of the common lz4 sizes
 // and nearly all of it on the few blocks of rare ones. On the bundled large database sample

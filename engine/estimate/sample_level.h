@@ -52,8 +52,10 @@ struct SamplingPlan {
 // the regression auxiliary of the others, whose psize it predicts with a
 // correlation of 0.99 or more for the LZ77 codecs on the bundled database sample: their
 // intervals shrink by about sqrt(1 - corr^2) (bench/results/2026-12-02-cost3). A list without
-// lz4 takes lzjb so where it holds a codec kNearAnchorSpeedup times as costly (gzip, zstd: the
-// v23 default list); other lists without lz4 keep lsize. --exact samples nothing.
+// lz4 takes lzjb so where it holds a codec kLzjbAnchorSpeedup times as costly per byte (nominal
+// speeds, codec_cost.h: gzip, zstd-4 and up; the v23 default list); other lists without lz4 keep
+// lsize. --exact samples nothing.
+inline constexpr double kLzjbAnchorSpeedup = 2.5;
 SamplingPlan PlanSampling(const std::vector<Compression>& settings, bool exact);
 
 // Near anchors, in one row: per setting, the setting of the same family (gzip levels; zstd

@@ -18,10 +18,10 @@ bool Follows(CompressionAlgorithm a, CompressionAlgorithm anchor) {
 }
 
 // The exact anchor of a list: its lz4 (about the reading's cost: exact whatever else the list
-// holds), else its lzjb where the list holds a codec kNearAnchorSpeedup times as costly per byte
-// (gzip, zstd: the v23 default list is off, gzip-6, lzjb and zle), whose sample lzjb's psize
-// narrows for less than it costs; else none (-1). A list of lzjb and zle alone samples both on
-// lsize, cheaper than lzjb on every block.
+// holds), else its lzjb where the list holds a codec kLzjbAnchorSpeedup times as costly per byte
+// (gzip, zstd-4 and up: the v23 default list is off, gzip-6, lzjb and zle), whose sample lzjb's
+// psize narrows for less than it costs; else none (-1). A list of lzjb and zle alone samples both
+// on lsize, cheaper than lzjb on every block.
 int AnchorOf(const std::vector<Compression>& settings) {
   int lzjb = -1;
   for (size_t c = 0; c < settings.size(); ++c) {
@@ -35,7 +35,7 @@ int AnchorOf(const std::vector<Compression>& settings) {
   for (const Compression& c : settings) {
     const double speed = NominalCodecBytesPerSecond(c);
     if (c.algorithm != CompressionAlgorithm::kOff && speed > 0 &&
-        speed * kNearAnchorSpeedup <= anchor_speed) {
+        speed * kLzjbAnchorSpeedup <= anchor_speed) {
       return lzjb;
     }
   }

@@ -173,8 +173,8 @@ double Anchor(const ddt::EntryView& e, int anchor) {
 }
 
 // A near-anchored setting (estimate::NearAnchors) whose plan also gives it a regression anchor
-// (SamplingPlan::anchors: lz4, coded whole): both estimators' intervals on the blocks its final
-// level samples, to take the narrower where the near anchor's would be the bounds of a rare
+// (SamplingPlan::anchors: lz4 or lzjb, coded whole): both estimators' intervals on the blocks its
+// final level samples, to take the narrower where the near anchor's would be the bounds of a rare
 // difference (Tally::Finish).
 struct FollowerChoice {
   estimate::RareDifferenceBound rare;          // on the near anchor
@@ -410,8 +410,8 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   // from its near anchor takes the bounds of a rare difference (pass 2), which are wide where a
   // sample is a small share of its row: at 4K sectors zstd-4 equals zstd-1 on most 16K blocks of
   // the file-server sample, and coded on a quarter of them under the cap its interval spanned
-  // +-12% to +-42%. Where the regression on its plan's anchor (lz4) leaves residuals on at least
-  // kMinIntervalBlocks sampled blocks of at least kMinSampledBlocks, those carry a normal
+  // +-12% to +-42%. Where the regression on its plan's anchor (lz4 or lzjb) leaves residuals on at
+  // least kMinIntervalBlocks sampled blocks of at least kMinSampledBlocks, those carry a normal
   // interval; the setting takes the regression when that interval is the narrower. Not on fewer
   // blocks: the regression's residuals are heavy-tailed and its interval undercovers on a small
   // sample (gzip-9 at ashift 9 on 15 salted 150-block trees of the database sample, some 80

@@ -82,13 +82,12 @@ ddt::PsizeCode EarlyAbortCode(ByteView block, ddt::PsizeCode code, codec::Compre
 }
 
 void SeedLz4Probe(Compression comp, const BlockCodes& codes, codec::EarlyAbortProbes* probes) {
-  if (comp.algorithm != CompressionAlgorithm::kLz4 || ddt::IsHoleCode(codes.code)) return;
-  if (codes.output) {
-    probes->SetLz4(codec::Compressor::Fit{static_cast<size_t>(*codes.output),
-                                          static_cast<size_t>(codes.least_budget)});
-  } else if (codes.code == ddt::kNoFitCode) {
-    probes->SetLz4(std::nullopt);  // did not fit even the largest budget
-  }
+  // Only an output under the largest budget (a least-budget table's) is the probe's own run; an
+  // lz4 that did not fit is left for the probe to run again (rare: incompressible blocks), as a
+  // "did not fit" of another table kind may be under a smaller budget.
+  if (comp.algorithm != CompressionAlgorithm::kLz4 || !codes.output) return;
+  probes->SetLz4(codec::Compressor::Fit{static_cast<size_t>(*codes.output),
+                                        static_cast<size_t>(codes.least_budget)});
 }
 
 BlockCodes CodeBlockOfKind(const zfs::WritePolicy& policy, Compression comp, ByteView block,

@@ -81,7 +81,8 @@ ddt::PsizeCode EarlyAbortCode(ByteView block, ddt::PsizeCode code, codec::Compre
                               MutableByteView scratch, codec::EarlyAbortProbes* probes = nullptr);
 
 // Hands the lz4 setting's run of a block (CodeBlock's answer under `comp`, `codes`) to its
-// early-abort probes, where it is the run they would make: lz4 in a least-budget table, not a hole.
+// early-abort probes, where it is the run they would make: lz4's output under the largest budget
+// (a least-budget table's `output`).
 void SeedLz4Probe(Compression comp, const BlockCodes& codes, codec::EarlyAbortProbes* probes);
 
 }  // namespace zsim::pipeline

@@ -514,11 +514,16 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
   }
   const size_t timed = ProbeTimedRecords(forecast_codec_cpu_seconds, nominal_per_byte, lsizes);
   std::vector<bool> ready(options_.compressions.size(), false);
-  // lz4 first, as the scan codes its exact settings first: its run seeds zstd's early-abort probes.
+  // lz4 first, as the scan codes it first: its run seeds zstd's early-abort probes. Then by
+  // falling share: the probes' runs are timed with the first zstd setting that asks, and the scan
+  // runs them on every block some zstd setting codes, the largest share's (levels nest).
   std::vector<size_t> timed_order(options_.compressions.size());
   for (size_t c = 0; c < timed_order.size(); ++c) timed_order[c] = c;
-  std::stable_partition(timed_order.begin(), timed_order.end(), [&](size_t c) {
-    return options_.compressions[c].algorithm == CompressionAlgorithm::kLz4;
+  std::stable_sort(timed_order.begin(), timed_order.end(), [&](size_t a, size_t b) {
+    const bool lz4_a = options_.compressions[a].algorithm == CompressionAlgorithm::kLz4;
+    const bool lz4_b = options_.compressions[b].algorithm == CompressionAlgorithm::kLz4;
+    if (lz4_a != lz4_b) return lz4_a;
+    return shares_[a] > shares_[b];
   });
   for (size_t i = 0; i < timed; ++i) {
     if (stop_.load(std::memory_order_relaxed)) return;

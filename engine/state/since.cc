@@ -88,8 +88,9 @@ Status CheckSince(const ScanState& base, const ScanOptions& options) {
         names(base.options.compressions) + " to rescan as the state was scanned");
   }
   // The same options, but a state saved by a zsim whose sampling plan differed (before lz4
-  // became the exact auxiliary of the LZ77 codecs, lz4 was sampled): its codes would be read as
-  // the new plan's.
+  // became the exact auxiliary of the LZ77 codecs, lz4 was sampled; before lzjb became the
+  // auxiliary of a list without lz4 holding gzip or zstd-4 and up, lzjb was): its codes would be
+  // read as the new plan's.
   const estimate::SamplingPlan plan = estimate::PlanSampling(options.compressions, options.exact);
   if (base.sampling.sampled != plan.sampled || base.sampling.anchors != plan.anchors) {
     return Status::InvalidArgument(

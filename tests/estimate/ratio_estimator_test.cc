@@ -129,6 +129,12 @@ TEST(SamplingPlanTest, LzCodecsRegressOnAnExactLz4OrLzjbAndTheRestOnLsize) {
   EXPECT_EQ(v.anchors, (std::vector<int>{-1, 2, -1, 2}));
   EXPECT_EQ(PlanSampling({{A::kZstd, 19}, {A::kLzjb, 0}}, false).anchors,
             (std::vector<int>{1, -1}));
+  // The threshold: 2.5 times lzjb's nominal cost per byte (zstd-3 is twice it, zstd-4 four
+  // times, gzip-1 5.6 times).
+  EXPECT_EQ(PlanSampling({{A::kLzjb, 0}, {A::kZstd, 3}}, false).anchors,
+            (std::vector<int>{-1, -1}));
+  EXPECT_EQ(PlanSampling({{A::kLzjb, 0}, {A::kZstd, 4}}, false).anchors, (std::vector<int>{-1, 0}));
+  EXPECT_EQ(PlanSampling({{A::kLzjb, 0}, {A::kGzip, 1}}, false).anchors, (std::vector<int>{-1, 0}));
   // lzjb with nothing costly to predict: sampled on lsize, as zle beside it.
   const SamplingPlan j = PlanSampling({{A::kLzjb, 0}, {A::kZle, 0}}, false);
   EXPECT_EQ(j.sampled, (std::vector<bool>{true, true}));

@@ -4,21 +4,26 @@
 // (codec::CompressZfsBlock: module/zstd/zfs_zstd.c zfs_zstd_compress_wrap's lz4 pass, zstd-1
 // pass, then the real level). Blocks: alphabets of 4 to 7 bits with short copies
 // (testing::AlphabetBlock: outputs near 64K, 96K, 108K and 112K, where lz4 fails and zstd-1 and
-// zstd-3 part), text-like ones, incompressible ones, of 128K, 256K and 1M. Reports: 2.1 (no early
+// zstd-3 part), text-like ones, incompressible ones, of 128K, 256K and 1M, and three single-block
+// sizes that are no multiple of 128K. Reports: 2.1 (no early
 // abort), 2.2 (budget lsize - lsize/8), 2.4 (budget aligned to gcd_alloc) at ashift 9 to 16 and
 // dRAID data widths 2 to 7.
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/codec/codec.h"
 #include "engine/codec/zfs_block.h"
 #include "engine/ddt/dedup_table.h"
 #include "engine/finish/settled_codes.h"
+#include "engine/io/file_system.h"
 #include "engine/pipeline/block_code.h"
+#include "engine/pipeline/scan.h"
 #include "engine/state/scan_state.h"
 #include "engine/zfs/write_rules.h"
 #include "tests/util/test_util.h"
@@ -39,6 +44,11 @@ std::vector<std::vector<uint8_t>> Blocks() {
   for (double m : {0.05, 0.2, 0.5}) blocks.push_back(testing::GenerateBlock(128 * 1024, m, seed++));
   blocks.push_back(testing::Xorshift64Bytes(9, 128 * 1024));
   blocks.push_back(testing::AlphabetBlock(1 << 20, 100, 0.003, seed++));
+  // Single-block files between 128K and a larger recordsize: lsizes that are no multiple of 128K
+  // (the budgets' alignment differs there).
+  for (uint64_t lsize : {uint64_t{132608}, uint64_t{205312}, uint64_t{716800}}) {
+    blocks.push_back(testing::AlphabetBlock(lsize, 108, 0.004, seed++));
+  }
   return blocks;
 }
 
@@ -143,6 +153,48 @@ TEST(EarlyAbortCodeTest, SharedProbesGiveEachSettingsOwnCode) {
     }
   }
   EXPECT_EQ(compared, Blocks().size() * 6);
+}
+
+// The same through a scan: the early-abort codes a scan stores with lz4 and two zstd levels in the
+// list (the probes shared, seeded by lz4's run; lz4 listed last too, under --exact) are each
+// level's codes from a scan of that level alone (its probes its own, lz4 run for them).
+TEST(EarlyAbortCodeTest, AScanStoresEachLevelsOwnCodeWithSharedProbes) {
+  testing::TempDir dir;
+  const std::vector<std::vector<uint8_t>> blocks = Blocks();
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    dir.WriteFile(testing::NumberedName("b", static_cast<int>(i)), blocks[i]);
+  }
+  auto fs = io::PosixFileSystem();
+  using Codes = std::map<std::pair<uint64_t, uint64_t>, ddt::PsizeCode>;
+  // Per key of 128K and more: the early-abort code of each setting of `list` that has one.
+  auto probe_codes = [&](const std::vector<Compression>& list) {
+    ScanOptions o;
+    o.paths = {dir.path().string()};
+    o.recordsizes = {128 * 1024};
+    o.threads = 2;
+    o.exact = true;
+    o.compressions = list;
+    Result<state::ScanState> s = ScanToState(o, fs.get());
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    std::vector<Codes> out(list.size());
+    if (!s.ok()) return out;
+    const std::vector<size_t> probes = state::ProbeColumns(s->code_kind, list);
+    s->rows[0].table->ForEach([&](const ddt::EntryView& e) {
+      for (size_t c = 0; c < list.size(); ++c) {
+        if (probes[c] != state::kNoProbe) out[c][{e.key.lo, e.key.hi}] = e.codes[probes[c]];
+      }
+    });
+    return out;
+  };
+  const Compression zstd3{CompressionAlgorithm::kZstd, 3}, zstd19{CompressionAlgorithm::kZstd, 19};
+  const Codes alone3 = probe_codes({zstd3})[0], alone19 = probe_codes({zstd19})[0];
+  ASSERT_GT(alone3.size(), 50u);
+  const std::vector<Codes> first = probe_codes({kLz4, zstd3, zstd19});
+  EXPECT_EQ(first[1], alone3);
+  EXPECT_EQ(first[2], alone19);
+  const std::vector<Codes> last = probe_codes({zstd19, zstd3, kLz4});
+  EXPECT_EQ(last[0], alone19);
+  EXPECT_EQ(last[1], alone3);
 }
 
 }  // namespace

@@ -59,7 +59,8 @@ TEST(WriteRulesTest, BudgetPerProfile) {
 // The bound zstd early abort's probe leans on (codec::EarlyAbortLeastBudget): every budget but 0
 // and 112 bytes lies at or above LeastLargeCompressionBudget, over every profile, ashift, vdev
 // (dRAID data widths that are no power of two too) and block size from 128K to 16M; and the bound
-// is not loose beyond use: some pool's budget comes within 10% of it (ashift 16 at 128K).
+// is not loose beyond use: some pool's budget comes within 15% of it (ashift 16 at 128K: 65,536
+// against 57,345).
 TEST(WriteRulesTest, EveryBudgetAbove112LiesAtOrAboveTheLeastLargeOne) {
   const char* vdevs[] = {"disk",        "mirror:2",     "raidz1:5",    "raidz3:11",
                          "draid1:2:4",  "draid1:3:5",   "draid2:5:8",  "draid1:6:8",
@@ -86,7 +87,7 @@ TEST(WriteRulesTest, EveryBudgetAbove112LiesAtOrAboveTheLeastLargeOne) {
     }
   }
   EXPECT_GT(budgets, 10000u);
-  EXPECT_LE(closest, LeastLargeCompressionBudget(128 * 1024) * 11 / 10 + 8192);
+  EXPECT_LE(closest, LeastLargeCompressionBudget(128 * 1024) * 115 / 100);
   EXPECT_EQ(LeastLargeCompressionBudget(128 * 1024), 57345u);
 }
 
