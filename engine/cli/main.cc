@@ -39,6 +39,7 @@
 #include "engine/report/text_report.h"
 #include "engine/state/merge.h"
 #include "engine/state/state_file.h"
+#include "engine/walk/block_devices.h"
 #ifdef ZSIM_MPI
 #include "engine/mpi/binding.h"
 #include "engine/mpi/distributed_scan.h"
@@ -430,10 +431,16 @@ int main(int argc, char** argv) {
     size_t unscannable = 0;
     std::string notes, problems;  // each such path's message
     bool any_kind = false;        // one exists but is not a file, directory or block device
+    std::vector<std::string> device_paths;  // the block devices named, and their st_rdev
+    std::vector<uint64_t> rdevs;
     for (const std::string& path : cmd->options.paths) {
       struct stat st;
       std::string problem;
       const bool exists = ::stat(path.c_str(), &st) == 0;
+      if (exists && S_ISBLK(st.st_mode)) {
+        device_paths.push_back(path);
+        rdevs.push_back(static_cast<uint64_t>(st.st_rdev));
+      }
       if (!exists) {
         // Other errors (EACCES on a parent) are the scan's to list with the path.
         if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP) continue;
@@ -454,6 +461,16 @@ int main(int argc, char** argv) {
     if (unscannable != 0 && unscannable == cmd->options.paths.size()) {
       cli::PrintError(problems + ": nothing to scan" + (any_kind ? " (" + kReads + ")" : ""));
       return refuse_output();
+    }
+    // A mapped device named with a device under it (an LVM volume and its physical volume, say):
+    // both are read, and said so, as the figures may count the same data twice.
+    for (const auto& [upper, lower] : zsim::walk::StackedDevices("/sys", rdevs)) {
+      notes +=
+          "zsim: note: " + cli::Shown(device_paths[upper]) + " lies on " +
+          cli::Shown(device_paths[lower]) + ", also named: both are read, so their data " +
+          "counts twice where the mapping keeps the bytes (a linear LVM volume, multipath, a " +
+          "RAID 1 member) and differs where it does not (dm-crypt's ciphertext below); name " +
+          "the one a pool would hold\n";
     }
     if (!cmd->quiet) std::fputs(notes.c_str(), stderr);
   }

@@ -2,6 +2,7 @@
 
 #include <sys/sysmacros.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
@@ -31,6 +32,52 @@ std::optional<uint64_t> DiskOfPartition(const std::string& sysfs_root, uint64_t 
   const fs::path dir = fs::canonical(link, ec);  // the partition's directory, in its disk's
   if (ec) return std::nullopt;
   return ParseDevFile(dir.parent_path() / "dev");
+}
+
+std::vector<uint64_t> DevicesUnder(const std::string& sysfs_root, uint64_t rdev) {
+  namespace fs = std::filesystem;
+  const dev_t dev = static_cast<dev_t>(rdev);
+  std::error_code ec;
+  const fs::path top =
+      fs::canonical(fs::path(sysfs_root) / "dev" / "block" /
+                        (std::to_string(major(dev)) + ":" + std::to_string(minor(dev))),
+                    ec);
+  if (ec) return {};
+  // Breadth first over the slaves' links (each to the directory of a device, holding `dev`); a
+  // stack is a few levels deep, the bound only guards against a sysfs that loops.
+  std::vector<uint64_t> under;
+  std::vector<fs::path> todo = {top};
+  for (size_t next = 0; next < todo.size() && next < 256; ++next) {
+    for (const fs::directory_entry& slave : fs::directory_iterator(todo[next] / "slaves", ec)) {
+      const fs::path dir = fs::canonical(slave.path(), ec);
+      if (ec) continue;
+      const std::optional<uint64_t> slave_dev = ParseDevFile(dir / "dev");
+      if (!slave_dev || std::find(under.begin(), under.end(), *slave_dev) != under.end()) continue;
+      under.push_back(*slave_dev);
+      if (fs::is_regular_file(dir / "partition", ec)) {
+        if (const std::optional<uint64_t> disk = ParseDevFile(dir.parent_path() / "dev")) {
+          if (std::find(under.begin(), under.end(), *disk) == under.end()) under.push_back(*disk);
+        }
+      }
+      todo.push_back(dir);
+    }
+  }
+  return under;
+}
+
+std::vector<std::pair<size_t, size_t>> StackedDevices(const std::string& sysfs_root,
+                                                      const std::vector<uint64_t>& rdevs) {
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (size_t i = 0; i < rdevs.size(); ++i) {
+    const std::vector<uint64_t> under = DevicesUnder(sysfs_root, rdevs[i]);
+    for (size_t j = 0; j < rdevs.size(); ++j) {
+      if (j != i && rdevs[j] != rdevs[i] &&
+          std::find(under.begin(), under.end(), rdevs[j]) != under.end()) {
+        pairs.emplace_back(i, j);
+      }
+    }
+  }
+  return pairs;
 }
 
 }  // namespace zsim::walk

@@ -378,6 +378,65 @@ TEST(ParallelWalkerTest, BlockDeviceNodesOfOneDeviceAreOneRoot) {
   }
 }
 
+// A mapped device lies on the devices sysfs lists as its slaves, theirs in turn, and the disk of
+// each that is a partition: an LVM volume (dm-0) on a partition (fakedisk1) of a disk, dm-crypt
+// (dm-1) on that volume, an md mirror (md0) on two disks. Named with one of them, the pair is
+// said (the CLI's note); a disk and its partition are not such a pair (the walk counts them once),
+// nor is a device with itself.
+TEST(BlockDevicesTest, AMappedDeviceLiesOnItsSlavesAndTheirDisks) {
+  testing::TempDir tmp;
+  namespace fs = std::filesystem;
+  const fs::path sys = tmp.path() / "sys", virt = sys / "devices" / "virtual" / "block",
+                 pci = sys / "devices" / "pci0000:00" / "block";
+  const auto device = [&](const fs::path& dir, int minor_number, bool partition) {
+    fs::create_directories(dir);
+    std::ofstream(dir / "dev") << "7:" << minor_number << "\n";
+    if (partition) std::ofstream(dir / "partition") << "1\n";
+    fs::create_directories(sys / "dev" / "block");
+    fs::create_directory_symlink(fs::relative(dir, sys / "dev" / "block"),
+                                 sys / "dev" / "block" / ("7:" + std::to_string(minor_number)));
+  };
+  const auto slave = [&](const fs::path& upper, const fs::path& lower) {
+    fs::create_directories(upper / "slaves");
+    fs::create_directory_symlink(fs::relative(lower, upper / "slaves"),
+                                 upper / "slaves" / lower.filename());
+  };
+  device(pci / "fakedisk", 240, false);
+  device(pci / "fakedisk" / "fakedisk1", 241, true);
+  device(pci / "diska", 242, false);
+  device(pci / "diskb", 243, false);
+  device(virt / "dm-0", 250, false);
+  device(virt / "dm-1", 251, false);
+  device(virt / "md0", 252, false);
+  slave(virt / "dm-0", pci / "fakedisk" / "fakedisk1");
+  slave(virt / "dm-1", virt / "dm-0");
+  slave(virt / "md0", pci / "diska");
+  slave(virt / "md0", pci / "diskb");
+  const auto dev = [](int minor_number) { return uint64_t{makedev(7, minor_number)}; };
+  const auto sorted = [](std::vector<uint64_t> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  EXPECT_EQ(sorted(DevicesUnder(sys.string(), dev(250))),
+            (std::vector<uint64_t>{dev(240), dev(241)}));
+  EXPECT_EQ(sorted(DevicesUnder(sys.string(), dev(251))),
+            (std::vector<uint64_t>{dev(240), dev(241), dev(250)}));
+  EXPECT_EQ(sorted(DevicesUnder(sys.string(), dev(252))),
+            (std::vector<uint64_t>{dev(242), dev(243)}));
+  EXPECT_TRUE(DevicesUnder(sys.string(), dev(241)).empty());  // a partition maps nothing
+  EXPECT_TRUE(DevicesUnder(sys.string(), dev(240)).empty());
+  EXPECT_TRUE(DevicesUnder(sys.string(), dev(260)).empty());  // unknown to sysfs
+  EXPECT_TRUE(DevicesUnder((tmp.path() / "no-sysfs").string(), dev(250)).empty());
+
+  using Pairs = std::vector<std::pair<size_t, size_t>>;
+  // dm-1 named with the disk under its volume's partition, and md0 with one of its members.
+  EXPECT_EQ(StackedDevices(sys.string(), {dev(251), dev(243), dev(240), dev(252)}),
+            (Pairs{{0, 2}, {3, 1}}));
+  EXPECT_TRUE(StackedDevices(sys.string(), {dev(240), dev(241)}).empty());
+  EXPECT_TRUE(StackedDevices(sys.string(), {dev(250), dev(250)}).empty());
+  EXPECT_TRUE(StackedDevices(sys.string(), {dev(250), dev(242)}).empty());
+}
+
 // A partition is a byte range of its disk: naming both counts the partition's data once, in the
 // disk, whichever is named first; a partition whose disk is not named is read. Which device is a
 // partition of which comes from sysfs (here a tree of the test's own, laid out as Linux's).
