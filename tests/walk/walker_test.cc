@@ -378,6 +378,20 @@ TEST(ParallelWalkerTest, BlockDeviceNodesOfOneDeviceAreOneRoot) {
   }
 }
 
+// A block device 7:`minor_number` in a sysfs tree of the test's own under `sys`, laid out as
+// Linux's: its directory `dir` holds `dev` (and `partition` for a partition), and
+// sys/dev/block/7:N links to it.
+void AddFakeBlockDevice(const std::filesystem::path& sys, const std::filesystem::path& dir,
+                        int minor_number, bool partition) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir);
+  std::ofstream(dir / "dev") << "7:" << minor_number << "\n";
+  if (partition) std::ofstream(dir / "partition") << "1\n";
+  fs::create_directories(sys / "dev" / "block");
+  fs::create_directory_symlink(fs::relative(dir, sys / "dev" / "block"),
+                               sys / "dev" / "block" / ("7:" + std::to_string(minor_number)));
+}
+
 // A mapped device lies on the devices sysfs lists as its slaves, theirs in turn, and the disk of
 // each that is a partition: an LVM volume (dm-0) on a partition (fakedisk1) of a disk, dm-crypt
 // (dm-1) on that volume, an md mirror (md0) on two disks. Named with one of them, the pair is
@@ -389,12 +403,7 @@ TEST(BlockDevicesTest, AMappedDeviceLiesOnItsSlavesAndTheirDisks) {
   const fs::path sys = tmp.path() / "sys", virt = sys / "devices" / "virtual" / "block",
                  pci = sys / "devices" / "pci0000:00" / "block";
   const auto device = [&](const fs::path& dir, int minor_number, bool partition) {
-    fs::create_directories(dir);
-    std::ofstream(dir / "dev") << "7:" << minor_number << "\n";
-    if (partition) std::ofstream(dir / "partition") << "1\n";
-    fs::create_directories(sys / "dev" / "block");
-    fs::create_directory_symlink(fs::relative(dir, sys / "dev" / "block"),
-                                 sys / "dev" / "block" / ("7:" + std::to_string(minor_number)));
+    AddFakeBlockDevice(sys, dir, minor_number, partition);
   };
   const auto slave = [&](const fs::path& upper, const fs::path& lower) {
     fs::create_directories(upper / "slaves");
@@ -446,12 +455,7 @@ TEST(ParallelWalkerTest, APartitionOfANamedDiskIsAnOverlap) {
   namespace fs = std::filesystem;
   const fs::path sys = tmp.path() / "sys", block = sys / "devices" / "virtual" / "block";
   const auto device = [&](const fs::path& dir, int minor_number, bool partition) {
-    fs::create_directories(dir);
-    std::ofstream(dir / "dev") << "7:" << minor_number << "\n";
-    if (partition) std::ofstream(dir / "partition") << "1\n";
-    fs::create_directories(sys / "dev" / "block");
-    fs::create_directory_symlink(fs::relative(dir, sys / "dev" / "block"),
-                                 sys / "dev" / "block" / ("7:" + std::to_string(minor_number)));
+    AddFakeBlockDevice(sys, dir, minor_number, partition);
   };
   device(block / "fakedisk", 240, false);
   device(block / "fakedisk" / "fakedisk1", 241, true);
