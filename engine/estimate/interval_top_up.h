@@ -7,9 +7,9 @@
 // Why: the codec budget (codec_budget.h) gives a sampled codec 4,096 to 8,192 blocks of a tree
 // whatever their spread, which holds +-0.5% (kTargetRelativeHalfWidth) where psize varies little
 // per byte. A codec estimated as a ratio to lsize (no anchor: a list without lz4, and without
-// lzjb beside a costlier codec, sample_level.h PlanSampling) on data whose psize varies much does not: lz4
-// alone on the bench's database-large (24,073 unique 128K blocks of two sizes, 12K and 44K, at
-// lz4), when it was sampled alone, took 6,000 of them and reported +-1.5% (lzjb alone
+// lzjb beside a costlier codec, sample_level.h PlanSampling) on data whose psize varies much does
+// not: lz4 alone on the bench's database-large (24,073 unique 128K blocks of two sizes, 12K and
+// 44K, at lz4), when it was sampled alone, took 6,000 of them and reported +-1.5% (lzjb alone
 // likewise). The interval needs some 18,000 there (the finite population helps little): as
 // good as every block, and an interval of a few thousand blocks says how many well. Issue 19 asks
 // each codec to sample until its interval is within +-0.5% or every block is done; the pilot

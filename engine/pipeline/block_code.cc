@@ -40,7 +40,7 @@ BlockCodes CodeBlock(const zfs::WritePolicy& policy, Compression comp, ByteView 
     if (out.hole) return {ddt::kHoleCode, ddt::kHoleCode, std::nullopt};
     if (!out.fit) return {ddt::kNoFitCode, ddt::kHoleCode, std::nullopt};
     return {ddt::EncodeLeastBudget(out.fit->length, out.fit->least_budget), ddt::kHoleCode,
-            out.fit->length, out.fit->least_budget};
+            out.fit};
   }
   const codec::RawOutcome raw =
       codec::RawZfsCompress(policy, comp, block, is_zero, compressor, scratch);
@@ -54,8 +54,8 @@ bool WritesZfsBytes(Compression c) {
 
 std::optional<uint64_t> WrittenKeyWord(const zfs::WritePolicy& policy, uint64_t lsize,
                                        const BlockCodes& codes, MutableByteView scratch) {
-  if (!codes.output) return std::nullopt;
-  const uint64_t length = *codes.output;
+  if (!codes.fit) return std::nullopt;
+  const uint64_t length = codes.fit->length;
   const uint64_t rounded = zfs::RoundedPsize(policy, length);
   if (rounded >= lsize) return std::nullopt;
   assert(rounded <= scratch.size());
@@ -75,19 +75,16 @@ ddt::PsizeCode EarlyAbortCode(ByteView block, ddt::PsizeCode code, codec::Compre
   const codec::Compressor::Fit fit{
       static_cast<size_t>(*own.length),
       static_cast<size_t>(std::min(own.at_most, zfs::LargestCompressionBudget(block.size())))};
-  if (probes == nullptr) {
-    return ddt::EncodeProbe(codec::EarlyAbortLeastBudget(block, fit, compressor, scratch));
-  }
-  return ddt::EncodeProbe(probes->LeastBudget(block, fit, compressor, scratch));
+  codec::EarlyAbortProbes alone;  // where the caller keeps none: this setting's own
+  return ddt::EncodeProbe(
+      (probes != nullptr ? *probes : alone).LeastBudget(block, fit, compressor, scratch));
 }
 
 void SeedLz4Probe(Compression comp, const BlockCodes& codes, codec::EarlyAbortProbes* probes) {
   // Only an output under the largest budget (a least-budget table's) is the probe's own run; an
   // lz4 that did not fit is left for the probe to run again (rare: incompressible blocks), as a
   // "did not fit" of another table kind may be under a smaller budget.
-  if (comp.algorithm != CompressionAlgorithm::kLz4 || !codes.output) return;
-  probes->SetLz4(codec::Compressor::Fit{static_cast<size_t>(*codes.output),
-                                        static_cast<size_t>(codes.least_budget)});
+  if (comp.algorithm == CompressionAlgorithm::kLz4 && codes.fit) probes->SetLz4(codes.fit);
 }
 
 BlockCodes CodeBlockOfKind(const zfs::WritePolicy& policy, Compression comp, ByteView block,

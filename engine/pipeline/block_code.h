@@ -39,11 +39,10 @@ zfs::WritePolicy ScanWritePolicy(const ScanOptions& options);
 struct BlockCodes {
   ddt::PsizeCode code = ddt::kPendingCode;
   ddt::PsizeCode probe = ddt::kHoleCode;
-  // The exact length of the output under the largest budget, left in scratch's first bytes
-  // (lzjb, zle, lz4 and gzip in a least-budget table; nullopt otherwise, or when it did not fit).
-  std::optional<uint64_t> output;
-  // With `output`: the least budget it fits, exact (codec::Compressor::Fit).
-  uint64_t least_budget = 0;
+  // The output under the largest budget, left in scratch's first bytes: its exact length and the
+  // least budget it fits (lzjb, zle, lz4 and gzip in a least-budget table; nullopt otherwise, or
+  // when it did not fit).
+  std::optional<codec::Compressor::Fit> fit;
 };
 BlockCodes CodeBlock(const zfs::WritePolicy& policy, Compression comp, ByteView block, bool is_zero,
                      codec::Compressor& compressor, MutableByteView scratch,
@@ -65,7 +64,7 @@ BlockCodes CodeBlockOfKind(const zfs::WritePolicy& policy, Compression comp, Byt
 bool WritesZfsBytes(Compression c);
 
 // The first word of the DDT key ZFS gives a block of `lsize` whose output CodeBlock left in
-// `scratch` (`codes.output`), written under `policy`'s rounding (zfs::RoundedPsize): the SHA-256
+// `scratch` (`codes.fit`), written under `policy`'s rounding (zfs::RoundedPsize): the SHA-256
 // of the output padded with zeros to its rounded psize (codec::WriteZfsBlock), read as ZFS reads
 // it (ddt::ZfsChecksumWord0). Nullopt when there is no output, or it rounds up to lsize (stored
 // as is: the key is the block's own). Pads scratch in place.
@@ -82,7 +81,7 @@ ddt::PsizeCode EarlyAbortCode(ByteView block, ddt::PsizeCode code, codec::Compre
 
 // Hands the lz4 setting's run of a block (CodeBlock's answer under `comp`, `codes`) to its
 // early-abort probes, where it is the run they would make: lz4's output under the largest budget
-// (a least-budget table's `output`).
+// (a least-budget table's `fit`).
 void SeedLz4Probe(Compression comp, const BlockCodes& codes, codec::EarlyAbortProbes* probes);
 
 }  // namespace zsim::pipeline

@@ -1188,15 +1188,19 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
   w.first_codes.assign(n * columns, ddt::kPendingCode);
   w.rare.assign(n, 0);
   w.skipped.assign(n, 0);
-  w.probes.assign(n, codec::EarlyAbortProbes());
+  // A few settings per chunk, not per block: whether some setting has an early-abort column.
   const bool any_probe = std::any_of(probe_columns_.begin(), probe_columns_.end(),
                                      [](size_t p) { return p != state::kNoProbe; });
+  if (any_probe) w.probes.assign(n, codec::EarlyAbortProbes());
   for (const size_t c : order_) {
     const Compression comp = options_.compressions[c];
     const uint64_t t0 = ThreadCpuNanos();
     uint64_t bytes = 0;
-    uint64_t probe_ns = 0;  // early abort's runs and written keys, left out of the codec's time
-    uint64_t abort_ns = 0;  // early abort's runs alone
+    // Left out of the codec's time: early abort's runs (counted as work: Worker::aside_ns) and
+    // the written keys' checksums.
+    uint64_t abort_ns = 0, keys_ns = 0;
+    // lz4's runs seed the block's early-abort probes (codec::EarlyAbortProbes).
+    const bool seeds = any_probe && comp.algorithm == CompressionAlgorithm::kLz4;
     uint64_t live_t = t0, live_bytes = 0;  // published to live_ every kLiveCodecBytes
     // The written keys, where this build's codec writes OpenZFS's bytes (else left pending).
     const bool keyed = key_columns_[c] != state::kNoKey && WritesZfsBytes(comp);
@@ -1219,7 +1223,7 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
       const ByteView block(w.buffer.get() + f.offset, bs);
       const BlockCodes got = CodeOf(comp, block, f.is_zero, w);
       code = got.code;
-      if (any_probe) SeedLz4Probe(comp, got, &w.probes[i]);
+      if (seeds) SeedLz4Probe(comp, got, &w.probes[i]);
       if (static_cast<int>(c) == class_anchor_ && !f.census && !ddt::IsHoleCode(code)) {
         // Counted before the sampled codecs run (exact settings come first in order_), and only
         // while the class may still be rare: a common class's counter is then only read, not
@@ -1242,7 +1246,7 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
             WrittenKeyWord(policy_, bs, got, MutableByteView(w.scratch.get(), bs)),
             std::span<ddt::PsizeCode>(&w.first_codes[i * columns + key_columns_[c]],
                                       ddt::kWrittenKeyColumns));
-        probe_ns += ThreadCpuNanos() - k0;
+        keys_ns += ThreadCpuNanos() - k0;
       }
       if (probe != state::kNoProbe) {
         // zstd early abort's runs (lz4, zstd-1) are not zstd's speed: timed apart, left out.
@@ -1250,9 +1254,7 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
         w.first_codes[i * columns + probe] =
             EarlyAbortCode(block, code, w.compressor,
                            MutableByteView(w.scratch.get(), block.size()), &w.probes[i]);
-        const uint64_t spent = ThreadCpuNanos() - p0;
-        abort_ns += spent;
-        probe_ns += spent;
+        abort_ns += ThreadCpuNanos() - p0;
       }
       bytes += bs;
       live_bytes += bs;
@@ -1264,7 +1266,7 @@ void Scan::CompressFirstSightings(size_t r, uint64_t bs, Worker& w) {
         live_bytes = 0;
       }
     }
-    w.codec_ns[r * settings + c] += ThreadCpuNanos() - t0 - probe_ns;
+    w.codec_ns[r * settings + c] += ThreadCpuNanos() - t0 - abort_ns - keys_ns;
     w.aside_ns += abort_ns;
     w.codec_bytes[r * settings + c] += bytes;
   }

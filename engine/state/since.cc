@@ -77,15 +77,14 @@ Status CheckSince(const ScanState& base, const ScanOptions& options) {
   // state of an earlier zsim, whose default list held gzip-6, lzjb and zle too, meets the new
   // default when no --compression is given).
   if (base.options.compressions != options.compressions) {
-    auto names = [&](const std::vector<Compression>& list) {
-      return CompressionListText(list, base.options.profile);
-    };
+    const std::string scanned =
+        CompressionListText(base.options.compressions, base.options.profile);
     const bool defaulted = options.compressions == DefaultCompressions(options.profile);
     return Status::InvalidArgument(
-        "--since: the state was scanned with --compression " + names(base.options.compressions) +
-        ", this scan evaluates " + names(options.compressions) +
-        (defaulted ? " (the default list)" : "") + ": give --compression " +
-        names(base.options.compressions) + " to rescan as the state was scanned");
+        "--since: the state was scanned with --compression " + scanned + ", this scan evaluates " +
+        CompressionListText(options.compressions, base.options.profile) +
+        (defaulted ? " (the default list)" : "") + ": give --compression " + scanned +
+        " to rescan as the state was scanned");
   }
   // The same options, but a state saved by a zsim whose sampling plan differed (before lz4
   // became the exact auxiliary of the LZ77 codecs, lz4 was sampled; before lzjb became the

@@ -46,19 +46,19 @@ std::vector<uint64_t> DevicesUnder(const std::string& sysfs_root, uint64_t rdev)
   // Breadth first over the slaves' links (each to the directory of a device, holding `dev`); a
   // stack is a few levels deep, the bound only guards against a sysfs that loops.
   std::vector<uint64_t> under;
+  const auto add = [&](uint64_t d) {
+    if (std::find(under.begin(), under.end(), d) != under.end()) return false;
+    under.push_back(d);
+    return true;
+  };
   std::vector<fs::path> todo = {top};
   for (size_t next = 0; next < todo.size() && next < 256; ++next) {
     for (const fs::directory_entry& slave : fs::directory_iterator(todo[next] / "slaves", ec)) {
       const fs::path dir = fs::canonical(slave.path(), ec);
       if (ec) continue;
       const std::optional<uint64_t> slave_dev = ParseDevFile(dir / "dev");
-      if (!slave_dev || std::find(under.begin(), under.end(), *slave_dev) != under.end()) continue;
-      under.push_back(*slave_dev);
-      if (fs::is_regular_file(dir / "partition", ec)) {
-        if (const std::optional<uint64_t> disk = ParseDevFile(dir.parent_path() / "dev")) {
-          if (std::find(under.begin(), under.end(), *disk) == under.end()) under.push_back(*disk);
-        }
-      }
+      if (!slave_dev || !add(*slave_dev)) continue;
+      if (const std::optional<uint64_t> disk = DiskOfPartition(sysfs_root, *slave_dev)) add(*disk);
       todo.push_back(dir);
     }
   }

@@ -60,7 +60,8 @@ TEST(WrittenKeyTest, TheWordIsTheChecksumOfTheBytesZfsWrites) {
         const std::optional<uint64_t> word = WrittenKeyWord(
             policy, b.size(), codes, MutableByteView(scratch.data(), scratch.size()));
         // The compressor at the largest budget: the output a least-budget code keeps.
-        const std::optional<uint64_t> length = codes.output;
+        const std::optional<uint64_t> length =
+            codes.fit ? std::optional<uint64_t>(codes.fit->length) : std::nullopt;
         const std::optional<codec::Compressor::Fit> fit = compressor.CompressFit(
             c, block,
             MutableByteView(other.data(),
