@@ -71,7 +71,7 @@ struct IntervalCell {
 // Per setting of row `r` (of the options' rows) at `levels`: whether the rule above may take it
 // (sampled, no plan anchor, not a near anchor's root or follower, a level above 0 and at most the
 // plain budget's of `plan`), before its interval is known. The pilot's foresight asks the same
-// (pipeline/scan.cc), and a row with none needs no IntervalCell (pipeline/top_up.h).
+// (pipeline/scan_progress.cc), and a row with none needs no IntervalCell (pipeline/top_up.h).
 std::vector<bool> IntervalTopUpCandidates(const ScanOptions& options,
                                           const std::vector<bool>& sampled,
                                           const std::vector<int>& anchors, const Plan& plan,

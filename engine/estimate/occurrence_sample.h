@@ -2,8 +2,8 @@
 //
 // A sample of block occurrences (references, not keys) of one row, for the referenced side of a
 // table that keeps 1/M of the key space (--sample 1/M). Occurrences are chosen by a hash of the
-// file's path and the block's index (pipeline/scan.cc OccurrenceLevel), never by content: a key
-// referenced a million times is then met in proportion to its references and each occurrence
+// file's path and the block's index (pipeline/scan_blocks.cc OccurrenceLevel), never by content: a
+// key referenced a million times is then met in proportion to its references and each occurrence
 // weighs at most one block, where a sample of kept keys takes or misses all of its references at
 // once. Sums per setting, per stratum (0: full blocks, 1: a file's single smaller block, as the
 // table's strata) and per occurrence level (0..kMaxSampleLevel); non-zero blocks only (the table

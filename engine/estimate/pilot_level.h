@@ -26,8 +26,8 @@
 // (the blocks below it go uncoded, or coded early where the pilot foresaw the interval top-up,
 // and the estimate ignores any it had coded unless the top-up took the codec whole), and at its
 // end takes the
-// pilot's levels whether or not it met them while reading (pipeline/scan.cc). A merge takes the
-// higher level of each part (state/merge.cc), as for any level.
+// pilot's levels whether or not it met them while reading (pipeline/scan_levels.cc). A merge takes
+// the higher level of each part (state/merge.cc), as for any level.
 //
 // Thread safety: pure functions.
 

@@ -72,7 +72,7 @@ inline constexpr double kNearAnchorSpeedup = 2.5;
 std::vector<int> NearAnchors(const std::vector<Compression>& settings,
                              const std::vector<bool>& whole);
 
-// Whether a scan with `options` runs the census (pipeline/scan.cc): some codec is sampled by
+// Whether a scan with `options` runs the census (pipeline/scan_blocks.cc): some codec is sampled by
 // levels, i.e. a sampled codec without --sample's occurrence sample.
 bool CensusRuns(const ScanOptions& options);
 

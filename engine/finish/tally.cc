@@ -295,9 +295,9 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
   std::vector<uint64_t> population(settings_, 0);
   std::vector<estimate::LevelSamples> per_level(settings_);
   // A sampled setting's heavy entries (ddt::kHeavyRefcount and up) all went through its codec
-  // (scan.cc): they are taken as a census, exactly, and the sample covers the rest. A few of
-  // them can hold much of the referenced bytes, and a histogram bucket of few entries would
-  // otherwise borrow the whole sample's ratio (RatioSource). Under dedup sampling the table's
+  // (pipeline/scan_blocks.cc): they are taken as a census, exactly, and the sample covers the rest.
+  // A few of them can hold much of the referenced bytes, and a histogram bucket of few entries
+  // would otherwise borrow the whole sample's ratio (RatioSource). Under dedup sampling the table's
   // own calibration applies (FinishSampledTable).
   // So are the entries of rare anchor classes (state/rare_classes.h): the regression's residual
   // sits mostly on them, and a sample of a few thousand holds too few of them to say how much.

@@ -1,8 +1,8 @@
 // engine/mpi/census.h
 //
-// The census of a distributed scan (pipeline/scan.cc, docs/scale.md "The census"): the sampled
-// codecs code every key referenced ddt::kHeavyRefcount (8) times in all. Across N ranks a key
-// referenced 8 times in all is referenced ceil(8/N) times by some rank, so each rank counts its
+// The census of a distributed scan (pipeline/scan_blocks.cc, docs/scale.md "The census"): the
+// sampled codecs code every key referenced ddt::kHeavyRefcount (8) times in all. Across N ranks a
+// key referenced 8 times in all is referenced ceil(8/N) times by some rank, so each rank counts its
 // own references to ceil(8/N), with a filter of the keys it shipped (a key met again after its
 // entry left counts as seen). From N = 8 on that count would be 1, i.e. every block: the ranks
 // then keep the census at 8 of their own references (a key met again after shipping is not a

@@ -228,8 +228,8 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   // Shared with the scan's serial stage, which an abandoned scan may run after ScanToState.
   std::shared_ptr<BlockOrigins> origins;
   if (size > 1) {
-    // The census matters where the scan runs one (pipeline/scan.cc): sampled codecs following
-    // levels, not --sample's occurrence sample.
+    // The census matters where the scan runs one (pipeline/scan_blocks.cc): sampled codecs
+    // following levels, not --sample's occurrence sample.
     const bool census_runs = estimate::CensusRuns(resolved);
     // ZSIM_MPI_CENSUS_AT=8: the census as before the filter of shipped keys (a test shows the
     // gap). Costly codecs: the reread from 2 ranks on (census.h).

@@ -2,10 +2,10 @@
 //
 // ShippedKeys: the keys a rank shipped to their owners during the scan (table_stream.h), for the
 // census (a sampled codec's codes for every key referenced ddt::kHeavyRefcount times in all,
-// pipeline/scan.cc). A Bloom filter: Contains is true for every key added (no false negatives,
-// which the census's exactness needs) and for a few others (a false positive only runs the
-// sampled codecs on one more block, whose extra codes Finish ignores; in the rare classes' count
-// it is coded, not counted).
+// pipeline/scan_blocks.cc). A Bloom filter: Contains is true for every key added (no false
+// negatives, which the census's exactness needs) and for a few others (a false positive only runs
+// the sampled codecs on one more block, whose extra codes Finish ignores; in the rare classes'
+// count it is coded, not counted).
 //
 // It grows by segments, each twice the last (the first holds 2^16 keys), at 16 bits and 8 probes
 // per key: a false positive rate under 0.1% per segment, 2 bytes per key shipped (an entry takes

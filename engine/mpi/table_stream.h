@@ -12,7 +12,7 @@
 //    into the scan's tables, by ddt::DedupTable::Merge, the one merge logic, under the gate; or,
 //    when the scan runs a census on its own references (sampled codecs without --sample), into a
 //    table of its own per row (received()) without stopping the scan, so that the scan's tables
-//    hold only this rank's own sightings, which the census (pipeline/scan.cc) counts.
+//    hold only this rank's own sightings, which the census (pipeline/scan_blocks.cc) counts.
 // So during the scan a rank holds the shards it owns (with a census: of what it read, and apart
 // what others sent of them, both at most the shards' whole) and at most `ship_bytes` (plus one
 // ship in flight) of the others'. After the scan, partition.h moves what is left to the owners in

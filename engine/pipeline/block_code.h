@@ -6,8 +6,8 @@
 // code for early abort, ddt::EncodeProbe; format 9, kLeastBudgetZstd, kept zstd's raw output
 // where early abort applied under the scan's profile, format 8, kLeastBudget, always), and the
 // write policy it codes under.
-// The scan's first sightings (scan.cc) and a distributed scan's census, which reads a block again
-// after the table exchange (engine/mpi/heavy_census.h), code alike.
+// The scan's first sightings (scan_blocks.cc) and a distributed scan's census, which reads a block
+// again after the table exchange (engine/mpi/heavy_census.h), code alike.
 //
 // Thread safety: pure functions (the compressor and scratch are the caller's).
 

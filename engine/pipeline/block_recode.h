@@ -1,8 +1,9 @@
 // engine/pipeline/block_recode.h
 //
 // One block read again after the scan and coded as the scan's first sightings code it: the
-// top-up (estimate/top_up.h, scan.cc) and a distributed scan's census (engine/mpi/heavy_census.h)
-// both code, once the scan is over, blocks whose data it no longer holds.
+// top-up (estimate/top_up.h, scan_top_up.cc) and a distributed scan's census
+// (engine/mpi/heavy_census.h) both code, once the scan is over, blocks whose data it no longer
+// holds.
 //
 // The block is read where the scan found it (zeros past the end of the file, as the scan reads a
 // last record), and must have the fingerprint the table keeps for it: a file that changed since

@@ -318,7 +318,7 @@ std::optional<ProbeFigures> CostProbe::figures() const {
 bool CostProbe::failed() const { return failed_.load(std::memory_order_acquire); }
 
 bool CostProbe::Follow(const std::string& path) const {
-  // As the scan opens it (scan.cc): symlinks are followed with --follow-symlinks, or when an
+  // As the scan opens it (scan_input.cc): symlinks are followed with --follow-symlinks, or when an
   // input path names one.
   return options_.follow_symlinks ||
          std::find(options_.paths.begin(), options_.paths.end(), path) != options_.paths.end();

@@ -37,7 +37,7 @@
 // that block size for the row's unique blocks. Those levels move figures, so they depend on
 // the tree only: the records are a function of the file sample and the sizes, the points are
 // taken in key order, and a probe that stops, fails or cannot read a record again gives none
-// (the scan then keeps the budget's levels: pipeline/scan.cc). They are published as soon as
+// (the scan then keeps the budget's levels: pipeline/scan_levels.cc). They are published as soon as
 // the pilot has run, before the codecs' timing below, which is at the pilot's shares (a database
 // whose gzip-6 the pilot takes from 6,000 blocks to 1,500 would else be expected to take 2.6
 // times its time at 10% of the scan).

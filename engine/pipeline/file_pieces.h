@@ -36,7 +36,7 @@ struct PieceSums {
   // zero (zfs/indirect_ranges.h: pieces merge in any order).
   std::vector<zfs::IndirectRanges> ranges;
   uint64_t bytes_read = 0;
-  // Order-independent sums over the featured row's records (pipeline/scan.cc FileJob).
+  // Order-independent sums over the featured row's records (pipeline/scan_work.h FileJob).
   uint64_t content_lo = 0, content_hi = 0;
   bool has_data = false;  // some featured-row record is not all zero
   // Per row, when the scans keep keys for their records (ScanControl::record_files and

@@ -90,8 +90,8 @@ class TakeOut {
     }
   }
 
-  // What the scan that counted `f` added for it (pipeline/scan.cc FinishFile and the workers),
-  // taken back out; its blocks' keys `keys` (per row).
+  // What the scan that counted `f` added for it (pipeline/scan_files.cc FinishFile and the
+  // workers), taken back out; its blocks' keys `keys` (per row).
   void File(const LinkedFile& f, const std::vector<std::vector<ddt::Fingerprint>>& keys,
             bool plan_added) {
     losers_.emplace(f.path, f.dev, f.ino);

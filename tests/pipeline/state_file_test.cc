@@ -694,7 +694,7 @@ TEST(StateFileTest, TheFilesDataSurvivesTheFileAMergeAndASinceRescan) {
     ::close(fd);
   }
   // Stamps in a past the coarse file-time clock has left: a file stamped at the scan's start
-  // would be read again by the rescan below (pipeline/scan.cc StampsVouch).
+  // would be read again by the rescan below (pipeline/scan_files.cc StampsVouch).
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   auto fs = io::PosixFileSystem();
   auto scan = [&](std::vector<std::string> paths) {
