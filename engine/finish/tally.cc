@@ -156,6 +156,20 @@ const BucketSums& RatioSource(const BucketSums& own, const BucketSums& global) {
 
 double Div(double a, double b) { return b > 0 ? a / b : 0.0; }
 
+// A sampled setting's allocation (dsize or asize) over a bucket: its psize estimate plus the
+// anchor's allocation beyond the anchor's psize (known for every entry), scaled by the sample's
+// ratio of the two. Sector rounding makes a small block's allocation many times its psize and a
+// large one's barely more, so a ratio to psize swung with the share of small blocks among a few
+// sampled ones (/var/lib/dpkg, --compression all at four recordsizes, 128K: gzip-9 psize +0.7%,
+// asize +12.4%; gzip-6 +0.3% and -5.4%, which put gzip-9 above gzip-6), and a ratio to the
+// anchor's allocation left gzip-9 at +2.7%; the overhead, which the anchor's rounding of the
+// same blocks tracks, leaves the allocation as close as psize (+0.01% and +0.05% there).
+double AllocationOf(double psize, double anchor_alloc, double anchor_psize, double s_alloc,
+                    double s_psize, double s_anchor_alloc, double s_anchor_psize) {
+  return psize +
+         (anchor_alloc - anchor_psize) * Div(s_alloc - s_psize, s_anchor_alloc - s_anchor_psize);
+}
+
 // True when sampled setting `c` takes a regression estimate: anchored on an exact codec
 // (`regression_anchor`: SamplingState::anchors, with an exact table: 1/M of the keys leaves
 // FinishSampledTable's calibration), and samples that carry the fit.
@@ -602,8 +616,8 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     for (const BucketSums& b : buckets[c]) global.AddSample(b);
     // Anchored on an exact codec: psize ~ a lsize + b anchor per entry plus the sample's mean
     // residual, all fitted on the whole sample, so that the buckets add up to the regression
-    // estimate (regression_estimator.h); dsize and asize follow psize by the sample's ratios.
-    // (A bucket's own residuals, as the ratios below take them, would post-stratify the
+    // estimate (regression_estimator.h); dsize and asize follow the anchor's by the sample's
+    // ratios. (A bucket's own residuals, as the ratios below take them, would post-stratify the
     // estimate: on the bundled database sample the 257 entries referenced 2-3 times, 26 of them
     // sampled, borrowed the whole sample's residual while the 24,351 referenced once took their
     // own, which put zstd-3 0.6% low, outside its +-0.31%.) Otherwise ratios to the anchor
@@ -636,11 +650,24 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
                                                   fit_ref.b * g.s_ref_anchor,
                                               g.n));
         a.psize = Round(ap);
-        a.dsize = Round(ap * Div(g.s_dsize, g.s_psize));
         r.psize = Round(rp);
-        r.dsize = Round(rp * Div(g.s_ref_dsize, g.s_ref_psize));
-        asize += rp * Div(g.s_ref_asize, g.s_ref_psize);
-        dasize += ap * Div(g.s_asize, g.s_psize);
+        // (A source whose sampled anchors are all embedded allocates nothing to take a ratio
+        // to: the ratios to psize, as before.)
+        if (src.s_anchor_asize > 0 && src.s_ref_anchor_asize > 0) {
+          a.dsize = Round(AllocationOf(ap, b.anchor_dsize, b.anchor, src.s_dsize, src.s_psize,
+                                       src.s_anchor_dsize, src.s_anchor));
+          r.dsize = Round(AllocationOf(rp, b.ref_anchor_dsize, b.ref_anchor, src.s_ref_dsize,
+                                       src.s_ref_psize, src.s_ref_anchor_dsize, src.s_ref_anchor));
+          asize += AllocationOf(rp, b.ref_anchor_asize, b.ref_anchor, src.s_ref_asize,
+                                src.s_ref_psize, src.s_ref_anchor_asize, src.s_ref_anchor);
+          dasize += AllocationOf(ap, b.anchor_asize, b.anchor, src.s_asize, src.s_psize,
+                                 src.s_anchor_asize, src.s_anchor);
+        } else {
+          a.dsize = Round(ap * Div(g.s_dsize, g.s_psize));
+          r.dsize = Round(rp * Div(g.s_ref_dsize, g.s_ref_psize));
+          asize += rp * Div(g.s_ref_asize, g.s_ref_psize);
+          dasize += ap * Div(g.s_asize, g.s_psize);
+        }
       } else if (global.n == 0 || global.s_anchor <= 0) {
         // Nothing sampled (a row whose unique blocks fell short of what its plan promised, by
         // chance or by dedup, and that could not be topped up), or only blocks whose anchor
@@ -655,20 +682,25 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         asize += b.ref_anchor_asize;
         dasize += b.anchor_asize;
       } else {
-        // psize by its ratio to the anchor; dsize and asize by theirs to the anchor's own dsize
-        // and asize (its psize, or lsize, as the pool allocates it: every sampled anchor is
-        // above 0, so the sample's are too). A ratio to the anchor took each block's
-        // allocation as proportional to its size, which sector rounding makes it only for
-        // large blocks: at 4K records on 4K sectors every block takes one sector, a file's
-        // 100-byte tail too, and zstd-3 alone put asize 1.8% above the exact figure on
-        // /usr/share/doc, /usr/share/man and /etc, above blocks x 4 KiB, which no pool exceeds
-        // (now +0.04%).
-        a.psize = Round(b.anchor * Div(src.s_psize, src.s_anchor));
-        a.dsize = Round(b.anchor_dsize * Div(src.s_dsize, src.s_anchor_dsize));
-        r.psize = Round(b.ref_anchor * Div(src.s_ref_psize, src.s_ref_anchor));
-        r.dsize = Round(b.ref_anchor_dsize * Div(src.s_ref_dsize, src.s_ref_anchor_dsize));
-        asize += b.ref_anchor_asize * Div(src.s_ref_asize, src.s_ref_anchor_asize);
-        dasize += b.anchor_asize * Div(src.s_asize, src.s_anchor_asize);
+        // psize by its ratio to the anchor (every sampled anchor is above 0, so the sample's
+        // are too), dsize and asize by their overhead over it (AllocationOf). A ratio of
+        // allocation to psize took each block's allocation as proportional to its size, which
+        // sector rounding makes it only for large blocks: at 4K records on 4K sectors every
+        // block takes one sector, a file's 100-byte tail too, and zstd-3 alone put asize 1.8%
+        // above the exact figure on /usr/share/doc, /usr/share/man and /etc, above blocks x 4
+        // KiB, which no pool exceeds.
+        const double ap = b.anchor * Div(src.s_psize, src.s_anchor);
+        const double rp = b.ref_anchor * Div(src.s_ref_psize, src.s_ref_anchor);
+        a.psize = Round(ap);
+        r.psize = Round(rp);
+        a.dsize = Round(AllocationOf(ap, b.anchor_dsize, b.anchor, src.s_dsize, src.s_psize,
+                                     src.s_anchor_dsize, src.s_anchor));
+        r.dsize = Round(AllocationOf(rp, b.ref_anchor_dsize, b.ref_anchor, src.s_ref_dsize,
+                                     src.s_ref_psize, src.s_ref_anchor_dsize, src.s_ref_anchor));
+        asize += AllocationOf(rp, b.ref_anchor_asize, b.ref_anchor, src.s_ref_asize,
+                              src.s_ref_psize, src.s_ref_anchor_asize, src.s_ref_anchor);
+        dasize += AllocationOf(ap, b.anchor_asize, b.anchor, src.s_asize, src.s_psize,
+                               src.s_anchor_asize, src.s_anchor);
       }
       ddt[c].AddBucket(bi, a.blocks, a, r);
       psize += double(r.psize);
