@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <map>
@@ -152,6 +153,37 @@ std::vector<std::string> ExcludeGlobs(const std::vector<std::string>& globs,
     }
   }
   return out;
+}
+
+// An option that takes a value followed by a word that looks like an option: CLI11 takes the
+// word as the value, so `--html --json` printed the text report and wrote the HTML one to a file
+// named "--json", and `--exclude --no-progress` excluded nothing and left the progress on. The
+// value must then be attached (--html=--json), which says the name is meant.
+Status RefuseOptionAsValue(const CLI::App& command, int argc, const char* const* argv) {
+  for (int i = 2; i + 1 < argc; ++i) {
+    const std::string_view word = argv[i], next = argv[i + 1];
+    if (word == "--") break;  // the paths follow
+    // A word is an option when it starts with "--" or with "-" and a letter ("-1" is a value).
+    const bool next_is_option =
+        next.size() >= 2 && next[0] == '-' &&
+        (next[1] == '-' || std::isalpha(static_cast<unsigned char>(next[1])) != 0);
+    if (word.size() < 2 || word[0] != '-' || !next_is_option) continue;
+    for (const CLI::Option* opt : command.get_options()) {
+      if (opt->get_positional() || opt->get_expected_min() < 1) continue;  // flags take none
+      bool named = false;
+      for (const std::string& l : opt->get_lnames()) named = named || word == "--" + l;
+      for (const std::string& c : opt->get_snames()) named = named || word == "-" + c;
+      if (!named) continue;
+      return Status::InvalidArgument(std::string(word) + " takes a value, and the next word '" +
+                                     std::string(next) + "' is an option: give " +
+                                     std::string(word) + " its value" +
+                                     (word == "--html" || word == "--save" || word == "--since"
+                                          ? ", or write " + std::string(word) + "=" +
+                                                std::string(next) + " for a file of that name"
+                                          : ""));
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -344,6 +376,11 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
         opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
       }
     }
+  }
+
+  for (const CLI::App* command : {scan, report, diff}) {
+    if (argv[1] == command->get_name())
+      ZSIM_RETURN_IF_ERROR(RefuseOptionAsValue(*command, argc, argv));
   }
 
   try {

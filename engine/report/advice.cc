@@ -884,15 +884,19 @@ std::string UnreadSentence(const ScanResult& r) {
   if (unread == 0) return "";
   const size_t files = size_t(std::count_if(r.input.errors.begin(), r.input.errors.end(),
                                             [](const PathError& e) { return e.bytes > 0; }));
-  const double share = double(unread) / double(unread + r.input.bytes_logical);
+  // Of the data, holes not counted, as the report's other "data" (a 1 GiB sparse file holding
+  // 1 MiB beside an unreadable 1 MiB one: half, not 0.1%). An unreadable file's holes cannot be
+  // known: it counts whole, which errs towards the warning.
+  const uint64_t read = r.input.bytes_data_known ? r.input.bytes_data : r.input.bytes_logical;
+  const double share = double(unread) / double(unread + read);
   // An interrupted scan lists the files it was reading with what it had not read of them, and
   // knows nothing of the files it never reached.
   return fmt::format(
       "{} in {} file{} {} ({} of the data {}): every figure here covers the rest.",
       FormatBytes(unread), files, files == 1 ? "" : "s",
       r.partial ? "was not read, cut short by the interrupt or unreadable" : "could not be read",
-      share >= 0.999 && r.input.bytes_logical > 0 ? std::string("nearly all")
-                                                  : fmt::format("{:.1f}%", share * 100.0),
+      share >= 0.999 && read > 0 ? std::string("nearly all")
+                                 : fmt::format("{:.1f}%", share * 100.0),
       r.partial ? "the scan reached" : "named");
 }
 

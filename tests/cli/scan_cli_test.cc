@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -258,6 +259,31 @@ TEST(ScanCliTest, HardLinkFifoAndUnreadableFileAreCountedAndTheScanGoesOn) {
       << text.out.substr(0, 600);
 }
 
+// The share of what could not be read is of the data, holes not counted (as every "data" of the
+// report): a sparse 1 GiB file holding 64K beside an unreadable 64K file is half unread, where
+// the share of the logical bytes said 0.0%.
+TEST(ScanCliTest, TheUnreadShareIsOfTheDataNotOfTheHoles) {
+  testing::TempDir tmp;
+  tmp.WriteFile("secret", testing::Xorshift64Bytes(6, 64 * K));
+  tmp.WriteFile("sparse", testing::Xorshift64Bytes(7, 64 * K));
+  ASSERT_EQ(::truncate((tmp.path() / "sparse").c_str(), 1024 * 1024 * K), 0);
+  ASSERT_EQ(::chmod((tmp.path() / "secret").c_str(), 0), 0);
+  ASSERT_EQ(::chmod(tmp.path().c_str(), 0755), 0);
+  std::vector<std::string> argv = {"scan", tmp.path().string(), "--compression", "off"};
+  if (::geteuid() == 0) {  // root reads anything: as nobody, mode 000 is unreadable
+    argv.insert(argv.begin(),
+                {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ZSIM_BINARY});
+  } else {
+    argv.insert(argv.begin(), ZSIM_BINARY);
+  }
+  const testing::CommandResult r = testing::RunCommand(argv);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("\nNOT READ: 64.0 KiB in 1 file could not be read (50.0% of the data "
+                       "named)"),
+            std::string::npos)
+      << r.out.substr(0, 800);
+}
+
 TEST(ScanCliTest, SparseFileHolesAreNeitherReadNorAllocated) {
   testing::TempDir tmp;
   const auto path = tmp.path() / "sparse.img";
@@ -299,6 +325,13 @@ TEST(ScanCliTest, BadArgumentsAreRefusedWithWhatWouldBeRight) {
       {{"scan", p, "--checksum", "md5"}, "xxh128 or sha256"},
       {{"scan"}, "PATH"},
       {{"scan", p, "--no-such-option"}, "--no-such-option"},
+      // A value that is another option: refused, not taken as a file name or a glob.
+      {{"scan", p, "--html", "--json"},
+       "--html takes a value, and the next word '--json' is an "
+       "option: give --html its value, or write --html=--json"},
+      {{"scan", p, "--save", "--json"}, "--save=--json"},
+      {{"scan", p, "--exclude", "--no-progress"}, "'--no-progress' is an option"},
+      {{"report", p, "--vdev", "--json"}, "--vdev takes a value"},
   };
   for (const Case& c : cases) {
     const auto r = RunZsim(c.args);
@@ -306,6 +339,7 @@ TEST(ScanCliTest, BadArgumentsAreRefusedWithWhatWouldBeRight) {
     EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args.back() << ": " << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
+  EXPECT_FALSE(std::filesystem::exists("--json"));  // nothing written under a flag's name
 }
 
 TEST(ScanCliTest, SameJsonWhateverTheThreadCount) {
