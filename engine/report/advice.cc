@@ -520,6 +520,19 @@ std::optional<AdviceItem> BlockSizeItem(const Context& c) {
         GainPercent(gain, kRecordsizeGain), FormatBytes(best->stored_bytes),
         Percent(kRecordsizeGain));
   }
+  // Space is all a scan sees. A record larger than ZFS's default is read and written again whole
+  // for every smaller write into it: said where the item names one (a PostgreSQL data directory
+  // stores least at 1M and is written 8K at a time).
+  const uint64_t named = item.verdict == Verdict::kPreferRecordsize ? c.f.recordsize
+                         : best == &first                           ? first_rs
+                                                                    : 0;
+  if (!o.volblocksize && named > zfs::kDefaultRecordsize) {
+    item.sentence += fmt::format(
+        " That is space only: ZFS reads and writes a {} record again whole for each smaller write "
+        "into it, so files rewritten in place (a database's pages, VM images) want a recordsize "
+        "near their write size whatever it stores.",
+        zfs::NiceBytes(named));
+  }
   return item;
 }
 
@@ -710,7 +723,8 @@ std::optional<AdviceItem> ZvolItem(const Context& c) {
                  : fmt::format("{} volumes of {} in all", zvols, FormatBytes(volumes_bytes)),
       BlockSetting(o, block), VdevName(o.vdev), o.copies,
       zvols == 1 ? std::string()
-                 : fmt::format("; reckoned as {} each, the sizes one by one not being kept",
+                 : fmt::format("; reckoned as {} each, which moves the total by a few blocks "
+                               "per volume at most: a reservation grows with its blocks",
                                FormatBytes(each)),
       FormatBytes(c.d.stored_bytes));
   return item;
