@@ -406,20 +406,23 @@ int main(int argc, char** argv) {
     return cli::kExitOk;
   }
 
-  // The HTML file is checked (and its temporary file created) before any input is read: a bad
-  // path is bad usage, found now rather than after the scan.
-  std::optional<cli::OutputFile> html;
-  if (cmd->html_path && !quiet_rank) {
+  // The HTML file is checked before any input is read (a bad path is bad usage, found now
+  // rather than after the scan), and a temporary file created and removed beside it proves its
+  // directory writable. The file itself is written at the end through a temporary file made
+  // then: one made now stayed beside the target through an hours-long scan, and a process killed
+  // outright (SIGKILL, the OOM killer) left it there.
+  std::vector<std::string> html_inputs;
+  const bool html = cmd->html_path && !quiet_rank;
+  if (html) {
     // What is read: the scan's inputs, or the state files of `zsim report`.
-    std::vector<std::string> inputs =
+    html_inputs =
         cmd->kind == cli::Command::Kind::kReport ? cmd->report.state_paths : cmd->options.paths;
-    if (cmd->since_path) inputs.push_back(*cmd->since_path);  // --since's state is read too
-    Result<cli::OutputFile> out = cli::OutputFile::Prepare("--html", *cmd->html_path, inputs);
-    if (!out.ok()) {
-      cli::PrintError(out.status().message());
+    if (cmd->since_path) html_inputs.push_back(*cmd->since_path);  // --since's state is read too
+    if (Status s = cli::OutputFile::CheckCreatable("--html", *cmd->html_path, html_inputs);
+        !s.ok()) {
+      cli::PrintError(s.message());
       return refuse_output();
     }
-    html.emplace(std::move(*out));
   }
 
   // The scan's paths as named: when none can be scanned (none exists, a symlink loop, a
@@ -719,7 +722,11 @@ int main(int argc, char** argv) {
       cmd->json ? report::ToJson(*result, advice) : report::ToText(*result, advice, text);
   const int stdout_error = WriteStdout(report);
   int code = 0;
-  const Status html_written = html ? html->Commit(report::ToHtml(*result, advice)) : Status::Ok();
+  Status html_written = Status::Ok();
+  if (html) {
+    Result<cli::OutputFile> out = cli::OutputFile::Prepare("--html", *cmd->html_path, html_inputs);
+    html_written = out.ok() ? out->Commit(report::ToHtml(*result, advice)) : out.status();
+  }
   if (!html_written.ok()) {
     cli::PrintError(html_written.message());
     // The report on stdout was written: its end-of-run messages (the paths not read, an

@@ -2,9 +2,11 @@
 //
 // A report file named on the command line (--html FILE), made safe before the scan starts:
 // nothing zsim scans may be replaced by it, a symlink at its path is never followed, and a path
-// it could not write is refused before any input is read, not after hours of scanning.
+// it could not write is refused before any input is read, not after hours of scanning
+// (CheckCreatable before the scan; Prepare and Commit when the report is written, so that a
+// process killed outright during the scan leaves nothing beside the target).
 //
-// Prepare() runs before the scan: it refuses a path that is a symlink, a directory or anything
+// Prepare() refuses a path that is a symlink, a directory or anything
 // but a regular file, a path whose directory is missing or not writable, and a path that is one
 // of the inputs or lies inside an input tree (compared by (device, inode) of the path and of
 // every directory above it, so `D`, `D/.`, `../x/D`, a symlinked root and a bind mount of D are
@@ -43,7 +45,7 @@ class OutputFile {
   static Status CheckTarget(std::string_view flag, const std::string& path,
                             const std::vector<std::string>& inputs);
   // CheckTarget, then Prepare's temporary file created and removed again: the proof, before
-  // any input is read, that an output written at the end (--save) can be created there.
+  // any input is read, that an output written at the end (--save, --html) can be created there.
   static Status CheckCreatable(std::string_view flag, const std::string& path,
                                const std::vector<std::string>& inputs);
 
