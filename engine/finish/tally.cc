@@ -638,6 +638,20 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       a.lsize = Round(b.lsize * (1 - Div(src.s_emb_lsize, src.s_lsize)));
       r.blocks = Round(b.refs * (1 - Div(src.s_ref_emb, src.s_refs)));
       r.lsize = Round(b.ref_lsize * (1 - Div(src.s_ref_emb_lsize, src.s_ref_lsize)));
+      // The bucket's psize from the estimates `ap` (its entries) and `rp` (their references),
+      // and its allocation as their overhead over the anchor's (AllocationOf).
+      auto take = [&](double ap, double rp) {
+        a.psize = Round(ap);
+        r.psize = Round(rp);
+        a.dsize = Round(AllocationOf(ap, b.anchor_dsize, b.anchor, src.s_dsize, src.s_psize,
+                                     src.s_anchor_dsize, src.s_anchor));
+        r.dsize = Round(AllocationOf(rp, b.ref_anchor_dsize, b.ref_anchor, src.s_ref_dsize,
+                                     src.s_ref_psize, src.s_ref_anchor_dsize, src.s_ref_anchor));
+        asize += AllocationOf(rp, b.ref_anchor_asize, b.ref_anchor, src.s_ref_asize,
+                              src.s_ref_psize, src.s_ref_anchor_asize, src.s_ref_anchor);
+        dasize += AllocationOf(ap, b.anchor_asize, b.anchor, src.s_asize, src.s_psize,
+                               src.s_anchor_asize, src.s_anchor);
+      };
       if (regression && global.s_psize > 0 && global.s_ref_psize > 0) {
         const BucketSums& g = global;
         const double ap = std::max(
@@ -649,20 +663,13 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
                               b.entries * Div(g.s_ref_psize - fit_ref.a * g.s_ref_lsize -
                                                   fit_ref.b * g.s_ref_anchor,
                                               g.n));
-        a.psize = Round(ap);
-        r.psize = Round(rp);
         // (A source whose sampled anchors are all embedded allocates nothing to take a ratio
         // to: the ratios to psize, as before.)
         if (src.s_anchor_asize > 0 && src.s_ref_anchor_asize > 0) {
-          a.dsize = Round(AllocationOf(ap, b.anchor_dsize, b.anchor, src.s_dsize, src.s_psize,
-                                       src.s_anchor_dsize, src.s_anchor));
-          r.dsize = Round(AllocationOf(rp, b.ref_anchor_dsize, b.ref_anchor, src.s_ref_dsize,
-                                       src.s_ref_psize, src.s_ref_anchor_dsize, src.s_ref_anchor));
-          asize += AllocationOf(rp, b.ref_anchor_asize, b.ref_anchor, src.s_ref_asize,
-                                src.s_ref_psize, src.s_ref_anchor_asize, src.s_ref_anchor);
-          dasize += AllocationOf(ap, b.anchor_asize, b.anchor, src.s_asize, src.s_psize,
-                                 src.s_anchor_asize, src.s_anchor);
+          take(ap, rp);
         } else {
+          a.psize = Round(ap);
+          r.psize = Round(rp);
           a.dsize = Round(ap * Div(g.s_dsize, g.s_psize));
           r.dsize = Round(rp * Div(g.s_ref_dsize, g.s_ref_psize));
           asize += rp * Div(g.s_ref_asize, g.s_ref_psize);
@@ -689,18 +696,8 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
         // block takes one sector, a file's 100-byte tail too, and zstd-3 alone put asize 1.8%
         // above the exact figure on /usr/share/doc, /usr/share/man and /etc, above blocks x 4
         // KiB, which no pool exceeds.
-        const double ap = b.anchor * Div(src.s_psize, src.s_anchor);
-        const double rp = b.ref_anchor * Div(src.s_ref_psize, src.s_ref_anchor);
-        a.psize = Round(ap);
-        r.psize = Round(rp);
-        a.dsize = Round(AllocationOf(ap, b.anchor_dsize, b.anchor, src.s_dsize, src.s_psize,
-                                     src.s_anchor_dsize, src.s_anchor));
-        r.dsize = Round(AllocationOf(rp, b.ref_anchor_dsize, b.ref_anchor, src.s_ref_dsize,
-                                     src.s_ref_psize, src.s_ref_anchor_dsize, src.s_ref_anchor));
-        asize += AllocationOf(rp, b.ref_anchor_asize, b.ref_anchor, src.s_ref_asize,
-                              src.s_ref_psize, src.s_ref_anchor_asize, src.s_ref_anchor);
-        dasize += AllocationOf(ap, b.anchor_asize, b.anchor, src.s_asize, src.s_psize,
-                               src.s_anchor_asize, src.s_anchor);
+        take(b.anchor * Div(src.s_psize, src.s_anchor),
+             b.ref_anchor * Div(src.s_ref_psize, src.s_ref_anchor));
       }
       ddt[c].AddBucket(bi, a.blocks, a, r);
       psize += double(r.psize);
