@@ -156,18 +156,23 @@ const BucketSums& RatioSource(const BucketSums& own, const BucketSums& global) {
 
 double Div(double a, double b) { return b > 0 ? a / b : 0.0; }
 
-// A sampled setting's allocation (dsize or asize) over a bucket: its psize estimate plus the
-// anchor's allocation beyond the anchor's psize (known for every entry), scaled by the sample's
-// ratio of the two. Sector rounding makes a small block's allocation many times its psize and a
-// large one's barely more, so a ratio to psize swung with the share of small blocks among a few
-// sampled ones (/var/lib/dpkg, --compression all at four recordsizes, 128K: gzip-9 psize +0.7%,
-// asize +12.4%; gzip-6 +0.3% and -5.4%, which put gzip-9 above gzip-6), and a ratio to the
-// anchor's allocation left gzip-9 at +2.7%; the overhead, which the anchor's rounding of the
-// same blocks tracks, leaves the allocation as close as psize (+0.01% and +0.05% there).
-double AllocationOf(double psize, double anchor_alloc, double anchor_psize, double s_alloc,
-                    double s_psize, double s_anchor_alloc, double s_anchor_psize) {
-  return psize +
-         (anchor_alloc - anchor_psize) * Div(s_alloc - s_psize, s_anchor_alloc - s_anchor_psize);
+// A sampled setting's allocation (dsize or asize) over a bucket of `count` entries (or
+// references): its psize estimate, plus the anchor's allocation beyond the anchor's psize (known
+// for every entry), plus the sample's mean difference of the two overheads per entry. Sector
+// rounding makes a small block's allocation many times its psize and a large one's barely more,
+// so a ratio to psize swung with the share of small blocks among a few sampled ones
+// (/var/lib/dpkg, --compression all at four recordsizes, 128K: gzip-9 psize +0.7%, asize +12.4%;
+// gzip-6 +0.3% and -5.4%, which put gzip-9 above gzip-6), and a ratio to the anchor's allocation
+// left gzip-9 at +2.7%. The anchor's rounding of the same blocks tracks the setting's; their
+// difference per block is small and bounded (a sector, or raidz's parity of the psize
+// difference), where a ratio of the two overheads divided by a sum that deflation on raidz can
+// bring near 0 (an independent review's simulation: dsize +1.6% with psize -0.5%).
+double AllocationOf(double psize, double anchor_alloc, double anchor_psize, double count,
+                    double s_alloc, double s_psize, double s_anchor_alloc, double s_anchor_psize,
+                    double s_count) {
+  const double overhead = anchor_alloc - anchor_psize;
+  const double difference = (s_alloc - s_psize) - (s_anchor_alloc - s_anchor_psize);
+  return std::max(0.0, psize + overhead + count * Div(difference, s_count));
 }
 
 // True when sampled setting `c` takes a regression estimate: anchored on an exact codec
@@ -616,9 +621,9 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
     for (const BucketSums& b : buckets[c]) global.AddSample(b);
     // Anchored on an exact codec: psize ~ a lsize + b anchor per entry plus the sample's mean
     // residual, all fitted on the whole sample, so that the buckets add up to the regression
-    // estimate (regression_estimator.h); dsize and asize follow the anchor's by the sample's
-    // ratios. (A bucket's own residuals, as the ratios below take them, would post-stratify the
-    // estimate: on the bundled database sample the 257 entries referenced 2-3 times, 26 of them
+    // estimate (regression_estimator.h); dsize and asize follow psize and the anchor's overhead
+    // (AllocationOf). (A bucket's own residuals, as the ratios below take them, would post-stratify
+    // the estimate: on the bundled database sample the 257 entries referenced 2-3 times, 26 of them
     // sampled, borrowed the whole sample's residual while the 24,351 referenced once took their
     // own, which put zstd-3 0.6% low, outside its +-0.31%.) Otherwise ratios to the anchor
     // (lsize).
@@ -643,14 +648,16 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
       auto take = [&](double ap, double rp) {
         a.psize = Round(ap);
         r.psize = Round(rp);
-        a.dsize = Round(AllocationOf(ap, b.anchor_dsize, b.anchor, src.s_dsize, src.s_psize,
-                                     src.s_anchor_dsize, src.s_anchor));
-        r.dsize = Round(AllocationOf(rp, b.ref_anchor_dsize, b.ref_anchor, src.s_ref_dsize,
-                                     src.s_ref_psize, src.s_ref_anchor_dsize, src.s_ref_anchor));
-        asize += AllocationOf(rp, b.ref_anchor_asize, b.ref_anchor, src.s_ref_asize,
-                              src.s_ref_psize, src.s_ref_anchor_asize, src.s_ref_anchor);
-        dasize += AllocationOf(ap, b.anchor_asize, b.anchor, src.s_asize, src.s_psize,
-                               src.s_anchor_asize, src.s_anchor);
+        a.dsize = Round(AllocationOf(ap, b.anchor_dsize, b.anchor, b.entries, src.s_dsize,
+                                     src.s_psize, src.s_anchor_dsize, src.s_anchor, src.n));
+        r.dsize = Round(AllocationOf(rp, b.ref_anchor_dsize, b.ref_anchor, b.refs, src.s_ref_dsize,
+                                     src.s_ref_psize, src.s_ref_anchor_dsize, src.s_ref_anchor,
+                                     src.s_refs));
+        asize +=
+            AllocationOf(rp, b.ref_anchor_asize, b.ref_anchor, b.refs, src.s_ref_asize,
+                         src.s_ref_psize, src.s_ref_anchor_asize, src.s_ref_anchor, src.s_refs);
+        dasize += AllocationOf(ap, b.anchor_asize, b.anchor, b.entries, src.s_asize, src.s_psize,
+                               src.s_anchor_asize, src.s_anchor, src.n);
       };
       if (regression && global.s_psize > 0 && global.s_ref_psize > 0) {
         const BucketSums& g = global;
@@ -663,18 +670,7 @@ std::vector<SettingResult> Tally::Finish(size_t row, uint64_t block_bytes,
                               b.entries * Div(g.s_ref_psize - fit_ref.a * g.s_ref_lsize -
                                                   fit_ref.b * g.s_ref_anchor,
                                               g.n));
-        // (A source whose sampled anchors are all embedded allocates nothing to take a ratio
-        // to: the ratios to psize, as before.)
-        if (src.s_anchor_asize > 0 && src.s_ref_anchor_asize > 0) {
-          take(ap, rp);
-        } else {
-          a.psize = Round(ap);
-          r.psize = Round(rp);
-          a.dsize = Round(ap * Div(g.s_dsize, g.s_psize));
-          r.dsize = Round(rp * Div(g.s_ref_dsize, g.s_ref_psize));
-          asize += rp * Div(g.s_ref_asize, g.s_ref_psize);
-          dasize += ap * Div(g.s_asize, g.s_psize);
-        }
+        take(ap, rp);
       } else if (global.n == 0 || global.s_anchor <= 0) {
         // Nothing sampled (a row whose unique blocks fell short of what its plan promised, by
         // chance or by dedup, and that could not be topped up), or only blocks whose anchor
