@@ -170,17 +170,15 @@ Status RefuseOptionAsValue(const CLI::App& command, int argc, const char* const*
     if (word.size() < 2 || word[0] != '-' || !next_is_option) continue;
     for (const CLI::Option* opt : command.get_options()) {
       if (opt->get_positional() || opt->get_expected_min() < 1) continue;  // flags take none
+      if (opt->get_group().empty()) continue;  // caught only to be refused (usage.h NotTaken)
       bool named = false;
       for (const std::string& l : opt->get_lnames()) named = named || word == "--" + l;
       for (const std::string& c : opt->get_snames()) named = named || word == "-" + c;
       if (!named) continue;
-      return Status::InvalidArgument(std::string(word) + " takes a value, and the next word '" +
-                                     std::string(next) + "' is an option: give " +
-                                     std::string(word) + " its value" +
-                                     (word == "--html" || word == "--save" || word == "--since"
-                                          ? ", or write " + std::string(word) + "=" +
-                                                std::string(next) + " for a file of that name"
-                                          : ""));
+      return Status::InvalidArgument(
+          std::string(word) + " takes a value, and the next word '" + std::string(next) +
+          "' looks like an option: give " + std::string(word) + " its value, or write " +
+          std::string(word) + "=" + std::string(next) + " if that is the value");
     }
   }
   return Status::Ok();

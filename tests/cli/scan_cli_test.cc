@@ -327,11 +327,13 @@ TEST(ScanCliTest, BadArgumentsAreRefusedWithWhatWouldBeRight) {
       {{"scan", p, "--no-such-option"}, "--no-such-option"},
       // A value that is another option: refused, not taken as a file name or a glob.
       {{"scan", p, "--html", "--json"},
-       "--html takes a value, and the next word '--json' is an "
-       "option: give --html its value, or write --html=--json"},
+       "--html takes a value, and the next word '--json' looks like an option: give --html its "
+       "value, or write --html=--json if that is the value"},
       {{"scan", p, "--save", "--json"}, "--save=--json"},
-      {{"scan", p, "--exclude", "--no-progress"}, "'--no-progress' is an option"},
+      {{"scan", p, "--exclude", "--no-progress"}, "'--no-progress' looks like an option"},
       {{"report", p, "--vdev", "--json"}, "--vdev takes a value"},
+      // An option the command does not take is refused as such, whatever follows it.
+      {{"diff", p, p, "--html", "--json"}, "zsim diff takes no --html option"},
   };
   for (const Case& c : cases) {
     const auto r = RunZsim(c.args);
