@@ -472,7 +472,9 @@ std::optional<AdviceItem> BlockSizeItem(const Context& c) {
                    {"gain_percent", GainShown(gain, kRecordsizeGain).percent}}};
   const SettingResult& first_s = c.r.results[size_t(first.index)];
   const SettingResult& best_s = c.r.results[size_t(best->index)];
+  uint64_t named = 0;  // the recordsize the sentence advises or keeps, 0: none
   if (item.verdict == Verdict::kPreferRecordsize) {
+    named = c.f.recordsize;
     // Of the block sizes, each with its chosen codec: a codec the tie rule passed over may
     // store a little less at the same block size (the compression item says why it was not).
     item.sentence = fmt::format(
@@ -509,11 +511,13 @@ std::optional<AdviceItem> BlockSizeItem(const Context& c) {
       as = fmt::format(", as do {} and {}", fmt::join(tied.begin(), tied.end() - 1, ", "),
                        tied.back());
     }
+    named = first_rs;
     item.sentence = fmt::format(
         "{} stores least of the {}s (with compression={}: {}{}){}; the others store more.",
         BlockSetting(o, first_s.recordsize), prop, CompressionName(first_s.compression),
         FormatBytes(first.stored_bytes), how, as);
   } else {
+    named = first_rs;
     item.sentence = fmt::format(
         "Keep {} ({}{}): {} would store only {} less ({}), under the {} worth a change.",
         SettingsText(o, first_s), FormatBytes(first.stored_bytes), how, SettingsText(o, best_s),
@@ -522,10 +526,7 @@ std::optional<AdviceItem> BlockSizeItem(const Context& c) {
   }
   // Space is all a scan sees. A record larger than ZFS's default is read and written again whole
   // for every smaller write into it: said where the item names one (a PostgreSQL data directory
-  // stores least at 1M and is written 8K at a time).
-  const uint64_t named = item.verdict == Verdict::kPreferRecordsize ? c.f.recordsize
-                         : best == &first                           ? first_rs
-                                                                    : 0;
+  // stores least at 1M and is written 8K at a time). Not where any recordsize will do.
   if (!o.volblocksize && named > zfs::kDefaultRecordsize) {
     item.sentence += fmt::format(
         " That is space only: ZFS reads and writes a {} record again whole for each smaller write "

@@ -865,6 +865,25 @@ TEST(AdviceTest, RecordsizeThatStoresMostIsFeatured) {
   EXPECT_THAT(Item(keep, AdviceKind::kRecordsize).sentence, Not(HasSubstr("space only")));
 }
 
+// The word on writes goes with the recordsize the sentence names: kept or advised above 128K,
+// not where any recordsize will do.
+TEST(AdviceTest, ARecordsizeAbove128KNamedComesWithTheWordOnWrites) {
+  ScanResult r = MakeResult(16 * kGiB);
+  r.results.push_back(
+      MakeSetting({.recordsize = 1024 * kKiB, .lsize = 8 * kGiB, .compressratio = 2.0}));
+  r.results.push_back(MakeSetting({.lsize = 8 * kGiB, .compressratio = 2.02}));
+  const Advice kept = ComputeAdvice(r);
+  const AdviceItem& keep = Item(kept, AdviceKind::kRecordsize);
+  EXPECT_EQ(keep.verdict, Verdict::kKeepRecordsize);
+  EXPECT_THAT(keep.sentence, StartsWith("Keep compression=lz4, recordsize=1M"));
+  EXPECT_THAT(keep.sentence, HasSubstr("ZFS reads and writes a 1M record again whole"));
+  r.results[1] = MakeSetting({.lsize = 8 * kGiB, .compressratio = 2.0});
+  const Advice alike = ComputeAdvice(r);
+  const AdviceItem& any = Item(alike, AdviceKind::kRecordsize);
+  EXPECT_THAT(any.sentence, StartsWith("Every recordsize stores the same here"));
+  EXPECT_THAT(any.sentence, Not(HasSubstr("space only")));
+}
+
 // Block sizes that store exactly alike (small files, one block each whatever the recordsize) are
 // said to: not "the others store more" beside a gain of 0%.
 TEST(AdviceTest, RecordsizesThatStoreAlikeAreSaidTo) {
