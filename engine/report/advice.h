@@ -140,6 +140,10 @@ std::string PathErrorsHeading(const std::vector<PathError>& errors);
 // The whole `zdb -DD` block for `setting` (object lines sized with `format`, histogram, ratio
 // line), as text and HTML both print it.
 std::string ZdbBlock(const SettingResult& setting, DdtFormat format, Profile profile);
+// Said beside it: zdb rounds its ratios where `zpool list` and the table's dedup and compress
+// columns truncate them (3.27 in the block and 3.26x above are one ratio, 3.2653).
+inline constexpr const char* kZdbRoundingNote =
+    "zdb rounds its ratios; zpool list, and the compress and dedup columns above, truncate them.";
 
 }  // namespace zsim::report
 

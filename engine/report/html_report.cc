@@ -161,6 +161,7 @@ void Ddt(const ScanResult& r, const Advice& a, std::string& out) {
                      BlockSizeProperty(r.options), zfs::NiceBytes(f.recordsize),
                      CompressionName(f.compression));
   out += SampledNoteHtml(f, /*with_codec=*/true);
+  out += "<p>" + HtmlEscape(kZdbRoundingNote) + "</p>\n";
   out += "<pre>" + HtmlEscape(ZdbBlock(f, a.ddt_format, r.options.profile)) + "</pre>\n";
   out += "<h2>DDT size and RAM</h2>\n" + SampledNoteHtml(f, /*with_codec=*/false) +
          "<table>\n<tr><th class=\"l\">format</th><th>in core</th>"

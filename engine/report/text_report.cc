@@ -202,10 +202,7 @@ void Histogram(const ScanResult& r, const SettingResult& f, const Advice& a, con
   out +=
       fmt::format("{} {}, compression {}, as `zdb -DD` prints it:\n", BlockSizeProperty(r.options),
                   zfs::NiceBytes(f.recordsize), CompressionName(f.compression));
-  // zdb rounds its ratios where `zpool list` and the table truncate them: 3.27 below and 3.26x
-  // above are one ratio.
-  out += Wrap("(zdb rounds its ratios; `zpool list` and the figures above truncate them.)", t.width,
-              "", "  ");
+  out += Wrap(fmt::format("({})", kZdbRoundingNote), t.width, "", "  ");
   out += SampledNote(f, /*with_codec=*/true, t.width);
   out += ZdbBlock(f, a.ddt_format, r.options.profile);
 }
