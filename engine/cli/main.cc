@@ -603,7 +603,7 @@ int main(int argc, char** argv) {
         if (!g_cancel.load()) return cli::kExitOk;
         // Interrupted: abandoned reads may still hold threads (see the end of main).
         session.Finalize();
-        RemoveTempFiles();  // --html's, never committed
+        RemoveTempFiles();  // any registered (no output's is made before the report)
         _exit(cli::kExitInterrupted);
       }
       if (merged.ok()) {
@@ -649,7 +649,7 @@ int main(int argc, char** argv) {
       if (session.active()) session.Abort(cli::kExitUsage);
 #endif
       // The scan was cancelled: reads may still be under way on its threads. Leave without
-      // running destructors, the --html temporary file removed.
+      // running destructors (no output's temporary file is made before the report).
       RemoveTempFiles();
       std::fflush(nullptr);
       _exit(cli::kExitUsage);

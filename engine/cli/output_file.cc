@@ -186,7 +186,8 @@ Status OutputFile::CheckCreatable(std::string_view flag, const std::string& path
 Result<OutputFile> OutputFile::Prepare(std::string_view flag, const std::string& path,
                                        const std::vector<std::string>& inputs) {
   ZSIM_RETURN_IF_ERROR(CheckTarget(flag, path, inputs));
-  // The temporary file beside the target: proves the directory writable before any input is read.
+  // The temporary file beside the target, made when the report is written (CheckCreatable made
+  // and removed one before any input was read).
   std::string temp;
   Result<int> created = CreateBeside(flag, path, &temp);
   if (!created.ok()) return created.status();

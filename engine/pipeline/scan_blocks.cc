@@ -34,6 +34,8 @@ namespace zsim::pipeline::internal {
 using estimate::OccurrenceSums;
 using finish::AuxiliarySize;
 
+namespace {
+
 // The level of a block occurrence in the --sample occurrence sample (estimate/occurrence_sample.h):
 // trailing zero bits of a hash of (path below its input, block index, block size), so an
 // occurrence has level >= L with probability 2^-L, whatever its content.
@@ -41,6 +43,8 @@ int OccurrenceLevel(uint64_t path_hash, uint64_t block_index, uint64_t block_byt
   const uint64_t x = Mix64(path_hash ^ (block_index * kGoldenGamma) ^ (block_bytes << 40));
   return std::countr_zero(x | (uint64_t{1} << estimate::kMaxSampleLevel));
 }
+
+}  // namespace
 
 void Scan::ProcessRows(Chunk& chunk, Worker& w) {
   const size_t settings = options_.compressions.size();

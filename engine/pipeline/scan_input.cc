@@ -53,6 +53,8 @@ void Scan::SkipHoleChunks() {
   current_offset_ = target;
 }
 
+namespace {
+
 // Calls fn(begin, end) for each data extent of `file` in [from, to) (SEEK_DATA / SEEK_HOLE), at
 // most `most` of them, and returns where it stopped: `to` when every extent was met, else the
 // end of the last one (the rest not yet looked at).
@@ -72,6 +74,8 @@ Result<uint64_t> ForEachDataExtent(io::File& file, uint64_t from, uint64_t to, s
   }
   return pos < to ? pos : to;
 }
+
+}  // namespace
 
 // Asks the kernel (io::File::WillNeed) for `job`'s data from job.hinted_to up to `to`, so that
 // the disk reads while the workers code: a scan of a cold tree is then limited by the slower of
