@@ -900,8 +900,9 @@ std::string UnreadSentence(const ScanResult& r) {
   const size_t files = size_t(std::count_if(r.input.errors.begin(), r.input.errors.end(),
                                             [](const PathError& e) { return e.bytes > 0; }));
   // Of the data, holes not counted, as the report's other "data" (a 1 GiB sparse file holding
-  // 1 MiB beside an unreadable 1 MiB one: half, not 0.1%). An unreadable file's holes cannot be
-  // known: it counts whole, which errs towards the warning.
+  // 1 MiB beside an unreadable 1 MiB one: half, not 0.1%). An unreadable file counts at its size
+  // (what its error keeps: st_blocks would bound its data, not what a read would find), which
+  // errs towards the warning.
   const uint64_t read = r.input.bytes_data_known ? r.input.bytes_data : r.input.bytes_logical;
   const double share = double(unread) / double(unread + read);
   // An interrupted scan lists the files it was reading with what it had not read of them, and
