@@ -171,14 +171,20 @@ Status RefuseOptionAsValue(const CLI::App& command, int argc, const char* const*
     for (const CLI::Option* opt : command.get_options()) {
       if (opt->get_positional() || opt->get_expected_min() < 1) continue;  // flags take none
       if (opt->get_group().empty()) continue;  // caught only to be refused (usage.h NotTaken)
-      bool named = false;
-      for (const std::string& l : opt->get_lnames()) named = named || word == "--" + l;
-      for (const std::string& c : opt->get_snames()) named = named || word == "-" + c;
-      if (!named) continue;
+      std::string name;                        // the option as the word names it
+      for (const std::string& l : opt->get_lnames()) {
+        if (word == "--" + l) name = "--" + l;
+      }
+      // A short option, alone or last of a cluster of flags ("-o", "-qo").
+      for (const std::string& c : opt->get_snames()) {
+        if (word[1] != '-' && word.substr(word.size() - c.size()) == c) name = "-" + c;
+      }
+      if (name.empty()) continue;
       return Status::InvalidArgument(
-          std::string(word) + " takes a value, and the next word '" + std::string(next) +
-          "' looks like an option: give " + std::string(word) + " its value, or write " +
-          std::string(word) + "=" + std::string(next) + " if that is the value");
+          name + " takes a value, and the next word '" + std::string(next) +
+          "' looks like an option: give " + name + " its value" +
+          (name[1] == '-' ? ", or write " + name + "=" + std::string(next) + " if that is the value"
+                          : ""));
     }
   }
   return Status::Ok();

@@ -332,6 +332,7 @@ TEST(ScanCliTest, BadArgumentsAreRefusedWithWhatWouldBeRight) {
       {{"scan", p, "--save", "--json"}, "--save=--json"},
       {{"scan", p, "--exclude", "--no-progress"}, "'--no-progress' looks like an option"},
       {{"report", p, "--vdev", "--json"}, "--vdev takes a value"},
+      {{"scan", p, "-qo", "--json"}, "-o takes a value"},  // -o last of a cluster
       // An option the command does not take is refused as such, whatever follows it.
       {{"diff", p, p, "--html", "--json"}, "zsim diff takes no --html option"},
   };
