@@ -219,16 +219,7 @@ TEST(ScanCliTest, HardLinkFifoAndUnreadableFileAreCountedAndTheScanGoesOn) {
   ASSERT_EQ(::chmod((tmp.path() / "secret").c_str(), 0), 0);
   ASSERT_EQ(::chmod(tmp.path().c_str(), 0755), 0);
   std::vector<std::string> argv = {"scan", tmp.path().string(), "--compression", "off", "--json"};
-  testing::CommandResult r;
-  if (::geteuid() == 0) {
-    // root reads anything: run as nobody so that mode 000 really means unreadable.
-    std::vector<std::string> as_nobody = {"setpriv", "--reuid=65534", "--regid=65534",
-                                          "--clear-groups", ZSIM_BINARY};
-    as_nobody.insert(as_nobody.end(), argv.begin(), argv.end());
-    r = testing::RunCommand(as_nobody);
-  } else {
-    r = RunZsim(argv);
-  }
+  const testing::CommandResult r = testing::RunZsimUnprivileged(argv);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   const json j = ParseJson(r);
   EXPECT_EQ(j["input"]["files"], 1);  // data; secret is listed as an error only (issue 18)
@@ -246,13 +237,7 @@ TEST(ScanCliTest, HardLinkFifoAndUnreadableFileAreCountedAndTheScanGoesOn) {
   EXPECT_NE(r.err.find("secret"), std::string::npos);  // and the user is told on stderr
   // The text report says it beside the verdict, with the share of the data named.
   argv.pop_back();  // --json
-  const testing::CommandResult text = ::geteuid() == 0 ? testing::RunCommand([&] {
-    std::vector<std::string> v = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                                  ZSIM_BINARY};
-    v.insert(v.end(), argv.begin(), argv.end());
-    return v;
-  }())
-                                                       : RunZsim(argv);
+  const testing::CommandResult text = testing::RunZsimUnprivileged(argv);
   EXPECT_NE(text.out.find("\nNOT READ: 8.00 KiB in 1 file could not be read (11.1% of the data "
                           "named)"),
             std::string::npos)
@@ -269,14 +254,8 @@ TEST(ScanCliTest, TheUnreadShareIsOfTheDataNotOfTheHoles) {
   ASSERT_EQ(::truncate((tmp.path() / "sparse").c_str(), 1024 * 1024 * K), 0);
   ASSERT_EQ(::chmod((tmp.path() / "secret").c_str(), 0), 0);
   ASSERT_EQ(::chmod(tmp.path().c_str(), 0755), 0);
-  std::vector<std::string> argv = {"scan", tmp.path().string(), "--compression", "off"};
-  if (::geteuid() == 0) {  // root reads anything: as nobody, mode 000 is unreadable
-    argv.insert(argv.begin(),
-                {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ZSIM_BINARY});
-  } else {
-    argv.insert(argv.begin(), ZSIM_BINARY);
-  }
-  const testing::CommandResult r = testing::RunCommand(argv);
+  const testing::CommandResult r =
+      testing::RunZsimUnprivileged({"scan", tmp.path().string(), "--compression", "off"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.out.find("\nNOT READ: 64.0 KiB in 1 file could not be read (50.0% of the data "
                        "named)"),

@@ -429,8 +429,7 @@ TEST_F(OutputFileTest, AnotherUsersFileInAStickyDirectoryIsRefusedBeforeTheScan)
   const fs::path roots = tmp_.WriteFile("sticky/roots", {'o', 'l', 'd'});
   const fs::path nobodys = sticky / "nobodys";
   const auto as_nobody = [&](const char* flag, const fs::path& target) {
-    return testing::RunCommand({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                                ZSIM_BINARY, "scan", tree_.string(), "-q", flag, target.string()});
+    return testing::RunZsimUnprivileged({"scan", tree_.string(), "-q", flag, target.string()});
   };
   for (const char* flag : {"--html", "--save"}) {
     fs::remove(nobodys);

@@ -59,4 +59,12 @@ CommandResult RunZsim(const std::vector<std::string>& args) {
   return RunCommand(argv);
 }
 
+CommandResult RunZsimUnprivileged(const std::vector<std::string>& args) {
+  if (::geteuid() != 0) return RunZsim(args);
+  std::vector<std::string> argv = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                   ZSIM_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv);
+}
+
 }  // namespace zsim::testing

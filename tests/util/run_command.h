@@ -24,6 +24,10 @@ CommandResult RunCommand(const std::vector<std::string>& argv, const std::string
 // RunCommand({ZSIM_BINARY, args...}).
 CommandResult RunZsim(const std::vector<std::string>& args);
 
+// RunZsim, but as nobody (setpriv) where the tests run as root, who reads anything: there a file
+// of mode 000 is unreadable only to another user.
+CommandResult RunZsimUnprivileged(const std::vector<std::string>& args);
+
 }  // namespace zsim::testing
 
 #endif  // ZSIM_TESTS_UTIL_RUN_COMMAND_H_
