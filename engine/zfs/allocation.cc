@@ -3,6 +3,7 @@
 #include <cassert>
 #include <string>
 
+#include "engine/zfs/profile.h"
 #include "engine/zfs/write_rules.h"
 
 namespace zsim::zfs {
@@ -99,8 +100,7 @@ uint64_t AllocatedSize(uint64_t psize, const VdevLayout& v, int ashift) {
 }
 
 uint64_t DeflateRatio(const VdevLayout& vdev, int ashift) {
-  constexpr uint64_t kMaxOldBlock = uint64_t{1} << 17;  // SPA_OLD_MAXBLOCKSIZE
-  return kMaxOldBlock / (AllocatedSize(kMaxOldBlock, vdev, ashift) >> 9);
+  return kOldMaxBlockBytes / (AllocatedSize(kOldMaxBlockBytes, vdev, ashift) >> 9);
 }
 
 AllocationModel AllocationModel::For(const VdevLayout& vdev, int ashift) {

@@ -22,11 +22,12 @@ namespace zsim::zfs {
 
 inline constexpr uint64_t kMinBlockBytes = 512;  // SPA_MINBLOCKSIZE
 inline constexpr int kMinBlockShift = 9;
-inline constexpr uint64_t kMaxBlockBytes = 16ull << 20;  // SPA_MAXBLOCKSIZE (format limit)
-inline constexpr uint64_t kEmbeddedPayloadBytes = 112;   // BPE_PAYLOAD_SIZE, include/sys/spa.h
+inline constexpr uint64_t kMaxBlockBytes = 16ull << 20;   // SPA_MAXBLOCKSIZE (format limit)
+inline constexpr uint64_t kOldMaxBlockBytes = 128 << 10;  // SPA_OLD_MAXBLOCKSIZE
+inline constexpr uint64_t kEmbeddedPayloadBytes = 112;    // BPE_PAYLOAD_SIZE, include/sys/spa.h
 // A dataset's recordsize unless set: SPA_OLD_MAXBLOCKSIZE (module/zcommon/zfs_prop.c), in every
 // release.
-inline constexpr uint64_t kDefaultRecordsize = 128 * 1024;
+inline constexpr uint64_t kDefaultRecordsize = kOldMaxBlockBytes;
 
 // Per-version facts (docs/zfs_model.md §1, §2, §6). One row per Profile in profile.cc.
 struct ProfileRules {

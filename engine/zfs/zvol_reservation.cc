@@ -3,13 +3,13 @@
 #include <algorithm>
 
 #include "engine/zfs/allocation.h"
+#include "engine/zfs/profile.h"
 
 namespace zsim::zfs {
 namespace {
 
 constexpr uint64_t kIndirectBlockBytes = uint64_t{1} << 17;          // DN_MAX_INDBLKSHIFT
 constexpr uint64_t kPointersPerIndirect = kIndirectBlockBytes >> 7;  // SPA_BLKPTRSHIFT: 1024
-constexpr uint64_t kOldMaxBlockBytes = uint64_t{1} << 17;            // SPA_OLD_MAXBLOCKSIZE
 
 }  // namespace
 
