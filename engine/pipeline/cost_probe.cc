@@ -370,13 +370,13 @@ void CostProbe::Run(std::vector<walk::SampledFile> files, int file_level, uint64
                        codec::EarlyAbortProbes* probes = nullptr) {
     const uint64_t t0 = ThreadCpuNanos();
     const MutableByteView s(scratch.get(), block.size());
+    codec::EarlyAbortProbes own;
+    codec::EarlyAbortProbes& shared = probes != nullptr ? *probes : own;
     const BlockCodes got = CodeBlock(policy_, comp, block, false, compressor, s,
-                                     state::CodeKind::kEarlyAbort, probes == nullptr);
-    if (probes != nullptr) {
-      SeedLz4Probe(comp, got, probes);
-      if (state::HasProbe(state::CodeKind::kEarlyAbort, comp)) {
-        EarlyAbortCode(block, got.code, compressor, s, probes);
-      }
+                                     state::CodeKind::kEarlyAbort, /*with_probe=*/false);
+    SeedLz4Probe(comp, got, &shared);
+    if (state::HasProbe(state::CodeKind::kEarlyAbort, comp)) {
+      EarlyAbortCode(block, got.code, compressor, s, &shared);
     }
     return double(ThreadCpuNanos() - t0);
   };
