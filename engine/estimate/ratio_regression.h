@@ -1,7 +1,7 @@
 // engine/estimate/ratio_regression.h
 //
 // RegressionSums: the correction of a sampled table's allocated ratio by the referenced ratio an
-// occurrence sample knows better (finish/tally.cc, FinishSampledTable); KeysRepeat: where that
+// occurrence sample knows better (finish/sampled_table.cc); KeysRepeat: where that
 // correction is in doubt.
 //
 // Thread safety: a value, one thread at a time.

@@ -10,6 +10,7 @@
 #define ZSIM_ENGINE_FINISH_TALLY_H_
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -34,6 +35,9 @@ namespace zsim::finish {
 // the vdev's deflate ratio), so a ratio per auxiliary byte carries over to dsize without bias. The
 // dsize itself is not a multiple of 512 on raidz and dRAID.
 uint64_t AuxiliarySize(const zfs::AllocationModel& alloc, uint64_t lsize, int copies);
+
+// An estimate of a count of blocks or bytes, rounded to the nearest; 0 for anything not above 0.
+inline uint64_t Round(double v) { return v <= 0 ? 0 : static_cast<uint64_t>(std::llround(v)); }
 
 // The sizes of the DDT's entries, (unique, duplicate): how often two of them differ
 // (zfs::DdtKeySizeMix, zfs::DdtLeafLz4Bytes).
