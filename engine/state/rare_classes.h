@@ -56,7 +56,7 @@ class RareClasses {
 // Whether an estimate may read row `row`'s entry `e`'s code of sampled setting `c`: the entry is
 // at or above the setting's level, heavy (ddt::kHeavyRefcount) and not all zero (the census;
 // all-zero keys go through none), or of a rare class (`rare`, the row's). A --since rescan must
-// have these codes (since.h CodesCover); a save keeps only these (state_file.cc).
+// have these codes (since.h CodesCover); a save keeps only these (state_write.cc).
 bool EstimateReadsCode(const SamplingState& sampling, size_t row, const RareClasses& rare,
                        const ddt::EntryView& e, size_t c);
 

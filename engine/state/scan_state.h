@@ -361,7 +361,7 @@ inline constexpr size_t kNoProbe = SIZE_MAX;
 // The code a sampled setting stores for a block it did not run on, and its early-abort column
 // too: a hole for an all-zero block the setting makes one (known without compressing it), else
 // kPendingCode. The scan stores it (pipeline/scan_blocks.cc), and a saved state writes it in place
-// of a code no estimate reads (state_file.cc).
+// of a code no estimate reads (state_write.cc).
 inline ddt::PsizeCode UnsampledCode(bool is_zero, bool zero_is_hole) {
   return is_zero && zero_is_hole ? ddt::kHoleCode : ddt::kPendingCode;
 }

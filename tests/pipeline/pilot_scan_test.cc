@@ -192,7 +192,7 @@ TEST(PilotScanTest, AMergeKeepsTheHigherLevelOfItsParts) {
 // --since across a change of the pilot's level. The level is a draw of the tree's records, so
 // a rescan can ask for another level than its base's. Either way the level and the figures are a
 // full scan's of the tree as it is now. The base is saved and loaded, as `zsim scan --since`
-// takes it: a saved state keeps no codes below its levels (state_file.cc KeepsSideCode), so a
+// takes it: a saved state keeps no codes below its levels (state_write.cc KeepsSideCode), so a
 // lower level is never covered and everything is read again (since.h CodesCover).
 struct SinceRun {
   int base_level = 0, since_level = 0, full_level = 0;

@@ -59,7 +59,7 @@ state::ScanState ScannedState(const testing::TempDir& dir, bool exact = false, i
   return std::move(*s);
 }
 
-// The 13 bytes a saved entry's key takes (state_file.cc PutTable): lo, the top byte of hi, and
+// The 13 bytes a saved entry's key takes (state_write.cc PutTable): lo, the top byte of hi, and
 // hi's low 32 bits.
 std::string SavedKey(const ddt::Fingerprint& k) {
   std::string b(13, '\0');
