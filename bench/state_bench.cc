@@ -85,7 +85,7 @@ state::ScanState MakeState(uint64_t entries, uint64_t seed) {
     row.distinct->Add(key.lo, row.block_bytes, 256, false);
   }
   for (size_t c = 0; c < settings; ++c)
-    row.files[c][state::FileShape{row.block_bytes, 64, 64, 0, {}}] = refs / 64;
+    row.files[c][state::FileShape{row.block_bytes, 64, 64, 0, {}, {}}] = refs / 64;
   s.input.paths = o.paths;
   s.input.files = refs / 64;
   s.input.bytes_logical = refs * row.block_bytes;

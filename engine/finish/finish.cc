@@ -171,7 +171,13 @@ Status CheckIndirectCounts(const state::ScanState& s, const ReportOptions& r) {
   for (const state::RowState& row : s.rows) {
     for (const auto& setting : row.files) {
       for (const auto& [shape, count] : setting) {
-        if (shape.indirects.empty() || shape.non_hole <= 1 || shape.non_hole >= shape.blocks) {
+        // The counts over the non-hole blocks, and over those and the zero blocks the no-dedup
+        // write path writes.
+        const auto holes_between = [&](const std::vector<uint64_t>& counts, uint64_t written) {
+          return !counts.empty() && written > 1 && written < shape.blocks;
+        };
+        if (!holes_between(shape.indirects, shape.non_hole) &&
+            !holes_between(shape.written_indirects, shape.non_hole + shape.zero_blocks)) {
           continue;
         }
         return Status::InvalidArgument(

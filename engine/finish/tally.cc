@@ -449,12 +449,12 @@ void Tally::AddFiles(size_t row, size_t setting, const state::FileShape& shape, 
         count * shape.non_hole * AuxiliarySize(alloc_, shape.block_bytes, options_.copies);
   }
   if (zero_written_without_dedup_[setting]) {
-    // Written as data without dedup (FileShape::zero_blocks): `used` counts them. The
-    // indirect counts are over the non-hole blocks only: with zero blocks written too they are
-    // not known (AddFile then takes the data as spread over the file).
-    const std::span<const uint64_t> indirects = shape.zero_blocks == 0
-                                                    ? std::span<const uint64_t>(shape.indirects)
-                                                    : std::span<const uint64_t>();
+    // Written as data without dedup (FileShape::zero_blocks): `used` counts them, and the
+    // indirect blocks over them and the non-hole blocks (FileShape::written_indirects; a state
+    // of format < 23 does not have them: AddFile then takes the data as spread over the file).
+    const std::span<const uint64_t> indirects =
+        shape.zero_blocks == 0 ? std::span<const uint64_t>(shape.indirects)
+                               : std::span<const uint64_t>(shape.written_indirects);
     for (uint64_t k = 0; k < count; ++k) {
       metadata_without_dedup_[i].AddFile(shape.blocks, shape.non_hole + shape.zero_blocks,
                                          indirects);

@@ -123,9 +123,14 @@ class TakeOut {
       row.sparse_holes -= std::min(row.sparse_holes, f.holes[r]);
       for (size_t c = 0; c < settings; ++c) {
         const uint64_t non_hole = read - (zero_is_hole_[c] ? f.zero_blocks[r] : 0);
-        const FileShape shape{layout.block_bytes, layout.blocks, non_hole,
-                              zero_written_[c] ? f.zero_blocks[r] : 0,
-                              IndirectsFor(f.indirects, r, zero_is_hole_[c])};
+        const uint64_t zeros = zero_written_[c] ? f.zero_blocks[r] : 0;
+        const FileShape shape{
+            layout.block_bytes,
+            layout.blocks,
+            non_hole,
+            zeros,
+            IndirectsFor(f.indirects, r, zero_is_hole_[c]),
+            zeros != 0 ? IndirectsFor(f.indirects, r, false) : std::vector<uint64_t>{}};
         Decrement(row.files[c], shape);
         setting_lsize[r * settings + c] = non_hole * layout.block_bytes;
         if (zero_is_hole_[c])

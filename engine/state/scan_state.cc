@@ -85,7 +85,9 @@ ScanMemory StateMemory(const ScanState& state) {
     files += Buffer(r.files);
     for (const std::map<FileShape, uint64_t>& shapes : r.files) {
       files += Nodes(shapes);
-      for (const auto& [shape, count] : shapes) files += Buffer(shape.indirects);
+      for (const auto& [shape, count] : shapes) {
+        files += Buffer(shape.indirects) + Buffer(shape.written_indirects);
+      }
     }
   }
   m.file_state_bytes = files;

@@ -116,6 +116,12 @@ struct FileShape {
   // the read stage counted them. Empty: not known (states of format < 6), modelled as if the
   // data were spread over the whole file (zfs/metadata.h AddFile).
   std::vector<uint64_t> indirects;
+  // Where zero_blocks is not 0: indirect blocks per level over the blocks the no-dedup write path
+  // writes (the non-hole ones and the zero blocks: FileIndirects::read), which `used` takes. Else
+  // empty, as in states of format < 23 (the model then takes that path's data as spread over the
+  // file: a 50 GiB sparse file with 2 MiB of zeros written deep inside it was given 120K of
+  // indirect blocks more than the same file holding 2 MiB of random bytes).
+  std::vector<uint64_t> written_indirects;
   auto operator<=>(const FileShape&) const = default;
 };
 

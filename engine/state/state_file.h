@@ -115,7 +115,11 @@ namespace zsim::state {
 // and each file record's and linked file's (FileRecord::data_bytes) after its size; version 21
 // and older are read with it unknown: the reports' saved figures rest on each row's logical
 // size, as they did, and a --since rescan from one keeps it unknown (its kept files' data).
-inline constexpr uint32_t kStateFormatVersion = 22;
+// 23: a file shape whose all-zero blocks the no-dedup write path writes keeps the indirect blocks
+// per level over them and its non-hole blocks (FileShape::written_indirects), after its
+// indirects; version 22 and older are read without them (`used` then takes such a file's data as
+// spread over it, as it did).
+inline constexpr uint32_t kStateFormatVersion = 23;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 
 // Ok when `path` can take a state file: not a directory, in an existing directory. Touches

@@ -612,8 +612,13 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
         f.non_hole = r.U64();
         f.zero_blocks = r.U64();
         if (version >= 6) f.indirects = GetLevels(r);
-        const bool levels_fit = std::all_of(f.indirects.begin(), f.indirects.end(),
-                                            [&](uint64_t n) { return n <= f.blocks; });
+        if (version >= 23) f.written_indirects = GetLevels(r);
+        const auto fit = [&](const std::vector<uint64_t>& levels) {
+          return std::all_of(levels.begin(), levels.end(),
+                             [&](uint64_t n) { return n <= f.blocks; });
+        };
+        const bool levels_fit = fit(f.indirects) && fit(f.written_indirects) &&
+                                (f.zero_blocks != 0 || f.written_indirects.empty());
         if (!levels_fit || f.non_hole > f.blocks || f.zero_blocks > f.blocks ||
             (f.block_bytes == 0 && f.blocks != 0) || f.block_bytes > (uint64_t{16} << 20) ||
             f.block_bytes % 512 != 0) {

@@ -508,6 +508,7 @@ void PutState(FrameWriter& w, const ScanState& s, bool resolve_keys) {
         w.U64(shape.non_hole);
         w.U64(shape.zero_blocks);
         PutLevels(w, shape.indirects);
+        PutLevels(w, shape.written_indirects);
         w.U64(n);
       }
     }
