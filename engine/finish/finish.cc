@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <future>
+#include <optional>
 #include <string>
 
 #include "engine/estimate/codec_budget.h"
@@ -73,15 +74,31 @@ Status CheckRawCodes(const state::ScanState& s, const ReportOptions& r) {
   const ScanOptions& o = s.options;
   const zfs::WritePolicy scan = zfs::DedupPolicyOf(o.profile, o.vdev, o.ashift);
   const zfs::WritePolicy report = zfs::DedupPolicyOf(r.profile, r.vdev, r.ashift);
-  const auto refuse = [&](Compression c, const char* why) {
-    return Status::InvalidArgument(
-        Where(r) + " cannot be answered for " + CompressionName(c) +
-        " from this state (scanned with " + Where(ReportOptionsOf(o)) + "): " + why +
-        "; report with the scan's profile and allocation unit, or scan again with these");
+  const auto refuse = [&](Compression c, const char* why,
+                          const char* instead = "the scan's profile and allocation unit") {
+    return Status::InvalidArgument(Where(r) + " cannot be answered for " + CompressionName(c) +
+                                   " from this state (scanned with " + Where(ReportOptionsOf(o)) +
+                                   "): " + why + "; report with " + instead +
+                                   ", or scan again with these");
+  };
+  // How all-zero blocks are written decides nothing where the scan read none: the tables keep
+  // every all-zero key, sampled or not. (A default scan's list holds off: its states were
+  // refused under another side of 2.3.3's rule whatever they held.)
+  std::optional<bool> zeros;
+  const auto read_zeros = [&] {
+    if (!zeros) {
+      zeros = false;
+      for (const state::RowState& row : s.rows) {
+        row.table->ForEach([&](const ddt::EntryView& e) { *zeros = *zeros || e.is_zero; });
+      }
+    }
+    return *zeros;
   };
   bool zstd = false;
   for (const Compression& c : o.compressions) {
-    if (const char* why = zfs::ZeroBlockMismatch(scan, report, c)) return refuse(c, why);
+    if (const char* why = zfs::ZeroBlockMismatch(scan, report, c); why && read_zeros()) {
+      return refuse(c, why, "a profile that writes them as the scan's does");
+    }
     zstd = zstd || c.algorithm == CompressionAlgorithm::kZstd;
   }
   // zstd early abort applies from 128K on: only the lsizes the tables hold there matter (a file
