@@ -641,6 +641,7 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
     const auto it = typed_o.find(name);
     return it == typed_o.end() ? "" : it->second.substr(0, it->second.find('='));
   };
+  cmd.recordsize_given = !given(recordsize_opt, "recordsize").empty();
   if (const std::string v = given(volblocksize_opt, "volblocksize"),
       r = given(recordsize_opt, "recordsize");
       !v.empty() && !r.empty()) {

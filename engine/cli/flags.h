@@ -31,6 +31,8 @@ struct Command {
   Kind kind = Kind::kScan;
   std::string help_text;  // kHelp: what to print on stdout
   ScanOptions options;
+  // scan: --recordsize (or -o recordsize=) was given, not taken by default.
+  bool recordsize_given = false;
   bool json = false;
   bool wide = false;  // --wide: the text report's every column, whatever the width
   std::optional<std::string> html_path;  // --html FILE: also write the HTML report there

@@ -24,6 +24,7 @@
 
 #include "engine/base/size_suffix.h"
 #include "engine/base/temp_files.h"
+#include "engine/cli/block_inputs.h"
 #include "engine/cli/flags.h"
 #include "engine/cli/messages.h"
 #include "engine/cli/output_file.h"
@@ -425,6 +426,14 @@ int main(int argc, char** argv) {
     }
   }
 
+  // Block devices named: a scan of nothing else is a scan of zvols (cli/block_inputs.h). On every
+  // rank, whose options must agree.
+  std::string device_notes;
+  if (Status s = cli::ResolveBlockInputs(&*cmd, &device_notes); !s.ok()) {
+    if (!quiet_rank) cli::PrintError(s.message());
+    return cli::kExitUsage;
+  }
+
   // The scan's paths as named: when none can be scanned (none exists, a symlink loop, a
   // character device, a fifo, a socket) there is nothing to scan (a typo, most likely), which is
   // bad usage, said before anything is read; such a path among others is said at once, and the
@@ -475,6 +484,7 @@ int main(int argc, char** argv) {
           "RAID 1 member) and differs where it does not (dm-crypt's ciphertext below); name " +
           "the one a pool would hold\n";
     }
+    notes += device_notes;
     if (!cmd->quiet) std::fputs(notes.c_str(), stderr);
   }
 

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -322,6 +325,49 @@ TEST(ScanCliTest, ZerosWrittenDeepInASparseFileCostWhatOtherDataCosts) {
   }
   EXPECT_GT(metadata[1], 0u);
   EXPECT_EQ(metadata[0], metadata[1]);
+}
+
+// A block device is a zvol's data: a scan of block devices alone is a scan of zvols at the
+// profile's default volblocksize, labelled so (it printed recordsize 128K over 16K blocks, and
+// advised recordsize=128K), and --recordsize is refused there before anything is read.
+TEST(ScanCliTest, ABlockDeviceAloneIsScannedAsAZvol) {
+  testing::TempDir tmp;
+  // A node for a loop device that may hold nothing: only its type is looked at before the refusal.
+  const std::string node = (tmp.path() / "blk").string();
+  if (::mknod(node.c_str(), S_IFBLK | 0600, makedev(7, 250)) != 0) {
+    GTEST_SKIP() << "mknod of a block device node refused here: " << std::strerror(errno);
+  }
+  const auto refused = RunZsim({"scan", node, "--recordsize", "1M"});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_TRUE(refused.out.empty());
+  EXPECT_NE(refused.err.find("is a block device, which ZFS holds as a zvol: --recordsize cuts the "
+                             "files of a filesystem, not a zvol; give --volblocksize (16K is the "
+                             "default under profile 2.4)"),
+            std::string::npos)
+      << refused.err;
+  // A loop device over 4 MiB of data (and 4 MiB of zeros), read only, where losetup works here.
+  const std::string image = (tmp.path() / "image").string();
+  std::vector<uint8_t> bytes = testing::Xorshift64Bytes(11, 4096 * K);
+  bytes.resize(8192 * K, 0);
+  tmp.WriteFile("image", bytes);
+  const testing::CommandResult attach =
+      testing::RunCommand({"losetup", "--find", "--show", "--read-only", image});
+  if (attach.exit_code != 0) GTEST_SKIP() << "losetup does not work here: " << attach.err;
+  const std::string device = attach.out.substr(0, attach.out.find('\n'));
+  const auto r = RunZsim({"scan", device, "--json", "--compression", "off,lz4", "-q"});
+  testing::RunCommand({"losetup", "-d", device});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = ParseJson(r);
+  EXPECT_EQ(j["settings"]["volblocksize"], 16 * K);
+  ASSERT_EQ(j["results"].size(), 2u);
+  const json& off = ResultFor(j, 16 * K, "off");
+  // 8 MiB of 16K blocks: 256 of data, 256 of zeros (holes with dedup under 2.4, even off).
+  EXPECT_EQ(off["blocks"]["data"], 256);
+  EXPECT_EQ(off["blocks"]["holes"], 256);
+  EXPECT_EQ(ResultFor(j, 16 * K, "lz4")["blocks"]["holes"], 256);
+  bool reservation = false;
+  for (const json& item : j["advice"]["items"]) reservation |= item["kind"] == "zvol_reservation";
+  EXPECT_TRUE(reservation) << j["advice"].dump().substr(0, 400);
 }
 
 TEST(ScanCliTest, BadArgumentsAreRefusedWithWhatWouldBeRight) {

@@ -1,0 +1,32 @@
+// engine/cli/block_inputs.h
+//
+// Block devices named as a scan's inputs. ZFS holds a block device's data as a zvol, cut at its
+// volblocksize (the profile's default where --volblocksize is not given: pipeline/scan.cc),
+// never at a recordsize. So a scan whose every input is a block device is a scan of zvols and
+// says so, as --volblocksize would: its one row is the volblocksize, the report names that
+// property and gives the zvol advice. Before, such a scan printed its rows as recordsize 128K
+// (or 1M, as asked) over figures of 16K blocks, and advised "recordsize=128K" for a zvol.
+// --recordsize, which would cut none of its inputs, is refused there; a block device named
+// beside files is said on stderr (its figures are of the default volblocksize in every row).
+//
+// Thread safety: a function of the command and the file system's answers to stat(2).
+
+#ifndef ZSIM_ENGINE_CLI_BLOCK_INPUTS_H_
+#define ZSIM_ENGINE_CLI_BLOCK_INPUTS_H_
+
+#include <string>
+
+#include "engine/cli/flags.h"
+#include "zsim/status.h"
+
+namespace zsim::cli {
+
+// For `zsim scan` without --volblocksize: sets cmd->options.volblocksize to the profile's default
+// where every path named is a block device (following symbolic links), or refuses
+// --recordsize there (kInvalidArgument, the message to show); appends to `*notes` the lines to
+// print for block devices named among other paths. Reads nothing but the paths' metadata.
+Status ResolveBlockInputs(Command* cmd, std::string* notes);
+
+}  // namespace zsim::cli
+
+#endif  // ZSIM_ENGINE_CLI_BLOCK_INPUTS_H_
