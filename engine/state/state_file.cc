@@ -73,11 +73,18 @@ Status CheckSavePath(const std::string& path) {
 namespace {
 
 // Magic, version and the text header: what precedes the frames.
+// The text header's checksum: from format 23 seeded with the format version, so that a damaged
+// version word fails the check ("corrupt") instead of reading as another zsim's format; before,
+// of the text alone (seed 0 is XXH3_64bits).
+uint64_t HeaderSum(const std::string& text, uint32_t version) {
+  return XXH3_64bits_withSeed(text.data(), text.size(), version >= 23 ? version : 0);
+}
+
 std::string HeadBytes(const ScanState& state) {
   const std::string text = HeaderText(state);
   std::string head(kMagic, sizeof kMagic);
   const uint32_t version = kStateFormatVersion, len = static_cast<uint32_t>(text.size());
-  const uint64_t sum = XXH3_64bits(text.data(), text.size());
+  const uint64_t sum = HeaderSum(text, version);
   head.append(reinterpret_cast<const char*>(&version), 4);
   head.append(reinterpret_cast<const char*>(&len), 4);
   head.append(text);
@@ -160,7 +167,7 @@ Result<ScanState> Parse(ReadFn read, FrameReader& reader, const std::string& nam
   if (!read(text.data(), len) || !read(&sum, 8)) {
     return Status::Corruption(name + " is truncated: its header is incomplete");
   }
-  if (verify && XXH3_64bits(text.data(), text.size()) != sum) {
+  if (verify && HeaderSum(text, version) != sum) {
     return Status::Corruption(name + " is corrupt: its header fails its checksum");
   }
   if (version > kStateFormatVersion || version < kOldestReadableVersion) {

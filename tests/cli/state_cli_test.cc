@@ -7,9 +7,11 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -361,9 +363,15 @@ TEST_F(StateCliTest, DamagedForeignAndOtherVersionFilesAreRefused) {
   // Not a state file at all.
   const std::string text = "just some text, not a state file at all\n";
   refused(std::vector<uint8_t>(text.begin(), text.end()), "not a zsim state file");
-  // Another format version.
+  // Another format version: a file whose header's checksum (seeded with the version from format
+  // 23) holds, and one whose version word alone was damaged, which is corrupt.
   std::vector<uint8_t> other = bytes;
   other[8] = 99;
+  refused(other, "corrupt: its header fails its checksum");
+  uint32_t text_bytes = 0;
+  std::memcpy(&text_bytes, bytes.data() + 12, 4);
+  const uint64_t sum = XXH3_64bits_withSeed(bytes.data() + 16, text_bytes, 99);
+  std::memcpy(other.data() + 16 + text_bytes, &sum, 8);
   refused(other, "format version 99");
   // Missing file.
   const testing::CommandResult missing = testing::RunZsim({"report", StatePath("none")});
