@@ -714,6 +714,8 @@ TEST_F(StateCliTest, DiffRestsOnTheReportsLogicalBase) {
       EXPECT_EQ(data, input["bytes_read"].get<double>());  // a full scan reads all the data
       ASSERT_TRUE(row.contains("logical")) << row.dump();
       EXPECT_EQ(row["logical"][k].get<uint64_t>(), logical);
+      // The zeros stored as holes are shown beside it: psize is of the rest.
+      EXPECT_EQ(row["zero_lsize"][k], s["zero_lsize"]);
       EXPECT_DOUBLE_EQ(row["saved"][k].get<double>(), 1.0 - s["used"].get<double>() / data);
       EXPECT_EQ(s["saved_percent"].get<int>(),
                 static_cast<int>(std::round(100.0 * row["saved"][k].get<double>())));
