@@ -143,10 +143,30 @@ std::string CpuText(const SettingResult& s) {
 }
 
 // What makes the data take more room than compression leaves of it: sector rounding and
-// metadata, and with copies=N every block written N times.
+// metadata; on raidz the parity and padding of small blocks (zfs/allocation.h), on dRAID the
+// padding of every block to a whole stripe (a new user's dRAID of 8 data disks stored 75% more
+// than the data, which the report put down to "sector rounding and metadata"); with copies=N
+// every block written N times.
 std::string OverheadText(const ScanOptions& o) {
-  return o.copies > 1 ? fmt::format("sector rounding, metadata and copies={}", o.copies)
-                      : std::string("sector rounding and metadata");
+  std::string text =
+      o.vdev.kind == VdevKind::kDraid
+          ? fmt::format(
+                "dRAID's padding of every block to a whole stripe of {} "
+                "data sectors, its parity",
+                o.vdev.data)
+      : o.vdev.kind == VdevKind::kRaidz
+          ? std::string("raidz's parity and padding of small blocks, sector rounding")
+          : std::string("sector rounding");
+  if (o.copies > 1) return text + fmt::format(", metadata and copies={}", o.copies);
+  return text + " and metadata";
+}
+
+// On dRAID, where the data takes more room than its size: what keeps small blocks from taking a
+// whole stripe.
+std::string DraidSmallBlocksText(const ScanOptions& o, double saved) {
+  if (o.vdev.kind != VdevKind::kDraid || SavedPercentOf(saved) >= 0) return "";
+  return " On dRAID a small block takes a whole stripe: a special vdev with special_small_blocks "
+         "set, or fewer data disks per group, keeps small blocks off it.";
 }
 
 // What of the table an L2ARC leaves in RAM: its headers, and the fast dedup log.
@@ -238,6 +258,7 @@ AdviceItem CompressionItem(const Context& c) {
         "{} ({} stored in {}).",
         c.codec, CompressText(f), CpuText(f), OverheadText(c.r.options), c.codec, saves,
         BaseText(c.r.input, c.d.space), FormatBytes(f.used));
+    item.sentence += DraidSmallBlocksText(c.r.options, c.d.space.saved);
   } else {
     item.sentence = fmt::format("{} {} ({}) {}: {} stored in {}.", c.codec, saves, CompressText(f),
                                 CpuText(f), BaseText(c.r.input, c.d.space), FormatBytes(f.used));

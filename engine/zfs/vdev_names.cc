@@ -116,7 +116,9 @@ Result<VdevLayout> ParseVdev(std::string_view text) {
   } else if (word.substr(0, 5) == "draid") {
     if (!ParseParityWord(word, "draid", &v.parity)) return Bad(text, "draid parity is 1, 2 or 3");
     if (parts.size() != 3 || !ParseInt(parts[1], &v.data) || !ParseInt(parts[2], &v.children)) {
-      return Bad(text, "draid needs data disks per group and disks, e.g. draid2:8:11");
+      return Bad(text,
+                 "draid takes data disks per group and disks (draid2:8:11), or each field with its "
+                 "letter (draid2:4d:11c:1s)");
     }
     v.kind = VdevKind::kDraid;
   } else {

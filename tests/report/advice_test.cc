@@ -183,6 +183,22 @@ TEST(AdviceTest, DataLargerThanItsLogicalSizeIsSaidInWords) {
   r.results[0].used = 480 * kMiB;
   r.results[1].used = 420 * kMiB;
 
+  // On raidz and dRAID the layout's own cost is named first (a dRAID of 8 data disks put 75% over
+  // the data down to "sector rounding and metadata"), and on dRAID what keeps small blocks off it.
+  r.options.vdev = VdevLayout{VdevKind::kDraid, 2, 10, 8};
+  const Advice draid = ComputeAdvice(r);
+  EXPECT_THAT(Item(draid, AdviceKind::kCompression).sentence,
+              HasSubstr("but dRAID's padding of every block to a whole stripe of 8 data sectors, "
+                        "its parity and metadata still make the data take more room"));
+  EXPECT_THAT(Item(draid, AdviceKind::kCompression).sentence,
+              HasSubstr("a special vdev with special_small_blocks set, or fewer data disks per "
+                        "group, keeps small blocks off it."));
+  r.options.vdev = VdevLayout{VdevKind::kRaidz, 2, 6, 0};
+  EXPECT_THAT(Item(ComputeAdvice(r), AdviceKind::kSummary).sentence,
+              HasSubstr("(compressratio 1.15x: raidz's parity and padding of small blocks, sector "
+                        "rounding and metadata outweigh"));
+  r.options.vdev = VdevLayout{};
+
   // With copies=2 the copies are named among the causes (they were left out: "sector rounding
   // and metadata" alone, where every block is written twice).
   r.options.copies = 2;
