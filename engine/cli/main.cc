@@ -24,9 +24,9 @@
 
 #include "engine/base/size_suffix.h"
 #include "engine/base/temp_files.h"
-#include "engine/cli/block_inputs.h"
 #include "engine/cli/flags.h"
 #include "engine/cli/messages.h"
+#include "engine/cli/named_inputs.h"
 #include "engine/cli/output_file.h"
 #include "engine/ddt/fingerprint.h"
 #include "engine/finish/finish.h"
@@ -426,7 +426,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  // Block devices named: a scan of nothing else is a scan of zvols (cli/block_inputs.h). On every
+  // Block devices named: a scan of nothing else is a scan of zvols (cli/named_inputs.h). On every
   // rank, whose options must agree.
   std::string device_notes;
   if (Status s = cli::ResolveBlockInputs(&*cmd, &device_notes); !s.ok()) {
@@ -484,7 +484,7 @@ int main(int argc, char** argv) {
           "RAID 1 member) and differs where it does not (dm-crypt's ciphertext below); name " +
           "the one a pool would hold\n";
     }
-    notes += device_notes;
+    notes += device_notes + cli::PseudoFileSystemNotes(cmd->options.paths);
     if (!cmd->quiet) std::fputs(notes.c_str(), stderr);
   }
 

@@ -39,17 +39,6 @@ std::vector<bool> RootsCoveredByOthers(const std::vector<std::optional<FileKey>>
 // True when `key` is the identity of some root.
 bool IsARoot(const std::vector<std::optional<FileKey>>& ids, const FileKey& key);
 
-// True for the f_type (io::FileSystem::FileSystemType) of a kernel pseudo file system, whose
-// files the kernel makes up when they are read (proc, sysfs, cgroup and cgroup2, devpts, debugfs,
-// tracefs, securityfs, pstore, bpf, efivarfs, binfmt_misc, nsfs, selinuxfs, smackfs: the
-// constants of linux/magic.h; mqueue, configfs, fusectl: the kernel's own, which that header
-// does not export, kMqueueMagic and the next): a directory inside a tree on one is skipped
-// (SkipReason::kPseudoFileSystem). tmpfs, devtmpfs and the like hold real files and are walked.
-bool IsKernelPseudoFileSystem(uint64_t type);
-inline constexpr uint64_t kMqueueMagic = 0x19800202;    // MQUEUE_MAGIC, ipc/mqueue.c
-inline constexpr uint64_t kConfigfsMagic = 0x62656570;  // CONFIGFS_MAGIC, fs/configfs/mount.c
-inline constexpr uint64_t kFuseControlMagic =
-    0x65735543;  // FUSE_CTL_SUPER_MAGIC, fs/fuse/control.c
 // Whether a directory met inside a tree, on device `dev` under a directory on `parent_dev`, is a
 // kernel pseudo file system's mount point (asked of `fs` only where the device changes).
 bool IsPseudoMount(io::FileSystem* fs, const std::string& path, uint64_t dev, uint64_t parent_dev);

@@ -143,32 +143,6 @@ bool IsARoot(const std::vector<std::optional<FileKey>>& ids, const FileKey& key)
   return std::find(ids.begin(), ids.end(), std::optional<FileKey>(key)) != ids.end();
 }
 
-bool IsKernelPseudoFileSystem(uint64_t type) {
-  switch (type) {
-    case PROC_SUPER_MAGIC:
-    case SYSFS_MAGIC:
-    case CGROUP_SUPER_MAGIC:
-    case CGROUP2_SUPER_MAGIC:
-    case DEVPTS_SUPER_MAGIC:
-    case DEBUGFS_MAGIC:
-    case TRACEFS_MAGIC:
-    case SECURITYFS_MAGIC:
-    case PSTOREFS_MAGIC:
-    case BPF_FS_MAGIC:
-    case EFIVARFS_MAGIC:
-    case BINFMTFS_MAGIC:
-    case NSFS_MAGIC:
-    case SELINUX_MAGIC:
-    case SMACK_MAGIC:
-    case kMqueueMagic:
-    case kConfigfsMagic:
-    case kFuseControlMagic:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool IsPseudoMount(io::FileSystem* fs, const std::string& path, uint64_t dev, uint64_t parent_dev) {
   return dev != parent_dev && IsKernelPseudoFileSystem(fs->FileSystemType(path));
 }
@@ -219,6 +193,32 @@ WalkItem DirectoryItem(std::string path, const io::FileInfo& info,
 }
 
 }  // namespace internal
+
+bool IsKernelPseudoFileSystem(uint64_t type) {
+  switch (type) {
+    case PROC_SUPER_MAGIC:
+    case SYSFS_MAGIC:
+    case CGROUP_SUPER_MAGIC:
+    case CGROUP2_SUPER_MAGIC:
+    case DEVPTS_SUPER_MAGIC:
+    case DEBUGFS_MAGIC:
+    case TRACEFS_MAGIC:
+    case SECURITYFS_MAGIC:
+    case PSTOREFS_MAGIC:
+    case BPF_FS_MAGIC:
+    case EFIVARFS_MAGIC:
+    case BINFMTFS_MAGIC:
+    case NSFS_MAGIC:
+    case SELINUX_MAGIC:
+    case SMACK_MAGIC:
+    case kMqueueMagic:
+    case kConfigfsMagic:
+    case kFuseControlMagic:
+      return true;
+    default:
+      return false;
+  }
+}
 
 void CountExcludeMatches(const std::vector<std::string>& excludes, std::string_view path,
                          std::vector<uint64_t>* counts) {

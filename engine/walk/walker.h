@@ -51,7 +51,7 @@ enum class SkipReason : uint8_t {
   // bind mount back into the tree. Each (dev, ino) is counted once, as du and zdb do.
   kOverlap,
   // A directory inside a tree that is the mount point of a kernel pseudo file system (/proc,
-  // /sys, cgroup, devpts, debugfs...: walk_common.h IsKernelPseudoFileSystem): files the kernel
+  // /sys, cgroup, devpts, debugfs...: IsKernelPseudoFileSystem below): files the kernel
   // makes up as they are read, not data a pool would be given (/proc/kcore's size is the address
   // space). Named as an input, it is walked as asked.
   kPseudoFileSystem,
@@ -145,6 +145,19 @@ class Walker : public WalkSource {
   std::vector<std::string> root_names_;  // per root, its path lexically normal
   std::vector<bool> root_covered_;       // per root: another root counts its data (skipped)
 };
+
+// True for the f_type (io::FileSystem::FileSystemType) of a kernel pseudo file system, whose
+// files the kernel makes up when they are read (proc, sysfs, cgroup and cgroup2, devpts, debugfs,
+// tracefs, securityfs, pstore, bpf, efivarfs, binfmt_misc, nsfs, selinuxfs, smackfs: the
+// constants of linux/magic.h; mqueue, configfs, fusectl: the kernel's own, which that header
+// does not export, kMqueueMagic and the next): a directory inside a tree on one is skipped
+// (SkipReason::kPseudoFileSystem), and one named as an input is said to be on one
+// (cli/named_inputs.h). tmpfs, devtmpfs and the like hold real files and are walked.
+bool IsKernelPseudoFileSystem(uint64_t type);
+inline constexpr uint64_t kMqueueMagic = 0x19800202;    // MQUEUE_MAGIC, ipc/mqueue.c
+inline constexpr uint64_t kConfigfsMagic = 0x62656570;  // CONFIGFS_MAGIC, fs/configfs/mount.c
+inline constexpr uint64_t kFuseControlMagic =
+    0x65735543;  // FUSE_CTL_SUPER_MAGIC, fs/fuse/control.c
 
 }  // namespace zsim::walk
 

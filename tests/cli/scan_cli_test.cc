@@ -370,6 +370,23 @@ TEST(ScanCliTest, ABlockDeviceAloneIsScannedAsAZvol) {
   EXPECT_TRUE(reservation) << j["advice"].dump().substr(0, 400);
 }
 
+// A file of /proc named as an input: read as asked, but said to be made up by the kernel (its
+// size, 0, is not its content: the report's "0 B" read as a figure of what was named).
+TEST(ScanCliTest, AFileOfAKernelPseudoFileSystemIsSaidToBeOne) {
+  struct stat st;
+  if (::stat("/proc/self/status", &st) != 0) GTEST_SKIP() << "no /proc here";
+  const auto r = RunZsim({"scan", "/proc/self/status", "--no-progress"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("zsim: note: /proc/self/status lies on a kernel pseudo file system: its "
+                       "files are made up by the kernel as they are read"),
+            std::string::npos)
+      << r.err;
+  testing::TempDir tmp;
+  tmp.WriteFile("a", testing::Xorshift64Bytes(3, 4 * K));
+  EXPECT_EQ(RunZsim({"scan", tmp.path().string(), "--no-progress"}).err.find("pseudo"),
+            std::string::npos);
+}
+
 TEST(ScanCliTest, BadArgumentsAreRefusedWithWhatWouldBeRight) {
   testing::TempDir tmp;
   const std::string p = tmp.path().string();

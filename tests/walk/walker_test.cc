@@ -710,16 +710,16 @@ TEST(WalkerTest, KernelPseudoFileSystemsInsideATreeAreSkipped) {
   tmp.WriteFile("t/a", {1});
   tmp.WriteFile("t/proc/version", {2});
   tmp.WriteFile("t/sub/proc/x", {3});
-  EXPECT_TRUE(internal::IsKernelPseudoFileSystem(PROC_SUPER_MAGIC));
-  EXPECT_TRUE(internal::IsKernelPseudoFileSystem(CGROUP2_SUPER_MAGIC));
+  EXPECT_TRUE(IsKernelPseudoFileSystem(PROC_SUPER_MAGIC));
+  EXPECT_TRUE(IsKernelPseudoFileSystem(CGROUP2_SUPER_MAGIC));
   // The kernel's own magics, not in linux/magic.h: /dev/mqueue, /sys/kernel/config,
   // /sys/fs/fuse/connections.
-  EXPECT_TRUE(internal::IsKernelPseudoFileSystem(0x19800202));
-  EXPECT_TRUE(internal::IsKernelPseudoFileSystem(0x62656570));
-  EXPECT_TRUE(internal::IsKernelPseudoFileSystem(0x65735543));
-  EXPECT_FALSE(internal::IsKernelPseudoFileSystem(0x65735546));  // FUSE_SUPER_MAGIC: real files
-  EXPECT_FALSE(internal::IsKernelPseudoFileSystem(TMPFS_MAGIC));
-  EXPECT_FALSE(internal::IsKernelPseudoFileSystem(EXT4_SUPER_MAGIC));
+  EXPECT_TRUE(IsKernelPseudoFileSystem(0x19800202));
+  EXPECT_TRUE(IsKernelPseudoFileSystem(0x62656570));
+  EXPECT_TRUE(IsKernelPseudoFileSystem(0x65735543));
+  EXPECT_FALSE(IsKernelPseudoFileSystem(0x65735546));  // FUSE_SUPER_MAGIC: real files
+  EXPECT_FALSE(IsKernelPseudoFileSystem(TMPFS_MAGIC));
+  EXPECT_FALSE(IsKernelPseudoFileSystem(EXT4_SUPER_MAGIC));
   const std::filesystem::path t = tmp.path() / "t";
   for (uint64_t type : {uint64_t{PROC_SUPER_MAGIC}, uint64_t{TMPFS_MAGIC}}) {
     SCOPED_TRACE(type);

@@ -1,4 +1,7 @@
-// engine/cli/block_inputs.h
+// engine/cli/named_inputs.h
+//
+// What the paths named to `zsim scan` are, looked at before the scan: block devices, and files
+// of kernel pseudo file systems.
 //
 // Block devices named as a scan's inputs. ZFS holds a block device's data as a zvol, cut at its
 // volblocksize (the profile's default where --volblocksize is not given: pipeline/scan.cc),
@@ -11,10 +14,11 @@
 //
 // Thread safety: a function of the command and the file system's answers to stat(2).
 
-#ifndef ZSIM_ENGINE_CLI_BLOCK_INPUTS_H_
-#define ZSIM_ENGINE_CLI_BLOCK_INPUTS_H_
+#ifndef ZSIM_ENGINE_CLI_NAMED_INPUTS_H_
+#define ZSIM_ENGINE_CLI_NAMED_INPUTS_H_
 
 #include <string>
+#include <vector>
 
 #include "engine/cli/flags.h"
 #include "zsim/status.h"
@@ -27,6 +31,13 @@ namespace zsim::cli {
 // print for block devices named among other paths. Reads nothing but the paths' metadata.
 Status ResolveBlockInputs(Command* cmd, std::string* notes);
 
+// The lines to print for paths named that lie on a kernel pseudo file system (/proc, /sys...:
+// walk/walker.h IsKernelPseudoFileSystem). A tree's walk skips such mounts; named, they are read
+// as asked, but their files are made up by the kernel as they are read and their sizes are not
+// their contents (/proc/self/status: 0 bytes, read as an empty file; a sysfs file: 4096, and
+// "shrank" when read), which a new user took for figures of what was named.
+std::string PseudoFileSystemNotes(const std::vector<std::string>& paths);
+
 }  // namespace zsim::cli
 
-#endif  // ZSIM_ENGINE_CLI_BLOCK_INPUTS_H_
+#endif  // ZSIM_ENGINE_CLI_NAMED_INPUTS_H_

@@ -1,10 +1,12 @@
-#include "engine/cli/block_inputs.h"
+#include "engine/cli/named_inputs.h"
 
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include <vector>
 
 #include "engine/cli/messages.h"
+#include "engine/walk/walker.h"
 #include "engine/zfs/profile.h"
 
 namespace zsim::cli {
@@ -42,6 +44,20 @@ Status ResolveBlockInputs(Command* cmd, std::string* notes) {
               "'s default) in every recordsize row; --volblocksize cuts every input as a zvol\n";
   }
   return Status::Ok();
+}
+
+std::string PseudoFileSystemNotes(const std::vector<std::string>& paths) {
+  std::string notes;
+  for (const std::string& path : paths) {
+    struct statfs fs;
+    if (::statfs(path.c_str(), &fs) != 0) continue;  // the checks that follow say why
+    if (!walk::IsKernelPseudoFileSystem(static_cast<uint64_t>(fs.f_type))) continue;
+    notes += "zsim: note: " + Shown(path) +
+             " lies on a kernel pseudo file system: its files are made up by the kernel as they "
+             "are read and their sizes are not their contents (read as their size says: empty, "
+             "or short of it); a pool would be given what a copy of them holds\n";
+  }
+  return notes;
 }
 
 }  // namespace zsim::cli
