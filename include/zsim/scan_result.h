@@ -299,8 +299,9 @@ struct Breakdowns {
 // Dedup that needs no DDT, at one block size: whole-file duplicates (block cloning / hard links
 // would get them) and all-zero blocks (holes with compression on).
 struct DedupSources {
-  uint64_t recordsize = 0;            // the block size (recordsize or volblocksize) they are of
-  uint64_t duplicate_files = 0;       // files whose whole content another file also has
+  uint64_t recordsize = 0;  // the block size (recordsize or volblocksize) they are of
+  // Files whose whole content another file also has (not copies of an embedded one-block file).
+  uint64_t duplicate_files = 0;
   uint64_t duplicate_file_bytes = 0;  // their lsize at this block size beyond the first copy
   uint64_t zero_blocks = 0;           // all-zero data blocks of this block size
   uint64_t zero_block_bytes = 0;
