@@ -190,8 +190,9 @@ Status CheckIndirectCounts(const state::ScanState& s, const ReportOptions& r) {
       for (const auto& [shape, count] : setting) {
         // The counts over the non-hole blocks, and over those and the zero blocks the no-dedup
         // write path writes.
-        const auto holes_between = [&](const std::vector<uint64_t>& counts, uint64_t written) {
-          return !counts.empty() && written > 1 && written < shape.blocks;
+        const uint64_t blocks = shape.blocks;
+        const auto holes_between = [blocks](const std::vector<uint64_t>& counts, uint64_t written) {
+          return !counts.empty() && written > 1 && written < blocks;
         };
         if (!holes_between(shape.indirects, shape.non_hole) &&
             !holes_between(shape.written_indirects, shape.non_hole + shape.zero_blocks)) {
