@@ -323,7 +323,7 @@ Result<Command> ParseCommandLine(int argc, const char* const* argv) {
       "early abort (zstd-3 and up, blocks of 128K and more) under another budget or profile "
       "(format 9 and older) or a block compressed under another budget (zstd in format 8, "
       "any codec in format 7); zero blocks with "
-      "compression=off (2.4 against older), a sampled table "
+      "compression=off (2.3.3 and 2.4 against older, where the tree holds any), a sampled table "
       "(--sample, --max-memory), a state of format 6 or older (profile and rounding unit "
       "fixed). Fixed by the scan: recordsizes, compressions, checksum, sampling");
   std::vector<std::string> state_paths;

@@ -11,7 +11,7 @@
 //     well as their number.
 // The dedup table's sample then only has to give each stratum's mean dsize per block (full) or
 // per auxiliary byte (small), ratios that vary little (none at all without compression),
-// instead of the count itself (tally.cc).
+// instead of the count itself (finish/sampled_table.cc).
 // All-zero blocks are not counted here: the table keeps every zero key exactly.
 //
 // Memory: 208 KiB per recordsize, whatever the data; standard errors 0.41% (full keys), 0.81%

@@ -15,7 +15,7 @@
 // Why zsim has it: a dedup table sampled 1/M (--sample, --max-memory) sees only 1/M of the
 // distinct blocks, and scaling that count by M carries the sample's whole error (about
 // sqrt(M / distinct)). The sketch counts every distinct block, so the dedup ratio's denominator
-// stays within a fraction of a percent however small M makes the table (tally.cc).
+// stays within a fraction of a percent however small M makes the table (finish/sampled_table.cc).
 //
 // Thread safety: Add from any thread concurrently (relaxed atomics: a register only rises);
 // Estimate when no Add runs.

@@ -258,26 +258,37 @@ void FinishBreakdowns(const state::BreakdownState& bd,
       return state::ContentLsize(content, 0) <= block_bytes[0] &&
              state::ContentLsize(content, r) <= block_bytes[r];
     };
-    std::vector<uint64_t> embedded;  // Mix64(key.lo) of the row's embedded entries, sorted
-    const bool any_single = std::any_of(bd.contents.begin(), bd.contents.end(), [&](const auto& c) {
-      return c.second >= 2 && single_block(c.first);
-    });
-    if (any_single && featured < settings && r < tables.size()) {
+    // The single-block duplicated contents' hashes, sorted; those whose block is embedded are
+    // marked while the table is read. Not under dedup sampling (--sample 1/M): its table keeps a
+    // key 1 time in M, so a content would be told apart only where its key happened to be kept.
+    std::vector<uint64_t> singles;
+    for (const auto& [content, copies] : bd.contents) {
+      if (copies >= 2 && single_block(content)) singles.push_back(content.lo);
+    }
+    std::sort(singles.begin(), singles.end());
+    singles.erase(std::unique(singles.begin(), singles.end()), singles.end());
+    std::vector<bool> embedded(singles.size(), false);
+    if (!singles.empty() && featured < settings && r < tables.size() &&
+        tables[r]->sample_shift() == 0) {
       const int level = featured < known_levels[r].size() ? known_levels[r][featured] : -1;
       tables[r]->ForEach([&](const ddt::EntryView& e) {
         if (e.is_zero) return;
-        const ddt::PsizeCode known = KnownCode(e, featured, level, tables[r]->sample_shift());
+        const auto it = std::lower_bound(singles.begin(), singles.end(), Mix64(e.key.lo));
+        if (it == singles.end() || *it != Mix64(e.key.lo)) return;
+        const ddt::PsizeCode known = KnownCode(e, featured, level, 0);
         if (ddt::IsEmbeddedCode(settlers[r].Settle(e, known, featured))) {
-          embedded.push_back(Mix64(e.key.lo));
+          embedded[static_cast<size_t>(it - singles.begin())] = true;
         }
       });
-      std::sort(embedded.begin(), embedded.end());
     }
     for (const auto& [content, copies] : bd.contents) {
       if (copies < 2) continue;
-      if (single_block(content) &&
-          std::binary_search(embedded.begin(), embedded.end(), content.lo)) {
-        continue;
+      if (single_block(content)) {
+        const auto it = std::lower_bound(singles.begin(), singles.end(), content.lo);
+        if (it != singles.end() && *it == content.lo &&
+            embedded[static_cast<size_t>(it - singles.begin())]) {
+          continue;
+        }
       }
       const uint64_t weight = state::ContentIsWhole(content) ? 1 : src.sample_modulus;
       src.duplicate_files += (copies - 1) * weight;

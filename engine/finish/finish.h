@@ -10,7 +10,8 @@
 // What the report may choose (ReportOptions): the vdev layout, ashift and copies (allocation,
 // metadata, DDT size), the profile, the RAM budget and the DDT format. What it may not: what the
 // kept outcomes cannot tell (a block compressed under another budget whose fate under the
-// report's is not known, zstd early abort, zero blocks with compression=off; for states of
+// report's is not known, zstd early abort, zero blocks with compression=off where the tree
+// holds any; for states of
 // format 6 and older, any change of profile or rounding unit) or anything not scanned (a
 // recordsize or codec outside the state: report every one the state holds). CheckReportOptions
 // says which.

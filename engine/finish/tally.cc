@@ -190,7 +190,7 @@ double Anchor(const ddt::EntryView& e, int anchor) {
 // A near-anchored setting (estimate::NearAnchors) whose plan also gives it a regression anchor
 // (SamplingPlan::anchors: lz4 or lzjb, coded whole): both estimators' intervals on the blocks its
 // final level samples, to take the narrower where the near anchor's would be the bounds of a rare
-// difference (Tally::Finish).
+// difference (ChooseSamples).
 struct FollowerChoice {
   estimate::RareDifferenceBound rare;          // on the near anchor
   estimate::RegressionEstimator regression;    // on the regression anchor, per referenced block

@@ -247,8 +247,9 @@ AdviceItem CompressionItem(const Context& c) {
     item.verdict = Verdict::kCompressAnyway;
     item.sentence = fmt::format(
         "The data barely compresses: {} {}{} ({}). Keep {} on anyway: it gives up early on "
-        "incompressible blocks and stores all-zero blocks as holes.",
-        c.codec, saves, AboveLogicalCause(c.r.options, c.d.space.saved), CompressText(f), c.codec);
+        "incompressible blocks and stores all-zero blocks as holes.{}",
+        c.codec, saves, AboveLogicalCause(c.r.options, c.d.space.saved), CompressText(f), c.codec,
+        DraidSmallBlocksText(c.r.options, c.d.space.saved));
     return item;
   }
   if (SavedPercentOf(c.d.space.saved) < 0) {

@@ -70,11 +70,13 @@ void Subtract(estimate::OccurrenceSums& s, const estimate::OccurrenceSums& o) {
   }
 }
 
+// Whether `key` was there.
 template <typename Map, typename Key>
-void Decrement(Map& map, const Key& key) {
+bool Decrement(Map& map, const Key& key) {
   auto it = map.find(key);
-  if (it == map.end()) return;
+  if (it == map.end()) return false;
   if (--it->second == 0) map.erase(it);
+  return true;
 }
 
 class TakeOut {
@@ -124,14 +126,17 @@ class TakeOut {
       for (size_t c = 0; c < settings; ++c) {
         const uint64_t non_hole = read - (zero_is_hole_[c] ? f.zero_blocks[r] : 0);
         const uint64_t zeros = zero_written_[c] ? f.zero_blocks[r] : 0;
-        const FileShape shape{
-            layout.block_bytes,
-            layout.blocks,
-            non_hole,
-            zeros,
-            IndirectsFor(f.indirects, r, zero_is_hole_[c]),
-            zeros != 0 ? IndirectsFor(f.indirects, r, false) : std::vector<uint64_t>{}};
-        Decrement(row.files[c], shape);
+        FileShape shape{layout.block_bytes,
+                        layout.blocks,
+                        non_hole,
+                        zeros,
+                        IndirectsFor(f.indirects, r, zero_is_hole_[c]),
+                        zeros != 0 ? IndirectsFor(f.indirects, r, false) : std::vector<uint64_t>{}};
+        // A state of format 22 or older keeps no written_indirects: its shape has none.
+        if (!Decrement(row.files[c], shape) && !shape.written_indirects.empty()) {
+          shape.written_indirects.clear();
+          Decrement(row.files[c], shape);
+        }
         setting_lsize[r * settings + c] = non_hole * layout.block_bytes;
         if (zero_is_hole_[c])
           setting_zero_lsize[r * settings + c] = f.zero_blocks[r] * layout.block_bytes;

@@ -73,22 +73,25 @@ Status CheckSavePath(const std::string& path) {
 namespace {
 
 // Magic, version and the text header: what precedes the frames.
-// The text header's checksum: from format 23 seeded with the format version, so that a damaged
-// version word fails the check ("corrupt") instead of reading as another zsim's format; before,
-// of the text alone (seed 0 is XXH3_64bits).
-uint64_t HeaderSum(const std::string& text, uint32_t version) {
-  return XXH3_64bits_withSeed(text.data(), text.size(), version >= 23 ? version : 0);
+// From format 23 a second checksum of the text header follows the first, seeded with the format
+// version, so that a damaged version word fails it ("corrupt") instead of reading as a format
+// another zsim wrote. The first stays of the text alone: a zsim of an older format checks it, then
+// names the version it cannot read. Formats after 23 keep both.
+uint64_t VersionSum(const std::string& text, uint32_t version) {
+  return XXH3_64bits_withSeed(text.data(), text.size(), version);
 }
 
 std::string HeadBytes(const ScanState& state) {
   const std::string text = HeaderText(state);
   std::string head(kMagic, sizeof kMagic);
   const uint32_t version = kStateFormatVersion, len = static_cast<uint32_t>(text.size());
-  const uint64_t sum = HeaderSum(text, version);
+  const uint64_t sum = XXH3_64bits(text.data(), text.size());
+  const uint64_t version_sum = VersionSum(text, version);
   head.append(reinterpret_cast<const char*>(&version), 4);
   head.append(reinterpret_cast<const char*>(&len), 4);
   head.append(text);
   head.append(reinterpret_cast<const char*>(&sum), 8);
+  head.append(reinterpret_cast<const char*>(&version_sum), 8);
   return head;
 }
 
@@ -167,8 +170,17 @@ Result<ScanState> Parse(ReadFn read, FrameReader& reader, const std::string& nam
   if (!read(text.data(), len) || !read(&sum, 8)) {
     return Status::Corruption(name + " is truncated: its header is incomplete");
   }
-  if (verify && HeaderSum(text, version) != sum) {
+  if (verify && XXH3_64bits(text.data(), text.size()) != sum) {
     return Status::Corruption(name + " is corrupt: its header fails its checksum");
+  }
+  if (version >= 23) {
+    uint64_t version_sum = 0;
+    if (!read(&version_sum, 8)) {
+      return Status::Corruption(name + " is truncated: its header is incomplete");
+    }
+    if (verify && VersionSum(text, version) != version_sum) {
+      return Status::Corruption(name + " is corrupt: its format version fails its checksum");
+    }
   }
   if (version > kStateFormatVersion || version < kOldestReadableVersion) {
     const std::string writer = text.substr(0, text.find('\n'));
@@ -229,9 +241,10 @@ Result<ScanState> ParseState(ByteView bytes, bool verify_checksums, bool keep_ke
   char magic[sizeof kMagic];
   uint32_t version = 0, len = 0;
   size_t header_end = 0;
-  if (read(magic, sizeof magic) && read(&version, 4) && read(&len, 4) &&
-      bytes.size() - pos >= size_t{len} + 8) {
-    header_end = pos + len + 8;
+  // The text, its checksum and, from format 23, the version's (HeadBytes).
+  if (read(magic, sizeof magic) && read(&version, 4) && read(&len, 4)) {
+    const size_t sums = version >= 23 ? 16 : 8;
+    if (bytes.size() - pos >= size_t{len} + sums) header_end = pos + len + sums;
   }
   pos = 0;
   FrameReader reader(bytes.subspan(std::min(header_end, bytes.size())), verify_checksums);

@@ -4,7 +4,8 @@
 // other hosts' scans, or compare later. Layout:
 //
 //   "ZSIMSTAT" | u32 format version | u32 length + text header + u64 XXH3-64 of the text
-//     (from format 23 seeded with the version, which a damaged version word then fails)
+//     | from format 23, u64 XXH3-64 of the text seeded with the version (a damaged version word
+//     fails it; an older zsim checks the first and names the version it cannot read)
 //   | frames (state/frame_stream.h): the options, the sampling plan, the input summary, the
 //     directory shapes, the breakdown, then per recordsize its file shapes, occurrence sample,
 //     sketches and dedup table (entries streamed from the table, one frame of memory), then
@@ -119,9 +120,10 @@ namespace zsim::state {
 // 23: a file shape whose all-zero blocks the no-dedup write path writes keeps the indirect blocks
 // per level over them and its non-hole blocks (FileShape::written_indirects), after its
 // indirects; version 22 and older are read without them (`used` then takes such a file's data as
-// spread over it, as it did). And the text header's checksum is seeded with the format version
-// (it was of the text alone), so that a damaged version word reads as corrupt, not as a format
-// another zsim wrote.
+// spread over it, as it did). And a second checksum of the text header, seeded with the format
+// version, follows the first, so that a damaged version word reads as corrupt, not as a format
+// another zsim wrote. And after the input's data bytes, what was said of the paths named before
+// reading them (InputSummary::notes); version 22 and older are read with none.
 inline constexpr uint32_t kStateFormatVersion = 23;
 inline constexpr uint32_t kOldestReadableVersion = 2;
 

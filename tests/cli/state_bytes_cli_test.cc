@@ -73,9 +73,7 @@ uint32_t U32At(const std::vector<uint8_t>& b, size_t at) {
 
 Split SplitAtRun(const std::vector<uint8_t>& bytes) {
   Split s;
-  // "ZSIMSTAT" | u32 version | u32 length, text | u64 checksum
-  size_t at = 8 + 4;
-  at += 4 + U32At(bytes, at) + 8;
+  size_t at = testing::StateFramesBegin(bytes.data(), bytes.size());
   size_t last = 0;  // where the last non-empty frame starts
   while (at + 4 <= bytes.size()) {
     const uint32_t len = U32At(bytes, at);

@@ -849,8 +849,9 @@ def save_tree(name="save_bytes", links=False, pieces=False):
 def state_data(path):
     """A state file's bytes before its run section (the last frame before the end frame)."""
     b = open(path, "rb").read()
-    at = 8 + 4
-    at += 4 + int.from_bytes(b[at:at + 4], "little") + 8
+    # magic, version, text header, its checksum and, from format 23, the version's checksum
+    version = int.from_bytes(b[8:12], "little")
+    at = 16 + int.from_bytes(b[12:16], "little") + (16 if version >= 23 else 8)
     last = None
     while at + 4 <= len(b):
         n = int.from_bytes(b[at:at + 4], "little")

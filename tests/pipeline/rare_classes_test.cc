@@ -198,8 +198,7 @@ std::string BytesBeforeTheRun(const std::string& path) {
     for (int k = 3; k >= 0; --k) v = v << 8 | uint8_t(b[at + size_t(k)]);
     return v;
   };
-  size_t at = 8 + 4;
-  at += 4 + u32(at) + 8;  // the text header
+  size_t at = testing::StateFramesBegin(reinterpret_cast<const uint8_t*>(b.data()), b.size());
   size_t last = 0;
   while (at + 4 <= b.size() && u32(at) != 0) {
     last = at;

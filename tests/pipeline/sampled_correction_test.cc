@@ -1,6 +1,7 @@
 // A sampled table's allocated side, corrected by regression on the referenced ratio
-// (estimate/ratio_regression.h, finish/tally.cc): its interval must hold the exact dedup ratio
-// when the kept entries' referenced ratio is off for a reason the correction does not describe.
+// (estimate/ratio_regression.h, finish/sampled_table.cc): its interval must hold the exact dedup
+// ratio when the kept entries' referenced ratio is off for a reason the correction does not
+// describe.
 
 #include <gtest/gtest.h>
 

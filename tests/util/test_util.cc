@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -133,6 +135,15 @@ void WriteRecordFiles(TempDir& tmp, const std::string& prefix, int first, int la
 }
 
 std::filesystem::path GoldenDir() { return ZSIM_GOLDEN_DIR; }
+
+size_t StateFramesBegin(const uint8_t* bytes, size_t size) {
+  if (size < 16) return size;
+  uint32_t version = 0, text = 0;
+  std::memcpy(&version, bytes + 8, 4);
+  std::memcpy(&text, bytes + 12, 4);
+  const size_t begin = 16 + size_t{text} + (version >= 23 ? 16 : 8);
+  return std::min(begin, size);
+}
 
 uint64_t SplitMix64(uint64_t seed, uint64_t i) {
   uint64_t x = seed * 0x9E3779B97F4A7C15ull + i;

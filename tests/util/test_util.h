@@ -101,6 +101,11 @@ std::string ReadText(const std::filesystem::path& path);
 // tests/golden (data copied from shared/golden, see tests/golden/README.md).
 std::filesystem::path GoldenDir();
 
+// Where a state file's frames begin (state/state_file.h): after the magic, the format version,
+// the text header and its checksum, and from format 23 the version's checksum. `size` if the
+// bytes are too short to hold a header.
+size_t StateFramesBegin(const uint8_t* bytes, size_t size);
+
 }  // namespace zsim::testing
 
 namespace zsim {
