@@ -33,6 +33,9 @@ struct Command {
   ScanOptions options;
   // scan: --recordsize (or -o recordsize=) was given, not taken by default.
   bool recordsize_given = false;
+  // scan: every input is a block device, and options.volblocksize is the profile's default for
+  // want of --volblocksize (cli/named_inputs.h ResolveBlockInputs).
+  bool devices_as_zvols = false;
   bool json = false;
   bool wide = false;  // --wide: the text report's every column, whatever the width
   std::optional<std::string> html_path;  // --html FILE: also write the HTML report there

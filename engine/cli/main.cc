@@ -428,8 +428,10 @@ int main(int argc, char** argv) {
 
   // Block devices named: a scan of nothing else is a scan of zvols (cli/named_inputs.h). On every
   // rank, whose options must agree.
-  std::string device_notes;
-  if (Status s = cli::ResolveBlockInputs(&*cmd, &device_notes); !s.ok()) {
+  // What is said of the paths named before reading them, kept in the state too
+  // (InputSummary::notes): rank 0's.
+  std::vector<std::string> input_notes;
+  if (Status s = cli::ResolveBlockInputs(&*cmd, &input_notes); !s.ok()) {
     if (!quiet_rank) cli::PrintError(s.message());
     return cli::kExitUsage;
   }
@@ -477,14 +479,16 @@ int main(int argc, char** argv) {
     // A mapped device named with a device under it (an LVM volume and its physical volume, say):
     // both are read, and said so, as the figures may count the same data twice.
     for (const auto& [upper, lower] : zsim::walk::StackedDevices("/sys", rdevs)) {
-      notes +=
-          "zsim: note: " + cli::Shown(device_paths[upper]) + " lies on " +
-          cli::Shown(device_paths[lower]) + ", also named: both are read, so their data " +
-          "counts twice where the mapping keeps the bytes (a linear LVM volume, multipath, a " +
-          "RAID 1 member) and differs where it does not (dm-crypt's ciphertext below); name " +
-          "the one a pool would hold\n";
+      input_notes.push_back(
+          cli::Shown(device_paths[upper]) + " lies on " + cli::Shown(device_paths[lower]) +
+          ", also named: both are read, so their data counts twice where the mapping keeps the "
+          "bytes (a linear LVM volume, multipath, a RAID 1 member) and differs where it does not "
+          "(dm-crypt's ciphertext below); name the one a pool would hold");
     }
-    notes += device_notes + cli::PseudoFileSystemNotes(cmd->options.paths);
+    for (std::string& note : cli::PseudoFileSystemNotes(cmd->options.paths)) {
+      input_notes.push_back(std::move(note));
+    }
+    for (const std::string& note : input_notes) notes += "zsim: note: " + note + "\n";
     if (!cmd->quiet) std::fputs(notes.c_str(), stderr);
   }
 
@@ -545,6 +549,17 @@ int main(int argc, char** argv) {
       Result<state::ScanState> base = state::LoadState(*cmd->since_path);
       if (!base.ok()) {
         cli::PrintError("--since: " + base.status().message());
+        return cli::kExitUsage;
+      }
+      // A scan of block devices alone cut them at recordsize rows before it became a scan of
+      // zvols (cli/named_inputs.h): such a base cannot be matched (--recordsize is refused now).
+      if (cmd->devices_as_zvols && !base->options.volblocksize) {
+        cli::PrintError("--since: " + *cmd->since_path +
+                        " was saved by a zsim that cut block devices named alone at recordsize "
+                        "rows; this one scans them as zvols (volblocksize " +
+                        std::to_string(*cmd->options.volblocksize >> 10) +
+                        "K): scan them in full once, without --since (block devices are read "
+                        "whole by a rescan anyway)");
         return cli::kExitUsage;
       }
       since = std::move(*base);
@@ -671,6 +686,7 @@ int main(int argc, char** argv) {
     if (cmd->since_path && !cmd->quiet) {
       std::fprintf(stderr, "%s\n", cli::FormatSinceSummary(since_summary).c_str());
     }
+    scanned->input.notes = input_notes;  // this run's (a --since base's were of its own paths)
     // An --exclude that left everything in is most often a pattern spelled for another tool.
     if (!cmd->quiet && !cmd->options.excludes.empty() && !scanned->partial &&
         !scanned->input.skipped.contains("excluded")) {

@@ -26,17 +26,19 @@
 namespace zsim::cli {
 
 // For `zsim scan` without --volblocksize: sets cmd->options.volblocksize to the profile's default
-// where every path named is a block device (following symbolic links), or refuses
-// --recordsize there (kInvalidArgument, the message to show); appends to `*notes` the lines to
-// print for block devices named among other paths. Reads nothing but the paths' metadata.
-Status ResolveBlockInputs(Command* cmd, std::string* notes);
+// where every path named that exists is a block device (following symbolic links; then
+// cmd->devices_as_zvols), or refuses
+// --recordsize there (kInvalidArgument, the message to show); appends to `*notes` a sentence for
+// each block device named among other paths (InputSummary::notes). Reads nothing but the paths'
+// metadata.
+Status ResolveBlockInputs(Command* cmd, std::vector<std::string>* notes);
 
-// The lines to print for paths named that lie on a kernel pseudo file system (/proc, /sys...:
-// walk/walker.h IsKernelPseudoFileSystem). A tree's walk skips such mounts; named, they are read
-// as asked, but their files are made up by the kernel as they are read and their sizes are not
-// their contents (/proc/self/status: 0 bytes, read as an empty file; a sysfs file: 4096, and
-// "shrank" when read), which a new user took for figures of what was named.
-std::string PseudoFileSystemNotes(const std::vector<std::string>& paths);
+// A sentence (InputSummary::notes) for each path named that lies on a kernel pseudo file system
+// (/proc, /sys...: walk/walker.h IsKernelPseudoFileSystem). A tree's walk skips such mounts; named,
+// they are read as asked, but their files are made up by the kernel as they are read and their
+// sizes are not their contents (/proc/self/status: 0 bytes, read as an empty file; a sysfs file:
+// 4096, and "shrank" when read), which a new user took for figures of what was named.
+std::vector<std::string> PseudoFileSystemNotes(const std::vector<std::string>& paths);
 
 }  // namespace zsim::cli
 

@@ -71,6 +71,7 @@ void Scanned(const ScanResult& r, std::string& out) {
     }
     out += ".";
   }
+  for (const std::string& note : r.input.notes) out += " Note: " + HtmlEscape(note) + ".";
   out += "</p>\n";
   if (!r.input.errors.empty()) {
     out += "<p>" + HtmlEscape(PathErrorsHeading(r.input.errors)) + ":</p>\n<ul>\n";

@@ -369,6 +369,7 @@ std::string ToJson(const ScanResult& r, const Advice& advice) {
         {"named_complete", r.input.named_complete},
         {"skipped", skipped},
         {"errors", errors},
+        {"notes", r.input.notes},
         {"top_up", top_up}}},
       {"settings", settings},
       {"results", results},

@@ -47,6 +47,7 @@ void Scanned(const ScanResult& r, size_t width, std::string& out) {
     }
     out += "Skipped: " + list + "\n";
   }
+  for (const std::string& note : r.input.notes) out += Wrap("Note: " + note + ".", width, "", "  ");
   if (!r.input.errors.empty()) {
     out += PathErrorsHeading(r.input.errors) + ":\n";
     for (const PathError& e : r.input.errors) {

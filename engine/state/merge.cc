@@ -419,6 +419,11 @@ MergeCounts Merge(ScanState& into, const ScanState& from) {
   for (const auto& [reason, count] : fin.skipped) in.skipped[reason] += count;
   in.errors.insert(in.errors.end(), fin.errors.begin(), fin.errors.end());
   in.files_counted_twice += fin.files_counted_twice;
+  for (const std::string& note : fin.notes) {
+    if (std::find(in.notes.begin(), in.notes.end(), note) == in.notes.end()) {
+      in.notes.push_back(note);
+    }
+  }
   std::stable_sort(in.errors.begin(), in.errors.end(),
                    [](const PathError& p, const PathError& q) { return p.path < q.path; });
   // File records (the base of --since) merge when both parts kept them: `from`'s references

@@ -503,6 +503,11 @@ void GetState(FrameReader& r, ScanState& s, uint32_t version, bool keyed) {
   } else {
     in.bytes_data_known = false;  // the saved figures rest on each row's logical size
   }
+  if (version >= 23) {
+    for (uint64_t i = 0, n = Count(r, 1 << 16, "input note"); i < n && r.ok(); ++i) {
+      in.notes.push_back(r.Str());
+    }
+  }
   for (uint64_t i = 0, n = Count(r, kMaxCount, "directory shape"); i < n && r.ok(); ++i) {
     DirectoryShape d;
     d.entries = r.U64();

@@ -386,6 +386,8 @@ void PutState(FrameWriter& w, const ScanState& s, bool resolve_keys) {
   w.U8(in.named_complete);
   w.U8(in.bytes_data_known);  // from format 22
   w.U64(in.bytes_data);
+  w.U64(in.notes.size());  // from format 23
+  for (const std::string& note : in.notes) w.Str(note);
   w.U64(s.directories.size());
   for (const auto& [d, n] : s.directories) {
     w.U64(d.entries);

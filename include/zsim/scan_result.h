@@ -253,6 +253,11 @@ struct InputSummary {
   uint64_t files_named = 0;
   uint64_t bytes_named = 0;
   bool named_complete = false;
+  // What zsim said of the paths named before reading them, one sentence each (a block device
+  // named beside files, or on another one also named; a path on a kernel pseudo file system):
+  // on stderr at the start, and here so that a report of the saved state says it too. A merge
+  // keeps each part's (each sentence once); states of format 22 and older hold none.
+  std::vector<std::string> notes;
   // The rows the top-up took up or that are topped, in the order of the block sizes; empty
   // where none was (a scan's state keeps them: ScanResult is built from it, not saved).
   std::vector<TopUpSummary> top_up;

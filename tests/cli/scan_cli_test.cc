@@ -385,6 +385,27 @@ TEST(ScanCliTest, AFileOfAKernelPseudoFileSystemIsSaidToBeOne) {
   tmp.WriteFile("a", testing::Xorshift64Bytes(3, 4 * K));
   EXPECT_EQ(RunZsim({"scan", tmp.path().string(), "--no-progress"}).err.find("pseudo"),
             std::string::npos);
+  // The note is the report's too (input.notes, the text's "Note:"), and the saved state's: a
+  // report of it, and a merge with another state (once).
+  const std::string proc_state = (tmp.path() / "proc.zstate").string();
+  const std::string tree_state = (tmp.path() / "tree.zstate").string();
+  const auto saved = RunZsim({"scan", "/proc/self/status", "--json", "-q", "--save", proc_state});
+  ASSERT_EQ(saved.exit_code, 0) << saved.err;
+  const json notes = ParseJson(saved)["input"]["notes"];
+  ASSERT_EQ(notes.size(), 1u) << notes.dump();
+  EXPECT_NE(notes[0].get<std::string>().find("/proc/self/status lies on a kernel pseudo file"),
+            std::string::npos);
+  ASSERT_EQ(RunZsim({"scan", (tmp.path() / "a").string(), "-q", "--save", tree_state}).exit_code,
+            0);
+  const auto again = RunZsim({"report", proc_state, "--json"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(ParseJson(again)["input"]["notes"], notes);
+  const auto both = RunZsim({"report", tree_state, proc_state});
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_NE(both.out.find("Note: /proc/self/status lies on a kernel pseudo file system"),
+            std::string::npos)
+      << both.out.substr(0, 1500);
+  EXPECT_EQ(ParseJson(RunZsim({"report", tree_state, "--json"}))["input"]["notes"].size(), 0u);
 }
 
 // Copies of a tiny file, whose one block ZFS 2.3+ embeds in its block pointer with dedup on, take
@@ -411,6 +432,11 @@ TEST(ScanCliTest, CopiesOfAnEmbeddedFileAreNoWholeFileDuplicates) {
   const json j22 = ParseJson(r22);
   EXPECT_EQ(j22["dedup_sources"]["duplicate_files"], 1 + 39);
   EXPECT_EQ(j22["dedup_sources"]["duplicate_file_bytes"], 384 * K + 39 * 512);
+  // Under --sample 1/M the table keeps a key 1 time in M: the copies are counted, all of them
+  // (not as many as the keys kept happen to tell).
+  const auto sampled = RunZsim({"scan", tmp.path().string(), "--json", "-q", "--sample", "1/2"});
+  ASSERT_EQ(sampled.exit_code, 0) << sampled.err;
+  EXPECT_EQ(ParseJson(sampled)["dedup_sources"]["duplicate_files"], 1 + 39);
 }
 
 TEST(ScanCliTest, BadArgumentsAreRefusedWithWhatWouldBeRight) {
