@@ -152,6 +152,9 @@ json Setting(const SettingResult& s, const ScanOptions& o, const InputSummary& i
 json Figure(const AdviceFigure& f) {
   const std::string_view n = f.name;
   if (n.ends_with("ratio") || n.ends_with("_ratio")) return f.value;
+  // A gain is the number its sentence says (advice.cc GainShown): whole, or with one or two
+  // decimals near its threshold ("10.2% less" was printed as 10).
+  if (n.find("gain") != std::string_view::npos && f.value != std::round(f.value)) return f.value;
   return static_cast<int64_t>(std::llround(f.value));
 }
 

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <tuple>
 
 #include "engine/base/size_suffix.h"
 #include "engine/report/decision.h"
+#include "engine/report/json_report.h"
 #include "tests/report/report_fixtures.h"
 
 namespace zsim::report {
@@ -297,6 +299,14 @@ TEST(AdviceTest, AGainNearTheStrongerCodecThresholdShowsItsDecimal) {
       EXPECT_DOUBLE_EQ(comp.Figure("gain_over_cheap_percent"), 10.4);
     } else {
       EXPECT_DOUBLE_EQ(comp.Figure("best_gain_percent"), 9.6);
+    }
+    // ... in the JSON too (every figure not a ratio was rounded to a whole number: 10).
+    const nlohmann::json j = nlohmann::json::parse(ToJson(r, a));
+    for (const nlohmann::json& item : j["advice"]["items"]) {
+      if (item["kind"] != "compression") continue;
+      EXPECT_DOUBLE_EQ(
+          item["figures"][worth ? "gain_over_cheap_percent" : "best_gain_percent"].get<double>(),
+          worth ? 10.4 : 9.6);
     }
   }
 }
