@@ -178,6 +178,12 @@ Result<std::optional<state::ScanState>> RunDistributedScan(const ScanOptions& op
   MPI_Bcast(shared, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   resolved.ram_bytes = shared[0];
   resolved.max_memory_bytes = shared[1];
+  // Rank 0's view of the paths named, which it walks and hands out: each rank took a scan of
+  // block devices alone for one of zvols itself (cli/named_inputs.h), and on several hosts a
+  // path may be a block device on some of them only; the row layout must be one.
+  uint64_t volblocksize = resolved.volblocksize.value_or(0);
+  MPI_Bcast(&volblocksize, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  resolved.volblocksize = volblocksize != 0 ? std::optional<uint64_t>(volblocksize) : std::nullopt;
   // The threads the ranks code on together: the scan's forecasts are of the whole.
   const int all_threads = ThreadsOfAllRanks(resolved.threads);
 
