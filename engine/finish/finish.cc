@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <future>
-#include <optional>
 #include <string>
 
 #include "engine/estimate/codec_budget.h"
@@ -65,6 +64,15 @@ Status CheckRoundedCodes(const ScanOptions& o, const ReportOptions& r) {
   return Status::Ok();
 }
 
+// Whether the scan read any all-zero block: its tables keep every all-zero key, sampled or not,
+// so a table holding an entry that is not a unique block holds one.
+bool ReadZeroBlocks(const state::ScanState& s) {
+  for (const state::RowState& row : s.rows) {
+    if (row.table->entries() > ddt::UniqueBlocksOf(*row.table).blocks) return true;
+  }
+  return false;
+}
+
 // A state of raw or least-budget codes: what the compressors produced answers any profile and
 // geometry, except where zfs::ZeroBlockMismatch and zfs::ZstdEarlyAbortMismatch say (zero blocks
 // with compression=off; zstd early abort, tested at the lsizes the table holds), and for raw codes
@@ -81,22 +89,12 @@ Status CheckRawCodes(const state::ScanState& s, const ReportOptions& r) {
                                    "): " + why + "; report with " + instead +
                                    ", or scan again with these");
   };
-  // How all-zero blocks are written decides nothing where the scan read none: the tables keep
-  // every all-zero key, sampled or not. (A default scan's list holds off: its states were
-  // refused under another side of 2.3.3's rule whatever they held.)
-  std::optional<bool> zeros;
-  const auto read_zeros = [&] {
-    if (!zeros) {
-      zeros = false;
-      for (const state::RowState& row : s.rows) {
-        row.table->ForEach([&](const ddt::EntryView& e) { *zeros = *zeros || e.is_zero; });
-      }
-    }
-    return *zeros;
-  };
+  // How all-zero blocks are written decides nothing where the scan read none (ReadZeroBlocks).
+  // (A default scan's list holds off: its states were refused under another side of 2.3.3's
+  // rule whatever they held.) Only off's rule differs between profiles: read once at most.
   bool zstd = false;
   for (const Compression& c : o.compressions) {
-    if (const char* why = zfs::ZeroBlockMismatch(scan, report, c); why && read_zeros()) {
+    if (const char* why = zfs::ZeroBlockMismatch(scan, report, c); why && ReadZeroBlocks(s)) {
       return refuse(c, why, "a profile that writes them as the scan's does");
     }
     zstd = zstd || c.algorithm == CompressionAlgorithm::kZstd;

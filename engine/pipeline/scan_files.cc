@@ -193,10 +193,9 @@ void Scan::AddFileFigures(const std::vector<zfs::RecordLayout>& layouts, uint64_
     for (size_t c = 0; c < settings; ++c) {
       // All-zero blocks matter where the no-dedup write path writes them (state::FileShape).
       const uint64_t zeros = zero_written_without_dedup_[c] ? zero_blocks[r] : 0;
-      ++rows_[r].files[c][state::FileShape{
-          layouts[r].block_bytes, layouts[r].blocks, non_hole[r * settings + c], zeros,
-          state::IndirectsFor(indirects, r, zero_is_hole_[c]),
-          zeros != 0 ? state::IndirectsFor(indirects, r, false) : std::vector<uint64_t>{}}];
+      ++rows_[r].files[c][state::ShapeOf(layouts[r].block_bytes, layouts[r].blocks,
+                                         non_hole[r * settings + c], zeros, indirects, r,
+                                         zero_is_hole_[c])];
     }
   }
   // lsize per (row, setting): its non-hole blocks x the row's block size; per row, the

@@ -125,13 +125,9 @@ class TakeOut {
       row.sparse_holes -= std::min(row.sparse_holes, f.holes[r]);
       for (size_t c = 0; c < settings; ++c) {
         const uint64_t non_hole = read - (zero_is_hole_[c] ? f.zero_blocks[r] : 0);
-        const uint64_t zeros = zero_written_[c] ? f.zero_blocks[r] : 0;
-        FileShape shape{layout.block_bytes,
-                        layout.blocks,
-                        non_hole,
-                        zeros,
-                        IndirectsFor(f.indirects, r, zero_is_hole_[c]),
-                        zeros != 0 ? IndirectsFor(f.indirects, r, false) : std::vector<uint64_t>{}};
+        FileShape shape =
+            ShapeOf(layout.block_bytes, layout.blocks, non_hole,
+                    zero_written_[c] ? f.zero_blocks[r] : 0, f.indirects, r, zero_is_hole_[c]);
         // A state of format 22 or older keeps no written_indirects: its shape has none.
         if (!Decrement(row.files[c], shape) && !shape.written_indirects.empty()) {
           shape.written_indirects.clear();

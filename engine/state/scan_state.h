@@ -138,6 +138,21 @@ inline std::vector<uint64_t> IndirectsFor(const FileIndirects& f, size_t row, bo
   return row < rows.size() ? rows[row] : std::vector<uint64_t>{};
 }
 
+// A file's FileShape under one setting of row `row`: `blocks` blocks of `block_bytes`, `non_hole`
+// of them not holes in the setting's table, `zero_blocks` all-zero ones its no-dedup write path
+// writes (0 where it does not); its indirects as IndirectsFor says, and where zero_blocks is not
+// 0 those over every block read (FileShape::written_indirects).
+inline FileShape ShapeOf(uint64_t block_bytes, uint64_t blocks, uint64_t non_hole,
+                         uint64_t zero_blocks, const FileIndirects& f, size_t row,
+                         bool zero_is_hole) {
+  return FileShape{block_bytes,
+                   blocks,
+                   non_hole,
+                   zero_blocks,
+                   IndirectsFor(f, row, zero_is_hole),
+                   zero_blocks != 0 ? IndirectsFor(f, row, false) : std::vector<uint64_t>{}};
+}
+
 // A directory, for the metadata model (its ZAP).
 struct DirectoryShape {
   uint64_t entries = 0;
